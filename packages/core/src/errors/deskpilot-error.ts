@@ -1,0 +1,101 @@
+/** Every stable error code Deskpilot answers with. */
+export type ErrorCode =
+  | 'invalid_request'
+  | 'invalid_json'
+  | 'unauthenticated'
+  | 'invalid_credentials'
+  | 'forbidden'
+  | 'cross_site_request'
+  | 'not_found'
+  | 'method_not_allowed'
+  | 'conflict'
+  | 'payload_too_large'
+  | 'unsupported_media_type'
+  | 'rate_limited'
+  | 'provider_unavailable'
+  | 'internal'
+  | 'upstream_unavailable'
+  | 'store_unavailable';
+
+/** HTTP status for each error code: the one table every adapter maps errors with. */
+export const errorStatus: Record<ErrorCode, number> = {
+  invalid_request: 400,
+  invalid_json: 400,
+  provider_unavailable: 400,
+  unauthenticated: 401,
+  invalid_credentials: 401,
+  forbidden: 403,
+  cross_site_request: 403,
+  not_found: 404,
+  method_not_allowed: 405,
+  conflict: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  rate_limited: 429,
+  internal: 500,
+  upstream_unavailable: 502,
+  store_unavailable: 503,
+};
+
+/** Short human title for each error code, used as the problem `title`. */
+export const errorTitle: Record<ErrorCode, string> = {
+  invalid_request: 'Invalid request',
+  invalid_json: 'Malformed JSON body',
+  provider_unavailable: 'Model provider not configured',
+  unauthenticated: 'Not signed in',
+  invalid_credentials: 'Invalid email or password',
+  forbidden: 'Forbidden',
+  cross_site_request: 'Cross-site request refused',
+  not_found: 'Not found',
+  method_not_allowed: 'Method not allowed',
+  conflict: 'Conflict',
+  payload_too_large: 'Payload too large',
+  unsupported_media_type: 'Unsupported media type',
+  rate_limited: 'Too many requests',
+  internal: 'Internal error',
+  upstream_unavailable: 'Upstream service unavailable',
+  store_unavailable: 'Storage unavailable',
+};
+
+/** One field-level problem inside an `invalid_request` error. */
+export interface FieldError {
+  /** Dotted path of the offending field, e.g. `context.userRole` or `messages.0.parts`. */
+  path: string;
+  message: string;
+}
+
+/** Options of a {@link DeskpilotError}. */
+export interface DeskpilotErrorOptions {
+  /** Human-readable explanation safe to show to the client. */
+  detail?: string;
+  /** Field-level problems, for `invalid_request`. */
+  errors?: FieldError[];
+  /** Extra response headers (e.g. `Retry-After`, `Allow`). */
+  headers?: Record<string, string>;
+  /** The underlying error; logged, never sent to the client. */
+  cause?: unknown;
+}
+
+/** The one error type of Deskpilot: a stable `code`, a safe `detail`, an HTTP status from {@link errorStatus}. */
+export class DeskpilotError extends Error {
+  override readonly name = 'DeskpilotError';
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly detail: string;
+  readonly errors: FieldError[] | undefined;
+  readonly headers: Record<string, string> | undefined;
+
+  constructor(code: ErrorCode, options: DeskpilotErrorOptions = {}) {
+    super(options.detail ?? errorTitle[code], options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+    this.status = errorStatus[code];
+    this.detail = options.detail ?? errorTitle[code];
+    this.errors = options.errors;
+    this.headers = options.headers;
+  }
+}
+
+/** True when `error` is a {@link DeskpilotError}, optionally with the given code. */
+export function isDeskpilotError(error: unknown, code?: ErrorCode): error is DeskpilotError {
+  return error instanceof DeskpilotError && (code === undefined || error.code === code);
+}

@@ -1,0 +1,10 @@
+export {
+  DeskpilotError,
+  errorStatus,
+  errorTitle,
+  isDeskpilotError,
+  type DeskpilotErrorOptions,
+  type ErrorCode,
+  type FieldError,
+} from './deskpilot-error.js';
+export { problemContentType, toProblemDetails, type ProblemDetails } from './problem-details.js';

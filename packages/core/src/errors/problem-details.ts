@@ -1,0 +1,30 @@
+import { DeskpilotError, errorTitle, type FieldError } from './deskpilot-error.js';
+
+/** RFC 9457 problem details, as Deskpilot sends them. */
+export interface ProblemDetails {
+  type: string;
+  title: string;
+  status: number;
+  code: DeskpilotError['code'];
+  detail: string;
+  errors?: FieldError[];
+}
+
+/** Media type of every error response. */
+export const problemContentType = 'application/problem+json';
+
+/**
+ * Turns any thrown value into problem details. A {@link DeskpilotError} keeps its code and detail;
+ * anything else becomes `internal` with a generic detail, so nothing internal leaks.
+ */
+export function toProblemDetails(error: unknown): ProblemDetails {
+  const known = error instanceof DeskpilotError ? error : new DeskpilotError('internal');
+  return {
+    type: `urn:deskpilot:problem:${known.code}`,
+    title: errorTitle[known.code],
+    status: known.status,
+    code: known.code,
+    detail: known.detail,
+    ...(known.errors ? { errors: known.errors } : {}),
+  };
+}

@@ -1,0 +1,63 @@
+import { DeskpilotError } from '../errors/deskpilot-error.js';
+import { problemContentType, toProblemDetails } from '../errors/problem-details.js';
+
+/**
+ * A host-neutral HTTP request: the few things a Deskpilot handler reads. Built from a fetch `Request`
+ * by {@link fromFetchRequest}, or from a Node/Express request by an adapter without the cost of a
+ * `Request` object.
+ */
+export interface HttpRequest {
+  method: string;
+  /** The path, without query string (relative to where the handler is mounted). */
+  path: string;
+  headers: { get(name: string): string | null };
+  /** The raw body, or null when there is none. Read at most once. */
+  body: AsyncIterable<Uint8Array> | null;
+  /** Address of the direct peer (the TCP remote address), when the host knows it. */
+  clientAddress?: string | undefined;
+}
+
+/** A host-neutral HTTP response: repeated header names (several `Set-Cookie`) are separate pairs. */
+export interface HttpResponse {
+  status: number;
+  headers: Array<[name: string, value: string]>;
+  body: string | null;
+}
+
+/** Extra facts a host knows about a fetch request that the `Request` object does not carry. */
+export interface RequestInfo {
+  /** Address of the direct peer, used for per-IP throttling and trusted-proxy checks. */
+  clientAddress?: string | undefined;
+}
+
+/** Reads a fetch `Request` as an {@link HttpRequest}. */
+export function fromFetchRequest(request: Request, info: RequestInfo = {}): HttpRequest {
+  return {
+    method: request.method,
+    path: new URL(request.url).pathname,
+    headers: request.headers,
+    body: request.body as AsyncIterable<Uint8Array> | null,
+    clientAddress: info.clientAddress,
+  };
+}
+
+/** Writes an {@link HttpResponse} as a fetch `Response`. */
+export function toFetchResponse(response: HttpResponse): Response {
+  return new Response(response.body, { status: response.status, headers: response.headers });
+}
+
+/** A JSON response with the given status and extra headers. */
+export function jsonResponse(status: number, value: unknown, headers: Array<[string, string]> = []): HttpResponse {
+  return { status, headers: [['content-type', 'application/json'], ...headers], body: JSON.stringify(value) };
+}
+
+/** An `application/problem+json` response for any thrown value (unknown values become `internal`). */
+export function problemResponse(error: unknown, headers: Array<[string, string]> = []): HttpResponse {
+  const problem = toProblemDetails(error);
+  const extra = error instanceof DeskpilotError && error.headers ? Object.entries(error.headers) : [];
+  return {
+    status: problem.status,
+    headers: [['content-type', problemContentType], ...extra, ...headers],
+    body: JSON.stringify(problem),
+  };
+}

@@ -1,0 +1,16 @@
+export {
+  fromFetchRequest,
+  jsonResponse,
+  problemResponse,
+  toFetchResponse,
+  type HttpRequest,
+  type HttpResponse,
+  type RequestInfo,
+} from './http-request.js';
+export { isJsonContentType, readJsonBody } from './read-json-body.js';
+export { checkRequestOrigin, normalizeOrigins } from './check-request-origin.js';
+export {
+  createClientAddressResolver,
+  type ClientAddressResolver,
+  type ClientAddressResolverOptions,
+} from './create-client-address-resolver.js';

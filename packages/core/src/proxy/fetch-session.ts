@@ -1,0 +1,68 @@
+import { z } from 'zod';
+import { DeskpilotError } from '../errors/deskpilot-error.js';
+import type { Session } from '../session/session.js';
+
+/** Options of {@link fetchSession}. */
+export interface FetchSessionOptions {
+  /** Base URL of the session service, e.g. `http://127.0.0.1:4360`. */
+  sessionServiceUrl: string | URL;
+  /** Name of the session cookie (`<prefix>_session`). @default "deskpilot_session" */
+  cookieName?: string;
+  /** Give up after this long. @default 5000 */
+  timeoutMs?: number;
+  /** @default globalThis.fetch */
+  fetch?: typeof globalThis.fetch;
+}
+
+const membership = z.object({ projectKey: z.string(), clientId: z.string(), role: z.string() });
+const sessionSchema = z.object({
+  id: z.string(),
+  user: z.object({ id: z.string(), email: z.string(), name: z.string() }),
+  projectKey: z.string(),
+  clientId: z.string(),
+  role: z.string(),
+  memberships: z.array(membership),
+  createdAt: z.string(),
+  expiresAt: z.string(),
+  idleExpiresAt: z.string(),
+});
+
+/**
+ * Asks the session service who a browser request belongs to (`GET /sessions/current`), forwarding
+ * only the session cookie and nothing else of the request. Returns null when there is no session
+ * (401); throws `upstream_unavailable` when the service cannot answer.
+ */
+export async function fetchSession(cookieHeader: string | null | undefined, options: FetchSessionOptions): Promise<Session | null> {
+  const cookieName = options.cookieName ?? 'deskpilot_session';
+  const cookie = (cookieHeader ?? '')
+    .split(';')
+    .filter((pair) => pair.slice(0, pair.indexOf('=')).trim() === cookieName)
+    .join(';');
+  if (cookie === '') return null;
+
+  let response: Response;
+  try {
+    response = await (options.fetch ?? fetch)(new URL('sessions/current', withSlash(options.sessionServiceUrl)), {
+      headers: { cookie, accept: 'application/json' },
+      signal: AbortSignal.timeout(options.timeoutMs ?? 5000),
+      redirect: 'error',
+    });
+  } catch (cause) {
+    throw new DeskpilotError('upstream_unavailable', { detail: 'The session service is unreachable.', cause });
+  }
+  if (response.status === 401) {
+    await response.body?.cancel();
+    return null;
+  }
+  const parsed = response.ok ? sessionSchema.safeParse(await response.json().catch(() => undefined)) : undefined;
+  if (!parsed?.success) {
+    await response.body?.cancel().catch(() => {});
+    throw new DeskpilotError('upstream_unavailable', { detail: `The session service answered ${response.status}.` });
+  }
+  return parsed.data;
+}
+
+function withSlash(url: string | URL): string {
+  const text = String(url);
+  return text.endsWith('/') ? text : `${text}/`;
+}

@@ -1,0 +1,191 @@
+import { randomBytes as nodeRandomBytes } from 'node:crypto';
+import { resolveSession, authenticateToken, type ResolvedSession } from './resolve-session.js';
+import { findMembership, toSession, type Session } from './session.js';
+import { createSessionCookie, type SessionCookie, type SessionCookieOptions } from './session-cookie.js';
+import type { SessionRecord, SessionStore } from './session-store.js';
+import { createSecretHasher, createSessionToken, type RandomBytes, type SecretHasher } from './session-token.js';
+import type { UserDirectory } from './user-directory.js';
+
+/** Options of {@link createSessionService}. */
+export interface SessionServiceOptions {
+  store: SessionStore;
+  directory: UserDirectory;
+  cookie?: SessionCookieOptions;
+  /** Sliding idle timeout. @default 7_200_000 (2 h) */
+  idleTimeoutMs?: number;
+  /** Absolute lifetime from login, never extended by activity. @default 43_200_000 (12 h) */
+  absoluteTimeoutMs?: number;
+  /** Least time between two idle-expiry writes of one session. @default 60_000 */
+  renewIntervalMs?: number;
+  /** Server-side secret; when set, token secrets are stored as HMAC-SHA-256 instead of SHA-256. */
+  pepper?: string;
+  /** Clock in epoch milliseconds. @default Date.now */
+  now?: () => number;
+  /** Random source for tokens. @default crypto.randomBytes */
+  randomBytes?: RandomBytes;
+}
+
+/** The normalised configuration every session function works from. */
+export interface SessionContext {
+  store: SessionStore;
+  directory: UserDirectory;
+  cookie: SessionCookie;
+  idleTimeoutMs: number;
+  absoluteTimeoutMs: number;
+  renewIntervalMs: number;
+  hashSecret: SecretHasher;
+  now: () => number;
+  randomBytes: RandomBytes;
+}
+
+/** Input of a login. */
+export interface LoginInput {
+  email: string;
+  password: string;
+  /** Project to make active; must be one of the user's memberships. @default the first membership */
+  projectKey?: string | undefined;
+  /** The request's `Cookie` header: a session it carries is revoked (no fixation). */
+  cookieHeader?: string | null | undefined;
+}
+
+/** Outcome of a login: data, never an exception. */
+export type LoginResult =
+  | { ok: true; session: Session; setCookie: string }
+  | { ok: false; reason: 'invalid_credentials' | 'forbidden' };
+
+/** Outcome of a project switch. */
+export type SelectProjectResult =
+  | { ok: true; session: Session; setCookie: string }
+  | { ok: false; reason: 'unauthenticated' | 'forbidden' };
+
+/** The session service: every operation of DESIGN §2 over a store and a directory. */
+export interface SessionService {
+  readonly context: SessionContext;
+  /** The session of a `Cookie` header, renewing its idle expiry; null when there is none. */
+  resolve(cookieHeader: string | null | undefined): Promise<ResolvedSession | null>;
+  login(input: LoginInput): Promise<LoginResult>;
+  /** Switches the active project: a new token, the old one revoked, the role taken from the membership. */
+  selectProject(cookieHeader: string | null | undefined, target: { projectKey: string; clientId?: string | undefined }): Promise<SelectProjectResult>;
+  /** Revokes the session of the cookie; false when there was none. */
+  logout(cookieHeader: string | null | undefined): Promise<boolean>;
+  /** Revokes every session of the cookie's user; null when the cookie has no session. */
+  logoutEverywhere(cookieHeader: string | null | undefined): Promise<number | null>;
+  /** Deletes expired sessions; call it on an interval. */
+  deleteExpired(): Promise<number>;
+}
+
+const maxRotationAttempts = 5;
+
+/**
+ * Creates the session service.
+ *
+ * @example
+ * const sessions = createSessionService({
+ *   store: createMemorySessionStore(),
+ *   directory,
+ *   cookie: { prefix: 'deskpilot' },
+ * });
+ * const result = await sessions.login({ email: 'alice@example.com', password: 'alice-demo-password' });
+ * if (result.ok) response.headers.append('set-cookie', result.setCookie);
+ */
+export function createSessionService(options: SessionServiceOptions): SessionService {
+  const context: SessionContext = {
+    store: options.store,
+    directory: options.directory,
+    cookie: createSessionCookie(options.cookie),
+    idleTimeoutMs: positive(options.idleTimeoutMs ?? 2 * 60 * 60 * 1000, 'idleTimeoutMs'),
+    absoluteTimeoutMs: positive(options.absoluteTimeoutMs ?? 12 * 60 * 60 * 1000, 'absoluteTimeoutMs'),
+    renewIntervalMs: positive(options.renewIntervalMs ?? 60 * 1000, 'renewIntervalMs'),
+    hashSecret: createSecretHasher(options.pepper),
+    now: options.now ?? Date.now,
+    randomBytes: options.randomBytes ?? nodeRandomBytes,
+  };
+  const { store, directory, cookie } = context;
+
+  /** A record for a fresh token, with its `Set-Cookie`. */
+  const issue = (base: Omit<SessionRecord, 'id' | 'secretHash' | 'version' | 'idleExpiresAt'>) => {
+    const token = createSessionToken(context.randomBytes);
+    const now = context.now();
+    const record: SessionRecord = {
+      ...base,
+      id: token.id,
+      secretHash: context.hashSecret(token.secret),
+      idleExpiresAt: Math.min(now + context.idleTimeoutMs, base.expiresAt),
+      version: 1,
+    };
+    // The cookie lives as long as the session can: the server enforces the idle timeout.
+    return { record, setCookie: cookie.serialize(token.value, (base.expiresAt - now) / 1000) };
+  };
+
+  return {
+    context,
+    resolve: (cookieHeader) => resolveSession(cookieHeader, context),
+
+    async login(input) {
+      const account = await directory.verifyCredentials(input.email, input.password);
+      if (!account) return { ok: false, reason: 'invalid_credentials' };
+      const membership =
+        input.projectKey === undefined ? account.memberships[0] : findMembership(account, input.projectKey);
+      if (!membership) return { ok: false, reason: 'forbidden' };
+
+      // A session that came with the login request is revoked, never adopted or reused.
+      const previousToken = cookie.read(input.cookieHeader);
+      const previous = previousToken === null ? null : await authenticateToken(previousToken, context);
+      if (previous) await store.delete(previous.record.id);
+
+      const now = context.now();
+      const { record, setCookie } = issue({
+        userId: account.user.id,
+        projectKey: membership.projectKey,
+        clientId: membership.clientId,
+        createdAt: now,
+        expiresAt: now + context.absoluteTimeoutMs,
+      });
+      await store.create(record);
+      return { ok: true, session: toSession(record, account, membership), setCookie };
+    },
+
+    async selectProject(cookieHeader, target) {
+      const token = cookie.read(cookieHeader);
+      if (token === null) return { ok: false, reason: 'unauthenticated' };
+      for (let attempt = 0; attempt < maxRotationAttempts; attempt++) {
+        const current = await authenticateToken(token, context);
+        if (!current) return { ok: false, reason: 'unauthenticated' };
+        const membership = findMembership(current.account, target.projectKey, target.clientId);
+        if (!membership) return { ok: false, reason: 'forbidden' };
+        // Rotation keeps the absolute expiry: switching projects never extends a session.
+        const { record, setCookie } = issue({
+          userId: current.record.userId,
+          projectKey: membership.projectKey,
+          clientId: membership.clientId,
+          createdAt: current.record.createdAt,
+          expiresAt: current.record.expiresAt,
+        });
+        if (await store.replace(current.record.id, current.record.version, record)) {
+          return { ok: true, session: toSession(record, current.account, membership), setCookie };
+        }
+        // Another request wrote this session since we read it: read it again and retry.
+      }
+      throw new Error('Session kept changing during a project switch');
+    },
+
+    async logout(cookieHeader) {
+      const token = cookie.read(cookieHeader);
+      const current = token === null ? null : await authenticateToken(token, context);
+      return current ? store.delete(current.record.id) : false;
+    },
+
+    async logoutEverywhere(cookieHeader) {
+      const token = cookie.read(cookieHeader);
+      const current = token === null ? null : await authenticateToken(token, context);
+      return current ? store.deleteByUser(current.record.userId) : null;
+    },
+
+    deleteExpired: () => store.deleteExpired(context.now()),
+  };
+}
+
+function positive(value: number, name: string): number {
+  if (!(value > 0) || !Number.isFinite(value)) throw new TypeError(`${name} must be a positive number`);
+  return value;
+}

@@ -1,0 +1,37 @@
+export {
+  createSessionService,
+  type LoginInput,
+  type LoginResult,
+  type SelectProjectResult,
+  type SessionContext,
+  type SessionService,
+  type SessionServiceOptions,
+} from './create-session-service.js';
+export { resolveSession, authenticateToken, type AuthenticatedSession, type ResolvedSession } from './resolve-session.js';
+export {
+  createSessionHandler,
+  type SessionHandler,
+  type SessionHandlerOptions,
+} from './create-session-handler.js';
+export { toSession, findMembership, type Session } from './session.js';
+export { createSessionCookie, type SessionCookie, type SessionCookieOptions } from './session-cookie.js';
+export type { SessionRecord, SessionStore } from './session-store.js';
+export { createMemorySessionStore, type MemorySessionStore } from './memory-session-store.js';
+export { normalizeEmail, type Account, type Membership, type User, type UserDirectory } from './user-directory.js';
+export {
+  createMemoryUserDirectory,
+  type MemoryUserDirectory,
+  type MemoryUserDirectoryOptions,
+  type NewUser,
+} from './memory-user-directory.js';
+export { demoUsers } from './demo-users.js';
+export { hashPassword, verifyPassword, type PasswordHashOptions } from './password.js';
+export {
+  createSecretHasher,
+  createSessionToken,
+  parseSessionToken,
+  verifySecret,
+  type RandomBytes,
+  type SecretHasher,
+  type SessionToken,
+} from './session-token.js';

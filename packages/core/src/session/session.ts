@@ -1,0 +1,38 @@
+import type { SessionRecord } from './session-store.js';
+import type { Account, Membership, User } from './user-directory.js';
+
+/** A session as the API shows it. Never contains the token or its digest. */
+export interface Session {
+  id: string;
+  user: User;
+  projectKey: string;
+  clientId: string;
+  role: string;
+  memberships: Membership[];
+  /** ISO 8601. */
+  createdAt: string;
+  expiresAt: string;
+  idleExpiresAt: string;
+}
+
+/** Builds the public view of a session from its record, account and active membership. */
+export function toSession(record: SessionRecord, account: Account, membership: Membership): Session {
+  return {
+    id: record.id,
+    user: { id: account.user.id, email: account.user.email, name: account.user.name },
+    projectKey: membership.projectKey,
+    clientId: membership.clientId,
+    role: membership.role,
+    memberships: account.memberships.map(({ projectKey, clientId, role }) => ({ projectKey, clientId, role })),
+    createdAt: new Date(record.createdAt).toISOString(),
+    expiresAt: new Date(record.expiresAt).toISOString(),
+    idleExpiresAt: new Date(record.idleExpiresAt).toISOString(),
+  };
+}
+
+/** The membership matching a project (and client, when given); the first one of that project otherwise. */
+export function findMembership(account: Account, projectKey: string, clientId?: string): Membership | undefined {
+  return account.memberships.find(
+    (membership) => membership.projectKey === projectKey && (clientId === undefined || membership.clientId === clientId),
+  );
+}

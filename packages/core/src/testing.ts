@@ -1,0 +1,10 @@
+/**
+ * Test helpers and conformance suites. Every storage implementation runs the suite of its port:
+ *
+ * @example
+ * import { testSessionStore } from '@deskpilot/core/testing';
+ * testSessionStore(() => createPostgresSessionStore({ pool }));
+ */
+export { createFakeClock, type FakeClock } from './testing/fake-clock.js';
+export { testSessionStore } from './testing/test-session-store.js';
+export { testRateLimiter, type RateLimiterFactory } from './testing/test-rate-limiter.js';

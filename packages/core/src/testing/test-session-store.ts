@@ -1,0 +1,116 @@
+import { describe, expect, it } from 'vitest';
+import type { SessionRecord, SessionStore } from '../session/session-store.js';
+
+let sequence = 0;
+function record(overrides: Partial<SessionRecord> = {}): SessionRecord {
+  sequence++;
+  return {
+    id: `session-${sequence}-${Math.random().toString(36).slice(2)}`,
+    secretHash: `digest-${sequence}`,
+    userId: 'user-1',
+    projectKey: 'acme-b2c',
+    clientId: 'acme',
+    createdAt: 1_000,
+    expiresAt: 100_000,
+    idleExpiresAt: 50_000,
+    version: 1,
+    ...overrides,
+  };
+}
+
+/**
+ * Conformance suite for a {@link SessionStore}: call it inside a test file with a factory returning a
+ * fresh, empty store.
+ */
+export function testSessionStore(make: () => SessionStore | Promise<SessionStore>): void {
+  describe('SessionStore conformance', () => {
+    it('creates and reads back a record, field for field', async () => {
+      const store = await make();
+      const created = record();
+      await store.create(created);
+      expect(await store.get(created.id)).toEqual(created);
+      expect(await store.get('missing')).toBeNull();
+    });
+
+    it('refuses a duplicate id', async () => {
+      const store = await make();
+      const created = record();
+      await store.create(created);
+      await expect(store.create({ ...created, userId: 'intruder' })).rejects.toThrow();
+      expect((await store.get(created.id))?.userId).toBe('user-1');
+    });
+
+    it('returns copies that cannot change the stored record', async () => {
+      const store = await make();
+      const created = record();
+      await store.create(created);
+      const read = (await store.get(created.id))!;
+      read.projectKey = 'changed';
+      created.projectKey = 'changed-too';
+      expect((await store.get(created.id))?.projectKey).toBe('acme-b2c');
+    });
+
+    it('touches only at the expected version, and bumps the version', async () => {
+      const store = await make();
+      const created = record();
+      await store.create(created);
+      expect(await store.touch(created.id, 2, 60_000)).toBe(false);
+      expect(await store.touch(created.id, 1, 60_000)).toBe(true);
+      expect(await store.get(created.id)).toMatchObject({ idleExpiresAt: 60_000, version: 2 });
+      expect(await store.touch(created.id, 1, 70_000)).toBe(false);
+      expect(await store.touch('missing', 1, 70_000)).toBe(false);
+      expect((await store.get(created.id))?.idleExpiresAt).toBe(60_000);
+    });
+
+    it('replaces atomically at the expected version only', async () => {
+      const store = await make();
+      const old = record();
+      await store.create(old);
+      const next = record({ projectKey: 'acme-b2b' });
+      expect(await store.replace(old.id, 2, next)).toBe(false);
+      expect(await store.get(next.id)).toBeNull();
+      expect(await store.replace(old.id, 1, next)).toBe(true);
+      expect(await store.get(old.id)).toBeNull();
+      expect(await store.get(next.id)).toEqual(next);
+      expect(await store.replace(old.id, 1, record())).toBe(false);
+    });
+
+    it('lets exactly one of two concurrent writers at one version win', async () => {
+      const store = await make();
+      const old = record();
+      await store.create(old);
+      const results = await Promise.all([
+        store.replace(old.id, 1, record({ projectKey: 'a' })),
+        store.replace(old.id, 1, record({ projectKey: 'b' })),
+        store.touch(old.id, 1, 99_000),
+      ]);
+      expect(results.filter(Boolean)).toHaveLength(1);
+    });
+
+    it('deletes one record, and all records of one user only', async () => {
+      const store = await make();
+      const [a, b, c] = [record(), record(), record({ userId: 'user-2' })];
+      for (const item of [a, b, c]) await store.create(item);
+      expect(await store.delete(a.id)).toBe(true);
+      expect(await store.delete(a.id)).toBe(false);
+      expect(await store.get(a.id)).toBeNull();
+      await store.create(a);
+      expect(await store.deleteByUser('user-1')).toBe(2);
+      expect(await store.get(b.id)).toBeNull();
+      expect(await store.get(c.id)).toEqual(c);
+      expect(await store.deleteByUser('user-1')).toBe(0);
+    });
+
+    it('deletes records past their absolute or idle expiry', async () => {
+      const store = await make();
+      const live = record({ expiresAt: 10_000, idleExpiresAt: 9_000 });
+      const idle = record({ expiresAt: 10_000, idleExpiresAt: 5_000 });
+      const done = record({ expiresAt: 5_000, idleExpiresAt: 5_000 });
+      for (const item of [live, idle, done]) await store.create(item);
+      expect(await store.deleteExpired(5_000)).toBe(2);
+      expect(await store.get(live.id)).toEqual(live);
+      expect(await store.get(idle.id)).toBeNull();
+      expect(await store.get(done.id)).toBeNull();
+    });
+  });
+}

@@ -1,0 +1,36 @@
+// One JavaScript build recipe for every published package. Run from a package folder
+// (`tsup --config ../../tsup.config.ts`): entries and externals come from that
+// package's own manifest, so its dependencies are never inlined into dist.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { defineConfig } from 'tsup';
+
+const manifest = JSON.parse(readFileSync(join(process.cwd(), 'package.json'), 'utf8')) as {
+  exports: Record<string, unknown>;
+  dependencies?: Record<string, string>;
+  peerDependencies?: Record<string, string>;
+};
+
+const entry = Object.keys(manifest.exports)
+  .filter((subpath) => subpath !== './package.json')
+  .map((subpath) => (subpath === '.' ? 'src/index.ts' : `src/${subpath.slice(2)}.ts`));
+
+const external = [
+  ...Object.keys(manifest.dependencies ?? {}),
+  ...Object.keys(manifest.peerDependencies ?? {}),
+].map((name) => new RegExp(`^${name.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}(/.*)?$`));
+
+export default defineConfig({
+  entry,
+  format: ['esm'],
+  target: 'node22',
+  platform: 'node',
+  // Declarations come from TypeScript 7's own `tsc` (see each package's tsconfig.build.json):
+  // tsup's dts step needs the compiler API, which TypeScript 7 does not ship.
+  dts: false,
+  sourcemap: true,
+  clean: true,
+  splitting: true,
+  treeshake: true,
+  external,
+});
