@@ -12,7 +12,7 @@ export interface HttpRequest {
   path: string;
   headers: { get(name: string): string | null };
   /** The raw body, or null when there is none. Read at most once. */
-  body: AsyncIterable<Uint8Array> | null;
+  body: AsyncIterable<Uint8Array> | Iterable<Uint8Array> | null;
   /** Address of the direct peer (the TCP remote address), when the host knows it. */
   clientAddress?: string | undefined;
 }

@@ -1,0 +1,31 @@
+import { z } from 'zod';
+
+const list = z
+  .string()
+  .transform((value) => value.split(',').map((entry) => entry.trim()).filter(Boolean));
+const flag = z.enum(['true', 'false']).transform((value) => value === 'true');
+const milliseconds = z.coerce.number().int().positive();
+
+/** Environment of the reference session server (DESIGN §5). */
+const environment = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(4360),
+  HOST: z.string().default('127.0.0.1'),
+  COOKIE_PREFIX: z.string().regex(/^[A-Za-z0-9-]{1,64}$/).default('deskpilot'),
+  COOKIE_SECURE: flag.default(true),
+  ALLOWED_ORIGINS: list.default(['http://localhost:3000']),
+  TRUSTED_PROXIES: list.default([]),
+  SESSION_PEPPER: z.string().min(16).optional(),
+  SESSION_IDLE_TIMEOUT_MS: milliseconds.default(2 * 60 * 60 * 1000),
+  SESSION_ABSOLUTE_TIMEOUT_MS: milliseconds.default(12 * 60 * 60 * 1000),
+  SEED_DEMO_USERS: flag.default(true),
+});
+
+export type ServerConfig = z.infer<typeof environment>;
+
+/** Reads the configuration; throws a readable message naming each bad variable. */
+export function readConfig(env: Record<string, string | undefined>): ServerConfig {
+  const result = environment.safeParse(env);
+  if (result.success) return result.data;
+  const problems = result.error.issues.map((issue) => `  ${issue.path.join('.')}: ${issue.message}`);
+  throw new Error(`Invalid configuration:\n${problems.join('\n')}`);
+}

@@ -1,0 +1,29 @@
+import { createApp } from './app.ts';
+import { readConfig } from './config.ts';
+
+const config = readConfig(process.env);
+const { app, sessions } = await createApp(config);
+
+const server = app.listen(config.PORT, config.HOST, () => {
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : config.PORT;
+  console.log(`[session-server] listening on http://${config.HOST}:${port}`);
+  console.log('[session-server] storage: in memory (sessions are lost on restart)');
+  if (config.SEED_DEMO_USERS) console.log('[session-server] demo users: alice@example.com, bob@example.com');
+  if (!config.COOKIE_SECURE) console.warn('[session-server] COOKIE_SECURE=false: cookies travel over plain http');
+});
+
+const cleanup = setInterval(() => {
+  sessions.deleteExpired().catch((error: unknown) => console.error('[session-server] cleanup failed', error));
+}, 60_000);
+cleanup.unref();
+
+for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  process.once(signal, () => {
+    console.log(`[session-server] ${signal}: closing`);
+    clearInterval(cleanup);
+    server.close(() => process.exit(0));
+    server.closeIdleConnections();
+    setTimeout(() => process.exit(1), 10_000).unref();
+  });
+}

@@ -1,0 +1,69 @@
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import {
+  DeskpilotError,
+  downstreamHeaders,
+  endToEndHeaders,
+  fetchSession,
+  problemResponse,
+  type IncomingHeaders,
+} from '@deskpilot/core';
+import type { RequestHandler, Response } from 'express';
+import { sendHttpResponse } from './node-http.js';
+
+/** Options of {@link createIdentityProxy}. */
+export interface IdentityProxyOptions {
+  /** Base URL of the session service, e.g. `http://127.0.0.1:4360`. */
+  sessionServiceUrl: string;
+  /** Base URL of the downstream API the requests are forwarded to. */
+  target: string;
+  /** Prefix of the identity headers (`x-<prefix>-…`) and of the cookie (`<prefix>_session`). @default "deskpilot" */
+  prefix?: string;
+  /** Give up on the session service after this long. @default 5000 */
+  sessionTimeoutMs?: number;
+}
+
+/**
+ * The studio proxy: for each request, asks the session service who it belongs to, removes every
+ * client-sent spelling of the identity headers, stamps `x-<prefix>-user-email`, `-project-key`,
+ * `-client-id` and `-role`, and forwards it to `target` (path relative to the mount point).
+ * No session → 401 and no downstream call.
+ *
+ * @example
+ * app.use('/api', createIdentityProxy({ sessionServiceUrl: 'http://127.0.0.1:4360', target: 'http://127.0.0.1:4400' }));
+ */
+export function createIdentityProxy(options: IdentityProxyOptions): RequestHandler {
+  const prefix = options.prefix ?? 'deskpilot';
+  const target = new URL(options.target);
+  const targetBase = target.pathname.replace(/\/+$/, '');
+  const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
+
+  return (req, res, next) => {
+    fetchSession(req.headers.cookie, {
+      sessionServiceUrl: options.sessionServiceUrl,
+      cookieName: `${prefix}_session`,
+      timeoutMs: options.sessionTimeoutMs,
+    }).then((session) => {
+      if (!session) {
+        return sendHttpResponse(res, problemResponse(new DeskpilotError('unauthenticated', { detail: 'No valid session.' })));
+      }
+      const outgoing = send(
+        { protocol: target.protocol, hostname: target.hostname, port: target.port, path: targetBase + req.url, method: req.method, headers: downstreamHeaders(req.headers as IncomingHeaders, session, { prefix }) },
+        (upstream) => relay(upstream, res),
+      );
+      outgoing.on('error', (cause) => fail(res, new DeskpilotError('upstream_unavailable', { detail: 'The downstream service is unreachable.', cause })));
+      req.pipe(outgoing);
+    }, (error: unknown) => fail(res, error, next));
+  };
+}
+
+function relay(upstream: IncomingMessage, res: Response): void {
+  res.writeHead(upstream.statusCode ?? 502, endToEndHeaders(upstream.headers));
+  upstream.pipe(res);
+}
+
+function fail(res: Response, error: unknown, next?: (error: unknown) => void): void {
+  if (res.headersSent) return void res.destroy();
+  if (!(error instanceof DeskpilotError) && next) return next(error);
+  sendHttpResponse(res, problemResponse(error));
+}

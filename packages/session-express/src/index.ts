@@ -1,0 +1,4 @@
+export { sessionRouter } from './session-router.js';
+export { requireSession, getSession } from './require-session.js';
+export { createIdentityProxy, type IdentityProxyOptions } from './create-identity-proxy.js';
+export { sendHttpResponse, toHttpRequest } from './node-http.js';
