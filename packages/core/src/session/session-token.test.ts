@@ -1,0 +1,34 @@
+import { describe, expect, it } from 'vitest';
+import { createSecretHasher, createSessionToken, parseSessionToken, verifySecret } from './session-token.js';
+
+describe('session tokens', () => {
+  it('are <16 random bytes>.<32 random bytes> in base64url, meaningless when decoded', () => {
+    const token = createSessionToken();
+    expect(token.value).toMatch(/^[\w-]{22}\.[\w-]{43}$/);
+    expect(Buffer.from(token.id, 'base64url')).toHaveLength(16);
+    expect(Buffer.from(token.secret, 'base64url')).toHaveLength(32);
+    expect(() => JSON.parse(Buffer.from(token.value.replace('.', ''), 'base64url').toString('utf8'))).toThrow();
+    expect(createSessionToken().value).not.toBe(token.value);
+  });
+
+  it('take their bytes from the injected source', () => {
+    const token = createSessionToken((size) => new Uint8Array(size).fill(7));
+    expect(token.id).toBe(Buffer.alloc(16, 7).toString('base64url'));
+  });
+
+  it.each(['', '.', 'a.b', `${'a'.repeat(22)}.${'b'.repeat(42)}`, `${'a'.repeat(22)}.${'b'.repeat(43)}.c`, `${'a'.repeat(22)}=${'b'.repeat(43)}`, `${'a'.repeat(21)}+.${'b'.repeat(43)}`])(
+    'parse refuses %j',
+    (value) => expect(parseSessionToken(value)).toBeNull(),
+  );
+
+  it('verify only the matching secret, under the matching pepper', () => {
+    const { secret } = createSessionToken();
+    const plain = createSecretHasher();
+    const peppered = createSecretHasher('pepper');
+    expect(verifySecret(secret, plain(secret), plain)).toBe(true);
+    expect(verifySecret(secret, peppered(secret), peppered)).toBe(true);
+    expect(verifySecret(secret, plain(secret), peppered)).toBe(false);
+    expect(verifySecret(`${secret.slice(0, -1)}A`, plain(secret), plain)).toBe(false);
+    expect(verifySecret(secret, 'short', plain)).toBe(false);
+  });
+});

@@ -1,0 +1,31 @@
+import { createFakeClock } from '../testing/fake-clock.js';
+import { createMemorySessionStore } from './memory-session-store.js';
+import { createMemoryUserDirectory } from './memory-user-directory.js';
+import { createSessionService, type SessionServiceOptions } from './create-session-service.js';
+import { demoUsers } from './demo-users.js';
+
+/** Low scrypt cost keeps tests quick; the production default is exercised in password.test.ts. */
+export const testPasswordHash = { cost: 1024 } as const;
+
+export const alice = { email: 'alice@example.com', password: 'alice-demo-password' } as const;
+export const bob = { email: 'bob@example.com', password: 'bob-demo-password' } as const;
+
+/** A session service on memory stores with the demo users and a fake clock. */
+export async function createTestSessions(options: Partial<SessionServiceOptions> = {}) {
+  const clock = createFakeClock();
+  const store = createMemorySessionStore();
+  const directory = createMemoryUserDirectory({ passwordHash: testPasswordHash });
+  for (const user of demoUsers) await directory.addUser(user);
+  const service = createSessionService({ store, directory, now: clock.now, ...options });
+  return { clock, store, directory, service };
+}
+
+/** `name=value` from a `Set-Cookie` value, ready to send back as a `Cookie` header. */
+export function cookiePair(setCookie: string): string {
+  return setCookie.split(';')[0]!;
+}
+
+/** The token inside a `Set-Cookie` value. */
+export function tokenOf(setCookie: string): string {
+  return cookiePair(setCookie).slice(cookiePair(setCookie).indexOf('=') + 1);
+}
