@@ -36,8 +36,9 @@ export async function fetchSession(cookieHeader: string | null | undefined, opti
   const cookieName = options.cookieName ?? 'deskpilot_session';
   const cookie = (cookieHeader ?? '')
     .split(';')
-    .filter((pair) => pair.slice(0, pair.indexOf('=')).trim() === cookieName)
-    .join(';');
+    .map((pair) => pair.trim())
+    .filter((pair) => pair.slice(0, pair.indexOf('=')) === cookieName)
+    .join('; ');
   if (cookie === '') return null;
 
   let response: Response;
