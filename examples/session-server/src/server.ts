@@ -1,7 +1,13 @@
 import { createApp } from './app.ts';
-import { readConfig } from './config.ts';
+import { readConfig, type ServerConfig } from './config.ts';
 
-const config = readConfig(process.env);
+let config: ServerConfig;
+try {
+  config = readConfig(process.env);
+} catch (error) {
+  console.error(`[session-server] ${(error as Error).message}`);
+  process.exit(2);
+}
 const { app, sessions } = await createApp(config);
 
 const server = app.listen(config.PORT, config.HOST, () => {
