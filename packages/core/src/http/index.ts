@@ -14,3 +14,4 @@ export {
   type ClientAddressResolver,
   type ClientAddressResolverOptions,
 } from './create-client-address-resolver.js';
+export { fromNodeRequest, writeFetchResponse, writeHttpResponse, type NodeRequestLike, type NodeResponseLike } from './node-http.js';

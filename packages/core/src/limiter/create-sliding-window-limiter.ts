@@ -30,7 +30,8 @@ export interface SlidingWindowLimiter extends RateLimiter {
 /**
  * Creates an exact sliding-window limiter: a request is allowed when fewer than `limit` requests of the
  * same key were allowed in the last `windowMs` (a request at `t` counts until `t + windowMs`).
- * A key with one request costs one number; busier keys keep a ring of at most `limit` timestamps.
+ * A key with one request costs one number; busier keys keep a ring of timestamps that grows as
+ * needed, up to `limit`.
  *
  * @example
  * const limiter = createSlidingWindowLimiter({ limit: 20, windowMs: 60_000 });
@@ -113,17 +114,20 @@ export function createSlidingWindowLimiter(options: SlidingWindowLimiterOptions)
   };
 }
 
-/** Fixed-capacity ring of ascending timestamps. */
+/** Ring of ascending timestamps that grows on demand up to `limit` (most keys never fill it). */
 class Ring {
-  private readonly times: Float64Array;
+  private times: Float64Array;
   private start = 0;
   size = 0;
+  private readonly limit: number;
 
-  constructor(capacity: number) {
-    this.times = new Float64Array(capacity);
+  constructor(limit: number) {
+    this.limit = limit;
+    this.times = new Float64Array(Math.min(limit, 4));
   }
 
   push(time: number): void {
+    if (this.size === this.times.length) this.grow();
     this.times[(this.start + this.size) % this.times.length] = time;
     this.size++;
   }
@@ -142,5 +146,12 @@ class Ring {
       this.start = (this.start + 1) % this.times.length;
       this.size--;
     }
+  }
+
+  private grow(): void {
+    const next = new Float64Array(Math.min(this.limit, this.times.length * 2));
+    for (let index = 0; index < this.size; index++) next[index] = this.times[(this.start + index) % this.times.length]!;
+    this.times = next;
+    this.start = 0;
   }
 }

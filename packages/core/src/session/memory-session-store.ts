@@ -7,8 +7,8 @@ export interface MemorySessionStore extends SessionStore {
 }
 
 /**
- * Creates an in-memory {@link SessionStore}. Records are copied in and out, so callers can never
- * mutate stored state by accident.
+ * Creates an in-memory {@link SessionStore}. Stored records are frozen copies, handed out as they are:
+ * callers can never mutate stored state, and a read costs no copy.
  *
  * @example
  * const store = createMemorySessionStore();
@@ -18,7 +18,7 @@ export function createMemorySessionStore(): MemorySessionStore {
   const byUser = new Map<string, Set<string>>();
 
   const insert = (record: SessionRecord) => {
-    byId.set(record.id, { ...record });
+    byId.set(record.id, Object.freeze({ ...record }));
     let ids = byUser.get(record.userId);
     if (!ids) byUser.set(record.userId, (ids = new Set()));
     ids.add(record.id);
@@ -36,14 +36,12 @@ export function createMemorySessionStore(): MemorySessionStore {
       insert(record);
     },
     async get(id) {
-      const record = byId.get(id);
-      return record ? { ...record } : null;
+      return byId.get(id) ?? null;
     },
     async touch(id, expectedVersion, idleExpiresAt) {
       const record = byId.get(id);
       if (!record || record.version !== expectedVersion) return false;
-      record.idleExpiresAt = idleExpiresAt;
-      record.version++;
+      byId.set(id, Object.freeze({ ...record, idleExpiresAt, version: record.version + 1 }));
       return true;
     },
     async replace(id, expectedVersion, next) {

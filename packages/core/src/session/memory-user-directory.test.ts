@@ -53,12 +53,17 @@ describe('createMemoryUserDirectory', () => {
     expect(await directory.getAccount('old')).toBeNull();
   });
 
-  it('returns copies', async () => {
+  it('hands out accounts nobody can change', async () => {
     const directory = createMemoryUserDirectory({ passwordHash: { cost: 1024 } });
-    await directory.addUser({ id: 'u1', email: 'rep@example.com', name: 'Rep', password: 'pw', memberships: member });
+    const memberships = [{ projectKey: 'acme-b2c', clientId: 'acme', role: 'agent' }];
+    await directory.addUser({ id: 'u1', email: 'rep@example.com', name: 'Rep', password: 'pw', memberships });
+    memberships[0]!.role = 'admin';
     const account = (await directory.getAccount('u1'))!;
-    account.memberships[0]!.role = 'admin';
+    expect(() => {
+      account.memberships[0]!.role = 'admin';
+    }).toThrow(TypeError);
     expect((await directory.getAccount('u1'))!.memberships[0]!.role).toBe('agent');
+    expect(JSON.stringify(account)).not.toContain('scrypt');
   });
 });
 

@@ -37,34 +37,34 @@ export function createMemoryUserDirectory(options: MemoryUserDirectoryOptions = 
   const byId = new Map<string, Account & { passwordHash: string }>();
   // An unknown email is checked against this decoy, so it costs the same work as a wrong password.
   let decoy: Promise<string> | undefined;
-  const copy = (account: Account): Account => ({
-    user: { ...account.user },
-    memberships: account.memberships.map((membership) => ({ ...membership })),
-  });
+  // Accounts are stored deep-frozen and handed out as they are: nobody can change them, reads copy nothing.
+  const accounts = new WeakMap<object, Account>();
+  const publicView = (stored: Account & { passwordHash: string }): Account => accounts.get(stored)!;
 
   return {
     async addUser(user) {
       const email = normalizeEmail(user.email);
       const previous = byEmail.get(email);
       if (previous) byId.delete(previous.user.id);
-      const stored = {
-        user: { id: user.id ?? randomUUID(), email, name: user.name },
-        memberships: user.memberships.map((membership) => ({ ...membership })),
-        passwordHash: await hashPassword(user.password, options.passwordHash),
-      };
+      const account: Account = Object.freeze({
+        user: Object.freeze({ id: user.id ?? randomUUID(), email, name: user.name }),
+        memberships: Object.freeze(user.memberships.map((membership) => Object.freeze({ ...membership }))) as Account['memberships'],
+      });
+      const stored = { ...account, passwordHash: await hashPassword(user.password, options.passwordHash) };
+      accounts.set(stored, account);
       byEmail.set(email, stored);
-      byId.set(stored.user.id, stored);
-      return copy(stored);
+      byId.set(account.user.id, stored);
+      return account;
     },
     async verifyCredentials(email, password) {
       const stored = byEmail.get(normalizeEmail(email));
       decoy ??= hashPassword('decoy password that matches nothing', options.passwordHash);
       const matches = await verifyPassword(password, stored?.passwordHash ?? (await decoy));
-      return stored && matches ? copy(stored) : null;
+      return stored && matches ? publicView(stored) : null;
     },
     async getAccount(userId) {
       const stored = byId.get(userId);
-      return stored ? copy(stored) : null;
+      return stored ? publicView(stored) : null;
     },
   };
 }

@@ -1,4 +1,4 @@
-import { createHash, createHmac, randomBytes as nodeRandomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, hash, randomBytes as nodeRandomBytes, timingSafeEqual } from 'node:crypto';
 
 /** A parsed session token `<id>.<secret>`. */
 export interface SessionToken {
@@ -32,14 +32,15 @@ export type SecretHasher = (secret: string) => string;
 /** Builds the secret hasher once, from an optional pepper (a server-side secret kept out of the store). */
 export function createSecretHasher(pepper?: string): SecretHasher {
   if (pepper === undefined || pepper === '') {
-    return (secret) => createHash('sha256').update(secret).digest('base64url');
+    return (secret) => hash('sha256', secret, 'base64url');
   }
   return (secret) => createHmac('sha256', pepper).update(secret).digest('base64url');
 }
 
 /** Compares a presented secret with a stored digest in constant time. */
-export function verifySecret(secret: string, storedDigest: string, hash: SecretHasher): boolean {
-  const presented = Buffer.from(hash(secret), 'base64url');
-  const stored = Buffer.from(storedDigest, 'base64url');
+export function verifySecret(secret: string, storedDigest: string, hashSecret: SecretHasher): boolean {
+  // Both digests are base64url text of one length; comparing the ASCII bytes is as good as the raw ones.
+  const presented = Buffer.from(hashSecret(secret), 'latin1');
+  const stored = Buffer.from(storedDigest, 'latin1');
   return presented.length === stored.length && timingSafeEqual(presented, stored);
 }

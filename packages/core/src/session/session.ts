@@ -23,11 +23,24 @@ export function toSession(record: SessionRecord, account: Account, membership: M
     projectKey: membership.projectKey,
     clientId: membership.clientId,
     role: membership.role,
-    memberships: account.memberships.map(({ projectKey, clientId, role }) => ({ projectKey, clientId, role })),
-    createdAt: new Date(record.createdAt).toISOString(),
-    expiresAt: new Date(record.expiresAt).toISOString(),
-    idleExpiresAt: new Date(record.idleExpiresAt).toISOString(),
+    memberships: account.memberships,
+    createdAt: isoTime(record.createdAt),
+    expiresAt: isoTime(record.expiresAt),
+    idleExpiresAt: isoTime(record.idleExpiresAt),
   };
+}
+
+// A session's timestamps repeat on every request (the idle one moves at most once a minute), and
+// formatting a Date is a measurable share of GET /sessions/current: remember recent ones.
+const isoCache = new Map<number, string>();
+function isoTime(epochMs: number): string {
+  let iso = isoCache.get(epochMs);
+  if (iso === undefined) {
+    if (isoCache.size >= 4096) isoCache.clear();
+    iso = new Date(epochMs).toISOString();
+    isoCache.set(epochMs, iso);
+  }
+  return iso;
 }
 
 /** The membership matching a project (and client, when given); the first one of that project otherwise. */

@@ -1,0 +1,31 @@
+// Runs every benchmark and prints the figures as Markdown; also keeps them in results/<timestamp>.json.
+// `--quick` runs each part briefly, to check that the harness works (its figures mean little).
+import { mkdir, writeFile } from 'node:fs/promises';
+import { availableParallelism, cpus } from 'node:os';
+import { benchLimiters, formatLimiterResult } from './limiter.ts';
+import { benchSessionCurrent, formatSessionResult } from './session-current.ts';
+
+const quick = process.argv.includes('--quick');
+const startedAt = new Date();
+const machine = `${availableParallelism()} cores (${cpus()[0]?.model ?? 'unknown CPU'}), Node ${process.version}, ${process.platform}`;
+
+const session = await benchSessionCurrent(quick ? { rounds: 1, roundSeconds: 1, warmupSeconds: 0.5 } : {});
+const limiter = await benchLimiters(quick ? { rounds: 1, hotSeconds: 0.1, spreadPasses: 2, memoryKeys: 100_000 } : {});
+const seconds = Math.round((Date.now() - startedAt.getTime()) / 1000);
+
+console.log(
+  [
+    `## Deskpilot benchmarks — ${startedAt.toISOString().slice(0, 10)}${quick ? ' (quick run: figures not meaningful)' : ''}`,
+    '',
+    `Machine: ${machine}. Total time ${seconds} s.`,
+    '',
+    formatSessionResult(session),
+    '',
+    formatLimiterResult(limiter),
+  ].join('\n'),
+);
+
+const resultsDirectory = new URL('./results/', import.meta.url);
+await mkdir(resultsDirectory, { recursive: true });
+const file = new URL(`${startedAt.toISOString().replaceAll(':', '-')}${quick ? '-quick' : ''}.json`, resultsDirectory);
+await writeFile(file, `${JSON.stringify({ startedAt, machine, quick, session, limiter }, null, 2)}\n`);

@@ -1,0 +1,161 @@
+// Child process: starts one contender of the session benchmark on 127.0.0.1, signs in once, and sends
+// `{ port, cookie }` to the parent. Each server runs alone in its process, so the load generator (the
+// parent) never shares its event loop or its CPU time.
+import { randomBytes } from 'node:crypto';
+import { createServer, type RequestListener } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { parseCookie } from 'cookie';
+import express from 'express';
+import expressSession from 'express-session';
+import {
+  createMemorySessionStore,
+  createMemoryUserDirectory,
+  createSessionHandler,
+  createSessionService,
+  demoUsers,
+} from '@deskpilot/core';
+import { sessionRouter } from '@deskpilot/session-express';
+
+/** What a server child sends once it is ready. */
+export interface ServerReady {
+  port: number;
+  cookie: string;
+}
+
+/** What a server child answers to `'cpu'`: its own CPU time so far, in microseconds. */
+export interface ServerCpu {
+  user: number;
+  system: number;
+}
+
+const cookieName = 'deskpilot_session';
+
+/** A session shaped and sized like the JSON Deskpilot answers (≈ 420 bytes). */
+function sessionShapedObject(id: string) {
+  const createdAt = Date.now();
+  return {
+    id,
+    user: { id: 'usr_alice', email: 'alice@example.com', name: 'Alice Martin' },
+    projectKey: 'acme-b2c',
+    clientId: 'acme',
+    role: 'admin',
+    memberships: [
+      { projectKey: 'acme-b2c', clientId: 'acme', role: 'admin' },
+      { projectKey: 'acme-b2b', clientId: 'acme', role: 'agent' },
+    ],
+    createdAt: new Date(createdAt).toISOString(),
+    expiresAt: new Date(createdAt + 12 * 3_600_000).toISOString(),
+    idleExpiresAt: new Date(createdAt + 2 * 3_600_000).toISOString(),
+  };
+}
+
+/** A token of the same shape as Deskpilot's (`<22>.<43>`), so every server parses the same cookie. */
+function seedLookupSession(sessions: Map<string, object>): string {
+  const id = randomBytes(16).toString('base64url');
+  const token = `${id}.${randomBytes(32).toString('base64url')}`;
+  sessions.set(token, sessionShapedObject(id));
+  return `${cookieName}=${token}`;
+}
+
+async function listen(listener: RequestListener): Promise<number> {
+  const server = createServer(listener);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return (server.address() as AddressInfo).port;
+}
+
+const servers = {
+  // The floor: what any server must do at least — parse the cookie, look the session up, serialise it.
+  async floor() {
+    const sessions = new Map<string, object>();
+    const cookie = seedLookupSession(sessions);
+    const port = await listen((request, response) => {
+      const token = parseCookie(request.headers.cookie ?? '')[cookieName];
+      const session = token === undefined ? undefined : sessions.get(token);
+      if (!session) {
+        response.writeHead(401).end();
+        return;
+      }
+      response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(session));
+    });
+    return { port, cookie };
+  },
+
+  // Express 5 alone, the floor's work in a route: what the framework costs. `res.json` is the idiom
+  // (it adds an ETag); `res.end` writes like the Deskpilot adapter does.
+  'express-json': () => bareExpress((res, session) => res.json(session)),
+  'express-end': () =>
+    bareExpress((res, session) => {
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify(session));
+    }),
+
+  async 'express-session'() {
+    const app = express();
+    app.disable('x-powered-by');
+    app.use(expressSession({ secret: randomBytes(32).toString('base64url'), resave: false, saveUninitialized: false }));
+    app.post('/login', (req, res) => {
+      (req.session as unknown as { profile: object }).profile = sessionShapedObject(req.session.id);
+      res.status(204).end();
+    });
+    app.get('/sessions/current', (req, res) => {
+      const profile = (req.session as unknown as { profile?: object }).profile;
+      if (!profile) res.status(401).end();
+      else res.json(profile);
+    });
+    const port = await listen(app);
+    const login = await fetch(`http://127.0.0.1:${port}/login`, { method: 'POST' });
+    return { port, cookie: firstCookie(login) };
+  },
+
+  // Assembled like examples/session-server/src/app.ts.
+  async deskpilot() {
+    const directory = createMemoryUserDirectory();
+    for (const user of demoUsers) await directory.addUser(user);
+    const service = createSessionService({ store: createMemorySessionStore(), directory });
+    const app = express();
+    app.disable('x-powered-by');
+    app.use(sessionRouter(createSessionHandler({ service })));
+    const port = await listen(app);
+    const login = await fetch(`http://127.0.0.1:${port}/sessions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: demoUsers[0]!.email, password: demoUsers[0]!.password }),
+    });
+    return { port, cookie: firstCookie(login) };
+  },
+} satisfies Record<string, () => Promise<ServerReady>>;
+
+/** The contenders of the session benchmark. */
+export type ServerKind = keyof typeof servers;
+
+async function bareExpress(send: (res: express.Response, session: object) => void): Promise<ServerReady> {
+  const sessions = new Map<string, object>();
+  const cookie = seedLookupSession(sessions);
+  const app = express();
+  app.disable('x-powered-by');
+  app.get('/sessions/current', (req, res) => {
+    const token = parseCookie(req.headers.cookie ?? '')[cookieName];
+    const session = token === undefined ? undefined : sessions.get(token);
+    if (!session) res.status(401).end();
+    else send(res, session);
+  });
+  return { port: await listen(app), cookie };
+}
+
+function firstCookie(response: Response): string {
+  const setCookie = response.headers.getSetCookie()[0];
+  if (!response.ok || setCookie === undefined) throw new Error(`login failed with status ${response.status}`);
+  return setCookie.split(';')[0]!;
+}
+
+const kind = process.argv[2] ?? '';
+if (!Object.hasOwn(servers, kind)) throw new Error(`unknown server ${kind}; expected one of ${Object.keys(servers).join(', ')}`);
+// The parent going away (normally or not) ends the server: nothing outlives the run.
+process.on('disconnect', () => process.exit(0));
+process.on('message', (message) => {
+  if (message === 'cpu') {
+    const { user, system } = process.cpuUsage();
+    process.send!({ user, system } satisfies ServerCpu);
+  }
+});
+process.send!(await servers[kind as ServerKind]());

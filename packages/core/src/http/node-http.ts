@@ -1,0 +1,77 @@
+import { Readable } from 'node:stream';
+import type { HttpRequest, HttpResponse } from './http-request.js';
+
+/** The parts of a Node `IncomingMessage` the translation reads (typed by shape: core never imports node:http). */
+export interface NodeRequestLike extends AsyncIterable<Uint8Array> {
+  method?: string | undefined;
+  headers: Record<string, string | string[] | undefined>;
+  socket: { remoteAddress?: string | undefined };
+  /** Set by a body parser that already consumed the stream (Express `req.body`). */
+  body?: unknown;
+}
+
+/** The parts of a Node `ServerResponse` the translation writes. */
+export interface NodeResponseLike {
+  statusCode: number;
+  headersSent: boolean;
+  setHeader(name: string, value: string | string[]): unknown;
+  end(chunk?: string): unknown;
+  destroy(error?: Error): unknown;
+  once(event: 'close', listener: () => void): unknown;
+}
+
+/** Reads a Node request as an {@link HttpRequest}, without building a fetch `Request`. */
+export function fromNodeRequest(req: NodeRequestLike, path: string): HttpRequest {
+  const method = req.method ?? 'GET';
+  return {
+    method,
+    path,
+    headers: {
+      get(name) {
+        const value = req.headers[name.toLowerCase()];
+        return value === undefined ? null : Array.isArray(value) ? value.join(', ') : value;
+      },
+    },
+    body: method === 'GET' || method === 'HEAD' ? null : nodeBody(req),
+    clientAddress: req.socket.remoteAddress,
+  };
+}
+
+function nodeBody(req: NodeRequestLike): HttpRequest['body'] {
+  // A body parser mounted earlier has consumed the stream: hand its result back as bytes.
+  if (req.body === undefined) return req;
+  const parsed = req.body;
+  return [parsed instanceof Uint8Array ? parsed : Buffer.from(typeof parsed === 'string' ? parsed : JSON.stringify(parsed))];
+}
+
+/** Writes an {@link HttpResponse} to a Node response (repeated headers such as `Set-Cookie` kept apart). */
+export function writeHttpResponse(res: NodeResponseLike, response: HttpResponse): void {
+  const headers = new Map<string, string[]>();
+  for (const [name, value] of response.headers) {
+    const values = headers.get(name);
+    if (values) values.push(value);
+    else headers.set(name, [value]);
+  }
+  res.statusCode = response.status;
+  for (const [name, values] of headers) res.setHeader(name, values.length === 1 ? values[0]! : values);
+  res.end(response.body ?? undefined);
+}
+
+/**
+ * Writes a fetch `Response` to a Node response, streaming its body. When the client goes away the
+ * body is cancelled; work the producer must finish (persisting a chat turn) keeps running on its side.
+ */
+export async function writeFetchResponse(res: NodeResponseLike & NodeJS.WritableStream, response: Response): Promise<void> {
+  res.statusCode = response.status;
+  const cookies = response.headers.getSetCookie();
+  for (const [name, value] of response.headers) if (name !== 'set-cookie') res.setHeader(name, value);
+  if (cookies.length > 0) res.setHeader('set-cookie', cookies);
+  if (!response.body) {
+    res.end();
+    return;
+  }
+  const body = Readable.fromWeb(response.body as import('node:stream/web').ReadableStream<Uint8Array>);
+  res.once('close', () => body.destroy());
+  body.on('error', () => res.destroy());
+  body.pipe(res);
+}
