@@ -103,9 +103,8 @@ export function createSessionService(options: SessionServiceOptions): SessionSer
   const { store, directory, cookie } = context;
 
   /** A record for a fresh token, with its `Set-Cookie`. */
-  const issue = (base: Omit<SessionRecord, 'id' | 'secretHash' | 'version' | 'idleExpiresAt'>) => {
+  const issue = (base: Omit<SessionRecord, 'id' | 'secretHash' | 'version' | 'idleExpiresAt'>, now: number) => {
     const token = createSessionToken(context.randomBytes);
-    const now = context.now();
     const record: SessionRecord = {
       ...base,
       id: token.id,
@@ -140,7 +139,7 @@ export function createSessionService(options: SessionServiceOptions): SessionSer
         clientId: membership.clientId,
         createdAt: now,
         expiresAt: now + context.absoluteTimeoutMs,
-      });
+      }, now);
       await store.create(record);
       return { ok: true, session: toSession(record, account, membership), setCookie };
     },
@@ -160,7 +159,7 @@ export function createSessionService(options: SessionServiceOptions): SessionSer
           clientId: membership.clientId,
           createdAt: current.record.createdAt,
           expiresAt: current.record.expiresAt,
-        });
+        }, context.now());
         if (await store.replace(current.record.id, current.record.version, record)) {
           return { ok: true, session: toSession(record, current.account, membership), setCookie };
         }
