@@ -13,3 +13,4 @@ export {
   type IncomingHeaders,
 } from './proxy/identity-headers.js';
 export { fetchSession, type FetchSessionOptions } from './proxy/fetch-session.js';
+export * from './chat/index.js';

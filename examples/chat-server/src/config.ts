@@ -1,0 +1,30 @@
+import { z } from 'zod';
+
+const list = z.string().transform((value) => value.split(',').map((entry) => entry.trim()).filter(Boolean));
+const positiveInt = z.coerce.number().int().positive();
+
+/** Environment of the reference chat server (DESIGN §5). */
+const environment = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  HOST: z.string().default('127.0.0.1'),
+  ALLOWED_ORIGINS: list.default(['http://localhost:3000']),
+  OPENAI_API_KEY: z.string().min(1).optional(),
+  ANTHROPIC_API_KEY: z.string().min(1).optional(),
+  OPENAI_MODEL: z.string().min(1).default('gpt-5.4-mini'),
+  ANTHROPIC_MODEL: z.string().min(1).default('claude-sonnet-4-6'),
+  CHAT_CONTEXT_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
+  RATE_LIMIT_MAX: positiveInt.default(20),
+  RATE_LIMIT_WINDOW_MS: positiveInt.default(60_000),
+  STEP_BUDGET: positiveInt.max(50).default(6),
+  DEMO_MODEL_DELAY_MS: z.coerce.number().int().min(0).max(1000).default(0),
+});
+
+export type ServerConfig = z.infer<typeof environment>;
+
+/** Reads the configuration; throws a readable message naming each bad variable (never its value). */
+export function readConfig(env: Record<string, string | undefined>): ServerConfig {
+  const result = environment.safeParse(env);
+  if (result.success) return result.data;
+  const problems = result.error.issues.map((issue) => `  ${issue.path.join('.')}: ${issue.message}`);
+  throw new Error(`Invalid configuration:\n${problems.join('\n')}`);
+}

@@ -1,0 +1,28 @@
+import { createApp } from './app.ts';
+import { readConfig, type ServerConfig } from './config.ts';
+
+let config: ServerConfig;
+try {
+  config = readConfig(process.env);
+} catch (error) {
+  console.error(`[chat-server] ${(error as Error).message}`);
+  process.exit(2);
+}
+
+const { app, models } = createApp(config);
+const server = app.listen(config.PORT, config.HOST, () => {
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : config.PORT;
+  console.log(`[chat-server] listening on http://${config.HOST}:${port}`);
+  console.log(`[chat-server] default model: ${models.label}${models.label.startsWith('deskpilot:') ? ' (offline demo model: no provider key set)' : ''}`);
+  console.log('[chat-server] storage: in memory (conversations are lost on restart)');
+});
+
+for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  process.once(signal, () => {
+    console.log(`[chat-server] ${signal}: closing`);
+    server.close(() => process.exit(0));
+    server.closeIdleConnections();
+    setTimeout(() => process.exit(1), 10_000).unref();
+  });
+}

@@ -1,0 +1,146 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import {
+  createChatHandler,
+  createDemoCommerceBackend,
+  createDemoModel,
+  createDemoTicketBackend,
+  createMemoryApprovalStore,
+  createMemoryChatStore,
+  readChatStream,
+} from '@deskpilot/core';
+import {
+  AbstractChat,
+  DefaultChatTransport,
+  lastAssistantMessageIsCompleteWithApprovalResponses,
+  type ChatState,
+  type ChatStatus,
+  type UIMessage,
+} from 'ai';
+import express from 'express';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { chatRouter } from './chat-router.js';
+
+const studio = 'http://localhost:3000';
+const sessionId = '2a4f6c1e-3b5d-4e7f-8a9b-0c1d2e3f4a5b';
+
+async function startChatService() {
+  const commerce = createDemoCommerceBackend();
+  const handler = createChatHandler({
+    store: createMemoryChatStore(),
+    approvalStore: createMemoryApprovalStore(),
+    models: { fallback: createDemoModel() },
+    commerce,
+    tickets: createDemoTicketBackend(),
+    onError: () => {},
+  });
+  const app = express();
+  app.use(chatRouter(handler, { allowedOrigins: [studio] }));
+  const server = createServer(app);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  onTestFinished(() => new Promise<void>((resolve) => server.close(() => resolve())).then(() => server.closeAllConnections()));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, commerce };
+}
+
+/** The chat client of `ai`, with the plain in-memory state a non-React host gives it. */
+class TestChat extends AbstractChat<UIMessage> {
+  constructor(init: ConstructorParameters<typeof AbstractChat<UIMessage>>[0] extends infer Init ? Omit<Init & object, 'state'> : never) {
+    const state: ChatState<UIMessage> = {
+      status: 'ready' as ChatStatus,
+      error: undefined,
+      messages: [],
+      pushMessage(message) {
+        this.messages = [...this.messages, message];
+      },
+      popMessage() {
+        this.messages = this.messages.slice(0, -1);
+      },
+      replaceMessage(index, message) {
+        this.messages = this.messages.map((existing, position) => (position === index ? message : existing));
+      },
+      snapshot: (thing) => structuredClone(thing),
+    };
+    super({ ...init, state });
+  }
+}
+
+const post = (url: string, body: unknown, headers: Record<string, string> = {}) =>
+  fetch(`${url}/chat`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+
+describe('chatRouter over real HTTP', () => {
+  it('runs a whole refund approval with the real chat client: card, approve, exactly one refund, confirmation', async () => {
+    const { url, commerce } = await startChatService();
+    const chat = new TestChat({
+      id: sessionId,
+      transport: new DefaultChatTransport({
+        api: `${url}/chat`,
+        body: { context: { userEmail: 'rep@example.com', projectKey: 'acme-b2c', canRefundOrders: true } },
+        prepareSendMessagesRequest: ({ id, messages, body, trigger, messageId }) => ({ body: { ...body, sessionId: id, messages, trigger, messageId } }),
+      }),
+      sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
+    });
+
+    await chat.sendMessage({ text: 'Please refund order ORD-1001, the parcel arrived damaged.' });
+    expect(chat.status).toBe('ready');
+    const card = chat.messages.at(-1)!.parts.find((part) => part.type === 'tool-refundOrder') as { state: string; approval: { id: string } };
+    expect(card.state).toBe('approval-requested');
+    expect(card.approval.id).toMatch(/^apv_/);
+    expect(commerce.calls).toEqual([]);
+
+    await chat.addToolApprovalResponse({ id: card.approval.id, approved: true });
+    const refundState = () => (chat.messages.at(-1)!.parts.find((part) => part.type === 'tool-refundOrder') as { state?: string } | undefined)?.state;
+    await expect.poll(refundState, { timeout: 5000 }).toBe('output-available');
+    await expect.poll(() => chat.status, { timeout: 5000 }).toBe('ready');
+    expect(commerce.calls.filter((call) => call.method === 'refundOrder')).toHaveLength(1);
+    const reply = chat.messages.at(-1)!.parts.filter((part) => part.type === 'text').map((part) => (part as { text: string }).text).join('');
+    expect(reply).toMatch(/refund/i);
+  });
+
+  it('answers CORS preflights for allowed origins only', async () => {
+    const { url } = await startChatService();
+    const allowed = await fetch(`${url}/chat`, { method: 'OPTIONS', headers: { origin: studio, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' } });
+    expect(allowed.status).toBe(204);
+    expect(allowed.headers.get('access-control-allow-origin')).toBe(studio);
+    const foreign = await fetch(`${url}/chat`, { method: 'OPTIONS', headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST' } });
+    expect(foreign.headers.get('access-control-allow-origin')).toBeNull();
+  });
+
+  it('streams SSE with the UI message stream header, and problem+json before the stream', async () => {
+    const { url } = await startChatService();
+    const response = await post(url, { sessionId, messages: [{ id: 'u1', role: 'user', parts: [{ type: 'text', text: 'show order ORD-1001' }] }], context: { userEmail: 'rep@example.com', projectKey: 'acme-b2c' } }, { origin: studio });
+    expect(response.headers.get('x-vercel-ai-ui-message-stream')).toBe('v1');
+    expect(response.headers.get('access-control-allow-origin')).toBe(studio);
+    const types: string[] = [];
+    for await (const chunk of readChatStream(response)) types.push(chunk.type);
+    expect(types).toContain('tool-output-available');
+    expect(types.at(-1)).toBe('finish');
+
+    const bad = await post(url, { sessionId: 'nope', messages: [] });
+    expect(bad.status).toBe(400);
+    expect(bad.headers.get('content-type')).toBe('application/problem+json');
+    expect((await fetch(`${url}/chat`)).status).toBe(405);
+  });
+
+  it('keeps the turn running and saved when the client disconnects mid-stream', async () => {
+    const { url } = await startChatService();
+    const controller = new AbortController();
+    const response = await fetch(`${url}/chat`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ sessionId, messages: [{ id: 'u1', role: 'user', parts: [{ type: 'text', text: 'show order ORD-1001' }] }], context: { userEmail: 'rep@example.com', projectKey: 'acme-b2c' } }),
+      signal: controller.signal,
+    });
+    const reader = response.body!.getReader();
+    await reader.read();
+    controller.abort();
+    await expect
+      .poll(
+        async () => {
+          const history = await fetch(`${url}/chat/history`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ sessionId, context: { userEmail: 'rep@example.com', projectKey: 'acme-b2c' } }) });
+          return (await history.json()).lastTurnStatus;
+        },
+        { timeout: 5000 },
+      )
+      .toBe('complete');
+  });
+});

@@ -1,0 +1,1 @@
+export { chatRouter, type ChatRouterOptions } from './chat-router.js';

@@ -1,0 +1,50 @@
+/** Life of an approval: `pending` → `executing` → `done`, or `pending` → `denied`. */
+export type ApprovalState = 'pending' | 'executing' | 'done' | 'denied';
+
+/** The recorded result of an executed approval, replayed to any later answer for the same id. */
+export type ApprovalOutcome = { type: 'output'; output: unknown } | { type: 'error'; message: string };
+
+/** A write-tool call the server proposed and is waiting for a person to approve. */
+export interface ApprovalRecord {
+  /** At least 128 random bits; also the downstream idempotency key. */
+  id: string;
+  chatSessionId: string;
+  userEmail: string;
+  projectKey: string;
+  toolName: string;
+  toolCallId: string;
+  /** The proposed input, exactly as the tool will receive it. */
+  input: unknown;
+  /** SHA-256 of the canonical JSON of `input`. */
+  inputHash: string;
+  /** Capability flags in force when the call was proposed. */
+  capabilities: Record<string, boolean>;
+  state: ApprovalState;
+  outcome: ApprovalOutcome | null;
+  /** Why it was denied, when `state` is `denied`. */
+  reason: string | null;
+  /** Epoch milliseconds. */
+  createdAt: number;
+  expiresAt: number;
+}
+
+/**
+ * Storage port for approvals. `transition` is the one atomic check-then-write that makes execution
+ * exactly-once: of two concurrent `pending → executing` transitions, one wins.
+ * Run `testApprovalStore` from `@deskpilot/core/testing` against any implementation.
+ */
+export interface ApprovalStore {
+  /** Records a new approval (duplicate ids are an error). */
+  create(record: ApprovalRecord): Promise<void>;
+  /** The approval, or null. */
+  get(id: string): Promise<ApprovalRecord | null>;
+  /**
+   * Moves an approval from state `from` to state `to` (setting `outcome`/`reason` when given);
+   * returns the new record, or null when it was not in `from` (or does not exist).
+   */
+  transition(id: string, from: ApprovalState, to: ApprovalState, changes?: { outcome?: ApprovalOutcome; reason?: string }): Promise<ApprovalRecord | null>;
+  /** Pending approvals of a conversation, oldest first. */
+  listPending(chatSessionId: string): Promise<ApprovalRecord[]>;
+  /** Deletes approvals whose `expiresAt` is at or before `now` and that are not `executing`; returns how many. */
+  deleteExpired(now: number): Promise<number>;
+}

@@ -1,0 +1,72 @@
+import type { UIMessage } from 'ai';
+import type { ChatSessionRecord, ChatStore } from './chat-store.js';
+
+/** A {@link ChatStore} in process memory: for tests, demos and single-process servers. */
+export interface MemoryChatStore extends ChatStore {
+  /** Every stored session in creation order, and messages by session id (copies), for inspection in tests. */
+  dump(): { sessions: ChatSessionRecord[]; messages: Record<string, UIMessage[]> };
+}
+
+/**
+ * Creates an in-memory {@link ChatStore}. Records and messages are copied on the way in and out, so
+ * callers can never mutate stored state (messages are JSON, working memory is nested).
+ *
+ * @example
+ * const store = createMemoryChatStore();
+ */
+export function createMemoryChatStore(): MemoryChatStore {
+  const sessions = new Map<string, ChatSessionRecord>();
+  // A Map keeps insertion order and `set` on a known key keeps its place: exactly the upsert contract.
+  const messagesBySession = new Map<string, Map<string, UIMessage>>();
+
+  return {
+    async getOrCreateSession(init) {
+      // No await between the check and the write: concurrent calls cannot both create.
+      const existing = sessions.get(init.id);
+      if (existing) return { session: structuredClone(existing), created: false };
+      const session: ChatSessionRecord = {
+        id: init.id,
+        userEmail: init.userEmail,
+        projectKey: init.projectKey,
+        workingMemory: {},
+        lastTurnStatus: null,
+        createdAt: init.createdAt,
+        updatedAt: init.updatedAt,
+        version: 1,
+      };
+      sessions.set(session.id, session);
+      return { session: structuredClone(session), created: true };
+    },
+    async getSession(id) {
+      const session = sessions.get(id);
+      return session ? structuredClone(session) : null;
+    },
+    async updateSession(id, expectedVersion, update) {
+      const session = sessions.get(id);
+      if (!session || session.version !== expectedVersion) return null;
+      // An absent or undefined field means "keep": callers spread optional patches into the update.
+      const next: ChatSessionRecord = {
+        ...session,
+        workingMemory: update.workingMemory === undefined ? session.workingMemory : structuredClone(update.workingMemory),
+        lastTurnStatus: update.lastTurnStatus === undefined ? session.lastTurnStatus : update.lastTurnStatus,
+        updatedAt: update.updatedAt,
+        version: session.version + 1,
+      };
+      sessions.set(id, next);
+      return structuredClone(next);
+    },
+    async getMessages(sessionId) {
+      return [...(messagesBySession.get(sessionId)?.values() ?? [])].map((message) => structuredClone(message));
+    },
+    async upsertMessages(sessionId, messages) {
+      let stored = messagesBySession.get(sessionId);
+      if (!stored) messagesBySession.set(sessionId, (stored = new Map()));
+      for (const message of messages) stored.set(message.id, structuredClone(message));
+    },
+    dump() {
+      const messages: Record<string, UIMessage[]> = {};
+      for (const [sessionId, stored] of messagesBySession) messages[sessionId] = [...stored.values()].map((message) => structuredClone(message));
+      return { sessions: [...sessions.values()].map((session) => structuredClone(session)), messages };
+    },
+  };
+}

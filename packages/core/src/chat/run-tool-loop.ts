@@ -1,0 +1,121 @@
+import { ToolChoiceViolationError, isStepCount, streamText, type LanguageModel, type ModelMessage, type TextStreamPart, type ToolApprovalConfiguration, type ToolSet } from 'ai';
+
+/** Options of {@link runToolLoop}. */
+export interface RunToolLoopOptions {
+  model: LanguageModel;
+  instructions: string;
+  messages: ModelMessage[];
+  tools: ToolSet;
+  toolApproval?: ToolApprovalConfiguration<ToolSet, unknown>;
+  /** Most model steps per turn, every tool kind counted; the last one is forced to answer in text. @default 6 */
+  stepBudget?: number;
+  /** Text streamed when the budget ran out and the last step said nothing. */
+  budgetNotice?: string;
+  /**
+   * Called for each approval request before it is streamed, and awaited: record it, and return the id
+   * to stream in place of the SDK's. If it throws, the card is not streamed (fail closed).
+   */
+  onApprovalRequest?: (request: { approvalId: string; toolName: string; toolCallId: string; input: unknown }) => Promise<string>;
+  abortSignal?: AbortSignal;
+}
+
+/** The running loop: its stream of parts, and how it went once the stream has ended. */
+export interface RunToolLoopResult {
+  stream: ReadableStream<TextStreamPart<ToolSet>>;
+  /** Model steps completed so far. */
+  readonly steps: number;
+  /** True when the loop used its whole step budget. */
+  readonly budgetExhausted: boolean;
+}
+
+export const defaultBudgetNotice = 'I reached the step limit for this turn before finishing. Ask me to continue if you need more.';
+
+/**
+ * Runs the model with tools under a step budget: `stopWhen` stops at the budget, `prepareStep` forces
+ * the last step to be tool-less so the reply ends in text, and a fixed notice is streamed if that last
+ * step still said nothing. An approval request ends the loop (the SDK stops there); each one is first
+ * recorded through `onApprovalRequest`.
+ *
+ * @example
+ * const loop = runToolLoop({ model, instructions, messages, tools, stepBudget: 6 });
+ * const ui = toUIMessageStream({ stream: loop.stream });
+ */
+export function runToolLoop(options: RunToolLoopOptions): RunToolLoopResult {
+  const budget = options.stepBudget ?? 6;
+  if (!Number.isInteger(budget) || budget < 1) throw new TypeError('stepBudget must be a positive integer');
+  const result = streamText({
+    model: options.model,
+    instructions: options.instructions,
+    messages: options.messages,
+    tools: options.tools,
+    toolApproval: options.toolApproval,
+    stopWhen: isStepCount(budget),
+    prepareStep: ({ stepNumber }) => (stepNumber >= budget - 1 ? { toolChoice: 'none' } : undefined),
+    abortSignal: options.abortSignal,
+  });
+
+  let steps = 0;
+  let textInStep = false;
+  let lastStepHadText = false;
+  // A model that calls a tool on the forced tool-less step has still used up the budget: that ends
+  // the turn with the notice, not as a failure.
+  let ignoredToolChoice = false;
+  const stream = result.stream.pipeThrough(
+    new TransformStream<TextStreamPart<ToolSet>, TextStreamPart<ToolSet>>({
+      async transform(part, controller) {
+        switch (part.type) {
+          case 'start-step':
+            textInStep = false;
+            break;
+          case 'text-delta':
+            if (part.text.trim() !== '') textInStep = true;
+            break;
+          case 'finish-step':
+            steps++;
+            lastStepHadText = textInStep;
+            break;
+          case 'tool-approval-request':
+            if (options.onApprovalRequest) {
+              try {
+                const { toolName, toolCallId, input } = part.toolCall;
+                const approvalId = await options.onApprovalRequest({ approvalId: part.approvalId, toolName, toolCallId, input });
+                controller.enqueue({ ...part, approvalId });
+              } catch (error) {
+                controller.enqueue({ type: 'error', error });
+              }
+              return;
+            }
+            break;
+          case 'error':
+            if (ToolChoiceViolationError.isInstance(part.error)) {
+              ignoredToolChoice = true;
+              return;
+            }
+            break;
+          case 'finish':
+            if (ignoredToolChoice || (steps >= budget && !lastStepHadText)) {
+              const id = 'budget-notice';
+              controller.enqueue({ type: 'text-start', id });
+              controller.enqueue({ type: 'text-delta', id, text: options.budgetNotice ?? defaultBudgetNotice });
+              controller.enqueue({ type: 'text-end', id });
+            }
+            if (ignoredToolChoice) {
+              controller.enqueue({ ...part, finishReason: 'stop' });
+              return;
+            }
+            break;
+        }
+        controller.enqueue(part);
+      },
+    }),
+  );
+  return {
+    stream,
+    get steps() {
+      return steps;
+    },
+    get budgetExhausted() {
+      return steps >= budget || ignoredToolChoice;
+    },
+  };
+}

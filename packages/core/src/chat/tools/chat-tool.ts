@@ -1,0 +1,43 @@
+import type { z } from 'zod';
+import type { CommerceBackend } from '../backends/commerce-backend.js';
+import type { TicketBackend } from '../backends/ticket-backend.js';
+
+/** Business model of a project: some tools exist only for one of them. */
+export type BusinessType = 'b2c' | 'b2b';
+
+/** What a tool knows about the request it runs for. Identity comes from here, never from model arguments. */
+export interface ChatToolContext {
+  userEmail: string;
+  projectKey: string;
+  businessType: BusinessType;
+  commerce: CommerceBackend;
+  tickets: TicketBackend;
+  /** For approved write tools: the approval id, passed downstream as the idempotency key. */
+  idempotencyKey?: string | undefined;
+  abortSignal?: AbortSignal | undefined;
+}
+
+/** The families of tools. Render-only `ui` tools have no side effect. */
+export type ChatToolKind = 'commerce' | 'ticket' | 'ui' | 'memory';
+
+/** A tool the assistant may be offered. */
+export interface ChatToolDefinition<Input = any, Output = any> {
+  name: string;
+  kind: ChatToolKind;
+  /** The capability flag the tool needs (e.g. `canRefundOrders`); null when none. Write capabilities go through the approval gate. */
+  capability: string | null;
+  /** Business types the tool exists for. @default both */
+  businessTypes?: readonly BusinessType[];
+  /** Shown to the model. */
+  description: string;
+  inputSchema: z.ZodType<Input>;
+  execute(input: Input, context: ChatToolContext): Promise<Output>;
+}
+
+/** Declares a tool with its input type inferred from the schema. */
+export function defineChatTool<Schema extends z.ZodType, Output>(
+  definition: Omit<ChatToolDefinition<z.infer<Schema>, Output>, 'inputSchema'> & { inputSchema: Schema },
+): ChatToolDefinition<z.infer<Schema>, Output> {
+  // TypeScript cannot see that a generic `Schema` is a `ZodType` of its own output; it is by definition.
+  return definition as ChatToolDefinition<z.infer<Schema>, Output>;
+}
