@@ -23,7 +23,8 @@ export type ServerConfig = z.infer<typeof environment>;
 
 /** Reads the configuration; throws a readable message naming each bad variable (never its value). */
 export function readConfig(env: Record<string, string | undefined>): ServerConfig {
-  const result = environment.safeParse(env);
+  // An empty variable (`KEY=` in an env file) means unset.
+  const result = environment.safeParse(Object.fromEntries(Object.entries(env).filter(([, value]) => value !== '')));
   if (result.success) return result.data;
   const problems = result.error.issues.map((issue) => `  ${issue.path.join('.')}: ${issue.message}`);
   throw new Error(`Invalid configuration:\n${problems.join('\n')}`);

@@ -125,6 +125,23 @@ describe('POST /chat: rate limit', () => {
   });
 });
 
+describe('POST /chat: limiter memory', () => {
+  it('stays bounded when a client sprays random emails: new keys are refused, not stored', async () => {
+    const model = scriptedModel(() => textStep('ok'));
+    const { post } = await setupChat(model, { rateLimit: { limit: 5, maxKeys: 20 } });
+    const statuses: number[] = [];
+    for (let index = 0; index < 25; index++) {
+      const response = await post({ ...body([userMessage('hi')], { userEmail: `spray-${index}@x.com` }), sessionId: crypto.randomUUID() });
+      statuses.push(response.status);
+      await response.body?.cancel();
+    }
+    expect(statuses.slice(0, 20).every((status) => status === 200)).toBe(true);
+    expect(statuses.slice(20)).toEqual([429, 429, 429, 429, 429]);
+    // Someone already held keeps their own window.
+    expect((await post({ ...body([userMessage('again')], { userEmail: 'spray-0@x.com' }), sessionId: crypto.randomUUID() })).status).toBe(200);
+  });
+});
+
 describe('POST /chat: ownership', () => {
   it('refuses a conversation owned by another user or another project', async () => {
     const { post } = await setupChat(scriptedModel(() => textStep('ok')));
@@ -286,6 +303,23 @@ function withApproval(message: UIMessage, approval: { id: string }): UIMessage {
 function withInput(message: UIMessage, input: unknown): UIMessage {
   return { ...message, parts: message.parts.map((part) => ('approval' in part ? { ...part, input } : part)) as UIMessage['parts'] };
 }
+
+describe('POST /chat: injection', () => {
+  it('turns an instruction hidden in a tool result into at most an approval card', async () => {
+    // A ticket whose text asks for a refund; the scripted model "obeys" it, as a weak model might.
+    const model = scriptedModel((call, index) => {
+      if (index === 0) return toolStep({ name: 'getTicket', input: { ticketId: 'TCK-1001' } });
+      if (index === 1) return toolStep({ name: 'refundOrder', input: { orderId: 'ORD-1001', reason: 'ticket says so' } });
+      return textStep(JSON.stringify(call.prompt).length > 0 ? 'ok' : '');
+    });
+    const { post, commerce, approvalStore } = await setupChat(model);
+    const chunks = await readAll(await post(body([userMessage('what does TCK-1001 say?')])));
+    expect(types(chunks)).toContain('tool-approval-request');
+    expect(types(chunks).at(-1)).toBe('finish');
+    expect(writeCalls(commerce)).toHaveLength(0);
+    expect(approvalStore.dump()).toEqual([expect.objectContaining({ state: 'pending' })]);
+  });
+});
 
 describe('POST /chat: step budget', () => {
   it('stops a looping model at the budget, forces the last step tool-less, and ends with text', async () => {

@@ -1,0 +1,64 @@
+import { fileURLToPath } from 'node:url';
+import { readChatStream, signChatGrant } from '@deskpilot/core';
+import { describe, expect, it } from 'vitest';
+import { modelsFrom } from '../src/app.ts';
+import { readConfig } from '../src/config.ts';
+import { exitCode, runToExit, spawnExample } from '../../test-support/spawn-example.ts';
+
+const serverFile = fileURLToPath(new URL('../src/server.ts', import.meta.url));
+const context = { userEmail: 'rep@example.com', projectKey: 'acme-b2c' };
+const ask = (url: string, text: string, extra: object = {}) =>
+  fetch(`${url}/chat`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', origin: 'http://localhost:3000' },
+    body: JSON.stringify({ sessionId: crypto.randomUUID(), messages: [{ id: 'm1', role: 'user', parts: [{ type: 'text', text }] }], context, ...extra }),
+  });
+
+describe('reference chat server', () => {
+  it('answers with the offline demo model when no provider key is set, labelled as such', async () => {
+    const { child, url, output } = await spawnExample(serverFile, { OPENAI_API_KEY: '', ANTHROPIC_API_KEY: '' });
+    expect(output()).toContain('offline demo model');
+    const response = await ask(url, 'show order ORD-1001');
+    expect(response.headers.get('access-control-allow-origin')).toBe('http://localhost:3000');
+    const chunks = [];
+    for await (const chunk of readChatStream(response)) chunks.push(chunk);
+    expect(chunks[0]).toMatchObject({ type: 'start', messageMetadata: { model: 'deskpilot:offline-demo' } });
+    expect(chunks.filter((chunk) => chunk.type === 'tool-output-available')).toHaveLength(2);
+    expect(chunks.at(-1)).toMatchObject({ type: 'finish' });
+
+    const unconfigured = await ask(url, 'hi', { provider: 'openai' });
+    expect(unconfigured.status).toBe(400);
+    expect((await unconfigured.json()).code).toBe('provider_unavailable');
+
+    child.kill('SIGTERM');
+    expect(await exitCode(child)).toBe(0);
+  });
+
+  it('requires signed grants when CHAT_CONTEXT_SECRET is set', async () => {
+    const secret = 'reference-server-context-secret-0123456789';
+    const { url, output } = await spawnExample(serverFile, { CHAT_CONTEXT_SECRET: secret });
+    expect(output()).not.toContain('no context secret configured');
+    expect((await ask(url, 'hi')).status).toBe(401);
+    const grant = await signChatGrant({ ...context, userRole: 'agent', businessType: 'b2c', capabilities: {} }, secret);
+    const granted = await ask(url, 'hi', { context: { grant } });
+    expect(granted.status).toBe(200);
+    await granted.body?.cancel();
+  });
+
+  it('refuses a bad configuration with a readable message that never prints the secret', async () => {
+    const { code, stderr } = await runToExit(serverFile, { STEP_BUDGET: '0', CHAT_CONTEXT_SECRET: 'too-short-secret' });
+    expect(code).toBe(2);
+    expect(stderr).toContain('STEP_BUDGET');
+    expect(stderr).toContain('CHAT_CONTEXT_SECRET');
+    expect(stderr).not.toContain('too-short-secret');
+  });
+
+  it('builds the provider models from the keys, the first configured one answering by default', () => {
+    const models = modelsFrom(readConfig({ OPENAI_API_KEY: 'sk-test', ANTHROPIC_API_KEY: 'ak-test' }));
+    expect(models.openai?.provider).toMatch(/^openai/);
+    expect(models.anthropic?.provider).toMatch(/^anthropic/);
+    expect(models.fallback).toBe(models.openai);
+    expect(modelsFrom(readConfig({ ANTHROPIC_API_KEY: 'ak-test' })).label).toMatch(/^anthropic.*claude-sonnet-4-6$/);
+    expect(modelsFrom(readConfig({})).label).toBe('deskpilot:offline-demo');
+  });
+});

@@ -1,0 +1,43 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { onTestFinished } from 'vitest';
+
+/** A reference server running as a real process. */
+export interface RunningExample {
+  child: ChildProcess;
+  url: string;
+  /** Everything it printed so far. */
+  output(): string;
+}
+
+/** Starts `serverFile` on an ephemeral port (needs `npm run build`) and waits for "listening on". */
+export async function spawnExample(serverFile: string, env: Record<string, string | undefined> = {}): Promise<RunningExample> {
+  const child = spawn(process.execPath, [serverFile], { env: { ...process.env, PORT: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  onTestFinished(() => void child.kill('SIGKILL'));
+  let output = '';
+  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stdout!.on('data', () => {
+      const match = /listening on (http:\/\/\S+)/.exec(output);
+      if (match) resolve(match[1]!);
+    });
+    child.once('exit', (code) => reject(new Error(`exited with ${code}: ${output}`)));
+  });
+  return { child, url, output: () => output };
+}
+
+/** Runs `serverFile` to its exit with a bad environment; resolves to its exit code and stderr. */
+export async function runToExit(serverFile: string, env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
+  const child = spawn(process.execPath, [serverFile], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  return { code: await exitCode(child), stderr };
+}
+
+/** Resolves when the process exits, to its exit code. */
+export async function exitCode(child: ChildProcess): Promise<number | null> {
+  if (child.exitCode !== null) return child.exitCode;
+  const [code] = await once(child, 'exit');
+  return code as number | null;
+}
