@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import { orderStatuses, quoteStatuses, type CancelResult, type Order, type RefundResult } from '../backends/commerce-backend.js';
-import { ChatToolError } from '../chat-tool-error.js';
 import { defineChatTool } from './chat-tool.js';
 import { presentMoney, presentTime } from './present-money.js';
 import { requireIdempotencyKey } from './require-idempotency-key.js';
 import { emailSchema, limitSchema, reasonSchema, recordIdSchema } from './tool-input-schemas.js';
+import { found } from './found.js';
 
 /** An order in one line of a list. */
 export function presentOrderSummary(order: Order) {
@@ -41,8 +41,7 @@ export const getOrderTool = defineChatTool({
   description: 'Get one order by id (e.g. ORD-1001): status, customer, items, totals, payment and refunds.',
   inputSchema: z.object({ orderId: recordIdSchema }),
   async execute({ orderId }, context) {
-    const order = await context.commerce.getOrder(context.projectKey, orderId);
-    if (!order) throw new ChatToolError(`Order ${orderId} was not found.`);
+    const order = found(await context.commerce.getOrder(context.projectKey, orderId), `Order ${orderId}`);
     return {
       orderId: order.orderId,
       status: order.status,
@@ -87,8 +86,7 @@ export const getCustomerTool = defineChatTool({
     .object({ customerId: recordIdSchema.optional(), email: emailSchema.optional() })
     .refine((input) => input.customerId !== undefined || input.email !== undefined, 'Give customerId or email.'),
   async execute({ customerId, email }, context) {
-    const customer = await context.commerce.getCustomer(context.projectKey, { customerId, email });
-    if (!customer) throw new ChatToolError(`Customer ${customerId ?? email} was not found.`);
+    const customer = found(await context.commerce.getCustomer(context.projectKey, { customerId, email }), `Customer ${customerId ?? email}`);
     return {
       customerId: customer.customerId,
       name: customer.name,
@@ -143,8 +141,7 @@ export const getBusinessUnitTool = defineChatTool({
   description: 'Get a b2b business unit by id (e.g. BU-101): status, payment terms, credit limit and contacts.',
   inputSchema: z.object({ businessUnitId: recordIdSchema }),
   async execute({ businessUnitId }, context) {
-    const unit = await context.commerce.getBusinessUnit(context.projectKey, businessUnitId);
-    if (!unit) throw new ChatToolError(`Business unit ${businessUnitId} was not found.`);
+    const unit = found(await context.commerce.getBusinessUnit(context.projectKey, businessUnitId), `Business unit ${businessUnitId}`);
     return { ...unit, creditLimit: presentMoney(unit.creditLimit) };
   },
 });

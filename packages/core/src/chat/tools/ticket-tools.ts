@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import { ticketPriorities, ticketStatuses } from '../backends/ticket-backend.js';
-import { ChatToolError } from '../chat-tool-error.js';
 import { defineChatTool } from './chat-tool.js';
 import { presentTime } from './present-money.js';
 import { requireIdempotencyKey } from './require-idempotency-key.js';
 import { emailSchema, limitSchema, recordIdSchema } from './tool-input-schemas.js';
+import { found } from './found.js';
 
 /** Comments `getTicket` returns (the newest), and the longest comment text it returns. */
 const maxComments = 10;
@@ -36,8 +36,7 @@ export const getTicketTool = defineChatTool({
   description: 'Get one support ticket by id (e.g. TCK-1001) with its latest comments.',
   inputSchema: z.object({ ticketId: recordIdSchema }),
   async execute({ ticketId }, context) {
-    const ticket = await context.tickets.getTicket(context.projectKey, ticketId);
-    if (!ticket) throw new ChatToolError(`Ticket ${ticketId} was not found.`);
+    const ticket = found(await context.tickets.getTicket(context.projectKey, ticketId), `Ticket ${ticketId}`);
     return {
       ticketId: ticket.ticketId,
       subject: ticket.subject,

@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import { ChatToolError } from '../chat-tool-error.js';
 import { defineChatTool } from './chat-tool.js';
 import { presentOrderSummary } from './commerce-tools.js';
 import { presentMoney, presentTime } from './present-money.js';
 import { recordIdSchema } from './tool-input-schemas.js';
+import { found } from './found.js';
 
 // Cards are built from backend reads, never from model text, so what the user sees is real data.
 
@@ -15,8 +15,7 @@ export const showOrderCardTool = defineChatTool({
   description: 'Show the user an order as a card (e.g. ORD-1001). Use it when the user wants to see an order.',
   inputSchema: z.object({ orderId: recordIdSchema }),
   async execute({ orderId }, context) {
-    const order = await context.commerce.getOrder(context.projectKey, orderId);
-    if (!order) throw new ChatToolError(`Order ${orderId} was not found.`);
+    const order = found(await context.commerce.getOrder(context.projectKey, orderId), `Order ${orderId}`);
     return {
       card: 'order' as const,
       orderId: order.orderId,
@@ -41,8 +40,7 @@ export const showProductCardTool = defineChatTool({
   async execute({ sku }, context) {
     // The port has no lookup by SKU; a search for the SKU must find it, and only an exact match counts.
     const matches = await context.commerce.searchProducts(context.projectKey, { query: sku, limit: 20 });
-    const product = matches.find((candidate) => candidate.sku.toLowerCase() === sku.toLowerCase());
-    if (!product) throw new ChatToolError(`Product ${sku} was not found.`);
+    const product = found(matches.find((candidate) => candidate.sku.toLowerCase() === sku.toLowerCase()), `Product ${sku}`);
     return {
       card: 'product' as const,
       sku: product.sku,
@@ -64,8 +62,7 @@ export const showCustomerCardTool = defineChatTool({
   description: 'Show the user a customer as a card with their latest orders, by customer id (e.g. CUS-1001).',
   inputSchema: z.object({ customerId: recordIdSchema }),
   async execute({ customerId }, context) {
-    const customer = await context.commerce.getCustomer(context.projectKey, { customerId });
-    if (!customer) throw new ChatToolError(`Customer ${customerId} was not found.`);
+    const customer = found(await context.commerce.getCustomer(context.projectKey, { customerId }), `Customer ${customerId}`);
     const recentOrders = await context.commerce.searchOrders(context.projectKey, { customerEmail: customer.email, limit: 3 });
     return {
       card: 'customer' as const,
