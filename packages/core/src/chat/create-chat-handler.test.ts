@@ -382,6 +382,17 @@ describe('POST /chat: working memory and persistence', () => {
     expect(sessions.find((session) => session.id === otherSessionId)!.workingMemory).toEqual({ alpha: 'yes' });
   });
 
+  it('refuses a note past the working-memory cap with a safe tool error, keeping what was stored', async () => {
+    const model = scriptedModel((_call, index) =>
+      index === 0 ? toolStep({ name: 'updateWorkingMemory', input: { set: { big: 'x'.repeat(900) } } }) : textStep('ok'),
+    );
+    const { post, store } = await setupChat(model, { limits: { workingMemoryBytes: 512 } });
+    const chunks = await readAll(await post(body([userMessage('remember a lot')])));
+    const error = chunks.find((chunk) => chunk.type === 'tool-output-error') as { errorText: string };
+    expect(error.errorText).toBe('Working memory is full (512 bytes); remove notes first.');
+    expect(store.dump().sessions[0]!.workingMemory).toEqual({});
+  });
+
   it('does not duplicate a resent message id', async () => {
     const { post, store } = await setupChat(scriptedModel(() => textStep('ok')));
     const question = userMessage('once');

@@ -214,16 +214,17 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
     tools.updateWorkingMemory = tool({
       description: 'Keep short notes for later in this conversation: set keys (short slugs) to notes, or remove keys. Other notes are kept.',
       inputSchema: workingMemoryUpdateSchema,
-      execute: async (update) => {
-        let full = false;
-        const saved = await updateSession(sessionId, (session) => {
-          const next = applyWorkingMemoryUpdate(session.workingMemory, update, limits.workingMemoryBytes);
-          full = next === null;
-          return next && { workingMemory: next };
-        });
-        if (full) throw new ChatToolError(`Working memory is full (${limits.workingMemoryBytes} bytes); remove notes first.`);
-        return { saved: true, keys: Object.keys(saved?.workingMemory ?? {}) };
-      },
+      execute: (update) =>
+        runSafely(async () => {
+          let full = false;
+          const saved = await updateSession(sessionId, (session) => {
+            const next = applyWorkingMemoryUpdate(session.workingMemory, update, limits.workingMemoryBytes);
+            full = next === null;
+            return next && { workingMemory: next };
+          });
+          if (full) throw new ChatToolError(`Working memory is full (${limits.workingMemoryBytes} bytes); remove notes first.`);
+          return { saved: true, keys: Object.keys(saved?.workingMemory ?? {}) };
+        }),
     });
     return { tools, toolApproval };
   };
