@@ -85,8 +85,26 @@ export interface ChatHandler {
 type ChatMessage = UIMessage<{ status?: TurnStatus; model?: string; createdAt?: number }>;
 type ToolPart = { type: string; toolCallId: string; state: string; input?: unknown; output?: unknown; errorText?: string; approval?: { id: string; approved?: boolean; reason?: string } };
 
+type UserMessage = { id: string; role: 'user'; parts: Array<{ type: 'text'; text: string }> };
+
 const isToolPart = (part: { type: string }): part is ToolPart & { type: `tool-${string}` } => part.type.startsWith('tool-');
 const toolNameOf = (part: { type: string }) => part.type.slice('tool-'.length);
+const isAwaitingApproval = (part: { type: string }) => isToolPart(part) && part.state === 'approval-requested';
+
+/** The message with every card still awaiting an answer marked denied (superseded by a new message). */
+function denyAwaitingApprovals(message: ChatMessage): ChatMessage {
+  const parts = message.parts.map((part) =>
+    isAwaitingApproval(part) ? { ...part, state: 'output-denied', approval: { ...(part as ToolPart).approval!, approved: false, reason: 'superseded by a new message' } } : part,
+  );
+  return { ...message, parts: parts as ChatMessage['parts'] };
+}
+
+/** What a stream says about an answer that matched nothing pending: the recorded outcome, or denied. */
+function recordedOutcome(toolCallId: string, part: ToolPart | undefined): UIMessageChunk {
+  if (part?.state === 'output-available') return { type: 'tool-output-available', toolCallId, output: part.output };
+  if (part?.state === 'output-error') return { type: 'tool-output-error', toolCallId, errorText: part.errorText ?? 'The tool failed.' };
+  return { type: 'tool-output-denied', toolCallId };
+}
 
 /**
  * Creates the chat service's handler: `POST /chat` streams the assistant's answer as an AI SDK UI
@@ -251,6 +269,64 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
       }),
     });
 
+  /** A new user message: pending approvals are denied (the model is told), the message is saved. */
+  const startUserTurn = async (sessionId: string, stored: ChatMessage[], incoming: UserMessage) => {
+    for (const pending of await options.approvalStore.listPending(sessionId)) await gate.deny(pending.id, 'superseded');
+    const superseded = stored.filter((message) => message.role === 'assistant' && message.parts.some(isAwaitingApproval)).map(denyAwaitingApprovals);
+    if (superseded.length > 0) await store.upsertMessages(sessionId, superseded);
+    const current = stored.map((message) => superseded.find((replacement) => replacement.id === message.id) ?? message);
+    const user: ChatMessage = { id: incoming.id, role: 'user', parts: incoming.parts.map((part) => ({ type: 'text', text: part.text })) };
+    // Resending a known message id answers it again in place: no duplicate turn.
+    const anchor = current.findIndex((message) => message.id === user.id);
+    const following = anchor === -1 ? undefined : current[anchor + 1];
+    await store.upsertMessages(sessionId, [user]);
+    return {
+      history: [...(anchor === -1 ? current : current.slice(0, anchor)), user],
+      assistantId: following?.role === 'assistant' ? following.id : generateId(),
+    };
+  };
+
+  /**
+   * Approval answers: applied by approval id to the stored parts of the last assistant message, each
+   * reviewed by the gate. Answers that match nothing pending run nothing: the stream replays recorded
+   * outcomes where there are some and denies the rest, without calling the model.
+   */
+  const answerApprovals = async (sessionId: string, stored: ChatMessage[], incoming: ChatMessage, scope: ApprovalScope, approvedCalls: Map<string, string>, headers: Record<string, string>) => {
+    const answers = new Map(
+      (incoming.parts as unknown as ToolPart[]).filter((part) => isToolPart(part) && part.state === 'approval-responded' && part.approval).map((part) => [part.approval!.id, part] as const),
+    );
+    const lastStored = stored.at(-1)?.id === incoming.id ? stored.at(-1)! : undefined;
+    const storedTools = (lastStored?.parts.filter(isToolPart) ?? []) as ToolPart[];
+    const pending = storedTools.filter(isAwaitingApproval);
+    if (!lastStored || pending.length === 0) {
+      const recorded = new Map(storedTools.map((part) => [part.toolCallId, part]));
+      return answerWithoutModel(incoming.id, [...answers.values()].map((answer) => recordedOutcome(answer.toolCallId, recorded.get(answer.toolCallId))), headers);
+    }
+    const reviews = new Map(
+      await Promise.all(
+        pending.map(async (part) => {
+          const answer = answers.get(part.approval!.id);
+          const review = answer
+            ? await gate.review({ id: part.approval!.id, approved: answer.approval!.approved === true, toolCallId: answer.toolCallId, toolName: toolNameOf(answer), input: answer.input }, scope, capabilityOf.get(toolNameOf(part)) ?? null)
+            : ({ approved: false, reason: 'unanswered', record: null } as const);
+          if (review.approved) approvedCalls.set(part.toolCallId, part.approval!.id);
+          else if (review.record?.state === 'pending') await gate.deny(part.approval!.id, review.reason);
+          return [part.toolCallId, review] as const;
+        }),
+      ),
+    );
+    const answered: ChatMessage = {
+      ...lastStored,
+      parts: lastStored.parts.map((part) => {
+        const review = isToolPart(part) ? reviews.get(part.toolCallId) : undefined;
+        if (!review || !isToolPart(part)) return part;
+        return { ...part, state: 'approval-responded', approval: { id: part.approval!.id, approved: review.approved, ...(review.approved ? {} : { reason: review.reason }) } };
+      }) as ChatMessage['parts'],
+    };
+    await store.upsertMessages(sessionId, [answered]);
+    return { history: [...stored.slice(0, -1), answered], assistantId: answered.id };
+  };
+
   const chat = async (request: HttpRequest): Promise<Response> => {
     const body = parseWithSchema(bodySchema, await readJsonBody(request, limits.maxBodyBytes));
     const context = await resolveContext(body.context);
@@ -270,68 +346,11 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
     const scope: ApprovalScope = { chatSessionId: session.id, userEmail: context.userEmail, projectKey: context.projectKey, capabilities: context.capabilities };
     const stored = (await store.getMessages(session.id)) as ChatMessage[];
     const approvedCalls = new Map<string, string>();
-    let history: ChatMessage[];
-    let assistantId: string;
-
-    if (isUserTurn) {
-      // A new message while approvals are pending runs none of them: they are denied and the model is told.
-      for (const pending of await options.approvalStore.listPending(session.id)) await gate.deny(pending.id, 'superseded');
-      const superseded = stored.filter((message) => message.role === 'assistant' && message.parts.some((part) => isToolPart(part) && part.state === 'approval-requested'))
-        .map((message) => ({ ...message, parts: message.parts.map((part) => (isToolPart(part) && part.state === 'approval-requested' ? { ...part, state: 'output-denied', approval: { ...part.approval!, approved: false, reason: 'superseded by a new message' } } : part)) }) as ChatMessage);
-      if (superseded.length > 0) await store.upsertMessages(session.id, superseded);
-      const patched = stored.map((message) => superseded.find((replacement) => replacement.id === message.id) ?? message);
-      const user: ChatMessage = { id: incoming.id, role: 'user', parts: incoming.parts.map((part) => ({ type: 'text', text: (part as { text: string }).text })) };
-      // Resending a known message id answers it again in place: no duplicate turn.
-      const anchor = patched.findIndex((message) => message.id === user.id);
-      const earlier = anchor === -1 ? patched : patched.slice(0, anchor);
-      const replaced = anchor === -1 ? undefined : patched[anchor + 1];
-      history = [...earlier, user];
-      assistantId = replaced?.role === 'assistant' ? replaced.id : generateId();
-      await store.upsertMessages(session.id, [user]);
-    } else {
-      const answers = new Map(
-        (incoming.parts as unknown as ToolPart[])
-          .filter((part) => isToolPart(part) && part.state === 'approval-responded' && part.approval)
-          .map((part) => [part.approval!.id, part] as const),
-      );
-      const lastStored = stored.at(-1);
-      const pendingParts = lastStored?.id === incoming.id ? (lastStored.parts.filter((part) => isToolPart(part) && part.state === 'approval-requested') as ToolPart[]) : [];
-      if (lastStored?.id !== incoming.id || pendingParts.length === 0) {
-        // Nothing of ours awaits these answers (forged, replayed, or from another conversation): run
-        // nothing; replay recorded outcomes where we have them, deny the rest.
-        const recorded = new Map((lastStored?.id === incoming.id ? (lastStored.parts.filter(isToolPart) as ToolPart[]) : []).map((part) => [part.toolCallId, part]));
-        const chunks: UIMessageChunk[] = [...answers.values()].map((answer) => {
-          const part = recorded.get(answer.toolCallId);
-          if (part?.state === 'output-available') return { type: 'tool-output-available', toolCallId: answer.toolCallId, output: part.output };
-          if (part?.state === 'output-error') return { type: 'tool-output-error', toolCallId: answer.toolCallId, errorText: part.errorText ?? 'The tool failed.' };
-          return { type: 'tool-output-denied', toolCallId: answer.toolCallId };
-        });
-        return answerWithoutModel(incoming.id, chunks, headers);
-      }
-      const decided = await Promise.all(
-        pendingParts.map(async (part) => {
-          const answer = answers.get(part.approval!.id);
-          const review = answer
-            ? await gate.review({ id: part.approval!.id, approved: answer.approval!.approved === true, toolCallId: answer.toolCallId, toolName: toolNameOf(answer), input: answer.input }, scope, capabilityOf.get(toolNameOf(part)) ?? null)
-            : ({ approved: false, reason: 'unanswered', record: null } as const);
-          if (review.approved) approvedCalls.set(part.toolCallId, part.approval!.id);
-          else if (review.record?.state === 'pending') await gate.deny(part.approval!.id, review.reason);
-          return [part.toolCallId, review] as const;
-        }),
-      );
-      const reviews = new Map(decided);
-      const answered: ChatMessage = {
-        ...lastStored!,
-        parts: lastStored!.parts.map((part) => {
-          const review = isToolPart(part) ? reviews.get(part.toolCallId) : undefined;
-          if (!review || !isToolPart(part)) return part;
-          return { ...part, state: 'approval-responded', approval: { id: part.approval!.id, approved: review.approved, ...(review.approved ? {} : { reason: review.reason }) } };
-        }) as ChatMessage['parts'],
-      };
-      await store.upsertMessages(session.id, [answered]);
-      history = [...stored.slice(0, -1), answered];
-      assistantId = answered.id;
-    }
+    const turn = isUserTurn
+      ? await startUserTurn(session.id, stored, incoming as UserMessage)
+      : await answerApprovals(session.id, stored, incoming as ChatMessage, scope, approvedCalls, headers);
+    if (turn instanceof Response) return turn;
+    const { history, assistantId } = turn;
 
     const { tools, toolApproval } = buildTools(context, session.id, approvedCalls);
     const instructions = buildInstructions({ context, workingMemory: (await store.getSession(session.id))?.workingMemory ?? {}, base: options.instructions });
