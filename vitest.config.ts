@@ -11,6 +11,8 @@ export default defineConfig({
       { find: /^@deskpilot\/core$/, replacement: source('./packages/core/src/index.ts') },
       { find: /^@deskpilot\/session-express$/, replacement: source('./packages/session-express/src/index.ts') },
       { find: /^@deskpilot\/chat-express$/, replacement: source('./packages/chat-express/src/index.ts') },
+      { find: /^@deskpilot\/postgres$/, replacement: source('./packages/postgres/src/index.ts') },
+      { find: /^@deskpilot\/redis$/, replacement: source('./packages/redis/src/index.ts') },
     ],
   },
   test: {

@@ -1,6 +1,16 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { onTestFinished } from 'vitest';
+
+/** A fresh data folder for an embedded (PGlite) database, removed after the test. */
+export function temporaryDataDir(): string {
+  const directory = mkdtempSync(join(tmpdir(), 'deskpilot-test-'));
+  onTestFinished(() => rmSync(directory, { recursive: true, force: true }));
+  return directory;
+}
 
 /** A reference server running as a real process. */
 export interface RunningExample {
@@ -12,7 +22,9 @@ export interface RunningExample {
 
 /** Starts `serverFile` on an ephemeral port (needs `npm run build`) and waits for "listening on". */
 export async function spawnExample(serverFile: string, env: Record<string, string | undefined> = {}): Promise<RunningExample> {
-  const child = spawn(process.execPath, [serverFile], { env: { ...process.env, PORT: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  // Each server gets its own embedded database unless the test names one (DATA_DIR or DATABASE_URL).
+  const dataDir = env.DATA_DIR ?? temporaryDataDir();
+  const child = spawn(process.execPath, [serverFile], { env: { ...process.env, PORT: '0', DATABASE_URL: '', REDIS_URL: '', ...env, DATA_DIR: dataDir }, stdio: ['ignore', 'pipe', 'pipe'] });
   onTestFinished(() => void child.kill('SIGKILL'));
   let output = '';
   child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));

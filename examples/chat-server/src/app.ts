@@ -7,13 +7,15 @@ import {
   createDemoCommerceBackend,
   createDemoModel,
   createDemoTicketBackend,
-  createMemoryApprovalStore,
-  createMemoryChatStore,
   problemResponse,
   writeHttpResponse,
   type ChatModels,
+  type CommerceBackend,
 } from '@deskpilot/core';
+import { createPostgresStores, openDatabase } from '@deskpilot/postgres';
+import { createRedisRateLimiter } from '@deskpilot/redis';
 import express from 'express';
+import { createClient } from 'redis';
 import type { ServerConfig } from './config.ts';
 
 /** Models from the environment; with no key, the offline demo model answers. */
@@ -24,16 +26,41 @@ export function modelsFrom(config: ServerConfig): ChatModels & { label: string }
   return { openai, anthropic, fallback, label: `${fallback.provider}:${fallback.modelId}` };
 }
 
-/** Builds the chat service app: stores, demo backends, models, routes. */
-export function createApp(config: ServerConfig) {
+/** The demo commerce backend, logging each write it performs (the demo's stand-in for a shop's audit log). */
+function loggedDemoCommerce(): CommerceBackend {
+  const backend = createDemoCommerceBackend();
+  return {
+    ...backend,
+    refundOrder: (projectKey, input, options) => {
+      console.log(`[demo-commerce] refundOrder ${input.orderId} in ${projectKey}`);
+      return backend.refundOrder(projectKey, input, options);
+    },
+    cancelOrder: (projectKey, input, options) => {
+      console.log(`[demo-commerce] cancelOrder ${input.orderId} in ${projectKey}`);
+      return backend.cancelOrder(projectKey, input, options);
+    },
+  };
+}
+
+/**
+ * Builds the chat service app: PGlite under DATA_DIR (or Postgres with DATABASE_URL) for
+ * conversations and approvals, the rate limiter in process (or shared on Redis with REDIS_URL), demo
+ * backends, models, routes.
+ */
+export async function createApp(config: ServerConfig) {
   const models = modelsFrom(config);
+  const database = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR });
+  const { chatStore, approvalStore } = createPostgresStores(database.client);
+  const redis = config.REDIS_URL ? await createClient({ url: config.REDIS_URL }).on('error', logRedisError).connect() : undefined;
+  const rateLimit = { limit: config.RATE_LIMIT_MAX, windowMs: config.RATE_LIMIT_WINDOW_MS };
   const chat = createChatHandler({
-    store: createMemoryChatStore(),
-    approvalStore: createMemoryApprovalStore(),
+    store: chatStore,
+    approvalStore,
     models,
-    commerce: createDemoCommerceBackend(),
+    commerce: loggedDemoCommerce(),
     tickets: createDemoTicketBackend(),
-    rateLimit: { limit: config.RATE_LIMIT_MAX, windowMs: config.RATE_LIMIT_WINDOW_MS },
+    rateLimit,
+    limiter: redis && createRedisRateLimiter({ client: redis, prefix: 'deskpilot:chat:', ...rateLimit }),
     stepBudget: config.STEP_BUDGET,
     contextSecret: config.CHAT_CONTEXT_SECRET,
   });
@@ -41,5 +68,18 @@ export function createApp(config: ServerConfig) {
   app.disable('x-powered-by');
   app.use(chatRouter(chat, { allowedOrigins: config.ALLOWED_ORIGINS }));
   app.use((_req, res) => writeHttpResponse(res, problemResponse(new DeskpilotError('not_found', { detail: 'No such route.' }))));
-  return { app, models };
+  const storage = database.kind === 'pglite' ? `PGlite in ${config.DATA_DIR}` : 'Postgres (DATABASE_URL)';
+  const close = async () => {
+    await redis?.close();
+    await database.close();
+  };
+  return { app, models, storage: `${storage}${redis ? ', rate limit on Redis' : ''}`, close };
+}
+
+let lastRedisError = 0;
+/** Redis errors repeat on every reconnect attempt: log at most one every 10 s. */
+function logRedisError(error: unknown): void {
+  if (Date.now() - lastRedisError < 10_000) return;
+  lastRedisError = Date.now();
+  console.error('[chat-server] redis:', error instanceof Error ? error.message : error);
 }

@@ -17,6 +17,9 @@ const environment = z.object({
   RATE_LIMIT_WINDOW_MS: positiveInt.default(60_000),
   STEP_BUDGET: positiveInt.max(50).default(6),
   DEMO_MODEL_DELAY_MS: z.coerce.number().int().min(0).max(1000).default(0),
+  DATABASE_URL: z.string().optional(),
+  DATA_DIR: z.string().default('./.data/chat'),
+  REDIS_URL: z.url({ protocol: /^rediss?$/ }).optional(),
 });
 
 export type ServerConfig = z.infer<typeof environment>;

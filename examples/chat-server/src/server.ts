@@ -9,19 +9,23 @@ try {
   process.exit(2);
 }
 
-const { app, models } = createApp(config);
+const { app, models, storage, close } = await createApp(config).catch((error: unknown) => {
+  // A database or Redis that cannot be reached at start: say so plainly and stop.
+  console.error(`[chat-server] cannot start: ${error instanceof Error ? error.message : String(error)}`);
+  process.exit(1);
+});
 const server = app.listen(config.PORT, config.HOST, () => {
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.PORT;
   console.log(`[chat-server] listening on http://${config.HOST}:${port}`);
   console.log(`[chat-server] default model: ${models.label}${models.label.startsWith('deskpilot:') ? ' (offline demo model: no provider key set)' : ''}`);
-  console.log('[chat-server] storage: in memory (conversations are lost on restart)');
+  console.log(`[chat-server] storage: ${storage}`);
 });
 
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   process.once(signal, () => {
     console.log(`[chat-server] ${signal}: closing`);
-    server.close(() => process.exit(0));
+    server.close(() => void close().then(() => process.exit(0), () => process.exit(1)));
     server.closeIdleConnections();
     setTimeout(() => process.exit(1), 10_000).unref();
   });

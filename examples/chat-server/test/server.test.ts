@@ -17,7 +17,7 @@ const ask = (url: string, text: string, extra: object = {}) =>
 describe('reference chat server', () => {
   it('answers with the offline demo model when no provider key is set, labelled as such', async () => {
     const { child, url, output } = await spawnExample(serverFile, { OPENAI_API_KEY: '', ANTHROPIC_API_KEY: '' });
-    expect(output()).toContain('offline demo model');
+    await expect.poll(output).toContain('offline demo model');
     const response = await ask(url, 'show order ORD-1001');
     expect(response.headers.get('access-control-allow-origin')).toBe('http://localhost:3000');
     const chunks = [];

@@ -18,6 +18,9 @@ const environment = z.object({
   SESSION_IDLE_TIMEOUT_MS: milliseconds.default(2 * 60 * 60 * 1000),
   SESSION_ABSOLUTE_TIMEOUT_MS: milliseconds.default(12 * 60 * 60 * 1000),
   SEED_DEMO_USERS: flag.default(true),
+  DATABASE_URL: z.string().optional(),
+  DATA_DIR: z.string().default('./.data/session'),
+  REDIS_URL: z.url({ protocol: /^rediss?$/ }).optional(),
 });
 
 export type ServerConfig = z.infer<typeof environment>;

@@ -8,13 +8,17 @@ try {
   console.error(`[session-server] ${(error as Error).message}`);
   process.exit(2);
 }
-const { app, sessions } = await createApp(config);
+const { app, sessions, storage, close } = await createApp(config).catch((error: unknown) => {
+  // A database or Redis that cannot be reached at start: say so plainly and stop.
+  console.error(`[session-server] cannot start: ${error instanceof Error ? error.message : String(error)}`);
+  process.exit(1);
+});
 
 const server = app.listen(config.PORT, config.HOST, () => {
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.PORT;
   console.log(`[session-server] listening on http://${config.HOST}:${port}`);
-  console.log('[session-server] storage: in memory (sessions are lost on restart)');
+  console.log(`[session-server] storage: ${storage}`);
   if (config.SEED_DEMO_USERS) console.log('[session-server] demo users: alice@example.com, bob@example.com');
   if (!config.COOKIE_SECURE) console.warn('[session-server] COOKIE_SECURE=false: cookies travel over plain http');
 });
@@ -28,7 +32,7 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   process.once(signal, () => {
     console.log(`[session-server] ${signal}: closing`);
     clearInterval(cleanup);
-    server.close(() => process.exit(0));
+    server.close(() => void close().then(() => process.exit(0), () => process.exit(1)));
     server.closeIdleConnections();
     setTimeout(() => process.exit(1), 10_000).unref();
   });

@@ -36,7 +36,8 @@ export function userMessageSchema(maxTextLength: number) {
     .object({
       id: messageId,
       role: z.literal('user'),
-      parts: z.array(z.object({ type: z.literal('text'), text: z.string() })).min(1).max(50),
+      // NUL cannot be stored in Postgres text or jsonb, and no person types one: refuse it up front.
+      parts: z.array(z.object({ type: z.literal('text'), text: z.string().refine((text) => !text.includes('\u0000'), 'Text must not contain NUL characters') })).min(1).max(50),
     })
     .refine((message) => message.parts.reduce((sum, part) => sum + part.text.length, 0) <= maxTextLength, {
       message: `Text must not exceed ${maxTextLength} characters`,

@@ -1,0 +1,45 @@
+import type { ApprovalStore, ChatStore, PasswordHashOptions, SessionStore } from '@deskpilot/core';
+import { createPostgresApprovalStore } from './postgres-approval-store.js';
+import { createPostgresChatStore } from './postgres-chat-store.js';
+import { createPostgresSessionStore } from './postgres-session-store.js';
+import { createPostgresUserDirectory, type PostgresUserDirectory } from './postgres-user-directory.js';
+import type { ReadCacheOptions } from './read-cache.js';
+import type { SqlClient } from './sql-client.js';
+
+/** Options of {@link createPostgresStores}. */
+export interface PostgresStoresOptions {
+  /**
+   * In-process read cache for sessions and accounts (the per-request reads). Only when this process
+   * is the database's ONLY writer: turn it on for PGlite, leave it off for a shared Postgres.
+   * @default false
+   */
+  cache?: boolean | ReadCacheOptions;
+  /** scrypt parameters of the user directory. */
+  passwordHash?: PasswordHashOptions;
+  /** Clock for the session cache's expiry check. @default Date.now */
+  now?: () => number;
+}
+
+/** Every Deskpilot store on one database. */
+export interface PostgresStores {
+  sessionStore: SessionStore;
+  userDirectory: PostgresUserDirectory;
+  chatStore: ChatStore;
+  approvalStore: ApprovalStore;
+}
+
+/**
+ * Creates every store on one {@link SqlClient} (run {@link migrate} first; `openDatabase` does).
+ *
+ * @example
+ * const db = await openDatabase({ databaseUrl: process.env.DATABASE_URL, dataDir: './.data/session' });
+ * const stores = createPostgresStores(db.client, { cache: db.kind === 'pglite' });
+ */
+export function createPostgresStores(client: SqlClient, options: PostgresStoresOptions = {}): PostgresStores {
+  return {
+    sessionStore: createPostgresSessionStore(client, { cache: options.cache, now: options.now }),
+    userDirectory: createPostgresUserDirectory(client, { cache: options.cache, passwordHash: options.passwordHash }),
+    chatStore: createPostgresChatStore(client),
+    approvalStore: createPostgresApprovalStore(client),
+  };
+}

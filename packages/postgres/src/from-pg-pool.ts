@@ -1,0 +1,91 @@
+import { types as globalTypes } from 'pg';
+import type { SqlClient, SqlExecutor, SqlResult, SqlRow } from './sql-client.js';
+import { sqlValueParsers } from './sql-value-parsers.js';
+import { toStoreError } from './to-store-error.js';
+
+/** A query as `pg` accepts it, with per-query type parsers. */
+interface PgQueryConfig {
+  text: string;
+  values: unknown[];
+  types: { getTypeParser: (oid: number, format?: string) => (value: string) => unknown };
+}
+
+/** What {@link fromPgPool} needs of a `pg` client checked out of a pool. */
+export interface PgPoolClientLike {
+  query(config: PgQueryConfig): Promise<{ rows: SqlRow[]; rowCount: number | null }>;
+  release(error?: Error | boolean): void;
+  on(event: 'error', listener: (error: Error) => void): unknown;
+  off(event: 'error', listener: (error: Error) => void): unknown;
+}
+
+/** What {@link fromPgPool} needs of a `pg` `Pool` (structural, so any `pg` 8 version fits). */
+export interface PgPoolLike {
+  query(config: PgQueryConfig): Promise<{ rows: SqlRow[]; rowCount: number | null }>;
+  connect(): Promise<PgPoolClientLike>;
+  end(): Promise<void>;
+  on(event: 'error', listener: (error: Error, client: unknown) => void): unknown;
+}
+
+// Our parsers for the column types we own; anything else keeps the host's (global) choice.
+const types: PgQueryConfig['types'] = {
+  getTypeParser: (oid, format) => sqlValueParsers[oid] ?? (globalTypes.getTypeParser(oid, format as 'text') as (value: string) => unknown),
+};
+
+const ignore = () => {};
+
+async function run<Row extends SqlRow>(target: Pick<PgPoolLike, 'query'>, sql: string, params: readonly unknown[] = []): Promise<SqlResult<Row>> {
+  try {
+    const result = await target.query({ text: sql, values: [...params], types });
+    return { rows: result.rows as Row[], rowCount: result.rowCount ?? result.rows.length };
+  } catch (error) {
+    throw toStoreError(error);
+  }
+}
+
+/**
+ * Wraps a `pg` `Pool` as a {@link SqlClient}. It adds an `error` listener to the pool: an idle
+ * connection dropped by the server (restart, failover) is then discarded and replaced instead of
+ * crashing the process with an unhandled `error` event.
+ *
+ * @example
+ * import { Pool } from 'pg';
+ * const client = fromPgPool(new Pool({ connectionString: process.env.DATABASE_URL }));
+ * await migrate(client);
+ */
+export function fromPgPool(pool: PgPoolLike): SqlClient {
+  pool.on('error', ignore);
+  return {
+    query: (sql, params) => run(pool, sql, params),
+    async transaction(fn) {
+      let connection: PgPoolClientLike;
+      try {
+        connection = await pool.connect();
+      } catch (error) {
+        throw toStoreError(error);
+      }
+      // A checked-out client has no pool listener: a connection lost between two statements would
+      // otherwise be an unhandled `error` event. The failed statement reports it instead.
+      connection.on('error', ignore);
+      const executor: SqlExecutor = { query: (sql, params) => run(connection, sql, params) };
+      let broken: Error | undefined;
+      try {
+        await executor.query('BEGIN');
+        const result = await fn(executor);
+        await executor.query('COMMIT');
+        return result;
+      } catch (error) {
+        try {
+          await executor.query('ROLLBACK');
+        } catch (rollbackError) {
+          // The connection is unusable: destroy it rather than return it to the pool mid-transaction.
+          broken = rollbackError instanceof Error ? rollbackError : new Error('Rollback failed');
+        }
+        throw error;
+      } finally {
+        connection.off('error', ignore);
+        connection.release(broken ?? false);
+      }
+    },
+    close: () => pool.end(),
+  };
+}

@@ -1,0 +1,17 @@
+export type { SqlClient, SqlExecutor, SqlResult, SqlRow } from './sql-client.js';
+export { fromPgPool, type PgPoolClientLike, type PgPoolLike } from './from-pg-pool.js';
+export { fromPglite, type PgliteLike } from './from-pglite.js';
+export { toStoreError } from './to-store-error.js';
+export { migrate, type MigrateResult } from './migrate.js';
+export { migrations, type Migration } from './migrations.js';
+export { createPostgresSessionStore, type PostgresSessionStoreOptions } from './postgres-session-store.js';
+export {
+  createPostgresUserDirectory,
+  type PostgresUserDirectory,
+  type PostgresUserDirectoryOptions,
+} from './postgres-user-directory.js';
+export { createPostgresChatStore } from './postgres-chat-store.js';
+export { createPostgresApprovalStore } from './postgres-approval-store.js';
+export { createPostgresStores, type PostgresStores, type PostgresStoresOptions } from './create-postgres-stores.js';
+export { openDatabase, type Database, type OpenDatabaseOptions } from './open-database.js';
+export type { ReadCacheOptions } from './read-cache.js';

@@ -1,0 +1,61 @@
+import { isDeskpilotError } from '@deskpilot/core';
+import { testChatStore } from '@deskpilot/core/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createPostgresChatStore } from './postgres-chat-store.js';
+import { testBackends, type TestDatabase } from './test-database.test-support.js';
+
+const init = () => ({ id: crypto.randomUUID(), userEmail: 'rep@example.com', projectKey: 'acme-b2c', createdAt: 1_000, updatedAt: 1_000 });
+
+/** The error a call rejected with. */
+const rejection = (promise: Promise<unknown>) => promise.then(
+  () => expect.unreachable('the call should have failed'),
+  (error: unknown) => error,
+);
+
+for (const backend of testBackends) {
+  describe.skipIf(backend.skip)(`createPostgresChatStore ${backend.name}`, () => {
+    let database: TestDatabase;
+    beforeAll(async () => {
+      database = await backend.open();
+    }, 60_000);
+    afterAll(() => database?.close());
+
+    testChatStore(async () => {
+      await database.reset();
+      return createPostgresChatStore(database.client);
+    });
+
+    it('reads epoch milliseconds and versions back as numbers, not strings', async () => {
+      const store = createPostgresChatStore(database.client);
+      const { session } = await store.getOrCreateSession({ ...init(), createdAt: Date.UTC(2026, 0, 1), updatedAt: Date.UTC(2026, 0, 2) });
+      expect(await store.getSession(session.id)).toStrictEqual({ ...session, createdAt: Date.UTC(2026, 0, 1), updatedAt: Date.UTC(2026, 0, 2), version: 1 });
+    });
+
+    it('answers corrupted working memory or messages with store_unavailable, not a crash', async () => {
+      const store = createPostgresChatStore(database.client);
+      const { session } = await store.getOrCreateSession(init());
+      await store.upsertMessages(session.id, [{ id: 'm1', role: 'user', parts: [{ type: 'text', text: 'hi' }] }]);
+      await database.client.query(`UPDATE deskpilot_chat_sessions SET working_memory = '{"note": 42}' WHERE id = $1`, [session.id]);
+      await database.client.query(`UPDATE deskpilot_chat_messages SET message = '"not a message"' WHERE session_id = $1`, [session.id]);
+
+      const sessionError = await rejection(store.getSession(session.id));
+      expect(isDeskpilotError(sessionError, 'store_unavailable')).toBe(true);
+      expect((sessionError as Error).message).toBe('A stored chat session is corrupted and cannot be read.');
+      const messageError = await rejection(store.getMessages(session.id));
+      expect(isDeskpilotError(messageError, 'store_unavailable')).toBe(true);
+      expect((messageError as Error).message).toBe('A stored chat message is corrupted and cannot be read.');
+    });
+
+    it('saves nothing of a batch that fails part-way', async () => {
+      const store = createPostgresChatStore(database.client);
+      const { session } = await store.getOrCreateSession(init());
+      // jsonb refuses U+0000: the second message fails the one statement that saves the batch.
+      const batch = [
+        { id: 'ok', role: 'user' as const, parts: [{ type: 'text' as const, text: 'fine' }] },
+        { id: 'bad', role: 'user' as const, parts: [{ type: 'text' as const, text: 'nul \u0000 here' }] },
+      ];
+      await expect(store.upsertMessages(session.id, batch)).rejects.toThrow();
+      expect(await store.getMessages(session.id)).toEqual([]);
+    });
+  });
+}

@@ -1,0 +1,89 @@
+import type { ChatSessionRecord, ChatStore, TurnStatus } from '@deskpilot/core';
+import { isJsonObject, isRecordOf, readStoredRow } from './read-stored-row.js';
+import type { SqlClient, SqlRow } from './sql-client.js';
+
+type UIMessage = Awaited<ReturnType<ChatStore['getMessages']>>[number];
+
+const turnStatuses: readonly TurnStatus[] = ['complete', 'aborted', 'awaiting_approval', 'budget_exhausted', 'failed'];
+const columns = 'id, user_email, project_key, working_memory, last_turn_status, created_at, updated_at, version';
+const isWorkingMemory = isRecordOf('string');
+
+function toSession(row: SqlRow): ChatSessionRecord {
+  const read = readStoredRow('chat session', row);
+  return {
+    id: read.text('id'),
+    userEmail: read.text('user_email'),
+    projectKey: read.text('project_key'),
+    workingMemory: read.json('working_memory', isWorkingMemory, 'an object of strings'),
+    lastTurnStatus: row.last_turn_status === null ? null : read.oneOf('last_turn_status', turnStatuses),
+    createdAt: read.integer('created_at'),
+    updatedAt: read.integer('updated_at'),
+    version: read.integer('version'),
+  };
+}
+
+function isMessage(value: unknown): value is UIMessage {
+  return isJsonObject(value) && typeof value.id === 'string' && typeof value.role === 'string' && Array.isArray(value.parts);
+}
+
+/**
+ * Creates a {@link ChatStore} on Postgres or PGlite. Session creation is `INSERT … ON CONFLICT DO
+ * NOTHING` (race-safe across replicas), updates carry the version in their `WHERE` clause, and
+ * messages are upserted by `(session_id, id)`, keeping the position of their first save.
+ *
+ * @example
+ * const chats = createPostgresChatStore(client);
+ */
+export function createPostgresChatStore(client: SqlClient): ChatStore {
+  const getSession = async (id: string) => {
+    const { rows } = await client.query(`SELECT ${columns} FROM deskpilot_chat_sessions WHERE id = $1`, [id]);
+    return rows[0] ? toSession(rows[0]) : null;
+  };
+
+  return {
+    async getOrCreateSession(init) {
+      // Two attempts: the second only matters if the row was deleted between our insert and select.
+      for (let attempt = 0; attempt < 2; attempt++) {
+        const { rows } = await client.query(
+          `INSERT INTO deskpilot_chat_sessions (${columns}) VALUES ($1, $2, $3, '{}', NULL, $4, $5, 1)
+           ON CONFLICT (id) DO NOTHING RETURNING ${columns}`,
+          [init.id, init.userEmail, init.projectKey, init.createdAt, init.updatedAt],
+        );
+        if (rows[0]) return { session: toSession(rows[0]), created: true };
+        const existing = await getSession(init.id);
+        if (existing) return { session: existing, created: false };
+      }
+      throw new Error(`Chat session ${init.id} was deleted while it was being created`);
+    },
+    getSession,
+    async updateSession(id, expectedVersion, update) {
+      // A null parameter means "not given": COALESCE keeps the stored value (a status is never unset).
+      const { rows } = await client.query(
+        `UPDATE deskpilot_chat_sessions
+         SET working_memory = COALESCE($3::jsonb, working_memory), last_turn_status = COALESCE($4, last_turn_status),
+             updated_at = $5, version = version + 1
+         WHERE id = $1 AND version = $2 RETURNING ${columns}`,
+        [id, expectedVersion, update.workingMemory === undefined ? null : JSON.stringify(update.workingMemory), update.lastTurnStatus ?? null, update.updatedAt],
+      );
+      return rows[0] ? toSession(rows[0]) : null;
+    },
+    async getMessages(sessionId) {
+      const { rows } = await client.query('SELECT id, message FROM deskpilot_chat_messages WHERE session_id = $1 ORDER BY position', [sessionId]);
+      return rows.map((row) => readStoredRow('chat message', row).json('message', isMessage, 'a UI message'));
+    },
+    async upsertMessages(sessionId, messages) {
+      // One statement cannot update a row twice: de-duplicate first, keeping the first position and
+      // the last content of a repeated id (the order a Map gives).
+      const batch = new Map<string, UIMessage>();
+      for (const message of messages) batch.set(message.id, message);
+      if (batch.size === 0) return;
+      // Positions come from an identity column, assigned in array order (ORDER BY ordinal).
+      await client.query(
+        `INSERT INTO deskpilot_chat_messages (session_id, id, message)
+         SELECT $1, item->>'id', item FROM jsonb_array_elements($2::jsonb) WITH ORDINALITY AS batch(item, ordinal) ORDER BY ordinal
+         ON CONFLICT (session_id, id) DO UPDATE SET message = excluded.message`,
+        [sessionId, JSON.stringify([...batch.values()])],
+      );
+    },
+  };
+}

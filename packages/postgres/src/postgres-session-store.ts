@@ -1,0 +1,125 @@
+import type { SessionRecord, SessionStore } from '@deskpilot/core';
+import { createReadCache, noReadCache, type ReadCacheOptions } from './read-cache.js';
+import { readStoredRow } from './read-stored-row.js';
+import type { SqlClient, SqlRow } from './sql-client.js';
+
+/** Options of {@link createPostgresSessionStore}. */
+export interface PostgresSessionStoreOptions {
+  /**
+   * Keep records this process read or wrote in memory, updated by every write it makes, never served
+   * past their expiry. Only correct when this process is the database's ONLY writer (PGlite, or a
+   * single replica): a session revoked by another process would stay valid here.
+   * @default false
+   */
+  cache?: boolean | ReadCacheOptions;
+  /** Clock for the cache's expiry check, in epoch milliseconds. @default Date.now */
+  now?: () => number;
+}
+
+const columns = 'id, secret_hash, user_id, project_key, client_id, created_at, expires_at, idle_expires_at, version';
+
+function toRecord(row: SqlRow): SessionRecord {
+  const read = readStoredRow('session', row);
+  return {
+    id: read.text('id'),
+    secretHash: read.text('secret_hash'),
+    userId: read.text('user_id'),
+    projectKey: read.text('project_key'),
+    clientId: read.text('client_id'),
+    createdAt: read.integer('created_at'),
+    expiresAt: read.integer('expires_at'),
+    idleExpiresAt: read.integer('idle_expires_at'),
+    version: read.integer('version'),
+  };
+}
+
+const insertSql = `INSERT INTO deskpilot_sessions (${columns}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`;
+const insertParams = (record: SessionRecord) => [
+  record.id,
+  record.secretHash,
+  record.userId,
+  record.projectKey,
+  record.clientId,
+  record.createdAt,
+  record.expiresAt,
+  record.idleExpiresAt,
+  record.version,
+];
+
+// Thrown inside the replace transaction to roll its delete back; never leaves this module.
+const rollback = Symbol('rollback');
+
+/**
+ * Creates a {@link SessionStore} on Postgres or PGlite. Every check-then-write is one statement with
+ * the version check in its `WHERE` clause; `replace` deletes and inserts in one transaction.
+ *
+ * @example
+ * const store = createPostgresSessionStore(client, { cache: db.kind === 'pglite' });
+ */
+export function createPostgresSessionStore(client: SqlClient, options: PostgresSessionStoreOptions = {}): SessionStore {
+  const cacheOptions = options.cache === true ? {} : options.cache || undefined;
+  const cache = cacheOptions
+    ? createReadCache<SessionRecord>({ ...cacheOptions, now: options.now, expiresAt: (record) => Math.min(record.expiresAt, record.idleExpiresAt) })
+    : noReadCache<SessionRecord>();
+  // Cached records are shared by every caller, so they are frozen: nobody can change them.
+  const freeze = (record: SessionRecord) => (cacheOptions ? Object.freeze(record) : record);
+
+  const load = async (id: string) => {
+    const { rows } = await client.query(`SELECT ${columns} FROM deskpilot_sessions WHERE id = $1`, [id]);
+    return rows[0] ? freeze(toRecord(rows[0])) : null;
+  };
+  // `keys` are the ids the cache forgets if the delete fails; undefined (unknown) forgets them all.
+  const deleteWhere = async (where: string, param: unknown, keys?: string[]) => {
+    const { rows } = await cache.write(
+      keys,
+      () => client.query<{ id: string }>(`DELETE FROM deskpilot_sessions WHERE ${where} RETURNING id`, [param]),
+      ({ rows }) => ({ remove: rows.map((row) => row.id) }),
+    );
+    return rows.length;
+  };
+
+  return {
+    async create(record) {
+      const stored = freeze({ ...record });
+      await cache.write([record.id], () => client.query(insertSql, insertParams(stored)), () => ({ set: [[stored.id, stored]] }));
+    },
+    get: (id) => cache.read(id, () => load(id)),
+    async touch(id, expectedVersion, idleExpiresAt) {
+      const { rows } = await cache.write(
+        [id],
+        () =>
+          client.query(
+            `UPDATE deskpilot_sessions SET idle_expires_at = $3, version = version + 1
+             WHERE id = $1 AND version = $2 RETURNING ${columns}`,
+            [id, expectedVersion, idleExpiresAt],
+          ),
+        ({ rows }) => (rows[0] ? { set: [[id, freeze(toRecord(rows[0]))]] } : { remove: [id] }),
+      );
+      return rows.length === 1;
+    },
+    async replace(id, expectedVersion, next) {
+      const stored = freeze({ ...next });
+      return cache.write(
+        [id, next.id],
+        async () => {
+          try {
+            return await client.transaction(async (transaction) => {
+              const deleted = await transaction.query('DELETE FROM deskpilot_sessions WHERE id = $1 AND version = $2', [id, expectedVersion]);
+              if (deleted.rowCount === 0) return false;
+              const inserted = await transaction.query(`${insertSql} ON CONFLICT (id) DO NOTHING`, insertParams(stored));
+              if (inserted.rowCount === 0) throw rollback;
+              return true;
+            });
+          } catch (error) {
+            if (error === rollback) return false;
+            throw error;
+          }
+        },
+        (replaced) => (replaced ? { remove: [id], set: [[stored.id, stored]] } : { remove: [id] }),
+      );
+    },
+    delete: async (id) => (await deleteWhere('id = $1', id, [id])) > 0,
+    deleteByUser: (userId) => deleteWhere('user_id = $1', userId),
+    deleteExpired: (now) => deleteWhere('least(expires_at, idle_expires_at) <= $1', now),
+  };
+}

@@ -1,0 +1,126 @@
+import * as crypto from 'node:crypto';
+import { isDeskpilotError } from '@deskpilot/core';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { createPostgresUserDirectory } from './postgres-user-directory.js';
+import { testBackends, type TestDatabase } from './test-database.test-support.js';
+
+// Count scrypt runs (and their cost) to show that every login path does the same work.
+vi.mock(import('node:crypto'), async (importOriginal) => {
+  const actual = await importOriginal();
+  return { ...actual, scrypt: vi.fn(actual.scrypt) as unknown as typeof actual.scrypt };
+});
+const scrypt = vi.mocked(crypto.scrypt);
+
+const member = [{ projectKey: 'acme-b2c', clientId: 'acme', role: 'agent' }];
+const passwordHash = { cost: 1024 };
+
+for (const backend of testBackends) {
+  for (const cache of [false, true]) {
+    describe.skipIf(backend.skip)(`createPostgresUserDirectory${cache ? ' with cache' : ''} ${backend.name}`, () => {
+      let database: TestDatabase;
+      beforeAll(async () => {
+        database = await backend.open();
+      }, 60_000);
+      afterAll(() => database?.close());
+      beforeEach(async () => {
+        await database.reset();
+        scrypt.mockClear();
+      });
+      const directory = () => createPostgresUserDirectory(database.client, { passwordHash, cache });
+
+      it('verifies the right password and returns the account with memberships, in order', async () => {
+        const users = directory();
+        const memberships = [...member, { projectKey: 'acme-b2b', clientId: 'acme', role: 'admin' }, { projectKey: 'globex', clientId: 'globex', role: 'viewer' }];
+        await users.addUser({ id: 'u1', email: ' Rep@Example.COM', name: 'Rep', password: 'correct horse', memberships });
+        const expected = { user: { id: 'u1', email: 'rep@example.com', name: 'Rep' }, memberships };
+        expect(await users.verifyCredentials('REP@example.com ', 'correct horse')).toEqual(expected);
+        expect(await users.verifyCredentials('rep@example.com', 'Correct horse')).toBeNull();
+        expect(await users.getAccount('u1')).toEqual(expected);
+        expect(await users.getAccount('u2')).toBeNull();
+      });
+
+      it('does the same scrypt work for an unknown email as for a wrong password', async () => {
+        const users = createPostgresUserDirectory(database.client, { passwordHash: { cost: 2048 }, cache });
+        await users.addUser({ email: 'rep@example.com', name: 'Rep', password: 'correct horse', memberships: member });
+        await users.verifyCredentials('nobody@example.com', 'warm-up'); // the decoy hash is built once
+        scrypt.mockClear();
+
+        expect(await users.verifyCredentials('rep@example.com', 'wrong')).toBeNull();
+        const wrongPassword = scrypt.mock.calls.map((call) => call[3]);
+        scrypt.mockClear();
+        expect(await users.verifyCredentials('nobody@example.com', 'wrong')).toBeNull();
+        const unknownEmail = scrypt.mock.calls.map((call) => call[3]);
+
+        expect(wrongPassword).toHaveLength(1);
+        expect(unknownEmail).toEqual(wrongPassword); // same count, same cost parameters
+      });
+
+      it('replaces a user added again with the same email', async () => {
+        const users = directory();
+        await users.addUser({ id: 'old', email: 'rep@example.com', name: 'Rep', password: 'one', memberships: member });
+        await users.getAccount('old');
+        await users.addUser({ id: 'new', email: 'REP@example.com', name: 'Rep', password: 'two', memberships: [] });
+        expect(await users.verifyCredentials('rep@example.com', 'one')).toBeNull();
+        expect((await users.verifyCredentials('rep@example.com', 'two'))?.user.id).toBe('new');
+        expect(await users.getAccount('old')).toBeNull();
+        expect(await users.getAccount('new')).toEqual({ user: { id: 'new', email: 'rep@example.com', name: 'Rep' }, memberships: [] });
+      });
+
+      it('keeps the user id when an email is re-added without one, so sessions survive re-seeding', async () => {
+        const users = directory();
+        const first = await users.addUser({ email: 'rep@example.com', name: 'Rep', password: 'one', memberships: member });
+        const second = await users.addUser({ email: 'rep@example.com', name: 'Rep Renamed', password: 'two', memberships: [] });
+        expect(second.user.id).toBe(first.user.id);
+        expect(await users.getAccount(first.user.id)).toEqual({ user: { ...first.user, name: 'Rep Renamed' }, memberships: [] });
+      });
+
+      it('lets replicas seed the same users at the same time', async () => {
+        const users = directory();
+        const seeds = Array.from({ length: 4 }, (_, index) => users.addUser({ id: 'u1', email: 'rep@example.com', name: `Rep ${index}`, password: 'pw', memberships: member }));
+        await Promise.all(seeds);
+        expect((await users.verifyCredentials('rep@example.com', 'pw'))?.user.id).toBe('u1');
+      });
+
+      it('hands out accounts nobody can change, without the password hash', async () => {
+        const users = directory();
+        const memberships = [{ projectKey: 'acme-b2c', clientId: 'acme', role: 'agent' }];
+        await users.addUser({ id: 'u1', email: 'rep@example.com', name: 'Rep', password: 'pw', memberships });
+        memberships[0]!.role = 'admin';
+        const account = (await users.getAccount('u1'))!;
+        expect(() => {
+          account.memberships[0]!.role = 'admin';
+        }).toThrow(TypeError);
+        expect((await users.getAccount('u1'))!.memberships[0]!.role).toBe('agent');
+        expect(JSON.stringify(account)).not.toContain('scrypt');
+        expect(JSON.stringify(await users.verifyCredentials('rep@example.com', 'pw'))).not.toContain('scrypt');
+      });
+
+      it('rolls a failed addUser back: the previous user stays, nothing half-written', async () => {
+        const users = directory();
+        await users.addUser({ id: 'u1', email: 'rep@example.com', name: 'Rep', password: 'one', memberships: member });
+        // A membership without a role fails the last statement of the transaction.
+        const broken = [{ projectKey: 'acme-b2c', clientId: 'acme' }] as unknown as typeof member;
+        await expect(users.addUser({ id: 'u2', email: 'rep@example.com', name: 'Rep', password: 'two', memberships: broken })).rejects.toThrow();
+        expect((await users.verifyCredentials('rep@example.com', 'one'))?.user.id).toBe('u1');
+        expect(await users.getAccount('u2')).toBeNull();
+        expect(await users.getAccount('u1')).toMatchObject({ memberships: member });
+      });
+
+      it('answers a corrupted account with store_unavailable, not a crash', async () => {
+        const users = directory();
+        await users.addUser({ id: 'u1', email: 'rep@example.com', name: 'Rep', password: 'pw', memberships: member });
+        // Columns are NOT NULL; a hand edit that drops a constraint is how a membership loses its role.
+        await database.client.query(`ALTER TABLE deskpilot_memberships ALTER COLUMN role DROP NOT NULL`);
+        try {
+          await database.client.query(`UPDATE deskpilot_memberships SET role = NULL WHERE user_id = 'u1'`);
+          const error = await createPostgresUserDirectory(database.client, { passwordHash }).getAccount('u1').catch((caught: unknown) => caught);
+          expect(isDeskpilotError(error, 'store_unavailable')).toBe(true);
+          expect((error as Error).message).toBe('A stored user is corrupted and cannot be read.');
+        } finally {
+          await database.client.query(`DELETE FROM deskpilot_memberships`);
+          await database.client.query(`ALTER TABLE deskpilot_memberships ALTER COLUMN role SET NOT NULL`);
+        }
+      });
+    });
+  }
+}

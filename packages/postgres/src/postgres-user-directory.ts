@@ -1,0 +1,130 @@
+import { randomUUID } from 'node:crypto';
+import {
+  hashPassword,
+  normalizeEmail,
+  verifyPassword,
+  type Account,
+  type Membership,
+  type NewUser,
+  type PasswordHashOptions,
+  type UserDirectory,
+} from '@deskpilot/core';
+import { createReadCache, noReadCache, type ReadCacheOptions } from './read-cache.js';
+import { isJsonObject, readStoredRow } from './read-stored-row.js';
+import type { SqlClient, SqlRow } from './sql-client.js';
+
+/** Options of {@link createPostgresUserDirectory}. */
+export interface PostgresUserDirectoryOptions {
+  /** scrypt parameters for new hashes (and for the decoy hash checked for unknown emails). */
+  passwordHash?: PasswordHashOptions;
+  /**
+   * Keep accounts this process read or wrote in memory, updated by every `addUser` it makes. Only
+   * correct when this process is the database's ONLY writer (PGlite, or a single replica).
+   * @default false
+   */
+  cache?: boolean | ReadCacheOptions;
+}
+
+/** A {@link UserDirectory} on Postgres or PGlite. */
+export interface PostgresUserDirectory extends UserDirectory {
+  /**
+   * Adds or replaces, by email, a user; resolves to the stored account. Re-adding an email without an
+   * `id` keeps the stored user id, so sessions survive re-seeding at every start.
+   */
+  addUser(user: NewUser): Promise<Account>;
+}
+
+// Users are written under one advisory lock: replicas seeding the same users at start would
+// otherwise race on the unique email ("deskpiloU" in ASCII, as a bigint).
+const usersLockKey = '7234316346693069941';
+
+// One round trip for a user and their memberships, in the order they were added.
+const accountSql = `SELECT u.id, u.email, u.name, u.password_hash,
+  COALESCE((SELECT jsonb_agg(jsonb_build_object('projectKey', m.project_key, 'clientId', m.client_id, 'role', m.role) ORDER BY m.position)
+            FROM deskpilot_memberships m WHERE m.user_id = u.id), '[]'::jsonb) AS memberships
+  FROM deskpilot_users u`;
+
+function isMemberships(value: unknown): value is Membership[] {
+  return (
+    Array.isArray(value) &&
+    value.every((entry) => isJsonObject(entry) && ['projectKey', 'clientId', 'role'].every((key) => typeof entry[key] === 'string'))
+  );
+}
+
+/** Accounts are handed out deep-frozen: nobody can change them, and a cached one is shared safely. */
+function freezeAccount(account: Account): Account {
+  return Object.freeze({
+    user: Object.freeze(account.user),
+    memberships: Object.freeze(account.memberships.map((membership) => Object.freeze(membership))) as Account['memberships'],
+  });
+}
+
+function toAccount(row: SqlRow): Account & { passwordHash: string } {
+  const read = readStoredRow('user', row);
+  const account = freezeAccount({
+    user: { id: read.text('id'), email: read.text('email'), name: read.text('name') },
+    memberships: read.json('memberships', isMemberships, 'a list of memberships'),
+  });
+  return { ...account, passwordHash: read.text('password_hash') };
+}
+
+const publicView = ({ user, memberships }: Account): Account => Object.freeze({ user, memberships });
+
+/**
+ * Creates a {@link UserDirectory} on Postgres or PGlite, hashing with scrypt. An unknown email is
+ * checked against a decoy hash, so it costs the same work and gets the same answer as a wrong password.
+ *
+ * @example
+ * const directory = createPostgresUserDirectory(client);
+ * await directory.addUser({ email: 'rep@example.com', name: 'Rep', password: 'correct horse',
+ *   memberships: [{ projectKey: 'acme-b2c', clientId: 'acme', role: 'agent' }] });
+ */
+export function createPostgresUserDirectory(client: SqlClient, options: PostgresUserDirectoryOptions = {}): PostgresUserDirectory {
+  const cacheOptions = options.cache === true ? {} : options.cache || undefined;
+  const cache = cacheOptions ? createReadCache<Account>(cacheOptions) : noReadCache<Account>();
+  let decoy: Promise<string> | undefined;
+
+  const findAccount = async (where: string, value: string) => {
+    const { rows } = await client.query(`${accountSql} WHERE ${where}`, [value]);
+    return rows[0] ? toAccount(rows[0]) : null;
+  };
+
+  return {
+    async addUser(user) {
+      const email = normalizeEmail(user.email);
+      const passwordHash = await hashPassword(user.password, options.passwordHash);
+      const memberships = user.memberships.map(({ projectKey, clientId, role }) => ({ projectKey, clientId, role }));
+      return cache.write(
+        undefined,
+        () =>
+          client.transaction(async (transaction) => {
+            await transaction.query(`SELECT pg_advisory_xact_lock(${usersLockKey})`);
+            const existing = await transaction.query<{ id: string }>('SELECT id FROM deskpilot_users WHERE email = $1', [email]);
+            const id = user.id ?? existing.rows[0]?.id ?? randomUUID();
+            // Both the old holder of this email and of this id go: email and id stay unique.
+            const removed = await transaction.query<{ id: string }>('DELETE FROM deskpilot_users WHERE email = $1 OR id = $2 RETURNING id', [email, id]);
+            await transaction.query('INSERT INTO deskpilot_users (id, email, name, password_hash) VALUES ($1, $2, $3, $4)', [id, email, user.name, passwordHash]);
+            await transaction.query(
+              `INSERT INTO deskpilot_memberships (user_id, position, project_key, client_id, role)
+               SELECT $1, ordinal, item->>'projectKey', item->>'clientId', item->>'role'
+               FROM jsonb_array_elements($2::jsonb) WITH ORDINALITY AS list(item, ordinal)`,
+              [id, JSON.stringify(memberships)],
+            );
+            const account = freezeAccount({ user: { id, email, name: user.name }, memberships });
+            return { account, removed: removed.rows.map((row) => row.id) };
+          }),
+        ({ account, removed }) => ({ remove: removed, set: [[account.user.id, account]] }),
+      ).then(({ account }) => account);
+    },
+    async verifyCredentials(email, password) {
+      const stored = await findAccount('u.email = $1', normalizeEmail(email));
+      decoy ??= hashPassword('decoy password that matches nothing', options.passwordHash);
+      const matches = await verifyPassword(password, stored?.passwordHash ?? (await decoy));
+      return stored && matches ? publicView(stored) : null;
+    },
+    getAccount: (userId) => cache.read(userId, async () => {
+      const stored = await findAccount('u.id = $1', userId);
+      return stored ? publicView(stored) : null;
+    }),
+  };
+}
