@@ -222,6 +222,17 @@ describe('POST /chat: approvals', () => {
     expect(types(replay)).toContain('tool-output-available');
   });
 
+  it('replays the outcome to an approval that arrives after another request recorded the answer but before it finished', async () => {
+    const { question, card, post, commerce, store } = await proposeRefund();
+    // What a second replica sees mid-flight: the answer is stored, the outcome not yet.
+    await store.upsertMessages(sessionId, [answerApprovals(card, true)]);
+    const chunks = await readAll(await post(body([question, answerApprovals(card, true)])));
+    expect(types(chunks)).toContain('tool-output-available');
+    const again = await readAll(await post(body([question, answerApprovals(card, true)])));
+    expect(types(again)).toContain('tool-output-available');
+    expect(writeCalls(commerce)).toHaveLength(1);
+  });
+
   it('denies: nothing runs and the model is told', async () => {
     const { question, card, post, commerce, model, approvalStore } = await proposeRefund();
     const chunks = await readAll(await post(body([question, answerApprovals(card, false)])));

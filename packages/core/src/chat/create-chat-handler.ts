@@ -90,6 +90,12 @@ type UserMessage = { id: string; role: 'user'; parts: Array<{ type: 'text'; text
 const isToolPart = (part: { type: string }): part is ToolPart & { type: `tool-${string}` } => part.type.startsWith('tool-');
 const toolNameOf = (part: { type: string }) => part.type.slice('tool-'.length);
 const isAwaitingApproval = (part: { type: string }) => isToolPart(part) && part.state === 'approval-requested';
+/**
+ * A part an answer still has to go through the gate for: awaiting approval, or approved by a request
+ * that may still be running it (another replica, a double submit). The gate replays its outcome.
+ */
+const isUnsettledApproval = (part: { type: string }) =>
+  isAwaitingApproval(part) || (isToolPart(part) && part.state === 'approval-responded' && part.approval?.approved === true);
 
 /** The message with every card still awaiting an answer marked denied (superseded by a new message). */
 function denyAwaitingApprovals(message: ChatMessage): ChatMessage {
@@ -297,7 +303,7 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
     );
     const lastStored = stored.at(-1)?.id === incoming.id ? stored.at(-1)! : undefined;
     const storedTools = (lastStored?.parts.filter(isToolPart) ?? []) as ToolPart[];
-    const pending = storedTools.filter(isAwaitingApproval);
+    const pending = storedTools.filter(isUnsettledApproval);
     if (!lastStored || pending.length === 0) {
       const recorded = new Map(storedTools.map((part) => [part.toolCallId, part]));
       return answerWithoutModel(incoming.id, [...answers.values()].map((answer) => recordedOutcome(answer.toolCallId, recorded.get(answer.toolCallId))), headers);

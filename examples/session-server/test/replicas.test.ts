@@ -1,0 +1,47 @@
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { freshPostgresSchema } from '../../test-support/postgres-schema.ts';
+import { exitCode, spawnExample, temporaryDataDir } from '../../test-support/spawn-example.ts';
+
+const serverFile = fileURLToPath(new URL('../src/server.ts', import.meta.url));
+const databaseUrl = process.env.DATABASE_URL;
+
+async function login(url: string) {
+  const response = await fetch(`${url}/sessions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email: 'alice@example.com', password: 'alice-demo-password' }),
+  });
+  expect(response.status).toBe(201);
+  return response.headers.get('set-cookie')!.split(';')[0]!;
+}
+const current = (url: string, cookie: string) => fetch(`${url}/sessions/current`, { headers: { cookie } }).then((response) => response.status);
+
+describe.skipIf(!databaseUrl)(`two session replicas on one Postgres${databaseUrl ? '' : ' (SKIPPED: DATABASE_URL is not set)'}`, () => {
+  it('share sessions: a login on one resolves on the other, a logout on one is 401 on the other at once', async () => {
+    const url = await freshPostgresSchema(databaseUrl!);
+    // Both start together: migrations and demo seeding must not collide.
+    const [first, second] = await Promise.all([spawnExample(serverFile, { DATABASE_URL: url, COOKIE_SECURE: 'false' }), spawnExample(serverFile, { DATABASE_URL: url, COOKIE_SECURE: 'false' })]);
+    const cookie = await login(first.url);
+    expect(await current(second.url, cookie)).toBe(200);
+    const switched = await fetch(`${second.url}/sessions/current/project`, { method: 'POST', headers: { 'content-type': 'application/json', cookie }, body: JSON.stringify({ projectKey: 'acme-b2b' }) });
+    expect(switched.status).toBe(200);
+    const next = switched.headers.get('set-cookie')!.split(';')[0]!;
+    expect(await current(first.url, cookie)).toBe(401);
+    expect(await current(first.url, next)).toBe(200);
+    expect((await fetch(`${first.url}/sessions/current`, { method: 'DELETE', headers: { cookie: next } })).status).toBe(204);
+    expect(await current(second.url, next)).toBe(401);
+  });
+});
+
+describe('session server restart on PGlite', () => {
+  it('keeps every acknowledged session across a SIGKILL', async () => {
+    const dataDir = temporaryDataDir();
+    const first = await spawnExample(serverFile, { DATA_DIR: dataDir, COOKIE_SECURE: 'false' });
+    const cookie = await login(first.url);
+    first.child.kill('SIGKILL');
+    await exitCode(first.child);
+    const second = await spawnExample(serverFile, { DATA_DIR: dataDir, COOKIE_SECURE: 'false' });
+    expect(await current(second.url, cookie)).toBe(200);
+  });
+});
