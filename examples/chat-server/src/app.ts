@@ -73,7 +73,9 @@ export async function createApp(config: ServerConfig) {
     await redis?.close();
     await database.close();
   };
-  return { app, models, storage: `${storage}${redis ? ', rate limit on Redis' : ''}`, close };
+  // Expired approvals answer "denied" whether or not they are stored; purging them keeps the table small.
+  const deleteExpiredApprovals = () => approvalStore.deleteExpired(Date.now());
+  return { app, models, storage: `${storage}${redis ? ', rate limit on Redis' : ''}`, deleteExpiredApprovals, close };
 }
 
 let lastRedisError = 0;

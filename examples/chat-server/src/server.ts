@@ -9,7 +9,7 @@ try {
   process.exit(2);
 }
 
-const { app, models, storage, close } = await createApp(config).catch((error: unknown) => {
+const { app, models, storage, deleteExpiredApprovals, close } = await createApp(config).catch((error: unknown) => {
   // A database or Redis that cannot be reached at start: say so plainly and stop.
   console.error(`[chat-server] cannot start: ${error instanceof Error ? error.message : String(error)}`);
   process.exit(1);
@@ -22,9 +22,15 @@ const server = app.listen(config.PORT, config.HOST, () => {
   console.log(`[chat-server] storage: ${storage}`);
 });
 
+const cleanup = setInterval(() => {
+  deleteExpiredApprovals().catch((error: unknown) => console.error('[chat-server] cleanup failed', error));
+}, 60_000);
+cleanup.unref();
+
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   process.once(signal, () => {
     console.log(`[chat-server] ${signal}: closing`);
+    clearInterval(cleanup);
     server.close(() => void close().then(() => process.exit(0), () => process.exit(1)));
     server.closeIdleConnections();
     setTimeout(() => process.exit(1), 10_000).unref();

@@ -7,6 +7,7 @@ import {
   safeValidateUIMessages,
   toUIMessageStream,
   tool,
+  zodSchema,
   type LanguageModel,
   type ToolSet,
   type UIMessage,
@@ -146,10 +147,13 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
   const bodySchema = chatBodySchema(limits.maxMessages);
   const userMessage = userMessageSchema(limits.maxTextLength);
   const capabilityOf = new Map(definitions.map((definition) => [definition.name, definition.capability]));
+  // Each schema is wrapped once: the SDK derives (and caches) its JSON Schema, instead of per request.
+  const inputSchemaOf = new Map(definitions.map((definition) => [definition.name, zodSchema(definition.inputSchema)]));
+  const memorySchema = zodSchema(workingMemoryUpdateSchema);
   // Every tool that exists, whoever may use it: what stored and incoming tool parts are validated against.
   const catalogue: ToolSet = Object.fromEntries([
-    ...definitions.map((definition) => [definition.name, tool({ inputSchema: definition.inputSchema })] as const),
-    ['updateWorkingMemory', tool({ inputSchema: workingMemoryUpdateSchema })] as const,
+    ...definitions.map((definition) => [definition.name, tool({ inputSchema: inputSchemaOf.get(definition.name)! })] as const),
+    ['updateWorkingMemory', tool({ inputSchema: memorySchema })] as const,
   ]);
   const policyHeader = `"chat";q=${policy.limit};w=${Math.ceil(policy.windowMs / 1000)}`;
   if (!options.contextSecret) {
@@ -221,7 +225,7 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
       if (write) toolApproval[definition.name] = 'user-approval';
       tools[definition.name] = tool({
         description: definition.description,
-        inputSchema: definition.inputSchema,
+        inputSchema: inputSchemaOf.get(definition.name)!,
         execute: async (input: unknown, { toolCallId, abortSignal }) => {
           if (definition.capability !== null && context.capabilities[definition.capability] !== true) {
             throw new ChatToolError(`You do not have permission to use ${definition.name}.`);
@@ -237,7 +241,7 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
     }
     tools.updateWorkingMemory = tool({
       description: 'Keep short notes for later in this conversation: set keys (short slugs) to notes, or remove keys. Other notes are kept.',
-      inputSchema: workingMemoryUpdateSchema,
+      inputSchema: memorySchema,
       execute: (update) =>
         runSafely(async () => {
           let full = false;

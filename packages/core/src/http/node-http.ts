@@ -1,4 +1,3 @@
-import { Readable } from 'node:stream';
 import type { HttpRequest, HttpResponse } from './http-request.js';
 
 /** The parts of a Node `IncomingMessage` the translation reads (typed by shape: core never imports node:http). */
@@ -15,9 +14,12 @@ export interface NodeResponseLike {
   statusCode: number;
   headersSent: boolean;
   setHeader(name: string, value: string | string[]): unknown;
+  write(chunk: Uint8Array): boolean;
   end(chunk?: string): unknown;
   destroy(error?: Error): unknown;
   once(event: 'close', listener: () => void): unknown;
+  on(event: 'drain' | 'close', listener: () => void): unknown;
+  off(event: 'drain' | 'close', listener: () => void): unknown;
 }
 
 /** Reads a Node request as an {@link HttpRequest}, without building a fetch `Request`. */
@@ -58,10 +60,12 @@ export function writeHttpResponse(res: NodeResponseLike, response: HttpResponse)
 }
 
 /**
- * Writes a fetch `Response` to a Node response, streaming its body. When the client goes away the
- * body is cancelled; work the producer must finish (persisting a chat turn) keeps running on its side.
+ * Writes a fetch `Response` to a Node response, streaming its body: each chunk is written as soon as
+ * it is read (honouring back-pressure), so chunks that are ready together go out together. When the
+ * client goes away the body is cancelled; work the producer must finish (persisting a chat turn)
+ * keeps running on its side.
  */
-export async function writeFetchResponse(res: NodeResponseLike & NodeJS.WritableStream, response: Response): Promise<void> {
+export async function writeFetchResponse(res: NodeResponseLike, response: Response): Promise<void> {
   res.statusCode = response.status;
   const cookies = response.headers.getSetCookie();
   for (const [name, value] of response.headers) if (name !== 'set-cookie') res.setHeader(name, value);
@@ -70,8 +74,29 @@ export async function writeFetchResponse(res: NodeResponseLike & NodeJS.Writable
     res.end();
     return;
   }
-  const body = Readable.fromWeb(response.body as import('node:stream/web').ReadableStream<Uint8Array>);
-  res.once('close', () => body.destroy());
-  body.on('error', () => res.destroy());
-  body.pipe(res);
+  const reader = response.body.getReader();
+  let closed = false;
+  res.once('close', () => {
+    closed = true;
+    reader.cancel().catch(() => {});
+  });
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done || closed) break;
+      if (!res.write(value)) await new Promise<void>((resolve) => {
+        const settle = () => {
+          res.off('drain', settle);
+          res.off('close', settle);
+          resolve();
+        };
+        res.on('drain', settle);
+        res.on('close', settle);
+      });
+    }
+    if (!closed) res.end();
+  } catch {
+    // The body failed mid-stream: nothing valid can follow the bytes already sent.
+    res.destroy();
+  }
 }
