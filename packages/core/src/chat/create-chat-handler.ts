@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import {
-  consumeStream,
   convertToModelMessages,
   createUIMessageStream,
   createUIMessageStreamResponse,
@@ -398,8 +397,7 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
         }
       },
     });
-    // consumeSseStream keeps the stream running after the client disconnects, so the turn is saved whole.
-    return createUIMessageStreamResponse({ stream, headers, consumeSseStream: consumeStream });
+    return createUIMessageStreamResponse({ stream: drainedOnCancel(stream), headers });
   };
 
   const history = async (request: HttpRequest): Promise<Response> => {
@@ -430,4 +428,28 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
   };
 
   return { handle, fetch: (request, info) => handle(fromFetchRequest(request, info)) };
+}
+
+/**
+ * Forwards a stream to the client; if the client goes away, keeps reading it to the end instead of
+ * cancelling it, so the turn finishes and `onEnd` saves it whole. (The SDK's `consumeSseStream` does
+ * this by teeing every chunk into a second branch; this costs nothing until a client leaves.)
+ */
+function drainedOnCancel<T>(source: ReadableStream<T>): ReadableStream<T> {
+  const reader = source.getReader();
+  return new ReadableStream<T>(
+    {
+      async pull(controller) {
+        const { done, value } = await reader.read();
+        if (done) controller.close();
+        else controller.enqueue(value);
+      },
+      cancel() {
+        void (async () => {
+          while (!(await reader.read()).done);
+        })().catch(() => {});
+      },
+    },
+    { highWaterMark: 0 },
+  );
 }

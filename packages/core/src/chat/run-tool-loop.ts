@@ -60,9 +60,21 @@ export function runToolLoop(options: RunToolLoopOptions): RunToolLoopResult {
   // A model that calls a tool on the forced tool-less step has still used up the budget: that ends
   // the turn with the notice, not as a failure.
   let ignoredToolChoice = false;
+  /** Records an approval request and streams it under the id the callback returns; fail closed on error. */
+  const recordApproval = async (part: Extract<TextStreamPart<ToolSet>, { type: 'tool-approval-request' }>, controller: TransformStreamDefaultController<TextStreamPart<ToolSet>>) => {
+    try {
+      const { toolName, toolCallId, input } = part.toolCall;
+      const approvalId = await options.onApprovalRequest!({ approvalId: part.approvalId, toolName, toolCallId, input });
+      controller.enqueue({ ...part, approvalId });
+    } catch (error) {
+      controller.enqueue({ type: 'error', error });
+    }
+  };
+
   const stream = result.stream.pipeThrough(
     new TransformStream<TextStreamPart<ToolSet>, TextStreamPart<ToolSet>>({
-      async transform(part, controller) {
+      // Synchronous for every part but approval requests: a promise per streamed token is measurable.
+      transform(part, controller) {
         switch (part.type) {
           case 'start-step':
             textInStep = false;
@@ -75,16 +87,7 @@ export function runToolLoop(options: RunToolLoopOptions): RunToolLoopResult {
             lastStepHadText = textInStep;
             break;
           case 'tool-approval-request':
-            if (options.onApprovalRequest) {
-              try {
-                const { toolName, toolCallId, input } = part.toolCall;
-                const approvalId = await options.onApprovalRequest({ approvalId: part.approvalId, toolName, toolCallId, input });
-                controller.enqueue({ ...part, approvalId });
-              } catch (error) {
-                controller.enqueue({ type: 'error', error });
-              }
-              return;
-            }
+            if (options.onApprovalRequest) return recordApproval(part, controller);
             break;
           case 'error':
             if (ToolChoiceViolationError.isInstance(part.error)) {
