@@ -1,4 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
+import { DeskpilotError } from '../errors/deskpilot-error.js';
 import { createSlidingWindowLimiter } from '../limiter/create-sliding-window-limiter.js';
 import { createSessionHandler, type SessionHandlerOptions } from './create-session-handler.js';
 import { alice, bob, cookiePair, createTestSessions } from './session.test-support.js';
@@ -317,6 +318,17 @@ describe('routing and failures', () => {
     const body = await response.text();
     expect(JSON.parse(body)).toMatchObject({ code: 'internal', detail: 'Internal error' });
     expect(body).not.toContain('hunter2');
+    expect(onError).toHaveBeenCalledOnce();
+  });
+
+  it('answers a store outage with 503 store_unavailable and reports it', async () => {
+    const onError = vi.fn();
+    const { call, store, login } = await setup({ onError });
+    const cookie = await login();
+    vi.spyOn(store, 'get').mockRejectedValue(new DeskpilotError('store_unavailable', { detail: 'The database is unavailable.' }));
+    const response = await call('/sessions/current', { headers: { cookie } });
+    expect(response.status).toBe(503);
+    expect((await problem(response)).code).toBe('store_unavailable');
     expect(onError).toHaveBeenCalledOnce();
   });
 

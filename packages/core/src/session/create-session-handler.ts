@@ -161,7 +161,8 @@ export function createSessionHandler(options: SessionHandlerOptions): SessionHan
       response.headers.push(noStore);
       return response;
     } catch (error) {
-      if (!(error instanceof DeskpilotError)) onError(error);
+      // Unknown errors and our own 5xx (a store outage) are the operator's business: report them.
+      if (!(error instanceof DeskpilotError) || error.status >= 500) onError(error);
       const clearCookie: Array<[string, string]> =
         error instanceof DeskpilotError && error.code === 'unauthenticated' ? [['set-cookie', service.context.cookie.clear()]] : [];
       return problemResponse(error, [noStore, ...clearCookie]);
