@@ -69,7 +69,7 @@ describe('chat server restart on PGlite', () => {
     await exitCode(first.child);
     const second = await spawnExample(serverFile, { DATA_DIR: dataDir });
     const restored = await history(second.url, sessionId, context);
-    expect(restored.messages.map((message) => message.role)).toEqual(['user', 'assistant']);
+    expect(restored.messages.map((message) => message.role), `first:\n${first.output()}\nsecond:\n${second.output()}`).toEqual(['user', 'assistant']);
     expect(restored.lastTurnStatus).toBe('complete');
   });
 });

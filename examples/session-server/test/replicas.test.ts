@@ -42,6 +42,7 @@ describe('session server restart on PGlite', () => {
     first.child.kill('SIGKILL');
     await exitCode(first.child);
     const second = await spawnExample(serverFile, { DATA_DIR: dataDir, COOKIE_SECURE: 'false' });
-    expect(await current(second.url, cookie)).toBe(200);
+    // On failure, show both servers' logs: this path once failed under heavy machine load.
+    expect(await current(second.url, cookie), `first:\n${first.output()}\nsecond:\n${second.output()}`).toBe(200);
   });
 });
