@@ -2,15 +2,21 @@
 // `--quick` runs each part briefly, to check that the harness works (its figures mean little).
 import { mkdir, writeFile } from 'node:fs/promises';
 import { availableParallelism, cpus } from 'node:os';
+import { benchChatStream, formatChatResult, quickChatOptions } from './chat-stream.ts';
 import { benchLimiters, formatLimiterResult } from './limiter.ts';
+import { benchPersistence, checkPersistenceServices, formatPersistenceResult, quickPersistenceOptions } from './persistence.ts';
 import { benchSessionCurrent, formatSessionResult } from './session-current.ts';
 
 const quick = process.argv.includes('--quick');
 const startedAt = new Date();
 const machine = `${availableParallelism()} cores (${cpus()[0]?.model ?? 'unknown CPU'}), Node ${process.version}, ${process.platform}`;
 
+// The persistence part needs Postgres and Redis on 127.0.0.1: fail now rather than after the other parts.
+await checkPersistenceServices();
 const session = await benchSessionCurrent(quick ? { rounds: 1, roundSeconds: 1, warmupSeconds: 0.5 } : {});
 const limiter = await benchLimiters(quick ? { rounds: 1, hotSeconds: 0.1, spreadPasses: 2, memoryKeys: 100_000 } : {});
+const chat = await benchChatStream(quick ? quickChatOptions : {});
+const persistence = await benchPersistence(quick ? quickPersistenceOptions : {});
 const seconds = Math.round((Date.now() - startedAt.getTime()) / 1000);
 
 console.log(
@@ -22,10 +28,14 @@ console.log(
     formatSessionResult(session),
     '',
     formatLimiterResult(limiter),
+    '',
+    formatChatResult(chat),
+    '',
+    formatPersistenceResult(persistence),
   ].join('\n'),
 );
 
 const resultsDirectory = new URL('./results/', import.meta.url);
 await mkdir(resultsDirectory, { recursive: true });
 const file = new URL(`${startedAt.toISOString().replaceAll(':', '-')}${quick ? '-quick' : ''}.json`, resultsDirectory);
-await writeFile(file, `${JSON.stringify({ startedAt, machine, quick, session, limiter }, null, 2)}\n`);
+await writeFile(file, `${JSON.stringify({ startedAt, machine, quick, session, limiter, chat, persistence }, null, 2)}\n`);

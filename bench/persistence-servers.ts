@@ -1,0 +1,256 @@
+// Child process: one server of the persistence benchmark on 127.0.0.1, and sends `{ port, cookie }` to
+// the parent. The session servers are assembled like examples/session-server, the chat servers like
+// examples/chat-server; only the stores differ. Every SQL statement goes through a counting SqlClient,
+// and every chat store call through a tally, so the parent can ask for round trips per request.
+// Usage (forked by persistence.ts): persistence-servers.ts <kind> <databaseUrl | dataDir | ''> [textChunks]
+import { createServer, type RequestListener, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { chatRouter } from '@deskpilot/chat-express';
+import {
+  DeskpilotError,
+  createChatHandler,
+  createDemoCommerceBackend,
+  createDemoTicketBackend,
+  createMemoryApprovalStore,
+  createMemoryChatStore,
+  createMemorySessionStore,
+  createMemoryUserDirectory,
+  createSessionHandler,
+  createSessionService,
+  demoUsers,
+  problemResponse,
+  writeHttpResponse,
+  type ApprovalStore,
+  type ChatStore,
+} from '@deskpilot/core';
+import { createPostgresStores, openDatabase, type Database, type SqlClient, type SqlExecutor, type SqlRow } from '@deskpilot/postgres';
+import { sendHttpResponse, sessionRouter } from '@deskpilot/session-express';
+import express from 'express';
+import { createBenchModel } from './chat-bench-model.ts';
+
+export type PersistenceServerKind = 'session-memory' | 'session-pglite' | 'session-postgres' | 'chat-memory' | 'chat-postgres';
+
+/** What a server child sends once it is ready (`cookie`: session servers, signed in once). */
+export interface PersistenceServerReady {
+  port: number;
+  cookie: string;
+}
+
+/** A question from the parent: `'cpu'` answers at once, `'settle'` once every started chat turn is persisted. */
+export type PersistenceServerCommand = 'cpu' | 'settle' | 'breakdown';
+
+/** CPU time of the server process so far (µs), and the SQL statements it sent so far. */
+export interface PersistenceServerStats {
+  user: number;
+  system: number;
+  /** Statements sent to the database (each a round trip on `pg`; `BEGIN` and `COMMIT` included). */
+  roundTrips: number;
+  /** Chat servers: turns whose conversation was opened, and turns whose status was saved. */
+  turnsStarted: number;
+  turnsPersisted: number;
+}
+
+/** The steps of a chat turn, as the chat handler calls its stores. */
+export const chatSteps = [
+  'open conversation',
+  'load history',
+  'pending approvals',
+  'save user turn',
+  'read working memory',
+  'save assistant turn',
+  'status update',
+  'other',
+] as const;
+export type ChatStep = (typeof chatSteps)[number];
+
+/** The answer to `'breakdown'` (and the tally then starts again): store calls and SQL statements per step. */
+export interface ChatBreakdown {
+  turns: number;
+  steps: Record<ChatStep, { calls: number; roundTrips: number }>;
+}
+
+const [kind = '', location = '', textChunks = '20'] = process.argv.slice(2);
+const counter = { roundTrips: 0 };
+let database: Database | undefined;
+
+/** A SqlClient that counts every statement it sends: the store's own, plus `BEGIN` and `COMMIT` of a transaction. */
+function countingClient(inner: SqlClient): SqlClient {
+  const counted = (executor: SqlExecutor): SqlExecutor => ({
+    query<Row extends SqlRow = SqlRow>(sql: string, params?: readonly unknown[]) {
+      counter.roundTrips++;
+      return executor.query<Row>(sql, params);
+    },
+  });
+  return {
+    ...counted(inner),
+    transaction(fn) {
+      counter.roundTrips += 2;
+      return inner.transaction((transaction) => fn(counted(transaction)));
+    },
+    close: () => inner.close(),
+  };
+}
+
+/** Opens the database the way the reference servers do (migrated), behind the counting client. */
+async function open(): Promise<SqlClient> {
+  if (location === '') throw new Error(`${kind} needs a database URL or a data directory`);
+  database = await openDatabase(kind.endsWith('-postgres') ? { databaseUrl: location } : { dataDir: location });
+  return countingClient(database.client);
+}
+
+let server: Server | undefined;
+
+async function listen(listener: RequestListener): Promise<number> {
+  const created = createServer(listener);
+  server = created;
+  await new Promise<void>((resolve) => created.listen(0, '127.0.0.1', resolve));
+  return (created.address() as AddressInfo).port;
+}
+
+// Assembled like examples/session-server/src/app.ts: the read cache on for PGlite only (one writer).
+async function sessionServer(): Promise<PersistenceServerReady> {
+  let stores;
+  if (kind === 'session-memory') {
+    stores = { sessionStore: createMemorySessionStore(), userDirectory: createMemoryUserDirectory() };
+  } else {
+    const client = await open();
+    stores = createPostgresStores(client, { cache: database!.kind === 'pglite' });
+  }
+  for (const user of demoUsers) await stores.userDirectory.addUser(user);
+  const service = createSessionService({ store: stores.sessionStore, directory: stores.userDirectory });
+  const app = express();
+  app.disable('x-powered-by');
+  app.use(sessionRouter(createSessionHandler({ service })));
+  app.use((_req, res) => sendHttpResponse(res, problemResponse(new DeskpilotError('not_found', { detail: 'No such route.' }))));
+  const port = await listen(app);
+  const login = await fetch(`http://127.0.0.1:${port}/sessions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email: demoUsers[0]!.email, password: demoUsers[0]!.password }),
+  });
+  const setCookie = login.headers.getSetCookie()[0];
+  if (!login.ok || setCookie === undefined) throw new Error(`${kind}: login failed with status ${login.status}`);
+  return { port, cookie: setCookie.split(';')[0]! };
+}
+
+const steps = () => Object.fromEntries(chatSteps.map((step) => [step, { calls: 0, roundTrips: 0 }])) as ChatBreakdown['steps'];
+const tally = { turns: 0, steps: steps() };
+const turns = { started: 0, persisted: 0 };
+
+/**
+ * The chat and approval stores behind a tally: each call goes straight to the store's own method, and
+ * is counted under the step of the turn it serves with the statements sent while it ran (exact when
+ * one turn runs at a time, as in the parent's breakdown pass).
+ */
+function tallied(chatStore: ChatStore, approvalStore: ApprovalStore) {
+  // Conversations whose assistant turn is saved and whose status is not yet.
+  const answered = new Set<string>();
+  const count = async <T>(step: ChatStep, run: () => Promise<T>): Promise<T> => {
+    const before = counter.roundTrips;
+    try {
+      return await run();
+    } finally {
+      const entry = tally.steps[step];
+      entry.calls++;
+      entry.roundTrips += counter.roundTrips - before;
+    }
+  };
+  const store: ChatStore = {
+    getOrCreateSession(init) {
+      turns.started++;
+      tally.turns++;
+      return count('open conversation', () => chatStore.getOrCreateSession(init));
+    },
+    getSession: (id) => count(answered.has(id) ? 'status update' : 'read working memory', () => chatStore.getSession(id)),
+    async updateSession(id, expectedVersion, update) {
+      const updated = await count(answered.has(id) ? 'status update' : 'other', () => chatStore.updateSession(id, expectedVersion, update));
+      if (updated && update.lastTurnStatus !== undefined && answered.delete(id)) turns.persisted++;
+      return updated;
+    },
+    getMessages: (sessionId) => count('load history', () => chatStore.getMessages(sessionId)),
+    async upsertMessages(sessionId, messages) {
+      const role = messages.length === 1 ? messages[0]!.role : undefined;
+      await count(role === 'user' ? 'save user turn' : role === 'assistant' ? 'save assistant turn' : 'other', () => chatStore.upsertMessages(sessionId, messages));
+      if (role === 'assistant') answered.add(sessionId);
+    },
+  };
+  const approvals: ApprovalStore = {
+    create: (record) => count('other', () => approvalStore.create(record)),
+    get: (id) => count('other', () => approvalStore.get(id)),
+    transition: (id, from, to, changes) => count('other', () => approvalStore.transition(id, from, to, changes)),
+    listPending: (chatSessionId) => count('pending approvals', () => approvalStore.listPending(chatSessionId)),
+    deleteExpired: (now) => count('other', () => approvalStore.deleteExpired(now)),
+  };
+  return { store, approvals };
+}
+
+// Assembled like examples/chat-server/src/app.ts (Postgres without a read cache, as for replicas), with
+// the bench model and the rate limit raised so the load is not throttled.
+async function chatServer(): Promise<PersistenceServerReady> {
+  const stores =
+    kind === 'chat-postgres' ? createPostgresStores(await open()) : { chatStore: createMemoryChatStore(), approvalStore: createMemoryApprovalStore() };
+  const { store, approvals } = tallied(stores.chatStore, stores.approvalStore);
+  const chat = createChatHandler({
+    store,
+    approvalStore: approvals,
+    models: { fallback: createBenchModel({ textChunks: Number(textChunks), chunkDelayMs: 0 }) },
+    commerce: createDemoCommerceBackend(),
+    tickets: createDemoTicketBackend(),
+    rateLimit: { limit: 1_000_000_000 },
+  });
+  const app = express();
+  app.disable('x-powered-by');
+  app.use(chatRouter(chat));
+  app.use((_req, res) => writeHttpResponse(res, problemResponse(new DeskpilotError('not_found', { detail: 'No such route.' }))));
+  return { port: await listen(app), cookie: '' };
+}
+
+const servers: Record<PersistenceServerKind, () => Promise<PersistenceServerReady>> = {
+  'session-memory': sessionServer,
+  'session-pglite': sessionServer,
+  'session-postgres': sessionServer,
+  'chat-memory': chatServer,
+  'chat-postgres': chatServer,
+};
+if (!Object.hasOwn(servers, kind)) throw new Error(`unknown server ${kind}; expected one of ${Object.keys(servers).join(', ')}`);
+
+function stats(): PersistenceServerStats {
+  const { user, system } = process.cpuUsage();
+  return { user, system, roundTrips: counter.roundTrips, turnsStarted: turns.started, turnsPersisted: turns.persisted };
+}
+
+// The parent going away ends the server, nothing outlives the run. With a database: stop accepting, let
+// the requests still queued for the pool finish (no statement for 100 ms), close the pool or PGlite.
+// Bounded: after 3 s the process exits regardless.
+process.on('disconnect', async () => {
+  setTimeout(() => process.exit(0), 3_000).unref();
+  if (database) {
+    server?.close();
+    server?.closeIdleConnections();
+    for (let seen = -1; seen !== counter.roundTrips; ) {
+      seen = counter.roundTrips;
+      await sleep(100);
+    }
+    await database.close().catch(() => {});
+  }
+  process.exit(0);
+});
+process.on('message', async (command: PersistenceServerCommand) => {
+  switch (command) {
+    case 'cpu':
+      process.send!(stats());
+      break;
+    case 'settle':
+      // The assistant turn and its status are saved just after the stream ends: wait for them (bounded).
+      for (let waited = 0; turns.persisted < turns.started && waited < 10_000; waited += 5) await sleep(5);
+      process.send!(stats());
+      break;
+    case 'breakdown':
+      process.send!({ turns: tally.turns, steps: tally.steps } satisfies ChatBreakdown);
+      tally.turns = 0;
+      tally.steps = steps();
+      break;
+  }
+});
+process.send!(await servers[kind as PersistenceServerKind]());
