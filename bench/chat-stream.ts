@@ -4,7 +4,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { Agent, request as httpRequest } from 'node:http';
-import { forkScript, formatNumber, formatRatio, markdownTable, median, rotate } from './measure.ts';
+import { forkScript, formatNumber, formatRatio, markdownTable, median, percentile, rotate } from './measure.ts';
 import type { ChatServerCommand, ChatServerHeap, ChatServerKind, ChatServerReady, ChatServerStats, MemorySample } from './chat-servers.ts';
 
 /** Options of {@link benchChatStream}. */
@@ -479,11 +479,6 @@ function mostAtOnce(streams: readonly StreamOutcome[]): number {
   let most = 0;
   for (const [, change] of events) most = Math.max(most, (open += change!));
   return most;
-}
-
-function percentile(values: Float64Array, fraction: number): number {
-  const sorted = values.slice().sort();
-  return sorted[Math.min(sorted.length - 1, Math.floor(fraction * sorted.length))] ?? Number.NaN;
 }
 
 /** Asks a server child one question over IPC (one at a time) and waits for its answer. */

@@ -8,6 +8,12 @@ export function median(values: readonly number[]): number {
 }
 
 /** The order of `items` for round `round`: rotated, so no contender always runs first (or right after another). */
+/** The value at `fraction` (0..1) of a sample of latencies, by rank. */
+export function percentile(values: Float64Array, fraction: number): number {
+  const sorted = values.slice().sort();
+  return sorted[Math.min(sorted.length - 1, Math.floor(fraction * sorted.length))] ?? Number.NaN;
+}
+
 export function rotate<T>(items: readonly T[], round: number): T[] {
   const shift = round % items.length;
   return [...items.slice(shift), ...items.slice(0, shift)];

@@ -14,7 +14,7 @@ import autocannon from 'autocannon';
 import pg from 'pg';
 import { RateLimiterRedis } from 'rate-limiter-flexible';
 import { createClient } from 'redis';
-import { forkScript, formatNumber, formatRatio, markdownTable, median, rotate } from './measure.ts';
+import { forkScript, formatNumber, formatRatio, markdownTable, median, percentile, rotate } from './measure.ts';
 import type {
   ChatBreakdown,
   ChatStep,
@@ -276,11 +276,6 @@ function loadSessions(server: RunningServer, seconds: number, connections: numbe
       if (count < maxTimedResponses) times[count++] = responseTimeMs;
     });
   });
-}
-
-function percentile(values: Float64Array, fraction: number): number {
-  const sorted = values.slice().sort();
-  return sorted[Math.min(sorted.length - 1, Math.floor(fraction * sorted.length))] ?? Number.NaN;
 }
 
 async function benchSessions(settings: Required<PersistenceBenchOptions>, database: BenchDatabase, pgliteDir: string): Promise<PersistenceSessionResult[]> {

@@ -2,7 +2,7 @@
 // each server in its own child process, loaded in turn from this process by autocannon.
 import type { ChildProcess } from 'node:child_process';
 import autocannon from 'autocannon';
-import { forkScript, formatNumber, formatRatio, markdownTable, median, rotate } from './measure.ts';
+import { forkScript, formatNumber, formatRatio, markdownTable, median, percentile, rotate } from './measure.ts';
 import type { ServerCpu, ServerKind, ServerReady } from './session-servers.ts';
 
 /** Options of {@link benchSessionCurrent}. */
@@ -154,11 +154,6 @@ function load(server: RunningServer, seconds: number, connections: number) {
       if (count < maxTimedResponses) times[count++] = responseTimeMs;
     });
   });
-}
-
-function percentile(values: Float64Array, fraction: number): number {
-  const sorted = values.slice().sort();
-  return sorted[Math.min(sorted.length - 1, Math.floor(fraction * sorted.length))] ?? Number.NaN;
 }
 
 function serverCpu(child: ChildProcess): Promise<ServerCpu> {
