@@ -6,7 +6,7 @@
  * testSessionStore(() => createPostgresSessionStore({ pool }));
  */
 export { createFakeClock, type FakeClock } from './testing/fake-clock.js';
-export { testSessionStore } from './testing/test-session-store.js';
+export { makeSessionRecord, testSessionStore } from './testing/test-session-store.js';
 export { testRateLimiter, type RateLimiterFactory } from './testing/test-rate-limiter.js';
 export { testChatStore } from './testing/test-chat-store.js';
 export { testApprovalStore } from './testing/test-approval-store.js';

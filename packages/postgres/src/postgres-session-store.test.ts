@@ -1,23 +1,11 @@
-import { isDeskpilotError, type SessionRecord } from '@deskpilot/core';
-import { createFakeClock, testSessionStore } from '@deskpilot/core/testing';
+import { isDeskpilotError } from '@deskpilot/core';
+import { createFakeClock, makeSessionRecord, testSessionStore } from '@deskpilot/core/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPostgresSessionStore } from './postgres-session-store.js';
 import type { SqlClient, SqlRow } from './sql-client.js';
 import { openTestPglite, testBackends, type TestDatabase } from './test-database.test-support.js';
 
-let sequence = 0;
-const record = (overrides: Partial<SessionRecord> = {}): SessionRecord => ({
-  id: `session-${++sequence}-${Math.random().toString(36).slice(2)}`,
-  secretHash: 'digest',
-  userId: 'user-1',
-  projectKey: 'acme-b2c',
-  clientId: 'acme',
-  createdAt: 1_000,
-  expiresAt: 100_000,
-  idleExpiresAt: 50_000,
-  version: 1,
-  ...overrides,
-});
+const record = makeSessionRecord;
 
 for (const backend of testBackends) {
   describe.skipIf(backend.skip)(`createPostgresSessionStore ${backend.name}`, () => {

@@ -1,6 +1,7 @@
 import { createServer, type AddressInfo } from 'node:net';
 import { PGlite } from '@electric-sql/pglite';
-import { DeskpilotError, isDeskpilotError, type SessionRecord } from '@deskpilot/core';
+import { DeskpilotError, isDeskpilotError } from '@deskpilot/core';
+import { makeSessionRecord } from '@deskpilot/core/testing';
 import { Pool } from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fromPglite } from './from-pglite.js';
@@ -12,17 +13,7 @@ import { toStoreError } from './to-store-error.js';
 
 const withCode = (code: string, message = 'failed') => Object.assign(new Error(message), { code });
 
-const record = (): SessionRecord => ({
-  id: `session-${crypto.randomUUID()}`,
-  secretHash: 'digest',
-  userId: 'user-1',
-  projectKey: 'acme-b2c',
-  clientId: 'acme',
-  createdAt: 1_000,
-  expiresAt: 100_000,
-  idleExpiresAt: 50_000,
-  version: 1,
-});
+const record = makeSessionRecord;
 
 /** What a call rejected with. */
 const failure = (promise: Promise<unknown>) => promise.then(() => expect.unreachable('the call should have failed'), (error: unknown) => error);

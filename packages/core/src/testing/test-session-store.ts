@@ -2,7 +2,9 @@ import { describe, expect, it } from 'vitest';
 import type { SessionRecord, SessionStore } from '../session/session-store.js';
 
 let sequence = 0;
-function record(overrides: Partial<SessionRecord> = {}): SessionRecord {
+
+/** A valid {@link SessionRecord} with a unique id, for store tests; override any field. */
+export function makeSessionRecord(overrides: Partial<SessionRecord> = {}): SessionRecord {
   sequence++;
   return {
     id: `session-${sequence}-${Math.random().toString(36).slice(2)}`,
@@ -17,6 +19,7 @@ function record(overrides: Partial<SessionRecord> = {}): SessionRecord {
     ...overrides,
   };
 }
+const record = makeSessionRecord;
 
 /**
  * Conformance suite for a {@link SessionStore}: call it inside a test file with a factory returning a
