@@ -131,4 +131,12 @@ describe('createIdentityProxy', () => {
     expect(down.status).toBe(502);
     expect(down.headers.get('content-type')).toBe('application/problem+json');
   });
+
+  it('keeps the downstream host from configuration whatever the path says', async () => {
+    const { sessions, studio, seen } = await platform();
+    const cookie = await loginOver(sessions.url);
+    const response = await fetch(`${studio.url}/api//evil.example:80/steal?x=1`, { headers: { cookie } });
+    expect(response.status).toBe(207);
+    expect(seen.map((request) => request.url)).toEqual(['/v1//evil.example:80/steal?x=1']);
+  });
 });

@@ -1,14 +1,6 @@
-import { request as httpRequest, type IncomingMessage } from 'node:http';
-import { request as httpsRequest } from 'node:https';
-import {
-  DeskpilotError,
-  downstreamHeaders,
-  endToEndHeaders,
-  fetchSession,
-  problemResponse,
-  type IncomingHeaders,
-} from '@deskpilot/core';
-import type { RequestHandler, Response } from 'express';
+import { DeskpilotError, downstreamHeaders, fetchSession, problemResponse, type IncomingHeaders } from '@deskpilot/core';
+import type { RequestHandler } from 'express';
+import { forwardRequest } from './forward-request.js';
 import { sendHttpResponse } from './node-http.js';
 
 /** Options of {@link createIdentityProxy}. */
@@ -21,6 +13,8 @@ export interface IdentityProxyOptions {
   prefix?: string;
   /** Give up on the session service after this long. @default 5000 */
   sessionTimeoutMs?: number;
+  /** Give up on a downstream call that stays silent this long. @default 30000 */
+  timeoutMs?: number;
 }
 
 /**
@@ -36,7 +30,7 @@ export function createIdentityProxy(options: IdentityProxyOptions): RequestHandl
   const prefix = options.prefix ?? 'deskpilot';
   const target = new URL(options.target);
   const targetBase = target.pathname.replace(/\/+$/, '');
-  const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
+  const timeoutMs = options.timeoutMs ?? 30_000;
 
   return (req, res, next) => {
     fetchSession(req.headers.cookie, {
@@ -47,23 +41,11 @@ export function createIdentityProxy(options: IdentityProxyOptions): RequestHandl
       if (!session) {
         return sendHttpResponse(res, problemResponse(new DeskpilotError('unauthenticated', { detail: 'No valid session.' })));
       }
-      const outgoing = send(
-        { protocol: target.protocol, hostname: target.hostname, port: target.port, path: targetBase + req.url, method: req.method, headers: downstreamHeaders(req.headers as IncomingHeaders, session, { prefix }) },
-        (upstream) => relay(upstream, res),
-      );
-      outgoing.on('error', (cause) => fail(res, new DeskpilotError('upstream_unavailable', { detail: 'The downstream service is unreachable.', cause })));
-      req.pipe(outgoing);
-    }, (error: unknown) => fail(res, error, next));
+      forwardRequest(req, res, target, targetBase + req.url, downstreamHeaders(req.headers as IncomingHeaders, session, { prefix }), timeoutMs);
+    }, (error: unknown) => {
+      if (res.headersSent) return void res.destroy();
+      if (!(error instanceof DeskpilotError)) return next(error);
+      sendHttpResponse(res, problemResponse(error));
+    });
   };
-}
-
-function relay(upstream: IncomingMessage, res: Response): void {
-  res.writeHead(upstream.statusCode ?? 502, endToEndHeaders(upstream.headers));
-  upstream.pipe(res);
-}
-
-function fail(res: Response, error: unknown, next?: (error: unknown) => void): void {
-  if (res.headersSent) return void res.destroy();
-  if (!(error instanceof DeskpilotError) && next) return next(error);
-  sendHttpResponse(res, problemResponse(error));
 }
