@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { types as globalTypes } from 'pg';
 import type { SqlClient, SqlExecutor, SqlResult, SqlRow } from './sql-client.js';
 import { sqlValueParsers } from './sql-value-parsers.js';
@@ -5,6 +6,8 @@ import { toStoreError } from './to-store-error.js';
 
 /** A query as `pg` accepts it, with per-query type parsers. */
 interface PgQueryConfig {
+  /** Set for a prepared statement: `pg` parses it once per connection, then only binds and runs it. */
+  name?: string;
   text: string;
   values: unknown[];
   types: { getTypeParser: (oid: number, format?: string) => (value: string) => unknown };
@@ -33,9 +36,50 @@ const types: PgQueryConfig['types'] = {
 
 const ignore = () => {};
 
-async function run<Row extends SqlRow>(target: Pick<PgPoolLike, 'query'>, sql: string, params: readonly unknown[] = []): Promise<SqlResult<Row>> {
+/** Options of {@link fromPgPool}. */
+export interface FromPgPoolOptions {
+  /**
+   * Send parameterised statements as named prepared statements, so Postgres parses and plans each
+   * text once per connection instead of on every call. Turn it off behind a pooler that hands one
+   * client's statements to different server connections without tracking prepared statements
+   * (PgBouncer in transaction mode before 1.21, or without `max_prepared_statements`).
+   * @default true
+   */
+  preparedStatements?: boolean;
+}
+
+// Each name stays prepared on every connection that ran it, so only so many texts get one: the
+// stores send a few dozen fixed texts, and a caller building texts on the fly gets unnamed ones.
+const maxPreparedTexts = 500;
+
+/** Names statements by a hash of their text: the same text always gets the same name, in any process. */
+function createStatementNamer(): (sql: string, params: readonly unknown[]) => string | undefined {
+  const names = new Map<string, string>();
+  return (sql, params) => {
+    // Without parameters: `BEGIN`, DDL, scripts of several statements, which cannot be prepared.
+    if (params.length === 0) return undefined;
+    let name = names.get(sql);
+    if (name === undefined && names.size < maxPreparedTexts) {
+      name = `deskpilot_${createHash('sha256').update(sql).digest('hex').slice(0, 32)}`;
+      names.set(sql, name);
+    }
+    return name;
+  };
+}
+
+type StatementNamer = ReturnType<typeof createStatementNamer>;
+
+async function run<Row extends SqlRow>(
+  target: Pick<PgPoolLike, 'query'>,
+  nameOf: StatementNamer | undefined,
+  sql: string,
+  params: readonly unknown[] = [],
+): Promise<SqlResult<Row>> {
   try {
-    const result = await target.query({ text: sql, values: [...params], types });
+    const config: PgQueryConfig = { text: sql, values: [...params], types };
+    const name = nameOf?.(sql, params);
+    if (name !== undefined) config.name = name;
+    const result = await target.query(config);
     return { rows: result.rows as Row[], rowCount: result.rowCount ?? result.rows.length };
   } catch (error) {
     throw toStoreError(error);
@@ -45,17 +89,19 @@ async function run<Row extends SqlRow>(target: Pick<PgPoolLike, 'query'>, sql: s
 /**
  * Wraps a `pg` `Pool` as a {@link SqlClient}. It adds an `error` listener to the pool: an idle
  * connection dropped by the server (restart, failover) is then discarded and replaced instead of
- * crashing the process with an unhandled `error` event.
+ * crashing the process with an unhandled `error` event. Parameterised statements run as prepared
+ * statements unless `preparedStatements` is false.
  *
  * @example
  * import { Pool } from 'pg';
  * const client = fromPgPool(new Pool({ connectionString: process.env.DATABASE_URL }));
  * await migrate(client);
  */
-export function fromPgPool(pool: PgPoolLike): SqlClient {
+export function fromPgPool(pool: PgPoolLike, options: FromPgPoolOptions = {}): SqlClient {
   pool.on('error', ignore);
+  const nameOf = options.preparedStatements === false ? undefined : createStatementNamer();
   return {
-    query: (sql, params) => run(pool, sql, params),
+    query: (sql, params) => run(pool, nameOf, sql, params),
     async transaction(fn) {
       let connection: PgPoolClientLike;
       try {
@@ -66,7 +112,7 @@ export function fromPgPool(pool: PgPoolLike): SqlClient {
       // A checked-out client has no pool listener: a connection lost between two statements would
       // otherwise be an unhandled `error` event. The failed statement reports it instead.
       connection.on('error', ignore);
-      const executor: SqlExecutor = { query: (sql, params) => run(connection, sql, params) };
+      const executor: SqlExecutor = { query: (sql, params) => run(connection, nameOf, sql, params) };
       let broken: Error | undefined;
       try {
         await executor.query('BEGIN');

@@ -1,5 +1,5 @@
 export type { SqlClient, SqlExecutor, SqlResult, SqlRow } from './sql-client.js';
-export { fromPgPool, type PgPoolClientLike, type PgPoolLike } from './from-pg-pool.js';
+export { fromPgPool, type FromPgPoolOptions, type PgPoolClientLike, type PgPoolLike } from './from-pg-pool.js';
 export { fromPglite, type PgliteLike } from './from-pglite.js';
 export { toStoreError } from './to-store-error.js';
 export { migrate, type MigrateResult } from './migrate.js';

@@ -1,7 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import { Pool } from 'pg';
 import { fromPglite } from './from-pglite.js';
-import { fromPgPool } from './from-pg-pool.js';
+import { fromPgPool, type FromPgPoolOptions } from './from-pg-pool.js';
 import { migrate } from './migrate.js';
 import type { SqlClient } from './sql-client.js';
 
@@ -15,6 +15,8 @@ export interface OpenDatabaseOptions {
   maxConnections?: number;
   /** How long a `pg` connection attempt may take before the store answers 503. @default 5000 */
   connectTimeoutMs?: number;
+  /** Run parameterised statements as prepared statements on `pg` (see {@link FromPgPoolOptions}). @default true */
+  preparedStatements?: boolean;
 }
 
 /** An open, migrated database. */
@@ -65,7 +67,10 @@ export async function openDatabase(options: OpenDatabaseOptions = {}): Promise<D
   const client =
     databaseUrl === undefined
       ? await openPglite(options.dataDir)
-      : fromPgPool(new Pool({ connectionString: databaseUrl, max: options.maxConnections ?? 10, connectionTimeoutMillis: options.connectTimeoutMs ?? 5_000 }));
+      : fromPgPool(
+          new Pool({ connectionString: databaseUrl, max: options.maxConnections ?? 10, connectionTimeoutMillis: options.connectTimeoutMs ?? 5_000 }),
+          { preparedStatements: options.preparedStatements },
+        );
   try {
     await migrate(client);
   } catch (error) {
