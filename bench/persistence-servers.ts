@@ -112,13 +112,13 @@ async function listen(listener: RequestListener): Promise<number> {
 async function sessionServer(): Promise<PersistenceServerReady> {
   let stores;
   if (kind === 'session-memory') {
-    stores = { sessionStore: createMemorySessionStore(), userDirectory: createMemoryUserDirectory() };
+    stores = { sessionStore: createMemorySessionStore(), userDirectory: createMemoryUserDirectory(), sessionLookup: undefined };
   } else {
     const client = await open();
     stores = createPostgresStores(client, { cache: database!.kind === 'pglite' });
   }
   for (const user of demoUsers) await stores.userDirectory.addUser(user);
-  const service = createSessionService({ store: stores.sessionStore, directory: stores.userDirectory });
+  const service = createSessionService({ store: stores.sessionStore, directory: stores.userDirectory, lookup: stores.sessionLookup });
   const app = express();
   app.disable('x-powered-by');
   app.use(sessionRouter(createSessionHandler({ service })));

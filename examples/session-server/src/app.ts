@@ -20,7 +20,7 @@ import type { ServerConfig } from './config.ts';
 export async function createApp(config: ServerConfig) {
   const database = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR });
   // PGlite has one writer, this process, so reads may be cached; a shared Postgres may not.
-  const { sessionStore, userDirectory } = createPostgresStores(database.client, { cache: database.kind === 'pglite' });
+  const { sessionStore, userDirectory, sessionLookup } = createPostgresStores(database.client, { cache: database.kind === 'pglite' });
   if (config.SEED_DEMO_USERS) for (const user of demoUsers) await userDirectory.addUser(user);
 
   const redis = config.REDIS_URL ? await createClient({ url: config.REDIS_URL }).on('error', logRedisError).connect() : undefined;
@@ -30,6 +30,8 @@ export async function createApp(config: ServerConfig) {
   const sessions = createSessionService({
     store: sessionStore,
     directory: userDirectory,
+    // One statement per request on Postgres: the session and its account together.
+    lookup: sessionLookup,
     cookie: { prefix: config.COOKIE_PREFIX, secure: config.COOKIE_SECURE },
     idleTimeoutMs: config.SESSION_IDLE_TIMEOUT_MS,
     absoluteTimeoutMs: config.SESSION_ABSOLUTE_TIMEOUT_MS,

@@ -1,6 +1,7 @@
-import type { ApprovalStore, ChatStore, PasswordHashOptions, SessionStore } from '@deskpilot/core';
+import { createSessionLookup, type ApprovalStore, type ChatStore, type PasswordHashOptions, type SessionLookup, type SessionStore } from '@deskpilot/core';
 import { createPostgresApprovalStore } from './postgres-approval-store.js';
 import { createPostgresChatStore } from './postgres-chat-store.js';
+import { createPostgresSessionLookup } from './postgres-session-lookup.js';
 import { createPostgresSessionStore } from './postgres-session-store.js';
 import { createPostgresUserDirectory, type PostgresUserDirectory } from './postgres-user-directory.js';
 import type { ReadCacheOptions } from './read-cache.js';
@@ -24,6 +25,11 @@ export interface PostgresStoresOptions {
 export interface PostgresStores {
   sessionStore: SessionStore;
   userDirectory: PostgresUserDirectory;
+  /**
+   * The session and its account for `createSessionService({ lookup })`: one statement per request
+   * without the cache, the two caches with it.
+   */
+  sessionLookup: SessionLookup;
   chatStore: ChatStore;
   approvalStore: ApprovalStore;
 }
@@ -34,11 +40,16 @@ export interface PostgresStores {
  * @example
  * const db = await openDatabase({ databaseUrl: process.env.DATABASE_URL, dataDir: './.data/session' });
  * const stores = createPostgresStores(db.client, { cache: db.kind === 'pglite' });
+ * const sessions = createSessionService({ store: stores.sessionStore, directory: stores.userDirectory, lookup: stores.sessionLookup });
  */
 export function createPostgresStores(client: SqlClient, options: PostgresStoresOptions = {}): PostgresStores {
+  const sessionStore = createPostgresSessionStore(client, { cache: options.cache, now: options.now });
+  const userDirectory = createPostgresUserDirectory(client, { cache: options.cache, passwordHash: options.passwordHash });
   return {
-    sessionStore: createPostgresSessionStore(client, { cache: options.cache, now: options.now }),
-    userDirectory: createPostgresUserDirectory(client, { cache: options.cache, passwordHash: options.passwordHash }),
+    sessionStore,
+    userDirectory,
+    // Cached reads cost no statement, so the cached stores answer better than one joined statement.
+    sessionLookup: options.cache ? createSessionLookup({ store: sessionStore, directory: userDirectory }) : createPostgresSessionLookup(client),
     chatStore: createPostgresChatStore(client),
     approvalStore: createPostgresApprovalStore(client),
   };

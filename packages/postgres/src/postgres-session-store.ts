@@ -16,9 +16,12 @@ export interface PostgresSessionStoreOptions {
   now?: () => number;
 }
 
-const columns = 'id, secret_hash, user_id, project_key, client_id, created_at, expires_at, idle_expires_at, version';
+/** The columns of a session, in the order {@link toSessionRecord} reads them. */
+export const sessionColumns = ['id', 'secret_hash', 'user_id', 'project_key', 'client_id', 'created_at', 'expires_at', 'idle_expires_at', 'version'];
+const columns = sessionColumns.join(', ');
 
-function toRecord(row: SqlRow): SessionRecord {
+/** A session record from a row holding {@link sessionColumns}. */
+export function toSessionRecord(row: SqlRow): SessionRecord {
   const read = readStoredRow('session', row);
   return {
     id: read.text('id'),
@@ -66,7 +69,7 @@ export function createPostgresSessionStore(client: SqlClient, options: PostgresS
 
   const load = async (id: string) => {
     const { rows } = await client.query(`SELECT ${columns} FROM deskpilot_sessions WHERE id = $1`, [id]);
-    return rows[0] ? freeze(toRecord(rows[0])) : null;
+    return rows[0] ? freeze(toSessionRecord(rows[0])) : null;
   };
   // `keys` are the ids the cache forgets if the delete fails; undefined (unknown) forgets them all.
   const deleteWhere = async (where: string, param: unknown, keys?: string[]) => {
@@ -93,7 +96,7 @@ export function createPostgresSessionStore(client: SqlClient, options: PostgresS
              WHERE id = $1 AND version = $2 RETURNING ${columns}`,
             [id, expectedVersion, idleExpiresAt],
           ),
-        ({ rows }) => (rows[0] ? { set: [[id, freeze(toRecord(rows[0]))]] } : { remove: [id] }),
+        ({ rows }) => (rows[0] ? { set: [[id, freeze(toSessionRecord(rows[0]))]] } : { remove: [id] }),
       );
       return rows.length === 1;
     },

@@ -38,11 +38,12 @@ export interface PostgresUserDirectory extends UserDirectory {
 // otherwise race on the unique email ("deskpiloU" in ASCII, as a bigint).
 const usersLockKey = '7234316346693069941';
 
-// One round trip for a user and their memberships, in the order they were added.
-const accountSql = `SELECT u.id, u.email, u.name, u.password_hash,
-  COALESCE((SELECT jsonb_agg(jsonb_build_object('projectKey', m.project_key, 'clientId', m.client_id, 'role', m.role) ORDER BY m.position)
-            FROM deskpilot_memberships m WHERE m.user_id = u.id), '[]'::jsonb) AS memberships
-  FROM deskpilot_users u`;
+/** The memberships of the user aliased `u`, as one `jsonb` list in the order they were added. */
+export const membershipsSql = `COALESCE((SELECT jsonb_agg(jsonb_build_object('projectKey', m.project_key, 'clientId', m.client_id, 'role', m.role) ORDER BY m.position)
+  FROM deskpilot_memberships m WHERE m.user_id = u.id), '[]'::jsonb)`;
+
+// One round trip for a user and their memberships.
+const accountSql = `SELECT u.id, u.email, u.name, u.password_hash, ${membershipsSql} AS memberships FROM deskpilot_users u`;
 
 function isMemberships(value: unknown): value is Membership[] {
   return (
@@ -59,16 +60,14 @@ function freezeAccount(account: Account): Account {
   });
 }
 
-function toAccount(row: SqlRow): Account & { passwordHash: string } {
+/** A deep-frozen account from a row with the user's id (in `idColumn`), `email`, `name` and `memberships`. */
+export function toAccount(row: SqlRow, idColumn = 'id'): Account {
   const read = readStoredRow('user', row);
-  const account = freezeAccount({
-    user: { id: read.text('id'), email: read.text('email'), name: read.text('name') },
+  return freezeAccount({
+    user: { id: read.text(idColumn), email: read.text('email'), name: read.text('name') },
     memberships: read.json('memberships', isMemberships, 'a list of memberships'),
   });
-  return { ...account, passwordHash: read.text('password_hash') };
 }
-
-const publicView = ({ user, memberships }: Account): Account => Object.freeze({ user, memberships });
 
 /**
  * Creates a {@link UserDirectory} on Postgres or PGlite, hashing with scrypt. An unknown email is
@@ -86,7 +85,7 @@ export function createPostgresUserDirectory(client: SqlClient, options: Postgres
 
   const findAccount = async (where: string, value: string) => {
     const { rows } = await client.query(`${accountSql} WHERE ${where}`, [value]);
-    return rows[0] ? toAccount(rows[0]) : null;
+    return rows[0] ? { account: toAccount(rows[0]), passwordHash: readStoredRow('user', rows[0]).text('password_hash') } : null;
   };
 
   return {
@@ -120,11 +119,11 @@ export function createPostgresUserDirectory(client: SqlClient, options: Postgres
       const stored = await findAccount('u.email = $1', normalizeEmail(email));
       decoy ??= hashPassword('decoy password that matches nothing', options.passwordHash);
       const matches = await verifyPassword(password, stored?.passwordHash ?? (await decoy));
-      return stored && matches ? publicView(stored) : null;
+      return stored && matches ? stored.account : null;
     },
     getAccount: (userId) => cache.read(userId, async () => {
       const stored = await findAccount('u.id = $1', userId);
-      return stored ? publicView(stored) : null;
+      return stored ? stored.account : null;
     }),
   };
 }

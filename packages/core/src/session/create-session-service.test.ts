@@ -1,6 +1,9 @@
 import { describe, expect, it, vi } from 'vitest';
 import { parseSetCookie } from 'cookie';
-import { alice, bob, cookiePair, createTestSessions, tokenOf } from './session.test-support.js';
+import { createSessionService } from './create-session-service.js';
+import { createMemoryUserDirectory } from './memory-user-directory.js';
+import { createSessionLookup } from './session-lookup.js';
+import { alice, bob, cookiePair, createTestSessions, testPasswordHash, tokenOf } from './session.test-support.js';
 
 const minute = 60_000;
 const hour = 60 * minute;
@@ -164,6 +167,19 @@ describe('resolve', () => {
     expect((await service.resolve(cookie))?.session.role).toBe('viewer');
     await directory.addUser({ id: 'usr_alice', email: 'alice@example.com', name: 'Alice Martin', password: 'x', memberships: [] });
     expect(await service.resolve(cookie)).toBeNull();
+  });
+
+  it('reads the session and account through the lookup it is given', async () => {
+    // The lookup reads accounts from a directory that lacks Alice: the session must end, since the
+    // service takes the account from the lookup, never from its own directory.
+    const stranger = createMemoryUserDirectory({ passwordHash: testPasswordHash });
+    const fixture = await createTestSessions();
+    const lookup = createSessionLookup({ store: fixture.store, directory: stranger });
+    const service = createSessionService({ store: fixture.store, directory: fixture.directory, lookup, now: fixture.clock.now });
+    const login = await service.login(alice);
+    if (!login.ok) throw new Error('login failed');
+    expect(await service.resolve(cookiePair(login.setCookie))).toBeNull();
+    expect(fixture.store.dump()).toEqual([]);
   });
 });
 

@@ -16,6 +16,12 @@ export {
 export { toSession, findMembership, type Session } from './session.js';
 export { createSessionCookie, type SessionCookie, type SessionCookieOptions } from './session-cookie.js';
 export type { SessionRecord, SessionStore } from './session-store.js';
+export {
+  createSessionLookup,
+  type SessionAndAccount,
+  type SessionLookup,
+  type SessionLookupOptions,
+} from './session-lookup.js';
 export { createMemorySessionStore, type MemorySessionStore } from './memory-session-store.js';
 export { normalizeEmail, type Account, type Membership, type User, type UserDirectory } from './user-directory.js';
 export {

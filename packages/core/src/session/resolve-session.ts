@@ -53,14 +53,14 @@ export async function resolveSession(
 export async function authenticateToken(token: string, context: SessionContext): Promise<AuthenticatedSession | null> {
   const parsed = parseSessionToken(token);
   if (!parsed) return null;
-  const record = await context.store.get(parsed.id);
-  if (!record || !verifySecret(parsed.secret, record.secretHash, context.hashSecret)) return null;
+  const found = await context.lookup.getSessionAndAccount(parsed.id);
+  if (!found || !verifySecret(parsed.secret, found.record.secretHash, context.hashSecret)) return null;
+  const { record, account } = found;
   const now = context.now();
   if (now >= record.expiresAt || now >= record.idleExpiresAt) {
     await context.store.delete(record.id);
     return null;
   }
-  const account = await context.directory.getAccount(record.userId);
   // The role comes from the membership as it is now: a removed membership ends the session.
   const membership = account && findMembership(account, record.projectKey, record.clientId);
   if (!account || !membership) {
