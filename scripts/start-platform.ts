@@ -3,21 +3,31 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
+// Each service on its default port; the session service believes the studio's X-Forwarded-For (the
+// studio runs on this machine), so login throttling per address sees the browser.
 const services = [
-  { name: 'session', entry: '../examples/session-server/src/server.ts' },
-  { name: 'chat', entry: '../examples/chat-server/src/server.ts' },
+  { name: 'session', entry: '../examples/session-server/src/server.ts', env: { TRUSTED_PROXIES: process.env.TRUSTED_PROXIES ?? '127.0.0.1,::1' } },
+  { name: 'chat', entry: '../examples/chat-server/src/server.ts', env: {} },
+  { name: 'studio', entry: '../examples/studio/src/server.ts', env: {} },
 ];
 
 const children = new Map<string, ChildProcess>();
 let stopping = false;
 
 for (const service of services) {
-  const child = spawn(process.execPath, [fileURLToPath(new URL(service.entry, import.meta.url))], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [fileURLToPath(new URL(service.entry, import.meta.url))], {
+    env: { ...process.env, PORT: '', ...service.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   children.set(service.name, child);
   for (const stream of [child.stdout!, child.stderr!]) {
     stream.setEncoding('utf8');
     stream.on('data', (text: string) => {
-      for (const line of text.trimEnd().split('\n')) console.log(`${service.name.padEnd(8)}| ${line}`);
+      for (const line of text.trimEnd().split('\n')) {
+        console.log(`${service.name.padEnd(8)}| ${line}`);
+        const studio = service.name === 'studio' && /listening on http:\/\/[^:]+:(\d+)/.exec(line);
+        if (studio) announce(`http://localhost:${studio[1]}`);
+      }
     });
   }
   child.on('exit', (code, signal) => {
@@ -29,7 +39,17 @@ for (const service of services) {
   });
 }
 
-console.log('Deskpilot platform starting. Demo logins: alice@example.com / alice-demo-password, bob@example.com / bob-demo-password');
+console.log('Deskpilot platform starting (session :4360, chat :8080, studio :3000)…');
+
+function announce(url: string): void {
+  console.log(`
+  Deskpilot Studio is up: ${url}
+  Demo logins:
+    alice@example.com / alice-demo-password   admin in acme-b2c, agent in acme-b2b
+    bob@example.com   / bob-demo-password     viewer in globex-b2c
+  Ctrl+C stops everything.
+`);
+}
 
 function stop(exitCode = 0): void {
   if (stopping) return;

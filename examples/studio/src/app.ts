@@ -1,0 +1,62 @@
+import { existsSync } from 'node:fs';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { DeskpilotError, fetchSession, problemResponse, writeHttpResponse } from '@deskpilot/core';
+import { createIdentityProxy, createSessionRoutesProxy } from '@deskpilot/session-express';
+import express from 'express';
+import { chatContextFor } from './chat-context.ts';
+import type { StudioConfig } from './config.ts';
+import { createDataApi } from './data-api.ts';
+
+const webRoot = fileURLToPath(new URL('../dist', import.meta.url));
+
+/**
+ * Builds the studio: the page, the session routes on the studio's origin, the chat context for the
+ * page, and `/api/*` proxied with stamped identity to the data API (the example's own unless
+ * DATA_API_URL is set).
+ */
+export async function createStudioApp(config: StudioConfig) {
+  if (!existsSync(`${webRoot}/index.html`)) throw new Error('The page is not built: run `npm run build -w examples/studio` (the root `npm start` does).');
+  const prefix = config.COOKIE_PREFIX;
+  const dataApi = config.DATA_API_URL ? undefined : await listenOnLoopback(createDataApi({ prefix }));
+  const dataApiUrl = config.DATA_API_URL ?? dataApi!.url;
+
+  const app = express();
+  app.disable('x-powered-by');
+  app.use((_req, res, next) => {
+    res.set({
+      'content-security-policy': `default-src 'self'; connect-src 'self' ${new URL(config.CHAT_SERVICE_URL).origin}; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'self'`,
+      'x-content-type-options': 'nosniff',
+      'referrer-policy': 'same-origin',
+    });
+    next();
+  });
+  app.use(createSessionRoutesProxy({ sessionServiceUrl: config.SESSION_SERVICE_URL }));
+  app.use('/api', createIdentityProxy({ sessionServiceUrl: config.SESSION_SERVICE_URL, target: dataApiUrl, prefix }));
+
+  // What the page needs to talk to the chat service for the signed-in user: where it is, and the
+  // context (signed when the chat service requires grants). Never cached: it follows the session.
+  app.get('/studio/chat-context', async (req, res) => {
+    res.set('cache-control', 'no-store');
+    try {
+      const session = await fetchSession(req.headers.cookie, { sessionServiceUrl: config.SESSION_SERVICE_URL, cookieName: `${prefix}_session` });
+      if (!session) throw new DeskpilotError('unauthenticated', { detail: 'No valid session.' });
+      res.json({ chatServiceUrl: config.CHAT_SERVICE_URL, context: await chatContextFor(session, config.CHAT_CONTEXT_SECRET) });
+    } catch (error) {
+      writeHttpResponse(res, problemResponse(error));
+    }
+  });
+
+  app.use(express.static(webRoot, { index: 'index.html', maxAge: 0 }));
+  app.use((_req, res) => writeHttpResponse(res, problemResponse(new DeskpilotError('not_found', { detail: 'No such route.' }))));
+
+  const close = () => (dataApi ? new Promise<void>((resolve) => dataApi.server.close(() => resolve())) : Promise.resolve());
+  return { app, dataApiUrl, close };
+}
+
+async function listenOnLoopback(app: express.Express): Promise<{ url: string; server: Server }> {
+  const server = app.listen(0, '127.0.0.1');
+  await new Promise<void>((resolve, reject) => server.once('listening', resolve).once('error', reject));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
+}

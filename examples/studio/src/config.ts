@@ -1,0 +1,29 @@
+import { z } from 'zod';
+
+const url = z.url({ protocol: /^https?$/ });
+
+/** Environment of the studio example (DESIGN §5). */
+const environment = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  HOST: z.string().default('127.0.0.1'),
+  /** Where the studio server reaches the session service. */
+  SESSION_SERVICE_URL: url.default('http://127.0.0.1:4360'),
+  /** Where the browser reaches the chat service (the page posts to it directly). */
+  CHAT_SERVICE_URL: url.default('http://localhost:8080'),
+  /** The downstream data API; unset: the example's own demo API, started in this process on a loopback port. */
+  DATA_API_URL: url.optional(),
+  COOKIE_PREFIX: z.string().regex(/^[A-Za-z0-9-]{1,64}$/).default('deskpilot'),
+  /** Same secret as the chat service's: the studio then signs a short-lived grant for the page. */
+  CHAT_CONTEXT_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
+});
+
+export type StudioConfig = z.infer<typeof environment>;
+
+/** Reads the configuration; throws a readable message naming each bad variable (never its value). */
+export function readConfig(env: Record<string, string | undefined>): StudioConfig {
+  // An empty variable (`KEY=` in an env file) means unset.
+  const result = environment.safeParse(Object.fromEntries(Object.entries(env).filter(([, value]) => value !== '')));
+  if (result.success) return result.data;
+  const problems = result.error.issues.map((issue) => `  ${issue.path.join('.')}: ${issue.message}`);
+  throw new Error(`Invalid configuration:\n${problems.join('\n')}`);
+}

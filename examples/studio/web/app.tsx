@@ -1,0 +1,90 @@
+import { useCallback, useEffect, useState } from 'react';
+import { ChatPanel } from './chat-panel.tsx';
+import { LoginForm } from './login-form.tsx';
+import { Sidebar } from './sidebar.tsx';
+import { currentSession, explain, logout, switchProject, type Session } from './studio-api.ts';
+
+type View = { state: 'loading' } | { state: 'signed-out' } | { state: 'signed-in'; session: Session } | { state: 'unavailable'; message: string };
+
+/** The studio page: login, or the workspace (top bar with project switcher, sidebar, chat). */
+export function App() {
+  const [view, setView] = useState<View>({ state: 'loading' });
+  const [notice, setNotice] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+
+  const load = useCallback(async () => {
+    setView({ state: 'loading' });
+    try {
+      const session = await currentSession();
+      setView(session ? { state: 'signed-in', session } : { state: 'signed-out' });
+    } catch (error) {
+      setView({ state: 'unavailable', message: explain(error) });
+    }
+  }, []);
+  useEffect(() => void load(), [load]);
+
+  const run = async (action: () => Promise<void>) => {
+    setBusy(true);
+    setNotice(null);
+    try {
+      await action();
+    } catch (error) {
+      setNotice(explain(error));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  if (view.state === 'loading') return <div className="splash" role="status">Loading…</div>;
+  if (view.state === 'unavailable') {
+    return (
+      <main className="splash">
+        <div className="panel problem" role="alert">
+          <h1>Studio unavailable</h1>
+          <p>{view.message}</p>
+          <button type="button" className="primary" onClick={() => void load()} autoFocus>Retry</button>
+        </div>
+      </main>
+    );
+  }
+  if (view.state === 'signed-out') return <LoginForm onSignedIn={(session) => setView({ state: 'signed-in', session })} />;
+
+  const { session } = view;
+  const membershipKey = (membership: { projectKey: string; clientId: string }) => `${membership.projectKey}/${membership.clientId}`;
+  return (
+    <div className="workspace">
+      <header className="topbar">
+        <span className="brand">Deskpilot <span className="brand-sub">Studio</span></span>
+        <label className="project-switcher">
+          <span>Project</span>
+          <select
+            aria-label="Project"
+            value={membershipKey(session)}
+            disabled={busy}
+            onChange={(event) => {
+              const membership = session.memberships.find((candidate) => membershipKey(candidate) === event.target.value)!;
+              void run(async () => setView({ state: 'signed-in', session: await switchProject(membership.projectKey, membership.clientId) }));
+            }}
+          >
+            {session.memberships.map((membership) => (
+              <option key={membershipKey(membership)} value={membershipKey(membership)}>
+                {membership.projectKey} · {membership.clientId}
+              </option>
+            ))}
+          </select>
+        </label>
+        <span className="role-badge" data-testid="role">{session.role}</span>
+        <span className="spacer" />
+        <span className="user" title={session.user.email}>{session.user.name}</span>
+        <button type="button" disabled={busy} onClick={() => void run(async () => { await logout(); setView({ state: 'signed-out' }); })}>
+          Log out
+        </button>
+      </header>
+      {notice && <div className="banner" role="alert">{notice}</div>}
+      <div className="columns">
+        <Sidebar key={`${session.id}`} session={session} />
+        <ChatPanel key={`${session.user.email}/${session.projectKey}/${session.role}`} session={session} onSignedOut={() => setView({ state: 'signed-out' })} />
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,166 @@
+import { useChat } from '@ai-sdk/react';
+import { DefaultChatTransport, lastAssistantMessageIsCompleteWithApprovalResponses, type UIMessage } from 'ai';
+import { useCallback, useEffect, useMemo, useRef, useState, type FormEvent, type KeyboardEvent } from 'react';
+import { conversationId, newConversationId } from './conversation-id.ts';
+import { MessageView } from './message-view.tsx';
+import { StudioError, call, chatSetup, explain, type ChatSetup, type Session } from './studio-api.ts';
+
+type Loaded = { state: 'loading' } | { state: 'ready'; setup: ChatSetup; messages: UIMessage[] } | { state: 'failed'; error: unknown };
+
+const suggestions = ['Show order ORD-1001', 'Refund order ORD-1001', 'Cancel order ORD-1002', 'Find running shoes', 'Create a ticket about a late delivery for ORD-1003'];
+
+/** Loads where the chat service is and the stored conversation, then shows it. */
+export function ChatPanel({ session, onSignedOut }: { session: Session; onSignedOut: () => void }) {
+  const [chatId, setChatId] = useState(() => conversationId(session.user.email, session.projectKey));
+  const [loaded, setLoaded] = useState<Loaded>({ state: 'loading' });
+  const [attempt, setAttempt] = useState(0);
+
+  useEffect(() => {
+    let current = true;
+    setLoaded({ state: 'loading' });
+    (async () => {
+      const setup = await chatSetup();
+      const response = await call('chat service', `${setup.chatServiceUrl}/chat/history`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ sessionId: chatId, context: setup.context }),
+      });
+      const { messages } = (await response.json()) as { messages: UIMessage[] };
+      if (current) setLoaded({ state: 'ready', setup, messages });
+    })().catch((error: unknown) => current && setLoaded({ state: 'failed', error }));
+    return () => void (current = false);
+  }, [chatId, attempt]);
+
+  if (loaded.state === 'loading') return <section className="chat" aria-busy="true"><p className="muted center">Loading the conversation…</p></section>;
+  if (loaded.state === 'failed') {
+    const ended = loaded.error instanceof StudioError && loaded.error.code === 'unauthenticated';
+    return (
+      <section className="chat">
+        <div className="panel problem" role="alert">
+          <p>{explain(loaded.error)}</p>
+          <button type="button" className="primary" onClick={ended ? onSignedOut : () => setAttempt((count) => count + 1)}>{ended ? 'Sign in' : 'Retry'}</button>
+        </div>
+      </section>
+    );
+  }
+  return (
+    <Conversation
+      key={chatId}
+      chatId={chatId}
+      chatServiceUrl={loaded.setup.chatServiceUrl}
+      initialMessages={loaded.messages}
+      onNewConversation={() => setChatId(newConversationId(session.user.email, session.projectKey))}
+      onSignedOut={onSignedOut}
+    />
+  );
+}
+
+interface ConversationProps {
+  chatId: string;
+  chatServiceUrl: string;
+  initialMessages: UIMessage[];
+  onNewConversation: () => void;
+  onSignedOut: () => void;
+}
+
+function Conversation({ chatId, chatServiceUrl, initialMessages, onNewConversation, onSignedOut }: ConversationProps) {
+  const transport = useMemo(
+    () =>
+      new DefaultChatTransport<UIMessage>({
+        api: `${chatServiceUrl}/chat`,
+        // Problems (429, 401, 403…) and network failures become StudioErrors the page can explain.
+        fetch: (input, init) => call('chat service', input instanceof Request ? input.url : String(input), init),
+        // The server keeps the history: send only the new message (or the answered approval), and a
+        // context fetched for this request, so the role and a signed grant are always current.
+        prepareSendMessagesRequest: async ({ id, messages, trigger, messageId }) => {
+          const { context } = await chatSetup();
+          return { body: { sessionId: id, messages: messages.slice(-1), trigger, messageId, context: { ...context, pageContext: { page: 'studio' } } } };
+        },
+      }),
+    [chatServiceUrl],
+  );
+  const { messages, sendMessage, regenerate, addToolApprovalResponse, status, error, clearError, stop } = useChat({
+    id: chatId,
+    messages: initialMessages,
+    transport,
+    sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
+  });
+  const [draft, setDraft] = useState('');
+  const bottom = useRef<HTMLDivElement>(null);
+  const busy = status === 'submitted' || status === 'streaming';
+
+  useEffect(() => {
+    // A block body: browsers now return a promise from scrollIntoView, and an effect may only return a cleanup.
+    bottom.current?.scrollIntoView({ block: 'end' });
+  }, [messages, status]);
+
+  const send = useCallback(
+    (text: string) => {
+      const trimmed = text.trim();
+      if (!trimmed || busy) return;
+      clearError();
+      setDraft('');
+      void sendMessage({ text: trimmed });
+    },
+    [busy, clearError, sendMessage],
+  );
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    send(draft);
+  };
+  const onKeyDown = (event: KeyboardEvent<HTMLTextAreaElement>) => {
+    if (event.key === 'Enter' && !event.shiftKey && !event.nativeEvent.isComposing) {
+      event.preventDefault();
+      send(draft);
+    }
+  };
+  const ended = error instanceof StudioError && error.code === 'unauthenticated';
+
+  return (
+    <section className="chat" aria-label="Assistant">
+      <div className="chat-header">
+        <h2>Assistant</h2>
+        <button type="button" className="quiet" onClick={onNewConversation} disabled={busy}>New conversation</button>
+      </div>
+      <div className="messages" role="log" aria-live="polite">
+        {messages.length === 0 && (
+          <div className="empty">
+            <p>Ask about orders, customers, products or tickets. Writes such as refunds wait for your approval.</p>
+            <div className="suggestions">
+              {suggestions.map((suggestion) => (
+                <button type="button" key={suggestion} className="chip" onClick={() => send(suggestion)}>{suggestion}</button>
+              ))}
+            </div>
+          </div>
+        )}
+        {messages.map((message) => (
+          <MessageView key={message.id} message={message} disabled={busy} onApproval={(id, approved) => void addToolApprovalResponse({ id, approved })} />
+        ))}
+        {status === 'submitted' && <p className="muted typing" role="status">Assistant is thinking…</p>}
+        {error && (
+          <div className="banner" role="alert">
+            <span>{explain(error)}</span>
+            {ended ? (
+              <button type="button" onClick={onSignedOut}>Sign in</button>
+            ) : (
+              <button type="button" onClick={() => { clearError(); void regenerate(); }}>Retry</button>
+            )}
+          </div>
+        )}
+        <div ref={bottom} />
+      </div>
+      <form className="composer" onSubmit={submit}>
+        <textarea
+          aria-label="Message"
+          placeholder="Message the assistant — Enter to send, Shift+Enter for a new line"
+          rows={2}
+          value={draft}
+          onChange={(event) => setDraft(event.target.value)}
+          onKeyDown={onKeyDown}
+          autoFocus
+        />
+        {busy ? <button type="button" onClick={() => void stop()}>Stop</button> : <button type="submit" className="primary" disabled={!draft.trim()}>Send</button>}
+      </form>
+    </section>
+  );
+}

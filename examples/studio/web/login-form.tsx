@@ -1,0 +1,44 @@
+import { useState, type FormEvent } from 'react';
+import { explain, login, type Session } from './studio-api.ts';
+
+/** Sign-in form; the error of a failed attempt is announced and the password field cleared. */
+export function LoginForm({ onSignedIn }: { onSignedIn: (session: Session) => void }) {
+  const [email, setEmail] = useState('');
+  const [password, setPassword] = useState('');
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      onSignedIn(await login(email, password));
+    } catch (failure) {
+      setError(explain(failure));
+      setPassword('');
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <main className="splash">
+      <form className="panel login" onSubmit={(event) => void submit(event)} aria-describedby={error ? 'login-error' : undefined}>
+        <h1>Deskpilot <span className="brand-sub">Studio</span></h1>
+        <p className="muted">Sign in to your support workspace.</p>
+        <label>
+          Email
+          <input type="email" name="email" autoComplete="username" required autoFocus value={email} onChange={(event) => setEmail(event.target.value)} />
+        </label>
+        <label>
+          Password
+          <input type="password" name="password" autoComplete="current-password" required value={password} onChange={(event) => setPassword(event.target.value)} />
+        </label>
+        {error && <p id="login-error" className="error" role="alert">{error}</p>}
+        <button type="submit" className="primary" disabled={busy}>{busy ? 'Signing in…' : 'Sign in'}</button>
+        <p className="hint">Demo: alice@example.com / alice-demo-password · bob@example.com / bob-demo-password</p>
+      </form>
+    </main>
+  );
+}
