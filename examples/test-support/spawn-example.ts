@@ -5,10 +5,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { onTestFinished } from 'vitest';
 
+/** Registers what to undo when the test (default) or a whole suite is over. */
+export type CleanupRegistrar = (cleanup: () => void) => void;
+
 /** A fresh data folder for an embedded (PGlite) database, removed after the test. */
-export function temporaryDataDir(): string {
+export function temporaryDataDir(onCleanup: CleanupRegistrar = onTestFinished): string {
   const directory = mkdtempSync(join(tmpdir(), 'deskpilot-test-'));
-  onTestFinished(() => rmSync(directory, { recursive: true, force: true }));
+  onCleanup(() => rmSync(directory, { recursive: true, force: true }));
   return directory;
 }
 
@@ -20,12 +23,15 @@ export interface RunningExample {
   output(): string;
 }
 
-/** Starts `serverFile` on an ephemeral port (needs `npm run build`) and waits for "listening on". */
-export async function spawnExample(serverFile: string, env: Record<string, string | undefined> = {}): Promise<RunningExample> {
+/**
+ * Starts `serverFile` on an ephemeral port (needs `npm run build`) and waits for "listening on". The
+ * process is killed when the test is over, or when `onCleanup` says (a suite sharing it).
+ */
+export async function spawnExample(serverFile: string, env: Record<string, string | undefined> = {}, onCleanup: CleanupRegistrar = onTestFinished): Promise<RunningExample> {
   // Each server gets its own embedded database unless the test names one (DATA_DIR or DATABASE_URL).
-  const dataDir = env.DATA_DIR ?? temporaryDataDir();
+  const dataDir = env.DATA_DIR ?? temporaryDataDir(onCleanup);
   const child = spawn(process.execPath, [serverFile], { env: { ...process.env, PORT: '0', DATABASE_URL: '', REDIS_URL: '', ...env, DATA_DIR: dataDir }, stdio: ['ignore', 'pipe', 'pipe'] });
-  onTestFinished(() => void child.kill('SIGKILL'));
+  onCleanup(() => void child.kill('SIGKILL'));
   let output = '';
   child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
   child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));

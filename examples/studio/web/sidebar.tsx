@@ -27,7 +27,7 @@ export function Sidebar({ session }: { session: Session }) {
   }, [session.id]);
 
   return (
-    <aside className="sidebar" aria-label="Project">
+    <aside className="sidebar" aria-label="Project overview">
       <section>
         <h2>Data API sees</h2>
         {error && <p className="error" role="alert">{error}</p>}

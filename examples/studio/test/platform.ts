@@ -1,0 +1,71 @@
+import { existsSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { chromium, type Browser } from 'playwright-core';
+import { spawnExample, temporaryDataDir, type RunningExample } from '../../test-support/spawn-example.ts';
+
+const serverFiles = {
+  session: fileURLToPath(new URL('../../session-server/src/server.ts', import.meta.url)),
+  chat: fileURLToPath(new URL('../../chat-server/src/server.ts', import.meta.url)),
+  studio: fileURLToPath(new URL('../src/server.ts', import.meta.url)),
+};
+
+/** Debian's Chromium; the browser suites are reported as skipped where it is not installed. */
+export const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+export const hasChromium = existsSync(chromiumPath);
+
+/** Launches headless Chromium with the flags this machine needs (no sandbox as root, no background networking). */
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: chromiumPath,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+}
+
+/** A port that was free a moment ago (the services must know the studio's origin before it starts). */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+/** The three services as real processes on PGlite, as `npm start` runs them, with restartable ports. */
+export interface Platform {
+  studioUrl: string;
+  session: RunningExample;
+  chat: RunningExample;
+  studio: RunningExample;
+  /** Starts a killed service again on its port and data folder. */
+  restart(name: 'session' | 'chat'): Promise<RunningExample>;
+  close(): void;
+}
+
+export async function startPlatform(chatEnv: Record<string, string> = {}): Promise<Platform> {
+  const cleanups: Array<() => void> = [];
+  const onCleanup = (cleanup: () => void) => void cleanups.push(cleanup);
+  const [studioPort, sessionPort, chatPort] = [await freePort(), await freePort(), await freePort()];
+  const studioUrl = `http://localhost:${studioPort}`;
+  const env = {
+    session: { PORT: String(sessionPort), DATA_DIR: temporaryDataDir(onCleanup), ALLOWED_ORIGINS: studioUrl, TRUSTED_PROXIES: '127.0.0.1' },
+    chat: { PORT: String(chatPort), DATA_DIR: temporaryDataDir(onCleanup), ALLOWED_ORIGINS: studioUrl, ...chatEnv },
+  };
+  const start = (name: 'session' | 'chat') => spawnExample(serverFiles[name], env[name], onCleanup);
+  const [session, chat] = await Promise.all([start('session'), start('chat')]);
+  const studio = await spawnExample(
+    serverFiles.studio,
+    { PORT: String(studioPort), SESSION_SERVICE_URL: `http://127.0.0.1:${sessionPort}`, CHAT_SERVICE_URL: `http://localhost:${chatPort}`, CHAT_CONTEXT_SECRET: chatEnv.CHAT_CONTEXT_SECRET },
+    onCleanup,
+  );
+  const platform: Platform = {
+    studioUrl,
+    session,
+    chat,
+    studio,
+    restart: async (name) => (platform[name] = await start(name)),
+    close: () => cleanups.reverse().forEach((cleanup) => cleanup()),
+  };
+  return platform;
+}
