@@ -1,0 +1,55 @@
+import { verifyChatGrant, type Session } from '@deskpilot/core';
+import { describe, expect, it } from 'vitest';
+import { businessTypeOf, capabilitiesFor, chatContextFor } from './chat-context.ts';
+
+const reads = { canViewOrders: true, canViewCustomers: true, canViewProducts: true, canViewTickets: true };
+const session = (role: string, projectKey = 'acme-b2c'): Session => ({
+  id: 'id',
+  user: { id: 'u1', email: 'alice@example.com', name: 'Alice' },
+  projectKey,
+  clientId: 'acme',
+  role,
+  memberships: [{ projectKey, clientId: 'acme', role }],
+  createdAt: '2026-01-01T00:00:00.000Z',
+  expiresAt: '2026-01-01T12:00:00.000Z',
+  idleExpiresAt: '2026-01-01T02:00:00.000Z',
+});
+
+describe('capabilitiesFor', () => {
+  it('gives every role the reads and only its own writes', () => {
+    expect(capabilitiesFor('admin')).toEqual({ ...reads, canRefundOrders: true, canCancelOrders: true, canCreateTickets: true, canUpdateTickets: true });
+    expect(capabilitiesFor('agent')).toEqual({ ...reads, canRefundOrders: false, canCancelOrders: false, canCreateTickets: true, canUpdateTickets: true });
+    expect(capabilitiesFor('viewer')).toEqual({ ...reads, canRefundOrders: false, canCancelOrders: false, canCreateTickets: false, canUpdateTickets: false });
+  });
+
+  it('gives an unknown role, or a name from the prototype, no write at all', () => {
+    for (const role of ['owner', 'constructor', '__proto__', 'toString']) expect(capabilitiesFor(role)).toEqual(capabilitiesFor('viewer'));
+  });
+});
+
+describe('chatContextFor', () => {
+  it('builds the context from the session; b2b projects by name', async () => {
+    expect(await chatContextFor(session('agent', 'acme-b2b'))).toEqual({
+      userEmail: 'alice@example.com',
+      userRole: 'agent',
+      projectKey: 'acme-b2b',
+      businessType: 'b2b',
+      ...capabilitiesFor('agent'),
+    });
+    expect(businessTypeOf('acme-b2c')).toBe('b2c');
+    expect(businessTypeOf('b2b-shop')).toBe('b2c');
+  });
+
+  it('adds a grant the chat service verifies to the same identity and flags', async () => {
+    const secret = 'a-chat-context-secret-of-32-chars!';
+    const context = await chatContextFor(session('admin'), secret);
+    expect(await verifyChatGrant(context.grant, secret)).toEqual({
+      userEmail: 'alice@example.com',
+      userRole: 'admin',
+      projectKey: 'acme-b2c',
+      businessType: 'b2c',
+      capabilities: capabilitiesFor('admin'),
+    });
+    await expect(verifyChatGrant(context.grant, 'another-secret-that-is-32-chars-long')).rejects.toMatchObject({ code: 'unauthenticated' });
+  });
+});
