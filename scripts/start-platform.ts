@@ -12,6 +12,8 @@ const services = [
 ];
 
 const children = new Map<string, ChildProcess>();
+const listening = new Set<string>();
+let studioUrl = '';
 let stopping = false;
 
 for (const service of services) {
@@ -25,8 +27,12 @@ for (const service of services) {
     stream.on('data', (text: string) => {
       for (const line of text.trimEnd().split('\n')) {
         console.log(`${service.name.padEnd(8)}| ${line}`);
-        const studio = service.name === 'studio' && /listening on http:\/\/[^:]+:(\d+)/.exec(line);
-        if (studio) announce(`http://localhost:${studio[1]}`);
+        const address = /listening on http:\/\/[^:]+:(\d+)/.exec(line);
+        if (!address) continue;
+        if (service.name === 'studio') studioUrl = `http://localhost:${address[1]}`;
+        listening.add(service.name);
+        // Announce once every service answers: a page opened earlier would find the session service still starting.
+        if (listening.size === services.length) announce(studioUrl);
       }
     });
   }
