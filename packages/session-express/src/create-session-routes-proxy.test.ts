@@ -114,4 +114,16 @@ describe('createSessionRoutesProxy', () => {
     expect(response.status).toBe(502);
     expect(await response.json()).toMatchObject({ code: 'upstream_unavailable' });
   });
+
+  it('cuts the answer for the client when the session service dies mid-body', async () => {
+    const dying = await listen((req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': '100' });
+      res.write('{"partial":');
+      setImmediate(() => res.socket?.destroy());
+    });
+    const studio = await studioFor(dying.url);
+    const response = await fetch(`${studio.url}/sessions/current`);
+    expect(response.status).toBe(200);
+    await expect(response.text()).rejects.toThrow();
+  });
 });

@@ -32,5 +32,7 @@ export function forwardRequest(req: Request, res: Response, target: URL, path: s
 
 function relay(upstream: IncomingMessage, res: Response): void {
   res.writeHead(upstream.statusCode ?? 502, endToEndHeaders(upstream.headers));
+  // An answer cut mid-body is cut for the client too, never ended as if complete.
+  upstream.on('error', () => res.destroy());
   upstream.pipe(res);
 }
