@@ -10,7 +10,7 @@ export {
   type PostgresUserDirectory,
   type PostgresUserDirectoryOptions,
 } from './postgres-user-directory.js';
-export { createPostgresSessionLookup } from './postgres-session-lookup.js';
+export { createPostgresSessionLookup, type PostgresSessionLookupOptions } from './postgres-session-lookup.js';
 export { createPostgresChatStore } from './postgres-chat-store.js';
 export { createPostgresApprovalStore } from './postgres-approval-store.js';
 export { createPostgresStores, type PostgresStores, type PostgresStoresOptions } from './create-postgres-stores.js';

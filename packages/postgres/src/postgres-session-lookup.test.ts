@@ -5,7 +5,7 @@ import { createPostgresStores } from './create-postgres-stores.js';
 import { createPostgresSessionLookup } from './postgres-session-lookup.js';
 import { createPostgresSessionStore } from './postgres-session-store.js';
 import { createPostgresUserDirectory } from './postgres-user-directory.js';
-import type { SqlClient } from './sql-client.js';
+import type { SqlClient, SqlRow } from './sql-client.js';
 import { testBackends, type TestDatabase } from './test-database.test-support.js';
 
 const passwordHash = { cost: 1024 };
@@ -15,9 +15,9 @@ function recording(client: SqlClient) {
   let statements: string[] = [];
   const recorded: SqlClient = {
     ...client,
-    query: (sql, params) => {
+    query: <Row extends SqlRow>(sql: string, params?: readonly unknown[]) => {
       statements.push(sql);
-      return client.query(sql, params);
+      return client.query<Row>(sql, params);
     },
   };
   return { client: recorded, take: () => [statements, (statements = [])][0]! };
@@ -72,19 +72,77 @@ for (const backend of testBackends) {
       expect(await service.resolve(cookie)).toBeNull();
     });
 
-    it('answers a corrupted account with store_unavailable, not a crash', async () => {
+    it('sends the lookups asked for in one turn as one statement, at most maxBatch ids each', async () => {
+      await database.reset();
+      const { client, take } = recording(database.client);
+      const store = createPostgresSessionStore(database.client);
+      await createPostgresUserDirectory(database.client, { passwordHash }).addUser({ id: 'user-1', email: 'rep@example.com', name: 'Rep', password: 'pw', memberships: [] });
+      const [one, two, three] = [makeSessionRecord(), makeSessionRecord({ userId: 'nobody' }), makeSessionRecord()];
+      for (const record of [one, two, three]) await store.create(record);
+
+      const lookup = createPostgresSessionLookup(client);
+      const answers = await Promise.all([one.id, two.id, 'missing', one.id].map((id) => lookup.getSessionAndAccount(id)));
+      expect(answers).toEqual([
+        { record: one, account: { user: { id: 'user-1', email: 'rep@example.com', name: 'Rep' }, memberships: [] } },
+        { record: two, account: null },
+        null,
+        answers[0],
+      ]);
+      expect(take()).toHaveLength(1);
+
+      const small = createPostgresSessionLookup(client, { maxBatch: 2 });
+      const records = await Promise.all([one, two, three].map((record) => small.getSessionAndAccount(record.id)));
+      expect(records.map((answer) => answer?.record)).toEqual([one, two, three]);
+      expect(take()).toHaveLength(2);
+    });
+
+    it('never answers a lookup from a statement sent before it was asked for', async () => {
+      await database.reset();
+      const store = createPostgresSessionStore(database.client);
+      const record = makeSessionRecord();
+      await store.create(record);
+      // Holds the answer of the first statement until released, so it is still in flight below.
+      let release!: () => void;
+      const gate = new Promise<void>((resolve) => (release = resolve));
+      let calls = 0;
+      const gated: SqlClient = {
+        ...database.client,
+        query: async <Row extends SqlRow>(sql: string, params?: readonly unknown[]) => {
+          const first = calls++ === 0;
+          const result = await database.client.query<Row>(sql, params);
+          if (first) await gate;
+          return result;
+        },
+      };
+      const lookup = createPostgresSessionLookup(gated);
+      const before = lookup.getSessionAndAccount(record.id);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(await store.delete(record.id)).toBe(true);
+      expect(await lookup.getSessionAndAccount(record.id)).toBeNull();
+      release();
+      expect((await before)?.record).toEqual(record);
+    });
+
+    it('fails only the lookups of a corrupted account, with store_unavailable', async () => {
       await database.reset();
       const directory = createPostgresUserDirectory(database.client, { passwordHash });
       await directory.addUser({ id: 'user-1', email: 'rep@example.com', name: 'Rep', password: 'pw', memberships: [{ projectKey: 'acme-b2c', clientId: 'acme', role: 'agent' }] });
-      const record = makeSessionRecord();
-      await createPostgresSessionStore(database.client).create(record);
+      await directory.addUser({ id: 'user-2', email: 'other@example.com', name: 'Other', password: 'pw', memberships: [] });
+      const [corrupted, fine] = [makeSessionRecord(), makeSessionRecord({ userId: 'user-2' })];
+      const store = createPostgresSessionStore(database.client);
+      for (const record of [corrupted, fine]) await store.create(record);
       // Columns are NOT NULL; a hand edit that drops a constraint is how a membership loses its role.
       await database.client.query(`ALTER TABLE deskpilot_memberships ALTER COLUMN role DROP NOT NULL`);
       try {
         await database.client.query(`UPDATE deskpilot_memberships SET role = NULL`);
-        const error = await createPostgresSessionLookup(database.client).getSessionAndAccount(record.id).catch((caught: unknown) => caught);
+        const lookup = createPostgresSessionLookup(database.client);
+        const [error, answer] = await Promise.all([
+          lookup.getSessionAndAccount(corrupted.id).catch((caught: unknown) => caught),
+          lookup.getSessionAndAccount(fine.id),
+        ]);
         expect(isDeskpilotError(error, 'store_unavailable')).toBe(true);
         expect((error as Error).message).toBe('A stored user is corrupted and cannot be read.');
+        expect(answer?.record).toEqual(fine);
       } finally {
         await database.client.query(`DELETE FROM deskpilot_memberships`);
         await database.client.query(`ALTER TABLE deskpilot_memberships ALTER COLUMN role SET NOT NULL`);

@@ -1,30 +1,83 @@
-import type { SessionLookup } from '@deskpilot/core';
+import type { SessionAndAccount, SessionLookup } from '@deskpilot/core';
 import { sessionColumns, toSessionRecord } from './postgres-session-store.js';
 import { membershipsSql, toAccount } from './postgres-user-directory.js';
-import type { SqlClient } from './sql-client.js';
+import type { SqlClient, SqlRow } from './sql-client.js';
 
-// The session, its user and their memberships in one statement (one snapshot, one round trip). A
+/** Options of {@link createPostgresSessionLookup}. */
+export interface PostgresSessionLookupOptions {
+  /** Most session ids read by one statement. @default 100 */
+  maxBatch?: number;
+}
+
+// Sessions, their users and their memberships in one statement (one snapshot, one round trip). A
 // session whose user is gone comes back with a null `email`.
-const lookupSql = `SELECT ${sessionColumns.map((column) => `s.${column}`).join(', ')}, u.email, u.name,
-  ${membershipsSql} AS memberships
+const lookupSql = `SELECT ${sessionColumns.map((column) => `s.${column}`).join(', ')}, u.email, u.name, ${membershipsSql} AS memberships
   FROM deskpilot_sessions s LEFT JOIN deskpilot_users u ON u.id = s.user_id
-  WHERE s.id = $1`;
+  WHERE s.id = ANY($1::text[])`;
+
+interface Waiter {
+  resolve(value: SessionAndAccount | null): void;
+  reject(error: unknown): void;
+}
+
+function toSessionAndAccount(row: SqlRow | undefined): SessionAndAccount | null {
+  if (!row) return null;
+  // Frozen: callers asking for one id in one batch share this object.
+  const record = Object.freeze(toSessionRecord(row));
+  return { record, account: row.email === null ? null : toAccount(row, 'user_id') };
+}
 
 /**
- * Creates a {@link SessionLookup} on Postgres or PGlite: the session and its user's account in one
- * statement, where the session store and user directory on the same database take two. No cache:
- * every call reads what is committed, so replicas sharing the database always agree.
+ * Creates a {@link SessionLookup} on Postgres or PGlite: a session and its user's account in one
+ * statement, where the session store and user directory take two. The lookups asked for in one turn
+ * of the event loop go out together as one statement, sent after the last of them was asked for: each
+ * answer is what was committed when it was asked, so replicas sharing the database always agree (a
+ * logout on one is seen by the next request on any other). Nothing is cached.
  *
  * @example
  * const sessions = createSessionService({ store, directory, lookup: createPostgresSessionLookup(client) });
  */
-export function createPostgresSessionLookup(client: SqlClient): SessionLookup {
+export function createPostgresSessionLookup(client: SqlClient, options: PostgresSessionLookupOptions = {}): SessionLookup {
+  const maxBatch = Math.max(1, options.maxBatch ?? 100);
+  let open: Map<string, Waiter[]> | undefined;
+
+  const send = async (batch: Map<string, Waiter[]>) => {
+    let rows: SqlRow[];
+    try {
+      ({ rows } = await client.query(lookupSql, [[...batch.keys()]]));
+    } catch (error) {
+      for (const waiters of batch.values()) for (const waiter of waiters) waiter.reject(error);
+      return;
+    }
+    const byId = new Map(rows.map((row) => [row.id, row]));
+    for (const [id, waiters] of batch) {
+      try {
+        const answer = toSessionAndAccount(byId.get(id));
+        for (const waiter of waiters) waiter.resolve(answer);
+      } catch (error) {
+        // A corrupted row fails the lookups of that session only.
+        for (const waiter of waiters) waiter.reject(error);
+      }
+    }
+  };
+
   return {
-    async getSessionAndAccount(id) {
-      const { rows } = await client.query(lookupSql, [id]);
-      const row = rows[0];
-      if (!row) return null;
-      return { record: toSessionRecord(row), account: row.email === null ? null : toAccount(row, 'user_id') };
+    getSessionAndAccount(id) {
+      return new Promise((resolve, reject) => {
+        if (!open) {
+          const batch = new Map<string, Waiter[]>();
+          open = batch;
+          setImmediate(() => {
+            if (open === batch) open = undefined;
+            void send(batch);
+          });
+        }
+        const waiters = open.get(id);
+        if (waiters) waiters.push({ resolve, reject });
+        else open.set(id, [{ resolve, reject }]);
+        // A full batch takes no more ids: the next lookup opens a new one.
+        if (open.size >= maxBatch) open = undefined;
+      });
     },
   };
 }
