@@ -1,8 +1,8 @@
-// Child process: one server of the persistence benchmark on 127.0.0.1, and sends `{ port, cookie }` to
+// Child process: one server of the persistence benchmark on 127.0.0.1, and sends `{ port, cookies }` to
 // the parent. The session servers are assembled like examples/session-server, the chat servers like
 // examples/chat-server; only the stores differ. Every SQL statement goes through a counting SqlClient,
 // and every chat store call through a tally, so the parent can ask for round trips per request.
-// Usage (forked by persistence.ts): persistence-servers.ts <kind> <databaseUrl | dataDir | ''> [textChunks]
+// Usage (forked by persistence.ts): persistence-servers.ts <kind> <databaseUrl | dataDir | ''> [textChunks | sessions]
 import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -31,10 +31,10 @@ import { createBenchModel } from './chat-bench-model.ts';
 
 export type PersistenceServerKind = 'session-memory' | 'session-pglite' | 'session-postgres' | 'chat-memory' | 'chat-postgres';
 
-/** What a server child sends once it is ready (`cookie`: session servers, signed in once). */
+/** What a server child sends once it is ready (`cookies`: session servers, one per sign-in). */
 export interface PersistenceServerReady {
   port: number;
-  cookie: string;
+  cookies: string[];
 }
 
 /** A question from the parent: `'cpu'` answers at once, `'settle'` once every started chat turn is persisted. */
@@ -70,7 +70,8 @@ export interface ChatBreakdown {
   steps: Record<ChatStep, { calls: number; roundTrips: number }>;
 }
 
-const [kind = '', location = '', textChunks = '20'] = process.argv.slice(2);
+// The third argument: text deltas per answer (chat servers), or sessions to sign in (session servers).
+const [kind = '', location = '', count] = process.argv.slice(2);
 const counter = { roundTrips: 0 };
 let database: Database | undefined;
 
@@ -124,14 +125,14 @@ async function sessionServer(): Promise<PersistenceServerReady> {
   app.use(sessionRouter(createSessionHandler({ service })));
   app.use((_req, res) => sendHttpResponse(res, problemResponse(new DeskpilotError('not_found', { detail: 'No such route.' }))));
   const port = await listen(app);
-  const login = await fetch(`http://127.0.0.1:${port}/sessions`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ email: demoUsers[0]!.email, password: demoUsers[0]!.password }),
-  });
-  const setCookie = login.headers.getSetCookie()[0];
-  if (!login.ok || setCookie === undefined) throw new Error(`${kind}: login failed with status ${login.status}`);
-  return { port, cookie: setCookie.split(';')[0]! };
+  // Sessions of one user, signed in through the service (the handler's login throttle allows 10 per
+  // account): each response has the same body, and each request still reads its own session.
+  const signIn = async () => {
+    const login = await service.login({ email: demoUsers[0]!.email, password: demoUsers[0]!.password });
+    if (!login.ok) throw new Error(`${kind}: login failed: ${login.reason}`);
+    return login.setCookie.split(';')[0]!;
+  };
+  return { port, cookies: await Promise.all(Array.from({ length: Number(count ?? 1) }, signIn)) };
 }
 
 const steps = () => Object.fromEntries(chatSteps.map((step) => [step, { calls: 0, roundTrips: 0 }])) as ChatBreakdown['steps'];
@@ -194,7 +195,7 @@ async function chatServer(): Promise<PersistenceServerReady> {
   const chat = createChatHandler({
     store,
     approvalStore: approvals,
-    models: { fallback: createBenchModel({ textChunks: Number(textChunks), chunkDelayMs: 0 }) },
+    models: { fallback: createBenchModel({ textChunks: Number(count ?? 20), chunkDelayMs: 0 }) },
     commerce: createDemoCommerceBackend(),
     tickets: createDemoTicketBackend(),
     rateLimit: { limit: 1_000_000_000 },
@@ -203,7 +204,7 @@ async function chatServer(): Promise<PersistenceServerReady> {
   app.disable('x-powered-by');
   app.use(chatRouter(chat));
   app.use((_req, res) => writeHttpResponse(res, problemResponse(new DeskpilotError('not_found', { detail: 'No such route.' }))));
-  return { port: await listen(app), cookie: '' };
+  return { port: await listen(app), cookies: [] };
 }
 
 const servers: Record<PersistenceServerKind, () => Promise<PersistenceServerReady>> = {

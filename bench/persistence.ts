@@ -175,7 +175,8 @@ interface RunningServer {
   kind: AnyServerKind;
   child: ChildProcess;
   port: number;
-  cookie: string;
+  /** Session servers: one cookie per connection of the load (the floor: one for all). */
+  cookies: string[];
   /** The `application_name` of its Postgres connections, when it has any. */
   applicationName: string | undefined;
 }
@@ -186,8 +187,8 @@ async function startServer(kind: AnyServerKind, location: string, extra: string[
       ? forkScript<ServerReady>(new URL('./session-servers.ts', import.meta.url), ['floor'], { timeoutMs: 30_000 })
       : forkScript<PersistenceServerReady>(new URL('./persistence-servers.ts', import.meta.url), [kind, location, ...extra], { timeoutMs: 60_000 });
   try {
-    const { port, cookie } = await firstMessage;
-    return { kind, child, port, cookie, applicationName };
+    const ready = await firstMessage;
+    return { kind, child, port: ready.port, cookies: 'cookies' in ready ? ready.cookies : [ready.cookie], applicationName };
   } catch (error) {
     child.kill();
     throw error;
@@ -269,7 +270,11 @@ function loadSessions(server: RunningServer, seconds: number, connections: numbe
     const times = new Float64Array(maxTimedResponses);
     let count = 0;
     const url = `http://127.0.0.1:${server.port}/sessions/current`;
-    const instance = autocannon({ url, connections, duration: seconds, headers: { cookie: server.cookie } }, (error, result) =>
+    // Each connection is its own session (the floor's map lookup costs the same for any key).
+    let next = 0;
+    const setupClient = (client: { setHeaders(headers: Record<string, string>): void }) =>
+      client.setHeaders({ cookie: server.cookies[next++ % server.cookies.length]! });
+    const instance = autocannon({ url, connections, duration: seconds, setupClient }, (error, result) =>
       error ? reject(error) : resolve({ result, latencies: times.subarray(0, count) }),
     );
     instance.on('response', (_client, _statusCode, _bytes, responseTimeMs) => {
@@ -284,18 +289,20 @@ async function benchSessions(settings: Required<PersistenceBenchOptions>, databa
     for (const { kind } of sessionContenders) {
       const applicationName = kind === 'session-postgres' ? `${database.schema}_sessions` : undefined;
       const location = kind === 'session-postgres' ? database.urlFor(applicationName!) : kind === 'session-pglite' ? pgliteDir : '';
-      running.push(await startServer(kind, location, [], applicationName));
+      running.push(await startServer(kind, location, [String(settings.connections)], applicationName));
     }
 
     const bodyBytes = new Map<AnyServerKind, number>();
     for (const server of running) {
       // A server that does not answer 200 with the session would be measured doing something else.
-      const response = await fetch(`http://127.0.0.1:${server.port}/sessions/current`, { headers: { cookie: server.cookie } });
-      const body = await response.text();
-      if (response.status !== 200 || !body.includes('"alice@example.com"')) {
-        throw new Error(`${server.kind}: GET /sessions/current answered ${response.status} ${body.slice(0, 200)}`);
+      for (const cookie of server.cookies) {
+        const response = await fetch(`http://127.0.0.1:${server.port}/sessions/current`, { headers: { cookie } });
+        const body = await response.text();
+        if (response.status !== 200 || !body.includes('"alice@example.com"')) {
+          throw new Error(`${server.kind}: GET /sessions/current answered ${response.status} ${body.slice(0, 200)}`);
+        }
+        bodyBytes.set(server.kind, Buffer.byteLength(body));
       }
-      bodyBytes.set(server.kind, Buffer.byteLength(body));
       await loadSessions(server, settings.sessionWarmupSeconds, settings.connections);
     }
 
