@@ -2,7 +2,6 @@ import { randomBytes } from 'node:crypto';
 import {
   convertToModelMessages,
   createUIMessageStream,
-  createUIMessageStreamResponse,
   safeValidateUIMessages,
   toUIMessageStream,
   tool,
@@ -27,6 +26,7 @@ import { verifyChatGrant } from './chat-grant.js';
 import { assistantMessageSchema, chatBodySchema, historyBodySchema, userMessageSchema, type ChatLimits } from './chat-request.js';
 import type { ChatSessionRecord, ChatStore, TurnStatus } from './chat-store.js';
 import { ChatToolError, safeToolErrorMessage } from './chat-tool-error.js';
+import { createChatStreamResponse } from './create-chat-stream-response.js';
 import { createApprovalGate, type ApprovalScope } from './create-approval-gate.js';
 import { safeParseChatContext, type ChatContext } from './parse-chat-context.js';
 import { runToolLoop } from './run-tool-loop.js';
@@ -267,7 +267,7 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
 
   /** A stream answered without the model: recorded outcomes or denials, then `finish`. */
   const answerWithoutModel = (messageId: string, chunks: UIMessageChunk[], headers: Record<string, string>) =>
-    createUIMessageStreamResponse({
+    createChatStreamResponse({
       headers,
       stream: createUIMessageStream({
         execute: ({ writer }) => {
@@ -397,7 +397,7 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
         }
       },
     });
-    return createUIMessageStreamResponse({ stream: drainedOnCancel(stream), headers });
+    return createChatStreamResponse({ stream, headers });
   };
 
   const history = async (request: HttpRequest): Promise<Response> => {
@@ -428,28 +428,4 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
   };
 
   return { handle, fetch: (request, info) => handle(fromFetchRequest(request, info)) };
-}
-
-/**
- * Forwards a stream to the client; if the client goes away, keeps reading it to the end instead of
- * cancelling it, so the turn finishes and `onEnd` saves it whole. (The SDK's `consumeSseStream` does
- * this by teeing every chunk into a second branch; this costs nothing until a client leaves.)
- */
-function drainedOnCancel<T>(source: ReadableStream<T>): ReadableStream<T> {
-  const reader = source.getReader();
-  return new ReadableStream<T>(
-    {
-      async pull(controller) {
-        const { done, value } = await reader.read();
-        if (done) controller.close();
-        else controller.enqueue(value);
-      },
-      cancel() {
-        void (async () => {
-          while (!(await reader.read()).done);
-        })().catch(() => {});
-      },
-    },
-    { highWaterMark: 0 },
-  );
 }

@@ -1,4 +1,4 @@
-import { ToolChoiceViolationError, isStepCount, streamText, type LanguageModel, type ModelMessage, type TextStreamPart, type ToolApprovalConfiguration, type ToolSet } from 'ai';
+import { ToolChoiceViolationError, experimental_streamTextLowMemory as streamTextLowMemory, isStepCount, type LanguageModel, type ModelMessage, type TextStreamPart, type ToolApprovalConfiguration, type ToolSet } from 'ai';
 
 /** Options of {@link runToolLoop}. */
 export interface RunToolLoopOptions {
@@ -43,7 +43,9 @@ export const defaultBudgetNotice = 'I reached the step limit for this turn befor
 export function runToolLoop(options: RunToolLoopOptions): RunToolLoopResult {
   const budget = options.stepBudget ?? 6;
   if (!Number.isInteger(budget) || budget < 1) throw new TypeError('stepBudget must be a positive integer');
-  const result = streamText({
+  // The loop reads `result.stream` once and nothing else. Plain `streamText` tees its stream so that
+  // more readers can replay it, and the unread branch holds every part of the answer until it ends.
+  const result = streamTextLowMemory({
     model: options.model,
     instructions: options.instructions,
     messages: options.messages,
