@@ -23,6 +23,16 @@ async function ask(page: Page, text: string) {
 }
 
 const assistantMessages = (page: Page) => page.locator('article[data-role="assistant"]');
+
+/** Uncaught page errors and console errors (a CSP violation, say), except the HTTP errors the scenarios cause. */
+function collectPageErrors(page: Page): string[] {
+  const errors: string[] = [];
+  page.on('pageerror', (error) => errors.push(error.message));
+  page.on('console', (message) => {
+    if (message.type() === 'error' && !message.text().startsWith('Failed to load resource')) errors.push(message.text());
+  });
+  return errors;
+}
 const countOf = (text: string, pattern: string) => text.split(pattern).length - 1;
 
 describe.skipIf(!hasChromium)(`studio in Chromium: the representative's day${skipReason}`, { timeout }, () => {
@@ -30,6 +40,7 @@ describe.skipIf(!hasChromium)(`studio in Chromium: the representative's day${ski
   let browser: Browser;
   let context: BrowserContext;
   let page: Page;
+  let pageErrors: string[];
 
   beforeAll(async () => {
     // Signed grants on: the studio signs the page's chat context, the chat service trusts only that.
@@ -37,6 +48,7 @@ describe.skipIf(!hasChromium)(`studio in Chromium: the representative's day${ski
     browser = await launchChromium();
     context = await browser.newContext({ viewport: { width: 1366, height: 860 } });
     page = await context.newPage();
+    pageErrors = collectPageErrors(page);
   }, timeout);
   afterAll(async () => {
     await browser?.close();
@@ -129,6 +141,7 @@ describe.skipIf(!hasChromium)(`studio in Chromium: the representative's day${ski
     const replayed = await fetch(`${platform.studioUrl}/api/me`, { headers: { cookie: `${cookie.name}=${cookie.value}` } });
     expect(replayed.status).toBe(401);
     expect(await replayed.json()).toMatchObject({ code: 'unauthenticated' });
+    expect(pageErrors).toEqual([]);
   });
 });
 
@@ -136,12 +149,14 @@ describe.skipIf(!hasChromium)(`studio in Chromium: limits and outages${skipReaso
   let platform: Platform;
   let browser: Browser;
   let page: Page;
+  let pageErrors: string[];
 
   beforeAll(async () => {
     // Three chat requests per minute: the page's history load plus two messages.
     platform = await startPlatform({ RATE_LIMIT_MAX: '3' });
     browser = await launchChromium();
     page = await (await browser.newContext()).newPage();
+    pageErrors = collectPageErrors(page);
     await page.goto(platform.studioUrl);
     await signIn(page, 'bob@example.com', 'bob-demo-password');
     await page.getByTestId('role').waitFor();
@@ -186,5 +201,6 @@ describe.skipIf(!hasChromium)(`studio in Chromium: limits and outages${skipReaso
     await page.getByRole('button', { name: 'Retry' }).click();
     // The session was stored (PGlite): the representative is still signed in.
     await expect.poll(() => page.getByTestId('role').textContent()).toBe('viewer');
+    expect(pageErrors).toEqual([]);
   });
 });
