@@ -141,6 +141,16 @@ describe.skipIf(!hasChromium)(`studio in Chromium: the representative's day${ski
     const replayed = await fetch(`${platform.studioUrl}/api/me`, { headers: { cookie: `${cookie.name}=${cookie.value}` } });
     expect(replayed.status).toBe(401);
     expect(await replayed.json()).toMatchObject({ code: 'unauthenticated' });
+  });
+
+  it('a session ended elsewhere sends the representative back to sign in', async () => {
+    await signIn(page, 'alice@example.com', 'alice-demo-password');
+    await page.getByTestId('role').waitFor();
+    // "Log out everywhere", as from another device.
+    const everywhere = await page.request.delete(`${platform.studioUrl}/sessions`, { headers: { origin: platform.studioUrl } });
+    expect(everywhere.status()).toBe(204);
+    await page.getByRole('combobox', { name: 'Project' }).selectOption({ label: 'acme-b2b · acme' });
+    await page.getByRole('button', { name: 'Sign in' }).waitFor();
     expect(pageErrors).toEqual([]);
   });
 });

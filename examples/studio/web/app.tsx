@@ -2,7 +2,7 @@ import { useCallback, useEffect, useState } from 'react';
 import { ChatPanel } from './chat-panel.tsx';
 import { LoginForm } from './login-form.tsx';
 import { Sidebar } from './sidebar.tsx';
-import { currentSession, explain, logout, switchProject, type Session } from './studio-api.ts';
+import { StudioError, currentSession, explain, logout, switchProject, type Session } from './studio-api.ts';
 
 type View = { state: 'loading' } | { state: 'signed-out' } | { state: 'signed-in'; session: Session } | { state: 'unavailable'; message: string };
 
@@ -29,7 +29,9 @@ export function App() {
     try {
       await action();
     } catch (error) {
-      setNotice(explain(error));
+      // A session that ended elsewhere (logout everywhere, expiry) sends the representative to sign in.
+      if (error instanceof StudioError && error.code === 'unauthenticated') setView({ state: 'signed-out' });
+      else setNotice(explain(error));
     } finally {
       setBusy(false);
     }
