@@ -168,7 +168,7 @@ describe.skipIf(!hasChromium)(`studio in Chromium: limits and outages${skipReaso
     page = await (await browser.newContext()).newPage();
     pageErrors = collectPageErrors(page);
     await page.goto(platform.studioUrl);
-    await signIn(page, 'bob@example.com', 'bob-demo-password');
+    await signIn(page, 'alice@example.com', 'alice-demo-password');
     await page.getByTestId('role').waitFor();
   }, timeout);
   afterAll(async () => {
@@ -198,6 +198,21 @@ describe.skipIf(!hasChromium)(`studio in Chromium: limits and outages${skipReaso
     expect(await page.locator('.chat [role="alert"]').count()).toBe(0);
   });
 
+  it('an approval answered while the chat service is down is sent again by Retry and runs once', async () => {
+    await ask(page, 'Refund order ORD-1001');
+    const approval = page.getByTestId('approval-card');
+    await approval.waitFor();
+    platform.chat.child.kill('SIGKILL');
+    await new Promise((resolve) => platform.chat.child.once('exit', resolve));
+    await approval.getByRole('button', { name: 'Approve' }).click();
+    await expect.poll(() => page.locator('.chat [role="alert"]').textContent()).toMatch(/^The chat service is unreachable\./);
+
+    await platform.restart('chat');
+    await page.locator('.chat [role="alert"]').getByRole('button', { name: 'Retry' }).click();
+    await expect.poll(() => assistantMessages(page).last().textContent()).toMatch(/Done — I refunded ORD-1001/);
+    expect(countOf(platform.chat.output(), 'refundOrder ORD-1001 in acme-b2c')).toBe(1);
+  });
+
   it('says so when the session service is down, and recovers when it returns', async () => {
     platform.session.child.kill('SIGKILL');
     await new Promise((resolve) => platform.session.child.once('exit', resolve));
@@ -210,7 +225,7 @@ describe.skipIf(!hasChromium)(`studio in Chromium: limits and outages${skipReaso
     await platform.restart('session');
     await page.getByRole('button', { name: 'Retry' }).click();
     // The session was stored (PGlite): the representative is still signed in.
-    await expect.poll(() => page.getByTestId('role').textContent()).toBe('viewer');
+    await expect.poll(() => page.getByTestId('role').textContent()).toBe('admin');
     expect(pageErrors).toEqual([]);
   });
 });

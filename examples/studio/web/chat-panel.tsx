@@ -1,5 +1,5 @@
 import { useChat } from '@ai-sdk/react';
-import { DefaultChatTransport, lastAssistantMessageIsCompleteWithApprovalResponses, type UIMessage } from 'ai';
+import { DefaultChatTransport, isToolUIPart, lastAssistantMessageIsCompleteWithApprovalResponses, type UIMessage } from 'ai';
 import { useCallback, useEffect, useMemo, useRef, useState, type FormEvent, type KeyboardEvent } from 'react';
 import { conversationId, newConversationId } from './conversation-id.ts';
 import { MessageView } from './message-view.tsx';
@@ -104,6 +104,14 @@ function Conversation({ chatId, chatServiceUrl, initialMessages, onNewConversati
     },
     [busy, clearError, sendMessage],
   );
+  // After a failed request, send the same thing again: an answered approval as it stands (regenerating
+  // would drop the answer and ask the model anew), otherwise the last user message.
+  const retry = () => {
+    clearError();
+    const last = messages.at(-1);
+    const answeredApproval = last?.role === 'assistant' && last.parts.some((part) => isToolUIPart(part) && part.state === 'approval-responded');
+    void (answeredApproval ? sendMessage() : regenerate());
+  };
   const submit = (event: FormEvent) => {
     event.preventDefault();
     send(draft);
@@ -143,7 +151,7 @@ function Conversation({ chatId, chatServiceUrl, initialMessages, onNewConversati
             {ended ? (
               <button type="button" onClick={onSignedOut}>Sign in</button>
             ) : (
-              <button type="button" onClick={() => { clearError(); void regenerate(); }}>Retry</button>
+              <button type="button" onClick={retry}>Retry</button>
             )}
           </div>
         )}
