@@ -23,6 +23,7 @@ import type {
   PersistenceServerReady,
   PersistenceServerStats,
 } from './persistence-servers.ts';
+import { summariseRounds, type RoundSummary, type SessionRound } from './session-current.ts';
 import type { ServerCpu, ServerReady } from './session-servers.ts';
 
 /** Options of {@link benchPersistence}. */
@@ -220,34 +221,19 @@ function ask<T>(child: ChildProcess, command: PersistenceServerCommand, timeoutM
 // Part 1: GET /sessions/current.
 
 /** One measured load of one server. */
-export interface PersistenceSessionRound {
-  requestsPerSecond: number;
-  p50Ms: number;
-  p99Ms: number;
-  cpuMicrosecondsPerRequest: number;
-  systemMicrosecondsPerRequest: number;
+export interface PersistenceSessionRound extends SessionRound {
   /** SQL statements per request (null: no database). */
   roundTripsPerRequest: number | null;
   /** CPU of the Postgres backends per request (null: not Postgres, or /proc could not tell). */
   databaseMicrosecondsPerRequest: number | null;
 }
 
-export interface PersistenceSessionResult {
+export interface PersistenceSessionResult extends RoundSummary {
   kind: AnyServerKind;
   label: string;
   bodyBytes: number;
-  requestsPerSecond: number;
-  p50Ms: number;
-  p99Ms: number;
-  cpuMicrosecondsPerRequest: number;
-  systemMicrosecondsPerRequest: number;
   roundTripsPerRequest: number | null;
   databaseMicrosecondsPerRequest: number | null;
-  /** Median over rounds of (req/s ÷ the floor's req/s in the same round). */
-  requestsRatio: number;
-  p99Ratio: number;
-  /** Median over rounds of (the floor's CPU per request ÷ this server's). */
-  capacityRatio: number;
   rounds: PersistenceSessionRound[];
 }
 
@@ -341,16 +327,9 @@ async function benchSessions(settings: Required<PersistenceBenchOptions>, databa
         kind,
         label,
         bodyBytes: bodyBytes.get(kind)!,
-        requestsPerSecond: median(own.map((round) => round.requestsPerSecond)),
-        p50Ms: median(own.map((round) => round.p50Ms)),
-        p99Ms: median(own.map((round) => round.p99Ms)),
-        cpuMicrosecondsPerRequest: median(own.map((round) => round.cpuMicrosecondsPerRequest)),
-        systemMicrosecondsPerRequest: median(own.map((round) => round.systemMicrosecondsPerRequest)),
+        ...summariseRounds(own, floor),
         roundTripsPerRequest: medianOrNull(own.map((round) => round.roundTripsPerRequest)),
         databaseMicrosecondsPerRequest: medianOrNull(own.map((round) => round.databaseMicrosecondsPerRequest)),
-        requestsRatio: median(own.map((round, index) => round.requestsPerSecond / floor[index]!.requestsPerSecond)),
-        p99Ratio: median(own.map((round, index) => round.p99Ms / floor[index]!.p99Ms)),
-        capacityRatio: median(own.map((round, index) => floor[index]!.cpuMicrosecondsPerRequest / round.cpuMicrosecondsPerRequest)),
         rounds: own,
       };
     });

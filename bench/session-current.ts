@@ -29,11 +29,7 @@ export interface SessionRound {
 }
 
 /** Medians over the rounds of one server, and ratios against the floor measured in the same rounds. */
-export interface SessionServerResult {
-  kind: ServerKind;
-  label: string;
-  /** Body size of one `GET /sessions/current` answer. */
-  bodyBytes: number;
+export interface RoundSummary {
   requestsPerSecond: number;
   p50Ms: number;
   p99Ms: number;
@@ -48,6 +44,29 @@ export interface SessionServerResult {
    * relative to the floor when each has a whole core, whatever the load generator can push.
    */
   capacityRatio: number;
+}
+
+/** Summarises a server's rounds against the floor's rounds of the same run (round `i` with round `i`). */
+export function summariseRounds(own: readonly SessionRound[], floor: readonly SessionRound[]): RoundSummary {
+  const ratio = (of: (round: SessionRound, index: number) => number) => median(own.map(of));
+  return {
+    requestsPerSecond: median(own.map((round) => round.requestsPerSecond)),
+    p50Ms: median(own.map((round) => round.p50Ms)),
+    p99Ms: median(own.map((round) => round.p99Ms)),
+    cpuMicrosecondsPerRequest: median(own.map((round) => round.cpuMicrosecondsPerRequest)),
+    systemMicrosecondsPerRequest: median(own.map((round) => round.systemMicrosecondsPerRequest)),
+    requestsRatio: ratio((round, index) => round.requestsPerSecond / floor[index]!.requestsPerSecond),
+    p99Ratio: ratio((round, index) => round.p99Ms / floor[index]!.p99Ms),
+    capacityRatio: ratio((round, index) => floor[index]!.cpuMicrosecondsPerRequest / round.cpuMicrosecondsPerRequest),
+  };
+}
+
+/** One server's figures in the session benchmark. */
+export interface SessionServerResult extends RoundSummary {
+  kind: ServerKind;
+  label: string;
+  /** Body size of one `GET /sessions/current` answer. */
+  bodyBytes: number;
   rounds: SessionRound[];
 }
 
@@ -118,20 +137,7 @@ export async function benchSessionCurrent(options: SessionBenchOptions = {}): Pr
     const floor = rounds.get('floor')!;
     const servers = contenders.map(({ kind, label }): SessionServerResult => {
       const own = rounds.get(kind)!;
-      return {
-        kind,
-        label,
-        bodyBytes: bodyBytes.get(kind)!,
-        requestsPerSecond: median(own.map((round) => round.requestsPerSecond)),
-        p50Ms: median(own.map((round) => round.p50Ms)),
-        p99Ms: median(own.map((round) => round.p99Ms)),
-        cpuMicrosecondsPerRequest: median(own.map((round) => round.cpuMicrosecondsPerRequest)),
-        systemMicrosecondsPerRequest: median(own.map((round) => round.systemMicrosecondsPerRequest)),
-        requestsRatio: median(own.map((round, index) => round.requestsPerSecond / floor[index]!.requestsPerSecond)),
-        p99Ratio: median(own.map((round, index) => round.p99Ms / floor[index]!.p99Ms)),
-        capacityRatio: median(own.map((round, index) => floor[index]!.cpuMicrosecondsPerRequest / round.cpuMicrosecondsPerRequest)),
-        rounds: own,
-      };
+      return { kind, label, bodyBytes: bodyBytes.get(kind)!, ...summariseRounds(own, floor), rounds: own };
     });
     return { options: settings, servers };
   } finally {
