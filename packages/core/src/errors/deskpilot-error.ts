@@ -15,7 +15,8 @@ export type ErrorCode =
   | 'provider_unavailable'
   | 'internal'
   | 'upstream_unavailable'
-  | 'store_unavailable';
+  | 'store_unavailable'
+  | 'unavailable';
 
 /** HTTP status for each error code: the one table every adapter maps errors with. */
 export const errorStatus: Record<ErrorCode, number> = {
@@ -35,6 +36,7 @@ export const errorStatus: Record<ErrorCode, number> = {
   internal: 500,
   upstream_unavailable: 502,
   store_unavailable: 503,
+  unavailable: 503,
 };
 
 /** Short human title for each error code, used as the problem `title`. */
@@ -55,6 +57,7 @@ export const errorTitle: Record<ErrorCode, string> = {
   internal: 'Internal error',
   upstream_unavailable: 'Upstream service unavailable',
   store_unavailable: 'Storage unavailable',
+  unavailable: 'Service unavailable',
 };
 
 /** One field-level problem inside an `invalid_request` error. */
