@@ -1,5 +1,5 @@
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { connect, type AddressInfo } from 'node:net';
 import {
   createChatHandler,
   createDemoCommerceBackend,
@@ -8,6 +8,7 @@ import {
   createMemoryApprovalStore,
   createMemoryChatStore,
   readChatStream,
+  type ChatStore,
 } from '@deskpilot/core';
 import {
   AbstractChat,
@@ -24,10 +25,10 @@ import { chatRouter } from './chat-router.js';
 const studio = 'http://localhost:3000';
 const sessionId = '2a4f6c1e-3b5d-4e7f-8a9b-0c1d2e3f4a5b';
 
-async function startChatService() {
+async function startChatService(options: { store?: ChatStore; beforeRoutes?: express.RequestHandler } = {}) {
   const commerce = createDemoCommerceBackend();
   const handler = createChatHandler({
-    store: createMemoryChatStore(),
+    store: options.store ?? createMemoryChatStore(),
     approvalStore: createMemoryApprovalStore(),
     models: { fallback: createDemoModel() },
     commerce,
@@ -35,6 +36,7 @@ async function startChatService() {
     onError: () => {},
   });
   const app = express();
+  if (options.beforeRoutes) app.use(options.beforeRoutes);
   app.use(chatRouter(handler, { allowedOrigins: [studio] }));
   const server = createServer(app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -142,5 +144,40 @@ describe('chatRouter over real HTTP', () => {
         { timeout: 5000 },
       )
       .toBe('complete');
+  });
+
+  it('keeps the turn running and saved when the client left before the response headers', async () => {
+    // The store answers only once the server has seen the client go: the handler's answer then meets
+    // a response that fired `close` before anyone listened, as on a slow database.
+    let clientGone!: () => void;
+    let arrived!: () => void;
+    const gone = new Promise<void>((resolve) => (clientGone = resolve));
+    const received = new Promise<void>((resolve) => (arrived = resolve));
+    const memory = createMemoryChatStore();
+    const store: ChatStore = { ...memory, getOrCreateSession: async (init) => (await gone, memory.getOrCreateSession(init)) };
+    const { url } = await startChatService({
+      store,
+      beforeRoutes: (req, res, next) => {
+        if (req.path === '/chat') {
+          res.once('close', clientGone);
+          arrived();
+        }
+        next();
+      },
+    });
+    const body = JSON.stringify({ sessionId, messages: [{ id: 'u1', role: 'user', parts: [{ type: 'text', text: 'show order ORD-1001' }] }], context: { userEmail: 'rep@example.com', projectKey: 'acme-b2c' } });
+    const { port } = new URL(url);
+    const socket = connect(Number(port), '127.0.0.1');
+    socket.on('error', () => {});
+    socket.write(`POST /chat HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+    await received;
+    socket.destroy();
+    await gone;
+    const history = async () => {
+      const response = await fetch(`${url}/chat/history`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ sessionId, context: { userEmail: 'rep@example.com', projectKey: 'acme-b2c' } }) });
+      return (await response.json()) as { messages: Array<{ role: string }>; lastTurnStatus: string | null };
+    };
+    await expect.poll(async () => (await history()).lastTurnStatus, { timeout: 5000 }).toBe('complete');
+    expect((await history()).messages.map((message) => message.role)).toEqual(['user', 'assistant']);
   });
 });

@@ -13,6 +13,8 @@ export interface NodeRequestLike extends AsyncIterable<Uint8Array> {
 export interface NodeResponseLike {
   statusCode: number;
   headersSent: boolean;
+  /** True once the socket is gone (the client left): `close` has then fired, or is about to, once. */
+  readonly destroyed?: boolean;
   setHeader(name: string, value: string | string[]): unknown;
   write(chunk: Uint8Array): boolean;
   end(chunk?: string): unknown;
@@ -62,8 +64,8 @@ export function writeHttpResponse(res: NodeResponseLike, response: HttpResponse)
 /**
  * Writes a fetch `Response` to a Node response, streaming its body: each chunk is written as soon as
  * it is read (honouring back-pressure), so chunks that are ready together go out together. When the
- * client goes away the body is cancelled; work the producer must finish (persisting a chat turn)
- * keeps running on its side.
+ * client goes away (before or during the stream) the body is cancelled at once; work the producer
+ * must finish (persisting a chat turn) keeps running on its side.
  */
 export async function writeFetchResponse(res: NodeResponseLike, response: Response): Promise<void> {
   res.statusCode = response.status;
@@ -76,15 +78,28 @@ export async function writeFetchResponse(res: NodeResponseLike, response: Respon
   }
   const reader = response.body.getReader();
   let closed = false;
-  res.once('close', () => {
+  const cancel = () => {
+    if (closed) return;
     closed = true;
     reader.cancel().catch(() => {});
-  });
+  };
+  // A client that left while the handler was still working fired `close` before anyone listened,
+  // and a destroyed response never emits `drain`: without this the body would wait unread forever.
+  if (res.destroyed === true) {
+    cancel();
+    return;
+  }
+  res.once('close', cancel);
   try {
     for (;;) {
       const { done, value } = await reader.read();
       if (done || closed) break;
-      if (!res.write(value)) await new Promise<void>((resolve) => {
+      if (res.write(value)) continue;
+      if (res.destroyed === true) {
+        cancel();
+        break;
+      }
+      await new Promise<void>((resolve) => {
         const settle = () => {
           res.off('drain', settle);
           res.off('close', settle);
@@ -98,5 +113,7 @@ export async function writeFetchResponse(res: NodeResponseLike, response: Respon
   } catch {
     // The body failed mid-stream: nothing valid can follow the bytes already sent.
     res.destroy();
+  } finally {
+    res.off('close', cancel);
   }
 }
