@@ -77,6 +77,8 @@ export async function writeFetchResponse(res: NodeResponseLike, response: Respon
     return;
   }
   const reader = response.body.getReader();
+  // A function, not a narrowed field: the socket can be destroyed between two reads.
+  const isDestroyed = () => res.destroyed === true;
   let closed = false;
   const cancel = () => {
     if (closed) return;
@@ -85,7 +87,7 @@ export async function writeFetchResponse(res: NodeResponseLike, response: Respon
   };
   // A client that left while the handler was still working fired `close` before anyone listened,
   // and a destroyed response never emits `drain`: without this the body would wait unread forever.
-  if (res.destroyed === true) {
+  if (isDestroyed()) {
     cancel();
     return;
   }
@@ -95,7 +97,7 @@ export async function writeFetchResponse(res: NodeResponseLike, response: Respon
       const { done, value } = await reader.read();
       if (done || closed) break;
       if (res.write(value)) continue;
-      if (res.destroyed === true) {
+      if (isDestroyed()) {
         cancel();
         break;
       }
