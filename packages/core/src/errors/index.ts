@@ -8,3 +8,4 @@ export {
   type FieldError,
 } from './deskpilot-error.js';
 export { problemContentType, toProblemDetails, type ProblemDetails } from './problem-details.js';
+export { describeError } from './describe-error.js';
