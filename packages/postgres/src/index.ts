@@ -15,4 +15,11 @@ export { createPostgresChatStore } from './postgres-chat-store.js';
 export { createPostgresApprovalStore } from './postgres-approval-store.js';
 export { createPostgresStores, type PostgresStores, type PostgresStoresOptions } from './create-postgres-stores.js';
 export { openDatabase, type Database, type OpenDatabaseOptions } from './open-database.js';
+export {
+  DataDirectoryLockedError,
+  lockDataDirectory,
+  lockFileName,
+  type DataDirectoryHolder,
+  type DataDirectoryLock,
+} from './lock-data-directory.js';
 export type { ReadCacheOptions } from './read-cache.js';

@@ -1,0 +1,181 @@
+import { randomBytes } from 'node:crypto';
+import { readFileSync, unlinkSync } from 'node:fs';
+import { link, readFile, rename, unlink, writeFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import { join, resolve } from 'node:path';
+
+/** Who holds a data directory, as its lock file says. */
+export interface DataDirectoryHolder {
+  pid: number;
+  host: string;
+  /** The command line of the holding process. */
+  command: string;
+  /** ISO 8601 time the lock was taken. */
+  since: string;
+}
+
+/** A held data directory lock; `release()` removes the lock file if it is still this holder's. */
+export interface DataDirectoryLock {
+  /** The lock file's path. */
+  file: string;
+  holder: DataDirectoryHolder;
+  release(): Promise<void>;
+}
+
+/** Thrown when another live process (or this one, through another handle) holds the data directory. */
+export class DataDirectoryLockedError extends Error {
+  override name = 'DataDirectoryLockedError';
+  /** The locked directory. */
+  readonly directory: string;
+  /** The lock file's path. */
+  readonly file: string;
+  /** The holder named in the lock file, or null when the file cannot be read as a lock. */
+  readonly holder: DataDirectoryHolder | null;
+
+  constructor(directory: string, file: string, holder: DataDirectoryHolder | null, sameProcess = false) {
+    const who = holder
+      ? `process ${holder.pid} on ${holder.host} (${holder.command}), since ${holder.since}`
+      : 'an unreadable lock file';
+    const advice = sameProcess
+      ? 'Close the other database handle first.'
+      : holder && holder.host !== hostname()
+        ? `Stop that process, or give this one its own directory. If no process on ${holder.host} uses it any more, delete ${file}.`
+        : `Stop that process, or give this one its own directory.${holder ? '' : ` If no process uses it, delete ${file}.`}`;
+    super(`The data directory ${directory} is in use by ${sameProcess ? 'this process' : who}. One process per embedded database: ${advice}`);
+    this.directory = directory;
+    this.file = file;
+    this.holder = holder;
+  }
+}
+
+/** The lock file's name inside a data directory. */
+export const lockFileName = 'deskpilot.lock';
+
+// Directories this process holds: a second handle in the same process corrupts the files as surely as
+// a second process, and its pid alone cannot tell it from a predecessor that had the same pid.
+const heldHere = new Set<string>();
+
+function readHolder(text: string): DataDirectoryHolder | null {
+  try {
+    const value = JSON.parse(text) as Partial<DataDirectoryHolder>;
+    if (Number.isInteger(value.pid) && typeof value.host === 'string' && typeof value.command === 'string' && typeof value.since === 'string') {
+      return value as DataDirectoryHolder;
+    }
+  } catch {
+    // Not a lock this code wrote: treated as held, never taken over.
+  }
+  return null;
+}
+
+/** True when `pid` on this host is a live process (one owned by another user counts). */
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** A holder that can never come back: a process of this host that is gone, or this pid before a restart. */
+function isStale(holder: DataDirectoryHolder): boolean {
+  if (holder.host !== hostname()) return false;
+  // Our own pid in a lock we do not hold: a predecessor with the same pid (pid 1 in a container).
+  return holder.pid === process.pid || !isAlive(holder.pid);
+}
+
+const isCode = (error: unknown, code: string) => (error as NodeJS.ErrnoException | undefined)?.code === code;
+
+/** Creates `file` with `text` atomically, or fails with EEXIST: a reader never sees a half-written lock. */
+async function createExclusive(file: string, text: string): Promise<void> {
+  const temporary = `${file}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
+  await writeFile(temporary, text, { flush: true });
+  try {
+    await link(temporary, file);
+  } finally {
+    await unlink(temporary).catch(() => {});
+  }
+}
+
+/** Writes the lock file, taking over a stale one; throws {@link DataDirectoryLockedError} when it is held. */
+async function acquire(path: string, file: string, text: string): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await createExclusive(file, text);
+      return;
+    } catch (error) {
+      if (!isCode(error, 'EEXIST')) throw error;
+    }
+    const found = await readFile(file, 'utf8').catch((error: unknown) => (isCode(error, 'ENOENT') ? undefined : Promise.reject(error)));
+    if (found === undefined) continue; // released meanwhile
+    const current = readHolder(found);
+    if (!current || !isStale(current) || attempt >= 3) throw new DataDirectoryLockedError(path, file, current);
+    // Move the stale lock aside, then check it is the one judged stale: another process taking it over
+    // at the same moment may have put a fresh lock there in between, which goes back at once.
+    const aside = `${file}.${process.pid}.${randomBytes(6).toString('hex')}.stale`;
+    try {
+      await rename(file, aside);
+    } catch (error) {
+      if (isCode(error, 'ENOENT')) continue;
+      throw error;
+    }
+    const moved = await readFile(aside, 'utf8');
+    if (moved !== found) {
+      await link(aside, file).catch(() => {});
+      await unlink(aside).catch(() => {});
+      throw new DataDirectoryLockedError(path, file, readHolder(moved));
+    }
+    await unlink(aside);
+  }
+}
+
+/**
+ * Takes the lock of a data directory (`deskpilot.lock` inside it): one process per embedded database.
+ * The file names its holder (pid, host, command line, since when). A lock left by a process of this
+ * host that is gone is taken over; one held by a live process, by another host, or by another handle
+ * in this process throws {@link DataDirectoryLockedError}. Writing the file is also the directory's
+ * first write: a read-only directory fails here.
+ *
+ * @example
+ * const lock = await lockDataDirectory('./.data/chat');
+ * const db = await PGlite.create('./.data/chat');
+ * process.once('SIGTERM', async () => { await db.close(); await lock.release(); });
+ */
+export async function lockDataDirectory(directory: string): Promise<DataDirectoryLock> {
+  const path = resolve(directory);
+  const file = join(path, lockFileName);
+  const holder: DataDirectoryHolder = { pid: process.pid, host: hostname(), command: process.argv.join(' ').slice(0, 500), since: new Date().toISOString() };
+  const text = `${JSON.stringify(holder)}\n`;
+  if (heldHere.has(path)) throw new DataDirectoryLockedError(path, file, null, true);
+  // Reserved before the first await: a concurrent call in this process would read our own pid in the
+  // lock and take it for a predecessor's.
+  heldHere.add(path);
+  try {
+    await acquire(path, file, text);
+  } catch (error) {
+    heldHere.delete(path);
+    throw error;
+  }
+  // A process that exits without closing (process.exit, an uncaught error) leaves no lock behind; a
+  // killed one leaves a stale lock that the next start on this host takes over.
+  const releaseOnExit = () => {
+    try {
+      if (readFileSync(file, 'utf8') === text) unlinkSync(file);
+    } catch {
+      // Already gone.
+    }
+  };
+  process.once('exit', releaseOnExit);
+  let released: Promise<void> | undefined;
+  return {
+    file,
+    holder,
+    release: () =>
+      (released ??= (async () => {
+        process.off('exit', releaseOnExit);
+        const current = await readFile(file, 'utf8').catch(() => undefined);
+        if (current === text) await unlink(file).catch(() => {});
+        heldHere.delete(path);
+      })()),
+  };
+}
