@@ -36,6 +36,17 @@ const types: PgQueryConfig['types'] = {
 
 const ignore = () => {};
 
+/**
+ * True when the connection itself failed (timed out, reset, closed): a ROLLBACK on it would only wait
+ * for the same silence again. Destroying the connection ends the transaction on the server as well.
+ */
+function connectionFailed(error: unknown): boolean {
+  const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error;
+  if (!(cause instanceof Error)) return false;
+  const code = (cause as { code?: unknown }).code;
+  return (typeof code === 'string' && /^(E[A-Z_]+|08...)$/.test(code)) || /Query read timeout|Connection terminated|not queryable/i.test(cause.message);
+}
+
 /** Options of {@link fromPgPool}. */
 export interface FromPgPoolOptions {
   /**
@@ -120,6 +131,10 @@ export function fromPgPool(pool: PgPoolLike, options: FromPgPoolOptions = {}): S
         await executor.query('COMMIT');
         return result;
       } catch (error) {
+        if (connectionFailed(error)) {
+          broken = error instanceof Error ? error : new Error('Connection failed');
+          throw error;
+        }
         try {
           await executor.query('ROLLBACK');
         } catch (rollbackError) {

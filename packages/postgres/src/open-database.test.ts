@@ -1,9 +1,11 @@
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createSessionService, demoUsers } from '@deskpilot/core';
-import { afterAll, describe, expect, it } from 'vitest';
+import { createSessionService, demoUsers, isDeskpilotError } from '@deskpilot/core';
+import { afterAll, describe, expect, it, onTestFinished } from 'vitest';
 import { createPostgresStores } from './create-postgres-stores.js';
+import { DataDirectoryLockedError, lockFileName } from './lock-data-directory.js';
 import { openDatabase } from './open-database.js';
 import { databaseUrl, onPostgres, openTestSchema } from './test-database.test-support.js';
 
@@ -34,7 +36,13 @@ describe('openDatabase', () => {
     const first = await openDatabase({ dataDir });
     expect(first.kind).toBe('pglite');
     await createPostgresStores(first.client, { passwordHash: { cost: 1024 } }).userDirectory.addUser({ ...demoUsers[0]!, password: 'persisted' });
+    // One handle per directory: a second one would corrupt it.
+    expect(JSON.parse(await readFile(join(dataDir, lockFileName), 'utf8')).pid).toBe(process.pid);
+    const concurrent = await openDatabase({ dataDir }).catch((error: unknown) => error);
+    expect(concurrent).toBeInstanceOf(DataDirectoryLockedError);
+    expect((concurrent as Error).message).toContain(dataDir);
     await first.close();
+    expect(await readdir(dataDir)).not.toContain(lockFileName);
     await first.close(); // closing twice is harmless
     expect((await readdir(dataDir)).length).toBeGreaterThan(0);
 
@@ -91,4 +99,59 @@ describe.skipIf(!databaseUrl)(`openDatabase ${onPostgres}`, () => {
       await db.close();
     }
   });
+
+  it('ends a statement that runs too long with store_unavailable, and the pool goes on serving', async () => {
+    const db = await openDatabase({ databaseUrl: schema.url, maxConnections: 1, queryTimeoutMs: 200 });
+    try {
+      const error = await db.client.query('SELECT pg_sleep(30)').catch((caught: unknown) => caught);
+      expect(isDeskpilotError(error, 'store_unavailable')).toBe(true);
+      expect((error as Error).cause).toMatchObject({ code: '57014' });
+      expect((await db.client.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
+    } finally {
+      await db.close();
+    }
+  });
+
+  it('ends statements and transactions with store_unavailable when the network goes silent, and recovers once it is back', async () => {
+    const proxy = await startFreezableProxy(new URL(schema.url));
+    const db = await openDatabase({ databaseUrl: proxy.url, maxConnections: 2, connectTimeoutMs: 500, queryTimeoutMs: 300 });
+    try {
+      expect((await db.client.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
+      // A partition: the connections stay open, no byte passes either way.
+      proxy.freeze();
+      const read = await db.client.query('SELECT 2 AS two').catch((caught: unknown) => caught);
+      expect(isDeskpilotError(read, 'store_unavailable')).toBe(true);
+      const written = await db.client.transaction((transaction) => transaction.query('SELECT 3 AS three')).catch((caught: unknown) => caught);
+      expect(isDeskpilotError(written, 'store_unavailable')).toBe(true);
+      proxy.thaw();
+      await expect.poll(() => db.client.query('SELECT 4 AS four').then((result) => result.rows, () => 'unavailable'), { timeout: 10_000 }).toEqual([{ four: 4 }]);
+    } finally {
+      await db.close();
+    }
+  });
 });
+
+/** A TCP proxy to a Postgres URL that can stop passing bytes (`freeze`) without closing anything. */
+async function startFreezableProxy(target: URL) {
+  const sockets = new Set<Socket>();
+  let frozen = false;
+  const server = createServer((client) => {
+    const upstream = connect(Number(target.port || 5432), target.hostname);
+    for (const [from, to] of [[client, upstream], [upstream, client]] as const) {
+      sockets.add(from);
+      from.on('error', () => from.destroy());
+      from.on('close', () => to.destroy());
+      from.on('data', (chunk) => {
+        if (!frozen) to.write(chunk);
+      });
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  onTestFinished(() => {
+    for (const socket of sockets) socket.destroy();
+    server.close();
+  });
+  const url = new URL(target);
+  url.host = `127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return { url: url.href, freeze: () => (frozen = true), thaw: () => (frozen = false) };
+}

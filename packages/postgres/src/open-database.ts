@@ -1,7 +1,9 @@
-import { mkdir } from 'node:fs/promises';
+import { mkdir, unlink, writeFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import { Pool } from 'pg';
 import { fromPglite } from './from-pglite.js';
 import { fromPgPool, type FromPgPoolOptions } from './from-pg-pool.js';
+import { lockDataDirectory, type DataDirectoryLock } from './lock-data-directory.js';
 import { migrate } from './migrate.js';
 import type { SqlClient } from './sql-client.js';
 
@@ -9,12 +11,23 @@ import type { SqlClient } from './sql-client.js';
 export interface OpenDatabaseOptions {
   /** `postgres://` or `postgresql://` URL; when set, a `pg` pool is used. @default PGlite */
   databaseUrl?: string | undefined;
-  /** Where PGlite keeps its files (created when missing). @default in memory, gone on close */
+  /**
+   * Where PGlite keeps its files (created when missing). One process per directory: a lock file in it
+   * names the holder, and a second opener gets {@link DataDirectoryLockedError}.
+   * @default in memory, gone on close
+   */
   dataDir?: string | undefined;
   /** Connections in the `pg` pool. @default 10 */
   maxConnections?: number;
-  /** How long a `pg` connection attempt may take before the store answers 503. @default 5000 */
+  /** How long a `pg` connection attempt (or a wait for a free pooled one) may take before the store answers 503. @default 5000 */
   connectTimeoutMs?: number;
+  /**
+   * Longest a `pg` statement may take before the store answers 503: Postgres cancels it
+   * (`statement_timeout`), and the driver gives up on a connection that stays silent 1 s longer
+   * (`query_timeout`: a network partition, a frozen server), so no request waits on a database forever.
+   * @default 10000
+   */
+  queryTimeoutMs?: number;
   /** Run parameterised statements as prepared statements on `pg` (see {@link FromPgPoolOptions}). @default true */
   preparedStatements?: boolean;
 }
@@ -23,7 +36,7 @@ export interface OpenDatabaseOptions {
 export interface Database {
   client: SqlClient;
   kind: 'postgres' | 'pglite';
-  /** Ends the pool or closes PGlite (flushing it to `dataDir`). */
+  /** Ends the pool, or closes PGlite (flushing it to `dataDir`) and releases the directory's lock. */
   close(): Promise<void>;
 }
 
@@ -40,20 +53,83 @@ function checkDatabaseUrl(databaseUrl: string): void {
   }
 }
 
-async function openPglite(dataDir: string | undefined): Promise<SqlClient> {
+// Node's codes, and the WASI numbers emscripten's file system throws inside PGlite.
+const fileProblems: Record<string, string> = {
+  EROFS: 'read-only file system',
+  ENOSPC: 'no space left on device',
+  EDQUOT: 'disk quota exceeded',
+  EACCES: 'permission denied',
+  EPERM: 'operation not permitted',
+  EIO: 'input/output error',
+};
+const wasiErrno: Record<number, string> = { 2: 'EACCES', 19: 'EDQUOT', 29: 'EIO', 51: 'ENOSPC', 63: 'EPERM', 69: 'EROFS' };
+
+/** A readable reason for a file system error, Node's or emscripten's (`{ name: 'ErrnoError', errno }`, not an Error). */
+function fileProblem(error: unknown): string | undefined {
+  const { code, errno } = (error ?? {}) as { code?: unknown; errno?: unknown };
+  const name = typeof code === 'string' ? code : typeof errno === 'number' ? wasiErrno[errno] : undefined;
+  return name && fileProblems[name] ? `${fileProblems[name]} (${name})` : undefined;
+}
+
+/** What went wrong, as one line, whatever was thrown. */
+function reasonOf(error: unknown): string {
+  const problem = fileProblem(error);
+  if (problem) return problem;
+  if (error instanceof Error) return error.message;
+  return typeof error === 'object' && error !== null ? JSON.stringify(error) : String(error);
+}
+
+// Large enough that a disk with only crumbs left fails here, at start, with a plain message.
+const writeProbeBytes = 1024 * 1024;
+
+/** Checks the directory takes a write (and a full one fails now, not in the middle of a request). */
+async function probeWritable(dataDir: string): Promise<void> {
+  const probe = resolve(dataDir, '.deskpilot-write-probe');
+  try {
+    await writeFile(probe, new Uint8Array(writeProbeBytes), { flush: true });
+  } finally {
+    await unlink(probe).catch(() => {});
+  }
+}
+
+/** Opens PGlite: in memory, or persisted in `dataDir` under a lock that keeps a second process out. */
+async function openPglite(dataDir: string | undefined): Promise<{ client: SqlClient; lock?: DataDirectoryLock }> {
   let module: typeof import('@electric-sql/pglite');
   try {
     module = await import('@electric-sql/pglite');
   } catch (error) {
     throw new Error('The embedded database needs @electric-sql/pglite: install it, or set databaseUrl.', { cause: error });
   }
-  if (dataDir !== undefined) await mkdir(dataDir, { recursive: true });
-  return fromPglite(await module.PGlite.create(dataDir));
+  if (dataDir === undefined) return { client: fromPglite(await module.PGlite.create()) };
+  const directory = resolve(dataDir);
+  let lock: DataDirectoryLock;
+  try {
+    await mkdir(directory, { recursive: true });
+    lock = await lockDataDirectory(directory);
+  } catch (error) {
+    const problem = fileProblem(error);
+    if (!problem) throw error;
+    throw new Error(`The data directory ${directory} cannot be written: ${problem}.`, { cause: error });
+  }
+  try {
+    await probeWritable(directory).catch((error: unknown) => {
+      throw new Error(`The data directory ${directory} cannot be written: ${reasonOf(error)}.`, { cause: error });
+    });
+    const db = await module.PGlite.create(directory).catch((error: unknown) => {
+      throw new Error(`Cannot open the embedded database in ${directory}: ${reasonOf(error)}.`, { cause: error });
+    });
+    return { client: fromPglite(db), lock };
+  } catch (error) {
+    await lock.release();
+    throw error;
+  }
 }
 
 /**
  * Opens the database of a reference server and migrates it: a `pg` pool when `databaseUrl` is set
  * (checked at once: a malformed URL is a TypeError at start), PGlite persisted in `dataDir` otherwise.
+ * A `dataDir` is locked for this process (see {@link lockDataDirectory}) and must take a write: a
+ * read-only or full directory fails at once with a readable message naming it.
  *
  * @example
  * const db = await openDatabase({ databaseUrl: process.env.DATABASE_URL, dataDir: './.data/session' });
@@ -64,19 +140,37 @@ export async function openDatabase(options: OpenDatabaseOptions = {}): Promise<D
   const { databaseUrl } = options;
   if (databaseUrl !== undefined) checkDatabaseUrl(databaseUrl);
   const kind = databaseUrl === undefined ? 'pglite' : 'postgres';
-  const client =
+  const { client, lock } =
     databaseUrl === undefined
       ? await openPglite(options.dataDir)
-      : fromPgPool(
-          new Pool({ connectionString: databaseUrl, max: options.maxConnections ?? 10, connectionTimeoutMillis: options.connectTimeoutMs ?? 5_000 }),
-          { preparedStatements: options.preparedStatements },
-        );
+      : {
+          client: fromPgPool(
+            new Pool({
+              connectionString: databaseUrl,
+              max: options.maxConnections ?? 10,
+              connectionTimeoutMillis: options.connectTimeoutMs ?? 5_000,
+              statement_timeout: options.queryTimeoutMs ?? 10_000,
+              query_timeout: (options.queryTimeoutMs ?? 10_000) + 1_000,
+              // A peer that vanished without a FIN (a partition) is noticed on idle connections too.
+              keepAlive: true,
+            }),
+            { preparedStatements: options.preparedStatements },
+          ),
+          lock: undefined,
+        };
+  const closeAll = async () => {
+    try {
+      await client.close();
+    } finally {
+      await lock?.release();
+    }
+  };
   try {
     await migrate(client);
   } catch (error) {
-    await client.close().catch(() => {});
+    await closeAll().catch(() => {});
     throw error;
   }
   let closing: Promise<void> | undefined;
-  return { client, kind, close: () => (closing ??= client.close()) };
+  return { client, kind, close: () => (closing ??= closeAll()) };
 }

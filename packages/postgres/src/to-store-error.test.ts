@@ -53,7 +53,14 @@ describe('toStoreError', () => {
     expectUnavailable(toStoreError(withCode(code)));
   });
 
-  it.each(['Connection terminated unexpectedly', 'timeout exceeded when trying to connect', 'PGlite is closed'])('maps the driver message %j to store_unavailable', (message) => {
+  it('maps the file errors emscripten throws inside PGlite (plain objects, not Errors) to store_unavailable', () => {
+    const thrown = { name: 'ErrnoError', errno: 51 };
+    const error = toStoreError(thrown);
+    expect(isDeskpilotError(error, 'store_unavailable')).toBe(true);
+    expect((error as Error).cause).toBe(thrown);
+  });
+
+  it.each(['Connection terminated unexpectedly', 'Query read timeout', 'timeout exceeded when trying to connect', 'PGlite is closed'])('maps the driver message %j to store_unavailable', (message) => {
     expectUnavailable(toStoreError(new Error(message)));
   });
 

@@ -21,7 +21,12 @@ const unavailableCodes = new Set([
 const connectionMessage =
   /connection|terminated|not queryable|timeout|timed out|after calling end on the pool|PGlite is closed|closed database/i;
 
+/** Emscripten's file system errors inside PGlite: plain objects, not Errors (`{ name: 'ErrnoError', errno }`). */
+const isEmscriptenFileError = (error: unknown) =>
+  typeof error === 'object' && error !== null && (error as { name?: unknown }).name === 'ErrnoError' && typeof (error as { errno?: unknown }).errno === 'number';
+
 function isUnavailable(error: unknown): boolean {
+  if (isEmscriptenFileError(error)) return true;
   if (!(error instanceof Error)) return false;
   const code = (error as { code?: unknown }).code;
   if (typeof code === 'string') {
