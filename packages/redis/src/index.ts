@@ -4,3 +4,4 @@ export {
   type RedisRateLimiter,
   type RedisRateLimiterOptions,
 } from './create-redis-rate-limiter.js';
+export { connectRedis, type ConnectRedisOptions, type RedisClient } from './connect-redis.js';
