@@ -1,5 +1,6 @@
-import { mkdir, unlink, writeFile } from 'node:fs/promises';
-import { resolve } from 'node:path';
+import { constants } from 'node:fs';
+import { access, mkdir, unlink, writeFile } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
 import { Pool } from 'pg';
 import { fromPglite } from './from-pglite.js';
 import { fromPgPool, type FromPgPoolOptions } from './from-pg-pool.js';
@@ -92,6 +93,27 @@ async function probeWritable(dataDir: string): Promise<void> {
   }
 }
 
+/**
+ * Creates the directory. Node's recursive mkdir reports a read-only parent as ENOENT: the nearest
+ * existing ancestor is then asked whether it takes a write, for the real reason.
+ */
+async function createDirectory(directory: string): Promise<void> {
+  try {
+    await mkdir(directory, { recursive: true });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    for (let ancestor = dirname(directory); ; ancestor = dirname(ancestor)) {
+      const problem = await access(ancestor, constants.W_OK).then(
+        () => undefined,
+        (accessError: NodeJS.ErrnoException) => (accessError.code === 'ENOENT' ? 'missing' : accessError),
+      );
+      if (problem === undefined) throw error;
+      if (problem !== 'missing') throw problem;
+      if (dirname(ancestor) === ancestor) throw error;
+    }
+  }
+}
+
 /** Opens PGlite: in memory, or persisted in `dataDir` under a lock that keeps a second process out. */
 async function openPglite(dataDir: string | undefined): Promise<{ client: SqlClient; lock?: DataDirectoryLock }> {
   let module: typeof import('@electric-sql/pglite');
@@ -104,7 +126,7 @@ async function openPglite(dataDir: string | undefined): Promise<{ client: SqlCli
   const directory = resolve(dataDir);
   let lock: DataDirectoryLock;
   try {
-    await mkdir(directory, { recursive: true });
+    await createDirectory(directory);
     lock = await lockDataDirectory(directory);
   } catch (error) {
     const problem = fileProblem(error);
