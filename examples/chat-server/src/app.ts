@@ -12,10 +12,10 @@ import {
   type ChatModels,
   type CommerceBackend,
 } from '@deskpilot/core';
+import { join } from 'node:path';
 import { createPostgresStores, openDatabase } from '@deskpilot/postgres';
-import { createRedisRateLimiter } from '@deskpilot/redis';
+import { connectRedis, createRedisRateLimiter } from '@deskpilot/redis';
 import express from 'express';
-import { createClient } from 'redis';
 import type { ServerConfig } from './config.ts';
 
 /** Models from the environment; with no key, the offline demo model answers. */
@@ -43,15 +43,26 @@ function loggedDemoCommerce(): CommerceBackend {
 }
 
 /**
- * Builds the chat service app: PGlite under DATA_DIR (or Postgres with DATABASE_URL) for
+ * Builds the chat service app: PGlite in DATA_DIR/chat (or Postgres with DATABASE_URL) for
  * conversations and approvals, the rate limiter in process (or shared on Redis with REDIS_URL), demo
  * backends, models, routes.
  */
 export async function createApp(config: ServerConfig) {
   const models = modelsFrom(config);
-  const database = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR });
+  // First, and bounded: an unreachable Redis stops the start with a clear message within seconds,
+  // before the database is opened (or created) for nothing.
+  const redis = config.REDIS_URL ? await connectRedis({ url: config.REDIS_URL }) : undefined;
+  const dataDir = join(config.DATA_DIR, 'chat');
+  const database = await openDatabase({
+    databaseUrl: config.DATABASE_URL,
+    dataDir,
+    connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS,
+    queryTimeoutMs: config.DATABASE_QUERY_TIMEOUT_MS,
+  }).catch(async (error: unknown) => {
+    await redis?.close();
+    throw error;
+  });
   const { chatStore, approvalStore } = createPostgresStores(database.client);
-  const redis = config.REDIS_URL ? await createClient({ url: config.REDIS_URL }).on('error', logRedisError).connect() : undefined;
   const rateLimit = { limit: config.RATE_LIMIT_MAX, windowMs: config.RATE_LIMIT_WINDOW_MS };
   const chat = createChatHandler({
     store: chatStore,
@@ -68,7 +79,7 @@ export async function createApp(config: ServerConfig) {
   app.disable('x-powered-by');
   app.use(chatRouter(chat, { allowedOrigins: config.ALLOWED_ORIGINS }));
   app.use((_req, res) => writeHttpResponse(res, problemResponse(new DeskpilotError('not_found', { detail: 'No such route.' }))));
-  const storage = database.kind === 'pglite' ? `PGlite in ${config.DATA_DIR}` : 'Postgres (DATABASE_URL)';
+  const storage = database.kind === 'pglite' ? `PGlite in ${dataDir}` : 'Postgres (DATABASE_URL)';
   const close = async () => {
     await redis?.close();
     await database.close();
@@ -76,12 +87,4 @@ export async function createApp(config: ServerConfig) {
   // Expired approvals answer "denied" whether or not they are stored; purging them keeps the table small.
   const deleteExpiredApprovals = () => approvalStore.deleteExpired(Date.now());
   return { app, models, storage: `${storage}${redis ? ', rate limit on Redis' : ''}`, deleteExpiredApprovals, close };
-}
-
-let lastRedisError = 0;
-/** Redis errors repeat on every reconnect attempt: log at most one every 10 s. */
-function logRedisError(error: unknown): void {
-  if (Date.now() - lastRedisError < 10_000) return;
-  lastRedisError = Date.now();
-  console.error('[chat-server] redis:', error instanceof Error ? error.message : error);
 }

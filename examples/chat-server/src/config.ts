@@ -18,7 +18,10 @@ const environment = z.object({
   STEP_BUDGET: positiveInt.max(50).default(6),
   DEMO_MODEL_DELAY_MS: z.coerce.number().int().min(0).max(1000).default(0),
   DATABASE_URL: z.string().optional(),
-  DATA_DIR: z.string().default('./.data/chat'),
+  DATABASE_CONNECT_TIMEOUT_MS: positiveInt.default(5_000),
+  DATABASE_QUERY_TIMEOUT_MS: positiveInt.default(10_000),
+  /** The platform's data root: this service keeps its embedded database in `<DATA_DIR>/chat`. */
+  DATA_DIR: z.string().default('./.data'),
   REDIS_URL: z.url({ protocol: /^rediss?$/ }).optional(),
 });
 

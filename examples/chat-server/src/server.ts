@@ -1,3 +1,5 @@
+import { describeError } from '@deskpilot/core';
+import { DataDirectoryLockedError } from '@deskpilot/postgres';
 import { createApp } from './app.ts';
 import { readConfig, type ServerConfig } from './config.ts';
 
@@ -10,9 +12,10 @@ try {
 }
 
 const { app, models, storage, deleteExpiredApprovals, close } = await createApp(config).catch((error: unknown) => {
-  // A database or Redis that cannot be reached at start: say so plainly and stop.
-  console.error(`[chat-server] cannot start: ${error instanceof Error ? error.message : String(error)}`);
-  process.exit(1);
+  // A database, data directory or Redis that cannot be used: say so plainly and stop. Another process
+  // holding the data directory is 2, like a bad configuration: starting again will not help.
+  console.error(`[chat-server] cannot start: ${describeError(error)}`);
+  process.exit(error instanceof DataDirectoryLockedError ? 2 : 1);
 });
 const server = app.listen(config.PORT, config.HOST, () => {
   const address = server.address();

@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import express from 'express';
 import {
   DeskpilotError,
@@ -8,22 +9,32 @@ import {
   type RateLimiter,
 } from '@deskpilot/core';
 import { createPostgresStores, openDatabase } from '@deskpilot/postgres';
-import { createRedisRateLimiter } from '@deskpilot/redis';
+import { connectRedis, createRedisRateLimiter } from '@deskpilot/redis';
 import { sendHttpResponse, sessionRouter } from '@deskpilot/session-express';
-import { createClient } from 'redis';
 import type { ServerConfig } from './config.ts';
 
 /**
- * Builds the session service app: PGlite under DATA_DIR (or Postgres with DATABASE_URL), the demo
+ * Builds the session service app: PGlite in DATA_DIR/session (or Postgres with DATABASE_URL), the demo
  * directory, login throttles in process (or shared on Redis with REDIS_URL), routes.
  */
 export async function createApp(config: ServerConfig) {
-  const database = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR });
+  // First, and bounded: an unreachable Redis stops the start with a clear message within seconds,
+  // before the database is opened (or created) for nothing.
+  const redis = config.REDIS_URL ? await connectRedis({ url: config.REDIS_URL }) : undefined;
+  const dataDir = join(config.DATA_DIR, 'session');
+  const database = await openDatabase({
+    databaseUrl: config.DATABASE_URL,
+    dataDir,
+    connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS,
+    queryTimeoutMs: config.DATABASE_QUERY_TIMEOUT_MS,
+  }).catch(async (error: unknown) => {
+    await redis?.close();
+    throw error;
+  });
   // PGlite has one writer, this process, so reads may be cached; a shared Postgres may not.
   const { sessionStore, userDirectory, sessionLookup } = createPostgresStores(database.client, { cache: database.kind === 'pglite' });
   if (config.SEED_DEMO_USERS) for (const user of demoUsers) await userDirectory.addUser(user);
 
-  const redis = config.REDIS_URL ? await createClient({ url: config.REDIS_URL }).on('error', logRedisError).connect() : undefined;
   const throttle = (prefix: string, limit: number): RateLimiter | undefined =>
     redis && createRedisRateLimiter({ client: redis, prefix: `deskpilot:login:${prefix}:`, limit, windowMs: 5 * 60 * 1000 });
 
@@ -51,18 +62,10 @@ export async function createApp(config: ServerConfig) {
     ),
   );
   app.use((_req, res) => sendHttpResponse(res, problemResponse(new DeskpilotError('not_found', { detail: 'No such route.' }))));
-  const storage = database.kind === 'pglite' ? `PGlite in ${config.DATA_DIR}` : 'Postgres (DATABASE_URL)';
+  const storage = database.kind === 'pglite' ? `PGlite in ${dataDir}` : 'Postgres (DATABASE_URL)';
   const close = async () => {
     await redis?.close();
     await database.close();
   };
   return { app, sessions, storage: `${storage}${redis ? ', login throttles on Redis' : ''}`, close };
-}
-
-let lastRedisError = 0;
-/** Redis errors repeat on every reconnect attempt: log at most one every 10 s. */
-function logRedisError(error: unknown): void {
-  if (Date.now() - lastRedisError < 10_000) return;
-  lastRedisError = Date.now();
-  console.error('[session-server] redis:', error instanceof Error ? error.message : error);
 }

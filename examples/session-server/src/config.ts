@@ -19,7 +19,10 @@ const environment = z.object({
   SESSION_ABSOLUTE_TIMEOUT_MS: milliseconds.default(12 * 60 * 60 * 1000),
   SEED_DEMO_USERS: flag.default(true),
   DATABASE_URL: z.string().optional(),
-  DATA_DIR: z.string().default('./.data/session'),
+  DATABASE_CONNECT_TIMEOUT_MS: milliseconds.default(5_000),
+  DATABASE_QUERY_TIMEOUT_MS: milliseconds.default(10_000),
+  /** The platform's data root: this service keeps its embedded database in `<DATA_DIR>/session`. */
+  DATA_DIR: z.string().default('./.data'),
   REDIS_URL: z.url({ protocol: /^rediss?$/ }).optional(),
 });
 

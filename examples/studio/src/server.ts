@@ -1,3 +1,4 @@
+import { describeError } from '@deskpilot/core';
 import { createStudioApp } from './app.ts';
 import { readConfig, type StudioConfig } from './config.ts';
 
@@ -10,7 +11,7 @@ try {
 }
 
 const { app, dataApiUrl, close } = await createStudioApp(config).catch((error: unknown) => {
-  console.error(`[studio] cannot start: ${error instanceof Error ? error.message : String(error)}`);
+  console.error(`[studio] cannot start: ${describeError(error)}`);
   process.exit(1);
 });
 const server = app.listen(config.PORT, config.HOST, () => {
