@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { onTestFinished } from 'vitest';
+import { seedEmbeddedDatabases } from './pglite-template.ts';
 
 /** Registers what to undo when the test (default) or a whole suite is over. */
 export type CleanupRegistrar = (cleanup: () => void) => void;
@@ -12,6 +13,13 @@ export type CleanupRegistrar = (cleanup: () => void) => void;
 export function temporaryDataDir(onCleanup: CleanupRegistrar = onTestFinished): string {
   const directory = mkdtempSync(join(tmpdir(), 'deskpilot-test-'));
   onCleanup(() => rmSync(directory, { recursive: true, force: true }));
+  return directory;
+}
+
+/** A fresh data root whose embedded databases are already initialised (a copy: no initdb on start). */
+export async function seededDataDir(onCleanup: CleanupRegistrar = onTestFinished): Promise<string> {
+  const directory = temporaryDataDir(onCleanup);
+  await seedEmbeddedDatabases(directory);
   return directory;
 }
 
@@ -29,7 +37,7 @@ export interface RunningExample {
  */
 export async function spawnExample(serverFile: string, env: Record<string, string | undefined> = {}, onCleanup: CleanupRegistrar = onTestFinished): Promise<RunningExample> {
   // Each server gets its own embedded database unless the test names one (DATA_DIR or DATABASE_URL).
-  const dataDir = env.DATA_DIR ?? temporaryDataDir(onCleanup);
+  const dataDir = env.DATA_DIR ?? (await seededDataDir(onCleanup));
   const child = spawn(process.execPath, [serverFile], { env: { ...process.env, PORT: '0', DATABASE_URL: '', REDIS_URL: '', ...env, DATA_DIR: dataDir }, stdio: ['ignore', 'pipe', 'pipe'] });
   onCleanup(() => void child.kill('SIGKILL'));
   let output = '';

@@ -2,7 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { readChatStream, type UIMessageChunk } from '@deskpilot/core';
 import { describe, expect, it } from 'vitest';
 import { freshPostgresSchema } from '../../test-support/postgres-schema.ts';
-import { exitCode, spawnExample, temporaryDataDir } from '../../test-support/spawn-example.ts';
+import { exitCode, seededDataDir, spawnExample } from '../../test-support/spawn-example.ts';
 
 const serverFile = fileURLToPath(new URL('../src/server.ts', import.meta.url));
 const { DATABASE_URL: databaseUrl, REDIS_URL: redisUrl } = process.env;
@@ -59,7 +59,7 @@ describe.skipIf(!databaseUrl || !redisUrl)(`two chat replicas on one Postgres an
 
 describe('chat server restart on PGlite', () => {
   it('keeps every acknowledged turn across a SIGKILL', async () => {
-    const dataDir = temporaryDataDir();
+    const dataDir = await seededDataDir();
     const context = { userEmail: 'rep@example.com', projectKey: 'acme-b2c' };
     const sessionId = crypto.randomUUID();
     const first = await spawnExample(serverFile, { DATA_DIR: dataDir });

@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { freshPostgresSchema } from '../../test-support/postgres-schema.ts';
-import { exitCode, spawnExample, temporaryDataDir } from '../../test-support/spawn-example.ts';
+import { exitCode, seededDataDir, spawnExample } from '../../test-support/spawn-example.ts';
 
 const serverFile = fileURLToPath(new URL('../src/server.ts', import.meta.url));
 const databaseUrl = process.env.DATABASE_URL;
@@ -36,7 +36,7 @@ describe.skipIf(!databaseUrl)(`two session replicas on one Postgres${databaseUrl
 
 describe('session server restart on PGlite', () => {
   it('keeps every acknowledged session across a SIGKILL', async () => {
-    const dataDir = temporaryDataDir();
+    const dataDir = await seededDataDir();
     const first = await spawnExample(serverFile, { DATA_DIR: dataDir, COOKIE_SECURE: 'false' });
     const cookie = await login(first.url);
     first.child.kill('SIGKILL');
