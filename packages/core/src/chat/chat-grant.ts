@@ -33,11 +33,13 @@ export interface ChatGrantPolicy {
 export interface SignChatGrantOptions extends Pick<ChatGrantPolicy, 'maxLifetimeSeconds'> {
   /** Lifetime of the grant; at most `maxLifetimeSeconds`. @default 300 */
   expiresInSeconds?: number;
+  /** Clock in epoch milliseconds. @default Date.now */
   now?: () => number;
 }
 
 /** Options of {@link verifyChatGrant}. */
 export interface VerifyChatGrantOptions extends ChatGrantPolicy {
+  /** Clock in epoch milliseconds. @default Date.now */
   now?: () => number;
 }
 
