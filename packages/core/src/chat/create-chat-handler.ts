@@ -22,7 +22,7 @@ import type { CommerceBackend } from './backends/commerce-backend.js';
 import type { TicketBackend } from './backends/ticket-backend.js';
 import { buildInstructions } from './build-instructions.js';
 import { builtinCapabilities, type CapabilityRegistry } from './capabilities.js';
-import { verifyChatGrant } from './chat-grant.js';
+import { resolveChatGrantPolicy, verifyChatGrant, type ChatGrantPolicy } from './chat-grant.js';
 import { assistantMessageSchema, chatBodySchema, historyBodySchema, userMessageSchema, type ChatLimits } from './chat-request.js';
 import type { ChatSessionRecord, ChatStore, TurnStatus } from './chat-store.js';
 import { ChatToolError, safeToolErrorMessage } from './chat-tool-error.js';
@@ -68,6 +68,8 @@ export interface ChatHandlerOptions {
   approvalTtlMs?: number;
   /** When set, identity and flags come only from `context.grant`, a JWS signed with this secret. */
   contextSecret?: string;
+  /** Limits on a grant's timestamps (`exp - iat`, age, clock skew). @default { maxLifetimeSeconds: 600, clockToleranceSeconds: 60 } */
+  grantPolicy?: ChatGrantPolicy;
   limits?: ChatLimits;
   /** Role text of the assistant. @default defaultAssistantInstructions */
   instructions?: string;
@@ -182,12 +184,13 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
     console.warn('[deskpilot] chat: no context secret configured; identity and capability flags are taken from the request body');
   }
 
+  const grantPolicy = resolveChatGrantPolicy(options.grantPolicy);
   /** Identity and flags: from the signed grant when a secret is configured, from the body otherwise. */
   const resolveContext = async (input: unknown): Promise<ChatContext> => {
     const parsed = safeParseChatContext(input, { capabilities: registry });
     if (!parsed.success) throw parsed.error;
     if (!options.contextSecret) return parsed.data;
-    const grant = await verifyChatGrant((input as { grant?: unknown } | undefined)?.grant, options.contextSecret, { now });
+    const grant = await verifyChatGrant((input as { grant?: unknown } | undefined)?.grant, options.contextSecret, { ...grantPolicy, now });
     const granted = safeParseChatContext({ ...grant, ...grant.capabilities, pageContext: parsed.data.pageContext, proactiveHint: parsed.data.proactiveHint, workingMemoryBlock: parsed.data.workingMemoryBlock }, { capabilities: registry });
     if (!granted.success) throw new DeskpilotError('unauthenticated', { detail: 'The chat grant is invalid.' });
     return granted.data;

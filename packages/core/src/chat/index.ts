@@ -23,7 +23,7 @@ export {
   type ChatContext,
   type ParseChatContextOptions,
 } from './parse-chat-context.js';
-export { signChatGrant, verifyChatGrant, type ChatGrantClaims } from './chat-grant.js';
+export { signChatGrant, verifyChatGrant, type ChatGrantClaims, type ChatGrantPolicy, type SignChatGrantOptions, type VerifyChatGrantOptions } from './chat-grant.js';
 export { buildInstructions, dataBlock, defaultAssistantInstructions, type InstructionLimits } from './build-instructions.js';
 export { applyWorkingMemoryChange, workingMemorySize, workingMemoryUpdateSchema, type WorkingMemoryUpdate } from './working-memory.js';
 export { canonicalHash, canonicalJson } from './canonical-hash.js';
