@@ -72,8 +72,9 @@ function createDroppableChatStore() {
   const store: ChatStore = {
     getOrCreateSession: (init) => inner.getOrCreateSession(init),
     getSession: (id) => inner.getSession(id),
-    updateSession: (id, expectedVersion, update) => inner.updateSession(id, expectedVersion, update),
+    updateSession: (id, update) => inner.updateSession(id, update),
     getMessages: (sessionId) => inner.getMessages(sessionId),
+    addMessage: (sessionId, message) => inner.addMessage(sessionId, message),
     upsertMessages: (sessionId, messages) => inner.upsertMessages(sessionId, messages),
   };
   return {

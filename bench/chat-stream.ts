@@ -346,18 +346,14 @@ async function verifyServer(server: RunningServer, textChunks: number): Promise<
   }
   if (server.kind === 'deskpilot') {
     const { sessionId, context } = JSON.parse(body) as { sessionId: string; context: unknown };
-    // The assistant turn is saved when the stream ends, just after `[DONE]`: look a few times.
-    for (let attempt = 0; ; attempt++) {
-      const history = await fetch(`http://127.0.0.1:${server.port}/chat/history`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ sessionId, context }),
-      });
-      const { messages } = (await history.json()) as { messages: Array<{ role: string; metadata?: { status?: string } }> };
-      if (messages.length === 2 && messages[1]!.metadata?.status === 'complete') break;
-      if (attempt === 20) throw new Error(`deskpilot: the turn was not stored: ${JSON.stringify(messages).slice(0, 300)}`);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    // `finish` is sent once the turn is saved: the history holds it when the stream has ended.
+    const history = await fetch(`http://127.0.0.1:${server.port}/chat/history`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ sessionId, context }),
+    });
+    const { messages } = (await history.json()) as { messages: Array<{ role: string; metadata?: { status?: string } }> };
+    if (messages.length !== 2 || messages[1]!.metadata?.status !== 'complete') throw new Error(`deskpilot: the turn was not stored: ${JSON.stringify(messages).slice(0, 300)}`);
   }
   return Buffer.byteLength(text);
 }

@@ -164,12 +164,13 @@ function tallied(chatStore: ChatStore, approvalStore: ApprovalStore) {
       return count('open conversation', () => chatStore.getOrCreateSession(init));
     },
     getSession: (id) => count(answered.has(id) ? 'status update' : 'read working memory', () => chatStore.getSession(id)),
-    async updateSession(id, expectedVersion, update) {
-      const updated = await count(answered.has(id) ? 'status update' : 'other', () => chatStore.updateSession(id, expectedVersion, update));
-      if (updated && update.lastTurnStatus !== undefined && answered.delete(id)) turns.persisted++;
+    async updateSession(id, update) {
+      const updated = await count(answered.has(id) ? 'status update' : 'other', () => chatStore.updateSession(id, update));
+      if (updated.ok && update.lastTurnStatus !== undefined && answered.delete(id)) turns.persisted++;
       return updated;
     },
     getMessages: (sessionId) => count('load history', () => chatStore.getMessages(sessionId)),
+    addMessage: (sessionId, message) => count('save user turn', () => chatStore.addMessage(sessionId, message)),
     async upsertMessages(sessionId, messages) {
       const role = messages.length === 1 ? messages[0]!.role : undefined;
       await count(role === 'user' ? 'save user turn' : role === 'assistant' ? 'save assistant turn' : 'other', () => chatStore.upsertMessages(sessionId, messages));

@@ -1,3 +1,5 @@
+import { createServer, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { verifyChatGrant } from '@deskpilot/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -85,6 +87,32 @@ describe('studio server', () => {
     expect(stderr).toContain('SESSION_SERVICE_URL');
     expect(stderr).toContain('CHAT_CONTEXT_SECRET: must be at least 32 characters');
     expect(stderr).not.toContain('short');
+  });
+
+  it('never hands the data API the session cookie or an identity header the browser made up', async () => {
+    const received: IncomingHttpHeaders[] = [];
+    const dataApi = createServer((req, res) => {
+      received.push(req.headers);
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"orders":[]}');
+    });
+    await new Promise<void>((resolve) => dataApi.listen(0, '127.0.0.1', resolve));
+    cleanups.push(() => dataApi.close());
+    const { studio } = await studioWithSessions({ DATA_API_URL: `http://127.0.0.1:${(dataApi.address() as AddressInfo).port}` });
+    const cookie = await loginThrough(studio.url);
+    const response = await fetch(`${studio.url}/api/orders`, {
+      headers: {
+        cookie: `theme=dark; ${cookie}`,
+        'x-forwarded-user': 'bob@example.com',
+        'x-auth-request-email': 'bob@example.com',
+        'remote-user': 'bob',
+        'x-deskpilot-role': 'viewer',
+      },
+    });
+    expect(response.status).toBe(200);
+    expect(received).toHaveLength(1);
+    expect(received[0]!.cookie).toBe('theme=dark');
+    for (const name of ['x-forwarded-user', 'x-auth-request-email', 'remote-user']) expect(received[0]).not.toHaveProperty(name);
+    expect(received[0]).toMatchObject({ 'x-deskpilot-user-email': 'alice@example.com', 'x-deskpilot-role': 'admin' });
   });
 
   // Last: it stops the shared session server.

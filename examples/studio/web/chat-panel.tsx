@@ -20,12 +20,18 @@ export function ChatPanel({ session, onSignedOut }: { session: Session; onSigned
     setLoaded({ state: 'loading' });
     (async () => {
       const setup = await chatSetup();
-      const response = await call('chat service', `${setup.chatServiceUrl}/chat/history`, {
+      const messages = await call('chat service', `${setup.chatServiceUrl}/chat/history`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ sessionId: chatId, context: setup.context }),
-      });
-      const { messages } = (await response.json()) as { messages: UIMessage[] };
+      }).then(
+        async (response) => ((await response.json()) as { messages: UIMessage[] }).messages,
+        // A conversation not started yet is not found: it starts empty.
+        (error: unknown) => {
+          if (error instanceof StudioError && error.status === 404) return [];
+          throw error;
+        },
+      );
       if (current) setLoaded({ state: 'ready', setup, messages });
     })().catch((error: unknown) => current && setLoaded({ state: 'failed', error }));
     return () => void (current = false);

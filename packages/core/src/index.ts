@@ -4,6 +4,7 @@ export * from './limiter/index.js';
 export * from './session/index.js';
 export { parseWithSchema, safeParseWithSchema, type SafeParseResult } from './validation/parse-with-schema.js';
 export {
+  defaultDeniedHeaders,
   downstreamHeaders,
   endToEndHeaders,
   identityHeaderNames,

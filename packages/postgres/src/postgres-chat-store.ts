@@ -56,20 +56,42 @@ export function createPostgresChatStore(client: SqlClient): ChatStore {
       throw new Error(`Chat session ${init.id} was deleted while it was being created`);
     },
     getSession,
-    async updateSession(id, expectedVersion, update) {
-      // A null parameter means "not given": COALESCE keeps the stored value (a status is never unset).
+    async updateSession(id, update) {
+      // One statement computes the new notes from the stored ones (removals, then the keys set), so
+      // concurrent turns serialise on the row lock and none loses another's notes. The size check
+      // counts the notes' JSON as JSON.stringify writes it: Postgres prints jsonb with a space after
+      // each ':' and ',', one of each per key but the last comma.
+      const change = update.workingMemory;
+      const next = `((working_memory - $2::text[]) || $3::jsonb)`;
       const { rows } = await client.query(
         `UPDATE deskpilot_chat_sessions
-         SET working_memory = COALESCE($3::jsonb, working_memory), last_turn_status = COALESCE($4, last_turn_status),
-             updated_at = $5, version = version + 1
-         WHERE id = $1 AND version = $2 RETURNING ${columns}`,
-        [id, expectedVersion, update.workingMemory === undefined ? null : JSON.stringify(update.workingMemory), update.lastTurnStatus ?? null, update.updatedAt],
+         SET working_memory = ${next}, last_turn_status = COALESCE($4, last_turn_status), updated_at = $5, version = version + 1
+         WHERE id = $1 AND ($6::bigint IS NULL OR
+           octet_length(${next}::text) - greatest(2 * (SELECT count(*) FROM jsonb_object_keys(${next})) - 1, 0) <= $6)
+         RETURNING ${columns}`,
+        [id, [...(change?.remove ?? [])], JSON.stringify(change?.set ?? {}), update.lastTurnStatus ?? null, update.updatedAt, change?.maxBytes ?? null],
       );
-      return rows[0] ? toSession(rows[0]) : null;
+      if (rows[0]) return { ok: true, session: toSession(rows[0]) };
+      if (!change) return { ok: false, reason: 'not_found' };
+      return (await getSession(id)) ? { ok: false, reason: 'working_memory_full' } : { ok: false, reason: 'not_found' };
     },
     async getMessages(sessionId) {
       const { rows } = await client.query('SELECT id, message FROM deskpilot_chat_messages WHERE session_id = $1 ORDER BY position', [sessionId]);
       return rows.map((row) => readStoredRow('chat message', row).json('message', isMessage, 'a UI message'));
+    },
+    async addMessage(sessionId, message) {
+      // Two attempts: the second only matters if the stored message vanished between the two statements.
+      for (let attempt = 0; attempt < 2; attempt++) {
+        const { rows } = await client.query(
+          `INSERT INTO deskpilot_chat_messages (session_id, id, message) VALUES ($1, $2, $3::jsonb)
+           ON CONFLICT (session_id, id) DO NOTHING RETURNING id`,
+          [sessionId, message.id, JSON.stringify(message)],
+        );
+        if (rows[0]) return { added: true };
+        const stored = await client.query('SELECT message FROM deskpilot_chat_messages WHERE session_id = $1 AND id = $2', [sessionId, message.id]);
+        if (stored.rows[0]) return { added: false, existing: readStoredRow('chat message', stored.rows[0]).json('message', isMessage, 'a UI message') };
+      }
+      throw new Error(`Chat message ${message.id} was deleted while it was being added`);
     },
     async upsertMessages(sessionId, messages) {
       // One statement cannot update a row twice: de-duplicate first, keeping the first position and

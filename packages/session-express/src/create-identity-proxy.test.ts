@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
+import { defaultDeniedHeaders } from '@deskpilot/core';
 import express from 'express';
 import { describe, expect, it } from 'vitest';
 import { createIdentityProxy } from './create-identity-proxy.js';
@@ -13,7 +14,7 @@ interface Seen {
 }
 
 /** Session service + downstream echo API + studio proxy, each on its own port. */
-async function platform() {
+async function platform(proxyOptions: { deniedHeaders?: readonly string[] } = {}) {
   const sessions = await listen((await createSessionApp()).app);
   const seen: Seen[] = [];
   const downstream = await listen((req, res) => {
@@ -27,7 +28,7 @@ async function platform() {
     });
   });
   const studio = express();
-  studio.use('/api', createIdentityProxy({ sessionServiceUrl: sessions.url, target: `${downstream.url}/v1` }));
+  studio.use('/api', createIdentityProxy({ sessionServiceUrl: sessions.url, target: `${downstream.url}/v1`, ...proxyOptions }));
   const studioServer = await listen(studio);
   return { sessions, downstream, studio: studioServer, seen };
 }
@@ -84,6 +85,67 @@ describe('createIdentityProxy', () => {
       'x-deskpilot-client-id': 'globex',
       'x-deskpilot-role': 'viewer',
     });
+  });
+
+  it('never forwards the session cookie, nor an identity header another auth proxy would set', async () => {
+    const { sessions, studio, seen } = await platform();
+    const cookie = await loginOver(sessions.url, 'bob@example.com', 'bob-demo-password');
+    const host = new URL(studio.url).host;
+    const status = await rawRequest(studio.url, [
+      'GET /api/customers HTTP/1.1',
+      `Host: ${host}`,
+      `Cookie: theme=dark; ${cookie}`,
+      'Cookie: consent="a b"',
+      'X-Forwarded-User: alice',
+      'x_forwarded_user: alice',
+      'X-Auth-Request-Email: alice@example.com',
+      'X-AUTH-REQUEST-EMAIL: alice@example.com',
+      'Remote-User: alice',
+      'remote_user: alice',
+      'X-Ms-Client-Principal-Name: alice',
+      'Cf-Access-Authenticated-User-Email: alice@example.com',
+      'Authorization: Bearer someone-elses-token',
+      'X-Request-Id: r-42',
+      'X-Forwarded-Proto: https',
+      'Connection: close',
+    ]);
+    expect(status).toBe(207);
+    expect(seen).toHaveLength(1);
+    const received = seen[0]!;
+    // Node joins the two Cookie lines; what is left is the page's other cookies, as sent.
+    expect(received.headers.cookie).toBe('theme=dark; consent="a b"');
+    expect(received.rawHeaders.join('\n')).not.toContain(cookie.split('=')[1]!);
+    const names = received.rawHeaders.filter((_, index) => index % 2 === 0).map((name) => name.toLowerCase());
+    expect(names.filter((name) => name !== 'cookie' && !name.startsWith('x-deskpilot-') && name !== 'host' && name !== 'connection').sort()).toEqual(['x-forwarded-proto', 'x-request-id']);
+    expect(received.headers).toMatchObject({ 'x-deskpilot-user-email': 'bob@example.com', 'x-request-id': 'r-42' });
+  });
+
+  it('sends no Cookie header at all when the session cookie was the only one', async () => {
+    const { sessions, studio, seen } = await platform();
+    const cookie = await loginOver(sessions.url);
+    expect((await fetch(`${studio.url}/api/orders`, { headers: { cookie } })).status).toBe(207);
+    expect(seen[0]!.rawHeaders.map((name) => name.toLowerCase())).not.toContain('cookie');
+  });
+
+  it('takes a deny list the user extends or replaces', async () => {
+    const { sessions, studio, seen } = await platform({ deniedHeaders: [...defaultDeniedHeaders, 'x-tenant-*'] });
+    const cookie = await loginOver(sessions.url);
+    const headers = { cookie, 'x-tenant-user': 'alice', 'x-forwarded-user': 'alice', 'x-keep': 'yes' };
+    await fetch(`${studio.url}/api/orders`, { headers });
+    expect(seen[0]!.headers).toMatchObject({ 'x-keep': 'yes' });
+    expect(seen[0]!.headers['x-tenant-user']).toBeUndefined();
+    expect(seen[0]!.headers['x-forwarded-user']).toBeUndefined();
+
+    const replaced = await platform({ deniedHeaders: ['x-tenant-*'] });
+    const replacedCookie = await loginOver(replaced.sessions.url);
+    await fetch(`${replaced.studio.url}/api/orders`, { headers: { ...headers, cookie: replacedCookie, 'x-deskpilot-role': 'admin' } });
+    expect(replaced.seen[0]!.headers).toMatchObject({ 'x-forwarded-user': 'alice', 'x-deskpilot-role': 'admin' });
+    expect(replaced.seen[0]!.headers['x-tenant-user']).toBeUndefined();
+    expect(replaced.seen[0]!.headers.cookie).toBeUndefined();
+  });
+
+  it('refuses a malformed deny list when it is created', () => {
+    expect(() => createIdentityProxy({ sessionServiceUrl: 'http://127.0.0.1:1', target: 'http://127.0.0.1:2', deniedHeaders: ['x-*-user'] })).toThrow(TypeError);
   });
 
   it('answers 401 with no downstream call when there is no session', async () => {

@@ -1,4 +1,4 @@
-import { DeskpilotError, downstreamHeaders, fetchSession, problemResponse, type IncomingHeaders } from '@deskpilot/core';
+import { DeskpilotError, defaultDeniedHeaders, downstreamHeaders, fetchSession, isIdentityHeader, problemResponse, type IdentityHeaderOptions, type IncomingHeaders } from '@deskpilot/core';
 import type { RequestHandler } from 'express';
 import { forwardRequest } from './forward-request.js';
 import { sendHttpResponse } from './node-http.js';
@@ -15,13 +15,19 @@ export interface IdentityProxyOptions {
   sessionTimeoutMs?: number;
   /** Give up on a downstream call that stays silent this long. @default 30000 */
   timeoutMs?: number;
+  /**
+   * Client headers never forwarded, besides `x-<prefix>-*`: names or `prefix*` patterns, any case, `_`
+   * for `-`. Extend with `[...defaultDeniedHeaders, 'x-my-user']`, or replace.
+   * @default defaultDeniedHeaders
+   */
+  deniedHeaders?: readonly string[];
 }
 
 /**
- * The studio proxy: for each request, asks the session service who it belongs to, removes every
- * client-sent spelling of the identity headers, stamps `x-<prefix>-user-email`, `-project-key`,
- * `-client-id` and `-role`, and forwards it to `target` (path relative to the mount point).
- * No session → 401 and no downstream call.
+ * The studio proxy: for each request, asks the session service who it belongs to, removes the session
+ * cookie and every client-sent spelling of the identity headers (`x-<prefix>-*` and the deny list),
+ * stamps `x-<prefix>-user-email`, `-project-key`, `-client-id` and `-role`, and forwards it to
+ * `target` (path relative to the mount point). No session → 401 and no downstream call.
  *
  * @example
  * app.use('/api', createIdentityProxy({ sessionServiceUrl: 'http://127.0.0.1:4360', target: 'http://127.0.0.1:4400' }));
@@ -31,6 +37,9 @@ export function createIdentityProxy(options: IdentityProxyOptions): RequestHandl
   const target = new URL(options.target);
   const targetBase = target.pathname.replace(/\/+$/, '');
   const timeoutMs = options.timeoutMs ?? 30_000;
+  // A copy, so a list changed after start-up changes nothing; checked now, so a bad entry fails at start-up.
+  const headerOptions: IdentityHeaderOptions = { prefix, deniedHeaders: Object.freeze([...(options.deniedHeaders ?? defaultDeniedHeaders)]) };
+  isIdentityHeader('', headerOptions);
 
   return (req, res, next) => {
     fetchSession(req.headers.cookie, {
@@ -41,7 +50,7 @@ export function createIdentityProxy(options: IdentityProxyOptions): RequestHandl
       if (!session) {
         return sendHttpResponse(res, problemResponse(new DeskpilotError('unauthenticated', { detail: 'No valid session.' })));
       }
-      forwardRequest(req, res, target, targetBase + req.url, downstreamHeaders(req.headers as IncomingHeaders, session, { prefix }), timeoutMs);
+      forwardRequest(req, res, target, targetBase + req.url, downstreamHeaders(req.headers as IncomingHeaders, session, headerOptions), timeoutMs);
     }, (error: unknown) => {
       if (res.headersSent) return void res.destroy();
       if (!(error instanceof DeskpilotError)) return next(error);

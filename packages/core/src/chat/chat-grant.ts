@@ -21,6 +21,37 @@ const claimsSchema = z.object({
   caps: z.record(z.string(), z.boolean()),
 });
 
+/** Limits on a grant's timestamps, shared by the studio that signs and the chat service that verifies. */
+export interface ChatGrantPolicy {
+  /** Longest allowed `exp - iat`, and oldest allowed `iat`, in seconds. @default 600 */
+  maxLifetimeSeconds?: number;
+  /** Clock skew tolerated between the studio and the chat service, on `iat` and `exp`, in seconds. @default 60 */
+  clockToleranceSeconds?: number;
+}
+
+/** Options of {@link signChatGrant}. */
+export interface SignChatGrantOptions extends Pick<ChatGrantPolicy, 'maxLifetimeSeconds'> {
+  /** Lifetime of the grant; at most `maxLifetimeSeconds`. @default 300 */
+  expiresInSeconds?: number;
+  /** Clock in epoch milliseconds. @default Date.now */
+  now?: () => number;
+}
+
+/** Options of {@link verifyChatGrant}. */
+export interface VerifyChatGrantOptions extends ChatGrantPolicy {
+  /** Clock in epoch milliseconds. @default Date.now */
+  now?: () => number;
+}
+
+/** The policy with its defaults; throws a TypeError for a value that cannot be meant (a bug, not a bad grant). */
+export function resolveChatGrantPolicy(policy: ChatGrantPolicy = {}): Required<ChatGrantPolicy> {
+  const maxLifetimeSeconds = policy.maxLifetimeSeconds ?? 600;
+  const clockToleranceSeconds = policy.clockToleranceSeconds ?? 60;
+  if (!Number.isFinite(maxLifetimeSeconds) || maxLifetimeSeconds <= 0) throw new TypeError(`maxLifetimeSeconds must be a positive number of seconds, got ${maxLifetimeSeconds}`);
+  if (!Number.isFinite(clockToleranceSeconds) || clockToleranceSeconds < 0) throw new TypeError(`clockToleranceSeconds must be zero or a positive number of seconds, got ${clockToleranceSeconds}`);
+  return { maxLifetimeSeconds, clockToleranceSeconds };
+}
+
 function key(secret: string): Uint8Array {
   if (secret.length < 32) throw new TypeError('The chat context secret must be at least 32 characters');
   return new TextEncoder().encode(secret);
@@ -29,37 +60,61 @@ function key(secret: string): Uint8Array {
 /**
  * Signs a short-lived chat grant (HS256 JWS) for the page of a signed-in user. The studio calls it
  * with the session it trusts; the chat service then takes identity and flags from the grant alone.
+ * A lifetime beyond `maxLifetimeSeconds` is refused (TypeError): the chat service would refuse it too.
  *
  * @example
  * const grant = await signChatGrant({ userEmail, userRole, projectKey, businessType: 'b2c', capabilities }, secret);
  */
-export async function signChatGrant(claims: ChatGrantClaims, secret: string, options: { expiresInSeconds?: number; now?: () => number } = {}): Promise<string> {
+export async function signChatGrant(claims: ChatGrantClaims, secret: string, options: SignChatGrantOptions = {}): Promise<string> {
+  const { maxLifetimeSeconds } = resolveChatGrantPolicy({ maxLifetimeSeconds: options.maxLifetimeSeconds });
+  const lifetime = options.expiresInSeconds ?? 300;
+  if (!Number.isInteger(lifetime) || lifetime <= 0 || lifetime > maxLifetimeSeconds) {
+    throw new TypeError(`expiresInSeconds must be a whole number of seconds from 1 to ${maxLifetimeSeconds}, got ${lifetime}`);
+  }
   const issuedAt = Math.floor((options.now ?? Date.now)() / 1000);
   return new SignJWT({ role: claims.userRole, project: claims.projectKey, business: claims.businessType, caps: claims.capabilities })
     .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
     .setSubject(claims.userEmail.trim().toLowerCase())
     .setAudience(audience)
     .setIssuedAt(issuedAt)
-    .setExpirationTime(issuedAt + (options.expiresInSeconds ?? 300))
+    .setExpirationTime(issuedAt + lifetime)
     .sign(key(secret));
 }
 
-/** Verifies a chat grant; throws `unauthenticated` for a missing, malformed, forged or expired one. */
-export async function verifyChatGrant(grant: unknown, secret: string, options: { now?: () => number } = {}): Promise<ChatGrantClaims> {
+/**
+ * Verifies a chat grant; throws `unauthenticated` for a missing, malformed, forged or expired one, one
+ * without `iat`, issued in the future or too long ago, or living longer than `maxLifetimeSeconds`.
+ */
+export async function verifyChatGrant(grant: unknown, secret: string, options: VerifyChatGrantOptions = {}): Promise<ChatGrantClaims> {
+  const { maxLifetimeSeconds, clockToleranceSeconds } = resolveChatGrantPolicy(options);
   if (typeof grant !== 'string' || grant.length === 0 || grant.length > 8192) {
     throw new DeskpilotError('unauthenticated', { detail: 'A signed chat grant is required.' });
   }
   try {
+    // jose checks `exp` and `nbf` with the tolerance, and with `maxTokenAge` also refuses an `iat`
+    // older than the maximum lifetime or later than now plus the tolerance.
     const { payload } = await jwtVerify(grant, key(secret), {
       algorithms: ['HS256'],
       audience,
       currentDate: new Date((options.now ?? Date.now)()),
       requiredClaims: ['sub', 'exp', 'iat'],
+      maxTokenAge: maxLifetimeSeconds,
+      clockTolerance: clockToleranceSeconds,
     });
+    // What jose leaves open: a fresh grant whose `exp` lies years ahead would outlive any revocation.
+    const lifetime = payload.exp! - payload.iat!;
+    if (!(lifetime > 0 && lifetime <= maxLifetimeSeconds)) throw new DeskpilotError('unauthenticated', { detail: 'The chat grant lives longer than allowed.' });
     const claims = claimsSchema.parse(payload);
     return { userEmail: claims.sub, userRole: claims.role, projectKey: claims.project, businessType: claims.business, capabilities: claims.caps };
   } catch (cause) {
-    const expired = cause instanceof joseErrors.JWTExpired;
-    throw new DeskpilotError('unauthenticated', { detail: expired ? 'The chat grant has expired.' : 'The chat grant is invalid.', cause });
+    if (cause instanceof DeskpilotError) throw cause;
+    throw new DeskpilotError('unauthenticated', { detail: grantProblem(cause), cause });
   }
+}
+
+/** A detail that names the failed check without echoing anything from the grant. */
+function grantProblem(cause: unknown): string {
+  if (cause instanceof joseErrors.JWTExpired) return 'The chat grant has expired.';
+  if (cause instanceof joseErrors.JWTClaimValidationFailed && cause.reason === 'check_failed' && (cause.claim === 'iat' || cause.claim === 'nbf')) return 'The chat grant is not valid yet.';
+  return 'The chat grant is invalid.';
 }

@@ -22,17 +22,37 @@ export interface ChatSessionRecord {
   version: number;
 }
 
-/** What `updateSession` may change. */
+/** A change to working memory: keys to set and keys to remove, applied to the stored notes atomically. */
+export interface WorkingMemoryChange {
+  set?: Record<string, string>;
+  remove?: readonly string[];
+  /**
+   * The change is refused when the notes it leaves would exceed this size: the UTF-8 bytes of their
+   * JSON (`JSON.stringify`), as `workingMemorySize` counts them.
+   */
+  maxBytes: number;
+}
+
+/** What `updateSession` may change: fields left out (or `undefined`) keep their stored value. */
 export interface ChatSessionUpdate {
-  workingMemory?: WorkingMemory;
+  /** Applied to the notes stored at the time of the write, so concurrent turns never lose each other's notes. */
+  workingMemory?: WorkingMemoryChange;
   lastTurnStatus?: TurnStatus;
   updatedAt: number;
 }
 
+/** Outcome of `updateSession`: the new record, or why nothing changed. */
+export type ChatSessionUpdateResult =
+  | { ok: true; session: ChatSessionRecord }
+  | { ok: false; reason: 'not_found' | 'working_memory_full' };
+
+/** Outcome of `addMessage`: saved, or the message already stored under that id (nothing changed). */
+export type AddMessageResult = { added: true } | { added: false; existing: UIMessage };
+
 /**
- * Storage port for conversations. Data in, data out; create-if-new is race-safe and session updates
- * carry the version the caller read. Run `testChatStore` from `@deskpilot/core/testing` against any
- * implementation.
+ * Storage port for conversations. Data in, data out; create-if-new is race-safe and every update is
+ * atomic in the store (no read-modify-write in the caller, so contention cannot lose a change). Run
+ * `testChatStore` from `@deskpilot/core/testing` against any implementation.
  */
 export interface ChatStore {
   /**
@@ -42,10 +62,15 @@ export interface ChatStore {
   getOrCreateSession(init: Omit<ChatSessionRecord, 'version' | 'workingMemory' | 'lastTurnStatus'>): Promise<{ session: ChatSessionRecord; created: boolean }>;
   /** The session, or null. */
   getSession(id: string): Promise<ChatSessionRecord | null>;
-  /** Applies `update` when the stored version is `expectedVersion`; the new record, or null when the version moved. */
-  updateSession(id: string, expectedVersion: number, update: ChatSessionUpdate): Promise<ChatSessionRecord | null>;
+  /** Applies `update` atomically and bumps the version; a working-memory change that would not fit changes nothing. */
+  updateSession(id: string, update: ChatSessionUpdate): Promise<ChatSessionUpdateResult>;
   /** The conversation's messages, in the order they were first saved. */
   getMessages(sessionId: string): Promise<UIMessage[]>;
+  /**
+   * Saves a message under a new id (appended). When the id is already stored in this conversation,
+   * nothing changes and the stored message comes back: of concurrent calls with one id, exactly one adds.
+   */
+  addMessage(sessionId: string, message: UIMessage): Promise<AddMessageResult>;
   /**
    * Saves messages by id: a new id is appended, a known id is replaced in place (its position kept).
    * Saving the same message twice stores it once.

@@ -442,14 +442,20 @@ describe('POST /chat: working memory and persistence', () => {
 });
 
 describe('POST /chat/history', () => {
-  it('returns the stored conversation to its owner only', async () => {
+  it('returns the stored conversation to its owner only, and one 404 for unknown and foreign ids', async () => {
     const { post } = await setupChat(scriptedModel(() => textStep('ok')));
     await readAll(await post(body([userMessage('hi')], { userEmail: 'a@x.com' })));
     const mine = await post({ sessionId, context: { userEmail: 'a@x.com' } }, '/chat/history');
     expect(mine.status).toBe(200);
-    expect((await mine.json()).messages.map((message: UIMessage) => message.role)).toEqual(['user', 'assistant']);
-    expect((await post({ sessionId, context: { userEmail: 'b@x.com' } }, '/chat/history')).status).toBe(403);
-    expect(await (await post({ sessionId: otherSessionId, context: {} }, '/chat/history')).json()).toMatchObject({ messages: [] });
+    expect(await mine.json()).toMatchObject({ sessionId, lastTurnStatus: 'complete', messages: [{ role: 'user' }, { role: 'assistant' }] });
+    const foreign = await post({ sessionId, context: { userEmail: 'b@x.com' } }, '/chat/history');
+    const otherProject = await post({ sessionId, context: { userEmail: 'a@x.com', projectKey: 'globex-b2c' } }, '/chat/history');
+    const unknown = await post({ sessionId: otherSessionId, context: { userEmail: 'b@x.com' } }, '/chat/history');
+    // Same status, type and body: whether an id exists cannot be told from the answer.
+    const answers = await Promise.all([foreign, otherProject, unknown].map(async (response) => ({ status: response.status, type: response.headers.get('content-type'), body: await response.text() })));
+    expect(answers[0]).toEqual({ status: 404, type: 'application/problem+json', body: expect.stringContaining('"code":"not_found"') });
+    expect(answers[1]).toEqual(answers[0]);
+    expect(answers[2]).toEqual(answers[0]);
   });
 });
 
@@ -467,7 +473,7 @@ describe('POST /chat with a context secret', () => {
     await readAll(response);
     expect(store.dump().sessions[0]).toMatchObject({ userEmail: 'rep@x.com', projectKey: 'acme-b2c' });
     expect(offeredTools(model.doStreamCalls[0])).not.toContain('refundOrder');
-    clock.advance(301_000);
+    clock.advance(300_000 + 60_000); // the 5-minute grant plus the default clock tolerance
     expect((await post(body([userMessage('later')], { grant }))).status).toBe(401);
   });
 });

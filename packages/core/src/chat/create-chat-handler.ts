@@ -22,17 +22,19 @@ import type { CommerceBackend } from './backends/commerce-backend.js';
 import type { TicketBackend } from './backends/ticket-backend.js';
 import { buildInstructions } from './build-instructions.js';
 import { builtinCapabilities, type CapabilityRegistry } from './capabilities.js';
-import { verifyChatGrant } from './chat-grant.js';
+import { resolveChatGrantPolicy, verifyChatGrant, type ChatGrantPolicy } from './chat-grant.js';
 import { assistantMessageSchema, chatBodySchema, historyBodySchema, userMessageSchema, type ChatLimits } from './chat-request.js';
 import type { ChatSessionRecord, ChatStore, TurnStatus } from './chat-store.js';
 import { ChatToolError, safeToolErrorMessage } from './chat-tool-error.js';
 import { createChatStreamResponse } from './create-chat-stream-response.js';
 import { createApprovalGate, type ApprovalScope } from './create-approval-gate.js';
+import { canonicalJson } from './canonical-hash.js';
 import { safeParseChatContext, type ChatContext } from './parse-chat-context.js';
 import { runToolLoop } from './run-tool-loop.js';
 import { builtinChatTools } from './tools/builtin-tools.js';
 import type { ChatToolContext, ChatToolDefinition } from './tools/chat-tool.js';
-import { applyWorkingMemoryUpdate, workingMemoryUpdateSchema } from './working-memory.js';
+import { workingMemoryUpdateSchema } from './working-memory.js';
+import { withRetries } from './with-retries.js';
 
 /** A model object (never a bare id string, which the SDK would send to its global gateway). */
 export type ChatModel = Exclude<LanguageModel, string>;
@@ -66,6 +68,8 @@ export interface ChatHandlerOptions {
   approvalTtlMs?: number;
   /** When set, identity and flags come only from `context.grant`, a JWS signed with this secret. */
   contextSecret?: string;
+  /** Limits on a grant's timestamps (`exp - iat`, age, clock skew). @default { maxLifetimeSeconds: 600, clockToleranceSeconds: 60 } */
+  grantPolicy?: ChatGrantPolicy;
   limits?: ChatLimits;
   /** Role text of the assistant. @default defaultAssistantInstructions */
   instructions?: string;
@@ -76,10 +80,29 @@ export interface ChatHandlerOptions {
   onError?: (error: unknown) => void;
 }
 
+/** Options of {@link ChatHandler.drain}. */
+export interface ChatDrainOptions {
+  /** How long running turns may take to finish before they are cut. @default 10000 */
+  timeoutMs?: number;
+}
+
+/** What a drain did: turns that finished on their own, and turns it cut (recorded `aborted`). */
+export interface ChatDrainResult {
+  completed: number;
+  aborted: number;
+}
+
 /** The chat routes as a fetch handler and a host-neutral handler; both answer a streaming `Response`. */
 export interface ChatHandler {
   fetch(request: Request, info?: RequestInfo): Promise<Response>;
   handle(request: HttpRequest): Promise<Response>;
+  /**
+   * For a graceful shutdown: takes no new requests (503 `unavailable`), waits for every running turn
+   * (those whose client left included) to finish and be saved, and after `timeoutMs` cuts the rest:
+   * their clients get an `error` part, and the turns are saved as `aborted`. Call it before closing
+   * the stores. Calling it again returns the same result.
+   */
+  drain(options?: ChatDrainOptions): Promise<ChatDrainResult>;
 }
 
 type ChatMessage = UIMessage<{ status?: TurnStatus; model?: string; createdAt?: number }>;
@@ -104,6 +127,8 @@ function denyAwaitingApprovals(message: ChatMessage): ChatMessage {
   );
   return { ...message, parts: parts as ChatMessage['parts'] };
 }
+
+const conflict = (detail: string) => new DeskpilotError('conflict', { detail });
 
 /** What a stream says about an answer that matched nothing pending: the recorded outcome, or denied. */
 function recordedOutcome(toolCallId: string, part: ToolPart | undefined): UIMessageChunk {
@@ -159,12 +184,13 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
     console.warn('[deskpilot] chat: no context secret configured; identity and capability flags are taken from the request body');
   }
 
+  const grantPolicy = resolveChatGrantPolicy(options.grantPolicy);
   /** Identity and flags: from the signed grant when a secret is configured, from the body otherwise. */
   const resolveContext = async (input: unknown): Promise<ChatContext> => {
     const parsed = safeParseChatContext(input, { capabilities: registry });
     if (!parsed.success) throw parsed.error;
     if (!options.contextSecret) return parsed.data;
-    const grant = await verifyChatGrant((input as { grant?: unknown } | undefined)?.grant, options.contextSecret, { now });
+    const grant = await verifyChatGrant((input as { grant?: unknown } | undefined)?.grant, options.contextSecret, { ...grantPolicy, now });
     const granted = safeParseChatContext({ ...grant, ...grant.capabilities, pageContext: parsed.data.pageContext, proactiveHint: parsed.data.proactiveHint, workingMemoryBlock: parsed.data.workingMemoryBlock }, { capabilities: registry });
     if (!granted.success) throw new DeskpilotError('unauthenticated', { detail: 'The chat grant is invalid.' });
     return granted.data;
@@ -199,18 +225,9 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
     return session;
   };
 
-  const updateSession = async (sessionId: string, change: (session: ChatSessionRecord) => Partial<Pick<ChatSessionRecord, 'workingMemory' | 'lastTurnStatus'>> | null) => {
-    // Optimistic concurrency: re-read and re-apply when another turn wrote first, so nothing is lost.
-    for (let attempt = 0; attempt < 8; attempt++) {
-      const session = await store.getSession(sessionId);
-      if (!session) return null;
-      const patch = change(session);
-      if (!patch) return null;
-      const updated = await store.updateSession(sessionId, session.version, { ...patch, lastTurnStatus: patch.lastTurnStatus ?? undefined, updatedAt: now() });
-      if (updated) return updated;
-    }
-    throw new Error('Conversation kept changing while saving');
-  };
+  /** Records how the last turn ended; a write that must outlast a brief store outage. */
+  const saveTurnStatus = (sessionId: string, status: TurnStatus) =>
+    withRetries(() => store.updateSession(sessionId, { lastTurnStatus: status, updatedAt: now() }));
 
   /** The AI SDK tool set for this request: only offered tools, each re-checked at execution. */
   const buildTools = (context: ChatContext, sessionId: string, approvedCalls: ReadonlyMap<string, string>) => {
@@ -243,14 +260,11 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
       inputSchema: memorySchema,
       execute: (update) =>
         runSafely(async () => {
-          let full = false;
-          const saved = await updateSession(sessionId, (session) => {
-            const next = applyWorkingMemoryUpdate(session.workingMemory, update, limits.workingMemoryBytes);
-            full = next === null;
-            return next && { workingMemory: next };
-          });
-          if (full) throw new ChatToolError(`Working memory is full (${limits.workingMemoryBytes} bytes); remove notes first.`);
-          return { saved: true, keys: Object.keys(saved?.workingMemory ?? {}) };
+          // One atomic store update: parallel turns of a conversation never lose each other's notes.
+          const saved = await store.updateSession(sessionId, { workingMemory: { ...update, maxBytes: limits.workingMemoryBytes }, updatedAt: now() });
+          if (!saved.ok && saved.reason === 'working_memory_full') throw new ChatToolError(`Working memory is full (${limits.workingMemoryBytes} bytes); remove notes first.`);
+          if (!saved.ok) throw new ChatToolError('This conversation no longer exists.');
+          return { saved: true, keys: Object.keys(saved.session.workingMemory) };
         }),
     });
     return { tools, toolApproval };
@@ -278,21 +292,35 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
       }),
     });
 
-  /** A new user message: pending approvals are denied (the model is told), the message is saved. */
+  /**
+   * A new user message: saved once (race-safe), then every approval still pending is denied, and the
+   * model is told. Sending a known id again is a retry, answered anew in place, and only allowed for
+   * the latest user message with the same text while its answer holds no approval: anything else
+   * would rewrite the stored conversation, and is a `conflict`.
+   */
   const startUserTurn = async (sessionId: string, stored: ChatMessage[], incoming: UserMessage) => {
-    for (const pending of await options.approvalStore.listPending(sessionId)) await gate.deny(pending.id, 'superseded');
-    const superseded = stored.filter((message) => message.role === 'assistant' && message.parts.some(isAwaitingApproval)).map(denyAwaitingApprovals);
-    if (superseded.length > 0) await store.upsertMessages(sessionId, superseded);
-    const current = stored.map((message) => superseded.find((replacement) => replacement.id === message.id) ?? message);
     const user: ChatMessage = { id: incoming.id, role: 'user', parts: incoming.parts.map((part) => ({ type: 'text', text: part.text })) };
-    // Resending a known message id answers it again in place: no duplicate turn.
-    const anchor = current.findIndex((message) => message.id === user.id);
-    const following = anchor === -1 ? undefined : current[anchor + 1];
-    await store.upsertMessages(sessionId, [user]);
-    return {
-      history: [...(anchor === -1 ? current : current.slice(0, anchor)), user],
-      assistantId: following?.role === 'assistant' ? following.id : generateId(),
-    };
+    const saved = await store.addMessage(sessionId, user);
+    let current = stored;
+    let assistantId = generateId();
+    if (!saved.added) {
+      // Another request may have added it since `stored` was read.
+      if (!current.some((message) => message.id === user.id)) current = (await store.getMessages(sessionId)) as ChatMessage[];
+      const index = current.findIndex((message) => message.id === user.id);
+      const following = current[index + 1];
+      if (saved.existing.role !== 'user') throw conflict('This id belongs to another message of the conversation.');
+      if (canonicalJson(saved.existing.parts) !== canonicalJson(user.parts)) throw conflict('A message with this id was already sent with other content.');
+      if (current.findLastIndex((message) => message.role === 'user') !== index) throw conflict('Only the latest message can be sent again.');
+      if (following?.parts.some((part) => isToolPart(part) && part.approval)) throw conflict('This message was answered with an action already; send a new message.');
+      current = current.slice(0, index + 1);
+      if (following?.role === 'assistant') assistantId = following.id;
+    } else {
+      current = [...current, user];
+    }
+    for (const pending of await options.approvalStore.listPending(sessionId)) await gate.deny(pending.id, 'superseded');
+    const superseded = current.filter((message) => message.role === 'assistant' && message.parts.some(isAwaitingApproval)).map(denyAwaitingApprovals);
+    if (superseded.length > 0) await store.upsertMessages(sessionId, superseded);
+    return { history: current.map((message) => superseded.find((replacement) => replacement.id === message.id) ?? message), assistantId };
   };
 
   /**
@@ -336,7 +364,7 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
     return { history: [...stored.slice(0, -1), answered], assistantId: answered.id };
   };
 
-  const chat = async (request: HttpRequest): Promise<Response> => {
+  const chat = async (request: HttpRequest, turn: RunningTurn): Promise<Response> => {
     const body = parseWithSchema(bodySchema, await readJsonBody(request, limits.maxBodyBytes));
     const context = await resolveContext(body.context);
     const model = pickModel(body.provider);
@@ -355,14 +383,17 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
     const scope: ApprovalScope = { chatSessionId: session.id, userEmail: context.userEmail, projectKey: context.projectKey, capabilities: context.capabilities };
     const stored = (await store.getMessages(session.id)) as ChatMessage[];
     const approvedCalls = new Map<string, string>();
-    const turn = isUserTurn
+    const started = isUserTurn
       ? await startUserTurn(session.id, stored, incoming as UserMessage)
       : await answerApprovals(session.id, stored, incoming as ChatMessage, scope, approvedCalls, headers);
-    if (turn instanceof Response) return turn;
-    const { history, assistantId } = turn;
+    if (started instanceof Response) {
+      turn.settle();
+      return started;
+    }
+    const { history, assistantId } = started;
 
     const { tools, toolApproval } = buildTools(context, session.id, approvedCalls);
-    const instructions = buildInstructions({ context, workingMemory: (await store.getSession(session.id))?.workingMemory ?? {}, base: options.instructions });
+    const instructions = buildInstructions({ context, workingMemory: session.workingMemory, base: options.instructions });
     const modelLabel = `${model.provider}:${model.modelId}`;
     const loop = runToolLoop({
       model,
@@ -371,12 +402,14 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
       tools,
       toolApproval,
       stepBudget: options.stepBudget,
+      abortSignal: turn.cut.signal,
       onApprovalRequest: async (call) => {
         const record = await gate.propose(scope, { ...call, capability: capabilityOf.get(call.toolName) ?? '' });
         return record.id;
       },
     });
 
+    let unsaved = false;
     const stream = toUIMessageStream<ToolSet, ChatMessage>({
       stream: loop.stream,
       originalMessages: history,
@@ -390,14 +423,28 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
         const awaiting = responseMessage.parts.some((part) => isToolPart(part) && part.state === 'approval-requested');
         const status: TurnStatus = isAborted ? 'aborted' : finishReason === 'error' ? 'failed' : awaiting ? 'awaiting_approval' : loop.budgetExhausted ? 'budget_exhausted' : 'complete';
         try {
-          await store.upsertMessages(session.id, [{ ...responseMessage, metadata: { ...responseMessage.metadata, status } }]);
-          await updateSession(session.id, () => ({ lastTurnStatus: status }));
+          await withRetries(() => store.upsertMessages(session.id, [{ ...responseMessage, metadata: { ...responseMessage.metadata, status } }]));
         } catch (error) {
+          // The client is told (below, before `finish`), and the next read of the history says so.
+          unsaved = true;
           onError(error);
+          await saveTurnStatus(session.id, 'failed').catch(() => {});
+          return turn.settle();
         }
+        await saveTurnStatus(session.id, status).catch(onError);
+        turn.settle();
       },
     });
-    return createChatStreamResponse({ stream, headers });
+    // `finish` goes out once the turn is saved: a client that sees it can rely on the history.
+    return createChatStreamResponse({
+      stream,
+      headers,
+      signal: turn.cut.signal,
+      beforeFinish: () =>
+        unsaved ? [{ type: 'error', errorText: 'The answer could not be saved. Please send your message again.' }]
+        : turn.cut.signal.aborted ? [{ type: 'error', errorText: 'The service is restarting: this answer was cut short. Please send your message again.' }]
+        : [],
+    });
   };
 
   const history = async (request: HttpRequest): Promise<Response> => {
@@ -405,20 +452,50 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
     const context = await resolveContext(body.context);
     const headers = await rateLimit(context.userEmail);
     const session = await store.getSession(body.sessionId);
-    if (session && (session.userEmail !== context.userEmail || session.projectKey !== context.projectKey)) {
-      throw new DeskpilotError('forbidden', { detail: 'This conversation belongs to someone else.' });
+    // One answer for "no such conversation" and "someone else's": ids cannot be probed.
+    if (!session || session.userEmail !== context.userEmail || session.projectKey !== context.projectKey) {
+      throw new DeskpilotError('not_found', { detail: 'No such conversation.' });
     }
-    const payload = { sessionId: body.sessionId, messages: session ? await store.getMessages(session.id) : [], lastTurnStatus: session?.lastTurnStatus ?? null };
+    const payload = { sessionId: body.sessionId, messages: await store.getMessages(session.id), lastTurnStatus: session.lastTurnStatus };
     return Response.json(payload, { headers: { ...headers, 'cache-control': 'no-store' } });
   };
 
-  const routes: Record<string, (request: HttpRequest) => Promise<Response>> = { '/chat': chat, '/chat/history': history };
+  /** Turns in progress, from the request's arrival until the answer is saved (or none is coming). */
+  const turns = new Set<RunningTurn>();
+  let draining: Promise<ChatDrainResult> | undefined;
+  const track = (): RunningTurn => {
+    let resolve!: () => void;
+    const turn: RunningTurn = {
+      cut: new AbortController(),
+      settled: new Promise<void>((settled) => (resolve = settled)),
+      settle: () => {
+        turns.delete(turn);
+        resolve();
+      },
+    };
+    turns.add(turn);
+    return turn;
+  };
+
+  const routes: Record<string, (request: HttpRequest) => Promise<Response>> = {
+    '/chat': async (request) => {
+      const turn = track();
+      try {
+        return await chat(request, turn);
+      } catch (error) {
+        turn.settle();
+        throw error;
+      }
+    },
+    '/chat/history': history,
+  };
 
   const handle = async (request: HttpRequest): Promise<Response> => {
     try {
       const route = Object.hasOwn(routes, request.path) ? routes[request.path] : undefined;
       if (!route) throw new DeskpilotError('not_found', { detail: 'No such route.' });
       if (request.method !== 'POST') throw new DeskpilotError('method_not_allowed', { detail: 'Use POST.', headers: { allow: 'POST' } });
+      if (draining) throw new DeskpilotError('unavailable', { detail: 'The chat service is shutting down. Try again in a moment.', headers: { 'retry-after': '1' } });
       return await route(request);
     } catch (error) {
       if (!(error instanceof DeskpilotError) || error.status >= 500) onError(error);
@@ -427,5 +504,39 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
     }
   };
 
-  return { handle, fetch: (request, info) => handle(fromFetchRequest(request, info)) };
+  const drain = (drainOptions: ChatDrainOptions = {}) =>
+    (draining ??= (async () => {
+      const running = [...turns];
+      const everySettled = Promise.all(running.map((turn) => turn.settled));
+      if (await settlesWithin(everySettled, drainOptions.timeoutMs ?? 10_000)) return { completed: running.length, aborted: 0 };
+      const cut = running.filter((turn) => turns.has(turn));
+      for (const turn of cut) turn.cut.abort();
+      // The cut turns save what they have (status `aborted`); a store that hangs is not waited for.
+      await settlesWithin(everySettled, cutSaveTimeoutMs);
+      return { completed: running.length - cut.length, aborted: cut.length };
+    })());
+
+  return { handle, fetch: (request, info) => handle(fromFetchRequest(request, info)), drain };
+}
+
+/** A request on `/chat`: `cut` aborts it, `settle` ends it, `settled` resolves when it has ended. */
+interface RunningTurn {
+  cut: AbortController;
+  settled: Promise<void>;
+  settle: () => void;
+}
+
+/** How long a drain waits, after cutting the turns still running, for them to save what they have. */
+const cutSaveTimeoutMs = 5_000;
+
+/** Whether `promise` settles within `ms` (the timer never keeps the process alive). */
+function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(false), ms);
+    timer.unref?.();
+    void promise.then(() => {
+      clearTimeout(timer);
+      resolve(true);
+    });
+  });
 }

@@ -1,6 +1,13 @@
 import { createUIMessageStreamResponse, type UIMessageChunk } from 'ai';
 import { describe, expect, it } from 'vitest';
 import { createChatStreamResponse } from './create-chat-stream-response.js';
+import { readChatStream } from './read-chat-stream.js';
+
+const sent = async (response: Response) => {
+  const list: UIMessageChunk[] = [];
+  for await (const chunk of readChatStream(response)) list.push(chunk);
+  return list;
+};
 
 const chunks: UIMessageChunk[] = [
   { type: 'start', messageId: 'm1', messageMetadata: { model: 'x' } },
@@ -56,5 +63,66 @@ describe('createChatStreamResponse', () => {
       },
     });
     await expect(createChatStreamResponse({ stream: source }).text()).rejects.toThrow('provider gone');
+  });
+
+  it('holds finish back until the source has ended, and sends the chunks of beforeFinish first', async () => {
+    let sourceEnded = false;
+    const source = new ReadableStream<UIMessageChunk>(
+      {
+        async pull(controller) {
+          const next = chunks[pulledChunks++];
+          if (next) controller.enqueue(next);
+          else {
+            // The producer's onEnd (saving the turn) runs here, after `finish` was enqueued.
+            await Promise.resolve();
+            sourceEnded = true;
+            controller.close();
+          }
+        },
+      },
+      { highWaterMark: 0 },
+    );
+    let pulledChunks = 0;
+    const seenAtBeforeFinish: boolean[] = [];
+    const response = createChatStreamResponse({
+      stream: source,
+      beforeFinish: () => {
+        seenAtBeforeFinish.push(sourceEnded);
+        return [{ type: 'error', errorText: 'The answer could not be saved.' }];
+      },
+    });
+    const list = await sent(response);
+    expect(seenAtBeforeFinish).toEqual([true]);
+    expect(list.slice(-2)).toEqual([{ type: 'error', errorText: 'The answer could not be saved.' }, { type: 'finish', finishReason: 'stop' }]);
+  });
+
+  it('ends with finish and [DONE] even when the source ended without finish (an aborted stream)', async () => {
+    const text = await createChatStreamResponse({ stream: streamOf([chunks[0]!, { type: 'abort', reason: 'cut' }]) }).text();
+    expect(text.endsWith('data: {"type":"abort","reason":"cut"}\n\ndata: {"type":"finish"}\n\ndata: [DONE]\n\n')).toBe(true);
+  });
+
+  it('reads the rest at once when its signal aborts, while the client reads nothing', async () => {
+    let pulled = 0;
+    let ended = false;
+    const source = new ReadableStream<UIMessageChunk>(
+      {
+        pull(controller) {
+          if (pulled === chunks.length) {
+            ended = true;
+            controller.close();
+          } else controller.enqueue(chunks[pulled++]!);
+        },
+      },
+      { highWaterMark: 0 },
+    );
+    const cut = new AbortController();
+    const response = createChatStreamResponse({ stream: source, signal: cut.signal, beforeFinish: () => [{ type: 'error', errorText: 'cut short' }] });
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(pulled).toBe(0);
+    cut.abort();
+    await expect.poll(() => ended).toBe(true);
+    // What the client reads later is still a whole stream.
+    const list = await sent(response);
+    expect(list.map((chunk) => chunk.type)).toEqual([...chunks.slice(0, -1).map((chunk) => chunk.type), 'error', 'finish']);
   });
 });

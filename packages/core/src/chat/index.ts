@@ -1,7 +1,16 @@
 export * from './backends/index.js';
 export * from './tools/index.js';
 export * from './demo-model/index.js';
-export type { ChatSessionRecord, ChatSessionUpdate, ChatStore, TurnStatus, WorkingMemory } from './chat-store.js';
+export type {
+  AddMessageResult,
+  ChatSessionRecord,
+  ChatSessionUpdate,
+  ChatSessionUpdateResult,
+  ChatStore,
+  TurnStatus,
+  WorkingMemory,
+  WorkingMemoryChange,
+} from './chat-store.js';
 export type { ApprovalOutcome, ApprovalRecord, ApprovalState, ApprovalStore } from './approval-store.js';
 export { createMemoryChatStore, type MemoryChatStore } from './memory-chat-store.js';
 export { createMemoryApprovalStore, type MemoryApprovalStore } from './memory-approval-store.js';
@@ -14,9 +23,9 @@ export {
   type ChatContext,
   type ParseChatContextOptions,
 } from './parse-chat-context.js';
-export { signChatGrant, verifyChatGrant, type ChatGrantClaims } from './chat-grant.js';
+export { signChatGrant, verifyChatGrant, type ChatGrantClaims, type ChatGrantPolicy, type SignChatGrantOptions, type VerifyChatGrantOptions } from './chat-grant.js';
 export { buildInstructions, dataBlock, defaultAssistantInstructions, type InstructionLimits } from './build-instructions.js';
-export { applyWorkingMemoryUpdate, workingMemoryUpdateSchema, type WorkingMemoryUpdate } from './working-memory.js';
+export { applyWorkingMemoryChange, workingMemorySize, workingMemoryUpdateSchema, type WorkingMemoryUpdate } from './working-memory.js';
 export { canonicalHash, canonicalJson } from './canonical-hash.js';
 export { ChatToolError, safeToolErrorMessage } from './chat-tool-error.js';
 export {

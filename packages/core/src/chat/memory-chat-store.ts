@@ -1,5 +1,6 @@
 import type { UIMessage } from 'ai';
 import type { ChatSessionRecord, ChatStore } from './chat-store.js';
+import { applyWorkingMemoryChange } from './working-memory.js';
 
 /** A {@link ChatStore} in process memory: for tests, demos and single-process servers. */
 export interface MemoryChatStore extends ChatStore {
@@ -41,22 +42,33 @@ export function createMemoryChatStore(): MemoryChatStore {
       const session = sessions.get(id);
       return session ? structuredClone(session) : null;
     },
-    async updateSession(id, expectedVersion, update) {
+    async updateSession(id, update) {
+      // No await in here: the read and the write of one update cannot interleave with another's.
       const session = sessions.get(id);
-      if (!session || session.version !== expectedVersion) return null;
+      if (!session) return { ok: false, reason: 'not_found' };
+      const workingMemory = update.workingMemory ? applyWorkingMemoryChange(session.workingMemory, update.workingMemory) : session.workingMemory;
+      if (!workingMemory) return { ok: false, reason: 'working_memory_full' };
       // An absent or undefined field means "keep": callers spread optional patches into the update.
       const next: ChatSessionRecord = {
         ...session,
-        workingMemory: update.workingMemory === undefined ? session.workingMemory : structuredClone(update.workingMemory),
+        workingMemory: structuredClone(workingMemory),
         lastTurnStatus: update.lastTurnStatus === undefined ? session.lastTurnStatus : update.lastTurnStatus,
         updatedAt: update.updatedAt,
         version: session.version + 1,
       };
       sessions.set(id, next);
-      return structuredClone(next);
+      return { ok: true, session: structuredClone(next) };
     },
     async getMessages(sessionId) {
       return [...(messagesBySession.get(sessionId)?.values() ?? [])].map((message) => structuredClone(message));
+    },
+    async addMessage(sessionId, message) {
+      let stored = messagesBySession.get(sessionId);
+      if (!stored) messagesBySession.set(sessionId, (stored = new Map()));
+      const existing = stored.get(message.id);
+      if (existing) return { added: false, existing: structuredClone(existing) };
+      stored.set(message.id, structuredClone(message));
+      return { added: true };
     },
     async upsertMessages(sessionId, messages) {
       let stored = messagesBySession.get(sessionId);

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { WorkingMemory } from './chat-store.js';
+import type { WorkingMemory, WorkingMemoryChange } from './chat-store.js';
 
 /** Input of the `updateWorkingMemory` tool: keys to set and keys to remove. */
 export const workingMemoryUpdateSchema = z
@@ -11,18 +11,20 @@ export const workingMemoryUpdateSchema = z
 
 export type WorkingMemoryUpdate = z.infer<typeof workingMemoryUpdateSchema>;
 
-/** Byte size of working memory as stored (its JSON). */
+/** Byte size of working memory as stored: the UTF-8 bytes of its JSON. */
 export function workingMemorySize(memory: WorkingMemory): number {
   return Buffer.byteLength(JSON.stringify(memory));
 }
 
 /**
- * Applies an update to working memory. Untouched keys are kept, so two turns that each set a note both
- * keep theirs, and an empty update changes nothing. Returns null when the result would exceed `maxBytes`.
+ * Applies a change to working memory: removals first, then the keys set. Untouched keys are kept, so
+ * two turns that each set a note both keep theirs, and an empty change changes nothing. Returns null
+ * when the result would exceed `change.maxBytes`. Stores call it (or do the same in their own
+ * language) inside their atomic update.
  */
-export function applyWorkingMemoryUpdate(memory: WorkingMemory, update: WorkingMemoryUpdate, maxBytes: number): WorkingMemory | null {
+export function applyWorkingMemoryChange(memory: WorkingMemory, change: WorkingMemoryChange): WorkingMemory | null {
   const next: WorkingMemory = { ...memory };
-  for (const key of update.remove ?? []) delete next[key];
-  for (const [key, value] of Object.entries(update.set ?? {})) next[key] = value;
-  return workingMemorySize(next) <= maxBytes ? next : null;
+  for (const key of change.remove ?? []) delete next[key];
+  for (const [key, value] of Object.entries(change.set ?? {})) next[key] = value;
+  return workingMemorySize(next) <= change.maxBytes ? next : null;
 }

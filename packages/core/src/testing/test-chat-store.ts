@@ -80,11 +80,14 @@ export function testChatStore(make: () => ChatStore | Promise<ChatStore>): void 
       const store = await make();
       const first = init();
       const { session } = await store.getOrCreateSession(first);
-      const updated = (await store.updateSession(first.id, session.version, { workingMemory: { plan: 'refund' }, updatedAt: 2_000 }))!;
+      const set = { plan: 'refund' };
+      const updated = await store.updateSession(first.id, { workingMemory: { set, maxBytes: 8192 }, updatedAt: 2_000 });
+      if (!updated.ok) expect.unreachable('the update should apply');
+      set.plan = 'changed by caller';
       const read = (await store.getSession(first.id))!;
       const expected = structuredClone(read);
       // A store may hand out copies or frozen objects: either way the write must not reach the store.
-      for (const target of [session, updated, read]) {
+      for (const target of [session, updated.session, read]) {
         try {
           target.userEmail = 'changed@example.com';
         } catch {}
@@ -97,58 +100,66 @@ export function testChatStore(make: () => ChatStore | Promise<ChatStore>): void 
       expect(await store.getSession(first.id)).toEqual(expected);
     });
 
-    it('keeps working memory passed to an update safe from later changes by the caller', async () => {
+    it('updates atomically: bumps the version, keeps identity fields, changes only the fields given', async () => {
       const store = await make();
       const { session } = await store.getOrCreateSession(init());
-      const memory = { customer: 'CUS-1' };
-      await store.updateSession(session.id, session.version, { workingMemory: memory, updatedAt: 2_000 });
-      memory.customer = 'changed';
-      expect((await store.getSession(session.id))?.workingMemory).toEqual({ customer: 'CUS-1' });
-    });
+      const first = await store.updateSession(session.id, { workingMemory: { set: { customer: 'CUS-1', 'order note': 'ship "fast"' }, maxBytes: 8192 }, lastTurnStatus: 'complete', updatedAt: 2_000 });
+      if (!first.ok) expect.unreachable('the update should apply');
+      expect(first.session).toEqual({ ...session, workingMemory: { customer: 'CUS-1', 'order note': 'ship "fast"' }, lastTurnStatus: 'complete', updatedAt: 2_000, version: first.session.version });
+      expect(first.session.version).toBeGreaterThan(session.version);
+      expect(await store.getSession(session.id)).toEqual(first.session);
 
-    it('updates only at the expected version, bumps the version and keeps identity fields', async () => {
-      const store = await make();
-      const { session } = await store.getOrCreateSession(init());
-      expect(await store.updateSession(session.id, session.version + 1, { lastTurnStatus: 'failed', updatedAt: 5_000 })).toBeNull();
-      expect(await store.getSession(session.id)).toEqual(session);
-
-      const updated = await store.updateSession(session.id, session.version, { workingMemory: { customer: 'CUS-1', 'order note': 'ship "fast"' }, lastTurnStatus: 'complete', updatedAt: 2_000 });
-      expect(updated).toEqual({ ...session, workingMemory: { customer: 'CUS-1', 'order note': 'ship "fast"' }, lastTurnStatus: 'complete', updatedAt: 2_000, version: updated?.version });
-      expect(updated!.version).toBeGreaterThan(session.version);
-      expect(await store.getSession(session.id)).toEqual(updated);
-
-      // The version the caller read is now stale.
-      expect(await store.updateSession(session.id, session.version, { lastTurnStatus: 'failed', updatedAt: 3_000 })).toBeNull();
-      expect(await store.getSession(session.id)).toEqual(updated);
-      expect(await store.updateSession(crypto.randomUUID(), session.version, { updatedAt: 3_000 })).toBeNull();
-    });
-
-    it('changes only the fields an update carries; working memory is replaced as a whole', async () => {
-      const store = await make();
-      const { session } = await store.getOrCreateSession(init());
-      const first = (await store.updateSession(session.id, session.version, { workingMemory: { a: '1', b: '2' }, lastTurnStatus: 'awaiting_approval', updatedAt: 2_000 }))!;
       // An explicit `undefined` means "not given", as an absent key does.
-      const second = (await store.updateSession(session.id, first.version, { lastTurnStatus: undefined, updatedAt: 3_000 }))!;
-      expect(second).toEqual({ ...first, updatedAt: 3_000, version: second.version });
-      const third = (await store.updateSession(session.id, second.version, { lastTurnStatus: 'budget_exhausted', updatedAt: 4_000 }))!;
-      expect(third).toEqual({ ...second, lastTurnStatus: 'budget_exhausted', updatedAt: 4_000, version: third.version });
-      const fourth = (await store.updateSession(session.id, third.version, { workingMemory: { c: '3' }, updatedAt: 5_000 }))!;
-      expect(fourth).toMatchObject({ lastTurnStatus: 'budget_exhausted', updatedAt: 5_000 });
-      // `toEqual`, not `toMatchObject`: a merged `{ a, b, c }` must fail.
-      expect(fourth.workingMemory).toEqual({ c: '3' });
-      expect(await store.getSession(session.id)).toEqual(fourth);
+      const second = await store.updateSession(session.id, { lastTurnStatus: undefined, workingMemory: undefined, updatedAt: 3_000 });
+      if (!second.ok) expect.unreachable('the update should apply');
+      expect(second.session).toEqual({ ...first.session, updatedAt: 3_000, version: second.session.version });
+      expect(second.session.version).toBeGreaterThan(first.session.version);
+      const third = await store.updateSession(session.id, { lastTurnStatus: 'budget_exhausted', updatedAt: 4_000 });
+      expect(third).toEqual({ ok: true, session: { ...second.session, lastTurnStatus: 'budget_exhausted', updatedAt: 4_000, version: third.ok ? third.session.version : -1 } });
+      expect(await store.updateSession(crypto.randomUUID(), { lastTurnStatus: 'failed', updatedAt: 5_000 })).toEqual({ ok: false, reason: 'not_found' });
+      expect(await store.updateSession(crypto.randomUUID(), { workingMemory: { set: { a: '1' }, maxBytes: 8192 }, updatedAt: 5_000 })).toEqual({ ok: false, reason: 'not_found' });
     });
 
-    it('lets exactly one of concurrent updates at one version win', async () => {
+    it('applies a working-memory change to the stored notes: removals, then keys set, the rest kept', async () => {
       const store = await make();
       const { session } = await store.getOrCreateSession(init());
-      const statuses = ['complete', 'aborted', 'awaiting_approval', 'budget_exhausted', 'failed'] as const;
+      await store.updateSession(session.id, { workingMemory: { set: { a: '1', b: '2', c: '3' }, maxBytes: 8192 }, updatedAt: 2_000 });
+      const changed = await store.updateSession(session.id, { workingMemory: { set: { c: 'three', d: '4' }, remove: ['a', 'd', 'missing'], maxBytes: 8192 }, updatedAt: 3_000 });
+      // `toEqual`: a replaced or unmerged object must fail.
+      expect(changed.ok && changed.session.workingMemory).toEqual({ b: '2', c: 'three', d: '4' });
+      const empty = await store.updateSession(session.id, { workingMemory: { set: {}, remove: [], maxBytes: 8192 }, updatedAt: 4_000 });
+      expect(empty.ok && empty.session.workingMemory).toEqual({ b: '2', c: 'three', d: '4' });
+      expect((await store.getSession(session.id))?.workingMemory).toEqual({ b: '2', c: 'three', d: '4' });
+    });
+
+    it('refuses a working-memory change that would not fit, to the byte, and changes nothing', async () => {
+      const store = await make();
+      const { session } = await store.getOrCreateSession(init());
+      // Escapes and multi-byte characters count as JSON.stringify writes them, in UTF-8.
+      const notes = { customer: 'Zoë "Z" Åström 🚚', note: 'line\nbreak \\ tab\t <b>', empty_ish: ' ' };
+      const size = Buffer.byteLength(JSON.stringify(notes));
+      expect(await store.updateSession(session.id, { workingMemory: { set: notes, maxBytes: size - 1 }, lastTurnStatus: 'complete', updatedAt: 2_000 })).toEqual({ ok: false, reason: 'working_memory_full' });
+      expect(await store.getSession(session.id)).toEqual(session);
+      const fits = await store.updateSession(session.id, { workingMemory: { set: notes, maxBytes: size }, updatedAt: 3_000 });
+      expect(fits.ok && fits.session.workingMemory).toEqual(notes);
+      // A removal that brings the notes under the cap is measured after it is applied.
+      const swapped = await store.updateSession(session.id, { workingMemory: { set: { other: 'x' }, remove: ['customer', 'note', 'empty_ish'], maxBytes: Buffer.byteLength('{"other":"x"}') }, updatedAt: 4_000 });
+      expect(swapped.ok && swapped.session.workingMemory).toEqual({ other: 'x' });
+    });
+
+    it('loses no note and no version under concurrent updates of one session', async () => {
+      const store = await make();
+      const { session } = await store.getOrCreateSession(init());
+      const writers = 25;
       const results = await Promise.all(
-        statuses.map((status, index) => store.updateSession(session.id, session.version, { workingMemory: { writer: String(index) }, lastTurnStatus: status, updatedAt: 2_000 + index })),
+        Array.from({ length: writers }, (_, index) =>
+          store.updateSession(session.id, { workingMemory: { set: { [`note_${index}`]: `value ${index}` }, maxBytes: 8192 }, lastTurnStatus: 'complete', updatedAt: 2_000 + index }),
+        ),
       );
-      const winners = results.filter((result) => result !== null);
-      expect(winners).toHaveLength(1);
-      expect(await store.getSession(session.id)).toEqual(winners[0]);
+      expect(results.every((result) => result.ok)).toBe(true);
+      const stored = (await store.getSession(session.id))!;
+      expect(Object.keys(stored.workingMemory).sort()).toEqual(Array.from({ length: writers }, (_, index) => `note_${index}`).sort());
+      expect(stored.version).toBe(session.version + writers);
     });
 
     it('returns no messages for a conversation with none', async () => {
@@ -222,6 +233,34 @@ export function testChatStore(make: () => ChatStore | Promise<ChatStore>): void 
         read!.id = 'changed';
       } catch {}
       expect(await store.getMessages(session.id)).toEqual([expected]);
+    });
+
+    it('adds a message under a new id, and returns the stored one for a known id without changing it', async () => {
+      const store = await make();
+      const { session } = await store.getOrCreateSession(init());
+      const question = userMessage('show order ORD-1001');
+      expect(await store.addMessage(session.id, question)).toEqual({ added: true });
+      const answer = assistantMessage();
+      await store.upsertMessages(session.id, [answer]);
+      expect(await store.addMessage(session.id, userMessage('edited', question.id))).toEqual({ added: false, existing: question });
+      expect(await store.addMessage(session.id, userMessage('replace the answer?', answer.id))).toEqual({ added: false, existing: answer });
+      const followUp = userMessage('thanks');
+      expect(await store.addMessage(session.id, followUp)).toEqual({ added: true });
+      expect(await store.getMessages(session.id)).toEqual([question, answer, followUp]);
+      // Per conversation: another one may use the same id.
+      const { session: other } = await store.getOrCreateSession(init());
+      expect(await store.addMessage(other.id, userMessage('mine', question.id))).toEqual({ added: true });
+    });
+
+    it('adds a message once under concurrent calls with one id', async () => {
+      const store = await make();
+      const { session } = await store.getOrCreateSession(init());
+      const id = `msg-${crypto.randomUUID()}`;
+      const results = await Promise.all(Array.from({ length: 6 }, (_, index) => store.addMessage(session.id, userMessage(`version ${index}`, id))));
+      expect(results.filter((result) => result.added)).toHaveLength(1);
+      const stored = await store.getMessages(session.id);
+      expect(stored).toHaveLength(1);
+      for (const result of results) if (!result.added) expect(result.existing).toEqual(stored[0]);
     });
 
     it('keeps every message of concurrent saves to one conversation', async () => {

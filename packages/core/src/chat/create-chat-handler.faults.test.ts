@@ -1,0 +1,133 @@
+import type { UIMessage, UIMessageChunk } from 'ai';
+import { MockLanguageModelV4 } from 'ai/test';
+import { describe, expect, it } from 'vitest';
+import { readAll, scriptedModel, sessionId, setupChat, textStep, userMessage } from './chat.test-support.js';
+import type { LanguageModelV4StreamPart } from './demo-model/language-model-v4.js';
+import { createMemoryChatStore } from './memory-chat-store.js';
+
+const body = (message: UIMessage) => ({ messages: [message], sessionId, context: { userEmail: 'rep@example.com', projectKey: 'acme-b2c' } });
+const usage = { inputTokens: { total: 1, noCache: 1, cacheRead: undefined, cacheWrite: undefined }, outputTokens: { total: 1, text: 1, reasoning: undefined } };
+
+/** A model that streams "Working on it" and then waits for `release()` (or the request's abort) to finish. */
+function heldModel() {
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  let started!: () => void;
+  const streaming = new Promise<void>((resolve) => (started = resolve));
+  const model = new MockLanguageModelV4({
+    doStream: async ({ abortSignal }) => ({
+      stream: new ReadableStream<LanguageModelV4StreamPart>({
+        async start(controller) {
+          controller.enqueue({ type: 'stream-start', warnings: [] });
+          controller.enqueue({ type: 'text-start', id: 't' });
+          controller.enqueue({ type: 'text-delta', id: 't', delta: 'Working on it' });
+          started();
+          await Promise.race([released, new Promise((resolve) => abortSignal?.addEventListener('abort', resolve, { once: true }))]);
+          if (abortSignal?.aborted) return;
+          controller.enqueue({ type: 'text-delta', id: 't', delta: ', done.' });
+          controller.enqueue({ type: 'text-end', id: 't' });
+          controller.enqueue({ type: 'finish', finishReason: { unified: 'stop', raw: 'stop' }, usage });
+          controller.close();
+        },
+      }),
+    }),
+  });
+  return { model, release, streaming };
+}
+
+const savedAnswer = (store: ReturnType<typeof createMemoryChatStore>) => store.dump().messages[sessionId]?.find((message) => message.role === 'assistant');
+const textOf = (message: UIMessage | undefined) => message?.parts.flatMap((part) => (part.type === 'text' ? [part.text] : [])).join('');
+
+describe('ChatHandler.drain', () => {
+  it('waits for a running turn whose client has gone, and it is saved whole', async () => {
+    const held = heldModel();
+    const chat = await setupChat(held.model);
+    const response = await chat.post(body(userMessage('hello')));
+    await held.streaming;
+    await response.body!.cancel();
+    const drained = chat.handler.drain({ timeoutMs: 60_000 });
+    held.release();
+    expect(await drained).toEqual({ completed: 1, aborted: 0 });
+    expect(textOf(savedAnswer(chat.store))).toBe('Working on it, done.');
+    expect(savedAnswer(chat.store)?.metadata).toMatchObject({ status: 'complete' });
+    expect(chat.store.dump().sessions[0]!.lastTurnStatus).toBe('complete');
+  });
+
+  it('takes no new request once draining: 503 unavailable with Retry-After', async () => {
+    const chat = await setupChat(scriptedModel(() => textStep('ok')));
+    expect(await chat.handler.drain()).toEqual({ completed: 0, aborted: 0 });
+    for (const path of ['/chat', '/chat/history']) {
+      const response = await chat.post(path === '/chat' ? body(userMessage('late')) : { sessionId, context: {} }, path);
+      expect(response.status).toBe(503);
+      expect(response.headers.get('retry-after')).toBe('1');
+      expect(await response.json()).toMatchObject({ code: 'unavailable' });
+    }
+    expect(chat.store.dump().sessions).toEqual([]);
+  });
+
+  it('cuts a turn still running at the deadline: the client gets an error part and finish, the turn is saved as aborted', async () => {
+    const held = heldModel();
+    const chat = await setupChat(held.model);
+    const response = await chat.post(body(userMessage('hello')));
+    const reading = readAll(response);
+    await held.streaming;
+    expect(await chat.handler.drain({ timeoutMs: 20 })).toEqual({ completed: 0, aborted: 1 });
+    const chunks = await reading;
+    expect(chunks.slice(-2)).toEqual([
+      { type: 'error', errorText: 'The service is restarting: this answer was cut short. Please send your message again.' },
+      { type: 'finish' },
+    ]);
+    expect(textOf(savedAnswer(chat.store))).toBe('Working on it');
+    expect(savedAnswer(chat.store)?.metadata).toMatchObject({ status: 'aborted' });
+    expect(chat.store.dump().sessions[0]!.lastTurnStatus).toBe('aborted');
+  });
+
+  it('saves a cut turn even when the client has stopped reading', async () => {
+    const held = heldModel();
+    const chat = await setupChat(held.model);
+    // Read the first chunk only, then nothing: a stalled client.
+    const reader = (await chat.post(body(userMessage('hello')))).body!.getReader();
+    await reader.read();
+    await held.streaming;
+    expect(await chat.handler.drain({ timeoutMs: 20 })).toEqual({ completed: 0, aborted: 1 });
+    expect(savedAnswer(chat.store)?.metadata).toMatchObject({ status: 'aborted' });
+    expect(chat.store.dump().sessions[0]!.lastTurnStatus).toBe('aborted');
+  });
+});
+
+describe('POST /chat: saving the answer', () => {
+  /** A memory store whose saves of assistant messages fail `failures` times (Infinity: always). */
+  function failingStore(failures: number) {
+    const store = createMemoryChatStore();
+    const upsert = store.upsertMessages;
+    let failed = 0;
+    store.upsertMessages = async (id, messages) => {
+      if (messages.some((message) => message.role === 'assistant') && failed < failures) {
+        failed++;
+        throw new Error('connection reset while saving');
+      }
+      return upsert(id, messages);
+    };
+    return store;
+  }
+
+  it('retries a save that fails for a moment: the answer is saved and the client sees no error', async () => {
+    const store = failingStore(2);
+    const chat = await setupChat(scriptedModel(() => textStep('Saved after all.')), { store });
+    const chunks = await readAll(await chat.post(body(userMessage('hello'))));
+    expect(chunks.some((chunk: UIMessageChunk) => chunk.type === 'error')).toBe(false);
+    expect(textOf(savedAnswer(store))).toBe('Saved after all.');
+    expect(store.dump().sessions[0]!.lastTurnStatus).toBe('complete');
+    expect(chat.errors).toEqual([]);
+  });
+
+  it('tells the client before finish when the answer cannot be saved, reports it, and records the turn as failed', async () => {
+    const store = failingStore(Infinity);
+    const chat = await setupChat(scriptedModel(() => textStep('Lost answer.')), { store });
+    const chunks = await readAll(await chat.post(body(userMessage('hello'))));
+    expect(chunks.slice(-2)).toEqual([{ type: 'error', errorText: 'The answer could not be saved. Please send your message again.' }, { type: 'finish', finishReason: 'stop' }]);
+    expect(savedAnswer(store)).toBeUndefined();
+    expect(store.dump().sessions[0]!.lastTurnStatus).toBe('failed');
+    expect(chat.errors).toEqual([expect.objectContaining({ message: 'connection reset while saving' })]);
+  });
+});
