@@ -16,10 +16,10 @@ export function temporaryDataDir(onCleanup: CleanupRegistrar = onTestFinished): 
   return directory;
 }
 
-/** A fresh data root whose embedded databases are already initialised (a copy: no initdb on start). */
-export async function seededDataDir(onCleanup: CleanupRegistrar = onTestFinished): Promise<string> {
+/** A fresh data root whose embedded databases (`<root>/<service>`) are already initialised: a copy, no initdb on start. */
+export async function seededDataDir(services: readonly string[] = ['chat', 'session'], onCleanup: CleanupRegistrar = onTestFinished): Promise<string> {
   const directory = temporaryDataDir(onCleanup);
-  await seedEmbeddedDatabases(directory);
+  await seedEmbeddedDatabases(directory, services);
   return directory;
 }
 
@@ -37,7 +37,8 @@ export interface RunningExample {
  */
 export async function spawnExample(serverFile: string, env: Record<string, string | undefined> = {}, onCleanup: CleanupRegistrar = onTestFinished): Promise<RunningExample> {
   // Each server gets its own embedded database unless the test names one (DATA_DIR or DATABASE_URL).
-  const dataDir = env.DATA_DIR ?? (await seededDataDir(onCleanup));
+  const service = /(chat|session)-server/.exec(serverFile)?.[1];
+  const dataDir = env.DATA_DIR ?? (await seededDataDir(service ? [service] : [], onCleanup));
   const child = spawn(process.execPath, [serverFile], { env: { ...process.env, PORT: '0', DATABASE_URL: '', REDIS_URL: '', ...env, DATA_DIR: dataDir }, stdio: ['ignore', 'pipe', 'pipe'] });
   onCleanup(() => void child.kill('SIGKILL'));
   let output = '';

@@ -86,5 +86,5 @@ export async function createApp(config: ServerConfig) {
   };
   // Expired approvals answer "denied" whether or not they are stored; purging them keeps the table small.
   const deleteExpiredApprovals = () => approvalStore.deleteExpired(Date.now());
-  return { app, models, storage: `${storage}${redis ? ', rate limit on Redis' : ''}`, deleteExpiredApprovals, close };
+  return { app, chat, models, storage: `${storage}${redis ? ', rate limit on Redis' : ''}`, deleteExpiredApprovals, close };
 }

@@ -2,6 +2,7 @@ import { describeError } from '@deskpilot/core';
 import { DataDirectoryLockedError } from '@deskpilot/postgres';
 import { createApp } from './app.ts';
 import { readConfig, type ServerConfig } from './config.ts';
+import { createGracefulServer, settlesWithin } from './graceful-server.ts';
 
 let config: ServerConfig;
 try {
@@ -11,31 +12,66 @@ try {
   process.exit(2);
 }
 
-const { app, models, storage, deleteExpiredApprovals, close } = await createApp(config).catch((error: unknown) => {
+const { app, chat, models, storage, deleteExpiredApprovals, close } = await createApp(config).catch((error: unknown) => {
   // A database, data directory or Redis that cannot be used: say so plainly and stop. Another process
   // holding the data directory is 2, like a bad configuration: starting again will not help.
   console.error(`[chat-server] cannot start: ${describeError(error)}`);
   process.exit(error instanceof DataDirectoryLockedError ? 2 : 1);
 });
-const server = app.listen(config.PORT, config.HOST, () => {
+const { server, close: closeHttp } = createGracefulServer(app);
+server.listen(config.PORT, config.HOST, () => {
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.PORT;
   console.log(`[chat-server] listening on http://${config.HOST}:${port}`);
   console.log(`[chat-server] default model: ${models.label}${models.label.startsWith('deskpilot:') ? ' (offline demo model: no provider key set)' : ''}`);
   console.log(`[chat-server] storage: ${storage}`);
 });
+server.on('error', (error) => {
+  console.error(`[chat-server] cannot listen: ${describeError(error)}`);
+  process.exit(1);
+});
 
 const cleanup = setInterval(() => {
-  deleteExpiredApprovals().catch((error: unknown) => console.error('[chat-server] cleanup failed', error));
+  deleteExpiredApprovals().catch((error: unknown) => console.error(`[chat-server] cleanup failed: ${describeError(error)}`));
 }, 60_000);
 cleanup.unref();
 
+/**
+ * Graceful shutdown: no new connections, no late requests on kept-alive ones; every running turn,
+ * those whose client left included, finishes and is saved, or is cut at the grace period and recorded
+ * `aborted`; then the stores close and the process exits 0.
+ */
+async function shutDown(signal: string): Promise<void> {
+  console.log(`[chat-server] ${signal}: closing (grace ${config.SHUTDOWN_GRACE_MS} ms)`);
+  clearInterval(cleanup);
+  // Past every bound below (the drain saves cut turns for up to 5 s more): something hangs.
+  setTimeout(() => {
+    console.error('[chat-server] shutdown did not finish in time');
+    process.exit(1);
+  }, config.SHUTDOWN_GRACE_MS + 15_000).unref();
+  const deadline = Date.now() + config.SHUTDOWN_GRACE_MS;
+  const httpClosed = closeHttp();
+  const turns = await chat.drain({ timeoutMs: config.SHUTDOWN_GRACE_MS });
+  console.log(`[chat-server] turns: ${turns.completed} finished, ${turns.aborted} cut and recorded as aborted`);
+  // The streams of saved turns end on their own; anything still open is cut.
+  if (!(await settlesWithin(httpClosed, Math.max(1_000, deadline - Date.now())))) server.closeAllConnections();
+  try {
+    await close();
+  } catch (error) {
+    console.error(`[chat-server] closing the stores failed: ${describeError(error)}`);
+    process.exit(1);
+  }
+  process.exit(0);
+}
+
+let stopping = false;
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-  process.once(signal, () => {
-    console.log(`[chat-server] ${signal}: closing`);
-    clearInterval(cleanup);
-    server.close(() => void close().then(() => process.exit(0), () => process.exit(1)));
-    server.closeIdleConnections();
-    setTimeout(() => process.exit(1), 10_000).unref();
+  process.on(signal, () => {
+    if (stopping) {
+      console.error(`[chat-server] ${signal} again: exiting now`);
+      process.exit(1);
+    }
+    stopping = true;
+    void shutDown(signal);
   });
 }

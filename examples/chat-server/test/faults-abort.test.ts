@@ -12,7 +12,7 @@ const { DATABASE_URL: databaseUrl, REDIS_URL: redisUrl } = process.env;
 const turnsPerScenario = 5;
 
 const backends = [
-  { name: 'PGlite', skip: undefined, storage: async () => ({ DATA_DIR: await seededDataDir() }) },
+  { name: 'PGlite', skip: undefined, storage: async () => ({ DATA_DIR: await seededDataDir(['chat']) }) },
   { name: 'Postgres', skip: databaseUrl ? undefined : 'DATABASE_URL is not set', storage: async () => ({ DATABASE_URL: await freshPostgresSchema(databaseUrl!) }) },
 ];
 

@@ -43,7 +43,7 @@ describe('chat server start-up faults', () => {
   });
 
   it('refuses a second process on the same data directory (exit code 2, naming the directory and the holder), and loses no turn', async () => {
-    const dataDir = await seededDataDir();
+    const dataDir = await seededDataDir(['chat']);
     const first = await spawnExample(serverFile, { DATA_DIR: dataDir });
     const turns = await confirmedTurns(first.url, 5);
     expect(turns).toHaveLength(5);

@@ -59,7 +59,7 @@ describe.skipIf(!databaseUrl || !redisUrl)(`two chat replicas on one Postgres an
 
 describe('chat server restart on PGlite', () => {
   it('keeps every acknowledged turn across a SIGKILL', async () => {
-    const dataDir = await seededDataDir();
+    const dataDir = await seededDataDir(['chat']);
     const context = { userEmail: 'rep@example.com', projectKey: 'acme-b2c' };
     const sessionId = crypto.randomUUID();
     const first = await spawnExample(serverFile, { DATA_DIR: dataDir });

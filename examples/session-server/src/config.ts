@@ -24,6 +24,8 @@ const environment = z.object({
   /** The platform's data root: this service keeps its embedded database in `<DATA_DIR>/session`. */
   DATA_DIR: z.string().default('./.data'),
   REDIS_URL: z.url({ protocol: /^rediss?$/ }).optional(),
+  /** On SIGTERM or SIGINT, how long running requests may take to finish. */
+  SHUTDOWN_GRACE_MS: milliseconds.default(10_000),
 });
 
 export type ServerConfig = z.infer<typeof environment>;

@@ -1,16 +1,19 @@
-// Fault suite, session server: start-up with Redis down or the data directory taken, and a Redis
-// outage while serving (the login throttles fail closed, then recover without a restart).
+// Fault suite, session server: start-up with Redis down or the data directory taken, a Redis outage
+// while serving (the login throttles fail closed, then recover without a restart), and SIGTERM with
+// kept-alive connections.
 import { createHash } from 'node:crypto';
 import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createClient } from 'redis';
 import { describe, expect, it } from 'vitest';
-import { runToExit, seededDataDir, spawnExample, temporaryDataDir } from '../../test-support/spawn-example.ts';
+import { freshPostgresSchema } from '../../test-support/postgres-schema.ts';
+import { rawConnection } from '../../test-support/raw-connection.ts';
+import { exitCode, runToExit, seededDataDir, spawnExample, temporaryDataDir } from '../../test-support/spawn-example.ts';
 import { startTcpProxy } from '../../test-support/tcp-proxy.ts';
 
 const serverFile = fileURLToPath(new URL('../src/server.ts', import.meta.url));
-const redisUrl = process.env.REDIS_URL;
+const { DATABASE_URL: databaseUrl, REDIS_URL: redisUrl } = process.env;
 
 async function closedPort(): Promise<number> {
   const server = createServer();
@@ -32,7 +35,7 @@ describe('session server faults', () => {
   });
 
   it('refuses a second process on its data directory with exit code 2', async () => {
-    const dataDir = await seededDataDir();
+    const dataDir = await seededDataDir(['session']);
     const first = await spawnExample(serverFile, { DATA_DIR: dataDir });
     const { code, stderr } = await runToExit(serverFile, { PORT: '0', DATABASE_URL: '', REDIS_URL: '', DATA_DIR: dataDir });
     expect(code).toBe(2);
@@ -61,5 +64,36 @@ describe('session server faults', () => {
     await proxy.up();
     await expect.poll(async () => (await login(server.url)).status, { timeout: 10_000, interval: 100 }).toBe(201);
     expect(server.child.exitCode).toBeNull();
+  });
+
+  it.skipIf(!databaseUrl)(`on SIGTERM closes idle connections, finishes the running request, refuses a late one with Connection: close, and exits 0${databaseUrl ? '' : ' (SKIPPED: DATABASE_URL is not set)'}`, async () => {
+    // Postgres behind a proxy that can hold its bytes: a request then stays running as long as the test wants.
+    const schemaUrl = new URL(await freshPostgresSchema(databaseUrl!));
+    const proxy = await startTcpProxy({ host: schemaUrl.hostname, port: Number(schemaUrl.port || 5432) });
+    schemaUrl.host = `127.0.0.1:${proxy.port}`;
+    const server = await spawnExample(serverFile, { DATABASE_URL: schemaUrl.href, COOKIE_SECURE: 'false', SHUTDOWN_GRACE_MS: '60000' });
+    const cookie = (await login(server.url)).headers.get('set-cookie')!.split(';')[0]!;
+
+    const idle = await rawConnection(server.url);
+    idle.send('GET', '/sessions/current', { headers: { cookie } });
+    await idle.waitFor('"email"');
+    const busy = await rawConnection(server.url);
+    proxy.partition();
+    const held = proxy.nextHeldBytes();
+    busy.send('GET', '/sessions/current', { headers: { cookie } });
+    await held;
+
+    server.child.kill('SIGTERM');
+    await expect.poll(server.output).toContain('SIGTERM: closing');
+    await idle.closed;
+    busy.send('GET', '/sessions/current', { headers: { cookie } });
+    proxy.heal();
+    await busy.closed;
+    const [running, late] = busy.responses();
+    expect(running).toMatch(/^HTTP\/1\.1 200 /);
+    expect(late).toMatch(/^HTTP\/1\.1 503 /);
+    expect(late).toMatch(/\r\nconnection: close\r\n/i);
+    expect(late).toContain('"code":"unavailable"');
+    expect(await exitCode(server.child)).toBe(0);
   });
 });

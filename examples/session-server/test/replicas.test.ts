@@ -36,7 +36,7 @@ describe.skipIf(!databaseUrl)(`two session replicas on one Postgres${databaseUrl
 
 describe('session server restart on PGlite', () => {
   it('keeps every acknowledged session across a SIGKILL', async () => {
-    const dataDir = await seededDataDir();
+    const dataDir = await seededDataDir(['session']);
     const first = await spawnExample(serverFile, { DATA_DIR: dataDir, COOKIE_SECURE: 'false' });
     const cookie = await login(first.url);
     first.child.kill('SIGKILL');

@@ -51,7 +51,14 @@ export async function createStudioApp(config: StudioConfig) {
   app.use(express.static(webRoot, { index: 'index.html', maxAge: 0 }));
   app.use((_req, res) => writeHttpResponse(res, problemResponse(new DeskpilotError('not_found', { detail: 'No such route.' }))));
 
-  const close = () => (dataApi ? new Promise<void>((resolve) => dataApi.server.close(() => resolve())) : Promise.resolve());
+  // Called once the studio serves nothing more: the data API's kept-alive connections are all idle.
+  const close = () =>
+    dataApi
+      ? new Promise<void>((resolve) => {
+          dataApi.server.close(() => resolve());
+          dataApi.server.closeAllConnections();
+        })
+      : Promise.resolve();
   return { app, dataApiUrl, close };
 }
 

@@ -15,6 +15,8 @@ const environment = z.object({
   COOKIE_PREFIX: z.string().regex(/^[A-Za-z0-9-]{1,64}$/).default('deskpilot'),
   /** Same secret as the chat service's: the studio then signs a short-lived grant for the page. */
   CHAT_CONTEXT_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
+  /** On SIGTERM or SIGINT, how long running requests may take to finish. */
+  SHUTDOWN_GRACE_MS: z.coerce.number().int().positive().default(10_000),
 });
 
 export type StudioConfig = z.infer<typeof environment>;

@@ -1,6 +1,7 @@
 import { describeError } from '@deskpilot/core';
 import { createStudioApp } from './app.ts';
 import { readConfig, type StudioConfig } from './config.ts';
+import { createGracefulServer, settlesWithin } from './graceful-server.ts';
 
 let config: StudioConfig;
 try {
@@ -14,7 +15,8 @@ const { app, dataApiUrl, close } = await createStudioApp(config).catch((error: u
   console.error(`[studio] cannot start: ${describeError(error)}`);
   process.exit(1);
 });
-const server = app.listen(config.PORT, config.HOST, () => {
+const { server, close: closeHttp } = createGracefulServer(app);
+server.listen(config.PORT, config.HOST, () => {
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.PORT;
   console.log(`[studio] listening on http://${config.HOST}:${port}`);
@@ -22,15 +24,38 @@ const server = app.listen(config.PORT, config.HOST, () => {
   if (config.CHAT_CONTEXT_SECRET) console.log('[studio] signing chat grants for the page (CHAT_CONTEXT_SECRET)');
 });
 server.on('error', (error) => {
-  console.error(`[studio] cannot listen: ${error.message}`);
+  console.error(`[studio] cannot listen: ${describeError(error)}`);
   process.exit(1);
 });
 
+/** Graceful shutdown: no new connections, no late requests on kept-alive ones, running requests finish (within the grace period), then the process exits 0. */
+async function shutDown(signal: string): Promise<void> {
+  console.log(`[studio] ${signal}: closing (grace ${config.SHUTDOWN_GRACE_MS} ms)`);
+  setTimeout(() => {
+    console.error('[studio] shutdown did not finish in time');
+    process.exit(1);
+  }, config.SHUTDOWN_GRACE_MS + 10_000).unref();
+  if (!(await settlesWithin(closeHttp(), config.SHUTDOWN_GRACE_MS))) {
+    console.warn('[studio] requests still running at the end of the grace period were cut');
+    server.closeAllConnections();
+  }
+  try {
+    await close();
+  } catch (error) {
+    console.error(`[studio] closing failed: ${describeError(error)}`);
+    process.exit(1);
+  }
+  process.exit(0);
+}
+
+let stopping = false;
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-  process.once(signal, () => {
-    console.log(`[studio] ${signal}: closing`);
-    server.close(() => void close().then(() => process.exit(0), () => process.exit(1)));
-    server.closeIdleConnections();
-    setTimeout(() => process.exit(1), 10_000).unref();
+  process.on(signal, () => {
+    if (stopping) {
+      console.error(`[studio] ${signal} again: exiting now`);
+      process.exit(1);
+    }
+    stopping = true;
+    void shutDown(signal);
   });
 }

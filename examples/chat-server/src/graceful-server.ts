@@ -1,0 +1,54 @@
+import { createServer, type RequestListener, type Server } from 'node:http';
+import type { Socket } from 'node:net';
+import { DeskpilotError, problemResponse, writeHttpResponse } from '@deskpilot/core';
+
+/** An HTTP server and the way to stop it gracefully. */
+export interface GracefulServer {
+  server: Server;
+  /**
+   * Stops accepting connections and closes idle ones at once; a request that still arrives on a
+   * kept-alive connection is answered 503 `unavailable` with `Connection: close`, and each busy
+   * connection closes once its last response is done. Resolves when no connection is left.
+   */
+  close(): Promise<void>;
+}
+
+/** An HTTP server for `app` that can stop without serving late requests or waiting on idle keep-alive connections. */
+export function createGracefulServer(app: RequestListener): GracefulServer {
+  let closing = false;
+  const requestsOn = new Map<Socket, number>();
+  const server = createServer((req, res) => {
+    const socket = req.socket;
+    requestsOn.set(socket, (requestsOn.get(socket) ?? 0) + 1);
+    res.once('close', () => {
+      const left = (requestsOn.get(socket) ?? 1) - 1;
+      if (left > 0) return void requestsOn.set(socket, left);
+      requestsOn.delete(socket);
+      // Node would keep the connection for the next request until its keep-alive timeout.
+      if (closing) socket.end();
+    });
+    if (!closing) return void app(req, res);
+    res.setHeader('connection', 'close');
+    writeHttpResponse(res, problemResponse(new DeskpilotError('unavailable', { detail: 'The service is shutting down. Try again in a moment.', headers: { 'retry-after': '1' } })));
+  });
+  return {
+    server,
+    close() {
+      closing = true;
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      return closed;
+    },
+  };
+}
+
+/** Whether `promise` settles within `ms`. */
+export function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(false), ms);
+    void promise.finally(() => {
+      clearTimeout(timer);
+      resolve(true);
+    });
+  });
+}
