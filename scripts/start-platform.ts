@@ -4,7 +4,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 // Each service on its default port; the session service believes the studio's X-Forwarded-For (the
-// studio runs on this machine), so login throttling per address sees the browser.
+// studio runs on this machine), so login throttling per address sees the browser. DATA_DIR, when set,
+// passes through as the platform's data root: each service keeps its database in its own subfolder.
 const services = [
   { name: 'session', entry: '../examples/session-server/src/server.ts', env: { TRUSTED_PROXIES: process.env.TRUSTED_PROXIES ?? '127.0.0.1,::1' } },
   { name: 'chat', entry: '../examples/chat-server/src/server.ts', env: {} },
