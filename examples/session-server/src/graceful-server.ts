@@ -16,6 +16,7 @@ export interface GracefulServer {
 /** An HTTP server for `app` that can stop without serving late requests or waiting on idle keep-alive connections. */
 export function createGracefulServer(app: RequestListener): GracefulServer {
   let closing = false;
+  const sockets = new Set<Socket>();
   const requestsOn = new Map<Socket, number>();
   const server = createServer((req, res) => {
     const socket = req.socket;
@@ -31,12 +32,19 @@ export function createGracefulServer(app: RequestListener): GracefulServer {
     res.setHeader('connection', 'close');
     writeHttpResponse(res, problemResponse(new DeskpilotError('unavailable', { detail: 'The service is shutting down. Try again in a moment.', headers: { 'retry-after': '1' } })));
   });
+  server.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+  });
   return {
     server,
     close() {
       closing = true;
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      // Node's own idea of idle misses a connection whose client left mid-response (half-closed):
+      // every connection without a request running here is done with.
       server.closeIdleConnections();
+      for (const socket of sockets) if (!requestsOn.has(socket)) socket.end();
       return closed;
     },
   };
