@@ -57,6 +57,8 @@ export async function spawnExample(serverFile: string, env: Record<string, strin
 /** Runs `serverFile` to its exit with a bad environment; resolves to its exit code and stderr. */
 export async function runToExit(serverFile: string, env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
   const child = spawn(process.execPath, [serverFile], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  // A server that never exits (the defect under test) must not outlive the test that timed out on it.
+  onTestFinished(() => void child.kill('SIGKILL'));
   let stderr = '';
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
   return { code: await exitCode(child), stderr };

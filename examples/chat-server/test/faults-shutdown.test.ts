@@ -73,14 +73,15 @@ describe('chat server shutdown', () => {
     // Half of the clients have left already: their turns run on all the same.
     for (const turn of turns.slice(0, 5)) turn.leave();
     server.child.kill('SIGTERM');
-    expect(await exitCode(server.child)).toBe(0);
+    const code = await exitCode(server.child);
     await Promise.all(turns.map((turn) => turn.rest));
-    expect(server.output()).toContain('turns: 0 finished, 10 cut and recorded as aborted');
 
     const restarted = await spawnExample(serverFile, { DATA_DIR: dataDir });
     const { lost, reasons } = await countLost(restarted.url, turns.map((turn) => turn.body));
-    console.info(`[fault figures] SIGTERM with streams longer than the grace period (PGlite): ${turns.length} turns, ${lost} lost`);
+    console.info(`[fault figures] SIGTERM with streams longer than the grace period (PGlite): ${turns.length} turns, ${lost} lost, exit code ${code}`);
     expect(reasons).toEqual([]);
+    expect(code).toBe(0);
+    expect(server.output()).toContain('turns: 0 finished, 10 cut and recorded as aborted');
     for (const turn of turns) expect((await readHistory(restarted.url, turn.body)).lastTurnStatus).toBe('aborted');
   });
 
@@ -90,13 +91,14 @@ describe('chat server shutdown', () => {
     const turns = await runningTurns(server.url, 5);
     for (const turn of turns) turn.leave();
     server.child.kill('SIGTERM');
-    expect(await exitCode(server.child)).toBe(0);
-    expect(server.output()).toContain('turns: 5 finished, 0 cut');
+    const code = await exitCode(server.child);
 
     const restarted = await spawnExample(serverFile, env);
     const { lost, reasons } = await countLost(restarted.url, turns.map((turn) => turn.body));
-    console.info(`[fault figures] SIGTERM right after clients left (Postgres): ${turns.length} turns, ${lost} lost`);
+    console.info(`[fault figures] SIGTERM right after clients left (Postgres): ${turns.length} turns, ${lost} lost, exit code ${code}`);
     expect(reasons).toEqual([]);
+    expect(code).toBe(0);
+    expect(server.output()).toContain('turns: 5 finished, 0 cut');
   });
 
   it('keeps every confirmed turn, and the user message of every running one, across a SIGKILL mid-turn', async () => {
