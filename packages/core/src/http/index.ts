@@ -14,4 +14,11 @@ export {
   type ClientAddressResolver,
   type ClientAddressResolverOptions,
 } from './create-client-address-resolver.js';
-export { fromNodeRequest, writeFetchResponse, writeHttpResponse, type NodeRequestLike, type NodeResponseLike } from './node-http.js';
+export {
+  fromNodeRequest,
+  writeFetchResponse,
+  writeHttpResponse,
+  type FromNodeRequestOptions,
+  type NodeRequestLike,
+  type NodeResponseLike,
+} from './node-http.js';
