@@ -498,4 +498,18 @@ describe('POST /chat with a context secret', () => {
     clock.advance(301_000);
     expect((await post(body([userMessage('later')], { grant }))).status).toBe(401);
   });
+
+  it('holds the claims of a signed grant to the same text rule as a body: a NUL in them is 401, nothing counted or stored', async () => {
+    const model = scriptedModel(() => textStep('ok'));
+    const { post, store, clock } = await setupChat(model, { contextSecret: secret, rateLimit: { limit: 1 } });
+    const claims = { userEmail: 'rep@x.com', userRole: 'agent', projectKey: 'acme-b2c', businessType: 'b2c' as const, capabilities: {} };
+    const forged = await signChatGrant({ ...claims, userRole: 'agent\u0000admin' }, secret, { now: clock.now });
+    const refused = await post(body([userMessage('hi')], { grant: forged }));
+    expect(refused.status).toBe(401);
+    expect(model.doStreamCalls).toHaveLength(0);
+    expect(store.dump().sessions).toHaveLength(0);
+    // The one request of the window is still there.
+    const grant = await signChatGrant(claims, secret, { now: clock.now });
+    expect((await post(body([userMessage('hi')], { grant }))).status).toBe(200);
+  });
 });
