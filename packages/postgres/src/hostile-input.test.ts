@@ -8,7 +8,7 @@ import {
   createSlidingWindowLimiter,
   demoUsers,
 } from '@deskpilot/core';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createPostgresStores, type PostgresStores } from './create-postgres-stores.js';
 import { testBackends, type TestDatabase } from './test-database.test-support.js';
 
@@ -70,6 +70,8 @@ for (const backend of testBackends) {
     const chat = () => {
       const limiter = createSlidingWindowLimiter({ limit: 20, windowMs: 60_000 });
       const errors: unknown[] = [];
+      // The handler warns once that it trusts the body (no context secret): expected here, not noise.
+      const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
       const handler = createChatHandler({
         store: stores.chatStore,
         approvalStore: stores.approvalStore,
@@ -79,6 +81,7 @@ for (const backend of testBackends) {
         limiter,
         onError: (error) => errors.push(error),
       });
+      warn.mockRestore();
       return { handler, limiter, errors };
     };
 
