@@ -43,8 +43,9 @@ const isPlainObject = (value: object): value is Record<string, unknown> => {
  * Checks that `value` is a JSON value Deskpilot accepts: every string and key valid text (no NUL, no
  * lone surrogate), numbers finite, arrays and plain objects only, nested at most `maxDepth` levels,
  * serialised within `maxBytes`. One iterative walk: it never recurses, so a value nested a million
- * levels deep is a problem report, not a stack overflow, and shared or cyclic structures built by
- * code end at the depth or size limit. Returns the problems found, none when the value is accepted.
+ * levels deep is a problem report, not a stack overflow. A cycle built by code ends at the depth
+ * limit; for values built by code (which may share one object many times) give `maxBytes` too, which
+ * also bounds the work. Returns the problems found, none when the value is accepted.
  */
 export function checkJsonValue(value: unknown, options: CheckJsonValueOptions): JsonValueProblem[] {
   const maxBytes = options.maxBytes ?? Infinity;
