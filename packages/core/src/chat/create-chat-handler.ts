@@ -186,6 +186,7 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
   const definitions = options.tools ?? builtinChatTools;
   const limits = {
     maxBodyBytes: options.limits?.maxBodyBytes ?? 1024 * 1024,
+    maxBodyDepth: options.limits?.maxBodyDepth ?? 64,
     maxMessages: options.limits?.maxMessages ?? 200,
     maxTextLength: options.limits?.maxTextLength ?? 16_000,
     workingMemoryBytes: options.limits?.workingMemoryBytes ?? 8192,
@@ -217,11 +218,11 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
   const grantPolicy = resolveChatGrantPolicy(options.grantPolicy);
   /** Identity and flags: from the signed grant when a secret is configured, from the body otherwise. */
   const resolveContext = async (input: unknown): Promise<ChatContext> => {
-    const parsed = safeParseChatContext(input, { capabilities: registry });
+    const parsed = safeParseChatContext(input, { capabilities: registry, limits: options.limits });
     if (!parsed.success) throw parsed.error;
     if (!options.contextSecret) return parsed.data;
     const grant = await verifyChatGrant((input as { grant?: unknown } | undefined)?.grant, options.contextSecret, { ...grantPolicy, now });
-    const granted = safeParseChatContext({ ...grant, ...grant.capabilities, pageContext: parsed.data.pageContext, proactiveHint: parsed.data.proactiveHint, workingMemoryBlock: parsed.data.workingMemoryBlock }, { capabilities: registry });
+    const granted = safeParseChatContext({ ...grant, ...grant.capabilities, pageContext: parsed.data.pageContext, proactiveHint: parsed.data.proactiveHint, workingMemoryBlock: parsed.data.workingMemoryBlock }, { capabilities: registry, limits: options.limits });
     if (!granted.success) throw new DeskpilotError('unauthenticated', { detail: 'The chat grant is invalid.' });
     return granted.data;
   };
@@ -403,7 +404,7 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
   };
 
   const chat = async (request: HttpRequest, turn: RunningTurn): Promise<Response> => {
-    const body = parseWithSchema(bodySchema, await readJsonBody(request, limits.maxBodyBytes));
+    const body = parseWithSchema(bodySchema, await readJsonBody(request, limits.maxBodyBytes, { maxDepth: limits.maxBodyDepth }));
     const context = await resolveContext(body.context);
     const model = pickModel(body.provider);
     const last = body.messages.at(-1) as { role?: unknown } | undefined;
@@ -486,7 +487,7 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
   };
 
   const history = async (request: HttpRequest): Promise<Response> => {
-    const body = parseWithSchema(historyBodySchema, await readJsonBody(request, limits.maxBodyBytes));
+    const body = parseWithSchema(historyBodySchema, await readJsonBody(request, limits.maxBodyBytes, { maxDepth: limits.maxBodyDepth }));
     const context = await resolveContext(body.context);
     const headers = await rateLimit(request, context.userEmail);
     const session = await store.getSession(body.sessionId);

@@ -7,7 +7,7 @@ export {
   type HttpResponse,
   type RequestInfo,
 } from './http-request.js';
-export { isJsonContentType, readJsonBody } from './read-json-body.js';
+export { isJsonContentType, readJsonBody, type ReadJsonBodyOptions } from './read-json-body.js';
 export { checkRequestOrigin, normalizeOrigins } from './check-request-origin.js';
 export {
   createClientAddressResolver,

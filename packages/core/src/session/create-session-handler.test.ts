@@ -83,6 +83,20 @@ describe('POST /sessions (login)', () => {
     expect(store.dump()).toEqual([]);
   });
 
+  it.each([
+    ['a NUL in the email', { ...alice, email: 'alice@example.com\u0000' }, 'email'],
+    ['a lone surrogate in the password', { ...alice, password: 'alice-demo-password\ud800' }, 'password'],
+    ['a NUL in the project key', { ...alice, projectKey: 'acme-b2c\u0000' }, 'projectKey'],
+  ])('refuses %s with 400 naming it, before the throttles count the attempt', async (_label, body, path) => {
+    const account = createSlidingWindowLimiter({ limit: 10, windowMs: 60_000 });
+    const address = createSlidingWindowLimiter({ limit: 100, windowMs: 60_000 });
+    const { call, json, store } = await setup({ loginThrottle: { account, address } });
+    const details = await problem(await call('/sessions', json('POST', body)));
+    expect(details).toMatchObject({ status: 400, code: 'invalid_request', errors: [{ path }] });
+    expect([account.size, address.size]).toEqual([0, 0]);
+    expect(store.dump()).toEqual([]);
+  });
+
   it('lists every invalid field with its path', async () => {
     const { call, json } = await setup();
     const details = await problem(await call('/sessions', json('POST', { email: 1, password: 2, projectKey: '' })));
