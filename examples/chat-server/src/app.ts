@@ -64,6 +64,9 @@ export async function createApp(config: ServerConfig) {
   });
   const { chatStore, approvalStore } = createPostgresStores(database.client);
   const rateLimit = { limit: config.RATE_LIMIT_MAX, windowMs: config.RATE_LIMIT_WINDOW_MS };
+  // Per client address, before the per-user limit: 10 × the per-user limit unless configured; 0 turns it off.
+  const addressLimit = config.RATE_LIMIT_ADDRESS_MAX ?? config.RATE_LIMIT_MAX * 10;
+  const addressRateLimit = addressLimit === 0 ? false : { limit: addressLimit, windowMs: config.RATE_LIMIT_WINDOW_MS };
   const chat = createChatHandler({
     store: chatStore,
     approvalStore,
@@ -72,6 +75,9 @@ export async function createApp(config: ServerConfig) {
     tickets: createDemoTicketBackend(),
     rateLimit,
     limiter: redis && createRedisRateLimiter({ client: redis, prefix: 'deskpilot:chat:', ...rateLimit }),
+    addressRateLimit,
+    addressLimiter: redis && addressRateLimit ? createRedisRateLimiter({ client: redis, prefix: 'deskpilot:chat-address:', ...addressRateLimit }) : undefined,
+    trustedProxies: config.TRUSTED_PROXIES,
     stepBudget: config.STEP_BUDGET,
     contextSecret: config.CHAT_CONTEXT_SECRET,
   });

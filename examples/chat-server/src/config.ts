@@ -15,6 +15,8 @@ const environment = z.object({
   CHAT_CONTEXT_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
   RATE_LIMIT_MAX: positiveInt.default(20),
   RATE_LIMIT_WINDOW_MS: positiveInt.default(60_000),
+  RATE_LIMIT_ADDRESS_MAX: z.coerce.number().int().min(0).optional(),
+  TRUSTED_PROXIES: list.default([]),
   STEP_BUDGET: positiveInt.max(50).default(6),
   DEMO_MODEL_DELAY_MS: z.coerce.number().int().min(0).max(1000).default(0),
   DATABASE_URL: z.string().optional(),

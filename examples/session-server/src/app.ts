@@ -57,7 +57,7 @@ export async function createApp(config: ServerConfig) {
         service: sessions,
         allowedOrigins: config.ALLOWED_ORIGINS,
         trustedProxies: config.TRUSTED_PROXIES,
-        loginThrottle: { account: throttle('account', 10), address: throttle('address', 100) },
+        loginThrottle: { address: throttle('address', 100), accountAddress: throttle('account-address', 10), account: throttle('account', 100) },
       }),
     ),
   );

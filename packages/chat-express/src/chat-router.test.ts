@@ -8,6 +8,7 @@ import {
   createMemoryApprovalStore,
   createMemoryChatStore,
   readChatStream,
+  type ChatHandlerOptions,
   type ChatStore,
 } from '@deskpilot/core';
 import {
@@ -25,17 +26,19 @@ import { chatRouter } from './chat-router.js';
 const studio = 'http://localhost:3000';
 const sessionId = '2a4f6c1e-3b5d-4e7f-8a9b-0c1d2e3f4a5b';
 
-async function startChatService(options: { store?: ChatStore; beforeRoutes?: express.RequestHandler } = {}) {
+async function startChatService(options: { trustProxy?: string; handler?: Partial<ChatHandlerOptions>; beforeRoutes?: express.RequestHandler } = {}) {
   const commerce = createDemoCommerceBackend();
   const handler = createChatHandler({
-    store: options.store ?? createMemoryChatStore(),
+    store: createMemoryChatStore(),
     approvalStore: createMemoryApprovalStore(),
     models: { fallback: createDemoModel() },
     commerce,
     tickets: createDemoTicketBackend(),
     onError: () => {},
+    ...options.handler,
   });
   const app = express();
+  if (options.trustProxy !== undefined) app.set('trust proxy', options.trustProxy);
   if (options.beforeRoutes) app.use(options.beforeRoutes);
   app.use(chatRouter(handler, { allowedOrigins: [studio] }));
   const server = createServer(app);
@@ -156,7 +159,7 @@ describe('chatRouter over real HTTP', () => {
     const memory = createMemoryChatStore();
     const store: ChatStore = { ...memory, getOrCreateSession: async (init) => (await gone, memory.getOrCreateSession(init)) };
     const { url } = await startChatService({
-      store,
+      handler: { store },
       beforeRoutes: (req, res, next) => {
         if (req.path === '/chat') {
           res.once('close', clientGone);
@@ -179,5 +182,33 @@ describe('chatRouter over real HTTP', () => {
     };
     await expect.poll(async () => (await history()).lastTurnStatus, { timeout: 5000 }).toBe('complete');
     expect((await history()).messages.map((message) => message.role)).toEqual(['user', 'assistant']);
+  });
+
+  describe('admission cap per client address', () => {
+    const chatAs = async (url: string, forwardedFor: string) => {
+      const response = await post(
+        url,
+        { sessionId: crypto.randomUUID(), messages: [{ id: 'm1', role: 'user', parts: [{ type: 'text', text: 'hello' }] }], context: { userEmail: `${crypto.randomUUID()}@example.com`, projectKey: 'acme-b2c' } },
+        { 'x-forwarded-for': forwardedFor },
+      );
+      await response.body?.cancel();
+      return response.status;
+    };
+
+    it('sees each client behind a proxy Express trusts, by the right end of the X-Forwarded-For chain', async () => {
+      const { url } = await startChatService({ trustProxy: 'loopback, 10.0.0.0/8', handler: { addressRateLimit: { limit: 2 } } });
+      expect(await chatAs(url, '198.51.100.1, 203.0.113.5, 10.0.0.7')).toBe(200);
+      expect(await chatAs(url, '198.51.100.2, 203.0.113.5, 10.0.0.7')).toBe(200);
+      // Rotating what the client wrote on the left changes nothing; another client has its own bucket.
+      expect(await chatAs(url, '198.51.100.3, 203.0.113.5, 10.0.0.7')).toBe(429);
+      expect(await chatAs(url, '198.51.100.3, 203.0.113.6, 10.0.0.7')).toBe(200);
+    });
+
+    it('ignores X-Forwarded-For when Express trusts no proxy: the socket address is the client', async () => {
+      const { url } = await startChatService({ handler: { addressRateLimit: { limit: 2 } } });
+      expect(await chatAs(url, '203.0.113.1')).toBe(200);
+      expect(await chatAs(url, '203.0.113.2')).toBe(200);
+      expect(await chatAs(url, '203.0.113.3')).toBe(429);
+    });
   });
 });

@@ -32,7 +32,8 @@ export function chatRouter(handler: ChatHandler, options: ChatRouterOptions = {}
     }),
   );
   router.all(['/chat', '/chat/history'], (req, res, next) => {
-    handler.handle(fromNodeRequest(req, req.path)).then((response) => writeFetchResponse(res, response), next);
+    // `req.ip` honours Express's `trust proxy`: the per-address admission cap sees the browser, not the proxy.
+    handler.handle(fromNodeRequest(req, req.path, { clientAddress: req.ip })).then((response) => writeFetchResponse(res, response), next);
   });
   return router;
 }

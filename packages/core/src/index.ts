@@ -2,7 +2,16 @@ export * from './errors/index.js';
 export * from './http/index.js';
 export * from './limiter/index.js';
 export * from './session/index.js';
-export { parseWithSchema, safeParseWithSchema, type SafeParseResult } from './validation/parse-with-schema.js';
+export { formatFieldPath, parseWithSchema, safeParseWithSchema, type SafeParseResult } from './validation/parse-with-schema.js';
+export { isValidText, textProblem, validText } from './validation/valid-text.js';
+export {
+  checkJsonValue,
+  jsonValueSchema,
+  type CheckJsonValueOptions,
+  type JsonValue,
+  type JsonValueProblem,
+  type JsonValueSchemaOptions,
+} from './validation/check-json-value.js';
 export {
   defaultDeniedHeaders,
   downstreamHeaders,

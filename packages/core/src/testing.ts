@@ -11,3 +11,5 @@ export { testSessionLookup, type SessionLookupFixture } from './testing/test-ses
 export { testRateLimiter, type RateLimiterFactory } from './testing/test-rate-limiter.js';
 export { testChatStore } from './testing/test-chat-store.js';
 export { testApprovalStore } from './testing/test-approval-store.js';
+export { createInputArbitraries, type InputArbitraries, type InputArbitrariesOptions } from './testing/create-input-arbitraries.js';
+export { testInputConformance, type InputConformanceOptions } from './testing/test-input-conformance.js';

@@ -13,6 +13,10 @@ const scrypt = vi.mocked(crypto.scrypt);
 
 const member = [{ projectKey: 'acme-b2c', clientId: 'acme', role: 'agent' }];
 const passwordHash = { cost: 1024 };
+// Made by the earlier `hashPassword` (format `scrypt$N$r$p$salt$hash`) for "correct horse".
+const legacyHash = 'scrypt$1024$8$1$INr8ieQ---QSm1PunO9u-w$EUvwS303eeyaw2c_pk1B8a07nDYqpIyMeQILoyBTCVI';
+const storedHash = async (database: TestDatabase, id: string) =>
+  (await database.client.query<{ password_hash: string }>('SELECT password_hash FROM deskpilot_users WHERE id = $1', [id])).rows[0]?.password_hash;
 
 for (const backend of testBackends) {
   for (const cache of [false, true]) {
@@ -104,6 +108,55 @@ for (const backend of testBackends) {
         expect((await users.verifyCredentials('rep@example.com', 'one'))?.user.id).toBe('u1');
         expect(await users.getAccount('u2')).toBeNull();
         expect(await users.getAccount('u1')).toMatchObject({ memberships: member });
+      });
+
+      it('verifies a stored hash of the earlier format and upgrades the row on the next successful login', async () => {
+        const users = createPostgresUserDirectory(database.client, { passwordHash: { cost: 2048 }, cache });
+        await users.addUser({ id: 'u1', email: 'rep@example.com', name: 'Rep', password: 'placeholder', memberships: member });
+        // A row written before the PHC format.
+        await database.client.query('UPDATE deskpilot_users SET password_hash = $1', [legacyHash]);
+        expect(await users.verifyCredentials('rep@example.com', 'wrong')).toBeNull();
+        expect(await storedHash(database, 'u1')).toBe(legacyHash);
+        expect((await users.verifyCredentials('rep@example.com', 'correct horse'))?.user.id).toBe('u1');
+        const upgraded = await storedHash(database, 'u1');
+        expect(upgraded).toMatch(/^\$scrypt\$ln=11,r=8,p=1\$[A-Za-z0-9+/]{22}\$[A-Za-z0-9+/]{43}$/);
+        scrypt.mockClear();
+        expect((await users.verifyCredentials('rep@example.com', 'correct horse'))?.user.id).toBe('u1');
+        expect(scrypt).toHaveBeenCalledTimes(1); // nothing left to upgrade
+        expect(await storedHash(database, 'u1')).toBe(upgraded);
+      });
+
+      it('adds a user with an existing hash as it is, and refuses one it cannot read', async () => {
+        const users = directory();
+        await users.addUser({ id: 'u1', email: 'rep@example.com', name: 'Rep', passwordHash: legacyHash, memberships: member });
+        expect(await storedHash(database, 'u1')).toBe(legacyHash);
+        await expect(users.addUser({ id: 'u2', email: 'x@example.com', name: 'X', passwordHash: 'md5$abc', memberships: [] })).rejects.toThrow(TypeError);
+        expect(await storedHash(database, 'u2')).toBeUndefined();
+      });
+
+      it('does not overwrite a password changed while a login was upgrading the old hash', async () => {
+        const client = database.client;
+        const users = directory();
+        await users.addUser({ id: 'u1', email: 'rep@example.com', name: 'Rep', passwordHash: legacyHash, memberships: member });
+        // Change the password right before the upgrade's UPDATE runs: the worst moment.
+        let changed = false;
+        const racing = createPostgresUserDirectory(
+          {
+            ...client,
+            query: async (sql, params) => {
+              if (sql.startsWith('UPDATE deskpilot_users SET password_hash') && !changed) {
+                changed = true;
+                await users.addUser({ id: 'u1', email: 'rep@example.com', name: 'Rep', password: 'new password', memberships: member });
+              }
+              return client.query(sql, params);
+            },
+          } as typeof client,
+          { passwordHash, cache },
+        );
+        expect((await racing.verifyCredentials('rep@example.com', 'correct horse'))?.user.id).toBe('u1');
+        expect(changed).toBe(true);
+        expect(await users.verifyCredentials('rep@example.com', 'correct horse')).toBeNull();
+        expect((await users.verifyCredentials('rep@example.com', 'new password'))?.user.id).toBe('u1');
       });
 
       it('answers a corrupted account with store_unavailable, not a crash', async () => {

@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import {
   hashPassword,
+  isPasswordHash,
   normalizeEmail,
+  passwordNeedsRehash,
   verifyPassword,
   type Account,
   type Membership,
@@ -15,7 +17,7 @@ import type { SqlClient, SqlRow } from './sql-client.js';
 
 /** Options of {@link createPostgresUserDirectory}. */
 export interface PostgresUserDirectoryOptions {
-  /** scrypt parameters for new hashes (and for the decoy hash checked for unknown emails). */
+  /** scrypt parameters for new hashes, for upgrading older ones, and for the decoy hash checked for unknown emails. */
   passwordHash?: PasswordHashOptions;
   /**
    * Keep accounts this process read or wrote in memory, updated by every `addUser` it makes. Only
@@ -72,6 +74,8 @@ export function toAccount(row: SqlRow, idColumn = 'id'): Account {
 /**
  * Creates a {@link UserDirectory} on Postgres or PGlite, hashing with scrypt. An unknown email is
  * checked against a decoy hash, so it costs the same work and gets the same answer as a wrong password.
+ * A hash in an older format or with other parameters is re-hashed with the current ones on the next
+ * successful login, only if the row still holds the hash just checked (a concurrent password change wins).
  *
  * @example
  * const directory = createPostgresUserDirectory(client);
@@ -91,7 +95,8 @@ export function createPostgresUserDirectory(client: SqlClient, options: Postgres
   return {
     async addUser(user) {
       const email = normalizeEmail(user.email);
-      const passwordHash = await hashPassword(user.password, options.passwordHash);
+      if (user.passwordHash !== undefined && !isPasswordHash(user.passwordHash)) throw new TypeError('passwordHash is not a hash verifyPassword can read');
+      const passwordHash = user.passwordHash ?? (await hashPassword(user.password, options.passwordHash));
       const memberships = user.memberships.map(({ projectKey, clientId, role }) => ({ projectKey, clientId, role }));
       return cache.write(
         undefined,
@@ -118,8 +123,14 @@ export function createPostgresUserDirectory(client: SqlClient, options: Postgres
     async verifyCredentials(email, password) {
       const stored = await findAccount('u.email = $1', normalizeEmail(email));
       decoy ??= hashPassword('decoy password that matches nothing', options.passwordHash);
-      const matches = await verifyPassword(password, stored?.passwordHash ?? (await decoy));
-      return stored && matches ? stored.account : null;
+      const checkedHash = stored?.passwordHash ?? (await decoy);
+      const matches = await verifyPassword(password, checkedHash);
+      if (!stored || !matches) return null;
+      if (passwordNeedsRehash(checkedHash, options.passwordHash)) {
+        const upgraded = await hashPassword(password, options.passwordHash);
+        await client.query('UPDATE deskpilot_users SET password_hash = $1 WHERE id = $2 AND password_hash = $3', [upgraded, stored.account.user.id, checkedHash]);
+      }
+      return stored.account;
     },
     getAccount: (userId) => cache.read(userId, async () => {
       const stored = await findAccount('u.id = $1', userId);

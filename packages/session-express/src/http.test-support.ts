@@ -8,6 +8,7 @@ import {
   createSessionHandler,
   createSessionService,
   demoUsers,
+  type SessionHandlerOptions,
 } from '@deskpilot/core';
 import express from 'express';
 import { sessionRouter } from './session-router.js';
@@ -21,13 +22,16 @@ export async function listen(listener: RequestListener): Promise<{ url: string; 
 }
 
 /** A session service on memory stores with the demo users, as an Express app. */
-export async function createSessionApp(options: { mount?: string; before?: express.RequestHandler[] } = {}) {
+export async function createSessionApp(
+  options: { mount?: string; before?: express.RequestHandler[]; trustProxy?: string | string[] | boolean | number; handler?: Partial<SessionHandlerOptions> } = {},
+) {
   const directory = createMemoryUserDirectory({ passwordHash: { cost: 1024 } });
   for (const user of demoUsers) await directory.addUser(user);
   const service = createSessionService({ store: createMemorySessionStore(), directory });
   const app = express();
+  if (options.trustProxy !== undefined) app.set('trust proxy', options.trustProxy);
   for (const middleware of options.before ?? []) app.use(middleware);
-  const router = sessionRouter(createSessionHandler({ service, allowedOrigins: ['http://localhost:3000'] }));
+  const router = sessionRouter(createSessionHandler({ service, allowedOrigins: ['http://localhost:3000'], ...options.handler }));
   if (options.mount) app.use(options.mount, router);
   else app.use(router);
   app.use((_req, res) => void res.status(418).send('fell through'));

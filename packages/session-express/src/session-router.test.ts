@@ -1,3 +1,4 @@
+import { createSlidingWindowLimiter } from '@deskpilot/core';
 import express from 'express';
 import { describe, expect, it } from 'vitest';
 import { createSessionApp, listen, loginOver } from './http.test-support.js';
@@ -94,5 +95,31 @@ describe('sessionRouter over real HTTP', () => {
     for (let index = 0; index < 101; index++) statuses.push((await attempt(index)).status);
     expect(statuses.slice(0, 100).every((status) => status === 401)).toBe(true);
     expect(statuses[100]).toBe(429);
+  });
+
+  describe('behind a proxy Express trusts (`trust proxy`)', () => {
+    const attemptAs = (url: string, forwardedFor: string, body: object) =>
+      fetch(`${url}/sessions`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-forwarded-for': forwardedFor }, body: JSON.stringify(body) });
+
+    it('throttles each client behind the proxy apart: one busy client does not throttle the others', async () => {
+      const { url } = await listen((await createSessionApp({ trustProxy: 'loopback' })).app);
+      const statuses: number[] = [];
+      for (let index = 0; index < 101; index++) statuses.push((await attemptAs(url, '203.0.113.50', { email: `user${index}@example.com`, password: 'guess' })).status);
+      expect(statuses.slice(0, 100).every((status) => status === 401)).toBe(true);
+      expect(statuses[100]).toBe(429);
+      // Another browser behind the same proxy is a client of its own.
+      expect((await attemptAs(url, '203.0.113.51', { email: 'bob@example.com', password: 'bob-demo-password' })).status).toBe(201);
+    });
+
+    it('reads the client from the right end of the X-Forwarded-For chain: entries the client wrote buy nothing', async () => {
+      const address = createSlidingWindowLimiter({ limit: 3, windowMs: 60_000 });
+      const { url } = await listen((await createSessionApp({ trustProxy: ['loopback', '10.0.0.0/8'], handler: { loginThrottle: { address } } })).app);
+      for (let index = 0; index < 3; index++) {
+        expect((await attemptAs(url, `198.51.100.${index}, 203.0.113.60, 10.0.0.7`, { email: `user${index}@example.com`, password: 'guess' })).status).toBe(401);
+      }
+      const spoofed = await attemptAs(url, '198.51.100.99, 203.0.113.60, 10.0.0.7', { email: 'bob@example.com', password: 'bob-demo-password' });
+      expect(spoofed.status).toBe(429);
+      expect((await attemptAs(url, '198.51.100.1, 203.0.113.61, 10.0.0.7', { email: 'bob@example.com', password: 'bob-demo-password' })).status).toBe(201);
+    });
   });
 });

@@ -1,9 +1,12 @@
 import { z } from 'zod';
+import type { ChatContextLimits } from './parse-chat-context.js';
 
 /** Limits on what one chat request may carry. */
-export interface ChatLimits {
+export interface ChatLimits extends ChatContextLimits {
   /** @default 1048576 (1 MiB) */
   maxBodyBytes?: number;
+  /** Deepest nesting of arrays and objects anywhere in the body (the body itself is level 1). @default 64 */
+  maxBodyDepth?: number;
   /** Messages in one request (the client sends its whole history). @default 200 */
   maxMessages?: number;
   /** Characters of text in the new user message. @default 16000 */
@@ -36,8 +39,8 @@ export function userMessageSchema(maxTextLength: number) {
     .object({
       id: messageId,
       role: z.literal('user'),
-      // NUL cannot be stored in Postgres text or jsonb, and no person types one: refuse it up front.
-      parts: z.array(z.object({ type: z.literal('text'), text: z.string().refine((text) => !text.includes('\u0000'), 'Text must not contain NUL characters') })).min(1).max(50),
+      // Text is valid text already: the edge refuses NUL and lone surrogates in every string of the body.
+      parts: z.array(z.object({ type: z.literal('text'), text: z.string() })).min(1).max(50),
     })
     .refine((message) => message.parts.reduce((sum, part) => sum + part.text.length, 0) <= maxTextLength, {
       message: `Text must not exceed ${maxTextLength} characters`,

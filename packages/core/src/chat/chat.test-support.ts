@@ -66,8 +66,9 @@ export async function setupChat(model: MockLanguageModelV4, options: Partial<Cha
     onError: (error) => errors.push(error),
     ...options,
   });
-  const post = (body: unknown, path = '/chat') =>
-    handler.fetch(new Request(`http://chat.test${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: typeof body === 'string' ? body : JSON.stringify(body) }));
+  /** Posts as one client address (the fetch entry needs one for the per-address admission cap). */
+  const post = (body: unknown, path = '/chat', clientAddress = '192.0.2.1') =>
+    handler.fetch(new Request(`http://chat.test${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: typeof body === 'string' ? body : JSON.stringify(body) }), { clientAddress });
   return { clock, store, approvalStore, commerce, tickets, handler, post, errors };
 }
 

@@ -12,7 +12,10 @@ import {
   type UIMessageChunk,
 } from 'ai';
 import { DeskpilotError } from '../errors/deskpilot-error.js';
+import { addressBucket } from '../http/address-bucket.js';
+import { createClientAddressResolver } from '../http/create-client-address-resolver.js';
 import { fromFetchRequest, problemResponse, type HttpRequest, type RequestInfo } from '../http/http-request.js';
+import { missingClientAddressError } from '../http/missing-client-address-error.js';
 import { readJsonBody } from '../http/read-json-body.js';
 import { createSlidingWindowLimiter } from '../limiter/create-sliding-window-limiter.js';
 import { retryAfterSeconds, type RateLimitDecision, type RateLimiter } from '../limiter/rate-limit-decision.js';
@@ -62,6 +65,28 @@ export interface ChatHandlerOptions {
   rateLimit?: { limit?: number; windowMs?: number; maxKeys?: number };
   /** A shared limiter (e.g. Redis) instead of the in-process one; `rateLimit` still names the policy. */
   limiter?: RateLimiter;
+  /**
+   * Admission cap per client address, checked before the per-user limit, so that one client cannot
+   * spray `userEmail`s through the per-user key space (IPv6 counts per /56). Generous: many users
+   * can share one address (an office behind NAT). `false` turns it off.
+   * @default { limit: 10 × rateLimit.limit, windowMs: rateLimit.windowMs, maxKeys: 100000 }
+   */
+  addressRateLimit?: { limit?: number; windowMs?: number; maxKeys?: number } | false;
+  /** A shared limiter (e.g. Redis) for the admission cap; `addressRateLimit` still names the policy. */
+  addressLimiter?: RateLimiter;
+  /**
+   * Proxies whose `X-Forwarded-For` is believed (addresses or CIDR ranges), applied to the address
+   * the host gives. Configure this or the host's own proxy setting (Express `trust proxy`), not both.
+   * @default []
+   */
+  trustedProxies?: readonly string[];
+  /**
+   * Refuse a request that carries no client address (`handler.fetch(request)` without
+   * `{ clientAddress }`) with a 500 and an explanation in the log, rather than cap every such caller
+   * as one client. `false` opts in to that one shared bucket. Not needed when `addressRateLimit` is `false`.
+   * @default true
+   */
+  requireClientAddress?: boolean;
   /** Model steps per turn. @default 6 */
   stepBudget?: number;
   /** How long a proposed write can be approved. @default 900000 */
@@ -140,7 +165,7 @@ function recordedOutcome(toolCallId: string, part: ToolPart | undefined): UIMess
 /**
  * Creates the chat service's handler: `POST /chat` streams the assistant's answer as an AI SDK UI
  * message stream, `POST /chat/history` returns a conversation. Per request, in this order, each step
- * with no side effect before it passes: validate the body → rate limit per `userEmail` → load or
+ * with no side effect before it passes: validate the body → rate limit per client address, then per `userEmail` → load or
  * create the conversation (owner only) → save the user turn → build instructions → run the tool loop
  * → stream → persist the assistant turn, also when the client went away.
  *
@@ -161,6 +186,7 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
   const definitions = options.tools ?? builtinChatTools;
   const limits = {
     maxBodyBytes: options.limits?.maxBodyBytes ?? 1024 * 1024,
+    maxBodyDepth: options.limits?.maxBodyDepth ?? 64,
     maxMessages: options.limits?.maxMessages ?? 200,
     maxTextLength: options.limits?.maxTextLength ?? 16_000,
     workingMemoryBytes: options.limits?.workingMemoryBytes ?? 8192,
@@ -180,6 +206,11 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
     ['updateWorkingMemory', tool({ inputSchema: memorySchema })] as const,
   ]);
   const policyHeader = `"chat";q=${policy.limit};w=${Math.ceil(policy.windowMs / 1000)}`;
+  const addressPolicy = options.addressRateLimit === false ? null : { limit: options.addressRateLimit?.limit ?? policy.limit * 10, windowMs: options.addressRateLimit?.windowMs ?? policy.windowMs };
+  const addressLimiter = addressPolicy && (options.addressLimiter ?? createSlidingWindowLimiter({ ...addressPolicy, maxKeys: (options.addressRateLimit || {}).maxKeys ?? 100_000, now }));
+  const addressPolicyHeader = addressPolicy && `"chat-address";q=${addressPolicy.limit};w=${Math.ceil(addressPolicy.windowMs / 1000)}`;
+  const clientAddress = createClientAddressResolver({ trustedProxies: options.trustedProxies ?? [] });
+  const requireClientAddress = options.requireClientAddress ?? true;
   if (!options.contextSecret) {
     console.warn('[deskpilot] chat: no context secret configured; identity and capability flags are taken from the request body');
   }
@@ -187,11 +218,11 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
   const grantPolicy = resolveChatGrantPolicy(options.grantPolicy);
   /** Identity and flags: from the signed grant when a secret is configured, from the body otherwise. */
   const resolveContext = async (input: unknown): Promise<ChatContext> => {
-    const parsed = safeParseChatContext(input, { capabilities: registry });
+    const parsed = safeParseChatContext(input, { capabilities: registry, limits: options.limits });
     if (!parsed.success) throw parsed.error;
     if (!options.contextSecret) return parsed.data;
     const grant = await verifyChatGrant((input as { grant?: unknown } | undefined)?.grant, options.contextSecret, { ...grantPolicy, now });
-    const granted = safeParseChatContext({ ...grant, ...grant.capabilities, pageContext: parsed.data.pageContext, proactiveHint: parsed.data.proactiveHint, workingMemoryBlock: parsed.data.workingMemoryBlock }, { capabilities: registry });
+    const granted = safeParseChatContext({ ...grant, ...grant.capabilities, pageContext: parsed.data.pageContext, proactiveHint: parsed.data.proactiveHint, workingMemoryBlock: parsed.data.workingMemoryBlock }, { capabilities: registry, limits: options.limits });
     if (!granted.success) throw new DeskpilotError('unauthenticated', { detail: 'The chat grant is invalid.' });
     return granted.data;
   };
@@ -202,16 +233,24 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
     return model;
   };
 
-  /** Counts the request; throws 429 with `Retry-After` and `RateLimit` headers that never name the user. */
-  const rateLimit = async (userEmail: string): Promise<Record<string, string>> => {
-    const decision: RateLimitDecision = await limiter.check(userEmail);
-    if (!decision.allowed) {
-      const retryAfter = String(retryAfterSeconds(decision));
-      throw new DeskpilotError('rate_limited', {
-        detail: 'Too many chat requests. Try again shortly.',
-        headers: { 'retry-after': retryAfter, 'ratelimit-policy': policyHeader, ratelimit: `"chat";r=0;t=${retryAfter}` },
-      });
+  /** Throws 429 with `Retry-After` and `RateLimit` headers (naming the policy, never the user or the address). */
+  const refuseUnless: (decision: RateLimitDecision, name: string, header: string) => asserts decision is RateLimitDecision & { allowed: true } = (decision, name, header) => {
+    if (decision.allowed) return;
+    const retryAfter = String(retryAfterSeconds(decision));
+    throw new DeskpilotError('rate_limited', {
+      detail: 'Too many chat requests. Try again shortly.',
+      headers: { 'retry-after': retryAfter, 'ratelimit-policy': header, ratelimit: `"${name}";r=0;t=${retryAfter}` },
+    });
+  };
+
+  /** Counts the request per client address, then per user; answers the per-user `RateLimit` headers. */
+  const rateLimit = async (request: HttpRequest, userEmail: string): Promise<Record<string, string>> => {
+    if (addressLimiter) {
+      if (!request.clientAddress && requireClientAddress) throw missingClientAddressError('createChatHandler', 'the per-address admission cap');
+      refuseUnless(await addressLimiter.check(addressBucket(clientAddress(request))), 'chat-address', addressPolicyHeader!);
     }
+    const decision: RateLimitDecision = await limiter.check(userEmail);
+    refuseUnless(decision, 'chat', policyHeader);
     return { 'ratelimit-policy': policyHeader, ratelimit: `"chat";r=${decision.remaining};t=${Math.ceil(decision.resetMs / 1000)}` };
   };
 
@@ -365,7 +404,7 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
   };
 
   const chat = async (request: HttpRequest, turn: RunningTurn): Promise<Response> => {
-    const body = parseWithSchema(bodySchema, await readJsonBody(request, limits.maxBodyBytes));
+    const body = parseWithSchema(bodySchema, await readJsonBody(request, limits.maxBodyBytes, { maxDepth: limits.maxBodyDepth }));
     const context = await resolveContext(body.context);
     const model = pickModel(body.provider);
     const last = body.messages.at(-1) as { role?: unknown } | undefined;
@@ -378,7 +417,7 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
       const validation = await safeValidateUIMessages({ messages: [incoming], tools: catalogue });
       if (!validation.success) throw new DeskpilotError('invalid_request', { detail: 'The last message is invalid.', cause: validation.error });
     }
-    const headers = await rateLimit(context.userEmail);
+    const headers = await rateLimit(request, context.userEmail);
     const session = await openSession(body.sessionId, context);
     const scope: ApprovalScope = { chatSessionId: session.id, userEmail: context.userEmail, projectKey: context.projectKey, capabilities: context.capabilities };
     const stored = (await store.getMessages(session.id)) as ChatMessage[];
@@ -448,9 +487,9 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
   };
 
   const history = async (request: HttpRequest): Promise<Response> => {
-    const body = parseWithSchema(historyBodySchema, await readJsonBody(request, limits.maxBodyBytes));
+    const body = parseWithSchema(historyBodySchema, await readJsonBody(request, limits.maxBodyBytes, { maxDepth: limits.maxBodyDepth }));
     const context = await resolveContext(body.context);
-    const headers = await rateLimit(context.userEmail);
+    const headers = await rateLimit(request, context.userEmail);
     const session = await store.getSession(body.sessionId);
     // One answer for "no such conversation" and "someone else's": ids cannot be probed.
     if (!session || session.userEmail !== context.userEmail || session.projectKey !== context.projectKey) {

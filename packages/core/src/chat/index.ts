@@ -17,7 +17,10 @@ export { createMemoryApprovalStore, type MemoryApprovalStore } from './memory-ap
 export { builtinCapabilities, defineCapabilities, resolveCapabilities, type CapabilityKind, type CapabilityRegistry } from './capabilities.js';
 export {
   chatContextSchema,
+  createChatContextSchema,
   defaultChatContext,
+  defaultChatContextLimits,
+  type ChatContextLimits,
   parseChatContext,
   safeParseChatContext,
   type ChatContext,

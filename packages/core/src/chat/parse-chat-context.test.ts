@@ -2,6 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { builtinCapabilities, defineCapabilities, resolveCapabilities } from './capabilities.js';
 import { parseChatContext, safeParseChatContext } from './parse-chat-context.js';
 
+/** `{ a: { a: … 1 } }`, `depth` objects deep. */
+const nested = (depth: number): unknown => (depth === 0 ? 1 : { a: nested(depth - 1) });
+
 const reads = { canViewOrders: true, canViewCustomers: true, canViewProducts: true, canViewTickets: true };
 const noWrites = { canRefundOrders: false, canCancelOrders: false, canCreateTickets: false, canUpdateTickets: false };
 
@@ -41,7 +44,14 @@ describe('parseChatContext', () => {
     ['an unknown non-boolean flag', { canFly: 'yes' }, 'context.canFly'],
     ['a bad email', { userEmail: 'not an email' }, 'context.userEmail'],
     ['a bad businessType', { businessType: 'b2g' }, 'context.businessType'],
-    ['a non-object pageContext', { pageContext: 'x' }, 'context.pageContext'],
+    ['a NUL in the email', { userEmail: 'rep@example.com\u0000' }, 'context.userEmail'],
+    ['a lone surrogate in the role', { userRole: 'agent\ud800' }, 'context.userRole'],
+    ['a pageContext deeper than 32 levels', { pageContext: nested(33) }, `context.pageContext${'.a'.repeat(32)}`],
+    ['a pageContext over 16 KiB of JSON', { pageContext: { html: 'x'.repeat(16_384) } }, 'context.pageContext'],
+    ['a proactiveHint over 4 KiB of JSON', { proactiveHint: 'x'.repeat(4095) }, 'context.proactiveHint'],
+    ['a NUL inside a workingMemoryBlock', { workingMemoryBlock: { notes: ['fine', 'not\u0000fine'] } }, 'context.workingMemoryBlock.notes.1'],
+    ['a lone surrogate in a pageContext key', { pageContext: { ['\udc00']: 1 } }, 'context.pageContext.\\udc00'],
+    ['a pageContext that is not JSON', { pageContext: { when: new Date(0) } }, 'context.pageContext.when'],
     ['a project key with spaces', { projectKey: 'acme b2c' }, 'context.projectKey'],
   ])('rejects %s with the field path', (_label, input, path) => {
     const result = safeParseChatContext(input);
@@ -50,6 +60,24 @@ describe('parseChatContext', () => {
       expect(result.error.code).toBe('invalid_request');
       expect(result.error.errors?.map((error) => error.path)).toContain(path);
     }
+  });
+
+  it('accepts any JSON value within the limits for the fields of unspecified shape, unchanged', () => {
+    const pageContext = { page: '/orders/ORD-1001', selection: [1, 'two', null, { deep: nested(28) }] };
+    for (const value of [pageContext, ['a', 1], 'text', 42, true, nested(32)]) {
+      const context = parseChatContext({ pageContext: value, proactiveHint: value, workingMemoryBlock: value });
+      expect(context.pageContext).toBe(value);
+      expect(context.proactiveHint).toBe(value);
+      expect(context.workingMemoryBlock).toBe(value);
+    }
+    expect(parseChatContext({ pageContext: JSON.parse('{"__proto__":{"polluted":true}}') }).pageContext).toHaveProperty('__proto__');
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
+  it('takes its depth and size limits from the options', () => {
+    expect(safeParseChatContext({ pageContext: nested(5) }, { limits: { contextValueDepth: 4 } }).success).toBe(false);
+    expect(safeParseChatContext({ proactiveHint: 'x'.repeat(100) }, { limits: { proactiveHintBytes: 64 } }).success).toBe(false);
+    expect(safeParseChatContext({ pageContext: { html: 'x'.repeat(20_000) } }, { limits: { pageContextBytes: 32_768 } }).success).toBe(true);
   });
 
   it('rejects a context that is not an object', () => {

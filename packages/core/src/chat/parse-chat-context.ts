@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { DeskpilotError } from '../errors/deskpilot-error.js';
+import { jsonValueSchema, type JsonValue } from '../validation/check-json-value.js';
 import { safeParseWithSchema, type SafeParseResult } from '../validation/parse-with-schema.js';
+import { validText } from '../validation/valid-text.js';
 import { builtinCapabilities, capabilityNamePattern, resolveCapabilities, type CapabilityRegistry } from './capabilities.js';
 import type { BusinessType } from './tools/chat-tool.js';
 
@@ -11,9 +13,12 @@ export interface ChatContext {
   userRole: string;
   projectKey: string;
   businessType: BusinessType;
-  pageContext: Record<string, unknown> | null;
-  proactiveHint: string | null;
-  workingMemoryBlock: string | null;
+  /** What the page shows: any JSON value within the limits, null when absent. */
+  pageContext: JsonValue;
+  /** A hint from the page: any JSON value within the limits, null when absent. */
+  proactiveHint: JsonValue;
+  /** The client's own note: any JSON value within the limits, null when absent. */
+  workingMemoryBlock: JsonValue;
   /** Every registered capability, resolved to true or false. */
   capabilities: Record<string, boolean>;
 }
@@ -26,33 +31,83 @@ export const defaultChatContext = {
   businessType: 'b2c',
 } as const;
 
-const text = (max: number) => z.string().max(max);
-export const chatContextSchema = z.object({
-  userEmail: z
-    .string()
-    .trim()
-    .toLowerCase()
-    .max(320)
-    .regex(/^[^\s@]+@[^\s@]+$/, 'Expected an email address')
-    .nullish()
-    .transform((value) => value ?? defaultChatContext.userEmail),
-  userRole: text(64).trim().min(1).nullish().transform((value) => value ?? defaultChatContext.userRole),
-  projectKey: z
-    .string()
-    .trim()
-    .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$/, 'Expected a project key')
-    .nullish()
-    .transform((value) => value ?? defaultChatContext.projectKey),
-  businessType: z.enum(['b2c', 'b2b']).nullish().transform((value) => value ?? defaultChatContext.businessType),
-  pageContext: z.record(z.string(), z.unknown()).nullish().transform((value) => value ?? null),
-  proactiveHint: text(4000).nullish().transform((value) => value ?? null),
-  workingMemoryBlock: text(16_384).nullish().transform((value) => value ?? null),
+/** Limits on the context fields of unspecified shape (`pageContext`, `proactiveHint`, `workingMemoryBlock`). */
+export interface ChatContextLimits {
+  /** Deepest nesting of arrays and objects in each of the three fields. @default 32 */
+  contextValueDepth?: number;
+  /** Size of `pageContext`, in UTF-8 bytes of its JSON. @default 16384 */
+  pageContextBytes?: number;
+  /** Size of `proactiveHint`, in UTF-8 bytes of its JSON. @default 4096 */
+  proactiveHintBytes?: number;
+  /** Size of `workingMemoryBlock`, in UTF-8 bytes of its JSON. @default 16384 */
+  workingMemoryBlockBytes?: number;
+}
+
+/** The defaults of {@link ChatContextLimits}. */
+export const defaultChatContextLimits: Readonly<Required<ChatContextLimits>> = Object.freeze({
+  contextValueDepth: 32,
+  pageContextBytes: 16_384,
+  proactiveHintBytes: 4096,
+  workingMemoryBlockBytes: 16_384,
 });
+
+/** A field of unspecified shape: any JSON value within the limits; absent is null. */
+const anyJson = (maxDepth: number, maxBytes: number) =>
+  jsonValueSchema({ maxDepth, maxBytes })
+    .optional()
+    .transform((value): JsonValue => value ?? null);
+
+/**
+ * The zod schema of a chat context's fields (capability flags are read apart). Every string goes
+ * through {@link validText}: claims of a signed grant, parsed here again, meet the same rule as a body.
+ */
+export function createChatContextSchema(limits: ChatContextLimits = {}) {
+  const { contextValueDepth, pageContextBytes, proactiveHintBytes, workingMemoryBlockBytes } = { ...defaultChatContextLimits, ...limits };
+  return z.object({
+    userEmail: validText()
+      .trim()
+      .toLowerCase()
+      .max(320)
+      .regex(/^[^\s@]+@[^\s@]+$/, 'Expected an email address')
+      .nullish()
+      .transform((value) => value ?? defaultChatContext.userEmail),
+    userRole: validText().max(64).trim().min(1).nullish().transform((value) => value ?? defaultChatContext.userRole),
+    projectKey: validText()
+      .trim()
+      .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$/, 'Expected a project key')
+      .nullish()
+      .transform((value) => value ?? defaultChatContext.projectKey),
+    businessType: z.enum(['b2c', 'b2b']).nullish().transform((value) => value ?? defaultChatContext.businessType),
+    pageContext: anyJson(contextValueDepth, pageContextBytes),
+    proactiveHint: anyJson(contextValueDepth, proactiveHintBytes),
+    workingMemoryBlock: anyJson(contextValueDepth, workingMemoryBlockBytes),
+  });
+}
+
+/** The chat context schema with the default limits. */
+export const chatContextSchema = createChatContextSchema();
+
+// Schemas by limits: a handler parses every request with the same limits, so this holds one or two.
+const schemas = new Map<string, typeof chatContextSchema>();
+function schemaFor(limits: ChatContextLimits | undefined): typeof chatContextSchema {
+  if (limits === undefined) return chatContextSchema;
+  const resolved = { ...defaultChatContextLimits, ...limits };
+  const key = `${resolved.contextValueDepth}/${resolved.pageContextBytes}/${resolved.proactiveHintBytes}/${resolved.workingMemoryBlockBytes}`;
+  let schema = schemas.get(key);
+  if (!schema) {
+    if (schemas.size >= 16) schemas.clear();
+    schema = createChatContextSchema(resolved);
+    schemas.set(key, schema);
+  }
+  return schema;
+}
 
 /** Options of {@link parseChatContext}. */
 export interface ParseChatContextOptions {
   /** @default builtinCapabilities */
   capabilities?: CapabilityRegistry;
+  /** @default defaultChatContextLimits */
+  limits?: ChatContextLimits;
 }
 
 /**
@@ -74,7 +129,7 @@ export function safeParseChatContext(input: unknown, options: ParseChatContextOp
     if (typeof flag === 'boolean') flags[key] = flag;
     else errors.push({ path: `context.${key}`, message: 'Capability flags must be booleans' });
   }
-  const parsed = safeParseWithSchema(chatContextSchema, value, 'The chat context is invalid.');
+  const parsed = safeParseWithSchema(schemaFor(options.limits), value, 'The chat context is invalid.');
   if (!parsed.success) errors.push(...(parsed.error.errors ?? []).map((error) => ({ ...error, path: `context.${error.path}` })));
   if (errors.length > 0 || !parsed.success) {
     return { success: false, error: new DeskpilotError('invalid_request', { detail: 'The chat context is invalid.', errors }) };

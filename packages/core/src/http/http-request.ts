@@ -13,7 +13,10 @@ export interface HttpRequest {
   headers: { get(name: string): string | null };
   /** The raw body, or null when there is none. Read at most once. */
   body: AsyncIterable<Uint8Array> | Iterable<Uint8Array> | null;
-  /** Address of the direct peer (the TCP remote address), when the host knows it. */
+  /**
+   * The client's address when the host knows it: the direct peer (the TCP remote address), or the
+   * address the host already resolved behind its trusted proxies (Express `req.ip`).
+   */
   clientAddress?: string | undefined;
 }
 
@@ -26,7 +29,11 @@ export interface HttpResponse {
 
 /** Extra facts a host knows about a fetch request that the `Request` object does not carry. */
 export interface RequestInfo {
-  /** Address of the direct peer, used for per-IP throttling and trusted-proxy checks. */
+  /**
+   * The client's address, for throttling per address (login, chat admission): the direct peer
+   * (`trustedProxies` then applies), or an address the host resolved itself. Required by the
+   * handlers' throttles unless they are created with `requireClientAddress: false`.
+   */
   clientAddress?: string | undefined;
 }
 

@@ -7,11 +7,18 @@ export {
   type HttpResponse,
   type RequestInfo,
 } from './http-request.js';
-export { isJsonContentType, readJsonBody } from './read-json-body.js';
+export { isJsonContentType, readJsonBody, type ReadJsonBodyOptions } from './read-json-body.js';
 export { checkRequestOrigin, normalizeOrigins } from './check-request-origin.js';
 export {
   createClientAddressResolver,
   type ClientAddressResolver,
   type ClientAddressResolverOptions,
 } from './create-client-address-resolver.js';
-export { fromNodeRequest, writeFetchResponse, writeHttpResponse, type NodeRequestLike, type NodeResponseLike } from './node-http.js';
+export {
+  fromNodeRequest,
+  writeFetchResponse,
+  writeHttpResponse,
+  type FromNodeRequestOptions,
+  type NodeRequestLike,
+  type NodeResponseLike,
+} from './node-http.js';

@@ -24,8 +24,18 @@ export interface NodeResponseLike {
   off(event: 'drain' | 'close', listener: () => void): unknown;
 }
 
+/** Options of {@link fromNodeRequest}. */
+export interface FromNodeRequestOptions {
+  /**
+   * The client's address as the host resolved it, e.g. Express `req.ip` (which honours its
+   * `trust proxy` setting).
+   * @default the socket's remote address
+   */
+  clientAddress?: string | undefined;
+}
+
 /** Reads a Node request as an {@link HttpRequest}, without building a fetch `Request`. */
-export function fromNodeRequest(req: NodeRequestLike, path: string): HttpRequest {
+export function fromNodeRequest(req: NodeRequestLike, path: string, options: FromNodeRequestOptions = {}): HttpRequest {
   const method = req.method ?? 'GET';
   return {
     method,
@@ -37,7 +47,7 @@ export function fromNodeRequest(req: NodeRequestLike, path: string): HttpRequest
       },
     },
     body: method === 'GET' || method === 'HEAD' ? null : nodeBody(req),
-    clientAddress: req.socket.remoteAddress,
+    clientAddress: options.clientAddress ?? req.socket.remoteAddress,
   };
 }
 

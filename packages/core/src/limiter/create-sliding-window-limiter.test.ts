@@ -41,7 +41,7 @@ describe('createSlidingWindowLimiter', () => {
     expect(limiter.check('k').allowed).toBe(true);
   });
 
-  it('bounds memory: idle keys are dropped when the cap is reached', () => {
+  it('bounds memory: at the cap, idle keys make room for new ones', () => {
     const clock = createFakeClock();
     const limiter = createSlidingWindowLimiter({ limit: 3, windowMs: 1000, maxKeys: 100, now: clock.now });
     for (let index = 0; index < 100; index++) limiter.check(`old-${index}`);
@@ -49,25 +49,81 @@ describe('createSlidingWindowLimiter', () => {
     clock.advance(1000); // every old key is now idle
     for (let index = 0; index < 100; index++) expect(limiter.check(`new-${index}`).allowed).toBe(true);
     expect(limiter.size).toBe(100);
-    // All 100 held keys are live now: one more is refused rather than evicting one.
-    expect(limiter.check('one-too-many')).toMatchObject({ allowed: false, reason: 'capacity' });
+    for (let index = 0; index < 100; index++) expect(limiter.check(`new-${index}`)).toMatchObject({ allowed: true, remaining: 1 });
   });
 
-  it('fails closed when full of live keys: new keys refused, live windows never reset', () => {
+  it('keeps admitting new users when full of live keys: the least recently counted key makes room', () => {
     const clock = createFakeClock();
-    const limiter = createSlidingWindowLimiter({ limit: 2, windowMs: 1000, maxKeys: 10, now: clock.now });
-    limiter.check('victim');
-    limiter.check('victim');
-    for (let index = 0; index < 9; index++) limiter.check(`spray-${index}`);
-    clock.advance(300);
-    const refused = limiter.check('spray-new');
-    expect(refused).toMatchObject({ allowed: false, reason: 'capacity', retryAfterMs: 700 });
-    // Spraying did not evict the victim's window.
-    expect(limiter.check('victim')).toMatchObject({ allowed: false, reason: 'limit' });
-    expect(limiter.size).toBe(10);
-    clock.advance(700);
-    expect(limiter.check('spray-new').allowed).toBe(true);
-    expect(limiter.size).toBeLessThanOrEqual(10);
+    const limiter = createSlidingWindowLimiter({ limit: 2, windowMs: 60_000, maxKeys: 1000, now: clock.now });
+    // One client sprays random keys, each a fresh window, faster than they expire.
+    for (let index = 0; index < 5000; index++) {
+      expect(limiter.check(`spray-${index}@example.com`).allowed).toBe(true);
+      clock.advance(1);
+    }
+    expect(limiter.size).toBe(1000);
+    // A real user arriving now is served, and their window is exact from then on.
+    expect(limiter.check('rep@example.com')).toMatchObject({ allowed: true, remaining: 1 });
+    expect(limiter.check('rep@example.com')).toMatchObject({ allowed: true, remaining: 0 });
+    expect(limiter.check('rep@example.com')).toMatchObject({ allowed: false, reason: 'limit' });
+    expect(limiter.size).toBe(1000);
+  });
+
+  it('evicts in order of last counted request, so a busy key outlives keys idle for longer', () => {
+    const clock = createFakeClock();
+    const limiter = createSlidingWindowLimiter({ limit: 2, windowMs: 60_000, maxKeys: 3, now: clock.now });
+    limiter.check('a');
+    clock.advance(1);
+    limiter.check('b');
+    clock.advance(1);
+    limiter.check('c');
+    clock.advance(1);
+    limiter.check('a'); // `a` is now the most recently counted; `b` the least
+    limiter.check('d'); // evicts `b`
+    expect(limiter.check('a')).toMatchObject({ allowed: false, reason: 'limit' }); // still held: its window is intact
+    expect(limiter.check('c')).toMatchObject({ allowed: true, remaining: 0 }); // held, one hit before
+    expect(limiter.check('b')).toMatchObject({ allowed: true, remaining: 1 }); // was evicted: a fresh window
+    expect(limiter.size).toBe(3);
+    // A refused check does not count as use: `a` (refused above) is now the least recently counted.
+    limiter.check('e');
+    expect(limiter.check('a')).toMatchObject({ allowed: true, remaining: 1 });
+  });
+
+  it('cannot be used to reset a window without pushing maxKeys other keys through after it', () => {
+    const clock = createFakeClock();
+    const limiter = createSlidingWindowLimiter({ limit: 2, windowMs: 60_000, maxKeys: 100, now: clock.now });
+    limiter.check('mallory');
+    limiter.check('mallory');
+    for (let index = 0; index < 99; index++) limiter.check(`spray-${index}`);
+    expect(limiter.check('mallory')).toMatchObject({ allowed: false, reason: 'limit' });
+    limiter.check('spray-99'); // the 100th key counted after mallory's last request: mallory leaves
+    expect(limiter.check('mallory').allowed).toBe(true);
+  });
+
+  it('reuses slots given back by reset, and stays exact through growth and eviction', () => {
+    const clock = createFakeClock();
+    const limiter = createSlidingWindowLimiter({ limit: 3, windowMs: 10_000, maxKeys: 3000, now: clock.now });
+    const model = new Map<string, number[]>(); // key → counted times, for keys the limiter still holds
+    for (let step = 0; step < 20_000; step++) {
+      const key = `k${(step * 7919) % 4000}`;
+      if (step % 13 === 0) {
+        limiter.reset(key);
+        model.delete(key);
+        continue;
+      }
+      const live = (model.get(key) ?? []).filter((time) => time > clock.now() - 10_000);
+      const decision = limiter.check(key);
+      expect(decision.allowed).toBe(live.length < 3);
+      if (decision.allowed) model.set(key, [...live, clock.now()]);
+      // Mirror the eviction: the least recently counted key leaves when a new one arrives at the cap.
+      if (model.size > 3000) {
+        let oldestKey = '';
+        let oldestTime = Infinity;
+        for (const [candidate, times] of model) if (times.at(-1)! < oldestTime) [oldestKey, oldestTime] = [candidate, times.at(-1)!];
+        model.delete(oldestKey);
+      }
+      expect(limiter.size).toBe(model.size);
+      clock.advance(1 + (step % 5)); // distinct times: eviction order has no ties
+    }
   });
 
   it('forgets a key on reset', () => {

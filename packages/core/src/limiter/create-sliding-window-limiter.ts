@@ -7,9 +7,9 @@ export interface SlidingWindowLimiterOptions {
   /** Window length in milliseconds. */
   windowMs: number;
   /**
-   * Most keys held at once. When full, keys with no request inside the window are dropped (they carry
-   * no state); if none can be dropped, new keys are refused with `reason: "capacity"` until one can —
-   * failing closed, so spraying keys can neither grow memory nor reset someone else's window.
+   * Most keys held at once. When full, a new key evicts the key whose last counted request is the
+   * oldest (idle keys first, as they carry no state), so memory stays bounded and a new user is never
+   * turned away. An evicted key starts a fresh window when it comes back.
    * @default 100000
    */
   maxKeys?: number;
@@ -27,11 +27,21 @@ export interface SlidingWindowLimiter extends RateLimiter {
   readonly size: number;
 }
 
+// Slot tables start small and double as keys arrive, up to `maxKeys`.
+const initialSlots = 1024;
+const none = -1;
+
 /**
  * Creates an exact sliding-window limiter: a request is allowed when fewer than `limit` requests of the
  * same key were allowed in the last `windowMs` (a request at `t` counts until `t + windowMs`).
  * A key with one request costs one number; busier keys keep a ring of timestamps that grows as
- * needed, up to `limit`.
+ * needed, up to `limit`. Every check is O(1), also at capacity.
+ *
+ * At `maxKeys`, a new key evicts the least recently counted key. Eviction resets the evicted key's
+ * window, so it is not a cheap way to reset one's own: a key leaves only after `maxKeys` other keys
+ * were counted after its last request, and each of those is a request some admission control let
+ * through (the chat handler caps requests per client address first). At the defaults, one address
+ * needs 100,000 admitted requests (500 minutes at 200 per minute) to win back 20 requests.
  *
  * @example
  * const limiter = createSlidingWindowLimiter({ limit: 20, windowMs: 60_000 });
@@ -46,33 +56,79 @@ export function createSlidingWindowLimiter(options: SlidingWindowLimiterOptions)
   if (!(windowMs > 0) || !Number.isFinite(windowMs)) throw new TypeError('windowMs must be a positive number');
   if (!Number.isInteger(maxKeys) || maxKeys < 1) throw new TypeError('maxKeys must be a positive integer');
 
-  // A key with one live request holds that request's timestamp; a busier one holds a Ring.
-  const keys = new Map<string, number | Ring>();
+  // Each key owns a slot in parallel tables, linked in the order of their last counted request
+  // (`head` the least recent): eviction and "move to most recent" are O(1) pointer updates, where a
+  // Map used as a queue would scan the holes its deletions leave behind.
+  const slotOf = new Map<string, number>();
+  let capacity = Math.min(maxKeys, initialSlots);
+  let keyAt: Array<string | undefined> = new Array(capacity);
+  // A one-hit key's only timestamp, a busier key's newest: what eviction order and expiry read.
+  let newest = new Float64Array(capacity);
+  let rings: Array<Ring | undefined> = new Array(capacity);
+  let previous = new Int32Array(capacity);
+  let next = new Int32Array(capacity);
+  let head = none;
+  let tail = none;
+  let slotsUsed = 0;
+  let freeSlot = none; // slots given back by `reset`, chained through `next`
   let lastNow = -Infinity;
-  let nextSweepAt = -Infinity;
 
   const allowed = (remaining: number, resetMs: number): RateLimitDecision => ({ allowed: true, limit, remaining, resetMs });
-  const refused = (retryAfterMs: number, reason: 'limit' | 'capacity'): RateLimitDecision => ({
+  const refused = (retryAfterMs: number): RateLimitDecision => ({
     allowed: false,
     limit,
     remaining: 0,
     retryAfterMs: Math.max(1, Math.ceil(retryAfterMs)),
-    reason,
+    reason: 'limit',
   });
 
-  /** Drops keys whose newest request has left the window; returns whether there is room for one more. */
-  const makeRoom = (now: number): boolean => {
-    // A sweep that freed nothing cannot free anything before the earliest live key expires:
-    // until then, refuse without scanning, so a saturated limiter costs O(1) per request.
-    if (now < nextSweepAt) return false;
-    let earliestExpiry = Infinity;
-    for (const [key, entry] of keys) {
-      const newest = typeof entry === 'number' ? entry : entry.newest();
-      if (newest + windowMs <= now) keys.delete(key);
-      else if (newest + windowMs < earliestExpiry) earliestExpiry = newest + windowMs;
+  const unlink = (slot: number) => {
+    const before = previous[slot]!;
+    const after = next[slot]!;
+    if (before === none) head = after;
+    else next[before] = after;
+    if (after === none) tail = before;
+    else previous[after] = before;
+  };
+  const append = (slot: number) => {
+    previous[slot] = tail;
+    next[slot] = none;
+    if (tail === none) head = slot;
+    else next[tail] = slot;
+    tail = slot;
+  };
+  const counted = (slot: number, now: number) => {
+    newest[slot] = now;
+    if (slot !== tail) {
+      unlink(slot);
+      append(slot);
     }
-    nextSweepAt = keys.size < maxKeys ? -Infinity : earliestExpiry;
-    return keys.size < maxKeys;
+  };
+  const grow = () => {
+    capacity = Math.min(maxKeys, capacity * 2);
+    keyAt.length = capacity;
+    rings.length = capacity;
+    const copy = <T extends Float64Array | Int32Array>(from: T, to: T) => {
+      to.set(from);
+      return to;
+    };
+    newest = copy(newest, new Float64Array(capacity));
+    previous = copy(previous, new Int32Array(capacity));
+    next = copy(next, new Int32Array(capacity));
+  };
+  /** A slot for a new key: a freed one, a fresh one, or the least recently counted key's. */
+  const takeSlot = (): number => {
+    if (freeSlot !== none) {
+      const slot = freeSlot;
+      freeSlot = next[slot]!;
+      return slot;
+    }
+    if (slotsUsed === capacity && capacity < maxKeys) grow();
+    if (slotsUsed < capacity) return slotsUsed++;
+    const slot = head;
+    slotOf.delete(keyAt[slot]!);
+    unlink(slot);
+    return slot;
   };
 
   return {
@@ -80,36 +136,57 @@ export function createSlidingWindowLimiter(options: SlidingWindowLimiterOptions)
       // Wall clocks can step back; a window must not, or an old hit would never expire.
       const now = Math.max(clock(), lastNow);
       lastNow = now;
-      const entry = keys.get(key);
-      if (entry === undefined) {
-        if (keys.size >= maxKeys && !makeRoom(now)) return refused(nextSweepAt - now, 'capacity');
-        keys.set(key, now);
+      const slot = slotOf.get(key);
+      if (slot === undefined) {
+        const taken = takeSlot();
+        slotOf.set(key, taken);
+        keyAt[taken] = key;
+        rings[taken] = undefined;
+        newest[taken] = now;
+        append(taken);
         return allowed(limit - 1, windowMs);
       }
-      if (typeof entry === 'number') {
-        if (entry + windowMs <= now) {
-          keys.set(key, now);
+      const ring = rings[slot];
+      if (ring === undefined) {
+        const only = newest[slot]!;
+        if (only + windowMs <= now) {
+          counted(slot, now);
           return allowed(limit - 1, windowMs);
         }
-        if (limit === 1) return refused(entry + windowMs - now, 'limit');
-        const ring = new Ring(limit);
-        ring.push(entry);
+        if (limit === 1) return refused(only + windowMs - now);
+        const grown = new Ring(limit);
+        grown.push(only);
+        grown.push(now);
+        rings[slot] = grown;
+        counted(slot, now);
+        return allowed(limit - 2, only + windowMs - now);
+      }
+      ring.dropUntil(now - windowMs);
+      if (ring.size === 0) {
+        // Idle for a whole window: back to one number.
+        rings[slot] = undefined;
+        counted(slot, now);
+        return allowed(limit - 1, windowMs);
+      }
+      if (ring.size < limit) {
         ring.push(now);
-        keys.set(key, ring);
-        return allowed(limit - 2, entry + windowMs - now);
+        counted(slot, now);
+        return allowed(limit - ring.size, ring.oldest() + windowMs - now);
       }
-      entry.dropUntil(now - windowMs);
-      if (entry.size < limit) {
-        entry.push(now);
-        return allowed(limit - entry.size, entry.oldest() + windowMs - now);
-      }
-      return refused(entry.oldest() + windowMs - now, 'limit');
+      return refused(ring.oldest() + windowMs - now);
     },
     reset(key) {
-      keys.delete(key);
+      const slot = slotOf.get(key);
+      if (slot === undefined) return;
+      slotOf.delete(key);
+      unlink(slot);
+      keyAt[slot] = undefined;
+      rings[slot] = undefined;
+      next[slot] = freeSlot;
+      freeSlot = slot;
     },
     get size() {
-      return keys.size;
+      return slotOf.size;
     },
   };
 }
@@ -134,10 +211,6 @@ class Ring {
 
   oldest(): number {
     return this.times[this.start]!;
-  }
-
-  newest(): number {
-    return this.size === 0 ? -Infinity : this.times[(this.start + this.size - 1) % this.times.length]!;
   }
 
   /** Drops timestamps `<= cutoff` (requests that have left the window). */

@@ -14,8 +14,8 @@ export type RateLimitDecision =
       remaining: 0;
       /** Milliseconds until a request would be allowed again (≥ 1). */
       retryAfterMs: number;
-      /** `limit`: this key used its window; `capacity`: the limiter holds its maximum of live keys. */
-      reason: 'limit' | 'capacity';
+      /** Why it was refused: `limit`, this key used its window. */
+      reason: 'limit';
     };
 
 /**

@@ -83,6 +83,20 @@ describe('POST /sessions (login)', () => {
     expect(store.dump()).toEqual([]);
   });
 
+  it.each([
+    ['a NUL in the email', { ...alice, email: 'alice@example.com\u0000' }, 'email'],
+    ['a lone surrogate in the password', { ...alice, password: 'alice-demo-password\ud800' }, 'password'],
+    ['a NUL in the project key', { ...alice, projectKey: 'acme-b2c\u0000' }, 'projectKey'],
+  ])('refuses %s with 400 naming it, before the throttles count the attempt', async (_label, body, path) => {
+    const account = createSlidingWindowLimiter({ limit: 10, windowMs: 60_000 });
+    const address = createSlidingWindowLimiter({ limit: 100, windowMs: 60_000 });
+    const { call, json, store } = await setup({ loginThrottle: { account, address } });
+    const details = await problem(await call('/sessions', json('POST', body)));
+    expect(details).toMatchObject({ status: 400, code: 'invalid_request', errors: [{ path }] });
+    expect([account.size, address.size]).toEqual([0, 0]);
+    expect(store.dump()).toEqual([]);
+  });
+
   it('lists every invalid field with its path', async () => {
     const { call, json } = await setup();
     const details = await problem(await call('/sessions', json('POST', { email: 1, password: 2, projectKey: '' })));
@@ -142,12 +156,12 @@ describe('POST /sessions (login)', () => {
 describe('login throttling', () => {
   it('throttles one account across rotating addresses, with the same 429 for the right password', async () => {
     const { call, json } = await setup();
-    for (let attempt = 0; attempt < 10; attempt++) {
+    for (let attempt = 0; attempt < 100; attempt++) {
       const response = await call('/sessions', { ...json('POST', { ...alice, password: 'guess' }), address: `198.51.100.${attempt}` });
       expect(response.status).toBe(401);
     }
-    const wrong = await call('/sessions', { ...json('POST', { ...alice, password: 'guess' }), address: '198.51.100.77' });
-    const right = await call('/sessions', { ...json('POST', alice), address: '198.51.100.78' });
+    const wrong = await call('/sessions', { ...json('POST', { ...alice, password: 'guess' }), address: '198.51.100.177' });
+    const right = await call('/sessions', { ...json('POST', alice), address: '198.51.100.178' });
     for (const response of [wrong, right]) {
       expect(response.status).toBe(429);
       expect(Number(response.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
@@ -156,6 +170,71 @@ describe('login throttling', () => {
     expect(await wrong.text()).toBe(await right.text());
     // Another account is not affected.
     expect((await call('/sessions', json('POST', bob))).status).toBe(201);
+  });
+
+  it('does not let a third party at one address lock a user out', async () => {
+    const { call, json } = await setup();
+    const statuses: number[] = [];
+    for (let attempt = 0; attempt < 60; attempt++) {
+      statuses.push((await call('/sessions', { ...json('POST', { ...alice, password: 'guess' }), address: '203.0.113.66' })).status);
+    }
+    expect(statuses.slice(0, 10).every((status) => status === 401)).toBe(true);
+    expect(statuses.slice(10).every((status) => status === 429)).toBe(true);
+    // The right password from the attacker's address is throttled all the same (no oracle)...
+    expect((await call('/sessions', { ...json('POST', alice), address: '203.0.113.66' })).status).toBe(429);
+    // ...while the user, at their own address, signs in.
+    expect((await call('/sessions', { ...json('POST', alice), address: '192.0.2.1' })).status).toBe(201);
+  });
+
+  it('counts at most 10 attempts per address against an account: locking it takes 10 addresses', async () => {
+    const { call, json } = await setup();
+    const guessFrom = async (address: string, times: number) => {
+      for (let attempt = 0; attempt < times; attempt++) await call('/sessions', { ...json('POST', { ...alice, password: 'guess' }), address });
+    };
+    for (let index = 0; index < 9; index++) await guessFrom(`198.51.100.${index}`, 15);
+    expect((await call('/sessions', { ...json('POST', alice), address: '192.0.2.1' })).status).toBe(201); // 90 counted
+    await guessFrom('198.51.100.9', 9); // 99 counted, plus the success above
+    expect((await call('/sessions', { ...json('POST', alice), address: '192.0.2.2' })).status).toBe(429);
+  });
+
+  it('keeps pairs apart: one address that used up one account can still sign in to another', async () => {
+    const { call, json } = await setup();
+    for (let attempt = 0; attempt < 10; attempt++) await call('/sessions', { ...json('POST', { ...alice, password: 'guess' }), address: '192.0.2.9' });
+    expect((await call('/sessions', { ...json('POST', alice), address: '192.0.2.9' })).status).toBe(429);
+    expect((await call('/sessions', { ...json('POST', bob), address: '192.0.2.9' })).status).toBe(201);
+  });
+
+  it('counts IPv6 clients per /56, so rotating addresses inside one buys nothing', async () => {
+    const address = createSlidingWindowLimiter({ limit: 3, windowMs: 60_000 });
+    const { call, json } = await setup({ loginThrottle: { address } });
+    for (let index = 0; index < 3; index++) {
+      expect((await call('/sessions', { ...json('POST', { ...bob, password: 'x' }), address: `2001:db8:7:${index + 1}::${index}` })).status).toBe(401);
+    }
+    expect((await call('/sessions', { ...json('POST', alice), address: '2001:db8:7:ff::1' })).status).toBe(429);
+    expect((await call('/sessions', { ...json('POST', alice), address: '2001:db8:7:100::1' })).status).toBe(201); // another /56
+  });
+
+  it('refuses a login through the fetch entry without a client address, instead of one bucket for everyone', async () => {
+    const onError = vi.fn();
+    const { handler, json, call } = await setup({ onError });
+    const response = await handler.fetch(new Request('http://sessions.test/sessions', json('POST', alice)));
+    expect(response.status).toBe(500);
+    expect(await problem(response)).toMatchObject({ code: 'internal', detail: 'The server could not identify the client.' });
+    expect(onError).toHaveBeenCalledTimes(1);
+    const logged = onError.mock.calls[0]![0] as DeskpilotError;
+    expect((logged.cause as Error).message).toContain('handler.fetch(request, { clientAddress })');
+    expect((logged.cause as Error).message).toContain('requireClientAddress: false');
+    // Nothing was counted: the same client, with its address, signs in.
+    expect((await call('/sessions', json('POST', alice))).status).toBe(201);
+    // Routes that do not throttle need no address.
+    expect((await handler.fetch(new Request('http://sessions.test/sessions/current'))).status).toBe(401);
+  });
+
+  it('puts every caller without an address in one bucket only when told to', async () => {
+    const { handler, json } = await setup({ requireClientAddress: false });
+    const login = (body: object) => handler.fetch(new Request('http://sessions.test/sessions', json('POST', body)));
+    for (let index = 0; index < 100; index++) expect((await login({ email: `user${index}@example.com`, password: 'guess' })).status).toBe(401);
+    expect((await login(bob)).status).toBe(429);
   });
 
   it('counts the account key case- and space-insensitively', async () => {

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { DeskpilotError } from '../errors/deskpilot-error.js';
 import { checkRequestOrigin, normalizeOrigins } from '../http/check-request-origin.js';
+import { addressBucket } from '../http/address-bucket.js';
 import { createClientAddressResolver } from '../http/create-client-address-resolver.js';
 import {
   fromFetchRequest,
@@ -11,6 +12,7 @@ import {
   type HttpResponse,
   type RequestInfo,
 } from '../http/http-request.js';
+import { missingClientAddressError } from '../http/missing-client-address-error.js';
 import { readJsonBody } from '../http/read-json-body.js';
 import { createSlidingWindowLimiter } from '../limiter/create-sliding-window-limiter.js';
 import { retryAfterSeconds, type RateLimiter } from '../limiter/rate-limit-decision.js';
@@ -27,10 +29,29 @@ export interface SessionHandlerOptions {
    * @default []
    */
   allowedOrigins?: Iterable<string>;
-  /** Proxies whose `X-Forwarded-For` is believed (addresses or CIDR ranges). @default [] */
+  /**
+   * Proxies whose `X-Forwarded-For` is believed (addresses or CIDR ranges), applied to the address
+   * the host gives. Configure this or the host's own proxy setting (Express `trust proxy`, which the
+   * Express adapter honours), not both.
+   * @default []
+   */
   trustedProxies?: readonly string[];
-  /** Login throttles. @default 10 attempts per account and 100 per client address, per 5 minutes */
-  loginThrottle?: { account?: RateLimiter; address?: RateLimiter };
+  /**
+   * Login throttles, each any `RateLimiter` (in process by default, Redis to share across replicas),
+   * checked in this order before the password: `address` (every attempt from one client address),
+   * `accountAddress` (one account from one address), `account` (one account from everywhere). A third
+   * party at one address can use up only its own pair, not the account: locking an account out
+   * takes `account / accountAddress` addresses. IPv6 addresses count per /56.
+   * @default { address: 100, accountAddress: 10, account: 100 } attempts per 5 minutes
+   */
+  loginThrottle?: { address?: RateLimiter; accountAddress?: RateLimiter; account?: RateLimiter };
+  /**
+   * Refuse a login whose request carries no client address (`handler.fetch(request)` without
+   * `{ clientAddress }`) with a 500 and an explanation in the log, rather than throttle every such
+   * caller as one client. `false` opts in to that one shared bucket.
+   * @default true
+   */
+  requireClientAddress?: boolean;
   /** Largest accepted request body. @default 16384 */
   maxBodyBytes?: number;
   /** Path prefix the routes live under. @default "" (routes at `/sessions…`) */
@@ -70,8 +91,11 @@ export function createSessionHandler(options: SessionHandlerOptions): SessionHan
   const allowedOrigins = normalizeOrigins(options.allowedOrigins ?? []);
   const clientAddress = createClientAddressResolver({ trustedProxies: options.trustedProxies ?? [] });
   const fiveMinutes = 5 * 60 * 1000;
-  const accountThrottle = options.loginThrottle?.account ?? createSlidingWindowLimiter({ limit: 10, windowMs: fiveMinutes, now: service.context.now });
-  const addressThrottle = options.loginThrottle?.address ?? createSlidingWindowLimiter({ limit: 100, windowMs: fiveMinutes, now: service.context.now });
+  const throttle = (limit: number) => createSlidingWindowLimiter({ limit, windowMs: fiveMinutes, now: service.context.now });
+  const addressThrottle = options.loginThrottle?.address ?? throttle(100);
+  const accountAddressThrottle = options.loginThrottle?.accountAddress ?? throttle(10);
+  const accountThrottle = options.loginThrottle?.account ?? throttle(100);
+  const requireClientAddress = options.requireClientAddress ?? true;
   const maxBodyBytes = options.maxBodyBytes ?? 16 * 1024;
   const basePath = (options.basePath ?? '').replace(/\/+$/, '');
   const onError = options.onError ?? ((error: unknown) => console.error('[deskpilot] session handler error', error));
@@ -84,10 +108,15 @@ export function createSessionHandler(options: SessionHandlerOptions): SessionHan
   };
 
   const throttleLogin = async (request: HttpRequest, email: string) => {
-    // Checked before the password: a throttled attempt gets the same answer whatever it sends.
+    if (!request.clientAddress && requireClientAddress) throw missingClientAddressError('createSessionHandler', 'login throttling');
+    const address = addressBucket(clientAddress(request));
+    const account = normalizeEmail(email);
+    // Checked before the password: a throttled attempt gets the same answer whatever it sends. In
+    // this order, so attempts refused per address or per pair never count against the account.
     for (const [limiter, bucket] of [
-      [addressThrottle, clientAddress(request)],
-      [accountThrottle, normalizeEmail(email)],
+      [addressThrottle, address],
+      [accountAddressThrottle, `${address} ${account}`],
+      [accountThrottle, account],
     ] as const) {
       const decision = await limiter.check(bucket);
       if (!decision.allowed) {

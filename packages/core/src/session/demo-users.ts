@@ -1,7 +1,7 @@
-import type { NewUser } from './memory-user-directory.js';
+import type { NewUserWithPassword } from './memory-user-directory.js';
 
 /** The demo directory seeded by the reference servers (DESIGN §2). Not for production. */
-export const demoUsers: readonly NewUser[] = [
+export const demoUsers: readonly NewUserWithPassword[] = [
   {
     id: 'usr_alice',
     email: 'alice@example.com',

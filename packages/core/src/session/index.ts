@@ -29,9 +29,11 @@ export {
   type MemoryUserDirectory,
   type MemoryUserDirectoryOptions,
   type NewUser,
+  type NewUserWithHash,
+  type NewUserWithPassword,
 } from './memory-user-directory.js';
 export { demoUsers } from './demo-users.js';
-export { hashPassword, verifyPassword, type PasswordHashOptions } from './password.js';
+export { hashPassword, isPasswordHash, passwordNeedsRehash, verifyPassword, type PasswordHashOptions } from './password.js';
 export {
   createSecretHasher,
   createSessionToken,

@@ -1,20 +1,33 @@
 import { randomUUID } from 'node:crypto';
-import { hashPassword, verifyPassword, type PasswordHashOptions } from './password.js';
+import { hashPassword, isPasswordHash, passwordNeedsRehash, verifyPassword, type PasswordHashOptions } from './password.js';
 import { normalizeEmail, type Account, type Membership, type UserDirectory } from './user-directory.js';
 
-/** A user to add to a directory, with a plain password (hashed on the way in). */
-export interface NewUser {
+interface NewUserFields {
   /** @default a random UUID */
   id?: string;
   email: string;
   name: string;
-  password: string;
   memberships: Membership[];
 }
 
+/** A user to add with a plain password, hashed on the way in. */
+export interface NewUserWithPassword extends NewUserFields {
+  password: string;
+  passwordHash?: undefined;
+}
+
+/** A user to add with an existing hash from `hashPassword` (any format `verifyPassword` reads; upgraded on the next login). */
+export interface NewUserWithHash extends NewUserFields {
+  passwordHash: string;
+  password?: undefined;
+}
+
+/** A user to add to a directory, with a plain password or an existing hash. */
+export type NewUser = NewUserWithPassword | NewUserWithHash;
+
 /** Options of {@link createMemoryUserDirectory}. */
 export interface MemoryUserDirectoryOptions {
-  /** scrypt parameters for new hashes (and for the decoy hash checked for unknown emails). */
+  /** scrypt parameters for new hashes, for upgrading older ones, and for the decoy hash checked for unknown emails. */
   passwordHash?: PasswordHashOptions;
 }
 
@@ -24,8 +37,16 @@ export interface MemoryUserDirectory extends UserDirectory {
   addUser(user: NewUser): Promise<Account>;
 }
 
+/** The stored hash of a new user: the given one when it is readable, else a hash of the password. */
+async function passwordHashOf(user: NewUser, options: PasswordHashOptions | undefined): Promise<string> {
+  if (user.passwordHash === undefined) return hashPassword(user.password, options);
+  if (!isPasswordHash(user.passwordHash)) throw new TypeError('passwordHash is not a hash verifyPassword can read');
+  return user.passwordHash;
+}
+
 /**
- * Creates an in-memory {@link UserDirectory}.
+ * Creates an in-memory {@link UserDirectory}. A hash in an older format or with other parameters is
+ * re-hashed with the current ones on the next successful login.
  *
  * @example
  * const directory = createMemoryUserDirectory();
@@ -44,13 +65,14 @@ export function createMemoryUserDirectory(options: MemoryUserDirectoryOptions = 
   return {
     async addUser(user) {
       const email = normalizeEmail(user.email);
+      const passwordHash = await passwordHashOf(user, options.passwordHash);
       const previous = byEmail.get(email);
       if (previous) byId.delete(previous.user.id);
       const account: Account = Object.freeze({
         user: Object.freeze({ id: user.id ?? randomUUID(), email, name: user.name }),
         memberships: Object.freeze(user.memberships.map((membership) => Object.freeze({ ...membership }))) as Account['memberships'],
       });
-      const stored = { ...account, passwordHash: await hashPassword(user.password, options.passwordHash) };
+      const stored = { ...account, passwordHash };
       accounts.set(stored, account);
       byEmail.set(email, stored);
       byId.set(account.user.id, stored);
@@ -59,8 +81,15 @@ export function createMemoryUserDirectory(options: MemoryUserDirectoryOptions = 
     async verifyCredentials(email, password) {
       const stored = byEmail.get(normalizeEmail(email));
       decoy ??= hashPassword('decoy password that matches nothing', options.passwordHash);
-      const matches = await verifyPassword(password, stored?.passwordHash ?? (await decoy));
-      return stored && matches ? publicView(stored) : null;
+      const checkedHash = stored?.passwordHash ?? (await decoy);
+      const matches = await verifyPassword(password, checkedHash);
+      if (!stored || !matches) return null;
+      if (passwordNeedsRehash(checkedHash, options.passwordHash)) {
+        const upgraded = await hashPassword(password, options.passwordHash);
+        // Only over the hash just checked: a password changed meanwhile is not overwritten.
+        if (stored.passwordHash === checkedHash) stored.passwordHash = upgraded;
+      }
+      return publicView(stored);
     },
     async getAccount(userId) {
       const stored = byId.get(userId);

@@ -21,7 +21,8 @@ export interface Account {
 
 /**
  * Storage port for users and credentials. Implementations hash with `hashPassword` and verify with
- * `verifyPassword`; an unknown email must cost the same scrypt work as a wrong password.
+ * `verifyPassword`; an unknown email must cost the same scrypt work as a wrong password, and a hash
+ * `passwordNeedsRehash` flags is replaced after a successful login (only if it is still the one checked).
  */
 export interface UserDirectory {
   /** The account when the email and password match; null otherwise, after the same work either way. */

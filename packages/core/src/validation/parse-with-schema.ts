@@ -4,6 +4,24 @@ import { DeskpilotError, type FieldError } from '../errors/deskpilot-error.js';
 /** Result of a safe parse: the typed value, or the `invalid_request` error it would throw. */
 export type SafeParseResult<T> = { success: true; data: T } | { success: false; error: DeskpilotError };
 
+const plainKey = /^[\w$-]{1,64}$/;
+
+/**
+ * The dotted path of a field, as problem details name it (`messages.0.id`, `(root)` for the body
+ * itself). A key that is not plain is shown JSON-escaped and cut to 64 characters, so the answer never
+ * echoes invalid text or a huge key back.
+ */
+export function formatFieldPath(path: ReadonlyArray<PropertyKey>): string {
+  const segments = path.map((segment) => {
+    if (typeof segment === 'number') return String(segment);
+    const key = String(segment);
+    if (plainKey.test(key)) return key;
+    const shown = JSON.stringify(key.length > 64 ? key.slice(0, 64) : key).slice(1, -1);
+    return key.length > 64 ? `${shown}…` : shown;
+  });
+  return segments.join('.') || '(root)';
+}
+
 /** Validates `value` with a zod schema; a failure is an `invalid_request` error listing every field path. */
 export function safeParseWithSchema<Schema extends z.ZodType>(
   schema: Schema,
@@ -12,10 +30,7 @@ export function safeParseWithSchema<Schema extends z.ZodType>(
 ): SafeParseResult<z.infer<Schema>> {
   const result = schema.safeParse(value);
   if (result.success) return { success: true, data: result.data };
-  const errors: FieldError[] = result.error.issues.map((issue) => ({
-    path: issue.path.map(String).join('.') || '(root)',
-    message: issue.message,
-  }));
+  const errors: FieldError[] = result.error.issues.map((issue) => ({ path: formatFieldPath(issue.path), message: issue.message }));
   return { success: false, error: new DeskpilotError('invalid_request', { detail, errors }) };
 }
 
