@@ -2,7 +2,7 @@ import { describeError } from '@deskpilot/core';
 import { DataDirectoryLockedError } from '@deskpilot/postgres';
 import { createApp } from './app.ts';
 import { readConfig, type ServerConfig } from './config.ts';
-import { createGracefulServer, settlesWithin } from './graceful-server.ts';
+import { createGracefulServer, settlesWithin } from '../../shared/graceful-server.ts';
 
 let config: ServerConfig;
 try {

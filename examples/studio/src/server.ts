@@ -1,7 +1,7 @@
 import { describeError } from '@deskpilot/core';
 import { createStudioApp } from './app.ts';
 import { readConfig, type StudioConfig } from './config.ts';
-import { createGracefulServer, settlesWithin } from './graceful-server.ts';
+import { createGracefulServer, settlesWithin } from '../../shared/graceful-server.ts';
 
 let config: StudioConfig;
 try {

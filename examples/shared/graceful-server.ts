@@ -1,3 +1,4 @@
+// Shared by the three reference servers: how a Node HTTP server stops without serving late requests.
 import { createServer, type RequestListener, type Server } from 'node:http';
 import type { Socket } from 'node:net';
 import { DeskpilotError, problemResponse, writeHttpResponse } from '@deskpilot/core';
