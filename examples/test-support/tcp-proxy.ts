@@ -2,6 +2,15 @@ import { createServer, connect, type Server, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { onTestFinished } from 'vitest';
 
+/** A port nothing listens on. */
+export async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
 /**
  * A loopback TCP proxy to `target` that a test can cut (`down`: connections reset, then refused) and
  * restore (`up`) on the same port, or partition (`partition`: every connection stays open, new ones

@@ -1,25 +1,16 @@
 // Fault suite, start-up: what an operator sees when Redis, the data directory or the disk is not
 // usable, and that one embedded database is never opened by two processes.
-import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { countLost, isConfirmed, postJson, readChunks, turnBody } from '../../test-support/chat-client.ts';
 import { seedEmbeddedDatabases } from '../../test-support/pglite-template.ts';
 import { exitCode, runToExit, seededDataDir, spawnExample, temporaryDataDir } from '../../test-support/spawn-example.ts';
+import { closedPort } from '../../test-support/tcp-proxy.ts';
 import { smallDisk, smallDiskUnavailable } from '../../test-support/tmpfs.ts';
 
 const serverFile = fileURLToPath(new URL('../src/server.ts', import.meta.url));
 const sessionServerFile = fileURLToPath(new URL('../../session-server/src/server.ts', import.meta.url));
-
-/** A port nothing listens on. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 /** Environment of a server that must fail to start: embedded database, no Redis unless given. */
 const failingEnv = (env: Record<string, string>) => ({ PORT: '0', DATABASE_URL: '', REDIS_URL: '', ...env });

@@ -2,7 +2,6 @@
 // while serving (the login throttles fail closed, then recover without a restart), and SIGTERM with
 // kept-alive connections.
 import { createHash } from 'node:crypto';
-import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createClient } from 'redis';
@@ -10,18 +9,10 @@ import { describe, expect, it } from 'vitest';
 import { freshPostgresSchema } from '../../test-support/postgres-schema.ts';
 import { rawConnection } from '../../test-support/raw-connection.ts';
 import { exitCode, runToExit, seededDataDir, spawnExample, temporaryDataDir } from '../../test-support/spawn-example.ts';
-import { startTcpProxy } from '../../test-support/tcp-proxy.ts';
+import { closedPort, startTcpProxy } from '../../test-support/tcp-proxy.ts';
 
 const serverFile = fileURLToPath(new URL('../src/server.ts', import.meta.url));
 const { DATABASE_URL: databaseUrl, REDIS_URL: redisUrl } = process.env;
-
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 const login = (url: string, email = 'alice@example.com') =>
   fetch(`${url}/sessions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password: 'alice-demo-password' }) });
