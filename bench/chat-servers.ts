@@ -8,14 +8,13 @@ import { chatRouter } from '@deskpilot/chat-express';
 import {
   DeskpilotError,
   createChatHandler,
-  createDemoCommerceBackend,
-  createDemoTicketBackend,
   createMemoryApprovalStore,
   createMemoryChatStore,
   problemResponse,
   writeHttpResponse,
   type ChatStore,
 } from '@deskpilot/core';
+import { createDemoCommerceBackend, createDemoTicketBackend } from '@deskpilot/core/demo';
 import { convertToModelMessages, pipeUIMessageStreamToResponse, streamText, toUIMessageStream, type UIMessage } from 'ai';
 import express from 'express';
 import { createBenchModel } from './chat-bench-model.ts';

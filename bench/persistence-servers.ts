@@ -10,20 +10,18 @@ import { chatRouter } from '@deskpilot/chat-express';
 import {
   DeskpilotError,
   createChatHandler,
-  createDemoCommerceBackend,
-  createDemoTicketBackend,
   createMemoryApprovalStore,
   createMemoryChatStore,
   createMemorySessionStore,
   createMemoryUserDirectory,
   createSessionHandler,
   createSessionService,
-  demoUsers,
   problemResponse,
   writeHttpResponse,
   type ApprovalStore,
   type ChatStore,
 } from '@deskpilot/core';
+import { createDemoCommerceBackend, createDemoTicketBackend, demoUsers } from '@deskpilot/core/demo';
 import { createPostgresStores, openDatabase, type Database, type SqlClient, type SqlExecutor, type SqlRow } from '@deskpilot/postgres';
 import { sendHttpResponse, sessionRouter } from '@deskpilot/session-express';
 import express from 'express';

@@ -12,8 +12,8 @@ import {
   createMemoryUserDirectory,
   createSessionHandler,
   createSessionService,
-  demoUsers,
 } from '@deskpilot/core';
+import { demoUsers } from '@deskpilot/core/demo';
 import { sessionRouter } from '@deskpilot/session-express';
 
 /** What a server child sends once it is ready. */

@@ -4,14 +4,12 @@ import { chatRouter } from '@deskpilot/chat-express';
 import {
   DeskpilotError,
   createChatHandler,
-  createDemoCommerceBackend,
-  createDemoModel,
-  createDemoTicketBackend,
   problemResponse,
   writeHttpResponse,
   type ChatModels,
   type CommerceBackend,
 } from '@deskpilot/core';
+import { createDemoCommerceBackend, createDemoModel, createDemoTicketBackend } from '@deskpilot/core/demo';
 import { join } from 'node:path';
 import { createPostgresStores, openDatabase } from '@deskpilot/postgres';
 import { connectRedis, createRedisRateLimiter } from '@deskpilot/redis';

@@ -4,10 +4,10 @@ import {
   DeskpilotError,
   createSessionHandler,
   createSessionService,
-  demoUsers,
   problemResponse,
   type RateLimiter,
 } from '@deskpilot/core';
+import { demoUsers } from '@deskpilot/core/demo';
 import { createPostgresStores, openDatabase } from '@deskpilot/postgres';
 import { connectRedis, createRedisRateLimiter } from '@deskpilot/redis';
 import { sendHttpResponse, sessionRouter } from '@deskpilot/session-express';

@@ -1,4 +1,5 @@
-import { createDemoCommerceBackend, presentMoney } from '@deskpilot/core';
+import { presentMoney } from '@deskpilot/core';
+import { createDemoCommerceBackend } from '@deskpilot/core/demo';
 import express, { type Request } from 'express';
 
 /**

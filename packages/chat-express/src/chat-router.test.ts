@@ -2,15 +2,13 @@ import { createServer } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
 import {
   createChatHandler,
-  createDemoCommerceBackend,
-  createDemoModel,
-  createDemoTicketBackend,
   createMemoryApprovalStore,
   createMemoryChatStore,
   readChatStream,
   type ChatHandlerOptions,
   type ChatStore,
 } from '@deskpilot/core';
+import { createDemoCommerceBackend, createDemoModel, createDemoTicketBackend } from '@deskpilot/core/demo';
 import {
   AbstractChat,
   DefaultChatTransport,

@@ -1,4 +1,5 @@
-import { createChatHandler, createDemoCommerceBackend, createDemoTicketBackend, readChatStream } from '@deskpilot/core';
+import { createChatHandler, readChatStream } from '@deskpilot/core';
+import { createDemoCommerceBackend, createDemoTicketBackend } from '@deskpilot/core/demo';
 import type { UIMessageChunk } from 'ai';
 import { MockLanguageModelV4 } from 'ai/test';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,12 +1,10 @@
 import {
   createChatHandler,
-  createDemoCommerceBackend,
-  createDemoModel,
-  createDemoTicketBackend,
   createSlidingWindowLimiter,
   type ApprovalStore,
   type ChatStore,
 } from '@deskpilot/core';
+import { createDemoCommerceBackend, createDemoModel, createDemoTicketBackend } from '@deskpilot/core/demo';
 import { createFakeClock } from '@deskpilot/core/testing';
 import * as fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';

@@ -1,13 +1,10 @@
 import {
   createChatHandler,
-  createDemoCommerceBackend,
-  createDemoModel,
-  createDemoTicketBackend,
   createSessionHandler,
   createSessionService,
   createSlidingWindowLimiter,
-  demoUsers,
 } from '@deskpilot/core';
+import { createDemoCommerceBackend, createDemoModel, createDemoTicketBackend, demoUsers } from '@deskpilot/core/demo';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createPostgresStores, type PostgresStores } from './create-postgres-stores.js';
 import { testBackends, type TestDatabase } from './test-database.test-support.js';

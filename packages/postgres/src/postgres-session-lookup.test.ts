@@ -1,4 +1,5 @@
-import { createSessionService, demoUsers, isDeskpilotError } from '@deskpilot/core';
+import { createSessionService, isDeskpilotError } from '@deskpilot/core';
+import { demoUsers } from '@deskpilot/core/demo';
 import { createFakeClock, makeSessionRecord, testSessionLookup } from '@deskpilot/core/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPostgresStores } from './create-postgres-stores.js';

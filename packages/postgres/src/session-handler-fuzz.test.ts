@@ -1,5 +1,6 @@
 import { createFakeClock } from '@deskpilot/core/testing';
-import { createSessionHandler, createSessionService, createSlidingWindowLimiter, demoUsers, type SessionStore } from '@deskpilot/core';
+import { createSessionHandler, createSessionService, createSlidingWindowLimiter, type SessionStore } from '@deskpilot/core';
+import { demoUsers } from '@deskpilot/core/demo';
 import * as fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPostgresStores } from './create-postgres-stores.js';

@@ -7,9 +7,9 @@ import {
   createMemoryUserDirectory,
   createSessionHandler,
   createSessionService,
-  demoUsers,
   type SessionHandlerOptions,
 } from '@deskpilot/core';
+import { demoUsers } from '@deskpilot/core/demo';
 import express from 'express';
 import { sessionRouter } from './session-router.js';
 

@@ -1,9 +1,8 @@
-import type { LanguageModelV4CallOptions, LanguageModelV4StreamPart } from './demo-model/language-model-v4.js';
+import type { LanguageModelV4CallOptions, LanguageModelV4StreamPart } from '../demo/model/language-model-v4.js';
 import { simulateReadableStream, type UIMessage, type UIMessageChunk } from 'ai';
 import { MockLanguageModelV4 } from 'ai/test';
 import { createFakeClock } from '../testing/fake-clock.js';
-import { createDemoCommerceBackend } from './backends/create-demo-commerce-backend.js';
-import { createDemoTicketBackend } from './backends/create-demo-ticket-backend.js';
+import { createDemoCommerceBackend, createDemoTicketBackend } from '../demo.js';
 import { createChatHandler, type ChatHandlerOptions } from './create-chat-handler.js';
 import { createMemoryApprovalStore } from './memory-approval-store.js';
 import { createMemoryChatStore } from './memory-chat-store.js';

@@ -1,6 +1,5 @@
 export * from './backends/index.js';
 export * from './tools/index.js';
-export * from './demo-model/index.js';
 export type {
   AddMessageResult,
   ChatSessionRecord,

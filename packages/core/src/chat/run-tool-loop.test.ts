@@ -1,4 +1,4 @@
-import type { LanguageModelV4StreamPart } from './demo-model/language-model-v4.js';
+import type { LanguageModelV4StreamPart } from '../demo/model/language-model-v4.js';
 import { MockLanguageModelV4 } from 'ai/test';
 import { describe, expect, it } from 'vitest';
 import { textStep } from './chat.test-support.js';

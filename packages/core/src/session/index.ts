@@ -32,7 +32,6 @@ export {
   type NewUserWithHash,
   type NewUserWithPassword,
 } from './memory-user-directory.js';
-export { demoUsers } from './demo-users.js';
 export { hashPassword, isPasswordHash, passwordNeedsRehash, verifyPassword, type PasswordHashOptions } from './password.js';
 export {
   createSecretHasher,

@@ -2,7 +2,7 @@ import { createFakeClock } from '../testing/fake-clock.js';
 import { createMemorySessionStore } from './memory-session-store.js';
 import { createMemoryUserDirectory } from './memory-user-directory.js';
 import { createSessionService, type SessionServiceOptions } from './create-session-service.js';
-import { demoUsers } from './demo-users.js';
+import { demoUsers } from '../demo.js';
 
 /** Low scrypt cost keeps tests quick; the production default is exercised in password.test.ts. */
 export const testPasswordHash = { cost: 1024 } as const;

@@ -23,6 +23,3 @@ export type {
 export { orderStatuses, quoteStatuses } from './commerce-backend.js';
 export type { AddTicketCommentResult, NewTicket, Ticket, TicketBackend, TicketComment, TicketPriority, TicketStatus, TicketSummary } from './ticket-backend.js';
 export { ticketPriorities, ticketStatuses } from './ticket-backend.js';
-export { createDemoCommerceBackend, type DemoCommerceBackend, type DemoCommerceBackendOptions } from './create-demo-commerce-backend.js';
-export { createDemoTicketBackend, type DemoTicketBackend, type DemoTicketBackendOptions } from './create-demo-ticket-backend.js';
-export type { BackendCall } from './run-idempotent-write.js';

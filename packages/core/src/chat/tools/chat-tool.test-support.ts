@@ -1,6 +1,5 @@
 import { createFakeClock } from '../../testing/fake-clock.js';
-import { createDemoCommerceBackend } from '../backends/create-demo-commerce-backend.js';
-import { createDemoTicketBackend } from '../backends/create-demo-ticket-backend.js';
+import { createDemoCommerceBackend, createDemoTicketBackend } from '../../demo.js';
 import type { ChatToolContext, ChatToolDefinition } from './chat-tool.js';
 
 /** A tool context on fresh demo backends and a fake clock: project `acme-b2c`, user `rep@example.com`. */

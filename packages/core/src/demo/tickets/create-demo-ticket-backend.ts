@@ -1,8 +1,8 @@
-import { createDemoProjectStore } from './demo-project-store.js';
-import { clampLimit, matchesTextQuery } from './matches-text-query.js';
-import { runIdempotentWrite, type BackendCall, type IdempotencyRecords } from './run-idempotent-write.js';
+import { createDemoProjectStore } from '../backend/demo-project-store.js';
+import { clampLimit, matchesTextQuery } from '../backend/matches-text-query.js';
+import { runIdempotentWrite, type BackendCall, type IdempotencyRecords } from '../backend/run-idempotent-write.js';
 import { seedDemoTickets } from './seed-demo-tickets.js';
-import type { AddTicketCommentResult, Ticket, TicketBackend, TicketSummary } from './ticket-backend.js';
+import type { AddTicketCommentResult, Ticket, TicketBackend, TicketSummary } from '../../chat/backends/ticket-backend.js';
 
 /** Options of {@link createDemoTicketBackend}. */
 export interface DemoTicketBackendOptions {

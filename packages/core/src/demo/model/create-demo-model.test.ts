@@ -1,11 +1,9 @@
 import { generateText, isStepCount, streamText, tool, type ModelMessage, type TextStreamPart, type ToolApprovalConfiguration, type ToolChoice, type ToolSet } from 'ai';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
-import { createDemoCommerceBackend } from '../backends/create-demo-commerce-backend.js';
-import { createDemoTicketBackend } from '../backends/create-demo-ticket-backend.js';
-import { builtinChatTools } from '../tools/builtin-tools.js';
-import type { ChatToolContext } from '../tools/chat-tool.js';
-import { workingMemoryUpdateSchema } from '../working-memory.js';
+import { builtinChatTools, workingMemoryUpdateSchema, type ChatToolContext } from '../../index.js';
+import { createDemoCommerceBackend } from '../commerce/create-demo-commerce-backend.js';
+import { createDemoTicketBackend } from '../tickets/create-demo-ticket-backend.js';
 import { createDemoModel, type DemoModel } from './create-demo-model.js';
 import type { LanguageModelV4CallOptions, LanguageModelV4Prompt, LanguageModelV4StreamPart } from './language-model-v4.js';
 

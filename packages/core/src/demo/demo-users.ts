@@ -1,4 +1,4 @@
-import type { NewUserWithPassword } from './memory-user-directory.js';
+import type { NewUserWithPassword } from '../session/memory-user-directory.js';
 
 /** The demo directory seeded by the reference servers (DESIGN §2). Not for production. */
 export const demoUsers: readonly NewUserWithPassword[] = [

@@ -1,7 +1,7 @@
-import type { CancelResult, CommerceBackend, Money, Order, OrderStatus, RefundResult } from './commerce-backend.js';
-import { createDemoProjectStore } from './demo-project-store.js';
-import { clampLimit, matchesTextQuery } from './matches-text-query.js';
-import { runIdempotentWrite, type BackendCall, type IdempotencyRecords } from './run-idempotent-write.js';
+import type { CancelResult, CommerceBackend, Money, Order, OrderStatus, RefundResult } from '../../chat/backends/commerce-backend.js';
+import { createDemoProjectStore } from '../backend/demo-project-store.js';
+import { clampLimit, matchesTextQuery } from '../backend/matches-text-query.js';
+import { runIdempotentWrite, type BackendCall, type IdempotencyRecords } from '../backend/run-idempotent-write.js';
 import { seedDemoCommerce, type DemoCommerceData } from './seed-demo-commerce.js';
 
 /** Options of {@link createDemoCommerceBackend}. */

@@ -1,6 +1,6 @@
-import { createSeededRandom } from './seeded-random.js';
-import { demoSeedEpoch, seedDemoCommerce } from './seed-demo-commerce.js';
-import type { Ticket, TicketComment } from './ticket-backend.js';
+import { createSeededRandom } from '../backend/seeded-random.js';
+import { demoSeedEpoch, seedDemoCommerce } from '../commerce/seed-demo-commerce.js';
+import type { Ticket, TicketComment } from '../../chat/backends/ticket-backend.js';
 
 const hour = 60 * 60 * 1000;
 const agentEmail = 'agent.kim@example.com';

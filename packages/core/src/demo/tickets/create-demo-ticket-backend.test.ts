@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createFakeClock } from '../../testing/fake-clock.js';
-import { createDemoCommerceBackend } from './create-demo-commerce-backend.js';
+import { createDemoCommerceBackend } from '../commerce/create-demo-commerce-backend.js';
 import { createDemoTicketBackend } from './create-demo-ticket-backend.js';
 
 const project = 'acme-b2c';

@@ -1,5 +1,5 @@
-import type { BusinessUnit, Currency, Customer, Money, Order, OrderItem, OrderStatus, Product, Quote } from './commerce-backend.js';
-import { createSeededRandom, type SeededRandom } from './seeded-random.js';
+import type { BusinessUnit, Currency, Customer, Money, Order, OrderItem, OrderStatus, Product, Quote } from '../../chat/backends/commerce-backend.js';
+import { createSeededRandom, type SeededRandom } from '../backend/seeded-random.js';
 
 /** Everything a demo project's commerce data is made of. */
 export interface DemoCommerceData {

@@ -1,0 +1,1 @@
+export type { BackendCall } from './run-idempotent-write.js';

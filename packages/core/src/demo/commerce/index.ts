@@ -1,0 +1,1 @@
+export { createDemoCommerceBackend, type DemoCommerceBackend, type DemoCommerceBackendOptions } from './create-demo-commerce-backend.js';

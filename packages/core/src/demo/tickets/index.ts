@@ -1,0 +1,1 @@
+export { createDemoTicketBackend, type DemoTicketBackend, type DemoTicketBackendOptions } from './create-demo-ticket-backend.js';
