@@ -45,6 +45,6 @@ function isUnavailable(error: unknown): boolean {
  * such as a duplicate key, is returned unchanged. Use it when writing your own `SqlClient`.
  */
 export function toStoreError(error: unknown): unknown {
-  if (error instanceof DeskpilotError || !isUnavailable(error)) return error;
+  if (DeskpilotError.isInstance(error) || !isUnavailable(error)) return error;
   return new DeskpilotError('store_unavailable', { detail: 'The database is unavailable.', cause: error });
 }

@@ -53,7 +53,7 @@ export function createIdentityProxy(options: IdentityProxyOptions): RequestHandl
       forwardRequest(req, res, target, targetBase + req.url, downstreamHeaders(req.headers as IncomingHeaders, session, headerOptions), timeoutMs);
     }, (error: unknown) => {
       if (res.headersSent) return void res.destroy();
-      if (!(error instanceof DeskpilotError)) return next(error);
+      if (!DeskpilotError.isInstance(error)) return next(error);
       sendHttpResponse(res, problemResponse(error));
     });
   };

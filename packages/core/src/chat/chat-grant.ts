@@ -107,7 +107,7 @@ export async function verifyChatGrant(grant: unknown, secret: string, options: V
     const claims = claimsSchema.parse(payload);
     return { userEmail: claims.sub, userRole: claims.role, projectKey: claims.project, businessType: claims.business, capabilities: claims.caps };
   } catch (cause) {
-    if (cause instanceof DeskpilotError) throw cause;
+    if (DeskpilotError.isInstance(cause)) throw cause;
     throw new DeskpilotError('unauthenticated', { detail: grantProblem(cause), cause });
   }
 }

@@ -313,7 +313,7 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
     try {
       return await run();
     } catch (error) {
-      if (!(error instanceof ChatToolError)) onError(error);
+      if (!ChatToolError.isInstance(error)) onError(error);
       throw new ChatToolError(safeToolErrorMessage(error));
     }
   };
@@ -455,8 +455,8 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
       generateMessageId: () => assistantId,
       messageMetadata: ({ part }) => (part.type === 'start' ? { model: modelLabel, createdAt: now() } : undefined),
       onError: (error) => {
-        if (!(error instanceof ChatToolError)) onError(error);
-        return error instanceof ChatToolError ? error.message : 'The assistant could not answer. Please try again.';
+        if (!ChatToolError.isInstance(error)) onError(error);
+        return ChatToolError.isInstance(error) ? error.message : 'The assistant could not answer. Please try again.';
       },
       onEnd: async ({ responseMessage, isAborted, finishReason }) => {
         const awaiting = responseMessage.parts.some((part) => isToolPart(part) && part.state === 'approval-requested');
@@ -537,7 +537,7 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
       if (draining) throw new DeskpilotError('unavailable', { detail: 'The chat service is shutting down. Try again in a moment.', headers: { 'retry-after': '1' } });
       return await route(request);
     } catch (error) {
-      if (!(error instanceof DeskpilotError) || error.status >= 500) onError(error);
+      if (!DeskpilotError.isInstance(error) || error.status >= 500) onError(error);
       const problem = problemResponse(error);
       return new Response(problem.body, { status: problem.status, headers: problem.headers });
     }

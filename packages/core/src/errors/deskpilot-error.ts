@@ -79,8 +79,24 @@ export interface DeskpilotErrorOptions {
   cause?: unknown;
 }
 
+// A registry symbol, the same in every copy of this module: an app that ends up with two copies of
+// @deskpilot/core (a hoisting accident, a bundled adapter) still recognises the other copy's errors,
+// which `instanceof` cannot do.
+const deskpilotErrorBrand = Symbol.for('deskpilot.error');
+
 /** The one error type of Deskpilot: a stable `code`, a safe `detail`, an HTTP status from {@link errorStatus}. */
 export class DeskpilotError extends Error {
+  /** True when `value` is a `DeskpilotError` made by any copy of `@deskpilot/core`: use it instead of `instanceof`. */
+  static isInstance(value: unknown): value is DeskpilotError {
+    return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[deskpilotErrorBrand] === true;
+  }
+
+  // On the prototype and out of the declared type: no own property for deep equality to compare, and
+  // the types of two copies stay compatible.
+  static {
+    Object.defineProperty(this.prototype, deskpilotErrorBrand, { value: true });
+  }
+
   override readonly name = 'DeskpilotError';
   readonly code: ErrorCode;
   readonly status: number;
@@ -100,5 +116,5 @@ export class DeskpilotError extends Error {
 
 /** True when `error` is a {@link DeskpilotError}, optionally with the given code. */
 export function isDeskpilotError(error: unknown, code?: ErrorCode): error is DeskpilotError {
-  return error instanceof DeskpilotError && (code === undefined || error.code === code);
+  return DeskpilotError.isInstance(error) && (code === undefined || error.code === code);
 }

@@ -18,7 +18,7 @@ export const problemContentType = 'application/problem+json';
  * anything else becomes `internal` with a generic detail, so nothing internal leaks.
  */
 export function toProblemDetails(error: unknown): ProblemDetails {
-  const known = error instanceof DeskpilotError ? error : new DeskpilotError('internal');
+  const known = DeskpilotError.isInstance(error) ? error : new DeskpilotError('internal');
   return {
     type: `urn:deskpilot:problem:${known.code}`,
     title: errorTitle[known.code],

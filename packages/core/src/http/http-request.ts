@@ -61,7 +61,7 @@ export function jsonResponse(status: number, value: unknown, headers: Array<[str
 /** An `application/problem+json` response for any thrown value (unknown values become `internal`). */
 export function problemResponse(error: unknown, headers: Array<[string, string]> = []): HttpResponse {
   const problem = toProblemDetails(error);
-  const extra = error instanceof DeskpilotError && error.headers ? Object.entries(error.headers) : [];
+  const extra = DeskpilotError.isInstance(error) && error.headers ? Object.entries(error.headers) : [];
   return {
     status: problem.status,
     headers: [['content-type', problemContentType], ...extra, ...headers],

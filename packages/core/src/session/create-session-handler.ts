@@ -191,9 +191,9 @@ export function createSessionHandler(options: SessionHandlerOptions): SessionHan
       return response;
     } catch (error) {
       // Unknown errors and our own 5xx (a store outage) are the operator's business: report them.
-      if (!(error instanceof DeskpilotError) || error.status >= 500) onError(error);
+      if (!DeskpilotError.isInstance(error) || error.status >= 500) onError(error);
       const clearCookie: Array<[string, string]> =
-        error instanceof DeskpilotError && error.code === 'unauthenticated' ? [['set-cookie', service.context.cookie.clear()]] : [];
+        DeskpilotError.isInstance(error) && error.code === 'unauthenticated' ? [['set-cookie', service.context.cookie.clear()]] : [];
       return problemResponse(error, [noStore, ...clearCookie]);
     }
   };
