@@ -3,7 +3,7 @@
 // directory, with its wall time and the process's peak RSS. Each measurement runs in its own child
 // process, so one's peak never counts against another's.
 import { readFileSync, writeFileSync } from 'node:fs';
-import { createMemoryUserDirectory, hashPassword } from '@deskpilot/core';
+import { createMemoryUserDirectory, hashPassword, verifyCredentials } from '@deskpilot/core';
 import { formatNumber, formatRatio, forkScript, markdownTable, median } from './measure.ts';
 
 /** Options of {@link benchPasswords}. */
@@ -118,9 +118,10 @@ async function measureSequential(cost: number, count: number) {
 
 /** Child: a burst of `count` concurrent logins (right, wrong and unknown-email alike) on the memory directory. */
 async function measureBurst(cost: number, count: number): Promise<Omit<PasswordBurst, 'name' | 'cost' | 'threadPoolSize'>> {
-  const directory = createMemoryUserDirectory({ passwordHash: { cost } });
+  const options = { passwordHash: { cost } };
+  const directory = createMemoryUserDirectory(options);
   await directory.addUser({ email: 'rep@example.com', name: 'Rep', password: 'correct horse', memberships: [] });
-  await directory.verifyCredentials('nobody@example.com', 'warm-up'); // builds the decoy hash
+  await verifyCredentials(directory, 'nobody@example.com', 'warm-up', options); // builds the decoy hash
   const baseline = memoryStatus().rss;
   // Resets VmHWM to the current RSS (Linux ≥ 4.0), so the peak is the burst's own.
   writeFileSync('/proc/self/clear_refs', '5');
@@ -129,7 +130,7 @@ async function measureBurst(cost: number, count: number): Promise<Omit<PasswordB
   await Promise.all(
     Array.from({ length: count }, (_, index) => {
       const [email, password] = credentials[index % credentials.length]!;
-      return directory.verifyCredentials(email, password);
+      return verifyCredentials(directory, email, password, options);
     }),
   );
   const wallMs = performance.now() - startedAt;

@@ -8,6 +8,7 @@
 export { createFakeClock, type FakeClock } from './testing/fake-clock.js';
 export { makeSessionRecord, testSessionStore } from './testing/test-session-store.js';
 export { testSessionLookup, type SessionLookupFixture } from './testing/test-session-lookup.js';
+export { testUserDirectory, type UserDirectoryUnderTest } from './testing/test-user-directory.js';
 export { testRateLimiter, type RateLimiterFactory } from './testing/test-rate-limiter.js';
 export { testChatStore } from './testing/test-chat-store.js';
 export { testApprovalStore } from './testing/test-approval-store.js';

@@ -60,7 +60,7 @@ for (const backend of testBackends) {
     const sessions = () => {
       const account = createSlidingWindowLimiter({ limit: 10, windowMs: 60_000 });
       const address = createSlidingWindowLimiter({ limit: 100, windowMs: 60_000 });
-      const service = createSessionService({ store: stores.sessionStore, directory: stores.userDirectory, lookup: stores.sessionLookup });
+      const service = createSessionService({ store: stores.sessionStore, directory: stores.userDirectory, lookup: stores.sessionLookup, passwordHash: { cost: 1024 } });
       const handler = createSessionHandler({ service, allowedOrigins: ['http://studio.test'], loginThrottle: { account, address }, onError: () => {} });
       return { handler, account, address };
     };

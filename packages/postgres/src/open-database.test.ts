@@ -2,7 +2,7 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createSessionService, isDeskpilotError } from '@deskpilot/core';
+import { createSessionService, isDeskpilotError, verifyCredentials } from '@deskpilot/core';
 import { demoUsers } from '@deskpilot/core/demo';
 import { afterAll, describe, expect, it, onTestFinished } from 'vitest';
 import { createPostgresStores } from './create-postgres-stores.js';
@@ -50,7 +50,7 @@ describe('openDatabase', () => {
     const second = await openDatabase({ dataDir });
     try {
       const { userDirectory } = createPostgresStores(second.client, { passwordHash: { cost: 1024 } });
-      expect((await userDirectory.verifyCredentials(demoUsers[0]!.email, 'persisted'))?.user.id).toBe(demoUsers[0]!.id);
+      expect((await verifyCredentials(userDirectory, demoUsers[0]!.email, 'persisted', { passwordHash: { cost: 1024 } }))?.user.id).toBe(demoUsers[0]!.id);
     } finally {
       await second.close();
     }
@@ -61,7 +61,7 @@ describe('openDatabase', () => {
     try {
       const stores = createPostgresStores(db.client, { cache: db.kind === 'pglite', passwordHash: { cost: 1024 } });
       for (const user of demoUsers) await stores.userDirectory.addUser(user);
-      const service = createSessionService({ store: stores.sessionStore, directory: stores.userDirectory });
+      const service = createSessionService({ store: stores.sessionStore, directory: stores.userDirectory, passwordHash: { cost: 1024 } });
 
       const login = await service.login({ email: 'alice@example.com', password: 'alice-demo-password', projectKey: 'acme-b2b' });
       if (!login.ok) return expect.unreachable('login should succeed');

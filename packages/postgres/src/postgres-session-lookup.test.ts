@@ -57,7 +57,7 @@ for (const backend of testBackends) {
       const stores = createPostgresStores(client, { passwordHash });
       for (const user of demoUsers) await stores.userDirectory.addUser(user);
       const clock = createFakeClock(Date.UTC(2026, 0, 1));
-      const service = createSessionService({ store: stores.sessionStore, directory: stores.userDirectory, lookup: stores.sessionLookup, now: clock.now });
+      const service = createSessionService({ store: stores.sessionStore, directory: stores.userDirectory, lookup: stores.sessionLookup, now: clock.now, passwordHash });
       const login = await service.login({ email: 'alice@example.com', password: 'alice-demo-password' });
       if (!login.ok) return expect.unreachable('login should succeed');
       const cookie = login.setCookie.split(';')[0]!;

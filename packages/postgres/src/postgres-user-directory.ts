@@ -3,8 +3,6 @@ import {
   hashPassword,
   isPasswordHash,
   normalizeEmail,
-  passwordNeedsRehash,
-  verifyPassword,
   type Account,
   type Membership,
   type NewUser,
@@ -17,7 +15,11 @@ import type { SqlClient, SqlRow } from './sql-client.js';
 
 /** Options of {@link createPostgresUserDirectory}. */
 export interface PostgresUserDirectoryOptions {
-  /** scrypt parameters for new hashes, for upgrading older ones, and for the decoy hash checked for unknown emails. */
+  /**
+   * scrypt parameters of the hash of a user added with a plain password; give the session service
+   * (which upgrades hashes and checks the decoy) the same ones.
+   * @default N=2^17, r=8, p=1 (those of `hashPassword`)
+   */
   passwordHash?: PasswordHashOptions;
   /**
    * Keep accounts this process read or wrote in memory, updated by every `addUser` it makes. Only
@@ -45,7 +47,16 @@ export const membershipsSql = `COALESCE((SELECT jsonb_agg(jsonb_build_object('pr
   FROM deskpilot_memberships m WHERE m.user_id = u.id), '[]'::jsonb)`;
 
 // One round trip for a user and their memberships.
-const accountSql = `SELECT u.id, u.email, u.name, u.password_hash, ${membershipsSql} AS memberships FROM deskpilot_users u`;
+const accountSql = `SELECT u.id, u.email, u.name, ${membershipsSql} AS memberships FROM deskpilot_users u WHERE u.id = $1`;
+
+// ES2024's `String.prototype.isWellFormed` (Node ≥ 20); the project's TypeScript lib is ES2023.
+const isWellFormed = (text: string): boolean => (text as unknown as { isWellFormed(): boolean }).isWellFormed();
+
+/**
+ * False for text no row can hold: Postgres refuses NUL in `text` (an error, not a miss), and drivers
+ * turn a lone surrogate into U+FFFD (which could then match another row).
+ */
+const canBeStored = (text: string) => !text.includes('\u0000') && isWellFormed(text);
 
 function isMemberships(value: unknown): value is Membership[] {
   return (
@@ -72,10 +83,9 @@ export function toAccount(row: SqlRow, idColumn = 'id'): Account {
 }
 
 /**
- * Creates a {@link UserDirectory} on Postgres or PGlite, hashing with scrypt. An unknown email is
- * checked against a decoy hash, so it costs the same work and gets the same answer as a wrong password.
- * A hash in an older format or with other parameters is re-hashed with the current ones on the next
- * successful login, only if the row still holds the hash just checked (a concurrent password change wins).
+ * Creates a {@link UserDirectory} on Postgres or PGlite. Emails are stored normalised
+ * ({@link normalizeEmail}); `updatePasswordHash` is one `UPDATE` that checks the hash it replaces, so
+ * a concurrent password change wins.
  *
  * @example
  * const directory = createPostgresUserDirectory(client);
@@ -85,13 +95,6 @@ export function toAccount(row: SqlRow, idColumn = 'id'): Account {
 export function createPostgresUserDirectory(client: SqlClient, options: PostgresUserDirectoryOptions = {}): PostgresUserDirectory {
   const cacheOptions = options.cache === true ? {} : options.cache || undefined;
   const cache = cacheOptions ? createReadCache<Account>(cacheOptions) : noReadCache<Account>();
-  let decoy: Promise<string> | undefined;
-
-  const findAccount = async (where: string, value: string) => {
-    const { rows } = await client.query(`${accountSql} WHERE ${where}`, [value]);
-    return rows[0] ? { account: toAccount(rows[0]), passwordHash: readStoredRow('user', rows[0]).text('password_hash') } : null;
-  };
-
   return {
     async addUser(user) {
       const email = normalizeEmail(user.email);
@@ -120,21 +123,24 @@ export function createPostgresUserDirectory(client: SqlClient, options: Postgres
         ({ account, removed }) => ({ remove: removed, set: [[account.user.id, account]] }),
       ).then(({ account }) => account);
     },
-    async verifyCredentials(email, password) {
-      const stored = await findAccount('u.email = $1', normalizeEmail(email));
-      decoy ??= hashPassword('decoy password that matches nothing', options.passwordHash);
-      const checkedHash = stored?.passwordHash ?? (await decoy);
-      const matches = await verifyPassword(password, checkedHash);
-      if (!stored || !matches) return null;
-      if (passwordNeedsRehash(checkedHash, options.passwordHash)) {
-        const upgraded = await hashPassword(password, options.passwordHash);
-        await client.query('UPDATE deskpilot_users SET password_hash = $1 WHERE id = $2 AND password_hash = $3', [upgraded, stored.account.user.id, checkedHash]);
-      }
-      return stored.account;
+    async findCredentials(email) {
+      if (!canBeStored(email)) return null;
+      const { rows } = await client.query('SELECT id, password_hash FROM deskpilot_users WHERE email = $1', [email]);
+      if (!rows[0]) return null;
+      const read = readStoredRow('user', rows[0]);
+      return { userId: read.text('id'), passwordHash: read.text('password_hash') };
     },
-    getAccount: (userId) => cache.read(userId, async () => {
-      const stored = await findAccount('u.id = $1', userId);
-      return stored ? stored.account : null;
-    }),
+    async updatePasswordHash(userId, previousHash, nextHash) {
+      if (![userId, previousHash, nextHash].every(canBeStored)) return false;
+      const { rowCount } = await client.query('UPDATE deskpilot_users SET password_hash = $1 WHERE id = $2 AND password_hash = $3', [nextHash, userId, previousHash]);
+      return rowCount === 1;
+    },
+    getAccount: (userId) =>
+      canBeStored(userId)
+        ? cache.read(userId, async () => {
+            const { rows } = await client.query(accountSql, [userId]);
+            return rows[0] ? toAccount(rows[0]) : null;
+          })
+        : Promise.resolve(null),
   };
 }

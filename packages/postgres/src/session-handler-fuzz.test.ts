@@ -42,7 +42,7 @@ describe('session routes under fuzzing, on PGlite', () => {
     const sessions = countingWrites<SessionStore>(stores.sessionStore, { create: always, replace: always, delete: always, deleteByUser: always, touch: always, deleteExpired: always });
     const account = countingLimiter(createSlidingWindowLimiter({ limit: 20, windowMs: 5 * 60_000, now: clock.now }));
     const address = countingLimiter(createSlidingWindowLimiter({ limit: 1_000, windowMs: 5 * 60_000, now: clock.now }));
-    const service = createSessionService({ store: sessions.store, directory: stores.userDirectory, now: clock.now, idleTimeoutMs: 365 * 24 * 3600_000, absoluteTimeoutMs: 365 * 24 * 3600_000 });
+    const service = createSessionService({ store: sessions.store, directory: stores.userDirectory, now: clock.now, passwordHash: { cost: 16 }, idleTimeoutMs: 365 * 24 * 3600_000, absoluteTimeoutMs: 365 * 24 * 3600_000 });
     const errors: unknown[] = [];
     const handler = createSessionHandler({ service, allowedOrigins: [studio], loginThrottle: { account, address }, onError: (error) => errors.push(error) });
     return { clock, sessions, account, address, service, handler, errors };

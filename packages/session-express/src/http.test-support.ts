@@ -25,9 +25,10 @@ export async function listen(listener: RequestListener): Promise<{ url: string; 
 export async function createSessionApp(
   options: { mount?: string; before?: express.RequestHandler[]; trustProxy?: string | string[] | boolean | number; handler?: Partial<SessionHandlerOptions> } = {},
 ) {
-  const directory = createMemoryUserDirectory({ passwordHash: { cost: 1024 } });
+  const passwordHash = { cost: 1024 };
+  const directory = createMemoryUserDirectory({ passwordHash });
   for (const user of demoUsers) await directory.addUser(user);
-  const service = createSessionService({ store: createMemorySessionStore(), directory });
+  const service = createSessionService({ store: createMemorySessionStore(), directory, passwordHash });
   const app = express();
   if (options.trustProxy !== undefined) app.set('trust proxy', options.trustProxy);
   for (const middleware of options.before ?? []) app.use(middleware);

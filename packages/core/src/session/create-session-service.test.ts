@@ -175,7 +175,7 @@ describe('resolve', () => {
     const stranger = createMemoryUserDirectory({ passwordHash: testPasswordHash });
     const fixture = await createTestSessions();
     const lookup = createSessionLookup({ store: fixture.store, directory: stranger });
-    const service = createSessionService({ store: fixture.store, directory: fixture.directory, lookup, now: fixture.clock.now });
+    const service = createSessionService({ store: fixture.store, directory: fixture.directory, lookup, now: fixture.clock.now, passwordHash: testPasswordHash });
     const login = await service.login(alice);
     if (!login.ok) throw new Error('login failed');
     expect(await service.resolve(cookiePair(login.setCookie))).toBeNull();

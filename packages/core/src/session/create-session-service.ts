@@ -1,11 +1,14 @@
 import { randomBytes as nodeRandomBytes } from 'node:crypto';
 import { resolveSession, authenticateToken, type ResolvedSession } from './resolve-session.js';
 import { findMembership, toSession, type Session } from './session.js';
-import { createSessionCookie, type SessionCookie, type SessionCookieOptions } from './session-cookie.js';
+import type { PasswordHashOptions } from './password.js';
+import type { SessionContext } from './session-context.js';
+import { createSessionCookie, type SessionCookieOptions } from './session-cookie.js';
 import { createSessionLookup, type SessionLookup } from './session-lookup.js';
 import type { SessionRecord, SessionStore } from './session-store.js';
-import { createSecretHasher, createSessionToken, type RandomBytes, type SecretHasher } from './session-token.js';
+import { createSecretHasher, createSessionToken, type RandomBytes } from './session-token.js';
 import type { UserDirectory } from './user-directory.js';
+import { verifyCredentials } from './verify-credentials.js';
 
 /** Options of {@link createSessionService}. */
 export interface SessionServiceOptions {
@@ -26,24 +29,16 @@ export interface SessionServiceOptions {
   renewIntervalMs?: number;
   /** Server-side secret; when set, token secrets are stored as HMAC-SHA-256 instead of SHA-256. */
   pepper?: string;
+  /**
+   * scrypt parameters of a hash upgraded at login and of the decoy checked for unknown emails (see
+   * `verifyCredentials`); give the directory the same ones for the hashes it writes.
+   * @default N=2^17, r=8, p=1 (those of `hashPassword`)
+   */
+  passwordHash?: PasswordHashOptions;
   /** Clock in epoch milliseconds. @default Date.now */
   now?: () => number;
   /** Random source for tokens. @default crypto.randomBytes */
   randomBytes?: RandomBytes;
-}
-
-/** The normalised configuration every session function works from. */
-export interface SessionContext {
-  store: SessionStore;
-  directory: UserDirectory;
-  lookup: SessionLookup;
-  cookie: SessionCookie;
-  idleTimeoutMs: number;
-  absoluteTimeoutMs: number;
-  renewIntervalMs: number;
-  hashSecret: SecretHasher;
-  now: () => number;
-  randomBytes: RandomBytes;
 }
 
 /** Input of a login. */
@@ -110,6 +105,7 @@ export function createSessionService(options: SessionServiceOptions): SessionSer
     randomBytes: options.randomBytes ?? nodeRandomBytes,
   };
   const { store, directory, cookie } = context;
+  const credentialOptions = { passwordHash: options.passwordHash };
 
   /** A record for a fresh token, with its `Set-Cookie`. */
   const issue = (base: Omit<SessionRecord, 'id' | 'secretHash' | 'version' | 'idleExpiresAt'>, now: number) => {
@@ -130,7 +126,7 @@ export function createSessionService(options: SessionServiceOptions): SessionSer
     resolve: (cookieHeader) => resolveSession(cookieHeader, context),
 
     async login(input) {
-      const account = await directory.verifyCredentials(input.email, input.password);
+      const account = await verifyCredentials(directory, input.email, input.password, credentialOptions);
       if (!account) return { ok: false, reason: 'invalid_credentials' };
       const membership =
         input.projectKey === undefined ? account.memberships[0] : findMembership(account, input.projectKey);

@@ -3,10 +3,10 @@ export {
   type LoginInput,
   type LoginResult,
   type SelectProjectResult,
-  type SessionContext,
   type SessionService,
   type SessionServiceOptions,
 } from './create-session-service.js';
+export type { SessionContext } from './session-context.js';
 export { resolveSession, authenticateToken, type AuthenticatedSession, type ResolvedSession } from './resolve-session.js';
 export {
   createSessionHandler,
@@ -23,7 +23,8 @@ export {
   type SessionLookupOptions,
 } from './session-lookup.js';
 export { createMemorySessionStore, type MemorySessionStore } from './memory-session-store.js';
-export { normalizeEmail, type Account, type Membership, type User, type UserDirectory } from './user-directory.js';
+export { normalizeEmail, type Account, type Credentials, type Membership, type User, type UserDirectory } from './user-directory.js';
+export { verifyCredentials, type VerifyCredentialsOptions } from './verify-credentials.js';
 export {
   createMemoryUserDirectory,
   type MemoryUserDirectory,

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { hashPassword, isPasswordHash, passwordNeedsRehash, verifyPassword, type PasswordHashOptions } from './password.js';
+import { hashPassword, isPasswordHash, type PasswordHashOptions } from './password.js';
 import { normalizeEmail, type Account, type Membership, type UserDirectory } from './user-directory.js';
 
 interface NewUserFields {
@@ -27,7 +27,11 @@ export type NewUser = NewUserWithPassword | NewUserWithHash;
 
 /** Options of {@link createMemoryUserDirectory}. */
 export interface MemoryUserDirectoryOptions {
-  /** scrypt parameters for new hashes, for upgrading older ones, and for the decoy hash checked for unknown emails. */
+  /**
+   * scrypt parameters of the hash of a user added with a plain password; give the session service
+   * (which upgrades hashes and checks the decoy) the same ones.
+   * @default N=2^17, r=8, p=1 (those of `hashPassword`)
+   */
   passwordHash?: PasswordHashOptions;
 }
 
@@ -45,8 +49,7 @@ async function passwordHashOf(user: NewUser, options: PasswordHashOptions | unde
 }
 
 /**
- * Creates an in-memory {@link UserDirectory}. A hash in an older format or with other parameters is
- * re-hashed with the current ones on the next successful login.
+ * Creates an in-memory {@link UserDirectory}. Emails are stored normalised ({@link normalizeEmail}).
  *
  * @example
  * const directory = createMemoryUserDirectory();
@@ -56,8 +59,6 @@ async function passwordHashOf(user: NewUser, options: PasswordHashOptions | unde
 export function createMemoryUserDirectory(options: MemoryUserDirectoryOptions = {}): MemoryUserDirectory {
   const byEmail = new Map<string, Account & { passwordHash: string }>();
   const byId = new Map<string, Account & { passwordHash: string }>();
-  // An unknown email is checked against this decoy, so it costs the same work as a wrong password.
-  let decoy: Promise<string> | undefined;
   // Accounts are stored deep-frozen and handed out as they are: nobody can change them, reads copy nothing.
   const accounts = new WeakMap<object, Account>();
   const publicView = (stored: Account & { passwordHash: string }): Account => accounts.get(stored)!;
@@ -78,18 +79,15 @@ export function createMemoryUserDirectory(options: MemoryUserDirectoryOptions = 
       byId.set(account.user.id, stored);
       return account;
     },
-    async verifyCredentials(email, password) {
-      const stored = byEmail.get(normalizeEmail(email));
-      decoy ??= hashPassword('decoy password that matches nothing', options.passwordHash);
-      const checkedHash = stored?.passwordHash ?? (await decoy);
-      const matches = await verifyPassword(password, checkedHash);
-      if (!stored || !matches) return null;
-      if (passwordNeedsRehash(checkedHash, options.passwordHash)) {
-        const upgraded = await hashPassword(password, options.passwordHash);
-        // Only over the hash just checked: a password changed meanwhile is not overwritten.
-        if (stored.passwordHash === checkedHash) stored.passwordHash = upgraded;
-      }
-      return publicView(stored);
+    async findCredentials(email) {
+      const stored = byEmail.get(email);
+      return stored ? { userId: stored.user.id, passwordHash: stored.passwordHash } : null;
+    },
+    async updatePasswordHash(userId, previousHash, nextHash) {
+      const stored = byId.get(userId);
+      if (!stored || stored.passwordHash !== previousHash) return false;
+      stored.passwordHash = nextHash;
+      return true;
     },
     async getAccount(userId) {
       const stored = byId.get(userId);

@@ -1,5 +1,5 @@
 import { findMembership, toSession, type Session } from './session.js';
-import type { SessionContext } from './create-session-service.js';
+import type { SessionContext } from './session-context.js';
 import type { SessionRecord } from './session-store.js';
 import { parseSessionToken, verifySecret } from './session-token.js';
 import type { Account, Membership } from './user-directory.js';

@@ -19,16 +19,34 @@ export interface Account {
   memberships: Membership[];
 }
 
+/** The stored credentials of one user, as {@link UserDirectory.findCredentials} returns them. */
+export interface Credentials {
+  userId: string;
+  /** The stored hash, exactly as written (any format `verifyPassword` reads). */
+  passwordHash: string;
+}
+
 /**
- * Storage port for users and credentials. Implementations hash with `hashPassword` and verify with
- * `verifyPassword`; an unknown email must cost the same scrypt work as a wrong password, and a hash
- * `passwordNeedsRehash` flags is replaced after a successful login (only if it is still the one checked).
+ * Storage port for users and credentials: plain data in and out. The directory never hashes or
+ * verifies a password at login: `verifyCredentials` in core does, and runs the unknown-email decoy, so
+ * no directory can leak which emails exist. Run `testUserDirectory` from `@deskpilot/core/testing`
+ * against an implementation.
  */
 export interface UserDirectory {
-  /** The account when the email and password match; null otherwise, after the same work either way. */
-  verifyCredentials(email: string, password: string): Promise<Account | null>;
+  /**
+   * The credentials of the user with this email, or null. Core passes the email through
+   * {@link normalizeEmail} first and the directory stores emails normalised the same way, so it
+   * compares exactly. Input that no stored email can equal (a NUL, a lone surrogate) is null, never a
+   * store error.
+   */
+  findCredentials(email: string): Promise<Credentials | null>;
   /** The account with this user id, or null. */
   getAccount(userId: string): Promise<Account | null>;
+  /**
+   * Replaces the user's hash with `nextHash` only while it is still `previousHash` (a password changed
+   * meanwhile is never overwritten); true when it was replaced.
+   */
+  updatePasswordHash(userId: string, previousHash: string, nextHash: string): Promise<boolean>;
 }
 
 /** Trims and lower-cases an email address, the one spelling stored and compared. */
