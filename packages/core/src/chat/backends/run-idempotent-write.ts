@@ -1,4 +1,4 @@
-import { canonicalJson } from '../canonical-hash.js';
+import { canonicalJson } from '../approval/canonical-hash.js';
 
 /** One write call that a demo backend actually ran (replays are not logged). */
 export interface BackendCall {

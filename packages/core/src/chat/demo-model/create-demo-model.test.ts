@@ -5,7 +5,7 @@ import { createDemoCommerceBackend } from '../backends/create-demo-commerce-back
 import { createDemoTicketBackend } from '../backends/create-demo-ticket-backend.js';
 import { builtinChatTools } from '../tools/builtin-tools.js';
 import type { ChatToolContext } from '../tools/chat-tool.js';
-import { workingMemoryUpdateSchema } from '../working-memory.js';
+import { workingMemoryUpdateSchema } from '../conversation/working-memory.js';
 import { createDemoModel, type DemoModel } from './create-demo-model.js';
 import type { LanguageModelV4CallOptions, LanguageModelV4Prompt, LanguageModelV4StreamPart } from './language-model-v4.js';
 

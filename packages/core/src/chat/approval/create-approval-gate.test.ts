@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createFakeClock } from '../testing/fake-clock.js';
-import { ChatToolError } from './chat-tool-error.js';
+import { createFakeClock } from '../../testing/fake-clock.js';
+import { ChatToolError } from '../tools/chat-tool-error.js';
 import { createApprovalGate, type ApprovalScope } from './create-approval-gate.js';
 import { createMemoryApprovalStore } from './memory-approval-store.js';
 

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { ApprovalOutcome, ApprovalRecord, ApprovalStore } from './approval-store.js';
 import { canonicalHash } from './canonical-hash.js';
-import { safeToolErrorMessage } from './chat-tool-error.js';
+import { safeToolErrorMessage } from '../tools/chat-tool-error.js';
 
 /** Options of {@link createApprovalGate}. */
 export interface ApprovalGateOptions {
