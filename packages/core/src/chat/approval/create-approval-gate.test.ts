@@ -100,6 +100,15 @@ describe('createApprovalGate', () => {
     expect(runs).toBe(0);
     expect(outcome.type).toBe('error');
   });
+
+  it('reports a failed action to the injected logger when no onError is given', async () => {
+    const logged: Array<[string, unknown]> = [];
+    const gate = createApprovalGate({ store: createMemoryApprovalStore(), logger: { warn: () => {}, error: (message, details) => logged.push([message, details]) } });
+    const record = await gate.propose(scope, call);
+    const failure = new Error('backend down');
+    await gate.execute(record.id, async () => Promise.reject(failure));
+    expect(logged).toEqual([['approved action failed', failure]]);
+  });
 });
 
 type Answer = { id: string; approved: boolean; toolCallId: string; toolName: string; input: unknown };
