@@ -6,6 +6,7 @@ import { createSessionLookup, type SessionLookup } from './session-lookup.js';
 import type { SessionRecord, SessionStore } from './session-store.js';
 import { createSecretHasher, createSessionToken, type RandomBytes, type SecretHasher } from './session-token.js';
 import type { UserDirectory } from './user-directory.js';
+import { DeskpilotError } from '../errors/deskpilot-error.js';
 
 /** Options of {@link createSessionService}. */
 export interface SessionServiceOptions {
@@ -174,7 +175,7 @@ export function createSessionService(options: SessionServiceOptions): SessionSer
         }
         // Another request wrote this session since we read it: read it again and retry.
       }
-      throw new Error('Session kept changing during a project switch');
+      throw new DeskpilotError('conflict', { detail: 'The session kept changing during the project switch. Try again.' });
     },
 
     async logout(cookieHeader) {
