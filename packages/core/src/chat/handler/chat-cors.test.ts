@@ -54,6 +54,16 @@ describe('createChatHandler: CORS for allowedOrigins', () => {
     expect(corsOf(bare)).toEqual({});
   });
 
+  it('covers the chat routes only: another path answers its 404 without CORS', async () => {
+    const { call } = await setup();
+    const preflight = await call('/admin', { method: 'OPTIONS', origin: studio, headers: { 'access-control-request-method': 'POST' } });
+    expect(preflight.status).toBe(404);
+    expect(corsOf(preflight)).toEqual({});
+    const post = await call('/admin', { origin: studio, body: {} });
+    expect(post.status).toBe(404);
+    expect(corsOf(post)).toEqual({});
+  });
+
   it('answers no preflight when no origin is allowed (the default)', async () => {
     const { call } = await setup({ allowedOrigins: undefined });
     const response = await call('/chat', { method: 'OPTIONS', origin: studio, headers: { 'access-control-request-method': 'POST' } });

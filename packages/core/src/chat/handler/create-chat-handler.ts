@@ -12,7 +12,7 @@ import { resolveChatGrantPolicy, type ChatGrantPolicy } from '../context/chat-gr
 import type { ChatStore } from '../conversation/chat-store.js';
 import { builtinChatTools } from '../tools/builtin-tools.js';
 import type { ChatToolDefinition } from '../tools/chat-tool.js';
-import { chatExposedHeaders, createChatCors } from './chat-cors.js';
+import { createChatCors } from './chat-cors.js';
 import { chatBodySchema, userMessageSchema, type ChatLimits } from './chat-request.js';
 import { serveChat, serveChatHistory, type ChatRouteDependencies } from './chat-routes.js';
 import { createChatAdmission } from './create-chat-admission.js';
@@ -77,7 +77,7 @@ export interface ChatHandlerOptions {
   generateId?: () => string;
   /**
    * Origins whose pages may call the chat (the browser posts to it directly, cross-origin): their
-   * requests get `access-control-*` headers (exposing {@link chatExposedHeaders}) and their `OPTIONS`
+   * requests get `access-control-*` headers (exposing `chatExposedHeaders`) and their `OPTIONS`
    * preflights a 204. Compared case-insensitively. Other origins get no CORS header.
    * @default []
    */
@@ -172,12 +172,11 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
     '/chat/history': (request) => serveChatHistory(dependencies, request),
   };
 
+  const routeOf = (request: HttpRequest) => (Object.hasOwn(routes, request.path) ? routes[request.path] : undefined);
   const answer = async (request: HttpRequest): Promise<HttpResponse> => {
     try {
-      const route = Object.hasOwn(routes, request.path) ? routes[request.path] : undefined;
+      const route = routeOf(request);
       if (!route) throw new DeskpilotError('not_found', { detail: 'No such route.' });
-      const preflight = cors.preflight(request);
-      if (preflight) return preflight;
       if (request.method !== 'POST') throw new DeskpilotError('method_not_allowed', { detail: 'Use POST.', headers: { allow: 'POST' } });
       if (tracker.draining) throw new DeskpilotError('unavailable', { detail: 'The chat service is shutting down. Try again in a moment.', headers: { 'retry-after': '1' } });
       return await route(request);
@@ -188,12 +187,14 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
   };
 
   const handle = async (request: HttpRequest): Promise<HttpResponse> => {
+    // CORS covers the chat routes only, as the browser calls nothing else here.
+    const isRoute = routeOf(request) !== undefined;
+    const preflight = isRoute ? cors.preflight(request) : null;
+    if (preflight) return preflight;
     const response = await answer(request);
-    const corsHeaders = cors.headersFor(request);
-    return corsHeaders.length === 0 || response.status === 204 ? response : { ...response, headers: [...response.headers, ...corsHeaders] };
+    const corsHeaders = isRoute ? cors.headersFor(request) : [];
+    return corsHeaders.length === 0 ? response : { ...response, headers: [...response.headers, ...corsHeaders] };
   };
 
   return { handle, fetch: async (request, info) => toFetchResponse(await handle(fromFetchRequest(request, info))), drain: (drainOptions) => tracker.drain(drainOptions) };
 }
-
-export { chatExposedHeaders };
