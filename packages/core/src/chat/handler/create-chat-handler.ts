@@ -142,7 +142,7 @@ function resolveDependencies(options: ChatHandlerOptions, logger: Logger, onErro
 /**
  * Creates the chat service's handler: `POST /chat` streams the assistant's answer as an AI SDK UI
  * message stream, `POST /chat/history` returns a conversation; CORS for `allowedOrigins`. The steps
- * of a turn are named functions of this folder (see {@link serveChat}).
+ * of a turn are named functions of this folder (`serveChat` in `chat-routes.ts` composes them).
  *
  * @example
  * const chat = createChatHandler({
