@@ -78,10 +78,11 @@ export async function createApp(config: ServerConfig) {
     trustedProxies: config.TRUSTED_PROXIES,
     stepBudget: config.STEP_BUDGET,
     contextSecret: config.CHAT_CONTEXT_SECRET,
+    allowedOrigins: config.ALLOWED_ORIGINS,
   });
   const app = express();
   app.disable('x-powered-by');
-  app.use(chatRouter(chat, { allowedOrigins: config.ALLOWED_ORIGINS }));
+  app.use(chatRouter(chat));
   app.use((_req, res) => writeHttpResponse(res, problemResponse(new DeskpilotError('not_found', { detail: 'No such route.' }))));
   const storage = database.kind === 'pglite' ? `PGlite in ${dataDir}` : 'Postgres (DATABASE_URL)';
   const close = async () => {

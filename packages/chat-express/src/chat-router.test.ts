@@ -33,12 +33,13 @@ async function startChatService(options: { trustProxy?: string; handler?: Partia
     commerce,
     tickets: createDemoTicketBackend(),
     onError: () => {},
+    allowedOrigins: [studio],
     ...options.handler,
   });
   const app = express();
   if (options.trustProxy !== undefined) app.set('trust proxy', options.trustProxy);
   if (options.beforeRoutes) app.use(options.beforeRoutes);
-  app.use(chatRouter(handler, { allowedOrigins: [studio] }));
+  app.use(chatRouter(handler));
   const server = createServer(app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   onTestFinished(() => new Promise<void>((resolve) => server.close(() => resolve())).then(() => server.closeAllConnections()));

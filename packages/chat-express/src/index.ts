@@ -1,1 +1,1 @@
-export { chatRouter, type ChatRouterOptions } from './chat-router.js';
+export { chatRouter } from './chat-router.js';

@@ -2,6 +2,7 @@ import { isDeskpilotError } from '@deskpilot/core';
 import { testChatStore } from '@deskpilot/core/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPostgresChatStore } from './postgres-chat-store.js';
+import type { SqlClient } from './sql-client.js';
 import { testBackends, type TestDatabase } from './test-database.test-support.js';
 
 const init = () => ({ id: crypto.randomUUID(), userEmail: 'rep@example.com', projectKey: 'acme-b2c', createdAt: 1_000, updatedAt: 1_000 });
@@ -59,3 +60,14 @@ for (const backend of testBackends) {
     });
   });
 }
+
+describe('createPostgresChatStore, when a row vanishes between its statements at every attempt', () => {
+  // Every INSERT … ON CONFLICT DO NOTHING finds the row, every SELECT finds it gone: a row deleted each time.
+  const vanishing: SqlClient = { query: async () => ({ rows: [], rowCount: 0 }), transaction: async (fn) => fn(vanishing), close: async () => {} };
+
+  it('answers conflict (409), not a 500, once its retries have run out', async () => {
+    const store = createPostgresChatStore(vanishing);
+    expect(await rejection(store.getOrCreateSession(init()))).toMatchObject({ code: 'conflict', status: 409 });
+    expect(await rejection(store.addMessage(crypto.randomUUID(), { id: 'm1', role: 'user', parts: [{ type: 'text', text: 'hi' }] }))).toMatchObject({ code: 'conflict', status: 409 });
+  });
+});

@@ -1,4 +1,4 @@
-import type { ChatSessionRecord, ChatStore, TurnStatus } from '@deskpilot/core';
+import { DeskpilotError, type ChatSessionRecord, type ChatStore, type TurnStatus } from '@deskpilot/core';
 import { isJsonObject, isRecordOf, readStoredRow } from './read-stored-row.js';
 import type { SqlClient, SqlRow } from './sql-client.js';
 
@@ -53,7 +53,7 @@ export function createPostgresChatStore(client: SqlClient): ChatStore {
         const existing = await getSession(init.id);
         if (existing) return { session: existing, created: false };
       }
-      throw new Error(`Chat session ${init.id} was deleted while it was being created`);
+      throw new DeskpilotError('conflict', { detail: 'The conversation was deleted while it was being opened. Try again.' });
     },
     getSession,
     async updateSession(id, update) {
@@ -91,7 +91,7 @@ export function createPostgresChatStore(client: SqlClient): ChatStore {
         const stored = await client.query('SELECT message FROM deskpilot_chat_messages WHERE session_id = $1 AND id = $2', [sessionId, message.id]);
         if (stored.rows[0]) return { added: false, existing: readStoredRow('chat message', stored.rows[0]).json('message', isMessage, 'a UI message') };
       }
-      throw new Error(`Chat message ${message.id} was deleted while it was being added`);
+      throw new DeskpilotError('conflict', { detail: 'The message was deleted while it was being added. Try again.' });
     },
     async upsertMessages(sessionId, messages) {
       // One statement cannot update a row twice: de-duplicate first, keeping the first position and

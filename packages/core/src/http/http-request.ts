@@ -24,7 +24,7 @@ export interface HttpRequest {
 export interface HttpResponse {
   status: number;
   headers: Array<[name: string, value: string]>;
-  body: string | null;
+  body: string | ReadableStream<Uint8Array> | null;
 }
 
 /** Extra facts a host knows about a fetch request that the `Request` object does not carry. */

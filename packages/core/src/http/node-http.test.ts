@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import { writeFetchResponse, type NodeResponseLike } from './node-http.js';
+import { writeFetchResponse, writeHttpResponse, type NodeResponseLike } from './node-http.js';
 
 /** A Node response as `http` leaves it: `write` answers false once the socket is gone, and `drain` never comes. */
 class FakeResponse extends EventEmitter implements NodeResponseLike {
@@ -9,7 +9,9 @@ class FakeResponse extends EventEmitter implements NodeResponseLike {
   destroyed = false;
   written: Uint8Array[] = [];
   ended = false;
-  setHeader() {
+  headers = new Map<string, string | string[]>();
+  setHeader(name: string, value: string | string[]) {
+    this.headers.set(name, value);
     return this;
   }
   write(chunk: Uint8Array) {
@@ -99,5 +101,38 @@ describe('writeFetchResponse', () => {
     };
     await writeFetchResponse(res, body.response);
     expect(body.cancelled()).toBe(true);
+  });
+});
+
+describe('writeHttpResponse', () => {
+  it('writes a string body with its status and headers, repeated headers kept apart', async () => {
+    const res = new FakeResponse();
+    let ended: unknown;
+    res.end = (chunk?: string) => ((ended = chunk), (res.ended = true), res);
+    await writeHttpResponse(res, { status: 201, headers: [['content-type', 'application/json'], ['set-cookie', 'a=1'], ['set-cookie', 'b=2']], body: '{}' });
+    expect(res.statusCode).toBe(201);
+    expect(Object.fromEntries(res.headers)).toEqual({ 'content-type': 'application/json', 'set-cookie': ['a=1', 'b=2'] });
+    expect(ended).toBe('{}');
+  });
+
+  it('streams a ReadableStream body, and cancels it when the client leaves', async () => {
+    const res = new FakeResponse();
+    const encoder = new TextEncoder();
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(encoder.encode('data: 1\n\n'));
+        controller.enqueue(encoder.encode('data: 2\n\n'));
+        controller.close();
+      },
+    });
+    await writeHttpResponse(res, { status: 200, headers: [['content-type', 'text/event-stream']], body });
+    expect(Buffer.concat(res.written).toString()).toBe('data: 1\n\ndata: 2\n\n');
+    expect(res.ended).toBe(true);
+
+    const left = new FakeResponse();
+    left.leave();
+    const endless = endlessBody();
+    await writeHttpResponse(left, { status: 200, headers: [], body: endless.response.body! });
+    expect(endless.cancelled()).toBe(true);
   });
 });

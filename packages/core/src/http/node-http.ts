@@ -58,8 +58,11 @@ function nodeBody(req: NodeRequestLike): HttpRequest['body'] {
   return [parsed instanceof Uint8Array ? parsed : Buffer.from(typeof parsed === 'string' ? parsed : JSON.stringify(parsed))];
 }
 
-/** Writes an {@link HttpResponse} to a Node response (repeated headers such as `Set-Cookie` kept apart). */
-export function writeHttpResponse(res: NodeResponseLike, response: HttpResponse): void {
+/**
+ * Writes an {@link HttpResponse} to a Node response (repeated headers such as `Set-Cookie` kept
+ * apart); a stream body is streamed as {@link writeFetchResponse} does.
+ */
+export async function writeHttpResponse(res: NodeResponseLike, response: HttpResponse): Promise<void> {
   const headers = new Map<string, string[]>();
   for (const [name, value] of response.headers) {
     const values = headers.get(name);
@@ -68,7 +71,8 @@ export function writeHttpResponse(res: NodeResponseLike, response: HttpResponse)
   }
   res.statusCode = response.status;
   for (const [name, values] of headers) res.setHeader(name, values.length === 1 ? values[0]! : values);
-  res.end(response.body ?? undefined);
+  if (typeof response.body === 'string' || response.body === null) res.end(response.body ?? undefined);
+  else await writeBody(res, response.body);
 }
 
 /**
@@ -86,7 +90,12 @@ export async function writeFetchResponse(res: NodeResponseLike, response: Respon
     res.end();
     return;
   }
-  const reader = response.body.getReader();
+  await writeBody(res, response.body);
+}
+
+/** Streams a body to a Node response whose status and headers are set. */
+async function writeBody(res: NodeResponseLike, body: ReadableStream<Uint8Array>): Promise<void> {
+  const reader = body.getReader();
   // A function, not a narrowed field: the socket can be destroyed between two reads.
   const isDestroyed = () => res.destroyed === true;
   let closed = false;

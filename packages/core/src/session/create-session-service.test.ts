@@ -234,6 +234,14 @@ describe('selectProject', () => {
     expect(results.filter((result) => !result.ok)).toEqual([{ ok: false, reason: 'unauthenticated' }]);
     expect(store.dump()).toHaveLength(1);
   });
+
+  it('answers conflict (409), not a 500, when the session keeps changing through every retry', async () => {
+    const { service, store, cookie } = await loggedIn();
+    let attempts = 0;
+    store.replace = async () => (attempts++, false);
+    await expect(service.selectProject(cookie, { projectKey: 'acme-b2b' })).rejects.toMatchObject({ code: 'conflict', status: 409 });
+    expect(attempts).toBe(5);
+  });
 });
 
 describe('logout', () => {

@@ -9,6 +9,7 @@ import type { SessionRecord, SessionStore } from './session-store.js';
 import { createSecretHasher, createSessionToken, type RandomBytes } from './session-token.js';
 import type { UserDirectory } from './user-directory.js';
 import { verifyCredentials } from './verify-credentials.js';
+import { DeskpilotError } from '../errors/deskpilot-error.js';
 
 /** Options of {@link createSessionService}. */
 export interface SessionServiceOptions {
@@ -170,7 +171,7 @@ export function createSessionService(options: SessionServiceOptions): SessionSer
         }
         // Another request wrote this session since we read it: read it again and retry.
       }
-      throw new Error('Session kept changing during a project switch');
+      throw new DeskpilotError('conflict', { detail: 'The session kept changing during the project switch. Try again.' });
     },
 
     async logout(cookieHeader) {

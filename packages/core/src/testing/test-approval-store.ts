@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ApprovalRecord, ApprovalStore } from '../chat/approval-store.js';
+import type { ApprovalRecord, ApprovalStore } from '../chat/approval/approval-store.js';
 
 function randomId(prefix: string): string {
   const bytes = crypto.getRandomValues(new Uint8Array(16));

@@ -1,6 +1,6 @@
 import type { UIMessage } from 'ai';
 import { describe, expect, it } from 'vitest';
-import type { ChatStore } from '../chat/chat-store.js';
+import type { ChatStore } from '../chat/conversation/chat-store.js';
 
 type SessionInit = Parameters<ChatStore['getOrCreateSession']>[0];
 

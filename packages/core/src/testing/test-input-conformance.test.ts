@@ -1,5 +1,5 @@
-import { createMemoryApprovalStore } from '../chat/memory-approval-store.js';
-import { createMemoryChatStore } from '../chat/memory-chat-store.js';
+import { createMemoryApprovalStore } from '../chat/approval/memory-approval-store.js';
+import { createMemoryChatStore } from '../chat/conversation/memory-chat-store.js';
 import { createMemorySessionStore } from '../session/memory-session-store.js';
 import { createMemoryUserDirectory } from '../session/memory-user-directory.js';
 import { testPasswordHash } from '../session/session.test-support.js';

@@ -1,7 +1,7 @@
 import type { UIMessage } from 'ai';
 import { describe, expect, it } from 'vitest';
-import type { ApprovalRecord, ApprovalStore } from '../chat/approval-store.js';
-import type { ChatStore } from '../chat/chat-store.js';
+import type { ApprovalRecord, ApprovalStore } from '../chat/approval/approval-store.js';
+import type { ChatStore } from '../chat/conversation/chat-store.js';
 import type { SessionStore } from '../session/session-store.js';
 import { normalizeEmail, type UserDirectory } from '../session/user-directory.js';
 import { createInputArbitraries } from './create-input-arbitraries.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { builtinCapabilities } from '../capabilities.js';
+import { builtinCapabilities } from '../context/capabilities.js';
 import { builtinChatTools } from './builtin-tools.js';
 import { createToolTestContext, runTool } from './chat-tool.test-support.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ChatToolError } from '../chat-tool-error.js';
+import { ChatToolError } from './chat-tool-error.js';
 import { createToolTestContext, runTool } from './chat-tool.test-support.js';
 import {
   cancelOrderTool,

@@ -15,3 +15,4 @@ export { addTicketCommentTool, createTicketTool, getTicketTool, searchTicketsToo
 export { showCustomerCardTool, showOrderCardTool, showProductCardTool, uiChatTools } from './ui-tools.js';
 export { presentMoney, type PresentedMoney } from './present-money.js';
 export { requireIdempotencyKey } from './require-idempotency-key.js';
+export { ChatToolError, safeToolErrorMessage } from './chat-tool-error.js';

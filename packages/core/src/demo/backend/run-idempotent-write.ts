@@ -1,4 +1,4 @@
-import { canonicalJson } from '../../chat/canonical-hash.js';
+import { canonicalJson } from '../../chat/approval/canonical-hash.js';
 
 /** One write call that a demo backend actually ran (replays are not logged). */
 export interface BackendCall {

@@ -1,9 +1,11 @@
 import { generateText, isStepCount, streamText, tool, type ModelMessage, type TextStreamPart, type ToolApprovalConfiguration, type ToolChoice, type ToolSet } from 'ai';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
-import { builtinChatTools, workingMemoryUpdateSchema, type ChatToolContext } from '../../index.js';
 import { createDemoCommerceBackend } from '../commerce/create-demo-commerce-backend.js';
 import { createDemoTicketBackend } from '../tickets/create-demo-ticket-backend.js';
+import { builtinChatTools } from '../../chat/tools/builtin-tools.js';
+import type { ChatToolContext } from '../../chat/tools/chat-tool.js';
+import { workingMemoryUpdateSchema } from '../../chat/conversation/working-memory.js';
 import { createDemoModel, type DemoModel } from './create-demo-model.js';
 import type { LanguageModelV4CallOptions, LanguageModelV4Prompt, LanguageModelV4StreamPart } from './language-model-v4.js';
 

@@ -1,12 +1,12 @@
-import type { LanguageModelV4CallOptions, LanguageModelV4StreamPart } from '../demo/model/language-model-v4.js';
+import type { LanguageModelV4CallOptions, LanguageModelV4StreamPart } from '../../demo/model/language-model-v4.js';
 import { simulateReadableStream, type UIMessage, type UIMessageChunk } from 'ai';
 import { MockLanguageModelV4 } from 'ai/test';
-import { createFakeClock } from '../testing/fake-clock.js';
-import { createDemoCommerceBackend, createDemoTicketBackend } from '../demo.js';
+import { createFakeClock } from '../../testing/fake-clock.js';
+import { createDemoCommerceBackend, createDemoTicketBackend } from '../../demo.js';
 import { createChatHandler, type ChatHandlerOptions } from './create-chat-handler.js';
-import { createMemoryApprovalStore } from './memory-approval-store.js';
-import { createMemoryChatStore } from './memory-chat-store.js';
-import { readChatStream } from './read-chat-stream.js';
+import { createMemoryApprovalStore } from '../approval/memory-approval-store.js';
+import { createMemoryChatStore } from '../conversation/memory-chat-store.js';
+import { readChatStream } from '../stream/read-chat-stream.js';
 
 const usage = {
   inputTokens: { total: 10, noCache: 10, cacheRead: undefined, cacheWrite: undefined },

@@ -1,6 +1,6 @@
 import { SignJWT, errors as joseErrors, jwtVerify } from 'jose';
 import { z } from 'zod';
-import { DeskpilotError } from '../errors/deskpilot-error.js';
+import { DeskpilotError } from '../../errors/deskpilot-error.js';
 
 /** What a studio vouches for in a chat grant. */
 export interface ChatGrantClaims {

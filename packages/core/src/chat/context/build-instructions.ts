@@ -1,4 +1,4 @@
-import type { WorkingMemory } from './chat-store.js';
+import type { WorkingMemory } from '../conversation/chat-store.js';
 import type { ChatContext } from './parse-chat-context.js';
 import { serializeBoundedJson } from './serialize-bounded-json.js';
 

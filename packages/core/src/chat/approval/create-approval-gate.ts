@@ -1,7 +1,8 @@
-import { randomBytes } from 'node:crypto';
+import { base64url } from 'jose';
+import { consoleLogger, type Logger } from '../../logging/logger.js';
 import type { ApprovalOutcome, ApprovalRecord, ApprovalStore } from './approval-store.js';
 import { canonicalHash } from './canonical-hash.js';
-import { safeToolErrorMessage } from './chat-tool-error.js';
+import { safeToolErrorMessage } from '../tools/chat-tool-error.js';
 
 /** Options of {@link createApprovalGate}. */
 export interface ApprovalGateOptions {
@@ -14,7 +15,9 @@ export interface ApprovalGateOptions {
   generateId?: () => string;
   /** While another request runs an approval, how long to wait for its outcome. @default 15000 */
   waitForOutcomeMs?: number;
-  /** Receives unexpected tool failures (the stream only gets a safe message). @default console.error */
+  /** Where unexpected errors are reported when no `onError` is given. @default consoleLogger */
+  logger?: Logger;
+  /** Receives unexpected tool failures (the stream only gets a safe message). @default `logger.error` */
   onError?: (error: unknown) => void;
 }
 
@@ -69,9 +72,10 @@ export function createApprovalGate(options: ApprovalGateOptions): ApprovalGate {
   const { store } = options;
   const ttlMs = options.ttlMs ?? 15 * 60 * 1000;
   const now = options.now ?? Date.now;
-  const generateId = options.generateId ?? (() => `apv_${randomBytes(16).toString('base64url')}`);
+  const generateId = options.generateId ?? (() => `apv_${base64url.encode(crypto.getRandomValues(new Uint8Array(16)))}`);
   const waitForOutcomeMs = options.waitForOutcomeMs ?? 15_000;
-  const onError = options.onError ?? ((error: unknown) => console.error('[deskpilot] approved action failed', error));
+  const logger = options.logger ?? consoleLogger;
+  const onError = options.onError ?? ((error: unknown) => logger.error('approved action failed', error));
 
   const waitForOutcome = async (id: string): Promise<ApprovalOutcome> => {
     const deadline = Date.now() + waitForOutcomeMs;

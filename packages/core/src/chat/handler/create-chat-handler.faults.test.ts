@@ -2,8 +2,8 @@ import type { UIMessage, UIMessageChunk } from 'ai';
 import { MockLanguageModelV4 } from 'ai/test';
 import { describe, expect, it } from 'vitest';
 import { readAll, scriptedModel, sessionId, setupChat, textStep, userMessage } from './chat.test-support.js';
-import type { LanguageModelV4StreamPart } from '../demo/model/language-model-v4.js';
-import { createMemoryChatStore } from './memory-chat-store.js';
+import type { LanguageModelV4StreamPart } from '../../demo/model/language-model-v4.js';
+import { createMemoryChatStore } from '../conversation/memory-chat-store.js';
 
 const body = (message: UIMessage) => ({ messages: [message], sessionId, context: { userEmail: 'rep@example.com', projectKey: 'acme-b2c' } });
 const usage = { inputTokens: { total: 1, noCache: 1, cacheRead: undefined, cacheWrite: undefined }, outputTokens: { total: 1, text: 1, reasoning: undefined } };

@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { DeskpilotError } from '../errors/deskpilot-error.js';
+import { DeskpilotError } from '../../errors/deskpilot-error.js';
 import { ChatToolError, safeToolErrorMessage } from './chat-tool-error.js';
 
 describe('ChatToolError.isInstance', () => {

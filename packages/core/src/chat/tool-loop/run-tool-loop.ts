@@ -56,7 +56,30 @@ export function runToolLoop(options: RunToolLoopOptions): RunToolLoopResult {
     abortSignal: options.abortSignal,
   });
 
-  type Part = TextStreamPart<ToolSet>;
+  const { observe, progress } = createLoopObserver({ budget, budgetNotice: options.budgetNotice, onApprovalRequest: options.onApprovalRequest });
+  return {
+    stream: observedStream(result.stream, observe),
+    // Getters: the figures are read once the stream has ended.
+    get steps() {
+      return progress.steps;
+    },
+    get budgetExhausted() {
+      return progress.budgetExhausted;
+    },
+  };
+}
+
+type Part = TextStreamPart<ToolSet>;
+
+/** What the loop has done so far, read once its stream has ended. */
+type LoopProgress = Pick<RunToolLoopResult, 'steps' | 'budgetExhausted'>;
+
+/**
+ * Watches the parts of the loop: counts steps, records approval requests, and ends a turn that used
+ * its budget without text with the notice.
+ */
+function createLoopObserver(options: { budget: number; budgetNotice?: string | undefined; onApprovalRequest: RunToolLoopOptions['onApprovalRequest'] }) {
+  const { budget, onApprovalRequest } = options;
   let steps = 0;
   let textInStep = false;
   let lastStepHadText = false;
@@ -64,10 +87,10 @@ export function runToolLoop(options: RunToolLoopOptions): RunToolLoopResult {
   // the turn with the notice, not as a failure.
   let ignoredToolChoice = false;
   /** Records an approval request; the part to stream has the id the callback returns, or is an error (fail closed). */
-  const recordApproval = async (part: Extract<Part, { type: 'tool-approval-request' }>): Promise<Part> => {
+  const recordApproval = async (part: Extract<Part, { type: 'tool-approval-request' }>, record: NonNullable<typeof onApprovalRequest>): Promise<Part> => {
     try {
       const { toolName, toolCallId, input } = part.toolCall;
-      const approvalId = await options.onApprovalRequest!({ approvalId: part.approvalId, toolName, toolCallId, input });
+      const approvalId = await record({ approvalId: part.approvalId, toolName, toolCallId, input });
       return { ...part, approvalId };
     } catch (error) {
       return { type: 'error', error };
@@ -87,7 +110,7 @@ export function runToolLoop(options: RunToolLoopOptions): RunToolLoopResult {
         lastStepHadText = textInStep;
         break;
       case 'tool-approval-request':
-        if (options.onApprovalRequest) return recordApproval(part);
+        if (onApprovalRequest) return recordApproval(part, onApprovalRequest);
         break;
       case 'error':
         if (ToolChoiceViolationError.isInstance(part.error)) {
@@ -107,11 +130,23 @@ export function runToolLoop(options: RunToolLoopOptions): RunToolLoopResult {
     }
     return part;
   };
+  const progress: LoopProgress = {
+    get steps() {
+      return steps;
+    },
+    get budgetExhausted() {
+      return steps >= budget || ignoredToolChoice;
+    },
+  };
+  return { observe, progress };
+}
 
-  const reader = result.stream.getReader();
+/** The source's parts as `observe` replaces them (dropped when it answers undefined). */
+function observedStream(source: ReadableStream<Part>, observe: ReturnType<typeof createLoopObserver>['observe']): ReadableStream<Part> {
+  const reader = source.getReader();
   // A pulled stream rather than a TransformStream: one stage less of piping machinery per part, and
   // synchronous for every part but approval requests (a promise per streamed token is measurable).
-  const stream = new ReadableStream<Part>(
+  return new ReadableStream<Part>(
     {
       async pull(controller) {
         // A pull that enqueues nothing is not called again: read on until there is a part to stream.
@@ -133,13 +168,4 @@ export function runToolLoop(options: RunToolLoopOptions): RunToolLoopResult {
     },
     { highWaterMark: 0 },
   );
-  return {
-    stream,
-    get steps() {
-      return steps;
-    },
-    get budgetExhausted() {
-      return steps >= budget || ignoredToolChoice;
-    },
-  };
 }

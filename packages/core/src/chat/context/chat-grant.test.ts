@@ -1,7 +1,7 @@
 import { SignJWT } from 'jose';
 import { describe, expect, it } from 'vitest';
-import { createFakeClock } from '../testing/fake-clock.js';
-import { readAll, scriptedModel, sessionId, setupChat, textStep, userMessage } from './chat.test-support.js';
+import { createFakeClock } from '../../testing/fake-clock.js';
+import { readAll, scriptedModel, sessionId, setupChat, textStep, userMessage } from '../handler/chat.test-support.js';
 import { signChatGrant, verifyChatGrant } from './chat-grant.js';
 
 const secret = 'a-chat-context-secret-of-32-chars!!';

@@ -1,7 +1,7 @@
 import type { UIMessage, UIMessageChunk } from 'ai';
 import { describe, expect, it } from 'vitest';
-import { createSlidingWindowLimiter } from '../limiter/create-sliding-window-limiter.js';
-import { signChatGrant } from './chat-grant.js';
+import { createSlidingWindowLimiter } from '../../limiter/create-sliding-window-limiter.js';
+import { signChatGrant } from '../context/chat-grant.js';
 import {
   answerApprovals,
   offeredTools,

@@ -1,7 +1,7 @@
-import type { LanguageModelV4StreamPart } from '../demo/model/language-model-v4.js';
+import type { LanguageModelV4StreamPart } from '../../demo/model/language-model-v4.js';
 import { MockLanguageModelV4 } from 'ai/test';
 import { describe, expect, it } from 'vitest';
-import { textStep } from './chat.test-support.js';
+import { textStep } from '../handler/chat.test-support.js';
 import { runToolLoop } from './run-tool-loop.js';
 
 /** A model whose one answer streams the given parts, one per pull, and records whether it was cancelled. */

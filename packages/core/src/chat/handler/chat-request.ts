@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { ChatContextLimits } from './parse-chat-context.js';
+import type { ChatContextLimits } from '../context/parse-chat-context.js';
 
 /** Limits on what one chat request may carry. */
 export interface ChatLimits extends ChatContextLimits {

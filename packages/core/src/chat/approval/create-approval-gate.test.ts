@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createFakeClock } from '../testing/fake-clock.js';
-import { ChatToolError } from './chat-tool-error.js';
+import { createFakeClock } from '../../testing/fake-clock.js';
+import { ChatToolError } from '../tools/chat-tool-error.js';
 import { createApprovalGate, type ApprovalScope } from './create-approval-gate.js';
 import { createMemoryApprovalStore } from './memory-approval-store.js';
 
@@ -99,6 +99,15 @@ describe('createApprovalGate', () => {
     const outcome = await gate.execute(record.id, async () => runs++);
     expect(runs).toBe(0);
     expect(outcome.type).toBe('error');
+  });
+
+  it('reports a failed action to the injected logger when no onError is given', async () => {
+    const logged: Array<[string, unknown]> = [];
+    const gate = createApprovalGate({ store: createMemoryApprovalStore(), logger: { warn: () => {}, error: (message, details) => logged.push([message, details]) } });
+    const record = await gate.propose(scope, call);
+    const failure = new Error('backend down');
+    await gate.execute(record.id, async () => Promise.reject(failure));
+    expect(logged).toEqual([['approved action failed', failure]]);
   });
 });
 

@@ -1,4 +1,4 @@
-import { testChatStore } from '../testing/test-chat-store.js';
+import { testChatStore } from '../../testing/test-chat-store.js';
 import { createMemoryChatStore } from './memory-chat-store.js';
 
 testChatStore(() => createMemoryChatStore());

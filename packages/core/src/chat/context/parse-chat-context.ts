@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import { DeskpilotError } from '../errors/deskpilot-error.js';
-import { jsonValueSchema, type JsonValue } from '../validation/check-json-value.js';
-import { safeParseWithSchema, type SafeParseResult } from '../validation/parse-with-schema.js';
-import { validText } from '../validation/valid-text.js';
+import { DeskpilotError } from '../../errors/deskpilot-error.js';
+import { jsonValueSchema, type JsonValue } from '../../validation/check-json-value.js';
+import { safeParseWithSchema, type SafeParseResult } from '../../validation/parse-with-schema.js';
+import { validText } from '../../validation/valid-text.js';
 import { builtinCapabilities, capabilityNamePattern, resolveCapabilities, type CapabilityRegistry } from './capabilities.js';
-import type { BusinessType } from './tools/chat-tool.js';
+import type { BusinessType } from '../tools/chat-tool.js';
 
 /** The request context after defaults and least privilege. */
 export interface ChatContext {

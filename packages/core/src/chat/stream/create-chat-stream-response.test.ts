@@ -1,7 +1,11 @@
 import { createUIMessageStreamResponse, type UIMessageChunk } from 'ai';
 import { describe, expect, it } from 'vitest';
 import { createChatStreamResponse } from './create-chat-stream-response.js';
+import { toFetchResponse } from '../../http/http-request.js';
 import { readChatStream } from './read-chat-stream.js';
+
+/** The stream response as the fetch entry sends it. */
+const chatStreamResponse = (...options: Parameters<typeof createChatStreamResponse>) => toFetchResponse(createChatStreamResponse(...options));
 
 const sent = async (response: Response) => {
   const list: UIMessageChunk[] = [];
@@ -28,7 +32,7 @@ const streamOf = (list: UIMessageChunk[]) =>
 
 describe('createChatStreamResponse', () => {
   it('sends the same bytes and headers as the SDK response helper', async () => {
-    const ours = createChatStreamResponse({ stream: streamOf(chunks), headers: { ratelimit: '"chat";r=1;t=60' } });
+    const ours = chatStreamResponse({ stream: streamOf(chunks), headers: { ratelimit: '"chat";r=1;t=60' } });
     const sdk = createUIMessageStreamResponse({ stream: streamOf(chunks), headers: { ratelimit: '"chat";r=1;t=60' } });
     expect(new Uint8Array(await ours.arrayBuffer())).toEqual(new Uint8Array(await sdk.arrayBuffer()));
     expect(Object.fromEntries(ours.headers)).toEqual(Object.fromEntries(sdk.headers));
@@ -48,7 +52,7 @@ describe('createChatStreamResponse', () => {
       },
       { highWaterMark: 0 },
     );
-    const reader = createChatStreamResponse({ stream: source }).body!.getReader();
+    const reader = chatStreamResponse({ stream: source }).body!.getReader();
     await reader.read();
     await reader.cancel();
     await expect.poll(() => ended).toBe(true);
@@ -62,7 +66,7 @@ describe('createChatStreamResponse', () => {
         controller.error(new Error('provider gone'));
       },
     });
-    await expect(createChatStreamResponse({ stream: source }).text()).rejects.toThrow('provider gone');
+    await expect(chatStreamResponse({ stream: source }).text()).rejects.toThrow('provider gone');
   });
 
   it('holds finish back until the source has ended, and sends the chunks of beforeFinish first', async () => {
@@ -84,7 +88,7 @@ describe('createChatStreamResponse', () => {
     );
     let pulledChunks = 0;
     const seenAtBeforeFinish: boolean[] = [];
-    const response = createChatStreamResponse({
+    const response = chatStreamResponse({
       stream: source,
       beforeFinish: () => {
         seenAtBeforeFinish.push(sourceEnded);
@@ -97,7 +101,7 @@ describe('createChatStreamResponse', () => {
   });
 
   it('ends with finish and [DONE] even when the source ended without finish (an aborted stream)', async () => {
-    const text = await createChatStreamResponse({ stream: streamOf([chunks[0]!, { type: 'abort', reason: 'cut' }]) }).text();
+    const text = await chatStreamResponse({ stream: streamOf([chunks[0]!, { type: 'abort', reason: 'cut' }]) }).text();
     expect(text.endsWith('data: {"type":"abort","reason":"cut"}\n\ndata: {"type":"finish"}\n\ndata: [DONE]\n\n')).toBe(true);
   });
 
@@ -116,7 +120,7 @@ describe('createChatStreamResponse', () => {
       { highWaterMark: 0 },
     );
     const cut = new AbortController();
-    const response = createChatStreamResponse({ stream: source, signal: cut.signal, beforeFinish: () => [{ type: 'error', errorText: 'cut short' }] });
+    const response = chatStreamResponse({ stream: source, signal: cut.signal, beforeFinish: () => [{ type: 'error', errorText: 'cut short' }] });
     await new Promise((resolve) => setTimeout(resolve, 10));
     expect(pulled).toBe(0);
     cut.abort();

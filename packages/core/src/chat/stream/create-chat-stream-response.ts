@@ -1,4 +1,5 @@
 import { UI_MESSAGE_STREAM_HEADERS, type UIMessageChunk } from 'ai';
+import type { HttpResponse } from '../../http/http-request.js';
 
 /** Options of {@link createChatStreamResponse}. */
 export interface ChatStreamResponseOptions {
@@ -30,7 +31,7 @@ const encode = (chunk: UIMessageChunk) => encoder.encode(`data: ${JSON.stringify
  * comes last (one is added if the stream ended without, as an aborted one does), after
  * {@link ChatStreamResponseOptions.beforeFinish}.
  */
-export function createChatStreamResponse(options: ChatStreamResponseOptions): Response {
+export function createChatStreamResponse(options: ChatStreamResponseOptions): HttpResponse {
   const reader = options.stream.getReader();
   let finish: UIMessageChunk = { type: 'finish' };
   let client: ReadableStreamDefaultController<Uint8Array> | undefined;
@@ -88,5 +89,5 @@ export function createChatStreamResponse(options: ChatStreamResponseOptions): Re
     { highWaterMark: 0 },
   );
   options.signal?.addEventListener('abort', () => void readToEnd(true).catch(() => {}), { once: true });
-  return new Response(body, { headers: { ...UI_MESSAGE_STREAM_HEADERS, ...options.headers } });
+  return { status: 200, headers: Object.entries({ ...UI_MESSAGE_STREAM_HEADERS, ...options.headers }), body };
 }

@@ -1,0 +1,12 @@
+export type { ApprovalOutcome, ApprovalRecord, ApprovalState, ApprovalStore } from './approval-store.js';
+export { createMemoryApprovalStore, type MemoryApprovalStore } from './memory-approval-store.js';
+export { canonicalHash, canonicalJson } from './canonical-hash.js';
+export {
+  createApprovalGate,
+  type ApprovalAnswer,
+  type ApprovalDenialReason,
+  type ApprovalGate,
+  type ApprovalGateOptions,
+  type ApprovalReview,
+  type ApprovalScope,
+} from './create-approval-gate.js';

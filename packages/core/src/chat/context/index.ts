@@ -1,0 +1,14 @@
+export { builtinCapabilities, defineCapabilities, resolveCapabilities, type CapabilityKind, type CapabilityRegistry } from './capabilities.js';
+export {
+  chatContextSchema,
+  createChatContextSchema,
+  defaultChatContext,
+  defaultChatContextLimits,
+  type ChatContextLimits,
+  parseChatContext,
+  safeParseChatContext,
+  type ChatContext,
+  type ParseChatContextOptions,
+} from './parse-chat-context.js';
+export { signChatGrant, verifyChatGrant, type ChatGrantClaims, type ChatGrantPolicy, type SignChatGrantOptions, type VerifyChatGrantOptions } from './chat-grant.js';
+export { buildInstructions, dataBlock, defaultAssistantInstructions, type InstructionLimits } from './build-instructions.js';

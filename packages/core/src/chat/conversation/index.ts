@@ -1,0 +1,12 @@
+export type {
+  AddMessageResult,
+  ChatSessionRecord,
+  ChatSessionUpdate,
+  ChatSessionUpdateResult,
+  ChatStore,
+  TurnStatus,
+  WorkingMemory,
+  WorkingMemoryChange,
+} from './chat-store.js';
+export { createMemoryChatStore, type MemoryChatStore } from './memory-chat-store.js';
+export { applyWorkingMemoryChange, workingMemorySize, workingMemoryUpdateSchema, type WorkingMemoryUpdate } from './working-memory.js';

@@ -1,0 +1,141 @@
+import { createUIMessageStream, safeValidateUIMessages, type UIMessageChunk } from 'ai';
+import { DeskpilotError } from '../../errors/deskpilot-error.js';
+import { jsonResponse, type HttpRequest, type HttpResponse } from '../../http/http-request.js';
+import { readJsonBody } from '../../http/read-json-body.js';
+import { parseWithSchema } from '../../validation/parse-with-schema.js';
+import type { ApprovalStore } from '../approval/approval-store.js';
+import type { ApprovalGate, ApprovalScope } from '../approval/create-approval-gate.js';
+import { buildInstructions } from '../context/build-instructions.js';
+import type { ChatSessionRecord, ChatStore } from '../conversation/chat-store.js';
+import { createChatStreamResponse } from '../stream/create-chat-stream-response.js';
+import { answerApprovals } from './answer-approvals.js';
+import type { ChatMessage, UserMessage } from './chat-message.js';
+import { assistantMessageSchema, chatBodySchema, historyBodySchema, userMessageSchema } from './chat-request.js';
+import type { ChatAdmission } from './create-chat-admission.js';
+import type { ChatToolSet } from './create-chat-tool-set.js';
+import type { RunningTurn } from './create-turn-tracker.js';
+import { openConversation } from './open-conversation.js';
+import { pickChatModel, type ChatModels } from './pick-chat-model.js';
+import type { ResolveChatContextResult } from './resolve-chat-context.js';
+import { startUserTurn } from './start-user-turn.js';
+import { streamAssistantTurn } from './stream-assistant-turn.js';
+
+/** What the chat routes run on: the handler's options, normalised once when it is created. */
+export interface ChatRouteDependencies {
+  store: ChatStore;
+  approvalStore: ApprovalStore;
+  models: ChatModels;
+  gate: ApprovalGate;
+  admission: ChatAdmission;
+  toolSet: ChatToolSet;
+  resolveContext: (input: unknown) => Promise<ResolveChatContextResult>;
+  bodyLimits: { maxBytes: number; maxDepth: number };
+  bodySchema: ReturnType<typeof chatBodySchema>;
+  userMessageSchema: ReturnType<typeof userMessageSchema>;
+  instructions?: string | undefined;
+  stepBudget?: number | undefined;
+  now: () => number;
+  generateId: () => string;
+  onError: (error: unknown) => void;
+}
+
+/** What the request's last message is. */
+type LastMessage = { kind: 'user'; message: UserMessage } | { kind: 'answers'; message: ChatMessage };
+
+/** The new turn's last message: a user message, or an assistant message with approval answers. */
+async function parseLastMessage(deps: ChatRouteDependencies, last: unknown): Promise<LastMessage> {
+  if ((last as { role?: unknown } | undefined)?.role === 'user') return { kind: 'user', message: parseWithSchema(deps.userMessageSchema, last, 'The last message is invalid.') };
+  const message = parseWithSchema(assistantMessageSchema, last, 'The last message must be a user message or an assistant message with approval answers.') as ChatMessage;
+  // Parts of tools that do not exist at all are refused here; capabilities are checked later, per answer.
+  const validation = await safeValidateUIMessages({ messages: [message], tools: deps.toolSet.catalogue });
+  if (!validation.success) throw new DeskpilotError('invalid_request', { detail: 'The last message is invalid.', cause: validation.error });
+  return { kind: 'answers', message };
+}
+
+/** How a turn begins: answered without the model (`replay`), or by the model from `history`. */
+type TurnStart = { kind: 'replay'; messageId: string; chunks: UIMessageChunk[] } | { kind: 'resumed'; history: ChatMessage[]; assistantId: string; approvedCalls: ReadonlyMap<string, string> };
+
+/** Saves the user's message, or applies the approval answers, to the stored conversation. */
+async function beginTurn(deps: ChatRouteDependencies, last: LastMessage, session: ChatSessionRecord, scope: ApprovalScope): Promise<TurnStart> {
+  const stored = (await deps.store.getMessages(session.id)) as ChatMessage[];
+  if (last.kind === 'answers') {
+    return answerApprovals({ store: deps.store, gate: deps.gate, sessionId: session.id, stored, incoming: last.message, scope, capabilityOf: deps.toolSet.capabilityOf });
+  }
+  const started = await startUserTurn({ store: deps.store, approvalStore: deps.approvalStore, gate: deps.gate, sessionId: session.id, stored, message: last.message, generateId: deps.generateId });
+  if (!started.ok) throw started.error;
+  return { kind: 'resumed', history: started.history, assistantId: started.assistantId, approvedCalls: new Map() };
+}
+
+/**
+ * `POST /chat`: validate the body → resolve the context → pick the model → rate limit per client
+ * address, then per `userEmail` → open the conversation (owner only) → start the user turn or apply
+ * the approval answers → run the tool loop and stream → persist the assistant turn, also when the
+ * client went away. Each step passes with no side effect before it.
+ */
+export async function serveChat(deps: ChatRouteDependencies, request: HttpRequest, turn: RunningTurn): Promise<HttpResponse> {
+  const body = parseWithSchema(deps.bodySchema, await readJsonBody(request, deps.bodyLimits.maxBytes, { maxDepth: deps.bodyLimits.maxDepth }));
+  const resolved = await deps.resolveContext(body.context);
+  if (!resolved.ok) throw resolved.error;
+  const { context } = resolved;
+  const picked = pickChatModel({ models: deps.models, provider: body.provider });
+  if (!picked.ok) throw picked.error;
+  const last = await parseLastMessage(deps, body.messages.at(-1));
+  const admission = await deps.admission.admit(request, context.userEmail);
+  if (!admission.allowed) throw admission.error;
+  const opened = await openConversation({ store: deps.store, sessionId: body.sessionId, context, now: deps.now });
+  if (!opened.ok) throw opened.error;
+  const { session } = opened;
+  const scope: ApprovalScope = { chatSessionId: session.id, userEmail: context.userEmail, projectKey: context.projectKey, capabilities: context.capabilities };
+  const started = await beginTurn(deps, last, session, scope);
+  if (started.kind === 'replay') {
+    turn.settle();
+    return replayWithoutModel(started.messageId, started.chunks, admission.headers);
+  }
+  return streamAssistantTurn({
+    model: picked.model,
+    instructions: buildInstructions({ context, workingMemory: session.workingMemory, base: deps.instructions }),
+    history: started.history,
+    assistantId: started.assistantId,
+    turnTools: deps.toolSet.forTurn({ context, sessionId: session.id, approvedCalls: started.approvedCalls }),
+    stepBudget: deps.stepBudget,
+    onApprovalRequest: async (call) => (await deps.gate.propose(scope, { ...call, capability: deps.toolSet.capabilityOf(call.toolName) ?? '' })).id,
+    store: deps.store,
+    sessionId: session.id,
+    headers: admission.headers,
+    cut: turn.cut.signal,
+    onSettled: turn.settle,
+    now: deps.now,
+    onError: deps.onError,
+  });
+}
+
+/** A stream answered without the model: recorded outcomes or denials, then `finish`. */
+function replayWithoutModel(messageId: string, chunks: UIMessageChunk[], headers: Record<string, string>): HttpResponse {
+  return createChatStreamResponse({
+    headers,
+    stream: createUIMessageStream({
+      execute: ({ writer }) => {
+        writer.write({ type: 'start', messageId });
+        for (const chunk of chunks) writer.write(chunk);
+        writer.write({ type: 'finish', finishReason: 'stop' });
+      },
+    }),
+  });
+}
+
+/** `POST /chat/history`: the conversation, to its owner only. */
+export async function serveChatHistory(deps: ChatRouteDependencies, request: HttpRequest): Promise<HttpResponse> {
+  const body = parseWithSchema(historyBodySchema, await readJsonBody(request, deps.bodyLimits.maxBytes, { maxDepth: deps.bodyLimits.maxDepth }));
+  const resolved = await deps.resolveContext(body.context);
+  if (!resolved.ok) throw resolved.error;
+  const { context } = resolved;
+  const admission = await deps.admission.admit(request, context.userEmail);
+  if (!admission.allowed) throw admission.error;
+  const session = await deps.store.getSession(body.sessionId);
+  // One answer for "no such conversation" and "someone else's": ids cannot be probed.
+  if (!session || session.userEmail !== context.userEmail || session.projectKey !== context.projectKey) {
+    throw new DeskpilotError('not_found', { detail: 'No such conversation.' });
+  }
+  const payload = { sessionId: body.sessionId, messages: await deps.store.getMessages(session.id), lastTurnStatus: session.lastTurnStatus };
+  return jsonResponse(200, payload, [...Object.entries(admission.headers), ['cache-control', 'no-store']]);
+}

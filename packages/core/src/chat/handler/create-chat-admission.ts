@@ -1,0 +1,80 @@
+import { DeskpilotError } from '../../errors/deskpilot-error.js';
+import { addressBucket } from '../../http/address-bucket.js';
+import { createClientAddressResolver } from '../../http/create-client-address-resolver.js';
+import type { HttpRequest } from '../../http/http-request.js';
+import { missingClientAddressError } from '../../http/missing-client-address-error.js';
+import { createSlidingWindowLimiter } from '../../limiter/create-sliding-window-limiter.js';
+import { retryAfterSeconds, type RateLimitDecision, type RateLimiter } from '../../limiter/rate-limit-decision.js';
+
+/** A rate limit policy: requests per key within a window, and how many keys an in-process limiter keeps. */
+export interface ChatRateLimitPolicy {
+  limit?: number;
+  windowMs?: number;
+  maxKeys?: number;
+}
+
+/** Options of {@link createChatAdmission}: the rate limit options of `createChatHandler`. */
+export interface ChatAdmissionOptions {
+  /** @default { limit: 20, windowMs: 60000, maxKeys: 100000 } */
+  rateLimit?: ChatRateLimitPolicy | undefined;
+  limiter?: RateLimiter | undefined;
+  /** @default { limit: 10 × rateLimit.limit, windowMs: rateLimit.windowMs, maxKeys: 100000 } */
+  addressRateLimit?: ChatRateLimitPolicy | false | undefined;
+  addressLimiter?: RateLimiter | undefined;
+  /** @default [] */
+  trustedProxies?: readonly string[] | undefined;
+  /** @default true */
+  requireClientAddress?: boolean | undefined;
+  now: () => number;
+}
+
+/** A request let in, with the per-user `RateLimit` headers to answer; or refused, with a `rate_limited` error. */
+export type ChatAdmissionResult = { allowed: true; headers: Record<string, string> } | { allowed: false; error: DeskpilotError };
+
+/** Counts chat requests per client address, then per user. */
+export interface ChatAdmission {
+  admit(request: HttpRequest, userEmail: string): Promise<ChatAdmissionResult>;
+}
+
+/** The 429 for a refused decision, with `Retry-After` and `RateLimit` headers (naming the policy, never the user or the address). */
+function refusal(decision: RateLimitDecision & { allowed: false }, name: string, policyHeader: string): ChatAdmissionResult {
+  const retryAfter = String(retryAfterSeconds(decision));
+  return {
+    allowed: false,
+    error: new DeskpilotError('rate_limited', {
+      detail: 'Too many chat requests. Try again shortly.',
+      headers: { 'retry-after': retryAfter, 'ratelimit-policy': policyHeader, ratelimit: `"${name}";r=0;t=${retryAfter}` },
+    }),
+  };
+}
+
+/**
+ * Creates the chat admission: a per-address cap first (so that one client cannot spray `userEmail`s
+ * through the per-user key space), then the per-user limit. A request with no client address while
+ * one is required throws: the host is misconfigured.
+ */
+export function createChatAdmission(options: ChatAdmissionOptions): ChatAdmission {
+  const { now } = options;
+  const policy = { limit: options.rateLimit?.limit ?? 20, windowMs: options.rateLimit?.windowMs ?? 60_000 };
+  const limiter = options.limiter ?? createSlidingWindowLimiter({ ...policy, maxKeys: options.rateLimit?.maxKeys ?? 100_000, now });
+  const policyHeader = `"chat";q=${policy.limit};w=${Math.ceil(policy.windowMs / 1000)}`;
+  const address = options.addressRateLimit === false ? undefined : (options.addressRateLimit ?? {});
+  const addressPolicy = address && { limit: address.limit ?? policy.limit * 10, windowMs: address.windowMs ?? policy.windowMs };
+  const addressLimiter = addressPolicy && (options.addressLimiter ?? createSlidingWindowLimiter({ ...addressPolicy, maxKeys: address.maxKeys ?? 100_000, now }));
+  const addressPolicyHeader = addressPolicy && `"chat-address";q=${addressPolicy.limit};w=${Math.ceil(addressPolicy.windowMs / 1000)}`;
+  const clientAddress = createClientAddressResolver({ trustedProxies: options.trustedProxies ?? [] });
+  const requireClientAddress = options.requireClientAddress ?? true;
+
+  return {
+    async admit(request, userEmail) {
+      if (addressLimiter && addressPolicyHeader) {
+        if (!request.clientAddress && requireClientAddress) throw missingClientAddressError('createChatHandler', 'the per-address admission cap');
+        const decision = await addressLimiter.check(addressBucket(clientAddress(request)));
+        if (!decision.allowed) return refusal(decision, 'chat-address', addressPolicyHeader);
+      }
+      const decision = await limiter.check(userEmail);
+      if (!decision.allowed) return refusal(decision, 'chat', policyHeader);
+      return { allowed: true, headers: { 'ratelimit-policy': policyHeader, ratelimit: `"chat";r=${decision.remaining};t=${Math.ceil(decision.resetMs / 1000)}` } };
+    },
+  };
+}

@@ -1,0 +1,200 @@
+import { base64url } from 'jose';
+import { DeskpilotError } from '../../errors/deskpilot-error.js';
+import { fromFetchRequest, problemResponse, toFetchResponse, type HttpRequest, type HttpResponse, type RequestInfo } from '../../http/http-request.js';
+import { consoleLogger, type Logger } from '../../logging/logger.js';
+import type { RateLimiter } from '../../limiter/rate-limit-decision.js';
+import type { ApprovalStore } from '../approval/approval-store.js';
+import { createApprovalGate } from '../approval/create-approval-gate.js';
+import type { CommerceBackend } from '../backends/commerce-backend.js';
+import type { TicketBackend } from '../backends/ticket-backend.js';
+import { builtinCapabilities, type CapabilityRegistry } from '../context/capabilities.js';
+import { resolveChatGrantPolicy, type ChatGrantPolicy } from '../context/chat-grant.js';
+import type { ChatStore } from '../conversation/chat-store.js';
+import { builtinChatTools } from '../tools/builtin-tools.js';
+import type { ChatToolDefinition } from '../tools/chat-tool.js';
+import { createChatCors } from './chat-cors.js';
+import { chatBodySchema, userMessageSchema, type ChatLimits } from './chat-request.js';
+import { serveChat, serveChatHistory, type ChatRouteDependencies } from './chat-routes.js';
+import { createChatAdmission } from './create-chat-admission.js';
+import { createChatToolSet } from './create-chat-tool-set.js';
+import { createTurnTracker, type ChatDrainOptions, type ChatDrainResult } from './create-turn-tracker.js';
+import type { ChatModels } from './pick-chat-model.js';
+import { resolveChatContext } from './resolve-chat-context.js';
+
+export type { ChatModel, ChatModels } from './pick-chat-model.js';
+export type { ChatDrainOptions, ChatDrainResult } from './create-turn-tracker.js';
+
+/** Options of {@link createChatHandler}. */
+export interface ChatHandlerOptions {
+  store: ChatStore;
+  approvalStore: ApprovalStore;
+  models: ChatModels;
+  commerce: CommerceBackend;
+  tickets: TicketBackend;
+  /** @default builtinChatTools */
+  tools?: readonly ChatToolDefinition[];
+  /** @default builtinCapabilities */
+  capabilities?: CapabilityRegistry;
+  /** Requests per `userEmail` within `windowMs`. @default { limit: 20, windowMs: 60000, maxKeys: 100000 } */
+  rateLimit?: { limit?: number; windowMs?: number; maxKeys?: number };
+  /** A shared limiter (e.g. Redis) instead of the in-process one; `rateLimit` still names the policy. */
+  limiter?: RateLimiter;
+  /**
+   * Admission cap per client address, checked before the per-user limit, so that one client cannot
+   * spray `userEmail`s through the per-user key space (IPv6 counts per /56). Generous: many users
+   * can share one address (an office behind NAT). `false` turns it off.
+   * @default { limit: 10 × rateLimit.limit, windowMs: rateLimit.windowMs, maxKeys: 100000 }
+   */
+  addressRateLimit?: { limit?: number; windowMs?: number; maxKeys?: number } | false;
+  /** A shared limiter (e.g. Redis) for the admission cap; `addressRateLimit` still names the policy. */
+  addressLimiter?: RateLimiter;
+  /**
+   * Proxies whose `X-Forwarded-For` is believed (addresses or CIDR ranges), applied to the address
+   * the host gives. Configure this or the host's own proxy setting (Express `trust proxy`), not both.
+   * @default []
+   */
+  trustedProxies?: readonly string[];
+  /**
+   * Refuse a request that carries no client address (`handler.fetch(request)` without
+   * `{ clientAddress }`) with a 500 and an explanation in the log, rather than cap every such caller
+   * as one client. `false` opts in to that one shared bucket. Not needed when `addressRateLimit` is `false`.
+   * @default true
+   */
+  requireClientAddress?: boolean;
+  /** Model steps per turn. @default 6 */
+  stepBudget?: number;
+  /** How long a proposed write can be approved. @default 900000 */
+  approvalTtlMs?: number;
+  /** When set, identity and flags come only from `context.grant`, a JWS signed with this secret. */
+  contextSecret?: string;
+  /** Limits on a grant's timestamps (`exp - iat`, age, clock skew). @default { maxLifetimeSeconds: 600, clockToleranceSeconds: 60 } */
+  grantPolicy?: ChatGrantPolicy;
+  limits?: ChatLimits;
+  /** Role text of the assistant. @default defaultAssistantInstructions */
+  instructions?: string;
+  now?: () => number;
+  /** Message id source. @default "msg_" + 16 random bytes */
+  generateId?: () => string;
+  /**
+   * Origins whose pages may call the chat (the browser posts to it directly, cross-origin): their
+   * requests get `access-control-*` headers (exposing `chatExposedHeaders`) and their `OPTIONS`
+   * preflights a 204. Compared case-insensitively. Other origins get no CORS header.
+   * @default []
+   */
+  allowedOrigins?: Iterable<string>;
+  /** Where the missing context secret is warned about, and unexpected errors reported when no `onError` is given. @default consoleLogger */
+  logger?: Logger;
+  /** Receives unexpected errors (clients only get safe messages). @default `logger.error` */
+  onError?: (error: unknown) => void;
+}
+
+/** The chat routes as a fetch handler and a host-neutral handler; both stream the answer. */
+export interface ChatHandler {
+  fetch(request: Request, info?: RequestInfo): Promise<Response>;
+  /** The host-neutral entry: a streamed answer has a `ReadableStream` body. */
+  handle(request: HttpRequest): Promise<HttpResponse>;
+  /**
+   * For a graceful shutdown: takes no new requests (503 `unavailable`), waits for every running turn
+   * (those whose client left included) to finish and be saved, and after `timeoutMs` cuts the rest:
+   * their clients get an `error` part, and the turns are saved as `aborted`. Call it before closing
+   * the stores. Calling it again returns the same result.
+   */
+  drain(options?: ChatDrainOptions): Promise<ChatDrainResult>;
+}
+
+/** The handler's options, normalised once: what the routes run on. */
+function resolveDependencies(options: ChatHandlerOptions, logger: Logger, onError: (error: unknown) => void): ChatRouteDependencies {
+  const now = options.now ?? Date.now;
+  const limits = options.limits ?? {};
+  const capabilities = options.capabilities ?? builtinCapabilities;
+  const grantPolicy = resolveChatGrantPolicy(options.grantPolicy);
+  const gate = createApprovalGate({ store: options.approvalStore, ttlMs: options.approvalTtlMs, now, onError });
+  if (!options.contextSecret) logger.warn('chat: no context secret configured; identity and capability flags are taken from the request body');
+  return {
+    store: options.store,
+    approvalStore: options.approvalStore,
+    models: options.models,
+    gate,
+    admission: createChatAdmission({ ...options, now }),
+    toolSet: createChatToolSet({
+      definitions: options.tools ?? builtinChatTools,
+      capabilities,
+      gate,
+      store: options.store,
+      commerce: options.commerce,
+      tickets: options.tickets,
+      workingMemoryBytes: limits.workingMemoryBytes ?? 8192,
+      now,
+      onError,
+    }),
+    resolveContext: (input) => resolveChatContext({ input, capabilities, limits: options.limits, contextSecret: options.contextSecret, grantPolicy, now }),
+    bodyLimits: { maxBytes: limits.maxBodyBytes ?? 1024 * 1024, maxDepth: limits.maxBodyDepth ?? 64 },
+    bodySchema: chatBodySchema(limits.maxMessages ?? 200),
+    userMessageSchema: userMessageSchema(limits.maxTextLength ?? 16_000),
+    instructions: options.instructions,
+    stepBudget: options.stepBudget,
+    now,
+    generateId: options.generateId ?? (() => `msg_${base64url.encode(crypto.getRandomValues(new Uint8Array(16)))}`),
+    onError,
+  };
+}
+
+/**
+ * Creates the chat service's handler: `POST /chat` streams the assistant's answer as an AI SDK UI
+ * message stream, `POST /chat/history` returns a conversation; CORS for `allowedOrigins`. The steps
+ * of a turn are named functions of this folder (`serveChat` in `chat-routes.ts` composes them).
+ *
+ * @example
+ * const chat = createChatHandler({
+ *   store: createMemoryChatStore(), approvalStore: createMemoryApprovalStore(),
+ *   models: { fallback: createDemoModel() },
+ *   commerce: createDemoCommerceBackend(), tickets: createDemoTicketBackend(),
+ *   allowedOrigins: ['https://studio.example.com'],
+ * });
+ * export default chat; // chat.fetch(request)
+ */
+export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
+  const logger = options.logger ?? consoleLogger;
+  const onError = options.onError ?? ((error: unknown) => logger.error('chat handler error', error));
+  const dependencies = resolveDependencies(options, logger, onError);
+  const cors = createChatCors(options.allowedOrigins ?? []);
+  const tracker = createTurnTracker();
+  const routes: Record<string, (request: HttpRequest) => Promise<HttpResponse>> = {
+    '/chat': async (request) => {
+      const turn = tracker.track();
+      try {
+        return await serveChat(dependencies, request, turn);
+      } catch (error) {
+        turn.settle();
+        throw error;
+      }
+    },
+    '/chat/history': (request) => serveChatHistory(dependencies, request),
+  };
+
+  const routeOf = (request: HttpRequest) => (Object.hasOwn(routes, request.path) ? routes[request.path] : undefined);
+  const answer = async (request: HttpRequest): Promise<HttpResponse> => {
+    try {
+      const route = routeOf(request);
+      if (!route) throw new DeskpilotError('not_found', { detail: 'No such route.' });
+      if (request.method !== 'POST') throw new DeskpilotError('method_not_allowed', { detail: 'Use POST.', headers: { allow: 'POST' } });
+      if (tracker.draining) throw new DeskpilotError('unavailable', { detail: 'The chat service is shutting down. Try again in a moment.', headers: { 'retry-after': '1' } });
+      return await route(request);
+    } catch (error) {
+      if (!DeskpilotError.isInstance(error) || error.status >= 500) onError(error);
+      return problemResponse(error);
+    }
+  };
+
+  const handle = async (request: HttpRequest): Promise<HttpResponse> => {
+    // CORS covers the chat routes only, as the browser calls nothing else here.
+    const isRoute = routeOf(request) !== undefined;
+    const preflight = isRoute ? cors.preflight(request) : null;
+    if (preflight) return preflight;
+    const response = await answer(request);
+    const corsHeaders = isRoute ? cors.headersFor(request) : [];
+    return corsHeaders.length === 0 ? response : { ...response, headers: [...response.headers, ...corsHeaders] };
+  };
+
+  return { handle, fetch: async (request, info) => toFetchResponse(await handle(fromFetchRequest(request, info))), drain: (drainOptions) => tracker.drain(drainOptions) };
+}

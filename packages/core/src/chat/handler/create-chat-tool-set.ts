@@ -1,0 +1,115 @@
+import { tool, zodSchema, type ToolSet } from 'ai';
+import type { ApprovalGate } from '../approval/create-approval-gate.js';
+import type { CommerceBackend } from '../backends/commerce-backend.js';
+import type { TicketBackend } from '../backends/ticket-backend.js';
+import type { CapabilityRegistry } from '../context/capabilities.js';
+import type { ChatContext } from '../context/parse-chat-context.js';
+import type { ChatStore } from '../conversation/chat-store.js';
+import { workingMemoryUpdateSchema } from '../conversation/working-memory.js';
+import type { ChatToolContext, ChatToolDefinition } from '../tools/chat-tool.js';
+import { ChatToolError, safeToolErrorMessage } from '../tools/chat-tool-error.js';
+
+/** Options of {@link createChatToolSet}. */
+export interface ChatToolSetOptions {
+  definitions: readonly ChatToolDefinition[];
+  capabilities: CapabilityRegistry;
+  gate: ApprovalGate;
+  store: ChatStore;
+  commerce: CommerceBackend;
+  tickets: TicketBackend;
+  /** Bytes of working memory per conversation. */
+  workingMemoryBytes: number;
+  now: () => number;
+  /** Receives unexpected tool failures (the model only gets a safe message). */
+  onError: (error: unknown) => void;
+}
+
+/** What one turn may use. */
+export interface ChatTurnTools {
+  tools: ToolSet;
+  /** The write tools, which run only once the user approved the call. */
+  toolApproval: Record<string, 'user-approval'>;
+}
+
+/** The chat's tools: the catalogue every tool part is validated against, and the tool set of each turn. */
+export interface ChatToolSet {
+  /** Every tool that exists, whoever may use it: what stored and incoming tool parts are validated against. */
+  catalogue: ToolSet;
+  /** The capability a tool needs, `null` for one that needs none or does not exist. */
+  capabilityOf(toolName: string): string | null;
+  /** The AI SDK tool set of one turn: only offered tools, each re-checked at execution. */
+  forTurn(turn: { context: ChatContext; sessionId: string; approvedCalls: ReadonlyMap<string, string> }): ChatTurnTools;
+}
+
+/** Creates the chat's tool set; each schema is wrapped once, so the SDK derives its JSON Schema once, not per request. */
+export function createChatToolSet(options: ChatToolSetOptions): ChatToolSet {
+  const { definitions, gate, store, now } = options;
+  const capabilityOf = new Map(definitions.map((definition) => [definition.name, definition.capability]));
+  const inputSchemaOf = new Map(definitions.map((definition) => [definition.name, zodSchema(definition.inputSchema)]));
+  const memorySchema = zodSchema(workingMemoryUpdateSchema);
+  const catalogue: ToolSet = Object.fromEntries([
+    ...definitions.map((definition) => [definition.name, tool({ inputSchema: inputSchemaOf.get(definition.name)! })] as const),
+    ['updateWorkingMemory', tool({ inputSchema: memorySchema })] as const,
+  ]);
+
+  const runSafely = async <T>(run: () => Promise<T>): Promise<T> => {
+    try {
+      return await run();
+    } catch (error) {
+      if (!ChatToolError.isInstance(error)) options.onError(error);
+      throw new ChatToolError(safeToolErrorMessage(error));
+    }
+  };
+
+  /** A definition as an SDK tool: permission re-checked, writes only through the approval gate. */
+  const toTool = (definition: ChatToolDefinition, context: ChatContext, write: boolean, approvedCalls: ReadonlyMap<string, string>) => {
+    const toolContext: ChatToolContext = { userEmail: context.userEmail, projectKey: context.projectKey, businessType: context.businessType, commerce: options.commerce, tickets: options.tickets };
+    return tool({
+      description: definition.description,
+      inputSchema: inputSchemaOf.get(definition.name)!,
+      execute: async (input: unknown, { toolCallId, abortSignal }) => {
+        if (definition.capability !== null && context.capabilities[definition.capability] !== true) {
+          throw new ChatToolError(`You do not have permission to use ${definition.name}.`);
+        }
+        if (!write) return runSafely(() => definition.execute(input, { ...toolContext, abortSignal }));
+        const approvalId = approvedCalls.get(toolCallId);
+        if (!approvalId) throw new ChatToolError('This action needs an approval first.');
+        const outcome = await gate.execute(approvalId, (record) => definition.execute(record.input, { ...toolContext, idempotencyKey: approvalId, abortSignal }));
+        if (outcome.type === 'error') throw new ChatToolError(outcome.message);
+        return outcome.output;
+      },
+    });
+  };
+
+  const workingMemoryTool = (sessionId: string) =>
+    tool({
+      description: 'Keep short notes for later in this conversation: set keys (short slugs) to notes, or remove keys. Other notes are kept.',
+      inputSchema: memorySchema,
+      execute: (update) =>
+        runSafely(async () => {
+          // One atomic store update: parallel turns of a conversation never lose each other's notes.
+          const saved = await store.updateSession(sessionId, { workingMemory: { ...update, maxBytes: options.workingMemoryBytes }, updatedAt: now() });
+          if (!saved.ok && saved.reason === 'working_memory_full') throw new ChatToolError(`Working memory is full (${options.workingMemoryBytes} bytes); remove notes first.`);
+          if (!saved.ok) throw new ChatToolError('This conversation no longer exists.');
+          return { saved: true, keys: Object.keys(saved.session.workingMemory) };
+        }),
+    });
+
+  return {
+    catalogue,
+    capabilityOf: (toolName) => capabilityOf.get(toolName) ?? null,
+    forTurn({ context, sessionId, approvedCalls }) {
+      const tools: ToolSet = {};
+      const toolApproval: Record<string, 'user-approval'> = {};
+      for (const definition of definitions) {
+        if (definition.businessTypes && !definition.businessTypes.includes(context.businessType)) continue;
+        if (definition.capability !== null && context.capabilities[definition.capability] !== true) continue;
+        const write = definition.capability !== null && options.capabilities[definition.capability]?.kind === 'write';
+        if (write) toolApproval[definition.name] = 'user-approval';
+        tools[definition.name] = toTool(definition, context, write, approvedCalls);
+      }
+      tools.updateWorkingMemory = workingMemoryTool(sessionId);
+      return { tools, toolApproval };
+    },
+  };
+}

@@ -1,0 +1,11 @@
+export { type ChatLimits } from './chat-request.js';
+export { chatExposedHeaders } from './chat-cors.js';
+export {
+  createChatHandler,
+  type ChatDrainOptions,
+  type ChatDrainResult,
+  type ChatHandler,
+  type ChatHandlerOptions,
+  type ChatModel,
+  type ChatModels,
+} from './create-chat-handler.js';

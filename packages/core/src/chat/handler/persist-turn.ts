@@ -1,0 +1,57 @@
+import type { ChatStore, TurnStatus } from '../conversation/chat-store.js';
+import { withRetries } from '../conversation/with-retries.js';
+import { isAwaitingApproval, type ChatMessage } from './chat-message.js';
+
+/** How a turn's stream ended. */
+export interface TurnEnd {
+  message: ChatMessage;
+  isAborted: boolean;
+  finishReason?: string | undefined;
+  /** Whether the tool loop ran out of steps. */
+  budgetExhausted: boolean;
+}
+
+/** The status a turn is recorded with (pure). */
+export function turnStatusOf(end: TurnEnd): TurnStatus {
+  if (end.isAborted) return 'aborted';
+  if (end.finishReason === 'error') return 'failed';
+  if (end.message.parts.some(isAwaitingApproval)) return 'awaiting_approval';
+  return end.budgetExhausted ? 'budget_exhausted' : 'complete';
+}
+
+/** Options of {@link persistTurn}. */
+export interface PersistTurnOptions {
+  store: ChatStore;
+  sessionId: string;
+  message: ChatMessage;
+  status: TurnStatus;
+  now: () => number;
+  /** Waits between save attempts. @default [50, 250, 1000] */
+  retryDelaysMs?: readonly number[];
+}
+
+/**
+ * What a save did: `saved`; `status_unsaved` (the answer is saved, the conversation's last turn
+ * status is not); `unsaved` (the answer is lost: the status is set to `failed` where it can be).
+ */
+export type PersistTurnResult = { kind: 'saved' } | { kind: 'status_unsaved'; error: unknown } | { kind: 'unsaved'; error: unknown };
+
+/** Saves the assistant's answer with its status, then the conversation's last turn status; both retried through a brief store outage. */
+export async function persistTurn(options: PersistTurnOptions): Promise<PersistTurnResult> {
+  const { store, sessionId, status } = options;
+  const retries = { delaysMs: options.retryDelaysMs };
+  const saveStatus = (value: typeof status) => withRetries(() => store.updateSession(sessionId, { lastTurnStatus: value, updatedAt: options.now() }), retries);
+  try {
+    await withRetries(() => store.upsertMessages(sessionId, [{ ...options.message, metadata: { ...options.message.metadata, status } }]), retries);
+  } catch (error) {
+    // The next read of the history says so.
+    await saveStatus('failed').catch(() => {});
+    return { kind: 'unsaved', error };
+  }
+  try {
+    await saveStatus(status);
+    return { kind: 'saved' };
+  } catch (error) {
+    return { kind: 'status_unsaved', error };
+  }
+}

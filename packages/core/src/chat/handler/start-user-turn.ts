@@ -1,0 +1,57 @@
+import { isToolUIPart } from 'ai';
+import { DeskpilotError } from '../../errors/deskpilot-error.js';
+import type { ApprovalStore } from '../approval/approval-store.js';
+import { canonicalJson } from '../approval/canonical-hash.js';
+import type { ApprovalGate } from '../approval/create-approval-gate.js';
+import type { ChatStore } from '../conversation/chat-store.js';
+import { denyAwaitingApprovals, isAwaitingApproval, type ChatMessage, type UserMessage } from './chat-message.js';
+
+/** Options of {@link startUserTurn}. */
+export interface StartUserTurnOptions {
+  store: ChatStore;
+  approvalStore: ApprovalStore;
+  gate: ApprovalGate;
+  sessionId: string;
+  /** The conversation as read before this turn. */
+  stored: ChatMessage[];
+  message: UserMessage;
+  /** Id of the assistant message that will answer a new user message. */
+  generateId: () => string;
+}
+
+/** The history to answer from and the id of the answer, or a `conflict` that changes nothing more. */
+export type StartUserTurnResult = { ok: true; history: ChatMessage[]; assistantId: string } | { ok: false; error: DeskpilotError };
+
+const conflict = (detail: string): StartUserTurnResult => ({ ok: false, error: new DeskpilotError('conflict', { detail }) });
+
+/**
+ * A new user message: saved once (race-safe), then every approval still pending is denied, and the
+ * model is told. Sending a known id again is a retry, answered anew in place, and only allowed for
+ * the latest user message with the same text while its answer holds no approval: anything else
+ * would rewrite the stored conversation, and is a `conflict`.
+ */
+export async function startUserTurn(options: StartUserTurnOptions): Promise<StartUserTurnResult> {
+  const { store, sessionId } = options;
+  const user: ChatMessage = { id: options.message.id, role: 'user', parts: options.message.parts.map((part) => ({ type: 'text', text: part.text })) };
+  const saved = await store.addMessage(sessionId, user);
+  let current = options.stored;
+  let assistantId = options.generateId();
+  if (!saved.added) {
+    // Another request may have added it since `stored` was read.
+    if (!current.some((message) => message.id === user.id)) current = (await store.getMessages(sessionId)) as ChatMessage[];
+    const index = current.findIndex((message) => message.id === user.id);
+    const following = current[index + 1];
+    if (saved.existing.role !== 'user') return conflict('This id belongs to another message of the conversation.');
+    if (canonicalJson(saved.existing.parts) !== canonicalJson(user.parts)) return conflict('A message with this id was already sent with other content.');
+    if (current.findLastIndex((message) => message.role === 'user') !== index) return conflict('Only the latest message can be sent again.');
+    if (following?.parts.some((part) => isToolUIPart(part) && part.approval)) return conflict('This message was answered with an action already; send a new message.');
+    current = current.slice(0, index + 1);
+    if (following?.role === 'assistant') assistantId = following.id;
+  } else {
+    current = [...current, user];
+  }
+  for (const pending of await options.approvalStore.listPending(sessionId)) await options.gate.deny(pending.id, 'superseded');
+  const superseded = current.filter((message) => message.role === 'assistant' && message.parts.some(isAwaitingApproval)).map(denyAwaitingApprovals);
+  if (superseded.length > 0) await store.upsertMessages(sessionId, superseded);
+  return { ok: true, history: current.map((message) => superseded.find((replacement) => replacement.id === message.id) ?? message), assistantId };
+}

@@ -1,0 +1,1 @@
+export { readChatStream } from './read-chat-stream.js';

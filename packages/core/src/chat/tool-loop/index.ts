@@ -1,0 +1,1 @@
+export { defaultBudgetNotice, runToolLoop, type RunToolLoopOptions, type RunToolLoopResult } from './run-tool-loop.js';
