@@ -8,10 +8,10 @@ import {
   createDemoModel,
   createDemoTicketBackend,
   problemResponse,
-  writeHttpResponse,
   type ChatModels,
   type CommerceBackend,
 } from '@deskpilot/core';
+import { writeResponse } from '@deskpilot/core/node';
 import { join } from 'node:path';
 import { createPostgresStores, openDatabase } from '@deskpilot/postgres';
 import { connectRedis, createRedisRateLimiter } from '@deskpilot/redis';
@@ -84,7 +84,7 @@ export async function createApp(config: ServerConfig) {
   const app = express();
   app.disable('x-powered-by');
   app.use(chatRouter(chat, { allowedOrigins: config.ALLOWED_ORIGINS }));
-  app.use((_req, res) => writeHttpResponse(res, problemResponse(new DeskpilotError('not_found', { detail: 'No such route.' }))));
+  app.use((_req, res) => writeResponse(res, problemResponse(new DeskpilotError('not_found', { detail: 'No such route.' }))));
   const storage = database.kind === 'pglite' ? `PGlite in ${dataDir}` : 'Postgres (DATABASE_URL)';
   const close = async () => {
     await redis?.close();

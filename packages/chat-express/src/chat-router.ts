@@ -1,4 +1,5 @@
-import { fromNodeRequest, normalizeOrigins, writeFetchResponse, type ChatHandler } from '@deskpilot/core';
+import { fromFetchResponse, normalizeOrigins, type ChatHandler } from '@deskpilot/core';
+import { fromNodeRequest, writeResponse } from '@deskpilot/core/node';
 import cors from 'cors';
 import { Router } from 'express';
 
@@ -33,7 +34,7 @@ export function chatRouter(handler: ChatHandler, options: ChatRouterOptions = {}
   );
   router.all(['/chat', '/chat/history'], (req, res, next) => {
     // `req.ip` honours Express's `trust proxy`: the per-address admission cap sees the browser, not the proxy.
-    handler.handle(fromNodeRequest(req, req.path, { clientAddress: req.ip })).then((response) => writeFetchResponse(res, response), next);
+    handler.handle(fromNodeRequest(req, req.path, { clientAddress: req.ip })).then((response) => writeResponse(res, fromFetchResponse(response)), next);
   });
   return router;
 }
