@@ -4,6 +4,6 @@
  *
  * @example
  * import { fromNodeRequest, writeResponse } from '@deskpilot/core/node';
- * createServer(async (req, res) => writeResponse(res, await handler.handle(fromNodeRequest(req, new URL(req.url!, 'http://x').pathname))));
+ * createServer(async (req, res) => writeResponse(res, await handler.handle(fromNodeRequest(req, req.url!.split('?')[0]!))));
  */
 export * from './node/index.js';
