@@ -42,12 +42,16 @@ export function createIdentityProxy(options: IdentityProxyOptions): RequestHandl
 
   return (req, res, next) => {
     fetchSession(req.headers.cookie, sessionOptions)
-      .then(async (session) => {
-        const response = session
-          ? await forwardRequest(fromNodeRequest(req, req.path), { target, path: req.url, headers: downstreamHeaders(req.headers, session, headerOptions), timeoutMs })
-          : problemResponse(new DeskpilotError('unauthenticated', { detail: 'No valid session.' }));
-        await writeResponse(res, response);
-      })
-      .catch((error: unknown) => (error instanceof DeskpilotError ? writeResponse(res, problemResponse(error)) : next(error)));
+      .then(
+        async (session) => {
+          const response = session
+            ? await forwardRequest(fromNodeRequest(req, req.path), { target, path: req.url, headers: downstreamHeaders(req.headers, session, headerOptions), timeoutMs })
+            : problemResponse(new DeskpilotError('unauthenticated', { detail: 'No valid session.' }));
+          await writeResponse(res, response);
+        },
+        // Only the session service's failure is answered here: nothing has been written yet.
+        (error: unknown) => (error instanceof DeskpilotError ? writeResponse(res, problemResponse(error)) : next(error)),
+      )
+      .catch(next);
   };
 }
