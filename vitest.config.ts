@@ -8,6 +8,7 @@ export default defineConfig({
     // Tests run against the sources, so `npm test` needs no build first.
     alias: [
       { find: /^@deskpilot\/core\/demo$/, replacement: source('./packages/core/src/demo.ts') },
+      { find: /^@deskpilot\/core\/node$/, replacement: source('./packages/core/src/node.ts') },
       { find: /^@deskpilot\/core\/testing$/, replacement: source('./packages/core/src/testing.ts') },
       { find: /^@deskpilot\/core$/, replacement: source('./packages/core/src/index.ts') },
       { find: /^@deskpilot\/session-express$/, replacement: source('./packages/session-express/src/index.ts') },

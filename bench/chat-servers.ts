@@ -11,10 +11,10 @@ import {
   createMemoryApprovalStore,
   createMemoryChatStore,
   problemResponse,
-  writeHttpResponse,
   type ChatStore,
 } from '@deskpilot/core';
 import { createDemoCommerceBackend, createDemoTicketBackend } from '@deskpilot/core/demo';
+import { writeResponse } from '@deskpilot/core/node';
 import { convertToModelMessages, pipeUIMessageStreamToResponse, streamText, toUIMessageStream, type UIMessage } from 'ai';
 import express from 'express';
 import { createBenchModel } from './chat-bench-model.ts';
@@ -116,7 +116,7 @@ function createApp(): express.Express {
     rateLimit: { limit: 1_000_000_000 },
   });
   app.use(chatRouter(chat));
-  app.use((_req, res) => writeHttpResponse(res, problemResponse(new DeskpilotError('not_found', { detail: 'No such route.' }))));
+  app.use((_req, res) => writeResponse(res, problemResponse(new DeskpilotError('not_found', { detail: 'No such route.' }))));
   return app;
 }
 

@@ -17,13 +17,13 @@ import {
   createSessionHandler,
   createSessionService,
   problemResponse,
-  writeHttpResponse,
   type ApprovalStore,
   type ChatStore,
 } from '@deskpilot/core';
 import { createDemoCommerceBackend, createDemoTicketBackend, demoUsers } from '@deskpilot/core/demo';
 import { createPostgresStores, openDatabase, type Database, type SqlClient, type SqlExecutor, type SqlRow } from '@deskpilot/postgres';
-import { sendHttpResponse, sessionRouter } from '@deskpilot/session-express';
+import { writeResponse } from '@deskpilot/core/node';
+import { sessionRouter } from '@deskpilot/session-express';
 import express from 'express';
 import { createBenchModel } from './chat-bench-model.ts';
 
@@ -121,7 +121,7 @@ async function sessionServer(): Promise<PersistenceServerReady> {
   const app = express();
   app.disable('x-powered-by');
   app.use(sessionRouter(createSessionHandler({ service })));
-  app.use((_req, res) => sendHttpResponse(res, problemResponse(new DeskpilotError('not_found', { detail: 'No such route.' }))));
+  app.use((_req, res) => writeResponse(res, problemResponse(new DeskpilotError('not_found', { detail: 'No such route.' }))));
   const port = await listen(app);
   // Sessions of one user, signed in through the service (the handler's login throttle allows 10 per
   // account): each response has the same body, and each request still reads its own session.
@@ -202,7 +202,7 @@ async function chatServer(): Promise<PersistenceServerReady> {
   const app = express();
   app.disable('x-powered-by');
   app.use(chatRouter(chat));
-  app.use((_req, res) => writeHttpResponse(res, problemResponse(new DeskpilotError('not_found', { detail: 'No such route.' }))));
+  app.use((_req, res) => writeResponse(res, problemResponse(new DeskpilotError('not_found', { detail: 'No such route.' }))));
   return { port: await listen(app), cookies: [] };
 }
 

@@ -1,7 +1,8 @@
 // Shared by the three reference servers: how a Node HTTP server stops without serving late requests.
 import { createServer, type RequestListener, type Server } from 'node:http';
 import type { Socket } from 'node:net';
-import { DeskpilotError, problemResponse, writeHttpResponse } from '@deskpilot/core';
+import { DeskpilotError, problemResponse } from '@deskpilot/core';
+import { writeResponse } from '@deskpilot/core/node';
 
 /** An HTTP server and the way to stop it gracefully. */
 export interface GracefulServer {
@@ -31,7 +32,7 @@ export function createGracefulServer(app: RequestListener): GracefulServer {
     });
     if (!closing) return void app(req, res);
     res.setHeader('connection', 'close');
-    writeHttpResponse(res, problemResponse(new DeskpilotError('unavailable', { detail: 'The service is shutting down. Try again in a moment.', headers: { 'retry-after': '1' } })));
+    void writeResponse(res, problemResponse(new DeskpilotError('unavailable', { detail: 'The service is shutting down. Try again in a moment.', headers: { 'retry-after': '1' } })));
   });
   server.on('connection', (socket: Socket) => {
     sockets.add(socket);

@@ -5,11 +5,11 @@ import {
   DeskpilotError,
   createChatHandler,
   problemResponse,
-  writeHttpResponse,
   type ChatModels,
   type CommerceBackend,
 } from '@deskpilot/core';
 import { createDemoCommerceBackend, createDemoModel, createDemoTicketBackend } from '@deskpilot/core/demo';
+import { writeResponse } from '@deskpilot/core/node';
 import { join } from 'node:path';
 import { createPostgresStores, openDatabase } from '@deskpilot/postgres';
 import { connectRedis, createRedisRateLimiter } from '@deskpilot/redis';
@@ -83,7 +83,7 @@ export async function createApp(config: ServerConfig) {
   const app = express();
   app.disable('x-powered-by');
   app.use(chatRouter(chat));
-  app.use((_req, res) => writeHttpResponse(res, problemResponse(new DeskpilotError('not_found', { detail: 'No such route.' }))));
+  app.use((_req, res) => writeResponse(res, problemResponse(new DeskpilotError('not_found', { detail: 'No such route.' }))));
   const storage = database.kind === 'pglite' ? `PGlite in ${dataDir}` : 'Postgres (DATABASE_URL)';
   const close = async () => {
     await redis?.close();

@@ -8,9 +8,10 @@ import {
   type RateLimiter,
 } from '@deskpilot/core';
 import { demoUsers } from '@deskpilot/core/demo';
+import { writeResponse } from '@deskpilot/core/node';
 import { createPostgresStores, openDatabase } from '@deskpilot/postgres';
 import { connectRedis, createRedisRateLimiter } from '@deskpilot/redis';
-import { sendHttpResponse, sessionRouter } from '@deskpilot/session-express';
+import { sessionRouter } from '@deskpilot/session-express';
 import type { ServerConfig } from './config.ts';
 
 /**
@@ -61,7 +62,7 @@ export async function createApp(config: ServerConfig) {
       }),
     ),
   );
-  app.use((_req, res) => sendHttpResponse(res, problemResponse(new DeskpilotError('not_found', { detail: 'No such route.' }))));
+  app.use((_req, res) => writeResponse(res, problemResponse(new DeskpilotError('not_found', { detail: 'No such route.' }))));
   const storage = database.kind === 'pglite' ? `PGlite in ${dataDir}` : 'Postgres (DATABASE_URL)';
   const close = async () => {
     await redis?.close();

@@ -2,7 +2,8 @@ import { existsSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { DeskpilotError, fetchSession, problemResponse, writeHttpResponse } from '@deskpilot/core';
+import { DeskpilotError, fetchSession, problemResponse } from '@deskpilot/core';
+import { writeResponse } from '@deskpilot/core/node';
 import { createIdentityProxy, createSessionRoutesProxy } from '@deskpilot/session-express';
 import express from 'express';
 import { chatContextFor } from './chat-context.ts';
@@ -44,12 +45,12 @@ export async function createStudioApp(config: StudioConfig) {
       if (!session) throw new DeskpilotError('unauthenticated', { detail: 'No valid session.' });
       res.json({ chatServiceUrl: config.CHAT_SERVICE_URL, context: await chatContextFor(session, config.CHAT_CONTEXT_SECRET) });
     } catch (error) {
-      writeHttpResponse(res, problemResponse(error));
+      await writeResponse(res, problemResponse(error));
     }
   });
 
   app.use(express.static(webRoot, { index: 'index.html', maxAge: 0 }));
-  app.use((_req, res) => writeHttpResponse(res, problemResponse(new DeskpilotError('not_found', { detail: 'No such route.' }))));
+  app.use((_req, res) => writeResponse(res, problemResponse(new DeskpilotError('not_found', { detail: 'No such route.' }))));
 
   // Called once the studio serves nothing more: the data API's kept-alive connections are all idle.
   const close = () =>

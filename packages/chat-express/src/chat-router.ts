@@ -1,4 +1,5 @@
-import { fromNodeRequest, writeHttpResponse, type ChatHandler } from '@deskpilot/core';
+import type { ChatHandler } from '@deskpilot/core';
+import { fromNodeRequest, writeResponse } from '@deskpilot/core/node';
 import { Router } from 'express';
 
 /**
@@ -12,7 +13,7 @@ export function chatRouter(handler: ChatHandler): Router {
   const router = Router();
   router.all(['/chat', '/chat/history'], (req, res, next) => {
     // `req.ip` honours Express's `trust proxy`: the per-address admission cap sees the browser, not the proxy.
-    handler.handle(fromNodeRequest(req, req.path, { clientAddress: req.ip })).then((response) => writeHttpResponse(res, response), next);
+    handler.handle(fromNodeRequest(req, req.path, { clientAddress: req.ip })).then((response) => writeResponse(res, response), next);
   });
   return router;
 }

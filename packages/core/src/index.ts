@@ -13,15 +13,5 @@ export {
   type JsonValueProblem,
   type JsonValueSchemaOptions,
 } from './validation/check-json-value.js';
-export {
-  defaultDeniedHeaders,
-  downstreamHeaders,
-  endToEndHeaders,
-  identityHeaderNames,
-  isIdentityHeader,
-  stampIdentityHeaders,
-  type IdentityHeaderOptions,
-  type IncomingHeaders,
-} from './proxy/identity-headers.js';
-export { fetchSession, type FetchSessionOptions } from './proxy/fetch-session.js';
+export * from './proxy/index.js';
 export * from './chat/index.js';

@@ -1,4 +1,4 @@
-import { errorStatus, type ErrorCode, type RateLimiter, type SlidingWindowLimiter } from '@deskpilot/core';
+import { errorStatus, toFetchResponse, type ErrorCode, type HttpResponse, type RateLimiter, type SlidingWindowLimiter } from '@deskpilot/core';
 import { createInputArbitraries } from '@deskpilot/core/testing';
 import * as fc from 'fast-check';
 import { expect } from 'vitest';
@@ -123,11 +123,11 @@ const problemCodes = new Set(Object.keys(errorStatus));
  * Checks the one answer every refused request gets: a 4xx (never a 5xx), `application/problem+json`,
  * a known stable `code` whose status is the one of the table. Returns the code, or null for a 2xx.
  */
-export async function expectSafeAnswer(response: { status: number; headers: Headers | Array<[string, string]>; body: string | ReadableStream<Uint8Array> | null } | Response): Promise<ErrorCode | null> {
+export async function expectSafeAnswer(response: HttpResponse | Response): Promise<ErrorCode | null> {
   const status = response.status;
   const headerOf = (name: string) =>
     response.headers instanceof Headers ? response.headers.get(name) : (response.headers.find(([key]) => key.toLowerCase() === name)?.[1] ?? null);
-  const text = response instanceof Response || response.body instanceof ReadableStream ? await new Response(response.body).text() : (response.body ?? '');
+  const text = await (response instanceof Response ? response : toFetchResponse(response)).text();
   expect(status, text).toBeLessThan(500);
   if (status < 400) return null;
   expect(headerOf('content-type')).toBe('application/problem+json');

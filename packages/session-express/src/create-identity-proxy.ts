@@ -1,7 +1,6 @@
-import { DeskpilotError, defaultDeniedHeaders, downstreamHeaders, fetchSession, isIdentityHeader, problemResponse, type IdentityHeaderOptions, type IncomingHeaders } from '@deskpilot/core';
+import { DeskpilotError, defaultDeniedHeaders, downstreamHeaders, fetchSession, forwardRequest, isIdentityHeader, problemResponse, type IdentityHeaderOptions } from '@deskpilot/core';
+import { fromNodeRequest, writeResponse } from '@deskpilot/core/node';
 import type { RequestHandler } from 'express';
-import { forwardRequest } from './forward-request.js';
-import { sendHttpResponse } from './node-http.js';
 
 /** Options of {@link createIdentityProxy}. */
 export interface IdentityProxyOptions {
@@ -35,26 +34,24 @@ export interface IdentityProxyOptions {
 export function createIdentityProxy(options: IdentityProxyOptions): RequestHandler {
   const prefix = options.prefix ?? 'deskpilot';
   const target = new URL(options.target);
-  const targetBase = target.pathname.replace(/\/+$/, '');
   const timeoutMs = options.timeoutMs ?? 30_000;
+  const sessionOptions = { sessionServiceUrl: options.sessionServiceUrl, cookieName: `${prefix}_session`, timeoutMs: options.sessionTimeoutMs };
   // A copy, so a list changed after start-up changes nothing; checked now, so a bad entry fails at start-up.
   const headerOptions: IdentityHeaderOptions = { prefix, deniedHeaders: Object.freeze([...(options.deniedHeaders ?? defaultDeniedHeaders)]) };
   isIdentityHeader('', headerOptions);
 
   return (req, res, next) => {
-    fetchSession(req.headers.cookie, {
-      sessionServiceUrl: options.sessionServiceUrl,
-      cookieName: `${prefix}_session`,
-      timeoutMs: options.sessionTimeoutMs,
-    }).then((session) => {
-      if (!session) {
-        return sendHttpResponse(res, problemResponse(new DeskpilotError('unauthenticated', { detail: 'No valid session.' })));
-      }
-      forwardRequest(req, res, target, targetBase + req.url, downstreamHeaders(req.headers as IncomingHeaders, session, headerOptions), timeoutMs);
-    }, (error: unknown) => {
-      if (res.headersSent) return void res.destroy();
-      if (!DeskpilotError.isInstance(error)) return next(error);
-      sendHttpResponse(res, problemResponse(error));
-    });
+    fetchSession(req.headers.cookie, sessionOptions)
+      .then(
+        async (session) => {
+          const response = session
+            ? await forwardRequest(fromNodeRequest(req, req.path), { target, path: req.url, headers: downstreamHeaders(req.headers, session, headerOptions), timeoutMs })
+            : problemResponse(new DeskpilotError('unauthenticated', { detail: 'No valid session.' }));
+          await writeResponse(res, response);
+        },
+        // Only the session service's failure is answered here: nothing has been written yet.
+        (error: unknown) => (DeskpilotError.isInstance(error) ? writeResponse(res, problemResponse(error)) : next(error)),
+      )
+      .catch(next);
   };
 }

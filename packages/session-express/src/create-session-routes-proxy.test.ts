@@ -102,6 +102,9 @@ describe('createSessionRoutesProxy', () => {
     expect(down.status).toBe(502);
     expect(down.headers.get('content-type')).toMatch(/^application\/problem\+json/);
     expect(await down.json()).toMatchObject({ code: 'upstream_unavailable', status: 502 });
+    // A request with a body is answered the same.
+    const loginDown = await login(studio.url);
+    expect([loginDown.status, (await loginDown.json()).code]).toEqual([502, 'upstream_unavailable']);
 
     await new Promise<void>((resolve) => first.server.listen(port, '127.0.0.1', resolve));
     expect((await login(studio.url)).status).toBe(201);
@@ -113,6 +116,26 @@ describe('createSessionRoutesProxy', () => {
     const response = await fetch(`${studio.url}/sessions/current`);
     expect(response.status).toBe(502);
     expect(await response.json()).toMatchObject({ code: 'upstream_unavailable' });
+  });
+
+  it('abandons the call to the session service when the client goes away', async () => {
+    let arrive = () => {};
+    let close = () => {};
+    const arrived = new Promise<void>((resolve) => (arrive = resolve));
+    const upstreamClosed = new Promise<string>((resolve) => (close = () => resolve('closed')));
+    const hung = await listen((_req, res) => {
+      res.on('close', close);
+      arrive();
+    });
+    const studio = await studioFor(hung.url, { timeoutMs: 60_000 });
+    const client = new AbortController();
+    const call = fetch(`${studio.url}/sessions/current`, { signal: client.signal }).catch(() => 'aborted');
+    await arrived;
+    client.abort();
+    expect(await call).toBe('aborted');
+    // Long before the proxy's own timeout.
+    const stillOpen = new Promise<string>((resolve) => setTimeout(() => resolve('still open'), 2000));
+    expect(await Promise.race([upstreamClosed, stillOpen])).toBe('closed');
   });
 
   it('cuts the answer for the client when the session service dies mid-body', async () => {

@@ -1,6 +1,6 @@
-import { endToEndHeaders, type IncomingHeaders } from '@deskpilot/core';
+import { endToEndHeaders, forwardedFor, forwardRequest, isSessionRoute } from '@deskpilot/core';
+import { fromNodeRequest, writeResponse } from '@deskpilot/core/node';
 import type { RequestHandler } from 'express';
-import { forwardRequest } from './forward-request.js';
 
 /** Options of {@link createSessionRoutesProxy}. */
 export interface SessionRoutesProxyOptions {
@@ -28,18 +28,13 @@ export interface SessionRoutesProxyOptions {
  */
 export function createSessionRoutesProxy(options: SessionRoutesProxyOptions): RequestHandler {
   const target = new URL(options.sessionServiceUrl);
-  const targetBase = target.pathname.replace(/\/+$/, '');
   const forwardClientAddress = options.forwardClientAddress ?? true;
   const timeoutMs = options.timeoutMs ?? 10_000;
 
   return (req, res, next) => {
-    if (req.path !== '/sessions' && !req.path.startsWith('/sessions/')) return next();
-    const headers = endToEndHeaders(req.headers as IncomingHeaders);
-    const peer = req.socket.remoteAddress;
-    const forwarded = [headers['x-forwarded-for'] ?? []].flat().join(', ');
-    // Without our own hop appended, a client-written chain is dropped rather than passed on as if vouched for.
-    if (forwardClientAddress && peer) headers['x-forwarded-for'] = forwarded ? `${forwarded}, ${peer}` : peer;
-    else delete headers['x-forwarded-for'];
-    forwardRequest(req, res, target, targetBase + req.url, headers, timeoutMs);
+    if (!isSessionRoute(req.path)) return next();
+    const forwarded = forwardedFor(req.headers['x-forwarded-for'], { peerAddress: req.socket.remoteAddress, forwardClientAddress });
+    const headers = { ...endToEndHeaders(req.headers), 'x-forwarded-for': forwarded };
+    forwardRequest(fromNodeRequest(req, req.path), { target, path: req.url, headers, timeoutMs }).then((response) => writeResponse(res, response), next);
   };
 }

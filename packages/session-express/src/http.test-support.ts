@@ -21,6 +21,15 @@ export async function listen(listener: RequestListener): Promise<{ url: string; 
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
 }
 
+/** A loopback port nothing listens on (not port 9: fetch refuses it before trying). */
+export async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
 /** A session service on memory stores with the demo users, as an Express app. */
 export async function createSessionApp(
   options: { mount?: string; before?: express.RequestHandler[]; trustProxy?: string | string[] | boolean | number; handler?: Partial<SessionHandlerOptions> } = {},

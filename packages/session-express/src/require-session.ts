@@ -1,6 +1,6 @@
 import { DeskpilotError, problemResponse, type Session, type SessionService } from '@deskpilot/core';
+import { writeResponse } from '@deskpilot/core/node';
 import type { RequestHandler, Response } from 'express';
-import { sendHttpResponse } from './node-http.js';
 
 /**
  * Express middleware for apps that host the session service in process: resolves the session cookie
@@ -13,7 +13,7 @@ export function requireSession(service: SessionService): RequestHandler {
   return (req, res, next) => {
     service.resolve(req.headers.cookie).then((resolved) => {
       if (!resolved) {
-        return sendHttpResponse(res, problemResponse(new DeskpilotError('unauthenticated', { detail: 'No valid session.' })));
+        return writeResponse(res, problemResponse(new DeskpilotError('unauthenticated', { detail: 'No valid session.' })));
       }
       res.locals.session = resolved.session;
       next();

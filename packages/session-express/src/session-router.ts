@@ -1,6 +1,6 @@
-import type { SessionHandler } from '@deskpilot/core';
+import { isSessionRoute, type SessionHandler } from '@deskpilot/core';
+import { fromNodeRequest, writeResponse } from '@deskpilot/core/node';
 import type { RequestHandler } from 'express';
-import { sendHttpResponse, toHttpRequest } from './node-http.js';
 
 /**
  * Express middleware serving the session routes (`/sessions`, `/sessions/current`,
@@ -11,7 +11,8 @@ import { sendHttpResponse, toHttpRequest } from './node-http.js';
  */
 export function sessionRouter(handler: SessionHandler): RequestHandler {
   return (req, res, next) => {
-    if (req.path !== '/sessions' && !req.path.startsWith('/sessions/')) return next();
-    handler.handle(toHttpRequest(req)).then((response) => sendHttpResponse(res, response), next);
+    if (!isSessionRoute(req.path)) return next();
+    // `req.ip` honours Express's `trust proxy`: the login throttle sees the browser, not the proxy.
+    handler.handle(fromNodeRequest(req, req.path, { clientAddress: req.ip })).then((response) => writeResponse(res, response), next);
   };
 }

@@ -18,6 +18,8 @@ export interface HttpRequest {
    * address the host already resolved behind its trusted proxies (Express `req.ip`).
    */
   clientAddress?: string | undefined;
+  /** Aborted when the client goes away (the fetch `Request`'s signal, or the Node connection closing). */
+  signal?: AbortSignal | undefined;
 }
 
 /** A host-neutral HTTP response: repeated header names (several `Set-Cookie`) are separate pairs. */
@@ -45,12 +47,21 @@ export function fromFetchRequest(request: Request, info: RequestInfo = {}): Http
     headers: request.headers,
     body: request.body as AsyncIterable<Uint8Array> | null,
     clientAddress: info.clientAddress,
+    signal: request.signal,
   };
 }
 
-/** Writes an {@link HttpResponse} as a fetch `Response`. */
+/** Writes an {@link HttpResponse} (string or streamed body) as a fetch `Response`. */
 export function toFetchResponse(response: HttpResponse): Response {
   return new Response(response.body, { status: response.status, headers: response.headers });
+}
+
+/** Reads a fetch `Response` as an {@link HttpResponse}: the body stays a stream, each `Set-Cookie` its own pair. */
+export function fromFetchResponse(response: Response): HttpResponse {
+  const headers: Array<[string, string]> = [];
+  for (const [name, value] of response.headers) if (name !== 'set-cookie') headers.push([name, value]);
+  for (const cookie of response.headers.getSetCookie()) headers.push(['set-cookie', cookie]);
+  return { status: response.status, headers, body: response.body };
 }
 
 /** A JSON response with the given status and extra headers. */

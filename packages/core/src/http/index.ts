@@ -1,5 +1,6 @@
 export {
   fromFetchRequest,
+  fromFetchResponse,
   jsonResponse,
   problemResponse,
   toFetchResponse,
@@ -14,11 +15,3 @@ export {
   type ClientAddressResolver,
   type ClientAddressResolverOptions,
 } from './create-client-address-resolver.js';
-export {
-  fromNodeRequest,
-  writeFetchResponse,
-  writeHttpResponse,
-  type FromNodeRequestOptions,
-  type NodeRequestLike,
-  type NodeResponseLike,
-} from './node-http.js';

@@ -43,3 +43,4 @@ export {
   type SecretHasher,
   type SessionToken,
 } from './session-token.js';
+export { isSessionRoute } from './is-session-route.js';

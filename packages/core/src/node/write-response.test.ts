@@ -1,15 +1,14 @@
 import { EventEmitter } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import { writeFetchResponse, writeHttpResponse, type NodeResponseLike } from './node-http.js';
+import { writeResponse, type NodeResponseLike } from './write-response.js';
 
 /** A Node response as `http` leaves it: `write` answers false once the socket is gone, and `drain` never comes. */
 class FakeResponse extends EventEmitter implements NodeResponseLike {
   statusCode = 200;
-  headersSent = false;
   destroyed = false;
-  written: Uint8Array[] = [];
-  ended = false;
   headers = new Map<string, string | string[]>();
+  written: Uint8Array[] = [];
+  ended: string | boolean = false;
   setHeader(name: string, value: string | string[]) {
     this.headers.set(name, value);
     return this;
@@ -19,8 +18,8 @@ class FakeResponse extends EventEmitter implements NodeResponseLike {
     this.written.push(chunk);
     return true;
   }
-  end() {
-    this.ended = true;
+  end(chunk?: string) {
+    this.ended = chunk ?? true;
     return this;
   }
   destroy() {
@@ -51,15 +50,48 @@ function endlessBody() {
     },
     { highWaterMark: 0 },
   );
-  return { response: new Response(body), cancelled: () => cancelled, pulls: () => pulls };
+  return { response: streamed(body), cancelled: () => cancelled, pulls: () => pulls };
 }
 
-describe('writeFetchResponse', () => {
+const streamed = (body: ReadableStream<Uint8Array>) => ({ status: 200, headers: [], body });
+
+describe('writeResponse', () => {
+  it('writes status, headers and a string body, each Set-Cookie its own line', async () => {
+    const res = new FakeResponse();
+    await writeResponse(res, {
+      status: 201,
+      headers: [['content-type', 'application/json'], ['set-cookie', 'a=1'], ['Set-Cookie', 'b=2']],
+      body: '{}',
+    });
+    expect(res.statusCode).toBe(201);
+    expect(Object.fromEntries(res.headers)).toEqual({ 'content-type': 'application/json', 'set-cookie': ['a=1', 'b=2'] });
+    expect(res.ended).toBe('{}');
+  });
+
+  it('ends a response without a body', async () => {
+    const res = new FakeResponse();
+    await writeResponse(res, { status: 204, headers: [], body: null });
+    expect([res.statusCode, res.ended, res.written]).toEqual([204, true, []]);
+  });
+
   it('streams the body and ends the response', async () => {
     const res = new FakeResponse();
-    await writeFetchResponse(res, new Response('hello'));
+    await writeResponse(res, streamed(new Response('hello').body!));
     expect(Buffer.concat(res.written).toString()).toBe('hello');
     expect(res.ended).toBe(true);
+  });
+
+  it('destroys the response, never ends it, when the body fails mid-stream', async () => {
+    const res = new FakeResponse();
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode('{"partial":'));
+        controller.error(new Error('upstream cut'));
+      },
+    });
+    await writeResponse(res, streamed(body));
+    expect(res.destroyed).toBe(true);
+    expect(res.ended).toBe(false);
   });
 
   it('cancels the body at once when the client left before the response was written', async () => {
@@ -67,7 +99,7 @@ describe('writeFetchResponse', () => {
     // The client went away while the handler was still working: `close` has fired and will not fire again.
     res.leave();
     const body = endlessBody();
-    await writeFetchResponse(res, body.response);
+    await writeResponse(res, body.response);
     expect(body.cancelled()).toBe(true);
     expect(res.written).toEqual([]);
   });
@@ -81,7 +113,7 @@ describe('writeFetchResponse', () => {
       // The second chunk fills the socket buffer: the writer must wait for `drain` or `close`.
       return ++writes < 2;
     };
-    const writing = writeFetchResponse(res, body.response);
+    const writing = writeResponse(res, body.response);
     await expect.poll(() => res.written.length).toBe(2);
     res.leave();
     await writing;
@@ -99,40 +131,7 @@ describe('writeFetchResponse', () => {
       setImmediate(() => res.emit('close'));
       return false;
     };
-    await writeFetchResponse(res, body.response);
+    await writeResponse(res, body.response);
     expect(body.cancelled()).toBe(true);
-  });
-});
-
-describe('writeHttpResponse', () => {
-  it('writes a string body with its status and headers, repeated headers kept apart', async () => {
-    const res = new FakeResponse();
-    let ended: unknown;
-    res.end = (chunk?: string) => ((ended = chunk), (res.ended = true), res);
-    await writeHttpResponse(res, { status: 201, headers: [['content-type', 'application/json'], ['set-cookie', 'a=1'], ['set-cookie', 'b=2']], body: '{}' });
-    expect(res.statusCode).toBe(201);
-    expect(Object.fromEntries(res.headers)).toEqual({ 'content-type': 'application/json', 'set-cookie': ['a=1', 'b=2'] });
-    expect(ended).toBe('{}');
-  });
-
-  it('streams a ReadableStream body, and cancels it when the client leaves', async () => {
-    const res = new FakeResponse();
-    const encoder = new TextEncoder();
-    const body = new ReadableStream<Uint8Array>({
-      start(controller) {
-        controller.enqueue(encoder.encode('data: 1\n\n'));
-        controller.enqueue(encoder.encode('data: 2\n\n'));
-        controller.close();
-      },
-    });
-    await writeHttpResponse(res, { status: 200, headers: [['content-type', 'text/event-stream']], body });
-    expect(Buffer.concat(res.written).toString()).toBe('data: 1\n\ndata: 2\n\n');
-    expect(res.ended).toBe(true);
-
-    const left = new FakeResponse();
-    left.leave();
-    const endless = endlessBody();
-    await writeHttpResponse(left, { status: 200, headers: [], body: endless.response.body! });
-    expect(endless.cancelled()).toBe(true);
   });
 });

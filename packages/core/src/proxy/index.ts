@@ -1,0 +1,13 @@
+export {
+  defaultDeniedHeaders,
+  downstreamHeaders,
+  endToEndHeaders,
+  identityHeaderNames,
+  isIdentityHeader,
+  stampIdentityHeaders,
+  type IdentityHeaderOptions,
+  type IncomingHeaders,
+} from './identity-headers.js';
+export { fetchSession, type FetchSessionOptions } from './fetch-session.js';
+export { forwardRequest, type ForwardRequestOptions } from './forward-request.js';
+export { forwardedFor, type ForwardedForOptions } from './forwarded-for.js';
