@@ -1,10 +1,9 @@
-import { randomBytes as nodeRandomBytes } from 'node:crypto';
 import { resolveSession, authenticateToken, type ResolvedSession } from './resolve-session.js';
 import { findMembership, toSession, type Session } from './session.js';
 import { createSessionCookie, type SessionCookie, type SessionCookieOptions } from './session-cookie.js';
 import { createSessionLookup, type SessionLookup } from './session-lookup.js';
 import type { SessionRecord, SessionStore } from './session-store.js';
-import { createSecretHasher, createSessionToken, type RandomBytes, type SecretHasher } from './session-token.js';
+import { createSecretHasher, createSessionToken, secureRandomBytes, type RandomBytes, type SecretHasher } from './session-token.js';
 import type { UserDirectory } from './user-directory.js';
 
 /** Options of {@link createSessionService}. */
@@ -28,7 +27,7 @@ export interface SessionServiceOptions {
   pepper?: string;
   /** Clock in epoch milliseconds. @default Date.now */
   now?: () => number;
-  /** Random source for tokens. @default crypto.randomBytes */
+  /** Random source for tokens. @default crypto.getRandomValues */
   randomBytes?: RandomBytes;
 }
 
@@ -107,7 +106,7 @@ export function createSessionService(options: SessionServiceOptions): SessionSer
     renewIntervalMs: positive(options.renewIntervalMs ?? 60 * 1000, 'renewIntervalMs'),
     hashSecret: createSecretHasher(options.pepper),
     now: options.now ?? Date.now,
-    randomBytes: options.randomBytes ?? nodeRandomBytes,
+    randomBytes: options.randomBytes ?? secureRandomBytes,
   };
   const { store, directory, cookie } = context;
 
