@@ -18,7 +18,33 @@ export default defineConfig({
     ],
   },
   test: {
-    include: ['packages/*/src/**/*.test.ts', 'examples/*/src/**/*.test.ts', 'examples/*/test/**/*.test.ts'],
     testTimeout: 20_000,
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'node',
+          include: ['packages/*/src/**/*.test.ts', 'examples/*/src/**/*.test.ts', 'examples/*/test/**/*.test.ts'],
+        },
+      },
+      {
+        // Core's handler suites again with the Web globals of Vercel's Edge Runtime (Request, Response,
+        // streams, crypto). It swaps globals only: Node's built-ins stay importable, which is why
+        // `edge-compat.test.ts` also bundles core for a browser target and runs it in a bare context.
+        extends: true,
+        test: {
+          name: 'edge-runtime',
+          environment: 'edge-runtime',
+          setupFiles: [source('./vitest.edge-runtime.setup.ts')],
+          include: [
+            'packages/core/src/**/create-{session,chat}-handler*.test.ts',
+            'packages/core/src/session/session-token.test.ts',
+            'packages/core/src/limiter/*.test.ts',
+            'packages/core/src/http/{address-bucket,create-client-address-resolver,parse-ip-address}.test.ts',
+            'packages/core/src/chat/canonical-hash.test.ts',
+          ],
+        },
+      },
+    ],
   },
 });

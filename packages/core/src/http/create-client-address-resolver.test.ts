@@ -34,7 +34,25 @@ describe('createClientAddressResolver', () => {
     expect(resolve(request('::ffff:203.0.113.9', '2001:db8::9'))).toBe('203.0.113.9');
   });
 
-  it.each(['not-an-ip', '10.0.0.0/33', '::1/129', '10.0.0.0/x'])('rejects the invalid entry %j when created', (entry) => {
+  it('matches an IPv4 peer against an IPv4-mapped range and the other way round', () => {
+    const mapped = createClientAddressResolver({ trustedProxies: ['::ffff:10.0.0.0/104'] });
+    expect(mapped(request('10.1.2.3', '198.51.100.1'))).toBe('198.51.100.1');
+    expect(mapped(request('11.0.0.1', '198.51.100.1'))).toBe('11.0.0.1');
+    const plain = createClientAddressResolver({ trustedProxies: ['10.0.0.0/8'] });
+    expect(plain(request('127.0.0.1', '198.51.100.1'))).toBe('127.0.0.1');
+    expect(plain(request('10.0.0.1', '198.51.100.1, ::ffff:10.0.0.2'))).toBe('198.51.100.1');
+    // `::10.0.0.2` is not IPv4-mapped (RFC 4291): an untrusted hop, not one of the proxies.
+    expect(plain(request('10.0.0.1', '198.51.100.1, ::10.0.0.2'))).toBe('::10.0.0.2');
+  });
+
+  it('reads neither short nor hexadecimal IPv4 forms, in the header or in the configuration', () => {
+    const resolve = createClientAddressResolver({ trustedProxies: ['10.0.0.0/8'] });
+    expect(resolve(request('10.0.0.1', '198.51.100.1, 10.1'))).toBe('10.0.0.1');
+    expect(resolve(request('10.0.0.1', '0xa.0.0.2'))).toBe('10.0.0.1');
+    expect(() => createClientAddressResolver({ trustedProxies: ['10.1'] })).toThrow(TypeError);
+  });
+
+  it.each(['not-an-ip', '10.0.0.0/33', '::1/129', '10.0.0.0/x', '10.0.0.0/', '10.0.0.0/8/9', '10.0.0.0/ 8', '10.0.0.0/-1', '10.0.0.0/0x8'])('rejects the invalid entry %j when created', (entry) => {
     expect(() => createClientAddressResolver({ trustedProxies: [entry] })).toThrow(TypeError);
   });
 });

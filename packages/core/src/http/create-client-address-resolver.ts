@@ -1,5 +1,6 @@
-import { BlockList, isIP } from 'node:net';
+import type ipaddr from 'ipaddr.js';
 import type { HttpRequest } from './http-request.js';
+import { parseIpAddress, toIpv6 } from './parse-ip-address.js';
 
 /** Options of {@link createClientAddressResolver}. */
 export interface ClientAddressResolverOptions {
@@ -24,11 +25,11 @@ export type ClientAddressResolver = (request: Pick<HttpRequest, 'headers' | 'cli
  * clientAddress(request); // "203.0.113.7"
  */
 export function createClientAddressResolver(options: ClientAddressResolverOptions = {}): ClientAddressResolver {
-  const trusted = new BlockList();
-  for (const entry of options.trustedProxies ?? []) addEntry(trusted, entry.trim());
+  const trusted = (options.trustedProxies ?? []).map((entry) => parseRange(entry.trim()));
   const isTrusted = (address: string) => {
-    const family = isIP(address);
-    return family !== 0 && trusted.check(address, family === 6 ? 'ipv6' : 'ipv4');
+    const parsed = parseIpAddress(address);
+    // Both sides as IPv6, so an IPv4 peer matches an IPv4-mapped range and the other way round.
+    return parsed !== null && trusted.some((range) => toIpv6(parsed).match(range));
   };
 
   return (request) => {
@@ -39,30 +40,28 @@ export function createClientAddressResolver(options: ClientAddressResolverOption
     const hops = forwarded.split(',');
     for (let index = hops.length - 1; index >= 0; index--) {
       const hop = normalizeAddress(hops[index]!.trim());
-      if (isIP(hop) === 0) return peer; // garbage in the chain: trust nothing past it
+      if (parseIpAddress(hop) === null) return peer; // garbage in the chain: trust nothing past it
       if (!isTrusted(hop)) return hop;
     }
     return peer;
   };
 }
 
-function addEntry(list: BlockList, entry: string): void {
-  const [address = '', prefix] = entry.split('/');
-  const family = isIP(address);
-  if (family === 0) throw new TypeError(`Invalid trusted proxy: ${JSON.stringify(entry)}`);
-  const type = family === 6 ? 'ipv6' : 'ipv4';
-  if (prefix === undefined) {
-    list.addAddress(address, type);
-    return;
-  }
-  const bits = Number(prefix);
-  if (!Number.isInteger(bits) || bits < 0 || bits > (family === 6 ? 128 : 32)) {
+/** A trusted proxy entry (`10.0.0.0/8`, `fd00::/8`, `127.0.0.1`) as an IPv6 range; throws for anything else. */
+function parseRange(entry: string): [ipaddr.IPv6, number] {
+  const [address = '', prefix, ...rest] = entry.split('/');
+  const parsed = parseIpAddress(address);
+  if (parsed === null) throw new TypeError(`Invalid trusted proxy: ${JSON.stringify(entry)}`);
+  const width = parsed.kind() === 'ipv6' ? 128 : 32;
+  const bits = prefix === undefined ? width : Number(prefix);
+  // Digits only: `Number('')` is 0, and `10.0.0.0/` must not quietly trust every address.
+  if (rest.length > 0 || (prefix !== undefined && !/^\d{1,3}$/.test(prefix)) || bits > width) {
     throw new TypeError(`Invalid trusted proxy range: ${JSON.stringify(entry)}`);
   }
-  list.addSubnet(address, bits, type);
+  return [toIpv6(parsed), bits + 128 - width];
 }
 
 /** `::ffff:192.0.2.1` → `192.0.2.1`, so IPv4 peers on a dual-stack socket match IPv4 rules. */
 function normalizeAddress(address: string): string {
-  return address.toLowerCase().startsWith('::ffff:') && isIP(address.slice(7)) === 4 ? address.slice(7) : address;
+  return address.toLowerCase().startsWith('::ffff:') && parseIpAddress(address.slice(7))?.kind() === 'ipv4' ? address.slice(7) : address;
 }

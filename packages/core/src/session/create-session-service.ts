@@ -1,4 +1,3 @@
-import { randomBytes as nodeRandomBytes } from 'node:crypto';
 import { resolveSession, authenticateToken, type ResolvedSession } from './resolve-session.js';
 import { findMembership, toSession, type Session } from './session.js';
 import type { PasswordHashOptions } from './password.js';
@@ -6,7 +5,7 @@ import type { SessionContext } from './session-context.js';
 import { createSessionCookie, type SessionCookieOptions } from './session-cookie.js';
 import { createSessionLookup, type SessionLookup } from './session-lookup.js';
 import type { SessionRecord, SessionStore } from './session-store.js';
-import { createSecretHasher, createSessionToken, type RandomBytes } from './session-token.js';
+import { createSecretHasher, createSessionToken, secureRandomBytes, type RandomBytes } from './session-token.js';
 import type { UserDirectory } from './user-directory.js';
 import { verifyCredentials } from './verify-credentials.js';
 import { DeskpilotError } from '../errors/deskpilot-error.js';
@@ -38,7 +37,7 @@ export interface SessionServiceOptions {
   passwordHash?: PasswordHashOptions;
   /** Clock in epoch milliseconds. @default Date.now */
   now?: () => number;
-  /** Random source for tokens. @default crypto.randomBytes */
+  /** Random source for tokens. @default crypto.getRandomValues */
   randomBytes?: RandomBytes;
 }
 
@@ -103,7 +102,7 @@ export function createSessionService(options: SessionServiceOptions): SessionSer
     renewIntervalMs: positive(options.renewIntervalMs ?? 60 * 1000, 'renewIntervalMs'),
     hashSecret: createSecretHasher(options.pepper),
     now: options.now ?? Date.now,
-    randomBytes: options.randomBytes ?? nodeRandomBytes,
+    randomBytes: options.randomBytes ?? secureRandomBytes,
   };
   const { store, directory, cookie } = context;
   const credentialOptions = { passwordHash: options.passwordHash };

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { hashPassword, isPasswordHash, type PasswordHashOptions } from './password.js';
 import { normalizeEmail, type Account, type Membership, type UserDirectory } from './user-directory.js';
 
@@ -70,7 +69,7 @@ export function createMemoryUserDirectory(options: MemoryUserDirectoryOptions = 
       const previous = byEmail.get(email);
       if (previous) byId.delete(previous.user.id);
       const account: Account = Object.freeze({
-        user: Object.freeze({ id: user.id ?? randomUUID(), email, name: user.name }),
+        user: Object.freeze({ id: user.id ?? crypto.randomUUID(), email, name: user.name }),
         memberships: Object.freeze(user.memberships.map((membership) => Object.freeze({ ...membership }))) as Account['memberships'],
       });
       const stored = { ...account, passwordHash };

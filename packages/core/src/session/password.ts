@@ -1,4 +1,21 @@
-import { randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
+import { DeskpilotError } from '../errors/deskpilot-error.js';
+
+type NodeCrypto = typeof import('node:crypto');
+let nodeCrypto: Promise<NodeCrypto> | undefined;
+
+/**
+ * `node:crypto`, imported on the first password hashed or verified rather than with this module:
+ * Web Crypto has no scrypt, and a static import would keep every other part of core (sessions
+ * resolved from a cookie, chat) off hosts without Node's built-ins.
+ */
+function loadNodeCrypto(): Promise<NodeCrypto> {
+  nodeCrypto ??= import('node:crypto').catch((error: unknown) => {
+    const explanation = 'password hashing needs node:crypto scrypt: Node, Bun, Deno, Cloudflare Workers with nodejs_compat';
+    // The explanation goes to the operator's log as the cause; the client gets the generic `internal` problem.
+    throw new DeskpilotError('internal', { cause: new Error(explanation, { cause: error }) });
+  });
+  return nodeCrypto;
+}
 
 /** scrypt cost parameters. */
 export interface PasswordHashOptions {
@@ -67,7 +84,8 @@ function checked(stored: StoredHash): StoredHash | null {
   return isValid(stored) && stored.salt.length >= 8 && stored.key.length >= 16 && stored.key.length <= 64 ? stored : null;
 }
 
-function derive(password: string, salt: Buffer, length: number, { N, r, p }: ScryptParameters): Promise<Buffer> {
+async function derive(password: string, salt: Buffer, length: number, { N, r, p }: ScryptParameters): Promise<Buffer> {
+  const { scrypt } = await loadNodeCrypto();
   return new Promise((resolve, reject) => {
     // Node refuses anything above 32 MiB unless told: allow exactly what these parameters need.
     scrypt(password.normalize('NFKC'), salt, length, { N, r, p, maxmem: memoryOf({ N, r, p }) }, (error, key) => (error ? reject(error) : resolve(key)));
@@ -82,6 +100,7 @@ const unpadded = (bytes: Buffer) => bytes.toString('base64').replace(/=+$/, '');
  */
 export async function hashPassword(password: string, options: PasswordHashOptions = {}): Promise<string> {
   const chosen = parameters(options);
+  const { randomBytes } = await loadNodeCrypto();
   const salt = randomBytes(saltLength);
   const key = await derive(password, salt, keyLength, chosen);
   return `$scrypt$ln=${Math.log2(chosen.N)},r=${chosen.r},p=${chosen.p}$${unpadded(salt)}$${unpadded(key)}`;
@@ -94,6 +113,7 @@ export async function hashPassword(password: string, options: PasswordHashOption
 export async function verifyPassword(password: string, hash: string): Promise<boolean> {
   const stored = readStoredHash(hash);
   if (!stored) return false;
+  const { timingSafeEqual } = await loadNodeCrypto();
   const actual = await derive(password, stored.salt, stored.key.length, stored);
   return timingSafeEqual(actual, stored.key);
 }

@@ -31,4 +31,22 @@ describe('session tokens', () => {
     expect(verifySecret(`${secret.slice(0, -1)}${secret.endsWith('A') ? 'B' : 'A'}`, plain(secret), plain)).toBe(false);
     expect(verifySecret(secret, 'short', plain)).toBe(false);
   });
+
+  it('hash secrets to the digests already in stores (SHA-256, or HMAC-SHA-256 keyed by the UTF-8 pepper, in base64url)', () => {
+    const secret = 'q'.repeat(43);
+    expect(createSecretHasher()(secret)).toBe('k7AKBTk_k6RBwJE5JkfJik4QIbTzpnvcZETIucyjCSM');
+    expect(createSecretHasher('')(secret)).toBe('k7AKBTk_k6RBwJE5JkfJik4QIbTzpnvcZETIucyjCSM');
+    expect(createSecretHasher('pepper')(secret)).toBe('7CuwcpNt6HI34xhIEPckf1GArJqgWq-wnmUw2h0p-Jg');
+    expect(createSecretHasher('pépper ✓')(secret)).toBe('0eA0NNWvabJkLEraamqIDxjDrkpnWtI-3eBVFrdss24');
+  });
+
+  it('verify refuses a digest that differs in any one character, first or last', () => {
+    const { secret } = createSessionToken();
+    const plain = createSecretHasher();
+    const digest = plain(secret);
+    const flip = (index: number) => `${digest.slice(0, index)}${digest[index] === 'A' ? 'B' : 'A'}${digest.slice(index + 1)}`;
+    for (const index of [0, 21, digest.length - 1]) expect(verifySecret(secret, flip(index), plain)).toBe(false);
+    expect(verifySecret(secret, `${digest}A`, plain)).toBe(false);
+    expect(verifySecret(secret, '', plain)).toBe(false);
+  });
 });

@@ -1,4 +1,6 @@
-import { createHmac, hash, randomBytes as nodeRandomBytes, timingSafeEqual } from 'node:crypto';
+import { hmac } from '@noble/hashes/hmac.js';
+import { sha256 } from '@noble/hashes/sha2.js';
+import * as base64url from 'jose/base64url';
 
 /** A parsed session token `<id>.<secret>`. */
 export interface SessionToken {
@@ -13,10 +15,13 @@ const tokenPattern = /^([A-Za-z0-9_-]{22})\.([A-Za-z0-9_-]{43})$/;
 /** Source of random bytes; injectable for tests. */
 export type RandomBytes = (size: number) => Uint8Array;
 
+/** `size` bytes from the Web Crypto CSPRNG (`crypto.getRandomValues`), on every host. */
+export const secureRandomBytes: RandomBytes = (size) => crypto.getRandomValues(new Uint8Array(size));
+
 /** Creates a fresh token from 16 + 32 random bytes. */
-export function createSessionToken(randomBytes: RandomBytes = nodeRandomBytes): SessionToken & { value: string } {
-  const id = Buffer.from(randomBytes(16)).toString('base64url');
-  const secret = Buffer.from(randomBytes(32)).toString('base64url');
+export function createSessionToken(randomBytes: RandomBytes = secureRandomBytes): SessionToken & { value: string } {
+  const id = base64url.encode(randomBytes(16));
+  const secret = base64url.encode(randomBytes(32));
   return { id, secret, value: `${id}.${secret}` };
 }
 
@@ -29,18 +34,34 @@ export function parseSessionToken(value: string): SessionToken | null {
 /** Digest of a token secret as stored: SHA-256, or HMAC-SHA-256 keyed by the pepper. */
 export type SecretHasher = (secret: string) => string;
 
-/** Builds the secret hasher once, from an optional pepper (a server-side secret kept out of the store). */
+const encoder = new TextEncoder();
+
+/**
+ * Builds the secret hasher once, from an optional pepper (a server-side secret kept out of the store).
+ * Synchronous on purpose: it runs on every `GET /sessions/current`, and `crypto.subtle` is async and
+ * measured about ten times slower per call there than @noble/hashes, which gives the same digests.
+ */
 export function createSecretHasher(pepper?: string): SecretHasher {
   if (pepper === undefined || pepper === '') {
-    return (secret) => hash('sha256', secret, 'base64url');
+    return (secret) => base64url.encode(sha256(encoder.encode(secret)));
   }
-  return (secret) => createHmac('sha256', pepper).update(secret).digest('base64url');
+  const key = encoder.encode(pepper);
+  return (secret) => base64url.encode(hmac(sha256, key, encoder.encode(secret)));
 }
 
 /** Compares a presented secret with a stored digest in constant time. */
 export function verifySecret(secret: string, storedDigest: string, hashSecret: SecretHasher): boolean {
-  // Both digests are base64url text of one length; comparing the ASCII bytes is as good as the raw ones.
-  const presented = Buffer.from(hashSecret(secret), 'latin1');
-  const stored = Buffer.from(storedDigest, 'latin1');
-  return presented.length === stored.length && timingSafeEqual(presented, stored);
+  return equalInConstantTime(hashSecret(secret), storedDigest);
+}
+
+/**
+ * Web Crypto has no `timingSafeEqual`, and a plain `===` stops at the first differing character,
+ * telling an attacker how much of a digest they got right. Both sides are base64url digests (ASCII)
+ * whose length is public, so every character is visited and the differences are OR-ed together.
+ */
+function equalInConstantTime(presented: string, stored: string): boolean {
+  if (presented.length !== stored.length) return false;
+  let difference = 0;
+  for (let index = 0; index < presented.length; index++) difference |= presented.charCodeAt(index) ^ stored.charCodeAt(index);
+  return difference === 0;
 }

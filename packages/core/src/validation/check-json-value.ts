@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { textProblem } from './valid-text.js';
+import { utf8ByteLength } from './utf8-byte-length.js';
 
 /** Any value JSON can carry. */
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
@@ -125,7 +126,7 @@ export function checkJsonValue(value: unknown, options: CheckJsonValueOptions): 
     }
     if (problems.length === 0 && Number.isFinite(maxBytes)) {
       // Bounded depth and size: serialising is safe now.
-      if (Buffer.byteLength(JSON.stringify(value)) > maxBytes) problems.push(tooLarge());
+      if (utf8ByteLength(JSON.stringify(value)) > maxBytes) problems.push(tooLarge());
     }
   } catch {
     // A getter or proxy that throws: whatever it is, it is not a JSON value.

@@ -1,4 +1,5 @@
-import { createHash } from 'node:crypto';
+import { sha256 } from '@noble/hashes/sha2.js';
+import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
 
 /** JSON with object keys sorted at every depth: one spelling per value. */
 export function canonicalJson(value: unknown): string {
@@ -11,5 +12,5 @@ export function canonicalJson(value: unknown): string {
 
 /** SHA-256 (hex) of the canonical JSON of a value. */
 export function canonicalHash(value: unknown): string {
-  return createHash('sha256').update(canonicalJson(value) ?? 'undefined').digest('hex');
+  return bytesToHex(sha256(utf8ToBytes(canonicalJson(value) ?? 'undefined')));
 }

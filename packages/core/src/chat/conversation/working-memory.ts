@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { utf8ByteLength } from '../../validation/utf8-byte-length.js';
 import type { WorkingMemory, WorkingMemoryChange } from './chat-store.js';
 
 /** Input of the `updateWorkingMemory` tool: keys to set and keys to remove. */
@@ -13,7 +14,7 @@ export type WorkingMemoryUpdate = z.infer<typeof workingMemoryUpdateSchema>;
 
 /** Byte size of working memory as stored: the UTF-8 bytes of its JSON. */
 export function workingMemorySize(memory: WorkingMemory): number {
-  return Buffer.byteLength(JSON.stringify(memory));
+  return utf8ByteLength(JSON.stringify(memory));
 }
 
 /**
