@@ -1,4 +1,5 @@
 export * from './errors/index.js';
+export { consoleLogger, type Logger } from './logging/logger.js';
 export * from './http/index.js';
 export * from './limiter/index.js';
 export * from './session/index.js';
