@@ -1,4 +1,4 @@
-import type { CancelResult, CommerceBackend, Money, Order, OrderStatus, RefundResult } from './commerce-backend.js';
+import type { CancelResult, CommerceBackend, Money, OrderStatus, RefundResult } from './commerce-backend.js';
 import { createDemoProjectStore } from './demo-project-store.js';
 import { clampLimit, matchesTextQuery } from './matches-text-query.js';
 import { runIdempotentWrite, type BackendCall, type IdempotencyRecords } from './run-idempotent-write.js';
