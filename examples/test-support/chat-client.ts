@@ -1,6 +1,9 @@
 import { request as httpRequest, type Agent } from 'node:http';
 import { connect } from 'node:net';
-import { readChatStream, type UIMessageChunk } from '@deskpilot/core';
+import { readChatStream } from '@deskpilot/core';
+
+/** One chunk of a chat stream, as core's `readChatStream` yields it (the AI SDK's `UIMessageChunk`). */
+export type UIMessageChunk = ReturnType<typeof readChatStream> extends AsyncGenerator<infer Chunk> ? Chunk : never;
 
 /** A chat context of its own: a fresh identity, so no rate limit window or conversation is shared. */
 export const chatContext = () => ({ userEmail: `rep-${crypto.randomUUID()}@example.com`, projectKey: 'acme-b2c' });

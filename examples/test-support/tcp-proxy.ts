@@ -55,7 +55,8 @@ export async function startTcpProxy(target: { host: string; port: number }) {
   const down = () =>
     new Promise<void>((resolve) => {
       for (const socket of sockets) socket.destroy();
-      server ? server.close(() => resolve()) : resolve();
+      if (server) server.close(() => resolve());
+      else resolve();
       server = undefined;
     });
   await up();

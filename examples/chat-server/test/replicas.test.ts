@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
-import { readChatStream, type UIMessageChunk } from '@deskpilot/core';
 import { describe, expect, it } from 'vitest';
+import { readChunks } from '../../test-support/chat-client.ts';
 import { freshPostgresSchema } from '../../test-support/postgres-schema.ts';
 import { exitCode, seededDataDir, spawnExample } from '../../test-support/spawn-example.ts';
 
@@ -9,11 +9,6 @@ const { DATABASE_URL: databaseUrl, REDIS_URL: redisUrl } = process.env;
 
 const user = (text: string, id = `u-${text.length}-${text.slice(0, 6)}`) => ({ id, role: 'user', parts: [{ type: 'text', text }] });
 const post = (url: string, body: object, path = '/chat') => fetch(`${url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-async function chunksOf(response: Response): Promise<UIMessageChunk[]> {
-  const chunks: UIMessageChunk[] = [];
-  for await (const chunk of readChatStream(response)) chunks.push(chunk);
-  return chunks;
-}
 const history = async (url: string, sessionId: string, context: object) => (await (await post(url, { sessionId, context }, '/chat/history')).json()) as { messages: Array<{ role: string }>; lastTurnStatus: string | null };
 
 describe.skipIf(!databaseUrl || !redisUrl)(`two chat replicas on one Postgres and Redis${databaseUrl && redisUrl ? '' : ' (SKIPPED: DATABASE_URL or REDIS_URL is not set)'}`, () => {
@@ -33,7 +28,7 @@ describe.skipIf(!databaseUrl || !redisUrl)(`two chat replicas on one Postgres an
 
     // Turn 1 on the first replica proposes a refund; the card comes back.
     const question = user('refund order ORD-1001, it arrived broken');
-    const proposal = await chunksOf(await post(first!.url, { sessionId, messages: [question], context }));
+    const proposal = await readChunks(await post(first!.url, { sessionId, messages: [question], context }));
     const request = proposal.find((chunk) => chunk.type === 'tool-approval-request') as { approvalId: string; toolCallId: string };
     const input = (proposal.find((chunk) => chunk.type === 'tool-input-available') as { input: unknown }).input;
     const messageId = (proposal.find((chunk) => chunk.type === 'start') as { messageId: string }).messageId;
@@ -47,7 +42,7 @@ describe.skipIf(!databaseUrl || !redisUrl)(`two chat replicas on one Postgres an
     expect((await history(second!.url, sessionId, context)).messages.map((message) => message.role)).toEqual(['user', 'assistant']);
 
     // The same approval sent to both replicas at once runs once.
-    const answers = await Promise.all([first!, second!].map(async (replica) => chunksOf(await post(replica.url, { sessionId, messages: [question, approved], context }))));
+    const answers = await Promise.all([first!, second!].map(async (replica) => readChunks(await post(replica.url, { sessionId, messages: [question, approved], context }))));
     for (const chunks of answers) expect(chunks.map((chunk) => chunk.type)).toContain("tool-output-available");
     await expect.poll(() => `${first!.output()}${second!.output()}`.match(/\[demo-commerce\] refundOrder/g)?.length ?? 0).toBe(1);
 
@@ -66,7 +61,7 @@ describe('chat server restart on PGlite', () => {
     const context = { userEmail: 'rep@example.com', projectKey: 'acme-b2c' };
     const sessionId = crypto.randomUUID();
     const first = await spawnExample(serverFile, { DATA_DIR: dataDir });
-    await chunksOf(await post(first.url, { sessionId, messages: [user('show order ORD-1001')], context }));
+    await readChunks(await post(first.url, { sessionId, messages: [user('show order ORD-1001')], context }));
     await expect.poll(async () => (await history(first.url, sessionId, context)).lastTurnStatus).toBe('complete');
     first.child.kill('SIGKILL');
     await exitCode(first.child);

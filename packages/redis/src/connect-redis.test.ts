@@ -1,4 +1,4 @@
-import { createServer, type AddressInfo, type Server } from 'node:net';
+import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { connectRedis } from './connect-redis.js';
 
@@ -47,5 +47,28 @@ describe('connectRedis', () => {
     } finally {
       await client.close();
     }
+  });
+
+  it.skipIf(!redisUrl)(`reports a lost connection to the given logger, once per 10 s${redisUrl ? '' : ' (SKIPPED: REDIS_URL is not set)'}`, async () => {
+    // A forwarder to the real Redis that can be cut once the client is connected.
+    const target = new URL(redisUrl!);
+    const sockets: Socket[] = [];
+    const forwarder = createServer((socket) => {
+      const upstream = connect(Number(target.port || 6379), target.hostname);
+      sockets.push(socket, upstream);
+      socket.pipe(upstream).pipe(socket);
+      socket.on('error', () => upstream.destroy());
+      upstream.on('error', () => socket.destroy());
+    });
+    const port = await listen(forwarder);
+    const logged: unknown[][] = [];
+    const logger = { warn: (...args: unknown[]) => void logged.push(['warn', ...args]), error: (...args: unknown[]) => void logged.push(['error', ...args]) };
+    const client = await connectRedis({ url: `redis://127.0.0.1:${port}`, logger });
+    onTestFinished(() => client.destroy());
+    forwarder.close();
+    for (const socket of sockets) socket.destroy();
+    await expect.poll(() => logged.length, { timeout: 5_000 }).toBeGreaterThan(0);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(logged).toEqual([['error', 'redis:', expect.any(String)]]);
   });
 });

@@ -1,3 +1,4 @@
+import { consoleLogger, type Logger } from '@deskpilot/core';
 import { createClient } from 'redis';
 
 /** A connected node-redis client, as {@link connectRedis} returns it. */
@@ -15,9 +16,11 @@ export interface ConnectRedisOptions {
   connectTimeoutMs?: number;
   /**
    * Told about connection errors once connected (node-redis reports one per reconnect attempt).
-   * @default console.error, at most once every 10 s
+   * @default logger.error, at most once every 10 s
    */
   onError?: (error: unknown) => void;
+  /** Where the default `onError` reports. @default consoleLogger */
+  logger?: Logger;
 }
 
 /** The URL without its password, for messages. */
@@ -31,12 +34,12 @@ function redact(url: string): string {
   }
 }
 
-function throttledConsoleError(): (error: unknown) => void {
+function throttledErrorLog(logger: Logger): (error: unknown) => void {
   let last = -Infinity;
   return (error) => {
     if (Date.now() - last < 10_000) return;
     last = Date.now();
-    console.error('[deskpilot] redis:', error instanceof Error ? error.message : error);
+    logger.error('redis:', error instanceof Error ? error.message : error);
   };
 }
 
@@ -55,7 +58,7 @@ function throttledConsoleError(): (error: unknown) => void {
 export async function connectRedis(options: ConnectRedisOptions): Promise<RedisClient> {
   const timeoutMs = options.connectTimeoutMs ?? 5_000;
   if (!(timeoutMs > 0) || !Number.isFinite(timeoutMs)) throw new TypeError('connectTimeoutMs must be a positive number');
-  const onError = options.onError ?? throttledConsoleError();
+  const onError = options.onError ?? throttledErrorLog(options.logger ?? consoleLogger);
   const where = redact(options.url);
   let started = false;
   let lastError: unknown;

@@ -119,6 +119,14 @@ describe('createRedisRateLimiter when Redis is unreachable', () => {
     expect(elapsedMs).toBeLessThan(1000);
   });
 
+  it("reports a failure let through by onStoreError: 'allow' to the given logger when no onError is set", async () => {
+    const logged: unknown[][] = [];
+    const logger = { warn: (...args: unknown[]) => void logged.push(['warn', ...args]), error: (...args: unknown[]) => void logged.push(['error', ...args]) };
+    const limiter = createRedisRateLimiter({ client, limit: 5, windowMs: 60_000, onStoreError: 'allow', logger });
+    expect((await limiter.check('rep@example.com')).allowed).toBe(true);
+    expect(logged).toEqual([['error', 'rate limiter store failed; request allowed', expect.anything()]]);
+  });
+
   it('makes the session handler answer a login with 503 problem+json, not a 500 or a hang', async () => {
     const throttle = createRedisRateLimiter({ client, limit: 10, windowMs: 60_000 });
     const service = createSessionService({ store: createMemorySessionStore(), directory: createMemoryUserDirectory() });

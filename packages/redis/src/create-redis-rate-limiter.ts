@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { DeskpilotError, type RateLimitDecision, type RateLimiter } from '@deskpilot/core';
+import { consoleLogger, DeskpilotError, type Logger, type RateLimitDecision, type RateLimiter } from '@deskpilot/core';
 import { slidingWindowScript, slidingWindowScriptSha } from './sliding-window-script.js';
 
 /**
@@ -50,9 +50,11 @@ export interface RedisRateLimiterOptions {
   /**
    * Told about each store failure that `onStoreError: 'allow'` let through (with `'deny'` the thrown
    * error carries the cause instead).
-   * @default logs with console.error
+   * @default logger.error
    */
   onError?: (error: unknown) => void;
+  /** Where the default `onError` reports. @default consoleLogger */
+  logger?: Logger;
 }
 
 /**
@@ -81,7 +83,8 @@ export function createRedisRateLimiter(options: RedisRateLimiterOptions): RedisR
   const onStoreError = options.onStoreError ?? 'deny';
   const timeoutMs = options.timeoutMs ?? 500;
   const clock = options.now;
-  const onError = options.onError ?? ((error: unknown) => console.error('[deskpilot] rate limiter store failed; request allowed', error));
+  const logger = options.logger ?? consoleLogger;
+  const onError = options.onError ?? ((error: unknown) => logger.error('rate limiter store failed; request allowed', error));
   if (!Number.isInteger(limit) || limit < 1) throw new TypeError('limit must be a positive integer');
   if (!(windowMs > 0) || !Number.isFinite(windowMs)) throw new TypeError('windowMs must be a positive number');
   if (!(timeoutMs > 0) || !Number.isFinite(timeoutMs)) throw new TypeError('timeoutMs must be a positive number');

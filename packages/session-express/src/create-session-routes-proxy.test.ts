@@ -139,7 +139,7 @@ describe('createSessionRoutesProxy', () => {
   });
 
   it('cuts the answer for the client when the session service dies mid-body', async () => {
-    const dying = await listen((req, res) => {
+    const dying = await listen((_req, res) => {
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': '100' });
       res.write('{"partial":');
       setImmediate(() => res.socket?.destroy());

@@ -61,10 +61,10 @@ export function createSlidingWindowLimiter(options: SlidingWindowLimiterOptions)
   // Map used as a queue would scan the holes its deletions leave behind.
   const slotOf = new Map<string, number>();
   let capacity = Math.min(maxKeys, initialSlots);
-  let keyAt: Array<string | undefined> = new Array(capacity);
+  const keyAt: Array<string | undefined> = new Array(capacity);
   // A one-hit key's only timestamp, a busier key's newest: what eviction order and expiry read.
   let newest = new Float64Array(capacity);
-  let rings: Array<Ring | undefined> = new Array(capacity);
+  const rings: Array<Ring | undefined> = new Array(capacity);
   let previous = new Int32Array(capacity);
   let next = new Int32Array(capacity);
   let head = none;

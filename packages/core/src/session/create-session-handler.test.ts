@@ -230,6 +230,15 @@ describe('login throttling', () => {
     expect((await handler.fetch(new Request('http://sessions.test/sessions/current'))).status).toBe(401);
   });
 
+  it('reports unexpected errors to the given logger when no onError is set', async () => {
+    const logger = { warn: vi.fn(), error: vi.fn() };
+    const { handler, json } = await setup({ logger });
+    const response = await handler.fetch(new Request('http://sessions.test/sessions', json('POST', alice)));
+    expect(response.status).toBe(500);
+    expect(logger.error).toHaveBeenCalledExactlyOnceWith('session handler error', expect.any(DeskpilotError));
+    expect(logger.warn).not.toHaveBeenCalled();
+  });
+
   it('puts every caller without an address in one bucket only when told to', async () => {
     const { handler, json } = await setup({ requireClientAddress: false });
     const login = (body: object) => handler.fetch(new Request('http://sessions.test/sessions', json('POST', body)));

@@ -15,6 +15,7 @@ import {
 import { missingClientAddressError } from '../http/missing-client-address-error.js';
 import { readJsonBody } from '../http/read-json-body.js';
 import { createSlidingWindowLimiter } from '../limiter/create-sliding-window-limiter.js';
+import { consoleLogger, type Logger } from '../logging/logger.js';
 import { retryAfterSeconds, type RateLimiter } from '../limiter/rate-limit-decision.js';
 import { parseWithSchema } from '../validation/parse-with-schema.js';
 import type { SessionService } from './create-session-service.js';
@@ -56,8 +57,10 @@ export interface SessionHandlerOptions {
   maxBodyBytes?: number;
   /** Path prefix the routes live under. @default "" (routes at `/sessions…`) */
   basePath?: string;
-  /** Receives unexpected errors (answered as `internal`). @default console.error */
+  /** Receives unexpected errors (answered as `internal`). @default logger.error */
   onError?: (error: unknown) => void;
+  /** Where the default `onError` reports. @default consoleLogger */
+  logger?: Logger;
 }
 
 /** The session routes as a fetch handler (`fetch`) and as a host-neutral handler (`handle`). */
@@ -98,7 +101,8 @@ export function createSessionHandler(options: SessionHandlerOptions): SessionHan
   const requireClientAddress = options.requireClientAddress ?? true;
   const maxBodyBytes = options.maxBodyBytes ?? 16 * 1024;
   const basePath = (options.basePath ?? '').replace(/\/+$/, '');
-  const onError = options.onError ?? ((error: unknown) => console.error('[deskpilot] session handler error', error));
+  const logger = options.logger ?? consoleLogger;
+  const onError = options.onError ?? ((error: unknown) => logger.error('session handler error', error));
   const noStore: [string, string] = ['cache-control', 'no-store'];
   const cookieHeader = (request: HttpRequest) => request.headers.get('cookie');
   const unauthenticated = () => new DeskpilotError('unauthenticated', { detail: 'No valid session.' });

@@ -1,4 +1,4 @@
-import type { CancelResult, CommerceBackend, Money, Order, OrderStatus, RefundResult } from '../../chat/backends/commerce-backend.js';
+import type { CancelResult, CommerceBackend, Money, OrderStatus, RefundResult } from '../../chat/backends/commerce-backend.js';
 import { createDemoProjectStore } from '../backend/demo-project-store.js';
 import { clampLimit, matchesTextQuery } from '../backend/matches-text-query.js';
 import { runIdempotentWrite, type BackendCall, type IdempotencyRecords } from '../backend/run-idempotent-write.js';

@@ -15,14 +15,15 @@ const order = { orderId: 'ORD-1001', status: 'shipped', totals: { total: euros(1
 const products = { products: [{ sku: 'SKU-1001', name: 'Trail Running Shoe', price: euros(12900) }, { sku: 'SKU-1009', name: 'Road Running Shoe' }] };
 
 /** Small fake tools with the demo tools' names and strict input schemas, recording what ran. */
-function fakeTools(overrides: Partial<Record<string, (input: any) => unknown>> = {}) {
+function fakeTools(overrides: Partial<Record<string, (input: Record<string, string>) => unknown>> = {}) {
   const executed: Array<{ name: string; input: unknown }> = [];
   const make = <Schema extends z.ZodType>(name: string, inputSchema: Schema, output: (input: z.infer<Schema>) => unknown) =>
     tool({
       inputSchema,
       execute: async (input: z.infer<Schema>) => {
         executed.push({ name, input });
-        return (overrides[name] ?? output)(input);
+        const override = overrides[name];
+        return override ? override(input as Record<string, string>) : output(input);
       },
     });
   const tools = {
