@@ -21,7 +21,7 @@ export interface ChatToolContext {
 export type ChatToolKind = 'commerce' | 'ticket' | 'ui' | 'memory';
 
 /** A tool the assistant may be offered. */
-export interface ChatToolDefinition<Input = any, Output = any> {
+export interface ChatToolDefinition<Input = unknown, Output = unknown> {
   name: string;
   kind: ChatToolKind;
   /** The capability flag the tool needs (e.g. `canRefundOrders`); null when none. Write capabilities go through the approval gate. */

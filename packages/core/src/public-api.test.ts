@@ -1,0 +1,81 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import * as demo from './demo.js';
+import * as root from './index.js';
+import * as node from './node.js';
+import * as testing from './testing.js';
+
+// The public API, entry by entry. A name added to or removed from an entry fails here first, so the
+// API grows by a reviewed decision and internal helpers do not leak out by `export *`.
+const rootValues = [
+  'ChatToolError', 'DeskpilotError', 'applyWorkingMemoryChange', 'builtinCapabilities', 'builtinChatTools',
+  'chatExposedHeaders', 'checkJsonValue', 'commerceChatTools', 'consoleLogger', 'createChatHandler', 'createMemoryApprovalStore',
+  'createMemoryChatStore', 'createMemorySessionStore', 'createMemoryUserDirectory', 'createSessionHandler',
+  'createSessionLookup', 'createSessionService', 'createSlidingWindowLimiter', 'defaultAssistantInstructions',
+  'defaultDeniedHeaders', 'defineCapabilities', 'defineChatTool', 'describeError', 'downstreamHeaders',
+  'endToEndHeaders', 'errorStatus', 'fetchSession', 'forwardRequest', 'forwardedFor', 'fromFetchRequest',
+  'hashPassword', 'isDeskpilotError', 'isIdentityHeader', 'isPasswordHash', 'isSessionRoute', 'isValidText', 'jsonValueSchema',
+  'normalizeEmail', 'passwordNeedsRehash', 'resolveSession',
+  'presentMoney', 'problemResponse', 'readChatStream', 'requireIdempotencyKey', 'retryAfterSeconds', 'signChatGrant',
+  'ticketChatTools', 'toFetchResponse', 'toProblemDetails', 'toSession', 'uiChatTools', 'verifyChatGrant',
+  'validText', 'verifyCredentials', 'verifyPassword', 'workingMemorySize',
+];
+
+const rootTypes = [
+  'Account', 'AddMessageResult', 'ApprovalAnswer', 'ApprovalDenialReason', 'ApprovalOutcome', 'ApprovalRecord',
+  'ApprovalScope', 'ApprovalState', 'ApprovalStore', 'BusinessType', 'CapabilityKind', 'CapabilityRegistry',
+  'ChatContext', 'ChatContextLimits', 'ChatDrainOptions', 'ChatDrainResult', 'ChatGrantClaims', 'ChatGrantPolicy',
+  'ChatHandler', 'ChatHandlerOptions', 'ChatLimits', 'ChatModel', 'ChatModels', 'ChatSessionRecord',
+  'ChatSessionUpdate', 'ChatSessionUpdateResult', 'ChatStore', 'ChatToolContext', 'ChatToolDefinition',
+  'ChatToolKind', 'CheckJsonValueOptions', 'Credentials', 'DeskpilotErrorOptions', 'ErrorCode', 'FetchSessionOptions', 'FieldError',
+  'ForwardRequestOptions', 'ForwardedForOptions', 'HttpRequest', 'HttpResponse', 'IdentityHeaderOptions',
+  'IncomingHeaders', 'InstructionLimits', 'JsonValue', 'JsonValueProblem', 'JsonValueSchemaOptions', 'Logger', 'LoginInput', 'LoginResult', 'Membership',
+  'MemoryApprovalStore', 'MemoryChatStore', 'MemorySessionStore', 'MemoryUserDirectory', 'MemoryUserDirectoryOptions',
+  'NewUser', 'NewUserWithHash', 'NewUserWithPassword', 'PasswordHashOptions', 'PresentedMoney', 'ProblemDetails',
+  'RandomBytes', 'RateLimitDecision', 'ResolvedSession', 'RateLimiter', 'RequestInfo', 'SelectProjectResult', 'Session',
+  'SessionAndAccount', 'SessionContext', 'SessionCookieOptions', 'SessionHandler', 'SessionHandlerOptions',
+  'SessionLookup', 'SessionLookupOptions', 'SessionRecord', 'SessionService', 'SessionServiceOptions', 'SessionStore',
+  'SignChatGrantOptions', 'SlidingWindowLimiter', 'SlidingWindowLimiterOptions', 'TurnStatus', 'User', 'UserDirectory',
+  'VerifyChatGrantOptions', 'VerifyCredentialsOptions', 'WorkingMemory', 'WorkingMemoryChange', 'WorkingMemoryUpdate',
+];
+
+/** The type-only names the root entry's source lists (`export type { X }`, or `type X` inside an export block). */
+function typeNamesOf(source: string): string[] {
+  return [...source.matchAll(/export (type )?\{([^}]*)\}/g)].flatMap(([, typeOnly, names]) =>
+    names!
+      .split(',')
+      .map((name) => name.trim())
+      .filter((name) => typeOnly !== undefined || name.startsWith('type '))
+      .map((name) => name.replace(/^type /, '')),
+  );
+}
+
+describe('public API', () => {
+  it('root entry: these values', () => {
+    expect(Object.keys(root).sort()).toEqual([...rootValues].sort());
+  });
+
+  it('root entry: these types, each named, and the backend port types', () => {
+    const source = readFileSync(new URL('./index.ts', import.meta.url), 'utf8');
+    expect(typeNamesOf(source).sort()).toEqual([...rootTypes].sort());
+    // Only the backend ports' types come in whole: values never arrive through `export *`.
+    expect(source.match(/export (type )?\*.*/g)).toEqual(["export type * from './chat/backends/index.js';"]);
+  });
+
+  it('@deskpilot/core/node: the Node translation only', () => {
+    expect(Object.keys(node).sort()).toEqual(['fromNodeRequest', 'writeResponse']);
+  });
+
+  it('@deskpilot/core/testing: the conformance suites and their fixtures', () => {
+    expect(Object.keys(testing).sort()).toEqual([
+      'createFakeClock', 'createInputArbitraries', 'makeSessionRecord', 'testApprovalStore', 'testChatStore',
+      'testInputConformance', 'testRateLimiter', 'testSessionLookup', 'testSessionStore', 'testUserDirectory',
+    ]);
+  });
+
+  it('@deskpilot/core/demo: the demo model, backends and users', () => {
+    expect(Object.keys(demo).sort()).toEqual([
+      'createDemoCommerceBackend', 'createDemoModel', 'createDemoTicketBackend', 'demoModelId', 'demoModelProvider', 'demoUsers',
+    ]);
+  });
+});
