@@ -101,6 +101,7 @@ export {
 
 // The studio's proxies
 export {
+  createIdentityForwarder,
   defaultDeniedHeaders,
   downstreamHeaders,
   endToEndHeaders,
@@ -109,6 +110,9 @@ export {
   forwardRequest,
   isIdentityHeader,
   type FetchSessionOptions,
+  type IdentityForwarder,
+  type IdentityForwarderOptions,
+  type IdentityForwardTarget,
   type ForwardedForOptions,
   type ForwardRequestOptions,
   type IdentityHeaderOptions,

@@ -9,7 +9,7 @@ import * as testing from './testing.js';
 // API grows by a reviewed decision and internal helpers do not leak out by `export *`.
 const rootValues = [
   'ChatToolError', 'DeskpilotError', 'applyWorkingMemoryChange', 'builtinCapabilities', 'builtinChatTools',
-  'chatExposedHeaders', 'checkJsonValue', 'commerceChatTools', 'consoleLogger', 'createChatHandler', 'createMemoryApprovalStore',
+  'chatExposedHeaders', 'checkJsonValue', 'commerceChatTools', 'consoleLogger', 'createChatHandler', 'createIdentityForwarder', 'createMemoryApprovalStore',
   'createMemoryChatStore', 'createMemorySessionStore', 'createMemoryUserDirectory', 'createSessionHandler',
   'createSessionLookup', 'createSessionService', 'createSlidingWindowLimiter', 'defaultAssistantInstructions',
   'defaultDeniedHeaders', 'defineCapabilities', 'defineChatTool', 'describeError', 'downstreamHeaders',
@@ -28,7 +28,7 @@ const rootTypes = [
   'ChatHandler', 'ChatHandlerOptions', 'ChatLimits', 'ChatModel', 'ChatModels', 'ChatSessionRecord',
   'ChatSessionUpdate', 'ChatSessionUpdateResult', 'ChatStore', 'ChatToolContext', 'ChatToolDefinition',
   'ChatToolKind', 'CheckJsonValueOptions', 'Credentials', 'DeskpilotErrorOptions', 'ErrorCode', 'FetchSessionOptions', 'FieldError',
-  'ForwardRequestOptions', 'ForwardedForOptions', 'HttpRequest', 'HttpResponse', 'IdentityHeaderOptions',
+  'ForwardRequestOptions', 'ForwardedForOptions', 'HttpRequest', 'HttpResponse', 'IdentityForwardTarget', 'IdentityForwarder', 'IdentityForwarderOptions', 'IdentityHeaderOptions',
   'IncomingHeaders', 'InstructionLimits', 'JsonValue', 'JsonValueProblem', 'JsonValueSchemaOptions', 'Logger', 'LoginInput', 'LoginResult', 'Membership',
   'MemoryApprovalStore', 'MemoryChatStore', 'MemorySessionStore', 'MemoryUserDirectory', 'MemoryUserDirectoryOptions',
   'NewUser', 'NewUserWithHash', 'NewUserWithPassword', 'PasswordHashOptions', 'PresentedMoney', 'ProblemDetails',
