@@ -71,6 +71,13 @@ export default defineConfig(
     rules: restrictImports({ paths: hostOnly.filter(({ name }) => !name.includes('http')), patterns: [hostOnlySubpaths, ourPackages] }),
   },
   {
+    // No function longer than 80 lines: a longer one is steps that want names. Tests and the
+    // conformance suites (lists of `it`s) are exempt.
+    files: ['packages/*/src/**/*.ts'],
+    ignores: [...tests, 'packages/core/src/testing/**'],
+    rules: { 'max-lines-per-function': ['error', { max: 80, skipBlankLines: true, skipComments: true }] },
+  },
+  {
     // Packages report through an injectable logger (core's `Logger`), never straight to the console.
     files: ['packages/*/src/**'],
     ignores: tests,

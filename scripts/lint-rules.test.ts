@@ -9,6 +9,9 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 const expressImport = "import express from 'express';";
 const nodeHttpImport = "import { createServer } from 'node:http';";
 const consoleCall = "console.log('hello');";
+/** A function of `lines` lines (its signature, `lines - 2` statements and its closing brace). */
+const functionOfLines = (lines: number) =>
+  ['export function long(): number {', '  let total = 0;', ...Array.from({ length: lines - 4 }, (_, index) => `  total += ${index};`), '  return total;', '}'].join('\n');
 
 const cases: Array<{ where: string; code: string; fires: string[] }> = [
   // Core and the stores stay free of Express and node:http; their tests may use what they need.
@@ -50,6 +53,15 @@ const cases: Array<{ where: string; code: string; fires: string[] }> = [
   { where: 'bench/x.ts', code: consoleCall, fires: [] },
 ];
 
+// No function in a package's sources is longer than 80 lines; tests and conformance suites are exempt.
+const functionLengthCases: Array<{ where: string; lines: number; fires: string[] }> = [
+  { where: 'packages/core/src/x.ts', lines: 90, fires: ['max-lines-per-function'] },
+  { where: 'packages/redis/src/x.ts', lines: 90, fires: ['max-lines-per-function'] },
+  { where: 'packages/core/src/x.ts', lines: 80, fires: [] },
+  { where: 'packages/core/src/x.test.ts', lines: 90, fires: [] },
+  { where: 'packages/core/src/testing/x.ts', lines: 90, fires: [] },
+];
+
 describe('eslint.config.js', () => {
   let eslint: ESLint;
   beforeAll(() => {
@@ -57,6 +69,14 @@ describe('eslint.config.js', () => {
   });
 
   it.each(cases)('$where: `$code` fires $fires', async ({ where, code, fires }) => {
+    const [result] = await eslint.lintText(`${code}\n`, { filePath: `${root}${where}` });
+    expect(result!.messages.map((message) => message.ruleId)).toEqual(fires);
+    for (const message of result!.messages) expect(message.severity).toBe(2);
+  });
+
+  it.each(functionLengthCases)('$where: a function of $lines lines fires $fires', async ({ where, lines, fires }) => {
+    const code = functionOfLines(lines);
+    expect(code.split('\n')).toHaveLength(lines);
     const [result] = await eslint.lintText(`${code}\n`, { filePath: `${root}${where}` });
     expect(result!.messages.map((message) => message.ruleId)).toEqual(fires);
     for (const message of result!.messages) expect(message.severity).toBe(2);

@@ -1,25 +1,19 @@
-import { z } from 'zod';
 import { DeskpilotError } from '../errors/deskpilot-error.js';
 import { checkRequestOrigin, normalizeOrigins } from '../http/check-request-origin.js';
-import { addressBucket } from '../http/address-bucket.js';
 import { createClientAddressResolver } from '../http/create-client-address-resolver.js';
-import {
-  fromFetchRequest,
-  jsonResponse,
-  problemResponse,
-  toFetchResponse,
-  type HttpRequest,
-  type HttpResponse,
-  type RequestInfo,
-} from '../http/http-request.js';
-import { missingClientAddressError } from '../http/missing-client-address-error.js';
-import { readJsonBody } from '../http/read-json-body.js';
+import { fromFetchRequest, problemResponse, toFetchResponse, type HttpRequest, type HttpResponse, type RequestInfo } from '../http/http-request.js';
 import { createSlidingWindowLimiter } from '../limiter/create-sliding-window-limiter.js';
 import { consoleLogger, type Logger } from '../logging/logger.js';
-import { retryAfterSeconds, type RateLimiter } from '../limiter/rate-limit-decision.js';
-import { parseWithSchema } from '../validation/parse-with-schema.js';
+import type { RateLimiter } from '../limiter/rate-limit-decision.js';
 import type { SessionService } from './create-session-service.js';
-import { normalizeEmail } from './user-directory.js';
+import {
+  serveCurrentSession,
+  serveLogin,
+  serveLogout,
+  serveLogoutEverywhere,
+  serveSelectProject,
+  type SessionRouteDependencies,
+} from './session-routes.js';
 
 /** Options of {@link createSessionHandler}. */
 export interface SessionHandlerOptions {
@@ -71,19 +65,38 @@ export interface SessionHandler {
   handle(request: HttpRequest): Promise<HttpResponse>;
 }
 
-const key = z.string().trim().min(1).max(200);
-const loginBody = z.strictObject({
-  email: z.string().trim().min(1).max(320),
-  password: z.string().min(1).max(1024),
-  projectKey: key.optional(),
-});
-const selectProjectBody = z.strictObject({ projectKey: key, clientId: key.optional() });
-
 type Action = (request: HttpRequest) => Promise<HttpResponse>;
+
+/** The handler's options, normalised once: what the routes run on. */
+function resolveDependencies(options: SessionHandlerOptions): SessionRouteDependencies {
+  const fiveMinutes = 5 * 60 * 1000;
+  const throttle = (limit: number) => createSlidingWindowLimiter({ limit, windowMs: fiveMinutes, now: options.service.context.now });
+  return {
+    service: options.service,
+    clientAddress: createClientAddressResolver({ trustedProxies: options.trustedProxies ?? [] }),
+    loginThrottle: {
+      address: options.loginThrottle?.address ?? throttle(100),
+      accountAddress: options.loginThrottle?.accountAddress ?? throttle(10),
+      account: options.loginThrottle?.account ?? throttle(100),
+    },
+    requireClientAddress: options.requireClientAddress ?? true,
+    maxBodyBytes: options.maxBodyBytes ?? 16 * 1024,
+  };
+}
+
+/** The five routes of DESIGN §2 by path, then method. */
+function sessionRoutes(deps: SessionRouteDependencies): Record<string, Record<string, Action>> {
+  return {
+    '/sessions': { POST: (request) => serveLogin(deps, request), DELETE: (request) => serveLogoutEverywhere(deps, request) },
+    '/sessions/current': { GET: (request) => serveCurrentSession(deps, request), DELETE: (request) => serveLogout(deps, request) },
+    '/sessions/current/project': { POST: (request) => serveSelectProject(deps, request) },
+  };
+}
 
 /**
  * Creates the session service's HTTP handler for the five routes of DESIGN §2, with problem+json
- * errors, `Cache-Control: no-store`, CSRF checks, a body limit and login throttling.
+ * errors, `Cache-Control: no-store`, CSRF checks, a body limit and login throttling. The routes are
+ * named functions in `session-routes.ts`.
  *
  * @example
  * const handler = createSessionHandler({ service: sessions, allowedOrigins: ['http://localhost:3000'] });
@@ -92,89 +105,11 @@ type Action = (request: HttpRequest) => Promise<HttpResponse>;
 export function createSessionHandler(options: SessionHandlerOptions): SessionHandler {
   const { service } = options;
   const allowedOrigins = normalizeOrigins(options.allowedOrigins ?? []);
-  const clientAddress = createClientAddressResolver({ trustedProxies: options.trustedProxies ?? [] });
-  const fiveMinutes = 5 * 60 * 1000;
-  const throttle = (limit: number) => createSlidingWindowLimiter({ limit, windowMs: fiveMinutes, now: service.context.now });
-  const addressThrottle = options.loginThrottle?.address ?? throttle(100);
-  const accountAddressThrottle = options.loginThrottle?.accountAddress ?? throttle(10);
-  const accountThrottle = options.loginThrottle?.account ?? throttle(100);
-  const requireClientAddress = options.requireClientAddress ?? true;
-  const maxBodyBytes = options.maxBodyBytes ?? 16 * 1024;
   const basePath = (options.basePath ?? '').replace(/\/+$/, '');
   const logger = options.logger ?? consoleLogger;
   const onError = options.onError ?? ((error: unknown) => logger.error('session handler error', error));
   const noStore: [string, string] = ['cache-control', 'no-store'];
-  const cookieHeader = (request: HttpRequest) => request.headers.get('cookie');
-  const unauthenticated = () => new DeskpilotError('unauthenticated', { detail: 'No valid session.' });
-  const withCookie = (response: HttpResponse, setCookie: string) => {
-    response.headers.push(['set-cookie', setCookie]);
-    return response;
-  };
-
-  const throttleLogin = async (request: HttpRequest, email: string) => {
-    if (!request.clientAddress && requireClientAddress) throw missingClientAddressError('createSessionHandler', 'login throttling');
-    const address = addressBucket(clientAddress(request));
-    const account = normalizeEmail(email);
-    // Checked before the password: a throttled attempt gets the same answer whatever it sends. In
-    // this order, so attempts refused per address or per pair never count against the account.
-    for (const [limiter, bucket] of [
-      [addressThrottle, address],
-      [accountAddressThrottle, `${address} ${account}`],
-      [accountThrottle, account],
-    ] as const) {
-      const decision = await limiter.check(bucket);
-      if (!decision.allowed) {
-        throw new DeskpilotError('rate_limited', {
-          detail: 'Too many sign-in attempts. Try again later.',
-          headers: { 'retry-after': String(retryAfterSeconds(decision)) },
-        });
-      }
-    }
-  };
-
-  const routes: Record<string, Record<string, Action>> = {
-    '/sessions': {
-      async POST(request) {
-        const body = parseWithSchema(loginBody, await readJsonBody(request, maxBodyBytes));
-        await throttleLogin(request, body.email);
-        const result = await service.login({ ...body, cookieHeader: cookieHeader(request) });
-        if (!result.ok) {
-          throw result.reason === 'forbidden'
-            ? new DeskpilotError('forbidden', { detail: 'No access to this project.' })
-            : new DeskpilotError('invalid_credentials', { detail: 'Invalid email or password.' });
-        }
-        return withCookie(jsonResponse(201, result.session), result.setCookie);
-      },
-      async DELETE(request) {
-        if ((await service.logoutEverywhere(cookieHeader(request))) === null) throw unauthenticated();
-        return withCookie({ status: 204, headers: [], body: null }, service.context.cookie.clear());
-      },
-    },
-    '/sessions/current': {
-      async GET(request) {
-        const resolved = await service.resolve(cookieHeader(request));
-        if (!resolved) throw unauthenticated();
-        return jsonResponse(200, resolved.session);
-      },
-      async DELETE(request) {
-        if (!(await service.logout(cookieHeader(request)))) throw unauthenticated();
-        return withCookie({ status: 204, headers: [], body: null }, service.context.cookie.clear());
-      },
-    },
-    '/sessions/current/project': {
-      async POST(request) {
-        const body = parseWithSchema(selectProjectBody, await readJsonBody(request, maxBodyBytes));
-        const result = await service.selectProject(cookieHeader(request), body);
-        if (!result.ok) {
-          // One answer for "no such project" and "not a member": nothing to probe.
-          throw result.reason === 'forbidden'
-            ? new DeskpilotError('forbidden', { detail: 'No access to this project.' })
-            : unauthenticated();
-        }
-        return withCookie(jsonResponse(200, result.session), result.setCookie);
-      },
-    },
-  };
+  const routes = sessionRoutes(resolveDependencies(options));
 
   const handle = async (request: HttpRequest): Promise<HttpResponse> => {
     try {

@@ -92,34 +92,10 @@ const maxRotationAttempts = 5;
  * if (result.ok) response.headers.append('set-cookie', result.setCookie);
  */
 export function createSessionService(options: SessionServiceOptions): SessionService {
-  const context: SessionContext = {
-    store: options.store,
-    directory: options.directory,
-    lookup: options.lookup ?? createSessionLookup(options),
-    cookie: createSessionCookie(options.cookie),
-    idleTimeoutMs: positive(options.idleTimeoutMs ?? 2 * 60 * 60 * 1000, 'idleTimeoutMs'),
-    absoluteTimeoutMs: positive(options.absoluteTimeoutMs ?? 12 * 60 * 60 * 1000, 'absoluteTimeoutMs'),
-    renewIntervalMs: positive(options.renewIntervalMs ?? 60 * 1000, 'renewIntervalMs'),
-    hashSecret: createSecretHasher(options.pepper),
-    now: options.now ?? Date.now,
-    randomBytes: options.randomBytes ?? secureRandomBytes,
-  };
+  const context = resolveSessionContext(options);
   const { store, directory, cookie } = context;
   const credentialOptions = { passwordHash: options.passwordHash };
-
-  /** A record for a fresh token, with its `Set-Cookie`. */
-  const issue = (base: Omit<SessionRecord, 'id' | 'secretHash' | 'version' | 'idleExpiresAt'>, now: number) => {
-    const token = createSessionToken(context.randomBytes);
-    const record: SessionRecord = {
-      ...base,
-      id: token.id,
-      secretHash: context.hashSecret(token.secret),
-      idleExpiresAt: Math.min(now + context.idleTimeoutMs, base.expiresAt),
-      version: 1,
-    };
-    // The cookie lives as long as the session can: the server enforces the idle timeout.
-    return { record, setCookie: cookie.serialize(token.value, (base.expiresAt - now) / 1000) };
-  };
+  const issue = (base: SessionBase, now: number) => issueSession(context, base, now);
 
   return {
     context,
@@ -187,6 +163,39 @@ export function createSessionService(options: SessionServiceOptions): SessionSer
 
     deleteExpired: () => store.deleteExpired(context.now()),
   };
+}
+
+/** The service's options, normalised and checked once: what every operation runs on. */
+function resolveSessionContext(options: SessionServiceOptions): SessionContext {
+  return {
+    store: options.store,
+    directory: options.directory,
+    lookup: options.lookup ?? createSessionLookup(options),
+    cookie: createSessionCookie(options.cookie),
+    idleTimeoutMs: positive(options.idleTimeoutMs ?? 2 * 60 * 60 * 1000, 'idleTimeoutMs'),
+    absoluteTimeoutMs: positive(options.absoluteTimeoutMs ?? 12 * 60 * 60 * 1000, 'absoluteTimeoutMs'),
+    renewIntervalMs: positive(options.renewIntervalMs ?? 60 * 1000, 'renewIntervalMs'),
+    hashSecret: createSecretHasher(options.pepper),
+    now: options.now ?? Date.now,
+    randomBytes: options.randomBytes ?? secureRandomBytes,
+  };
+}
+
+/** What a new session record is made of before its token exists. */
+type SessionBase = Omit<SessionRecord, 'id' | 'secretHash' | 'version' | 'idleExpiresAt'>;
+
+/** A record for a fresh token, with its `Set-Cookie`. */
+function issueSession(context: SessionContext, base: SessionBase, now: number): { record: SessionRecord; setCookie: string } {
+  const token = createSessionToken(context.randomBytes);
+  const record: SessionRecord = {
+    ...base,
+    id: token.id,
+    secretHash: context.hashSecret(token.secret),
+    idleExpiresAt: Math.min(now + context.idleTimeoutMs, base.expiresAt),
+    version: 1,
+  };
+  // The cookie lives as long as the session can: the server enforces the idle timeout.
+  return { record, setCookie: context.cookie.serialize(token.value, (base.expiresAt - now) / 1000) };
 }
 
 function positive(value: number, name: string): number {

@@ -1,0 +1,107 @@
+import { z } from 'zod';
+import { DeskpilotError } from '../errors/deskpilot-error.js';
+import { addressBucket } from '../http/address-bucket.js';
+import { jsonResponse, type HttpRequest, type HttpResponse } from '../http/http-request.js';
+import { missingClientAddressError } from '../http/missing-client-address-error.js';
+import { readJsonBody } from '../http/read-json-body.js';
+import { retryAfterSeconds, type RateLimiter } from '../limiter/rate-limit-decision.js';
+import { parseWithSchema } from '../validation/parse-with-schema.js';
+import type { SessionService } from './create-session-service.js';
+import { normalizeEmail } from './user-directory.js';
+
+/** What the session routes run on: the handler's options, normalised once when it is created. */
+export interface SessionRouteDependencies {
+  service: SessionService;
+  /** The client address of a request, after the trusted proxies. */
+  clientAddress: (request: HttpRequest) => string;
+  /** Login throttles, checked in this order: per address, per account and address, per account. */
+  loginThrottle: { address: RateLimiter; accountAddress: RateLimiter; account: RateLimiter };
+  requireClientAddress: boolean;
+  maxBodyBytes: number;
+}
+
+const key = z.string().trim().min(1).max(200);
+const loginBody = z.strictObject({
+  email: z.string().trim().min(1).max(320),
+  password: z.string().min(1).max(1024),
+  projectKey: key.optional(),
+});
+const selectProjectBody = z.strictObject({ projectKey: key, clientId: key.optional() });
+
+const cookieHeader = (request: HttpRequest) => request.headers.get('cookie');
+const unauthenticated = () => new DeskpilotError('unauthenticated', { detail: 'No valid session.' });
+
+function withCookie(response: HttpResponse, setCookie: string): HttpResponse {
+  response.headers.push(['set-cookie', setCookie]);
+  return response;
+}
+
+/** A 204 that clears the session cookie. */
+function clearedCookieResponse(deps: SessionRouteDependencies): HttpResponse {
+  return withCookie({ status: 204, headers: [], body: null }, deps.service.context.cookie.clear());
+}
+
+/** Throws `rate_limited` when a login attempt for `email` from this request's address is throttled. */
+export async function throttleLogin(deps: SessionRouteDependencies, request: HttpRequest, email: string): Promise<void> {
+  if (!request.clientAddress && deps.requireClientAddress) throw missingClientAddressError('createSessionHandler', 'login throttling');
+  const address = addressBucket(deps.clientAddress(request));
+  const account = normalizeEmail(email);
+  // Checked before the password: a throttled attempt gets the same answer whatever it sends. In
+  // this order, so attempts refused per address or per pair never count against the account.
+  for (const [limiter, bucket] of [
+    [deps.loginThrottle.address, address],
+    [deps.loginThrottle.accountAddress, `${address} ${account}`],
+    [deps.loginThrottle.account, account],
+  ] as const) {
+    const decision = await limiter.check(bucket);
+    if (!decision.allowed) {
+      throw new DeskpilotError('rate_limited', {
+        detail: 'Too many sign-in attempts. Try again later.',
+        headers: { 'retry-after': String(retryAfterSeconds(decision)) },
+      });
+    }
+  }
+}
+
+/** `POST /sessions`: validate the body → throttle → check the password → a new session and its cookie. */
+export async function serveLogin(deps: SessionRouteDependencies, request: HttpRequest): Promise<HttpResponse> {
+  const body = parseWithSchema(loginBody, await readJsonBody(request, deps.maxBodyBytes));
+  await throttleLogin(deps, request, body.email);
+  const result = await deps.service.login({ ...body, cookieHeader: cookieHeader(request) });
+  if (!result.ok) {
+    throw result.reason === 'forbidden'
+      ? new DeskpilotError('forbidden', { detail: 'No access to this project.' })
+      : new DeskpilotError('invalid_credentials', { detail: 'Invalid email or password.' });
+  }
+  return withCookie(jsonResponse(201, result.session), result.setCookie);
+}
+
+/** `DELETE /sessions`: revokes every session of the cookie's user. */
+export async function serveLogoutEverywhere(deps: SessionRouteDependencies, request: HttpRequest): Promise<HttpResponse> {
+  if ((await deps.service.logoutEverywhere(cookieHeader(request))) === null) throw unauthenticated();
+  return clearedCookieResponse(deps);
+}
+
+/** `GET /sessions/current`: the cookie's session, its idle expiry renewed. */
+export async function serveCurrentSession(deps: SessionRouteDependencies, request: HttpRequest): Promise<HttpResponse> {
+  const resolved = await deps.service.resolve(cookieHeader(request));
+  if (!resolved) throw unauthenticated();
+  return jsonResponse(200, resolved.session);
+}
+
+/** `DELETE /sessions/current`: revokes the cookie's session. */
+export async function serveLogout(deps: SessionRouteDependencies, request: HttpRequest): Promise<HttpResponse> {
+  if (!(await deps.service.logout(cookieHeader(request)))) throw unauthenticated();
+  return clearedCookieResponse(deps);
+}
+
+/** `POST /sessions/current/project`: switches the active project, with a new token. */
+export async function serveSelectProject(deps: SessionRouteDependencies, request: HttpRequest): Promise<HttpResponse> {
+  const body = parseWithSchema(selectProjectBody, await readJsonBody(request, deps.maxBodyBytes));
+  const result = await deps.service.selectProject(cookieHeader(request), body);
+  if (!result.ok) {
+    // One answer for "no such project" and "not a member": nothing to probe.
+    throw result.reason === 'forbidden' ? new DeskpilotError('forbidden', { detail: 'No access to this project.' }) : unauthenticated();
+  }
+  return withCookie(jsonResponse(200, result.session), result.setCookie);
+}
