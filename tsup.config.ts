@@ -15,10 +15,9 @@ const entry = Object.keys(manifest.exports)
   .filter((subpath) => subpath !== './package.json')
   .map((subpath) => (subpath === '.' ? 'src/index.ts' : `src/${subpath.slice(2)}.ts`));
 
-const external = [
-  ...Object.keys(manifest.dependencies ?? {}),
-  ...Object.keys(manifest.peerDependencies ?? {}),
-].map((name) => new RegExp(`^${name.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}(/.*)?$`));
+const external = [...Object.keys(manifest.dependencies ?? {}), ...Object.keys(manifest.peerDependencies ?? {})].map(
+  (name) => new RegExp(`^${name.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}(/.*)?$`),
+);
 
 export default defineConfig({
   entry,

@@ -5,14 +5,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { chatRouter } from '@deskpilot/chat-express';
-import {
-  DeskpilotError,
-  createChatHandler,
-  createMemoryApprovalStore,
-  createMemoryChatStore,
-  problemResponse,
-  type ChatStore,
-} from '@deskpilot/core';
+import { DeskpilotError, createChatHandler, createMemoryApprovalStore, createMemoryChatStore, problemResponse, type ChatStore } from '@deskpilot/core';
 import { createDemoCommerceBackend, createDemoTicketBackend } from '@deskpilot/core/demo';
 import { writeResponse } from '@deskpilot/core/node';
 import { convertToModelMessages, pipeUIMessageStreamToResponse, streamText, toUIMessageStream, type UIMessage } from 'ai';

@@ -353,7 +353,8 @@ async function verifyServer(server: RunningServer, textChunks: number): Promise<
       body: JSON.stringify({ sessionId, context }),
     });
     const { messages } = (await history.json()) as { messages: Array<{ role: string; metadata?: { status?: string } }> };
-    if (messages.length !== 2 || messages[1]!.metadata?.status !== 'complete') throw new Error(`deskpilot: the turn was not stored: ${JSON.stringify(messages).slice(0, 300)}`);
+    if (messages.length !== 2 || messages[1]!.metadata?.status !== 'complete')
+      throw new Error(`deskpilot: the turn was not stored: ${JSON.stringify(messages).slice(0, 300)}`);
   }
   return Buffer.byteLength(text);
 }
@@ -395,7 +396,9 @@ function streamOnce(port: number, agent: Agent, expectedBytes: number, live?: { 
         response.on('end', () => {
           clearTimeout(timer);
           if (live && bytes > 0) live.streaming--;
-          const tail = Buffer.concat([previous ?? Buffer.alloc(0), last ?? Buffer.alloc(0)]).toString('latin1').trimEnd();
+          const tail = Buffer.concat([previous ?? Buffer.alloc(0), last ?? Buffer.alloc(0)])
+            .toString('latin1')
+            .trimEnd();
           if (response.statusCode !== 200 || !tail.endsWith('data: [DONE]') || Math.abs(bytes - expectedBytes) > bodyBytesTolerance) {
             reject(new Error(`stream answered ${response.statusCode}, ${bytes} bytes (expected ${expectedBytes}), ending ${JSON.stringify(tail.slice(-40))}`));
             return;
@@ -499,7 +502,18 @@ export function formatChatResult(result: ChatBenchResult): string {
   const slowDeskpilot = result.slow.find((server) => server.kind === 'deskpilot')!;
 
   const throughputTable = markdownTable(
-    ['server', 'body B', 'streams/s', 'TTFB p50 ms', 'TTFB p99 ms', 'server CPU ms/stream (of which system)', 'peak RSS MiB', 'streams/s vs anchor', 'TTFB p99 vs anchor', 'streams/s per core vs anchor'],
+    [
+      'server',
+      'body B',
+      'streams/s',
+      'TTFB p50 ms',
+      'TTFB p99 ms',
+      'server CPU ms/stream (of which system)',
+      'peak RSS MiB',
+      'streams/s vs anchor',
+      'TTFB p99 vs anchor',
+      'streams/s per core vs anchor',
+    ],
     result.throughput.map((server) => [
       server.label,
       server.bodyBytes,
@@ -514,7 +528,16 @@ export function formatChatResult(result: ChatBenchResult): string {
     ]),
   );
   const memoryTable = markdownTable(
-    ['server', 'streams measured', 'RSS after warm-up → after rounds, MiB', 'RSS growth per 1000 streams, MiB', 'heap after warm-up → after rounds, MiB', 'heap growth per 1000 streams, MiB', 'stored history per 1000 streams, MiB of JSON', 'heap after dropping the history, MiB'],
+    [
+      'server',
+      'streams measured',
+      'RSS after warm-up → after rounds, MiB',
+      'RSS growth per 1000 streams, MiB',
+      'heap after warm-up → after rounds, MiB',
+      'heap growth per 1000 streams, MiB',
+      'stored history per 1000 streams, MiB of JSON',
+      'heap after dropping the history, MiB',
+    ],
     result.throughput.map(({ label, memory }) => [
       label,
       formatNumber(memory.streams),
@@ -527,7 +550,19 @@ export function formatChatResult(result: ChatBenchResult): string {
     ]),
   );
   const slowTable = markdownTable(
-    ['server', 'idle RSS MiB', 'peak RSS MiB (each wave)', 'V8 heap at the peak, used / total MiB', 'live heap mid-wave MiB (streams streaming)', 'live heap per stream KiB', 'kernel max RSS MiB', 'most streaming at once', 'TTFB p50 / p99 ms', 'stream duration p50 / max s', 'server CPU ms/stream'],
+    [
+      'server',
+      'idle RSS MiB',
+      'peak RSS MiB (each wave)',
+      'V8 heap at the peak, used / total MiB',
+      'live heap mid-wave MiB (streams streaming)',
+      'live heap per stream KiB',
+      'kernel max RSS MiB',
+      'most streaming at once',
+      'TTFB p50 / p99 ms',
+      'stream duration p50 / max s',
+      'server CPU ms/stream',
+    ],
     result.slow.map((server) => [
       server.label,
       mib(server.idleRss),

@@ -125,7 +125,11 @@ async function measureBurst(cost: number, count: number): Promise<Omit<PasswordB
   const baseline = memoryStatus().rss;
   // Resets VmHWM to the current RSS (Linux ≥ 4.0), so the peak is the burst's own.
   writeFileSync('/proc/self/clear_refs', '5');
-  const credentials = [['rep@example.com', 'correct horse'], ['rep@example.com', 'wrong'], ['nobody@example.com', 'wrong']] as const;
+  const credentials = [
+    ['rep@example.com', 'correct horse'],
+    ['rep@example.com', 'wrong'],
+    ['nobody@example.com', 'wrong'],
+  ] as const;
   const startedAt = performance.now();
   await Promise.all(
     Array.from({ length: count }, (_, index) => {

@@ -188,8 +188,7 @@ function tallied(chatStore: ChatStore, approvalStore: ApprovalStore) {
 // Assembled like examples/chat-server/src/app.ts (Postgres without a read cache, as for replicas), with
 // the bench model and the rate limit raised so the load is not throttled.
 async function chatServer(): Promise<PersistenceServerReady> {
-  const stores =
-    kind === 'chat-postgres' ? createPostgresStores(await open()) : { chatStore: createMemoryChatStore(), approvalStore: createMemoryApprovalStore() };
+  const stores = kind === 'chat-postgres' ? createPostgresStores(await open()) : { chatStore: createMemoryChatStore(), approvalStore: createMemoryApprovalStore() };
   const { store, approvals } = tallied(stores.chatStore, stores.approvalStore);
   const chat = createChatHandler({
     store,
@@ -228,7 +227,7 @@ process.on('disconnect', async () => {
   if (database) {
     server?.close();
     server?.closeIdleConnections();
-    for (let seen = -1; seen !== counter.roundTrips; ) {
+    for (let seen = -1; seen !== counter.roundTrips;) {
       seen = counter.roundTrips;
       await sleep(100);
     }

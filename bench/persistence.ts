@@ -15,14 +15,7 @@ import pg from 'pg';
 import { RateLimiterRedis } from 'rate-limiter-flexible';
 import { createClient } from 'redis';
 import { forkScript, formatNumber, formatRatio, markdownTable, median, percentile, rotate } from './measure.ts';
-import type {
-  ChatBreakdown,
-  ChatStep,
-  PersistenceServerCommand,
-  PersistenceServerKind,
-  PersistenceServerReady,
-  PersistenceServerStats,
-} from './persistence-servers.ts';
+import type { ChatBreakdown, ChatStep, PersistenceServerCommand, PersistenceServerKind, PersistenceServerReady, PersistenceServerStats } from './persistence-servers.ts';
 import { summariseRounds, type RoundSummary, type SessionRound } from './session-current.ts';
 import type { ServerCpu, ServerReady } from './session-servers.ts';
 
@@ -73,7 +66,10 @@ export const quickPersistenceOptions: PersistenceBenchOptions = {
 
 const databaseUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-for (const [name, url] of [['DATABASE_URL', databaseUrl], ['REDIS_URL', redisUrl]] as const) {
+for (const [name, url] of [
+  ['DATABASE_URL', databaseUrl],
+  ['REDIS_URL', redisUrl],
+] as const) {
   // Never echo the URL: it may carry a password.
   if (new URL(url).hostname !== '127.0.0.1') throw new Error(`${name} must point at 127.0.0.1: the bench loads only this machine.`);
 }
@@ -258,8 +254,7 @@ function loadSessions(server: RunningServer, seconds: number, connections: numbe
     const url = `http://127.0.0.1:${server.port}/sessions/current`;
     // Each connection is its own session (the floor's map lookup costs the same for any key).
     let next = 0;
-    const setupClient = (client: { setHeaders(headers: Record<string, string>): void }) =>
-      client.setHeaders({ cookie: server.cookies[next++ % server.cookies.length]! });
+    const setupClient = (client: { setHeaders(headers: Record<string, string>): void }) => client.setHeaders({ cookie: server.cookies[next++ % server.cookies.length]! });
     const instance = autocannon({ url, connections, duration: seconds, setupClient }, (error, result) =>
       error ? reject(error) : resolve({ result, latencies: times.subarray(0, count) }),
     );
@@ -483,9 +478,19 @@ async function measureRedis(settings: Required<PersistenceBenchOptions>) {
   const spreadChecks = settings.redisSpreadKeys * settings.redisSpreadPasses;
   const roundOf = async (name: keyof typeof contenders, hotChecks: number, spreadCount: number) => ({
     // Hot key: the first `limit` checks are allowed, every later one refused.
-    hot: await measure(name, () => hotKey, hotChecks, (checks) => Math.min(checks, limiterSettings.limit)),
+    hot: await measure(
+      name,
+      () => hotKey,
+      hotChecks,
+      (checks) => Math.min(checks, limiterSettings.limit),
+    ),
     // Spread: at most `limit` passes over the keys, so every check is allowed.
-    spread: await measure(name, (index) => spreadKeys[index % spreadKeys.length]!, spreadCount, (checks) => checks),
+    spread: await measure(
+      name,
+      (index) => spreadKeys[index % spreadKeys.length]!,
+      spreadCount,
+      (checks) => checks,
+    ),
   });
 
   try {
@@ -656,7 +661,9 @@ async function benchChatTurns(settings: Required<PersistenceBenchOptions>, datab
         const databaseAfter = server.applicationName ? await database.backendCpu(server.applicationName) : null;
         const turns = settings.chatTurns;
         if (after.turnsStarted - before.turnsStarted !== turns || after.turnsPersisted - before.turnsPersisted !== turns) {
-          throw new Error(`${server.kind}: ${after.turnsStarted - before.turnsStarted} turns opened, ${after.turnsPersisted - before.turnsPersisted} persisted, expected ${turns}`);
+          throw new Error(
+            `${server.kind}: ${after.turnsStarted - before.turnsStarted} turns opened, ${after.turnsPersisted - before.turnsPersisted} persisted, expected ${turns}`,
+          );
         }
         const databaseCpu = backendCpuBetween(databaseBefore, databaseAfter);
         rounds.get(server.kind)!.push({
@@ -750,7 +757,19 @@ export function formatPersistenceResult(result: PersistenceBenchResult): string 
   const orDash = (value: number | null, digits: number) => (value === null ? '—' : formatNumber(value, digits));
 
   const sessionTable = markdownTable(
-    ['server', 'body B', 'req/s', 'p50 ms', 'p99 ms', 'server CPU µs/req (of which system)', 'SQL round trips/req', 'Postgres backend CPU µs/req', 'req/s vs floor', 'p99 vs floor', 'req/s per core vs floor'],
+    [
+      'server',
+      'body B',
+      'req/s',
+      'p50 ms',
+      'p99 ms',
+      'server CPU µs/req (of which system)',
+      'SQL round trips/req',
+      'Postgres backend CPU µs/req',
+      'req/s vs floor',
+      'p99 vs floor',
+      'req/s per core vs floor',
+    ],
     result.sessions.map((server) => [
       server.label,
       server.bodyBytes,
@@ -805,9 +824,18 @@ export function formatPersistenceResult(result: PersistenceBenchResult): string 
       ]),
       [
         '**total**',
-        formatNumber(chatSteps.reduce((sum, step) => sum + perTurn(memoryChat.breakdown, step, 'calls'), 0), 2),
-        formatNumber(chatSteps.reduce((sum, step) => sum + perTurn(postgresChat.breakdown, step, 'calls'), 0), 2),
-        formatNumber(chatSteps.reduce((sum, step) => sum + perTurn(postgresChat.breakdown, step, 'roundTrips'), 0), 2),
+        formatNumber(
+          chatSteps.reduce((sum, step) => sum + perTurn(memoryChat.breakdown, step, 'calls'), 0),
+          2,
+        ),
+        formatNumber(
+          chatSteps.reduce((sum, step) => sum + perTurn(postgresChat.breakdown, step, 'calls'), 0),
+          2,
+        ),
+        formatNumber(
+          chatSteps.reduce((sum, step) => sum + perTurn(postgresChat.breakdown, step, 'roundTrips'), 0),
+          2,
+        ),
       ],
     ],
   );

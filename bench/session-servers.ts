@@ -7,12 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { parseCookie } from 'cookie';
 import express from 'express';
 import expressSession from 'express-session';
-import {
-  createMemorySessionStore,
-  createMemoryUserDirectory,
-  createSessionHandler,
-  createSessionService,
-} from '@deskpilot/core';
+import { createMemorySessionStore, createMemoryUserDirectory, createSessionHandler, createSessionService } from '@deskpilot/core';
 import { demoUsers } from '@deskpilot/core/demo';
 import { sessionRouter } from '@deskpilot/session-express';
 

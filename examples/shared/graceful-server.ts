@@ -32,7 +32,10 @@ export function createGracefulServer(app: RequestListener): GracefulServer {
     });
     if (!closing) return void app(req, res);
     res.setHeader('connection', 'close');
-    void writeResponse(res, problemResponse(new DeskpilotError('unavailable', { detail: 'The service is shutting down. Try again in a moment.', headers: { 'retry-after': '1' } })));
+    void writeResponse(
+      res,
+      problemResponse(new DeskpilotError('unavailable', { detail: 'The service is shutting down. Try again in a moment.', headers: { 'retry-after': '1' } })),
+    );
   });
   server.on('connection', (socket: Socket) => {
     sockets.add(socket);

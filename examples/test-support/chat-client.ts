@@ -12,7 +12,11 @@ export const chatContext = () => ({ userEmail: `rep-${crypto.randomUUID()}@examp
 export const userMessage = (text: string, id: string = crypto.randomUUID()) => ({ id, role: 'user', parts: [{ type: 'text', text }] });
 
 /** A chat request body: one new conversation, one user message. */
-export const turnBody = (text: string, context: object = chatContext(), sessionId: string = crypto.randomUUID()) => ({ sessionId, context, messages: [userMessage(text)] });
+export const turnBody = (text: string, context: object = chatContext(), sessionId: string = crypto.randomUUID()) => ({
+  sessionId,
+  context,
+  messages: [userMessage(text)],
+});
 
 /** POSTs JSON with fetch. */
 export const postJson = (url: string, path: string, body: unknown, init: RequestInit = {}) =>
@@ -74,7 +78,9 @@ export async function abortBeforeHeaders(url: string, body: unknown, beforeReset
   socket.on('error', () => {});
   await new Promise<void>((resolve) => socket.once('connect', resolve));
   await new Promise<void>((resolve, reject) =>
-    socket.write(`POST /chat HTTP/1.1\r\nhost: ${hostname}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(text)}\r\n\r\n${text}`, (error) => (error ? reject(error) : resolve())),
+    socket.write(`POST /chat HTTP/1.1\r\nhost: ${hostname}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(text)}\r\n\r\n${text}`, (error) =>
+      error ? reject(error) : resolve(),
+    ),
   );
   await beforeReset();
   const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
@@ -93,12 +99,16 @@ export interface RawResponse {
 export function postWithAgent(url: string, path: string, body: unknown, agent: Agent): Promise<RawResponse> {
   const text = JSON.stringify(body);
   return new Promise((resolve, reject) => {
-    const request = httpRequest(`${url}${path}`, { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) } }, (response) => {
-      let received = '';
-      response.setEncoding('utf8').on('data', (chunk: string) => (received += chunk));
-      response.on('end', () => resolve({ status: response.statusCode!, headers: response.headers, body: received }));
-      response.on('error', reject);
-    });
+    const request = httpRequest(
+      `${url}${path}`,
+      { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) } },
+      (response) => {
+        let received = '';
+        response.setEncoding('utf8').on('data', (chunk: string) => (received += chunk));
+        response.on('end', () => resolve({ status: response.statusCode!, headers: response.headers, body: received }));
+        response.on('error', reject);
+      },
+    );
     request.on('error', reject);
     request.end(text);
   });

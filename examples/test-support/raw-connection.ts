@@ -27,11 +27,20 @@ export async function rawConnection(url: string): Promise<RawConnection> {
     closed,
     send(method, path, options = {}) {
       const text = options.body === undefined ? '' : JSON.stringify(options.body);
-      const headers = { host: hostname, ...(options.body === undefined ? {} : { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(text)) }), ...options.headers };
-      socket.write(`${method} ${path} HTTP/1.1\r\n${Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join('')}\r\n${text}`);
+      const headers = {
+        host: hostname,
+        ...(options.body === undefined ? {} : { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(text)) }),
+        ...options.headers,
+      };
+      socket.write(
+        `${method} ${path} HTTP/1.1\r\n${Object.entries(headers)
+          .map(([name, value]) => `${name}: ${value}\r\n`)
+          .join('')}\r\n${text}`,
+      );
     },
     async waitFor(needle) {
-      while (!received.includes(needle)) await Promise.race([once(socket, 'data'), closed.then(() => Promise.reject(new Error(`closed before ${JSON.stringify(needle)} came: ${received}`)))]);
+      while (!received.includes(needle))
+        await Promise.race([once(socket, 'data'), closed.then(() => Promise.reject(new Error(`closed before ${JSON.stringify(needle)} came: ${received}`)))]);
     },
     responses: () => received.split(/(?=HTTP\/1\.1 \d{3} )/),
   };

@@ -35,11 +35,18 @@ export interface RunningExample {
  * Starts `serverFile` on an ephemeral port (needs `npm run build`) and waits for "listening on". The
  * process is killed when the test is over, or when `onCleanup` says (a suite sharing it).
  */
-export async function spawnExample(serverFile: string, env: Record<string, string | undefined> = {}, onCleanup: CleanupRegistrar = onTestFinished): Promise<RunningExample> {
+export async function spawnExample(
+  serverFile: string,
+  env: Record<string, string | undefined> = {},
+  onCleanup: CleanupRegistrar = onTestFinished,
+): Promise<RunningExample> {
   // Each server gets its own embedded database unless the test names one (DATA_DIR or DATABASE_URL).
   const service = /(chat|session)-server/.exec(serverFile)?.[1];
   const dataDir = env.DATA_DIR ?? (await seededDataDir(service ? [service] : [], onCleanup));
-  const child = spawn(process.execPath, [serverFile], { env: { ...process.env, PORT: '0', DATABASE_URL: '', REDIS_URL: '', ...env, DATA_DIR: dataDir }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [serverFile], {
+    env: { ...process.env, PORT: '0', DATABASE_URL: '', REDIS_URL: '', ...env, DATA_DIR: dataDir },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   onCleanup(() => void child.kill('SIGKILL'));
   let output = '';
   child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));

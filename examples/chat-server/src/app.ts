@@ -1,13 +1,7 @@
 import { createAnthropic } from '@ai-sdk/anthropic';
 import { createOpenAI } from '@ai-sdk/openai';
 import { chatRouter } from '@deskpilot/chat-express';
-import {
-  DeskpilotError,
-  createChatHandler,
-  problemResponse,
-  type ChatModels,
-  type CommerceBackend,
-} from '@deskpilot/core';
+import { DeskpilotError, createChatHandler, problemResponse, type ChatModels, type CommerceBackend } from '@deskpilot/core';
 import { createDemoCommerceBackend, createDemoModel, createDemoTicketBackend } from '@deskpilot/core/demo';
 import { writeResponse } from '@deskpilot/core/node';
 import { join } from 'node:path';

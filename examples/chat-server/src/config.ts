@@ -1,6 +1,11 @@
 import { z } from 'zod';
 
-const list = z.string().transform((value) => value.split(',').map((entry) => entry.trim()).filter(Boolean));
+const list = z.string().transform((value) =>
+  value
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean),
+);
 const positiveInt = z.coerce.number().int().positive();
 
 /** Environment of the reference chat server (DESIGN §5). */

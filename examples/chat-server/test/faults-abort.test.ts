@@ -22,7 +22,10 @@ const backends = [
  */
 async function lostAfterRestart(server: Awaited<ReturnType<typeof spawnExample>>, env: Record<string, string>, turns: ReturnType<typeof turnBody>[]) {
   const ended = async () => (await Promise.all(turns.map(async (turn) => (await readHistory(server.url, turn)).lastTurnStatus !== null))).every(Boolean);
-  await expect.poll(ended, { timeout: 5_000, interval: 100 }).toBe(true).catch(() => {});
+  await expect
+    .poll(ended, { timeout: 5_000, interval: 100 })
+    .toBe(true)
+    .catch(() => {});
   server.child.kill('SIGTERM');
   await exitCode(server.child);
   const restarted = await spawnExample(serverFile, env);

@@ -43,7 +43,9 @@ describe.skipIf(smallDiskUnavailable)(`chat server when the disk fills while ser
     const confirmed = [before, ...outcomes.filter((entry) => entry.outcome === 'confirmed').map((entry) => entry.body)];
     const { lost, reasons } = await countLost(restarted.url, confirmed);
     const count = (outcome: string) => outcomes.filter((entry) => entry.outcome === outcome).length;
-    console.info(`[fault figures] disk full while serving (PGlite): ${outcomes.length} turns tried on a full disk, ${count('confirmed')} confirmed, ${count('told')} told they failed, ${count('refused')} refused 503; ${lost} confirmed turns lost`);
+    console.info(
+      `[fault figures] disk full while serving (PGlite): ${outcomes.length} turns tried on a full disk, ${count('confirmed')} confirmed, ${count('told')} told they failed, ${count('refused')} refused 503; ${lost} confirmed turns lost`,
+    );
     expect(reasons).toEqual([]);
     // The fault did happen: the full disk refused some of the work.
     expect(count('confirmed')).toBeLessThan(outcomes.length);

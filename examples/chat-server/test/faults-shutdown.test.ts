@@ -77,7 +77,10 @@ describe('chat server shutdown', () => {
     await Promise.all(turns.map((turn) => turn.rest));
 
     const restarted = await spawnExample(serverFile, { DATA_DIR: dataDir });
-    const { lost, reasons } = await countLost(restarted.url, turns.map((turn) => turn.body));
+    const { lost, reasons } = await countLost(
+      restarted.url,
+      turns.map((turn) => turn.body),
+    );
     console.info(`[fault figures] SIGTERM with streams longer than the grace period (PGlite): ${turns.length} turns, ${lost} lost, exit code ${code}`);
     expect(reasons).toEqual([]);
     expect(code).toBe(0);
@@ -85,21 +88,27 @@ describe('chat server shutdown', () => {
     for (const turn of turns) expect((await readHistory(restarted.url, turn.body)).lastTurnStatus).toBe('aborted');
   });
 
-  it.skipIf(!databaseUrl)(`on SIGTERM right after clients left mid-answer, finishes and saves their turns (Postgres)${databaseUrl ? '' : ' (SKIPPED: DATABASE_URL is not set)'}`, async () => {
-    const env = { DATABASE_URL: await freshPostgresSchema(databaseUrl!), DEMO_MODEL_DELAY_MS: '20' };
-    const server = await spawnExample(serverFile, env);
-    const turns = await runningTurns(server.url, 5);
-    for (const turn of turns) turn.leave();
-    server.child.kill('SIGTERM');
-    const code = await exitCode(server.child);
+  it.skipIf(!databaseUrl)(
+    `on SIGTERM right after clients left mid-answer, finishes and saves their turns (Postgres)${databaseUrl ? '' : ' (SKIPPED: DATABASE_URL is not set)'}`,
+    async () => {
+      const env = { DATABASE_URL: await freshPostgresSchema(databaseUrl!), DEMO_MODEL_DELAY_MS: '20' };
+      const server = await spawnExample(serverFile, env);
+      const turns = await runningTurns(server.url, 5);
+      for (const turn of turns) turn.leave();
+      server.child.kill('SIGTERM');
+      const code = await exitCode(server.child);
 
-    const restarted = await spawnExample(serverFile, env);
-    const { lost, reasons } = await countLost(restarted.url, turns.map((turn) => turn.body));
-    console.info(`[fault figures] SIGTERM right after clients left (Postgres): ${turns.length} turns, ${lost} lost, exit code ${code}`);
-    expect(reasons).toEqual([]);
-    expect(code).toBe(0);
-    expect(server.output()).toContain('turns: 5 finished, 0 cut');
-  });
+      const restarted = await spawnExample(serverFile, env);
+      const { lost, reasons } = await countLost(
+        restarted.url,
+        turns.map((turn) => turn.body),
+      );
+      console.info(`[fault figures] SIGTERM right after clients left (Postgres): ${turns.length} turns, ${lost} lost, exit code ${code}`);
+      expect(reasons).toEqual([]);
+      expect(code).toBe(0);
+      expect(server.output()).toContain('turns: 5 finished, 0 cut');
+    },
+  );
 
   it('keeps every confirmed turn, and the user message of every running one, across a SIGKILL mid-turn', async () => {
     const dataDir = await seededDataDir(['chat']);

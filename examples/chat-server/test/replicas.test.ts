@@ -8,52 +8,59 @@ const serverFile = fileURLToPath(new URL('../src/server.ts', import.meta.url));
 const { DATABASE_URL: databaseUrl, REDIS_URL: redisUrl } = process.env;
 
 const user = (text: string, id = `u-${text.length}-${text.slice(0, 6)}`) => ({ id, role: 'user', parts: [{ type: 'text', text }] });
-const post = (url: string, body: object, path = '/chat') => fetch(`${url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-const history = async (url: string, sessionId: string, context: object) => (await (await post(url, { sessionId, context }, '/chat/history')).json()) as { messages: Array<{ role: string }>; lastTurnStatus: string | null };
+const post = (url: string, body: object, path = '/chat') =>
+  fetch(`${url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+const history = async (url: string, sessionId: string, context: object) =>
+  (await (await post(url, { sessionId, context }, '/chat/history')).json()) as { messages: Array<{ role: string }>; lastTurnStatus: string | null };
 
-describe.skipIf(!databaseUrl || !redisUrl)(`two chat replicas on one Postgres and Redis${databaseUrl && redisUrl ? '' : ' (SKIPPED: DATABASE_URL or REDIS_URL is not set)'}`, () => {
-  const start = async () => {
-    const url = await freshPostgresSchema(databaseUrl!);
-    // Every run comes from 127.0.0.1 and the Redis window outlives it: the per-address cap is shared
-    // by every run in the window, so it is set out of reach here (the handler's tests cover it).
-    const limits = { RATE_LIMIT_MAX: '4', RATE_LIMIT_WINDOW_MS: '60000', RATE_LIMIT_ADDRESS_MAX: '1000000' };
-    return Promise.all([0, 1].map(() => spawnExample(serverFile, { DATABASE_URL: url, REDIS_URL: redisUrl, ...limits })));
-  };
-
-  it('share one exact rate limit, continue one conversation, and run a double-submitted approval once', async () => {
-    const [first, second] = await start();
-    // A fresh identity per run: the Redis window outlives the test.
-    const context = { userEmail: `replica-${crypto.randomUUID()}@example.com`, projectKey: 'acme-b2c', canRefundOrders: true };
-    const sessionId = crypto.randomUUID();
-
-    // Turn 1 on the first replica proposes a refund; the card comes back.
-    const question = user('refund order ORD-1001, it arrived broken');
-    const proposal = await readChunks(await post(first!.url, { sessionId, messages: [question], context }));
-    const request = proposal.find((chunk) => chunk.type === 'tool-approval-request') as { approvalId: string; toolCallId: string };
-    const input = (proposal.find((chunk) => chunk.type === 'tool-input-available') as { input: unknown }).input;
-    const messageId = (proposal.find((chunk) => chunk.type === 'start') as { messageId: string }).messageId;
-    const approved = {
-      id: messageId,
-      role: 'assistant',
-      parts: [{ type: 'tool-refundOrder', toolCallId: request.toolCallId, state: 'approval-responded', input, approval: { id: request.approvalId, approved: true } }],
+describe.skipIf(!databaseUrl || !redisUrl)(
+  `two chat replicas on one Postgres and Redis${databaseUrl && redisUrl ? '' : ' (SKIPPED: DATABASE_URL or REDIS_URL is not set)'}`,
+  () => {
+    const start = async () => {
+      const url = await freshPostgresSchema(databaseUrl!);
+      // Every run comes from 127.0.0.1 and the Redis window outlives it: the per-address cap is shared
+      // by every run in the window, so it is set out of reach here (the handler's tests cover it).
+      const limits = { RATE_LIMIT_MAX: '4', RATE_LIMIT_WINDOW_MS: '60000', RATE_LIMIT_ADDRESS_MAX: '1000000' };
+      return Promise.all([0, 1].map(() => spawnExample(serverFile, { DATABASE_URL: url, REDIS_URL: redisUrl, ...limits })));
     };
 
-    // The conversation continues on the second replica: it sees turn 1 from Postgres.
-    expect((await history(second!.url, sessionId, context)).messages.map((message) => message.role)).toEqual(['user', 'assistant']);
+    it('share one exact rate limit, continue one conversation, and run a double-submitted approval once', async () => {
+      const [first, second] = await start();
+      // A fresh identity per run: the Redis window outlives the test.
+      const context = { userEmail: `replica-${crypto.randomUUID()}@example.com`, projectKey: 'acme-b2c', canRefundOrders: true };
+      const sessionId = crypto.randomUUID();
 
-    // The same approval sent to both replicas at once runs once.
-    const answers = await Promise.all([first!, second!].map(async (replica) => readChunks(await post(replica.url, { sessionId, messages: [question, approved], context }))));
-    for (const chunks of answers) expect(chunks.map((chunk) => chunk.type)).toContain("tool-output-available");
-    await expect.poll(() => `${first!.output()}${second!.output()}`.match(/\[demo-commerce\] refundOrder/g)?.length ?? 0).toBe(1);
+      // Turn 1 on the first replica proposes a refund; the card comes back.
+      const question = user('refund order ORD-1001, it arrived broken');
+      const proposal = await readChunks(await post(first!.url, { sessionId, messages: [question], context }));
+      const request = proposal.find((chunk) => chunk.type === 'tool-approval-request') as { approvalId: string; toolCallId: string };
+      const input = (proposal.find((chunk) => chunk.type === 'tool-input-available') as { input: unknown }).input;
+      const messageId = (proposal.find((chunk) => chunk.type === 'start') as { messageId: string }).messageId;
+      const approved = {
+        id: messageId,
+        role: 'assistant',
+        parts: [{ type: 'tool-refundOrder', toolCallId: request.toolCallId, state: 'approval-responded', input, approval: { id: request.approvalId, approved: true } }],
+      };
 
-    // Four requests per window, shared exactly: two were spent above on one replica, two on both.
-    const fourth = await post(second!.url, { sessionId, messages: [question, approved], context });
-    expect(fourth.status).toBe(429);
-    expect(Number(fourth.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
-    expect((await post(first!.url, { sessionId, context }, '/chat/history')).status).toBe(429);
-    expect(`${first!.output()}${second!.output()}`.match(/\[demo-commerce\] refundOrder/g)).toHaveLength(1);
-  });
-});
+      // The conversation continues on the second replica: it sees turn 1 from Postgres.
+      expect((await history(second!.url, sessionId, context)).messages.map((message) => message.role)).toEqual(['user', 'assistant']);
+
+      // The same approval sent to both replicas at once runs once.
+      const answers = await Promise.all(
+        [first!, second!].map(async (replica) => readChunks(await post(replica.url, { sessionId, messages: [question, approved], context }))),
+      );
+      for (const chunks of answers) expect(chunks.map((chunk) => chunk.type)).toContain('tool-output-available');
+      await expect.poll(() => `${first!.output()}${second!.output()}`.match(/\[demo-commerce\] refundOrder/g)?.length ?? 0).toBe(1);
+
+      // Four requests per window, shared exactly: two were spent above on one replica, two on both.
+      const fourth = await post(second!.url, { sessionId, messages: [question, approved], context });
+      expect(fourth.status).toBe(429);
+      expect(Number(fourth.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      expect((await post(first!.url, { sessionId, context }, '/chat/history')).status).toBe(429);
+      expect(`${first!.output()}${second!.output()}`.match(/\[demo-commerce\] refundOrder/g)).toHaveLength(1);
+    });
+  },
+);
 
 describe('chat server restart on PGlite', () => {
   it('keeps every acknowledged turn across a SIGKILL', async () => {
@@ -67,7 +74,10 @@ describe('chat server restart on PGlite', () => {
     await exitCode(first.child);
     const second = await spawnExample(serverFile, { DATA_DIR: dataDir });
     const restored = await history(second.url, sessionId, context);
-    expect(restored.messages.map((message) => message.role), `first:\n${first.output()}\nsecond:\n${second.output()}`).toEqual(['user', 'assistant']);
+    expect(
+      restored.messages.map((message) => message.role),
+      `first:\n${first.output()}\nsecond:\n${second.output()}`,
+    ).toEqual(['user', 'assistant']);
     expect(restored.lastTurnStatus).toBe('complete');
   });
 });

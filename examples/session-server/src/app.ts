@@ -1,12 +1,6 @@
 import { join } from 'node:path';
 import express from 'express';
-import {
-  DeskpilotError,
-  createSessionHandler,
-  createSessionService,
-  problemResponse,
-  type RateLimiter,
-} from '@deskpilot/core';
+import { DeskpilotError, createSessionHandler, createSessionService, problemResponse, type RateLimiter } from '@deskpilot/core';
 import { demoUsers } from '@deskpilot/core/demo';
 import { writeResponse } from '@deskpilot/core/node';
 import { createPostgresStores, openDatabase } from '@deskpilot/postgres';

@@ -1,8 +1,11 @@
 import { z } from 'zod';
 
-const list = z
-  .string()
-  .transform((value) => value.split(',').map((entry) => entry.trim()).filter(Boolean));
+const list = z.string().transform((value) =>
+  value
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean),
+);
 const flag = z.enum(['true', 'false']).transform((value) => value === 'true');
 const milliseconds = z.coerce.number().int().positive();
 
@@ -10,7 +13,10 @@ const milliseconds = z.coerce.number().int().positive();
 const environment = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(4360),
   HOST: z.string().default('127.0.0.1'),
-  COOKIE_PREFIX: z.string().regex(/^[A-Za-z0-9-]{1,64}$/).default('deskpilot'),
+  COOKIE_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9-]{1,64}$/)
+    .default('deskpilot'),
   COOKIE_SECURE: flag.default(true),
   ALLOWED_ORIGINS: list.default(['http://localhost:3000']),
   TRUSTED_PROXIES: list.default([]),

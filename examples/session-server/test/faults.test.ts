@@ -57,34 +57,37 @@ describe('session server faults', () => {
     expect(server.child.exitCode).toBeNull();
   });
 
-  it.skipIf(!databaseUrl)(`on SIGTERM closes idle connections, finishes the running request, refuses a late one with Connection: close, and exits 0${databaseUrl ? '' : ' (SKIPPED: DATABASE_URL is not set)'}`, async () => {
-    // Postgres behind a proxy that can hold its bytes: a request then stays running as long as the test wants.
-    const schemaUrl = new URL(await freshPostgresSchema(databaseUrl!));
-    const proxy = await startTcpProxy({ host: schemaUrl.hostname, port: Number(schemaUrl.port || 5432) });
-    schemaUrl.host = `127.0.0.1:${proxy.port}`;
-    const server = await spawnExample(serverFile, { DATABASE_URL: schemaUrl.href, COOKIE_SECURE: 'false', SHUTDOWN_GRACE_MS: '60000' });
-    const cookie = (await login(server.url)).headers.get('set-cookie')!.split(';')[0]!;
+  it.skipIf(!databaseUrl)(
+    `on SIGTERM closes idle connections, finishes the running request, refuses a late one with Connection: close, and exits 0${databaseUrl ? '' : ' (SKIPPED: DATABASE_URL is not set)'}`,
+    async () => {
+      // Postgres behind a proxy that can hold its bytes: a request then stays running as long as the test wants.
+      const schemaUrl = new URL(await freshPostgresSchema(databaseUrl!));
+      const proxy = await startTcpProxy({ host: schemaUrl.hostname, port: Number(schemaUrl.port || 5432) });
+      schemaUrl.host = `127.0.0.1:${proxy.port}`;
+      const server = await spawnExample(serverFile, { DATABASE_URL: schemaUrl.href, COOKIE_SECURE: 'false', SHUTDOWN_GRACE_MS: '60000' });
+      const cookie = (await login(server.url)).headers.get('set-cookie')!.split(';')[0]!;
 
-    const idle = await rawConnection(server.url);
-    idle.send('GET', '/sessions/current', { headers: { cookie } });
-    await idle.waitFor('"email"');
-    const busy = await rawConnection(server.url);
-    proxy.partition();
-    const held = proxy.nextHeldBytes();
-    busy.send('GET', '/sessions/current', { headers: { cookie } });
-    await held;
+      const idle = await rawConnection(server.url);
+      idle.send('GET', '/sessions/current', { headers: { cookie } });
+      await idle.waitFor('"email"');
+      const busy = await rawConnection(server.url);
+      proxy.partition();
+      const held = proxy.nextHeldBytes();
+      busy.send('GET', '/sessions/current', { headers: { cookie } });
+      await held;
 
-    server.child.kill('SIGTERM');
-    await expect.poll(server.output).toContain('SIGTERM: closing');
-    await idle.closed;
-    busy.send('GET', '/sessions/current', { headers: { cookie } });
-    proxy.heal();
-    await busy.closed;
-    const [running, late] = busy.responses();
-    expect(running).toMatch(/^HTTP\/1\.1 200 /);
-    expect(late).toMatch(/^HTTP\/1\.1 503 /);
-    expect(late).toMatch(/\r\nconnection: close\r\n/i);
-    expect(late).toContain('"code":"unavailable"');
-    expect(await exitCode(server.child)).toBe(0);
-  });
+      server.child.kill('SIGTERM');
+      await expect.poll(server.output).toContain('SIGTERM: closing');
+      await idle.closed;
+      busy.send('GET', '/sessions/current', { headers: { cookie } });
+      proxy.heal();
+      await busy.closed;
+      const [running, late] = busy.responses();
+      expect(running).toMatch(/^HTTP\/1\.1 200 /);
+      expect(late).toMatch(/^HTTP\/1\.1 503 /);
+      expect(late).toMatch(/\r\nconnection: close\r\n/i);
+      expect(late).toContain('"code":"unavailable"');
+      expect(await exitCode(server.child)).toBe(0);
+    },
+  );
 });

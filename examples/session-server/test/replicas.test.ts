@@ -21,10 +21,17 @@ describe.skipIf(!databaseUrl)(`two session replicas on one Postgres${databaseUrl
   it('share sessions: a login on one resolves on the other, a logout on one is 401 on the other at once', async () => {
     const url = await freshPostgresSchema(databaseUrl!);
     // Both start together: migrations and demo seeding must not collide.
-    const [first, second] = await Promise.all([spawnExample(serverFile, { DATABASE_URL: url, COOKIE_SECURE: 'false' }), spawnExample(serverFile, { DATABASE_URL: url, COOKIE_SECURE: 'false' })]);
+    const [first, second] = await Promise.all([
+      spawnExample(serverFile, { DATABASE_URL: url, COOKIE_SECURE: 'false' }),
+      spawnExample(serverFile, { DATABASE_URL: url, COOKIE_SECURE: 'false' }),
+    ]);
     const cookie = await login(first.url);
     expect(await current(second.url, cookie)).toBe(200);
-    const switched = await fetch(`${second.url}/sessions/current/project`, { method: 'POST', headers: { 'content-type': 'application/json', cookie }, body: JSON.stringify({ projectKey: 'acme-b2b' }) });
+    const switched = await fetch(`${second.url}/sessions/current/project`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', cookie },
+      body: JSON.stringify({ projectKey: 'acme-b2b' }),
+    });
     expect(switched.status).toBe(200);
     const next = switched.headers.get('set-cookie')!.split(';')[0]!;
     expect(await current(first.url, cookie)).toBe(401);

@@ -12,7 +12,10 @@ const environment = z.object({
   CHAT_SERVICE_URL: url.default('http://localhost:8080'),
   /** The downstream data API; unset: the example's own demo API, started in this process on a loopback port. */
   DATA_API_URL: url.optional(),
-  COOKIE_PREFIX: z.string().regex(/^[A-Za-z0-9-]{1,64}$/).default('deskpilot'),
+  COOKIE_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9-]{1,64}$/)
+    .default('deskpilot'),
   /** Same secret as the chat service's: the studio then signs a short-lived grant for the page. */
   CHAT_CONTEXT_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
   /** On SIGTERM or SIGINT, how long running requests may take to finish. */

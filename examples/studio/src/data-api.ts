@@ -21,7 +21,10 @@ export function createDataApi(options: { prefix: string }) {
   // Who the downstream sees, and every identity header it received: the proof that the proxy stamps
   // exactly one of each and passes none of the browser's.
   app.get('/me', (req, res) => {
-    const received = req.rawHeaders.filter((_, index) => index % 2 === 0).map((name) => name.toLowerCase()).filter((name) => name.replaceAll('_', '-').startsWith(`x-${options.prefix}-`));
+    const received = req.rawHeaders
+      .filter((_, index) => index % 2 === 0)
+      .map((name) => name.toLowerCase())
+      .filter((name) => name.replaceAll('_', '-').startsWith(`x-${options.prefix}-`));
     res.json({
       userEmail: header(req, 'user-email'),
       projectKey: header(req, 'project-key'),

@@ -20,7 +20,9 @@ server.listen(config.PORT, config.HOST, () => {
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.PORT;
   console.log(`[studio] listening on http://${config.HOST}:${port}`);
-  console.log(`[studio] session service ${config.SESSION_SERVICE_URL}, chat service ${config.CHAT_SERVICE_URL} (from the browser), data API ${config.DATA_API_URL ? dataApiUrl : `${dataApiUrl} (demo, in process)`}`);
+  console.log(
+    `[studio] session service ${config.SESSION_SERVICE_URL}, chat service ${config.CHAT_SERVICE_URL} (from the browser), data API ${config.DATA_API_URL ? dataApiUrl : `${dataApiUrl} (demo, in process)`}`,
+  );
   if (config.CHAT_CONTEXT_SECRET) console.log('[studio] signing chat grants for the page (CHAT_CONTEXT_SECRET)');
 });
 server.on('error', (error) => {

@@ -56,7 +56,12 @@ export async function startPlatform(chatEnv: Record<string, string> = {}): Promi
   const [session, chat] = await Promise.all([start('session'), start('chat')]);
   const studio = await spawnExample(
     serverFiles.studio,
-    { PORT: String(studioPort), SESSION_SERVICE_URL: `http://127.0.0.1:${sessionPort}`, CHAT_SERVICE_URL: `http://localhost:${chatPort}`, CHAT_CONTEXT_SECRET: chatEnv.CHAT_CONTEXT_SECRET },
+    {
+      PORT: String(studioPort),
+      SESSION_SERVICE_URL: `http://127.0.0.1:${sessionPort}`,
+      CHAT_SERVICE_URL: `http://localhost:${chatPort}`,
+      CHAT_CONTEXT_SECRET: chatEnv.CHAT_CONTEXT_SECRET,
+    },
     onCleanup,
   );
   const platform: Platform = {

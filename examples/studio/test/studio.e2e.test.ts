@@ -121,7 +121,7 @@ describe.skipIf(!hasChromium)(`studio in Chromium: the representative's day${ski
 
   it('a forged identity header sent to /api never reaches the data API', async () => {
     const forged = await page.request.get(`${platform.studioUrl}/api/me`, {
-      headers: { 'x-deskpilot-role': 'viewer', 'X_Deskpilot_Project_Key': 'globex-b2c', 'x-deskpilot-user-email': 'bob@example.com' },
+      headers: { 'x-deskpilot-role': 'viewer', X_Deskpilot_Project_Key: 'globex-b2c', 'x-deskpilot-user-email': 'bob@example.com' },
     });
     expect(forged.status()).toBe(200);
     expect(await forged.json()).toEqual({
@@ -190,7 +190,9 @@ describe.skipIf(!hasChromium)(`studio in Chromium: limits and outages${skipReaso
     platform.chat.child.kill('SIGKILL');
     await new Promise((resolve) => platform.chat.child.once('exit', resolve));
     await page.locator('.chat [role="alert"]').getByRole('button', { name: 'Retry' }).click();
-    await expect.poll(() => page.locator('.chat [role="alert"]').textContent()).toMatch(/^The chat service is unreachable\. Check your connection or that the service is running, then retry\./);
+    await expect
+      .poll(() => page.locator('.chat [role="alert"]').textContent())
+      .toMatch(/^The chat service is unreachable\. Check your connection or that the service is running, then retry\./);
 
     await platform.restart('chat');
     await page.locator('.chat [role="alert"]').getByRole('button', { name: 'Retry' }).click();

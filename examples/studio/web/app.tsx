@@ -37,14 +37,21 @@ export function App() {
     }
   };
 
-  if (view.state === 'loading') return <div className="splash" role="status">Loading…</div>;
+  if (view.state === 'loading')
+    return (
+      <div className="splash" role="status">
+        Loading…
+      </div>
+    );
   if (view.state === 'unavailable') {
     return (
       <main className="splash">
         <div className="panel problem" role="alert">
           <h1>Studio unavailable</h1>
           <p>{view.message}</p>
-          <button type="button" className="primary" onClick={() => void load()} autoFocus>Retry</button>
+          <button type="button" className="primary" onClick={() => void load()} autoFocus>
+            Retry
+          </button>
         </div>
       </main>
     );
@@ -56,7 +63,9 @@ export function App() {
   return (
     <div className="workspace">
       <header className="topbar">
-        <span className="brand">Deskpilot <span className="brand-sub">Studio</span></span>
+        <span className="brand">
+          Deskpilot <span className="brand-sub">Studio</span>
+        </span>
         <label className="project-switcher">
           <span>Project</span>
           <select
@@ -75,14 +84,31 @@ export function App() {
             ))}
           </select>
         </label>
-        <span className="role-badge" data-testid="role">{session.role}</span>
+        <span className="role-badge" data-testid="role">
+          {session.role}
+        </span>
         <span className="spacer" />
-        <span className="user" title={session.user.email}>{session.user.name}</span>
-        <button type="button" disabled={busy} onClick={() => void run(async () => { await logout(); setView({ state: 'signed-out' }); })}>
+        <span className="user" title={session.user.email}>
+          {session.user.name}
+        </span>
+        <button
+          type="button"
+          disabled={busy}
+          onClick={() =>
+            void run(async () => {
+              await logout();
+              setView({ state: 'signed-out' });
+            })
+          }
+        >
           Log out
         </button>
       </header>
-      {notice && <div className="banner" role="alert">{notice}</div>}
+      {notice && (
+        <div className="banner" role="alert">
+          {notice}
+        </div>
+      )}
       <div className="columns">
         <Sidebar key={`${session.id}`} session={session} />
         <ChatPanel key={`${session.user.email}/${session.projectKey}/${session.role}`} session={session} onSignedOut={() => setView({ state: 'signed-out' })} />

@@ -49,7 +49,9 @@ export function OrderCard({ card }: { card: OrderCardData }) {
         <span className="card-title mono">{card.orderId}</span>
         <span className={`status status-${card.status}`}>{card.status}</span>
       </div>
-      <div className="muted">{card.customer.name} · {card.customer.email} · {day(card.createdAt)}</div>
+      <div className="muted">
+        {card.customer.name} · {card.customer.email} · {day(card.createdAt)}
+      </div>
       <table>
         <tbody>
           {card.items.map((item) => (
@@ -62,8 +64,13 @@ export function OrderCard({ card }: { card: OrderCardData }) {
         </tbody>
       </table>
       <div className="card-foot">
-        <span>Payment: {card.payment.method}, {card.payment.status}</span>
-        <span>Total <strong>{card.total.display}</strong>{card.refunded.amount > 0 ? ` · refunded ${card.refunded.display}` : ''}</span>
+        <span>
+          Payment: {card.payment.method}, {card.payment.status}
+        </span>
+        <span>
+          Total <strong>{card.total.display}</strong>
+          {card.refunded.amount > 0 ? ` · refunded ${card.refunded.display}` : ''}
+        </span>
       </div>
     </div>
   );
@@ -76,7 +83,9 @@ export function ProductCard({ card }: { card: ProductCardData }) {
         <span className="card-title">{card.name}</span>
         <strong>{card.price.display}</strong>
       </div>
-      <div className="muted">{card.sku} · {card.category}</div>
+      <div className="muted">
+        {card.sku} · {card.category}
+      </div>
       <p>{card.description}</p>
       <div className="card-foot">
         <span className={card.inStock ? 'ok' : 'warn'}>{card.inStock ? `${card.stock} in stock` : 'Out of stock'}</span>
@@ -92,7 +101,9 @@ export function CustomerCard({ card }: { card: CustomerCardData }) {
         <span className="card-title">{card.name}</span>
         <span className="tag">{card.tier}</span>
       </div>
-      <div className="muted">{card.customerId} · {card.email} · since {day(card.customerSince)}</div>
+      <div className="muted">
+        {card.customerId} · {card.email} · since {day(card.customerSince)}
+      </div>
       <ul className="orders">
         {card.recentOrders.map((order) => (
           <li key={order.orderId}>

@@ -37,14 +37,21 @@ export function ChatPanel({ session, onSignedOut }: { session: Session; onSigned
     return () => void (current = false);
   }, [chatId, attempt]);
 
-  if (loaded.state === 'loading') return <section className="chat" aria-busy="true"><p className="muted center">Loading the conversation…</p></section>;
+  if (loaded.state === 'loading')
+    return (
+      <section className="chat" aria-busy="true">
+        <p className="muted center">Loading the conversation…</p>
+      </section>
+    );
   if (loaded.state === 'failed') {
     const ended = loaded.error instanceof StudioError && loaded.error.code === 'unauthenticated';
     return (
       <section className="chat">
         <div className="panel problem" role="alert">
           <p>{explain(loaded.error)}</p>
-          <button type="button" className="primary" onClick={ended ? onSignedOut : () => setAttempt((count) => count + 1)}>{ended ? 'Sign in' : 'Retry'}</button>
+          <button type="button" className="primary" onClick={ended ? onSignedOut : () => setAttempt((count) => count + 1)}>
+            {ended ? 'Sign in' : 'Retry'}
+          </button>
         </div>
       </section>
     );
@@ -134,7 +141,9 @@ function Conversation({ chatId, chatServiceUrl, initialMessages, onNewConversati
     <section className="chat" aria-label="Assistant">
       <div className="chat-header">
         <h2>Assistant</h2>
-        <button type="button" className="quiet" onClick={onNewConversation} disabled={busy}>New conversation</button>
+        <button type="button" className="quiet" onClick={onNewConversation} disabled={busy}>
+          New conversation
+        </button>
       </div>
       <div className="messages" role="log" aria-live="polite">
         {messages.length === 0 && (
@@ -142,7 +151,9 @@ function Conversation({ chatId, chatServiceUrl, initialMessages, onNewConversati
             <p>Ask about orders, customers, products or tickets. Writes such as refunds wait for your approval.</p>
             <div className="suggestions">
               {suggestions.map((suggestion) => (
-                <button type="button" key={suggestion} className="chip" onClick={() => send(suggestion)}>{suggestion}</button>
+                <button type="button" key={suggestion} className="chip" onClick={() => send(suggestion)}>
+                  {suggestion}
+                </button>
               ))}
             </div>
           </div>
@@ -150,14 +161,22 @@ function Conversation({ chatId, chatServiceUrl, initialMessages, onNewConversati
         {messages.map((message) => (
           <MessageView key={message.id} message={message} disabled={busy} onApproval={(id, approved) => void addToolApprovalResponse({ id, approved })} />
         ))}
-        {status === 'submitted' && <p className="muted typing" role="status">Assistant is thinking…</p>}
+        {status === 'submitted' && (
+          <p className="muted typing" role="status">
+            Assistant is thinking…
+          </p>
+        )}
         {error && (
           <div className="banner" role="alert">
             <span>{explain(error)}</span>
             {ended ? (
-              <button type="button" onClick={onSignedOut}>Sign in</button>
+              <button type="button" onClick={onSignedOut}>
+                Sign in
+              </button>
             ) : (
-              <button type="button" onClick={retry}>Retry</button>
+              <button type="button" onClick={retry}>
+                Retry
+              </button>
             )}
           </div>
         )}
@@ -173,7 +192,15 @@ function Conversation({ chatId, chatServiceUrl, initialMessages, onNewConversati
           onKeyDown={onKeyDown}
           autoFocus
         />
-        {busy ? <button type="button" onClick={() => void stop()}>Stop</button> : <button type="submit" className="primary" disabled={!draft.trim()}>Send</button>}
+        {busy ? (
+          <button type="button" onClick={() => void stop()}>
+            Stop
+          </button>
+        ) : (
+          <button type="submit" className="primary" disabled={!draft.trim()}>
+            Send
+          </button>
+        )}
       </form>
     </section>
   );

@@ -25,7 +25,9 @@ export function LoginForm({ onSignedIn }: { onSignedIn: (session: Session) => vo
   return (
     <main className="splash">
       <form className="panel login" onSubmit={(event) => void submit(event)} aria-describedby={error ? 'login-error' : undefined}>
-        <h1>Deskpilot <span className="brand-sub">Studio</span></h1>
+        <h1>
+          Deskpilot <span className="brand-sub">Studio</span>
+        </h1>
         <p className="muted">Sign in to your support workspace.</p>
         <label>
           Email
@@ -35,8 +37,14 @@ export function LoginForm({ onSignedIn }: { onSignedIn: (session: Session) => vo
           Password
           <input type="password" name="password" autoComplete="current-password" required value={password} onChange={(event) => setPassword(event.target.value)} />
         </label>
-        {error && <p id="login-error" className="error" role="alert">{error}</p>}
-        <button type="submit" className="primary" disabled={busy}>{busy ? 'Signing in…' : 'Sign in'}</button>
+        {error && (
+          <p id="login-error" className="error" role="alert">
+            {error}
+          </p>
+        )}
+        <button type="submit" className="primary" disabled={busy}>
+          {busy ? 'Signing in…' : 'Sign in'}
+        </button>
         <p className="hint">Demo: alice@example.com / alice-demo-password · bob@example.com / bob-demo-password</p>
       </form>
     </main>

@@ -19,7 +19,11 @@ export function MessageView({ message, disabled, onApproval }: { message: UIMess
     <article className={`message ${message.role}`} data-role={message.role}>
       <div className="message-meta">
         {message.role === 'user' ? 'You' : 'Assistant'}
-        {model?.startsWith('deskpilot:') && <span className="tag" title={model}>offline demo model</span>}
+        {model?.startsWith('deskpilot:') && (
+          <span className="tag" title={model}>
+            offline demo model
+          </span>
+        )}
       </div>
       {message.parts.map((part, index) => (
         <PartView key={isToolUIPart(part) ? part.toolCallId : index} part={part} disabled={disabled} onApproval={onApproval} />
@@ -42,8 +46,12 @@ function PartView({ part, disabled, onApproval }: { part: Part; disabled: boolea
           <div className="approval-title">{(approvalTitles[name] ?? (() => name))(input)}</div>
           {typeof input.reason === 'string' && <div className="muted">Reason: {input.reason}</div>}
           <div className="approval-actions">
-            <button type="button" className="primary" disabled={disabled} onClick={() => onApproval(tool.approval.id, true)}>Approve</button>
-            <button type="button" disabled={disabled} onClick={() => onApproval(tool.approval.id, false)}>Deny</button>
+            <button type="button" className="primary" disabled={disabled} onClick={() => onApproval(tool.approval.id, true)}>
+              Approve
+            </button>
+            <button type="button" disabled={disabled} onClick={() => onApproval(tool.approval.id, false)}>
+              Deny
+            </button>
           </div>
         </div>
       );
@@ -68,7 +76,19 @@ function PartView({ part, disabled, onApproval }: { part: Part; disabled: boolea
   }
 }
 
-function ToolChip({ name, input, status, tone, output }: { name: string; input: Record<string, unknown>; status: string; tone: 'busy' | 'done' | 'denied' | 'error'; output?: unknown }) {
+function ToolChip({
+  name,
+  input,
+  status,
+  tone,
+  output,
+}: {
+  name: string;
+  input: Record<string, unknown>;
+  status: string;
+  tone: 'busy' | 'done' | 'denied' | 'error';
+  output?: unknown;
+}) {
   const subject = ['orderId', 'ticketId', 'customerId', 'sku', 'query', 'businessUnitId'].map((key) => input[key]).find((value) => typeof value === 'string');
   return (
     <details className={`tool ${tone}`} data-tool={name}>

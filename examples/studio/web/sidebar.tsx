@@ -30,13 +30,21 @@ export function Sidebar({ session }: { session: Session }) {
     <aside className="sidebar" aria-label="Project overview">
       <section>
         <h2>Data API sees</h2>
-        {error && <p className="error" role="alert">{error}</p>}
+        {error && (
+          <p className="error" role="alert">
+            {error}
+          </p>
+        )}
         {me && (
           <dl className="identity" data-testid="downstream-identity">
-            <dt>User</dt><dd>{me.userEmail}</dd>
-            <dt>Project</dt><dd>{me.projectKey}</dd>
-            <dt>Client</dt><dd>{me.clientId}</dd>
-            <dt>Role</dt><dd>{me.role}</dd>
+            <dt>User</dt>
+            <dd>{me.userEmail}</dd>
+            <dt>Project</dt>
+            <dd>{me.projectKey}</dd>
+            <dt>Client</dt>
+            <dd>{me.clientId}</dd>
+            <dt>Role</dt>
+            <dd>{me.role}</dd>
           </dl>
         )}
       </section>

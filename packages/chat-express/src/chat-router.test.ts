@@ -1,22 +1,8 @@
 import { createServer } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
-import {
-  createChatHandler,
-  createMemoryApprovalStore,
-  createMemoryChatStore,
-  readChatStream,
-  type ChatHandlerOptions,
-  type ChatStore,
-} from '@deskpilot/core';
+import { createChatHandler, createMemoryApprovalStore, createMemoryChatStore, readChatStream, type ChatHandlerOptions, type ChatStore } from '@deskpilot/core';
 import { createDemoCommerceBackend, createDemoModel, createDemoTicketBackend } from '@deskpilot/core/demo';
-import {
-  AbstractChat,
-  DefaultChatTransport,
-  lastAssistantMessageIsCompleteWithApprovalResponses,
-  type ChatState,
-  type ChatStatus,
-  type UIMessage,
-} from 'ai';
+import { AbstractChat, DefaultChatTransport, lastAssistantMessageIsCompleteWithApprovalResponses, type ChatState, type ChatStatus, type UIMessage } from 'ai';
 import express from 'express';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { chatRouter } from './chat-router.js';
@@ -96,13 +82,20 @@ describe('chatRouter over real HTTP', () => {
     await expect.poll(refundState, { timeout: 5000 }).toBe('output-available');
     await expect.poll(() => chat.status, { timeout: 5000 }).toBe('ready');
     expect(commerce.calls.filter((call) => call.method === 'refundOrder')).toHaveLength(1);
-    const reply = chat.messages.at(-1)!.parts.filter((part) => part.type === 'text').map((part) => (part as { text: string }).text).join('');
+    const reply = chat.messages
+      .at(-1)!
+      .parts.filter((part) => part.type === 'text')
+      .map((part) => (part as { text: string }).text)
+      .join('');
     expect(reply).toMatch(/refund/i);
   });
 
   it('answers CORS preflights for allowed origins only', async () => {
     const { url } = await startChatService();
-    const allowed = await fetch(`${url}/chat`, { method: 'OPTIONS', headers: { origin: studio, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' } });
+    const allowed = await fetch(`${url}/chat`, {
+      method: 'OPTIONS',
+      headers: { origin: studio, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' },
+    });
     expect(allowed.status).toBe(204);
     expect(allowed.headers.get('access-control-allow-origin')).toBe(studio);
     const foreign = await fetch(`${url}/chat`, { method: 'OPTIONS', headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST' } });
@@ -111,7 +104,15 @@ describe('chatRouter over real HTTP', () => {
 
   it('streams SSE with the UI message stream header, and problem+json before the stream', async () => {
     const { url } = await startChatService();
-    const response = await post(url, { sessionId, messages: [{ id: 'u1', role: 'user', parts: [{ type: 'text', text: 'show order ORD-1001' }] }], context: { userEmail: 'rep@example.com', projectKey: 'acme-b2c' } }, { origin: studio });
+    const response = await post(
+      url,
+      {
+        sessionId,
+        messages: [{ id: 'u1', role: 'user', parts: [{ type: 'text', text: 'show order ORD-1001' }] }],
+        context: { userEmail: 'rep@example.com', projectKey: 'acme-b2c' },
+      },
+      { origin: studio },
+    );
     expect(response.headers.get('x-vercel-ai-ui-message-stream')).toBe('v1');
     expect(response.headers.get('access-control-allow-origin')).toBe(studio);
     const types: string[] = [];
@@ -131,7 +132,11 @@ describe('chatRouter over real HTTP', () => {
     const response = await fetch(`${url}/chat`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ sessionId, messages: [{ id: 'u1', role: 'user', parts: [{ type: 'text', text: 'show order ORD-1001' }] }], context: { userEmail: 'rep@example.com', projectKey: 'acme-b2c' } }),
+      body: JSON.stringify({
+        sessionId,
+        messages: [{ id: 'u1', role: 'user', parts: [{ type: 'text', text: 'show order ORD-1001' }] }],
+        context: { userEmail: 'rep@example.com', projectKey: 'acme-b2c' },
+      }),
       signal: controller.signal,
     });
     const reader = response.body!.getReader();
@@ -140,7 +145,11 @@ describe('chatRouter over real HTTP', () => {
     await expect
       .poll(
         async () => {
-          const history = await fetch(`${url}/chat/history`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ sessionId, context: { userEmail: 'rep@example.com', projectKey: 'acme-b2c' } }) });
+          const history = await fetch(`${url}/chat/history`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ sessionId, context: { userEmail: 'rep@example.com', projectKey: 'acme-b2c' } }),
+          });
           return (await history.json()).lastTurnStatus;
         },
         { timeout: 5000 },
@@ -167,7 +176,11 @@ describe('chatRouter over real HTTP', () => {
         next();
       },
     });
-    const body = JSON.stringify({ sessionId, messages: [{ id: 'u1', role: 'user', parts: [{ type: 'text', text: 'show order ORD-1001' }] }], context: { userEmail: 'rep@example.com', projectKey: 'acme-b2c' } });
+    const body = JSON.stringify({
+      sessionId,
+      messages: [{ id: 'u1', role: 'user', parts: [{ type: 'text', text: 'show order ORD-1001' }] }],
+      context: { userEmail: 'rep@example.com', projectKey: 'acme-b2c' },
+    });
     const { port } = new URL(url);
     const socket = connect(Number(port), '127.0.0.1');
     socket.on('error', () => {});
@@ -176,7 +189,11 @@ describe('chatRouter over real HTTP', () => {
     socket.destroy();
     await gone;
     const history = async () => {
-      const response = await fetch(`${url}/chat/history`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ sessionId, context: { userEmail: 'rep@example.com', projectKey: 'acme-b2c' } }) });
+      const response = await fetch(`${url}/chat/history`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ sessionId, context: { userEmail: 'rep@example.com', projectKey: 'acme-b2c' } }),
+      });
       return (await response.json()) as { messages: Array<{ role: string }>; lastTurnStatus: string | null };
     };
     await expect.poll(async () => (await history()).lastTurnStatus, { timeout: 5000 }).toBe('complete');
@@ -187,7 +204,11 @@ describe('chatRouter over real HTTP', () => {
     const chatAs = async (url: string, forwardedFor: string) => {
       const response = await post(
         url,
-        { sessionId: crypto.randomUUID(), messages: [{ id: 'm1', role: 'user', parts: [{ type: 'text', text: 'hello' }] }], context: { userEmail: `${crypto.randomUUID()}@example.com`, projectKey: 'acme-b2c' } },
+        {
+          sessionId: crypto.randomUUID(),
+          messages: [{ id: 'm1', role: 'user', parts: [{ type: 'text', text: 'hello' }] }],
+          context: { userEmail: `${crypto.randomUUID()}@example.com`, projectKey: 'acme-b2c' },
+        },
         { 'x-forwarded-for': forwardedFor },
       );
       await response.body?.cancel();

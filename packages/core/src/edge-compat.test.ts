@@ -68,7 +68,9 @@ async function bundleCore() {
     plugins: [recordNodeImports],
     metafile: true,
   });
-  const coreFiles = Object.keys(result.metafile.inputs).filter((path) => (path.startsWith('src/') || path.startsWith('packages/core/src/')) && !path.endsWith('edge-entry.ts'));
+  const coreFiles = Object.keys(result.metafile.inputs).filter(
+    (path) => (path.startsWith('src/') || path.startsWith('packages/core/src/')) && !path.endsWith('edge-entry.ts'),
+  );
   return { found, coreFiles, code: result.outputFiles[0]!.text };
 }
 

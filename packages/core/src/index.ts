@@ -32,14 +32,7 @@ export {
 export { isValidText, validText } from './validation/valid-text.js';
 
 // Host-neutral HTTP
-export {
-  fromFetchRequest,
-  problemResponse,
-  toFetchResponse,
-  type HttpRequest,
-  type HttpResponse,
-  type RequestInfo,
-} from './http/http-request.js';
+export { fromFetchRequest, problemResponse, toFetchResponse, type HttpRequest, type HttpResponse, type RequestInfo } from './http/http-request.js';
 
 // Rate limiting
 export {

@@ -14,7 +14,12 @@ const noteTakingModel = () =>
     doStream: async ({ prompt }) => {
       const last = JSON.stringify(prompt.at(-1));
       const parts = last.includes('tool-result')
-        ? [{ type: 'text-start', id: 't' }, { type: 'text-delta', id: 't', delta: 'Noted.' }, { type: 'text-end', id: 't' }, { type: 'finish', finishReason: { unified: 'stop', raw: 'stop' }, usage }]
+        ? [
+            { type: 'text-start', id: 't' },
+            { type: 'text-delta', id: 't', delta: 'Noted.' },
+            { type: 'text-end', id: 't' },
+            { type: 'finish', finishReason: { unified: 'stop', raw: 'stop' }, usage },
+          ]
         : [
             { type: 'tool-call', toolCallId: 'c1', toolName: 'updateWorkingMemory', input: JSON.stringify({ set: { [/note_\d+/.exec(last)![0]]: 'kept' } }) },
             { type: 'finish', finishReason: { unified: 'tool-calls', raw: 'tool_use' }, usage },
@@ -58,7 +63,11 @@ for (const backend of testBackends) {
             new Request('http://chat.test/chat', {
               method: 'POST',
               headers: { 'content-type': 'application/json' },
-              body: JSON.stringify({ sessionId, context: { userEmail: 'rep@example.com', projectKey: 'acme-b2c' }, messages: [{ id: `u-${index}`, role: 'user', parts: [{ type: 'text', text: `remember note_${index}` }] }] }),
+              body: JSON.stringify({
+                sessionId,
+                context: { userEmail: 'rep@example.com', projectKey: 'acme-b2c' },
+                messages: [{ id: `u-${index}`, role: 'user', parts: [{ type: 'text', text: `remember note_${index}` }] }],
+              }),
             }),
             { clientAddress: '203.0.113.7' },
           );

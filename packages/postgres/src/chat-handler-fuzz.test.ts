@@ -1,9 +1,4 @@
-import {
-  createChatHandler,
-  createSlidingWindowLimiter,
-  type ApprovalStore,
-  type ChatStore,
-} from '@deskpilot/core';
+import { createChatHandler, createSlidingWindowLimiter, type ApprovalStore, type ChatStore } from '@deskpilot/core';
 import { createDemoCommerceBackend, createDemoModel, createDemoTicketBackend } from '@deskpilot/core/demo';
 import { createFakeClock } from '@deskpilot/core/testing';
 import * as fc from 'fast-check';
@@ -59,15 +54,23 @@ const context = fc.record(
 const userMessage = fc.record({
   id: input.nonEmptyText,
   role: fc.constant('user'),
-  parts: fc.array(fc.record({ type: fc.constant('text'), text: fc.oneof(fc.constantFrom('show order ORD-1001', 'refund order ORD-1001', 'remember the customer is VIP', 'hello'), input.nonEmptyText) }), { minLength: 1, maxLength: 2 }),
+  parts: fc.array(
+    fc.record({
+      type: fc.constant('text'),
+      text: fc.oneof(fc.constantFrom('show order ORD-1001', 'refund order ORD-1001', 'remember the customer is VIP', 'hello'), input.nonEmptyText),
+    }),
+    { minLength: 1, maxLength: 2 },
+  ),
 });
 // An answer to an approval card: a known tool, a well-formed part, an approval id nobody issued.
 const approvalAnswer = fc.record({
   id: input.nonEmptyText,
   role: fc.constant('assistant'),
-  parts: fc.tuple(input.nonEmptyText, input.nonEmptyText, fc.boolean()).map(([toolCallId, approvalId, approved]) => [
-    { type: 'tool-refundOrder', toolCallId, state: 'approval-responded', input: { orderId: 'ORD-1001', reason: 'damaged' }, approval: { id: approvalId, approved } },
-  ]),
+  parts: fc
+    .tuple(input.nonEmptyText, input.nonEmptyText, fc.boolean())
+    .map(([toolCallId, approvalId, approved]) => [
+      { type: 'tool-refundOrder', toolCallId, state: 'approval-responded', input: { orderId: 'ORD-1001', reason: 'damaged' }, approval: { id: approvalId, approved } },
+    ]),
 });
 const chatBody = fc.record(
   {
@@ -81,10 +84,28 @@ const chatBody = fc.record(
   { requiredKeys: ['messages', 'sessionId', 'context', 'provider'] },
 );
 const chatPaths = [
-  ['messages'], ['messages', 0], ['messages', 0, 'id'], ['messages', 0, 'role'], ['messages', 0, 'parts'], ['messages', 0, 'parts', 0, 'text'],
-  ['messages', 0, 'parts', 0, 'type'], ['messages', 0, 'metadata'], ['sessionId'], ['context'], ['context', 'userEmail'], ['context', 'projectKey'],
-  ['context', 'userRole'], ['context', 'businessType'], ['context', 'pageContext'], ['context', 'proactiveHint'], ['context', 'workingMemoryBlock'],
-  ['context', 'canRefundOrders'], ['context', 'grant'], ['provider'], ['trigger'], ['messageId'],
+  ['messages'],
+  ['messages', 0],
+  ['messages', 0, 'id'],
+  ['messages', 0, 'role'],
+  ['messages', 0, 'parts'],
+  ['messages', 0, 'parts', 0, 'text'],
+  ['messages', 0, 'parts', 0, 'type'],
+  ['messages', 0, 'metadata'],
+  ['sessionId'],
+  ['context'],
+  ['context', 'userEmail'],
+  ['context', 'projectKey'],
+  ['context', 'userRole'],
+  ['context', 'businessType'],
+  ['context', 'pageContext'],
+  ['context', 'proactiveHint'],
+  ['context', 'workingMemoryBlock'],
+  ['context', 'canRefundOrders'],
+  ['context', 'grant'],
+  ['provider'],
+  ['trigger'],
+  ['messageId'],
 ];
 const historyBody = fc.record({ sessionId, context });
 const historyPaths = [['sessionId'], ['context'], ['context', 'userEmail'], ['context', 'projectKey'], ['context', 'pageContext'], ['context', 'canViewOrders']];
@@ -101,7 +122,11 @@ describe('chat routes under fuzzing, on PGlite', () => {
       upsertMessages: always,
       updateSession: (result) => result !== null,
     });
-    const approvals = countingWrites<ApprovalStore>(stores.approvalStore, { create: always, transition: (result) => result !== null, deleteExpired: (result) => (result as number) > 0 });
+    const approvals = countingWrites<ApprovalStore>(stores.approvalStore, {
+      create: always,
+      transition: (result) => result !== null,
+      deleteExpired: (result) => (result as number) > 0,
+    });
     const limiter = countingLimiter(createSlidingWindowLimiter({ limit: 20, windowMs: 60_000, now: clock.now }));
     const errors: unknown[] = [];
     // The handler warns once that it trusts the body (no context secret): expected here, not noise.
@@ -150,36 +175,44 @@ describe('chat routes under fuzzing, on PGlite', () => {
     }
   }
 
-  it(`POST /chat: ${fuzzRuns} near-valid turns`, async () => {
-    const started = performance.now();
-    const tally = createTally();
-    const requests = fuzzRequest(nearValidBody(chatBody, chatPaths), studio);
-    await fc.assert(
-      fc.asyncProperty(requests, async (generated) => {
-        await send('/chat', toRequest(url('/chat'), 'POST', generated), tally);
-      }),
-      { numRuns: fuzzRuns, seed: fuzzSeed },
-    );
-    tally.report('POST /chat', started);
-    for (const code of ['2xx', 'invalid_request', 'invalid_json', 'payload_too_large', 'provider_unavailable', 'forbidden', 'rate_limited', 'unsupported_media_type']) {
-      expect(tally.get(code), code).toBeGreaterThan(0);
-    }
-    expect(tally.get('invalid_request')).toBeGreaterThan(fuzzRuns / 4);
-  }, fuzzTimeout);
+  it(
+    `POST /chat: ${fuzzRuns} near-valid turns`,
+    async () => {
+      const started = performance.now();
+      const tally = createTally();
+      const requests = fuzzRequest(nearValidBody(chatBody, chatPaths), studio);
+      await fc.assert(
+        fc.asyncProperty(requests, async (generated) => {
+          await send('/chat', toRequest(url('/chat'), 'POST', generated), tally);
+        }),
+        { numRuns: fuzzRuns, seed: fuzzSeed },
+      );
+      tally.report('POST /chat', started);
+      for (const code of ['2xx', 'invalid_request', 'invalid_json', 'payload_too_large', 'provider_unavailable', 'forbidden', 'rate_limited', 'unsupported_media_type']) {
+        expect(tally.get(code), code).toBeGreaterThan(0);
+      }
+      expect(tally.get('invalid_request')).toBeGreaterThan(fuzzRuns / 4);
+    },
+    fuzzTimeout,
+  );
 
-  it(`POST /chat/history: ${fuzzRuns} near-valid reads`, async () => {
-    const started = performance.now();
-    const tally = createTally();
-    const requests = fuzzRequest(nearValidBody(historyBody, historyPaths), studio);
-    await fc.assert(
-      fc.asyncProperty(requests, async (generated) => {
-        await send('/chat/history', toRequest(url('/chat/history'), 'POST', generated), tally);
-      }),
-      { numRuns: fuzzRuns, seed: fuzzSeed },
-    );
-    tally.report('POST /chat/history', started);
-    for (const code of ['2xx', 'invalid_request', 'invalid_json', 'payload_too_large', 'not_found', 'rate_limited']) expect(tally.get(code), code).toBeGreaterThan(0);
-  }, fuzzTimeout);
+  it(
+    `POST /chat/history: ${fuzzRuns} near-valid reads`,
+    async () => {
+      const started = performance.now();
+      const tally = createTally();
+      const requests = fuzzRequest(nearValidBody(historyBody, historyPaths), studio);
+      await fc.assert(
+        fc.asyncProperty(requests, async (generated) => {
+          await send('/chat/history', toRequest(url('/chat/history'), 'POST', generated), tally);
+        }),
+        { numRuns: fuzzRuns, seed: fuzzSeed },
+      );
+      tally.report('POST /chat/history', started);
+      for (const code of ['2xx', 'invalid_request', 'invalid_json', 'payload_too_large', 'not_found', 'rate_limited']) expect(tally.get(code), code).toBeGreaterThan(0);
+    },
+    fuzzTimeout,
+  );
 
   it('stored exactly what the counted writes say: the store wrappers saw every write', async () => {
     const { rows } = await database.client.query<{ chats: number }>('SELECT count(*)::int AS chats FROM deskpilot_chat_sessions');

@@ -31,8 +31,24 @@ export const hostileJson: fc.Arbitrary<string> = fc.oneof(
   {
     weight: 3,
     arbitrary: fc.constantFrom(
-      'null', '0', '-0', '1e999', '-1', '0.5', 'true', 'false', '[]', '{}', '""', '" "', '[[]]', '"\\ufeff"',
-      '{"__proto__":{"polluted":true}}', '{"constructor":{"prototype":{"polluted":true}}}', '"__proto__"', '"toString"',
+      'null',
+      '0',
+      '-0',
+      '1e999',
+      '-1',
+      '0.5',
+      'true',
+      'false',
+      '[]',
+      '{}',
+      '""',
+      '" "',
+      '[[]]',
+      '"\\ufeff"',
+      '{"__proto__":{"polluted":true}}',
+      '{"constructor":{"prototype":{"polluted":true}}}',
+      '"__proto__"',
+      '"toString"',
     ),
   },
   { weight: 2, arbitrary: fc.jsonValue({ maxDepth: 3 }).map((value) => JSON.stringify(value)) },
@@ -84,11 +100,13 @@ export function nearValidBody(valid: fc.Arbitrary<object>, paths: ReadonlyArray<
     { weight: 1, arbitrary: fc.tuple(text, fc.nat()).map(([body, at]) => body.slice(0, at % (body.length + 1))) },
     {
       weight: 1,
-      arbitrary: fc.tuple(text, fc.nat(), fc.constantFrom([0xff], [0xc0, 0xaf], [0xed, 0xa0, 0x80], [0xe2, 0x82], [0xf8, 0x88, 0x80, 0x80, 0x80])).map(([body, at, bad]) => {
-        const bytes = encoder.encode(body);
-        const cut = at % (bytes.length + 1);
-        return new Uint8Array([...bytes.subarray(0, cut), ...bad, ...bytes.subarray(cut)]);
-      }),
+      arbitrary: fc
+        .tuple(text, fc.nat(), fc.constantFrom([0xff], [0xc0, 0xaf], [0xed, 0xa0, 0x80], [0xe2, 0x82], [0xf8, 0x88, 0x80, 0x80, 0x80]))
+        .map(([body, at, bad]) => {
+          const bytes = encoder.encode(body);
+          const cut = at % (bytes.length + 1);
+          return new Uint8Array([...bytes.subarray(0, cut), ...bad, ...bytes.subarray(cut)]);
+        }),
     },
     { weight: 1, arbitrary: text.map((body) => `\ufeff${body}`) },
     { weight: 1, arbitrary: text.map((body) => body.replace(/^\{"([^"]+)":/, '{"$1":"\\u0000","$1":')) },
@@ -198,7 +216,10 @@ export function createTally() {
     report(name: string, started: number) {
       if (!process.env.FUZZ_REPORT) return;
       const total = [...counts.values()].reduce((sum, count) => sum + count, 0);
-      const codes = [...counts.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([code, count]) => `${code}=${count} (${Math.round(times.get(code) ?? 0)} ms)`).join(' ');
+      const codes = [...counts.entries()]
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([code, count]) => `${code}=${count} (${Math.round(times.get(code) ?? 0)} ms)`)
+        .join(' ');
       process.stdout.write(`[fuzz] ${name}: ${total} requests in ${((performance.now() - started) / 1000).toFixed(1)} s, 5xx=0; ${codes}\n`);
     },
   };

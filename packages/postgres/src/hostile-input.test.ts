@@ -1,9 +1,4 @@
-import {
-  createChatHandler,
-  createSessionHandler,
-  createSessionService,
-  createSlidingWindowLimiter,
-} from '@deskpilot/core';
+import { createChatHandler, createSessionHandler, createSessionService, createSlidingWindowLimiter } from '@deskpilot/core';
 import { createDemoCommerceBackend, createDemoModel, createDemoTicketBackend, demoUsers } from '@deskpilot/core/demo';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createPostgresStores, type PostgresStores } from './create-postgres-stores.js';
@@ -151,7 +146,10 @@ for (const backend of testBackends) {
       const login = await sessions().handler.fetch(post('/sessions', bytes), client);
       expect(await problem(login)).toMatchObject({ status: 400, code: 'invalid_json' });
       const { handler, limiter } = chat();
-      const turn = await handler.fetch(post('/chat', new Uint8Array([...new TextEncoder().encode(`{"sessionId":"${sessionId}","messages":[{"id":"x`), 0xff, ...new TextEncoder().encode('"}]}')])), client);
+      const turn = await handler.fetch(
+        post('/chat', new Uint8Array([...new TextEncoder().encode(`{"sessionId":"${sessionId}","messages":[{"id":"x`), 0xff, ...new TextEncoder().encode('"}]}')])),
+        client,
+      );
       expect(await problem(turn)).toMatchObject({ status: 400, code: 'invalid_json' });
       expect(limiter.size).toBe(0);
       expect(await rowCounts(database)).toMatchObject({ sessions: 0, chats: 0, messages: 0 });

@@ -33,9 +33,7 @@ export class DataDirectoryLockedError extends Error {
   readonly holder: DataDirectoryHolder | null;
 
   constructor(directory: string, file: string, holder: DataDirectoryHolder | null, sameProcess = false) {
-    const who = holder
-      ? `process ${holder.pid} on ${holder.host} (${holder.command}), since ${holder.since}`
-      : 'an unreadable lock file';
+    const who = holder ? `process ${holder.pid} on ${holder.host} (${holder.command}), since ${holder.since}` : 'an unreadable lock file';
     const advice = sameProcess
       ? 'Close the other database handle first.'
       : holder && holder.host !== hostname()

@@ -94,7 +94,13 @@ describe.skipIf(!databaseUrl)(`openDatabase ${onPostgres}`, () => {
       const { rows } = await db.client.query('SELECT version FROM deskpilot_migrations');
       expect(rows).toEqual([{ version: 1 }]);
       const { chatStore } = createPostgresStores(db.client);
-      const { created } = await chatStore.getOrCreateSession({ id: crypto.randomUUID(), userEmail: 'rep@example.com', projectKey: 'acme-b2c', createdAt: 1, updatedAt: 1 });
+      const { created } = await chatStore.getOrCreateSession({
+        id: crypto.randomUUID(),
+        userEmail: 'rep@example.com',
+        projectKey: 'acme-b2c',
+        createdAt: 1,
+        updatedAt: 1,
+      });
       expect(created).toBe(true);
     } finally {
       await db.close();
@@ -125,7 +131,16 @@ describe.skipIf(!databaseUrl)(`openDatabase ${onPostgres}`, () => {
       const written = await db.client.transaction((transaction) => transaction.query('SELECT 3 AS three')).catch((caught: unknown) => caught);
       expect(isDeskpilotError(written, 'store_unavailable')).toBe(true);
       proxy.thaw();
-      await expect.poll(() => db.client.query('SELECT 4 AS four').then((result) => result.rows, () => 'unavailable'), { timeout: 10_000 }).toEqual([{ four: 4 }]);
+      await expect
+        .poll(
+          () =>
+            db.client.query('SELECT 4 AS four').then(
+              (result) => result.rows,
+              () => 'unavailable',
+            ),
+          { timeout: 10_000 },
+        )
+        .toEqual([{ four: 4 }]);
     } finally {
       await db.close();
     }
@@ -138,7 +153,10 @@ async function startFreezableProxy(target: URL) {
   let frozen = false;
   const server = createServer((client) => {
     const upstream = connect(Number(target.port || 5432), target.hostname);
-    for (const [from, to] of [[client, upstream], [upstream, client]] as const) {
+    for (const [from, to] of [
+      [client, upstream],
+      [upstream, client],
+    ] as const) {
       sockets.add(from);
       from.on('error', () => from.destroy());
       from.on('close', () => to.destroy());

@@ -8,10 +8,11 @@ import { testBackends, type TestDatabase } from './test-database.test-support.js
 const init = () => ({ id: crypto.randomUUID(), userEmail: 'rep@example.com', projectKey: 'acme-b2c', createdAt: 1_000, updatedAt: 1_000 });
 
 /** The error a call rejected with. */
-const rejection = (promise: Promise<unknown>) => promise.then(
-  () => expect.unreachable('the call should have failed'),
-  (error: unknown) => error,
-);
+const rejection = (promise: Promise<unknown>) =>
+  promise.then(
+    () => expect.unreachable('the call should have failed'),
+    (error: unknown) => error,
+  );
 
 for (const backend of testBackends) {
   describe.skipIf(backend.skip)(`createPostgresChatStore ${backend.name}`, () => {
@@ -68,6 +69,9 @@ describe('createPostgresChatStore, when a row vanishes between its statements at
   it('answers conflict (409), not a 500, once its retries have run out', async () => {
     const store = createPostgresChatStore(vanishing);
     expect(await rejection(store.getOrCreateSession(init()))).toMatchObject({ code: 'conflict', status: 409 });
-    expect(await rejection(store.addMessage(crypto.randomUUID(), { id: 'm1', role: 'user', parts: [{ type: 'text', text: 'hi' }] }))).toMatchObject({ code: 'conflict', status: 409 });
+    expect(await rejection(store.addMessage(crypto.randomUUID(), { id: 'm1', role: 'user', parts: [{ type: 'text', text: 'hi' }] }))).toMatchObject({
+      code: 'conflict',
+      status: 409,
+    });
   });
 });

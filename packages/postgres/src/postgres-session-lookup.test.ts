@@ -77,7 +77,13 @@ for (const backend of testBackends) {
       await database.reset();
       const { client, take } = recording(database.client);
       const store = createPostgresSessionStore(database.client);
-      await createPostgresUserDirectory(database.client, { passwordHash }).addUser({ id: 'user-1', email: 'rep@example.com', name: 'Rep', password: 'pw', memberships: [] });
+      await createPostgresUserDirectory(database.client, { passwordHash }).addUser({
+        id: 'user-1',
+        email: 'rep@example.com',
+        name: 'Rep',
+        password: 'pw',
+        memberships: [],
+      });
       const [one, two, three] = [makeSessionRecord(), makeSessionRecord({ userId: 'nobody' }), makeSessionRecord()];
       for (const record of [one, two, three]) await store.create(record);
 
@@ -127,7 +133,13 @@ for (const backend of testBackends) {
     it('fails only the lookups of a corrupted account, with store_unavailable', async () => {
       await database.reset();
       const directory = createPostgresUserDirectory(database.client, { passwordHash });
-      await directory.addUser({ id: 'user-1', email: 'rep@example.com', name: 'Rep', password: 'pw', memberships: [{ projectKey: 'acme-b2c', clientId: 'acme', role: 'agent' }] });
+      await directory.addUser({
+        id: 'user-1',
+        email: 'rep@example.com',
+        name: 'Rep',
+        password: 'pw',
+        memberships: [{ projectKey: 'acme-b2c', clientId: 'acme', role: 'agent' }],
+      });
       await directory.addUser({ id: 'user-2', email: 'other@example.com', name: 'Other', password: 'pw', memberships: [] });
       const [corrupted, fine] = [makeSessionRecord(), makeSessionRecord({ userId: 'user-2' })];
       const store = createPostgresSessionStore(database.client);
@@ -137,10 +149,7 @@ for (const backend of testBackends) {
       try {
         await database.client.query(`UPDATE deskpilot_memberships SET role = NULL`);
         const lookup = createPostgresSessionLookup(database.client);
-        const [error, answer] = await Promise.all([
-          lookup.getSessionAndAccount(corrupted.id).catch((caught: unknown) => caught),
-          lookup.getSessionAndAccount(fine.id),
-        ]);
+        const [error, answer] = await Promise.all([lookup.getSessionAndAccount(corrupted.id).catch((caught: unknown) => caught), lookup.getSessionAndAccount(fine.id)]);
         expect(isDeskpilotError(error, 'store_unavailable')).toBe(true);
         expect((error as Error).message).toBe('A stored user is corrupted and cannot be read.');
         expect(answer?.record).toEqual(fine);

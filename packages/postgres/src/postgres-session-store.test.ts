@@ -155,7 +155,17 @@ describe('createPostgresSessionStore read cache', () => {
     const created = record();
     await database.client.query(
       'INSERT INTO deskpilot_sessions (id, secret_hash, user_id, project_key, client_id, created_at, expires_at, idle_expires_at, version) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)',
-      [created.id, created.secretHash, created.userId, created.projectKey, created.clientId, created.createdAt, created.expiresAt, created.idleExpiresAt, created.version],
+      [
+        created.id,
+        created.secretHash,
+        created.userId,
+        created.projectKey,
+        created.clientId,
+        created.createdAt,
+        created.expiresAt,
+        created.idleExpiresAt,
+        created.version,
+      ],
     );
     const staleRead = store.get(created.id);
     await new Promise((resolve) => setTimeout(resolve, 20));

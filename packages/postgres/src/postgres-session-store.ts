@@ -84,7 +84,11 @@ export function createPostgresSessionStore(client: SqlClient, options: PostgresS
   return {
     async create(record) {
       const stored = freeze({ ...record });
-      await cache.write([record.id], () => client.query(insertSql, insertParams(stored)), () => ({ set: [[stored.id, stored]] }));
+      await cache.write(
+        [record.id],
+        () => client.query(insertSql, insertParams(stored)),
+        () => ({ set: [[stored.id, stored]] }),
+      );
     },
     get: (id) => cache.read(id, () => load(id)),
     async touch(id, expectedVersion, idleExpiresAt) {

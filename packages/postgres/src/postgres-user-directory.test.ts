@@ -39,7 +39,9 @@ for (const backend of testBackends) {
 
         it('lets replicas seed the same users at the same time', async () => {
           const users = directory();
-          const seeds = Array.from({ length: 4 }, (_, index) => users.addUser({ id: 'u1', email: 'rep@example.com', name: `Rep ${index}`, password: 'pw', memberships: member }));
+          const seeds = Array.from({ length: 4 }, (_, index) =>
+            users.addUser({ id: 'u1', email: 'rep@example.com', name: `Rep ${index}`, password: 'pw', memberships: member }),
+          );
           await Promise.all(seeds);
           expect((await users.findCredentials('rep@example.com'))?.userId).toBe('u1');
           expect(await users.getAccount('u1')).toMatchObject({ memberships: member });
@@ -74,7 +76,9 @@ for (const backend of testBackends) {
           await database.client.query(`ALTER TABLE deskpilot_memberships ALTER COLUMN role DROP NOT NULL`);
           try {
             await database.client.query(`UPDATE deskpilot_memberships SET role = NULL WHERE user_id = 'u1'`);
-            const error = await createPostgresUserDirectory(database.client, { passwordHash }).getAccount('u1').catch((caught: unknown) => caught);
+            const error = await createPostgresUserDirectory(database.client, { passwordHash })
+              .getAccount('u1')
+              .catch((caught: unknown) => caught);
             expect(isDeskpilotError(error, 'store_unavailable')).toBe(true);
             expect((error as Error).message).toBe('A stored user is corrupted and cannot be read.');
           } finally {

@@ -1,14 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import {
-  hashPassword,
-  isPasswordHash,
-  normalizeEmail,
-  type Account,
-  type Membership,
-  type NewUser,
-  type PasswordHashOptions,
-  type UserDirectory,
-} from '@deskpilot/core';
+import { hashPassword, isPasswordHash, normalizeEmail, type Account, type Membership, type NewUser, type PasswordHashOptions, type UserDirectory } from '@deskpilot/core';
 import { createReadCache, noReadCache, type ReadCacheOptions } from './read-cache.js';
 import { isJsonObject, readStoredRow } from './read-stored-row.js';
 import type { SqlClient, SqlRow } from './sql-client.js';
@@ -59,10 +50,7 @@ const isWellFormed = (text: string): boolean => (text as unknown as { isWellForm
 const canBeStored = (text: string) => !text.includes('\u0000') && isWellFormed(text);
 
 function isMemberships(value: unknown): value is Membership[] {
-  return (
-    Array.isArray(value) &&
-    value.every((entry) => isJsonObject(entry) && ['projectKey', 'clientId', 'role'].every((key) => typeof entry[key] === 'string'))
-  );
+  return Array.isArray(value) && value.every((entry) => isJsonObject(entry) && ['projectKey', 'clientId', 'role'].every((key) => typeof entry[key] === 'string'));
 }
 
 /** Accounts are handed out deep-frozen: nobody can change them, and a cached one is shared safely. */
@@ -101,27 +89,29 @@ export function createPostgresUserDirectory(client: SqlClient, options: Postgres
       if (user.passwordHash !== undefined && !isPasswordHash(user.passwordHash)) throw new TypeError('passwordHash is not a hash verifyPassword can read');
       const passwordHash = user.passwordHash ?? (await hashPassword(user.password, options.passwordHash));
       const memberships = user.memberships.map(({ projectKey, clientId, role }) => ({ projectKey, clientId, role }));
-      return cache.write(
-        undefined,
-        () =>
-          client.transaction(async (transaction) => {
-            await transaction.query(`SELECT pg_advisory_xact_lock(${usersLockKey})`);
-            const existing = await transaction.query<{ id: string }>('SELECT id FROM deskpilot_users WHERE email = $1', [email]);
-            const id = user.id ?? existing.rows[0]?.id ?? randomUUID();
-            // Both the old holder of this email and of this id go: email and id stay unique.
-            const removed = await transaction.query<{ id: string }>('DELETE FROM deskpilot_users WHERE email = $1 OR id = $2 RETURNING id', [email, id]);
-            await transaction.query('INSERT INTO deskpilot_users (id, email, name, password_hash) VALUES ($1, $2, $3, $4)', [id, email, user.name, passwordHash]);
-            await transaction.query(
-              `INSERT INTO deskpilot_memberships (user_id, position, project_key, client_id, role)
+      return cache
+        .write(
+          undefined,
+          () =>
+            client.transaction(async (transaction) => {
+              await transaction.query(`SELECT pg_advisory_xact_lock(${usersLockKey})`);
+              const existing = await transaction.query<{ id: string }>('SELECT id FROM deskpilot_users WHERE email = $1', [email]);
+              const id = user.id ?? existing.rows[0]?.id ?? randomUUID();
+              // Both the old holder of this email and of this id go: email and id stay unique.
+              const removed = await transaction.query<{ id: string }>('DELETE FROM deskpilot_users WHERE email = $1 OR id = $2 RETURNING id', [email, id]);
+              await transaction.query('INSERT INTO deskpilot_users (id, email, name, password_hash) VALUES ($1, $2, $3, $4)', [id, email, user.name, passwordHash]);
+              await transaction.query(
+                `INSERT INTO deskpilot_memberships (user_id, position, project_key, client_id, role)
                SELECT $1, ordinal, item->>'projectKey', item->>'clientId', item->>'role'
                FROM jsonb_array_elements($2::jsonb) WITH ORDINALITY AS list(item, ordinal)`,
-              [id, JSON.stringify(memberships)],
-            );
-            const account = freezeAccount({ user: { id, email, name: user.name }, memberships });
-            return { account, removed: removed.rows.map((row) => row.id) };
-          }),
-        ({ account, removed }) => ({ remove: removed, set: [[account.user.id, account]] }),
-      ).then(({ account }) => account);
+                [id, JSON.stringify(memberships)],
+              );
+              const account = freezeAccount({ user: { id, email, name: user.name }, memberships });
+              return { account, removed: removed.rows.map((row) => row.id) };
+            }),
+          ({ account, removed }) => ({ remove: removed, set: [[account.user.id, account]] }),
+        )
+        .then(({ account }) => account);
     },
     async findCredentials(email) {
       if (!canBeStored(email)) return null;

@@ -16,7 +16,11 @@ const withCode = (code: string, message = 'failed') => Object.assign(new Error(m
 const record = makeSessionRecord;
 
 /** What a call rejected with. */
-const failure = (promise: Promise<unknown>) => promise.then(() => expect.unreachable('the call should have failed'), (error: unknown) => error);
+const failure = (promise: Promise<unknown>) =>
+  promise.then(
+    () => expect.unreachable('the call should have failed'),
+    (error: unknown) => error,
+  );
 
 const expectUnavailable = (error: unknown) => {
   expect(isDeskpilotError(error, 'store_unavailable')).toBe(true);
@@ -60,9 +64,12 @@ describe('toStoreError', () => {
     expect((error as Error).cause).toBe(thrown);
   });
 
-  it.each(['Connection terminated unexpectedly', 'Query read timeout', 'timeout exceeded when trying to connect', 'PGlite is closed'])('maps the driver message %j to store_unavailable', (message) => {
-    expectUnavailable(toStoreError(new Error(message)));
-  });
+  it.each(['Connection terminated unexpectedly', 'Query read timeout', 'timeout exceeded when trying to connect', 'PGlite is closed'])(
+    'maps the driver message %j to store_unavailable',
+    (message) => {
+      expectUnavailable(toStoreError(new Error(message)));
+    },
+  );
 
   it.each([
     ['23505', 'duplicate key'],
@@ -133,8 +140,11 @@ describe('store errors on PGlite', () => {
     const boom = new Error('boom');
     const error = await failure(
       client.transaction(async (transaction) => {
-        await transaction.query(`INSERT INTO deskpilot_sessions (id, secret_hash, user_id, project_key, client_id, created_at, expires_at, idle_expires_at, version)
-          VALUES ($1, 'digest', 'user-1', 'p', 'c', 1, 2, 2, 1)`, [created.id]);
+        await transaction.query(
+          `INSERT INTO deskpilot_sessions (id, secret_hash, user_id, project_key, client_id, created_at, expires_at, idle_expires_at, version)
+          VALUES ($1, 'digest', 'user-1', 'p', 'c', 1, 2, 2, 1)`,
+          [created.id],
+        );
         throw boom;
       }),
     );
@@ -174,13 +184,18 @@ describe.skipIf(!databaseUrl)(`store errors ${onPostgres}`, () => {
     const client = fromPgPool(pool);
     const created = record();
     const running = client.transaction(async (transaction) => {
-      await transaction.query(`INSERT INTO deskpilot_sessions (id, secret_hash, user_id, project_key, client_id, created_at, expires_at, idle_expires_at, version)
-        VALUES ($1, 'digest', 'user-1', 'p', 'c', 1, 2, 2, 1)`, [created.id]);
+      await transaction.query(
+        `INSERT INTO deskpilot_sessions (id, secret_hash, user_id, project_key, client_id, created_at, expires_at, idle_expires_at, version)
+        VALUES ($1, 'digest', 'user-1', 'p', 'c', 1, 2, 2, 1)`,
+        [created.id],
+      );
       await transaction.query('SELECT pg_sleep(30)');
     });
     // Terminate the backend running the sleep, as an administrator or a failover would.
     await expect
-      .poll(async () => (await schema.client.query(`SELECT pg_terminate_backend(pid) AS done FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(30)'`)).rowCount, { timeout: 5_000 })
+      .poll(async () => (await schema.client.query(`SELECT pg_terminate_backend(pid) AS done FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(30)'`)).rowCount, {
+        timeout: 5_000,
+      })
       .toBe(1);
     expectUnavailable(await failure(running));
     const store = createPostgresSessionStore(client);

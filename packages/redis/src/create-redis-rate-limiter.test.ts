@@ -103,7 +103,7 @@ describe('createRedisRateLimiter when Redis is unreachable', () => {
     await client.connect().catch(() => {});
   });
 
-  it("fails closed by default: store_unavailable, within a second", async () => {
+  it('fails closed by default: store_unavailable, within a second', async () => {
     const limiter = createRedisRateLimiter({ client, limit: 5, windowMs: 60_000 });
     const { error, elapsedMs } = await timed(() => limiter.check('rep@example.com'));
     expectStoreUnavailable(error);

@@ -1,7 +1,2 @@
-export {
-  createRedisRateLimiter,
-  type RedisCommandClient,
-  type RedisRateLimiter,
-  type RedisRateLimiterOptions,
-} from './create-redis-rate-limiter.js';
+export { createRedisRateLimiter, type RedisCommandClient, type RedisRateLimiter, type RedisRateLimiterOptions } from './create-redis-rate-limiter.js';
 export { connectRedis, type ConnectRedisOptions, type RedisClient } from './connect-redis.js';

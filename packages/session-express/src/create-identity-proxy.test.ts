@@ -34,7 +34,10 @@ async function platform(proxyOptions: { deniedHeaders?: readonly string[] } = {}
 }
 
 const identityNames = (headers: string[]) =>
-  headers.filter((_, index) => index % 2 === 0).map((name) => name.toLowerCase().replaceAll('_', '-')).filter((name) => name.startsWith('x-deskpilot-'));
+  headers
+    .filter((_, index) => index % 2 === 0)
+    .map((name) => name.toLowerCase().replaceAll('_', '-'))
+    .filter((name) => name.startsWith('x-deskpilot-'));
 
 describe('createIdentityProxy', () => {
   it('stamps the identity of the session and forwards method, path, query, body and response', async () => {
@@ -118,7 +121,11 @@ describe('createIdentityProxy', () => {
     const names = received.rawHeaders.filter((_, index) => index % 2 === 0).map((name) => name.toLowerCase());
     // Besides what the client sent and may pass, only what fetch adds to every call it makes (and `Accept-Encoding: identity`).
     const fetchDefaults = ['accept', 'accept-encoding', 'accept-language', 'sec-fetch-mode', 'user-agent'];
-    expect(names.filter((name) => name !== 'cookie' && !name.startsWith('x-deskpilot-') && name !== 'host' && name !== 'connection').sort()).toEqual([...fetchDefaults, 'x-forwarded-proto', 'x-request-id']);
+    expect(names.filter((name) => name !== 'cookie' && !name.startsWith('x-deskpilot-') && name !== 'host' && name !== 'connection').sort()).toEqual([
+      ...fetchDefaults,
+      'x-forwarded-proto',
+      'x-request-id',
+    ]);
     expect(received.headers).toMatchObject({ 'x-deskpilot-user-email': 'bob@example.com', 'x-request-id': 'r-42' });
   });
 

@@ -2,13 +2,7 @@ import { createServer, type RequestListener, type Server } from 'node:http';
 import { connect } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { onTestFinished } from 'vitest';
-import {
-  createMemorySessionStore,
-  createMemoryUserDirectory,
-  createSessionHandler,
-  createSessionService,
-  type SessionHandlerOptions,
-} from '@deskpilot/core';
+import { createMemorySessionStore, createMemoryUserDirectory, createSessionHandler, createSessionService, type SessionHandlerOptions } from '@deskpilot/core';
 import { demoUsers } from '@deskpilot/core/demo';
 import express from 'express';
 import { sessionRouter } from './session-router.js';
@@ -67,7 +61,7 @@ export function rawRequest(url: string, lines: string[]): Promise<number> {
   const { hostname, port } = new URL(url);
   return new Promise((resolve, reject) => {
     // Write without half-closing: the request carries `Connection: close`, the server ends the socket.
-    const socket = connect(Number(port), hostname, () => socket.write(`${lines.join("\r\n")}\r\n\r\n`));
+    const socket = connect(Number(port), hostname, () => socket.write(`${lines.join('\r\n')}\r\n\r\n`));
     let data = '';
     socket.setEncoding('utf8');
     socket.on('data', (chunk) => (data += chunk));

@@ -19,7 +19,9 @@ describe('describeError', () => {
   });
 
   it('names error classes and Node error codes, and stops at a cycle', () => {
-    expect(describeError(new DeskpilotError('store_unavailable', { detail: 'The database is unavailable.' }))).toBe('DeskpilotError: The database is unavailable. [store_unavailable]');
+    expect(describeError(new DeskpilotError('store_unavailable', { detail: 'The database is unavailable.' }))).toBe(
+      'DeskpilotError: The database is unavailable. [store_unavailable]',
+    );
     expect(describeError(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:6379'), { code: 'ECONNREFUSED' }))).toBe('connect ECONNREFUSED 127.0.0.1:6379');
     const cyclic = new Error('outer');
     (cyclic as { cause?: unknown }).cause = cyclic;

@@ -21,7 +21,7 @@ describe('DeskpilotError.isInstance', () => {
     expect(isDeskpilotError(error, 'conflict')).toBe(false);
   });
 
-  it('keeps the code, detail and headers of another copy\'s error in the problem response', async () => {
+  it("keeps the code, detail and headers of another copy's error in the problem response", async () => {
     const OtherDeskpilotError = await loadSecondCopy();
     const error = new OtherDeskpilotError('rate_limited', { detail: 'Slow down.', headers: { 'retry-after': '7' } });
     expect(toProblemDetails(error)).toMatchObject({ status: 429, code: 'rate_limited', detail: 'Slow down.' });

@@ -3,7 +3,14 @@ import { fromFetchRequest, fromFetchResponse, toFetchResponse } from './http-req
 
 describe('fetch translation', () => {
   it('writes string and streamed bodies as a fetch Response, repeated headers kept', async () => {
-    const text = toFetchResponse({ status: 201, headers: [['set-cookie', 'a=1'], ['set-cookie', 'b=2']], body: '{}' });
+    const text = toFetchResponse({
+      status: 201,
+      headers: [
+        ['set-cookie', 'a=1'],
+        ['set-cookie', 'b=2'],
+      ],
+      body: '{}',
+    });
     expect([text.status, await text.text(), text.headers.getSetCookie()]).toEqual([201, '{}', ['a=1', 'b=2']]);
     const streamed = toFetchResponse({ status: 200, headers: [], body: new Response('chunked').body });
     expect(await streamed.text()).toBe('chunked');
@@ -11,10 +18,18 @@ describe('fetch translation', () => {
   });
 
   it('reads a fetch Response with its body still a stream and each Set-Cookie apart', async () => {
-    const headers = new Headers([['content-type', 'text/plain'], ['set-cookie', 'a=1; Expires=Thu, 01 Jan 2099 00:00:00 GMT'], ['set-cookie', 'b=2']]);
+    const headers = new Headers([
+      ['content-type', 'text/plain'],
+      ['set-cookie', 'a=1; Expires=Thu, 01 Jan 2099 00:00:00 GMT'],
+      ['set-cookie', 'b=2'],
+    ]);
     const response = fromFetchResponse(new Response('hello', { status: 207, headers }));
     expect(response.status).toBe(207);
-    expect(response.headers).toEqual([['content-type', 'text/plain'], ['set-cookie', 'a=1; Expires=Thu, 01 Jan 2099 00:00:00 GMT'], ['set-cookie', 'b=2']]);
+    expect(response.headers).toEqual([
+      ['content-type', 'text/plain'],
+      ['set-cookie', 'a=1; Expires=Thu, 01 Jan 2099 00:00:00 GMT'],
+      ['set-cookie', 'b=2'],
+    ]);
     expect(response.body).toBeInstanceOf(ReadableStream);
     expect(await toFetchResponse(response).text()).toBe('hello');
   });

@@ -12,7 +12,10 @@ function request(body: string | Uint8Array, contentType = 'application/json'): H
 
 /** The DeskpilotError a read fails with. */
 async function failure(promise: Promise<unknown>) {
-  const error = await promise.then(() => expect.unreachable('the body should have been refused'), (caught: unknown) => caught);
+  const error = await promise.then(
+    () => expect.unreachable('the body should have been refused'),
+    (caught: unknown) => caught,
+  );
   expect(error).toBeInstanceOf(DeskpilotError);
   const { code, errors } = error as DeskpilotError;
   return { code, paths: errors?.map((entry) => entry.path) };

@@ -19,7 +19,9 @@ async function serve(onRequest: (req: IncomingMessage) => void): Promise<number>
 
 function get(port: number, path: string, agent?: Agent): Promise<void> {
   return new Promise((resolve, reject) => {
-    request({ port, path, agent }, (res) => res.resume().on('end', resolve)).on('error', reject).end();
+    request({ port, path, agent }, (res) => res.resume().on('end', resolve))
+      .on('error', reject)
+      .end();
   });
 }
 

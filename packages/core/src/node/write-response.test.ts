@@ -60,7 +60,11 @@ describe('writeResponse', () => {
     const res = new FakeResponse();
     await writeResponse(res, {
       status: 201,
-      headers: [['content-type', 'application/json'], ['set-cookie', 'a=1'], ['Set-Cookie', 'b=2']],
+      headers: [
+        ['content-type', 'application/json'],
+        ['set-cookie', 'a=1'],
+        ['Set-Cookie', 'b=2'],
+      ],
       body: '{}',
     });
     expect(res.statusCode).toBe(201);

@@ -47,13 +47,16 @@ function request(method: string, options: { body?: string[]; signal?: AbortSigna
     method,
     path: '/',
     headers: new Headers(),
-    body: options.body ? (async function* () { for (const chunk of options.body!) yield encoder.encode(chunk); })() : null,
+    body: options.body
+      ? (async function* () {
+          for (const chunk of options.body!) yield encoder.encode(chunk);
+        })()
+      : null,
     signal: options.signal,
   };
 }
 
-const problemCode = async (response: Awaited<ReturnType<typeof forwardRequest>>) =>
-  [response.status, (await toFetchResponse(response).json()).code];
+const problemCode = async (response: Awaited<ReturnType<typeof forwardRequest>>) => [response.status, (await toFetchResponse(response).json()).code];
 
 describe('forwardRequest', () => {
   it('sends method, path, query, streamed body and end-to-end headers under the target path', async () => {
@@ -61,7 +64,16 @@ describe('forwardRequest', () => {
     const response = await forwardRequest(request('POST', { body: ['{"a":', '1}'] }), {
       target: `${url}/v1/`,
       path: '/orders?status=open',
-      headers: { 'content-type': 'application/json', 'x-request-id': ['r-1', 'r-2'], connection: 'keep-alive, x-hop', 'x-hop': 'no', 'keep-alive': 'timeout=5', expect: '100-continue', 'accept-encoding': 'gzip', gone: undefined },
+      headers: {
+        'content-type': 'application/json',
+        'x-request-id': ['r-1', 'r-2'],
+        connection: 'keep-alive, x-hop',
+        'x-hop': 'no',
+        'keep-alive': 'timeout=5',
+        expect: '100-continue',
+        'accept-encoding': 'gzip',
+        gone: undefined,
+      },
     });
     expect(response.status).toBe(200);
     expect(await toFetchResponse(response).text()).toBe('ok');
@@ -88,7 +100,10 @@ describe('forwardRequest', () => {
     });
     const response = await forwardRequest(request('GET'), { target: url, path: '/', headers: {} });
     expect(response.status).toBe(302);
-    expect(response.headers.filter(([name]) => name === 'set-cookie')).toEqual([['set-cookie', 'a=1; Expires=Thu, 01 Jan 2099 00:00:00 GMT'], ['set-cookie', 'b=2']]);
+    expect(response.headers.filter(([name]) => name === 'set-cookie')).toEqual([
+      ['set-cookie', 'a=1; Expires=Thu, 01 Jan 2099 00:00:00 GMT'],
+      ['set-cookie', 'b=2'],
+    ]);
     const names = response.headers.map(([name]) => name);
     expect(names).toContain('x-upstream');
     expect(response.headers).toContainEqual(['location', 'http://elsewhere.example/']);

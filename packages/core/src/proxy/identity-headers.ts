@@ -167,7 +167,18 @@ function withoutCookie(header: string | string[], name: string): string | string
 export type IncomingHeaders = Record<string, string | string[] | undefined>;
 
 // RFC 9110 §7.6.1: connection-specific headers are never forwarded by a proxy.
-const hopByHop = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'host']);
+const hopByHop = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'host',
+]);
 
 /**
  * The headers to send downstream: the client's headers without hop-by-hop headers, without any
@@ -191,7 +202,10 @@ export function downstreamHeaders(incoming: IncomingHeaders, session: Session, o
 /** Headers without the hop-by-hop ones (fixed list plus those named in `Connection`), names in lower case. */
 export function endToEndHeaders(incoming: IncomingHeaders): Record<string, string | string[]> {
   const connectionListed = new Set(
-    [incoming.connection ?? []].flat().flatMap((value) => value.split(',')).map((name) => name.trim().toLowerCase()),
+    [incoming.connection ?? []]
+      .flat()
+      .flatMap((value) => value.split(','))
+      .map((name) => name.trim().toLowerCase()),
   );
   const out: Record<string, string | string[]> = {};
   for (const [name, value] of Object.entries(incoming)) {

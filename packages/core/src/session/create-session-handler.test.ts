@@ -258,7 +258,10 @@ describe('login throttling', () => {
     const address = createSlidingWindowLimiter({ limit: 3, windowMs: 60_000 });
     const { call, json } = await setup({ loginThrottle: { address } });
     for (let index = 0; index < 3; index++) {
-      await call('/sessions', { ...json('POST', { email: `user${index}@example.com`, password: 'x' }, { 'x-forwarded-for': `203.0.113.${index}` }), address: '192.0.2.50' });
+      await call('/sessions', {
+        ...json('POST', { email: `user${index}@example.com`, password: 'x' }, { 'x-forwarded-for': `203.0.113.${index}` }),
+        address: '192.0.2.50',
+      });
     }
     const spoofed = await call('/sessions', { ...json('POST', alice, { 'x-forwarded-for': '203.0.113.99' }), address: '192.0.2.50' });
     expect(spoofed.status).toBe(429);

@@ -6,14 +6,7 @@ import { createSlidingWindowLimiter } from '../limiter/create-sliding-window-lim
 import { consoleLogger, type Logger } from '../logging/logger.js';
 import type { RateLimiter } from '../limiter/rate-limit-decision.js';
 import type { SessionService } from './create-session-service.js';
-import {
-  serveCurrentSession,
-  serveLogin,
-  serveLogout,
-  serveLogoutEverywhere,
-  serveSelectProject,
-  type SessionRouteDependencies,
-} from './session-routes.js';
+import { serveCurrentSession, serveLogin, serveLogout, serveLogoutEverywhere, serveSelectProject, type SessionRouteDependencies } from './session-routes.js';
 
 /** Options of {@link createSessionHandler}. */
 export interface SessionHandlerOptions {

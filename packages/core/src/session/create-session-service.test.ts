@@ -226,10 +226,7 @@ describe('selectProject', () => {
 
   it('lets only one of two concurrent switches of one token win', async () => {
     const { service, store, cookie } = await loggedIn();
-    const results = await Promise.all([
-      service.selectProject(cookie, { projectKey: 'acme-b2b' }),
-      service.selectProject(cookie, { projectKey: 'acme-b2c' }),
-    ]);
+    const results = await Promise.all([service.selectProject(cookie, { projectKey: 'acme-b2b' }), service.selectProject(cookie, { projectKey: 'acme-b2c' })]);
     expect(results.filter((result) => result.ok)).toHaveLength(1);
     expect(results.filter((result) => !result.ok)).toEqual([{ ok: false, reason: 'unauthenticated' }]);
     expect(store.dump()).toHaveLength(1);

@@ -52,14 +52,10 @@ export interface LoginInput {
 }
 
 /** Outcome of a login: data, never an exception. */
-export type LoginResult =
-  | { ok: true; session: Session; setCookie: string }
-  | { ok: false; reason: 'invalid_credentials' | 'forbidden' };
+export type LoginResult = { ok: true; session: Session; setCookie: string } | { ok: false; reason: 'invalid_credentials' | 'forbidden' };
 
 /** Outcome of a project switch. */
-export type SelectProjectResult =
-  | { ok: true; session: Session; setCookie: string }
-  | { ok: false; reason: 'unauthenticated' | 'forbidden' };
+export type SelectProjectResult = { ok: true; session: Session; setCookie: string } | { ok: false; reason: 'unauthenticated' | 'forbidden' };
 
 /** The session service: every operation of DESIGN §2 over a store and a directory. */
 export interface SessionService {
@@ -104,8 +100,7 @@ export function createSessionService(options: SessionServiceOptions): SessionSer
     async login(input) {
       const account = await verifyCredentials(directory, input.email, input.password, credentialOptions);
       if (!account) return { ok: false, reason: 'invalid_credentials' };
-      const membership =
-        input.projectKey === undefined ? account.memberships[0] : findMembership(account, input.projectKey);
+      const membership = input.projectKey === undefined ? account.memberships[0] : findMembership(account, input.projectKey);
       if (!membership) return { ok: false, reason: 'forbidden' };
 
       // A session that came with the login request is revoked, never adopted or reused.
@@ -114,13 +109,16 @@ export function createSessionService(options: SessionServiceOptions): SessionSer
       if (previous) await store.delete(previous.record.id);
 
       const now = context.now();
-      const { record, setCookie } = issue({
-        userId: account.user.id,
-        projectKey: membership.projectKey,
-        clientId: membership.clientId,
-        createdAt: now,
-        expiresAt: now + context.absoluteTimeoutMs,
-      }, now);
+      const { record, setCookie } = issue(
+        {
+          userId: account.user.id,
+          projectKey: membership.projectKey,
+          clientId: membership.clientId,
+          createdAt: now,
+          expiresAt: now + context.absoluteTimeoutMs,
+        },
+        now,
+      );
       await store.create(record);
       return { ok: true, session: toSession(record, account, membership), setCookie };
     },
@@ -134,13 +132,16 @@ export function createSessionService(options: SessionServiceOptions): SessionSer
         const membership = findMembership(current.account, target.projectKey, target.clientId);
         if (!membership) return { ok: false, reason: 'forbidden' };
         // Rotation keeps the absolute expiry: switching projects never extends a session.
-        const { record, setCookie } = issue({
-          userId: current.record.userId,
-          projectKey: membership.projectKey,
-          clientId: membership.clientId,
-          createdAt: current.record.createdAt,
-          expiresAt: current.record.expiresAt,
-        }, context.now());
+        const { record, setCookie } = issue(
+          {
+            userId: current.record.userId,
+            projectKey: membership.projectKey,
+            clientId: membership.clientId,
+            createdAt: current.record.createdAt,
+            expiresAt: current.record.expiresAt,
+          },
+          context.now(),
+        );
         if (await store.replace(current.record.id, current.record.version, record)) {
           return { ok: true, session: toSession(record, current.account, membership), setCookie };
         }

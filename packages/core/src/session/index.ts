@@ -8,20 +8,11 @@ export {
 } from './create-session-service.js';
 export type { SessionContext } from './session-context.js';
 export { resolveSession, authenticateToken, type AuthenticatedSession, type ResolvedSession } from './resolve-session.js';
-export {
-  createSessionHandler,
-  type SessionHandler,
-  type SessionHandlerOptions,
-} from './create-session-handler.js';
+export { createSessionHandler, type SessionHandler, type SessionHandlerOptions } from './create-session-handler.js';
 export { toSession, findMembership, type Session } from './session.js';
 export { createSessionCookie, type SessionCookie, type SessionCookieOptions } from './session-cookie.js';
 export type { SessionRecord, SessionStore } from './session-store.js';
-export {
-  createSessionLookup,
-  type SessionAndAccount,
-  type SessionLookup,
-  type SessionLookupOptions,
-} from './session-lookup.js';
+export { createSessionLookup, type SessionAndAccount, type SessionLookup, type SessionLookupOptions } from './session-lookup.js';
 export { createMemorySessionStore, type MemorySessionStore } from './memory-session-store.js';
 export { normalizeEmail, type Account, type Credentials, type Membership, type User, type UserDirectory } from './user-directory.js';
 export { verifyCredentials, type VerifyCredentialsOptions } from './verify-credentials.js';
@@ -34,13 +25,5 @@ export {
   type NewUserWithPassword,
 } from './memory-user-directory.js';
 export { hashPassword, isPasswordHash, passwordNeedsRehash, verifyPassword, type PasswordHashOptions } from './password.js';
-export {
-  createSecretHasher,
-  createSessionToken,
-  parseSessionToken,
-  verifySecret,
-  type RandomBytes,
-  type SecretHasher,
-  type SessionToken,
-} from './session-token.js';
+export { createSecretHasher, createSessionToken, parseSessionToken, verifySecret, type RandomBytes, type SecretHasher, type SessionToken } from './session-token.js';
 export { isSessionRoute } from './is-session-route.js';

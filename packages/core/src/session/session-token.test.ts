@@ -16,10 +16,15 @@ describe('session tokens', () => {
     expect(token.id).toBe(Buffer.alloc(16, 7).toString('base64url'));
   });
 
-  it.each(['', '.', 'a.b', `${'a'.repeat(22)}.${'b'.repeat(42)}`, `${'a'.repeat(22)}.${'b'.repeat(43)}.c`, `${'a'.repeat(22)}=${'b'.repeat(43)}`, `${'a'.repeat(21)}+.${'b'.repeat(43)}`])(
-    'parse refuses %j',
-    (value) => expect(parseSessionToken(value)).toBeNull(),
-  );
+  it.each([
+    '',
+    '.',
+    'a.b',
+    `${'a'.repeat(22)}.${'b'.repeat(42)}`,
+    `${'a'.repeat(22)}.${'b'.repeat(43)}.c`,
+    `${'a'.repeat(22)}=${'b'.repeat(43)}`,
+    `${'a'.repeat(21)}+.${'b'.repeat(43)}`,
+  ])('parse refuses %j', (value) => expect(parseSessionToken(value)).toBeNull());
 
   it('verify only the matching secret, under the matching pepper', () => {
     const { secret } = createSessionToken();

@@ -27,9 +27,47 @@ export interface InputArbitraries {
 
 /** Characters that break naive encoders, parsers, collations and terminals. */
 const awkward = [
-  '\u{10FFFF}', '\uFFFF', '\uFFFE', '\u{1FFFE}', '\uFEFF', '\u200F', '\u200E', '\u202E', '\u2066', '\u2028', '\u2029',
-  '\u0001', '\u0008', '\u001B', '\u001F', '\u007F', '\u0085', '\u00A0', '\uD7FF', '\uE000', '\u{1F600}',
-  '\u{1F468}\u200D\u{1F469}\u200D\u{1F467}', '\u0301', 'İ', 'ß', '\t', '\n', '\r', ' ', '"', "'", '\\', '/', '<', '>', '&', '%', '$', '.', '{', '}',
+  '\u{10FFFF}',
+  '\uFFFF',
+  '\uFFFE',
+  '\u{1FFFE}',
+  '\uFEFF',
+  '\u200F',
+  '\u200E',
+  '\u202E',
+  '\u2066',
+  '\u2028',
+  '\u2029',
+  '\u0001',
+  '\u0008',
+  '\u001B',
+  '\u001F',
+  '\u007F',
+  '\u0085',
+  '\u00A0',
+  '\uD7FF',
+  '\uE000',
+  '\u{1F600}',
+  '\u{1F468}\u200D\u{1F469}\u200D\u{1F467}',
+  '\u0301',
+  'İ',
+  'ß',
+  '\t',
+  '\n',
+  '\r',
+  ' ',
+  '"',
+  "'",
+  '\\',
+  '/',
+  '<',
+  '>',
+  '&',
+  '%',
+  '$',
+  '.',
+  '{',
+  '}',
 ];
 const prototypeKeys = ['__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty', 'valueOf', ''];
 const awkwardNumbers = [0, -0, 1, -1, 0.1, 1e21, -1e-7, 5e-324, Number.MAX_VALUE, -Number.MAX_VALUE, Number.MAX_SAFE_INTEGER, 2 ** 53 + 2];
@@ -87,8 +125,6 @@ export function createInputArbitraries(fc: typeof FastCheck, options: InputArbit
       return value;
     });
   const jsonValue = fc.oneof({ weight: 5, arbitrary: general }, { weight: 1, arbitrary: deep });
-  const invalidText = fc
-    .tuple(text, fc.constantFrom(...breakers), text)
-    .map(([before, breaker, after]) => `${before}${breaker}${after}`);
+  const invalidText = fc.tuple(text, fc.constantFrom(...breakers), text).map(([before, breaker, after]) => `${before}${breaker}${after}`);
   return { character, text, nonEmptyText, key, jsonValue, invalidText };
 }

@@ -103,9 +103,19 @@ export function testChatStore(make: () => ChatStore | Promise<ChatStore>): void 
     it('updates atomically: bumps the version, keeps identity fields, changes only the fields given', async () => {
       const store = await make();
       const { session } = await store.getOrCreateSession(init());
-      const first = await store.updateSession(session.id, { workingMemory: { set: { customer: 'CUS-1', 'order note': 'ship "fast"' }, maxBytes: 8192 }, lastTurnStatus: 'complete', updatedAt: 2_000 });
+      const first = await store.updateSession(session.id, {
+        workingMemory: { set: { customer: 'CUS-1', 'order note': 'ship "fast"' }, maxBytes: 8192 },
+        lastTurnStatus: 'complete',
+        updatedAt: 2_000,
+      });
       if (!first.ok) expect.unreachable('the update should apply');
-      expect(first.session).toEqual({ ...session, workingMemory: { customer: 'CUS-1', 'order note': 'ship "fast"' }, lastTurnStatus: 'complete', updatedAt: 2_000, version: first.session.version });
+      expect(first.session).toEqual({
+        ...session,
+        workingMemory: { customer: 'CUS-1', 'order note': 'ship "fast"' },
+        lastTurnStatus: 'complete',
+        updatedAt: 2_000,
+        version: first.session.version,
+      });
       expect(first.session.version).toBeGreaterThan(session.version);
       expect(await store.getSession(session.id)).toEqual(first.session);
 
@@ -115,16 +125,25 @@ export function testChatStore(make: () => ChatStore | Promise<ChatStore>): void 
       expect(second.session).toEqual({ ...first.session, updatedAt: 3_000, version: second.session.version });
       expect(second.session.version).toBeGreaterThan(first.session.version);
       const third = await store.updateSession(session.id, { lastTurnStatus: 'budget_exhausted', updatedAt: 4_000 });
-      expect(third).toEqual({ ok: true, session: { ...second.session, lastTurnStatus: 'budget_exhausted', updatedAt: 4_000, version: third.ok ? third.session.version : -1 } });
+      expect(third).toEqual({
+        ok: true,
+        session: { ...second.session, lastTurnStatus: 'budget_exhausted', updatedAt: 4_000, version: third.ok ? third.session.version : -1 },
+      });
       expect(await store.updateSession(crypto.randomUUID(), { lastTurnStatus: 'failed', updatedAt: 5_000 })).toEqual({ ok: false, reason: 'not_found' });
-      expect(await store.updateSession(crypto.randomUUID(), { workingMemory: { set: { a: '1' }, maxBytes: 8192 }, updatedAt: 5_000 })).toEqual({ ok: false, reason: 'not_found' });
+      expect(await store.updateSession(crypto.randomUUID(), { workingMemory: { set: { a: '1' }, maxBytes: 8192 }, updatedAt: 5_000 })).toEqual({
+        ok: false,
+        reason: 'not_found',
+      });
     });
 
     it('applies a working-memory change to the stored notes: removals, then keys set, the rest kept', async () => {
       const store = await make();
       const { session } = await store.getOrCreateSession(init());
       await store.updateSession(session.id, { workingMemory: { set: { a: '1', b: '2', c: '3' }, maxBytes: 8192 }, updatedAt: 2_000 });
-      const changed = await store.updateSession(session.id, { workingMemory: { set: { c: 'three', d: '4' }, remove: ['a', 'd', 'missing'], maxBytes: 8192 }, updatedAt: 3_000 });
+      const changed = await store.updateSession(session.id, {
+        workingMemory: { set: { c: 'three', d: '4' }, remove: ['a', 'd', 'missing'], maxBytes: 8192 },
+        updatedAt: 3_000,
+      });
       // `toEqual`: a replaced or unmerged object must fail.
       expect(changed.ok && changed.session.workingMemory).toEqual({ b: '2', c: 'three', d: '4' });
       const empty = await store.updateSession(session.id, { workingMemory: { set: {}, remove: [], maxBytes: 8192 }, updatedAt: 4_000 });
@@ -138,12 +157,18 @@ export function testChatStore(make: () => ChatStore | Promise<ChatStore>): void 
       // Escapes and multi-byte characters count as JSON.stringify writes them, in UTF-8.
       const notes = { customer: 'Zoë "Z" Åström 🚚', note: 'line\nbreak \\ tab\t <b>', empty_ish: ' ' };
       const size = Buffer.byteLength(JSON.stringify(notes));
-      expect(await store.updateSession(session.id, { workingMemory: { set: notes, maxBytes: size - 1 }, lastTurnStatus: 'complete', updatedAt: 2_000 })).toEqual({ ok: false, reason: 'working_memory_full' });
+      expect(await store.updateSession(session.id, { workingMemory: { set: notes, maxBytes: size - 1 }, lastTurnStatus: 'complete', updatedAt: 2_000 })).toEqual({
+        ok: false,
+        reason: 'working_memory_full',
+      });
       expect(await store.getSession(session.id)).toEqual(session);
       const fits = await store.updateSession(session.id, { workingMemory: { set: notes, maxBytes: size }, updatedAt: 3_000 });
       expect(fits.ok && fits.session.workingMemory).toEqual(notes);
       // A removal that brings the notes under the cap is measured after it is applied.
-      const swapped = await store.updateSession(session.id, { workingMemory: { set: { other: 'x' }, remove: ['customer', 'note', 'empty_ish'], maxBytes: Buffer.byteLength('{"other":"x"}') }, updatedAt: 4_000 });
+      const swapped = await store.updateSession(session.id, {
+        workingMemory: { set: { other: 'x' }, remove: ['customer', 'note', 'empty_ish'], maxBytes: Buffer.byteLength('{"other":"x"}') },
+        updatedAt: 4_000,
+      });
       expect(swapped.ok && swapped.session.workingMemory).toEqual({ other: 'x' });
     });
 
@@ -153,7 +178,11 @@ export function testChatStore(make: () => ChatStore | Promise<ChatStore>): void 
       const writers = 25;
       const results = await Promise.all(
         Array.from({ length: writers }, (_, index) =>
-          store.updateSession(session.id, { workingMemory: { set: { [`note_${index}`]: `value ${index}` }, maxBytes: 8192 }, lastTurnStatus: 'complete', updatedAt: 2_000 + index }),
+          store.updateSession(session.id, {
+            workingMemory: { set: { [`note_${index}`]: `value ${index}` }, maxBytes: 8192 },
+            lastTurnStatus: 'complete',
+            updatedAt: 2_000 + index,
+          }),
         ),
       );
       expect(results.every((result) => result.ok)).toBe(true);

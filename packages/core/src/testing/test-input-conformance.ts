@@ -48,7 +48,7 @@ export function testInputConformance(options: InputConformanceOptions): void {
   };
 
   // Only the stores given get a test: a skipped line per missing store would be noise.
-  const itWith = (store: unknown) => (store ? it : (() => {}) as unknown as typeof it);
+  const itWith = (store: unknown) => (store ? it : ((() => {}) as unknown as typeof it));
 
   describe('input conformance: every accepted input is stored exactly', () => {
     itWith(options.chatStore)('ChatStore keeps any valid userEmail and projectKey of a conversation', async () => {
@@ -79,7 +79,13 @@ export function testInputConformance(options: InputConformanceOptions): void {
       });
       await fc.assert(
         fc.asyncProperty(message, async (generated) => {
-          const { session } = await store.getOrCreateSession({ id: crypto.randomUUID(), userEmail: 'rep@example.com', projectKey: 'acme-b2c', createdAt: 1_000, updatedAt: 1_000 });
+          const { session } = await store.getOrCreateSession({
+            id: crypto.randomUUID(),
+            userEmail: 'rep@example.com',
+            projectKey: 'acme-b2c',
+            createdAt: 1_000,
+            updatedAt: 1_000,
+          });
           const user: UIMessage = { id: generated.userId, role: 'user', parts: generated.texts.map((text) => ({ type: 'text', text })) };
           const assistant = {
             // Message ids are unique per conversation: the assistant's must differ from the user's.

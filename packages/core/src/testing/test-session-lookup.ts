@@ -64,7 +64,10 @@ export function testSessionLookup(make: () => SessionLookupFixture | Promise<Ses
       await store.create(record);
       await lookup.getSessionAndAccount(record.id);
       await directory.addUser({ ...rep, name: 'Rep Renamed', memberships: memberships.slice(1) });
-      expect((await lookup.getSessionAndAccount(record.id))?.account).toEqual({ user: { id: 'user-1', email: 'rep@example.com', name: 'Rep Renamed' }, memberships: memberships.slice(1) });
+      expect((await lookup.getSessionAndAccount(record.id))?.account).toEqual({
+        user: { id: 'user-1', email: 'rep@example.com', name: 'Rep Renamed' },
+        memberships: memberships.slice(1),
+      });
       await directory.addUser({ ...rep, id: 'user-2' });
       expect(await lookup.getSessionAndAccount(record.id)).toEqual({ record, account: null });
     });

@@ -29,8 +29,14 @@ describe('textProblem', () => {
   });
 
   it('accepts every generated valid text and refuses every generated invalid one', () => {
-    fc.assert(fc.property(input.text, (text) => isValidText(text)), { seed: 1, numRuns: 2000 });
-    fc.assert(fc.property(input.invalidText, (text) => !isValidText(text)), { seed: 1, numRuns: 2000 });
+    fc.assert(
+      fc.property(input.text, (text) => isValidText(text)),
+      { seed: 1, numRuns: 2000 },
+    );
+    fc.assert(
+      fc.property(input.invalidText, (text) => !isValidText(text)),
+      { seed: 1, numRuns: 2000 },
+    );
   });
 });
 
@@ -67,9 +73,7 @@ describe('checkJsonValue', () => {
   });
 
   it('walks a value nested 1,000,000 levels deep without recursion, and stops at the limit', () => {
-    expect(checkJsonValue(nestedArrays(1_000_000), { maxDepth: 64 })).toEqual([
-      { path: Array(64).fill(0), message: 'Must not be nested deeper than 64 levels' },
-    ]);
+    expect(checkJsonValue(nestedArrays(1_000_000), { maxDepth: 64 })).toEqual([{ path: Array(64).fill(0), message: 'Must not be nested deeper than 64 levels' }]);
     expect(checkJsonValue(JSON.parse(`${'['.repeat(100_000)}${']'.repeat(100_000)}`), { maxDepth: 3 })).toHaveLength(1);
   });
 
@@ -104,7 +108,11 @@ describe('checkJsonValue', () => {
   });
 
   it('reports a value whose getters throw as not JSON, without throwing', () => {
-    const hostile = { get boom(): never { throw new Error('boom'); } };
+    const hostile = {
+      get boom(): never {
+        throw new Error('boom');
+      },
+    };
     expect(checkJsonValue(hostile, { maxDepth: 4 })).toEqual([{ path: [], message: 'Must be a JSON value' }]);
   });
 

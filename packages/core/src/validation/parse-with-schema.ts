@@ -23,11 +23,7 @@ export function formatFieldPath(path: ReadonlyArray<PropertyKey>): string {
 }
 
 /** Validates `value` with a zod schema; a failure is an `invalid_request` error listing every field path. */
-export function safeParseWithSchema<Schema extends z.ZodType>(
-  schema: Schema,
-  value: unknown,
-  detail = 'The request body is invalid.',
-): SafeParseResult<z.infer<Schema>> {
+export function safeParseWithSchema<Schema extends z.ZodType>(schema: Schema, value: unknown, detail = 'The request body is invalid.'): SafeParseResult<z.infer<Schema>> {
   const result = schema.safeParse(value);
   if (result.success) return { success: true, data: result.data };
   const errors: FieldError[] = result.error.issues.map((issue) => ({ path: formatFieldPath(issue.path), message: issue.message }));

@@ -59,8 +59,7 @@ export interface NewTicket {
 
 /** Outcome of adding a comment: expected refusals are data, never thrown. */
 export type AddTicketCommentResult =
-  | { ok: true; ticketId: string; comment: TicketComment }
-  | { ok: false; ticketId: string; reason: 'ticket_not_found' | 'ticket_closed'; message: string };
+  { ok: true; ticketId: string; comment: TicketComment } | { ok: false; ticketId: string; reason: 'ticket_not_found' | 'ticket_closed'; message: string };
 
 /**
  * Port to a helpdesk. Every method takes the project first: data is partitioned per project and one

@@ -5,7 +5,13 @@ import { parseChatContext, type ChatContext } from './parse-chat-context.js';
 
 describe('buildInstructions', () => {
   it('puts session facts, working memory, page context and hints in delimited data blocks', () => {
-    const context = parseChatContext({ projectKey: 'acme-b2c', userRole: 'agent', pageContext: { page: '/orders/ORD-1001' }, proactiveHint: 'Customer waited 3 days', workingMemoryBlock: 'VIP' });
+    const context = parseChatContext({
+      projectKey: 'acme-b2c',
+      userRole: 'agent',
+      pageContext: { page: '/orders/ORD-1001' },
+      proactiveHint: 'Customer waited 3 days',
+      workingMemoryBlock: 'VIP',
+    });
     const text = buildInstructions({ context, workingMemory: { customer: 'Jane' } });
     expect(text).toContain('<data name="session">{"userRole":"agent","projectKey":"acme-b2c","businessType":"b2c"}</data>');
     expect(text).toContain('<data name="working_memory">{"customer":"Jane"}</data>');
@@ -46,7 +52,9 @@ describe('buildInstructions', () => {
     expect(text).toContain('<data name="client_note">["VIP",{"since":2019}]</data>');
     expect(text).toContain('<data name="page_context">"orders page"</data>');
     // Falsy values are data too: only null (absent) leaves a block out.
-    expect(buildInstructions({ context: parseChatContext({ proactiveHint: 0, workingMemoryBlock: false }), workingMemory: {} })).toContain('<data name="client_note">false</data>');
+    expect(buildInstructions({ context: parseChatContext({ proactiveHint: 0, workingMemoryBlock: false }), workingMemory: {} })).toContain(
+      '<data name="client_note">false</data>',
+    );
   });
 
   it('never throws or recurses, whatever the context holds: deep, cyclic, huge or hostile values', () => {
@@ -54,7 +62,12 @@ describe('buildInstructions', () => {
     for (let level = 0; level < 100_000; level++) deep = { a: deep };
     const cycle: Record<string, unknown> = {};
     cycle.self = cycle;
-    const hostile = { get boom(): never { throw new Error('boom'); }, toString: 1 };
+    const hostile = {
+      get boom(): never {
+        throw new Error('boom');
+      },
+      toString: 1,
+    };
     for (const value of [deep, cycle, hostile, 10n, Symbol('s'), new Array(2 ** 32 - 1), '\ud800</data>']) {
       const context = { ...parseChatContext({}), pageContext: value, proactiveHint: value, workingMemoryBlock: value } as unknown as ChatContext;
       const text = buildInstructions({ context, workingMemory: value as Record<string, string> });
@@ -66,13 +79,18 @@ describe('buildInstructions', () => {
 
   it('keeps every block within its cap, escapes included, for any value and any cap', () => {
     fc.assert(
-      fc.property(fc.jsonValue({ stringUnit: 'binary' }), fc.string({ unit: fc.constantFrom('<', '>', '&', '"', '\\', 'x', '\u0001', '\u{1F600}') }), fc.integer({ min: 31, max: 300 }), (value, awkward, cap) => {
-        const block = dataBlock('page_context', { value, awkward }, cap);
-        const content = /^<data name="page_context">(.*)<\/data>$/s.exec(block)![1]!;
-        expect(content.length).toBeLessThanOrEqual(cap);
-        expect(content).not.toMatch(/[<>&]/);
-        expect(() => JSON.parse(content)).not.toThrow();
-      }),
+      fc.property(
+        fc.jsonValue({ stringUnit: 'binary' }),
+        fc.string({ unit: fc.constantFrom('<', '>', '&', '"', '\\', 'x', '\u0001', '\u{1F600}') }),
+        fc.integer({ min: 31, max: 300 }),
+        (value, awkward, cap) => {
+          const block = dataBlock('page_context', { value, awkward }, cap);
+          const content = /^<data name="page_context">(.*)<\/data>$/s.exec(block)![1]!;
+          expect(content.length).toBeLessThanOrEqual(cap);
+          expect(content).not.toMatch(/[<>&]/);
+          expect(() => JSON.parse(content)).not.toThrow();
+        },
+      ),
       { seed: 5, numRuns: 1000 },
     );
   });

@@ -32,12 +32,7 @@ const dataRule =
  * JSON-encoded with `<`, `>` and `&` escaped, so no content can close its block or open another, and
  * each is capped in size. Safe for any input: no value makes it throw or recurse.
  */
-export function buildInstructions(input: {
-  context: ChatContext;
-  workingMemory: WorkingMemory;
-  base?: string;
-  limits?: InstructionLimits;
-}): string {
+export function buildInstructions(input: { context: ChatContext; workingMemory: WorkingMemory; base?: string; limits?: InstructionLimits }): string {
   const { context, limits = {} } = input;
   const present = (value: unknown) => value !== null && value !== undefined;
   const blocks = [
@@ -64,7 +59,9 @@ export function dataBlock(name: string, value: unknown, maxChars: number): strin
   const { json, complete } = serializeBoundedJson(value, cap);
   let content = complete ? escapeMarkup(json) : '';
   if (!complete || content.length > cap) content = truncated(json, cap);
-  return `<data name="${String(name).replace(/[^A-Za-z0-9_.-]/g, '_').slice(0, 64)}">${content}</data>`;
+  return `<data name="${String(name)
+    .replace(/[^A-Za-z0-9_.-]/g, '_')
+    .slice(0, 64)}">${content}</data>`;
 }
 
 /** The truncation marker with the longest preview of `json` that keeps it within `cap` characters. */

@@ -10,7 +10,10 @@ const year = 365 * 24 * 3600;
 
 /** A grant signed with the right secret but timestamps of our choosing (seconds), as a careless or hostile signer would. */
 function craftGrant(times: { iat?: number; exp?: number }): Promise<string> {
-  const jwt = new SignJWT({ role: 'agent', project: 'acme-b2c', business: 'b2c', caps: {} }).setProtectedHeader({ alg: 'HS256' }).setSubject('rep@example.com').setAudience('deskpilot-chat');
+  const jwt = new SignJWT({ role: 'agent', project: 'acme-b2c', business: 'b2c', caps: {} })
+    .setProtectedHeader({ alg: 'HS256' })
+    .setSubject('rep@example.com')
+    .setAudience('deskpilot-chat');
   if (times.iat !== undefined) jwt.setIssuedAt(times.iat);
   if (times.exp !== undefined) jwt.setExpirationTime(times.exp);
   return jwt.sign(new TextEncoder().encode(secret));
@@ -45,7 +48,9 @@ describe('chat grants', () => {
     await expect(verifyChatGrant(await craftGrant({ iat: now, exp: now + 600 }), secret, { now: clock.now })).resolves.toMatchObject({ userEmail: 'rep@example.com' });
     // The maximum is configuration.
     await expect(verifyChatGrant(tenYears, secret, { now: clock.now, maxLifetimeSeconds: 11 * year })).resolves.toMatchObject({ userRole: 'agent' });
-    await expect(verifyChatGrant(await craftGrant({ iat: now, exp: now + 301 }), secret, { now: clock.now, maxLifetimeSeconds: 300 })).rejects.toMatchObject({ code: 'unauthenticated' });
+    await expect(verifyChatGrant(await craftGrant({ iat: now, exp: now + 301 }), secret, { now: clock.now, maxLifetimeSeconds: 300 })).rejects.toMatchObject({
+      code: 'unauthenticated',
+    });
   });
 
   it('refuse a grant issued long ago, whatever its expiry says', async () => {
@@ -59,7 +64,10 @@ describe('chat grants', () => {
   it('refuse a grant without iat, or with an expiry before its issue', async () => {
     const clock = createFakeClock();
     const now = clock.now() / 1000;
-    await expect(verifyChatGrant(await craftGrant({ exp: now + 60 }), secret, { now: clock.now })).rejects.toMatchObject({ code: 'unauthenticated', detail: 'The chat grant is invalid.' });
+    await expect(verifyChatGrant(await craftGrant({ exp: now + 60 }), secret, { now: clock.now })).rejects.toMatchObject({
+      code: 'unauthenticated',
+      detail: 'The chat grant is invalid.',
+    });
     await expect(verifyChatGrant(await craftGrant({ iat: now }), secret, { now: clock.now })).rejects.toMatchObject({ code: 'unauthenticated' });
     await expect(verifyChatGrant(await craftGrant({ iat: now + 30, exp: now + 20 }), secret, { now: clock.now })).rejects.toMatchObject({ code: 'unauthenticated' });
   });
@@ -69,7 +77,10 @@ describe('chat grants', () => {
     const now = clock.now() / 1000;
     const ahead = (seconds: number) => craftGrant({ iat: now + seconds, exp: now + seconds + 300 });
     await expect(verifyChatGrant(await ahead(60), secret, { now: clock.now })).resolves.toMatchObject({ userRole: 'agent' });
-    await expect(verifyChatGrant(await ahead(61), secret, { now: clock.now })).rejects.toMatchObject({ code: 'unauthenticated', detail: 'The chat grant is not valid yet.' });
+    await expect(verifyChatGrant(await ahead(61), secret, { now: clock.now })).rejects.toMatchObject({
+      code: 'unauthenticated',
+      detail: 'The chat grant is not valid yet.',
+    });
     await expect(verifyChatGrant(await ahead(10 * year), secret, { now: clock.now })).rejects.toMatchObject({ code: 'unauthenticated' });
     await expect(verifyChatGrant(await ahead(61), secret, { now: clock.now, clockToleranceSeconds: 120 })).resolves.toMatchObject({ userRole: 'agent' });
     await expect(verifyChatGrant(await ahead(1), secret, { now: clock.now, clockToleranceSeconds: 0 })).rejects.toMatchObject({ code: 'unauthenticated' });
@@ -90,7 +101,12 @@ describe('chat grants', () => {
     await expect(verifyChatGrant(forged, secret, { now: clock.now })).rejects.toMatchObject({ code: 'unauthenticated' });
     const key = new TextEncoder().encode(secret);
     const otherAudience = await new SignJWT({ role: 'admin', project: 'acme-b2c', business: 'b2c', caps: {} })
-      .setProtectedHeader({ alg: 'HS256' }).setSubject('x@example.com').setAudience('someone-else').setIssuedAt(clock.now() / 1000).setExpirationTime(clock.now() / 1000 + 60).sign(key);
+      .setProtectedHeader({ alg: 'HS256' })
+      .setSubject('x@example.com')
+      .setAudience('someone-else')
+      .setIssuedAt(clock.now() / 1000)
+      .setExpirationTime(clock.now() / 1000 + 60)
+      .sign(key);
     await expect(verifyChatGrant(otherAudience, secret, { now: clock.now })).rejects.toMatchObject({ code: 'unauthenticated' });
     const [header, payload] = forged.split('.');
     const none = `${Buffer.from('{"alg":"none"}').toString('base64url')}.${payload}.`;
@@ -109,15 +125,13 @@ describe('chat grants', () => {
     await expect(signChatGrant(claims, secret, { expiresInSeconds: 3600, maxLifetimeSeconds: 3600 })).resolves.toEqual(expect.any(String));
   });
 
-  it.each([
-    [{ maxLifetimeSeconds: 0 }],
-    [{ maxLifetimeSeconds: Number.POSITIVE_INFINITY }],
-    [{ clockToleranceSeconds: -1 }],
-    [{ clockToleranceSeconds: Number.NaN }],
-  ])('treat the policy %j as a programming error, not as a bad grant', async (policy) => {
-    const grant = await signChatGrant(claims, secret);
-    await expect(verifyChatGrant(grant, secret, policy)).rejects.toThrow(TypeError);
-  });
+  it.each([[{ maxLifetimeSeconds: 0 }], [{ maxLifetimeSeconds: Number.POSITIVE_INFINITY }], [{ clockToleranceSeconds: -1 }], [{ clockToleranceSeconds: Number.NaN }]])(
+    'treat the policy %j as a programming error, not as a bad grant',
+    async (policy) => {
+      const grant = await signChatGrant(claims, secret);
+      await expect(verifyChatGrant(grant, secret, policy)).rejects.toThrow(TypeError);
+    },
+  );
 });
 
 describe('createChatHandler with a context secret', () => {
@@ -125,7 +139,14 @@ describe('createChatHandler with a context secret', () => {
     handler({ messages: [userMessage('hi')], sessionId, context: { grant }, trigger: 'submit-message' });
 
   it('answers 401 problem+json to a 10-year grant, and saves nothing', async () => {
-    const { post: send, store, clock } = await setupChat(scriptedModel(() => textStep('ok')), { contextSecret: secret });
+    const {
+      post: send,
+      store,
+      clock,
+    } = await setupChat(
+      scriptedModel(() => textStep('ok')),
+      { contextSecret: secret },
+    );
     const now = clock.now() / 1000;
     const response = await post(send, await craftGrant({ iat: now, exp: now + 10 * year }));
     expect(response.status).toBe(401);
@@ -135,10 +156,13 @@ describe('createChatHandler with a context secret', () => {
   });
 
   it('takes the maximum lifetime and the clock tolerance from its options', async () => {
-    const { post: send, clock } = await setupChat(scriptedModel(() => textStep('ok')), {
-      contextSecret: secret,
-      grantPolicy: { maxLifetimeSeconds: 3600, clockToleranceSeconds: 5 },
-    });
+    const { post: send, clock } = await setupChat(
+      scriptedModel(() => textStep('ok')),
+      {
+        contextSecret: secret,
+        grantPolicy: { maxLifetimeSeconds: 3600, clockToleranceSeconds: 5 },
+      },
+    );
     const now = clock.now() / 1000;
     const hour = await post(send, await craftGrant({ iat: now, exp: now + 3600 }));
     expect(hour.status).toBe(200);
@@ -151,6 +175,11 @@ describe('createChatHandler with a context secret', () => {
   });
 
   it('refuses a bad grant policy when it is created', async () => {
-    await expect(setupChat(scriptedModel(() => textStep('ok')), { contextSecret: secret, grantPolicy: { maxLifetimeSeconds: -5 } })).rejects.toThrow(TypeError);
+    await expect(
+      setupChat(
+        scriptedModel(() => textStep('ok')),
+        { contextSecret: secret, grantPolicy: { maxLifetimeSeconds: -5 } },
+      ),
+    ).rejects.toThrow(TypeError);
   });
 });

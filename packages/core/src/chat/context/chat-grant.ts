@@ -47,8 +47,10 @@ export interface VerifyChatGrantOptions extends ChatGrantPolicy {
 export function resolveChatGrantPolicy(policy: ChatGrantPolicy = {}): Required<ChatGrantPolicy> {
   const maxLifetimeSeconds = policy.maxLifetimeSeconds ?? 600;
   const clockToleranceSeconds = policy.clockToleranceSeconds ?? 60;
-  if (!Number.isFinite(maxLifetimeSeconds) || maxLifetimeSeconds <= 0) throw new TypeError(`maxLifetimeSeconds must be a positive number of seconds, got ${maxLifetimeSeconds}`);
-  if (!Number.isFinite(clockToleranceSeconds) || clockToleranceSeconds < 0) throw new TypeError(`clockToleranceSeconds must be zero or a positive number of seconds, got ${clockToleranceSeconds}`);
+  if (!Number.isFinite(maxLifetimeSeconds) || maxLifetimeSeconds <= 0)
+    throw new TypeError(`maxLifetimeSeconds must be a positive number of seconds, got ${maxLifetimeSeconds}`);
+  if (!Number.isFinite(clockToleranceSeconds) || clockToleranceSeconds < 0)
+    throw new TypeError(`clockToleranceSeconds must be zero or a positive number of seconds, got ${clockToleranceSeconds}`);
   return { maxLifetimeSeconds, clockToleranceSeconds };
 }
 
@@ -115,6 +117,7 @@ export async function verifyChatGrant(grant: unknown, secret: string, options: V
 /** A detail that names the failed check without echoing anything from the grant. */
 function grantProblem(cause: unknown): string {
   if (cause instanceof joseErrors.JWTExpired) return 'The chat grant has expired.';
-  if (cause instanceof joseErrors.JWTClaimValidationFailed && cause.reason === 'check_failed' && (cause.claim === 'iat' || cause.claim === 'nbf')) return 'The chat grant is not valid yet.';
+  if (cause instanceof joseErrors.JWTClaimValidationFailed && cause.reason === 'check_failed' && (cause.claim === 'iat' || cause.claim === 'nbf'))
+    return 'The chat grant is not valid yet.';
   return 'The chat grant is invalid.';
 }

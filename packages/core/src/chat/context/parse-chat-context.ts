@@ -71,13 +71,21 @@ export function createChatContextSchema(limits: ChatContextLimits = {}) {
       .regex(/^[^\s@]+@[^\s@]+$/, 'Expected an email address')
       .nullish()
       .transform((value) => value ?? defaultChatContext.userEmail),
-    userRole: validText().max(64).trim().min(1).nullish().transform((value) => value ?? defaultChatContext.userRole),
+    userRole: validText()
+      .max(64)
+      .trim()
+      .min(1)
+      .nullish()
+      .transform((value) => value ?? defaultChatContext.userRole),
     projectKey: validText()
       .trim()
       .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$/, 'Expected a project key')
       .nullish()
       .transform((value) => value ?? defaultChatContext.projectKey),
-    businessType: z.enum(['b2c', 'b2b']).nullish().transform((value) => value ?? defaultChatContext.businessType),
+    businessType: z
+      .enum(['b2c', 'b2b'])
+      .nullish()
+      .transform((value) => value ?? defaultChatContext.businessType),
     pageContext: anyJson(contextValueDepth, pageContextBytes),
     proactiveHint: anyJson(contextValueDepth, proactiveHintBytes),
     workingMemoryBlock: anyJson(contextValueDepth, workingMemoryBlockBytes),
@@ -120,7 +128,10 @@ export function safeParseChatContext(input: unknown, options: ParseChatContextOp
   const registry = options.capabilities ?? builtinCapabilities;
   const value = input ?? {};
   if (typeof value !== 'object' || Array.isArray(value)) {
-    return { success: false, error: new DeskpilotError('invalid_request', { detail: 'context must be an object.', errors: [{ path: 'context', message: 'Expected an object' }] }) };
+    return {
+      success: false,
+      error: new DeskpilotError('invalid_request', { detail: 'context must be an object.', errors: [{ path: 'context', message: 'Expected an object' }] }),
+    };
   }
   const flags: Record<string, boolean> = {};
   const errors: Array<{ path: string; message: string }> = [];

@@ -36,9 +36,22 @@ describe('serializeBoundedJson', () => {
     const shared = { x: 1 };
     expect(serializeBoundedJson([shared, shared], 1000).json).toBe('[{"x":1},{"x":1}]');
     expect(serializeBoundedJson({ big: 10n }, 1000).json).toBe('{"big":"10"}');
-    const hostile = { get boom(): never { throw new Error('boom'); } };
+    const hostile = {
+      get boom(): never {
+        throw new Error('boom');
+      },
+    };
     expect(serializeBoundedJson(hostile, 1000).json).toBe('{}');
-    expect(serializeBoundedJson({ toJSON() { throw new Error('no'); } }, 1000).json).toBe('null');
+    expect(
+      serializeBoundedJson(
+        {
+          toJSON() {
+            throw new Error('no');
+          },
+        },
+        1000,
+      ).json,
+    ).toBe('null');
     // A sparse array of 2^32 - 1 slots costs the budget, not its length.
     expect(serializeBoundedJson(new Array(2 ** 32 - 1), 50).complete).toBe(false);
   });

@@ -42,9 +42,7 @@ export interface ChatSessionUpdate {
 }
 
 /** Outcome of `updateSession`: the new record, or why nothing changed. */
-export type ChatSessionUpdateResult =
-  | { ok: true; session: ChatSessionRecord }
-  | { ok: false; reason: 'not_found' | 'working_memory_full' };
+export type ChatSessionUpdateResult = { ok: true; session: ChatSessionRecord } | { ok: false; reason: 'not_found' | 'working_memory_full' };
 
 /** Outcome of `addMessage`: saved, or the message already stored under that id (nothing changed). */
 export type AddMessageResult = { added: true } | { added: false; existing: UIMessage };

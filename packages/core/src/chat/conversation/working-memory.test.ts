@@ -13,7 +13,7 @@ describe('applyWorkingMemoryChange', () => {
 
   it('refuses a change that would pass the size cap, and counts UTF-8 bytes of the JSON', () => {
     expect(applyWorkingMemoryChange({}, { set: { big: 'x'.repeat(900) }, maxBytes: 512 })).toBeNull();
-    const notes = { 'cafe': 'crème brûlée "to go"' };
+    const notes = { cafe: 'crème brûlée "to go"' };
     expect(workingMemorySize(notes)).toBe(Buffer.byteLength(JSON.stringify(notes)));
     expect(applyWorkingMemoryChange({}, { set: notes, maxBytes: workingMemorySize(notes) })).toEqual(notes);
     expect(applyWorkingMemoryChange({}, { set: notes, maxBytes: workingMemorySize(notes) - 1 })).toBeNull();

@@ -35,7 +35,9 @@ export async function answerApprovals(options: AnswerApprovalsOptions): Promise<
   const reviews = new Map(
     await Promise.all(
       applied.cards.map(async ({ part, answer }) => {
-        const review: ApprovalCardReview = answer ? await gate.review(answer, scope, options.capabilityOf(getToolName(part))) : { approved: false, reason: 'unanswered', record: null };
+        const review: ApprovalCardReview = answer
+          ? await gate.review(answer, scope, options.capabilityOf(getToolName(part)))
+          : { approved: false, reason: 'unanswered', record: null };
         if (!review.approved && review.record?.state === 'pending') await gate.deny(part.approval.id, review.reason);
         return [part.toolCallId, review] as const;
       }),

@@ -5,7 +5,11 @@ import type { ChatMessage } from './chat-message.js';
 const user: ChatMessage = { id: 'u1', role: 'user', parts: [{ type: 'text', text: 'refund ORD-1001 and ORD-1002' }] };
 const refund = (toolCallId: string, orderId: string, approvalId: string) =>
   ({ type: 'tool-refundOrder', toolCallId, state: 'approval-requested', input: { orderId, reason: 'damaged' }, approval: { id: approvalId } }) as const;
-const card: ChatMessage = { id: 'a1', role: 'assistant', parts: [{ type: 'text', text: 'Approve?' }, refund('c1', 'ORD-1001', 'apv_1'), refund('c2', 'ORD-1002', 'apv_2')] };
+const card: ChatMessage = {
+  id: 'a1',
+  role: 'assistant',
+  parts: [{ type: 'text', text: 'Approve?' }, refund('c1', 'ORD-1001', 'apv_1'), refund('c2', 'ORD-1002', 'apv_2')],
+};
 /** The card as the client sends it back, with the first refund approved and the second left unanswered. */
 const answered: ChatMessage = {
   ...card,
@@ -33,7 +37,14 @@ describe('applyApprovalAnswers', () => {
         { type: 'tool-refundOrder', toolCallId: 'c2', state: 'output-error', input: {}, errorText: 'Already refunded.', approval: { id: 'apv_2', approved: true } },
       ],
     };
-    const incoming: ChatMessage = { ...answered, parts: [...answered.parts, { ...refund('c2', 'ORD-1002', 'apv_2'), state: 'approval-responded', approval: { id: 'apv_2', approved: true } }, { ...refund('c9', 'ORD-9', 'apv_9'), state: 'approval-responded', approval: { id: 'apv_9', approved: true } }] };
+    const incoming: ChatMessage = {
+      ...answered,
+      parts: [
+        ...answered.parts,
+        { ...refund('c2', 'ORD-1002', 'apv_2'), state: 'approval-responded', approval: { id: 'apv_2', approved: true } },
+        { ...refund('c9', 'ORD-9', 'apv_9'), state: 'approval-responded', approval: { id: 'apv_9', approved: true } },
+      ],
+    };
     expect(applyApprovalAnswers({ stored: [user, settled], incoming })).toEqual({
       kind: 'replay',
       messageId: 'a1',

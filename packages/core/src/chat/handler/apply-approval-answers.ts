@@ -20,7 +20,8 @@ export interface ApprovalCard {
  * What answers lead to: `replay` when they match nothing pending (the stream replays recorded
  * outcomes, or denials, without the model); `review` lists the stored cards the gate must review.
  */
-export type ApplyApprovalAnswersResult = { kind: 'replay'; messageId: string; chunks: UIMessageChunk[] } | { kind: 'review'; message: ChatMessage; cards: ApprovalCard[] };
+export type ApplyApprovalAnswersResult =
+  { kind: 'replay'; messageId: string; chunks: UIMessageChunk[] } | { kind: 'review'; message: ChatMessage; cards: ApprovalCard[] };
 
 /** The gate's verdict on a card, or `unanswered` for a card the client did not answer. */
 export type ApprovalCardReview = ApprovalReview | { approved: false; reason: 'unanswered'; record: null };
@@ -44,7 +45,9 @@ export function applyApprovalAnswers(options: ApplyApprovalAnswersOptions): Appl
     const answer = answers.get(part.approval.id);
     return {
       part,
-      answer: answer ? { id: part.approval.id, approved: answer.approval.approved === true, toolCallId: answer.toolCallId, toolName: getToolName(answer), input: answer.input } : null,
+      answer: answer
+        ? { id: part.approval.id, approved: answer.approval.approved === true, toolCallId: answer.toolCallId, toolName: getToolName(answer), input: answer.input }
+        : null,
     };
   });
   return { kind: 'review', message: lastStored, cards };
@@ -70,7 +73,11 @@ export function recordApprovalReviews(options: RecordApprovalReviewsOptions): Re
     const review = isUnsettledApproval(part) ? options.reviews.get(part.toolCallId) : undefined;
     if (!review || !isUnsettledApproval(part)) return part;
     if (review.approved) approvedCalls.set(part.toolCallId, part.approval.id);
-    return { ...part, state: 'approval-responded' as const, approval: { id: part.approval.id, approved: review.approved, ...(review.approved ? {} : { reason: review.reason }) } };
+    return {
+      ...part,
+      state: 'approval-responded' as const,
+      approval: { id: part.approval.id, approved: review.approved, ...(review.approved ? {} : { reason: review.reason }) },
+    };
   });
   return { message: { ...options.message, parts: parts as ChatMessage['parts'] }, approvedCalls };
 }

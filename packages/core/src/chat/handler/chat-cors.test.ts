@@ -8,7 +8,10 @@ const exposed = 'retry-after,ratelimit,ratelimit-policy,x-vercel-ai-ui-message-s
 
 /** A chat handler that lets the studio's pages call it, and a way to call it as a page of `origin` would. */
 async function setup(options: Parameters<typeof setupChat>[1] = {}) {
-  const chat = await setupChat(scriptedModel(() => textStep('Hello.')), { allowedOrigins: [studio.toUpperCase()], ...options });
+  const chat = await setupChat(
+    scriptedModel(() => textStep('Hello.')),
+    { allowedOrigins: [studio.toUpperCase()], ...options },
+  );
   const call = (path: string, init: { method?: string; origin?: string; headers?: Record<string, string>; body?: unknown } = {}) =>
     chat.handler.fetch(
       new Request(`http://chat.test${path}`, {
@@ -30,7 +33,11 @@ describe('createChatHandler: CORS for allowedOrigins', () => {
 
   it.each(['/chat', '/chat/history'])('answers a preflight on %s from an allowed origin (compared case-insensitively) with 204', async (path) => {
     const { call } = await setup();
-    const response = await call(path, { method: 'OPTIONS', origin: studio, headers: { 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' } });
+    const response = await call(path, {
+      method: 'OPTIONS',
+      origin: studio,
+      headers: { 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' },
+    });
     expect(response.status).toBe(204);
     expect(response.headers.get('content-length')).toBe('0');
     expect(await response.text()).toBe('');

@@ -26,7 +26,9 @@ export const isUnsettledApproval = (part: ChatMessage['parts'][number]): part is
 /** The message with every card still awaiting an answer marked denied (superseded by a new message). */
 export function denyAwaitingApprovals(message: ChatMessage): ChatMessage {
   const parts = message.parts.map((part) =>
-    isAwaitingApproval(part) ? { ...part, state: 'output-denied' as const, approval: { ...part.approval, approved: false as const, reason: 'superseded by a new message' } } : part,
+    isAwaitingApproval(part)
+      ? { ...part, state: 'output-denied' as const, approval: { ...part.approval, approved: false as const, reason: 'superseded by a new message' } }
+      : part,
   );
   return { ...message, parts: parts as ChatMessage['parts'] };
 }

@@ -40,7 +40,10 @@ export function userMessageSchema(maxTextLength: number) {
       id: messageId,
       role: z.literal('user'),
       // Text is valid text already: the edge refuses NUL and lone surrogates in every string of the body.
-      parts: z.array(z.object({ type: z.literal('text'), text: z.string() })).min(1).max(50),
+      parts: z
+        .array(z.object({ type: z.literal('text'), text: z.string() }))
+        .min(1)
+        .max(50),
     })
     .refine((message) => message.parts.reduce((sum, part) => sum + part.text.length, 0) <= maxTextLength, {
       message: `Text must not exceed ${maxTextLength} characters`,
@@ -53,5 +56,8 @@ export function userMessageSchema(maxTextLength: number) {
 export const assistantMessageSchema = z.object({
   id: messageId,
   role: z.literal('assistant'),
-  parts: z.array(z.looseObject({ type: z.string().max(100) })).min(1).max(200),
+  parts: z
+    .array(z.looseObject({ type: z.string().max(100) }))
+    .min(1)
+    .max(200),
 });

@@ -44,7 +44,8 @@ type LastMessage = { kind: 'user'; message: UserMessage } | { kind: 'answers'; m
 
 /** The new turn's last message: a user message, or an assistant message with approval answers. */
 async function parseLastMessage(deps: ChatRouteDependencies, last: unknown): Promise<LastMessage> {
-  if ((last as { role?: unknown } | undefined)?.role === 'user') return { kind: 'user', message: parseWithSchema(deps.userMessageSchema, last, 'The last message is invalid.') };
+  if ((last as { role?: unknown } | undefined)?.role === 'user')
+    return { kind: 'user', message: parseWithSchema(deps.userMessageSchema, last, 'The last message is invalid.') };
   const message = parseWithSchema(assistantMessageSchema, last, 'The last message must be a user message or an assistant message with approval answers.') as ChatMessage;
   // Parts of tools that do not exist at all are refused here; capabilities are checked later, per answer.
   const validation = await safeValidateUIMessages({ messages: [message], tools: deps.toolSet.catalogue });
@@ -53,7 +54,9 @@ async function parseLastMessage(deps: ChatRouteDependencies, last: unknown): Pro
 }
 
 /** How a turn begins: answered without the model (`replay`), or by the model from `history`. */
-type TurnStart = { kind: 'replay'; messageId: string; chunks: UIMessageChunk[] } | { kind: 'resumed'; history: ChatMessage[]; assistantId: string; approvedCalls: ReadonlyMap<string, string> };
+type TurnStart =
+  | { kind: 'replay'; messageId: string; chunks: UIMessageChunk[] }
+  | { kind: 'resumed'; history: ChatMessage[]; assistantId: string; approvedCalls: ReadonlyMap<string, string> };
 
 /** Saves the user's message, or applies the approval answers, to the stored conversation. */
 async function beginTurn(deps: ChatRouteDependencies, last: LastMessage, session: ChatSessionRecord, scope: ApprovalScope): Promise<TurnStart> {
@@ -61,7 +64,15 @@ async function beginTurn(deps: ChatRouteDependencies, last: LastMessage, session
   if (last.kind === 'answers') {
     return answerApprovals({ store: deps.store, gate: deps.gate, sessionId: session.id, stored, incoming: last.message, scope, capabilityOf: deps.toolSet.capabilityOf });
   }
-  const started = await startUserTurn({ store: deps.store, approvalStore: deps.approvalStore, gate: deps.gate, sessionId: session.id, stored, message: last.message, generateId: deps.generateId });
+  const started = await startUserTurn({
+    store: deps.store,
+    approvalStore: deps.approvalStore,
+    gate: deps.gate,
+    sessionId: session.id,
+    stored,
+    message: last.message,
+    generateId: deps.generateId,
+  });
   if (!started.ok) throw started.error;
   return { kind: 'resumed', history: started.history, assistantId: started.assistantId, approvedCalls: new Map() };
 }

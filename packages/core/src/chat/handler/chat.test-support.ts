@@ -28,7 +28,12 @@ export function textStep(text: string): LanguageModelV4StreamPart[] {
 export function toolStep(...calls: Array<{ name: string; input: unknown; id?: string }>): LanguageModelV4StreamPart[] {
   return [
     { type: 'stream-start', warnings: [] },
-    ...calls.map((call, index) => ({ type: 'tool-call' as const, toolCallId: call.id ?? `call-${call.name}-${index}`, toolName: call.name, input: JSON.stringify(call.input) })),
+    ...calls.map((call, index) => ({
+      type: 'tool-call' as const,
+      toolCallId: call.id ?? `call-${call.name}-${index}`,
+      toolName: call.name,
+      input: JSON.stringify(call.input),
+    })),
     { type: 'finish', finishReason: { unified: 'tool-calls', raw: 'tool_use' }, usage },
   ];
 }
@@ -67,7 +72,14 @@ export async function setupChat(model: MockLanguageModelV4, options: Partial<Cha
   });
   /** Posts as one client address (the fetch entry needs one for the per-address admission cap). */
   const post = (body: unknown, path = '/chat', clientAddress = '192.0.2.1') =>
-    handler.fetch(new Request(`http://chat.test${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: typeof body === 'string' ? body : JSON.stringify(body) }), { clientAddress });
+    handler.fetch(
+      new Request(`http://chat.test${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: typeof body === 'string' ? body : JSON.stringify(body),
+      }),
+      { clientAddress },
+    );
   return { clock, store, approvalStore, commerce, tickets, handler, post, errors };
 }
 

@@ -113,7 +113,10 @@ describe('POST /chat: saving the answer', () => {
 
   it('retries a save that fails for a moment: the answer is saved and the client sees no error', async () => {
     const store = failingStore(2);
-    const chat = await setupChat(scriptedModel(() => textStep('Saved after all.')), { store });
+    const chat = await setupChat(
+      scriptedModel(() => textStep('Saved after all.')),
+      { store },
+    );
     const chunks = await readAll(await chat.post(body(userMessage('hello'))));
     expect(chunks.some((chunk: UIMessageChunk) => chunk.type === 'error')).toBe(false);
     expect(textOf(savedAnswer(store))).toBe('Saved after all.');
@@ -123,9 +126,15 @@ describe('POST /chat: saving the answer', () => {
 
   it('tells the client before finish when the answer cannot be saved, reports it, and records the turn as failed', async () => {
     const store = failingStore(Infinity);
-    const chat = await setupChat(scriptedModel(() => textStep('Lost answer.')), { store });
+    const chat = await setupChat(
+      scriptedModel(() => textStep('Lost answer.')),
+      { store },
+    );
     const chunks = await readAll(await chat.post(body(userMessage('hello'))));
-    expect(chunks.slice(-2)).toEqual([{ type: 'error', errorText: 'The answer could not be saved. Please send your message again.' }, { type: 'finish', finishReason: 'stop' }]);
+    expect(chunks.slice(-2)).toEqual([
+      { type: 'error', errorText: 'The answer could not be saved. Please send your message again.' },
+      { type: 'finish', finishReason: 'stop' },
+    ]);
     expect(savedAnswer(store)).toBeUndefined();
     expect(store.dump().sessions[0]!.lastTurnStatus).toBe('failed');
     expect(chat.errors).toEqual([expect.objectContaining({ message: 'connection reset while saving' })]);

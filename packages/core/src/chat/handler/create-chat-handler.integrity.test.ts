@@ -11,7 +11,10 @@ function cardsFrom(chunks: UIMessageChunk[]): UIMessage {
   const start = chunks.find((chunk) => chunk.type === 'start') as { messageId: string };
   const parts = chunks.flatMap((chunk) => {
     if (chunk.type !== 'tool-approval-request') return [];
-    const call = chunks.find((candidate) => candidate.type === 'tool-input-available' && candidate.toolCallId === chunk.toolCallId) as { toolName: string; input: unknown };
+    const call = chunks.find((candidate) => candidate.type === 'tool-input-available' && candidate.toolCallId === chunk.toolCallId) as {
+      toolName: string;
+      input: unknown;
+    };
     return [{ type: `tool-${call.toolName}`, toolCallId: chunk.toolCallId, state: 'approval-requested', input: call.input, approval: { id: chunk.approvalId } }];
   });
   return { id: start.messageId, role: 'assistant', parts: parts as UIMessage['parts'] };

@@ -18,17 +18,26 @@ function recordingLogger() {
 describe('createChatHandler: logger and ids', () => {
   it('warns through the injected logger when no context secret is configured, and only then', async () => {
     const without = recordingLogger();
-    await setupChat(scriptedModel(() => textStep('ok')), { logger: without.logger });
+    await setupChat(
+      scriptedModel(() => textStep('ok')),
+      { logger: without.logger },
+    );
     expect(without.lines).toEqual([{ level: 'warn', message: expect.stringContaining('no context secret configured'), details: undefined }]);
     const withSecret = recordingLogger();
-    await setupChat(scriptedModel(() => textStep('ok')), { logger: withSecret.logger, contextSecret: 'a'.repeat(32) });
+    await setupChat(
+      scriptedModel(() => textStep('ok')),
+      { logger: withSecret.logger, contextSecret: 'a'.repeat(32) },
+    );
     expect(withSecret.lines).toEqual([]);
   });
 
   it('reports unexpected errors to the logger when no onError is given, and answers a safe 500', async () => {
     const { logger, lines } = recordingLogger();
     const failure = new Error('connection reset by peer 10.0.0.5');
-    const chat = await setupChat(scriptedModel(() => textStep('ok')), { logger, onError: undefined });
+    const chat = await setupChat(
+      scriptedModel(() => textStep('ok')),
+      { logger, onError: undefined },
+    );
     chat.store.getOrCreateSession = async () => Promise.reject(failure);
     const response = await chat.post({ sessionId, messages: [userMessage('hi')], context });
     expect(response.status).toBe(500);
@@ -40,7 +49,9 @@ describe('createChatHandler: logger and ids', () => {
     const chat = await setupChat(scriptedModel(() => textStep('ok')));
     const ids = new Set<string>();
     for (const text of ['one', 'two']) {
-      const start = (await readAll(await chat.post({ sessionId, messages: [userMessage(text)], context }))).find((chunk) => chunk.type === 'start') as UIMessageChunk & { messageId: string };
+      const start = (await readAll(await chat.post({ sessionId, messages: [userMessage(text)], context }))).find((chunk) => chunk.type === 'start') as UIMessageChunk & {
+        messageId: string;
+      };
       expect(start.messageId).toMatch(/^msg_[\w-]{22}$/);
       expect(Buffer.from(start.messageId.slice(4), 'base64url')).toHaveLength(16);
       ids.add(start.messageId);

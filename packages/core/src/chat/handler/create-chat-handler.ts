@@ -178,7 +178,8 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
       const route = routeOf(request);
       if (!route) throw new DeskpilotError('not_found', { detail: 'No such route.' });
       if (request.method !== 'POST') throw new DeskpilotError('method_not_allowed', { detail: 'Use POST.', headers: { allow: 'POST' } });
-      if (tracker.draining) throw new DeskpilotError('unavailable', { detail: 'The chat service is shutting down. Try again in a moment.', headers: { 'retry-after': '1' } });
+      if (tracker.draining)
+        throw new DeskpilotError('unavailable', { detail: 'The chat service is shutting down. Try again in a moment.', headers: { 'retry-after': '1' } });
       return await route(request);
     } catch (error) {
       if (!DeskpilotError.isInstance(error) || error.status >= 500) onError(error);

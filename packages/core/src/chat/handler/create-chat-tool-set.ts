@@ -63,7 +63,13 @@ export function createChatToolSet(options: ChatToolSetOptions): ChatToolSet {
 
   /** A definition as an SDK tool: permission re-checked, writes only through the approval gate. */
   const toTool = (definition: ChatToolDefinition, context: ChatContext, write: boolean, approvedCalls: ReadonlyMap<string, string>) => {
-    const toolContext: ChatToolContext = { userEmail: context.userEmail, projectKey: context.projectKey, businessType: context.businessType, commerce: options.commerce, tickets: options.tickets };
+    const toolContext: ChatToolContext = {
+      userEmail: context.userEmail,
+      projectKey: context.projectKey,
+      businessType: context.businessType,
+      commerce: options.commerce,
+      tickets: options.tickets,
+    };
     return tool({
       description: definition.description,
       inputSchema: inputSchemaOf.get(definition.name)!,
@@ -89,7 +95,8 @@ export function createChatToolSet(options: ChatToolSetOptions): ChatToolSet {
         runSafely(async () => {
           // One atomic store update: parallel turns of a conversation never lose each other's notes.
           const saved = await store.updateSession(sessionId, { workingMemory: { ...update, maxBytes: options.workingMemoryBytes }, updatedAt: now() });
-          if (!saved.ok && saved.reason === 'working_memory_full') throw new ChatToolError(`Working memory is full (${options.workingMemoryBytes} bytes); remove notes first.`);
+          if (!saved.ok && saved.reason === 'working_memory_full')
+            throw new ChatToolError(`Working memory is full (${options.workingMemoryBytes} bytes); remove notes first.`);
           if (!saved.ok) throw new ChatToolError('This conversation no longer exists.');
           return { saved: true, keys: Object.keys(saved.session.workingMemory) };
         }),

@@ -17,7 +17,13 @@ export type OpenConversationResult = { ok: true; session: ChatSessionRecord } | 
 export async function openConversation(options: OpenConversationOptions): Promise<OpenConversationResult> {
   const { context } = options;
   const time = options.now();
-  const { session } = await options.store.getOrCreateSession({ id: options.sessionId, userEmail: context.userEmail, projectKey: context.projectKey, createdAt: time, updatedAt: time });
+  const { session } = await options.store.getOrCreateSession({
+    id: options.sessionId,
+    userEmail: context.userEmail,
+    projectKey: context.projectKey,
+    createdAt: time,
+    updatedAt: time,
+  });
   if (session.userEmail !== context.userEmail || session.projectKey !== context.projectKey) {
     return { ok: false, error: new DeskpilotError('forbidden', { detail: 'This conversation belongs to someone else.' }) };
   }

@@ -41,7 +41,10 @@ describe('persistTurn', () => {
       attempts++;
       throw outage;
     };
-    expect(await persistTurn({ store, sessionId: 's1', message: answer, status: 'complete', now: () => 5, retryDelaysMs: [0, 0] })).toEqual({ kind: 'unsaved', error: outage });
+    expect(await persistTurn({ store, sessionId: 's1', message: answer, status: 'complete', now: () => 5, retryDelaysMs: [0, 0] })).toEqual({
+      kind: 'unsaved',
+      error: outage,
+    });
     expect(attempts).toBe(3);
     expect((await store.getSession('s1'))?.lastTurnStatus).toBe('failed');
   });
@@ -50,7 +53,10 @@ describe('persistTurn', () => {
     const store = await setup();
     const outage = new Error('store down');
     store.updateSession = async () => Promise.reject(outage);
-    expect(await persistTurn({ store, sessionId: 's1', message: answer, status: 'complete', now: () => 5, retryDelaysMs: [] })).toEqual({ kind: 'status_unsaved', error: outage });
+    expect(await persistTurn({ store, sessionId: 's1', message: answer, status: 'complete', now: () => 5, retryDelaysMs: [] })).toEqual({
+      kind: 'status_unsaved',
+      error: outage,
+    });
     expect(await store.getMessages('s1')).toHaveLength(1);
   });
 });

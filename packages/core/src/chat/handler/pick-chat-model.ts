@@ -27,5 +27,8 @@ export function pickChatModel(options: PickChatModelOptions): PickChatModelResul
   const { models, provider } = options;
   const model = provider ? models[provider] : (models.fallback ?? models.openai ?? models.anthropic);
   if (model) return { ok: true, model };
-  return { ok: false, error: new DeskpilotError('provider_unavailable', { detail: provider ? `The ${provider} provider is not configured.` : 'No model is configured.' }) };
+  return {
+    ok: false,
+    error: new DeskpilotError('provider_unavailable', { detail: provider ? `The ${provider} provider is not configured.` : 'No model is configured.' }),
+  };
 }

@@ -75,8 +75,10 @@ export async function streamAssistantTurn(options: StreamAssistantTurnOptions): 
     headers: options.headers,
     signal: cut,
     beforeFinish: () =>
-      unsaved ? [{ type: 'error', errorText: 'The answer could not be saved. Please send your message again.' }]
-      : cut.aborted ? [{ type: 'error', errorText: 'The service is restarting: this answer was cut short. Please send your message again.' }]
-      : [],
+      unsaved
+        ? [{ type: 'error', errorText: 'The answer could not be saved. Please send your message again.' }]
+        : cut.aborted
+          ? [{ type: 'error', errorText: 'The service is restarting: this answer was cut short. Please send your message again.' }]
+          : [],
   });
 }

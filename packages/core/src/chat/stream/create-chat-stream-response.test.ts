@@ -97,7 +97,10 @@ describe('createChatStreamResponse', () => {
     });
     const list = await sent(response);
     expect(seenAtBeforeFinish).toEqual([true]);
-    expect(list.slice(-2)).toEqual([{ type: 'error', errorText: 'The answer could not be saved.' }, { type: 'finish', finishReason: 'stop' }]);
+    expect(list.slice(-2)).toEqual([
+      { type: 'error', errorText: 'The answer could not be saved.' },
+      { type: 'finish', finishReason: 'stop' },
+    ]);
   });
 
   it('ends with finish and [DONE] even when the source ended without finish (an aborted stream)', async () => {

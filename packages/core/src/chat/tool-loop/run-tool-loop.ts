@@ -1,4 +1,13 @@
-import { ToolChoiceViolationError, experimental_streamTextLowMemory as streamTextLowMemory, isStepCount, type LanguageModel, type ModelMessage, type TextStreamPart, type ToolApprovalConfiguration, type ToolSet } from 'ai';
+import {
+  ToolChoiceViolationError,
+  experimental_streamTextLowMemory as streamTextLowMemory,
+  isStepCount,
+  type LanguageModel,
+  type ModelMessage,
+  type TextStreamPart,
+  type ToolApprovalConfiguration,
+  type ToolSet,
+} from 'ai';
 
 /** Options of {@link runToolLoop}. */
 export interface RunToolLoopOptions {

@@ -36,8 +36,21 @@ describe('builtinChatTools', () => {
       expect(tool.description.length, tool.name).toBeLessThanOrEqual(300);
     }
     const kinds = Object.fromEntries(builtinChatTools.map((tool) => [tool.name, tool.kind]));
-    expect(kinds).toMatchObject({ searchProducts: 'commerce', refundOrder: 'commerce', listQuotes: 'commerce', createTicket: 'ticket', getTicket: 'ticket', showOrderCard: 'ui', showCustomerCard: 'ui' });
-    expect(builtinChatTools.filter((tool) => isWrite(tool.capability)).map((tool) => tool.name).sort()).toEqual(['addTicketComment', 'cancelOrder', 'createTicket', 'refundOrder']);
+    expect(kinds).toMatchObject({
+      searchProducts: 'commerce',
+      refundOrder: 'commerce',
+      listQuotes: 'commerce',
+      createTicket: 'ticket',
+      getTicket: 'ticket',
+      showOrderCard: 'ui',
+      showCustomerCard: 'ui',
+    });
+    expect(
+      builtinChatTools
+        .filter((tool) => isWrite(tool.capability))
+        .map((tool) => tool.name)
+        .sort(),
+    ).toEqual(['addTicketComment', 'cancelOrder', 'createTicket', 'refundOrder']);
   });
 
   it('marks exactly the b2b tools as b2b-only', () => {

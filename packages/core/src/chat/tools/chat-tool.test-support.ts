@@ -12,6 +12,7 @@ export function createToolTestContext(overrides: Partial<ChatToolContext> = {}) 
 }
 
 /** Validates raw model arguments the way the AI SDK does, then runs the tool. */
-export async function runTool(tool: ChatToolDefinition, rawInput: unknown, context: ChatToolContext): Promise<any> { // eslint-disable-line @typescript-eslint/no-explicit-any -- tests read fields of any tool's output
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read fields of any tool's output
+export async function runTool(tool: ChatToolDefinition, rawInput: unknown, context: ChatToolContext): Promise<any> {
   return tool.execute(await tool.inputSchema.parseAsync(rawInput), context);
 }

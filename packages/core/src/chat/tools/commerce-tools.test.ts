@@ -18,7 +18,11 @@ describe('commerce tool schemas', () => {
     [searchProductsTool, { query: 'shoe', limit: 20 }, { query: 'shoe', limit: 20 }],
     [getOrderTool, { orderId: ' ORD-1001 ' }, { orderId: 'ORD-1001' }],
     [searchOrdersTool, {}, { limit: 5 }],
-    [searchOrdersTool, { customerEmail: ' Noah.Keller@Example.com ', status: 'shipped', limit: 1 }, { customerEmail: 'noah.keller@example.com', status: 'shipped', limit: 1 }],
+    [
+      searchOrdersTool,
+      { customerEmail: ' Noah.Keller@Example.com ', status: 'shipped', limit: 1 },
+      { customerEmail: 'noah.keller@example.com', status: 'shipped', limit: 1 },
+    ],
     [getCustomerTool, { email: 'a@example.com' }, { email: 'a@example.com' }],
     [getCustomerTool, { customerId: 'CUS-1001' }, { customerId: 'CUS-1001' }],
     [refundOrderTool, { orderId: 'ORD-1001', reason: ' damaged ' }, { orderId: 'ORD-1001', reason: 'damaged' }],
@@ -72,7 +76,13 @@ describe('commerce tool execution', () => {
   it('returns compact results with money in minor units plus a display string', async () => {
     const { context } = createToolTestContext();
     const { products } = await runTool(searchProductsTool, { query: 'trail running shoe' }, context);
-    expect(products[0]).toEqual({ sku: 'SKU-1001', name: 'Trail Running Shoe', category: 'Footwear', price: { amount: expect.any(Number), currency: 'EUR', display: expect.stringMatching(/^€\d+\.\d\d$/) }, stock: expect.any(Number) });
+    expect(products[0]).toEqual({
+      sku: 'SKU-1001',
+      name: 'Trail Running Shoe',
+      category: 'Footwear',
+      price: { amount: expect.any(Number), currency: 'EUR', display: expect.stringMatching(/^€\d+\.\d\d$/) },
+      stock: expect.any(Number),
+    });
     const { orders } = await runTool(searchOrdersTool, { status: 'paid', limit: 2 }, context);
     expect(orders).toHaveLength(2);
     expect(Object.keys(orders[0]).sort()).toEqual(['createdAt', 'customerEmail', 'itemCount', 'orderId', 'status', 'total']);
@@ -91,7 +101,11 @@ describe('commerce tool execution', () => {
     const customer = await runTool(getCustomerTool, { customerId: 'CUS-1010' }, context);
     expect(customer).toMatchObject({ customerId: 'CUS-1010', businessUnitId: 'BU-101', email: expect.stringMatching(/@example\.com$/) });
     expect(await runTool(getCustomerTool, { email: customer.email.toUpperCase() }, context)).toEqual(customer);
-    expect(await runTool(getBusinessUnitTool, { businessUnitId: 'BU-101' }, context)).toMatchObject({ businessUnitId: 'BU-101', contacts: [expect.objectContaining({ customerId: 'CUS-1010' })], creditLimit: { display: expect.any(String) } });
+    expect(await runTool(getBusinessUnitTool, { businessUnitId: 'BU-101' }, context)).toMatchObject({
+      businessUnitId: 'BU-101',
+      contacts: [expect.objectContaining({ customerId: 'CUS-1010' })],
+      creditLimit: { display: expect.any(String) },
+    });
     const { quotes } = await runTool(listQuotesTool, { businessUnitId: 'BU-102' }, context);
     expect(quotes.every((quote: { businessUnitId: string }) => quote.businessUnitId === 'BU-102')).toBe(true);
   });
@@ -104,12 +118,22 @@ describe('commerce tool execution', () => {
     clock.advance(5000);
     expect(await runTool(refundOrderTool, { orderId: 'ORD-1001', amount: 1000, reason: 'damaged' }, approved)).toEqual(first);
     expect(commerce.calls).toEqual([{ method: 'refundOrder', projectKey: 'acme-b2c', idempotencyKey: 'apv_refund' }]);
-    expect((await commerce.getOrder('acme-b2c', 'ORD-1001'))!.refunds).toEqual([expect.objectContaining({ amount: { amount: 1000, currency: 'EUR' }, requestedBy: 'rep@example.com' })]);
+    expect((await commerce.getOrder('acme-b2c', 'ORD-1001'))!.refunds).toEqual([
+      expect.objectContaining({ amount: { amount: 1000, currency: 'EUR' }, requestedBy: 'rep@example.com' }),
+    ]);
   });
 
   it('returns a refused write as data the model can explain', async () => {
     const { context } = createToolTestContext({ idempotencyKey: 'apv_x' });
-    expect(await runTool(cancelOrderTool, { orderId: 'ORD-1001', reason: 'too late' }, context)).toMatchObject({ ok: false, reason: 'not_cancellable', message: expect.stringContaining('ORD-1001') });
-    expect(await runTool(cancelOrderTool, { orderId: 'ORD-1002', reason: 'twice' }, { ...context, idempotencyKey: 'apv_y' })).toMatchObject({ ok: true, orderStatus: 'cancelled', refunded: { display: expect.any(String) } });
+    expect(await runTool(cancelOrderTool, { orderId: 'ORD-1001', reason: 'too late' }, context)).toMatchObject({
+      ok: false,
+      reason: 'not_cancellable',
+      message: expect.stringContaining('ORD-1001'),
+    });
+    expect(await runTool(cancelOrderTool, { orderId: 'ORD-1002', reason: 'twice' }, { ...context, idempotencyKey: 'apv_y' })).toMatchObject({
+      ok: true,
+      orderStatus: 'cancelled',
+      refunded: { display: expect.any(String) },
+    });
   });
 });

@@ -28,7 +28,13 @@ export const searchProductsTool = defineChatTool({
   async execute({ query, limit }, context) {
     const products = await context.commerce.searchProducts(context.projectKey, { query, limit });
     return {
-      products: products.map((product) => ({ sku: product.sku, name: product.name, category: product.category, price: presentMoney(product.price), stock: product.stock })),
+      products: products.map((product) => ({
+        sku: product.sku,
+        name: product.name,
+        category: product.category,
+        price: presentMoney(product.price),
+        stock: product.stock,
+      })),
     };
   },
 });
@@ -57,7 +63,12 @@ export const getOrderTool = defineChatTool({
         refunded: presentMoney(order.totals.refunded),
       },
       payment: { method: order.payment.method, status: order.payment.status },
-      refunds: order.refunds.map((refund) => ({ refundId: refund.refundId, amount: presentMoney(refund.amount), reason: refund.reason, createdAt: presentTime(refund.createdAt) })),
+      refunds: order.refunds.map((refund) => ({
+        refundId: refund.refundId,
+        amount: presentMoney(refund.amount),
+        reason: refund.reason,
+        createdAt: presentTime(refund.createdAt),
+      })),
       cancellation: order.cancellation && { reason: order.cancellation.reason, cancelledAt: presentTime(order.cancellation.cancelledAt) },
     };
   },
@@ -103,8 +114,7 @@ export const refundOrderTool = defineChatTool({
   name: 'refundOrder',
   kind: 'commerce',
   capability: 'canRefundOrders',
-  description:
-    "Refund a paid, shipped or delivered order. Omit amount to refund everything that remains; amount is in minor units (cents). Needs the user's approval.",
+  description: "Refund a paid, shipped or delivered order. Omit amount to refund everything that remains; amount is in minor units (cents). Needs the user's approval.",
   inputSchema: z.object({
     orderId: recordIdSchema,
     amount: z.number().int().positive().max(100_000_000).optional().describe('Minor units (cents), e.g. 1250 for 12.50.'),

@@ -6,10 +6,18 @@ import { addTicketCommentTool, createTicketTool, getTicketTool, searchTicketsToo
 describe('ticket tool schemas', () => {
   it.each([
     [searchTicketsTool, {}, { limit: 5 }],
-    [searchTicketsTool, { query: ' damaged ', status: 'open', customerEmail: 'A@Example.com', limit: 3 }, { query: 'damaged', status: 'open', customerEmail: 'a@example.com', limit: 3 }],
+    [
+      searchTicketsTool,
+      { query: ' damaged ', status: 'open', customerEmail: 'A@Example.com', limit: 3 },
+      { query: 'damaged', status: 'open', customerEmail: 'a@example.com', limit: 3 },
+    ],
     [getTicketTool, { ticketId: 'TCK-1001' }, { ticketId: 'TCK-1001' }],
     [createTicketTool, { subject: ' Lost ', description: 'Gone.' }, { subject: 'Lost', description: 'Gone.', priority: 'normal' }],
-    [createTicketTool, { subject: 'Lost', description: 'Gone.', priority: 'urgent', orderId: 'ORD-1001', customerEmail: 'a@example.com' }, { subject: 'Lost', description: 'Gone.', priority: 'urgent', orderId: 'ORD-1001', customerEmail: 'a@example.com' }],
+    [
+      createTicketTool,
+      { subject: 'Lost', description: 'Gone.', priority: 'urgent', orderId: 'ORD-1001', customerEmail: 'a@example.com' },
+      { subject: 'Lost', description: 'Gone.', priority: 'urgent', orderId: 'ORD-1001', customerEmail: 'a@example.com' },
+    ],
     [addTicketCommentTool, { ticketId: 'TCK-1001', body: ' On it. ' }, { ticketId: 'TCK-1001', body: 'On it.' }],
   ] as const)('%#: accepts good input %o', (tool, input, expected) => {
     expect(tool.inputSchema.parse(input)).toEqual(expected);
@@ -55,8 +63,15 @@ describe('ticket tool execution', () => {
 
   it('comments as the context’s user and reports refusals as data', async () => {
     const { context, tickets } = createToolTestContext({ idempotencyKey: 'apv_c' });
-    expect(await runTool(addTicketCommentTool, { ticketId: 'TCK-1001', body: 'Refund issued.' }, context)).toMatchObject({ ok: true, ticketId: 'TCK-1001', commentId: expect.any(String) });
+    expect(await runTool(addTicketCommentTool, { ticketId: 'TCK-1001', body: 'Refund issued.' }, context)).toMatchObject({
+      ok: true,
+      ticketId: 'TCK-1001',
+      commentId: expect.any(String),
+    });
     expect((await tickets.getTicket('acme-b2c', 'TCK-1001'))!.comments.at(-1)).toMatchObject({ author: 'rep@example.com', body: 'Refund issued.' });
-    expect(await runTool(addTicketCommentTool, { ticketId: 'TCK-9', body: 'x' }, { ...context, idempotencyKey: 'apv_d' })).toMatchObject({ ok: false, reason: 'ticket_not_found' });
+    expect(await runTool(addTicketCommentTool, { ticketId: 'TCK-9', body: 'x' }, { ...context, idempotencyKey: 'apv_d' })).toMatchObject({
+      ok: false,
+      reason: 'ticket_not_found',
+    });
   });
 });

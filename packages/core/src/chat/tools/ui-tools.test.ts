@@ -23,7 +23,12 @@ describe('card tools', () => {
       items: order.items.map((item) => expect.objectContaining({ sku: item.sku, quantity: item.quantity })),
       total: { amount: order.totals.total.amount, display: expect.any(String) },
     });
-    expect(await runTool(showProductCardTool, { sku: 'sku-1001' }, context)).toMatchObject({ card: 'product', sku: 'SKU-1001', name: 'Trail Running Shoe', inStock: true });
+    expect(await runTool(showProductCardTool, { sku: 'sku-1001' }, context)).toMatchObject({
+      card: 'product',
+      sku: 'SKU-1001',
+      name: 'Trail Running Shoe',
+      inStock: true,
+    });
     const customer = await runTool(showCustomerCardTool, { customerId: order.customer.customerId }, context);
     expect(customer).toMatchObject({ card: 'customer', customerId: order.customer.customerId, name: order.customer.name, email: order.customer.email });
     expect(customer.recentOrders.length).toBeGreaterThan(0);

@@ -40,7 +40,10 @@ export const showProductCardTool = defineChatTool({
   async execute({ sku }, context) {
     // The port has no lookup by SKU; a search for the SKU must find it, and only an exact match counts.
     const matches = await context.commerce.searchProducts(context.projectKey, { query: sku, limit: 20 });
-    const product = found(matches.find((candidate) => candidate.sku.toLowerCase() === sku.toLowerCase()), `Product ${sku}`);
+    const product = found(
+      matches.find((candidate) => candidate.sku.toLowerCase() === sku.toLowerCase()),
+      `Product ${sku}`,
+    );
     return {
       card: 'product' as const,
       sku: product.sku,

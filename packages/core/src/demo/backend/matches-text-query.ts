@@ -2,7 +2,10 @@
 export function matchesTextQuery(query: string | undefined, fields: ReadonlyArray<string | null>): boolean {
   const words = (query ?? '').toLowerCase().split(/\s+/).filter(Boolean);
   if (words.length === 0) return true;
-  const haystack = fields.filter((field) => field !== null).join('\n').toLowerCase();
+  const haystack = fields
+    .filter((field) => field !== null)
+    .join('\n')
+    .toLowerCase();
   return words.every((word) => haystack.includes(word));
 }
 

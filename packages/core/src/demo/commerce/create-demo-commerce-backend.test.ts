@@ -37,7 +37,10 @@ describe('createDemoCommerceBackend: seeded data', () => {
     expect(refundable!.totals.total.amount).toBeGreaterThan(0);
     expect(await commerce.getOrder(projectKey, 'ORD-1002')).toMatchObject({ status: 'paid', payment: { status: 'paid' } });
     expect((await commerce.searchProducts(projectKey, { query: 'trail running shoe', limit: 5 }))[0]).toMatchObject({ sku: 'SKU-1001', name: 'Trail Running Shoe' });
-    expect(await commerce.getBusinessUnit(projectKey, 'BU-101')).toMatchObject({ status: 'active', contacts: [expect.objectContaining({ customerId: expect.any(String) })] });
+    expect(await commerce.getBusinessUnit(projectKey, 'BU-101')).toMatchObject({
+      status: 'active',
+      contacts: [expect.objectContaining({ customerId: expect.any(String) })],
+    });
     expect((await commerce.listQuotes(projectKey, {})).map((quote) => quote.quoteId)).toContain('Q-5001');
     for (const order of orders) {
       expect(order.customer.email).toMatch(/^[a-z]+\.[a-z]+@example\.com$/);
@@ -61,7 +64,10 @@ describe('createDemoCommerceBackend: reads', () => {
 
   it('searches products by words, SKU and limit', async () => {
     expect((await commerce.searchProducts(project, { query: 'SKU-1001', limit: 5 })).map((product) => product.sku)).toEqual(['SKU-1001']);
-    expect((await commerce.searchProducts(project, { query: 'running shoe', limit: 5 })).map((product) => product.name).sort()).toEqual(['Road Running Shoe', 'Trail Running Shoe']);
+    expect((await commerce.searchProducts(project, { query: 'running shoe', limit: 5 })).map((product) => product.name).sort()).toEqual([
+      'Road Running Shoe',
+      'Trail Running Shoe',
+    ]);
     expect(await commerce.searchProducts(project, { query: 'shoe', limit: 1 })).toHaveLength(1);
     expect(await commerce.searchProducts(project, { query: 'no such thing', limit: 5 })).toEqual([]);
   });
@@ -123,10 +129,20 @@ describe('createDemoCommerceBackend: refunds', () => {
   it('refunds in parts and refuses more than remains', async () => {
     const commerce = createDemoCommerceBackend();
     const total = (await commerce.getOrder(project, 'ORD-1001'))!.totals.total.amount;
-    expect(await commerce.refundOrder(project, { orderId: 'ORD-1001', amount: 100, reason: 'late' }, write('k1'))).toMatchObject({ ok: true, remainingRefundable: { amount: total - 100 }, orderStatus: 'delivered' });
+    expect(await commerce.refundOrder(project, { orderId: 'ORD-1001', amount: 100, reason: 'late' }, write('k1'))).toMatchObject({
+      ok: true,
+      remainingRefundable: { amount: total - 100 },
+      orderStatus: 'delivered',
+    });
     expect((await commerce.getOrder(project, 'ORD-1001'))!.payment.status).toBe('partially_refunded');
-    expect(await commerce.refundOrder(project, { orderId: 'ORD-1001', amount: total, reason: 'again' }, write('k2'))).toMatchObject({ ok: false, reason: 'amount_exceeds_refundable' });
-    expect(await commerce.refundOrder(project, { orderId: 'ORD-1001', amount: total - 100, reason: 'rest' }, write('k3'))).toMatchObject({ ok: true, orderStatus: 'refunded' });
+    expect(await commerce.refundOrder(project, { orderId: 'ORD-1001', amount: total, reason: 'again' }, write('k2'))).toMatchObject({
+      ok: false,
+      reason: 'amount_exceeds_refundable',
+    });
+    expect(await commerce.refundOrder(project, { orderId: 'ORD-1001', amount: total - 100, reason: 'rest' }, write('k3'))).toMatchObject({
+      ok: true,
+      orderStatus: 'refunded',
+    });
     expect(await commerce.refundOrder(project, { orderId: 'ORD-1001', amount: 1, reason: 'more' }, write('k4'))).toMatchObject({ ok: false, reason: 'not_refundable' });
   });
 
@@ -154,7 +170,13 @@ describe('createDemoCommerceBackend: cancellations', () => {
   it('cancels a paid order and refunds it in full', async () => {
     const commerce = createDemoCommerceBackend({ now: () => 42 });
     const total = (await commerce.getOrder(project, 'ORD-1002'))!.totals.total;
-    expect(await commerce.cancelOrder(project, { orderId: 'ORD-1002', reason: 'mistake' }, write('k'))).toEqual({ ok: true, orderId: 'ORD-1002', orderStatus: 'cancelled', refunded: total, cancelledAt: 42 });
+    expect(await commerce.cancelOrder(project, { orderId: 'ORD-1002', reason: 'mistake' }, write('k'))).toEqual({
+      ok: true,
+      orderId: 'ORD-1002',
+      orderStatus: 'cancelled',
+      refunded: total,
+      cancelledAt: 42,
+    });
     expect(await commerce.getOrder(project, 'ORD-1002')).toMatchObject({
       status: 'cancelled',
       payment: { status: 'refunded' },

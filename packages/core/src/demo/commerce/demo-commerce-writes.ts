@@ -88,7 +88,13 @@ export function cancelDemoOrder(state: DemoCommerceState, request: { orderId: st
   // A paid order gets back what it paid; a pending one was never captured.
   const refunded = order.status === 'paid' ? order.totals.total.amount - order.totals.refunded.amount : 0;
   if (refunded > 0) {
-    order.refunds.push({ refundId: `RF-${orderId.replace(/^ORD-/, '')}-${order.refunds.length + 1}`, amount: { amount: refunded, currency }, reason: request.reason, requestedBy, createdAt: at });
+    order.refunds.push({
+      refundId: `RF-${orderId.replace(/^ORD-/, '')}-${order.refunds.length + 1}`,
+      amount: { amount: refunded, currency },
+      reason: request.reason,
+      requestedBy,
+      createdAt: at,
+    });
     order.totals.refunded = { amount: order.totals.total.amount, currency };
   }
   order.payment.status = order.status === 'paid' ? 'refunded' : 'voided';

@@ -161,9 +161,7 @@ function seedBusinessUnits(random: SeededRandom, customers: Customer[], money: (
       status: index === 0 || random.next() < 0.8 ? 'active' : 'on_hold',
       paymentTerms: random.pick(['prepaid', 'net_30', 'net_30', 'net_60'] as const),
       creditLimit: money(random.integer(5, 50) * 100_000),
-      contacts: customers
-        .filter((customer) => customer.businessUnitId === businessUnitId)
-        .map(({ customerId, name, email }) => ({ customerId, name, email })),
+      contacts: customers.filter((customer) => customer.businessUnitId === businessUnitId).map(({ customerId, name, email }) => ({ customerId, name, email })),
     };
   });
 }

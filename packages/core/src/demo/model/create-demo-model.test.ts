@@ -11,8 +11,21 @@ import type { LanguageModelV4CallOptions, LanguageModelV4Prompt, LanguageModelV4
 
 // Money as Deskpilot's tools present it: minor units plus a display string.
 const euros = (amount: number) => ({ amount, currency: 'EUR', display: `€${(amount / 100).toFixed(2)}` });
-const order = { orderId: 'ORD-1001', status: 'shipped', totals: { total: euros(12999), refunded: euros(0) }, items: [{ sku: 'SKU-1001', quantity: 1 }, { sku: 'SKU-1008', quantity: 2 }] };
-const products = { products: [{ sku: 'SKU-1001', name: 'Trail Running Shoe', price: euros(12900) }, { sku: 'SKU-1009', name: 'Road Running Shoe' }] };
+const order = {
+  orderId: 'ORD-1001',
+  status: 'shipped',
+  totals: { total: euros(12999), refunded: euros(0) },
+  items: [
+    { sku: 'SKU-1001', quantity: 1 },
+    { sku: 'SKU-1008', quantity: 2 },
+  ],
+};
+const products = {
+  products: [
+    { sku: 'SKU-1001', name: 'Trail Running Shoe', price: euros(12900) },
+    { sku: 'SKU-1009', name: 'Road Running Shoe' },
+  ],
+};
 
 /** Small fake tools with the demo tools' names and strict input schemas, recording what ran. */
 function fakeTools(overrides: Partial<Record<string, (input: Record<string, string>) => unknown>> = {}) {
@@ -37,19 +50,35 @@ function fakeTools(overrides: Partial<Record<string, (input: Record<string, stri
       remainingRefundable: euros(12999 - (input.amount ?? 12999)),
       orderStatus: input.amount ? 'shipped' : 'refunded',
     })),
-    cancelOrder: make('cancelOrder', z.strictObject({ orderId: z.string(), reason: z.string().max(200) }), (input) => ({ ok: true, orderId: input.orderId, orderStatus: 'cancelled', refunded: euros(5900) })),
+    cancelOrder: make('cancelOrder', z.strictObject({ orderId: z.string(), reason: z.string().max(200) }), (input) => ({
+      ok: true,
+      orderId: input.orderId,
+      orderStatus: 'cancelled',
+      refunded: euros(5900),
+    })),
     createTicket: make(
       'createTicket',
       z.strictObject({ subject: z.string().min(1), description: z.string(), priority: z.enum(['normal', 'high', 'urgent']), orderId: z.string().optional() }),
       (input) => ({ ticketId: 'TCK-2001', subject: input.subject, priority: input.priority }),
     ),
     getTicket: make('getTicket', z.strictObject({ ticketId: z.string() }), () => ({ ticketId: 'TCK-1001', subject: 'Late delivery', status: 'open', priority: 'high' })),
-    searchTickets: make('searchTickets', z.strictObject({ query: z.string().optional() }), () => ({ tickets: [{ ticketId: 'TCK-1001', subject: 'Late delivery', status: 'open' }] })),
+    searchTickets: make('searchTickets', z.strictObject({ query: z.string().optional() }), () => ({
+      tickets: [{ ticketId: 'TCK-1001', subject: 'Late delivery', status: 'open' }],
+    })),
     searchProducts: make('searchProducts', z.strictObject({ query: z.string().min(1) }), () => products),
     showProductCard: make('showProductCard', z.strictObject({ sku: z.string() }), (input) => input),
-    getCustomer: make('getCustomer', z.union([z.strictObject({ customerId: z.string() }), z.strictObject({ email: z.string() })]), () => ({ customerId: 'CUS-1001', name: 'Jane Doe', email: 'jane@example.com' })),
+    getCustomer: make('getCustomer', z.union([z.strictObject({ customerId: z.string() }), z.strictObject({ email: z.string() })]), () => ({
+      customerId: 'CUS-1001',
+      name: 'Jane Doe',
+      email: 'jane@example.com',
+    })),
     showCustomerCard: make('showCustomerCard', z.strictObject({ customerId: z.string() }), (input) => input),
-    getBusinessUnit: make('getBusinessUnit', z.strictObject({ businessUnitId: z.string() }), () => ({ name: 'Acme Retail', status: 'active', paymentTerms: 'net_30', creditLimit: euros(5000000) })),
+    getBusinessUnit: make('getBusinessUnit', z.strictObject({ businessUnitId: z.string() }), () => ({
+      name: 'Acme Retail',
+      status: 'active',
+      paymentTerms: 'net_30',
+      creditLimit: euros(5000000),
+    })),
     listQuotes: make('listQuotes', z.strictObject({}), () => ({ quotes: [{ quoteId: 'Q-1', status: 'draft', total: euros(99000) }], totalCount: 1 })),
     updateWorkingMemory: make('updateWorkingMemory', workingMemoryUpdateSchema, () => ({ saved: true })),
   } satisfies ToolSet;
@@ -199,7 +228,9 @@ describe('createDemoModel', () => {
   });
 
   it('says "did not refund" when the backend refused, as data', async () => {
-    const { tools } = fakeTools({ refundOrder: (input) => ({ ok: false, orderId: input.orderId, reason: 'not_refundable', message: 'Order ORD-1001 is still pending.' }) });
+    const { tools } = fakeTools({
+      refundOrder: (input) => ({ ok: false, orderId: input.orderId, reason: 'not_refundable', message: 'Order ORD-1001 is still pending.' }),
+    });
     expect((await run('refund ORD-1001', { tools })).text).toBe('I did not refund ORD-1001: Order ORD-1001 is still pending.');
   });
 
@@ -275,7 +306,16 @@ describe('createDemoModel', () => {
     expect(some.toolCalls).toEqual([[]]);
 
     const all = await run('what can you do?', { tools });
-    for (const example of ['refund order ORD-1001 for 12.50', 'cancel order ORD-1001', 'ticket TCK-1001', 'create a ticket', 'customer CUS-1001', 'business unit BU-101', 'show quotes', 'remember']) {
+    for (const example of [
+      'refund order ORD-1001 for 12.50',
+      'cancel order ORD-1001',
+      'ticket TCK-1001',
+      'create a ticket',
+      'customer CUS-1001',
+      'business unit BU-101',
+      'show quotes',
+      'remember',
+    ]) {
       expect(all.text).toContain(example);
     }
 
@@ -286,8 +326,14 @@ describe('createDemoModel', () => {
   it('searches products, shows the first hit, then describes it', async () => {
     const { tools } = fakeTools();
     const result = await run('Find red running shoes', { tools });
-    expect(result.toolCalls).toEqual([[{ toolName: 'searchProducts', input: { query: 'red running shoe' } }], [{ toolName: 'showProductCard', input: { sku: 'SKU-1001' } }], []]);
-    expect(result.text).toBe('I found 2 products matching “red running shoe”. The top match is Trail Running Shoe (SKU-1001) at €129.00. Also: Road Running Shoe. Its card is shown above.');
+    expect(result.toolCalls).toEqual([
+      [{ toolName: 'searchProducts', input: { query: 'red running shoe' } }],
+      [{ toolName: 'showProductCard', input: { sku: 'SKU-1001' } }],
+      [],
+    ]);
+    expect(result.text).toBe(
+      'I found 2 products matching “red running shoe”. The top match is Trail Running Shoe (SKU-1001) at €129.00. Also: Road Running Shoe. Its card is shown above.',
+    );
 
     const empty = fakeTools({ searchProducts: () => ({ products: [] }) });
     const nothing = await run('search products for purple umbrellas', { tools: empty.tools });
@@ -319,7 +365,9 @@ describe('createDemoModel', () => {
     expect(search.text).toBe('I found 1 ticket about “late delivery”: TCK-1001 “Late delivery” (open).');
     expect((await run('show my tickets', { tools })).toolCalls[0]).toEqual([{ toolName: 'searchTickets', input: {} }]);
 
-    expect((await run('business unit BU-101', { tools })).text).toBe('Business unit BU-101: Acme Retail — status: active, payment terms: net_30, credit limit: €50000.00.');
+    expect((await run('business unit BU-101', { tools })).text).toBe(
+      'Business unit BU-101: Acme Retail — status: active, payment terms: net_30, credit limit: €50000.00.',
+    );
     expect((await run('any open quotes?', { tools })).text).toBe('There is 1 quote: Q-1 (draft, €990.00).');
   });
 
@@ -358,8 +406,17 @@ describe('createDemoModel', () => {
     const help = /offline demo assistant/;
     expect(await textOf([])).toMatch(help);
     expect(await textOf(undefined)).toMatch(help);
-    expect(await textOf([{ role: 'user', content: [{ type: 'file', mediaType: 'image/png', data: { type: 'url', url: new URL('https://example.com/a.png') } }] }])).toMatch(help);
-    expect(await textOf([{ role: 'user', content: [{ type: 'text', text: '' }] }, null, { role: 'tool' }, { role: 'tool', content: [{ type: 'tool-result', toolCallId: 'x', toolName: 'mystery', output: { type: 'json', value: 1 } }] }])).toMatch(help);
+    expect(
+      await textOf([{ role: 'user', content: [{ type: 'file', mediaType: 'image/png', data: { type: 'url', url: new URL('https://example.com/a.png') } }] }]),
+    ).toMatch(help);
+    expect(
+      await textOf([
+        { role: 'user', content: [{ type: 'text', text: '' }] },
+        null,
+        { role: 'tool' },
+        { role: 'tool', content: [{ type: 'tool-result', toolCallId: 'x', toolName: 'mystery', output: { type: 'json', value: 1 } }] },
+      ]),
+    ).toMatch(help);
 
     const afterLookup = (output: unknown) => [
       { role: 'user', content: [{ type: 'text', text: 'show order ORD-1001' }] },
@@ -373,8 +430,12 @@ describe('createDemoModel', () => {
     expect(await textOf(afterLookup({ type: 'error-json', value: { message: 'No such order' } }), getOrder)).toBe('Sorry — I could not look up ORD-1001: No such order.');
     expect(await textOf(afterLookup({ type: 'execution-denied' }), getOrder)).toBe('Understood — I did not look up ORD-1001.');
     expect(await textOf(afterLookup({ type: 'json', value: { unexpected: [1, 2] } }), getOrder)).toBe('Order ORD-1001.');
-    expect(await textOf(afterLookup({ type: 'json', value: { status: 'paid', total: 1999, currency: 'USD', items: [{}, 'x'] } }), getOrder)).toBe('Order ORD-1001 — status: paid, total: 1999.00 USD, 2 items.');
-    expect(await textOf(afterLookup({ type: 'json', value: { status: 'paid', totalMinor: 1999, currency: 'USD' } }), getOrder)).toBe('Order ORD-1001 — status: paid, total: 19.99 USD.');
+    expect(await textOf(afterLookup({ type: 'json', value: { status: 'paid', total: 1999, currency: 'USD', items: [{}, 'x'] } }), getOrder)).toBe(
+      'Order ORD-1001 — status: paid, total: 1999.00 USD, 2 items.',
+    );
+    expect(await textOf(afterLookup({ type: 'json', value: { status: 'paid', totalMinor: 1999, currency: 'USD' } }), getOrder)).toBe(
+      'Order ORD-1001 — status: paid, total: 19.99 USD.',
+    );
     expect(await textOf(afterLookup('not an output'), getOrder)).toMatch(/^Order ORD-1001/);
   });
 
@@ -451,7 +512,11 @@ describe('createDemoModel with the built-in tools and demo backends', () => {
     ['customer CUS-1001', ['getCustomer', 'showCustomerCard'], /^Customer .+ \(CUS-1001\) — .+@.+\. Their card is shown above\.$/],
     ['ticket TCK-1001', ['getTicket'], /^Ticket TCK-1001 “Damaged item in order ORD-1001” — status: open, priority: high\.$/],
     ['search tickets about damaged', ['searchTickets'], /^I found \d+ tickets? about “damaged”: TCK-\d+/],
-    ['create a ticket: urgent, parcel for ORD-1001 never arrived', ['createTicket'], /^I created ticket TCK-\d+: “Urgent, parcel for ORD-1001 never arrived” \(priority urgent\)\.$/],
+    [
+      'create a ticket: urgent, parcel for ORD-1001 never arrived',
+      ['createTicket'],
+      /^I created ticket TCK-\d+: “Urgent, parcel for ORD-1001 never arrived” \(priority urgent\)\.$/,
+    ],
     ['comment on TCK-1001: we sent a replacement', ['addTicketComment'], /^Done — I added your comment to TCK-1001\.$/],
     ['shipped orders', ['searchOrders'], /^I found \d+ shipped orders?: ORD-/],
     ['remember the customer prefers email', ['updateWorkingMemory'], /^Noted: the customer prefers email\.$/],
@@ -464,7 +529,9 @@ describe('createDemoModel with the built-in tools and demo backends', () => {
 
   it('looks up b2b business units and quotes', async () => {
     const tools = builtinTools('globex-b2b', 'b2b');
-    expect((await run('business unit BU-101', { tools })).text).toMatch(/^Business unit BU-101: .+ — status: active, payment terms: net_\d+, credit limit: [€$][\d,.]+\.$/);
+    expect((await run('business unit BU-101', { tools })).text).toMatch(
+      /^Business unit BU-101: .+ — status: active, payment terms: net_\d+, credit limit: [€$][\d,.]+\.$/,
+    );
     expect((await run('list quotes', { tools })).text).toMatch(/^There are 10 quotes: Q/);
   });
 });

@@ -1,11 +1,5 @@
 import { decideDemoReply, type DemoReply } from './decide-demo-reply.js';
-import type {
-  LanguageModelV4,
-  LanguageModelV4CallOptions,
-  LanguageModelV4GenerateResult,
-  LanguageModelV4StreamPart,
-  LanguageModelV4Usage,
-} from './language-model-v4.js';
+import type { LanguageModelV4, LanguageModelV4CallOptions, LanguageModelV4GenerateResult, LanguageModelV4StreamPart, LanguageModelV4Usage } from './language-model-v4.js';
 import { readDemoTurn } from './read-demo-turn.js';
 
 /** Options of {@link createDemoModel}. */

@@ -2,7 +2,22 @@ import { describe, expect, it } from 'vitest';
 import { decideDemoReply, memoryKeyFor, refundAmountIn, ticketFieldsFor } from './decide-demo-reply.js';
 import type { DemoToolCall } from './read-demo-turn.js';
 
-const everyTool = ['getOrder', 'showOrderCard', 'refundOrder', 'cancelOrder', 'createTicket', 'getTicket', 'searchTickets', 'searchProducts', 'showProductCard', 'getCustomer', 'showCustomerCard', 'getBusinessUnit', 'listQuotes', 'updateWorkingMemory'];
+const everyTool = [
+  'getOrder',
+  'showOrderCard',
+  'refundOrder',
+  'cancelOrder',
+  'createTicket',
+  'getTicket',
+  'searchTickets',
+  'searchProducts',
+  'showProductCard',
+  'getCustomer',
+  'showCustomerCard',
+  'getBusinessUnit',
+  'listQuotes',
+  'updateWorkingMemory',
+];
 const decide = (text: string, calls: DemoToolCall[] = [], offered = everyTool) => decideDemoReply({ text, calls, offered: new Set(offered), toolsAllowed: true });
 const call = (toolName: string, input: Record<string, unknown>) => ({ type: 'tool-call', toolName, input });
 
@@ -19,7 +34,10 @@ describe('decideDemoReply', () => {
     ['jane@example.com', call('getCustomer', { email: 'jane@example.com' })],
     ['note that Jane is on holiday until May', call('updateWorkingMemory', { set: { jane_on_holiday_until: 'Jane is on holiday until May' } })],
     ['Remember: order ORD-1 must ship by Friday', call('updateWorkingMemory', { set: { order_ord_1_must: 'order ORD-1 must ship by Friday' } })],
-    ['create a ticket for ORD-1 refund request', call('createTicket', { subject: 'ORD-1 refund request', description: 'create a ticket for ORD-1 refund request', priority: 'normal', orderId: 'ORD-1' })],
+    [
+      'create a ticket for ORD-1 refund request',
+      call('createTicket', { subject: 'ORD-1 refund request', description: 'create a ticket for ORD-1 refund request', priority: 'normal', orderId: 'ORD-1' }),
+    ],
   ])('%s', (text, expected) => {
     expect(decide(text)).toEqual(expected);
   });
@@ -28,7 +46,10 @@ describe('decideDemoReply', () => {
     const done = (toolName: string, value: unknown): DemoToolCall => ({ toolName, toolCallId: toolName, input: {}, outcome: { kind: 'ok', value } });
     expect(decide('show order ORD-1', [done('getOrder', { status: 'open' })])).toEqual(call('showOrderCard', { orderId: 'ORD-1' }));
     expect(decide('show order ORD-1', [done('getOrder', { status: 'open' }), done('showOrderCard', {})]).type).toBe('text');
-    expect(decide('refund ORD-1', [{ toolName: 'refundOrder', toolCallId: 'c', input: {}, outcome: { kind: 'missing' } }])).toEqual({ type: 'text', text: 'I did not refund ORD-1: no result came back.' });
+    expect(decide('refund ORD-1', [{ toolName: 'refundOrder', toolCallId: 'c', input: {}, outcome: { kind: 'missing' } }])).toEqual({
+      type: 'text',
+      text: 'I did not refund ORD-1: no result came back.',
+    });
   });
 
   it('only calls offered tools, and none when tools are not allowed', () => {

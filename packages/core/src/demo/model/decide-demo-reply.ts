@@ -62,7 +62,12 @@ const memoryKeyStopWords = new Set(['a', 'an', 'the', 'that', 'this', 'my', 'our
 
 /** A working-memory key from a note: a slug of its first words, ≤ 40 characters, as `updateWorkingMemory` requires. */
 export function memoryKeyFor(note: string): string {
-  const words = note.toLowerCase().normalize('NFKD').replace(/[\u0300-\u036f]/g, '').match(/[a-z0-9]+/g) ?? [];
+  const words =
+    note
+      .toLowerCase()
+      .normalize('NFKD')
+      .replace(/[\u0300-\u036f]/g, '')
+      .match(/[a-z0-9]+/g) ?? [];
   const significant = words.filter((word) => !memoryKeyStopWords.has(word));
   let key = '';
   for (const word of (significant.length > 0 ? significant : words).slice(0, 4)) {
@@ -85,7 +90,12 @@ export function refundAmountIn(text: string): number | undefined {
 /** Subject, description, priority, order and customer email of a "create a ticket …" message (`rest` follows "ticket"). */
 export function ticketFieldsFor(text: string, rest: string): Record<string, unknown> {
   const about = rest.replace(/^[\s:,.;–—-]+/, '').replace(/^(?:about|for|regarding|re|saying|that|on|because)\b[\s:,;–—-]*/i, '');
-  const words = about.split(/\s+/).filter(Boolean).slice(0, 8).join(' ').replace(/[\s.,;:!?–—-]+$/, '');
+  const words = about
+    .split(/\s+/)
+    .filter(Boolean)
+    .slice(0, 8)
+    .join(' ')
+    .replace(/[\s.,;:!?–—-]+$/, '');
   const priority = /\burgent(?:ly)?\b/i.test(text) ? 'urgent' : /\bhigh\b/i.test(text) ? 'high' : /\blow\s+priority\b/i.test(text) ? 'low' : 'normal';
   const orderId = orderIdIn(text);
   const customerEmail = emailIn(text);
@@ -99,12 +109,39 @@ export function ticketFieldsFor(text: string, rest: string): Record<string, unkn
 }
 
 const productWords = new Set(['product', 'products', 'catalog', 'catalogue']);
-const leadingFiller = new Set(['me', 'some', 'any', 'the', 'a', 'an', 'all', 'for', 'please', 'you', 'do', 'have', 'got', 'of', 'your', 'our', 'in', 'with', 'about', 'matching', 'called', 'named', 'like']);
+const leadingFiller = new Set([
+  'me',
+  'some',
+  'any',
+  'the',
+  'a',
+  'an',
+  'all',
+  'for',
+  'please',
+  'you',
+  'do',
+  'have',
+  'got',
+  'of',
+  'your',
+  'our',
+  'in',
+  'with',
+  'about',
+  'matching',
+  'called',
+  'named',
+  'like',
+]);
 
 /** The search terms of a request: what follows its trigger phrase, without filler words around it. */
 function searchTerms(text: string, triggers: RegExp[], drop: ReadonlySet<string>): string {
   const tail = triggers.map((pattern) => pattern.exec(text)?.[1]).find((group) => group !== undefined) ?? '';
-  const words = tail.replace(/[?.!,;:]+(?=\s|$)/g, ' ').split(/\s+/).filter((word) => word !== '' && !drop.has(word.toLowerCase()));
+  const words = tail
+    .replace(/[?.!,;:]+(?=\s|$)/g, ' ')
+    .split(/\s+/)
+    .filter((word) => word !== '' && !drop.has(word.toLowerCase()));
   while (words.length > 0 && leadingFiller.has(words[0]!.toLowerCase())) words.shift();
   while (words.length > 0 && ['please', 'now', 'today'].includes(words.at(-1)!.toLowerCase())) words.pop();
   return clip(words.join(' '), 100);
@@ -206,7 +243,14 @@ const intents: DemoIntent[] = [
       const ticketId = ticketIdIn(text);
       if (!ticketId || !/\b(?:comment|reply|respond|answer)\b/i.test(text)) return null;
       if (!turn.offered('addTicketComment')) return say(noPermission('comment on tickets'));
-      const body = clip(text.slice(text.toUpperCase().indexOf(ticketId) + ticketId.length).replace(/^[\s:,.;–—-]+/, '').replace(/^(?:saying|that|with)\b[\s:,–—-]*/i, '').trim(), 4000);
+      const body = clip(
+        text
+          .slice(text.toUpperCase().indexOf(ticketId) + ticketId.length)
+          .replace(/^[\s:,.;–—-]+/, '')
+          .replace(/^(?:saying|that|with)\b[\s:,–—-]*/i, '')
+          .trim(),
+        4000,
+      );
       if (!body) return say(`What should the comment on ${ticketId} say? For example ${quoted(`comment on ${ticketId}: we sent a replacement`)}.`);
       const outcome = turn.outcome('addTicketComment');
       if (!outcome) return turn.call('addTicketComment', { ticketId, body }) ?? say(noTools(`comment on ${ticketId}`));
@@ -325,7 +369,9 @@ const intents: DemoIntent[] = [
         const details = [readField(order, 'status', 'state'), readMoney(order, 'total', 'totalAmount', 'totalMinor')].filter(Boolean);
         return `${readField(order, 'orderId', 'id') ?? 'an order'}${details.length ? ` (${details.join(', ')})` : ''}`;
       });
-      return say(`I found ${orders.length} ${which.replace(/orders/, orders.length === 1 ? 'order' : 'orders')}: ${shown.join('; ')}${more(orders.length, shown.length)}.`);
+      return say(
+        `I found ${orders.length} ${which.replace(/orders/, orders.length === 1 ? 'order' : 'orders')}: ${shown.join('; ')}${more(orders.length, shown.length)}.`,
+      );
     },
   },
   {
@@ -370,7 +416,10 @@ const intents: DemoIntent[] = [
       }
       const name = readField(first, 'name', 'title') ?? sku ?? 'the first one';
       const price = readMoney(first, 'price', 'priceMinor', 'unitPrice', 'unitPriceMinor', 'amount');
-      const others = products.slice(1, 3).map((product) => readField(product, 'name', 'title', 'sku')).filter(Boolean);
+      const others = products
+        .slice(1, 3)
+        .map((product) => readField(product, 'name', 'title', 'sku'))
+        .filter(Boolean);
       let answer = `I found ${plural(products.length, 'product')} matching ${quoted(query)}. The top match is ${name}${sku && sku !== name ? ` (${sku})` : ''}${price ? ` at ${price}` : ''}.`;
       if (others.length) answer += ` Also: ${others.join(', ')}${more(products.length, others.length + 1, ',')}.`;
       if (turn.outcome('showProductCard')?.kind === 'ok') answer += ' Its card is shown above.';
@@ -381,7 +430,8 @@ const intents: DemoIntent[] = [
     // A request that names what it wants but not which one: ask, rather than guess.
     respond(text, turn) {
       if (/\borders?\b/i.test(text) && turn.offered('getOrder')) return say(`Which order? Tell me its number, for example ${quoted('show order ORD-1001')}.`);
-      if (/\bcustomers?\b/i.test(text) && turn.offered('getCustomer')) return say(`Which customer? Tell me their id or email, for example ${quoted('customer CUS-1001')}.`);
+      if (/\bcustomers?\b/i.test(text) && turn.offered('getCustomer'))
+        return say(`Which customer? Tell me their id or email, for example ${quoted('customer CUS-1001')}.`);
       if (/\bbusiness\s+units?\b/i.test(text) && turn.offered('getBusinessUnit')) return say(`Which business unit? For example ${quoted('business unit BU-101')}.`);
       return null;
     },
@@ -405,7 +455,12 @@ function describeOrder(order: unknown, orderId: string, cardShown: boolean): str
     field('status', readField(order, 'status', 'state')),
     field('total', readMoney(totals, 'total') ?? readMoney(order, 'total', 'totalAmount', 'grandTotal', 'totalMinor', 'totalCents', 'amount', 'amountMinor')),
     totals && !isZeroMoney(totals, 'refunded') ? field('refunded', readMoney(totals, 'refunded')) : undefined,
-    quantities ? plural(quantities.reduce((sum, quantity) => sum + quantity, 0), 'item') : undefined,
+    quantities
+      ? plural(
+          quantities.reduce((sum, quantity) => sum + quantity, 0),
+          'item',
+        )
+      : undefined,
     field('placed', readField(order, 'placedAt', 'createdAt', 'date')?.slice(0, 10)),
   ].filter(Boolean);
   const summary = typeof order === 'string' ? ` ${sentence(order)}` : details.length ? ` — ${details.join(', ')}.` : '.';
@@ -425,13 +480,31 @@ function describeCustomer(customer: unknown, who: string, cardShown: boolean): s
   const name = readField(customer, 'name', 'fullName', 'displayName') ?? ([first, last].filter(Boolean).join(' ') || undefined);
   const id = readField(customer, 'customerId', 'id') ?? who;
   const email = readField(customer, 'email');
-  const details = [email && email !== id ? email : undefined, field('tier', readField(customer, 'tier', 'segment', 'loyaltyTier')), field('status', readField(customer, 'status'))].filter(Boolean);
+  const details = [
+    email && email !== id ? email : undefined,
+    field('tier', readField(customer, 'tier', 'segment', 'loyaltyTier')),
+    field('status', readField(customer, 'status')),
+  ].filter(Boolean);
   if (typeof customer === 'string') return `Customer ${who}: ${sentence(customer)}`;
   return `Customer ${name ? `${name} (${id})` : id}${details.length ? ` — ${details.join(', ')}` : ''}.${cardShown ? ' Their card is shown above.' : ''}`;
 }
 
 // The help lists the everyday look-ups first, whatever order the rules must be tried in.
-const helpOrder = ['getOrder', 'searchOrders', 'refundOrder', 'cancelOrder', 'getCustomer', 'searchProducts', 'getTicket', 'searchTickets', 'createTicket', 'addTicketComment', 'getBusinessUnit', 'listQuotes', 'updateWorkingMemory'];
+const helpOrder = [
+  'getOrder',
+  'searchOrders',
+  'refundOrder',
+  'cancelOrder',
+  'getCustomer',
+  'searchProducts',
+  'getTicket',
+  'searchTickets',
+  'createTicket',
+  'addTicketComment',
+  'getBusinessUnit',
+  'listQuotes',
+  'updateWorkingMemory',
+];
 
 /** The help text, listing only what the offered tools allow. */
 function helpText(turn: TurnView): string {

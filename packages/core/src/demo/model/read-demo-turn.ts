@@ -39,7 +39,13 @@ export function readDemoTurn(options: Pick<LanguageModelV4CallOptions, 'prompt' 
     if (roleOf(message) === 'user') lastUser = index;
   });
 
-  const text = lastUser === -1 ? '' : contentOf(prompt[lastUser]).flatMap((part) => (isRecord(part) && part.type === 'text' && typeof part.text === 'string' ? [part.text] : [])).join('\n').trim();
+  const text =
+    lastUser === -1
+      ? ''
+      : contentOf(prompt[lastUser])
+          .flatMap((part) => (isRecord(part) && part.type === 'text' && typeof part.text === 'string' ? [part.text] : []))
+          .join('\n')
+          .trim();
 
   const calls: DemoToolCall[] = [];
   const byId = new Map<string, DemoToolCall>();
@@ -61,7 +67,9 @@ export function readDemoTurn(options: Pick<LanguageModelV4CallOptions, 'prompt' 
 
   const choice = options.toolChoice;
   const toolsAllowed = choice?.type !== 'none';
-  const names = (Array.isArray(options.tools) ? options.tools : []).flatMap((tool: unknown) => (isRecord(tool) && tool.type === 'function' && typeof tool.name === 'string' ? [tool.name] : []));
+  const names = (Array.isArray(options.tools) ? options.tools : []).flatMap((tool: unknown) =>
+    isRecord(tool) && tool.type === 'function' && typeof tool.name === 'string' ? [tool.name] : [],
+  );
   // A forced tool narrows what may be called to that one tool; the rules then call it or answer in text.
   const offered = new Set(choice?.type === 'tool' ? names.filter((name) => name === choice.toolName) : names);
   return { text, calls, offered, toolsAllowed };
@@ -84,7 +92,11 @@ function outcomeOf(output: LanguageModelV4ToolResultOutput | unknown): DemoToolO
     case 'content':
       return {
         kind: 'ok',
-        value: parseMaybeJson((Array.isArray(output.value) ? output.value : []).flatMap((part) => (isRecord(part) && part.type === 'text' && typeof part.text === 'string' ? [part.text] : [])).join('\n')),
+        value: parseMaybeJson(
+          (Array.isArray(output.value) ? output.value : [])
+            .flatMap((part) => (isRecord(part) && part.type === 'text' && typeof part.text === 'string' ? [part.text] : []))
+            .join('\n'),
+        ),
       };
     case 'error-text':
       return { kind: 'error', message: typeof output.value === 'string' ? output.value : 'The tool failed.' };

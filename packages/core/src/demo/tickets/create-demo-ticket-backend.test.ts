@@ -4,7 +4,13 @@ import { createDemoCommerceBackend } from '../commerce/create-demo-commerce-back
 import { createDemoTicketBackend } from './create-demo-ticket-backend.js';
 
 const project = 'acme-b2c';
-const newTicket = { subject: 'Parcel lost', description: 'The carrier lost the parcel.', priority: 'high' as const, orderId: 'ORD-1001', customerEmail: 'Someone@Example.com' };
+const newTicket = {
+  subject: 'Parcel lost',
+  description: 'The carrier lost the parcel.',
+  priority: 'high' as const,
+  orderId: 'ORD-1001',
+  customerEmail: 'Someone@Example.com',
+};
 
 describe('createDemoTicketBackend: seeded data', () => {
   it('seeds the same tickets for the same project in two instances, different ones for another', async () => {
@@ -46,7 +52,15 @@ describe('createDemoTicketBackend: writes', () => {
     const tickets = createDemoTicketBackend({ now: clock.now });
     const options = { idempotencyKey: 'apv_1', requestedBy: 'rep@example.com' };
     const created = await tickets.createTicket(project, newTicket, options);
-    expect(created).toMatchObject({ ticketId: 'TCK-1013', status: 'open', priority: 'high', customerEmail: 'someone@example.com', createdBy: 'rep@example.com', createdAt: clock.now(), comments: [] });
+    expect(created).toMatchObject({
+      ticketId: 'TCK-1013',
+      status: 'open',
+      priority: 'high',
+      customerEmail: 'someone@example.com',
+      createdBy: 'rep@example.com',
+      createdAt: clock.now(),
+      comments: [],
+    });
     clock.advance(1000);
     expect(await tickets.createTicket(project, newTicket, options)).toEqual(created);
     expect(await tickets.getTicket(project, 'TCK-1014')).toBeNull();
@@ -71,7 +85,10 @@ describe('createDemoTicketBackend: writes', () => {
   it('refuses comments on unknown and closed tickets as data', async () => {
     const tickets = createDemoTicketBackend();
     const author = { author: 'rep@example.com' };
-    expect(await tickets.addTicketComment(project, { ticketId: 'TCK-9', body: 'x' }, { ...author, idempotencyKey: 'k1' })).toMatchObject({ ok: false, reason: 'ticket_not_found' });
+    expect(await tickets.addTicketComment(project, { ticketId: 'TCK-9', body: 'x' }, { ...author, idempotencyKey: 'k1' })).toMatchObject({
+      ok: false,
+      reason: 'ticket_not_found',
+    });
     // Seeded statuses vary by project: take the first demo project that has a closed ticket.
     let closed: { projectKey: string; ticketId: string } | undefined;
     for (const projectKey of ['acme-b2c', 'acme-b2b', 'globex-b2c', 'demo-1', 'demo-2']) {
@@ -83,7 +100,10 @@ describe('createDemoTicketBackend: writes', () => {
     }
     expect(closed).toBeDefined();
     const { projectKey, ticketId } = closed!;
-    expect(await tickets.addTicketComment(projectKey, { ticketId, body: 'x' }, { ...author, idempotencyKey: 'k2' })).toMatchObject({ ok: false, reason: 'ticket_closed' });
+    expect(await tickets.addTicketComment(projectKey, { ticketId, body: 'x' }, { ...author, idempotencyKey: 'k2' })).toMatchObject({
+      ok: false,
+      reason: 'ticket_closed',
+    });
     expect((await tickets.getTicket(projectKey, ticketId))!.comments.every((comment) => comment.body !== 'x')).toBe(true);
   });
 

@@ -43,10 +43,7 @@ const summarize = (ticket: Ticket): TicketSummary => ({
 export function createDemoTicketBackend(options: DemoTicketBackendOptions = {}): DemoTicketBackend {
   const now = options.now ?? Date.now;
   const calls: BackendCall[] = [];
-  const projects = createDemoProjectStore<ProjectState>(
-    (projectKey) => ({ tickets: seedDemoTickets(projectKey), records: new Map() }),
-    options.maxProjects ?? 1000,
-  );
+  const projects = createDemoProjectStore<ProjectState>((projectKey) => ({ tickets: seedDemoTickets(projectKey), records: new Map() }), options.maxProjects ?? 1000);
 
   return {
     calls,

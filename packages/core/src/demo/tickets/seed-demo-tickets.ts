@@ -36,7 +36,7 @@ export function seedDemoTickets(projectKey: string): Ticket[] {
     const customerEmail = order?.customer.email ?? random.pick(customers).email;
     const createdAt = (order?.createdAt ?? demoSeedEpoch + index * 24 * hour) + random.integer(24, 96) * hour;
     const comments: TicketComment[] = [];
-    for (let count = random.integer(0, 3), at = createdAt; comments.length < count; ) {
+    for (let count = random.integer(0, 3), at = createdAt; comments.length < count;) {
       at += random.integer(1, 30) * hour;
       const fromAgent = comments.length % 2 === 0;
       comments.push({
