@@ -20,6 +20,18 @@ export {
 } from './errors/index.js';
 export { consoleLogger, type Logger } from './logging/logger.js';
 
+// Liveness and readiness probes
+export {
+  createReadinessCheck,
+  healthResponse,
+  readinessResponse,
+  type ReadinessCheck,
+  type ReadinessCheckEntry,
+  type ReadinessCheckOptions,
+  type ReadinessCheckResult,
+  type ReadinessProbe,
+} from './health/index.js';
+
 // The input policy both handlers apply, for the host's own routes and stores
 export {
   checkJsonValue,

@@ -20,6 +20,7 @@ const rootValues = [
   'createChatHandler',
   'createIdentityForwarder',
   'createMemoryApprovalStore',
+  'createReadinessCheck',
   'createMemoryChatStore',
   'createMemorySessionStore',
   'createMemoryUserDirectory',
@@ -40,6 +41,7 @@ const rootValues = [
   'forwardedFor',
   'fromFetchRequest',
   'hashPassword',
+  'healthResponse',
   'isDeskpilotError',
   'isIdentityHeader',
   'isPasswordHash',
@@ -51,6 +53,7 @@ const rootValues = [
   'resolveSession',
   'presentMoney',
   'problemResponse',
+  'readinessResponse',
   'readChatStream',
   'requireIdempotencyKey',
   'retryAfterSeconds',
@@ -68,6 +71,11 @@ const rootValues = [
 ];
 
 const rootTypes = [
+  'ReadinessCheck',
+  'ReadinessCheckEntry',
+  'ReadinessCheckOptions',
+  'ReadinessCheckResult',
+  'ReadinessProbe',
   'Account',
   'AddMessageResult',
   'ApprovalAnswer',
