@@ -3,6 +3,7 @@ export { fromPgPool, type FromPgPoolOptions, type PgPoolClientLike, type PgPoolL
 export { fromPglite, type PgliteLike } from './from-pglite.js';
 export { toStoreError } from './to-store-error.js';
 export { migrate, type MigrateResult } from './migrate.js';
+export { checkDatabaseReady } from './check-database-ready.js';
 export { migrations, type Migration } from './migrations.js';
 export { createPostgresSessionStore, type PostgresSessionStoreOptions } from './postgres-session-store.js';
 export { createPostgresUserDirectory, type PostgresUserDirectory, type PostgresUserDirectoryOptions } from './postgres-user-directory.js';

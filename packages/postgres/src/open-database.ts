@@ -5,6 +5,7 @@ import { Pool } from 'pg';
 import { fromPglite } from './from-pglite.js';
 import { fromPgPool, type FromPgPoolOptions } from './from-pg-pool.js';
 import { lockDataDirectory, type DataDirectoryLock } from './lock-data-directory.js';
+import { checkDatabaseReady } from './check-database-ready.js';
 import { migrate } from './migrate.js';
 import type { SqlClient } from './sql-client.js';
 
@@ -37,6 +38,8 @@ export interface OpenDatabaseOptions {
 export interface Database {
   client: SqlClient;
   kind: 'postgres' | 'pglite';
+  /** Resolves when the database answers and is migrated to this release's version (see {@link checkDatabaseReady}). */
+  checkReady(): Promise<void>;
   /** Ends the pool, or closes PGlite (flushing it to `dataDir`) and releases the directory's lock. */
   close(): Promise<void>;
 }
@@ -194,5 +197,5 @@ export async function openDatabase(options: OpenDatabaseOptions = {}): Promise<D
     throw error;
   }
   let closing: Promise<void> | undefined;
-  return { client, kind, close: () => (closing ??= closeAll()) };
+  return { client, kind, checkReady: () => checkDatabaseReady(client), close: () => (closing ??= closeAll()) };
 }

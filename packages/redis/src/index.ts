@@ -1,2 +1,3 @@
 export { createRedisRateLimiter, type RedisCommandClient, type RedisRateLimiter, type RedisRateLimiterOptions } from './create-redis-rate-limiter.js';
 export { connectRedis, type ConnectRedisOptions, type RedisClient } from './connect-redis.js';
+export { checkRedisReady, type RedisPingClient } from './check-redis-ready.js';

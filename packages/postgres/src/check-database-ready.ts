@@ -1,0 +1,25 @@
+import { DeskpilotError } from '@deskpilot/core';
+import { migrations as allMigrations, type Migration } from './migrations.js';
+import type { SqlExecutor } from './sql-client.js';
+
+/**
+ * Resolves when the database answers and its schema is at least at the version this release expects
+ * (the highest of `migrations`); rejects with `store_unavailable` otherwise. One `SELECT` on the
+ * migrations table: reachable, and migrated, in one round trip. Bound it (see `createReadinessCheck`):
+ * a partitioned database does not answer before the driver's own query timeout.
+ *
+ * @example
+ * const readiness = createReadinessCheck({ checks: { chat_store: () => checkDatabaseReady(database.client) } });
+ */
+export async function checkDatabaseReady(client: SqlExecutor, migrations: readonly Migration[] = allMigrations): Promise<void> {
+  const expected = Math.max(0, ...migrations.map((migration) => migration.version));
+  const { rows } = await client.query<{ version: number | null }>('SELECT max(version) AS version FROM deskpilot_migrations').catch((error: unknown) => {
+    // undefined_table: the database answers, but was never migrated.
+    if ((error as { code?: unknown }).code !== '42P01') throw error;
+    return { rows: [] };
+  });
+  const version = Number(rows[0]?.version ?? 0);
+  if (version < expected) {
+    throw new DeskpilotError('store_unavailable', { detail: `The database schema is at version ${version}, this release needs ${expected}: run the migrations.` });
+  }
+}
