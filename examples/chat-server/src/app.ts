@@ -1,12 +1,22 @@
 import { createAnthropic } from '@ai-sdk/anthropic';
 import { createOpenAI } from '@ai-sdk/openai';
 import { chatRouter } from '@deskpilot/chat-express';
-import { DeskpilotError, createChatHandler, problemResponse, type ChatModels, type CommerceBackend } from '@deskpilot/core';
+import {
+  DeskpilotError,
+  createChatHandler,
+  createReadinessCheck,
+  describeError,
+  healthResponse,
+  problemResponse,
+  readinessResponse,
+  type ChatModels,
+  type CommerceBackend,
+} from '@deskpilot/core';
 import { createDemoCommerceBackend, createDemoModel, createDemoTicketBackend } from '@deskpilot/core/demo';
 import { writeResponse } from '@deskpilot/core/node';
 import { join } from 'node:path';
 import { createPostgresStores, openDatabase } from '@deskpilot/postgres';
-import { connectRedis, createRedisRateLimiter } from '@deskpilot/redis';
+import { checkRedisReady, connectRedis, createRedisRateLimiter } from '@deskpilot/redis';
 import express from 'express';
 import type { ServerConfig } from './config.ts';
 
@@ -74,8 +84,16 @@ export async function createApp(config: ServerConfig) {
     contextSecret: config.CHAT_CONTEXT_SECRET,
     allowedOrigins: config.ALLOWED_ORIGINS,
   });
+  // Ready: the database answers at this release's schema version, and Redis answers when configured.
+  const readiness = createReadinessCheck({
+    checks: { chat_store: () => database.checkReady(), ...(redis ? { redis: () => checkRedisReady(redis) } : {}) },
+    onCheckFailed: (name, error) => console.warn(`[chat-server] not ready: ${name}: ${describeError(error)}`),
+  });
   const app = express();
   app.disable('x-powered-by');
+  // Before the chat routes: no CORS, no rate limit, no grant for the probes.
+  app.get('/healthz', (_req, res) => writeResponse(res, healthResponse()));
+  app.get('/readyz', async (_req, res) => writeResponse(res, readinessResponse(await readiness())));
   app.use(chatRouter(chat));
   app.use((_req, res) => writeResponse(res, problemResponse(new DeskpilotError('not_found', { detail: 'No such route.' }))));
   const storage = database.kind === 'pglite' ? `PGlite in ${dataDir}` : 'Postgres (DATABASE_URL)';
@@ -85,5 +103,5 @@ export async function createApp(config: ServerConfig) {
   };
   // Expired approvals answer "denied" whether or not they are stored; purging them keeps the table small.
   const deleteExpiredApprovals = () => approvalStore.deleteExpired(Date.now());
-  return { app, chat, models, storage: `${storage}${redis ? ', rate limit on Redis' : ''}`, deleteExpiredApprovals, close };
+  return { app, chat, models, readiness, storage: `${storage}${redis ? ', rate limit on Redis' : ''}`, deleteExpiredApprovals, close };
 }

@@ -12,7 +12,7 @@ try {
   process.exit(2);
 }
 
-const { app, chat, models, storage, deleteExpiredApprovals, close } = await createApp(config).catch((error: unknown) => {
+const { app, chat, models, readiness, storage, deleteExpiredApprovals, close } = await createApp(config).catch((error: unknown) => {
   // A database, data directory or Redis that cannot be used: say so plainly and stop. Another process
   // holding the data directory is 2, like a bad configuration: starting again will not help.
   console.error(`[chat-server] cannot start: ${describeError(error)}`);
@@ -42,6 +42,8 @@ cleanup.unref();
  * `aborted`; then the stores close and the process exits 0.
  */
 async function shutDown(signal: string): Promise<void> {
+  // First: the load balancer stops sending before anything else stops.
+  readiness.startDraining();
   console.log(`[chat-server] ${signal}: closing (grace ${config.SHUTDOWN_GRACE_MS} ms)`);
   clearInterval(cleanup);
   // Past every bound below (the drain saves cut turns for up to 5 s more): something hangs.

@@ -1,10 +1,20 @@
 import { join } from 'node:path';
 import express from 'express';
-import { DeskpilotError, createSessionHandler, createSessionService, problemResponse, type RateLimiter } from '@deskpilot/core';
+import {
+  DeskpilotError,
+  createReadinessCheck,
+  describeError,
+  createSessionHandler,
+  createSessionService,
+  healthResponse,
+  problemResponse,
+  readinessResponse,
+  type RateLimiter,
+} from '@deskpilot/core';
 import { demoUsers } from '@deskpilot/core/demo';
 import { writeResponse } from '@deskpilot/core/node';
 import { createPostgresStores, openDatabase } from '@deskpilot/postgres';
-import { connectRedis, createRedisRateLimiter } from '@deskpilot/redis';
+import { checkRedisReady, connectRedis, createRedisRateLimiter } from '@deskpilot/redis';
 import { sessionRouter } from '@deskpilot/session-express';
 import type { ServerConfig } from './config.ts';
 
@@ -44,8 +54,17 @@ export async function createApp(config: ServerConfig) {
     pepper: config.SESSION_PEPPER,
   });
 
+  // Ready: the database answers at this release's schema version, and Redis answers when configured.
+  const readiness = createReadinessCheck({
+    checks: { session_store: () => database.checkReady(), ...(redis ? { redis: () => checkRedisReady(redis) } : {}) },
+    onCheckFailed: (name, error) => console.warn(`[session-server] not ready: ${name}: ${describeError(error)}`),
+  });
+
   const app = express();
   app.disable('x-powered-by');
+  // Before the session routes: no cookie, no CORS, no rate limit for the probes.
+  app.get('/healthz', (_req, res) => writeResponse(res, healthResponse()));
+  app.get('/readyz', async (_req, res) => writeResponse(res, readinessResponse(await readiness())));
   app.use(
     sessionRouter(
       createSessionHandler({
@@ -62,5 +81,5 @@ export async function createApp(config: ServerConfig) {
     await redis?.close();
     await database.close();
   };
-  return { app, sessions, storage: `${storage}${redis ? ', login throttles on Redis' : ''}`, close };
+  return { app, sessions, readiness, storage: `${storage}${redis ? ', login throttles on Redis' : ''}`, close };
 }

@@ -11,7 +11,7 @@ try {
   console.error(`[session-server] ${(error as Error).message}`);
   process.exit(2);
 }
-const { app, sessions, storage, close } = await createApp(config).catch((error: unknown) => {
+const { app, sessions, readiness, storage, close } = await createApp(config).catch((error: unknown) => {
   // A database, data directory or Redis that cannot be used: say so plainly and stop. Another process
   // holding the data directory is 2, like a bad configuration: starting again will not help.
   console.error(`[session-server] cannot start: ${describeError(error)}`);
@@ -39,6 +39,8 @@ cleanup.unref();
 
 /** Graceful shutdown: no new connections, no late requests on kept-alive ones, running requests finish (within the grace period), then the stores close and the process exits 0. */
 async function shutDown(signal: string): Promise<void> {
+  // First: the load balancer stops sending before anything else stops.
+  readiness.startDraining();
   console.log(`[session-server] ${signal}: closing (grace ${config.SHUTDOWN_GRACE_MS} ms)`);
   clearInterval(cleanup);
   setTimeout(() => {

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { DeskpilotError, fetchSession, problemResponse } from '@deskpilot/core';
+import { DeskpilotError, createReadinessCheck, describeError, fetchSession, healthResponse, problemResponse, readinessResponse } from '@deskpilot/core';
 import { writeResponse } from '@deskpilot/core/node';
 import { createIdentityProxy, createSessionRoutesProxy } from '@deskpilot/session-express';
 import express from 'express';
@@ -11,6 +11,8 @@ import type { StudioConfig } from './config.ts';
 import { createDataApi } from './data-api.ts';
 
 const webRoot = fileURLToPath(new URL('../dist', import.meta.url));
+// Longest the readiness probe waits on the session service.
+const readinessTimeoutMs = 2_000;
 
 /**
  * Builds the studio: the page, the session routes on the studio's origin, the chat context for the
@@ -23,8 +25,25 @@ export async function createStudioApp(config: StudioConfig) {
   const dataApi = config.DATA_API_URL ? undefined : await listenOnLoopback(createDataApi({ prefix }));
   const dataApiUrl = config.DATA_API_URL ?? dataApi!.url;
 
+  // Ready: this process is not draining, and the session service (every sign-in goes through it) is
+  // up. Its liveness, not its readiness: a database outage shows on the session service's own probe,
+  // and taking every studio out with it would only turn an error page into no page.
+  const readiness = createReadinessCheck({
+    checks: {
+      session_service: async () => {
+        const response = await fetch(new URL('/healthz', config.SESSION_SERVICE_URL), { signal: AbortSignal.timeout(readinessTimeoutMs) });
+        await response.body?.cancel();
+        if (!response.ok) throw new Error(`the session service answered ${response.status}`);
+      },
+    },
+    timeoutMs: readinessTimeoutMs,
+    onCheckFailed: (name, error) => console.warn(`[studio] not ready: ${name}: ${describeError(error)}`),
+  });
+
   const app = express();
   app.disable('x-powered-by');
+  app.get('/healthz', (_req, res) => writeResponse(res, healthResponse()));
+  app.get('/readyz', async (_req, res) => writeResponse(res, readinessResponse(await readiness())));
   app.use((_req, res, next) => {
     res.set({
       'content-security-policy': `default-src 'self'; connect-src 'self' ${new URL(config.CHAT_SERVICE_URL).origin}; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'self'`,
@@ -60,7 +79,7 @@ export async function createStudioApp(config: StudioConfig) {
           dataApi.server.closeAllConnections();
         })
       : Promise.resolve();
-  return { app, dataApiUrl, close };
+  return { app, dataApiUrl, readiness, close };
 }
 
 async function listenOnLoopback(app: express.Express): Promise<{ url: string; server: Server }> {

@@ -11,7 +11,7 @@ try {
   process.exit(2);
 }
 
-const { app, dataApiUrl, close } = await createStudioApp(config).catch((error: unknown) => {
+const { app, dataApiUrl, readiness, close } = await createStudioApp(config).catch((error: unknown) => {
   console.error(`[studio] cannot start: ${describeError(error)}`);
   process.exit(1);
 });
@@ -32,6 +32,7 @@ server.on('error', (error) => {
 
 /** Graceful shutdown: no new connections, no late requests on kept-alive ones, running requests finish (within the grace period), then the process exits 0. */
 async function shutDown(signal: string): Promise<void> {
+  readiness.startDraining();
   console.log(`[studio] ${signal}: closing (grace ${config.SHUTDOWN_GRACE_MS} ms)`);
   setTimeout(() => {
     console.error('[studio] shutdown did not finish in time');
