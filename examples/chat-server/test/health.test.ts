@@ -2,7 +2,7 @@
 // partitioned, Redis down) and turns 503 the moment a shutdown starts, with a stream still open.
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { postJson, readChunks, turnBody } from '../../test-support/chat-client.ts';
+import { postJson, turnBody } from '../../test-support/chat-client.ts';
 import { freshPostgresSchema } from '../../test-support/postgres-schema.ts';
 import { probe } from '../../test-support/probe.ts';
 import { rawConnection } from '../../test-support/raw-connection.ts';
