@@ -8,7 +8,7 @@ import { exitCode, spawnExample } from '../../test-support/spawn-example.ts';
 import { startTcpProxy } from '../../test-support/tcp-proxy.ts';
 
 const serverFile = fileURLToPath(new URL('../src/server.ts', import.meta.url));
-const databaseUrl = process.env.DATABASE_URL;
+const { DATABASE_URL: databaseUrl, REDIS_URL: redisUrl } = process.env;
 
 describe('session server probes', () => {
   it('answers /healthz and /readyz 200 without a cookie, sets no cookie, and exits 0 on SIGTERM', async () => {
@@ -46,6 +46,39 @@ describe.skipIf(!databaseUrl)(`session server readiness through a Postgres parti
     expect(await probe(server.url, '/healthz')).toMatchObject({ status: 200 });
 
     proxy.heal();
+    await expect.poll(async () => (await probe(server.url, '/readyz')).status, { timeout: 15_000, interval: 200 }).toBe(200);
+  }, 60_000);
+});
+
+describe.skipIf(!redisUrl)(`session server readiness through a Redis outage${redisUrl ? '' : ' (SKIPPED: REDIS_URL is not set)'}`, () => {
+  it('answers 503 naming redis while the login throttles cannot reach Redis, and recovers', async () => {
+    const target = new URL(redisUrl!);
+    const proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 6379) });
+    const server = await spawnExample(serverFile, { REDIS_URL: `redis://127.0.0.1:${proxy.port}`, COOKIE_SECURE: 'false' });
+    expect(await probe(server.url, '/readyz')).toMatchObject({
+      status: 200,
+      body: {
+        checks: [
+          { name: 'session_store', ok: true },
+          { name: 'redis', ok: true },
+        ],
+      },
+    });
+
+    await proxy.down();
+    await expect.poll(async () => (await probe(server.url, '/readyz')).status, { timeout: 15_000, interval: 200 }).toBe(503);
+    expect(await probe(server.url, '/readyz')).toMatchObject({
+      body: {
+        code: 'unavailable',
+        checks: [
+          { name: 'session_store', ok: true },
+          { name: 'redis', ok: false },
+        ],
+      },
+    });
+    expect(await probe(server.url, '/healthz')).toMatchObject({ status: 200 });
+
+    await proxy.up();
     await expect.poll(async () => (await probe(server.url, '/readyz')).status, { timeout: 15_000, interval: 200 }).toBe(200);
   }, 60_000);
 });
