@@ -1,18 +1,14 @@
 import { z } from 'zod';
+import { addressRangeList, loopbackOrigins, originList, postgresUrl, readEnvironment, studioDefaultPort } from '../../shared/environment.ts';
 
-const list = z.string().transform((value) =>
-  value
-    .split(',')
-    .map((entry) => entry.trim())
-    .filter(Boolean),
-);
 const positiveInt = z.coerce.number().int().positive();
 
 /** Environment of the reference chat server (DESIGN §5). */
 const environment = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   HOST: z.string().default('127.0.0.1'),
-  ALLOWED_ORIGINS: list.default(['http://localhost:3000']),
+  /** Exact as given when set; unset (development), the studio's loopback origins (`localhost`, `127.0.0.1`, `[::1]`) on its default port. */
+  ALLOWED_ORIGINS: originList.default(loopbackOrigins(studioDefaultPort)),
   OPENAI_API_KEY: z.string().min(1).optional(),
   ANTHROPIC_API_KEY: z.string().min(1).optional(),
   OPENAI_MODEL: z.string().min(1).default('gpt-5.4-mini'),
@@ -21,10 +17,10 @@ const environment = z.object({
   RATE_LIMIT_MAX: positiveInt.default(20),
   RATE_LIMIT_WINDOW_MS: positiveInt.default(60_000),
   RATE_LIMIT_ADDRESS_MAX: z.coerce.number().int().min(0).optional(),
-  TRUSTED_PROXIES: list.default([]),
+  TRUSTED_PROXIES: addressRangeList.default([]),
   STEP_BUDGET: positiveInt.max(50).default(6),
   DEMO_MODEL_DELAY_MS: z.coerce.number().int().min(0).max(1000).default(0),
-  DATABASE_URL: z.string().optional(),
+  DATABASE_URL: postgresUrl.optional(),
   DATABASE_CONNECT_TIMEOUT_MS: positiveInt.default(5_000),
   DATABASE_QUERY_TIMEOUT_MS: positiveInt.default(10_000),
   /** The platform's data root: this service keeps its embedded database in `<DATA_DIR>/chat`. */
@@ -36,11 +32,7 @@ const environment = z.object({
 
 export type ServerConfig = z.infer<typeof environment>;
 
-/** Reads the configuration; throws a readable message naming each bad variable (never its value). */
+/** Reads the whole configuration; throws one readable message naming every bad variable (never its value). */
 export function readConfig(env: Record<string, string | undefined>): ServerConfig {
-  // An empty variable (`KEY=` in an env file) means unset.
-  const result = environment.safeParse(Object.fromEntries(Object.entries(env).filter(([, value]) => value !== '')));
-  if (result.success) return result.data;
-  const problems = result.error.issues.map((issue) => `  ${issue.path.join('.')}: ${issue.message}`);
-  throw new Error(`Invalid configuration:\n${problems.join('\n')}`);
+  return readEnvironment(environment, env);
 }

@@ -53,6 +53,22 @@ describe('reference chat server', () => {
     expect(stderr).not.toContain('too-short-secret');
   });
 
+  it('checks the whole environment at once: allow-list, proxies and database URL named together, exit 2, nothing opened', async () => {
+    const { code, stderr } = await runToExit(serverFile, {
+      PORT: '0',
+      ALLOWED_ORIGINS: 'https://studio.example.com/app',
+      TRUSTED_PROXIES: '127.0.0.1, proxy.internal',
+      DATABASE_URL: 'not a url with hunter2',
+    });
+    expect(code).toBe(2);
+    expect(stderr).toContain('[chat-server] Invalid configuration (3 problems)');
+    expect(stderr).toContain('ALLOWED_ORIGINS (entry 1): not an origin');
+    expect(stderr).toContain('TRUSTED_PROXIES (entry 2): not an IP address or CIDR range');
+    expect(stderr).toContain('DATABASE_URL: not a postgres:// or postgresql:// URL');
+    expect(stderr).not.toContain('hunter2');
+    expect(stderr).not.toContain('cannot start');
+  });
+
   it('builds the provider models from the keys, the first configured one answering by default', () => {
     const models = modelsFrom(readConfig({ OPENAI_API_KEY: 'sk-test', ANTHROPIC_API_KEY: 'ak-test' }));
     expect(models.openai?.provider).toMatch(/^openai/);
@@ -60,5 +76,41 @@ describe('reference chat server', () => {
     expect(models.fallback).toBe(models.openai);
     expect(modelsFrom(readConfig({ ANTHROPIC_API_KEY: 'ak-test' })).label).toMatch(/^anthropic.*claude-sonnet-4-6$/);
     expect(modelsFrom(readConfig({})).label).toBe('deskpilot:offline-demo');
+  });
+
+  describe('origins whose pages may call /chat', () => {
+    const preflight = (url: string, origin: string) =>
+      fetch(`${url}/chat`, { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' } });
+    const allowedOrigin = async (url: string, origin: string) => {
+      const response = await preflight(url, origin);
+      await response.body?.cancel();
+      return response.status === 204 ? response.headers.get('access-control-allow-origin') : null;
+    };
+
+    it('by default, the studio on any loopback spelling of its port (what it prints is 127.0.0.1), and nothing else', async () => {
+      const { url } = await spawnExample(serverFile, { ALLOWED_ORIGINS: '' });
+      for (const origin of ['http://localhost:3000', 'http://127.0.0.1:3000', 'http://[::1]:3000']) {
+        expect({ origin, allowed: await allowedOrigin(url, origin) }).toEqual({ origin, allowed: origin });
+      }
+      for (const origin of ['http://127.0.0.1:3001', 'http://[::1]:3001', 'https://127.0.0.1:3000', 'http://192.168.1.20:3000']) {
+        expect({ origin, allowed: await allowedOrigin(url, origin) }).toEqual({ origin, allowed: null });
+      }
+      // The request itself, from a page on 127.0.0.1: readable by that page.
+      const response = await fetch(`${url}/chat`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', origin: 'http://127.0.0.1:3000' },
+        body: JSON.stringify({ sessionId: crypto.randomUUID(), messages: [{ id: 'm1', role: 'user', parts: [{ type: 'text', text: 'hi' }] }], context }),
+      });
+      expect(response.status).toBe(200);
+      expect(response.headers.get('access-control-allow-origin')).toBe('http://127.0.0.1:3000');
+      await response.body?.cancel();
+    });
+
+    it('an explicit ALLOWED_ORIGINS exactly as given, no loopback added', async () => {
+      const { url } = await spawnExample(serverFile, { ALLOWED_ORIGINS: 'https://studio.example.com' });
+      expect(await allowedOrigin(url, 'https://studio.example.com')).toBe('https://studio.example.com');
+      expect(await allowedOrigin(url, 'http://localhost:3000')).toBeNull();
+      expect(await allowedOrigin(url, 'http://127.0.0.1:3000')).toBeNull();
+    });
   });
 });

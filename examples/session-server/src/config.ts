@@ -1,11 +1,6 @@
 import { z } from 'zod';
+import { addressRangeList, loopbackOrigins, originList, postgresUrl, readEnvironment, studioDefaultPort } from '../../shared/environment.ts';
 
-const list = z.string().transform((value) =>
-  value
-    .split(',')
-    .map((entry) => entry.trim())
-    .filter(Boolean),
-);
 const flag = z.enum(['true', 'false']).transform((value) => value === 'true');
 const milliseconds = z.coerce.number().int().positive();
 
@@ -18,13 +13,14 @@ const environment = z.object({
     .regex(/^[A-Za-z0-9-]{1,64}$/)
     .default('deskpilot'),
   COOKIE_SECURE: flag.default(true),
-  ALLOWED_ORIGINS: list.default(['http://localhost:3000']),
-  TRUSTED_PROXIES: list.default([]),
+  /** Exact as given when set; unset (development), the studio's loopback origins (`localhost`, `127.0.0.1`, `[::1]`) on its default port. */
+  ALLOWED_ORIGINS: originList.default(loopbackOrigins(studioDefaultPort)),
+  TRUSTED_PROXIES: addressRangeList.default([]),
   SESSION_PEPPER: z.string().min(16).optional(),
   SESSION_IDLE_TIMEOUT_MS: milliseconds.default(2 * 60 * 60 * 1000),
   SESSION_ABSOLUTE_TIMEOUT_MS: milliseconds.default(12 * 60 * 60 * 1000),
   SEED_DEMO_USERS: flag.default(true),
-  DATABASE_URL: z.string().optional(),
+  DATABASE_URL: postgresUrl.optional(),
   DATABASE_CONNECT_TIMEOUT_MS: milliseconds.default(5_000),
   DATABASE_QUERY_TIMEOUT_MS: milliseconds.default(10_000),
   /** The platform's data root: this service keeps its embedded database in `<DATA_DIR>/session`. */
@@ -36,11 +32,7 @@ const environment = z.object({
 
 export type ServerConfig = z.infer<typeof environment>;
 
-/** Reads the configuration; throws a readable message naming each bad variable. */
+/** Reads the whole configuration; throws one readable message naming every bad variable (never its value). */
 export function readConfig(env: Record<string, string | undefined>): ServerConfig {
-  // An empty variable (`KEY=` in an env file) means unset.
-  const result = environment.safeParse(Object.fromEntries(Object.entries(env).filter(([, value]) => value !== '')));
-  if (result.success) return result.data;
-  const problems = result.error.issues.map((issue) => `  ${issue.path.join('.')}: ${issue.message}`);
-  throw new Error(`Invalid configuration:\n${problems.join('\n')}`);
+  return readEnvironment(environment, env);
 }

@@ -31,4 +31,51 @@ describe('reference session server', () => {
     expect(stderr).toContain('COOKIE_SECURE');
     expect(stderr).not.toContain('    at '); // no stack trace
   });
+
+  it('checks the whole environment at once: allow-list, proxies and database URL named together, exit 2, nothing opened', async () => {
+    const { code, stderr } = await runToExit(serverFile, {
+      PORT: '0',
+      ALLOWED_ORIGINS: 'http://localhost:3000,localhost:3000',
+      TRUSTED_PROXIES: '10.0.0.0/33',
+      DATABASE_URL: 'mysql://root:hunter2@db/app',
+      SESSION_IDLE_TIMEOUT_MS: 'soon',
+    });
+    expect(code).toBe(2);
+    expect(stderr).toContain('[session-server] Invalid configuration (4 problems)');
+    expect(stderr).toContain('ALLOWED_ORIGINS (entry 2): not an origin');
+    expect(stderr).toContain('TRUSTED_PROXIES (entry 1): not an IP address or CIDR range');
+    expect(stderr).toContain('DATABASE_URL: not a postgres:// or postgresql:// URL');
+    expect(stderr).toContain('SESSION_IDLE_TIMEOUT_MS');
+    expect(stderr).not.toContain('hunter2');
+    expect(stderr).not.toContain('cannot start');
+  });
+
+  describe('origins allowed to sign in', () => {
+    const login = (url: string, origin: string) =>
+      fetch(`${url}/sessions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', origin },
+        body: JSON.stringify({ email: 'bob@example.com', password: 'bob-demo-password' }),
+      });
+
+    it('by default, the studio on any loopback spelling of its port (what it prints is 127.0.0.1), and nothing else', async () => {
+      const { url } = await spawnExample(serverFile, { COOKIE_SECURE: 'false', ALLOWED_ORIGINS: '' });
+      for (const origin of ['http://localhost:3000', 'http://127.0.0.1:3000', 'http://[::1]:3000']) {
+        expect({ origin, status: (await login(url, origin)).status }).toEqual({ origin, status: 201 });
+      }
+      for (const origin of ['http://127.0.0.1:3001', 'http://[::1]:3001', 'http://localhost:8080', 'https://127.0.0.1:3000', 'http://192.168.1.20:3000']) {
+        const refused = await login(url, origin);
+        expect({ origin, status: refused.status }).toEqual({ origin, status: 403 });
+        expect((await refused.json()).detail).toBe('This origin is not allowed.');
+      }
+    });
+
+    it('an explicit ALLOWED_ORIGINS exactly as given, no loopback added', async () => {
+      const { url } = await spawnExample(serverFile, { COOKIE_SECURE: 'false', ALLOWED_ORIGINS: 'https://studio.example.com, http://localhost:3000' });
+      expect((await login(url, 'https://studio.example.com')).status).toBe(201);
+      expect((await login(url, 'http://localhost:3000')).status).toBe(201);
+      expect((await login(url, 'http://127.0.0.1:3000')).status).toBe(403);
+      expect((await login(url, 'http://[::1]:3000')).status).toBe(403);
+    });
+  });
 });

@@ -1,10 +1,11 @@
 import { z } from 'zod';
+import { readEnvironment, studioDefaultPort } from '../../shared/environment.ts';
 
 const url = z.url({ protocol: /^https?$/ });
 
 /** Environment of the studio example (DESIGN §5). */
 const environment = z.object({
-  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  PORT: z.coerce.number().int().min(0).max(65535).default(studioDefaultPort),
   HOST: z.string().default('127.0.0.1'),
   /** Where the studio server reaches the session service. */
   SESSION_SERVICE_URL: url.default('http://127.0.0.1:4360'),
@@ -24,11 +25,7 @@ const environment = z.object({
 
 export type StudioConfig = z.infer<typeof environment>;
 
-/** Reads the configuration; throws a readable message naming each bad variable (never its value). */
+/** Reads the whole configuration; throws one readable message naming every bad variable (never its value). */
 export function readConfig(env: Record<string, string | undefined>): StudioConfig {
-  // An empty variable (`KEY=` in an env file) means unset.
-  const result = environment.safeParse(Object.fromEntries(Object.entries(env).filter(([, value]) => value !== '')));
-  if (result.success) return result.data;
-  const problems = result.error.issues.map((issue) => `  ${issue.path.join('.')}: ${issue.message}`);
-  throw new Error(`Invalid configuration:\n${problems.join('\n')}`);
+  return readEnvironment(environment, env);
 }

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser } from 'playwright-core';
+import { loopbackOrigins } from '../../shared/environment.ts';
 import { spawnExample, temporaryDataDir, type RunningExample } from '../../test-support/spawn-example.ts';
 
 const serverFiles = {
@@ -48,9 +49,11 @@ export async function startPlatform(chatEnv: Record<string, string> = {}): Promi
   const onCleanup = (cleanup: () => void) => void cleanups.push(cleanup);
   const [studioPort, sessionPort, chatPort] = [await freePort(), await freePort(), await freePort()];
   const studioUrl = `http://localhost:${studioPort}`;
+  // The services' development default on the studio's free port: every loopback name of it.
+  const allowedOrigins = loopbackOrigins(studioPort).join(',');
   const env = {
-    session: { PORT: String(sessionPort), DATA_DIR: temporaryDataDir(onCleanup), ALLOWED_ORIGINS: studioUrl, TRUSTED_PROXIES: '127.0.0.1' },
-    chat: { PORT: String(chatPort), DATA_DIR: temporaryDataDir(onCleanup), ALLOWED_ORIGINS: studioUrl, ...chatEnv },
+    session: { PORT: String(sessionPort), DATA_DIR: temporaryDataDir(onCleanup), ALLOWED_ORIGINS: allowedOrigins, TRUSTED_PROXIES: '127.0.0.1' },
+    chat: { PORT: String(chatPort), DATA_DIR: temporaryDataDir(onCleanup), ALLOWED_ORIGINS: allowedOrigins, ...chatEnv },
   };
   const start = (name: 'session' | 'chat') => spawnExample(serverFiles[name], env[name], onCleanup);
   const [session, chat] = await Promise.all([start('session'), start('chat')]);

@@ -81,9 +81,26 @@ describe('studio server', () => {
     expect(await verifyChatGrant(context.grant, secret)).toMatchObject({ userEmail: 'alice@example.com', userRole: 'admin', projectKey: 'acme-b2c' });
   });
 
+  it('signs in from the address it prints, against a session service on its development defaults', async () => {
+    const defaults = await spawnExample(sessionFile, { COOKIE_SECURE: 'false', ALLOWED_ORIGINS: '' });
+    const studio = await spawnExample(studioFile, { SESSION_SERVICE_URL: defaults.url, CHAT_SERVICE_URL: 'http://localhost:8080' });
+    // The test runs it on a free port; a newcomer's studio is on its default port, under the host it prints.
+    const printed = new URL(studio.url);
+    expect(printed.hostname).toBe('127.0.0.1');
+    for (const host of [printed.hostname, 'localhost', '[::1]']) {
+      const response = await fetch(`${studio.url}/sessions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', origin: `http://${host}:3000` },
+        body: JSON.stringify({ email: 'alice@example.com', password: 'alice-demo-password' }),
+      });
+      expect({ host, status: response.status }).toEqual({ host, status: 201 });
+    }
+  });
+
   it('refuses a bad configuration with a message naming the variable', async () => {
     const { code, stderr } = await runToExit(studioFile, { SESSION_SERVICE_URL: 'not a url', CHAT_CONTEXT_SECRET: 'short' });
     expect(code).toBe(2);
+    expect(stderr).toContain('[studio] Invalid configuration (2 problems)');
     expect(stderr).toContain('SESSION_SERVICE_URL');
     expect(stderr).toContain('CHAT_CONTEXT_SECRET: must be at least 32 characters');
     expect(stderr).not.toContain('short');

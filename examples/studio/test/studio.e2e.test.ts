@@ -167,7 +167,9 @@ describe.skipIf(!hasChromium)(`studio in Chromium: limits and outages${skipReaso
     browser = await launchChromium();
     page = await (await browser.newContext()).newPage();
     pageErrors = collectPageErrors(page);
-    await page.goto(platform.studioUrl);
+    // This suite opens the address the studio prints (127.0.0.1), the other one `localhost`: both sign in and chat.
+    expect(new URL(platform.studio.url).hostname).toBe('127.0.0.1');
+    await page.goto(platform.studio.url);
     await signIn(page, 'alice@example.com', 'alice-demo-password');
     await page.getByTestId('role').waitFor();
   }, timeout);
@@ -218,7 +220,7 @@ describe.skipIf(!hasChromium)(`studio in Chromium: limits and outages${skipReaso
   it('says so when the session service is down, and recovers when it returns', async () => {
     platform.session.child.kill('SIGKILL');
     await new Promise((resolve) => platform.session.child.once('exit', resolve));
-    const apiDown = await page.request.get(`${platform.studioUrl}/api/me`);
+    const apiDown = await page.request.get(`${platform.studio.url}/api/me`);
     expect(apiDown.status()).toBe(502);
     expect(apiDown.headers()['content-type']).toBe('application/problem+json');
 

@@ -1,0 +1,64 @@
+// Shared by the three reference servers' `config.ts`: the studio's development origins, the list
+// types, and reading a whole environment with every problem reported at once.
+import { isIP } from 'node:net';
+import { z } from 'zod';
+
+/** The studio's port unless `PORT` says otherwise; the services' default allow-lists follow it. */
+export const studioDefaultPort = 3000;
+
+/**
+ * The origins of a studio on this machine at `port`: a browser treats `localhost`, `127.0.0.1` and
+ * `[::1]` as three origins, and the studio prints `127.0.0.1`, so development defaults list all three.
+ */
+export function loopbackOrigins(port: number): string[] {
+  return ['localhost', '127.0.0.1', '[::1]'].map((host) => `http://${host}:${port}`);
+}
+
+/** A comma-separated list; blanks between commas are dropped. */
+export const commaList = z.string().transform((value) =>
+  value
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean),
+);
+
+/** `scheme://host[:port]` over http(s), nothing after: what a browser sends in `Origin`. */
+function isOrigin(entry: string): boolean {
+  if (!URL.canParse(entry)) return false;
+  const url = new URL(entry);
+  return /^https?:$/.test(url.protocol) && url.pathname === '/' && !/[?#@]/.test(entry);
+}
+
+/** An address or CIDR range, as the core's trusted-proxy rule reads them (`10.0.0.0/8`, `::1`). */
+function isAddressRange(entry: string): boolean {
+  const [address = '', prefix, ...rest] = entry.split('/');
+  const family = isIP(address);
+  if (family === 0 || rest.length > 0) return false;
+  return prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128));
+}
+
+/** A comma-separated list of origins (an allow-list). */
+export const originList = commaList.pipe(z.array(z.string().refine(isOrigin, 'not an origin (http[s]://host[:port], no path)')));
+
+/** A comma-separated list of addresses or CIDR ranges (trusted proxies). */
+export const addressRangeList = commaList.pipe(z.array(z.string().refine(isAddressRange, 'not an IP address or CIDR range')));
+
+/** A Postgres connection string (`postgres://` or `postgresql://`). */
+export const postgresUrl = z
+  .string()
+  .refine((value) => URL.canParse(value) && /^postgres(ql)?:$/.test(new URL(value).protocol), 'not a postgres:// or postgresql:// URL');
+
+/**
+ * Reads `env` against `schema`; throws one message naming every bad variable (never its value, which
+ * may be a secret), so a start fixes them all at once. An empty variable (`KEY=` in an env file) means unset.
+ */
+export function readEnvironment<Schema extends z.ZodType>(schema: Schema, env: Record<string, string | undefined>): z.infer<Schema> {
+  const result = schema.safeParse(Object.fromEntries(Object.entries(env).filter(([, value]) => value !== '')));
+  if (result.success) return result.data;
+  const problems = result.error.issues.map((issue) => {
+    const [variable, entry] = issue.path;
+    return `  ${String(variable)}${typeof entry === 'number' ? ` (entry ${entry + 1})` : ''}: ${issue.message}`;
+  });
+  const count = problems.length === 1 ? '1 problem' : `${problems.length} problems`;
+  throw new Error(`Invalid configuration (${count}); fix these variables and start again:\n${problems.join('\n')}`);
+}
