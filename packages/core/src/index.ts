@@ -6,7 +6,7 @@
  * `public-api.test.ts`: adding one is a reviewed decision.
  */
 
-// Errors and logging
+// Errors, logging and events
 export {
   DeskpilotError,
   describeError,
@@ -19,6 +19,7 @@ export {
   type ProblemDetails,
 } from './errors/index.js';
 export { consoleLogger, type Logger } from './logging/logger.js';
+export type { DeskpilotEvent, DeskpilotEventListener, RateLimitName } from './events/deskpilot-event.js';
 
 // Liveness and readiness probes
 export {

@@ -1,4 +1,5 @@
 import { DeskpilotError } from '../errors/deskpilot-error.js';
+import { createEventEmitter, isStoreError, type DeskpilotEventListener } from '../events/deskpilot-event.js';
 import { checkRequestOrigin, normalizeOrigins } from '../http/check-request-origin.js';
 import { createClientAddressResolver } from '../http/create-client-address-resolver.js';
 import { fromFetchRequest, problemResponse, toFetchResponse, type HttpRequest, type HttpResponse, type RequestInfo } from '../http/http-request.js';
@@ -48,6 +49,8 @@ export interface SessionHandlerOptions {
   onError?: (error: unknown) => void;
   /** Where the default `onError` reports. @default consoleLogger */
   logger?: Logger;
+  /** Receives what the routes do (sign-ins and their refusals, store errors), for metrics and audit logs. */
+  onEvent?: DeskpilotEventListener;
 }
 
 /** The session routes as a fetch handler (`fetch`) and as a host-neutral handler (`handle`). */
@@ -61,7 +64,7 @@ export interface SessionHandler {
 type Action = (request: HttpRequest) => Promise<HttpResponse>;
 
 /** The handler's options, normalised once: what the routes run on. */
-function resolveDependencies(options: SessionHandlerOptions): SessionRouteDependencies {
+function resolveDependencies(options: SessionHandlerOptions, onError: (error: unknown) => void): SessionRouteDependencies {
   const fiveMinutes = 5 * 60 * 1000;
   const throttle = (limit: number) => createSlidingWindowLimiter({ limit, windowMs: fiveMinutes, now: options.service.context.now });
   return {
@@ -74,6 +77,7 @@ function resolveDependencies(options: SessionHandlerOptions): SessionRouteDepend
     },
     requireClientAddress: options.requireClientAddress ?? true,
     maxBodyBytes: options.maxBodyBytes ?? 16 * 1024,
+    emit: createEventEmitter(options.onEvent, onError),
   };
 }
 
@@ -100,9 +104,15 @@ export function createSessionHandler(options: SessionHandlerOptions): SessionHan
   const allowedOrigins = normalizeOrigins(options.allowedOrigins ?? []);
   const basePath = (options.basePath ?? '').replace(/\/+$/, '');
   const logger = options.logger ?? consoleLogger;
-  const onError = options.onError ?? ((error: unknown) => logger.error('session handler error', error));
+  const reportError = options.onError ?? ((error: unknown) => logger.error('session handler error', error));
+  const dependencies = resolveDependencies(options, reportError);
+  // A store's failure is also an event: the operator counts outages, not only reads them.
+  const onError = (error: unknown) => {
+    if (isStoreError(error)) dependencies.emit({ type: 'store-error' });
+    reportError(error);
+  };
   const noStore: [string, string] = ['cache-control', 'no-store'];
-  const routes = sessionRoutes(resolveDependencies(options));
+  const routes = sessionRoutes(dependencies);
 
   const handle = async (request: HttpRequest): Promise<HttpResponse> => {
     try {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { DeskpilotError } from '../errors/deskpilot-error.js';
+import type { DeskpilotEventListener, RateLimitName } from '../events/deskpilot-event.js';
 import { addressBucket } from '../http/address-bucket.js';
 import { jsonResponse, type HttpRequest, type HttpResponse } from '../http/http-request.js';
 import { missingClientAddressError } from '../http/missing-client-address-error.js';
@@ -18,6 +19,8 @@ export interface SessionRouteDependencies {
   loginThrottle: { address: RateLimiter; accountAddress: RateLimiter; account: RateLimiter };
   requireClientAddress: boolean;
   maxBodyBytes: number;
+  /** Receives sign-in outcomes and throttle refusals. */
+  emit: DeskpilotEventListener;
 }
 
 const key = z.string().trim().min(1).max(200);
@@ -48,13 +51,15 @@ export async function throttleLogin(deps: SessionRouteDependencies, request: Htt
   const account = normalizeEmail(email);
   // Checked before the password: a throttled attempt gets the same answer whatever it sends. In
   // this order, so attempts refused per address or per pair never count against the account.
-  for (const [limiter, bucket] of [
-    [deps.loginThrottle.address, address],
-    [deps.loginThrottle.accountAddress, `${address} ${account}`],
-    [deps.loginThrottle.account, account],
-  ] as const) {
+  for (const [limiter, bucket, name] of [
+    [deps.loginThrottle.address, address, 'login-address'],
+    [deps.loginThrottle.accountAddress, `${address} ${account}`, 'login-account-address'],
+    [deps.loginThrottle.account, account, 'login-account'],
+  ] satisfies Array<[RateLimiter, string, RateLimitName]>) {
     const decision = await limiter.check(bucket);
     if (!decision.allowed) {
+      deps.emit({ type: 'rate-limited', limit: name });
+      deps.emit({ type: 'login', outcome: 'throttled', email: account });
       throw new DeskpilotError('rate_limited', {
         detail: 'Too many sign-in attempts. Try again later.',
         headers: { 'retry-after': String(retryAfterSeconds(decision)) },
@@ -68,6 +73,8 @@ export async function serveLogin(deps: SessionRouteDependencies, request: HttpRe
   const body = parseWithSchema(loginBody, await readJsonBody(request, deps.maxBodyBytes));
   await throttleLogin(deps, request, body.email);
   const result = await deps.service.login({ ...body, cookieHeader: cookieHeader(request) });
+  const email = normalizeEmail(body.email);
+  deps.emit({ type: 'login', outcome: result.ok ? 'succeeded' : result.reason === 'forbidden' ? 'forbidden' : 'invalid_credentials', email });
   if (!result.ok) {
     throw result.reason === 'forbidden'
       ? new DeskpilotError('forbidden', { detail: 'No access to this project.' })

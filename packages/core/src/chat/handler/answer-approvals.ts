@@ -1,4 +1,5 @@
 import { getToolName, type UIMessageChunk } from 'ai';
+import type { DeskpilotEventListener } from '../../events/deskpilot-event.js';
 import type { ApprovalGate, ApprovalScope } from '../approval/create-approval-gate.js';
 import type { ChatStore } from '../conversation/chat-store.js';
 import { applyApprovalAnswers, recordApprovalReviews, type ApprovalCardReview } from './apply-approval-answers.js';
@@ -14,6 +15,8 @@ export interface AnswerApprovalsOptions {
   scope: ApprovalScope;
   /** The capability a tool needs, `null` for a tool that does not exist. */
   capabilityOf: (toolName: string) => string | null;
+  /** Receives each card's review. @default none */
+  emit?: DeskpilotEventListener | undefined;
 }
 
 /**
@@ -39,6 +42,11 @@ export async function answerApprovals(options: AnswerApprovalsOptions): Promise<
           ? await gate.review(answer, scope, options.capabilityOf(getToolName(part)))
           : { approved: false, reason: 'unanswered', record: null };
         if (!review.approved && review.record?.state === 'pending') await gate.deny(part.approval.id, review.reason);
+        options.emit?.(
+          review.approved
+            ? { type: 'approval-reviewed', tool: getToolName(part), outcome: 'approved' }
+            : { type: 'approval-reviewed', tool: getToolName(part), outcome: review.reason === 'expired' ? 'expired' : 'denied', reason: review.reason },
+        );
         return [part.toolCallId, review] as const;
       }),
     ),

@@ -1,5 +1,6 @@
 import { createUIMessageStream, safeValidateUIMessages, type UIMessageChunk } from 'ai';
 import { DeskpilotError } from '../../errors/deskpilot-error.js';
+import type { DeskpilotEventListener } from '../../events/deskpilot-event.js';
 import { jsonResponse, type HttpRequest, type HttpResponse } from '../../http/http-request.js';
 import { readJsonBody } from '../../http/read-json-body.js';
 import { parseWithSchema } from '../../validation/parse-with-schema.js';
@@ -37,6 +38,7 @@ export interface ChatRouteDependencies {
   now: () => number;
   generateId: () => string;
   onError: (error: unknown) => void;
+  emit: DeskpilotEventListener;
 }
 
 /** What the request's last message is. */
@@ -62,7 +64,16 @@ type TurnStart =
 async function beginTurn(deps: ChatRouteDependencies, last: LastMessage, session: ChatSessionRecord, scope: ApprovalScope): Promise<TurnStart> {
   const stored = (await deps.store.getMessages(session.id)) as ChatMessage[];
   if (last.kind === 'answers') {
-    return answerApprovals({ store: deps.store, gate: deps.gate, sessionId: session.id, stored, incoming: last.message, scope, capabilityOf: deps.toolSet.capabilityOf });
+    return answerApprovals({
+      store: deps.store,
+      gate: deps.gate,
+      sessionId: session.id,
+      stored,
+      incoming: last.message,
+      scope,
+      capabilityOf: deps.toolSet.capabilityOf,
+      emit: deps.emit,
+    });
   }
   const started = await startUserTurn({
     store: deps.store,
@@ -109,7 +120,11 @@ export async function serveChat(deps: ChatRouteDependencies, request: HttpReques
     assistantId: started.assistantId,
     turnTools: deps.toolSet.forTurn({ context, sessionId: session.id, approvedCalls: started.approvedCalls }),
     stepBudget: deps.stepBudget,
-    onApprovalRequest: async (call) => (await deps.gate.propose(scope, { ...call, capability: deps.toolSet.capabilityOf(call.toolName) ?? '' })).id,
+    onApprovalRequest: async (call) => {
+      const { id } = await deps.gate.propose(scope, { ...call, capability: deps.toolSet.capabilityOf(call.toolName) ?? '' });
+      deps.emit({ type: 'approval-proposed', tool: call.toolName });
+      return id;
+    },
     store: deps.store,
     sessionId: session.id,
     headers: admission.headers,
@@ -117,6 +132,7 @@ export async function serveChat(deps: ChatRouteDependencies, request: HttpReques
     onSettled: turn.settle,
     now: deps.now,
     onError: deps.onError,
+    emit: deps.emit,
   });
 }
 

@@ -113,3 +113,17 @@ export function answerApprovals(message: UIMessage, approved: boolean | ((toolCa
     }),
   };
 }
+
+/** The assistant message a client rebuilds from one stream (enough for approval cards). */
+export function assistantFrom(chunks: UIMessageChunk[]): UIMessage {
+  const start = chunks.find((chunk) => chunk.type === 'start') as { messageId: string };
+  const parts: Array<Record<string, unknown>> = [];
+  for (const chunk of chunks as Array<Record<string, unknown>>) {
+    if (chunk.type === 'tool-input-available') parts.push({ type: `tool-${chunk.toolName}`, toolCallId: chunk.toolCallId, state: 'input-available', input: chunk.input });
+    if (chunk.type === 'tool-approval-request') {
+      const part = parts.find((candidate) => candidate.toolCallId === chunk.toolCallId)!;
+      Object.assign(part, { state: 'approval-requested', approval: { id: chunk.approvalId } });
+    }
+  }
+  return { id: start.messageId, role: 'assistant', parts: parts as UIMessage['parts'] };
+}

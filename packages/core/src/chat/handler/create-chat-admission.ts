@@ -4,6 +4,7 @@ import { createClientAddressResolver } from '../../http/create-client-address-re
 import type { HttpRequest } from '../../http/http-request.js';
 import { missingClientAddressError } from '../../http/missing-client-address-error.js';
 import { createSlidingWindowLimiter } from '../../limiter/create-sliding-window-limiter.js';
+import type { RateLimitName } from '../../events/deskpilot-event.js';
 import { retryAfterSeconds, type RateLimitDecision, type RateLimiter } from '../../limiter/rate-limit-decision.js';
 
 /** A rate limit policy: requests per key within a window, and how many keys an in-process limiter keeps. */
@@ -26,6 +27,8 @@ export interface ChatAdmissionOptions {
   /** @default true */
   requireClientAddress?: boolean | undefined;
   now: () => number;
+  /** Told which limit refused a request. */
+  onRefused?: ((limit: RateLimitName) => void) | undefined;
 }
 
 /** A request let in, with the per-user `RateLimit` headers to answer; or refused, with a `rate_limited` error. */
@@ -70,10 +73,16 @@ export function createChatAdmission(options: ChatAdmissionOptions): ChatAdmissio
       if (addressLimiter && addressPolicyHeader) {
         if (!request.clientAddress && requireClientAddress) throw missingClientAddressError('createChatHandler', 'the per-address admission cap');
         const decision = await addressLimiter.check(addressBucket(clientAddress(request)));
-        if (!decision.allowed) return refusal(decision, 'chat-address', addressPolicyHeader);
+        if (!decision.allowed) {
+          options.onRefused?.('chat-address');
+          return refusal(decision, 'chat-address', addressPolicyHeader);
+        }
       }
       const decision = await limiter.check(userEmail);
-      if (!decision.allowed) return refusal(decision, 'chat', policyHeader);
+      if (!decision.allowed) {
+        options.onRefused?.('chat');
+        return refusal(decision, 'chat', policyHeader);
+      }
       return { allowed: true, headers: { 'ratelimit-policy': policyHeader, ratelimit: `"chat";r=${decision.remaining};t=${Math.ceil(decision.resetMs / 1000)}` } };
     },
   };

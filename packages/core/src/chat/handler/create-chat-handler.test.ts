@@ -2,26 +2,24 @@ import type { UIMessage, UIMessageChunk } from 'ai';
 import { describe, expect, it } from 'vitest';
 import { createSlidingWindowLimiter } from '../../limiter/create-sliding-window-limiter.js';
 import { signChatGrant } from '../context/chat-grant.js';
-import { answerApprovals, offeredTools, otherSessionId, readAll, scriptedModel, sessionId, setupChat, textStep, toolStep, userMessage } from './chat.test-support.js';
+import {
+  answerApprovals,
+  assistantFrom,
+  offeredTools,
+  otherSessionId,
+  readAll,
+  scriptedModel,
+  sessionId,
+  setupChat,
+  textStep,
+  toolStep,
+  userMessage,
+} from './chat.test-support.js';
 
 const canRefund = { userEmail: 'rep@example.com', projectKey: 'acme-b2c', canRefundOrders: true };
 const body = (messages: UIMessage[], context: object = canRefund, extra: object = {}) => ({ messages, sessionId, context, trigger: 'submit-message', ...extra });
 const types = (chunks: UIMessageChunk[]) => chunks.map((chunk) => chunk.type);
 const writeCalls = (commerce: { calls: Array<{ method: string }> }) => commerce.calls.filter((call) => call.method === 'refundOrder');
-
-/** The assistant message a client rebuilds from one stream (enough for approval cards). */
-function assistantFrom(chunks: UIMessageChunk[]): UIMessage {
-  const start = chunks.find((chunk) => chunk.type === 'start') as { messageId: string };
-  const parts: Array<Record<string, unknown>> = [];
-  for (const chunk of chunks as Array<Record<string, unknown>>) {
-    if (chunk.type === 'tool-input-available') parts.push({ type: `tool-${chunk.toolName}`, toolCallId: chunk.toolCallId, state: 'input-available', input: chunk.input });
-    if (chunk.type === 'tool-approval-request') {
-      const part = parts.find((candidate) => candidate.toolCallId === chunk.toolCallId)!;
-      Object.assign(part, { state: 'approval-requested', approval: { id: chunk.approvalId } });
-    }
-  }
-  return { id: start.messageId, role: 'assistant', parts: parts as UIMessage['parts'] };
-}
 
 /** Turn 1 proposes a refund of ORD-1001; returns what the client holds afterwards. */
 async function proposeRefund(extraSteps: Array<ReturnType<typeof textStep>> = []) {

@@ -2,6 +2,7 @@ import { base64url } from 'jose';
 import { DeskpilotError } from '../../errors/deskpilot-error.js';
 import { fromFetchRequest, problemResponse, toFetchResponse, type HttpRequest, type HttpResponse, type RequestInfo } from '../../http/http-request.js';
 import { consoleLogger, type Logger } from '../../logging/logger.js';
+import { createEventEmitter, isStoreError, type DeskpilotEventListener } from '../../events/deskpilot-event.js';
 import type { RateLimiter } from '../../limiter/rate-limit-decision.js';
 import type { ApprovalStore } from '../approval/approval-store.js';
 import { createApprovalGate } from '../approval/create-approval-gate.js';
@@ -86,6 +87,8 @@ export interface ChatHandlerOptions {
   logger?: Logger;
   /** Receives unexpected errors (clients only get safe messages). @default `logger.error` */
   onError?: (error: unknown) => void;
+  /** Receives what the chat does (turns, tools, approvals, refusals, store errors), for metrics and audit logs. */
+  onEvent?: DeskpilotEventListener;
 }
 
 /** The chat routes as a fetch handler and a host-neutral handler; both stream the answer. */
@@ -103,7 +106,13 @@ export interface ChatHandler {
 }
 
 /** The handler's options, normalised once: what the routes run on. */
-function resolveDependencies(options: ChatHandlerOptions, logger: Logger, onError: (error: unknown) => void): ChatRouteDependencies {
+function resolveDependencies(options: ChatHandlerOptions, logger: Logger, reportError: (error: unknown) => void): ChatRouteDependencies {
+  const emit = createEventEmitter(options.onEvent, reportError);
+  // A store's failure is also an event: the operator counts outages, not only reads them.
+  const onError = (error: unknown) => {
+    if (isStoreError(error)) emit({ type: 'store-error' });
+    reportError(error);
+  };
   const now = options.now ?? Date.now;
   const limits = options.limits ?? {};
   const capabilities = options.capabilities ?? builtinCapabilities;
@@ -115,7 +124,7 @@ function resolveDependencies(options: ChatHandlerOptions, logger: Logger, onErro
     approvalStore: options.approvalStore,
     models: options.models,
     gate,
-    admission: createChatAdmission({ ...options, now }),
+    admission: createChatAdmission({ ...options, now, onRefused: (limit) => emit({ type: 'rate-limited', limit }) }),
     toolSet: createChatToolSet({
       definitions: options.tools ?? builtinChatTools,
       capabilities,
@@ -126,6 +135,7 @@ function resolveDependencies(options: ChatHandlerOptions, logger: Logger, onErro
       workingMemoryBytes: limits.workingMemoryBytes ?? 8192,
       now,
       onError,
+      emit,
     }),
     resolveContext: (input) => resolveChatContext({ input, capabilities, limits: options.limits, contextSecret: options.contextSecret, grantPolicy, now }),
     bodyLimits: { maxBytes: limits.maxBodyBytes ?? 1024 * 1024, maxDepth: limits.maxBodyDepth ?? 64 },
@@ -136,6 +146,7 @@ function resolveDependencies(options: ChatHandlerOptions, logger: Logger, onErro
     now,
     generateId: options.generateId ?? (() => `msg_${base64url.encode(crypto.getRandomValues(new Uint8Array(16)))}`),
     onError,
+    emit,
   };
 }
 
@@ -182,7 +193,7 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
         throw new DeskpilotError('unavailable', { detail: 'The chat service is shutting down. Try again in a moment.', headers: { 'retry-after': '1' } });
       return await route(request);
     } catch (error) {
-      if (!DeskpilotError.isInstance(error) || error.status >= 500) onError(error);
+      if (!DeskpilotError.isInstance(error) || error.status >= 500) dependencies.onError(error);
       return problemResponse(error);
     }
   };

@@ -1,4 +1,5 @@
 import { tool, zodSchema, type ToolSet } from 'ai';
+import type { DeskpilotEventListener } from '../../events/deskpilot-event.js';
 import type { ApprovalGate } from '../approval/create-approval-gate.js';
 import type { CommerceBackend } from '../backends/commerce-backend.js';
 import type { TicketBackend } from '../backends/ticket-backend.js';
@@ -22,6 +23,8 @@ export interface ChatToolSetOptions {
   now: () => number;
   /** Receives unexpected tool failures (the model only gets a safe message). */
   onError: (error: unknown) => void;
+  /** Receives each execution's outcome. @default none */
+  emit?: DeskpilotEventListener | undefined;
 }
 
 /** What one turn may use. */
@@ -41,6 +44,37 @@ export interface ChatToolSet {
   forTurn(turn: { context: ChatContext; sessionId: string; approvedCalls: ReadonlyMap<string, string> }): ChatTurnTools;
 }
 
+/** How a tool's execution ends: unexpected failures reported and made safe for the model, each outcome emitted. */
+function toolOutcomes(options: Pick<ChatToolSetOptions, 'onError' | 'emit'>) {
+  return {
+    /** Runs a tool; an unexpected failure is reported, and the model gets only a safe message. */
+    async runSafely<T>(run: () => Promise<T>): Promise<T> {
+      try {
+        return await run();
+      } catch (error) {
+        if (!ChatToolError.isInstance(error)) options.onError(error);
+        throw new ChatToolError(safeToolErrorMessage(error));
+      }
+    },
+    /** Emits an execution's outcome once it settled: `succeeded`, or `failed`. */
+    async reported<T>(tool: string, run: () => Promise<T>): Promise<T> {
+      try {
+        const output = await run();
+        options.emit?.({ type: 'tool-executed', tool, outcome: 'succeeded' });
+        return output;
+      } catch (error) {
+        options.emit?.({ type: 'tool-executed', tool, outcome: 'failed' });
+        throw error;
+      }
+    },
+    /** A call refused before it ran (no permission, no approval): emitted, and the model told why. */
+    refuse(tool: string, message: string): never {
+      options.emit?.({ type: 'tool-executed', tool, outcome: 'refused' });
+      throw new ChatToolError(message);
+    },
+  };
+}
+
 /** Creates the chat's tool set; each schema is wrapped once, so the SDK derives its JSON Schema once, not per request. */
 export function createChatToolSet(options: ChatToolSetOptions): ChatToolSet {
   const { definitions, gate, store, now } = options;
@@ -52,14 +86,7 @@ export function createChatToolSet(options: ChatToolSetOptions): ChatToolSet {
     ['updateWorkingMemory', tool({ inputSchema: memorySchema })] as const,
   ]);
 
-  const runSafely = async <T>(run: () => Promise<T>): Promise<T> => {
-    try {
-      return await run();
-    } catch (error) {
-      if (!ChatToolError.isInstance(error)) options.onError(error);
-      throw new ChatToolError(safeToolErrorMessage(error));
-    }
-  };
+  const { runSafely, reported, refuse } = toolOutcomes(options);
 
   /** A definition as an SDK tool: permission re-checked, writes only through the approval gate. */
   const toTool = (definition: ChatToolDefinition, context: ChatContext, write: boolean, approvedCalls: ReadonlyMap<string, string>) => {
@@ -75,14 +102,16 @@ export function createChatToolSet(options: ChatToolSetOptions): ChatToolSet {
       inputSchema: inputSchemaOf.get(definition.name)!,
       execute: async (input: unknown, { toolCallId, abortSignal }) => {
         if (definition.capability !== null && context.capabilities[definition.capability] !== true) {
-          throw new ChatToolError(`You do not have permission to use ${definition.name}.`);
+          return refuse(definition.name, `You do not have permission to use ${definition.name}.`);
         }
-        if (!write) return runSafely(() => definition.execute(input, { ...toolContext, abortSignal }));
+        if (!write) return reported(definition.name, () => runSafely(() => definition.execute(input, { ...toolContext, abortSignal })));
         const approvalId = approvedCalls.get(toolCallId);
-        if (!approvalId) throw new ChatToolError('This action needs an approval first.');
-        const outcome = await gate.execute(approvalId, (record) => definition.execute(record.input, { ...toolContext, idempotencyKey: approvalId, abortSignal }));
-        if (outcome.type === 'error') throw new ChatToolError(outcome.message);
-        return outcome.output;
+        if (!approvalId) return refuse(definition.name, 'This action needs an approval first.');
+        return reported(definition.name, async () => {
+          const outcome = await gate.execute(approvalId, (record) => definition.execute(record.input, { ...toolContext, idempotencyKey: approvalId, abortSignal }));
+          if (outcome.type === 'error') throw new ChatToolError(outcome.message);
+          return outcome.output;
+        });
       },
     });
   };
@@ -92,14 +121,16 @@ export function createChatToolSet(options: ChatToolSetOptions): ChatToolSet {
       description: 'Keep short notes for later in this conversation: set keys (short slugs) to notes, or remove keys. Other notes are kept.',
       inputSchema: memorySchema,
       execute: (update) =>
-        runSafely(async () => {
-          // One atomic store update: parallel turns of a conversation never lose each other's notes.
-          const saved = await store.updateSession(sessionId, { workingMemory: { ...update, maxBytes: options.workingMemoryBytes }, updatedAt: now() });
-          if (!saved.ok && saved.reason === 'working_memory_full')
-            throw new ChatToolError(`Working memory is full (${options.workingMemoryBytes} bytes); remove notes first.`);
-          if (!saved.ok) throw new ChatToolError('This conversation no longer exists.');
-          return { saved: true, keys: Object.keys(saved.session.workingMemory) };
-        }),
+        reported('updateWorkingMemory', () =>
+          runSafely(async () => {
+            // One atomic store update: parallel turns of a conversation never lose each other's notes.
+            const saved = await store.updateSession(sessionId, { workingMemory: { ...update, maxBytes: options.workingMemoryBytes }, updatedAt: now() });
+            if (!saved.ok && saved.reason === 'working_memory_full')
+              throw new ChatToolError(`Working memory is full (${options.workingMemoryBytes} bytes); remove notes first.`);
+            if (!saved.ok) throw new ChatToolError('This conversation no longer exists.');
+            return { saved: true, keys: Object.keys(saved.session.workingMemory) };
+          }),
+        ),
     });
 
   return {

@@ -1,4 +1,5 @@
 import { convertToModelMessages, toUIMessageStream, type ToolSet } from 'ai';
+import type { DeskpilotEventListener } from '../../events/deskpilot-event.js';
 import type { HttpResponse } from '../../http/http-request.js';
 import type { ChatStore } from '../conversation/chat-store.js';
 import { createChatStreamResponse } from '../stream/create-chat-stream-response.js';
@@ -31,6 +32,8 @@ export interface StreamAssistantTurnOptions {
   onSettled: () => void;
   now: () => number;
   onError: (error: unknown) => void;
+  /** Receives `turn-started` and `turn-ended`. @default none */
+  emit?: DeskpilotEventListener | undefined;
 }
 
 /**
@@ -51,6 +54,8 @@ export async function streamAssistantTurn(options: StreamAssistantTurnOptions): 
     onApprovalRequest: options.onApprovalRequest,
   });
   const modelLabel = `${options.model.provider}:${options.model.modelId}`;
+  const startedAt = options.now();
+  options.emit?.({ type: 'turn-started', model: modelLabel });
   let unsaved = false;
   const stream = toUIMessageStream<ToolSet, ChatMessage>({
     stream: loop.stream,
@@ -67,6 +72,7 @@ export async function streamAssistantTurn(options: StreamAssistantTurnOptions): 
       // An unsaved answer: the client is told (below, before `finish`).
       if (saved.kind === 'unsaved') unsaved = true;
       if (saved.kind !== 'saved') onError(saved.error);
+      options.emit?.({ type: 'turn-ended', model: modelLabel, status, durationMs: options.now() - startedAt, saved: saved.kind === 'saved' });
       options.onSettled();
     },
   });

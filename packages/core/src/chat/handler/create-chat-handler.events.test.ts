@@ -1,0 +1,100 @@
+import type { UIMessage } from 'ai';
+import { describe, expect, it } from 'vitest';
+import { DeskpilotError } from '../../errors/deskpilot-error.js';
+import type { DeskpilotEvent } from '../../events/deskpilot-event.js';
+import { answerApprovals, assistantFrom, readAll, scriptedModel, sessionId, setupChat, textStep, toolStep, userMessage } from './chat.test-support.js';
+
+const context = { userEmail: 'rep@example.com', projectKey: 'acme-b2c', canRefundOrders: true };
+const body = (messages: UIMessage[], extra: object = {}) => ({ messages, sessionId, context, ...extra });
+
+/** A chat handler whose events are recorded, on a model that plays `steps` in order. */
+async function recordedChat(steps: Array<ReturnType<typeof textStep>>, options: Parameters<typeof setupChat>[1] = {}) {
+  const events: DeskpilotEvent[] = [];
+  const model = scriptedModel((_call, index) => steps[Math.min(index, steps.length - 1)]!);
+  const chat = await setupChat(model, { onEvent: (event) => events.push(event), ...options });
+  return { ...chat, events };
+}
+
+describe('createChatHandler: onEvent', () => {
+  it('reports a turn with a read tool: started, the tool succeeded, ended complete and saved', async () => {
+    const chat = await recordedChat([toolStep({ name: 'getOrder', input: { orderId: 'ORD-1001' } }), textStep('Here it is.')], { stepBudget: 3 });
+    await readAll(await chat.post(body([userMessage('show ORD-1001')])));
+    expect(chat.events).toEqual([
+      { type: 'turn-started', model: 'mock-provider:mock-model-id' },
+      { type: 'tool-executed', tool: 'getOrder', outcome: 'succeeded' },
+      { type: 'turn-ended', model: 'mock-provider:mock-model-id', status: 'complete', durationMs: 0, saved: true },
+    ]);
+  });
+
+  it('reports a failing tool as failed, and runs nothing for a tool the user may not use', async () => {
+    const chat = await recordedChat(
+      [toolStep({ name: 'getOrder', input: { orderId: 'ORD-404' } }, { name: 'refundOrder', input: { orderId: 'ORD-1001', reason: 'x' } }), textStep('ok')],
+      {
+        stepBudget: 3,
+      },
+    );
+    await readAll(await chat.post(body([userMessage('show ORD-404')], { context: { ...context, canRefundOrders: false } })));
+    const tools = chat.events.filter((event) => event.type === 'tool-executed');
+    // refundOrder is not offered without the capability: the SDK answers the call itself, nothing runs.
+    expect(tools).toEqual([{ type: 'tool-executed', tool: 'getOrder', outcome: 'failed' }]);
+  });
+
+  it('reports an approval proposed, then approved and the write run once', async () => {
+    const chat = await recordedChat([toolStep({ name: 'refundOrder', input: { orderId: 'ORD-1001', reason: 'damaged' } }), textStep('Done.')]);
+    const question = userMessage('refund order ORD-1001');
+    const card = assistantFrom(await readAll(await chat.post(body([question]))));
+    expect(chat.events.filter((event) => event.type.startsWith('approval'))).toEqual([{ type: 'approval-proposed', tool: 'refundOrder' }]);
+    expect(chat.events.at(-1)).toMatchObject({ type: 'turn-ended', status: 'awaiting_approval' });
+
+    chat.events.length = 0;
+    await readAll(await chat.post(body([question, answerApprovals(card, true)])));
+    expect(chat.events.filter((event) => event.type !== 'turn-started' && event.type !== 'turn-ended')).toEqual([
+      { type: 'approval-reviewed', tool: 'refundOrder', outcome: 'approved' },
+      { type: 'tool-executed', tool: 'refundOrder', outcome: 'succeeded' },
+    ]);
+  });
+
+  it('reports a denied card with its reason, and an expired one as expired', async () => {
+    for (const [approved, advanceMs, expected] of [
+      [false, 0, { outcome: 'denied', reason: 'denied_by_user' }],
+      [true, 16 * 60 * 1000, { outcome: 'expired', reason: 'expired' }],
+    ] as const) {
+      const chat = await recordedChat([toolStep({ name: 'refundOrder', input: { orderId: 'ORD-1001', reason: 'damaged' } }), textStep('Done.')]);
+      const question = userMessage('refund order ORD-1001');
+      const card = assistantFrom(await readAll(await chat.post(body([question]))));
+      chat.clock.advance(advanceMs);
+      chat.events.length = 0;
+      await readAll(await chat.post(body([question, answerApprovals(card, approved)])));
+      expect(chat.events.filter((event) => event.type === 'approval-reviewed')).toEqual([{ type: 'approval-reviewed', tool: 'refundOrder', ...expected }]);
+      expect(chat.events.filter((event) => event.type === 'tool-executed')).toEqual([]);
+    }
+  });
+
+  it('reports a refusal by the per-user rate limit, naming the limit', async () => {
+    const chat = await recordedChat([textStep('ok')], { rateLimit: { limit: 1 } });
+    await readAll(await chat.post(body([userMessage('one')])));
+    expect((await chat.post(body([userMessage('two')]))).status).toBe(429);
+    expect(chat.events.filter((event) => event.type === 'rate-limited')).toEqual([{ type: 'rate-limited', limit: 'chat' }]);
+  });
+
+  it('reports a store outage as a store-error event beside the error itself', async () => {
+    const chat = await recordedChat([textStep('ok')]);
+    const outage = new DeskpilotError('store_unavailable', { detail: 'The database is unavailable.' });
+    chat.store.getOrCreateSession = () => Promise.reject(outage);
+    expect((await chat.post(body([userMessage('hi')]))).status).toBe(503);
+    expect(chat.events).toEqual([{ type: 'store-error' }]);
+    expect(chat.errors).toEqual([outage]);
+  });
+
+  it('keeps answering when the listener throws, and reports what it threw', async () => {
+    const thrown = new Error('listener bug');
+    const chat = await recordedChat([textStep('ok')], {
+      onEvent: () => {
+        throw thrown;
+      },
+    });
+    const chunks = await readAll(await chat.post(body([userMessage('hi')])));
+    expect(chunks.at(-1)).toMatchObject({ type: 'finish' });
+    expect(chat.errors).toEqual([thrown, thrown]);
+  });
+});

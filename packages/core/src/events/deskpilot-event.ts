@@ -1,0 +1,49 @@
+import type { ApprovalDenialReason } from '../chat/approval/create-approval-gate.js';
+import type { TurnStatus } from '../chat/conversation/chat-store.js';
+import { DeskpilotError } from '../errors/deskpilot-error.js';
+
+/** Which rate limit refused a request. */
+export type RateLimitName = 'chat' | 'chat-address' | 'login-address' | 'login-account-address' | 'login-account';
+
+/**
+ * What the handlers report as they work, for metrics and audit logs (`onEvent`). Plain data: no token,
+ * cookie, grant or password ever; the one personal value is `email` on `login`, which a log should
+ * hash with a key of its own before writing it.
+ */
+export type DeskpilotEvent =
+  /** A sign-in attempt: let in, or refused (wrong credentials, no access to the project, throttled). */
+  | { type: 'login'; outcome: 'succeeded' | 'invalid_credentials' | 'forbidden' | 'throttled'; email: string }
+  /** A request refused by a rate limit (429). */
+  | { type: 'rate-limited'; limit: RateLimitName }
+  /** A store (database, Redis) failed a request or a save: the operator's business, the client got a 503. */
+  | { type: 'store-error' }
+  /** The model began answering a chat turn: its stream is open. */
+  | { type: 'turn-started'; model: string }
+  /** A chat turn's stream ended and its answer was saved (`saved: false`: saving failed). */
+  | { type: 'turn-ended'; model: string; status: TurnStatus; durationMs: number; saved: boolean }
+  /** A tool ran (`succeeded`, `failed`), or was refused before running (no permission, no approval). */
+  | { type: 'tool-executed'; tool: string; outcome: 'succeeded' | 'failed' | 'refused' }
+  /** The model proposed a write that waits for the user's approval. */
+  | { type: 'approval-proposed'; tool: string }
+  /** The user's answer to a proposed write, as the approval gate reviewed it. */
+  | { type: 'approval-reviewed'; tool: string; outcome: 'approved' | 'denied' | 'expired'; reason?: ApprovalDenialReason | 'unanswered' };
+
+/** Receives {@link DeskpilotEvent}s; it must not throw (what it throws is reported as an unexpected error, never to the client). */
+export type DeskpilotEventListener = (event: DeskpilotEvent) => void;
+
+/** The emitter a handler uses: never throws, whatever the listener does. */
+export function createEventEmitter(listener: DeskpilotEventListener | undefined, onError: (error: unknown) => void): DeskpilotEventListener {
+  if (!listener) return () => {};
+  return (event) => {
+    try {
+      listener(event);
+    } catch (error) {
+      onError(error);
+    }
+  };
+}
+
+/** Whether `error` is a store's failure (`store_unavailable`), which handlers report as a `store-error` event. */
+export function isStoreError(error: unknown): boolean {
+  return DeskpilotError.isInstance(error) && error.code === 'store_unavailable';
+}
