@@ -88,6 +88,52 @@ describe('chat server shutdown', () => {
     for (const turn of turns) expect((await readHistory(restarted.url, turn.body)).lastTurnStatus).toBe('aborted');
   });
 
+  it('on SIGTERM with 50 slow streams open: each ends with [DONE] or an error part, every turn is in history, exit 0 within the grace period', async () => {
+    const dataDir = await seededDataDir(['chat']);
+    const graceMs = 1_500;
+    const server = await spawnExample(serverFile, { DATA_DIR: dataDir, DEMO_MODEL_DELAY_MS: '20', SHUTDOWN_GRACE_MS: String(graceMs) });
+    // Short answers that finish within the grace period, and longer ones (a tool call, then its card) that may not.
+    const bodies = Array.from({ length: 50 }, (_, index) => turnBody(index % 2 === 0 ? 'hi' : 'show order ORD-1001'));
+    const streams = await Promise.all(
+      bodies.map(async (body) => {
+        const response = await postJson(server.url, '/chat', body);
+        const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+        let text = (await reader.read()).value ?? '';
+        return {
+          status: response.status,
+          text: (async () => {
+            for (let read = await reader.read(); !read.done; read = await reader.read()) text += read.value;
+            return text;
+          })(),
+        };
+      }),
+    );
+    const signalledAt = performance.now();
+    server.child.kill('SIGTERM');
+    const code = await exitCode(server.child);
+    const exitedAfterMs = Math.round(performance.now() - signalledAt);
+    const texts = await Promise.all(streams.map((stream) => stream.text));
+
+    expect(streams.map((stream) => stream.status)).toEqual(bodies.map(() => 200));
+    const ended = texts.map((text) => (text.trimEnd().endsWith('data: [DONE]') ? 'done' : text.includes('"type":"error"') ? 'error part' : 'cut'));
+    expect(ended.filter((end) => end === 'cut')).toEqual([]);
+    const restarted = await spawnExample(serverFile, { DATA_DIR: dataDir });
+    const { lost, reasons } = await countLost(restarted.url, bodies);
+    const statuses = await Promise.all(bodies.map(async (body) => (await readHistory(restarted.url, body)).lastTurnStatus));
+    const count = (status: string) => statuses.filter((candidate) => candidate === status).length;
+    console.info(
+      `[fault figures] SIGTERM with 50 slow streams (PGlite, grace ${graceMs} ms): exit ${code} after ${exitedAfterMs} ms; ` +
+        `${count('complete')} complete, ${count('aborted')} aborted, ${lost} lost; ${texts.filter((text) => text.includes('"type":"error"')).length} streams with an error part`,
+    );
+    expect(reasons).toEqual([]);
+    expect(code).toBe(0);
+    // The grace period, then at most the drain's own bound for saving the cut turns (5 s).
+    expect(exitedAfterMs).toBeLessThan(graceMs + 5_000);
+    expect(count('complete') + count('aborted')).toBe(50);
+    // A cut stream says so before it ends: the client knows the answer was cut short.
+    for (const [index, text] of texts.entries()) if (statuses[index] === 'aborted') expect(text).toContain('"type":"error"');
+  });
+
   it.skipIf(!databaseUrl)(
     `on SIGTERM right after clients left mid-answer, finishes and saves their turns (Postgres)${databaseUrl ? '' : ' (SKIPPED: DATABASE_URL is not set)'}`,
     async () => {
