@@ -4,6 +4,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { availableParallelism, cpus } from 'node:os';
 import { benchChatStream, formatChatResult, quickChatOptions } from './chat-stream.ts';
 import { benchLimiters, formatLimiterResult } from './limiter.ts';
+import { benchObservability, formatObservabilityResult, quickObservabilityOptions } from './observability.ts';
 import { benchPersistence, checkPersistenceServices, formatPersistenceResult, quickPersistenceOptions } from './persistence.ts';
 import { benchSessionCurrent, formatSessionResult } from './session-current.ts';
 
@@ -17,6 +18,7 @@ const session = await benchSessionCurrent(quick ? { rounds: 1, roundSeconds: 1, 
 const limiter = await benchLimiters(quick ? { rounds: 1, hotSeconds: 0.1, spreadPasses: 2, memoryKeys: 100_000 } : {});
 const chat = await benchChatStream(quick ? quickChatOptions : {});
 const persistence = await benchPersistence(quick ? quickPersistenceOptions : {});
+const observability = await benchObservability(quick ? quickObservabilityOptions : {});
 const seconds = Math.round((Date.now() - startedAt.getTime()) / 1000);
 
 console.log(
@@ -32,10 +34,12 @@ console.log(
     formatChatResult(chat),
     '',
     formatPersistenceResult(persistence),
+    '',
+    formatObservabilityResult(observability),
   ].join('\n'),
 );
 
 const resultsDirectory = new URL('./results/', import.meta.url);
 await mkdir(resultsDirectory, { recursive: true });
 const file = new URL(`${startedAt.toISOString().replaceAll(':', '-')}${quick ? '-quick' : ''}.json`, resultsDirectory);
-await writeFile(file, `${JSON.stringify({ startedAt, machine, quick, session, limiter, chat, persistence }, null, 2)}\n`);
+await writeFile(file, `${JSON.stringify({ startedAt, machine, quick, session, limiter, chat, persistence, observability }, null, 2)}\n`);
