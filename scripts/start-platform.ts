@@ -19,7 +19,8 @@ let stopping = false;
 
 for (const service of services) {
   const child = spawn(process.execPath, [fileURLToPath(new URL(service.entry, import.meta.url))], {
-    env: { ...process.env, PORT: '', ...service.env },
+    // Their stdout is a pipe to this script: readable lines when this script's own output is a terminal.
+    env: { LOG_FORMAT: process.stdout.isTTY ? 'pretty' : 'json', ...process.env, PORT: '', ...service.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   children.set(service.name, child);

@@ -43,6 +43,12 @@ export const originList = commaList.pipe(z.array(z.string().refine(isOrigin, 'no
 /** A comma-separated list of addresses or CIDR ranges (trusted proxies). */
 export const addressRangeList = commaList.pipe(z.array(z.string().refine(isAddressRange, 'not an IP address or CIDR range')));
 
+/** `LOG_LEVEL`: pino's levels; `silent` writes nothing. */
+export const logLevel = z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
+
+/** `LOG_FORMAT`: JSON lines, readable lines, or readable only when stdout is a terminal. */
+export const logFormat = z.enum(['auto', 'json', 'pretty']);
+
 /** A Postgres connection string (`postgres://` or `postgresql://`). */
 export const postgresUrl = z
   .string()

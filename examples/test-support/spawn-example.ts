@@ -53,7 +53,7 @@ export async function spawnExample(
   child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
   const url = await new Promise<string>((resolve, reject) => {
     child.stdout!.on('data', () => {
-      const match = /listening on (http:\/\/\S+)/.exec(output);
+      const match = /listening on (http:\/\/[^\s"]+)/.exec(output);
       if (match) resolve(match[1]!);
     });
     child.once('exit', (code) => reject(new Error(`exited with ${code}: ${output}`)));

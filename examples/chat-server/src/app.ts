@@ -18,7 +18,9 @@ import { join } from 'node:path';
 import { createPostgresStores, openDatabase } from '@deskpilot/postgres';
 import { checkRedisReady, connectRedis, createRedisRateLimiter } from '@deskpilot/redis';
 import express from 'express';
+import type { Logger } from 'pino';
 import type { ServerConfig } from './config.ts';
+import { coreLogger, logEvents, requestLogging } from '../../shared/logging.ts';
 
 /** Models from the environment; with no key, the offline demo model answers. */
 export function modelsFrom(config: ServerConfig): ChatModels & { label: string } {
@@ -29,16 +31,17 @@ export function modelsFrom(config: ServerConfig): ChatModels & { label: string }
 }
 
 /** The demo commerce backend, logging each write it performs (the demo's stand-in for a shop's audit log). */
-function loggedDemoCommerce(): CommerceBackend {
+function loggedDemoCommerce(logger: Logger): CommerceBackend {
   const backend = createDemoCommerceBackend();
+  const log = logger.child({ component: 'demo-commerce' });
   return {
     ...backend,
     refundOrder: (projectKey, input, options) => {
-      console.log(`[demo-commerce] refundOrder ${input.orderId} in ${projectKey}`);
+      log.info({ orderId: input.orderId, projectKey }, `refundOrder ${input.orderId} in ${projectKey}`);
       return backend.refundOrder(projectKey, input, options);
     },
     cancelOrder: (projectKey, input, options) => {
-      console.log(`[demo-commerce] cancelOrder ${input.orderId} in ${projectKey}`);
+      log.info({ orderId: input.orderId, projectKey }, `cancelOrder ${input.orderId} in ${projectKey}`);
       return backend.cancelOrder(projectKey, input, options);
     },
   };
@@ -49,7 +52,7 @@ function loggedDemoCommerce(): CommerceBackend {
  * conversations and approvals, the rate limiter in process (or shared on Redis with REDIS_URL), demo
  * backends, models, routes.
  */
-export async function createApp(config: ServerConfig) {
+export async function createApp(config: ServerConfig, logger: Logger) {
   const models = modelsFrom(config);
   // First, and bounded: an unreachable Redis stops the start with a clear message within seconds,
   // before the database is opened (or created) for nothing.
@@ -73,7 +76,7 @@ export async function createApp(config: ServerConfig) {
     store: chatStore,
     approvalStore,
     models,
-    commerce: loggedDemoCommerce(),
+    commerce: loggedDemoCommerce(logger),
     tickets: createDemoTicketBackend(),
     rateLimit,
     limiter: redis && createRedisRateLimiter({ client: redis, prefix: 'deskpilot:chat:', ...rateLimit }),
@@ -83,14 +86,17 @@ export async function createApp(config: ServerConfig) {
     stepBudget: config.STEP_BUDGET,
     contextSecret: config.CHAT_CONTEXT_SECRET,
     allowedOrigins: config.ALLOWED_ORIGINS,
+    logger: coreLogger(logger),
+    onEvent: logEvents(logger),
   });
   // Ready: the database answers at this release's schema version, and Redis answers when configured.
   const readiness = createReadinessCheck({
     checks: { chat_store: () => database.checkReady(), ...(redis ? { redis: () => checkRedisReady(redis) } : {}) },
-    onCheckFailed: (name, error) => console.warn(`[chat-server] not ready: ${name}: ${describeError(error)}`),
+    onCheckFailed: (name, error) => logger.warn({ check: name }, `not ready: ${name}: ${describeError(error)}`),
   });
   const app = express();
   app.disable('x-powered-by');
+  app.use(requestLogging(logger));
   // Before the chat routes: no CORS, no rate limit, no grant for the probes.
   app.get('/healthz', (_req, res) => writeResponse(res, healthResponse()));
   app.get('/readyz', async (_req, res) => writeResponse(res, readinessResponse(await readiness())));

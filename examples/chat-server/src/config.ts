@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { addressRangeList, loopbackOrigins, originList, postgresUrl, readEnvironment, studioDefaultPort } from '../../shared/environment.ts';
+import { addressRangeList, logFormat, logLevel, loopbackOrigins, originList, postgresUrl, readEnvironment, studioDefaultPort } from '../../shared/environment.ts';
 
 const positiveInt = z.coerce.number().int().positive();
 
@@ -7,6 +7,10 @@ const positiveInt = z.coerce.number().int().positive();
 const environment = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   HOST: z.string().default('127.0.0.1'),
+  /** pino's level for this process's JSON log lines (`silent`: none). */
+  LOG_LEVEL: logLevel.default('info'),
+  /** `json` lines, `pretty` colour lines for a person, or `auto`: pretty when stdout is a terminal. */
+  LOG_FORMAT: logFormat.default('auto'),
   /** Exact as given when set; unset (development), the studio's loopback origins (`localhost`, `127.0.0.1`, `[::1]`) on its default port. */
   ALLOWED_ORIGINS: originList.default(loopbackOrigins(studioDefaultPort)),
   OPENAI_API_KEY: z.string().min(1).optional(),

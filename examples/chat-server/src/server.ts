@@ -3,6 +3,7 @@ import { DataDirectoryLockedError } from '@deskpilot/postgres';
 import { createApp } from './app.ts';
 import { readConfig, type ServerConfig } from './config.ts';
 import { createGracefulServer, settlesWithin } from '../../shared/graceful-server.ts';
+import { createLogger } from '../../shared/logging.ts';
 
 let config: ServerConfig;
 try {
@@ -12,7 +13,9 @@ try {
   process.exit(2);
 }
 
-const { app, chat, models, readiness, storage, deleteExpiredApprovals, close } = await createApp(config).catch((error: unknown) => {
+// Once running, JSON lines on stdout; a start that fails (above and below) is a plain line on stderr.
+const logger = createLogger({ service: 'chat-server', level: config.LOG_LEVEL, format: config.LOG_FORMAT });
+const { app, chat, models, readiness, storage, deleteExpiredApprovals, close } = await createApp(config, logger).catch((error: unknown) => {
   // A database, data directory or Redis that cannot be used: say so plainly and stop. Another process
   // holding the data directory is 2, like a bad configuration: starting again will not help.
   console.error(`[chat-server] cannot start: ${describeError(error)}`);
@@ -22,9 +25,9 @@ const { server, close: closeHttp } = createGracefulServer(app);
 server.listen(config.PORT, config.HOST, () => {
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.PORT;
-  console.log(`[chat-server] listening on http://${config.HOST}:${port}`);
-  console.log(`[chat-server] default model: ${models.label}${models.label.startsWith('deskpilot:') ? ' (offline demo model: no provider key set)' : ''}`);
-  console.log(`[chat-server] storage: ${storage}`);
+  logger.info(`listening on http://${config.HOST}:${port}`);
+  logger.info(`default model: ${models.label}${models.label.startsWith('deskpilot:') ? ' (offline demo model: no provider key set)' : ''}`);
+  logger.info(`storage: ${storage}`);
 });
 server.on('error', (error) => {
   console.error(`[chat-server] cannot listen: ${describeError(error)}`);
@@ -32,7 +35,7 @@ server.on('error', (error) => {
 });
 
 const cleanup = setInterval(() => {
-  deleteExpiredApprovals().catch((error: unknown) => console.error(`[chat-server] cleanup failed: ${describeError(error)}`));
+  deleteExpiredApprovals().catch((error: unknown) => logger.error(`cleanup failed: ${describeError(error)}`));
 }, 60_000);
 cleanup.unref();
 
@@ -44,23 +47,23 @@ cleanup.unref();
 async function shutDown(signal: string): Promise<void> {
   // First: the load balancer stops sending before anything else stops.
   readiness.startDraining();
-  console.log(`[chat-server] ${signal}: closing (grace ${config.SHUTDOWN_GRACE_MS} ms)`);
+  logger.info(`${signal}: closing (grace ${config.SHUTDOWN_GRACE_MS} ms)`);
   clearInterval(cleanup);
   // Past every bound below (the drain saves cut turns for up to 5 s more): something hangs.
   setTimeout(() => {
-    console.error('[chat-server] shutdown did not finish in time');
+    logger.fatal('shutdown did not finish in time');
     process.exit(1);
   }, config.SHUTDOWN_GRACE_MS + 15_000).unref();
   const deadline = Date.now() + config.SHUTDOWN_GRACE_MS;
   const httpClosed = closeHttp();
   const turns = await chat.drain({ timeoutMs: config.SHUTDOWN_GRACE_MS });
-  console.log(`[chat-server] turns: ${turns.completed} finished, ${turns.aborted} cut and recorded as aborted`);
+  logger.info(`turns: ${turns.completed} finished, ${turns.aborted} cut and recorded as aborted`);
   // The streams of saved turns end on their own; anything still open is cut.
   if (!(await settlesWithin(httpClosed, Math.max(1_000, deadline - Date.now())))) server.closeAllConnections();
   try {
     await close();
   } catch (error) {
-    console.error(`[chat-server] closing the stores failed: ${describeError(error)}`);
+    logger.fatal(`closing the stores failed: ${describeError(error)}`);
     process.exit(1);
   }
   process.exit(0);
@@ -70,7 +73,7 @@ let stopping = false;
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   process.on(signal, () => {
     if (stopping) {
-      console.error(`[chat-server] ${signal} again: exiting now`);
+      logger.fatal(`${signal} again: exiting now`);
       process.exit(1);
     }
     stopping = true;

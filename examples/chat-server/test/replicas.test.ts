@@ -50,14 +50,14 @@ describe.skipIf(!databaseUrl || !redisUrl)(
         [first!, second!].map(async (replica) => readChunks(await post(replica.url, { sessionId, messages: [question, approved], context }))),
       );
       for (const chunks of answers) expect(chunks.map((chunk) => chunk.type)).toContain('tool-output-available');
-      await expect.poll(() => `${first!.output()}${second!.output()}`.match(/\[demo-commerce\] refundOrder/g)?.length ?? 0).toBe(1);
+      await expect.poll(() => `${first!.output()}${second!.output()}`.match(/"msg":"refundOrder /g)?.length ?? 0).toBe(1);
 
       // Four requests per window, shared exactly: two were spent above on one replica, two on both.
       const fourth = await post(second!.url, { sessionId, messages: [question, approved], context });
       expect(fourth.status).toBe(429);
       expect(Number(fourth.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
       expect((await post(first!.url, { sessionId, context }, '/chat/history')).status).toBe(429);
-      expect(`${first!.output()}${second!.output()}`.match(/\[demo-commerce\] refundOrder/g)).toHaveLength(1);
+      expect(`${first!.output()}${second!.output()}`.match(/"msg":"refundOrder /g)).toHaveLength(1);
     });
   },
 );

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import express from 'express';
+import type { Logger } from 'pino';
 import {
   DeskpilotError,
   createReadinessCheck,
@@ -17,12 +18,13 @@ import { createPostgresStores, openDatabase } from '@deskpilot/postgres';
 import { checkRedisReady, connectRedis, createRedisRateLimiter } from '@deskpilot/redis';
 import { sessionRouter } from '@deskpilot/session-express';
 import type { ServerConfig } from './config.ts';
+import { coreLogger, createEmailHasher, logEvents, requestLogging } from '../../shared/logging.ts';
 
 /**
  * Builds the session service app: PGlite in DATA_DIR/session (or Postgres with DATABASE_URL), the demo
  * directory, login throttles in process (or shared on Redis with REDIS_URL), routes.
  */
-export async function createApp(config: ServerConfig) {
+export async function createApp(config: ServerConfig, logger: Logger) {
   // First, and bounded: an unreachable Redis stops the start with a clear message within seconds,
   // before the database is opened (or created) for nothing.
   const redis = config.REDIS_URL ? await connectRedis({ url: config.REDIS_URL }) : undefined;
@@ -57,11 +59,12 @@ export async function createApp(config: ServerConfig) {
   // Ready: the database answers at this release's schema version, and Redis answers when configured.
   const readiness = createReadinessCheck({
     checks: { session_store: () => database.checkReady(), ...(redis ? { redis: () => checkRedisReady(redis) } : {}) },
-    onCheckFailed: (name, error) => console.warn(`[session-server] not ready: ${name}: ${describeError(error)}`),
+    onCheckFailed: (name, error) => logger.warn({ check: name }, `not ready: ${name}: ${describeError(error)}`),
   });
 
   const app = express();
   app.disable('x-powered-by');
+  app.use(requestLogging(logger));
   // Before the session routes: no cookie, no CORS, no rate limit for the probes.
   app.get('/healthz', (_req, res) => writeResponse(res, healthResponse()));
   app.get('/readyz', async (_req, res) => writeResponse(res, readinessResponse(await readiness())));
@@ -72,6 +75,8 @@ export async function createApp(config: ServerConfig) {
         allowedOrigins: config.ALLOWED_ORIGINS,
         trustedProxies: config.TRUSTED_PROXIES,
         loginThrottle: { address: throttle('address', 100), accountAddress: throttle('account-address', 10), account: throttle('account', 100) },
+        logger: coreLogger(logger),
+        onEvent: logEvents(logger, createEmailHasher(config.LOG_EMAIL_HASH_KEY)),
       }),
     ),
   );

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { addressRangeList, loopbackOrigins, originList, postgresUrl, readEnvironment, studioDefaultPort } from '../../shared/environment.ts';
+import { addressRangeList, logFormat, logLevel, loopbackOrigins, originList, postgresUrl, readEnvironment, studioDefaultPort } from '../../shared/environment.ts';
 
 const flag = z.enum(['true', 'false']).transform((value) => value === 'true');
 const milliseconds = z.coerce.number().int().positive();
@@ -8,6 +8,12 @@ const milliseconds = z.coerce.number().int().positive();
 const environment = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(4360),
   HOST: z.string().default('127.0.0.1'),
+  /** pino's level for this process's JSON log lines (`silent`: none). */
+  LOG_LEVEL: logLevel.default('info'),
+  /** `json` lines, `pretty` colour lines for a person, or `auto`: pretty when stdout is a terminal. */
+  LOG_FORMAT: logFormat.default('auto'),
+  /** Key for the email hashes in sign-in log lines; unset, a random key per process (hashes match within one run only). */
+  LOG_EMAIL_HASH_KEY: z.string().min(32, 'must be at least 32 characters').optional(),
   COOKIE_PREFIX: z
     .string()
     .regex(/^[A-Za-z0-9-]{1,64}$/)

@@ -6,6 +6,8 @@ import { DeskpilotError, createReadinessCheck, describeError, fetchSession, heal
 import { writeResponse } from '@deskpilot/core/node';
 import { createIdentityProxy, createSessionRoutesProxy } from '@deskpilot/session-express';
 import express from 'express';
+import type { Logger } from 'pino';
+import { requestLogging } from '../../shared/logging.ts';
 import { chatContextFor } from './chat-context.ts';
 import type { StudioConfig } from './config.ts';
 import { createDataApi } from './data-api.ts';
@@ -19,10 +21,10 @@ const readinessTimeoutMs = 2_000;
  * page, and `/api/*` proxied with stamped identity to the data API (the example's own unless
  * DATA_API_URL is set).
  */
-export async function createStudioApp(config: StudioConfig) {
+export async function createStudioApp(config: StudioConfig, logger: Logger) {
   if (!existsSync(`${webRoot}/index.html`)) throw new Error('The page is not built: run `npm run build -w examples/studio` (the root `npm start` does).');
   const prefix = config.COOKIE_PREFIX;
-  const dataApi = config.DATA_API_URL ? undefined : await listenOnLoopback(createDataApi({ prefix }));
+  const dataApi = config.DATA_API_URL ? undefined : await listenOnLoopback(createDataApi({ prefix, logger: logger.child({ component: 'data-api' }) }));
   const dataApiUrl = config.DATA_API_URL ?? dataApi!.url;
 
   // Ready: this process is not draining, and the session service (every sign-in goes through it) is
@@ -37,11 +39,13 @@ export async function createStudioApp(config: StudioConfig) {
       },
     },
     timeoutMs: readinessTimeoutMs,
-    onCheckFailed: (name, error) => console.warn(`[studio] not ready: ${name}: ${describeError(error)}`),
+    onCheckFailed: (name, error) => logger.warn({ check: name }, `not ready: ${name}: ${describeError(error)}`),
   });
 
   const app = express();
   app.disable('x-powered-by');
+  // Its request id goes on to the session service and the data API with the proxied requests.
+  app.use(requestLogging(logger));
   app.get('/healthz', (_req, res) => writeResponse(res, healthResponse()));
   app.get('/readyz', async (_req, res) => writeResponse(res, readinessResponse(await readiness())));
   app.use((_req, res, next) => {
@@ -60,7 +64,11 @@ export async function createStudioApp(config: StudioConfig) {
   app.get('/studio/chat-context', async (req, res) => {
     res.set('cache-control', 'no-store');
     try {
-      const session = await fetchSession(req.headers.cookie, { sessionServiceUrl: config.SESSION_SERVICE_URL, cookieName: `${prefix}_session` });
+      const session = await fetchSession(req.headers.cookie, {
+        sessionServiceUrl: config.SESSION_SERVICE_URL,
+        cookieName: `${prefix}_session`,
+        requestHeaders: req.headers,
+      });
       if (!session) throw new DeskpilotError('unauthenticated', { detail: 'No valid session.' });
       res.json({ chatServiceUrl: config.CHAT_SERVICE_URL, context: await chatContextFor(session, config.CHAT_CONTEXT_SECRET) });
     } catch (error) {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { readEnvironment, studioDefaultPort } from '../../shared/environment.ts';
+import { logFormat, logLevel, readEnvironment, studioDefaultPort } from '../../shared/environment.ts';
 
 const url = z.url({ protocol: /^https?$/ });
 
@@ -7,6 +7,10 @@ const url = z.url({ protocol: /^https?$/ });
 const environment = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(studioDefaultPort),
   HOST: z.string().default('127.0.0.1'),
+  /** pino's level for this process's JSON log lines (`silent`: none). */
+  LOG_LEVEL: logLevel.default('info'),
+  /** `json` lines, `pretty` colour lines for a person, or `auto`: pretty when stdout is a terminal. */
+  LOG_FORMAT: logFormat.default('auto'),
   /** Where the studio server reaches the session service. */
   SESSION_SERVICE_URL: url.default('http://127.0.0.1:4360'),
   /** Where the browser reaches the chat service (the page posts to it directly). */

@@ -1,17 +1,21 @@
 import { presentMoney } from '@deskpilot/core';
 import { createDemoCommerceBackend } from '@deskpilot/core/demo';
 import express, { type Request } from 'express';
+import type { Logger } from 'pino';
+import { requestLogging } from '../../shared/logging.ts';
 
 /**
  * The example's downstream data API: it stands for a team's existing service behind the studio. It
  * trusts the identity headers because only the studio's proxy can reach it (it listens on loopback),
  * and it answers with data of the stamped project only.
  */
-export function createDataApi(options: { prefix: string }) {
+export function createDataApi(options: { prefix: string; logger: Logger }) {
   const commerce = createDemoCommerceBackend();
   const header = (req: Request, name: string) => req.get(`x-${options.prefix}-${name}`);
   const app = express();
   app.disable('x-powered-by');
+  // The studio's request id arrives with the proxied request: its line here joins the studio's.
+  app.use(requestLogging(options.logger));
 
   app.use((req, res, next) => {
     if (!header(req, 'user-email') || !header(req, 'project-key')) return void res.status(401).json({ error: 'identity headers missing' });

@@ -2,6 +2,7 @@ import { describeError } from '@deskpilot/core';
 import { createStudioApp } from './app.ts';
 import { readConfig, type StudioConfig } from './config.ts';
 import { createGracefulServer, settlesWithin } from '../../shared/graceful-server.ts';
+import { createLogger } from '../../shared/logging.ts';
 
 let config: StudioConfig;
 try {
@@ -11,7 +12,9 @@ try {
   process.exit(2);
 }
 
-const { app, dataApiUrl, readiness, close } = await createStudioApp(config).catch((error: unknown) => {
+// Once running, JSON lines on stdout; a start that fails (above and below) is a plain line on stderr.
+const logger = createLogger({ service: 'studio', level: config.LOG_LEVEL, format: config.LOG_FORMAT });
+const { app, dataApiUrl, readiness, close } = await createStudioApp(config, logger).catch((error: unknown) => {
   console.error(`[studio] cannot start: ${describeError(error)}`);
   process.exit(1);
 });
@@ -19,11 +22,11 @@ const { server, close: closeHttp } = createGracefulServer(app);
 server.listen(config.PORT, config.HOST, () => {
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.PORT;
-  console.log(`[studio] listening on http://${config.HOST}:${port}`);
-  console.log(
-    `[studio] session service ${config.SESSION_SERVICE_URL}, chat service ${config.CHAT_SERVICE_URL} (from the browser), data API ${config.DATA_API_URL ? dataApiUrl : `${dataApiUrl} (demo, in process)`}`,
+  logger.info(`listening on http://${config.HOST}:${port}`);
+  logger.info(
+    `session service ${config.SESSION_SERVICE_URL}, chat service ${config.CHAT_SERVICE_URL} (from the browser), data API ${config.DATA_API_URL ? dataApiUrl : `${dataApiUrl} (demo, in process)`}`,
   );
-  if (config.CHAT_CONTEXT_SECRET) console.log('[studio] signing chat grants for the page (CHAT_CONTEXT_SECRET)');
+  if (config.CHAT_CONTEXT_SECRET) logger.info('signing chat grants for the page (CHAT_CONTEXT_SECRET)');
 });
 server.on('error', (error) => {
   console.error(`[studio] cannot listen: ${describeError(error)}`);
@@ -33,19 +36,19 @@ server.on('error', (error) => {
 /** Graceful shutdown: no new connections, no late requests on kept-alive ones, running requests finish (within the grace period), then the process exits 0. */
 async function shutDown(signal: string): Promise<void> {
   readiness.startDraining();
-  console.log(`[studio] ${signal}: closing (grace ${config.SHUTDOWN_GRACE_MS} ms)`);
+  logger.info(`${signal}: closing (grace ${config.SHUTDOWN_GRACE_MS} ms)`);
   setTimeout(() => {
-    console.error('[studio] shutdown did not finish in time');
+    logger.fatal('shutdown did not finish in time');
     process.exit(1);
   }, config.SHUTDOWN_GRACE_MS + 10_000).unref();
   if (!(await settlesWithin(closeHttp(), config.SHUTDOWN_GRACE_MS))) {
-    console.warn('[studio] requests still running at the end of the grace period were cut');
+    logger.warn('requests still running at the end of the grace period were cut');
     server.closeAllConnections();
   }
   try {
     await close();
   } catch (error) {
-    console.error(`[studio] closing failed: ${describeError(error)}`);
+    logger.fatal(`closing failed: ${describeError(error)}`);
     process.exit(1);
   }
   process.exit(0);
@@ -55,7 +58,7 @@ let stopping = false;
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   process.on(signal, () => {
     if (stopping) {
-      console.error(`[studio] ${signal} again: exiting now`);
+      logger.fatal(`${signal} again: exiting now`);
       process.exit(1);
     }
     stopping = true;

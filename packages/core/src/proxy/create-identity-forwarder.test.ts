@@ -47,6 +47,28 @@ describe('createIdentityForwarder', () => {
     expect(downstream[0]!.headers).not.toHaveProperty('authorization');
   });
 
+  it('passes the request id and trace context to the session service and downstream, and nothing else of the request to the session service', async () => {
+    const lookups: Array<Record<string, string>> = [];
+    const { fetch: servicesFetch, downstream } = services(() => Response.json(session));
+    const fetch: typeof globalThis.fetch = async (input, init) => {
+      if (String(input).startsWith('http://sessions.test/')) lookups.push(Object.fromEntries(new Headers(init?.headers)));
+      return servicesFetch(input, init);
+    };
+    const traced = { ...incoming, 'x-request-id': 'req-42', traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01', tracestate: 'vendor=1' };
+    const forward = createIdentityForwarder({ sessionServiceUrl: 'http://sessions.test', target: 'http://api.test', fetch });
+    await forward(request(), { headers: traced, path: '/orders' });
+    expect(lookups).toEqual([
+      {
+        accept: 'application/json',
+        cookie: 'deskpilot_session=abc',
+        'x-request-id': 'req-42',
+        traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
+        tracestate: 'vendor=1',
+      },
+    ]);
+    expect(downstream[0]!.headers).toMatchObject({ 'x-request-id': 'req-42', traceparent: traced.traceparent, tracestate: 'vendor=1' });
+  });
+
   it('answers 401 without a downstream call when there is no session', async () => {
     const { fetch, downstream } = services(() => new Response(null, { status: 401 }));
     const forward = createIdentityForwarder({ sessionServiceUrl: 'http://sessions.test', target: 'http://api.test', fetch });

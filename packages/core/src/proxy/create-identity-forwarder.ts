@@ -60,7 +60,7 @@ export function createIdentityForwarder(options: IdentityForwarderOptions): Iden
   return async (request, { headers, path }) => {
     let session;
     try {
-      session = await fetchSession(request.headers.get('cookie'), sessionOptions);
+      session = await fetchSession(request.headers.get('cookie'), { ...sessionOptions, requestHeaders: headers });
     } catch (error) {
       if (DeskpilotError.isInstance(error)) return problemResponse(error);
       throw error;

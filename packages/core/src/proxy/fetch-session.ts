@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { DeskpilotError } from '../errors/deskpilot-error.js';
 import type { Session } from '../session/session.js';
+import type { IncomingHeaders } from './identity-headers.js';
 
 /** Options of {@link fetchSession}. */
 export interface FetchSessionOptions {
@@ -10,8 +11,27 @@ export interface FetchSessionOptions {
   cookieName?: string;
   /** Give up after this long. @default 5000 */
   timeoutMs?: number;
+  /**
+   * Headers of the request being served: its correlation headers (`x-request-id`, `traceparent`,
+   * `tracestate`) go along, so the session service's log line and span join the caller's. Nothing else
+   * of them is sent.
+   */
+  requestHeaders?: IncomingHeaders;
   /** @default globalThis.fetch */
   fetch?: typeof globalThis.fetch;
+}
+
+/** What ties one request's lines and spans together across services. */
+const correlationHeaders = ['x-request-id', 'traceparent', 'tracestate'] as const;
+
+/** The correlation headers of `incoming` (single values only: a repeated one is not trusted to pass on). */
+function correlationOf(incoming: IncomingHeaders | undefined): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const name of correlationHeaders) {
+    const value = incoming?.[name];
+    if (typeof value === 'string') headers[name] = value;
+  }
+  return headers;
 }
 
 const membership = z.object({ projectKey: z.string(), clientId: z.string(), role: z.string() });
@@ -29,7 +49,7 @@ const sessionSchema = z.object({
 
 /**
  * Asks the session service who a browser request belongs to (`GET /sessions/current`), forwarding
- * only the session cookie and nothing else of the request. Returns null when there is no session
+ * only the session cookie and the request's correlation headers (see `requestHeaders`). Returns null when there is no session
  * (401); throws `upstream_unavailable` when the service cannot answer.
  */
 export async function fetchSession(cookieHeader: string | null | undefined, options: FetchSessionOptions): Promise<Session | null> {
@@ -44,7 +64,7 @@ export async function fetchSession(cookieHeader: string | null | undefined, opti
   let response: Response;
   try {
     response = await (options.fetch ?? fetch)(new URL('sessions/current', withSlash(options.sessionServiceUrl)), {
-      headers: { cookie, accept: 'application/json' },
+      headers: { ...correlationOf(options.requestHeaders), cookie, accept: 'application/json' },
       signal: AbortSignal.timeout(options.timeoutMs ?? 5000),
       redirect: 'error',
     });

@@ -1,0 +1,124 @@
+// Shared by the three reference servers: one pino logger per process, one JSON line per request, the
+// core's warnings and errors, and the handlers' events — with the request id that ties the studio's
+// line to the session service's and the data API's lines for the same click.
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { createHmac, randomBytes, randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { DeskpilotEvent, DeskpilotEventListener, Logger as CoreLogger } from '@deskpilot/core';
+import { destination, pino, stdTimeFunctions, type Logger, type LevelWithSilent } from 'pino';
+import { pinoHttp } from 'pino-http';
+import pretty from 'pino-pretty';
+
+/** The id of the request being served, for every line written while serving it (the handlers' events included). */
+const currentRequest = new AsyncLocalStorage<string>();
+
+/**
+ * The process's logger: JSON lines on stdout (what a log shipper reads), or readable colour lines when
+ * stdout is a terminal. Synchronous writes, so a line written just before `process.exit` is not lost.
+ */
+export function createLogger(options: { service: string; level: LevelWithSilent; format: 'auto' | 'json' | 'pretty' }): Logger {
+  const settings = {
+    level: options.level,
+    base: { service: options.service },
+    timestamp: stdTimeFunctions.isoTime,
+    formatters: { level: (label: string) => ({ level: label }) },
+    mixin: () => {
+      const requestId = currentRequest.getStore();
+      return requestId === undefined ? {} : { requestId };
+    },
+  };
+  const usePretty = options.format === 'pretty' || (options.format === 'auto' && process.stdout.isTTY === true);
+  return usePretty ? pino(settings, pretty({ colorize: true, sync: true, ignore: 'pid,hostname' })) : pino(settings, destination({ sync: true }));
+}
+
+/** A request id a client or a proxy may choose: short, no spaces, nothing a log line or a header could misread. */
+const safeRequestId = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** Paths answered for probes and scrapes: logged at `debug`, so a probe every few seconds does not drown the log. */
+const probePaths = new Set(['/healthz', '/readyz', '/metrics']);
+
+/** The path of a request, without its query (which may carry anything a client typed). */
+function pathOf(req: IncomingMessage): string {
+  const url = req.url ?? '/';
+  const query = url.indexOf('?');
+  return query === -1 ? url : url.slice(0, query);
+}
+
+/**
+ * Express middleware: one line per request when its response ends — method, path, status, duration and
+ * request id; never a header, a cookie or a body. The request id is the client's `X-Request-Id` when it
+ * is a safe token, a new UUID otherwise; it is set on the response and on the request's headers, so
+ * the proxies that forward this request pass it on.
+ */
+export function requestLogging(logger: Logger) {
+  const logRequest = pinoHttp<IncomingMessage, ServerResponse>({
+    logger,
+    customAttributeKeys: { responseTime: 'durationMs' },
+    genReqId: (req) => req.headers['x-request-id'] as string,
+    serializers: {
+      req: (req: { id: unknown; method: string; raw: IncomingMessage }) => ({ id: req.id, method: req.method, path: pathOf(req.raw) }),
+      res: (res: { statusCode: number }) => ({ status: res.statusCode }),
+    },
+    customLogLevel: (req, res, error) => {
+      if (error || res.statusCode >= 500) return 'error';
+      return probePaths.has(pathOf(req)) ? 'debug' : 'info';
+    },
+    // A response closed before it finished: the client left (a chat stream it stopped reading).
+    customSuccessObject: (_req, res, fields: object) => (res.writableFinished ? fields : { ...fields, clientLeft: true }),
+    customSuccessMessage: () => 'request completed',
+    customErrorMessage: () => 'request failed',
+  });
+  return (req: IncomingMessage, res: ServerResponse, next: () => void) => {
+    const given = req.headers['x-request-id'];
+    const id = typeof given === 'string' && safeRequestId.test(given) ? given : randomUUID();
+    req.headers['x-request-id'] = id;
+    res.setHeader('x-request-id', id);
+    currentRequest.run(id, () => logRequest(req, res, next));
+  };
+}
+
+/** The core's {@link CoreLogger} on pino: its security warnings and unexpected errors, structured. */
+export function coreLogger(logger: Logger): CoreLogger {
+  const fields = (details: unknown) => (details === undefined ? {} : details instanceof Error ? { err: details } : { details });
+  return {
+    warn: (message, details) => logger.warn(fields(details), message),
+    error: (message, details) => logger.error(fields(details), message),
+  };
+}
+
+/**
+ * Hashes emails for logs: HMAC-SHA256 under `key` (`LOG_EMAIL_HASH_KEY`), 16 hex digits. The same key
+ * gives the same hash across restarts and replicas, so one account's sign-ins can be followed without
+ * its address in the log; with no key, a random one per process (hashes then match within a run only).
+ */
+export function createEmailHasher(key: string | undefined): (email: string) => string {
+  const secret = key ?? randomBytes(32);
+  return (email) => createHmac('sha256', secret).update(email).digest('hex').slice(0, 16);
+}
+
+/** The handlers' events as log lines: sign-ins with a hashed email, refusals, store errors, turns, tools, approvals. */
+export function logEvents(logger: Logger, hashEmail?: (email: string) => string): DeskpilotEventListener {
+  return (event: DeskpilotEvent) => {
+    switch (event.type) {
+      case 'login':
+        return logger.info({ event: event.type, outcome: event.outcome, emailHash: hashEmail?.(event.email) }, `sign-in ${event.outcome}`);
+      case 'rate-limited':
+        return logger.warn({ event: event.type, limit: event.limit }, `rate limit ${event.limit} refused a request`);
+      case 'store-error':
+        return logger.error({ event: event.type }, 'a store failed');
+      case 'turn-started':
+        return logger.debug({ event: event.type, model: event.model }, 'chat turn started');
+      case 'turn-ended':
+        return logger.info(
+          { event: event.type, model: event.model, status: event.status, durationMs: event.durationMs, saved: event.saved },
+          `chat turn ${event.status}`,
+        );
+      case 'tool-executed':
+        return logger.info({ event: event.type, tool: event.tool, outcome: event.outcome }, `tool ${event.tool} ${event.outcome}`);
+      case 'approval-proposed':
+        return logger.info({ event: event.type, tool: event.tool }, `approval proposed for ${event.tool}`);
+      case 'approval-reviewed':
+        return logger.info({ event: event.type, tool: event.tool, outcome: event.outcome, reason: event.reason }, `approval ${event.outcome} for ${event.tool}`);
+    }
+  };
+}

@@ -1,0 +1,140 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readChunks, userMessage, type UIMessageChunk } from '../../test-support/chat-client.ts';
+import { startPlatform, type Platform } from './platform.ts';
+
+const secret = 'logs-test-chat-context-secret-of-32-chars';
+const passwords = { right: 'alice-demo-password', wrong: 'Wr0ng-password-never-logged' };
+
+// The whole platform as `npm start` runs it (grants on), driven over HTTP the way the page drives it.
+let platform: Platform;
+beforeAll(async () => {
+  platform = await startPlatform({ CHAT_CONTEXT_SECRET: secret });
+}, 60_000);
+afterAll(() => platform?.close());
+
+const send = (path: string, init: RequestInit & { headers?: Record<string, string> } = {}) =>
+  fetch(`${platform.studioUrl}${path}`, { ...init, headers: { origin: platform.studioUrl, 'content-type': 'application/json', ...init.headers } });
+
+/** What one user does in the studio: a failed and a good sign-in, the data API, a chat turn with an approved refund, a project switch, sign-out. */
+async function studioScenario() {
+  const failed = await send('/sessions', { method: 'POST', body: JSON.stringify({ email: 'Alice@Example.com', password: passwords.wrong }) });
+  expect(failed.status).toBe(401);
+  const login = await send('/sessions', { method: 'POST', body: JSON.stringify({ email: 'alice@example.com', password: passwords.right }) });
+  expect(login.status).toBe(201);
+  const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
+  const token = cookie.slice(cookie.indexOf('=') + 1);
+
+  expect((await send('/api/orders', { headers: { cookie, 'x-request-id': 'corr-orders-1' } })).status).toBe(200);
+  const { chatServiceUrl, context } = await (await send('/studio/chat-context', { headers: { cookie } })).json();
+  expect(context.grant).toEqual(expect.any(String));
+
+  const chat = (messages: unknown[]) =>
+    fetch(`${chatServiceUrl}/chat`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: platform.studioUrl },
+      body: JSON.stringify({ sessionId, context, messages }),
+    });
+  const sessionId = crypto.randomUUID();
+  const question = userMessage('refund order ORD-1001, it arrived broken');
+  const proposal = await readChunks(await chat([question]));
+  const request = proposal.find((chunk) => chunk.type === 'tool-approval-request') as Extract<UIMessageChunk, { type: 'tool-approval-request' }>;
+  const input = (proposal.find((chunk) => chunk.type === 'tool-input-available') as { input: unknown }).input;
+  const messageId = (proposal.find((chunk) => chunk.type === 'start') as { messageId: string }).messageId;
+  const approved = {
+    id: messageId,
+    role: 'assistant',
+    parts: [{ type: 'tool-refundOrder', toolCallId: request.toolCallId, state: 'approval-responded', input, approval: { id: request.approvalId, approved: true } }],
+  };
+  expect((await readChunks(await chat([question, approved]))).map((chunk) => chunk.type)).toContain('tool-output-available');
+  const history = await fetch(`${chatServiceUrl}/chat/history`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', origin: platform.studioUrl },
+    body: JSON.stringify({ sessionId, context }),
+  });
+  expect(history.status).toBe(200);
+
+  const switched = await send('/sessions/current/project', { method: 'POST', headers: { cookie }, body: JSON.stringify({ projectKey: 'acme-b2b' }) });
+  expect(switched.status).toBe(200);
+  const switchedCookie = switched.headers.get('set-cookie')?.split(';')[0] ?? cookie;
+  expect((await send('/sessions/current', { method: 'DELETE', headers: { cookie: switchedCookie } })).status).toBe(204);
+  return { token, switchedToken: switchedCookie.slice(switchedCookie.indexOf('=') + 1), grant: context.grant as string };
+}
+
+/** Every line a service wrote, parsed: a line that is not JSON fails the test. */
+function logLines(output: string): Array<Record<string, unknown>> {
+  return output
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line) => {
+      try {
+        return JSON.parse(line) as Record<string, unknown>;
+      } catch {
+        throw new Error(`not a JSON log line: ${line}`);
+      }
+    });
+}
+
+describe('logs of a full studio scenario', () => {
+  it('hold no token, cookie, grant, password or raw email in any service, and one request id across studio, session service and data API', async () => {
+    const secrets = await studioScenario();
+    const outputs = { session: platform.session.output(), chat: platform.chat.output(), studio: platform.studio.output() };
+    const everything = Object.values(outputs).join('\n');
+
+    for (const forbidden of [
+      secrets.token,
+      secrets.switchedToken,
+      secrets.grant,
+      secrets.grant.split('.')[1]!, // the grant's claims, even without its signature
+      secret,
+      passwords.right,
+      passwords.wrong,
+      'alice@example.com',
+      'Alice@Example.com',
+      'alice%40example.com',
+      'deskpilot_session=',
+    ])
+      expect(everything).not.toContain(forbidden);
+    expect(everything.toLowerCase()).not.toMatch(/"(cookie|set-cookie|authorization|password)"/);
+
+    const lines = { session: logLines(outputs.session), chat: logLines(outputs.chat), studio: logLines(outputs.studio) };
+    // One line per request, with method, path (no query), status, duration and the request id.
+    expect(lines.studio).toContainEqual(
+      expect.objectContaining({
+        msg: 'request completed',
+        requestId: 'corr-orders-1',
+        req: { id: 'corr-orders-1', method: 'GET', path: '/api/orders' },
+        res: { status: 200 },
+        durationMs: expect.any(Number),
+      }),
+    );
+    // The same id on the session lookup and on the data API's line.
+    expect(lines.session).toContainEqual(expect.objectContaining({ requestId: 'corr-orders-1', req: expect.objectContaining({ path: '/sessions/current' }) }));
+    expect(lines.studio).toContainEqual(
+      expect.objectContaining({ component: 'data-api', requestId: 'corr-orders-1', req: expect.objectContaining({ path: '/orders' }) }),
+    );
+    expect(lines.chat).toContainEqual(
+      expect.objectContaining({
+        msg: 'request completed',
+        requestId: expect.any(String),
+        req: expect.objectContaining({ method: 'POST', path: '/chat' }),
+        res: { status: 200 },
+      }),
+    );
+    // Sign-ins by hashed email: the failed one (another spelling) and the good one hash alike.
+    const logins = lines.session.filter((line) => line.event === 'login');
+    expect(logins.map((line) => line.outcome)).toEqual(['invalid_credentials', 'succeeded']);
+    expect(logins[0]!.emailHash).toMatch(/^[0-9a-f]{16}$/);
+    expect(logins[1]!.emailHash).toBe(logins[0]!.emailHash);
+    // The chat turn's story: proposed, approved, the tool ran, both turns ended.
+    const events = lines.chat.filter((line) => typeof line.event === 'string').map((line) => `${line.event}:${line.outcome ?? line.status ?? line.tool}`);
+    expect(events).toEqual(
+      expect.arrayContaining([
+        'approval-proposed:refundOrder',
+        'approval-reviewed:approved',
+        'turn-ended:awaiting_approval',
+        'tool-executed:succeeded',
+        'turn-ended:complete',
+      ]),
+    );
+  });
+});
