@@ -49,6 +49,19 @@ export const logLevel = z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trac
 /** `LOG_FORMAT`: JSON lines, readable lines, or readable only when stdout is a terminal. */
 export const logFormat = z.enum(['auto', 'json', 'pretty']);
 
+/** `true`/`false`, or `1`/`0`. */
+const onOff = z.enum(['true', 'false', '1', '0']).transform((value) => value === 'true' || value === '1');
+
+/** The metrics variables every server reads: on the main port with `METRICS`, or on a port of their own. */
+export const metricsVariables = {
+  /** Serve `GET /metrics` (Prometheus text) on the main port. */
+  METRICS: onOff.default(false),
+  /** Serve `GET /metrics` on this port instead, and only there (metrics on even without `METRICS`). */
+  METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  /** Address of the `METRICS_PORT` listener. */
+  METRICS_HOST: z.string().default('127.0.0.1'),
+};
+
 /** A Postgres connection string (`postgres://` or `postgresql://`). */
 export const postgresUrl = z
   .string()

@@ -38,8 +38,9 @@ const safeRequestId = /^[A-Za-z0-9._:-]{1,128}$/;
 const probePaths = new Set(['/healthz', '/readyz', '/metrics']);
 
 /** The path of a request, without its query (which may carry anything a client typed). */
-function pathOf(req: IncomingMessage): string {
-  const url = req.url ?? '/';
+function pathOf(req: IncomingMessage & { originalUrl?: string }): string {
+  // Express's `originalUrl`: a router mounted below strips its prefix from `url` while it serves.
+  const url = req.originalUrl ?? req.url ?? '/';
   const query = url.indexOf('?');
   return query === -1 ? url : url.slice(0, query);
 }
@@ -68,12 +69,15 @@ export function requestLogging(logger: Logger) {
     customSuccessMessage: () => 'request completed',
     customErrorMessage: () => 'request failed',
   });
+  // Silent: no line to write, so nothing is timed or serialised; the id is still given and passed on.
+  const silent = logger.level === 'silent';
   return (req: IncomingMessage, res: ServerResponse, next: () => void) => {
     const given = req.headers['x-request-id'];
     const id = typeof given === 'string' && safeRequestId.test(given) ? given : randomUUID();
     req.headers['x-request-id'] = id;
     res.setHeader('x-request-id', id);
-    currentRequest.run(id, () => logRequest(req, res, next));
+    if (silent) next();
+    else currentRequest.run(id, () => logRequest(req, res, next));
   };
 }
 

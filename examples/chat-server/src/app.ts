@@ -21,6 +21,10 @@ import express from 'express';
 import type { Logger } from 'pino';
 import type { ServerConfig } from './config.ts';
 import { coreLogger, logEvents, requestLogging } from '../../shared/logging.ts';
+import { allListeners, mountMetrics, routeLabels } from '../../shared/metrics.ts';
+
+/** The chat service's routes, as metrics label them (anything else is `other`). */
+const routes = ['/healthz', '/readyz', '/metrics', '/chat', '/chat/history'];
 
 /** Models from the environment; with no key, the offline demo model answers. */
 export function modelsFrom(config: ServerConfig): ChatModels & { label: string } {
@@ -72,6 +76,10 @@ export async function createApp(config: ServerConfig, logger: Logger) {
   // Per client address, before the per-user limit: 10 × the per-user limit unless configured; 0 turns it off.
   const addressLimit = config.RATE_LIMIT_ADDRESS_MAX ?? config.RATE_LIMIT_MAX * 10;
   const addressRateLimit = addressLimit === 0 ? false : { limit: addressLimit, windowMs: config.RATE_LIMIT_WINDOW_MS };
+  const app = express();
+  app.disable('x-powered-by');
+  app.use(requestLogging(logger));
+  const metrics = mountMetrics(app, config, { service: 'chat-server', routeOf: routeLabels(routes) });
   const chat = createChatHandler({
     store: chatStore,
     approvalStore,
@@ -87,16 +95,13 @@ export async function createApp(config: ServerConfig, logger: Logger) {
     contextSecret: config.CHAT_CONTEXT_SECRET,
     allowedOrigins: config.ALLOWED_ORIGINS,
     logger: coreLogger(logger),
-    onEvent: logEvents(logger),
+    onEvent: allListeners(logEvents(logger), metrics?.onEvent),
   });
   // Ready: the database answers at this release's schema version, and Redis answers when configured.
   const readiness = createReadinessCheck({
     checks: { chat_store: () => database.checkReady(), ...(redis ? { redis: () => checkRedisReady(redis) } : {}) },
     onCheckFailed: (name, error) => logger.warn({ check: name }, `not ready: ${name}: ${describeError(error)}`),
   });
-  const app = express();
-  app.disable('x-powered-by');
-  app.use(requestLogging(logger));
   // Before the chat routes: no CORS, no rate limit, no grant for the probes.
   app.get('/healthz', (_req, res) => writeResponse(res, healthResponse()));
   app.get('/readyz', async (_req, res) => writeResponse(res, readinessResponse(await readiness())));
@@ -109,5 +114,5 @@ export async function createApp(config: ServerConfig, logger: Logger) {
   };
   // Expired approvals answer "denied" whether or not they are stored; purging them keeps the table small.
   const deleteExpiredApprovals = () => approvalStore.deleteExpired(Date.now());
-  return { app, chat, models, readiness, storage: `${storage}${redis ? ', rate limit on Redis' : ''}`, deleteExpiredApprovals, close };
+  return { app, chat, models, readiness, metrics, storage: `${storage}${redis ? ', rate limit on Redis' : ''}`, deleteExpiredApprovals, close };
 }

@@ -1,5 +1,15 @@
 import { z } from 'zod';
-import { addressRangeList, logFormat, logLevel, loopbackOrigins, originList, postgresUrl, readEnvironment, studioDefaultPort } from '../../shared/environment.ts';
+import {
+  addressRangeList,
+  logFormat,
+  logLevel,
+  loopbackOrigins,
+  metricsVariables,
+  originList,
+  postgresUrl,
+  readEnvironment,
+  studioDefaultPort,
+} from '../../shared/environment.ts';
 
 const positiveInt = z.coerce.number().int().positive();
 
@@ -32,6 +42,7 @@ const environment = z.object({
   REDIS_URL: z.url({ protocol: /^rediss?$/ }).optional(),
   /** On SIGTERM or SIGINT, how long running requests and chat turns may take to finish. */
   SHUTDOWN_GRACE_MS: positiveInt.default(10_000),
+  ...metricsVariables,
 });
 
 export type ServerConfig = z.infer<typeof environment>;

@@ -19,6 +19,10 @@ import { checkRedisReady, connectRedis, createRedisRateLimiter } from '@deskpilo
 import { sessionRouter } from '@deskpilot/session-express';
 import type { ServerConfig } from './config.ts';
 import { coreLogger, createEmailHasher, logEvents, requestLogging } from '../../shared/logging.ts';
+import { allListeners, mountMetrics, routeLabels } from '../../shared/metrics.ts';
+
+/** The session service's routes, as metrics label them (anything else is `other`). */
+const routes = ['/healthz', '/readyz', '/metrics', '/sessions', '/sessions/current', '/sessions/current/project'];
 
 /**
  * Builds the session service app: PGlite in DATA_DIR/session (or Postgres with DATABASE_URL), the demo
@@ -65,6 +69,7 @@ export async function createApp(config: ServerConfig, logger: Logger) {
   const app = express();
   app.disable('x-powered-by');
   app.use(requestLogging(logger));
+  const metrics = mountMetrics(app, config, { service: 'session-server', routeOf: routeLabels(routes) });
   // Before the session routes: no cookie, no CORS, no rate limit for the probes.
   app.get('/healthz', (_req, res) => writeResponse(res, healthResponse()));
   app.get('/readyz', async (_req, res) => writeResponse(res, readinessResponse(await readiness())));
@@ -76,7 +81,7 @@ export async function createApp(config: ServerConfig, logger: Logger) {
         trustedProxies: config.TRUSTED_PROXIES,
         loginThrottle: { address: throttle('address', 100), accountAddress: throttle('account-address', 10), account: throttle('account', 100) },
         logger: coreLogger(logger),
-        onEvent: logEvents(logger, createEmailHasher(config.LOG_EMAIL_HASH_KEY)),
+        onEvent: allListeners(logEvents(logger, createEmailHasher(config.LOG_EMAIL_HASH_KEY)), metrics?.onEvent),
       }),
     ),
   );
@@ -86,5 +91,5 @@ export async function createApp(config: ServerConfig, logger: Logger) {
     await redis?.close();
     await database.close();
   };
-  return { app, sessions, readiness, storage: `${storage}${redis ? ', login throttles on Redis' : ''}`, close };
+  return { app, sessions, readiness, metrics, storage: `${storage}${redis ? ', login throttles on Redis' : ''}`, close };
 }

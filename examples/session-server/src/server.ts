@@ -4,6 +4,7 @@ import { createApp } from './app.ts';
 import { readConfig, type ServerConfig } from './config.ts';
 import { createGracefulServer, settlesWithin } from '../../shared/graceful-server.ts';
 import { createLogger } from '../../shared/logging.ts';
+import { listenForScrapes } from '../../shared/metrics.ts';
 
 let config: ServerConfig;
 try {
@@ -14,13 +15,16 @@ try {
 }
 // Once running, JSON lines on stdout; a start that fails (above and below) is a plain line on stderr.
 const logger = createLogger({ service: 'session-server', level: config.LOG_LEVEL, format: config.LOG_FORMAT });
-const { app, sessions, readiness, storage, close } = await createApp(config, logger).catch((error: unknown) => {
+const { app, metrics, sessions, readiness, storage, close } = await createApp(config, logger).catch((error: unknown) => {
   // A database, data directory or Redis that cannot be used: say so plainly and stop. Another process
   // holding the data directory is 2, like a bad configuration: starting again will not help.
   console.error(`[session-server] cannot start: ${describeError(error)}`);
   process.exit(error instanceof DataDirectoryLockedError ? 2 : 1);
 });
 
+// METRICS_PORT: the scrapes on a listener of their own, which only they reach.
+const scrapes = metrics && config.METRICS_PORT !== undefined ? await listenForScrapes(metrics, { ...config, METRICS_PORT: config.METRICS_PORT }) : undefined;
+if (scrapes) logger.info(`metrics on ${scrapes.url}`);
 const { server, close: closeHttp } = createGracefulServer(app);
 server.listen(config.PORT, config.HOST, () => {
   const address = server.address();
@@ -60,6 +64,7 @@ async function shutDown(signal: string): Promise<void> {
     logger.fatal(`closing the stores failed: ${describeError(error)}`);
     process.exit(1);
   }
+  await scrapes?.close();
   process.exit(0);
 }
 

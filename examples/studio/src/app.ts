@@ -8,6 +8,10 @@ import { createIdentityProxy, createSessionRoutesProxy } from '@deskpilot/sessio
 import express from 'express';
 import type { Logger } from 'pino';
 import { requestLogging } from '../../shared/logging.ts';
+import { mountMetrics, routeLabels } from '../../shared/metrics.ts';
+
+/** The studio's routes, as metrics label them: the page's files under `/assets/*`, the data API under `/api/*`, anything else `other`. */
+const routes = ['/healthz', '/readyz', '/metrics', '/', '/index.html', '/studio/chat-context', '/sessions', '/sessions/current', '/sessions/current/project'];
 import { chatContextFor } from './chat-context.ts';
 import type { StudioConfig } from './config.ts';
 import { createDataApi } from './data-api.ts';
@@ -46,6 +50,7 @@ export async function createStudioApp(config: StudioConfig, logger: Logger) {
   app.disable('x-powered-by');
   // Its request id goes on to the session service and the data API with the proxied requests.
   app.use(requestLogging(logger));
+  const metrics = mountMetrics(app, config, { service: 'studio', routeOf: routeLabels(routes, ['/api/', '/assets/']) });
   app.get('/healthz', (_req, res) => writeResponse(res, healthResponse()));
   app.get('/readyz', async (_req, res) => writeResponse(res, readinessResponse(await readiness())));
   app.use((_req, res, next) => {
@@ -87,7 +92,7 @@ export async function createStudioApp(config: StudioConfig, logger: Logger) {
           dataApi.server.closeAllConnections();
         })
       : Promise.resolve();
-  return { app, dataApiUrl, readiness, close };
+  return { app, dataApiUrl, readiness, metrics, close };
 }
 
 async function listenOnLoopback(app: express.Express): Promise<{ url: string; server: Server }> {

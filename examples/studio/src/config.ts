@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { logFormat, logLevel, readEnvironment, studioDefaultPort } from '../../shared/environment.ts';
+import { logFormat, logLevel, metricsVariables, readEnvironment, studioDefaultPort } from '../../shared/environment.ts';
 
 const url = z.url({ protocol: /^https?$/ });
 
@@ -25,6 +25,7 @@ const environment = z.object({
   CHAT_CONTEXT_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
   /** On SIGTERM or SIGINT, how long running requests may take to finish. */
   SHUTDOWN_GRACE_MS: z.coerce.number().int().positive().default(10_000),
+  ...metricsVariables,
 });
 
 export type StudioConfig = z.infer<typeof environment>;

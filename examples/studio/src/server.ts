@@ -3,6 +3,7 @@ import { createStudioApp } from './app.ts';
 import { readConfig, type StudioConfig } from './config.ts';
 import { createGracefulServer, settlesWithin } from '../../shared/graceful-server.ts';
 import { createLogger } from '../../shared/logging.ts';
+import { listenForScrapes } from '../../shared/metrics.ts';
 
 let config: StudioConfig;
 try {
@@ -14,10 +15,13 @@ try {
 
 // Once running, JSON lines on stdout; a start that fails (above and below) is a plain line on stderr.
 const logger = createLogger({ service: 'studio', level: config.LOG_LEVEL, format: config.LOG_FORMAT });
-const { app, dataApiUrl, readiness, close } = await createStudioApp(config, logger).catch((error: unknown) => {
+const { app, metrics, dataApiUrl, readiness, close } = await createStudioApp(config, logger).catch((error: unknown) => {
   console.error(`[studio] cannot start: ${describeError(error)}`);
   process.exit(1);
 });
+// METRICS_PORT: the scrapes on a listener of their own, which only they reach.
+const scrapes = metrics && config.METRICS_PORT !== undefined ? await listenForScrapes(metrics, { ...config, METRICS_PORT: config.METRICS_PORT }) : undefined;
+if (scrapes) logger.info(`metrics on ${scrapes.url}`);
 const { server, close: closeHttp } = createGracefulServer(app);
 server.listen(config.PORT, config.HOST, () => {
   const address = server.address();
@@ -51,6 +55,7 @@ async function shutDown(signal: string): Promise<void> {
     logger.fatal(`closing failed: ${describeError(error)}`);
     process.exit(1);
   }
+  await scrapes?.close();
   process.exit(0);
 }
 

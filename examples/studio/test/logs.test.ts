@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readChunks, userMessage, type UIMessageChunk } from '../../test-support/chat-client.ts';
+import { scrape, seriesOf } from '../../test-support/metrics-text.ts';
 import { startPlatform, type Platform } from './platform.ts';
 
 const secret = 'logs-test-chat-context-secret-of-32-chars';
@@ -8,7 +9,7 @@ const passwords = { right: 'alice-demo-password', wrong: 'Wr0ng-password-never-l
 // The whole platform as `npm start` runs it (grants on), driven over HTTP the way the page drives it.
 let platform: Platform;
 beforeAll(async () => {
-  platform = await startPlatform({ CHAT_CONTEXT_SECRET: secret });
+  platform = await startPlatform({ CHAT_CONTEXT_SECRET: secret, METRICS: '1' }, { METRICS: '1' });
 }, 60_000);
 afterAll(() => platform?.close());
 
@@ -74,7 +75,7 @@ function logLines(output: string): Array<Record<string, unknown>> {
     });
 }
 
-describe('logs of a full studio scenario', () => {
+describe('a full studio scenario, as an operator sees it', () => {
   it('hold no token, cookie, grant, password or raw email in any service, and one request id across studio, session service and data API', async () => {
     const secrets = await studioScenario();
     const outputs = { session: platform.session.output(), chat: platform.chat.output(), studio: platform.studio.output() };
@@ -136,5 +137,17 @@ describe('logs of a full studio scenario', () => {
         'turn-ended:complete',
       ]),
     );
+  });
+
+  it('in /metrics of each service: requests by route, sign-ins, the turn, its tool and approval', async () => {
+    const [session, chat, studio] = await Promise.all([platform.session, platform.chat, platform.studio].map((service) => scrape(`${service.url}/metrics`)));
+    expect(seriesOf(session!, 'deskpilot_logins_total')).toEqual({ '{outcome="invalid_credentials"}': 1, '{outcome="succeeded"}': 1 });
+    expect(seriesOf(chat!, 'deskpilot_approvals_total')).toEqual({ '{outcome="proposed"}': 1, '{outcome="approved"}': 1 });
+    expect(seriesOf(chat!, 'deskpilot_tool_calls_total')).toEqual({ '{outcome="succeeded",tool="refundOrder"}': 1 });
+    expect(studio!.get('http_requests_total{method="GET",route="/api/*",status="200"}')).toBe(1);
+    expect(studio!.get('http_requests_total{method="POST",route="/sessions",status="401"}')).toBe(1);
+    // For the record: what an operator's scrape of this scenario shows (besides the process metrics).
+    const sample = [...session!, ...chat!, ...studio!].filter(([key]) => /^(deskpilot_|http_requests_total)/.test(key) && !key.includes('_bucket'));
+    console.log(`[metrics sample]\n${sample.map(([key, value]) => `${key} ${value}`).join('\n')}`);
   });
 });

@@ -44,7 +44,8 @@ export interface Platform {
   close(): void;
 }
 
-export async function startPlatform(chatEnv: Record<string, string> = {}): Promise<Platform> {
+/** Starts the platform; `chatEnv` goes to the chat service (its grant secret to the studio too), `otherEnv` to the session service and the studio. */
+export async function startPlatform(chatEnv: Record<string, string> = {}, otherEnv: Record<string, string> = {}): Promise<Platform> {
   const cleanups: Array<() => void> = [];
   const onCleanup = (cleanup: () => void) => void cleanups.push(cleanup);
   const [studioPort, sessionPort, chatPort] = [await freePort(), await freePort(), await freePort()];
@@ -52,7 +53,7 @@ export async function startPlatform(chatEnv: Record<string, string> = {}): Promi
   // The services' development default on the studio's free port: every loopback name of it.
   const allowedOrigins = loopbackOrigins(studioPort).join(',');
   const env = {
-    session: { PORT: String(sessionPort), DATA_DIR: temporaryDataDir(onCleanup), ALLOWED_ORIGINS: allowedOrigins, TRUSTED_PROXIES: '127.0.0.1' },
+    session: { PORT: String(sessionPort), DATA_DIR: temporaryDataDir(onCleanup), ALLOWED_ORIGINS: allowedOrigins, TRUSTED_PROXIES: '127.0.0.1', ...otherEnv },
     chat: { PORT: String(chatPort), DATA_DIR: temporaryDataDir(onCleanup), ALLOWED_ORIGINS: allowedOrigins, ...chatEnv },
   };
   const start = (name: 'session' | 'chat') => spawnExample(serverFiles[name], env[name], onCleanup);
@@ -64,6 +65,7 @@ export async function startPlatform(chatEnv: Record<string, string> = {}): Promi
       SESSION_SERVICE_URL: `http://127.0.0.1:${sessionPort}`,
       CHAT_SERVICE_URL: `http://localhost:${chatPort}`,
       CHAT_CONTEXT_SECRET: chatEnv.CHAT_CONTEXT_SECRET,
+      ...otherEnv,
     },
     onCleanup,
   );
