@@ -6,7 +6,6 @@ import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { DeskpilotEvent, DeskpilotEventListener, Logger as CoreLogger } from '@deskpilot/core';
 import { destination, pino, stdTimeFunctions, type Logger, type LevelWithSilent } from 'pino';
-import { pinoHttp } from 'pino-http';
 import pretty from 'pino-pretty';
 
 /** The id of the request being served, for every line written while serving it (the handlers' events included). */
@@ -14,7 +13,7 @@ const currentRequest = new AsyncLocalStorage<string>();
 
 /**
  * The process's logger: JSON lines on stdout (what a log shipper reads), or readable colour lines when
- * stdout is a terminal. Synchronous writes, so a line written just before `process.exit` is not lost.
+ * stdout is a terminal.
  */
 export function createLogger(options: { service: string; level: LevelWithSilent; format: 'auto' | 'json' | 'pretty' }): Logger {
   const settings = {
@@ -28,7 +27,10 @@ export function createLogger(options: { service: string; level: LevelWithSilent;
     },
   };
   const usePretty = options.format === 'pretty' || (options.format === 'auto' && process.stdout.isTTY === true);
-  return usePretty ? pino(settings, pretty({ colorize: true, sync: true, ignore: 'pid,hostname' })) : pino(settings, destination({ sync: true }));
+  if (usePretty) return pino(settings, pretty({ colorize: true, sync: true, ignore: 'pid,hostname' }));
+  // Asynchronous: lines written while a write is under way go out together in the next one, so a
+  // busy server makes a few large writes, not one per line; pino flushes what is left on exit.
+  return pino(settings, destination({ sync: false }));
 }
 
 /** A request id a client or a proxy may choose: short, no spaces, nothing a log line or a header could misread. */
@@ -38,9 +40,8 @@ const safeRequestId = /^[A-Za-z0-9._:-]{1,128}$/;
 const probePaths = new Set(['/healthz', '/readyz', '/metrics']);
 
 /** The path of a request, without its query (which may carry anything a client typed). */
-function pathOf(req: IncomingMessage & { originalUrl?: string }): string {
-  // Express's `originalUrl`: a router mounted below strips its prefix from `url` while it serves.
-  const url = req.originalUrl ?? req.url ?? '/';
+function pathOf(req: IncomingMessage): string {
+  const url = req.url ?? '/';
   const query = url.indexOf('?');
   return query === -1 ? url : url.slice(0, query);
 }
@@ -49,35 +50,29 @@ function pathOf(req: IncomingMessage & { originalUrl?: string }): string {
  * Express middleware: one line per request when its response ends — method, path, status, duration and
  * request id; never a header, a cookie or a body. The request id is the client's `X-Request-Id` when it
  * is a safe token, a new UUID otherwise; it is set on the response and on the request's headers, so
- * the proxies that forward this request pass it on.
+ * the proxies that forward this request pass it on, and every line written while serving the request
+ * carries it. (What pino-http does, without a child logger and serialisers per request.)
  */
 export function requestLogging(logger: Logger) {
-  const logRequest = pinoHttp<IncomingMessage, ServerResponse>({
-    logger,
-    customAttributeKeys: { responseTime: 'durationMs' },
-    genReqId: (req) => req.headers['x-request-id'] as string,
-    serializers: {
-      req: (req: { id: unknown; method: string; raw: IncomingMessage }) => ({ id: req.id, method: req.method, path: pathOf(req.raw) }),
-      res: (res: { statusCode: number }) => ({ status: res.statusCode }),
-    },
-    customLogLevel: (req, res, error) => {
-      if (error || res.statusCode >= 500) return 'error';
-      return probePaths.has(pathOf(req)) ? 'debug' : 'info';
-    },
-    // A response closed before it finished: the client left (a chat stream it stopped reading).
-    customSuccessObject: (_req, res, fields: object) => (res.writableFinished ? fields : { ...fields, clientLeft: true }),
-    customSuccessMessage: () => 'request completed',
-    customErrorMessage: () => 'request failed',
-  });
-  // Silent: no line to write, so nothing is timed or serialised; the id is still given and passed on.
+  // Silent: no line to write, so nothing is timed; the id is still given and passed on.
   const silent = logger.level === 'silent';
   return (req: IncomingMessage, res: ServerResponse, next: () => void) => {
     const given = req.headers['x-request-id'];
-    const id = typeof given === 'string' && safeRequestId.test(given) ? given : randomUUID();
-    req.headers['x-request-id'] = id;
-    res.setHeader('x-request-id', id);
-    if (silent) next();
-    else currentRequest.run(id, () => logRequest(req, res, next));
+    const requestId = typeof given === 'string' && safeRequestId.test(given) ? given : randomUUID();
+    req.headers['x-request-id'] = requestId;
+    res.setHeader('x-request-id', requestId);
+    if (silent) return next();
+    const started = performance.now();
+    // Now: a router mounted below strips its prefix from `req.url` while it serves.
+    const request = { method: req.method, path: pathOf(req) };
+    res.once('close', () => {
+      const status = res.statusCode;
+      const line = { requestId, req: request, res: { status }, durationMs: Math.round(performance.now() - started), ...(res.writableFinished ? {} : { clientLeft: true }) };
+      if (status >= 500) logger.error(line, 'request failed');
+      else if (probePaths.has(request.path)) logger.debug(line, 'request completed');
+      else logger.info(line, 'request completed');
+    });
+    currentRequest.run(requestId, next);
   };
 }
 

@@ -58,15 +58,27 @@ export function createMetrics(options: { service: string; routeOf: RouteOf }): M
     buckets: durationBuckets,
     registers,
   });
+  // One pair of children per label set: bounded (routes × methods × statuses), and no label hashing per request.
+  const children = new Map<string, { count: Counter.Internal; seconds: Histogram.Internal<string> }>();
+  const seriesOf = (method: string, route: string, status: number) => {
+    const key = `${method} ${route} ${status}`;
+    let series = children.get(key);
+    if (!series) {
+      const labels = { method, route, status: String(status) };
+      series = { count: requests.labels(labels), seconds: requestSeconds.labels(labels) };
+      children.set(key, series);
+    }
+    return series;
+  };
   const middleware: Metrics['middleware'] = (req, res, next) => {
-    const started = process.hrtime.bigint();
+    const started = performance.now();
     // Now: a router mounted below strips its prefix from `req.url` while it serves.
     const method = methodLabel(req.method);
     const route = options.routeOf(pathOf(req));
     res.once('close', () => {
-      const labels = { method, route, status: String(res.statusCode) };
-      requests.inc(labels);
-      requestSeconds.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
+      const series = seriesOf(method, route, res.statusCode);
+      series.count.inc();
+      series.seconds.observe((performance.now() - started) / 1000);
     });
     next();
   };

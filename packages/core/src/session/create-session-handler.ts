@@ -7,6 +7,7 @@ import { createSlidingWindowLimiter } from '../limiter/create-sliding-window-lim
 import { consoleLogger, type Logger } from '../logging/logger.js';
 import type { RateLimiter } from '../limiter/rate-limit-decision.js';
 import type { SessionService } from './create-session-service.js';
+import { inSpan } from '../telemetry/spans.js';
 import { serveCurrentSession, serveLogin, serveLogout, serveLogoutEverywhere, serveSelectProject, type SessionRouteDependencies } from './session-routes.js';
 
 /** Options of {@link createSessionHandler}. */
@@ -81,12 +82,28 @@ function resolveDependencies(options: SessionHandlerOptions, onError: (error: un
   };
 }
 
+/** `action` in a span `name` (OpenTelemetry; a no-op unless the host traces), with the status it answered. */
+function traced(name: string, action: Action): Action {
+  return (request) =>
+    inSpan(name, {}, async (span) => {
+      const response = await action(request);
+      span.setAttribute('http.response.status_code', response.status);
+      return response;
+    });
+}
+
 /** The five routes of DESIGN §2 by path, then method. */
 function sessionRoutes(deps: SessionRouteDependencies): Record<string, Record<string, Action>> {
   return {
-    '/sessions': { POST: (request) => serveLogin(deps, request), DELETE: (request) => serveLogoutEverywhere(deps, request) },
-    '/sessions/current': { GET: (request) => serveCurrentSession(deps, request), DELETE: (request) => serveLogout(deps, request) },
-    '/sessions/current/project': { POST: (request) => serveSelectProject(deps, request) },
+    '/sessions': {
+      POST: traced('deskpilot.session.login', (request) => serveLogin(deps, request)),
+      DELETE: traced('deskpilot.session.logout_everywhere', (request) => serveLogoutEverywhere(deps, request)),
+    },
+    '/sessions/current': {
+      GET: traced('deskpilot.session.resolve', (request) => serveCurrentSession(deps, request)),
+      DELETE: traced('deskpilot.session.logout', (request) => serveLogout(deps, request)),
+    },
+    '/sessions/current/project': { POST: traced('deskpilot.session.select_project', (request) => serveSelectProject(deps, request)) },
   };
 }
 

@@ -9,6 +9,7 @@ import { createSecretHasher, createSessionToken, secureRandomBytes, type RandomB
 import type { UserDirectory } from './user-directory.js';
 import { verifyCredentials } from './verify-credentials.js';
 import { DeskpilotError } from '../errors/deskpilot-error.js';
+import { withStoreSpans } from '../telemetry/spans.js';
 
 /** Options of {@link createSessionService}. */
 export interface SessionServiceOptions {
@@ -169,9 +170,10 @@ export function createSessionService(options: SessionServiceOptions): SessionSer
 /** The service's options, normalised and checked once: what every operation runs on. */
 function resolveSessionContext(options: SessionServiceOptions): SessionContext {
   return {
-    store: options.store,
-    directory: options.directory,
-    lookup: options.lookup ?? createSessionLookup(options),
+    // Each call a span of its own when the host traces (OpenTelemetry); a no-op otherwise.
+    store: withStoreSpans(options.store, 'session_store'),
+    directory: withStoreSpans(options.directory, 'user_directory'),
+    lookup: withStoreSpans(options.lookup ?? createSessionLookup(options), 'session_lookup'),
     cookie: createSessionCookie(options.cookie),
     idleTimeoutMs: positive(options.idleTimeoutMs ?? 2 * 60 * 60 * 1000, 'idleTimeoutMs'),
     absoluteTimeoutMs: positive(options.absoluteTimeoutMs ?? 12 * 60 * 60 * 1000, 'absoluteTimeoutMs'),

@@ -1,5 +1,6 @@
 import { getToolName, type UIMessageChunk } from 'ai';
-import type { DeskpilotEventListener } from '../../events/deskpilot-event.js';
+import type { DeskpilotEvent, DeskpilotEventListener } from '../../events/deskpilot-event.js';
+import { inSpan } from '../../telemetry/spans.js';
 import type { ApprovalGate, ApprovalScope } from '../approval/create-approval-gate.js';
 import type { ChatStore } from '../conversation/chat-store.js';
 import { applyApprovalAnswers, recordApprovalReviews, type ApprovalCardReview } from './apply-approval-answers.js';
@@ -37,18 +38,20 @@ export async function answerApprovals(options: AnswerApprovalsOptions): Promise<
   if (applied.kind === 'replay') return applied;
   const reviews = new Map(
     await Promise.all(
-      applied.cards.map(async ({ part, answer }) => {
-        const review: ApprovalCardReview = answer
-          ? await gate.review(answer, scope, options.capabilityOf(getToolName(part)))
-          : { approved: false, reason: 'unanswered', record: null };
-        if (!review.approved && review.record?.state === 'pending') await gate.deny(part.approval.id, review.reason);
-        options.emit?.(
-          review.approved
+      applied.cards.map(({ part, answer }) =>
+        inSpan('deskpilot.approval.review', { 'deskpilot.tool': getToolName(part) }, async (span) => {
+          const review: ApprovalCardReview = answer
+            ? await gate.review(answer, scope, options.capabilityOf(getToolName(part)))
+            : { approved: false, reason: 'unanswered', record: null };
+          if (!review.approved && review.record?.state === 'pending') await gate.deny(part.approval.id, review.reason);
+          const event: Extract<DeskpilotEvent, { type: 'approval-reviewed' }> = review.approved
             ? { type: 'approval-reviewed', tool: getToolName(part), outcome: 'approved' }
-            : { type: 'approval-reviewed', tool: getToolName(part), outcome: review.reason === 'expired' ? 'expired' : 'denied', reason: review.reason },
-        );
-        return [part.toolCallId, review] as const;
-      }),
+            : { type: 'approval-reviewed', tool: getToolName(part), outcome: review.reason === 'expired' ? 'expired' : 'denied', reason: review.reason };
+          span.setAttribute('deskpilot.approval.outcome', event.outcome);
+          options.emit?.(event);
+          return [part.toolCallId, review] as const;
+        }),
+      ),
     ),
   );
   const { message, approvedCalls } = recordApprovalReviews({ message: applied.message, reviews });

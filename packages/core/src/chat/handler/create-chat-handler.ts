@@ -20,6 +20,7 @@ import { createChatAdmission } from './create-chat-admission.js';
 import { createChatToolSet } from './create-chat-tool-set.js';
 import { createTurnTracker, type ChatDrainOptions, type ChatDrainResult } from './create-turn-tracker.js';
 import type { ChatModels } from './pick-chat-model.js';
+import { recordFailure, withOpenSpan, withStoreSpans } from '../../telemetry/spans.js';
 import { resolveChatContext } from './resolve-chat-context.js';
 
 export type { ChatModel, ChatModels } from './pick-chat-model.js';
@@ -117,11 +118,14 @@ function resolveDependencies(options: ChatHandlerOptions, logger: Logger, report
   const limits = options.limits ?? {};
   const capabilities = options.capabilities ?? builtinCapabilities;
   const grantPolicy = resolveChatGrantPolicy(options.grantPolicy);
-  const gate = createApprovalGate({ store: options.approvalStore, ttlMs: options.approvalTtlMs, now, onError });
+  // Each store call a span of its own when the host traces; a no-op otherwise.
+  const store = withStoreSpans(options.store, 'chat_store');
+  const approvalStore = withStoreSpans(options.approvalStore, 'approval_store');
+  const gate = createApprovalGate({ store: approvalStore, ttlMs: options.approvalTtlMs, now, onError });
   if (!options.contextSecret) logger.warn('chat: no context secret configured; identity and capability flags are taken from the request body');
   return {
-    store: options.store,
-    approvalStore: options.approvalStore,
+    store,
+    approvalStore,
     models: options.models,
     gate,
     admission: createChatAdmission({ ...options, now, onRefused: (limit) => emit({ type: 'rate-limited', limit }) }),
@@ -129,7 +133,7 @@ function resolveDependencies(options: ChatHandlerOptions, logger: Logger, report
       definitions: options.tools ?? builtinChatTools,
       capabilities,
       gate,
-      store: options.store,
+      store,
       commerce: options.commerce,
       tickets: options.tickets,
       workingMemoryBytes: limits.workingMemoryBytes ?? 8192,
@@ -171,15 +175,20 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
   const cors = createChatCors(options.allowedOrigins ?? []);
   const tracker = createTurnTracker();
   const routes: Record<string, (request: HttpRequest) => Promise<HttpResponse>> = {
-    '/chat': async (request) => {
-      const turn = tracker.track();
-      try {
-        return await serveChat(dependencies, request, turn);
-      } catch (error) {
-        turn.settle();
-        throw error;
-      }
-    },
+    // One span per turn (when the host traces), ended once the answer is saved: the AI SDK's model
+    // and tool spans, the approval review and the store calls are beneath it.
+    '/chat': (request) =>
+      withOpenSpan('deskpilot.chat.turn', {}, async (span) => {
+        const turn = tracker.track();
+        void turn.settled.then(() => span.end());
+        try {
+          return await serveChat(dependencies, request, turn);
+        } catch (error) {
+          recordFailure(span, error);
+          turn.settle();
+          throw error;
+        }
+      }),
     '/chat/history': (request) => serveChatHistory(dependencies, request),
   };
 

@@ -9,6 +9,7 @@ import type { ChatStore } from '../conversation/chat-store.js';
 import { workingMemoryUpdateSchema } from '../conversation/working-memory.js';
 import type { ChatToolContext, ChatToolDefinition } from '../tools/chat-tool.js';
 import { ChatToolError, safeToolErrorMessage } from '../tools/chat-tool-error.js';
+import { inSpan } from '../../telemetry/spans.js';
 
 /** Options of {@link createChatToolSet}. */
 export interface ChatToolSetOptions {
@@ -56,21 +57,25 @@ function toolOutcomes(options: Pick<ChatToolSetOptions, 'onError' | 'emit'>) {
         throw new ChatToolError(safeToolErrorMessage(error));
       }
     },
-    /** Emits an execution's outcome once it settled: `succeeded`, or `failed`. */
-    async reported<T>(tool: string, run: () => Promise<T>): Promise<T> {
-      try {
-        const output = await run();
-        options.emit?.({ type: 'tool-executed', tool, outcome: 'succeeded' });
-        return output;
-      } catch (error) {
-        options.emit?.({ type: 'tool-executed', tool, outcome: 'failed' });
-        throw error;
-      }
+    /** Runs an execution in a span `deskpilot.chat.tool` (beneath the turn's), and emits its outcome once it settled: `succeeded`, or `failed`. */
+    reported<T>(tool: string, run: () => Promise<T>): Promise<T> {
+      return inSpan('deskpilot.chat.tool', { 'deskpilot.tool': tool }, async (span) => {
+        try {
+          const output = await run();
+          options.emit?.({ type: 'tool-executed', tool, outcome: 'succeeded' });
+          span.setAttribute('deskpilot.tool.outcome', 'succeeded');
+          return output;
+        } catch (error) {
+          options.emit?.({ type: 'tool-executed', tool, outcome: 'failed' });
+          span.setAttribute('deskpilot.tool.outcome', 'failed');
+          throw error;
+        }
+      });
     },
     /** A call refused before it ran (no permission, no approval): emitted, and the model told why. */
-    refuse(tool: string, message: string): never {
+    refuse(tool: string, message: string): Promise<never> {
       options.emit?.({ type: 'tool-executed', tool, outcome: 'refused' });
-      throw new ChatToolError(message);
+      return inSpan('deskpilot.chat.tool', { 'deskpilot.tool': tool, 'deskpilot.tool.outcome': 'refused' }, () => Promise.reject(new ChatToolError(message)));
     },
   };
 }

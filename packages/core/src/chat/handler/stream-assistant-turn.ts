@@ -5,6 +5,7 @@ import type { ChatStore } from '../conversation/chat-store.js';
 import { createChatStreamResponse } from '../stream/create-chat-stream-response.js';
 import { runToolLoop, type RunToolLoopOptions } from '../tool-loop/run-tool-loop.js';
 import { ChatToolError } from '../tools/chat-tool-error.js';
+import { activeSpan } from '../../telemetry/spans.js';
 import type { ChatMessage } from './chat-message.js';
 import type { ChatTurnTools } from './create-chat-tool-set.js';
 import type { ChatModel } from './pick-chat-model.js';
@@ -54,6 +55,9 @@ export async function streamAssistantTurn(options: StreamAssistantTurnOptions): 
     onApprovalRequest: options.onApprovalRequest,
   });
   const modelLabel = `${options.model.provider}:${options.model.modelId}`;
+  // The turn's span (when the host traces): this runs in it, and its ending is known here.
+  const turnSpan = activeSpan();
+  turnSpan?.setAttribute('deskpilot.model', modelLabel);
   const startedAt = options.now();
   options.emit?.({ type: 'turn-started', model: modelLabel });
   let unsaved = false;
@@ -73,6 +77,7 @@ export async function streamAssistantTurn(options: StreamAssistantTurnOptions): 
       if (saved.kind === 'unsaved') unsaved = true;
       if (saved.kind !== 'saved') onError(saved.error);
       options.emit?.({ type: 'turn-ended', model: modelLabel, status, durationMs: options.now() - startedAt, saved: saved.kind === 'saved' });
+      turnSpan?.setAttributes({ 'deskpilot.turn.status': status, 'deskpilot.turn.saved': saved.kind === 'saved' });
       options.onSettled();
     },
   });

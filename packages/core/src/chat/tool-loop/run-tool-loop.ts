@@ -63,6 +63,9 @@ export function runToolLoop(options: RunToolLoopOptions): RunToolLoopResult {
     stopWhen: isStepCount(budget),
     prepareStep: ({ stepNumber }) => (stepNumber >= budget - 1 ? { toolChoice: 'none' } : undefined),
     abortSignal: options.abortSignal,
+    // The model calls' spans, once the host registers an AI SDK telemetry integration: grouped under
+    // one name, without prompts or answers (they hold what users and customers wrote).
+    telemetry: { functionId: 'deskpilot.chat', recordInputs: false, recordOutputs: false },
   });
 
   const { observe, progress } = createLoopObserver({ budget, budgetNotice: options.budgetNotice, onApprovalRequest: options.onApprovalRequest });

@@ -1,0 +1,89 @@
+import { SpanStatusCode, trace, type Attributes, type Span } from '@opentelemetry/api';
+import { DeskpilotError } from '../errors/deskpilot-error.js';
+
+// The OpenTelemetry API only: without an SDK registered by the host every span is a no-op. A proxy
+// tracer, so an SDK registered after this module loaded is used from then on.
+const tracer = trace.getTracer('@deskpilot/core');
+
+/**
+ * Marks `span` with what `error` was: a client's mistake (a 4xx `DeskpilotError`) is an attribute, not
+ * a failure of the server; anything else is recorded as an exception and the span's status is ERROR.
+ * The message stays out of the attributes: it may quote what a client sent.
+ */
+export function recordFailure(span: Span, error: unknown): void {
+  if (DeskpilotError.isInstance(error)) span.setAttribute('deskpilot.error.code', error.code);
+  if (DeskpilotError.isInstance(error) && error.status < 500) return;
+  span.recordException({ name: error instanceof Error ? error.name : typeof error });
+  span.setStatus({ code: SpanStatusCode.ERROR });
+}
+
+/** Runs `run` in a span of its own, a child of the active span; the span ends when `run` settles. */
+export async function inSpan<T>(name: string, attributes: Attributes, run: (span: Span) => Promise<T>): Promise<T> {
+  return tracer.startActiveSpan(name, { attributes }, async (span) => {
+    try {
+      return await run(span);
+    } catch (error) {
+      recordFailure(span, error);
+      throw error;
+    } finally {
+      span.end();
+    }
+  });
+}
+
+/** The active span, if the host traces. */
+export const activeSpan = (): Span | undefined => trace.getActiveSpan();
+
+/**
+ * Starts a span that outlives the call that starts it (a chat turn ends when its stream is saved), and
+ * runs `run` with it active, so what `run` starts — the AI SDK's own spans included — is beneath it.
+ * The caller ends it.
+ */
+export function withOpenSpan<T>(name: string, attributes: Attributes, run: (span: Span) => T): T {
+  return tracer.startActiveSpan(name, { attributes }, run);
+}
+
+/**
+ * A store whose every method call is a span `deskpilot.store.<name>.<method>` (nothing of the
+ * arguments recorded). Methods that return a promise are timed until it settles.
+ */
+export function withStoreSpans<Store extends object>(store: Store, name: string): Store {
+  const wrapped = new Map<PropertyKey, unknown>();
+  return new Proxy(store, {
+    get(target, property) {
+      const value: unknown = Reflect.get(target, property, target);
+      if (typeof value !== 'function' || typeof property !== 'string') return value;
+      if (!wrapped.has(property)) wrapped.set(property, tracedMethod(`deskpilot.store.${name}.${property}`, value as (...args: unknown[]) => unknown, target));
+      return wrapped.get(property);
+    },
+  });
+}
+
+function tracedMethod(spanName: string, method: (...args: unknown[]) => unknown, target: object) {
+  return (...args: unknown[]) =>
+    tracer.startActiveSpan(spanName, (span) => {
+      let result: unknown;
+      try {
+        result = method.apply(target, args);
+      } catch (error) {
+        recordFailure(span, error);
+        span.end();
+        throw error;
+      }
+      if (!(result instanceof Promise)) {
+        span.end();
+        return result;
+      }
+      return result.then(
+        (value: unknown) => {
+          span.end();
+          return value;
+        },
+        (error: unknown) => {
+          recordFailure(span, error);
+          span.end();
+          throw error;
+        },
+      );
+    });
+}
