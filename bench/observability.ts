@@ -27,7 +27,7 @@ export interface ObservabilityBenchOptions {
   chatClients?: number;
 }
 
-type Service = 'session' | 'chat';
+type Service = 'session' | 'anchor' | 'chat';
 type Mode = 'off' | 'on';
 
 /** One measured load of one server. */
@@ -63,6 +63,7 @@ export const overheadTarget = 0.95;
 const serverFiles: Record<Service, string> = {
   session: fileURLToPath(new URL('../examples/session-server/src/server.ts', import.meta.url)),
   chat: fileURLToPath(new URL('../examples/chat-server/src/server.ts', import.meta.url)),
+  anchor: fileURLToPath(new URL('./observability-anchor.ts', import.meta.url)),
 };
 const modes: Record<Mode, Record<string, string>> = {
   off: { LOG_LEVEL: 'silent', METRICS: '0' },
@@ -198,7 +199,7 @@ async function loadChat(server: RunningServer, seconds: number, clients: number)
 
 /** One load of `seconds`; returns how many requests or streams were answered in it. */
 const load = (server: RunningServer, seconds: number, settings: Required<ObservabilityBenchOptions>) =>
-  server.service === 'session' ? loadSessions(server, seconds, settings.connections) : loadChat(server, seconds, settings.chatClients);
+  server.service === 'chat' ? loadChat(server, seconds, settings.chatClients) : loadSessions(server, seconds, settings.connections);
 
 async function benchService(service: Service, settings: Required<ObservabilityBenchOptions>, directory: string): Promise<ObservabilityServiceResult> {
   const servers: RunningServer[] = [];
@@ -247,7 +248,11 @@ export async function benchObservability(options: ObservabilityBenchOptions = {}
   const settings = { rounds: 5, roundSeconds: 4, warmupSeconds: 2, connections: 50, chatClients: 20, ...options };
   const directory = mkdtempSync(join(tmpdir(), 'deskpilot-bench-observability-'));
   try {
-    const services = [await benchService('session', settings, directory), await benchService('chat', settings, directory)];
+    const services = [
+      await benchService('session', settings, directory),
+      await benchService('anchor', settings, directory),
+      await benchService('chat', settings, directory),
+    ];
     return { options: settings, services };
   } finally {
     rmSync(directory, { recursive: true, force: true });
@@ -260,7 +265,11 @@ export const quickObservabilityOptions: ObservabilityBenchOptions = { rounds: 1,
 /** The figures as a Markdown table, with the target checked. */
 export function formatObservabilityResult(result: ObservabilityBenchResult): string {
   const { rounds, roundSeconds, connections, chatClients } = result.options;
-  const label: Record<Service, string> = { session: 'GET /sessions/current (req/s)', chat: 'POST /chat (streams/s)' };
+  const label: Record<Service, string> = {
+    session: 'GET /sessions/current (req/s)',
+    anchor: 'anchor: Express + pino-http + prom-client, GET of a session-sized body (req/s)',
+    chat: 'POST /chat (streams/s)',
+  };
   const table = markdownTable(
     ['reference server, load', 'off /s', 'on /s', 'on ÷ off', 'CPU µs off', 'CPU µs on', 'per core on ÷ off', 'log B per request'],
     result.services.map((entry) => [
@@ -280,7 +289,12 @@ export function formatObservabilityResult(result: ObservabilityBenchResult): str
     '',
     table,
     '',
-    ...result.services.map((entry) => `- ${label[entry.service]} overhead ≤ 5 %: on ÷ off ${formatRatio(entry.throughputRatio)} — ${verdict(entry.throughputRatio)}`),
+    ...result.services
+      .filter((entry) => entry.service !== 'anchor')
+      .map((entry) => `- ${label[entry.service]} overhead ≤ 5 %: on ÷ off ${formatRatio(entry.throughputRatio)} — ${verdict(entry.throughputRatio)}`),
+    ...result.services
+      .filter((entry) => entry.service === 'anchor')
+      .map((entry) => `- the anchor, the same kind of line and series on a request as cheap: on ÷ off ${formatRatio(entry.throughputRatio)}`),
   ].join('\n');
 }
 

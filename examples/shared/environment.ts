@@ -62,6 +62,13 @@ export const metricsVariables = {
   METRICS_HOST: z.string().default('127.0.0.1'),
 };
 
+/** The OpenTelemetry variables every server checks (the SDK reads the rest itself): tracing is on when an endpoint is set. */
+export const tracingVariables = {
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.url({ protocol: /^https?$/ }).optional(),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z.url({ protocol: /^https?$/ }).optional(),
+  OTEL_SERVICE_NAME: z.string().min(1).optional(),
+};
+
 /** A Postgres connection string (`postgres://` or `postgresql://`). */
 export const postgresUrl = z
   .string()

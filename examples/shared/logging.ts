@@ -67,7 +67,13 @@ export function requestLogging(logger: Logger) {
     const request = { method: req.method, path: pathOf(req) };
     res.once('close', () => {
       const status = res.statusCode;
-      const line = { requestId, req: request, res: { status }, durationMs: Math.round(performance.now() - started), ...(res.writableFinished ? {} : { clientLeft: true }) };
+      const line = {
+        requestId,
+        req: request,
+        res: { status },
+        durationMs: Math.round(performance.now() - started),
+        ...(res.writableFinished ? {} : { clientLeft: true }),
+      };
       if (status >= 500) logger.error(line, 'request failed');
       else if (probePaths.has(request.path)) logger.debug(line, 'request completed');
       else logger.info(line, 'request completed');

@@ -9,6 +9,7 @@ import {
   postgresUrl,
   readEnvironment,
   studioDefaultPort,
+  tracingVariables,
 } from '../../shared/environment.ts';
 
 const positiveInt = z.coerce.number().int().positive();
@@ -43,6 +44,7 @@ const environment = z.object({
   /** On SIGTERM or SIGINT, how long running requests and chat turns may take to finish. */
   SHUTDOWN_GRACE_MS: positiveInt.default(10_000),
   ...metricsVariables,
+  ...tracingVariables,
 });
 
 export type ServerConfig = z.infer<typeof environment>;

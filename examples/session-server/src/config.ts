@@ -9,6 +9,7 @@ import {
   postgresUrl,
   readEnvironment,
   studioDefaultPort,
+  tracingVariables,
 } from '../../shared/environment.ts';
 
 const flag = z.enum(['true', 'false']).transform((value) => value === 'true');
@@ -45,6 +46,7 @@ const environment = z.object({
   /** On SIGTERM or SIGINT, how long running requests may take to finish. */
   SHUTDOWN_GRACE_MS: milliseconds.default(10_000),
   ...metricsVariables,
+  ...tracingVariables,
 });
 
 export type ServerConfig = z.infer<typeof environment>;

@@ -5,6 +5,7 @@ import { readConfig, type ServerConfig } from './config.ts';
 import { createGracefulServer, settlesWithin } from '../../shared/graceful-server.ts';
 import { createLogger } from '../../shared/logging.ts';
 import { listenForScrapes } from '../../shared/metrics.ts';
+import { startTracing } from '../../shared/tracing.ts';
 
 let config: ServerConfig;
 try {
@@ -13,6 +14,8 @@ try {
   console.error(`[session-server] ${(error as Error).message}`);
   process.exit(2);
 }
+// Traces only when an OTLP endpoint is configured (OTEL_EXPORTER_OTLP_ENDPOINT).
+const stopTracing = await startTracing('session', config);
 // Once running, JSON lines on stdout; a start that fails (above and below) is a plain line on stderr.
 const logger = createLogger({ service: 'session-server', level: config.LOG_LEVEL, format: config.LOG_FORMAT });
 const { app, metrics, sessions, readiness, storage, close } = await createApp(config, logger).catch((error: unknown) => {
@@ -65,6 +68,8 @@ async function shutDown(signal: string): Promise<void> {
     process.exit(1);
   }
   await scrapes?.close();
+  // The last spans go out before the process does.
+  await stopTracing?.().catch((error: unknown) => logger.warn(`flushing traces failed: ${describeError(error)}`));
   process.exit(0);
 }
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { logFormat, logLevel, metricsVariables, readEnvironment, studioDefaultPort } from '../../shared/environment.ts';
+import { logFormat, logLevel, metricsVariables, readEnvironment, studioDefaultPort, tracingVariables } from '../../shared/environment.ts';
 
 const url = z.url({ protocol: /^https?$/ });
 
@@ -26,6 +26,7 @@ const environment = z.object({
   /** On SIGTERM or SIGINT, how long running requests may take to finish. */
   SHUTDOWN_GRACE_MS: z.coerce.number().int().positive().default(10_000),
   ...metricsVariables,
+  ...tracingVariables,
 });
 
 export type StudioConfig = z.infer<typeof environment>;

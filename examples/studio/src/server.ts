@@ -4,6 +4,7 @@ import { readConfig, type StudioConfig } from './config.ts';
 import { createGracefulServer, settlesWithin } from '../../shared/graceful-server.ts';
 import { createLogger } from '../../shared/logging.ts';
 import { listenForScrapes } from '../../shared/metrics.ts';
+import { startTracing } from '../../shared/tracing.ts';
 
 let config: StudioConfig;
 try {
@@ -13,6 +14,8 @@ try {
   process.exit(2);
 }
 
+// Traces only when an OTLP endpoint is configured (OTEL_EXPORTER_OTLP_ENDPOINT).
+const stopTracing = await startTracing('studio', config);
 // Once running, JSON lines on stdout; a start that fails (above and below) is a plain line on stderr.
 const logger = createLogger({ service: 'studio', level: config.LOG_LEVEL, format: config.LOG_FORMAT });
 const { app, metrics, dataApiUrl, readiness, close } = await createStudioApp(config, logger).catch((error: unknown) => {
@@ -56,6 +59,8 @@ async function shutDown(signal: string): Promise<void> {
     process.exit(1);
   }
   await scrapes?.close();
+  // The last spans go out before the process does.
+  await stopTracing?.().catch((error: unknown) => logger.warn(`flushing traces failed: ${describeError(error)}`));
   process.exit(0);
 }
 

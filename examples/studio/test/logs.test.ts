@@ -103,7 +103,7 @@ describe('a full studio scenario, as an operator sees it', () => {
       expect.objectContaining({
         msg: 'request completed',
         requestId: 'corr-orders-1',
-        req: { id: 'corr-orders-1', method: 'GET', path: '/api/orders' },
+        req: { method: 'GET', path: '/api/orders' },
         res: { status: 200 },
         durationMs: expect.any(Number),
       }),

@@ -35,6 +35,13 @@ function collectPageErrors(page: Page): string[] {
 }
 // The demo shop's audit lines (`"msg":"refundOrder …"`), not the events that name the tool.
 const countOf = (text: string, pattern: string) => text.split(pattern).length - 1;
+/** Chat turns a chat service has logged as ended so far. */
+const turnsEnded = (output: () => string) => countOf(output(), '"event":"turn-ended"');
+/** A chat service's output once more than `ended` turns have ended: the log is written asynchronously, and a turn's tool lines come before its end. */
+async function outputAfter(output: () => string, ended: number): Promise<string> {
+  await expect.poll(() => turnsEnded(output)).toBeGreaterThan(ended);
+  return output();
+}
 
 describe.skipIf(!hasChromium)(`studio in Chromium: the representative's day${skipReason}`, { timeout }, () => {
   let platform: Platform;
@@ -87,27 +94,29 @@ describe.skipIf(!hasChromium)(`studio in Chromium: the representative's day${ski
   });
 
   it('refund: the approval card waits for Approve, then the refund runs once and the reply confirms', async () => {
+    const ended = turnsEnded(platform.chat.output);
     await ask(page, 'Refund order ORD-1001');
     const approval = page.getByTestId('approval-card');
     await approval.waitFor();
     expect(await approval.textContent()).toContain('Refund order ORD-1001 in full');
     mkdirSync(artifacts, { recursive: true });
     await page.screenshot({ path: `${artifacts}studio-approval.png` });
-    expect(countOf(platform.chat.output(), '"msg":"refundOrder ORD-1001')).toBe(0);
+    expect(countOf(await outputAfter(platform.chat.output, ended), '"msg":"refundOrder ORD-1001')).toBe(0);
 
     await approval.getByRole('button', { name: 'Approve' }).click();
     await expect.poll(() => assistantMessages(page).last().textContent()).toMatch(/Done — I refunded ORD-1001 \(€[\d.,]+\)\. Order status: refunded\./);
     expect(await page.getByTestId('approval-card').count()).toBe(0);
-    expect(countOf(platform.chat.output(), 'refundOrder ORD-1001 in acme-b2c')).toBe(1);
+    await expect.poll(() => countOf(platform.chat.output(), 'refundOrder ORD-1001 in acme-b2c')).toBe(1);
   });
 
   it('deny: the cancellation never runs and the assistant says so', async () => {
     await ask(page, 'Cancel order ORD-1002');
     const approval = page.getByTestId('approval-card');
     await approval.waitFor();
+    const ended = turnsEnded(platform.chat.output);
     await approval.getByRole('button', { name: 'Deny' }).click();
     await expect.poll(() => assistantMessages(page).last().textContent()).toContain('Understood — I did not cancel ORD-1002.');
-    expect(countOf(platform.chat.output(), '"msg":"cancelOrder ')).toBe(0);
+    expect(countOf(await outputAfter(platform.chat.output, ended), '"msg":"cancelOrder ')).toBe(0);
   });
 
   it('keeps the conversation across a reload (server history)', async () => {
@@ -117,7 +126,7 @@ describe.skipIf(!hasChromium)(`studio in Chromium: the representative's day${ski
     expect(await page.locator('article').allInnerTexts()).toEqual(before);
     expect(await page.getByTestId('approval-card').count()).toBe(0);
     // The reload answered nothing again.
-    expect(countOf(platform.chat.output(), 'refundOrder ORD-1001 in acme-b2c')).toBe(1);
+    await expect.poll(() => countOf(platform.chat.output(), 'refundOrder ORD-1001 in acme-b2c')).toBe(1);
   });
 
   it('a forged identity header sent to /api never reaches the data API', async () => {
@@ -215,7 +224,7 @@ describe.skipIf(!hasChromium)(`studio in Chromium: limits and outages${skipReaso
     await platform.restart('chat');
     await page.locator('.chat [role="alert"]').getByRole('button', { name: 'Retry' }).click();
     await expect.poll(() => assistantMessages(page).last().textContent()).toMatch(/Done — I refunded ORD-1001/);
-    expect(countOf(platform.chat.output(), 'refundOrder ORD-1001 in acme-b2c')).toBe(1);
+    await expect.poll(() => countOf(platform.chat.output(), 'refundOrder ORD-1001 in acme-b2c')).toBe(1);
   });
 
   it('says so when the session service is down, and recovers when it returns', async () => {
