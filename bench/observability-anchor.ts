@@ -7,23 +7,10 @@ import express from 'express';
 import { destination, pino } from 'pino';
 import { pinoHttp } from 'pino-http';
 import { Counter, Histogram, Registry } from 'prom-client';
+import { sessionShapedObject } from './session-shape.ts';
 
 const on = process.env.LOG_LEVEL !== 'silent';
-// The size of a real GET /sessions/current answer.
-const session = JSON.stringify({
-  id: 'xbPoQnAimJILxhfZGrnFhg',
-  user: { id: 'usr_alice', email: 'alice@example.com', name: 'Alice Martin' },
-  projectKey: 'acme-b2c',
-  clientId: 'acme',
-  role: 'admin',
-  memberships: [
-    { projectKey: 'acme-b2c', clientId: 'acme', role: 'admin' },
-    { projectKey: 'acme-b2b', clientId: 'acme', role: 'agent' },
-  ],
-  createdAt: '2026-11-24T19:14:28.544Z',
-  expiresAt: '2026-11-25T07:14:28.544Z',
-  idleExpiresAt: '2026-11-24T21:14:28.544Z',
-});
+const session = JSON.stringify(sessionShapedObject('xbPoQnAimJILxhfZGrnFhg'));
 
 const app = express();
 app.disable('x-powered-by');

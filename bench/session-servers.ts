@@ -9,6 +9,7 @@ import express from 'express';
 import expressSession from 'express-session';
 import { createMemorySessionStore, createMemoryUserDirectory, createSessionHandler, createSessionService } from '@deskpilot/core';
 import { demoUsers } from '@deskpilot/core/demo';
+import { sessionShapedObject } from './session-shape.ts';
 import { sessionRouter } from '@deskpilot/session-express';
 
 /** What a server child sends once it is ready. */
@@ -24,25 +25,6 @@ export interface ServerCpu {
 }
 
 const cookieName = 'deskpilot_session';
-
-/** A session shaped and sized like the JSON Deskpilot answers (≈ 420 bytes). */
-function sessionShapedObject(id: string) {
-  const createdAt = Date.now();
-  return {
-    id,
-    user: { id: 'usr_alice', email: 'alice@example.com', name: 'Alice Martin' },
-    projectKey: 'acme-b2c',
-    clientId: 'acme',
-    role: 'admin',
-    memberships: [
-      { projectKey: 'acme-b2c', clientId: 'acme', role: 'admin' },
-      { projectKey: 'acme-b2b', clientId: 'acme', role: 'agent' },
-    ],
-    createdAt: new Date(createdAt).toISOString(),
-    expiresAt: new Date(createdAt + 12 * 3_600_000).toISOString(),
-    idleExpiresAt: new Date(createdAt + 2 * 3_600_000).toISOString(),
-  };
-}
 
 /** A token of the same shape as Deskpilot's (`<22>.<43>`), so every server parses the same cookie. */
 function seedLookupSession(sessions: Map<string, object>): string {

@@ -27,7 +27,7 @@ export function createLogger(options: { service: string; level: LevelWithSilent;
     },
   };
   const usePretty = options.format === 'pretty' || (options.format === 'auto' && process.stdout.isTTY === true);
-  if (usePretty) return pino(settings, pretty({ colorize: true, sync: true, ignore: 'pid,hostname' }));
+  if (usePretty) return pino(settings, pretty({ colorize: true, sync: true, singleLine: true, ignore: 'pid,hostname,service', translateTime: 'HH:MM:ss.l' }));
   // Asynchronous: lines written while a write is under way go out together in the next one, so a
   // busy server makes a few large writes, not one per line; pino flushes what is left on exit.
   return pino(settings, destination({ sync: false }));

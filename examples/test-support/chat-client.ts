@@ -29,6 +29,24 @@ export async function readChunks(response: Response): Promise<UIMessageChunk[]> 
   return chunks;
 }
 
+/**
+ * The assistant message `useChat` sends back when the user answers the approval card of `proposal` (the
+ * chunks of the turn that proposed a write): the card's tool part with the answer.
+ */
+export function answeredCard(proposal: UIMessageChunk[], approved: boolean) {
+  const request = proposal.find((chunk) => chunk.type === 'tool-approval-request') as { approvalId: string; toolCallId: string } | undefined;
+  if (!request) throw new Error(`no approval card in: ${proposal.map((chunk) => chunk.type).join(', ')}`);
+  const call = proposal.find((chunk) => chunk.type === 'tool-input-available' && chunk.toolCallId === request.toolCallId) as { toolName: string; input: unknown };
+  const messageId = (proposal.find((chunk) => chunk.type === 'start') as { messageId: string }).messageId;
+  return {
+    id: messageId,
+    role: 'assistant',
+    parts: [
+      { type: `tool-${call.toolName}`, toolCallId: request.toolCallId, state: 'approval-responded', input: call.input, approval: { id: request.approvalId, approved } },
+    ],
+  };
+}
+
 /** A turn the client was told succeeded: the stream ended with `finish` and carried no `error` part. */
 export const isConfirmed = (chunks: UIMessageChunk[]) => chunks.at(-1)?.type === 'finish' && !chunks.some((chunk) => chunk.type === 'error');
 

@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { postJson, readChunks, userMessage } from '../../test-support/chat-client.ts';
+import { answeredCard, postJson, readChunks, userMessage } from '../../test-support/chat-client.ts';
 import { scrape, seriesOf } from '../../test-support/metrics-text.ts';
 import { spawnExample } from '../../test-support/spawn-example.ts';
 import { freePort } from '../../studio/test/platform.ts';
@@ -25,14 +25,7 @@ describe('chat server metrics', () => {
     expect((await readChunks(await post([userMessage('what is the status of order ORD-1001?')]))).map((chunk) => chunk.type)).toContain('tool-output-available');
     const question = userMessage('refund order ORD-1002, it arrived broken');
     const proposal = await readChunks(await post([question]));
-    const request = proposal.find((chunk) => chunk.type === 'tool-approval-request') as { approvalId: string; toolCallId: string };
-    const input = (proposal.find((chunk) => chunk.type === 'tool-input-available') as { input: unknown }).input;
-    const messageId = (proposal.find((chunk) => chunk.type === 'start') as { messageId: string }).messageId;
-    const approved = {
-      id: messageId,
-      role: 'assistant',
-      parts: [{ type: 'tool-refundOrder', toolCallId: request.toolCallId, state: 'approval-responded', input, approval: { id: request.approvalId, approved: true } }],
-    };
+    const approved = answeredCard(proposal, true);
     await readChunks(await post([question, approved]));
     expect((await post([userMessage('hello')])).status).toBe(200);
     expect((await post([userMessage('hello again')])).status).toBe(429);

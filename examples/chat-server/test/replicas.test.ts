@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { readChunks } from '../../test-support/chat-client.ts';
+import { answeredCard, readChunks } from '../../test-support/chat-client.ts';
 import { freshPostgresSchema } from '../../test-support/postgres-schema.ts';
 import { exitCode, seededDataDir, spawnExample } from '../../test-support/spawn-example.ts';
 
@@ -33,14 +33,7 @@ describe.skipIf(!databaseUrl || !redisUrl)(
       // Turn 1 on the first replica proposes a refund; the card comes back.
       const question = user('refund order ORD-1001, it arrived broken');
       const proposal = await readChunks(await post(first!.url, { sessionId, messages: [question], context }));
-      const request = proposal.find((chunk) => chunk.type === 'tool-approval-request') as { approvalId: string; toolCallId: string };
-      const input = (proposal.find((chunk) => chunk.type === 'tool-input-available') as { input: unknown }).input;
-      const messageId = (proposal.find((chunk) => chunk.type === 'start') as { messageId: string }).messageId;
-      const approved = {
-        id: messageId,
-        role: 'assistant',
-        parts: [{ type: 'tool-refundOrder', toolCallId: request.toolCallId, state: 'approval-responded', input, approval: { id: request.approvalId, approved: true } }],
-      };
+      const approved = answeredCard(proposal, true);
 
       // The conversation continues on the second replica: it sees turn 1 from Postgres.
       expect((await history(second!.url, sessionId, context)).messages.map((message) => message.role)).toEqual(['user', 'assistant']);

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readChunks, userMessage, type UIMessageChunk } from '../../test-support/chat-client.ts';
+import { answeredCard, readChunks, userMessage } from '../../test-support/chat-client.ts';
 import { scrape, seriesOf } from '../../test-support/metrics-text.ts';
 import { startPlatform, type Platform } from './platform.ts';
 
@@ -38,14 +38,7 @@ async function studioScenario() {
   const sessionId = crypto.randomUUID();
   const question = userMessage('refund order ORD-1001, it arrived broken');
   const proposal = await readChunks(await chat([question]));
-  const request = proposal.find((chunk) => chunk.type === 'tool-approval-request') as Extract<UIMessageChunk, { type: 'tool-approval-request' }>;
-  const input = (proposal.find((chunk) => chunk.type === 'tool-input-available') as { input: unknown }).input;
-  const messageId = (proposal.find((chunk) => chunk.type === 'start') as { messageId: string }).messageId;
-  const approved = {
-    id: messageId,
-    role: 'assistant',
-    parts: [{ type: 'tool-refundOrder', toolCallId: request.toolCallId, state: 'approval-responded', input, approval: { id: request.approvalId, approved: true } }],
-  };
+  const approved = answeredCard(proposal, true);
   expect((await readChunks(await chat([question, approved]))).map((chunk) => chunk.type)).toContain('tool-output-available');
   const history = await fetch(`${chatServiceUrl}/chat/history`, {
     method: 'POST',
