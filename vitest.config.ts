@@ -31,6 +31,16 @@ export default defineConfig({
         },
       },
       {
+        // The Express adapters' suites again on Express 4 (the peer range is `^4.21 || ^5`): the
+        // adapters import only Express's types, so the apps the tests build decide the version.
+        extends: true,
+        resolve: { alias: [{ find: /^express$/, replacement: 'express4' }] },
+        test: {
+          name: 'express4',
+          include: ['packages/session-express/src/**/*.test.ts', 'packages/chat-express/src/**/*.test.ts'],
+        },
+      },
+      {
         // Core's handler suites again with the Web globals of Vercel's Edge Runtime (Request, Response,
         // streams, crypto). It swaps globals only: Node's built-ins stay importable, which is why
         // `edge-compat.test.ts` also bundles core for a browser target and runs it in a bare context.

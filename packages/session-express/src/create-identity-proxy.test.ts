@@ -208,6 +208,7 @@ describe('createIdentityProxy', () => {
     const cookie = await loginOver(sessions.url);
     const response = await fetch(`${studio.url}/api//evil.example:80/steal?x=1`, { headers: { cookie } });
     expect(response.status).toBe(207);
-    expect(seen.map((request) => request.url)).toEqual(['/v1//evil.example:80/steal?x=1']);
+    // The target's own server got it, under its path (Express 5 keeps the double slash, Express 4 folds it).
+    expect(seen.map((request) => request.url.replace('//', '/'))).toEqual(['/v1/evil.example:80/steal?x=1']);
   });
 });
