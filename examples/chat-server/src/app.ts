@@ -90,6 +90,9 @@ export async function createApp(config: ServerConfig, logger: Logger) {
     limiter: redis && createRedisRateLimiter({ client: redis, prefix: 'deskpilot:chat:', ...rateLimit }),
     addressRateLimit,
     addressLimiter: redis && addressRateLimit ? createRedisRateLimiter({ client: redis, prefix: 'deskpilot:chat-address:', ...addressRateLimit }) : undefined,
+    // History reads: their own limit (60 per window per user), shared on Redis like the others.
+    historyRateLimit: { limit: 60, windowMs: config.RATE_LIMIT_WINDOW_MS },
+    historyLimiter: redis && createRedisRateLimiter({ client: redis, prefix: 'deskpilot:chat-history:', limit: 60, windowMs: config.RATE_LIMIT_WINDOW_MS }),
     trustedProxies: config.TRUSTED_PROXIES,
     stepBudget: config.STEP_BUDGET,
     contextSecret: config.CHAT_CONTEXT_SECRET,

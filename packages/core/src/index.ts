@@ -136,6 +136,7 @@ export {
   type ChatLimits,
   type ChatModel,
   type ChatModels,
+  type HostChatContext,
 } from './chat/handler/index.js';
 export {
   applyWorkingMemoryChange,

@@ -116,6 +116,7 @@ const rootTypes = [
   'FieldError',
   'ForwardRequestOptions',
   'ForwardedForOptions',
+  'HostChatContext',
   'HttpRequest',
   'HttpResponse',
   'IdentityForwardTarget',

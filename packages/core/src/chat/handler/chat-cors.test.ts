@@ -91,12 +91,13 @@ describe('createChatHandler: CORS for allowedOrigins', () => {
   });
 
   it('sets the CORS headers on problems, 429s and the history, so that a page can read them', async () => {
-    const { call } = await setup({ rateLimit: { limit: 1 } });
+    const { call } = await setup({ rateLimit: { limit: 1 }, historyRateLimit: { limit: 1 } });
     const invalid = await call('/chat', { origin: studio, body: { sessionId: 'nope', messages: [] } });
     expect(invalid.status).toBe(400);
     expect(corsOf(invalid)).toMatchObject({ 'access-control-allow-origin': studio, vary: 'Origin' });
     const first = await call('/chat', { origin: studio, body: { sessionId, messages: [userMessage('hi')], context } });
     await readAll(first);
+    expect((await call('/chat/history', { origin: studio, body: { sessionId, context } })).status).toBe(200);
     const throttled = await call('/chat/history', { origin: studio, body: { sessionId, context } });
     expect(throttled.status).toBe(429);
     expect(throttled.headers.get('retry-after')).not.toBeNull();

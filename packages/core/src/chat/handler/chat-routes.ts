@@ -28,8 +28,10 @@ export interface ChatRouteDependencies {
   models: ChatModels;
   gate: ApprovalGate;
   admission: ChatAdmission;
+  /** The history reads' own limit. */
+  historyAdmission: ChatAdmission;
   toolSet: ChatToolSet;
-  resolveContext: (input: unknown) => Promise<ResolveChatContextResult>;
+  resolveContext: (input: unknown, request: HttpRequest) => Promise<ResolveChatContextResult>;
   bodyLimits: { maxBytes: number; maxDepth: number };
   bodySchema: ReturnType<typeof chatBodySchema>;
   userMessageSchema: ReturnType<typeof userMessageSchema>;
@@ -96,7 +98,7 @@ async function beginTurn(deps: ChatRouteDependencies, last: LastMessage, session
  */
 export async function serveChat(deps: ChatRouteDependencies, request: HttpRequest, turn: RunningTurn): Promise<HttpResponse> {
   const body = parseWithSchema(deps.bodySchema, await readJsonBody(request, deps.bodyLimits.maxBytes, { maxDepth: deps.bodyLimits.maxDepth }));
-  const resolved = await deps.resolveContext(body.context);
+  const resolved = await deps.resolveContext(body.context, request);
   if (!resolved.ok) throw resolved.error;
   const { context } = resolved;
   const picked = pickChatModel({ models: deps.models, provider: body.provider });
@@ -153,10 +155,11 @@ function replayWithoutModel(messageId: string, chunks: UIMessageChunk[], headers
 /** `POST /chat/history`: the conversation, to its owner only. */
 export async function serveChatHistory(deps: ChatRouteDependencies, request: HttpRequest): Promise<HttpResponse> {
   const body = parseWithSchema(historyBodySchema, await readJsonBody(request, deps.bodyLimits.maxBytes, { maxDepth: deps.bodyLimits.maxDepth }));
-  const resolved = await deps.resolveContext(body.context);
+  const resolved = await deps.resolveContext(body.context, request);
   if (!resolved.ok) throw resolved.error;
   const { context } = resolved;
-  const admission = await deps.admission.admit(request, context.userEmail);
+  // Its own limit: reading a conversation costs no model call.
+  const admission = await deps.historyAdmission.admit(request, context.userEmail);
   if (!admission.allowed) throw admission.error;
   const session = await deps.store.getSession(body.sessionId);
   // One answer for "no such conversation" and "someone else's": ids cannot be probed.

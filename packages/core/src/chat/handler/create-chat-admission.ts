@@ -29,6 +29,8 @@ export interface ChatAdmissionOptions {
   now: () => number;
   /** Told which limit refused a request. */
   onRefused?: ((limit: RateLimitName) => void) | undefined;
+  /** The policy's name in `RateLimit` headers and events (the address cap is `<name>-address`). @default 'chat' */
+  name?: 'chat' | 'chat-history' | undefined;
 }
 
 /** A request let in, with the per-user `RateLimit` headers to answer; or refused, with a `rate_limited` error. */
@@ -60,11 +62,13 @@ export function createChatAdmission(options: ChatAdmissionOptions): ChatAdmissio
   const { now } = options;
   const policy = { limit: options.rateLimit?.limit ?? 20, windowMs: options.rateLimit?.windowMs ?? 60_000 };
   const limiter = options.limiter ?? createSlidingWindowLimiter({ ...policy, maxKeys: options.rateLimit?.maxKeys ?? 100_000, now });
-  const policyHeader = `"chat";q=${policy.limit};w=${Math.ceil(policy.windowMs / 1000)}`;
+  const name = options.name ?? 'chat';
+  const addressName = `${name}-address` as const;
+  const policyHeader = `"${name}";q=${policy.limit};w=${Math.ceil(policy.windowMs / 1000)}`;
   const address = options.addressRateLimit === false ? undefined : (options.addressRateLimit ?? {});
   const addressPolicy = address && { limit: address.limit ?? policy.limit * 10, windowMs: address.windowMs ?? policy.windowMs };
   const addressLimiter = addressPolicy && (options.addressLimiter ?? createSlidingWindowLimiter({ ...addressPolicy, maxKeys: address.maxKeys ?? 100_000, now }));
-  const addressPolicyHeader = addressPolicy && `"chat-address";q=${addressPolicy.limit};w=${Math.ceil(addressPolicy.windowMs / 1000)}`;
+  const addressPolicyHeader = addressPolicy && `"${addressName}";q=${addressPolicy.limit};w=${Math.ceil(addressPolicy.windowMs / 1000)}`;
   const clientAddress = createClientAddressResolver({ trustedProxies: options.trustedProxies ?? [] });
   const requireClientAddress = options.requireClientAddress ?? true;
 
@@ -74,16 +78,16 @@ export function createChatAdmission(options: ChatAdmissionOptions): ChatAdmissio
         if (!request.clientAddress && requireClientAddress) throw missingClientAddressError('createChatHandler', 'the per-address admission cap');
         const decision = await addressLimiter.check(addressBucket(clientAddress(request)));
         if (!decision.allowed) {
-          options.onRefused?.('chat-address');
-          return refusal(decision, 'chat-address', addressPolicyHeader);
+          options.onRefused?.(addressName);
+          return refusal(decision, addressName, addressPolicyHeader);
         }
       }
       const decision = await limiter.check(userEmail);
       if (!decision.allowed) {
-        options.onRefused?.('chat');
-        return refusal(decision, 'chat', policyHeader);
+        options.onRefused?.(name);
+        return refusal(decision, name, policyHeader);
       }
-      return { allowed: true, headers: { 'ratelimit-policy': policyHeader, ratelimit: `"chat";r=${decision.remaining};t=${Math.ceil(decision.resetMs / 1000)}` } };
+      return { allowed: true, headers: { 'ratelimit-policy': policyHeader, ratelimit: `"${name}";r=${decision.remaining};t=${Math.ceil(decision.resetMs / 1000)}` } };
     },
   };
 }

@@ -21,9 +21,10 @@ import { createChatToolSet } from './create-chat-tool-set.js';
 import { createTurnTracker, type ChatDrainOptions, type ChatDrainResult } from './create-turn-tracker.js';
 import type { ChatModels } from './pick-chat-model.js';
 import { recordFailure, withOpenSpan, withStoreSpans } from '../../telemetry/spans.js';
-import { resolveChatContext } from './resolve-chat-context.js';
+import { resolveChatContext, type HostChatContext } from './resolve-chat-context.js';
 
 export type { ChatModel, ChatModels } from './pick-chat-model.js';
+export type { HostChatContext } from './resolve-chat-context.js';
 export type { ChatDrainOptions, ChatDrainResult } from './create-turn-tracker.js';
 
 /** Options of {@link createChatHandler}. */
@@ -51,6 +52,14 @@ export interface ChatHandlerOptions {
   /** A shared limiter (e.g. Redis) for the admission cap; `addressRateLimit` still names the policy. */
   addressLimiter?: RateLimiter;
   /**
+   * Reads of `POST /chat/history` per `userEmail`, counted apart from the model-cost limit above (a
+   * page load is not a model call), with a cap per client address of 10 × `limit`.
+   * @default { limit: 60, windowMs: rateLimit.windowMs, maxKeys: 100000 }
+   */
+  historyRateLimit?: { limit?: number; windowMs?: number; maxKeys?: number };
+  /** A shared limiter (e.g. Redis) for the history reads; `historyRateLimit` still names the policy. */
+  historyLimiter?: RateLimiter;
+  /**
    * Proxies whose `X-Forwarded-For` is believed (addresses or CIDR ranges), applied to the address
    * the host gives. Configure this or the host's own proxy setting (Express `trust proxy`), not both.
    * @default []
@@ -69,6 +78,15 @@ export interface ChatHandlerOptions {
   approvalTtlMs?: number;
   /** When set, identity and flags come only from `context.grant`, a JWS signed with this secret. */
   contextSecret?: string;
+  /**
+   * Identity and flags from the host's own session, for a host that serves the chat itself (behind its
+   * `requireSession`, say): called with each request, it returns the trusted part of the context
+   * (`userEmail`, `projectKey`, `userRole`, `businessType`, `can…` flags) or null when the request
+   * has no session (401 `unauthenticated`). The page's `pageContext`, `proactiveHint` and
+   * `workingMemoryBlock` still come from the body; whatever identity the body claims is ignored. Takes
+   * the place of `contextSecret` (no grant round trip).
+   */
+  resolveContext?: (request: HttpRequest) => HostChatContext | null | Promise<HostChatContext | null>;
   /** Limits on a grant's timestamps (`exp - iat`, age, clock skew). @default { maxLifetimeSeconds: 600, clockToleranceSeconds: 60 } */
   grantPolicy?: ChatGrantPolicy;
   limits?: ChatLimits;
@@ -129,6 +147,16 @@ function resolveDependencies(options: ChatHandlerOptions, logger: Logger, report
     models: options.models,
     gate,
     admission: createChatAdmission({ ...options, now, onRefused: (limit) => emit({ type: 'rate-limited', limit }) }),
+    historyAdmission: createChatAdmission({
+      ...options,
+      name: 'chat-history',
+      rateLimit: { limit: 60, windowMs: options.rateLimit?.windowMs, ...options.historyRateLimit },
+      limiter: options.historyLimiter,
+      addressRateLimit: options.addressRateLimit === false ? false : undefined,
+      addressLimiter: undefined,
+      now,
+      onRefused: (limit) => emit({ type: 'rate-limited', limit }),
+    }),
     toolSet: createChatToolSet({
       definitions: options.tools ?? builtinChatTools,
       capabilities,
@@ -141,7 +169,16 @@ function resolveDependencies(options: ChatHandlerOptions, logger: Logger, report
       onError,
       emit,
     }),
-    resolveContext: (input) => resolveChatContext({ input, capabilities, limits: options.limits, contextSecret: options.contextSecret, grantPolicy, now }),
+    resolveContext: async (input, request) =>
+      resolveChatContext({
+        input,
+        capabilities,
+        limits: options.limits,
+        contextSecret: options.contextSecret,
+        grantPolicy,
+        now,
+        ...(options.resolveContext ? { host: await options.resolveContext(request) } : {}),
+      }),
     bodyLimits: { maxBytes: limits.maxBodyBytes ?? 1024 * 1024, maxDepth: limits.maxBodyDepth ?? 64 },
     bodySchema: chatBodySchema(limits.maxMessages ?? 200),
     userMessageSchema: userMessageSchema(limits.maxTextLength ?? 16_000),

@@ -8,4 +8,5 @@ export {
   type ChatHandlerOptions,
   type ChatModel,
   type ChatModels,
+  type HostChatContext,
 } from './create-chat-handler.js';

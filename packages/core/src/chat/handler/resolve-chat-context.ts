@@ -13,22 +13,42 @@ export interface ResolveChatContextOptions {
   contextSecret?: string | undefined;
   grantPolicy: Required<ChatGrantPolicy>;
   now: () => number;
+  /** What the host's `resolveContext` answered, when it has one: null is no session. */
+  host?: HostChatContext | null;
+}
+
+/** The trusted part of a chat context, from the host's own session (`createChatHandler({ resolveContext })`). */
+export interface HostChatContext {
+  userEmail: string;
+  projectKey: string;
+  userRole?: string;
+  businessType?: string;
+  /** Capability flags (`canRefundOrders`…), as in a request body's context. */
+  [flag: `can${string}`]: boolean | undefined;
 }
 
 /** The context a turn runs in, or why the request is refused. */
 export type ResolveChatContextResult = { ok: true; context: ChatContext } | { ok: false; error: DeskpilotError };
 
 /**
- * Identity and flags: from the signed grant when a secret is configured, from the body otherwise.
+ * Identity and flags: from the host's session when it has a `resolveContext`, else from the signed
+ * grant when a secret is configured, from the body otherwise.
  * A missing or invalid grant throws `unauthenticated`, as {@link verifyChatGrant} does.
  */
 export async function resolveChatContext(options: ResolveChatContextOptions): Promise<ResolveChatContextResult> {
   const parseOptions = { capabilities: options.capabilities, limits: options.limits };
   const parsed = safeParseChatContext(options.input, parseOptions);
   if (!parsed.success) return { ok: false, error: parsed.error };
+  const { pageContext, proactiveHint, workingMemoryBlock } = parsed.data;
+  if ('host' in options) {
+    if (!options.host) return { ok: false, error: new DeskpilotError('unauthenticated', { detail: 'No valid session.' }) };
+    const hosted = safeParseChatContext({ ...options.host, pageContext, proactiveHint, workingMemoryBlock }, parseOptions);
+    // The host's own answer is malformed: its mistake, not the client's.
+    if (!hosted.success) throw new TypeError(`resolveContext returned an invalid context: ${hosted.error.message}`);
+    return { ok: true, context: hosted.data };
+  }
   if (!options.contextSecret) return { ok: true, context: parsed.data };
   const grant = await verifyChatGrant((options.input as { grant?: unknown } | undefined)?.grant, options.contextSecret, { ...options.grantPolicy, now: options.now });
-  const { pageContext, proactiveHint, workingMemoryBlock } = parsed.data;
   const granted = safeParseChatContext({ ...grant, ...grant.capabilities, pageContext, proactiveHint, workingMemoryBlock }, parseOptions);
   if (!granted.success) return { ok: false, error: new DeskpilotError('unauthenticated', { detail: 'The chat grant is invalid.' }) };
   return { ok: true, context: granted.data };
