@@ -1,8 +1,9 @@
-import { createServer } from 'node:http';
+import { createServer, request as httpRequest } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
 import { createChatHandler, createMemoryApprovalStore, createMemoryChatStore, readChatStream, type ChatHandlerOptions, type ChatStore } from '@deskpilot/core';
 import { createDemoCommerceBackend, createDemoModel, createDemoTicketBackend } from '@deskpilot/core/demo';
 import { AbstractChat, DefaultChatTransport, lastAssistantMessageIsCompleteWithApprovalResponses, type ChatState, type ChatStatus, type UIMessage } from 'ai';
+import compression from 'compression';
 import express from 'express';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { chatRouter } from './chat-router.js';
@@ -124,6 +125,29 @@ describe('chatRouter over real HTTP', () => {
     expect(bad.status).toBe(400);
     expect(bad.headers.get('content-type')).toBe('application/problem+json');
     expect((await fetch(`${url}/chat`)).status).toBe(405);
+  });
+
+  it('streams through compression(): the events are not buffered into one gzip lump', async () => {
+    const { url } = await startChatService({ beforeRoutes: compression(), handler: { models: { fallback: createDemoModel({ delayMs: 20 }) } } });
+    const body = JSON.stringify({
+      sessionId,
+      messages: [{ id: 'u1', role: 'user', parts: [{ type: 'text', text: 'show order ORD-1001' }] }],
+      context: { userEmail: 'rep@example.com', projectKey: 'acme-b2c' },
+    });
+    // Raw HTTP, asking for gzip as a browser does: fetch would decompress and hide what happened.
+    const { headers, arrivals } = await new Promise<{ headers: Record<string, unknown>; arrivals: number }>((resolve, reject) => {
+      const request = httpRequest(`${url}/chat`, { method: 'POST', headers: { 'content-type': 'application/json', 'accept-encoding': 'gzip' } }, (response) => {
+        let arrivals = 0;
+        response.on('data', () => arrivals++);
+        response.on('end', () => resolve({ headers: response.headers, arrivals }));
+      });
+      request.on('error', reject);
+      request.end(body);
+    });
+    expect(headers['cache-control']).toBe('no-cache, no-transform');
+    expect(headers['content-encoding']).toBeUndefined();
+    // The answer came as it was written, event by event, not held back to the end.
+    expect(arrivals).toBeGreaterThan(3);
   });
 
   it('keeps the turn running and saved when the client disconnects mid-stream', async () => {

@@ -129,6 +129,7 @@ export {
 export {
   chatExposedHeaders,
   createChatHandler,
+  type ChatCorsOptions,
   type ChatDrainOptions,
   type ChatDrainResult,
   type ChatHandler,

@@ -90,6 +90,7 @@ const rootTypes = [
   'CapabilityRegistry',
   'ChatContext',
   'ChatContextLimits',
+  'ChatCorsOptions',
   'ChatDrainOptions',
   'ChatDrainResult',
   'ChatGrantClaims',

@@ -83,6 +83,22 @@ describe('sessionRouter over real HTTP', () => {
     expect(await login.json()).toMatchObject({ projectKey: 'globex-b2c', role: 'viewer' });
   });
 
+  it("follows the handler's basePath, whether the app mounts the router under it or not", async () => {
+    for (const mount of [undefined, '/auth']) {
+      const { url } = await listen((await createSessionApp({ mount, handler: { basePath: '/auth' } })).app);
+      const login = await fetch(`${url}/auth/sessions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ email: 'bob@example.com', password: 'bob-demo-password' }),
+      });
+      expect(login.status).toBe(201);
+      const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
+      expect((await fetch(`${url}/auth/sessions/current`, { headers: { cookie } })).status).toBe(200);
+      // Beside the routes, the router steps aside.
+      expect((await fetch(`${url}/auth/other`)).status).toBe(418);
+    }
+  });
+
   it('throttles by the socket address: rotating a spoofed X-Forwarded-For does not help', async () => {
     const { url } = await listen((await createSessionApp()).app);
     const attempt = (index: number) =>

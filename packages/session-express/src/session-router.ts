@@ -1,4 +1,4 @@
-import { isSessionRoute, type SessionHandler } from '@deskpilot/core';
+import type { SessionHandler } from '@deskpilot/core';
 import { fromNodeRequest, writeResponse } from '@deskpilot/core/node';
 import type { RequestHandler } from 'express';
 
@@ -11,7 +11,8 @@ import type { RequestHandler } from 'express';
  */
 export function sessionRouter(handler: SessionHandler): RequestHandler {
   return (req, res, next) => {
-    if (!isSessionRoute(req.path)) return next();
+    // The handler's own rule, so that its `basePath` holds here too.
+    if (!handler.isRoute(req.path)) return next();
     // `req.ip` honours Express's `trust proxy`: the login throttle sees the browser, not the proxy.
     handler.handle(fromNodeRequest(req, req.path, { clientAddress: req.ip })).then((response) => writeResponse(res, response), next);
   };

@@ -12,6 +12,8 @@ export interface CorsPolicyOptions {
   exposedHeaders: readonly string[];
   /** How long a browser may cache a preflight answer. */
   maxAgeSeconds: number;
+  /** Let pages send cookies (`fetch(…, { credentials: 'include' })`): `Access-Control-Allow-Credentials: true`. @default false */
+  credentials?: boolean;
 }
 
 /** CORS for a set of routes: the `access-control-*` headers of an allowed origin, and preflight answers. */
@@ -37,6 +39,7 @@ export function createCorsPolicy(options: CorsPolicyOptions): CorsPolicy {
     ['access-control-allow-origin', origin],
     ['vary', 'Origin'],
     ['access-control-expose-headers', exposed],
+    ...(options.credentials ? [['access-control-allow-credentials', 'true'] satisfies [string, string]] : []),
   ];
   return {
     headersFor(request) {

@@ -8,6 +8,7 @@ import { consoleLogger, type Logger } from '../logging/logger.js';
 import type { RateLimiter } from '../limiter/rate-limit-decision.js';
 import type { SessionService } from './create-session-service.js';
 import { inSpan } from '../telemetry/spans.js';
+import { isSessionRoute } from './is-session-route.js';
 import { serveCurrentSession, serveLogin, serveLogout, serveLogoutEverywhere, serveSelectProject, type SessionRouteDependencies } from './session-routes.js';
 
 /** Options of {@link createSessionHandler}. */
@@ -60,6 +61,8 @@ export interface SessionHandler {
   fetch(request: Request, info?: RequestInfo): Promise<Response>;
   /** Host-neutral entry used by adapters (no `Request` object needed). */
   handle(request: HttpRequest): Promise<HttpResponse>;
+  /** Whether `path` is one of the session routes, under `basePath` or not: what an adapter passes to {@link handle}. */
+  isRoute(path: string): boolean;
 }
 
 type Action = (request: HttpRequest) => Promise<HttpResponse>;
@@ -131,9 +134,11 @@ export function createSessionHandler(options: SessionHandlerOptions): SessionHan
   const noStore: [string, string] = ['cache-control', 'no-store'];
   const routes = sessionRoutes(dependencies);
 
+  // Mounted under its prefix by the host (which strips it) or not: both reach the same routes.
+  const routePath = (path: string) => (basePath !== '' && path.startsWith(`${basePath}/`) ? path.slice(basePath.length) : path);
   const handle = async (request: HttpRequest): Promise<HttpResponse> => {
     try {
-      const path = request.path.startsWith(basePath) ? request.path.slice(basePath.length) : request.path;
+      const path = routePath(request.path);
       // Own keys only: a method token such as `toString` must not reach Object.prototype.
       const route = Object.hasOwn(routes, path) ? routes[path] : undefined;
       if (!route) throw new DeskpilotError('not_found', { detail: 'No such route.' });
@@ -160,5 +165,6 @@ export function createSessionHandler(options: SessionHandlerOptions): SessionHan
   return {
     handle,
     fetch: async (request, info) => toFetchResponse(await handle(fromFetchRequest(request, info))),
+    isRoute: (path) => isSessionRoute(routePath(path)),
   };
 }

@@ -51,6 +51,19 @@ describe('createChatHandler: CORS for allowedOrigins', () => {
     });
   });
 
+  it('lets a host allow more request headers and cookies (cors option), on the preflight and on the answers', async () => {
+    const { call } = await setup({ cors: { allowedHeaders: ['X-Request-Id', 'content-type'], credentials: true } });
+    const preflight = await call('/chat', { method: 'OPTIONS', origin: studio, headers: { 'access-control-request-method': 'POST' } });
+    expect(corsOf(preflight)).toMatchObject({
+      'access-control-allow-headers': 'content-type,x-request-id',
+      'access-control-allow-credentials': 'true',
+    });
+    const answer = await call('/chat', { origin: studio, body: { sessionId: 'nope', messages: [] } });
+    expect(corsOf(answer)).toMatchObject({ 'access-control-allow-origin': studio, 'access-control-allow-credentials': 'true' });
+    // Never for an origin not allowed.
+    expect(corsOf(await call('/chat', { origin: 'https://evil.example', body: { sessionId: 'nope', messages: [] } }))).toEqual({});
+  });
+
   it('gives a preflight from another origin, or from no origin, no CORS header (the browser then refuses the call)', async () => {
     const { call } = await setup();
     const foreign = await call('/chat', { method: 'OPTIONS', origin: 'https://evil.example', headers: { 'access-control-request-method': 'POST' } });

@@ -13,7 +13,7 @@ import { resolveChatGrantPolicy, type ChatGrantPolicy } from '../context/chat-gr
 import type { ChatStore } from '../conversation/chat-store.js';
 import { builtinChatTools } from '../tools/builtin-tools.js';
 import type { ChatToolDefinition } from '../tools/chat-tool.js';
-import { createChatCors } from './chat-cors.js';
+import { createChatCors, type ChatCorsOptions } from './chat-cors.js';
 import { chatBodySchema, userMessageSchema, type ChatLimits } from './chat-request.js';
 import { serveChat, serveChatHistory, type ChatRouteDependencies } from './chat-routes.js';
 import { createChatAdmission } from './create-chat-admission.js';
@@ -102,6 +102,8 @@ export interface ChatHandlerOptions {
    * @default []
    */
   allowedOrigins?: Iterable<string>;
+  /** More request headers those pages may send, and whether they may send cookies. @default { allowedHeaders: [], credentials: false } */
+  cors?: ChatCorsOptions;
   /** Where the missing context secret is warned about, and unexpected errors reported when no `onError` is given. @default consoleLogger */
   logger?: Logger;
   /** Receives unexpected errors (clients only get safe messages). @default `logger.error` */
@@ -209,7 +211,7 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
   const logger = options.logger ?? consoleLogger;
   const onError = options.onError ?? ((error: unknown) => logger.error('chat handler error', error));
   const dependencies = resolveDependencies(options, logger, onError);
-  const cors = createChatCors(options.allowedOrigins ?? []);
+  const cors = createChatCors(options.allowedOrigins ?? [], options.cors);
   const tracker = createTurnTracker();
   const routes: Record<string, (request: HttpRequest) => Promise<HttpResponse>> = {
     // One span per turn (when the host traces), ended once the answer is saved: the AI SDK's model

@@ -1,5 +1,5 @@
 export { type ChatLimits } from './chat-request.js';
-export { chatExposedHeaders } from './chat-cors.js';
+export { chatExposedHeaders, type ChatCorsOptions } from './chat-cors.js';
 export {
   createChatHandler,
   type ChatDrainOptions,

@@ -19,6 +19,10 @@ export interface ChatStreamResponseOptions {
   signal?: AbortSignal;
 }
 
+// `no-transform`: a compression middleware in front (Express's `compression()` honours it) would
+// otherwise hold the events back until its buffer fills, and the answer would arrive in one lump.
+const streamHeaders = { 'cache-control': 'no-cache, no-transform' };
+
 const encoder = new TextEncoder();
 const done = encoder.encode('data: [DONE]\n\n');
 const encode = (chunk: UIMessageChunk) => encoder.encode(`data: ${JSON.stringify(chunk)}\n\n`);
@@ -89,5 +93,5 @@ export function createChatStreamResponse(options: ChatStreamResponseOptions): Ht
     { highWaterMark: 0 },
   );
   options.signal?.addEventListener('abort', () => void readToEnd(true).catch(() => {}), { once: true });
-  return { status: 200, headers: Object.entries({ ...UI_MESSAGE_STREAM_HEADERS, ...options.headers }), body };
+  return { status: 200, headers: Object.entries({ ...UI_MESSAGE_STREAM_HEADERS, ...streamHeaders, ...options.headers }), body };
 }
