@@ -1,7 +1,7 @@
-/** Currencies the commerce port speaks. */
-export type Currency = 'EUR' | 'USD';
+/** An ISO 4217 currency code (`EUR`, `USD`, `JPY`, `KWD`…), upper case. */
+export type Currency = string;
 
-/** An amount of money in minor units (cents), always an integer. */
+/** An amount of money in the currency's minor units (cents for EUR, yen for JPY, fils for KWD), always an integer. */
 export interface Money {
   amount: number;
   currency: Currency;
@@ -167,7 +167,7 @@ export interface CommerceBackend {
   /** Cancels a pending or paid order (not once shipped), refunding what was paid. */
   cancelOrder(projectKey: string, request: { orderId: string; reason: string }, options: CommerceWriteOptions): Promise<CancelResult>;
   /** One b2b business unit, or null. */
-  getBusinessUnit(projectKey: string, businessUnitId: string): Promise<BusinessUnit | null>;
+  getBusinessUnit?(projectKey: string, businessUnitId: string): Promise<BusinessUnit | null>;
   /** Quotes, newest first, filtered by business unit and/or status. */
-  listQuotes(projectKey: string, query: { businessUnitId?: string; status?: QuoteStatus }): Promise<Quote[]>;
+  listQuotes?(projectKey: string, query: { businessUnitId?: string; status?: QuoteStatus }): Promise<Quote[]>;
 }

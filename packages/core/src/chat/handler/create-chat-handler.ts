@@ -33,7 +33,8 @@ export interface ChatHandlerOptions {
   approvalStore: ApprovalStore;
   models: ChatModels;
   commerce: CommerceBackend;
-  tickets: TicketBackend;
+  /** The ticket system; without one, the ticket tools are not offered. */
+  tickets?: TicketBackend;
   /** @default builtinChatTools */
   tools?: readonly ChatToolDefinition[];
   /** @default builtinCapabilities */

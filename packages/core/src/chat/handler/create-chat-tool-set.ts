@@ -18,7 +18,7 @@ export interface ChatToolSetOptions {
   gate: ApprovalGate;
   store: ChatStore;
   commerce: CommerceBackend;
-  tickets: TicketBackend;
+  tickets?: TicketBackend | undefined;
   /** Bytes of working memory per conversation. */
   workingMemoryBytes: number;
   now: () => number;
@@ -80,9 +80,26 @@ function toolOutcomes(options: Pick<ChatToolSetOptions, 'onError' | 'emit'>) {
   };
 }
 
+/**
+ * The definitions the backends can serve (`availableWith`), once every one has been checked: a tool
+ * whose capability is not registered would never be offered, silently — that is refused here.
+ */
+function availableDefinitions(options: ChatToolSetOptions): readonly ChatToolDefinition[] {
+  for (const definition of options.definitions) {
+    if (definition.capability !== null && !Object.hasOwn(options.capabilities, definition.capability)) {
+      throw new TypeError(
+        `Tool ${definition.name} needs the capability ${definition.capability}, which is not registered: add it with defineCapabilities({ ${definition.capability}: { kind: 'read' | 'write' } }).`,
+      );
+    }
+  }
+  const backends = { commerce: options.commerce, tickets: options.tickets };
+  return options.definitions.filter((definition) => definition.availableWith?.(backends) ?? true);
+}
+
 /** Creates the chat's tool set; each schema is wrapped once, so the SDK derives its JSON Schema once, not per request. */
 export function createChatToolSet(options: ChatToolSetOptions): ChatToolSet {
-  const { definitions, gate, store, now } = options;
+  const { gate, store, now } = options;
+  const definitions = availableDefinitions(options);
   const capabilityOf = new Map(definitions.map((definition) => [definition.name, definition.capability]));
   const inputSchemaOf = new Map(definitions.map((definition) => [definition.name, zodSchema(definition.inputSchema)]));
   const memorySchema = zodSchema(workingMemoryUpdateSchema);

@@ -11,14 +11,21 @@ export interface ChatToolContext {
   projectKey: string;
   businessType: BusinessType;
   commerce: CommerceBackend;
-  tickets: TicketBackend;
+  /** The ticket system, when the host connected one (tools that need it are offered only then). */
+  tickets?: TicketBackend | undefined;
   /** For approved write tools: the approval id, passed downstream as the idempotency key. */
   idempotencyKey?: string | undefined;
   abortSignal?: AbortSignal | undefined;
 }
 
-/** The families of tools. Render-only `ui` tools have no side effect. */
-export type ChatToolKind = 'commerce' | 'ticket' | 'ui' | 'memory';
+/** The families of tools: the built-in ones, or a host's own (`'crm'`, `'billing'`…). Render-only `ui` tools have no side effect. */
+export type ChatToolKind = 'commerce' | 'ticket' | 'ui' | 'memory' | (string & {});
+
+/** The backends a handler was given: what decides whether a tool can be offered at all. */
+export interface ChatBackends {
+  commerce: CommerceBackend;
+  tickets?: TicketBackend | undefined;
+}
 
 /** A tool the assistant may be offered. */
 export interface ChatToolDefinition<Input = unknown, Output = unknown> {
@@ -28,6 +35,11 @@ export interface ChatToolDefinition<Input = unknown, Output = unknown> {
   capability: string | null;
   /** Business types the tool exists for. @default both */
   businessTypes?: readonly BusinessType[];
+  /**
+   * Whether the backends can serve this tool (an optional backend or method is there); a tool they
+   * cannot serve is never offered. Checked once, when the handler is created. @default always
+   */
+  availableWith?: (backends: ChatBackends) => boolean;
   /** Shown to the model. */
   description: string;
   inputSchema: z.ZodType<Input>;

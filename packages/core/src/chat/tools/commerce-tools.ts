@@ -4,6 +4,7 @@ import { defineChatTool } from './chat-tool.js';
 import { presentMoney, presentTime } from './present-money.js';
 import { requireIdempotencyKey } from './require-idempotency-key.js';
 import { emailSchema, limitSchema, reasonSchema, recordIdSchema } from './tool-input-schemas.js';
+import { ChatToolError } from './chat-tool-error.js';
 import { found } from './found.js';
 
 /** An order in one line of a list. */
@@ -148,9 +149,12 @@ export const getBusinessUnitTool = defineChatTool({
   kind: 'commerce',
   capability: 'canViewCustomers',
   businessTypes: ['b2b'],
+  availableWith: ({ commerce }) => typeof commerce.getBusinessUnit === 'function',
   description: 'Get a b2b business unit by id (e.g. BU-101): status, payment terms, credit limit and contacts.',
   inputSchema: z.object({ businessUnitId: recordIdSchema }),
   async execute({ businessUnitId }, context) {
+    // Offered only when the backend has it (`availableWith`); checked again, as every rule is.
+    if (!context.commerce.getBusinessUnit) throw new ChatToolError('Business units are not available here.');
     const unit = found(await context.commerce.getBusinessUnit(context.projectKey, businessUnitId), `Business unit ${businessUnitId}`);
     return { ...unit, creditLimit: presentMoney(unit.creditLimit) };
   },
@@ -162,9 +166,11 @@ export const listQuotesTool = defineChatTool({
   kind: 'commerce',
   capability: 'canViewOrders',
   businessTypes: ['b2b'],
+  availableWith: ({ commerce }) => typeof commerce.listQuotes === 'function',
   description: 'List b2b quotes, newest first, optionally for one business unit and/or status.',
   inputSchema: z.object({ businessUnitId: recordIdSchema.optional(), status: z.enum(quoteStatuses).optional() }),
   async execute({ businessUnitId, status }, context) {
+    if (!context.commerce.listQuotes) throw new ChatToolError('Quotes are not available here.');
     const quotes = await context.commerce.listQuotes(context.projectKey, { businessUnitId, status });
     // A list the model reads whole: keep it to one screen.
     return {

@@ -17,6 +17,9 @@ export interface DemoCommerceBackendOptions {
 export interface DemoCommerceBackend extends CommerceBackend {
   /** Write calls that ran, oldest first (idempotent replays are not logged): for tests. */
   readonly calls: BackendCall[];
+  // The demo speaks b2b as well: these are always there.
+  getBusinessUnit: NonNullable<CommerceBackend['getBusinessUnit']>;
+  listQuotes: NonNullable<CommerceBackend['listQuotes']>;
 }
 
 /**

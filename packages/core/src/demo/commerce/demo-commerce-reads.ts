@@ -4,7 +4,7 @@ import { clampLimit, matchesTextQuery } from '../backend/matches-text-query.js';
 import type { DemoCommerceData } from './seed-demo-commerce.js';
 
 /** The read methods of a {@link CommerceBackend}. */
-export type CommerceReads = Pick<CommerceBackend, 'searchProducts' | 'getOrder' | 'searchOrders' | 'getCustomer' | 'getBusinessUnit' | 'listQuotes'>;
+export type CommerceReads = Required<Pick<CommerceBackend, 'searchProducts' | 'getOrder' | 'searchOrders' | 'getCustomer' | 'getBusinessUnit' | 'listQuotes'>>;
 
 /** The order `orderId` of a project's demo data, as stored (not a copy). */
 export function findDemoOrder(data: DemoCommerceData, orderId: string): Order | undefined {

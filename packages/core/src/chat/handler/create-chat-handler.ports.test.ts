@@ -1,0 +1,58 @@
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { createDemoCommerceBackend } from '../../demo.js';
+import { defineCapabilities } from '../context/capabilities.js';
+import { defineChatTool } from '../tools/chat-tool.js';
+import { builtinChatTools } from '../tools/builtin-tools.js';
+import { offeredTools, readAll, scriptedModel, sessionId, setupChat, textStep, userMessage } from './chat.test-support.js';
+
+const b2bContext = { userEmail: 'rep@example.com', projectKey: 'acme-b2b', businessType: 'b2b', canCreateTickets: true };
+const ask = (context: object = b2bContext) => ({ sessionId, context, messages: [userMessage('hi')] });
+
+/** The tools offered on one b2b turn of a handler built with `options`. */
+async function toolsOffered(options: Parameters<typeof setupChat>[1]) {
+  const model = scriptedModel(() => textStep('ok'));
+  const chat = await setupChat(model, options);
+  await readAll(await chat.post(ask()));
+  return offeredTools(model.doStreamCalls[0]);
+}
+
+describe('createChatHandler: open domain ports', () => {
+  it('offers no ticket tool without a ticket backend, and everything else as before', async () => {
+    const all = await toolsOffered({});
+    const withoutTickets = await toolsOffered({ tickets: undefined });
+    expect(all).toEqual(expect.arrayContaining(['searchTickets', 'getTicket', 'createTicket']));
+    expect(withoutTickets).toEqual(all.filter((name) => !['searchTickets', 'getTicket', 'createTicket', 'addTicketComment'].includes(name)));
+  });
+
+  it('offers the b2b tools only with a commerce backend that has their methods', async () => {
+    const { getBusinessUnit: _unit, listQuotes: _quotes, ...b2cOnly } = createDemoCommerceBackend();
+    const offered = await toolsOffered({ commerce: b2cOnly });
+    expect(offered).not.toContain('getBusinessUnit');
+    expect(offered).not.toContain('listQuotes');
+    expect(offered).toContain('getOrder');
+    expect(await toolsOffered({})).toEqual(expect.arrayContaining(['getBusinessUnit', 'listQuotes']));
+  });
+
+  it('refuses, when created, a tool whose capability is not registered (it would never be offered)', async () => {
+    const vouchers = defineChatTool({
+      name: 'issueVoucher',
+      kind: 'billing',
+      capability: 'canIssueVouchers',
+      description: 'Issue a voucher.',
+      inputSchema: z.object({ amount: z.number() }),
+      execute: async () => ({ issued: true }),
+    });
+    await expect(
+      setupChat(
+        scriptedModel(() => textStep('ok')),
+        { tools: [...builtinChatTools, vouchers] },
+      ),
+    ).rejects.toThrow(/Tool issueVoucher needs the capability canIssueVouchers, which is not registered: add it with defineCapabilities/);
+    // Registered, it is offered to whoever holds the flag; its kind is the host's own.
+    const model = scriptedModel(() => textStep('ok'));
+    const chat = await setupChat(model, { tools: [...builtinChatTools, vouchers], capabilities: defineCapabilities({ canIssueVouchers: { kind: 'write' } }) });
+    await readAll(await chat.post(ask({ ...b2bContext, canIssueVouchers: true })));
+    expect(offeredTools(model.doStreamCalls[0])).toContain('issueVoucher');
+  });
+});
