@@ -11,6 +11,7 @@ export {
   DeskpilotError,
   describeError,
   errorStatus,
+  errorTitle,
   isDeskpilotError,
   toProblemDetails,
   type DeskpilotErrorOptions,

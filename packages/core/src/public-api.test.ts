@@ -36,6 +36,7 @@ const rootValues = [
   'downstreamHeaders',
   'endToEndHeaders',
   'errorStatus',
+  'errorTitle',
   'fetchSession',
   'forwardRequest',
   'forwardedFor',
