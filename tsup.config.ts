@@ -7,13 +7,16 @@ import { defineConfig } from 'tsup';
 
 const manifest = JSON.parse(readFileSync(join(process.cwd(), 'package.json'), 'utf8')) as {
   exports: Record<string, unknown>;
+  bin?: Record<string, string>;
   dependencies?: Record<string, string>;
   peerDependencies?: Record<string, string>;
 };
 
 const entry = Object.keys(manifest.exports)
   .filter((subpath) => subpath !== './package.json')
-  .map((subpath) => (subpath === '.' ? 'src/index.ts' : `src/${subpath.slice(2)}.ts`));
+  .map((subpath) => (subpath === '.' ? 'src/index.ts' : `src/${subpath.slice(2)}.ts`))
+  // Command-line entries (`bin`): `./dist/cli.js` is built from `src/cli.ts`.
+  .concat(Object.values(manifest.bin ?? {}).map((file) => `src/${file.replace(/^\.\/dist\//, '').replace(/\.js$/, '.ts')}`));
 
 const external = [...Object.keys(manifest.dependencies ?? {}), ...Object.keys(manifest.peerDependencies ?? {})].map(
   (name) => new RegExp(`^${name.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}(/.*)?$`),

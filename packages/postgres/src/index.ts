@@ -5,6 +5,7 @@ export { toStoreError } from './to-store-error.js';
 export { migrate, type MigrateResult } from './migrate.js';
 export { checkDatabaseReady } from './check-database-ready.js';
 export { migrations, type Migration } from './migrations.js';
+export { migrationFileName, migrationFiles, migrationSql } from './migration-sql.js';
 export { createPostgresSessionStore, type PostgresSessionStoreOptions } from './postgres-session-store.js';
 export { createPostgresUserDirectory, type PostgresUserDirectory, type PostgresUserDirectoryOptions } from './postgres-user-directory.js';
 export { createPostgresSessionLookup, type PostgresSessionLookupOptions } from './postgres-session-lookup.js';

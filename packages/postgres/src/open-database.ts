@@ -7,6 +7,7 @@ import { fromPgPool, type FromPgPoolOptions } from './from-pg-pool.js';
 import { lockDataDirectory, type DataDirectoryLock } from './lock-data-directory.js';
 import { checkDatabaseReady } from './check-database-ready.js';
 import { migrate } from './migrate.js';
+import { checkSchemaName, prepareSchema } from './schema.js';
 import type { SqlClient } from './sql-client.js';
 
 /** Options of {@link openDatabase}. */
@@ -32,6 +33,12 @@ export interface OpenDatabaseOptions {
   queryTimeoutMs?: number;
   /** Run parameterised statements as prepared statements on `pg` (see {@link FromPgPoolOptions}). @default true */
   preparedStatements?: boolean;
+  /**
+   * The schema Deskpilot's tables live in, created when missing and put first in every connection's
+   * `search_path`: beside a backend's own tables in one database, without mixing. A plain identifier.
+   * @default the first schema of the connection's `search_path` (usually `public`)
+   */
+  schema?: string | undefined;
 }
 
 /** An open, migrated database. */
@@ -162,8 +169,9 @@ async function openPglite(dataDir: string | undefined): Promise<{ client: SqlCli
  * process.on('SIGTERM', () => void db.close());
  */
 export async function openDatabase(options: OpenDatabaseOptions = {}): Promise<Database> {
-  const { databaseUrl } = options;
+  const { databaseUrl, schema } = options;
   if (databaseUrl !== undefined) checkDatabaseUrl(databaseUrl);
+  if (schema !== undefined) checkSchemaName(schema);
   const kind = databaseUrl === undefined ? 'pglite' : 'postgres';
   const { client, lock } =
     databaseUrl === undefined
@@ -178,6 +186,7 @@ export async function openDatabase(options: OpenDatabaseOptions = {}): Promise<D
               query_timeout: (options.queryTimeoutMs ?? 10_000) + 1_000,
               // A peer that vanished without a FIN (a partition) is noticed on idle connections too.
               keepAlive: true,
+              ...(schema === undefined ? {} : { options: `-c search_path=${schema}` }),
             }),
             { preparedStatements: options.preparedStatements },
           ),
@@ -191,6 +200,11 @@ export async function openDatabase(options: OpenDatabaseOptions = {}): Promise<D
     }
   };
   try {
+    if (schema !== undefined) {
+      await prepareSchema(client, schema);
+      // PGlite is one connection: setting it once holds for every statement after.
+      if (kind === 'pglite') await client.query(`SET search_path TO ${schema}`);
+    }
     await migrate(client);
   } catch (error) {
     await closeAll().catch(() => {});

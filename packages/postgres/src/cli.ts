@@ -1,0 +1,77 @@
+#!/usr/bin/env node
+// deskpilot-migrate: the migrations of @deskpilot/postgres from a shell or a deploy pipeline.
+import { parseArgs } from 'node:util';
+import { describeError } from '@deskpilot/core';
+import { Pool } from 'pg';
+import { checkDatabaseReady } from './check-database-ready.js';
+import { fromPgPool } from './from-pg-pool.js';
+import { migrate } from './migrate.js';
+import { migrationFiles } from './migration-sql.js';
+import { checkSchemaName, prepareSchema } from './schema.js';
+
+const usage = `Usage: deskpilot-migrate [--database-url URL] [--schema NAME] [--check | --print-sql]
+
+Brings the Deskpilot tables up to date (safe to run from several replicas at once; a no-op when current).
+  --database-url URL  postgres:// URL (default: DATABASE_URL)
+  --schema NAME       the schema to create the tables in (created when missing; default: the first of the search_path)
+  --check             change nothing: exit 0 when the schema is current, 1 when it needs migrating
+  --print-sql         print the SQL of every migration and exit (no connection)
+Exit codes: 0 done, 1 failed (the message says why), 2 bad arguments.`;
+
+// A command's output is its interface: plain lines on stdout, problems on stderr.
+const print = (text: string) => void process.stdout.write(`${text}\n`);
+const printError = (text: string) => void process.stderr.write(`${text}\n`);
+
+async function main(argv: string[]): Promise<number> {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      options: {
+        'database-url': { type: 'string' },
+        schema: { type: 'string' },
+        check: { type: 'boolean' },
+        'print-sql': { type: 'boolean' },
+        help: { type: 'boolean' },
+      },
+    }));
+    if (values.schema !== undefined) checkSchemaName(values.schema);
+  } catch (error) {
+    printError(`deskpilot-migrate: ${(error as Error).message}\n\n${usage}`);
+    return 2;
+  }
+  if (values.help) return (print(usage), 0);
+  if (values['print-sql'])
+    return (
+      print(
+        migrationFiles()
+          .map((file) => `-- ${file.name}\n${file.sql}`)
+          .join('\n'),
+      ),
+      0
+    );
+  const databaseUrl = values['database-url'] ?? process.env.DATABASE_URL;
+  if (!databaseUrl) return (printError(`deskpilot-migrate: no database: pass --database-url or set DATABASE_URL\n\n${usage}`), 2);
+
+  const client = fromPgPool(
+    new Pool({ connectionString: databaseUrl, max: 1, connectionTimeoutMillis: 10_000, ...(values.schema ? { options: `-c search_path=${values.schema}` } : {}) }),
+  );
+  try {
+    if (values.check) {
+      await checkDatabaseReady(client);
+      print('deskpilot-migrate: the schema is current');
+      return 0;
+    }
+    if (values.schema) await prepareSchema(client, values.schema);
+    const { applied, version } = await migrate(client);
+    print(applied.length === 0 ? `deskpilot-migrate: already at version ${version}` : `deskpilot-migrate: applied ${applied.join(', ')}; now at version ${version}`);
+    return 0;
+  } catch (error) {
+    printError(`deskpilot-migrate: ${describeError(error)}`);
+    return 1;
+  } finally {
+    await client.close();
+  }
+}
+
+process.exitCode = await main(process.argv.slice(2));

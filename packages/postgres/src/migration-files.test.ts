@@ -1,0 +1,102 @@
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { PGlite } from '@electric-sql/pglite';
+import { Pool } from 'pg';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { checkDatabaseReady } from './check-database-ready.js';
+import { fromPglite } from './from-pglite.js';
+import { migrate } from './migrate.js';
+import { migrationFiles } from './migration-sql.js';
+import { openDatabase } from './open-database.js';
+import { databaseUrl, onPostgres } from './test-database.test-support.js';
+
+const packageRoot = new URL('../', import.meta.url);
+const cli = fileURLToPath(new URL('dist/cli.js', packageRoot));
+
+/** Runs the built `deskpilot-migrate` (needs `npm run build`); resolves to its exit code and output. */
+function runCli(args: string[], env: Record<string, string | undefined> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [cli, ...args], { env: { ...process.env, DATABASE_URL: '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
+}
+
+/** A schema name of this test's own, dropped afterwards. */
+async function scratchSchema(): Promise<string> {
+  const schema = `dp_migrate_${randomBytes(6).toString('hex')}`;
+  onTestFinished(async () => {
+    const admin = new Pool({ connectionString: databaseUrl, max: 1 });
+    await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+    await admin.end();
+  });
+  return schema;
+}
+
+describe('migrations as SQL files', () => {
+  it('ships packages/postgres/migrations exactly as the package migrates (run `node scripts/migration-files.ts` after changing one)', () => {
+    for (const file of migrationFiles()) expect(readFileSync(new URL(`migrations/${file.name}`, packageRoot), 'utf8')).toBe(file.sql);
+  });
+
+  it('gives, applied by another tool, the schema migrate gives: the servers find it current and migrate finds nothing to do', async () => {
+    const db = await PGlite.create();
+    onTestFinished(() => db.close());
+    for (const file of migrationFiles()) await db.exec(file.sql);
+    const client = fromPglite(db);
+    await checkDatabaseReady(client);
+    expect((await migrate(client)).applied).toEqual([]);
+  });
+});
+
+describe('deskpilot-migrate', () => {
+  it('prints the SQL without a database, and refuses bad arguments with the usage and exit code 2', async () => {
+    const printed = await runCli(['--print-sql']);
+    expect(printed.code).toBe(0);
+    expect(printed.stdout).toContain('CREATE TABLE deskpilot_sessions');
+    for (const args of [['--schema', 'bad name; DROP TABLE x'], ['--nope'], []]) {
+      const refused = await runCli(args);
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toContain('Usage: deskpilot-migrate');
+    }
+  });
+
+  it('fails with exit code 1 and a readable reason when the database cannot be reached, never echoing the URL password', async () => {
+    const failed = await runCli(['--database-url', 'postgres://admin:hunter2@127.0.0.1:9/none']);
+    expect(failed.code).toBe(1);
+    expect(failed.stderr).toMatch(/^deskpilot-migrate: /);
+    expect(failed.stderr).not.toContain('hunter2');
+  });
+
+  it.skipIf(!databaseUrl)(`migrates a schema of its own, reports it current, and is a no-op the second time (${onPostgres})`, async () => {
+    const schema = await scratchSchema();
+    expect((await runCli(['--schema', schema, '--check'], { DATABASE_URL: databaseUrl })).code).toBe(1);
+    const first = await runCli(['--schema', schema], { DATABASE_URL: databaseUrl });
+    expect(first).toMatchObject({ code: 0, stdout: expect.stringContaining('applied 1; now at version 1') });
+    expect((await runCli(['--schema', schema], { DATABASE_URL: databaseUrl })).stdout).toContain('already at version 1');
+    expect((await runCli(['--schema', schema, '--check'], { DATABASE_URL: databaseUrl })).code).toBe(0);
+  });
+});
+
+describe('openDatabase({ schema })', () => {
+  it.skipIf(!databaseUrl)(`keeps every table in that schema, created when missing (${onPostgres})`, async () => {
+    const schema = await scratchSchema();
+    const db = await openDatabase({ databaseUrl, schema });
+    onTestFinished(() => db.close());
+    await db.checkReady();
+    const admin = new Pool({ connectionString: databaseUrl, max: 1 });
+    onTestFinished(() => admin.end());
+    const { rows } = await admin.query<{ table_name: string }>('SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY 1', [schema]);
+    expect(rows.map((row) => row.table_name)).toEqual(expect.arrayContaining(['deskpilot_migrations', 'deskpilot_sessions', 'deskpilot_chat_sessions']));
+  });
+
+  it('keeps the tables of an embedded database in that schema too, and refuses a name that is not an identifier', async () => {
+    const db = await openDatabase({ schema: 'deskpilot' });
+    onTestFinished(() => db.close());
+    const { rows } = await db.client.query<{ table_schema: string }>("SELECT DISTINCT table_schema FROM information_schema.tables WHERE table_name LIKE 'deskpilot_%'");
+    expect(rows).toEqual([{ table_schema: 'deskpilot' }]);
+    await expect(openDatabase({ schema: 'x"; DROP SCHEMA public; --' })).rejects.toThrow(TypeError);
+  });
+});
