@@ -4,8 +4,12 @@ import type { TurnStatus } from '../conversation/chat-store.js';
 /** A chat message as stored and streamed, with the metadata Deskpilot records on assistant turns. */
 export type ChatMessage = UIMessage<{ status?: TurnStatus; model?: string; createdAt?: number }>;
 
-/** A new user message as validated at the edge: text parts only. */
-export type UserMessage = { id: string; role: 'user'; parts: Array<{ type: 'text'; text: string }> };
+/** A new user message as validated at the edge: text parts, and inline file parts within the limits. */
+export type UserMessage = {
+  id: string;
+  role: 'user';
+  parts: Array<{ type: 'text'; text: string } | { type: 'file'; mediaType: string; url: string; filename?: string | undefined }>;
+};
 
 /** A part of a message that shows a tool call (static or dynamic). */
 export type ChatToolPart = ToolUIPart | DynamicToolUIPart;

@@ -13,7 +13,18 @@ export interface ChatLimits extends ChatContextLimits {
   maxTextLength?: number;
   /** Bytes of working memory per conversation. @default 8192 */
   workingMemoryBytes?: number;
+  /**
+   * Files a user message may carry (`{ type: 'file', mediaType, url, filename? }` parts, as `useChat`
+   * sends attachments): inline `data:` URLs only (the server never fetches a URL a client names), of
+   * these media types, each at most `maxBytes` decoded, at most `maxFiles` per message. Models without
+   * vision or PDF input refuse them at the provider; `maxFiles: 0` turns attachments off.
+   * @default { mediaTypes: ['image/png', 'image/jpeg', 'image/gif', 'image/webp', 'application/pdf'], maxBytes: 524288, maxFiles: 4 }
+   */
+  files?: { mediaTypes?: readonly string[]; maxBytes?: number; maxFiles?: number };
 }
+
+/** The default file policy of {@link ChatLimits.files}. */
+export const defaultFileLimits = { mediaTypes: ['image/png', 'image/jpeg', 'image/gif', 'image/webp', 'application/pdf'], maxBytes: 512 * 1024, maxFiles: 4 } as const;
 
 /** The body of `POST /chat`, as `useChat`'s transport posts it (plus our `sessionId`, `provider`, `context`). */
 export function chatBodySchema(maxMessages: number) {
@@ -33,23 +44,53 @@ export const historyBodySchema = z.object({ sessionId: z.uuid(), context: z.unkn
 
 const messageId = z.string().min(1).max(200);
 
-/** A new user message: text parts only. */
-export function userMessageSchema(maxTextLength: number) {
+const textPart = z.object({ type: z.literal('text'), text: z.string() });
+
+/** Bytes a base64 payload decodes to. */
+const decodedBytes = (base64: string) => Math.floor((base64.length * 3) / 4) - (base64.endsWith('==') ? 2 : base64.endsWith('=') ? 1 : 0);
+
+/** A file part of the allowed media types, inline as a base64 `data:` URL of at most `maxBytes`. */
+function filePart(files: Required<NonNullable<ChatLimits['files']>>) {
+  const mediaTypes = new Set(files.mediaTypes.map((type) => type.toLowerCase()));
+  return z
+    .object({ type: z.literal('file'), mediaType: z.string().max(100), filename: z.string().max(255).optional(), url: z.string() })
+    .refine((part) => mediaTypes.has(part.mediaType.toLowerCase()), { message: `Files must be one of: ${[...mediaTypes].join(', ')}`, path: ['mediaType'] })
+    .refine((part) => /^data:[\w.+-]+\/[\w.+-]+;base64,[A-Za-z0-9+/]*={0,2}$/.test(part.url), {
+      message: 'A file must be inline, as a base64 data: URL',
+      path: ['url'],
+    })
+    .refine((part) => decodedBytes(part.url.slice(part.url.indexOf(',') + 1)) <= files.maxBytes, {
+      message: `A file must not exceed ${files.maxBytes} bytes`,
+      path: ['url'],
+    });
+}
+
+/** A new user message: text parts, and file parts within {@link ChatLimits.files}. */
+export function userMessageSchema(maxTextLength: number, fileLimits: ChatLimits['files'] = {}) {
+  const files = { ...defaultFileLimits, ...fileLimits };
+  const isText = (part: { type: string }): part is z.infer<typeof textPart> => part.type === 'text';
   return z
     .object({
       id: messageId,
       role: z.literal('user'),
       // Text is valid text already: the edge refuses NUL and lone surrogates in every string of the body.
       parts: z
-        .array(z.object({ type: z.literal('text'), text: z.string() }))
+        .array(files.maxFiles > 0 ? z.discriminatedUnion('type', [textPart, filePart(files)]) : textPart)
         .min(1)
         .max(50),
     })
-    .refine((message) => message.parts.reduce((sum, part) => sum + part.text.length, 0) <= maxTextLength, {
+    .refine((message) => message.parts.filter((part) => part.type === 'file').length <= files.maxFiles, {
+      message: `At most ${files.maxFiles} files per message`,
+      path: ['parts'],
+    })
+    .refine((message) => message.parts.filter(isText).reduce((sum, part) => sum + part.text.length, 0) <= maxTextLength, {
       message: `Text must not exceed ${maxTextLength} characters`,
       path: ['parts'],
     })
-    .refine((message) => message.parts.some((part) => part.text.trim() !== ''), { message: 'The message is empty', path: ['parts'] });
+    .refine((message) => message.parts.some((part) => part.type === 'file' || (isText(part) && part.text.trim() !== '')), {
+      message: 'The message is empty',
+      path: ['parts'],
+    });
 }
 
 /** An assistant message sent back with approval answers. */

@@ -184,7 +184,7 @@ function resolveDependencies(options: ChatHandlerOptions, logger: Logger, report
       }),
     bodyLimits: { maxBytes: limits.maxBodyBytes ?? 1024 * 1024, maxDepth: limits.maxBodyDepth ?? 64 },
     bodySchema: chatBodySchema(limits.maxMessages ?? 200),
-    userMessageSchema: userMessageSchema(limits.maxTextLength ?? 16_000),
+    userMessageSchema: userMessageSchema(limits.maxTextLength ?? 16_000, limits.files),
     instructions: options.instructions,
     stepBudget: options.stepBudget,
     now,

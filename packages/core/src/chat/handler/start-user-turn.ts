@@ -32,7 +32,16 @@ const conflict = (detail: string): StartUserTurnResult => ({ ok: false, error: n
  */
 export async function startUserTurn(options: StartUserTurnOptions): Promise<StartUserTurnResult> {
   const { store, sessionId } = options;
-  const user: ChatMessage = { id: options.message.id, role: 'user', parts: options.message.parts.map((part) => ({ type: 'text', text: part.text })) };
+  // Only the fields the schema checked are stored: text, or a file's media type, name and data URL.
+  const user: ChatMessage = {
+    id: options.message.id,
+    role: 'user',
+    parts: options.message.parts.map((part) =>
+      part.type === 'text'
+        ? { type: 'text', text: part.text }
+        : { type: 'file', mediaType: part.mediaType, url: part.url, ...(part.filename === undefined ? {} : { filename: part.filename }) },
+    ),
+  };
   const saved = await store.addMessage(sessionId, user);
   let current = options.stored;
   let assistantId = options.generateId();
