@@ -172,8 +172,8 @@ describe.skipIf(!hasChromium)(`studio in Chromium: limits and outages${skipReaso
   let pageErrors: string[];
 
   beforeAll(async () => {
-    // Three chat requests per minute: the page's history load plus two messages.
-    platform = await startPlatform({ RATE_LIMIT_MAX: '3' });
+    // Two chat turns per minute (the page's history load has a limit of its own): the third message is refused.
+    platform = await startPlatform({ RATE_LIMIT_MAX: '2' });
     browser = await launchChromium();
     page = await (await browser.newContext()).newPage();
     pageErrors = collectPageErrors(page);
