@@ -14,6 +14,7 @@ import {
 } from '@deskpilot/core';
 import { createDemoCommerceBackend, createDemoModel, createDemoTicketBackend } from '@deskpilot/core/demo';
 import { writeResponse } from '@deskpilot/core/node';
+import { chatOpenApi } from '@deskpilot/core/openapi';
 import { join } from 'node:path';
 import { createPostgresStores, openDatabase } from '@deskpilot/postgres';
 import { checkRedisReady, connectRedis, createRedisRateLimiter } from '@deskpilot/redis';
@@ -24,7 +25,7 @@ import { coreLogger, logEvents, requestLogging } from '../../shared/logging.ts';
 import { allListeners, mountMetrics, routeLabels } from '../../shared/metrics.ts';
 
 /** The chat service's routes, as metrics label them (anything else is `other`). */
-const routes = ['/healthz', '/readyz', '/metrics', '/chat', '/chat/history'];
+const routes = ['/healthz', '/readyz', '/metrics', '/openapi.json', '/chat', '/chat/history'];
 
 /** Models from the environment; with no key, the offline demo model answers. */
 export function modelsFrom(config: ServerConfig): ChatModels & { label: string } {
@@ -108,6 +109,9 @@ export async function createApp(config: ServerConfig, logger: Logger) {
   // Before the chat routes: no CORS, no rate limit, no grant for the probes.
   app.get('/healthz', (_req, res) => writeResponse(res, healthResponse()));
   app.get('/readyz', async (_req, res) => writeResponse(res, readinessResponse(await readiness())));
+  // The contract, from the schemas the handler validates with (also committed under docs/openapi).
+  const openApi = JSON.stringify(chatOpenApi());
+  app.get('/openapi.json', (_req, res) => void res.type('application/json').set('cache-control', 'no-cache').send(openApi));
   app.use(chatRouter(chat));
   app.use((_req, res) => writeResponse(res, problemResponse(new DeskpilotError('not_found', { detail: 'No such route.' }))));
   const storage = database.kind === 'pglite' ? `PGlite in ${dataDir}` : 'Postgres (DATABASE_URL)';

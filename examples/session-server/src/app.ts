@@ -14,6 +14,7 @@ import {
 } from '@deskpilot/core';
 import { demoUsers } from '@deskpilot/core/demo';
 import { writeResponse } from '@deskpilot/core/node';
+import { sessionOpenApi } from '@deskpilot/core/openapi';
 import { createPostgresStores, openDatabase } from '@deskpilot/postgres';
 import { checkRedisReady, connectRedis, createRedisRateLimiter } from '@deskpilot/redis';
 import { sessionRouter } from '@deskpilot/session-express';
@@ -22,7 +23,7 @@ import { coreLogger, createEmailHasher, logEvents, requestLogging } from '../../
 import { allListeners, mountMetrics, routeLabels } from '../../shared/metrics.ts';
 
 /** The session service's routes, as metrics label them (anything else is `other`). */
-const routes = ['/healthz', '/readyz', '/metrics', '/sessions', '/sessions/current', '/sessions/current/project'];
+const routes = ['/healthz', '/readyz', '/metrics', '/openapi.json', '/sessions', '/sessions/current', '/sessions/current/project'];
 
 /**
  * Builds the session service app: PGlite in DATA_DIR/session (or Postgres with DATABASE_URL), the demo
@@ -73,6 +74,9 @@ export async function createApp(config: ServerConfig, logger: Logger) {
   // Before the session routes: no cookie, no CORS, no rate limit for the probes.
   app.get('/healthz', (_req, res) => writeResponse(res, healthResponse()));
   app.get('/readyz', async (_req, res) => writeResponse(res, readinessResponse(await readiness())));
+  // The contract, from the schemas the handler validates with (also committed under docs/openapi).
+  const openApi = JSON.stringify(sessionOpenApi({ cookiePrefix: config.COOKIE_PREFIX }));
+  app.get('/openapi.json', (_req, res) => void res.type('application/json').set('cache-control', 'no-cache').send(openApi));
   app.use(
     sessionRouter(
       createSessionHandler({

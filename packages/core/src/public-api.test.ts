@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import * as demo from './demo.js';
 import * as root from './index.js';
 import * as node from './node.js';
+import * as openapi from './openapi.js';
 import * as testing from './testing.js';
 
 // The public API, entry by entry. A name added to or removed from an entry fails here first, so the
@@ -198,6 +199,10 @@ describe('public API', () => {
     expect(typeNamesOf(source).sort()).toEqual([...rootTypes].sort());
     // Only the backend ports' types come in whole: values never arrive through `export *`.
     expect(source.match(/export (type )?\*.*/g)).toEqual(["export type * from './chat/backends/index.js';"]);
+  });
+
+  it('@deskpilot/core/openapi: the two documents', () => {
+    expect(Object.keys(openapi).sort()).toEqual(['chatOpenApi', 'sessionOpenApi']);
   });
 
   it('@deskpilot/core/node: the Node translation only', () => {

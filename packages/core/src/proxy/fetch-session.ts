@@ -1,6 +1,6 @@
-import { z } from 'zod';
 import { DeskpilotError } from '../errors/deskpilot-error.js';
 import type { Session } from '../session/session.js';
+import { sessionSchema } from '../session/session-schema.js';
 import type { IncomingHeaders } from './identity-headers.js';
 
 /** Options of {@link fetchSession}. */
@@ -33,19 +33,6 @@ function correlationOf(incoming: IncomingHeaders | undefined): Record<string, st
   }
   return headers;
 }
-
-const membership = z.object({ projectKey: z.string(), clientId: z.string(), role: z.string() });
-const sessionSchema = z.object({
-  id: z.string(),
-  user: z.object({ id: z.string(), email: z.string(), name: z.string() }),
-  projectKey: z.string(),
-  clientId: z.string(),
-  role: z.string(),
-  memberships: z.array(membership),
-  createdAt: z.string(),
-  expiresAt: z.string(),
-  idleExpiresAt: z.string(),
-});
 
 /**
  * Asks the session service who a browser request belongs to (`GET /sessions/current`), forwarding

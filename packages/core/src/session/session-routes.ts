@@ -24,12 +24,14 @@ export interface SessionRouteDependencies {
 }
 
 const key = z.string().trim().min(1).max(200);
-const loginBody = z.strictObject({
+/** The body of `POST /sessions` (also what the OpenAPI document describes). */
+export const loginBody = z.strictObject({
   email: z.string().trim().min(1).max(320),
   password: z.string().min(1).max(1024),
   projectKey: key.optional(),
 });
-const selectProjectBody = z.strictObject({ projectKey: key, clientId: key.optional() });
+/** The body of `POST /sessions/current/project`. */
+export const selectProjectBody = z.strictObject({ projectKey: key, clientId: key.optional() });
 
 const cookieHeader = (request: HttpRequest) => request.headers.get('cookie');
 const unauthenticated = () => new DeskpilotError('unauthenticated', { detail: 'No valid session.' });

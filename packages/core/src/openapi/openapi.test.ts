@@ -1,0 +1,60 @@
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import { describe, expect, it } from 'vitest';
+import { errorStatus } from '../errors/deskpilot-error.js';
+import { loginBody, selectProjectBody } from '../session/session-routes.js';
+import { chatOpenApi, sessionOpenApi, type OpenApiDocument } from './openapi.js';
+
+type Operation = { requestBody?: { content: Record<string, { schema: object }> }; responses: Record<string, unknown> };
+const operation = (document: OpenApiDocument, path: string, method: string) => (document.paths as Record<string, Record<string, Operation>>)[path]![method]!;
+
+describe('the OpenAPI documents', () => {
+  it.each([
+    ['session', sessionOpenApi()],
+    ['chat', chatOpenApi()],
+  ])('the %s document is a valid OpenAPI 3.1 document', async (_name, document) => {
+    const result = await new Validator().validate(document);
+    expect(result.errors ?? []).toEqual([]);
+    expect(result.valid).toBe(true);
+  });
+
+  it('describes every route the handlers serve, and every error code in the problem schema', () => {
+    const session = sessionOpenApi({ cookiePrefix: 'acme' });
+    expect(Object.keys(session.paths as object)).toEqual(['/sessions', '/sessions/current', '/sessions/current/project']);
+    expect(Object.keys(chatOpenApi().paths as object)).toEqual(['/chat', '/chat/history']);
+    const problem = (session.components as { schemas: { Problem: { properties: { code: { enum: string[] } } } } }).schemas.Problem;
+    expect(problem.properties.code.enum.sort()).toEqual(Object.keys(errorStatus).sort());
+    expect(JSON.stringify(session.components)).toContain('"name":"acme_session"');
+    expect(Object.keys(operation(session, '/sessions', 'post').responses)).toEqual(
+      expect.arrayContaining(['201', '400', '401', '403', '413', '415', '429', '500', '503']),
+    );
+  });
+
+  it('describes the request bodies the handlers validate: the JSON Schema and zod agree on every sample', () => {
+    const ajv = new Ajv2020({ strict: false });
+    const cases: Array<[z: { safeParse(value: unknown): { success: boolean } }, path: string, samples: unknown[]]> = [
+      [
+        loginBody,
+        '/sessions',
+        [
+          { email: 'alice@example.com', password: 'pw' },
+          { email: 'alice@example.com', password: 'pw', projectKey: 'acme-b2c' },
+          { email: 'alice@example.com' },
+          { email: '', password: 'pw' },
+          { email: 'alice@example.com', password: 'pw', extra: true },
+          { email: 'a'.repeat(321), password: 'pw' },
+          'not an object',
+        ],
+      ],
+      [
+        selectProjectBody,
+        '/sessions/current/project',
+        [{ projectKey: 'acme-b2b' }, { projectKey: 'acme-b2b', clientId: 'acme' }, {}, { projectKey: '' }, { projectKey: 'x', other: 1 }],
+      ],
+    ];
+    for (const [schema, path, samples] of cases) {
+      const validate = ajv.compile(operation(sessionOpenApi(), path, 'post').requestBody!.content['application/json']!.schema);
+      for (const sample of samples) expect(validate(sample), `${path} ${JSON.stringify(sample)}`).toBe(schema.safeParse(sample).success);
+    }
+  });
+});

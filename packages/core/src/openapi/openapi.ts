@@ -1,0 +1,201 @@
+import { z } from 'zod';
+import { assistantMessageSchema, chatBodySchema, historyBodySchema, userMessageSchema } from '../chat/handler/chat-request.js';
+import { errorStatus, errorTitle, type ErrorCode } from '../errors/deskpilot-error.js';
+import { sessionSchema } from '../session/session-schema.js';
+import { loginBody, selectProjectBody } from '../session/session-routes.js';
+
+/** An OpenAPI 3.1 document, as plain JSON. */
+export type OpenApiDocument = Record<string, unknown> & { openapi: '3.1.0' };
+
+/** Options of {@link sessionOpenApi} and {@link chatOpenApi}. */
+export interface OpenApiOptions {
+  /** Where the service is reached, e.g. `https://sessions.example.com`. @default none (relative) */
+  serverUrl?: string;
+  /** The cookie prefix (`<prefix>_session`). @default "deskpilot" */
+  cookiePrefix?: string;
+}
+
+/** A request body's JSON Schema from the zod schema the handler validates it with (its input side). */
+const bodySchema = (schema: z.ZodType) => z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' });
+
+/** The problem+json body, with every stable code. */
+function problemSchema() {
+  return {
+    type: 'object',
+    required: ['type', 'title', 'status', 'code'],
+    properties: {
+      type: { type: 'string', description: '`urn:deskpilot:problem:<code>`' },
+      title: { type: 'string' },
+      status: { type: 'integer' },
+      code: { type: 'string', enum: Object.keys(errorStatus) },
+      detail: { type: 'string' },
+      errors: { type: 'array', items: { type: 'object', required: ['path', 'message'], properties: { path: { type: 'string' }, message: { type: 'string' } } } },
+    },
+  };
+}
+
+/** The error answers of a route: one per status, each naming the codes it can carry. */
+function problems(codes: readonly ErrorCode[]) {
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const code of [...codes, 'internal' as const]) byStatus.set(errorStatus[code], [...(byStatus.get(errorStatus[code]) ?? []), code]);
+  return Object.fromEntries(
+    [...byStatus].map(([status, list]) => [
+      String(status),
+      {
+        description: list.map((code) => `\`${code}\`: ${errorTitle[code]}`).join('; '),
+        content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
+      },
+    ]),
+  );
+}
+
+const json = (schema: unknown) => ({ 'application/json': { schema } });
+const setCookie = { 'Set-Cookie': { description: 'The session cookie (HttpOnly, Secure unless configured off, SameSite=Lax).', schema: { type: 'string' } } };
+const cleared = { description: 'Signed out: the session cookie is cleared.', headers: setCookie };
+
+function document(title: string, description: string, options: OpenApiOptions, paths: object, components: object): OpenApiDocument {
+  return {
+    openapi: '3.1.0',
+    info: { title, version: '1', description, license: { name: 'MIT', identifier: 'MIT' } },
+    ...(options.serverUrl ? { servers: [{ url: options.serverUrl }] } : {}),
+    paths,
+    components: { ...components, schemas: { Problem: problemSchema(), ...(components as { schemas?: object }).schemas } },
+  };
+}
+
+/** The session service's routes (`createSessionHandler`) as an OpenAPI 3.1 document, from the schemas the handler validates with. */
+export function sessionOpenApi(options: OpenApiOptions = {}): OpenApiDocument {
+  const cookie = [{ sessionCookie: [] }];
+  const session = { $ref: '#/components/schemas/Session' };
+  const bodyCodes = ['invalid_request', 'invalid_json', 'payload_too_large', 'unsupported_media_type', 'cross_site_request'] as const;
+  const paths = {
+    '/sessions': {
+      post: {
+        operationId: 'login',
+        summary: 'Sign in: a new session and its cookie (a session cookie sent along is revoked, never reused).',
+        requestBody: { required: true, content: json(bodySchema(loginBody)) },
+        responses: {
+          '201': { description: 'Signed in.', headers: setCookie, content: json(session) },
+          ...problems([...bodyCodes, 'invalid_credentials', 'forbidden', 'rate_limited', 'store_unavailable']),
+        },
+      },
+      delete: {
+        operationId: 'logoutEverywhere',
+        summary: "Revoke every session of the cookie's user.",
+        security: cookie,
+        responses: { '204': cleared, ...problems(['unauthenticated', 'cross_site_request', 'store_unavailable']) },
+      },
+    },
+    '/sessions/current': {
+      get: {
+        operationId: 'currentSession',
+        summary: "The cookie's session (its idle expiry renewed). What a studio proxy stamps identity headers from.",
+        security: cookie,
+        responses: { '200': { description: 'The session.', content: json(session) }, ...problems(['unauthenticated', 'store_unavailable']) },
+      },
+      delete: {
+        operationId: 'logout',
+        summary: "Revoke the cookie's session.",
+        security: cookie,
+        responses: { '204': cleared, ...problems(['unauthenticated', 'cross_site_request', 'store_unavailable']) },
+      },
+    },
+    '/sessions/current/project': {
+      post: {
+        operationId: 'switchProject',
+        summary: 'Switch the active project: a new token (the old one revoked), the role from the membership.',
+        security: cookie,
+        requestBody: { required: true, content: json(bodySchema(selectProjectBody)) },
+        responses: {
+          '200': { description: 'Switched.', headers: setCookie, content: json(session) },
+          ...problems([...bodyCodes, 'unauthenticated', 'forbidden', 'conflict', 'store_unavailable']),
+        },
+      },
+    },
+  };
+  const components = {
+    securitySchemes: { sessionCookie: { type: 'apiKey', in: 'cookie', name: `${options.cookiePrefix ?? 'deskpilot'}_session` } },
+    schemas: { Session: z.toJSONSchema(sessionSchema) },
+  };
+  const description = 'Sign-in, cookie sessions and the active project. State-changing requests must carry an allowed `Origin` (CSRF).';
+  return document('Deskpilot session service', description, options, paths, components);
+}
+
+/** The chat service's routes (`createChatHandler`) as an OpenAPI 3.1 document, from the schemas the handler validates with. */
+export function chatOpenApi(options: OpenApiOptions = {}): OpenApiDocument {
+  const message = { oneOf: [bodySchema(userMessageSchema(16_000)), bodySchema(assistantMessageSchema)] };
+  const chatBody = bodySchema(chatBodySchema(200)) as { properties: Record<string, unknown> };
+  chatBody.properties.messages = {
+    type: 'array',
+    minItems: 1,
+    maxItems: 200,
+    items: message,
+    description: 'AI SDK UI messages; only the last is read (a new user message, or the last assistant message with approval answers).',
+  };
+  const rateLimit = { 'RateLimit-Policy': { schema: { type: 'string' } }, RateLimit: { schema: { type: 'string' } } };
+  const paths = {
+    '/chat': {
+      post: {
+        operationId: 'chat',
+        summary: "Stream the assistant's answer: an AI SDK UI message stream (what `useChat` consumes).",
+        requestBody: { required: true, content: json(chatBody) },
+        responses: {
+          '200': {
+            description: 'Server-sent events: `data: <UI message chunk JSON>` per chunk, `data: [DONE]` last. `finish` is sent once the turn is saved.',
+            headers: { ...rateLimit, 'x-vercel-ai-ui-message-stream': { schema: { type: 'string', const: 'v1' } } },
+            content: { 'text/event-stream': { schema: { type: 'string' } } },
+          },
+          ...problems([
+            'invalid_request',
+            'invalid_json',
+            'payload_too_large',
+            'unsupported_media_type',
+            'unauthenticated',
+            'forbidden',
+            'conflict',
+            'provider_unavailable',
+            'rate_limited',
+            'store_unavailable',
+            'unavailable',
+          ]),
+        },
+      },
+    },
+    '/chat/history': {
+      post: {
+        operationId: 'chatHistory',
+        summary: 'A conversation, to its owner only (an unknown id and someone else’s get the same 404).',
+        requestBody: { required: true, content: json(bodySchema(historyBodySchema)) },
+        responses: {
+          '200': {
+            description: 'The stored conversation.',
+            headers: rateLimit,
+            content: json({
+              type: 'object',
+              required: ['sessionId', 'messages', 'lastTurnStatus'],
+              properties: {
+                sessionId: { type: 'string', format: 'uuid' },
+                messages: { type: 'array', items: { type: 'object', description: 'AI SDK UI message' } },
+                lastTurnStatus: { enum: ['complete', 'aborted', 'awaiting_approval', 'budget_exhausted', 'failed', null] },
+              },
+            }),
+          },
+          ...problems([
+            'invalid_request',
+            'invalid_json',
+            'payload_too_large',
+            'unsupported_media_type',
+            'unauthenticated',
+            'not_found',
+            'rate_limited',
+            'store_unavailable',
+            'unavailable',
+          ]),
+        },
+      },
+    },
+  };
+  const description =
+    'Assistant chat. Identity comes from `context` (a signed `context.grant` when the service has a context secret) or from the host session (`resolveContext`).';
+  return document('Deskpilot chat service', description, options, paths, {});
+}
