@@ -1,0 +1,1 @@
+export { OPTIONS, POST, runtime } from '../route.ts';
