@@ -2,7 +2,7 @@ import { useCallback, useEffect, useState } from 'react';
 import { ChatPanel } from './chat-panel.tsx';
 import { LoginForm } from './login-form.tsx';
 import { Sidebar } from './sidebar.tsx';
-import { StudioError, currentSession, explain, logout, switchProject, type Session } from './studio-api.ts';
+import { DeskpilotClientError, client, explain, type Session } from './studio-api.ts';
 
 type View = { state: 'loading' } | { state: 'signed-out' } | { state: 'signed-in'; session: Session } | { state: 'unavailable'; message: string };
 
@@ -15,7 +15,7 @@ export function App() {
   const load = useCallback(async () => {
     setView({ state: 'loading' });
     try {
-      const session = await currentSession();
+      const session = await client.currentSession();
       setView(session ? { state: 'signed-in', session } : { state: 'signed-out' });
     } catch (error) {
       setView({ state: 'unavailable', message: explain(error) });
@@ -30,7 +30,7 @@ export function App() {
       await action();
     } catch (error) {
       // A session that ended elsewhere (logout everywhere, expiry) sends the representative to sign in.
-      if (error instanceof StudioError && error.code === 'unauthenticated') setView({ state: 'signed-out' });
+      if (DeskpilotClientError.isInstance(error, 'unauthenticated')) setView({ state: 'signed-out' });
       else setNotice(explain(error));
     } finally {
       setBusy(false);
@@ -74,7 +74,9 @@ export function App() {
             disabled={busy}
             onChange={(event) => {
               const membership = session.memberships.find((candidate) => membershipKey(candidate) === event.target.value)!;
-              void run(async () => setView({ state: 'signed-in', session: await switchProject(membership.projectKey, membership.clientId) }));
+              void run(async () =>
+                setView({ state: 'signed-in', session: await client.switchProject({ projectKey: membership.projectKey, clientId: membership.clientId }) }),
+              );
             }}
           >
             {session.memberships.map((membership) => (
@@ -96,7 +98,7 @@ export function App() {
           disabled={busy}
           onClick={() =>
             void run(async () => {
-              await logout();
+              await client.logout();
               setView({ state: 'signed-out' });
             })
           }

@@ -1,9 +1,9 @@
 import { useChat } from '@ai-sdk/react';
-import { DefaultChatTransport, isToolUIPart, lastAssistantMessageIsCompleteWithApprovalResponses, type UIMessage } from 'ai';
+import { isToolUIPart, lastAssistantMessageIsCompleteWithApprovalResponses, type UIMessage } from 'ai';
 import { useCallback, useEffect, useMemo, useRef, useState, type FormEvent, type KeyboardEvent } from 'react';
 import { conversationId, newConversationId } from './conversation-id.ts';
 import { MessageView } from './message-view.tsx';
-import { StudioError, call, chatSetup, explain, type ChatSetup, type Session } from './studio-api.ts';
+import { DeskpilotClientError, chatClient, chatSetup, explain, type ChatSetup, type Session } from './studio-api.ts';
 
 type Loaded = { state: 'loading' } | { state: 'ready'; setup: ChatSetup; messages: UIMessage[] } | { state: 'failed'; error: unknown };
 
@@ -20,18 +20,8 @@ export function ChatPanel({ session, onSignedOut }: { session: Session; onSigned
     setLoaded({ state: 'loading' });
     (async () => {
       const setup = await chatSetup();
-      const messages = await call('chat service', `${setup.chatServiceUrl}/chat/history`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ sessionId: chatId, context: setup.context }),
-      }).then(
-        async (response) => ((await response.json()) as { messages: UIMessage[] }).messages,
-        // A conversation not started yet is not found: it starts empty.
-        (error: unknown) => {
-          if (error instanceof StudioError && error.status === 404) return [];
-          throw error;
-        },
-      );
+      // A conversation not started yet has no history: it starts empty.
+      const messages = (await chatClient(setup.chatServiceUrl).chatHistory({ sessionId: chatId, context: setup.context }))?.messages ?? [];
       if (current) setLoaded({ state: 'ready', setup, messages });
     })().catch((error: unknown) => current && setLoaded({ state: 'failed', error }));
     return () => void (current = false);
@@ -44,7 +34,7 @@ export function ChatPanel({ session, onSignedOut }: { session: Session; onSigned
       </section>
     );
   if (loaded.state === 'failed') {
-    const ended = loaded.error instanceof StudioError && loaded.error.code === 'unauthenticated';
+    const ended = DeskpilotClientError.isInstance(loaded.error, 'unauthenticated');
     return (
       <section className="chat">
         <div className="panel problem" role="alert">
@@ -79,16 +69,11 @@ interface ConversationProps {
 function Conversation({ chatId, chatServiceUrl, initialMessages, onNewConversation, onSignedOut }: ConversationProps) {
   const transport = useMemo(
     () =>
-      new DefaultChatTransport<UIMessage>({
-        api: `${chatServiceUrl}/chat`,
-        // Problems (429, 401, 403…) and network failures become StudioErrors the page can explain.
-        fetch: (input, init) => call('chat service', input instanceof Request ? input.url : String(input), init),
-        // The server keeps the history: send only the new message (or the answered approval), and a
-        // context fetched for this request, so the role and a signed grant are always current.
-        prepareSendMessagesRequest: async ({ id, messages, trigger, messageId }) => {
-          const { context } = await chatSetup();
-          return { body: { sessionId: id, messages: messages.slice(-1), trigger, messageId, context: { ...context, pageContext: { page: 'studio' } } } };
-        },
+      // The client's transport sends only the new message (or the answered approval) and a context
+      // fetched for each request, so the role and a signed grant are always current; problems and
+      // network failures reach `error` as DeskpilotClientErrors the page can explain.
+      chatClient(chatServiceUrl).chatTransport<UIMessage>({
+        context: async () => ({ ...(await chatSetup()).context, pageContext: { page: 'studio' } }),
       }),
     [chatServiceUrl],
   );
@@ -135,7 +120,7 @@ function Conversation({ chatId, chatServiceUrl, initialMessages, onNewConversati
       send(draft);
     }
   };
-  const ended = error instanceof StudioError && error.code === 'unauthenticated';
+  const ended = DeskpilotClientError.isInstance(error, 'unauthenticated');
 
   return (
     <section className="chat" aria-label="Assistant">

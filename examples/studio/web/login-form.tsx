@@ -1,5 +1,5 @@
 import { useState, type FormEvent } from 'react';
-import { explain, login, type Session } from './studio-api.ts';
+import { client, explain, type Session } from './studio-api.ts';
 
 /** Sign-in form; the error of a failed attempt is announced and the password field cleared. */
 export function LoginForm({ onSignedIn }: { onSignedIn: (session: Session) => void }) {
@@ -13,7 +13,7 @@ export function LoginForm({ onSignedIn }: { onSignedIn: (session: Session) => vo
     setBusy(true);
     setError(null);
     try {
-      onSignedIn(await login(email, password));
+      onSignedIn(await client.login({ email, password }));
     } catch (failure) {
       setError(explain(failure));
       setPassword('');

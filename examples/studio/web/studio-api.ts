@@ -1,16 +1,11 @@
-// The page's calls to its own studio server (same origin: the session cookie rides along) and the
-// reading of problem+json answers into one error type the views can explain.
+// The page's calls: the session routes and the chat through @deskpilot/client, the two studio routes
+// of its own (the chat context, the data API), and one sentence for every error the page meets.
+import { createDeskpilotClient, DeskpilotClientError, type Session } from '@deskpilot/client';
 
-/** A session as `GET /sessions/current` returns it. */
-export interface Session {
-  id: string;
-  user: { id: string; email: string; name: string };
-  projectKey: string;
-  clientId: string;
-  role: string;
-  memberships: Array<{ projectKey: string; clientId: string; role: string }>;
-  expiresAt: string;
-}
+export type { Session };
+
+/** The session routes on the studio's own origin (its proxy; the session cookie rides along). */
+export const client = createDeskpilotClient();
 
 /** What the studio gives the page to talk to the chat service. */
 export interface ChatSetup {
@@ -18,82 +13,36 @@ export interface ChatSetup {
   context: Record<string, unknown> & { userEmail: string; projectKey: string; userRole: string };
 }
 
-/** A failed call: `code` is the problem's stable code, or `network` when nothing answered. */
-export class StudioError extends Error {
-  readonly code: string;
-  readonly status: number;
-  readonly retryAfterSeconds: number | undefined;
-
-  constructor(code: string, status: number, message: string, retryAfterSeconds?: number) {
-    super(message);
-    this.name = 'StudioError';
-    this.code = code;
-    this.status = status;
-    this.retryAfterSeconds = retryAfterSeconds;
-  }
-}
-
-/** Reads a non-2xx answer (problem+json or not) as a {@link StudioError}. */
-export async function errorFromResponse(response: Response, service: string): Promise<StudioError> {
-  const retryAfter = Number(response.headers.get('retry-after'));
-  const problem = (await response.json().catch(() => null)) as { code?: unknown; detail?: unknown } | null;
-  const code = typeof problem?.code === 'string' ? problem.code : `http_${response.status}`;
-  const detail = typeof problem?.detail === 'string' ? problem.detail : `The ${service} answered ${response.status}.`;
-  return new StudioError(code, response.status, detail, Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : undefined);
-}
-
-/** `fetch` that turns a network failure and a non-2xx answer into a {@link StudioError}. */
-export async function call(service: string, input: string, init: RequestInit = {}): Promise<Response> {
+/** The studio's own routes, their failures read the way the client reads the services'. */
+async function studioGet<T>(path: string, service: string): Promise<T> {
   let response: Response;
   try {
-    response = await fetch(input, init);
-  } catch (cause) {
-    if (init.signal?.aborted) throw cause;
-    throw new StudioError('network', 0, `The ${service} is unreachable.`);
+    response = await fetch(path);
+  } catch {
+    throw new DeskpilotClientError('network_error', 0, `The ${service} is unreachable.`);
   }
-  if (!response.ok) throw await errorFromResponse(response, service);
-  return response;
-}
-
-const json = (body: unknown): RequestInit => ({ method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-
-/** The current session, or null when signed out. */
-export async function currentSession(): Promise<Session | null> {
-  try {
-    return (await (await call('studio', '/sessions/current')).json()) as Session;
-  } catch (error) {
-    if (error instanceof StudioError && error.status === 401) return null;
-    throw error;
+  if (!response.ok) {
+    const problem = (await response.json().catch(() => null)) as { code?: string; detail?: string } | null;
+    throw new DeskpilotClientError(problem?.code ?? 'unexpected_response', response.status, problem?.detail ?? `The ${service} answered ${response.status}.`);
   }
+  return (await response.json()) as T;
 }
 
-export async function login(email: string, password: string): Promise<Session> {
-  return (await (await call('studio', '/sessions', json({ email, password }))).json()) as Session;
-}
-
-export async function switchProject(projectKey: string, clientId: string): Promise<Session> {
-  return (await (await call('studio', '/sessions/current/project', json({ projectKey, clientId }))).json()) as Session;
-}
-
-export async function logout(): Promise<void> {
-  await call('studio', '/sessions/current', { method: 'DELETE' });
-}
-
-export async function chatSetup(): Promise<ChatSetup> {
-  return (await (await call('studio', '/studio/chat-context')).json()) as ChatSetup;
-}
+/** Where the chat service is, and the context (with a fresh grant when the chat requires one) for the signed-in user. */
+export const chatSetup = () => studioGet<ChatSetup>('/studio/chat-context', 'studio');
 
 /** The data API through the studio's identity proxy. */
-export async function dataApi<T>(path: string): Promise<T> {
-  return (await (await call('data API', `/api${path}`)).json()) as T;
-}
+export const dataApi = <T>(path: string) => studioGet<T>(`/api${path}`, 'data API');
+
+/** A client for the chat service the studio names. */
+export const chatClient = (chatServiceUrl: string) => createDeskpilotClient({ chatBaseUrl: chatServiceUrl });
 
 /** One sentence a representative can act on, for any error the page meets. */
 export function explain(error: unknown): string {
-  if (!(error instanceof StudioError)) return 'Something went wrong. Try again.';
+  if (!DeskpilotClientError.isInstance(error)) return 'Something went wrong. Try again.';
   switch (error.code) {
-    case 'network':
-      return `${capitalise(error.message)} Check your connection or that the service is running, then retry.`;
+    case 'network_error':
+      return `${error.message} Check your connection or that the service is running, then retry.`;
     case 'rate_limited':
       return `Too many requests. Try again in ${error.retryAfterSeconds ?? 'a few'} seconds.`;
     case 'unauthenticated':
@@ -106,4 +55,4 @@ export function explain(error: unknown): string {
   }
 }
 
-const capitalise = (text: string) => text.charAt(0).toUpperCase() + text.slice(1);
+export { DeskpilotClientError };

@@ -1,0 +1,126 @@
+import {
+  createChatHandler,
+  createMemoryApprovalStore,
+  createMemoryChatStore,
+  createMemorySessionStore,
+  createMemoryUserDirectory,
+  createSessionHandler,
+  createSessionService,
+} from '@deskpilot/core';
+import { createDemoCommerceBackend, createDemoModel, createDemoTicketBackend, demoUsers } from '@deskpilot/core/demo';
+import { describe, expect, it } from 'vitest';
+import { createDeskpilotClient, DeskpilotClientError } from './index.js';
+
+/** The real handlers in process, behind a `fetch` that keeps cookies like a browser on one origin. */
+async function deployment(options: { rateLimit?: number } = {}) {
+  const passwordHash = { cost: 1024 };
+  const directory = createMemoryUserDirectory({ passwordHash });
+  for (const user of demoUsers) await directory.addUser(user);
+  const service = createSessionService({ store: createMemorySessionStore(), directory, passwordHash, cookie: { secure: false } });
+  const sessions = createSessionHandler({ service, allowedOrigins: ['http://studio.test'] });
+  const chat = createChatHandler({
+    store: createMemoryChatStore(),
+    approvalStore: createMemoryApprovalStore(),
+    models: { fallback: createDemoModel() },
+    commerce: createDemoCommerceBackend(),
+    tickets: createDemoTicketBackend(),
+    rateLimit: { limit: options.rateLimit ?? 20 },
+    logger: { warn: () => {}, error: () => {} },
+  });
+  let cookie = '';
+  const fetch: typeof globalThis.fetch = async (input, init) => {
+    const request = new Request(input, init);
+    const headers = new Headers(request.headers);
+    if (cookie) headers.set('cookie', cookie);
+    headers.set('origin', 'http://studio.test');
+    const forwarded = new Request(request, { headers });
+    const handler = new URL(request.url).pathname.startsWith('/chat') ? chat : sessions;
+    const response = await handler.fetch(forwarded, { clientAddress: '192.0.2.1' });
+    const set = response.headers.getSetCookie()[0];
+    if (set) cookie = /Max-Age=0/.test(set) ? '' : set.split(';')[0]!;
+    return response;
+  };
+  return createDeskpilotClient({ sessionBaseUrl: 'http://studio.test', chatBaseUrl: 'http://chat.test', fetch });
+}
+
+const alice = { email: 'alice@example.com', password: 'alice-demo-password' };
+
+describe('createDeskpilotClient: sessions', () => {
+  it('signs in, reads the session, switches project, and signs out', async () => {
+    const client = await deployment();
+    expect(await client.currentSession()).toBeNull();
+    expect(await client.login(alice)).toMatchObject({ user: { email: alice.email }, projectKey: 'acme-b2c', role: 'admin' });
+    expect(await client.currentSession()).toMatchObject({ projectKey: 'acme-b2c' });
+    expect(await client.switchProject({ projectKey: 'acme-b2b' })).toMatchObject({ projectKey: 'acme-b2b', role: 'agent' });
+    await client.logout();
+    expect(await client.currentSession()).toBeNull();
+    await client.login(alice);
+    await client.logoutEverywhere();
+    expect(await client.currentSession()).toBeNull();
+  });
+
+  it('turns problems into DeskpilotClientErrors with the stable code, field errors and nothing else', async () => {
+    const client = await deployment();
+    const wrong = await client.login({ ...alice, password: 'wrong' }).catch((error: unknown) => error);
+    expect(wrong).toBeInstanceOf(DeskpilotClientError);
+    expect(wrong).toMatchObject({ code: 'invalid_credentials', status: 401, title: 'Invalid email or password' });
+    const invalid = await client.login({ email: '', password: '' }).catch((error: unknown) => error);
+    expect(invalid).toMatchObject({ code: 'invalid_request', status: 400, errors: expect.arrayContaining([expect.objectContaining({ path: 'email' })]) });
+    await client.login(alice);
+    expect(await client.switchProject({ projectKey: 'globex-b2c' }).catch((error: unknown) => error)).toMatchObject({ code: 'forbidden', status: 403 });
+  });
+
+  it('says network_error when nothing answers, and unexpected_response for an answer that is not ours', async () => {
+    const down = createDeskpilotClient({ sessionBaseUrl: 'http://127.0.0.1:9', fetch: () => Promise.reject(new TypeError('fetch failed')) });
+    expect(await down.currentSession().catch((error: unknown) => error)).toMatchObject({
+      code: 'network_error',
+      status: 0,
+      message: 'The session service is unreachable.',
+    });
+    const proxy = createDeskpilotClient({ fetch: async () => new Response('<html>Bad gateway</html>', { status: 502, headers: { 'content-type': 'text/html' } }) });
+    expect(await proxy.login(alice).catch((error: unknown) => error)).toMatchObject({ code: 'unexpected_response', status: 502 });
+  });
+});
+
+describe('createDeskpilotClient: chat', () => {
+  const context = { userEmail: 'rep@example.com', projectKey: 'acme-b2c' };
+  const sessionId = '6f1c2a7e-1d7b-4c1e-9a55-2f1f7c0e9b11';
+
+  it('streams a turn through the useChat transport with only the new message, then reads the history', async () => {
+    const client = await deployment();
+    expect(await client.chatHistory({ sessionId, context })).toBeNull();
+    let asked = 0;
+    const transport = client.chatTransport({ context: async () => (asked++, context) });
+    const stream = await transport.sendMessages({
+      chatId: sessionId,
+      trigger: 'submit-message',
+      messageId: undefined,
+      abortSignal: undefined,
+      messages: [{ id: 'u1', role: 'user', parts: [{ type: 'text', text: 'show order ORD-1001' }] }],
+    });
+    const types: string[] = [];
+    const reader = stream.getReader();
+    for (let read = await reader.read(); !read.done; read = await reader.read()) types.push(read.value.type);
+    expect(types).toContain('tool-output-available');
+    expect(types.at(-1)).toBe('finish');
+    expect(asked).toBe(1);
+    const history = await client.chatHistory({ sessionId, context });
+    expect(history).toMatchObject({ sessionId, lastTurnStatus: 'complete', messages: [{ role: 'user' }, { role: 'assistant' }] });
+  });
+
+  it('rejects a refused chat request with the code and the wait', async () => {
+    const client = await deployment({ rateLimit: 1 });
+    const transport = client.chatTransport({ context });
+    const send = (id: string) =>
+      transport.sendMessages({
+        chatId: sessionId,
+        trigger: 'submit-message',
+        messageId: undefined,
+        abortSignal: undefined,
+        messages: [{ id, role: 'user', parts: [{ type: 'text', text: 'hi' }] }],
+      });
+    const first = (await send('u1')).getReader();
+    while (!(await first.read()).done);
+    expect(await send('u2').catch((error: unknown) => error)).toMatchObject({ code: 'rate_limited', status: 429, retryAfterSeconds: expect.any(Number) });
+  });
+});

@@ -1,0 +1,128 @@
+import { DefaultChatTransport, type UIMessage } from 'ai';
+import { DeskpilotClientError, errorFromResponse } from './deskpilot-client-error.js';
+
+/** A session as the session routes answer it. */
+export interface Session {
+  id: string;
+  user: { id: string; email: string; name: string };
+  projectKey: string;
+  clientId: string;
+  role: string;
+  memberships: Array<{ projectKey: string; clientId: string; role: string }>;
+  createdAt: string;
+  expiresAt: string;
+  idleExpiresAt: string;
+}
+
+/** The chat context a request carries (identity and flags, or a signed `grant`, plus the page's fields). */
+export type ChatContext = Record<string, unknown>;
+
+/** A stored conversation, as `POST /chat/history` answers it. */
+export interface ChatHistory<Message extends UIMessage = UIMessage> {
+  sessionId: string;
+  messages: Message[];
+  lastTurnStatus: 'complete' | 'aborted' | 'awaiting_approval' | 'budget_exhausted' | 'failed' | null;
+}
+
+/** Options of {@link createDeskpilotClient}. */
+export interface DeskpilotClientOptions {
+  /** Where the session routes are: the studio's origin (its proxy) or the session service. @default "" (this origin) */
+  sessionBaseUrl?: string;
+  /** Where the chat service is. @default "" (this origin) */
+  chatBaseUrl?: string;
+  /** @default globalThis.fetch */
+  fetch?: typeof globalThis.fetch;
+  /** Cookies on cross-origin calls (`'include'` for a session service on another origin of the site). @default "same-origin" */
+  credentials?: RequestCredentials;
+}
+
+/** Options of `client.chatTransport`. */
+export interface ChatTransportOptions {
+  /** The context of each request, asked for every time (so a short-lived grant is always fresh). */
+  context: ChatContext | (() => ChatContext | Promise<ChatContext>);
+  /** `openai` or `anthropic`, when the chat service has both. */
+  provider?: 'openai' | 'anthropic';
+}
+
+/**
+ * A typed client for a Deskpilot deployment, in the browser or on Node: the session routes, the chat
+ * history, and the `useChat` transport. Every failure is a {@link DeskpilotClientError} with the
+ * problem's stable `code`.
+ *
+ * @example
+ * const client = createDeskpilotClient({ chatBaseUrl: 'https://chat.example.com' });
+ * const session = await client.login({ email, password });
+ * const { messages } = useChat({ id, transport: client.chatTransport({ context: () => fetchContext() }) });
+ */
+export function createDeskpilotClient(options: DeskpilotClientOptions = {}) {
+  const fetchImpl = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
+  const credentials = options.credentials ?? 'same-origin';
+  /** `fetch` that makes a network failure and a non-2xx answer a {@link DeskpilotClientError}. */
+  const call = async (service: string, url: string, init: RequestInit = {}): Promise<Response> => {
+    let response: Response;
+    try {
+      response = await fetchImpl(url, { credentials, ...init });
+    } catch (cause) {
+      if (init.signal?.aborted) throw cause;
+      throw new DeskpilotClientError('network_error', 0, `The ${service} is unreachable.`);
+    }
+    if (!response.ok) throw await errorFromResponse(response, service);
+    return response;
+  };
+  const post = (body: unknown): RequestInit => ({ method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const session = (path: string, init?: RequestInit) => call('session service', `${options.sessionBaseUrl ?? ''}${path}`, init);
+  const chat = (path: string, init?: RequestInit) => call('chat service', `${options.chatBaseUrl ?? ''}${path}`, init);
+
+  return {
+    /** Signs in; the session cookie is set by the answer. */
+    login: async (input: { email: string; password: string; projectKey?: string }): Promise<Session> => (await session('/sessions', post(input))).json(),
+    /** The current session, or null when signed out. */
+    currentSession: async (): Promise<Session | null> => {
+      try {
+        return await (await session('/sessions/current')).json();
+      } catch (error) {
+        if (DeskpilotClientError.isInstance(error, 'unauthenticated')) return null;
+        throw error;
+      }
+    },
+    /** Switches the active project (a new cookie; the role comes from the membership). */
+    switchProject: async (target: { projectKey: string; clientId?: string }): Promise<Session> => (await session('/sessions/current/project', post(target))).json(),
+    /** Signs out of this session. */
+    logout: async (): Promise<void> => void (await session('/sessions/current', { method: 'DELETE' })),
+    /** Signs out of every session of this user. */
+    logoutEverywhere: async (): Promise<void> => void (await session('/sessions', { method: 'DELETE' })),
+    /** A stored conversation, or null when it does not exist (yet) for this user. */
+    chatHistory: async <Message extends UIMessage = UIMessage>(input: { sessionId: string; context?: ChatContext }): Promise<ChatHistory<Message> | null> => {
+      try {
+        return await (await chat('/chat/history', post(input))).json();
+      } catch (error) {
+        if (DeskpilotClientError.isInstance(error, 'not_found')) return null;
+        throw error;
+      }
+    },
+    /**
+     * The `useChat` transport for the chat service: each request carries only the newest message (the
+     * server keeps the history), the conversation id as `sessionId`, and a context asked for anew.
+     */
+    chatTransport: <Message extends UIMessage = UIMessage>(transport: ChatTransportOptions) =>
+      new DefaultChatTransport<Message>({
+        api: `${options.chatBaseUrl ?? ''}/chat`,
+        credentials,
+        // Problems (429, 401…) and network failures reach `useChat`'s `error` as DeskpilotClientErrors.
+        fetch: (input, init) => call('chat service', input instanceof Request ? input.url : String(input), init),
+        prepareSendMessagesRequest: async ({ id, messages, trigger, messageId }) => ({
+          body: {
+            sessionId: id,
+            messages: messages.slice(-1),
+            trigger,
+            messageId,
+            context: typeof transport.context === 'function' ? await transport.context() : transport.context,
+            ...(transport.provider ? { provider: transport.provider } : {}),
+          },
+        }),
+      }),
+  };
+}
+
+/** What {@link createDeskpilotClient} returns. */
+export type DeskpilotClient = ReturnType<typeof createDeskpilotClient>;
