@@ -40,6 +40,14 @@ describe('createChatHandler({ resolveContext }): identity from the host session'
     expect(JSON.stringify(model.doStreamCalls[0]!.prompt)).toContain('orders');
   });
 
+  it('does not warn that the body is trusted: it is not', async () => {
+    const warnings: string[] = [];
+    await setupChat(scriptedModel(() => textStep('ok')), { resolveContext: fromHostSession, logger: { warn: (message) => warnings.push(message), error: () => {} } });
+    expect(warnings).toEqual([]);
+    await setupChat(scriptedModel(() => textStep('ok')), { logger: { warn: (message) => warnings.push(message), error: () => {} } });
+    expect(warnings).toEqual([expect.stringContaining('no context secret configured')]);
+  });
+
   it('answers 401 without a host session, and calls no model', async () => {
     const { post, model } = await embeddedChat();
     const response = await post(body([userMessage('hi')], { userEmail: 'alice@example.com', projectKey: 'acme-b2c' }), undefined);

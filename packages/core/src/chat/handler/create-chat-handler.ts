@@ -143,7 +143,8 @@ function resolveDependencies(options: ChatHandlerOptions, logger: Logger, report
   const store = withStoreSpans(options.store, 'chat_store');
   const approvalStore = withStoreSpans(options.approvalStore, 'approval_store');
   const gate = createApprovalGate({ store: approvalStore, ttlMs: options.approvalTtlMs, now, onError });
-  if (!options.contextSecret) logger.warn('chat: no context secret configured; identity and capability flags are taken from the request body');
+  // With neither a secret nor the host's session, a client can claim any identity: say so, once.
+  if (!options.contextSecret && !options.resolveContext) logger.warn('chat: no context secret configured; identity and capability flags are taken from the request body');
   return {
     store,
     approvalStore,
