@@ -42,9 +42,15 @@ describe('createChatHandler({ resolveContext }): identity from the host session'
 
   it('does not warn that the body is trusted: it is not', async () => {
     const warnings: string[] = [];
-    await setupChat(scriptedModel(() => textStep('ok')), { resolveContext: fromHostSession, logger: { warn: (message) => warnings.push(message), error: () => {} } });
+    await setupChat(
+      scriptedModel(() => textStep('ok')),
+      { resolveContext: fromHostSession, logger: { warn: (message) => warnings.push(message), error: () => {} } },
+    );
     expect(warnings).toEqual([]);
-    await setupChat(scriptedModel(() => textStep('ok')), { logger: { warn: (message) => warnings.push(message), error: () => {} } });
+    await setupChat(
+      scriptedModel(() => textStep('ok')),
+      { logger: { warn: (message) => warnings.push(message), error: () => {} } },
+    );
     expect(warnings).toEqual([expect.stringContaining('no context secret configured')]);
   });
 
