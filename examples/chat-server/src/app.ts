@@ -29,8 +29,12 @@ const routes = ['/healthz', '/readyz', '/metrics', '/openapi.json', '/chat', '/c
 
 /** Models from the environment; with no key, the offline demo model answers. */
 export function modelsFrom(config: ServerConfig): ChatModels & { label: string } {
-  const openai = config.OPENAI_API_KEY ? createOpenAI({ apiKey: config.OPENAI_API_KEY })(config.OPENAI_MODEL) : undefined;
-  const anthropic = config.ANTHROPIC_API_KEY ? createAnthropic({ apiKey: config.ANTHROPIC_API_KEY })(config.ANTHROPIC_MODEL) : undefined;
+  const openaiProvider = config.OPENAI_API_KEY ? createOpenAI({ apiKey: config.OPENAI_API_KEY, baseURL: config.OPENAI_BASE_URL }) : undefined;
+  // Compatible servers (Ollama, vLLM, LM Studio, LiteLLM) speak Chat Completions, not Responses.
+  const openai = openaiProvider && (config.OPENAI_API_MODE === 'chat' ? openaiProvider.chat(config.OPENAI_MODEL) : openaiProvider(config.OPENAI_MODEL));
+  const anthropic = config.ANTHROPIC_API_KEY
+    ? createAnthropic({ apiKey: config.ANTHROPIC_API_KEY, baseURL: config.ANTHROPIC_BASE_URL })(config.ANTHROPIC_MODEL)
+    : undefined;
   const fallback = openai ?? anthropic ?? createDemoModel({ delayMs: config.DEMO_MODEL_DELAY_MS });
   return { openai, anthropic, fallback, label: `${fallback.provider}:${fallback.modelId}` };
 }
@@ -96,6 +100,8 @@ export async function createApp(config: ServerConfig, logger: Logger) {
     historyLimiter: redis && createRedisRateLimiter({ client: redis, prefix: 'deskpilot:chat-history:', limit: 60, windowMs: config.RATE_LIMIT_WINDOW_MS }),
     trustedProxies: config.TRUSTED_PROXIES,
     stepBudget: config.STEP_BUDGET,
+    // Silence is what a hung provider looks like: before the first chunk, and between two.
+    modelCall: { idleTimeoutMs: config.MODEL_TIMEOUT_MS, maxRetries: config.MODEL_MAX_RETRIES },
     contextSecret: config.CHAT_CONTEXT_SECRET,
     allowedOrigins: config.ALLOWED_ORIGINS,
     logger: coreLogger(logger),

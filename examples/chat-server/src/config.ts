@@ -28,6 +28,16 @@ const environment = z.object({
   ANTHROPIC_API_KEY: z.string().min(1).optional(),
   OPENAI_MODEL: z.string().min(1).default('gpt-5.4-mini'),
   ANTHROPIC_MODEL: z.string().min(1).default('claude-sonnet-4-6'),
+  /** Another OpenAI-compatible endpoint (Azure, a proxy, Ollama/vLLM/LM Studio/LiteLLM with OPENAI_API_MODE=chat). */
+  OPENAI_BASE_URL: z.url({ protocol: /^https?$/ }).optional(),
+  /** Another Anthropic Messages endpoint (a proxy, a gateway). */
+  ANTHROPIC_BASE_URL: z.url({ protocol: /^https?$/ }).optional(),
+  /** `responses` (OpenAI's Responses API) or `chat` (Chat Completions, what compatible servers speak). */
+  OPENAI_API_MODE: z.enum(['responses', 'chat']).default('responses'),
+  /** Longest a model may stay silent (before its first token or between two) before the turn fails. */
+  MODEL_TIMEOUT_MS: positiveInt.default(60_000),
+  /** Retries of a failed model call (429, 5xx) before the turn fails. */
+  MODEL_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(2),
   CHAT_CONTEXT_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
   RATE_LIMIT_MAX: positiveInt.default(20),
   RATE_LIMIT_WINDOW_MS: positiveInt.default(60_000),

@@ -139,6 +139,7 @@ export {
   type ChatModel,
   type ChatModels,
   type HostChatContext,
+  type ModelCallOptions,
 } from './chat/handler/index.js';
 export {
   applyWorkingMemoryChange,

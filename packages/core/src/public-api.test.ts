@@ -135,6 +135,7 @@ const rootTypes = [
   'LoginInput',
   'LoginResult',
   'Membership',
+  'ModelCallOptions',
   'MemoryApprovalStore',
   'MemoryChatStore',
   'MemorySessionStore',

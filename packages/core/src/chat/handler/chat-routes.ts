@@ -19,6 +19,7 @@ import { openConversation } from './open-conversation.js';
 import { pickChatModel, type ChatModels } from './pick-chat-model.js';
 import type { ResolveChatContextResult } from './resolve-chat-context.js';
 import { startUserTurn } from './start-user-turn.js';
+import type { ModelCallOptions } from '../tool-loop/run-tool-loop.js';
 import { streamAssistantTurn } from './stream-assistant-turn.js';
 
 /** What the chat routes run on: the handler's options, normalised once when it is created. */
@@ -37,6 +38,7 @@ export interface ChatRouteDependencies {
   userMessageSchema: ReturnType<typeof userMessageSchema>;
   instructions?: string | undefined;
   stepBudget?: number | undefined;
+  modelCall?: ModelCallOptions | undefined;
   now: () => number;
   generateId: () => string;
   onError: (error: unknown) => void;
@@ -122,6 +124,7 @@ export async function serveChat(deps: ChatRouteDependencies, request: HttpReques
     assistantId: started.assistantId,
     turnTools: deps.toolSet.forTurn({ context, sessionId: session.id, approvedCalls: started.approvedCalls }),
     stepBudget: deps.stepBudget,
+    modelCall: deps.modelCall,
     onApprovalRequest: async (call) => {
       const { id } = await deps.gate.propose(scope, { ...call, capability: deps.toolSet.capabilityOf(call.toolName) ?? '' });
       deps.emit({ type: 'approval-proposed', tool: call.toolName });

@@ -20,11 +20,13 @@ import { createChatAdmission } from './create-chat-admission.js';
 import { createChatToolSet } from './create-chat-tool-set.js';
 import { createTurnTracker, type ChatDrainOptions, type ChatDrainResult } from './create-turn-tracker.js';
 import type { ChatModels } from './pick-chat-model.js';
+import type { ModelCallOptions } from '../tool-loop/run-tool-loop.js';
 import { recordFailure, withOpenSpan, withStoreSpans } from '../../telemetry/spans.js';
 import { resolveChatContext, type HostChatContext } from './resolve-chat-context.js';
 
 export type { ChatModel, ChatModels } from './pick-chat-model.js';
 export type { HostChatContext } from './resolve-chat-context.js';
+export type { ModelCallOptions } from '../tool-loop/run-tool-loop.js';
 export type { ChatDrainOptions, ChatDrainResult } from './create-turn-tracker.js';
 
 /** Options of {@link createChatHandler}. */
@@ -75,6 +77,12 @@ export interface ChatHandlerOptions {
   requireClientAddress?: boolean;
   /** Model steps per turn. @default 6 */
   stepBudget?: number;
+  /**
+   * Bounds of each model call: `timeout` (the AI SDK's: `{ chunkMs: 60000 }` fails a turn whose provider
+   * stays silent a minute, with an error part, saved `failed`) and `maxRetries` (of a 429 or 5xx before
+   * the turn fails). @default the SDK's: no timeout, 2 retries
+   */
+  modelCall?: ModelCallOptions;
   /** How long a proposed write can be approved. @default 900000 */
   approvalTtlMs?: number;
   /** When set, identity and flags come only from `context.grant`, a JWS signed with this secret. */
@@ -188,6 +196,7 @@ function resolveDependencies(options: ChatHandlerOptions, logger: Logger, report
     userMessageSchema: userMessageSchema(limits.maxTextLength ?? 16_000, limits.files),
     instructions: options.instructions,
     stepBudget: options.stepBudget,
+    modelCall: options.modelCall,
     now,
     generateId: options.generateId ?? (() => `msg_${base64url.encode(crypto.getRandomValues(new Uint8Array(16)))}`),
     onError,

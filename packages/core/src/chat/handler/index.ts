@@ -9,4 +9,5 @@ export {
   type ChatModel,
   type ChatModels,
   type HostChatContext,
+  type ModelCallOptions,
 } from './create-chat-handler.js';

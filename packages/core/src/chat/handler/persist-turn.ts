@@ -9,12 +9,14 @@ export interface TurnEnd {
   finishReason?: string | undefined;
   /** Whether the tool loop ran out of steps. */
   budgetExhausted: boolean;
+  /** Whether the stream carried an error of the model call (a provider's 5xx or 429 after the retries, a timeout). */
+  failed?: boolean;
 }
 
 /** The status a turn is recorded with (pure). */
 export function turnStatusOf(end: TurnEnd): TurnStatus {
   if (end.isAborted) return 'aborted';
-  if (end.finishReason === 'error') return 'failed';
+  if (end.finishReason === 'error' || end.failed) return 'failed';
   if (end.message.parts.some(isAwaitingApproval)) return 'awaiting_approval';
   return end.budgetExhausted ? 'budget_exhausted' : 'complete';
 }

@@ -21,6 +21,7 @@ export interface StreamAssistantTurnOptions {
   assistantId: string;
   turnTools: ChatTurnTools;
   stepBudget?: number | undefined;
+  modelCall?: RunToolLoopOptions['modelCall'];
   /** Records an approval request; returns the approval id the client sees. */
   onApprovalRequest: NonNullable<RunToolLoopOptions['onApprovalRequest']>;
   store: ChatStore;
@@ -51,6 +52,7 @@ export async function streamAssistantTurn(options: StreamAssistantTurnOptions): 
     tools: turnTools.tools,
     toolApproval: turnTools.toolApproval,
     stepBudget: options.stepBudget,
+    modelCall: options.modelCall,
     abortSignal: cut,
     onApprovalRequest: options.onApprovalRequest,
   });
@@ -61,17 +63,21 @@ export async function streamAssistantTurn(options: StreamAssistantTurnOptions): 
   const startedAt = options.now();
   options.emit?.({ type: 'turn-started', model: modelLabel });
   let unsaved = false;
+  let modelFailed = false;
   const stream = toUIMessageStream<ToolSet, ChatMessage>({
     stream: loop.stream,
     originalMessages: history,
     generateMessageId: () => options.assistantId,
     messageMetadata: ({ part }) => (part.type === 'start' ? { model: modelLabel, createdAt: options.now() } : undefined),
     onError: (error) => {
-      if (!ChatToolError.isInstance(error)) onError(error);
-      return ChatToolError.isInstance(error) ? error.message : 'The assistant could not answer. Please try again.';
+      if (ChatToolError.isInstance(error)) return error.message;
+      // The model call failed (after its retries) or timed out: the turn is recorded as failed.
+      modelFailed = true;
+      onError(error);
+      return 'The assistant could not answer. Please try again.';
     },
     onEnd: async ({ responseMessage, isAborted, finishReason }) => {
-      const status = turnStatusOf({ message: responseMessage, isAborted, finishReason, budgetExhausted: loop.budgetExhausted });
+      const status = turnStatusOf({ message: responseMessage, isAborted, finishReason, budgetExhausted: loop.budgetExhausted, failed: modelFailed });
       const saved = await persistTurn({ store: options.store, sessionId: options.sessionId, message: responseMessage, status, now: options.now });
       // An unsaved answer: the client is told (below, before `finish`).
       if (saved.kind === 'unsaved') unsaved = true;

@@ -5,6 +5,7 @@ import {
   type LanguageModel,
   type ModelMessage,
   type TextStreamPart,
+  type TimeoutConfiguration,
   type ToolApprovalConfiguration,
   type ToolSet,
 } from 'ai';
@@ -26,6 +27,22 @@ export interface RunToolLoopOptions {
    */
   onApprovalRequest?: (request: { approvalId: string; toolName: string; toolCallId: string; input: unknown }) => Promise<string>;
   abortSignal?: AbortSignal;
+  /** How the model call is bounded: the SDK's timeouts (`chunkMs`: longest silence; `stepMs`, `totalMs`) and retries of a failed call. */
+  modelCall?: ModelCallOptions | undefined;
+}
+
+/** Bounds of each model call: passed to the AI SDK as `timeout` and `maxRetries`. */
+export interface ModelCallOptions {
+  /** The AI SDK's timeout configuration, e.g. `{ chunkMs: 60000 }`: a provider silent that long fails the turn with an error part. @default none */
+  timeout?: TimeoutConfiguration<ToolSet>;
+  /** Retries of a failed call (a 429, a 5xx) before the turn fails. @default 2 (the SDK's) */
+  maxRetries?: number;
+  /**
+   * Longest the turn may go without a part from the model (or a running tool) — before the first
+   * token or between two, a provider that accepted and went silent included: then the provider call is
+   * cancelled and the turn ends with an error part, saved `failed`. @default none
+   */
+  idleTimeoutMs?: number;
 }
 
 /** The running loop: its stream of parts, and how it went once the stream has ended. */
@@ -63,6 +80,11 @@ export function runToolLoop(options: RunToolLoopOptions): RunToolLoopResult {
     stopWhen: isStepCount(budget),
     prepareStep: ({ stepNumber }) => (stepNumber >= budget - 1 ? { toolChoice: 'none' } : undefined),
     abortSignal: options.abortSignal,
+    // Errors reach the stream as error parts, and the handler reports them; the SDK's default would
+    // also print each one to the console, past the host's logger.
+    onError: () => {},
+    ...(options.modelCall?.timeout === undefined ? {} : { timeout: options.modelCall.timeout }),
+    ...(options.modelCall?.maxRetries === undefined ? {} : { maxRetries: options.modelCall.maxRetries }),
     // The model calls' spans, once the host registers an AI SDK telemetry integration: grouped under
     // one name, without prompts or answers (they hold what users and customers wrote).
     telemetry: { functionId: 'deskpilot.chat', recordInputs: false, recordOutputs: false },
@@ -70,7 +92,7 @@ export function runToolLoop(options: RunToolLoopOptions): RunToolLoopResult {
 
   const { observe, progress } = createLoopObserver({ budget, budgetNotice: options.budgetNotice, onApprovalRequest: options.onApprovalRequest });
   return {
-    stream: observedStream(result.stream, observe),
+    stream: observedStream(result.stream, observe, options.modelCall?.idleTimeoutMs),
     // Getters: the figures are read once the stream has ended.
     get steps() {
       return progress.steps;
@@ -154,8 +176,9 @@ function createLoopObserver(options: { budget: number; budgetNotice?: string | u
 }
 
 /** The source's parts as `observe` replaces them (dropped when it answers undefined). */
-function observedStream(source: ReadableStream<Part>, observe: ReturnType<typeof createLoopObserver>['observe']): ReadableStream<Part> {
+function observedStream(source: ReadableStream<Part>, observe: ReturnType<typeof createLoopObserver>['observe'], idleTimeoutMs?: number): ReadableStream<Part> {
   const reader = source.getReader();
+  const watchdog = idleTimeoutMs === undefined ? undefined : watchSilence(reader, idleTimeoutMs);
   // A pulled stream rather than a TransformStream: one stage less of piping machinery per part, and
   // synchronous for every part but approval requests (a promise per streamed token is measurable).
   return new ReadableStream<Part>(
@@ -164,7 +187,10 @@ function observedStream(source: ReadableStream<Part>, observe: ReturnType<typeof
         // A pull that enqueues nothing is not called again: read on until there is a part to stream.
         for (;;) {
           const { done, value } = await reader.read();
+          if (watchdog) watchdog.heard();
           if (done) {
+            watchdog?.stop();
+            if (watchdog?.timedOut) controller.enqueue({ type: 'error', error: new ModelTimeoutError(idleTimeoutMs!) });
             controller.close();
             return;
           }
@@ -176,8 +202,44 @@ function observedStream(source: ReadableStream<Part>, observe: ReturnType<typeof
           }
         }
       },
-      cancel: (reason) => reader.cancel(reason),
+      cancel: (reason) => {
+        watchdog?.stop();
+        return reader.cancel(reason);
+      },
     },
     { highWaterMark: 0 },
   );
+}
+
+/** The model (or a tool) said nothing for the configured time: the turn ends with an error part. */
+export class ModelTimeoutError extends Error {
+  constructor(idleTimeoutMs: number) {
+    super(`The model sent nothing for ${idleTimeoutMs} ms.`);
+    this.name = 'ModelTimeoutError';
+  }
+}
+
+/**
+ * One timer per turn, not one per part: it checks a few times per period whether a part arrived, and
+ * after `idleTimeoutMs` of silence cancels the source (the SDK aborts the provider call).
+ */
+function watchSilence(reader: ReadableStreamDefaultReader<Part>, idleTimeoutMs: number) {
+  let lastHeard = Date.now();
+  const state = { timedOut: false };
+  const timer = setInterval(
+    () => {
+      if (Date.now() - lastHeard < idleTimeoutMs) return;
+      state.timedOut = true;
+      clearInterval(timer);
+      void reader.cancel(new ModelTimeoutError(idleTimeoutMs)).catch(() => {});
+    },
+    Math.max(10, Math.floor(idleTimeoutMs / 4)),
+  );
+  return {
+    heard: () => void (lastHeard = Date.now()),
+    stop: () => clearInterval(timer),
+    get timedOut() {
+      return state.timedOut;
+    },
+  };
 }
