@@ -18,6 +18,7 @@ import { chatOpenApi } from '@deskpilot/core/openapi';
 import { join } from 'node:path';
 import { createPostgresStores, openDatabase } from '@deskpilot/postgres';
 import { checkRedisReady, connectRedis, createRedisRateLimiter } from '@deskpilot/redis';
+import { defaultSettingsMiddleware, wrapLanguageModel } from 'ai';
 import express from 'express';
 import type { Logger } from 'pino';
 import type { ServerConfig } from './config.ts';
@@ -27,11 +28,20 @@ import { allListeners, mountMetrics, routeLabels } from '../../shared/metrics.ts
 /** The chat service's routes, as metrics label them (anything else is `other`). */
 const routes = ['/healthz', '/readyz', '/metrics', '/openapi.json', '/chat', '/chat/history'];
 
+/**
+ * A Responses API model that sends the whole conversation on every call (`store: false`), as this
+ * service stores it: by default the SDK would send earlier answers as references to OpenAI's stored
+ * copies, and a conversation resumed after OpenAI dropped them (30 days, zero-retention projects,
+ * another key) would fail for good. Reasoning models keep their reasoning through encrypted items.
+ */
+const stateless = (model: Parameters<typeof wrapLanguageModel>[0]['model']) =>
+  wrapLanguageModel({ model, middleware: defaultSettingsMiddleware({ settings: { providerOptions: { openai: { store: false } } } }) });
+
 /** Models from the environment; with no key, the offline demo model answers. */
 export function modelsFrom(config: ServerConfig): ChatModels & { label: string } {
   const openaiProvider = config.OPENAI_API_KEY ? createOpenAI({ apiKey: config.OPENAI_API_KEY, baseURL: config.OPENAI_BASE_URL }) : undefined;
   // Compatible servers (Ollama, vLLM, LM Studio, LiteLLM) speak Chat Completions, not Responses.
-  const openai = openaiProvider && (config.OPENAI_API_MODE === 'chat' ? openaiProvider.chat(config.OPENAI_MODEL) : openaiProvider(config.OPENAI_MODEL));
+  const openai = openaiProvider && (config.OPENAI_API_MODE === 'chat' ? openaiProvider.chat(config.OPENAI_MODEL) : stateless(openaiProvider(config.OPENAI_MODEL)));
   const anthropic = config.ANTHROPIC_API_KEY
     ? createAnthropic({ apiKey: config.ANTHROPIC_API_KEY, baseURL: config.ANTHROPIC_BASE_URL })(config.ANTHROPIC_MODEL)
     : undefined;

@@ -1,6 +1,6 @@
 import { MockLanguageModelV4 } from 'ai/test';
 import { describe, expect, it } from 'vitest';
-import { readAll, scriptedModel, sessionId, setupChat, textStep, userMessage } from './chat.test-support.js';
+import { readAll, scriptedModel, sessionId, setupChat, textStep, toolStep, userMessage } from './chat.test-support.js';
 
 const body = { sessionId, context: { userEmail: 'rep@example.com', projectKey: 'acme-b2c' }, messages: [userMessage('hi')] };
 
@@ -45,5 +45,27 @@ describe('POST /chat: a model that fails or goes silent', () => {
     );
     await readAll(await post(body));
     expect((await store.getSession(sessionId))?.lastTurnStatus).toBe('complete');
+  });
+
+  it('does not fail a turn whose model called a tool with invalid input: the model sees the error and answers', async () => {
+    const model = scriptedModel((_call, index) => (index === 0 ? toolStep({ name: 'getOrder', input: { orderId: 42 } }) : textStep('Which order?')));
+    const { post, store, errors } = await setupChat(model);
+    const chunks = await readAll(await post(body));
+    expect(chunks).toContainEqual(expect.objectContaining({ type: 'tool-input-error', errorText: 'The assistant called a tool with invalid input.' }));
+    expect(JSON.stringify(model.doStreamCalls[1]!.prompt)).toMatch(/Invalid input for tool getOrder/);
+    expect((await store.getSession(sessionId))?.lastTurnStatus).toBe('complete');
+    expect(errors).toEqual([]);
+  });
+
+  it('keeps provider-specific custom parts out of the stream and the history', async () => {
+    const model = scriptedModel(() => [
+      { type: 'stream-start', warnings: [] },
+      { type: 'custom', kind: 'anthropic.message_start', providerMetadata: { anthropic: { id: 'msg_1' } } },
+      ...textStep('Hello.').slice(1),
+    ]);
+    const { post, store } = await setupChat(model);
+    const chunks = await readAll(await post(body));
+    expect(chunks.map((chunk) => chunk.type)).not.toContain('custom');
+    expect(JSON.stringify(await store.getMessages(sessionId))).not.toContain('message_start');
   });
 });

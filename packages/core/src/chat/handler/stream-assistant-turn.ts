@@ -1,4 +1,4 @@
-import { convertToModelMessages, toUIMessageStream, type ToolSet } from 'ai';
+import { InvalidToolInputError, NoSuchToolError, convertToModelMessages, toUIMessageStream, type ToolSet } from 'ai';
 import type { DeskpilotEventListener } from '../../events/deskpilot-event.js';
 import type { HttpResponse } from '../../http/http-request.js';
 import type { ChatStore } from '../conversation/chat-store.js';
@@ -63,7 +63,6 @@ export async function streamAssistantTurn(options: StreamAssistantTurnOptions): 
   const startedAt = options.now();
   options.emit?.({ type: 'turn-started', model: modelLabel });
   let unsaved = false;
-  let modelFailed = false;
   const stream = toUIMessageStream<ToolSet, ChatMessage>({
     stream: loop.stream,
     originalMessages: history,
@@ -71,13 +70,13 @@ export async function streamAssistantTurn(options: StreamAssistantTurnOptions): 
     messageMetadata: ({ part }) => (part.type === 'start' ? { model: modelLabel, createdAt: options.now() } : undefined),
     onError: (error) => {
       if (ChatToolError.isInstance(error)) return error.message;
-      // The model call failed (after its retries) or timed out: the turn is recorded as failed.
-      modelFailed = true;
+      // The model's own mistake: it sees the error as the call's result and can answer again.
+      if (InvalidToolInputError.isInstance(error) || NoSuchToolError.isInstance(error)) return 'The assistant called a tool with invalid input.';
       onError(error);
       return 'The assistant could not answer. Please try again.';
     },
     onEnd: async ({ responseMessage, isAborted, finishReason }) => {
-      const status = turnStatusOf({ message: responseMessage, isAborted, finishReason, budgetExhausted: loop.budgetExhausted, failed: modelFailed });
+      const status = turnStatusOf({ message: responseMessage, isAborted, finishReason, budgetExhausted: loop.budgetExhausted, failed: loop.failed });
       const saved = await persistTurn({ store: options.store, sessionId: options.sessionId, message: responseMessage, status, now: options.now });
       // An unsaved answer: the client is told (below, before `finish`).
       if (saved.kind === 'unsaved') unsaved = true;

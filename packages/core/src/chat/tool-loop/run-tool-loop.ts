@@ -52,6 +52,12 @@ export interface RunToolLoopResult {
   readonly steps: number;
   /** True when the loop used its whole step budget. */
   readonly budgetExhausted: boolean;
+  /**
+   * True when the stream carried an error part: the model call failed (after its retries), went
+   * silent, or an approval could not be recorded. A tool that failed or was called with invalid
+   * input is not a failed turn: the model sees the error and answers.
+   */
+  readonly failed: boolean;
 }
 
 export const defaultBudgetNotice = 'I reached the step limit for this turn before finishing. Ask me to continue if you need more.';
@@ -92,7 +98,7 @@ export function runToolLoop(options: RunToolLoopOptions): RunToolLoopResult {
 
   const { observe, progress } = createLoopObserver({ budget, budgetNotice: options.budgetNotice, onApprovalRequest: options.onApprovalRequest });
   return {
-    stream: observedStream(result.stream, observe, options.modelCall?.idleTimeoutMs),
+    stream: observedStream(result.stream, observe, options.modelCall?.idleTimeoutMs, () => progress.noteFailure()),
     // Getters: the figures are read once the stream has ended.
     get steps() {
       return progress.steps;
@@ -100,13 +106,16 @@ export function runToolLoop(options: RunToolLoopOptions): RunToolLoopResult {
     get budgetExhausted() {
       return progress.budgetExhausted;
     },
+    get failed() {
+      return progress.failed;
+    },
   };
 }
 
 type Part = TextStreamPart<ToolSet>;
 
 /** What the loop has done so far, read once its stream has ended. */
-type LoopProgress = Pick<RunToolLoopResult, 'steps' | 'budgetExhausted'>;
+type LoopProgress = Pick<RunToolLoopResult, 'steps' | 'budgetExhausted' | 'failed'> & { noteFailure(): void };
 
 /**
  * Watches the parts of the loop: counts steps, records approval requests, and ends a turn that used
@@ -120,6 +129,7 @@ function createLoopObserver(options: { budget: number; budgetNotice?: string | u
   // A model that calls a tool on the forced tool-less step has still used up the budget: that ends
   // the turn with the notice, not as a failure.
   let ignoredToolChoice = false;
+  let failed = false;
   /** Records an approval request; the part to stream has the id the callback returns, or is an error (fail closed). */
   const recordApproval = async (part: Extract<Part, { type: 'tool-approval-request' }>, record: NonNullable<typeof onApprovalRequest>): Promise<Part> => {
     try {
@@ -127,6 +137,7 @@ function createLoopObserver(options: { budget: number; budgetNotice?: string | u
       const approvalId = await record({ approvalId: part.approvalId, toolName, toolCallId, input });
       return { ...part, approvalId };
     } catch (error) {
+      failed = true;
       return { type: 'error', error };
     }
   };
@@ -151,7 +162,12 @@ function createLoopObserver(options: { budget: number; budgetNotice?: string | u
           ignoredToolChoice = true;
           return undefined;
         }
+        failed = true;
         break;
+      // Provider-specific parts (Anthropic's `message_start` with its usage and ids): internals of
+      // the provider call, neither for the client nor for the stored history.
+      case 'custom':
+        return undefined;
       case 'finish':
         if (ignoredToolChoice || (steps >= budget && !lastStepHadText)) {
           const id = 'budget-notice';
@@ -171,12 +187,21 @@ function createLoopObserver(options: { budget: number; budgetNotice?: string | u
     get budgetExhausted() {
       return steps >= budget || ignoredToolChoice;
     },
+    get failed() {
+      return failed;
+    },
+    noteFailure: () => void (failed = true),
   };
   return { observe, progress };
 }
 
 /** The source's parts as `observe` replaces them (dropped when it answers undefined). */
-function observedStream(source: ReadableStream<Part>, observe: ReturnType<typeof createLoopObserver>['observe'], idleTimeoutMs?: number): ReadableStream<Part> {
+function observedStream(
+  source: ReadableStream<Part>,
+  observe: ReturnType<typeof createLoopObserver>['observe'],
+  idleTimeoutMs: number | undefined,
+  noteFailure: () => void,
+): ReadableStream<Part> {
   const reader = source.getReader();
   const watchdog = idleTimeoutMs === undefined ? undefined : watchSilence(reader, idleTimeoutMs);
   // A pulled stream rather than a TransformStream: one stage less of piping machinery per part, and
@@ -190,7 +215,10 @@ function observedStream(source: ReadableStream<Part>, observe: ReturnType<typeof
           if (watchdog) watchdog.heard();
           if (done) {
             watchdog?.stop();
-            if (watchdog?.timedOut) controller.enqueue({ type: 'error', error: new ModelTimeoutError(idleTimeoutMs!) });
+            if (watchdog?.timedOut) {
+              noteFailure();
+              controller.enqueue({ type: 'error', error: new ModelTimeoutError(idleTimeoutMs!) });
+            }
             controller.close();
             return;
           }
