@@ -101,7 +101,14 @@ function responsesEvents(step: ModelStep, turn: number): Event[] {
 /** Chat Completions chunks for one step (`data:` lines only, then `[DONE]`). */
 function chatEvents(step: ModelStep, turn: number): Event[] {
   const chunk = (delta: object, finish: string | null = null, extra: object = {}) => ({
-    data: { id: `chatcmpl-${turn}`, object: 'chat.completion.chunk', created: 1_700_000_000, model: 'local-model', choices: [{ index: 0, delta, finish_reason: finish }], ...extra },
+    data: {
+      id: `chatcmpl-${turn}`,
+      object: 'chat.completion.chunk',
+      created: 1_700_000_000,
+      model: 'local-model',
+      choices: [{ index: 0, delta, finish_reason: finish }],
+      ...extra,
+    },
   });
   const events: Event[] = [chunk({ role: 'assistant', content: step.text === undefined ? null : '' })];
   for (const delta of words(step.text ?? '')) events.push(chunk({ content: delta }));
@@ -181,7 +188,8 @@ function errorBody(dialect: Dialect, status: number) {
 /** The provider's own "overloaded" error event, sent mid-stream. */
 function overloadedEvent(dialect: Dialect): Event {
   if (dialect === 'messages') return { event: 'error', data: { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } } };
-  if (dialect === 'responses') return { event: 'error', data: { type: 'error', code: 'server_error', message: 'The server is overloaded.', param: null, sequence_number: 99 } };
+  if (dialect === 'responses')
+    return { event: 'error', data: { type: 'error', code: 'server_error', message: 'The server is overloaded.', param: null, sequence_number: 99 } };
   return { data: { error: { message: 'The server is overloaded.', type: 'server_error', param: null, code: null } } };
 }
 

@@ -36,7 +36,8 @@ function chatTranscript(body: Record<string, unknown>): TranscriptEntry[] {
   return (body.messages as Item[]).flatMap((item, message): TranscriptEntry[] => {
     if (item.role === 'tool') return [{ kind: 'result', id: item.tool_call_id as string, output: text(item.content), message }];
     const entries: TranscriptEntry[] = [];
-    const content = typeof item.content === 'string' ? item.content : Array.isArray(item.content) ? item.content.map((part: { text?: string }) => part.text ?? '').join('') : '';
+    const content =
+      typeof item.content === 'string' ? item.content : Array.isArray(item.content) ? item.content.map((part: { text?: string }) => part.text ?? '').join('') : '';
     if (content) entries.push({ kind: 'text', role: item.role!, text: content, message });
     for (const call of (item.tool_calls as Array<{ id: string; function: { name: string; arguments: string } }> | undefined) ?? [])
       entries.push({ kind: 'call', id: call.id, name: call.function.name, input: parsed(call.function.arguments), message });
@@ -82,7 +83,8 @@ export function toolExchanges(transcript: TranscriptEntry[]) {
 export function pairingProblem(request: ProviderRequest): string | undefined {
   const transcript = transcriptOf(request);
   for (const [index, entry] of transcript.entries()) {
-    if (entry.kind === 'result' && !transcript.slice(0, index).some((other) => other.kind === 'call' && other.id === entry.id)) return `result ${entry.id} answers no earlier call`;
+    if (entry.kind === 'result' && !transcript.slice(0, index).some((other) => other.kind === 'call' && other.id === entry.id))
+      return `result ${entry.id} answers no earlier call`;
     if (entry.kind !== 'call') continue;
     const answers = transcript.filter((other) => other.kind === 'result' && other.id === entry.id);
     if (answers.length !== 1) return `call ${entry.id} has ${answers.length} results`;

@@ -87,7 +87,11 @@ describe.each(providers)('$name', ({ dialect, provider }) => {
     fake.script([{ text: 'Still here.' }]);
     await send(body, [first, userMessage('are you still there?')]);
     const transcript = transcriptOf(fake.requests[0]!);
-    expect(transcript.filter((entry) => entry.kind === 'text' && entry.role !== 'system').map((entry) => [entry.kind === 'text' && entry.role, entry.kind === 'text' && entry.text])).toEqual([
+    expect(
+      transcript
+        .filter((entry) => entry.kind === 'text' && entry.role !== 'system')
+        .map((entry) => [entry.kind === 'text' && entry.role, entry.kind === 'text' && entry.text]),
+    ).toEqual([
       ['user', 'hi there'],
       ['assistant', 'Hello from the model.'],
       ['user', 'are you still there?'],
@@ -98,7 +102,11 @@ describe.each(providers)('$name', ({ dialect, provider }) => {
 
   it('runs one read tool and sends its result back paired with the call', async () => {
     const body = conversation();
-    const chunks = await ask([{ calls: [{ id: 'call_order_1', name: 'getOrder', input: { orderId: 'ORD-1001' } }] }, { text: 'ORD-1001 was delivered.' }], 'where is ORD-1001?', body);
+    const chunks = await ask(
+      [{ calls: [{ id: 'call_order_1', name: 'getOrder', input: { orderId: 'ORD-1001' } }] }, { text: 'ORD-1001 was delivered.' }],
+      'where is ORD-1001?',
+      body,
+    );
     expect(chunks).toContainEqual(expect.objectContaining({ type: 'tool-output-available', toolCallId: 'call_order_1' }));
     expect(textOf(chunks)).toBe('ORD-1001 was delivered.');
     expect(fake.requests).toHaveLength(2);
@@ -145,7 +153,11 @@ describe.each(providers)('$name', ({ dialect, provider }) => {
 
   it('answers invalid tool arguments with an error result the model sees, without running the tool', async () => {
     const body = conversation();
-    const chunks = await ask([{ calls: [{ id: 'call_bad', name: 'getOrder', input: '{"orderId": 42' }] }, { text: 'Which order do you mean?' }], 'look up my order', body);
+    const chunks = await ask(
+      [{ calls: [{ id: 'call_bad', name: 'getOrder', input: '{"orderId": 42' }] }, { text: 'Which order do you mean?' }],
+      'look up my order',
+      body,
+    );
     const failed = chunks.find((chunk) => chunk.type === 'tool-input-error' || chunk.type === 'tool-output-error') as { errorText: string } | undefined;
     expect(failed).toBeDefined();
     expect(failed!.errorText).not.toMatch(/ at |\.ts:|\.js:/);
