@@ -17,7 +17,7 @@ import { writeResponse } from '@deskpilot/core/node';
 import { chatOpenApi } from '@deskpilot/core/openapi';
 import { join } from 'node:path';
 import { createPostgresStores, openDatabase } from '@deskpilot/postgres';
-import { checkRedisReady, connectRedis, createRedisRateLimiter } from '@deskpilot/redis';
+import { checkRedisReady, connectRedis, createRedisRateLimiter, createRedisTokenMeter } from '@deskpilot/redis';
 import { defaultSettingsMiddleware, wrapLanguageModel } from 'ai';
 import express from 'express';
 import type { Logger } from 'pino';
@@ -112,6 +112,15 @@ export async function createApp(config: ServerConfig, logger: Logger) {
     stepBudget: config.STEP_BUDGET,
     // Silence is what a hung provider looks like: before the first chunk, and between two.
     modelCall: { idleTimeoutMs: config.MODEL_TIMEOUT_MS, maxRetries: config.MODEL_MAX_RETRIES },
+    contextBudget: { maxChars: config.HISTORY_BUDGET_CHARS },
+    // Counted in Redis when it is configured: every replica sees the same totals.
+    tokenBudget: config.TOKEN_BUDGET
+      ? {
+          limit: config.TOKEN_BUDGET,
+          windowMs: config.TOKEN_BUDGET_WINDOW_MS,
+          meter: redis && createRedisTokenMeter({ client: redis, windowMs: config.TOKEN_BUDGET_WINDOW_MS }),
+        }
+      : undefined,
     contextSecret: config.CHAT_CONTEXT_SECRET,
     allowedOrigins: config.ALLOWED_ORIGINS,
     logger: coreLogger(logger),

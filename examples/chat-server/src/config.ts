@@ -38,6 +38,11 @@ const environment = z.object({
   MODEL_TIMEOUT_MS: positiveInt.default(60_000),
   /** Retries of a failed model call (429, 5xx) before the turn fails. */
   MODEL_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(2),
+  /** Most characters of model input per call (instructions and messages); older turns are left out whole. */
+  HISTORY_BUDGET_CHARS: positiveInt.default(200_000),
+  /** Model tokens per user per window; unset, no budget. */
+  TOKEN_BUDGET: positiveInt.optional(),
+  TOKEN_BUDGET_WINDOW_MS: positiveInt.default(86_400_000),
   CHAT_CONTEXT_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
   RATE_LIMIT_MAX: positiveInt.default(20),
   RATE_LIMIT_WINDOW_MS: positiveInt.default(60_000),

@@ -51,6 +51,16 @@ const textOf = (chunks: UIMessageChunk[]) =>
     .join('');
 const typesOf = (chunks: UIMessageChunk[]) => chunks.map((chunk) => chunk.type);
 const refundsLogged = (server: RunningExample) => server.output().match(/"msg":"refundOrder ORD-1001/g)?.length ?? 0;
+/**
+ * The usage each protocol's numbers mean (input 1,200, output 80, cached 1,000, reasoning 30 sent):
+ * OpenAI's input includes the cached tokens; Anthropic's `input_tokens` excludes the cache reads, which
+ * are added, and it reports no reasoning count.
+ */
+const reportedUsage: Record<Dialect, object> = {
+  responses: { inputTokens: 1_200, outputTokens: 80, totalTokens: 1_280, cachedInputTokens: 1_000, reasoningTokens: 30 },
+  chat: { inputTokens: 1_200, outputTokens: 80, totalTokens: 1_280, cachedInputTokens: 1_000, reasoningTokens: 30 },
+  messages: { inputTokens: 2_200, outputTokens: 80, totalTokens: 2_280, cachedInputTokens: 1_000 },
+};
 const safeError = { type: 'error', errorText: 'The assistant could not answer. Please try again.' };
 
 describe.each(providers)('$name', ({ dialect, provider }) => {
@@ -255,11 +265,36 @@ describe.each(providers)('$name', ({ dialect, provider }) => {
     expect(refundsLogged(server())).toBe(before + 1);
   });
 
+  it("records the tokens the provider reports in the answer's metadata, in the stream and the history", async () => {
+    const body = conversation();
+    const chunks = await ask([{ text: 'Counted.', usage: { input: 1_200, output: 80, cached: 1_000, reasoning: 30 } }], 'count me', body);
+    const usage = reportedUsage[dialect];
+    expect(chunks.at(-1)).toMatchObject({ type: 'finish', messageMetadata: { usage } });
+    expect((await readHistory(server().url, body)).messages.at(-1)!.metadata).toMatchObject({ status: 'complete', usage });
+  });
+
   it('ends a turn whose provider goes silent once MODEL_TIMEOUT_MS passes', async () => {
     const body = conversation();
     const chunks = await ask(['hang'], 'hi', body);
     expect(chunks).toContainEqual(safeError);
     expect(chunks.at(-1)!.type).toBe('finish');
     expect(await status(body)).toBe('failed');
+  });
+});
+
+describe('TOKEN_BUDGET', () => {
+  it('refuses a user over the budget with 429 token_budget_exceeded, without calling the provider', async () => {
+    const server = await spawnExample(serverFile, { OPENAI_API_KEY: 'local', OPENAI_BASE_URL: fake.url, OPENAI_API_MODE: 'chat', TOKEN_BUDGET: '100' });
+    const body = { sessionId: crypto.randomUUID(), context: { userEmail: `rep-${crypto.randomUUID()}@example.com`, projectKey: 'acme-b2c' } };
+    const first = userMessage('hi');
+    fake.script([{ text: 'Hello.', usage: { input: 100, output: 20 } }]);
+    await readChunks(await postJson(server.url, '/chat', { ...body, messages: [first] }));
+    const refused = await postJson(server.url, '/chat', { ...body, messages: [first, userMessage('again')] });
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get('content-type')).toBe('application/problem+json');
+    expect(await refused.json()).toMatchObject({ code: 'token_budget_exceeded' });
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(fake.requests).toHaveLength(1);
+    expect((await readHistory(server.url, body)).messages).toHaveLength(2);
   });
 });

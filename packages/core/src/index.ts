@@ -50,12 +50,17 @@ export { fromFetchRequest, problemResponse, toFetchResponse, type HttpRequest, t
 
 // Rate limiting
 export {
+  createMemoryTokenMeter,
   createSlidingWindowLimiter,
   retryAfterSeconds,
+  type MemoryTokenMeter,
+  type MemoryTokenMeterOptions,
   type RateLimitDecision,
   type RateLimiter,
   type SlidingWindowLimiter,
   type SlidingWindowLimiterOptions,
+  type TokenMeter,
+  type TokenMeterReading,
 } from './limiter/index.js';
 
 // Sessions
@@ -140,6 +145,8 @@ export {
   type ChatModels,
   type HostChatContext,
   type ModelCallOptions,
+  type TokenBudgetOptions,
+  type TurnUsage,
 } from './chat/handler/index.js';
 export {
   applyWorkingMemoryChange,
@@ -179,6 +186,7 @@ export {
   type ChatContextLimits,
   type ChatGrantClaims,
   type ChatGrantPolicy,
+  type ContextBudget,
   type InstructionLimits,
   type SignChatGrantOptions,
   type VerifyChatGrantOptions,

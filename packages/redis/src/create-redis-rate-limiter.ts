@@ -135,7 +135,7 @@ export function createRedisRateLimiter(options: RedisRateLimiterOptions): RedisR
 }
 
 /** Rejects when `promise` has not settled within `ms`: node-redis stops timing a command once it is written. */
-function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T> {
+export function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const deadline = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`Redis did not answer within ${ms} ms.`)), ms);

@@ -2,3 +2,4 @@ export { createRedisRateLimiter, type RedisCommandClient, type RedisRateLimiter,
 export { connectRedis, type ConnectRedisOptions, type RedisClient } from './connect-redis.js';
 export { checkRedisReady, type RedisPingClient } from './check-redis-ready.js';
 export { fromIoRedis, type IoRedisLike } from './from-ioredis.js';
+export { createRedisTokenMeter, type RedisTokenMeterOptions } from './create-redis-token-meter.js';

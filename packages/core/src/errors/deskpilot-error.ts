@@ -12,6 +12,7 @@ export type ErrorCode =
   | 'payload_too_large'
   | 'unsupported_media_type'
   | 'rate_limited'
+  | 'token_budget_exceeded'
   | 'provider_unavailable'
   | 'internal'
   | 'upstream_unavailable'
@@ -33,6 +34,7 @@ export const errorStatus: Record<ErrorCode, number> = {
   payload_too_large: 413,
   unsupported_media_type: 415,
   rate_limited: 429,
+  token_budget_exceeded: 429,
   internal: 500,
   upstream_unavailable: 502,
   store_unavailable: 503,
@@ -54,6 +56,7 @@ export const errorTitle: Record<ErrorCode, string> = {
   payload_too_large: 'Payload too large',
   unsupported_media_type: 'Unsupported media type',
   rate_limited: 'Too many requests',
+  token_budget_exceeded: 'Token budget used up',
   internal: 'Internal error',
   upstream_unavailable: 'Upstream service unavailable',
   store_unavailable: 'Storage unavailable',

@@ -3,7 +3,8 @@ import type { TurnStatus } from '../chat/conversation/chat-store.js';
 import { DeskpilotError } from '../errors/deskpilot-error.js';
 
 /** Which rate limit refused a request. */
-export type RateLimitName = 'chat' | 'chat-address' | 'chat-history' | 'chat-history-address' | 'login-address' | 'login-account-address' | 'login-account';
+export type RateLimitName =
+  'chat' | 'chat-address' | 'chat-tokens' | 'chat-history' | 'chat-history-address' | 'login-address' | 'login-account-address' | 'login-account';
 
 /**
  * What the handlers report as they work, for metrics and audit logs (`onEvent`). Plain data: no token,

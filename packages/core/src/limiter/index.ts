@@ -1,2 +1,3 @@
 export { createSlidingWindowLimiter, type SlidingWindowLimiter, type SlidingWindowLimiterOptions } from './create-sliding-window-limiter.js';
 export { retryAfterSeconds, type RateLimitDecision, type RateLimiter } from './rate-limit-decision.js';
+export { createMemoryTokenMeter, type MemoryTokenMeter, type MemoryTokenMeterOptions, type TokenMeter, type TokenMeterReading } from './token-meter.js';

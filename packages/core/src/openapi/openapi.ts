@@ -155,6 +155,7 @@ export function chatOpenApi(options: OpenApiOptions = {}): OpenApiDocument {
             'conflict',
             'provider_unavailable',
             'rate_limited',
+            'token_budget_exceeded',
             'store_unavailable',
             'unavailable',
           ]),

@@ -1,8 +1,9 @@
 import { isToolUIPart, type DynamicToolUIPart, type ToolUIPart, type UIMessage } from 'ai';
 import type { TurnStatus } from '../conversation/chat-store.js';
+import type { TurnUsage } from './token-budget.js';
 
-/** A chat message as stored and streamed, with the metadata Deskpilot records on assistant turns. */
-export type ChatMessage = UIMessage<{ status?: TurnStatus; model?: string; createdAt?: number }>;
+/** A chat message as stored and streamed, with the metadata Deskpilot records on assistant turns (`usage`: tokens of all its model calls). */
+export type ChatMessage = UIMessage<{ status?: TurnStatus; model?: string; createdAt?: number; usage?: TurnUsage }>;
 
 /** A new user message as validated at the edge: text parts, and inline file parts within the limits. */
 export type UserMessage = {

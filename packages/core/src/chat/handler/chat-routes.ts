@@ -6,6 +6,7 @@ import { readJsonBody } from '../../http/read-json-body.js';
 import { parseWithSchema } from '../../validation/parse-with-schema.js';
 import type { ApprovalStore } from '../approval/approval-store.js';
 import type { ApprovalGate, ApprovalScope } from '../approval/create-approval-gate.js';
+import type { ContextBudget } from '../context/bound-model-input.js';
 import { buildInstructions } from '../context/build-instructions.js';
 import type { ChatSessionRecord, ChatStore } from '../conversation/chat-store.js';
 import { createChatStreamResponse } from '../stream/create-chat-stream-response.js';
@@ -21,6 +22,7 @@ import type { ResolveChatContextResult } from './resolve-chat-context.js';
 import { startUserTurn } from './start-user-turn.js';
 import type { ModelCallOptions } from '../tool-loop/run-tool-loop.js';
 import { streamAssistantTurn } from './stream-assistant-turn.js';
+import type { TokenBudget } from './token-budget.js';
 
 /** What the chat routes run on: the handler's options, normalised once when it is created. */
 export interface ChatRouteDependencies {
@@ -39,6 +41,9 @@ export interface ChatRouteDependencies {
   instructions?: string | undefined;
   stepBudget?: number | undefined;
   modelCall?: ModelCallOptions | undefined;
+  contextBudget: Required<ContextBudget>;
+  /** The per-user token budget, when configured. */
+  tokenBudget?: TokenBudget | undefined;
   now: () => number;
   generateId: () => string;
   onError: (error: unknown) => void;
@@ -108,6 +113,8 @@ export async function serveChat(deps: ChatRouteDependencies, request: HttpReques
   const last = await parseLastMessage(deps, body.messages.at(-1));
   const admission = await deps.admission.admit(request, context.userEmail);
   if (!admission.allowed) throw admission.error;
+  // Before anything is stored: a refused turn leaves the conversation as it was.
+  await deps.tokenBudget?.check(context.userEmail);
   const opened = await openConversation({ store: deps.store, sessionId: body.sessionId, context, now: deps.now });
   if (!opened.ok) throw opened.error;
   const { session } = opened;
@@ -125,6 +132,8 @@ export async function serveChat(deps: ChatRouteDependencies, request: HttpReques
     turnTools: deps.toolSet.forTurn({ context, sessionId: session.id, approvedCalls: started.approvedCalls }),
     stepBudget: deps.stepBudget,
     modelCall: deps.modelCall,
+    contextBudget: deps.contextBudget,
+    recordUsage: (usage) => deps.tokenBudget?.record(context.userEmail, usage),
     onApprovalRequest: async (call) => {
       const { id } = await deps.gate.propose(scope, { ...call, capability: deps.toolSet.capabilityOf(call.toolName) ?? '' });
       deps.emit({ type: 'approval-proposed', tool: call.toolName });

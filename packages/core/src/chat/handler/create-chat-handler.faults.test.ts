@@ -133,7 +133,7 @@ describe('POST /chat: saving the answer', () => {
     const chunks = await readAll(await chat.post(body(userMessage('hello'))));
     expect(chunks.slice(-2)).toEqual([
       { type: 'error', errorText: 'The answer could not be saved. Please send your message again.' },
-      { type: 'finish', finishReason: 'stop' },
+      { type: 'finish', finishReason: 'stop', messageMetadata: { usage: { inputTokens: 10, outputTokens: 5, totalTokens: 15 } } },
     ]);
     expect(savedAnswer(store)).toBeUndefined();
     expect(store.dump().sessions[0]!.lastTurnStatus).toBe('failed');

@@ -10,6 +10,8 @@ import type { CommerceBackend } from '../backends/commerce-backend.js';
 import type { TicketBackend } from '../backends/ticket-backend.js';
 import { builtinCapabilities, type CapabilityRegistry } from '../context/capabilities.js';
 import { resolveChatGrantPolicy, type ChatGrantPolicy } from '../context/chat-grant.js';
+import type { ContextBudget } from '../context/bound-model-input.js';
+import { createTokenBudget, type TokenBudgetOptions } from './token-budget.js';
 import type { ChatStore } from '../conversation/chat-store.js';
 import { builtinChatTools } from '../tools/builtin-tools.js';
 import type { ChatToolDefinition } from '../tools/chat-tool.js';
@@ -83,6 +85,19 @@ export interface ChatHandlerOptions {
    * the turn fails). @default the SDK's: no timeout, 2 retries
    */
   modelCall?: ModelCallOptions;
+  /**
+   * How much of the stored conversation each model call is sent: `maxChars` of instructions and
+   * messages (older turns left out, whole), tool results cut to `maxToolResultChars`. The stored
+   * history stays whole. @default { maxChars: 200000, maxToolResultChars: 8000 }
+   */
+  contextBudget?: ContextBudget;
+  /**
+   * Model tokens each user (`userEmail`) may use per window: once used up, `POST /chat` answers 429
+   * `token_budget_exceeded` (with `Retry-After`, the window's end) before calling the model. A turn
+   * under way is never cut; its tokens count when it ends. `meter` shares the counts across replicas
+   * (`createRedisTokenMeter`). @default none
+   */
+  tokenBudget?: TokenBudgetOptions;
   /** How long a proposed write can be approved. @default 900000 */
   approvalTtlMs?: number;
   /** When set, identity and flags come only from `context.grant`, a JWS signed with this secret. */
@@ -136,6 +151,12 @@ export interface ChatHandler {
 }
 
 /** The handler's options, normalised once: what the routes run on. */
+/** A budget option, checked once: a positive whole number. */
+function positiveBudget(value: number, name: string): number {
+  if (!Number.isSafeInteger(value) || value < 1) throw new TypeError(`${name} must be a positive integer`);
+  return value;
+}
+
 function resolveDependencies(options: ChatHandlerOptions, logger: Logger, reportError: (error: unknown) => void): ChatRouteDependencies {
   const emit = createEventEmitter(options.onEvent, reportError);
   // A store's failure is also an event: the operator counts outages, not only reads them.
@@ -197,6 +218,11 @@ function resolveDependencies(options: ChatHandlerOptions, logger: Logger, report
     instructions: options.instructions,
     stepBudget: options.stepBudget,
     modelCall: options.modelCall,
+    tokenBudget: createTokenBudget(options.tokenBudget, { now, onError, onRefused: () => emit({ type: 'rate-limited', limit: 'chat-tokens' }) }),
+    contextBudget: {
+      maxChars: positiveBudget(options.contextBudget?.maxChars ?? 200_000, 'contextBudget.maxChars'),
+      maxToolResultChars: positiveBudget(options.contextBudget?.maxToolResultChars ?? 8_000, 'contextBudget.maxToolResultChars'),
+    },
     now,
     generateId: options.generateId ?? (() => `msg_${base64url.encode(crypto.getRandomValues(new Uint8Array(16)))}`),
     onError,

@@ -11,3 +11,4 @@ export {
   type HostChatContext,
   type ModelCallOptions,
 } from './create-chat-handler.js';
+export { type TokenBudgetOptions, type TurnUsage } from './token-budget.js';

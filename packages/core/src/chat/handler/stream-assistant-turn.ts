@@ -1,6 +1,7 @@
 import { InvalidToolInputError, NoSuchToolError, convertToModelMessages, toUIMessageStream, type ToolSet } from 'ai';
 import type { DeskpilotEventListener } from '../../events/deskpilot-event.js';
 import type { HttpResponse } from '../../http/http-request.js';
+import { boundModelInput, omittedNotice, type ContextBudget } from '../context/bound-model-input.js';
 import type { ChatStore } from '../conversation/chat-store.js';
 import { createChatStreamResponse } from '../stream/create-chat-stream-response.js';
 import { runToolLoop, type RunToolLoopOptions } from '../tool-loop/run-tool-loop.js';
@@ -9,6 +10,7 @@ import { activeSpan } from '../../telemetry/spans.js';
 import type { ChatMessage } from './chat-message.js';
 import type { ChatTurnTools } from './create-chat-tool-set.js';
 import type { ChatModel } from './pick-chat-model.js';
+import { addUsage, turnUsageOf, type TurnUsage } from './token-budget.js';
 import { persistTurn, turnStatusOf } from './persist-turn.js';
 
 /** Options of {@link streamAssistantTurn}. */
@@ -22,6 +24,10 @@ export interface StreamAssistantTurnOptions {
   turnTools: ChatTurnTools;
   stepBudget?: number | undefined;
   modelCall?: RunToolLoopOptions['modelCall'];
+  /** How much of `history` the model is sent. */
+  contextBudget: Required<ContextBudget>;
+  /** Counts the tokens this request's model calls used (against the user's token budget); awaited before `finish`. */
+  recordUsage?: ((usage: TurnUsage | undefined) => Promise<void> | undefined) | undefined;
   /** Records an approval request; returns the approval id the client sees. */
   onApprovalRequest: NonNullable<RunToolLoopOptions['onApprovalRequest']>;
   store: ChatStore;
@@ -45,10 +51,11 @@ export interface StreamAssistantTurnOptions {
  */
 export async function streamAssistantTurn(options: StreamAssistantTurnOptions): Promise<HttpResponse> {
   const { history, turnTools, cut, onError } = options;
+  const input = await modelInput(options);
   const loop = runToolLoop({
     model: options.model,
-    instructions: options.instructions,
-    messages: await convertToModelMessages(history, { tools: turnTools.tools, ignoreIncompleteToolCalls: true }),
+    instructions: input.instructions,
+    messages: input.messages,
     tools: turnTools.tools,
     toolApproval: turnTools.toolApproval,
     stepBudget: options.stepBudget,
@@ -59,15 +66,24 @@ export async function streamAssistantTurn(options: StreamAssistantTurnOptions): 
   const modelLabel = `${options.model.provider}:${options.model.modelId}`;
   // The turn's span (when the host traces): this runs in it, and its ending is known here.
   const turnSpan = activeSpan();
-  turnSpan?.setAttribute('deskpilot.model', modelLabel);
+  turnSpan?.setAttributes({ 'deskpilot.model': modelLabel, 'deskpilot.model_input.chars': input.chars, 'deskpilot.model_input.omitted_messages': input.omittedMessages });
   const startedAt = options.now();
   options.emit?.({ type: 'turn-started', model: modelLabel });
   let unsaved = false;
+  let usage: TurnUsage | undefined;
+  // A continued answer (after an approval) adds its calls' tokens to what the message already used.
+  const continued = history.at(-1)?.id === options.assistantId ? history.at(-1)!.metadata?.usage : undefined;
   const stream = toUIMessageStream<ToolSet, ChatMessage>({
     stream: loop.stream,
     originalMessages: history,
     generateMessageId: () => options.assistantId,
-    messageMetadata: ({ part }) => (part.type === 'start' ? { model: modelLabel, createdAt: options.now() } : undefined),
+    messageMetadata: ({ part }) => {
+      if (part.type === 'start') return { model: modelLabel, createdAt: options.now() };
+      if (part.type !== 'finish') return undefined;
+      usage = turnUsageOf(part.totalUsage);
+      const total = addUsage(continued, usage);
+      return total && { usage: total };
+    },
     onError: (error) => {
       if (ChatToolError.isInstance(error)) return error.message;
       // The model's own mistake: it sees the error as the call's result and can answer again.
@@ -77,6 +93,7 @@ export async function streamAssistantTurn(options: StreamAssistantTurnOptions): 
     },
     onEnd: async ({ responseMessage, isAborted, finishReason }) => {
       const status = turnStatusOf({ message: responseMessage, isAborted, finishReason, budgetExhausted: loop.budgetExhausted, failed: loop.failed });
+      await options.recordUsage?.(usage);
       const saved = await persistTurn({ store: options.store, sessionId: options.sessionId, message: responseMessage, status, now: options.now });
       // An unsaved answer: the client is told (below, before `finish`).
       if (saved.kind === 'unsaved') unsaved = true;
@@ -97,4 +114,19 @@ export async function streamAssistantTurn(options: StreamAssistantTurnOptions): 
           ? [{ type: 'error', errorText: 'The service is restarting: this answer was cut short. Please send your message again.' }]
           : [],
   });
+}
+
+/**
+ * What the model is sent: the stored conversation as model messages, bounded by the context budget
+ * (older turns left out whole, long tool results cut), and the instructions, which always go — with
+ * a line saying how much was left out, when something was.
+ */
+async function modelInput(options: StreamAssistantTurnOptions) {
+  const messages = await convertToModelMessages(options.history, { tools: options.turnTools.tools, ignoreIncompleteToolCalls: true });
+  const { maxChars, maxToolResultChars } = options.contextBudget;
+  // Room for the notice is kept whether or not it is needed: the bound is computed once.
+  const instructionsChars = JSON.stringify(options.instructions).length + omittedNotice(messages.length).length;
+  const bounded = boundModelInput(messages, { maxChars, maxToolResultChars, instructionsChars });
+  const instructions = bounded.omittedMessages > 0 ? options.instructions + omittedNotice(bounded.omittedMessages) : options.instructions;
+  return { ...bounded, instructions, chars: bounded.chars + JSON.stringify(instructions).length };
 }

@@ -1,0 +1,101 @@
+import type { ModelMessage } from 'ai';
+import { describe, expect, it } from 'vitest';
+import { boundModelInput, fileChars, inputChars } from './bound-model-input.js';
+
+const user = (text: string): ModelMessage => ({ role: 'user', content: [{ type: 'text', text }] });
+const assistant = (text: string): ModelMessage => ({ role: 'assistant', content: [{ type: 'text', text }] });
+const call = (id: string): ModelMessage => ({ role: 'assistant', content: [{ type: 'tool-call', toolCallId: id, toolName: 'getOrder', input: { orderId: 'ORD-1' } }] });
+const result = (id: string, value: unknown): ModelMessage => ({
+  role: 'tool',
+  content: [{ type: 'tool-result', toolCallId: id, toolName: 'getOrder', output: { type: 'json', value: value as never } }],
+});
+const size = (messages: ModelMessage[]) => messages.reduce((sum, message) => sum + inputChars(message), 0);
+const bound = (messages: ModelMessage[], maxChars: number, maxToolResultChars = 10_000) =>
+  boundModelInput(messages, { maxChars, maxToolResultChars, instructionsChars: 0 });
+
+describe('boundModelInput', () => {
+  const turns = Array.from({ length: 10 }, (_, index) => [user(`question ${index}`), assistant(`answer ${index} ${'x'.repeat(100)}`)]);
+
+  it('sends everything when it fits', () => {
+    const messages = turns.flat();
+    expect(bound(messages, 1_000_000)).toEqual({ messages, omittedMessages: 0, chars: size(messages) });
+  });
+
+  it('leaves out the oldest turns, whole, and keeps the newest ones intact', () => {
+    const messages = turns.flat();
+    const kept = bound(messages, size(turns.slice(-3).flat()) + 5);
+    expect(kept.messages).toEqual(turns.slice(-3).flat());
+    expect(kept.omittedMessages).toBe(14);
+    expect(kept.chars).toBeLessThanOrEqual(size(turns.slice(-3).flat()) + 5);
+  });
+
+  it('counts the instructions against the budget', () => {
+    const messages = turns.flat();
+    const budget = size(turns.slice(-3).flat()) + 5;
+    expect(boundModelInput(messages, { maxChars: budget, maxToolResultChars: 10_000, instructionsChars: 100 }).messages).toEqual(turns.slice(-2).flat());
+  });
+
+  it('always sends the newest turn, even alone over the budget', () => {
+    const messages = [...turns.flat(), user('y'.repeat(5_000))];
+    expect(bound(messages, 100).messages).toEqual([user('y'.repeat(5_000))]);
+  });
+
+  it('never splits a tool call from its result: an approval round trip travels as one turn', () => {
+    const approval: ModelMessage[] = [
+      user('refund ORD-1'),
+      {
+        role: 'assistant',
+        content: [
+          { type: 'tool-call', toolCallId: 'c1', toolName: 'refundOrder', input: {} },
+          { type: 'tool-approval-request', approvalId: 'a1', toolCallId: 'c1' },
+        ],
+      },
+      { role: 'tool', content: [{ type: 'tool-approval-response', approvalId: 'a1', approved: true }] },
+      result('c1', { refunded: true }),
+      assistant('Refunded.'),
+    ];
+    const messages = [...approval, user('thanks'), assistant('welcome')];
+    // A budget that would fit the last turn and half of the approval: the approval goes whole.
+    const budget = size(messages.slice(3));
+    expect(bound(messages, budget).messages).toEqual(messages.slice(5));
+    expect(bound(messages, size(messages)).messages).toEqual(messages);
+  });
+
+  it('cuts long tool results with a marker the model can read, and leaves short and denied ones alone', () => {
+    const long = { items: 'z'.repeat(500) };
+    const denied: ModelMessage = {
+      role: 'tool',
+      content: [{ type: 'tool-result', toolCallId: 'c3', toolName: 'refundOrder', output: { type: 'execution-denied', reason: 'no' } }],
+    };
+    const messages = [user('q'), call('c1'), result('c1', long), call('c2'), result('c2', { ok: true }), denied];
+    const out = bound(messages, 1_000_000, 100).messages;
+    const cut = out[2]!.content[0] as { output: { type: string; value: string } };
+    expect(cut.output.type).toBe('text');
+    expect(cut.output.value).toBe(`${JSON.stringify(long).slice(0, 100)}… [truncated: the first 100 of ${JSON.stringify(long).length} characters are shown]`);
+    expect(out[4]).toEqual(messages[4]);
+    expect(out[5]).toEqual(denied);
+    // The stored messages are not touched.
+    expect((messages[2]!.content[0] as { output: { type: string } }).output.type).toBe('json');
+  });
+
+  it('keeps a cut error result an error', () => {
+    const error: ModelMessage = {
+      role: 'tool',
+      content: [{ type: 'tool-result', toolCallId: 'c1', toolName: 'getOrder', output: { type: 'error-text', value: 'e'.repeat(300) } }],
+    };
+    const out = bound([user('q'), call('c1'), error], 1_000_000, 50).messages;
+    expect((out[2]!.content[0] as { output: { type: string } }).output.type).toBe('error-text');
+  });
+
+  it('counts a file as a fixed size, not its bytes', () => {
+    const image: ModelMessage = {
+      role: 'user',
+      content: [
+        { type: 'text', text: 'this one' },
+        { type: 'file', mediaType: 'image/png', data: 'A'.repeat(500_000) },
+      ],
+    };
+    expect(inputChars(image)).toBeLessThan(fileChars + 200);
+    expect(inputChars(image)).toBeGreaterThan(fileChars);
+  });
+});
