@@ -78,6 +78,14 @@ describe('boundModelInput', () => {
     expect((messages[2]!.content[0] as { output: { type: string } }).output.type).toBe('json');
   });
 
+  it('never cuts a surrogate pair in half', () => {
+    const text = `${'a'.repeat(9)}😀${'b'.repeat(50)}`;
+    const out = bound([user('q'), call('c1'), { role: 'tool', content: [{ type: 'tool-result', toolCallId: 'c1', toolName: 'getOrder', output: { type: 'text', value: text } }] }], 1_000_000, 10).messages;
+    const value = (out[2]!.content[0] as { output: { value: string } }).output.value;
+    expect(value.startsWith(`${'a'.repeat(9)}…`)).toBe(true);
+    expect(value.isWellFormed()).toBe(true);
+  });
+
   it('keeps a cut error result an error', () => {
     const error: ModelMessage = {
       role: 'tool',

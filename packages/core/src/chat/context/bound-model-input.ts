@@ -40,14 +40,18 @@ function countFiles(message: ModelMessage): number {
   return (message.content as Array<{ type: string }>).filter((part) => part.type === 'file' || part.type === 'image').length;
 }
 
+const isHighSurrogate = (code: number) => code >= 0xd800 && code <= 0xdbff;
+
 /** A tool result cut to `max` characters of its JSON, with a marker the model can read. */
 function truncateResult(part: ToolResultPart, max: number): ToolResultPart {
   const { output } = part;
   if (output.type === 'execution-denied') return part;
   const text = typeof output.value === 'string' ? output.value : JSON.stringify(output.value);
   if (text.length <= max) return part;
-  const marker = `… [truncated: the first ${max} of ${text.length} characters are shown]`;
-  return { ...part, output: { type: output.type.startsWith('error') ? 'error-text' : 'text', value: text.slice(0, max) + marker } };
+  // Never half of a surrogate pair: a lone surrogate is not valid UTF-8 on the wire.
+  const end = isHighSurrogate(text.charCodeAt(max - 1)) ? max - 1 : max;
+  const marker = `… [truncated: the first ${end} of ${text.length} characters are shown]`;
+  return { ...part, output: { type: output.type.startsWith('error') ? 'error-text' : 'text', value: text.slice(0, end) + marker } };
 }
 
 /** The message with each of its tool results over `max` characters cut. */
