@@ -80,10 +80,14 @@ describe('boundModelInput', () => {
 
   it('never cuts a surrogate pair in half', () => {
     const text = `${'a'.repeat(9)}😀${'b'.repeat(50)}`;
-    const out = bound([user('q'), call('c1'), { role: 'tool', content: [{ type: 'tool-result', toolCallId: 'c1', toolName: 'getOrder', output: { type: 'text', value: text } }] }], 1_000_000, 10).messages;
+    const out = bound(
+      [user('q'), call('c1'), { role: 'tool', content: [{ type: 'tool-result', toolCallId: 'c1', toolName: 'getOrder', output: { type: 'text', value: text } }] }],
+      1_000_000,
+      10,
+    ).messages;
     const value = (out[2]!.content[0] as { output: { value: string } }).output.value;
     expect(value.startsWith(`${'a'.repeat(9)}…`)).toBe(true);
-    expect(value.isWellFormed()).toBe(true);
+    expect(value).not.toMatch(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])/);
   });
 
   it('keeps a cut error result an error', () => {
