@@ -59,6 +59,8 @@ export async function createApp(config: ServerConfig, logger: Logger) {
     idleTimeoutMs: config.SESSION_IDLE_TIMEOUT_MS,
     absoluteTimeoutMs: config.SESSION_ABSOLUTE_TIMEOUT_MS,
     pepper: config.SESSION_PEPPER,
+    // Renewals are written after their reads are answered: a failed one is logged, the next read renews.
+    logger: coreLogger(logger),
   });
 
   // Ready: the database answers at this release's schema version, and Redis answers when configured.

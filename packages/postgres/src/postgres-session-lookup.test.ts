@@ -24,6 +24,34 @@ function recording(client: SqlClient) {
   return { client: recorded, take: () => [statements, (statements = [])][0]! };
 }
 
+const nextTurn = () => new Promise((resolve) => setImmediate(resolve)).then(() => new Promise((resolve) => setTimeout(resolve, 20)));
+
+/** Signs `count` sessions of alice in, on a fresh database; the service, its clock and the cookies. */
+async function signedIn(database: TestDatabase, client: SqlClient, count: number, onRenewError?: (error: unknown) => void) {
+  await database.reset();
+  const stores = createPostgresStores(client, { passwordHash });
+  for (const user of demoUsers) await stores.userDirectory.addUser(user);
+  const clock = createFakeClock(Date.UTC(2026, 0, 1));
+  const service = createSessionService({
+    ...stores,
+    store: stores.sessionStore,
+    directory: stores.userDirectory,
+    lookup: stores.sessionLookup,
+    now: clock.now,
+    passwordHash,
+    onRenewError,
+  });
+  const cookies: string[] = [];
+  for (let index = 0; index < count; index++) {
+    const login = await service.login({ email: 'alice@example.com', password: 'alice-demo-password' });
+    if (!login.ok) throw new Error('login should succeed');
+    cookies.push(login.setCookie.split(';')[0]!);
+  }
+  return { service, clock, cookies, store: stores.sessionStore };
+}
+
+const idOf = (cookie: string) => cookie.split('=')[1]!.split('.')[0]!;
+
 for (const backend of testBackends) {
   describe.skipIf(backend.skip)(`createPostgresSessionLookup ${backend.name}`, () => {
     let database: TestDatabase;
@@ -67,10 +95,57 @@ for (const backend of testBackends) {
       expect(take()).toHaveLength(3);
       clock.advance(60_000);
       expect((await service.resolve(cookie))?.session.role).toBe('admin');
-      expect(take().map((sql) => sql.split(' ')[0])).toEqual(['SELECT', 'UPDATE']);
+      // The read was answered before its renewal was written: the UPDATE follows in the next turn.
+      expect(take().map((sql) => sql.split(' ')[0])).toEqual(['SELECT']);
+      await nextTurn();
+      expect(take().map((sql) => sql.split(' ')[0])).toEqual(['UPDATE']);
 
       expect(await service.logout(cookie)).toBe(true);
       expect(await service.resolve(cookie)).toBeNull();
+    });
+
+    it('renews the sessions read in one turn with one statement, forward only, after answering the reads', async () => {
+      const { client, take } = recording(database.client);
+      const { service, clock, cookies, store } = await signedIn(database, client, 20);
+      clock.advance(5 * 60_000);
+      take();
+      const resolved = await Promise.all(cookies.map((cookie) => service.resolve(cookie)));
+      expect(resolved.every((answer) => answer?.session.user.id === 'usr_alice')).toBe(true);
+      await nextTurn();
+      expect(take().map((sql) => sql.split(' ')[0])).toEqual(['SELECT', 'UPDATE']);
+      const expected = clock.now() + 2 * 60 * 60 * 1000;
+      for (const cookie of cookies) expect((await store.get(idOf(cookie)))?.idleExpiresAt).toBe(expected);
+      expect(resolved[0]!.session.idleExpiresAt).toBe(new Date(expected).toISOString());
+    });
+
+    it('keeps a session logged out when its logout races its renewal', async () => {
+      const { service, clock, cookies, store } = await signedIn(database, database.client, 2);
+      clock.advance(5 * 60_000);
+      // A read with its renewal due and a logout in the same turn, in both orders: the read may see
+      // the session (it was asked for while the session lived), but its renewal must not bring it back.
+      const [[renewed, loggedOut]] = [await Promise.all([service.resolve(cookies[0]), service.logout(cookies[0])])];
+      expect(renewed?.session.user.id).toBe('usr_alice');
+      expect(loggedOut).toBe(true);
+      expect((await Promise.all([service.logout(cookies[1]), service.resolve(cookies[1])]))[0]).toBe(true);
+      await nextTurn();
+      for (const cookie of cookies) {
+        expect(await service.resolve(cookie)).toBeNull();
+        expect(await store.get(idOf(cookie))).toBeNull();
+      }
+    });
+
+    it('answers the read when its renewal fails, and reports the failure', async () => {
+      const errors: unknown[] = [];
+      const failing: SqlClient = {
+        ...database.client,
+        query: <Row extends SqlRow>(sql: string, params?: readonly unknown[]) =>
+          sql.startsWith('UPDATE deskpilot_sessions AS s') ? Promise.reject(new Error('disk full')) : database.client.query<Row>(sql, params),
+      };
+      const { service, clock, cookies } = await signedIn(database, failing, 1, (error) => errors.push(error));
+      clock.advance(5 * 60_000);
+      expect((await service.resolve(cookies[0]))?.session.user.id).toBe('usr_alice');
+      await nextTurn();
+      expect(errors).toEqual([expect.objectContaining({ message: 'disk full' })]);
     });
 
     it('sends the lookups asked for in one turn as one statement, at most maxBatch ids each', async () => {
@@ -111,19 +186,23 @@ for (const backend of testBackends) {
       // Holds the answer of the first statement until released, so it is still in flight below.
       let release!: () => void;
       const gate = new Promise<void>((resolve) => (release = resolve));
+      let answered!: () => void;
+      const firstAnswered = new Promise<void>((resolve) => (answered = resolve));
       let calls = 0;
       const gated: SqlClient = {
         ...database.client,
         query: async <Row extends SqlRow>(sql: string, params?: readonly unknown[]) => {
           const first = calls++ === 0;
           const result = await database.client.query<Row>(sql, params);
+          if (first) answered();
           if (first) await gate;
           return result;
         },
       };
       const lookup = createPostgresSessionLookup(gated);
       const before = lookup.getSessionAndAccount(record.id);
-      await new Promise((resolve) => setImmediate(resolve));
+      // The first statement has run (its answer is held): the delete comes after it.
+      await firstAnswered;
       expect(await store.delete(record.id)).toBe(true);
       expect(await lookup.getSessionAndAccount(record.id)).toBeNull();
       release();

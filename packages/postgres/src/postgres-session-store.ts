@@ -14,6 +14,8 @@ export interface PostgresSessionStoreOptions {
   cache?: boolean | ReadCacheOptions;
   /** Clock for the cache's expiry check, in epoch milliseconds. @default Date.now */
   now?: () => number;
+  /** Most sessions renewed by one statement. @default 500 */
+  maxRenewBatch?: number;
 }
 
 /** The columns of a session, in the order {@link toSessionRecord} reads them. */
@@ -49,6 +51,18 @@ const insertParams = (record: SessionRecord) => [
   record.version,
 ];
 
+// The renewals of one event-loop turn in one statement: each idle expiry only moves forward and never
+// past the absolute expiry, and a row that is gone (a logout, a rotation) stays gone.
+const renewSql = (returning: boolean) => `UPDATE deskpilot_sessions AS s SET idle_expires_at = v.idle_expires_at
+  FROM unnest($1::text[], $2::bigint[]) AS v(id, idle_expires_at)
+  WHERE s.id = v.id AND v.idle_expires_at > s.idle_expires_at AND v.idle_expires_at <= s.expires_at
+  ${returning ? `RETURNING ${sessionColumns.map((column) => `s.${column}`).join(', ')}` : ''}`;
+
+interface PendingRenewal {
+  idleExpiresAt: number;
+  waiters: Array<{ resolve(): void; reject(error: unknown): void }>;
+}
+
 // Thrown inside the replace transaction to roll its delete back; never leaves this module.
 const rollback = Symbol('rollback');
 
@@ -81,7 +95,16 @@ export function createPostgresSessionStore(client: SqlClient, options: PostgresS
     return rows.length;
   };
 
+  const renew = createRenewalBatcher(options.maxRenewBatch ?? 500, async (ids, idleExpiries) => {
+    await cache.write(
+      ids,
+      () => client.query(renewSql(cacheOptions !== undefined), [ids, idleExpiries]),
+      ({ rows }) => ({ set: rows.map((row) => [row.id as string, freeze(toSessionRecord(row))] as const) }),
+    );
+  });
+
   return {
+    renew,
     async create(record) {
       const stored = freeze({ ...record });
       await cache.write(
@@ -129,4 +152,43 @@ export function createPostgresSessionStore(client: SqlClient, options: PostgresS
     deleteByUser: (userId) => deleteWhere('user_id = $1', userId),
     deleteExpired: (now) => deleteWhere('least(expires_at, idle_expires_at) <= $1', now),
   };
+}
+
+/**
+ * Gathers renewals: those asked for in one turn of the event loop go out as one statement (ids
+ * sorted, so that two replicas' batches lock rows in the same order), the latest idle expiry of each
+ * session kept. Each caller's promise settles with its batch.
+ */
+function createRenewalBatcher(maxBatch: number, write: (ids: string[], idleExpiries: number[]) => Promise<void>) {
+  let open: Map<string, PendingRenewal> | undefined;
+  const send = async (batch: Map<string, PendingRenewal>) => {
+    const ids = [...batch.keys()].sort();
+    const waiters = [...batch.values()].flatMap((pending) => pending.waiters);
+    try {
+      await write(
+        ids,
+        ids.map((id) => batch.get(id)!.idleExpiresAt),
+      );
+      for (const waiter of waiters) waiter.resolve();
+    } catch (error) {
+      for (const waiter of waiters) waiter.reject(error);
+    }
+  };
+  return (id: string, idleExpiresAt: number): Promise<void> =>
+    new Promise((resolve, reject) => {
+      if (!open) {
+        const batch = new Map<string, PendingRenewal>();
+        open = batch;
+        setImmediate(() => {
+          if (open === batch) open = undefined;
+          void send(batch);
+        });
+      }
+      const pending = open.get(id);
+      if (pending) {
+        pending.idleExpiresAt = Math.max(pending.idleExpiresAt, idleExpiresAt);
+        pending.waiters.push({ resolve, reject });
+      } else open.set(id, { idleExpiresAt, waiters: [{ resolve, reject }] });
+      if (open.size >= maxBatch) open = undefined;
+    });
 }

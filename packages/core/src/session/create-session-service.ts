@@ -10,6 +10,7 @@ import type { UserDirectory } from './user-directory.js';
 import { verifyCredentials } from './verify-credentials.js';
 import { DeskpilotError } from '../errors/deskpilot-error.js';
 import { withStoreSpans } from '../telemetry/spans.js';
+import { consoleLogger, type Logger } from '../logging/logger.js';
 
 /** Options of {@link createSessionService}. */
 export interface SessionServiceOptions {
@@ -40,6 +41,14 @@ export interface SessionServiceOptions {
   now?: () => number;
   /** Random source for tokens. @default crypto.getRandomValues */
   randomBytes?: RandomBytes;
+  /**
+   * Told about an idle-expiry renewal that failed after its read was answered (with a store that
+   * has `renew`, reads do not wait for it); the next read of that session renews again.
+   * @default logger.error
+   */
+  onRenewError?: (error: unknown) => void;
+  /** Where the default `onRenewError` reports. @default consoleLogger */
+  logger?: Logger;
 }
 
 /** Input of a login. */
@@ -181,6 +190,7 @@ function resolveSessionContext(options: SessionServiceOptions): SessionContext {
     hashSecret: createSecretHasher(options.pepper),
     now: options.now ?? Date.now,
     randomBytes: options.randomBytes ?? secureRandomBytes,
+    onRenewError: options.onRenewError ?? ((error) => (options.logger ?? consoleLogger).error('session renewal failed; the next read renews again', error)),
   };
 }
 

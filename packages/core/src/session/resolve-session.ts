@@ -19,7 +19,7 @@ export interface AuthenticatedSession {
 /**
  * Resolves the session of a `Cookie` header: parse, split, look up, verify the secret in constant
  * time, check idle and absolute expiry and the membership, and renew the idle expiry (at most one
- * store write per `renewIntervalMs`). Returns null for a missing, malformed, unknown, expired or
+ * store write per `renewIntervalMs`; not awaited when the store has `renew`). Returns null for a missing, malformed, unknown, expired or
  * revoked session; never throws for bad input.
  *
  * @example
@@ -35,7 +35,11 @@ export async function resolveSession(cookieHeader: string | null | undefined, co
   const renewedIdleExpiry = Math.min(context.now() + context.idleTimeoutMs, current.record.expiresAt);
   if (renewedIdleExpiry - current.record.idleExpiresAt >= context.renewIntervalMs) {
     const { record } = current;
-    if (await context.store.touch(record.id, record.version, renewedIdleExpiry)) {
+    if (context.store.renew) {
+      // Not awaited: the read is answered now, and the store writes the renewals of a moment together.
+      context.store.renew(record.id, renewedIdleExpiry).catch(context.onRenewError);
+      current = { ...current, record: { ...record, idleExpiresAt: renewedIdleExpiry } };
+    } else if (await context.store.touch(record.id, record.version, renewedIdleExpiry)) {
       current = { ...current, record: { ...record, idleExpiresAt: renewedIdleExpiry, version: record.version + 1 } };
     } else {
       // Lost a race (a concurrent renewal or a rotation): answer from what is stored now.

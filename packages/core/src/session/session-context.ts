@@ -16,4 +16,6 @@ export interface SessionContext {
   hashSecret: SecretHasher;
   now: () => number;
   randomBytes: RandomBytes;
+  /** Told about a renewal that failed after its read was answered (the next read renews again). */
+  onRenewError: (error: unknown) => void;
 }

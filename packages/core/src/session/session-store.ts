@@ -30,6 +30,14 @@ export interface SessionStore {
   get(id: string): Promise<SessionRecord | null>;
   /** Sets `idleExpiresAt` when the stored version is `expectedVersion`; false when it is not (or gone). */
   touch(id: string, expectedVersion: number, idleExpiresAt: number): Promise<boolean>;
+  /**
+   * Optional. Moves the idle expiry of `id` forward to `idleExpiresAt` — never back, never past its
+   * `expiresAt` — without checking or bumping the version; a session that is gone stays gone (a
+   * renewal never brings back a revoked session). A store that has it lets a read renew without
+   * waiting: `resolveSession` answers at once and does not await it, so the store may gather the
+   * renewals of a moment into one write. Without it, reads renew through `touch` and wait for it.
+   */
+  renew?(id: string, idleExpiresAt: number): Promise<void>;
   /** Atomically deletes `id` (at `expectedVersion`) and inserts `next`: token rotation. False when the version moved or `id` is gone. */
   replace(id: string, expectedVersion: number, next: SessionRecord): Promise<boolean>;
   /** Deletes one session; false when there was none. */

@@ -68,6 +68,28 @@ export function testSessionStore(make: () => SessionStore | Promise<SessionStore
       expect((await store.get(created.id))?.idleExpiresAt).toBe(60_000);
     });
 
+    it('renews (when it has renew) forward only, never past the absolute expiry, and never brings back a session that is gone', async (context) => {
+      const store = await make();
+      if (!store.renew) return context.skip();
+      const created = record();
+      await store.create(created);
+      await Promise.all([store.renew(created.id, 60_000), store.renew(created.id, 55_000)]);
+      expect(await store.get(created.id)).toMatchObject({ idleExpiresAt: 60_000, version: 1 });
+      await store.renew(created.id, 40_000);
+      await store.renew(created.id, created.expiresAt + 1);
+      expect((await store.get(created.id))?.idleExpiresAt).toBe(60_000);
+      // A renewal racing a delete (a logout) leaves the session deleted, in either order.
+      const revoked = record();
+      await store.create(revoked);
+      const renewal = store.renew(revoked.id, 70_000);
+      await store.delete(revoked.id);
+      await renewal;
+      await store.renew(revoked.id, 80_000);
+      expect(await store.get(revoked.id)).toBeNull();
+      await store.renew('missing', 70_000);
+      expect(await store.get('missing')).toBeNull();
+    });
+
     it('replaces atomically at the expected version only', async () => {
       const store = await make();
       const old = record();
