@@ -2,7 +2,7 @@
 // the parent. The session servers are assembled like examples/session-server, the chat servers like
 // examples/chat-server; only the stores differ. Every SQL statement goes through a counting SqlClient,
 // and every chat store call through a tally, so the parent can ask for round trips per request.
-// Usage (forked by persistence.ts): persistence-servers.ts <kind> <databaseUrl | dataDir | ''> [textChunks | sessions]
+// Usage (forked by persistence.ts and session-scale.ts): persistence-servers.ts <kind> <databaseUrl | dataDir | ''> [textChunks | sessions] [renew | touch]
 import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -117,7 +117,9 @@ async function sessionServer(): Promise<PersistenceServerReady> {
     stores = createPostgresStores(client, { cache: database!.kind === 'pglite' });
   }
   for (const user of demoUsers) await stores.userDirectory.addUser(user);
-  const service = createSessionService({ store: stores.sessionStore, directory: stores.userDirectory, lookup: stores.sessionLookup });
+  // `touch` (the scale bench's "before"): renewals through the versioned, awaited `touch`, one each.
+  const store = process.argv[5] === 'touch' ? { ...stores.sessionStore, renew: undefined } : stores.sessionStore;
+  const service = createSessionService({ store, directory: stores.userDirectory, lookup: stores.sessionLookup });
   const app = express();
   app.disable('x-powered-by');
   app.use(sessionRouter(createSessionHandler({ service })));

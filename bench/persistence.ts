@@ -98,7 +98,7 @@ export async function checkPersistenceServices(): Promise<void> {
 }
 
 /** A fresh schema for one run, and the CPU time of the Postgres backends serving one application name. */
-interface BenchDatabase {
+export interface BenchDatabase {
   schema: string;
   /** The connection URL of a server child: the fresh schema first in its `search_path`, its own `application_name`. */
   urlFor(applicationName: string): string;
@@ -119,7 +119,7 @@ function ticksPerSecond(): number {
   return clockTicksPerSecond;
 }
 
-async function createBenchDatabase(): Promise<BenchDatabase> {
+export async function createBenchDatabase(): Promise<BenchDatabase> {
   const admin = new pg.Client({ connectionString: databaseUrl, connectionTimeoutMillis: 5_000, application_name: 'deskpilot-bench' });
   await admin.connect();
   const schema = `deskpilot_bench_${randomBytes(6).toString('hex')}`;
@@ -156,7 +156,7 @@ async function createBenchDatabase(): Promise<BenchDatabase> {
 }
 
 /** CPU (µs) the backends spent between two readings; a backend opened in between counts from zero. */
-function backendCpuBetween(before: Map<number, number> | null, after: Map<number, number> | null): number | null {
+export function backendCpuBetween(before: Map<number, number> | null, after: Map<number, number> | null): number | null {
   if (before === null || after === null) return null;
   let total = 0;
   for (const [pid, cpu] of after) total += cpu - (before.get(pid) ?? 0);
@@ -166,9 +166,9 @@ function backendCpuBetween(before: Map<number, number> | null, after: Map<number
 // ---------------------------------------------------------------------------------------------------
 // Child processes.
 
-type AnyServerKind = 'floor' | PersistenceServerKind;
+export type AnyServerKind = 'floor' | PersistenceServerKind;
 
-interface RunningServer {
+export interface RunningServer {
   kind: AnyServerKind;
   child: ChildProcess;
   port: number;
@@ -178,7 +178,7 @@ interface RunningServer {
   applicationName: string | undefined;
 }
 
-async function startServer(kind: AnyServerKind, location: string, extra: string[] = [], applicationName?: string): Promise<RunningServer> {
+export async function startServer(kind: AnyServerKind, location: string, extra: string[] = [], applicationName?: string): Promise<RunningServer> {
   const { child, firstMessage } =
     kind === 'floor'
       ? forkScript<ServerReady>(new URL('./session-servers.ts', import.meta.url), ['floor'], { timeoutMs: 30_000 })
@@ -193,7 +193,7 @@ async function startServer(kind: AnyServerKind, location: string, extra: string[
 }
 
 /** Ends a server child: disconnecting lets it close its pool or PGlite; killed if it lingers. */
-async function stopServer(child: ChildProcess): Promise<void> {
+export async function stopServer(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   if (child.connected) child.disconnect();
@@ -202,7 +202,7 @@ async function stopServer(child: ChildProcess): Promise<void> {
   clearTimeout(timer);
 }
 
-function ask<T>(child: ChildProcess, command: PersistenceServerCommand, timeoutMs = 15_000): Promise<T> {
+export function ask<T>(child: ChildProcess, command: PersistenceServerCommand, timeoutMs = 15_000): Promise<T> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`server did not answer '${command}' within ${timeoutMs} ms`)), timeoutMs);
     child.once('message', (message) => {

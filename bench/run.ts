@@ -9,6 +9,18 @@ import { benchPersistence, checkPersistenceServices, formatPersistenceResult, qu
 import { benchSessionCurrent, formatSessionResult } from './session-current.ts';
 
 const quick = process.argv.includes('--quick');
+
+// `--scale`: only the session store at scale (10k and 1M sessions; needs Postgres), printed and kept alone.
+if (process.argv.includes('--scale')) {
+  const { benchSessionScale, formatScaleResult } = await import('./session-scale.ts');
+  const startedAt = new Date();
+  const scale = await benchSessionScale(quick ? { sizes: [10_000], rounds: 1, roundSeconds: 1 } : {});
+  console.log(formatScaleResult(scale));
+  const resultsDirectory = new URL('./results/', import.meta.url);
+  await mkdir(resultsDirectory, { recursive: true });
+  await writeFile(new URL(`${startedAt.toISOString().replaceAll(':', '-')}-scale${quick ? '-quick' : ''}.json`, resultsDirectory), `${JSON.stringify(scale, null, 2)}\n`);
+  process.exit(0);
+}
 const startedAt = new Date();
 const machine = `${availableParallelism()} cores (${cpus()[0]?.model ?? 'unknown CPU'}), Node ${process.version}, ${process.platform}`;
 

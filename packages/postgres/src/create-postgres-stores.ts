@@ -19,6 +19,8 @@ export interface PostgresStoresOptions {
   passwordHash?: PasswordHashOptions;
   /** Clock for the session cache's expiry check. @default Date.now */
   now?: () => number;
+  /** Most sessions whose idle expiry one statement renews. @default 500 */
+  maxRenewBatch?: number;
 }
 
 /** Every Deskpilot store on one database. */
@@ -43,7 +45,7 @@ export interface PostgresStores {
  * const sessions = createSessionService({ store: stores.sessionStore, directory: stores.userDirectory, lookup: stores.sessionLookup });
  */
 export function createPostgresStores(client: SqlClient, options: PostgresStoresOptions = {}): PostgresStores {
-  const sessionStore = createPostgresSessionStore(client, { cache: options.cache, now: options.now });
+  const sessionStore = createPostgresSessionStore(client, { cache: options.cache, now: options.now, maxRenewBatch: options.maxRenewBatch });
   const userDirectory = createPostgresUserDirectory(client, { cache: options.cache, passwordHash: options.passwordHash });
   return {
     sessionStore,
