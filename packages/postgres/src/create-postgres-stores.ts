@@ -21,6 +21,8 @@ export interface PostgresStoresOptions {
   now?: () => number;
   /** Most sessions whose idle expiry one statement renews. @default 500 */
   maxRenewBatch?: number;
+  /** How long session renewals are gathered before they are written (reads never wait). @default 10 */
+  renewWindowMs?: number;
 }
 
 /** Every Deskpilot store on one database. */
@@ -45,7 +47,12 @@ export interface PostgresStores {
  * const sessions = createSessionService({ store: stores.sessionStore, directory: stores.userDirectory, lookup: stores.sessionLookup });
  */
 export function createPostgresStores(client: SqlClient, options: PostgresStoresOptions = {}): PostgresStores {
-  const sessionStore = createPostgresSessionStore(client, { cache: options.cache, now: options.now, maxRenewBatch: options.maxRenewBatch });
+  const sessionStore = createPostgresSessionStore(client, {
+    cache: options.cache,
+    now: options.now,
+    maxRenewBatch: options.maxRenewBatch,
+    renewWindowMs: options.renewWindowMs,
+  });
   const userDirectory = createPostgresUserDirectory(client, { cache: options.cache, passwordHash: options.passwordHash });
   return {
     sessionStore,

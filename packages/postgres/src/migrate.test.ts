@@ -8,6 +8,7 @@ import type { SqlClient } from './sql-client.js';
 import { databaseUrl, onPostgres, openTestSchema } from './test-database.test-support.js';
 
 const latest = Math.max(...migrations.map((migration) => migration.version));
+const allVersions = migrations.map((migration) => migration.version);
 const broken: Migration = { version: latest + 1, name: 'broken', statements: ['CREATE TABLE deskpilot_half_written (id text)', 'SELECT no_such_function()'] };
 
 const tableNames = async (client: SqlClient) => {
@@ -33,21 +34,21 @@ describe('migrate on PGlite', () => {
 
   it('creates every table once, records the version, and is a no-op when run again', async () => {
     client = fromPglite(await PGlite.create());
-    expect(await migrate(client)).toEqual({ applied: [1], version: latest });
+    expect(await migrate(client)).toEqual({ applied: allVersions, version: latest });
     expect(await tableNames(client)).toEqual(expectedTables);
     expect(await migrate(client)).toEqual({ applied: [], version: latest });
     const { rows } = await client.query('SELECT version, name FROM deskpilot_migrations');
-    expect(rows).toEqual([{ version: 1, name: 'initial schema' }]);
+    expect(rows).toEqual(migrations.map(({ version, name }) => ({ version, name })));
   }, 60_000);
 
   it('rolls a failing migration back entirely, earlier ones included when they ran in the same call', async () => {
     client = fromPglite(await PGlite.create());
     await expect(migrate(client, [...migrations, broken])).rejects.toThrow(/no_such_function/);
     expect(await tableNames(client)).toEqual([]);
-    expect(await migrate(client)).toEqual({ applied: [1], version: latest });
+    expect(await migrate(client)).toEqual({ applied: allVersions, version: latest });
     await expect(migrate(client, [...migrations, broken])).rejects.toThrow();
     expect(await tableNames(client)).toEqual(expectedTables);
-    expect((await client.query('SELECT version FROM deskpilot_migrations')).rows).toEqual([{ version: 1 }]);
+    expect((await client.query('SELECT version FROM deskpilot_migrations')).rows).toEqual(allVersions.map((version) => ({ version })));
   }, 60_000);
 });
 
@@ -60,7 +61,7 @@ describe.skipIf(!databaseUrl)(`migrate ${onPostgres}`, () => {
     schemas.push(schema);
     const [first, second] = [fromPgPool(schema.pool()), fromPgPool(schema.pool())];
     const results = await Promise.all([migrate(first), migrate(second), migrate(schema.client)]);
-    expect(results.map((result) => result.applied).sort()).toEqual([[], [], [1]]);
+    expect(results.map((result) => result.applied).sort()).toEqual([[], [], allVersions]);
     expect(await tableNames(schema.client)).toEqual(expectedTables);
     expect(await migrate(first)).toEqual({ applied: [], version: latest });
   });

@@ -11,6 +11,7 @@ import { migrate } from './migrate.js';
 import { migrationFiles } from './migration-sql.js';
 import { openDatabase } from './open-database.js';
 import { databaseUrl, onPostgres } from './test-database.test-support.js';
+import { migrations } from './migrations.js';
 
 const packageRoot = new URL('../', import.meta.url);
 const cli = fileURLToPath(new URL('dist/cli.js', packageRoot));
@@ -74,8 +75,11 @@ describe('deskpilot-migrate', () => {
     const schema = await scratchSchema();
     expect((await runCli(['--schema', schema, '--check'], { DATABASE_URL: databaseUrl })).code).toBe(1);
     const first = await runCli(['--schema', schema], { DATABASE_URL: databaseUrl });
-    expect(first).toMatchObject({ code: 0, stdout: expect.stringContaining('applied 1; now at version 1') });
-    expect((await runCli(['--schema', schema], { DATABASE_URL: databaseUrl })).stdout).toContain('already at version 1');
+    expect(first).toMatchObject({
+      code: 0,
+      stdout: expect.stringContaining(`applied ${migrations.map((migration) => migration.version).join(', ')}; now at version ${migrations.length}`),
+    });
+    expect((await runCli(['--schema', schema], { DATABASE_URL: databaseUrl })).stdout).toContain(`already at version ${migrations.length}`);
     expect((await runCli(['--schema', schema, '--check'], { DATABASE_URL: databaseUrl })).code).toBe(0);
   });
 });

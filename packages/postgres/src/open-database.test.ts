@@ -7,6 +7,7 @@ import { demoUsers } from '@deskpilot/core/demo';
 import { afterAll, describe, expect, it, onTestFinished } from 'vitest';
 import { createPostgresStores } from './create-postgres-stores.js';
 import { DataDirectoryLockedError, lockFileName } from './lock-data-directory.js';
+import { migrations } from './migrations.js';
 import { openDatabase } from './open-database.js';
 import { databaseUrl, onPostgres, openTestSchema } from './test-database.test-support.js';
 
@@ -92,7 +93,7 @@ describe.skipIf(!databaseUrl)(`openDatabase ${onPostgres}`, () => {
     try {
       expect(db.kind).toBe('postgres');
       const { rows } = await db.client.query('SELECT version FROM deskpilot_migrations');
-      expect(rows).toEqual([{ version: 1 }]);
+      expect(rows).toEqual(migrations.map(({ version }) => ({ version })));
       const { chatStore } = createPostgresStores(db.client);
       const { created } = await chatStore.getOrCreateSession({
         id: crypto.randomUUID(),

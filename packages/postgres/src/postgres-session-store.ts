@@ -16,6 +16,8 @@ export interface PostgresSessionStoreOptions {
   now?: () => number;
   /** Most sessions renewed by one statement. @default 500 */
   maxRenewBatch?: number;
+  /** How long renewals are gathered before they are written (reads never wait for them); 0: until the end of the event-loop turn. @default 10 */
+  renewWindowMs?: number;
 }
 
 /** The columns of a session, in the order {@link toSessionRecord} reads them. */
@@ -51,7 +53,7 @@ const insertParams = (record: SessionRecord) => [
   record.version,
 ];
 
-// The renewals of one event-loop turn in one statement: each idle expiry only moves forward and never
+// The renewals gathered in one window in one statement: each idle expiry only moves forward and never
 // past the absolute expiry, and a row that is gone (a logout, a rotation) stays gone.
 const renewSql = (returning: boolean) => `UPDATE deskpilot_sessions AS s SET idle_expires_at = v.idle_expires_at
   FROM unnest($1::text[], $2::bigint[]) AS v(id, idle_expires_at)
@@ -95,7 +97,7 @@ export function createPostgresSessionStore(client: SqlClient, options: PostgresS
     return rows.length;
   };
 
-  const renew = createRenewalBatcher(options.maxRenewBatch ?? 500, async (ids, idleExpiries) => {
+  const renew = createRenewalBatcher(options.maxRenewBatch ?? 500, options.renewWindowMs ?? 10, async (ids, idleExpiries) => {
     await cache.write(
       ids,
       () => client.query(renewSql(cacheOptions !== undefined), [ids, idleExpiries]),
@@ -155,11 +157,11 @@ export function createPostgresSessionStore(client: SqlClient, options: PostgresS
 }
 
 /**
- * Gathers renewals: those asked for in one turn of the event loop go out as one statement (ids
- * sorted, so that two replicas' batches lock rows in the same order), the latest idle expiry of each
- * session kept. Each caller's promise settles with its batch.
+ * Gathers renewals: those asked for within `windowMs` (or one turn of the event loop) go out as one
+ * statement (ids sorted, so that two replicas' batches lock rows in the same order), the latest idle
+ * expiry of each session kept. Each caller's promise settles with its batch.
  */
-function createRenewalBatcher(maxBatch: number, write: (ids: string[], idleExpiries: number[]) => Promise<void>) {
+function createRenewalBatcher(maxBatch: number, windowMs: number, write: (ids: string[], idleExpiries: number[]) => Promise<void>) {
   let open: Map<string, PendingRenewal> | undefined;
   const send = async (batch: Map<string, PendingRenewal>) => {
     const ids = [...batch.keys()].sort();
@@ -179,10 +181,12 @@ function createRenewalBatcher(maxBatch: number, write: (ids: string[], idleExpir
       if (!open) {
         const batch = new Map<string, PendingRenewal>();
         open = batch;
-        setImmediate(() => {
+        const flush = () => {
           if (open === batch) open = undefined;
           void send(batch);
-        });
+        };
+        if (windowMs > 0) setTimeout(flush, windowMs);
+        else setImmediate(flush);
       }
       const pending = open.get(id);
       if (pending) {

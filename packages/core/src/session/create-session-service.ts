@@ -190,7 +190,7 @@ function resolveSessionContext(options: SessionServiceOptions): SessionContext {
     hashSecret: createSecretHasher(options.pepper),
     now: options.now ?? Date.now,
     randomBytes: options.randomBytes ?? secureRandomBytes,
-    onRenewError: options.onRenewError ?? ((error) => (options.logger ?? consoleLogger).error('session renewal failed; the next read renews again', error)),
+    onRenewError: oncePerError(options.onRenewError ?? ((error) => (options.logger ?? consoleLogger).error('session renewal failed; the next read renews again', error))),
   };
 }
 
@@ -209,6 +209,18 @@ function issueSession(context: SessionContext, base: SessionBase, now: number): 
   };
   // The cookie lives as long as the session can: the server enforces the idle timeout.
   return { record, setCookie: context.cookie.serialize(token.value, (base.expiresAt - now) / 1000) };
+}
+
+/** A store that writes renewals together fails them together, with one error: reported once. */
+function oncePerError(report: (error: unknown) => void): (error: unknown) => void {
+  const reported = new WeakSet<object>();
+  return (error) => {
+    if (typeof error === 'object' && error !== null) {
+      if (reported.has(error)) return;
+      reported.add(error);
+    }
+    report(error);
+  };
 }
 
 function positive(value: number, name: string): number {
