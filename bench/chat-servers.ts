@@ -1,8 +1,8 @@
 // Child process: starts one chat server of the chat benchmark on 127.0.0.1 (the bare AI SDK anchor or
 // Deskpilot), both streaming from the same bench model, and sends `{ port }` to the parent. It samples
 // its own RSS and answers the parent's questions about its CPU time and memory over IPC.
-// Usage (forked by chat-stream.ts, with --expose-gc): chat-servers.ts <anchor|deskpilot> <textChunks> <chunkDelayMs>
-import { createServer } from 'node:http';
+// Usage (forked by chat-stream.ts, with --expose-gc): chat-servers.ts <anchor|anchor-http|deskpilot> <textChunks> <chunkDelayMs>
+import { createServer, type RequestListener } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { chatRouter } from '@deskpilot/chat-express';
 import { DeskpilotError, createChatHandler, createMemoryApprovalStore, createMemoryChatStore, problemResponse, type ChatStore } from '@deskpilot/core';
@@ -48,10 +48,10 @@ export interface ChatServerHeap {
   stored: { sessions: number; messages: number; jsonBytes: number } | null;
 }
 
-export type ChatServerKind = 'anchor' | 'deskpilot';
+export type ChatServerKind = 'anchor' | 'anchor-http' | 'deskpilot';
 
 const [kind = '', textChunks = '200', chunkDelayMs = '0'] = process.argv.slice(2);
-if (kind !== 'anchor' && kind !== 'deskpilot') throw new Error(`unknown server ${kind}; expected anchor or deskpilot`);
+if (kind !== 'anchor' && kind !== 'anchor-http' && kind !== 'deskpilot') throw new Error(`unknown server ${kind}; expected anchor, anchor-http or deskpilot`);
 const model = createBenchModel({ textChunks: Number(textChunks), chunkDelayMs: Number(chunkDelayMs) });
 
 /**
@@ -113,7 +113,23 @@ function createApp(): express.Express {
   return app;
 }
 
-const server = createServer(createApp());
+/**
+ * The same bare AI SDK route on plain `node:http`, no framework: the body read and parsed by hand (1 MB
+ * at most, like `express.json`), then `streamText` piped to the response.
+ */
+const bareHttp: RequestListener = async (req, res) => {
+  if (req.method !== 'POST' || req.url !== '/chat') return void res.writeHead(404).end();
+  let body = '';
+  for await (const chunk of req) {
+    body += chunk;
+    if (body.length > 1024 * 1024) return void res.writeHead(413).end();
+  }
+  const { messages } = JSON.parse(body) as { messages: UIMessage[] };
+  const result = streamText({ model, messages: await convertToModelMessages(messages) });
+  pipeUIMessageStreamToResponse({ response: res, stream: toUIMessageStream({ stream: result.stream }) });
+};
+
+const server = createServer(kind === 'anchor-http' ? bareHttp : createApp());
 // Enough backlog for the slow-stream part, which opens a thousand connections at once.
 await new Promise<void>((resolve) => server.listen({ port: 0, host: '127.0.0.1', backlog: 2048 }, resolve));
 

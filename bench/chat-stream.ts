@@ -117,6 +117,7 @@ export interface ChatBenchResult {
 
 const contenders: ReadonlyArray<{ kind: ChatServerKind; label: string }> = [
   { kind: 'anchor', label: 'anchor: Express 5 + streamText + pipeUIMessageStreamToResponse' },
+  { kind: 'anchor-http', label: 'anchor on plain node:http (no framework)' },
   { kind: 'deskpilot', label: 'Deskpilot (chatRouter + createChatHandler, memory stores)' },
 ];
 
