@@ -1,7 +1,7 @@
 // Shared by the three reference servers: how a Node HTTP server stops without serving late requests.
 import { createServer, type RequestListener, type Server } from 'node:http';
 import type { Socket } from 'node:net';
-import { DeskpilotError, problemResponse } from '@deskpilot/core';
+import { DeskpilotError, problemResponse } from '@deskpilot/core/session';
 import { writeResponse } from '@deskpilot/core/node';
 
 /** An HTTP server and the way to stop it gracefully. */

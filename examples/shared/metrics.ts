@@ -4,7 +4,7 @@
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { DeskpilotError, problemResponse, type DeskpilotEvent, type DeskpilotEventListener } from '@deskpilot/core';
+import { DeskpilotError, problemResponse, type DeskpilotEvent, type DeskpilotEventListener } from '@deskpilot/core/session';
 import { writeResponse } from '@deskpilot/core/node';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 

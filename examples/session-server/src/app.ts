@@ -11,7 +11,7 @@ import {
   problemResponse,
   readinessResponse,
   type RateLimiter,
-} from '@deskpilot/core';
+} from '@deskpilot/core/session';
 import { demoUsers } from '@deskpilot/core/demo';
 import { writeResponse } from '@deskpilot/core/node';
 import { sessionOpenApi } from '@deskpilot/core/openapi';

@@ -1,4 +1,4 @@
-import { describeError } from '@deskpilot/core';
+import { describeError } from '@deskpilot/core/session';
 import { DataDirectoryLockedError } from '@deskpilot/postgres';
 import { createApp } from './app.ts';
 import { readConfig, type ServerConfig } from './config.ts';

@@ -4,6 +4,7 @@ import * as demo from './demo.js';
 import * as root from './index.js';
 import * as node from './node.js';
 import * as openapi from './openapi.js';
+import * as session from './session.js';
 import * as testing from './testing.js';
 
 // The public API, entry by entry. A name added to or removed from an entry fails here first, so the
@@ -187,6 +188,30 @@ const rootTypes = [
   'WorkingMemoryUpdate',
 ];
 
+// The root entry's values that belong to the chat: `@deskpilot/core/session` has every other one.
+const chatValues = [
+  'ChatToolError',
+  'applyWorkingMemoryChange',
+  'builtinCapabilities',
+  'builtinChatTools',
+  'chatExposedHeaders',
+  'commerceChatTools',
+  'createChatHandler',
+  'createMemoryApprovalStore',
+  'createMemoryChatStore',
+  'defaultAssistantInstructions',
+  'defineCapabilities',
+  'defineChatTool',
+  'presentMoney',
+  'readChatStream',
+  'requireIdempotencyKey',
+  'signChatGrant',
+  'ticketChatTools',
+  'uiChatTools',
+  'verifyChatGrant',
+  'workingMemorySize',
+];
+
 /** The type-only names the root entry's source lists (`export type { X }`, or `type X` inside an export block). */
 function typeNamesOf(source: string): string[] {
   return [...source.matchAll(/export (type )?\{([^}]*)\}/g)].flatMap(([, typeOnly, names]) =>
@@ -205,9 +230,15 @@ describe('public API', () => {
 
   it('root entry: these types, each named, and the backend port types', () => {
     const source = readFileSync(new URL('./index.ts', import.meta.url), 'utf8');
-    expect(typeNamesOf(source).sort()).toEqual([...rootTypes].sort());
-    // Only the backend ports' types come in whole: values never arrive through `export *`.
-    expect(source.match(/export (type )?\*.*/g)).toEqual(["export type * from './chat/backends/index.js';"]);
+    const sessionSource = readFileSync(new URL('./session.ts', import.meta.url), 'utf8');
+    expect([...typeNamesOf(source), ...typeNamesOf(sessionSource)].sort()).toEqual([...rootTypes].sort());
+    // Whole modules come in only as the session entry (itself a list of names) and the backend ports' types.
+    expect(source.match(/export (type )?\*.*/g)).toEqual(["export * from './session.js';", "export type * from './chat/backends/index.js';"]);
+    expect(sessionSource.match(/export (type )?\*.*/g)).toBeNull();
+  });
+
+  it('@deskpilot/core/session: the root entry without the chat', () => {
+    expect(Object.keys(session).sort()).toEqual(rootValues.filter((name) => !chatValues.includes(name)).sort());
   });
 
   it('@deskpilot/core/openapi: the two documents', () => {

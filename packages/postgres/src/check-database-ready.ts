@@ -1,4 +1,4 @@
-import { DeskpilotError } from '@deskpilot/core';
+import { DeskpilotError } from '@deskpilot/core/session';
 import { migrations as allMigrations, type Migration } from './migrations.js';
 import type { SqlExecutor } from './sql-client.js';
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // deskpilot-migrate: the migrations of @deskpilot/postgres from a shell or a deploy pipeline.
 import { parseArgs } from 'node:util';
-import { describeError } from '@deskpilot/core';
+import { describeError } from '@deskpilot/core/session';
 import { Pool } from 'pg';
 import { checkDatabaseReady } from './check-database-ready.js';
 import { fromPgPool } from './from-pg-pool.js';

@@ -1,4 +1,5 @@
-import { createSessionLookup, type ApprovalStore, type ChatStore, type PasswordHashOptions, type SessionLookup, type SessionStore } from '@deskpilot/core';
+import type { ApprovalStore, ChatStore } from '@deskpilot/core';
+import { createSessionLookup, type PasswordHashOptions, type SessionLookup, type SessionStore } from '@deskpilot/core/session';
 import { createPostgresApprovalStore } from './postgres-approval-store.js';
 import { createPostgresChatStore } from './postgres-chat-store.js';
 import { createPostgresSessionLookup } from './postgres-session-lookup.js';

@@ -1,4 +1,5 @@
-import { DeskpilotError, type ChatSessionRecord, type ChatStore, type TurnStatus } from '@deskpilot/core';
+import type { ChatSessionRecord, ChatStore, TurnStatus } from '@deskpilot/core';
+import { DeskpilotError } from '@deskpilot/core/session';
 import { isJsonObject, isRecordOf, readStoredRow } from './read-stored-row.js';
 import type { SqlClient, SqlRow } from './sql-client.js';
 

@@ -1,5 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import { hashPassword, isPasswordHash, normalizeEmail, type Account, type Membership, type NewUser, type PasswordHashOptions, type UserDirectory } from '@deskpilot/core';
+import {
+  hashPassword,
+  isPasswordHash,
+  normalizeEmail,
+  type Account,
+  type Membership,
+  type NewUser,
+  type PasswordHashOptions,
+  type UserDirectory,
+} from '@deskpilot/core/session';
 import { createReadCache, noReadCache, type ReadCacheOptions } from './read-cache.js';
 import { isJsonObject, readStoredRow } from './read-stored-row.js';
 import type { SqlClient, SqlRow } from './sql-client.js';

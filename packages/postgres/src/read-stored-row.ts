@@ -1,4 +1,4 @@
-import { DeskpilotError } from '@deskpilot/core';
+import { DeskpilotError } from '@deskpilot/core/session';
 import type { SqlRow } from './sql-client.js';
 
 /** Typed, checked access to the columns of one stored row. */

@@ -1,4 +1,4 @@
-import { DeskpilotError } from '@deskpilot/core';
+import { DeskpilotError } from '@deskpilot/core/session';
 
 // SQLSTATE classes and codes that say "the database cannot serve us now", not "your data is wrong":
 // https://www.postgresql.org/docs/current/errcodes-appendix.html

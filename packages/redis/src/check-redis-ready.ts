@@ -1,4 +1,4 @@
-import { DeskpilotError } from '@deskpilot/core';
+import { DeskpilotError } from '@deskpilot/core/session';
 
 /** What {@link checkRedisReady} needs of a node-redis client. */
 export interface RedisPingClient {

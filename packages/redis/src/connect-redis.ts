@@ -1,4 +1,4 @@
-import { consoleLogger, type Logger } from '@deskpilot/core';
+import { consoleLogger, type Logger } from '@deskpilot/core/session';
 import { createClient } from 'redis';
 
 /** A connected node-redis client, as {@link connectRedis} returns it. */

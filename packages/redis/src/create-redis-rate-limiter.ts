@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { consoleLogger, DeskpilotError, type Logger, type RateLimitDecision, type RateLimiter } from '@deskpilot/core';
+import { consoleLogger, DeskpilotError, type Logger, type RateLimitDecision, type RateLimiter } from '@deskpilot/core/session';
 import { slidingWindowScript, slidingWindowScriptSha } from './sliding-window-script.js';
 
 /**

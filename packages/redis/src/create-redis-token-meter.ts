@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { DeskpilotError, type TokenMeter, type TokenMeterReading } from '@deskpilot/core';
+import { DeskpilotError, type TokenMeter, type TokenMeterReading } from '@deskpilot/core/session';
 import { withDeadline, type RedisCommandClient } from './create-redis-rate-limiter.js';
 
 /** Options of {@link createRedisTokenMeter}. */

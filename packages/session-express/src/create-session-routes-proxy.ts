@@ -1,4 +1,4 @@
-import { endToEndHeaders, forwardedFor, forwardRequest, isSessionRoute } from '@deskpilot/core';
+import { endToEndHeaders, forwardedFor, forwardRequest, isSessionRoute } from '@deskpilot/core/session';
 import { fromNodeRequest, writeResponse } from '@deskpilot/core/node';
 import type { RequestHandler } from 'express';
 

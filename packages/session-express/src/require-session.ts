@@ -1,4 +1,4 @@
-import { DeskpilotError, problemResponse, type Session, type SessionService } from '@deskpilot/core';
+import { DeskpilotError, problemResponse, type Session, type SessionService } from '@deskpilot/core/session';
 import { writeResponse } from '@deskpilot/core/node';
 import type { RequestHandler, Response } from 'express';
 

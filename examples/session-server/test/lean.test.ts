@@ -1,0 +1,24 @@
+// A session-only process loads none of the assistant chat's dependencies: the reference session server
+// imports `@deskpilot/core/session`, and `@deskpilot/session-express`, `@deskpilot/postgres` and
+// `@deskpilot/redis` import nothing else from core at run time.
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { spawnExample } from '../../test-support/spawn-example.ts';
+
+const serverFile = fileURLToPath(new URL('../src/server.ts', import.meta.url));
+const trace = new URL('../../test-support/module-trace.mjs', import.meta.url).href;
+
+const packagesLoaded = (output: string) => [...output.matchAll(/^MODULE (\S+)$/gm)].map((match) => match[1]!);
+
+describe('session server: lean', () => {
+  it('never loads the AI SDK, its providers or its schemas, also while it serves', async () => {
+    const server = await spawnExample(serverFile, { NODE_OPTIONS: `--import ${trace}` });
+    expect((await fetch(`${server.url}/sessions/current`)).status).toBe(401);
+    expect((await fetch(`${server.url}/openapi.json`)).status).toBe(200);
+    expect((await fetch(`${server.url}/readyz`)).status).toBe(200);
+    const loaded = packagesLoaded(server.output());
+    // The trace sees what the server does load.
+    expect(loaded).toEqual(expect.arrayContaining(['express', 'zod', 'cookie', '@electric-sql/pglite']));
+    expect(loaded.filter((name) => name === 'ai' || name.startsWith('@ai-sdk/'))).toEqual([]);
+  });
+});

@@ -1,0 +1,129 @@
+// `@deskpilot/core/session`: everything but the assistant chat — sessions, errors, logging, events,
+// probes, the input policy, host-neutral HTTP, rate limiting and the studio's proxies — with none of
+// the chat's dependencies: a process that imports only this entry (a session service, a studio
+// backend's proxy) never loads `ai` or `jose`. The root entry exports all of it too.
+
+// Errors, logging and events
+export {
+  DeskpilotError,
+  describeError,
+  errorStatus,
+  errorTitle,
+  isDeskpilotError,
+  toProblemDetails,
+  type DeskpilotErrorOptions,
+  type ErrorCode,
+  type FieldError,
+  type ProblemDetails,
+} from './errors/index.js';
+export { consoleLogger, type Logger } from './logging/logger.js';
+export type { DeskpilotEvent, DeskpilotEventListener, RateLimitName } from './events/deskpilot-event.js';
+
+// Liveness and readiness probes
+export {
+  createReadinessCheck,
+  healthResponse,
+  readinessResponse,
+  type ReadinessCheck,
+  type ReadinessCheckEntry,
+  type ReadinessCheckOptions,
+  type ReadinessCheckResult,
+  type ReadinessProbe,
+} from './health/index.js';
+
+// The input policy both handlers apply, for the host's own routes and stores
+export {
+  checkJsonValue,
+  jsonValueSchema,
+  type CheckJsonValueOptions,
+  type JsonValue,
+  type JsonValueProblem,
+  type JsonValueSchemaOptions,
+} from './validation/check-json-value.js';
+export { isValidText, validText } from './validation/valid-text.js';
+
+// Host-neutral HTTP
+export { fromFetchRequest, problemResponse, toFetchResponse, type HttpRequest, type HttpResponse, type RequestInfo } from './http/http-request.js';
+
+// Rate limiting
+export {
+  createMemoryTokenMeter,
+  createSlidingWindowLimiter,
+  retryAfterSeconds,
+  type MemoryTokenMeter,
+  type MemoryTokenMeterOptions,
+  type RateLimitDecision,
+  type RateLimiter,
+  type SlidingWindowLimiter,
+  type SlidingWindowLimiterOptions,
+  type TokenMeter,
+  type TokenMeterReading,
+} from './limiter/index.js';
+
+// Sessions
+export {
+  createMemorySessionStore,
+  createMemoryUserDirectory,
+  createSessionHandler,
+  createSessionLookup,
+  createSessionService,
+  hashPassword,
+  isPasswordHash,
+  isSessionRoute,
+  passwordNeedsRehash,
+  normalizeEmail,
+  resolveSession,
+  toSession,
+  verifyCredentials,
+  verifyPassword,
+  type Account,
+  type Credentials,
+  type LoginInput,
+  type LoginResult,
+  type MemorySessionStore,
+  type MemoryUserDirectory,
+  type MemoryUserDirectoryOptions,
+  type Membership,
+  type NewUser,
+  type NewUserWithHash,
+  type NewUserWithPassword,
+  type PasswordHashOptions,
+  type RandomBytes,
+  type ResolvedSession,
+  type SelectProjectResult,
+  type Session,
+  type SessionAndAccount,
+  type SessionContext,
+  type SessionCookieOptions,
+  type SessionHandler,
+  type SessionHandlerOptions,
+  type SessionLookup,
+  type SessionLookupOptions,
+  type SessionRecord,
+  type SessionService,
+  type SessionServiceOptions,
+  type SessionStore,
+  type User,
+  type UserDirectory,
+  type VerifyCredentialsOptions,
+} from './session/index.js';
+
+// The studio's proxies
+export {
+  createIdentityForwarder,
+  defaultDeniedHeaders,
+  downstreamHeaders,
+  endToEndHeaders,
+  fetchSession,
+  forwardedFor,
+  forwardRequest,
+  isIdentityHeader,
+  type FetchSessionOptions,
+  type IdentityForwarder,
+  type IdentityForwarderOptions,
+  type IdentityForwardTarget,
+  type ForwardedForOptions,
+  type ForwardRequestOptions,
+  type IdentityHeaderOptions,
+  type IncomingHeaders,
+} from './proxy/index.js';
