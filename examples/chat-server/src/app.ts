@@ -94,7 +94,7 @@ export async function createApp(config: ServerConfig, logger: Logger) {
   const app = express();
   app.disable('x-powered-by');
   app.use(requestLogging(logger));
-  const metrics = mountMetrics(app, config, { service: 'chat-server', routeOf: routeLabels(routes) });
+  const metrics = await mountMetrics(app, config, { service: 'chat-server', routeOf: routeLabels(routes) });
   const chat = createChatHandler({
     store: chatStore,
     approvalStore,

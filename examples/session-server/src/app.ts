@@ -72,7 +72,7 @@ export async function createApp(config: ServerConfig, logger: Logger) {
   const app = express();
   app.disable('x-powered-by');
   app.use(requestLogging(logger));
-  const metrics = mountMetrics(app, config, { service: 'session-server', routeOf: routeLabels(routes) });
+  const metrics = await mountMetrics(app, config, { service: 'session-server', routeOf: routeLabels(routes) });
   // Before the session routes: no cookie, no CORS, no rate limit for the probes.
   app.get('/healthz', (_req, res) => writeResponse(res, healthResponse()));
   app.get('/readyz', async (_req, res) => writeResponse(res, readinessResponse(await readiness())));

@@ -1,6 +1,6 @@
 // A session-only process loads none of the assistant chat's dependencies: the reference session server
 // imports `@deskpilot/core/session`, and `@deskpilot/session-express`, `@deskpilot/postgres` and
-// `@deskpilot/redis` import nothing else from core at run time.
+// `@deskpilot/redis` import nothing else from core at run time. Nor, with metrics off, prom-client.
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { spawnExample } from '../../test-support/spawn-example.ts';
@@ -20,5 +20,13 @@ describe('session server: lean', () => {
     // The trace sees what the server does load.
     expect(loaded).toEqual(expect.arrayContaining(['express', 'zod', 'cookie', '@electric-sql/pglite']));
     expect(loaded.filter((name) => name === 'ai' || name.startsWith('@ai-sdk/'))).toEqual([]);
+    // Metrics are off unless configured: prom-client is not loaded either.
+    expect(loaded).not.toContain('prom-client');
+  });
+
+  it('loads prom-client once metrics are on', async () => {
+    const server = await spawnExample(serverFile, { NODE_OPTIONS: `--import ${trace}`, METRICS: '1' });
+    expect((await fetch(`${server.url}/metrics`)).status).toBe(200);
+    expect(packagesLoaded(server.output())).toContain('prom-client');
   });
 });

@@ -50,7 +50,7 @@ export async function createStudioApp(config: StudioConfig, logger: Logger) {
   app.disable('x-powered-by');
   // Its request id goes on to the session service and the data API with the proxied requests.
   app.use(requestLogging(logger));
-  const metrics = mountMetrics(app, config, { service: 'studio', routeOf: routeLabels(routes, ['/api/', '/assets/']) });
+  const metrics = await mountMetrics(app, config, { service: 'studio', routeOf: routeLabels(routes, ['/api/', '/assets/']) });
   app.get('/healthz', (_req, res) => writeResponse(res, healthResponse()));
   app.get('/readyz', async (_req, res) => writeResponse(res, readinessResponse(await readiness())));
   app.use((_req, res, next) => {
