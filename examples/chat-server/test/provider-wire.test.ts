@@ -20,6 +20,13 @@ const providers: Array<{ name: string; dialect: Dialect; provider: 'openai' | 'a
 
 let fake: FakeProviders;
 const servers = new Map<Dialect, RunningExample>();
+// The shared servers' cleanups (kill, then remove their data directories), run once the file is done:
+// `afterAll` called from inside `beforeAll` would not be.
+const cleanups: Array<() => void> = [];
+afterAll(() => {
+  for (const task of cleanups) task();
+  fake?.close();
+});
 
 beforeAll(async () => {
   fake = await startFakeProviders();
@@ -34,7 +41,7 @@ beforeAll(async () => {
     MODEL_MAX_RETRIES: '1',
     MODEL_TIMEOUT_MS: '2000',
   };
-  const cleanup = (task: () => void) => afterAll(task);
+  const cleanup = (task: () => void) => void cleanups.push(task);
   // One server speaks Responses and Messages (the body's `provider` picks), the other Chat Completions.
   const [native, compatible] = await Promise.all([
     spawnExample(serverFile, { ...shared, OPENAI_API_MODE: 'responses' }, cleanup),
@@ -42,7 +49,6 @@ beforeAll(async () => {
   ]);
   servers.set('responses', native).set('messages', native).set('chat', compatible);
 });
-afterAll(() => fake?.close());
 
 const textOf = (chunks: UIMessageChunk[]) =>
   chunks
