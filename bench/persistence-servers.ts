@@ -51,12 +51,12 @@ export interface PersistenceServerStats {
 
 /** The steps of a chat turn, as the chat handler calls its stores. */
 export const chatSteps = [
-  'open conversation',
+  'open conversation (+ history where the store can)',
   'load history',
   'pending approvals',
   'save user turn',
   'read working memory',
-  'save assistant turn',
+  'save assistant turn (+ status where the store can)',
   'status update',
   'other',
 ] as const;
@@ -157,12 +157,28 @@ function tallied(chatStore: ChatStore, approvalStore: ApprovalStore) {
       entry.roundTrips += counter.roundTrips - before;
     }
   };
+  const open = 'open conversation (+ history where the store can)';
+  const save = 'save assistant turn (+ status where the store can)';
   const store: ChatStore = {
     getOrCreateSession(init) {
       turns.started++;
       tally.turns++;
-      return count('open conversation', () => chatStore.getOrCreateSession(init));
+      return count(open, () => chatStore.getOrCreateSession(init));
     },
+    // The one-round-trip methods, where the store has them (both stores here do).
+    ...(chatStore.openSession && {
+      openSession(init) {
+        turns.started++;
+        tally.turns++;
+        return count(open, () => chatStore.openSession!(init));
+      },
+    }),
+    ...(chatStore.saveTurn && {
+      async saveTurn(sessionId, message, update) {
+        await count(save, () => chatStore.saveTurn!(sessionId, message, update));
+        turns.persisted++;
+      },
+    }),
     getSession: (id) => count(answered.has(id) ? 'status update' : 'read working memory', () => chatStore.getSession(id)),
     async updateSession(id, update) {
       const updated = await count(answered.has(id) ? 'status update' : 'other', () => chatStore.updateSession(id, update));
@@ -173,7 +189,7 @@ function tallied(chatStore: ChatStore, approvalStore: ApprovalStore) {
     addMessage: (sessionId, message) => count('save user turn', () => chatStore.addMessage(sessionId, message)),
     async upsertMessages(sessionId, messages) {
       const role = messages.length === 1 ? messages[0]!.role : undefined;
-      await count(role === 'user' ? 'save user turn' : role === 'assistant' ? 'save assistant turn' : 'other', () => chatStore.upsertMessages(sessionId, messages));
+      await count(role === 'user' ? 'save user turn' : role === 'assistant' ? save : 'other', () => chatStore.upsertMessages(sessionId, messages));
       if (role === 'assistant') answered.add(sessionId);
     },
   };

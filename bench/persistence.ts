@@ -519,8 +519,12 @@ export interface ChatPersistenceRound {
   databaseMillisecondsPerTurn: number | null;
 }
 
+/** Which turn of a conversation is measured: its first (the conversation is created) or its second. */
+export type ChatTurnKind = 'first' | 'later';
+
 export interface ChatPersistenceResult {
   kind: 'chat-memory' | 'chat-postgres';
+  turn: ChatTurnKind;
   label: string;
   bodyBytes: number;
   turnsPerSecond: number;
@@ -528,12 +532,16 @@ export interface ChatPersistenceResult {
   systemMillisecondsPerTurn: number;
   roundTripsPerTurn: number;
   databaseMillisecondsPerTurn: number | null;
-  /** Median over rounds of (this CPU per turn ÷ the memory stores' in the same round). */
+  /** Median over rounds of (this CPU per turn ÷ the memory stores' for the same kind of turn in the same round). */
   cpuRatio: number;
   /** Store calls and SQL statements per step, over turns run one at a time. */
   breakdown: ChatBreakdown;
   rounds: ChatPersistenceRound[];
 }
+
+/** Issue 14's targets for a turn on Postgres: statements, and CPU against the memory stores (memory ÷ Postgres). */
+export const chatStatementsTarget = 4;
+export const chatCpuTarget = 0.85;
 
 const chatContenders = [
   { kind: 'chat-memory', label: 'memory stores (createMemoryChatStore, createMemoryApprovalStore)' },
@@ -545,11 +553,11 @@ const turnTimeoutMs = 30_000;
 const chatRoundTimeoutMs = 60_000;
 const bodyBytesTolerance = 64;
 
-/** A `POST /chat` body as the browser client sends it: a new conversation with one user message. */
-function chatBody(): string {
+/** A `POST /chat` body as the browser client sends it: one new user message, in a new conversation unless `sessionId` is given. */
+function chatBody(sessionId: string = randomUUID()): string {
   return JSON.stringify({
     messages: [{ id: `msg-${randomUUID()}`, role: 'user', parts: [{ type: 'text', text: 'Where is my order ORD-1001?' }] }],
-    sessionId: randomUUID(),
+    sessionId,
     context: { userEmail: 'bench@example.com', projectKey: 'acme-b2c' },
   });
 }
@@ -578,8 +586,8 @@ async function verifyChatServer(server: RunningServer, textChunks: number): Prom
 }
 
 /** One `POST /chat` read to the end; rejects unless it is a 200 ending in `data: [DONE]` of the expected size. */
-function turnOnce(port: number, agent: Agent, expectedBytes: number): Promise<void> {
-  const body = chatBody();
+function turnOnce(port: number, agent: Agent, expectedBytes: number, sessionId?: string): Promise<void> {
+  const body = chatBody(sessionId);
   return new Promise((resolve, reject) => {
     let bytes = 0;
     let tail = '';
@@ -608,8 +616,11 @@ function turnOnce(port: number, agent: Agent, expectedBytes: number): Promise<vo
   });
 }
 
-/** `turns` turns over `clients` looping clients (a fresh keep-alive agent); resolves to the seconds taken. */
-async function runTurns(server: RunningServer, turns: number, clients: number, expectedBytes: number): Promise<number> {
+/**
+ * `turns` turns over `clients` looping clients (a fresh keep-alive agent); resolves to the seconds
+ * taken. Turn `i` continues the conversation `continuing[i]` when given, else starts a new one.
+ */
+async function runTurns(server: RunningServer, turns: number, clients: number, expectedBytes: number, continuing?: readonly string[]): Promise<number> {
   const agent = new Agent({ keepAlive: true, maxSockets: clients });
   const startedAt = performance.now();
   const deadline = startedAt + chatRoundTimeoutMs;
@@ -619,8 +630,8 @@ async function runTurns(server: RunningServer, turns: number, clients: number, e
       Array.from({ length: clients }, async () => {
         while (started < turns) {
           if (performance.now() > deadline) throw new Error(`${server.kind}: ${turns} turns not done within ${chatRoundTimeoutMs} ms`);
-          started++;
-          await turnOnce(server.port, agent, expectedBytes);
+          const index = started++;
+          await turnOnce(server.port, agent, expectedBytes, continuing?.[index]);
         }
       }),
     );
@@ -630,70 +641,96 @@ async function runTurns(server: RunningServer, turns: number, clients: number, e
   }
 }
 
+/** `count` conversations with one turn each, run like the measured turns: their ids, to continue. */
+async function startConversations(server: RunningServer, count: number, clients: number, expectedBytes: number): Promise<string[]> {
+  const ids = Array.from({ length: count }, () => randomUUID());
+  await runTurns(server, count, clients, expectedBytes, ids);
+  await ask<PersistenceServerStats>(server.child, 'settle');
+  return ids;
+}
+
+const chatTurnKinds: readonly ChatTurnKind[] = ['first', 'later'];
+
 async function benchChatTurns(settings: Required<PersistenceBenchOptions>, database: BenchDatabase): Promise<ChatPersistenceResult[]> {
   const running: RunningServer[] = [];
+  const key = (kind: AnyServerKind, turn: ChatTurnKind) => `${kind} ${turn}`;
   try {
     for (const { kind } of chatContenders) {
       const applicationName = kind === 'chat-postgres' ? `${database.schema}_chat` : undefined;
       running.push(await startServer(kind, applicationName ? database.urlFor(applicationName) : '', [String(settings.chatTextChunks)], applicationName));
     }
     const bodyBytes = new Map<AnyServerKind, number>();
-    const breakdowns = new Map<AnyServerKind, ChatBreakdown>();
+    const breakdowns = new Map<string, ChatBreakdown>();
+    /** The turns to run: new conversations, or the second turn of conversations started just before (not measured). */
+    const turnsOf = async (server: RunningServer, turn: ChatTurnKind, count: number, clients: number) =>
+      turn === 'first' ? undefined : await startConversations(server, count, clients, bodyBytes.get(server.kind)!);
     for (const server of running) {
       const bytes = await verifyChatServer(server, settings.chatTextChunks);
       bodyBytes.set(server.kind, bytes);
       await runTurns(server, settings.chatTurns / 2, settings.chatClients, bytes); // warm-up
-      await ask<PersistenceServerStats>(server.child, 'settle');
-      await ask<ChatBreakdown>(server.child, 'breakdown'); // drops the tally so far
-      // One turn at a time: every statement sent while a store call runs belongs to that call.
-      await runTurns(server, settings.chatBreakdownTurns, 1, bytes);
-      await ask<PersistenceServerStats>(server.child, 'settle');
-      breakdowns.set(server.kind, await ask<ChatBreakdown>(server.child, 'breakdown'));
-    }
-
-    const rounds = new Map<AnyServerKind, ChatPersistenceRound[]>(running.map((server) => [server.kind, []]));
-    for (let round = 0; round < settings.rounds; round++) {
-      for (const server of rotate(running, round)) {
-        const before = await ask<PersistenceServerStats>(server.child, 'settle');
-        const databaseBefore = server.applicationName ? await database.backendCpu(server.applicationName) : null;
-        const seconds = await runTurns(server, settings.chatTurns, settings.chatClients, bodyBytes.get(server.kind)!);
-        const after = await ask<PersistenceServerStats>(server.child, 'settle');
-        const databaseAfter = server.applicationName ? await database.backendCpu(server.applicationName) : null;
-        const turns = settings.chatTurns;
-        if (after.turnsStarted - before.turnsStarted !== turns || after.turnsPersisted - before.turnsPersisted !== turns) {
-          throw new Error(
-            `${server.kind}: ${after.turnsStarted - before.turnsStarted} turns opened, ${after.turnsPersisted - before.turnsPersisted} persisted, expected ${turns}`,
-          );
-        }
-        const databaseCpu = backendCpuBetween(databaseBefore, databaseAfter);
-        rounds.get(server.kind)!.push({
-          turns,
-          turnsPerSecond: turns / seconds,
-          cpuMillisecondsPerTurn: (after.user + after.system - before.user - before.system) / 1000 / turns,
-          systemMillisecondsPerTurn: (after.system - before.system) / 1000 / turns,
-          roundTripsPerTurn: (after.roundTrips - before.roundTrips) / turns,
-          databaseMillisecondsPerTurn: databaseCpu === null ? null : databaseCpu / 1000 / turns,
-        });
+      await runTurns(server, settings.chatTurns / 2, settings.chatClients, bytes, await turnsOf(server, 'later', settings.chatTurns / 2, settings.chatClients));
+      for (const turn of chatTurnKinds) {
+        const continuing = await turnsOf(server, turn, settings.chatBreakdownTurns, 1);
+        await ask<PersistenceServerStats>(server.child, 'settle');
+        await ask<ChatBreakdown>(server.child, 'breakdown'); // drops the tally so far
+        // One turn at a time: every statement sent while a store call runs belongs to that call.
+        await runTurns(server, settings.chatBreakdownTurns, 1, bytes, continuing);
+        await ask<PersistenceServerStats>(server.child, 'settle');
+        breakdowns.set(key(server.kind, turn), await ask<ChatBreakdown>(server.child, 'breakdown'));
       }
     }
 
-    const memory = rounds.get('chat-memory')!;
-    return chatContenders.map(({ kind, label }): ChatPersistenceResult => {
-      const own = rounds.get(kind)!;
-      const databaseMs = own.map((round) => round.databaseMillisecondsPerTurn);
-      return {
-        kind,
-        label,
-        bodyBytes: bodyBytes.get(kind)!,
-        turnsPerSecond: median(own.map((round) => round.turnsPerSecond)),
-        cpuMillisecondsPerTurn: median(own.map((round) => round.cpuMillisecondsPerTurn)),
-        systemMillisecondsPerTurn: median(own.map((round) => round.systemMillisecondsPerTurn)),
-        roundTripsPerTurn: median(own.map((round) => round.roundTripsPerTurn)),
-        databaseMillisecondsPerTurn: databaseMs.some((value) => value === null) ? null : median(databaseMs as number[]),
-        cpuRatio: median(own.map((round, index) => round.cpuMillisecondsPerTurn / memory[index]!.cpuMillisecondsPerTurn)),
-        breakdown: breakdowns.get(kind)!,
-        rounds: own,
-      };
+    const rounds = new Map<string, ChatPersistenceRound[]>();
+    for (let round = 0; round < settings.rounds; round++) {
+      for (const server of rotate(running, round)) {
+        for (const turn of chatTurnKinds) {
+          const turns = settings.chatTurns;
+          const continuing = await turnsOf(server, turn, turns, settings.chatClients);
+          const before = await ask<PersistenceServerStats>(server.child, 'settle');
+          const databaseBefore = server.applicationName ? await database.backendCpu(server.applicationName) : null;
+          const seconds = await runTurns(server, turns, settings.chatClients, bodyBytes.get(server.kind)!, continuing);
+          const after = await ask<PersistenceServerStats>(server.child, 'settle');
+          const databaseAfter = server.applicationName ? await database.backendCpu(server.applicationName) : null;
+          if (after.turnsStarted - before.turnsStarted !== turns || after.turnsPersisted - before.turnsPersisted !== turns) {
+            throw new Error(
+              `${server.kind}: ${after.turnsStarted - before.turnsStarted} turns opened, ${after.turnsPersisted - before.turnsPersisted} persisted, expected ${turns}`,
+            );
+          }
+          const databaseCpu = backendCpuBetween(databaseBefore, databaseAfter);
+          const list = rounds.get(key(server.kind, turn)) ?? [];
+          rounds.set(key(server.kind, turn), list);
+          list.push({
+            turns,
+            turnsPerSecond: turns / seconds,
+            cpuMillisecondsPerTurn: (after.user + after.system - before.user - before.system) / 1000 / turns,
+            systemMillisecondsPerTurn: (after.system - before.system) / 1000 / turns,
+            roundTripsPerTurn: (after.roundTrips - before.roundTrips) / turns,
+            databaseMillisecondsPerTurn: databaseCpu === null ? null : databaseCpu / 1000 / turns,
+          });
+        }
+      }
+    }
+
+    return chatTurnKinds.flatMap((turn) => {
+      const memory = rounds.get(key('chat-memory', turn))!;
+      return chatContenders.map(({ kind, label }): ChatPersistenceResult => {
+        const own = rounds.get(key(kind, turn))!;
+        const databaseMs = own.map((round) => round.databaseMillisecondsPerTurn);
+        return {
+          kind,
+          turn,
+          label,
+          bodyBytes: bodyBytes.get(kind)!,
+          turnsPerSecond: median(own.map((round) => round.turnsPerSecond)),
+          cpuMillisecondsPerTurn: median(own.map((round) => round.cpuMillisecondsPerTurn)),
+          systemMillisecondsPerTurn: median(own.map((round) => round.systemMillisecondsPerTurn)),
+          roundTripsPerTurn: median(own.map((round) => round.roundTripsPerTurn)),
+          databaseMillisecondsPerTurn: databaseMs.some((value) => value === null) ? null : median(databaseMs as number[]),
+          cpuRatio: median(own.map((round, index) => round.cpuMillisecondsPerTurn / memory[index]!.cpuMillisecondsPerTurn)),
+          breakdown: breakdowns.get(key(kind, turn))!,
+          rounds: own,
+        };
+      });
     });
   } finally {
     await Promise.all(running.map((server) => stopServer(server.child)));
@@ -808,48 +845,52 @@ export function formatPersistenceResult(result: PersistenceBenchResult): string 
     ]),
   );
 
-  const [memoryChat, postgresChat] = [result.chat.find((row) => row.kind === 'chat-memory')!, result.chat.find((row) => row.kind === 'chat-postgres')!];
+  const chatRow = (kind: ChatPersistenceResult['kind'], turn: ChatTurnKind) => result.chat.find((row) => row.kind === kind && row.turn === turn)!;
+  const [memoryFirst, postgresFirst, postgresLater] = [chatRow('chat-memory', 'first'), chatRow('chat-postgres', 'first'), chatRow('chat-postgres', 'later')];
   // The steps in the order the server lists them (the order of a turn).
-  const chatSteps = Object.keys(postgresChat.breakdown.steps) as ChatStep[];
-  const perTurn = (breakdown: ChatBreakdown, step: ChatStep, field: 'calls' | 'roundTrips') => breakdown.steps[step][field] / breakdown.turns;
-  const shownSteps = chatSteps.filter((step) => step !== 'other' || memoryChat.breakdown.steps.other.calls + postgresChat.breakdown.steps.other.calls > 0);
+  const chatSteps = Object.keys(postgresFirst.breakdown.steps) as ChatStep[];
+  const perTurn = (row: ChatPersistenceResult, step: ChatStep, field: 'calls' | 'roundTrips') => row.breakdown.steps[step][field] / row.breakdown.turns;
+  const total = (row: ChatPersistenceResult, field: 'calls' | 'roundTrips') => chatSteps.reduce((sum, step) => sum + perTurn(row, step, field), 0);
+  const columns: Array<[ChatPersistenceResult, 'calls' | 'roundTrips']> = [
+    [memoryFirst, 'calls'],
+    [chatRow('chat-memory', 'later'), 'calls'],
+    [postgresFirst, 'roundTrips'],
+    [postgresLater, 'roundTrips'],
+  ];
+  const shownSteps = chatSteps.filter((step) => columns.some(([row]) => row.breakdown.steps[step].calls > 0));
   const stepTable = markdownTable(
-    ['step of a turn', 'store calls/turn (memory)', 'store calls/turn (Postgres)', 'SQL round trips/turn (Postgres)'],
     [
-      ...shownSteps.map((step) => [
-        step,
-        formatNumber(perTurn(memoryChat.breakdown, step, 'calls'), 2),
-        formatNumber(perTurn(postgresChat.breakdown, step, 'calls'), 2),
-        formatNumber(perTurn(postgresChat.breakdown, step, 'roundTrips'), 2),
-      ]),
-      [
-        '**total**',
-        formatNumber(
-          chatSteps.reduce((sum, step) => sum + perTurn(memoryChat.breakdown, step, 'calls'), 0),
-          2,
-        ),
-        formatNumber(
-          chatSteps.reduce((sum, step) => sum + perTurn(postgresChat.breakdown, step, 'calls'), 0),
-          2,
-        ),
-        formatNumber(
-          chatSteps.reduce((sum, step) => sum + perTurn(postgresChat.breakdown, step, 'roundTrips'), 0),
-          2,
-        ),
-      ],
+      'step of a turn',
+      'store calls/turn, first (memory)',
+      'store calls/turn, later (memory)',
+      'SQL statements/turn, first (Postgres)',
+      'SQL statements/turn, later (Postgres)',
+    ],
+    [
+      ...shownSteps.map((step) => [step, ...columns.map(([row, field]) => formatNumber(perTurn(row, step, field), 2))]),
+      ['**total**', ...columns.map(([row, field]) => formatNumber(total(row, field), 2))],
     ],
   );
   const chatTable = markdownTable(
-    ['stores', 'turns/s', 'server CPU ms/turn (of which system)', 'CPU vs memory', 'SQL round trips/turn', 'Postgres backend CPU ms/turn'],
+    ['stores', 'turn', 'turns/s', 'server CPU ms/turn (of which system)', 'memory CPU ÷ this CPU', 'SQL statements/turn', 'Postgres backend CPU ms/turn'],
     result.chat.map((row) => [
       row.label,
+      row.turn === 'first' ? 'first (new conversation)' : 'later (second of its conversation)',
       formatNumber(row.turnsPerSecond),
       `${formatNumber(row.cpuMillisecondsPerTurn, 2)} (${formatNumber(row.systemMillisecondsPerTurn, 2)})`,
-      formatRatio(row.cpuRatio),
+      formatRatio(1 / row.cpuRatio),
       formatNumber(row.roundTripsPerTurn, 2),
       orDash(row.databaseMillisecondsPerTurn, 2),
     ]),
   );
+  const mostStatements = Math.max(total(postgresFirst, 'roundTrips'), total(postgresLater, 'roundTrips'));
+  const worstCpu = Math.min(1 / postgresFirst.cpuRatio, 1 / postgresLater.cpuRatio);
+  const laterVsFirst = postgresLater.cpuMillisecondsPerTurn / postgresFirst.cpuMillisecondsPerTurn;
+  const chatVerdicts = [
+    `- Postgres ≤ ${chatStatementsTarget} SQL statements per turn: first ${formatNumber(total(postgresFirst, 'roundTrips'), 2)}, later ${formatNumber(total(postgresLater, 'roundTrips'), 2)} — ${verdict(mostStatements <= chatStatementsTarget)}`,
+    `- Postgres ≥ ${chatCpuTarget}× the memory stores' CPU (memory CPU ÷ Postgres CPU, same kind of turn): first ${formatRatio(1 / postgresFirst.cpuRatio)}, later ${formatRatio(1 / postgresLater.cpuRatio)} — ${verdict(worstCpu >= chatCpuTarget)}`,
+    `- Later turns not costlier than first turns on Postgres (server CPU, later ÷ first): ${formatRatio(laterVsFirst)} — ${verdict(laterVsFirst <= 1.05)} (within 5 %, the rounds' noise)`,
+  ];
 
   return [
     `### GET /sessions/current on each store (${options.connections} connections, ${options.rounds} alternating rounds of ${options.sessionRoundSeconds} s, medians)`,
@@ -868,11 +909,13 @@ export function formatPersistenceResult(result: PersistenceBenchResult): string 
     '',
     `### A chat turn's persistence (${options.chatTextChunks} text deltas per answer; ${options.chatClients} clients, ${options.rounds} alternating rounds of ${formatNumber(options.chatTurns)} turns, medians)`,
     '',
-    `Per step, over ${postgresChat.breakdown.turns} turns run one at a time (each a new conversation):`,
+    `Per step, over ${postgresFirst.breakdown.turns} turns of each kind run one at a time (first: a new conversation; later: the second turn of a conversation started just before):`,
     '',
     stepTable,
     '',
     chatTable,
+    '',
+    ...chatVerdicts,
   ].join('\n');
 }
 

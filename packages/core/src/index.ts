@@ -36,6 +36,7 @@ export {
   type ChatSessionUpdateResult,
   type ChatStore,
   type MemoryChatStore,
+  type OpenSessionResult,
   type TurnStatus,
   type WorkingMemory,
   type WorkingMemoryChange,

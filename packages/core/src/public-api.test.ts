@@ -149,6 +149,7 @@ const rootTypes = [
   'NewUser',
   'NewUserWithHash',
   'NewUserWithPassword',
+  'OpenSessionResult',
   'PasswordHashOptions',
   'PresentedMoney',
   'ProblemDetails',

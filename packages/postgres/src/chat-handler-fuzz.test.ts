@@ -119,7 +119,10 @@ describe('chat routes under fuzzing, on PGlite', () => {
     const stores = createPostgresStores(database.client);
     const chats = countingWrites<ChatStore>(stores.chatStore, {
       getOrCreateSession: (result) => (result as { created: boolean }).created,
+      openSession: (result) => (result as { created: boolean }).created,
+      addMessage: (result) => (result as { added: boolean }).added,
       upsertMessages: always,
+      saveTurn: always,
       updateSession: (result) => result !== null,
     });
     const approvals = countingWrites<ApprovalStore>(stores.approvalStore, {

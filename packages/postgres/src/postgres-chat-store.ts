@@ -1,4 +1,4 @@
-import type { ChatSessionRecord, ChatStore, TurnStatus } from '@deskpilot/core';
+import type { ChatSessionRecord, ChatStore, OpenSessionResult, TurnStatus } from '@deskpilot/core';
 import { DeskpilotError } from '@deskpilot/core/session';
 import { isJsonObject, isRecordOf, readStoredRow } from './read-stored-row.js';
 import type { SqlClient, SqlRow } from './sql-client.js';
@@ -27,10 +27,52 @@ function isMessage(value: unknown): value is UIMessage {
   return isJsonObject(value) && typeof value.id === 'string' && typeof value.role === 'string' && Array.isArray(value.parts);
 }
 
+function isMessageList(value: unknown): value is UIMessage[] {
+  return Array.isArray(value) && value.every(isMessage);
+}
+
+// The insert, else the stored row (in the same snapshot), and the messages only when the caller owns
+// the conversation: one statement.
+const openSessionSql = `WITH created AS (
+    INSERT INTO deskpilot_chat_sessions (${columns}) VALUES ($1, $2, $3, '{}', NULL, $4, $5, 1)
+    ON CONFLICT (id) DO NOTHING RETURNING ${columns}
+  ), opened AS (
+    SELECT ${columns}, true AS created FROM created
+    UNION ALL
+    SELECT ${columns}, false AS created FROM deskpilot_chat_sessions WHERE id = $1 AND NOT EXISTS (SELECT FROM created)
+  )
+  SELECT opened.*, CASE
+    WHEN opened.created THEN '[]'::json
+    WHEN opened.user_email = $2 AND opened.project_key = $3 THEN
+      (SELECT coalesce(json_agg(message ORDER BY position), '[]') FROM deskpilot_chat_messages WHERE session_id = $1)
+    END AS messages
+  FROM opened`;
+
+const saveTurnSql = `WITH saved AS (
+    INSERT INTO deskpilot_chat_messages (session_id, id, message) VALUES ($1, $2, $3::jsonb)
+    ON CONFLICT (session_id, id) DO UPDATE SET message = excluded.message
+  )
+  UPDATE deskpilot_chat_sessions SET last_turn_status = $4, updated_at = $5, version = version + 1 WHERE id = $1`;
+
+async function openSession(client: SqlClient, init: Parameters<ChatStore['getOrCreateSession']>[0]): Promise<OpenSessionResult> {
+  // A row another transaction commits after this statement's snapshot is neither inserted nor seen:
+  // the second attempt reads it.
+  for (let attempt = 0; attempt < 2; attempt++) {
+    const { rows } = await client.query(openSessionSql, [init.id, init.userEmail, init.projectKey, init.createdAt, init.updatedAt]);
+    const row = rows[0];
+    if (!row) continue;
+    const messages = row.messages === null ? null : readStoredRow('chat session', row).json('messages', isMessageList, 'a list of UI messages');
+    return { session: toSession(row), created: row.created === true, messages };
+  }
+  throw new DeskpilotError('conflict', { detail: 'The conversation was deleted while it was being opened. Try again.' });
+}
+
 /**
  * Creates a {@link ChatStore} on Postgres or PGlite. Session creation is `INSERT … ON CONFLICT DO
  * NOTHING` (race-safe across replicas), updates carry the version in their `WHERE` clause, and
- * messages are upserted by `(session_id, id)`, keeping the position of their first save.
+ * messages are upserted by `(session_id, id)`, keeping the position of their first save. A chat turn
+ * takes three statements (four once the conversation exists): `openSession`, the user's message,
+ * and `saveTurn`, plus the approval store's read of pending approvals on later turns.
  *
  * @example
  * const chats = createPostgresChatStore(client);
@@ -55,6 +97,11 @@ export function createPostgresChatStore(client: SqlClient): ChatStore {
         if (existing) return { session: existing, created: false };
       }
       throw new DeskpilotError('conflict', { detail: 'The conversation was deleted while it was being opened. Try again.' });
+    },
+    openSession: (init) => openSession(client, init),
+    async saveTurn(sessionId, message, update) {
+      // One statement, so both writes land or neither does.
+      await client.query(saveTurnSql, [sessionId, message.id, JSON.stringify(message), update.lastTurnStatus, update.updatedAt]);
     },
     getSession,
     async updateSession(id, update) {

@@ -301,5 +301,45 @@ export function testChatStore(make: () => ChatStore | Promise<ChatStore>): void 
       expect(stored).toHaveLength(5);
       expect(stored).toEqual(expect.arrayContaining(messages));
     });
+
+    // The optional one-round-trip methods: what they give must be what the two calls they stand for give.
+    it('openSession (when the store has it) creates once, and gives the messages to the owner only', async (context) => {
+      const store = await make();
+      if (!store.openSession) return context.skip();
+      const first = init();
+      const results = await Promise.all(Array.from({ length: 4 }, () => store.openSession!(first)));
+      expect(results.filter((result) => result.created)).toHaveLength(1);
+      for (const result of results) expect(result).toEqual({ session: results[0]!.session, created: result.created, messages: [] });
+      expect(results[0]!.session).toEqual(await store.getSession(first.id));
+      const question = userMessage('show order ORD-1001');
+      const answer = assistantMessage();
+      await store.addMessage(first.id, question);
+      await store.upsertMessages(first.id, [answer]);
+      const again = await store.openSession({ ...first, createdAt: 9_000, updatedAt: 9_000 });
+      expect(again).toEqual({ session: await store.getSession(first.id), created: false, messages: [question, answer] });
+      expect(await store.openSession({ ...first, userEmail: 'intruder@example.com' })).toEqual({ session: again.session, created: false, messages: null });
+      expect(await store.openSession({ ...first, projectKey: 'globex-b2c' })).toEqual({ session: again.session, created: false, messages: null });
+      expect(await store.getMessages(first.id)).toEqual([question, answer]);
+    });
+
+    it('saveTurn (when the store has it) saves the answer in place and the turn status together', async (context) => {
+      const store = await make();
+      if (!store.saveTurn) return context.skip();
+      const { session } = await store.getOrCreateSession(init());
+      const question = userMessage('cancel my order');
+      const answer = assistantMessage();
+      await store.addMessage(session.id, question);
+      await store.saveTurn(session.id, answer, { lastTurnStatus: 'awaiting_approval', updatedAt: 5_000 });
+      const saved = await store.getSession(session.id);
+      expect(saved).toEqual({ ...session, lastTurnStatus: 'awaiting_approval', updatedAt: 5_000, version: saved!.version });
+      expect(saved!.version).toBeGreaterThan(session.version);
+      // The same answer again (a continued turn) replaces it in place.
+      const continued = { ...answer, parts: [...answer.parts, { type: 'text' as const, text: 'Done.', state: 'done' as const }] };
+      const followUp = userMessage('thanks');
+      await store.addMessage(session.id, followUp);
+      await store.saveTurn(session.id, continued, { lastTurnStatus: 'complete', updatedAt: 6_000 });
+      expect(await store.getMessages(session.id)).toEqual([question, continued, followUp]);
+      expect((await store.getSession(session.id))!.lastTurnStatus).toBe('complete');
+    });
   });
 }

@@ -44,6 +44,18 @@ export interface ChatSessionUpdate {
 /** Outcome of `updateSession`: the new record, or why nothing changed. */
 export type ChatSessionUpdateResult = { ok: true; session: ChatSessionRecord } | { ok: false; reason: 'not_found' | 'working_memory_full' };
 
+/** What `openSession` gives: `getOrCreateSession`'s answer, and the messages when the caller owns the conversation. */
+export interface OpenSessionResult {
+  session: ChatSessionRecord;
+  created: boolean;
+  /**
+   * The conversation's messages, in order, when `session` belongs to the `userEmail` and `projectKey`
+   * of the init (empty when just created); null when it belongs to someone else, whose messages are
+   * never read.
+   */
+  messages: UIMessage[] | null;
+}
+
 /** Outcome of `addMessage`: saved, or the message already stored under that id (nothing changed). */
 export type AddMessageResult = { added: true } | { added: false; existing: UIMessage };
 
@@ -74,4 +86,16 @@ export interface ChatStore {
    * Saving the same message twice stores it once.
    */
   upsertMessages(sessionId: string, messages: UIMessage[]): Promise<void>;
+  /**
+   * Optional, one round trip where the store can: `getOrCreateSession`, then the messages when the
+   * caller owns the conversation. Without it the handler makes both calls (the second one only for
+   * a conversation that already existed).
+   */
+  openSession?(init: Omit<ChatSessionRecord, 'version' | 'workingMemory' | 'lastTurnStatus'>): Promise<OpenSessionResult>;
+  /**
+   * Optional, one atomic write where the store can: `upsertMessages(sessionId, [message])` and
+   * `updateSession(sessionId, { lastTurnStatus, updatedAt })` together — both or neither. Without it the
+   * handler makes the two calls in that order.
+   */
+  saveTurn?(sessionId: string, message: UIMessage, update: { lastTurnStatus: TurnStatus; updatedAt: number }): Promise<void>;
 }

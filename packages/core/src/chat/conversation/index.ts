@@ -4,6 +4,7 @@ export type {
   ChatSessionUpdate,
   ChatSessionUpdateResult,
   ChatStore,
+  OpenSessionResult,
   TurnStatus,
   WorkingMemory,
   WorkingMemoryChange,

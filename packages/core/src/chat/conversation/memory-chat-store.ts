@@ -19,8 +19,13 @@ export function createMemoryChatStore(): MemoryChatStore {
   const sessions = new Map<string, ChatSessionRecord>();
   // A Map keeps insertion order and `set` on a known key keeps its place: exactly the upsert contract.
   const messagesBySession = new Map<string, Map<string, UIMessage>>();
+  const upsertInto = (sessionId: string, messages: UIMessage[]) => {
+    let stored = messagesBySession.get(sessionId);
+    if (!stored) messagesBySession.set(sessionId, (stored = new Map()));
+    for (const message of messages) stored.set(message.id, structuredClone(message));
+  };
 
-  return {
+  const store: MemoryChatStore = {
     async getOrCreateSession(init) {
       // No await between the check and the write: concurrent calls cannot both create.
       const existing = sessions.get(init.id);
@@ -37,6 +42,17 @@ export function createMemoryChatStore(): MemoryChatStore {
       };
       sessions.set(session.id, session);
       return { session: structuredClone(session), created: true };
+    },
+    async openSession(init) {
+      const { session, created } = await store.getOrCreateSession(init);
+      const owned = session.userEmail === init.userEmail && session.projectKey === init.projectKey;
+      return { session, created, messages: owned ? await store.getMessages(session.id) : null };
+    },
+    async saveTurn(sessionId, message, update) {
+      // No await in here: the two writes land together.
+      const session = sessions.get(sessionId);
+      if (session) sessions.set(sessionId, { ...session, lastTurnStatus: update.lastTurnStatus, updatedAt: update.updatedAt, version: session.version + 1 });
+      upsertInto(sessionId, [message]);
     },
     async getSession(id) {
       const session = sessions.get(id);
@@ -71,9 +87,7 @@ export function createMemoryChatStore(): MemoryChatStore {
       return { added: true };
     },
     async upsertMessages(sessionId, messages) {
-      let stored = messagesBySession.get(sessionId);
-      if (!stored) messagesBySession.set(sessionId, (stored = new Map()));
-      for (const message of messages) stored.set(message.id, structuredClone(message));
+      upsertInto(sessionId, messages);
     },
     dump() {
       const messages: Record<string, UIMessage[]> = {};
@@ -81,4 +95,5 @@ export function createMemoryChatStore(): MemoryChatStore {
       return { sessions: [...sessions.values()].map((session) => structuredClone(session)), messages };
     },
   };
+  return store;
 }

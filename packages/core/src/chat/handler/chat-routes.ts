@@ -8,7 +8,7 @@ import type { ApprovalStore } from '../approval/approval-store.js';
 import type { ApprovalGate, ApprovalScope } from '../approval/create-approval-gate.js';
 import type { ContextBudget } from '../context/bound-model-input.js';
 import { buildInstructions } from '../context/build-instructions.js';
-import type { ChatSessionRecord, ChatStore } from '../conversation/chat-store.js';
+import type { ChatStore } from '../conversation/chat-store.js';
 import { createChatStreamResponse } from '../stream/create-chat-stream-response.js';
 import { answerApprovals } from './answer-approvals.js';
 import type { ChatMessage, UserMessage } from './chat-message.js';
@@ -16,7 +16,7 @@ import { assistantMessageSchema, chatBodySchema, historyBodySchema, userMessageS
 import type { ChatAdmission } from './create-chat-admission.js';
 import type { ChatToolSet } from './create-chat-tool-set.js';
 import type { RunningTurn } from './create-turn-tracker.js';
-import { openConversation } from './open-conversation.js';
+import { openConversation, type OpenConversationResult } from './open-conversation.js';
 import { pickChatModel, type ChatModels } from './pick-chat-model.js';
 import type { ResolveChatContextResult } from './resolve-chat-context.js';
 import { startUserTurn } from './start-user-turn.js';
@@ -64,14 +64,17 @@ async function parseLastMessage(deps: ChatRouteDependencies, last: unknown): Pro
   return { kind: 'answers', message };
 }
 
+/** An open conversation: the record, its messages, and whether this request created it. */
+type OpenedConversation = Extract<OpenConversationResult, { ok: true }>;
+
 /** How a turn begins: answered without the model (`replay`), or by the model from `history`. */
 type TurnStart =
   | { kind: 'replay'; messageId: string; chunks: UIMessageChunk[] }
   | { kind: 'resumed'; history: ChatMessage[]; assistantId: string; approvedCalls: ReadonlyMap<string, string> };
 
 /** Saves the user's message, or applies the approval answers, to the stored conversation. */
-async function beginTurn(deps: ChatRouteDependencies, last: LastMessage, session: ChatSessionRecord, scope: ApprovalScope): Promise<TurnStart> {
-  const stored = (await deps.store.getMessages(session.id)) as ChatMessage[];
+async function beginTurn(deps: ChatRouteDependencies, last: LastMessage, opened: OpenedConversation, scope: ApprovalScope): Promise<TurnStart> {
+  const { session, messages: stored } = opened;
   if (last.kind === 'answers') {
     return answerApprovals({
       store: deps.store,
@@ -90,6 +93,8 @@ async function beginTurn(deps: ChatRouteDependencies, last: LastMessage, session
     gate: deps.gate,
     sessionId: session.id,
     stored,
+    // A conversation this request created holds no approvals to deny.
+    mayHavePendingApprovals: !opened.created,
     message: last.message,
     generateId: deps.generateId,
   });
@@ -119,7 +124,7 @@ export async function serveChat(deps: ChatRouteDependencies, request: HttpReques
   if (!opened.ok) throw opened.error;
   const { session } = opened;
   const scope: ApprovalScope = { chatSessionId: session.id, userEmail: context.userEmail, projectKey: context.projectKey, capabilities: context.capabilities };
-  const started = await beginTurn(deps, last, session, scope);
+  const started = await beginTurn(deps, last, opened, scope);
   if (started.kind === 'replay') {
     turn.settle();
     return replayWithoutModel(started.messageId, started.chunks, admission.headers);

@@ -95,19 +95,23 @@ describe('ChatHandler.drain', () => {
   });
 });
 
-describe('POST /chat: saving the answer', () => {
+describe.each([
+  ['in one write (saveTurn)', true],
+  ['answer, then status (a store without saveTurn)', false],
+])('POST /chat: saving the answer %s', (_name, oneWrite) => {
   /** A memory store whose saves of assistant messages fail `failures` times (Infinity: always). */
   function failingStore(failures: number) {
     const store = createMemoryChatStore();
-    const upsert = store.upsertMessages;
+    const { upsertMessages, saveTurn } = store;
     let failed = 0;
-    store.upsertMessages = async (id, messages) => {
-      if (messages.some((message) => message.role === 'assistant') && failed < failures) {
-        failed++;
-        throw new Error('connection reset while saving');
-      }
-      return upsert(id, messages);
+    const fail = () => {
+      failed++;
+      throw new Error('connection reset while saving');
     };
+    store.upsertMessages = async (id, messages) =>
+      messages.some((message) => message.role === 'assistant') && failed < failures ? fail() : upsertMessages(id, messages);
+    if (oneWrite) store.saveTurn = async (...args) => (failed < failures ? fail() : saveTurn!(...args));
+    else delete store.saveTurn;
     return store;
   }
 

@@ -26,15 +26,50 @@ describe('persistTurn', () => {
     return store;
   };
 
-  it('saves the answer with its status, then the last turn status', async () => {
+  it('saves the answer with its status, then the last turn status, with a store that has no saveTurn', async () => {
     const store = await setup();
+    delete store.saveTurn;
     expect(await persistTurn({ store, sessionId: 's1', message: answer, status: 'complete', now: () => 5 })).toEqual({ kind: 'saved' });
     expect(await store.getMessages('s1')).toEqual([{ ...answer, metadata: { status: 'complete' } }]);
     expect((await store.getSession('s1'))?.lastTurnStatus).toBe('complete');
   });
 
+  it('saves the answer and the status in one write where the store can', async () => {
+    const store = await setup();
+    const calls: string[] = [];
+    const saveTurn = store.saveTurn!;
+    store.saveTurn = async (...args) => {
+      calls.push('saveTurn');
+      return saveTurn(...args);
+    };
+    store.upsertMessages = store.updateSession = async () => expect.unreachable('one write only');
+    expect(await persistTurn({ store, sessionId: 's1', message: awaiting, status: 'awaiting_approval', now: () => 5 })).toEqual({ kind: 'saved' });
+    expect(calls).toEqual(['saveTurn']);
+    expect(await store.getMessages('s1')).toEqual([{ ...awaiting, metadata: { status: 'awaiting_approval' } }]);
+    expect(await store.getSession('s1')).toMatchObject({ lastTurnStatus: 'awaiting_approval', updatedAt: 5 });
+  });
+
+  it('retries the one write through a brief outage, and when it cannot be saved records the turn failed', async () => {
+    const store = await setup();
+    const outage = new Error('store down');
+    let attempts = 0;
+    store.saveTurn = async () => {
+      attempts++;
+      throw outage;
+    };
+    expect(await persistTurn({ store, sessionId: 's1', message: answer, status: 'complete', now: () => 5, retryDelaysMs: [0, 0] })).toEqual({
+      kind: 'unsaved',
+      error: outage,
+    });
+    expect(attempts).toBe(3);
+    expect(await store.getMessages('s1')).toEqual([]);
+    expect((await store.getSession('s1'))?.lastTurnStatus).toBe('failed');
+  });
+
+  // A store without `saveTurn`: the answer, then the status.
   it('retries through a brief outage, and when the answer cannot be saved records the turn failed', async () => {
     const store = await setup();
+    delete store.saveTurn;
     const outage = new Error('store down');
     let attempts = 0;
     store.upsertMessages = async () => {
@@ -51,6 +86,7 @@ describe('persistTurn', () => {
 
   it('says so when only the last turn status could not be saved', async () => {
     const store = await setup();
+    delete store.saveTurn;
     const outage = new Error('store down');
     store.updateSession = async () => Promise.reject(outage);
     expect(await persistTurn({ store, sessionId: 's1', message: answer, status: 'complete', now: () => 5, retryDelaysMs: [] })).toEqual({

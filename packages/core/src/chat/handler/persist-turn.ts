@@ -38,13 +38,26 @@ export interface PersistTurnOptions {
  */
 export type PersistTurnResult = { kind: 'saved' } | { kind: 'status_unsaved'; error: unknown } | { kind: 'unsaved'; error: unknown };
 
-/** Saves the assistant's answer with its status, then the conversation's last turn status; both retried through a brief store outage. */
+/**
+ * Saves the assistant's answer with its status, and the conversation's last turn status: in one
+ * write where the store has `saveTurn`, otherwise the answer first. Retried through a brief store outage.
+ */
 export async function persistTurn(options: PersistTurnOptions): Promise<PersistTurnResult> {
   const { store, sessionId, status } = options;
   const retries = { delaysMs: options.retryDelaysMs };
   const saveStatus = (value: typeof status) => withRetries(() => store.updateSession(sessionId, { lastTurnStatus: value, updatedAt: options.now() }), retries);
+  const message = { ...options.message, metadata: { ...options.message.metadata, status } };
+  if (store.saveTurn) {
+    try {
+      await withRetries(() => store.saveTurn!(sessionId, message, { lastTurnStatus: status, updatedAt: options.now() }), retries);
+      return { kind: 'saved' };
+    } catch (error) {
+      await saveStatus('failed').catch(() => {});
+      return { kind: 'unsaved', error };
+    }
+  }
   try {
-    await withRetries(() => store.upsertMessages(sessionId, [{ ...options.message, metadata: { ...options.message.metadata, status } }]), retries);
+    await withRetries(() => store.upsertMessages(sessionId, [message]), retries);
   } catch (error) {
     // The next read of the history says so.
     await saveStatus('failed').catch(() => {});

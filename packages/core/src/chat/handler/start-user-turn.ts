@@ -14,6 +14,8 @@ export interface StartUserTurnOptions {
   sessionId: string;
   /** The conversation as read before this turn. */
   stored: ChatMessage[];
+  /** False when the conversation was created by this request: no approval store read then. @default true */
+  mayHavePendingApprovals?: boolean;
   message: UserMessage;
   /** Id of the assistant message that will answer a new user message. */
   generateId: () => string;
@@ -59,7 +61,8 @@ export async function startUserTurn(options: StartUserTurnOptions): Promise<Star
   } else {
     current = [...current, user];
   }
-  for (const pending of await options.approvalStore.listPending(sessionId)) await options.gate.deny(pending.id, 'superseded');
+  if (options.mayHavePendingApprovals !== false)
+    for (const pending of await options.approvalStore.listPending(sessionId)) await options.gate.deny(pending.id, 'superseded');
   const superseded = current.filter((message) => message.role === 'assistant' && message.parts.some(isAwaitingApproval)).map(denyAwaitingApprovals);
   if (superseded.length > 0) await store.upsertMessages(sessionId, superseded);
   return { ok: true, history: current.map((message) => superseded.find((replacement) => replacement.id === message.id) ?? message), assistantId };

@@ -1,0 +1,112 @@
+import { createChatHandler, readChatStream } from '@deskpilot/core';
+import { createDemoCommerceBackend, createDemoTicketBackend } from '@deskpilot/core/demo';
+import type { UIMessageChunk } from 'ai';
+import { MockLanguageModelV4 } from 'ai/test';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { createPostgresStores } from './create-postgres-stores.js';
+import type { SqlClient } from './sql-client.js';
+import { testBackends, type TestDatabase } from './test-database.test-support.js';
+
+const usage = { inputTokens: { total: 1, noCache: 1, cacheRead: undefined, cacheWrite: undefined }, outputTokens: { total: 1, text: 1, reasoning: undefined } };
+
+/** Answers every turn with a line of text. */
+const textModel = () =>
+  new MockLanguageModelV4({
+    doStream: async () =>
+      ({
+        stream: new ReadableStream({
+          start(controller) {
+            for (const part of [
+              { type: 'stream-start', warnings: [] },
+              { type: 'text-start', id: 't' },
+              { type: 'text-delta', id: 't', delta: 'Order ORD-1001 has shipped.' },
+              { type: 'text-end', id: 't' },
+              { type: 'finish', finishReason: { unified: 'stop', raw: 'stop' }, usage },
+            ])
+              controller.enqueue(part);
+            controller.close();
+          },
+        }),
+      }) as never,
+  });
+
+/** The client, with the statements it runs recorded (their first words). */
+function recording(client: SqlClient) {
+  const statements: string[] = [];
+  const record = (sql: string) => statements.push(sql.trim().split(/\s+/).slice(0, 2).join(' '));
+  const counted: SqlClient = {
+    query: (sql, params) => (record(sql), client.query(sql, params)),
+    transaction: (fn) => client.transaction((transaction) => fn({ query: (sql, params) => (record(sql), transaction.query(sql, params)) })),
+    close: () => client.close(),
+  };
+  return { client: counted, statements };
+}
+
+for (const backend of testBackends) {
+  describe.skipIf(backend.skip)(`statements per chat turn ${backend.name}`, () => {
+    let database: TestDatabase;
+    beforeAll(async () => {
+      database = await backend.open();
+    }, 60_000);
+    afterAll(() => database?.close());
+
+    it('a first turn sends 3, a later turn 4, and every turn is saved whole', async () => {
+      // The handler warns once that it trusts the body (no context secret): expected here.
+      vi.spyOn(console, 'warn').mockImplementation(() => {});
+      const { client, statements } = recording(database.client);
+      const { chatStore, approvalStore } = createPostgresStores(client);
+      let settled!: () => void;
+      const chat = createChatHandler({
+        store: chatStore,
+        approvalStore,
+        models: { fallback: textModel() },
+        commerce: createDemoCommerceBackend(),
+        tickets: createDemoTicketBackend(),
+        onError: (error) => {
+          throw error;
+        },
+        onEvent: (event) => void (event.type === 'turn-ended' && settled()),
+      });
+      const sessionId = crypto.randomUUID();
+      const turn = async (id: string) => {
+        const saved = new Promise<void>((resolve) => (settled = resolve));
+        statements.length = 0;
+        const response = await chat.fetch(
+          new Request('http://chat.test/chat', {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({
+              sessionId,
+              context: { userEmail: 'rep@example.com', projectKey: 'acme-b2c' },
+              messages: [{ id, role: 'user', parts: [{ type: 'text', text: 'Where is ORD-1001?' }] }],
+            }),
+          }),
+          { clientAddress: '203.0.113.7' },
+        );
+        const chunks: UIMessageChunk[] = [];
+        for await (const chunk of readChatStream(response)) chunks.push(chunk);
+        await saved;
+        expect(chunks.at(-1)?.type).toBe('finish');
+        return [...statements];
+      };
+
+      // Open-or-create with the history; the user's message; the answer with the turn status.
+      expect(await turn('u-1')).toEqual(['WITH created', 'INSERT INTO', 'WITH saved']);
+      // A later turn also denies approvals still pending: one read of the approval store.
+      expect(await turn('u-2')).toEqual(['WITH created', 'INSERT INTO', 'SELECT id,', 'WITH saved']);
+      expect(await turn('u-3')).toHaveLength(4);
+
+      const messages = await chatStore.getMessages(sessionId);
+      expect(messages.map((message) => [message.role, message.metadata])).toEqual([
+        ['user', undefined],
+        ['assistant', expect.objectContaining({ status: 'complete' })],
+        ['user', undefined],
+        ['assistant', expect.objectContaining({ status: 'complete' })],
+        ['user', undefined],
+        ['assistant', expect.objectContaining({ status: 'complete' })],
+      ]);
+      expect(await chatStore.getSession(sessionId)).toMatchObject({ lastTurnStatus: 'complete' });
+      vi.restoreAllMocks();
+    });
+  });
+}
