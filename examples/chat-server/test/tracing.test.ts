@@ -59,7 +59,7 @@ describe('chat server tracing', () => {
     expect(turns).toHaveLength(1);
     const trace = collector.spans.filter((span) => span.traceId === turns[0]!.traceId);
     expect(new Set(trace.map((span) => span.service))).toEqual(new Set(['deskpilot-chat']));
-    expect(trace.map((span) => span.name)).toEqual(expect.arrayContaining(['deskpilot.chat.tool', 'execute_tool getOrder', 'deskpilot.store.chat_store.getMessages']));
+    expect(trace.map((span) => span.name)).toEqual(expect.arrayContaining(['deskpilot.chat.tool', 'execute_tool getOrder', 'deskpilot.store.chat_store.openSession']));
     expect(trace.filter((span) => span.name.startsWith('invoke_agent '))).toHaveLength(1);
     expect(trace.filter((span) => span.name.startsWith('chat ')).length).toBeGreaterThanOrEqual(2);
     // Every span of the trace hangs from the turn.

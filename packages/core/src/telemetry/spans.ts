@@ -1,4 +1,4 @@
-import { SpanStatusCode, trace, type Attributes, type Span } from '@opentelemetry/api';
+import { SpanStatusCode, context, trace, type Attributes, type Span } from '@opentelemetry/api';
 import { DeskpilotError } from '../errors/deskpilot-error.js';
 
 // The OpenTelemetry API only: without an SDK registered by the host every span is a no-op. A proxy
@@ -33,6 +33,12 @@ export async function inSpan<T>(name: string, attributes: Attributes, run: (span
 
 /** The active span, if the host traces. */
 export const activeSpan = (): Span | undefined => trace.getActiveSpan();
+
+/**
+ * `run`, bound to the trace context active now: what it starts later (from a stream's `pull`, which
+ * runs in its reader's context) is beneath the spans active here.
+ */
+export const bindToActiveContext = <Args extends unknown[], Result>(run: (...args: Args) => Result): ((...args: Args) => Result) => context.bind(context.active(), run);
 
 /**
  * Starts a span that outlives the call that starts it (a chat turn ends when its stream is saved), and

@@ -71,7 +71,7 @@ describe('tracing with an OpenTelemetry SDK registered', () => {
     // Our tool span runs inside the SDK's `execute_tool` span.
     expect(ancestry(tool, spans).slice(0, 2)).toEqual(['deskpilot.chat.tool', 'execute_tool getOrder']);
     const storeSpans = spans.filter((span) => span.name.startsWith('deskpilot.store.chat_store.'));
-    expect(storeSpans.map((span) => span.name)).toEqual(expect.arrayContaining(['deskpilot.store.chat_store.getMessages']));
+    expect(storeSpans.map((span) => span.name)).toEqual(expect.arrayContaining(['deskpilot.store.chat_store.openSession', 'deskpilot.store.chat_store.saveTurn']));
     for (const span of storeSpans) expect(ancestry(span, spans).at(-1)).toBe('deskpilot.chat.turn');
 
     // Prompts and answers are not recorded, nor who asked.

@@ -1,12 +1,13 @@
-import { InvalidToolInputError, NoSuchToolError, convertToModelMessages, toUIMessageStream, type ToolSet } from 'ai';
+import { InvalidToolInputError, NoSuchToolError, convertToModelMessages } from 'ai';
 import type { DeskpilotEventListener } from '../../events/deskpilot-event.js';
 import type { HttpResponse } from '../../http/http-request.js';
 import { boundModelInput, omittedNotice, type ContextBudget } from '../context/bound-model-input.js';
 import type { ChatStore } from '../conversation/chat-store.js';
 import { createChatStreamResponse } from '../stream/create-chat-stream-response.js';
+import { createUIMessageChunker } from '../stream/ui-message-chunker.js';
 import { runToolLoop, type RunToolLoopOptions } from '../tool-loop/run-tool-loop.js';
 import { ChatToolError } from '../tools/chat-tool-error.js';
-import { activeSpan } from '../../telemetry/spans.js';
+import { activeSpan, bindToActiveContext } from '../../telemetry/spans.js';
 import type { ChatMessage } from './chat-message.js';
 import type { ChatTurnTools } from './create-chat-tool-set.js';
 import type { ChatModel } from './pick-chat-model.js';
@@ -73,10 +74,11 @@ export async function streamAssistantTurn(options: StreamAssistantTurnOptions): 
   let usage: TurnUsage | undefined;
   // A continued answer (after an approval) adds its calls' tokens to what the message already used.
   const continued = history.at(-1)?.id === options.assistantId ? history.at(-1)!.metadata?.usage : undefined;
-  const stream = toUIMessageStream<ToolSet, ChatMessage>({
-    stream: loop.stream,
+  // The loop's parts become UI message chunks, and the answer is assembled from them, in the stage
+  // that writes the SSE: what `toUIMessageStream` with `onEnd` does in three more stream stages.
+  const chunker = createUIMessageChunker<ChatMessage>({
     originalMessages: history,
-    generateMessageId: () => options.assistantId,
+    messageId: options.assistantId,
     messageMetadata: ({ part }) => {
       if (part.type === 'start') return { model: modelLabel, createdAt: options.now() };
       if (part.type !== 'finish') return undefined;
@@ -91,28 +93,45 @@ export async function streamAssistantTurn(options: StreamAssistantTurnOptions): 
       onError(error);
       return 'The assistant could not answer. Please try again.';
     },
-    onEnd: async ({ responseMessage, isAborted, finishReason }) => {
-      const status = turnStatusOf({ message: responseMessage, isAborted, finishReason, budgetExhausted: loop.budgetExhausted, failed: loop.failed });
-      await options.recordUsage?.(usage);
-      const saved = await persistTurn({ store: options.store, sessionId: options.sessionId, message: responseMessage, status, now: options.now });
-      // An unsaved answer: the client is told (below, before `finish`).
-      if (saved.kind === 'unsaved') unsaved = true;
-      if (saved.kind !== 'saved') onError(saved.error);
-      options.emit?.({ type: 'turn-ended', model: modelLabel, status, durationMs: options.now() - startedAt, saved: saved.kind === 'saved' });
-      turnSpan?.setAttributes({ 'deskpilot.turn.status': status, 'deskpilot.turn.saved': saved.kind === 'saved' });
-      options.onSettled();
-    },
+  });
+  let streamFailed = false;
+  // Run from the response body's `pull`: bound to the turn's trace context, so its store spans are beneath the turn.
+  const onEnd = bindToActiveContext(async (streamError?: unknown) => {
+    if (streamError !== undefined) {
+      streamFailed = true;
+      onError(streamError);
+    }
+    const message = await chunker.message();
+    const status = turnStatusOf({
+      message,
+      isAborted: chunker.isAborted,
+      finishReason: chunker.finishReason,
+      budgetExhausted: loop.budgetExhausted,
+      failed: loop.failed || streamFailed,
+    });
+    await options.recordUsage?.(usage);
+    const saved = await persistTurn({ store: options.store, sessionId: options.sessionId, message, status, now: options.now });
+    // An unsaved answer: the client is told (below, before `finish`).
+    if (saved.kind === 'unsaved') unsaved = true;
+    if (saved.kind !== 'saved') onError(saved.error);
+    options.emit?.({ type: 'turn-ended', model: modelLabel, status, durationMs: options.now() - startedAt, saved: saved.kind === 'saved' });
+    turnSpan?.setAttributes({ 'deskpilot.turn.status': status, 'deskpilot.turn.saved': saved.kind === 'saved' });
+    options.onSettled();
   });
   return createChatStreamResponse({
-    stream,
+    stream: loop.stream,
+    translate: chunker.translate,
+    onEnd,
     headers: options.headers,
     signal: cut,
-    beforeFinish: () =>
-      unsaved
-        ? [{ type: 'error', errorText: 'The answer could not be saved. Please send your message again.' }]
+    beforeFinish: () => [
+      ...(streamFailed ? [{ type: 'error' as const, errorText: 'The assistant could not answer. Please try again.' }] : []),
+      ...(unsaved
+        ? [{ type: 'error' as const, errorText: 'The answer could not be saved. Please send your message again.' }]
         : cut.aborted
-          ? [{ type: 'error', errorText: 'The service is restarting: this answer was cut short. Please send your message again.' }]
-          : [],
+          ? [{ type: 'error' as const, errorText: 'The service is restarting: this answer was cut short. Please send your message again.' }]
+          : []),
+    ],
   });
 }
 

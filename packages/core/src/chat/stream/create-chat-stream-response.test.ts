@@ -1,11 +1,11 @@
 import { createUIMessageStreamResponse, type UIMessageChunk } from 'ai';
 import { describe, expect, it } from 'vitest';
-import { createChatStreamResponse } from './create-chat-stream-response.js';
+import { createChatStreamResponse, type ChatStreamResponseOptions } from './create-chat-stream-response.js';
 import { toFetchResponse } from '../../http/http-request.js';
 import { readChatStream } from './read-chat-stream.js';
 
 /** The stream response as the fetch entry sends it. */
-const chatStreamResponse = (...options: Parameters<typeof createChatStreamResponse>) => toFetchResponse(createChatStreamResponse(...options));
+const chatStreamResponse = <Source = UIMessageChunk>(options: ChatStreamResponseOptions<Source>) => toFetchResponse(createChatStreamResponse(options));
 
 const sent = async (response: Response) => {
   const list: UIMessageChunk[] = [];
@@ -68,6 +68,48 @@ describe('createChatStreamResponse', () => {
       },
     });
     await expect(chatStreamResponse({ stream: source }).text()).rejects.toThrow('provider gone');
+  });
+
+  it('with onEnd, ends the response when the source fails: onEnd gets the error, then beforeFinish and finish', async () => {
+    let pulls = 0;
+    const source = new ReadableStream<UIMessageChunk>(
+      {
+        pull(controller) {
+          if (pulls++ === 0) controller.enqueue(chunks[0]!);
+          else controller.error(new Error('provider gone'));
+        },
+      },
+      { highWaterMark: 0 },
+    );
+    const ended: unknown[] = [];
+    const response = chatStreamResponse({
+      stream: source,
+      onEnd: async (error) => void ended.push(error),
+      beforeFinish: () => (ended.length > 0 ? [{ type: 'error', errorText: 'The assistant could not answer.' }] : []),
+    });
+    const text = await response.text();
+    expect(ended).toEqual([new Error('provider gone')]);
+    expect(text).toBe(
+      [chunks[0], { type: 'error', errorText: 'The assistant could not answer.' }, { type: 'finish' }].map((chunk) => `data: ${JSON.stringify(chunk)}\n\n`).join('') +
+        'data: [DONE]\n\n',
+    );
+  });
+
+  it('translates each value read into the chunks it stands for, in order, in the same stage', async () => {
+    const source = new ReadableStream<number>({
+      start(controller) {
+        for (const value of [0, 2, 1]) controller.enqueue(value);
+        controller.close();
+      },
+    });
+    const response = chatStreamResponse({
+      stream: source,
+      translate: (count, send) => {
+        for (let index = 0; index < count; index++) send({ type: 'text-delta', id: 't', delta: `${count}.${index}` });
+      },
+    });
+    const deltas = [...(await response.text()).matchAll(/"delta":"([^"]+)"/g)].map((match) => match[1]);
+    expect(deltas).toEqual(['2.0', '2.1', '1.0']);
   });
 
   it('holds finish back until the source has ended, and sends the chunks of beforeFinish first', async () => {

@@ -2,8 +2,20 @@ import { UI_MESSAGE_STREAM_HEADERS, type UIMessageChunk } from 'ai';
 import type { HttpResponse } from '../../http/http-request.js';
 
 /** Options of {@link createChatStreamResponse}. */
-export interface ChatStreamResponseOptions {
-  stream: ReadableStream<UIMessageChunk>;
+export interface ChatStreamResponseOptions<Source = UIMessageChunk> {
+  stream: ReadableStream<Source>;
+  /**
+   * Turns each value read into the chunks it stands for (none, one, or more), passed to `send` in
+   * order; by default each value is a chunk. Runs in this stage: no stream stage of its own.
+   */
+  translate?: (value: Source, send: (chunk: UIMessageChunk) => void) => void;
+  /**
+   * Awaited once the stream has ended, before `beforeFinish` — also when the client went away, since
+   * the stream is then read to its end all the same. A stream that fails ends there: `onEnd` gets
+   * its error, and the response still ends with `beforeFinish`'s chunks and `finish` (without
+   * `onEnd`, the failure errors the response body).
+   */
+  onEnd?: (error?: unknown) => Promise<void>;
   /** Sent beside the UI message stream headers (which they may override). */
   headers?: Record<string, string>;
   /**
@@ -35,12 +47,35 @@ const encode = (chunk: UIMessageChunk) => encoder.encode(`data: ${JSON.stringify
  * comes last (one is added if the stream ended without, as an aborted one does), after
  * {@link ChatStreamResponseOptions.beforeFinish}.
  */
-export function createChatStreamResponse(options: ChatStreamResponseOptions): HttpResponse {
+export function createChatStreamResponse<Source = UIMessageChunk>(options: ChatStreamResponseOptions<Source>): HttpResponse {
   const reader = options.stream.getReader();
+  const translate = options.translate ?? ((value: Source, send: (chunk: UIMessageChunk) => void) => send(value as UIMessageChunk));
   let finish: UIMessageChunk = { type: 'finish' };
   let client: ReadableStreamDefaultController<Uint8Array> | undefined;
   // Once the client has gone, or the stream is cut, nothing more is sent to it.
   let ended = false;
+  let sent = false;
+  const send = (chunk: UIMessageChunk) => {
+    if (chunk.type === 'finish') finish = chunk;
+    else if (!ended) {
+      client!.enqueue(encode(chunk));
+      sent = true;
+    }
+  };
+  /** The next value of the stream, or done. With `onEnd`, a failing stream ends as done, its error kept for `onEnd`; without, it errors the body. */
+  let failure: { error: unknown } | undefined;
+  const read = async () => {
+    try {
+      return await reader.read();
+    } catch (error) {
+      if (!options.onEnd) throw error;
+      failure = { error };
+      return { done: true as const, value: undefined };
+    }
+  };
+  /** Runs `onEnd` once, however the stream ended. */
+  let settled: Promise<void> | undefined;
+  const settle = () => (settled ??= options.onEnd?.(failure?.error) ?? Promise.resolve());
 
   /** Sends `[DONE]` and ends the response; once, and only while the client is there. */
   const end = () => {
@@ -51,24 +86,21 @@ export function createChatStreamResponse(options: ChatStreamResponseOptions): Ht
     client!.enqueue(done);
     client!.close();
   };
-  /** Handles one chunk read: true when one was sent to the client. */
-  const forward = (chunk: UIMessageChunk): boolean => {
-    if (chunk.type === 'finish') {
-      finish = chunk;
-      return false;
-    }
-    if (ended) return false;
-    client!.enqueue(encode(chunk));
-    return true;
+  /** Handles one value read: true when a chunk was sent to the client. */
+  const forward = (value: Source): boolean => {
+    sent = false;
+    translate(value, send);
+    return sent;
   };
-  /** Reads the stream to its end without waiting for the client. */
-  const readToEnd = async (send: boolean) => {
+  /** Reads the stream to its end without waiting for the client (who is gone, or is sent the rest at once). */
+  const readToEnd = async () => {
     for (;;) {
-      const { done: over, value } = await reader.read();
+      const { done: over, value } = await read();
       if (over) break;
-      if (send) forward(value);
+      forward(value);
     }
-    if (send) end();
+    await settle();
+    end();
   };
 
   const body = new ReadableStream<Uint8Array>(
@@ -80,18 +112,21 @@ export function createChatStreamResponse(options: ChatStreamResponseOptions): Ht
         // A pull that sends nothing (a held `finish`) is not called again: read on.
         for (;;) {
           if (ended || options.signal?.aborted) return;
-          const { done: over, value } = await reader.read();
-          if (over) return end();
+          const { done: over, value } = await read();
+          if (over) {
+            await settle();
+            return end();
+          }
           if (forward(value)) return;
         }
       },
       cancel() {
         ended = true;
-        void readToEnd(false).catch(() => {});
+        void readToEnd().catch(() => {});
       },
     },
     { highWaterMark: 0 },
   );
-  options.signal?.addEventListener('abort', () => void readToEnd(true).catch(() => {}), { once: true });
+  options.signal?.addEventListener('abort', () => void readToEnd().catch(() => {}), { once: true });
   return { status: 200, headers: Object.entries({ ...UI_MESSAGE_STREAM_HEADERS, ...streamHeaders, ...options.headers }), body };
 }
