@@ -55,6 +55,11 @@ const environment = z.object({
   DATABASE_QUERY_TIMEOUT_MS: positiveInt.default(10_000),
   /** The platform's data root: this service keeps its embedded database in `<DATA_DIR>/chat`. */
   DATA_DIR: z.string().default('./.data'),
+  /** The embedded database's buffer cache (Postgres's `shared_buffers`); more for a large embedded database. */
+  PGLITE_SHARED_BUFFERS: z
+    .string()
+    .regex(/^\d+(kB|MB|GB)$/, 'expected a size such as 16MB')
+    .default('16MB'),
   REDIS_URL: z.url({ protocol: /^rediss?$/ }).optional(),
   /** On SIGTERM or SIGINT, how long running requests and chat turns may take to finish. */
   SHUTDOWN_GRACE_MS: positiveInt.default(10_000),

@@ -37,6 +37,7 @@ export async function createApp(config: ServerConfig, logger: Logger) {
   const database = await openDatabase({
     databaseUrl: config.DATABASE_URL,
     dataDir,
+    pgliteSettings: { shared_buffers: config.PGLITE_SHARED_BUFFERS },
     connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS,
     queryTimeoutMs: config.DATABASE_QUERY_TIMEOUT_MS,
   }).catch(async (error: unknown) => {

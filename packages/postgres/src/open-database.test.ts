@@ -30,6 +30,23 @@ describe('openDatabase', () => {
     expect((error as Error).message).not.toContain('hunter2');
   });
 
+  it('starts PGlite with a small buffer cache unless told otherwise, and refuses a setting name it cannot pass', async () => {
+    const small = await openDatabase();
+    try {
+      expect((await small.client.query('SHOW shared_buffers')).rows).toEqual([{ shared_buffers: '16MB' }]);
+    } finally {
+      await small.close();
+    }
+    const tuned = await openDatabase({ pgliteSettings: { shared_buffers: '32MB', work_mem: '2MB' } });
+    try {
+      expect((await tuned.client.query('SHOW shared_buffers')).rows).toEqual([{ shared_buffers: '32MB' }]);
+      expect((await tuned.client.query('SHOW work_mem')).rows).toEqual([{ work_mem: '2MB' }]);
+    } finally {
+      await tuned.close();
+    }
+    await expect(openDatabase({ pgliteSettings: { 'shared_buffers=1GB -c fsync': 'off' } })).rejects.toThrow(TypeError);
+  }, 60_000);
+
   it('opens PGlite in a data directory it creates, migrated and persistent across restarts', async () => {
     const parent = await mkdtemp(join(tmpdir(), 'deskpilot-pglite-'));
     directories.push(parent);

@@ -39,7 +39,17 @@ export interface OpenDatabaseOptions {
    * @default the first schema of the connection's `search_path` (usually `public`)
    */
   schema?: string | undefined;
+  /**
+   * Server settings of the embedded database (PGlite), on top of PGlite's own start parameters, e.g.
+   * `{ shared_buffers: '128MB' }`. The default buffer cache is small, as for the demo-sized data a
+   * single process keeps: Postgres's 128 MB of shared buffers cost PGlite about 110 MiB of memory
+   * per process. @default { shared_buffers: '16MB' }
+   */
+  pgliteSettings?: Record<string, string>;
 }
+
+/** PGlite's settings unless the caller says otherwise. */
+export const defaultPgliteSettings: Readonly<Record<string, string>> = { shared_buffers: '16MB' };
 
 /** An open, migrated database. */
 export interface Database {
@@ -125,14 +135,17 @@ async function createDirectory(directory: string): Promise<void> {
 }
 
 /** Opens PGlite: in memory, or persisted in `dataDir` under a lock that keeps a second process out. */
-async function openPglite(dataDir: string | undefined): Promise<{ client: SqlClient; lock?: DataDirectoryLock }> {
+async function openPglite(dataDir: string | undefined, settings: Record<string, string>): Promise<{ client: SqlClient; lock?: DataDirectoryLock }> {
   let module: typeof import('@electric-sql/pglite');
   try {
     module = await import('@electric-sql/pglite');
   } catch (error) {
     throw new Error('The embedded database needs @electric-sql/pglite: install it, or set databaseUrl.', { cause: error });
   }
-  if (dataDir === undefined) return { client: fromPglite(await module.PGlite.create()) };
+  // As command-line settings, on top of PGlite's own: postgresql.conf in the data directory stays as initdb wrote it.
+  const startParams = [...module.PGlite.defaultStartParams, ...Object.entries(settings).flatMap(([name, value]) => ['-c', `${name}=${value}`])];
+  for (const name of Object.keys(settings)) if (!/^[a-z][a-z0-9_.]*$/.test(name)) throw new TypeError(`pgliteSettings: ${JSON.stringify(name)} is not a setting name.`);
+  if (dataDir === undefined) return { client: fromPglite(await module.PGlite.create({ startParams })) };
   const directory = resolve(dataDir);
   let lock: DataDirectoryLock;
   try {
@@ -147,7 +160,7 @@ async function openPglite(dataDir: string | undefined): Promise<{ client: SqlCli
     await probeWritable(directory).catch((error: unknown) => {
       throw new Error(`The data directory ${directory} cannot be written: ${reasonOf(error)}.`, { cause: error });
     });
-    const db = await module.PGlite.create(directory).catch((error: unknown) => {
+    const db = await module.PGlite.create(directory, { startParams }).catch((error: unknown) => {
       throw new Error(`Cannot open the embedded database in ${directory}: ${reasonOf(error)}.`, { cause: error });
     });
     return { client: fromPglite(db), lock };
@@ -175,7 +188,7 @@ export async function openDatabase(options: OpenDatabaseOptions = {}): Promise<D
   const kind = databaseUrl === undefined ? 'pglite' : 'postgres';
   const { client, lock } =
     databaseUrl === undefined
-      ? await openPglite(options.dataDir)
+      ? await openPglite(options.dataDir, { ...defaultPgliteSettings, ...options.pgliteSettings })
       : {
           client: fromPgPool(
             new Pool({
