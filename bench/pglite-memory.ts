@@ -3,7 +3,8 @@
 // idle, stopped, and started again on the same directory. Postgres's default buffer cache (128MB)
 // beside the servers' default (PGLITE_SHARED_BUFFERS=16MB), in one run. Peak RSS is the kernel's
 // high-water mark of the process (VmHWM), idle RSS its VmRSS after 3 s without requests.
-// Usage: node pglite-memory.ts
+// First, the lean-process target: idle RSS of the session server beside Express alone.
+// Usage: node pglite-memory.ts [--idle] (DATABASE_URL: the Postgres for the idle table; default the local test database)
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -13,6 +14,13 @@ import { fileURLToPath } from 'node:url';
 import { formatNumber, markdownTable } from './measure.ts';
 
 type ServerName = 'session-server' | 'chat-server';
+
+/** An idle process of the lean-process target: RSS once listening and after 3 s without requests. */
+export interface IdleRow {
+  process: string;
+  listeningMiB: number;
+  idleMiB: number;
+}
 
 export interface PgliteMemoryRow {
   server: ServerName;
@@ -33,8 +41,8 @@ async function memoryOf(pid: number): Promise<{ rss: number; hwm: number }> {
 }
 
 /** Starts a reference server; resolves with its process and port once it logs that it listens. */
-async function start(server: ServerName, env: Record<string, string>): Promise<{ child: ChildProcess; port: number }> {
-  const entry = fileURLToPath(new URL(`../examples/${server}/src/server.ts`, import.meta.url));
+async function start(server: ServerName | 'express-idle', env: Record<string, string>): Promise<{ child: ChildProcess; port: number }> {
+  const entry = fileURLToPath(new URL(server === 'express-idle' ? './express-idle.ts' : `../examples/${server}/src/server.ts`, import.meta.url));
   const child = spawn(process.execPath, [entry], {
     env: { ...process.env, HOST: '127.0.0.1', PORT: '0', LOG_FORMAT: 'json', METRICS: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -87,7 +95,8 @@ async function load(server: ServerName, port: number): Promise<void> {
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({
         sessionId: crypto.randomUUID(),
-        context: { userEmail: 'alice@example.com', projectKey: 'acme-b2c' },
+        // One user per turn: the per-user limit (20 a minute) is not what this measures.
+        context: { userEmail: `rep-${index}@example.com`, projectKey: 'acme-b2c' },
         messages: [{ id: `u-${index}`, role: 'user', parts: [{ type: 'text', text: 'Where is my order ORD-1001?' }] }],
       }),
     });
@@ -122,6 +131,59 @@ export async function benchPgliteMemory(): Promise<PgliteMemoryRow[]> {
   return rows;
 }
 
+/**
+ * Idle RSS: Express alone, and the session server on Postgres (DATABASE_URL; its second start, the
+ * demo users already stored) and on PGlite (a restart). Alternating, 3 rounds, medians.
+ */
+export async function benchIdle(databaseUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'): Promise<IdleRow[]> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'deskpilot-idle-'));
+  const contenders: Array<[string, ServerName | 'express-idle', Record<string, string>]> = [
+    ['Express 5 alone', 'express-idle', {}],
+    ['session-server on Postgres', 'session-server', { DATABASE_URL: databaseUrl, DATA_DIR: dataDir }],
+    ['session-server on PGlite (a restart)', 'session-server', { DATA_DIR: dataDir }],
+  ];
+  const samples = new Map<string, Array<{ listening: number; idle: number }>>();
+  try {
+    // A first start of each seeds the demo users: not measured.
+    for (const [, server, env] of contenders.slice(1)) await stop((await start(server, env)).child);
+    for (let round = 0; round < 3; round++) {
+      for (const [name, server, env] of contenders) {
+        const { child } = await start(server, env);
+        try {
+          const listening = await memoryOf(child.pid!);
+          await sleep(3_000);
+          const idle = await memoryOf(child.pid!);
+          samples.set(name, [...(samples.get(name) ?? []), { listening: mib(listening.rss), idle: mib(idle.rss) }]);
+        } finally {
+          await stop(child);
+        }
+      }
+    }
+  } finally {
+    await rm(dataDir, { recursive: true, force: true });
+  }
+  const median = (values: number[]) => values.sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+  return contenders.map(([name]) => ({
+    process: name,
+    listeningMiB: median(samples.get(name)!.map((sample) => sample.listening)),
+    idleMiB: median(samples.get(name)!.map((sample) => sample.idle)),
+  }));
+}
+
+export function formatIdle(rows: IdleRow[]): string {
+  const express = rows[0]!;
+  return [
+    '### Idle processes (RSS once listening, and after 3 s idle; 3 alternating starts, medians)',
+    '',
+    markdownTable(
+      ['process', 'RSS listening MiB', 'idle RSS MiB', 'idle vs Express alone'],
+      rows.map((row) => [row.process, formatNumber(row.listeningMiB), formatNumber(row.idleMiB), `+${formatNumber(row.idleMiB - express.idleMiB)} MiB`]),
+    ),
+    '',
+    `- session-server on Postgres idle ≤ Express alone + 25 MiB: +${formatNumber(rows[1]!.idleMiB - express.idleMiB)} MiB — ${rows[1]!.idleMiB - express.idleMiB <= 25 ? 'met' : '**not met**'}`,
+  ].join('\n');
+}
+
 export function formatPgliteMemory(rows: PgliteMemoryRow[]): string {
   const ratio = (row: PgliteMemoryRow, field: 'peakMiB' | 'idleMiB') => {
     const before = rows.find((other) => other.server === row.server && other.start === row.start && other.sharedBuffers === '128MB')!;
@@ -146,4 +208,8 @@ export function formatPgliteMemory(rows: PgliteMemoryRow[]): string {
   ].join('\n');
 }
 
-if (import.meta.main) console.log(formatPgliteMemory(await benchPgliteMemory()));
+if (import.meta.main) {
+  console.log(formatIdle(await benchIdle()));
+  // `--idle`: the idle table only.
+  if (!process.argv.includes('--idle')) console.log(`\n${formatPgliteMemory(await benchPgliteMemory())}`);
+}

@@ -16,7 +16,6 @@ import { demoUsers } from '@deskpilot/core/demo';
 import { writeResponse } from '@deskpilot/core/node';
 import { sessionOpenApi } from '@deskpilot/core/openapi';
 import { createPostgresStores, openDatabase } from '@deskpilot/postgres';
-import { checkRedisReady, connectRedis, createRedisRateLimiter } from '@deskpilot/redis';
 import { sessionRouter } from '@deskpilot/session-express';
 import type { ServerConfig } from './config.ts';
 import { coreLogger, createEmailHasher, logEvents, requestLogging } from '../../shared/logging.ts';
@@ -32,7 +31,9 @@ const routes = ['/healthz', '/readyz', '/metrics', '/openapi.json', '/sessions',
 export async function createApp(config: ServerConfig, logger: Logger) {
   // First, and bounded: an unreachable Redis stops the start with a clear message within seconds,
   // before the database is opened (or created) for nothing.
-  const redis = config.REDIS_URL ? await connectRedis({ url: config.REDIS_URL }) : undefined;
+  // The Redis client is loaded only when configured: it is ≈ 12 MiB of an idle process.
+  const redisModule = config.REDIS_URL ? await import('@deskpilot/redis') : undefined;
+  const redis = config.REDIS_URL ? await redisModule!.connectRedis({ url: config.REDIS_URL }) : undefined;
   const dataDir = join(config.DATA_DIR, 'session');
   const database = await openDatabase({
     databaseUrl: config.DATABASE_URL,
@@ -46,10 +47,11 @@ export async function createApp(config: ServerConfig, logger: Logger) {
   });
   // PGlite has one writer, this process, so reads may be cached; a shared Postgres may not.
   const { sessionStore, userDirectory, sessionLookup } = createPostgresStores(database.client, { cache: database.kind === 'pglite' });
-  if (config.SEED_DEMO_USERS) for (const user of demoUsers) await userDirectory.addUser(user);
+  // Only the missing ones: hashing a password takes scrypt's 128 MiB, which a restart need not spend again.
+  if (config.SEED_DEMO_USERS) for (const user of demoUsers) if (!(await userDirectory.findCredentials(user.email))) await userDirectory.addUser(user);
 
   const throttle = (prefix: string, limit: number): RateLimiter | undefined =>
-    redis && createRedisRateLimiter({ client: redis, prefix: `deskpilot:login:${prefix}:`, limit, windowMs: 5 * 60 * 1000 });
+    redis && redisModule!.createRedisRateLimiter({ client: redis, prefix: `deskpilot:login:${prefix}:`, limit, windowMs: 5 * 60 * 1000 });
 
   const sessions = createSessionService({
     store: sessionStore,
@@ -66,7 +68,7 @@ export async function createApp(config: ServerConfig, logger: Logger) {
 
   // Ready: the database answers at this release's schema version, and Redis answers when configured.
   const readiness = createReadinessCheck({
-    checks: { session_store: () => database.checkReady(), ...(redis ? { redis: () => checkRedisReady(redis) } : {}) },
+    checks: { session_store: () => database.checkReady(), ...(redis ? { redis: () => redisModule!.checkRedisReady(redis) } : {}) },
     onCheckFailed: (name, error) => logger.warn({ check: name }, `not ready: ${name}: ${describeError(error)}`),
   });
 

@@ -1,6 +1,7 @@
 // A session-only process loads none of the assistant chat's dependencies: the reference session server
 // imports `@deskpilot/core/session`, and `@deskpilot/session-express`, `@deskpilot/postgres` and
-// `@deskpilot/redis` import nothing else from core at run time. Nor, with metrics off, prom-client.
+// `@deskpilot/redis` import nothing else from core at run time. Nor, with metrics off, prom-client,
+// nor the Redis client without REDIS_URL.
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { spawnExample } from '../../test-support/spawn-example.ts';
@@ -20,8 +21,15 @@ describe('session server: lean', () => {
     // The trace sees what the server does load.
     expect(loaded).toEqual(expect.arrayContaining(['express', 'zod', 'cookie', '@electric-sql/pglite']));
     expect(loaded.filter((name) => name === 'ai' || name.startsWith('@ai-sdk/'))).toEqual([]);
-    // Metrics are off unless configured: prom-client is not loaded either.
+    // Metrics are off unless configured: prom-client is not loaded either, nor the Redis client without REDIS_URL.
     expect(loaded).not.toContain('prom-client');
+    expect(loaded.filter((name) => name === '@deskpilot/redis' || name.startsWith('@redis/') || name === 'redis')).toEqual([]);
+  });
+
+  it.skipIf(!process.env.REDIS_URL)('loads the Redis client once REDIS_URL is set', async () => {
+    const server = await spawnExample(serverFile, { NODE_OPTIONS: `--import ${trace}`, REDIS_URL: process.env.REDIS_URL });
+    expect((await fetch(`${server.url}/readyz`)).status).toBe(200);
+    expect(packagesLoaded(server.output())).toContain('redis');
   });
 
   it('loads prom-client once metrics are on', async () => {
