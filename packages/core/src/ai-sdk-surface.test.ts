@@ -13,8 +13,9 @@ const stable = [
   'getToolName',
   'isStepCount',
   'isToolUIPart',
+  'parsePartialJson',
   'safeValidateUIMessages',
-  'toUIMessageStream',
+  'toUIMessageChunk',
   'tool',
   'zodSchema',
 ] as const;
