@@ -75,7 +75,7 @@ export async function streamAssistantTurn(options: StreamAssistantTurnOptions): 
   // A continued answer (after an approval) adds its calls' tokens to what the message already used.
   const continued = history.at(-1)?.id === options.assistantId ? history.at(-1)!.metadata?.usage : undefined;
   // The loop's parts become UI message chunks, and the answer is assembled from them, in the stage
-  // that writes the SSE: what `toUIMessageStream` with `onEnd` does in three more stream stages.
+  // that writes the SSE: what `toUIMessageStream` with `onEnd` does in stream stages of its own.
   const chunker = createUIMessageChunker<ChatMessage>({
     originalMessages: history,
     messageId: options.assistantId,
