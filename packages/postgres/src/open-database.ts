@@ -143,8 +143,8 @@ async function openPglite(dataDir: string | undefined, settings: Record<string, 
     throw new Error('The embedded database needs @electric-sql/pglite: install it, or set databaseUrl.', { cause: error });
   }
   // As command-line settings, on top of PGlite's own: postgresql.conf in the data directory stays as initdb wrote it.
-  const startParams = [...module.PGlite.defaultStartParams, ...Object.entries(settings).flatMap(([name, value]) => ['-c', `${name}=${value}`])];
   for (const name of Object.keys(settings)) if (!/^[a-z][a-z0-9_.]*$/.test(name)) throw new TypeError(`pgliteSettings: ${JSON.stringify(name)} is not a setting name.`);
+  const startParams = [...module.PGlite.defaultStartParams, ...Object.entries(settings).flatMap(([name, value]) => ['-c', `${name}=${value}`])];
   if (dataDir === undefined) return { client: fromPglite(await module.PGlite.create({ startParams })) };
   const directory = resolve(dataDir);
   let lock: DataDirectoryLock;

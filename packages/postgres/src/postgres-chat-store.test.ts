@@ -46,6 +46,19 @@ for (const backend of testBackends) {
       const messageError = await rejection(store.getMessages(session.id));
       expect(isDeskpilotError(messageError, 'store_unavailable')).toBe(true);
       expect((messageError as Error).message).toBe('A stored chat message is corrupted and cannot be read.');
+      // The one-round-trip open reads the same rows: the same answer, not a crash.
+      const openError = await rejection(store.openSession!({ ...init(), id: session.id }));
+      expect(isDeskpilotError(openError, 'store_unavailable')).toBe(true);
+    });
+
+    it('saveTurn saves both or neither: a message Postgres refuses leaves the turn status as it was', async () => {
+      const store = createPostgresChatStore(database.client);
+      const { session } = await store.getOrCreateSession(init());
+      // jsonb refuses U+0000: the answer cannot be stored, so the status is not either.
+      const refused = { id: 'a1', role: 'assistant' as const, parts: [{ type: 'text' as const, text: 'nul \u0000 here' }] };
+      await expect(store.saveTurn!(session.id, refused, { lastTurnStatus: 'complete', updatedAt: 9_000 })).rejects.toThrow();
+      expect(await store.getSession(session.id)).toEqual(session);
+      expect(await store.getMessages(session.id)).toEqual([]);
     });
 
     it('saves nothing of a batch that fails part-way', async () => {
