@@ -11,7 +11,7 @@ import { buildInstructions } from '../context/build-instructions.js';
 import type { ChatStore } from '../conversation/chat-store.js';
 import { createChatStreamResponse } from '../stream/create-chat-stream-response.js';
 import { answerApprovals } from './answer-approvals.js';
-import type { ChatMessage, UserMessage } from './chat-message.js';
+import { isUnsettledApproval, type ChatMessage, type UserMessage } from './chat-message.js';
 import { assistantMessageSchema, chatBodySchema, historyBodySchema, userMessageSchema } from './chat-request.js';
 import type { ChatAdmission } from './create-chat-admission.js';
 import type { ChatToolSet } from './create-chat-tool-set.js';
@@ -93,8 +93,9 @@ async function beginTurn(deps: ChatRouteDependencies, last: LastMessage, opened:
     gate: deps.gate,
     sessionId: session.id,
     stored,
-    // A conversation this request created holds no approvals to deny.
-    mayHavePendingApprovals: !opened.created,
+    // An approval can only ever be answered through its card in the stored conversation: with no
+    // card left unsettled there (or no conversation before this request), none needs denying.
+    mayHavePendingApprovals: !opened.created && stored.some((message) => message.role === 'assistant' && message.parts.some(isUnsettledApproval)),
     message: last.message,
     generateId: deps.generateId,
   });

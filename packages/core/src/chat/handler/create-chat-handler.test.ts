@@ -516,6 +516,28 @@ describe('POST /chat: approvals', () => {
     expect(writeCalls(commerce)).toHaveLength(0);
   });
 
+  it('runs nothing for a card that was never saved, after a new message too', async () => {
+    const model = scriptedModel((_call, index) => (index === 0 ? toolStep({ name: 'refundOrder', input: { orderId: 'ORD-1001', reason: 'damaged' } }) : textStep('ok')));
+    const { post, commerce, store, approvalStore } = await setupChat(model);
+    // The answer holding the card is lost (the database went away as it was saved).
+    const { saveTurn, upsertMessages } = store;
+    store.saveTurn = () => Promise.reject(new Error('connection lost'));
+    store.upsertMessages = () => Promise.reject(new Error('connection lost'));
+    const question = userMessage('refund order ORD-1001');
+    const first = await readAll(await post(body([question])));
+    expect(types(first)).toContain('tool-approval-request');
+    expect(first.at(-2)).toMatchObject({ type: 'error', errorText: 'The answer could not be saved. Please send your message again.' });
+    Object.assign(store, { saveTurn, upsertMessages });
+    const card = assistantFrom(first);
+    // The stored conversation holds no card, so the new message reads no approvals; the one recorded stays pending, unreachable.
+    await readAll(await post(body([question, card, userMessage('never mind')])));
+    expect(approvalStore.dump()).toEqual([expect.objectContaining({ state: 'pending' })]);
+    const late = await readAll(await post(body([question, answerApprovals(card, true)])));
+    expect(types(late)).not.toContain('tool-output-available');
+    expect(writeCalls(commerce)).toHaveLength(0);
+    expect(approvalStore.dump()).toEqual([expect.objectContaining({ state: 'pending' })]);
+  });
+
   it('shows two cards for two writes in one step; approving one runs only that one', async () => {
     const model = scriptedModel((_call, index) =>
       index === 0

@@ -14,7 +14,10 @@ export interface StartUserTurnOptions {
   sessionId: string;
   /** The conversation as read before this turn. */
   stored: ChatMessage[];
-  /** False when the conversation was created by this request: no approval store read then. @default true */
+  /**
+   * False when no approval of the conversation can be pending and answerable: it was created by this
+   * request, or its stored messages hold no unsettled card. No approval store read then. @default true
+   */
   mayHavePendingApprovals?: boolean;
   message: UserMessage;
   /** Id of the assistant message that will answer a new user message. */
@@ -27,8 +30,8 @@ export type StartUserTurnResult = { ok: true; history: ChatMessage[]; assistantI
 const conflict = (detail: string): StartUserTurnResult => ({ ok: false, error: new DeskpilotError('conflict', { detail }) });
 
 /**
- * A new user message: saved once (race-safe), then every approval still pending is denied, and the
- * model is told. Sending a known id again is a retry, answered anew in place, and only allowed for
+ * A new user message: saved once (race-safe), then every approval still pending is denied (in the
+ * approval store, and its card in the stored conversation), and the model is told. Sending a known id again is a retry, answered anew in place, and only allowed for
  * the latest user message with the same text while its answer holds no approval: anything else
  * would rewrite the stored conversation, and is a `conflict`.
  */
