@@ -119,7 +119,9 @@ export async function streamAssistantTurn(options: StreamAssistantTurnOptions): 
     options.onSettled();
   });
   return createChatStreamResponse({
-    stream: loop.stream,
+    // The loop's parts are read straight off the model's stream: the loop's own checks (approval
+    // records, step budget, idle watchdog) and the UI chunks both run in this one stage.
+    stream: loop,
     translate: chunker.translate,
     onEnd,
     headers: options.headers,

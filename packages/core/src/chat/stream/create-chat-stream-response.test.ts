@@ -175,4 +175,46 @@ describe('createChatStreamResponse', () => {
     const list = await sent(response);
     expect(list.map((chunk) => chunk.type)).toEqual([...chunks.slice(0, -1).map((chunk) => chunk.type), 'error', 'finish']);
   });
+
+  it('reads a reader source one value at a time, in order, when the client cancels and the signal aborts during a read', async () => {
+    // A source like the tool loop's: each read resolves later, and must not overlap the one before.
+    let reading = false;
+    let overlapped = false;
+    let next = 0;
+    const delivered: string[] = [];
+    let release!: () => void;
+    const source = {
+      read: async (): Promise<ReadableStreamReadResult<UIMessageChunk>> => {
+        if (reading) overlapped = true;
+        reading = true;
+        // The first read waits to be released, so both ends arrive while it is under way.
+        if (next === 0) await new Promise<void>((resolve) => (release = resolve));
+        else await new Promise((resolve) => setTimeout(resolve, 1));
+        reading = false;
+        return next < chunks.length ? { done: false, value: chunks[next++]! } : { done: true, value: undefined };
+      },
+    };
+    const cut = new AbortController();
+    let ended!: () => void;
+    const settled = new Promise<void>((resolve) => (ended = resolve));
+    const response = chatStreamResponse({
+      stream: source,
+      signal: cut.signal,
+      translate: (chunk, send) => {
+        delivered.push(chunk.type);
+        send(chunk);
+      },
+      onEnd: async () => ended(),
+    });
+    const reader = response.body!.getReader();
+    const first = reader.read();
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    void reader.cancel();
+    cut.abort();
+    release();
+    await settled;
+    void first.catch(() => {});
+    expect(overlapped).toBe(false);
+    expect(delivered).toEqual(chunks.map((chunk) => chunk.type));
+  });
 });

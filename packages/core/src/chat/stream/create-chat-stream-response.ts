@@ -3,7 +3,8 @@ import type { HttpResponse } from '../../http/http-request.js';
 
 /** Options of {@link createChatStreamResponse}. */
 export interface ChatStreamResponseOptions<Source = UIMessageChunk> {
-  stream: ReadableStream<Source>;
+  /** What the chunks come from: a stream, or a reader of values (read one at a time, each awaited before the next). */
+  stream: ReadableStream<Source> | { read(): Promise<ReadableStreamReadResult<Source>> };
   /**
    * Turns each value read into the chunks it stands for (none, one, or more), passed to `send` in
    * order; by default each value is a chunk. Runs in this stage: no stream stage of its own.
@@ -48,7 +49,7 @@ const encode = (chunk: UIMessageChunk) => encoder.encode(`data: ${JSON.stringify
  * {@link ChatStreamResponseOptions.beforeFinish}.
  */
 export function createChatStreamResponse<Source = UIMessageChunk>(options: ChatStreamResponseOptions<Source>): HttpResponse {
-  const reader = options.stream.getReader();
+  const reader = options.stream instanceof ReadableStream ? options.stream.getReader() : options.stream;
   const translate = options.translate ?? ((value: Source, send: (chunk: UIMessageChunk) => void) => send(value as UIMessageChunk));
   let finish: UIMessageChunk = { type: 'finish' };
   let client: ReadableStreamDefaultController<Uint8Array> | undefined;
@@ -92,34 +93,41 @@ export function createChatStreamResponse<Source = UIMessageChunk>(options: ChatS
     translate(value, send);
     return sent;
   };
-  /** Reads the stream to its end without waiting for the client (who is gone, or is sent the rest at once). */
-  const readToEnd = async () => {
-    for (;;) {
-      const { done: over, value } = await read();
-      if (over) break;
-      forward(value);
-    }
-    await settle();
-    end();
-  };
+  /** The pull under way, if any: reads never overlap. */
+  let pulling: Promise<void> | undefined;
+  /** Reads the stream to its end without waiting for the client (who is gone, or is sent the rest at once); once. */
+  let draining: Promise<void> | undefined;
+  const readToEnd = () =>
+    (draining ??= (async () => {
+      // A pull under way returns after the value it is reading (it sees `ended` or the signal).
+      await pulling?.catch(() => {});
+      for (;;) {
+        const { done: over, value } = await read();
+        if (over) break;
+        forward(value);
+      }
+      await settle();
+      end();
+    })());
 
   const body = new ReadableStream<Uint8Array>(
     {
       start(controller) {
         client = controller;
       },
-      async pull() {
-        // A pull that sends nothing (a held `finish`) is not called again: read on.
-        for (;;) {
-          if (ended || options.signal?.aborted) return;
-          const { done: over, value } = await read();
-          if (over) {
-            await settle();
-            return end();
+      pull: () =>
+        (pulling = (async () => {
+          // A pull that sends nothing (a held `finish`) is not called again: read on.
+          for (;;) {
+            if (ended || options.signal?.aborted) return;
+            const { done: over, value } = await read();
+            if (over) {
+              await settle();
+              return end();
+            }
+            if (forward(value)) return;
           }
-          if (forward(value)) return;
-        }
-      },
+        })()),
       cancel() {
         ended = true;
         void readToEnd().catch(() => {});

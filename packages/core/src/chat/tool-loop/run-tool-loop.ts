@@ -45,9 +45,16 @@ export interface ModelCallOptions {
   idleTimeoutMs?: number;
 }
 
-/** The running loop: its stream of parts, and how it went once the stream has ended. */
+/** The running loop: its parts, and how it went once they have ended. */
 export interface RunToolLoopResult {
-  stream: ReadableStream<TextStreamPart<ToolSet>>;
+  /**
+   * The next part, read straight off the model's stream with no stream stage between (a host that
+   * writes each part out in a stage of its own reads here). One read at a time: await each before the
+   * next. Read the parts here or through `stream`, not both.
+   */
+  read(): Promise<ReadableStreamReadResult<TextStreamPart<ToolSet>>>;
+  /** The same parts as a stream (made on first use). */
+  readonly stream: ReadableStream<TextStreamPart<ToolSet>>;
   /** Model steps completed so far. */
   readonly steps: number;
   /** True when the loop used its whole step budget. */
@@ -97,9 +104,24 @@ export function runToolLoop(options: RunToolLoopOptions): RunToolLoopResult {
   });
 
   const { observe, progress } = createLoopObserver({ budget, budgetNotice: options.budgetNotice, onApprovalRequest: options.onApprovalRequest });
+  const parts = observedParts(result.stream, observe, options.modelCall?.idleTimeoutMs, () => progress.noteFailure());
+  let stream: ReadableStream<Part> | undefined;
   return {
-    stream: observedStream(result.stream, observe, options.modelCall?.idleTimeoutMs, () => progress.noteFailure()),
-    // Getters: the figures are read once the stream has ended.
+    read: parts.read,
+    get stream() {
+      return (stream ??= new ReadableStream<Part>(
+        {
+          async pull(controller) {
+            const { done, value } = await parts.read();
+            if (done) controller.close();
+            else controller.enqueue(value);
+          },
+          cancel: parts.cancel,
+        },
+        { highWaterMark: 0 },
+      ));
+    },
+    // Getters: the figures are read once the parts have ended.
     get steps() {
       return progress.steps;
     },
@@ -141,8 +163,11 @@ function createLoopObserver(options: { budget: number; budgetNotice?: string | u
       return { type: 'error', error };
     }
   };
-  /** Notes what a part says about the loop; returns the part to stream in its place, or undefined to drop it. */
-  const observe = (part: Part, controller: ReadableStreamDefaultController<Part>): Part | undefined | Promise<Part> => {
+  /**
+   * Notes what a part says about the loop; returns the part to stream in its place, or undefined to
+   * drop it. Parts to stream before it go to `add`.
+   */
+  const observe = (part: Part, add: (part: Part) => void): Part | undefined | Promise<Part> => {
     switch (part.type) {
       case 'start-step':
         textInStep = false;
@@ -171,9 +196,9 @@ function createLoopObserver(options: { budget: number; budgetNotice?: string | u
       case 'finish':
         if (ignoredToolChoice || (steps >= budget && !lastStepHadText)) {
           const id = 'budget-notice';
-          controller.enqueue({ type: 'text-start', id });
-          controller.enqueue({ type: 'text-delta', id, text: options.budgetNotice ?? defaultBudgetNotice });
-          controller.enqueue({ type: 'text-end', id });
+          add({ type: 'text-start', id });
+          add({ type: 'text-delta', id, text: options.budgetNotice ?? defaultBudgetNotice });
+          add({ type: 'text-end', id });
         }
         if (ignoredToolChoice) return { ...part, finishReason: 'stop' };
         break;
@@ -195,48 +220,60 @@ function createLoopObserver(options: { budget: number; budgetNotice?: string | u
   return { observe, progress };
 }
 
-/** The source's parts as `observe` replaces them (dropped when it answers undefined). */
-function observedStream(
+/**
+ * The source's parts as `observe` replaces them (dropped when it answers undefined), read one at a
+ * time. A function rather than a stream stage: a stage costs a few promises per part, and this is
+ * synchronous for every part but approval requests.
+ */
+function observedParts(
   source: ReadableStream<Part>,
   observe: ReturnType<typeof createLoopObserver>['observe'],
   idleTimeoutMs: number | undefined,
   noteFailure: () => void,
-): ReadableStream<Part> {
+) {
   const reader = source.getReader();
   const watchdog = idleTimeoutMs === undefined ? undefined : watchSilence(reader, idleTimeoutMs);
-  // A pulled stream rather than a TransformStream: one stage less of piping machinery per part, and
-  // synchronous for every part but approval requests (a promise per streamed token is measurable).
-  return new ReadableStream<Part>(
-    {
-      async pull(controller) {
-        // A pull that enqueues nothing is not called again: read on until there is a part to stream.
-        for (;;) {
-          const { done, value } = await reader.read();
-          if (watchdog) watchdog.heard();
-          if (done) {
-            watchdog?.stop();
-            if (watchdog?.timedOut) {
-              noteFailure();
-              controller.enqueue({ type: 'error', error: new ModelTimeoutError(idleTimeoutMs!) });
-            }
-            controller.close();
-            return;
-          }
-          const observed = observe(value, controller);
-          const out = observed instanceof Promise ? await observed : observed;
-          if (out) {
-            controller.enqueue(out);
-            return;
-          }
-        }
-      },
-      cancel: (reason) => {
+  // Parts `observe` adds ahead of the one it returns (the budget notice), and the watchdog's error.
+  const queued: Part[] = [];
+  const add = (part: Part) => void queued.push(part);
+  let ended = false;
+  const next = async (): Promise<ReadableStreamReadResult<Part>> => {
+    for (;;) {
+      if (queued.length > 0) return { done: false, value: queued.shift()! };
+      if (ended) return { done: true, value: undefined };
+      let read: ReadableStreamReadResult<Part>;
+      try {
+        read = await reader.read();
+      } catch (error) {
+        ended = true;
         watchdog?.stop();
-        return reader.cancel(reason);
-      },
+        throw error;
+      }
+      watchdog?.heard();
+      if (read.done) {
+        ended = true;
+        watchdog?.stop();
+        if (watchdog?.timedOut) {
+          noteFailure();
+          add({ type: 'error', error: new ModelTimeoutError(idleTimeoutMs!) });
+        }
+        continue;
+      }
+      const observed = observe(read.value, add);
+      const out = observed instanceof Promise ? await observed : observed;
+      if (out === undefined) continue;
+      if (queued.length === 0) return { done: false, value: out };
+      add(out);
+    }
+  };
+  return {
+    read: next,
+    cancel: (reason?: unknown) => {
+      ended = true;
+      watchdog?.stop();
+      return reader.cancel(reason);
     },
-    { highWaterMark: 0 },
-  );
+  };
 }
 
 /** The model (or a tool) said nothing for the configured time: the turn ends with an error part. */
