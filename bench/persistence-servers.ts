@@ -51,7 +51,7 @@ export interface PersistenceServerStats {
 
 /** The steps of a chat turn, as the chat handler calls its stores. */
 export const chatSteps = [
-  'open conversation (+ history where the store can)',
+  'open conversation (+ history and user turn where the store can)',
   'load history',
   'pending approvals',
   'save user turn',
@@ -157,7 +157,7 @@ function tallied(chatStore: ChatStore, approvalStore: ApprovalStore) {
       entry.roundTrips += counter.roundTrips - before;
     }
   };
-  const open = 'open conversation (+ history where the store can)';
+  const open = 'open conversation (+ history and user turn where the store can)';
   const save = 'save assistant turn (+ status where the store can)';
   const store: ChatStore = {
     getOrCreateSession(init) {
@@ -167,10 +167,10 @@ function tallied(chatStore: ChatStore, approvalStore: ApprovalStore) {
     },
     // The one-round-trip methods, where the store has them (both stores here do).
     ...(chatStore.openSession && {
-      openSession(init) {
+      openSession(init, add) {
         turns.started++;
         tally.turns++;
-        return count(open, () => chatStore.openSession!(init));
+        return count(open, () => chatStore.openSession!(init, add));
       },
     }),
     ...(chatStore.saveTurn && {

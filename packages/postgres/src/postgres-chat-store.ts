@@ -31,8 +31,10 @@ function isMessageList(value: unknown): value is UIMessage[] {
   return Array.isArray(value) && value.every(isMessage);
 }
 
-// The insert, else the stored row (in the same snapshot), and the messages only when the caller owns
-// the conversation: one statement.
+// The insert, else the stored row (in the same snapshot), and only when the caller owns the
+// conversation, its messages (as they were before this statement) and the message to add, if any
+// ($6, $7): one statement. The added message's conversation may be the one created here: the
+// foreign key is checked at the end of the statement.
 const openSessionSql = `WITH created AS (
     INSERT INTO deskpilot_chat_sessions (${columns}) VALUES ($1, $2, $3, '{}', NULL, $4, $5, 1)
     ON CONFLICT (id) DO NOTHING RETURNING ${columns}
@@ -40,12 +42,16 @@ const openSessionSql = `WITH created AS (
     SELECT ${columns}, true AS created FROM created
     UNION ALL
     SELECT ${columns}, false AS created FROM deskpilot_chat_sessions WHERE id = $1 AND NOT EXISTS (SELECT FROM created)
+  ), added AS (
+    INSERT INTO deskpilot_chat_messages (session_id, id, message)
+    SELECT $1, $6, $7::jsonb FROM opened WHERE $6::text IS NOT NULL AND opened.user_email = $2 AND opened.project_key = $3
+    ON CONFLICT (session_id, id) DO NOTHING RETURNING id
   )
   SELECT opened.*, CASE
     WHEN opened.created THEN '[]'::json
     WHEN opened.user_email = $2 AND opened.project_key = $3 THEN
       (SELECT coalesce(json_agg(message ORDER BY position), '[]') FROM deskpilot_chat_messages WHERE session_id = $1)
-    END AS messages
+    END AS messages, EXISTS (SELECT FROM added) AS added
   FROM opened`;
 
 const saveTurnSql = `WITH saved AS (
@@ -54,15 +60,34 @@ const saveTurnSql = `WITH saved AS (
   )
   UPDATE deskpilot_chat_sessions SET last_turn_status = $4, updated_at = $5, version = version + 1 WHERE id = $1`;
 
-async function openSession(client: SqlClient, init: Parameters<ChatStore['getOrCreateSession']>[0]): Promise<OpenSessionResult> {
+async function openSession(
+  client: SqlClient,
+  init: Parameters<ChatStore['getOrCreateSession']>[0],
+  add: UIMessage | undefined,
+  addMessage: ChatStore['addMessage'],
+): Promise<OpenSessionResult> {
   // A row another transaction commits after this statement's snapshot is neither inserted nor seen:
   // the second attempt reads it.
   for (let attempt = 0; attempt < 2; attempt++) {
-    const { rows } = await client.query(openSessionSql, [init.id, init.userEmail, init.projectKey, init.createdAt, init.updatedAt]);
+    const { rows } = await client.query(openSessionSql, [
+      init.id,
+      init.userEmail,
+      init.projectKey,
+      init.createdAt,
+      init.updatedAt,
+      add?.id ?? null,
+      add ? JSON.stringify(add) : null,
+    ]);
     const row = rows[0];
     if (!row) continue;
+    const session = toSession(row);
+    const created = row.created === true;
     const messages = row.messages === null ? null : readStoredRow('chat session', row).json('messages', isMessageList, 'a list of UI messages');
-    return { session: toSession(row), created: row.created === true, messages };
+    if (messages === null || add === undefined) return { session, created, messages };
+    if (row.added === true) return { session, created, messages, added: { added: true } };
+    const existing = messages.find((message) => message.id === add.id);
+    // Not in this statement's snapshot: another request added it just after, and `addMessage` reads it.
+    return { session, created, messages, added: existing ? { added: false, existing } : await addMessage(session.id, add) };
   }
   throw new DeskpilotError('conflict', { detail: 'The conversation was deleted while it was being opened. Try again.' });
 }
@@ -71,8 +96,8 @@ async function openSession(client: SqlClient, init: Parameters<ChatStore['getOrC
  * Creates a {@link ChatStore} on Postgres or PGlite. Session creation is `INSERT … ON CONFLICT DO
  * NOTHING` (race-safe across replicas), updates carry the version in their `WHERE` clause, and
  * messages are upserted by `(session_id, id)`, keeping the position of their first save. A chat turn
- * takes three statements (four once the conversation exists): `openSession`, the user's message,
- * and `saveTurn`, plus the approval store's read of pending approvals on later turns.
+ * takes two statements: `openSession` with the user's message, and `saveTurn` (plus the approval
+ * store's read of pending approvals when the conversation shows a card still unanswered).
  *
  * @example
  * const chats = createPostgresChatStore(client);
@@ -81,6 +106,21 @@ export function createPostgresChatStore(client: SqlClient): ChatStore {
   const getSession = async (id: string) => {
     const { rows } = await client.query(`SELECT ${columns} FROM deskpilot_chat_sessions WHERE id = $1`, [id]);
     return rows[0] ? toSession(rows[0]) : null;
+  };
+
+  const addMessage: ChatStore['addMessage'] = async (sessionId, message) => {
+    // Two attempts: the second only matters if the stored message vanished between the two statements.
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const { rows } = await client.query(
+        `INSERT INTO deskpilot_chat_messages (session_id, id, message) VALUES ($1, $2, $3::jsonb)
+         ON CONFLICT (session_id, id) DO NOTHING RETURNING id`,
+        [sessionId, message.id, JSON.stringify(message)],
+      );
+      if (rows[0]) return { added: true };
+      const stored = await client.query('SELECT message FROM deskpilot_chat_messages WHERE session_id = $1 AND id = $2', [sessionId, message.id]);
+      if (stored.rows[0]) return { added: false, existing: readStoredRow('chat message', stored.rows[0]).json('message', isMessage, 'a UI message') };
+    }
+    throw new DeskpilotError('conflict', { detail: 'The message was deleted while it was being added. Try again.' });
   };
 
   return {
@@ -98,7 +138,7 @@ export function createPostgresChatStore(client: SqlClient): ChatStore {
       }
       throw new DeskpilotError('conflict', { detail: 'The conversation was deleted while it was being opened. Try again.' });
     },
-    openSession: (init) => openSession(client, init),
+    openSession: (init, add) => openSession(client, init, add, addMessage),
     async saveTurn(sessionId, message, update) {
       // One statement, so both writes land or neither does.
       await client.query(saveTurnSql, [sessionId, message.id, JSON.stringify(message), update.lastTurnStatus, update.updatedAt]);
@@ -127,20 +167,7 @@ export function createPostgresChatStore(client: SqlClient): ChatStore {
       const { rows } = await client.query('SELECT id, message FROM deskpilot_chat_messages WHERE session_id = $1 ORDER BY position', [sessionId]);
       return rows.map((row) => readStoredRow('chat message', row).json('message', isMessage, 'a UI message'));
     },
-    async addMessage(sessionId, message) {
-      // Two attempts: the second only matters if the stored message vanished between the two statements.
-      for (let attempt = 0; attempt < 2; attempt++) {
-        const { rows } = await client.query(
-          `INSERT INTO deskpilot_chat_messages (session_id, id, message) VALUES ($1, $2, $3::jsonb)
-           ON CONFLICT (session_id, id) DO NOTHING RETURNING id`,
-          [sessionId, message.id, JSON.stringify(message)],
-        );
-        if (rows[0]) return { added: true };
-        const stored = await client.query('SELECT message FROM deskpilot_chat_messages WHERE session_id = $1 AND id = $2', [sessionId, message.id]);
-        if (stored.rows[0]) return { added: false, existing: readStoredRow('chat message', stored.rows[0]).json('message', isMessage, 'a UI message') };
-      }
-      throw new DeskpilotError('conflict', { detail: 'The message was deleted while it was being added. Try again.' });
-    },
+    addMessage,
     async upsertMessages(sessionId, messages) {
       // One statement cannot update a row twice: de-duplicate first, keeping the first position and
       // the last content of a repeated id (the order a Map gives).

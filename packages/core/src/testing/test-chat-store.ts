@@ -322,6 +322,36 @@ export function testChatStore(make: () => ChatStore | Promise<ChatStore>): void 
       expect(await store.getMessages(first.id)).toEqual([question, answer]);
     });
 
+    it('openSession (when the store has it) adds a message as addMessage does: once, for the owner only, after the messages it gives', async (context) => {
+      const store = await make();
+      if (!store.openSession) return context.skip();
+      const first = init();
+      const question = userMessage('where is ORD-1001?');
+      // Creating the conversation and adding its first message, concurrently: one creates, one adds.
+      const results = await Promise.all(Array.from({ length: 4 }, () => store.openSession!(first, question)));
+      expect(results.filter((result) => result.created)).toHaveLength(1);
+      expect(results.filter((result) => result.added?.added)).toHaveLength(1);
+      for (const result of results) {
+        expect(result.added).toEqual(result.added?.added ? { added: true } : { added: false, existing: question });
+        // The messages as they were before this call's add (the others' may have come in between).
+        if (result.added?.added) expect(result.messages).toEqual([]);
+      }
+      const answer = assistantMessage();
+      await store.upsertMessages(first.id, [answer]);
+      const followUp = userMessage('and ORD-1002?');
+      expect(await store.openSession(first, followUp)).toEqual({
+        session: await store.getSession(first.id),
+        created: false,
+        messages: [question, answer],
+        added: { added: true },
+      });
+      // Someone else's conversation: nothing read, nothing added.
+      const intruder = await store.openSession({ ...first, userEmail: 'intruder@example.com' }, userMessage('let me in'));
+      expect(intruder).toEqual({ session: expect.objectContaining({ id: first.id }), created: false, messages: null });
+      expect(await store.openSession({ ...first, projectKey: 'globex-b2c' }, userMessage('let me in'))).toEqual(intruder);
+      expect(await store.getMessages(first.id)).toEqual([question, answer, followUp]);
+    });
+
     it('saveTurn (when the store has it) saves the answer in place and the turn status together', async (context) => {
       const store = await make();
       if (!store.saveTurn) return context.skip();

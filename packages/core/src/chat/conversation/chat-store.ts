@@ -54,6 +54,11 @@ export interface OpenSessionResult {
    * never read.
    */
   messages: UIMessage[] | null;
+  /**
+   * When a message to add was given and the caller owns the conversation: what `addMessage` would
+   * have answered (`messages` are then those stored before it).
+   */
+  added?: AddMessageResult;
 }
 
 /** Outcome of `addMessage`: saved, or the message already stored under that id (nothing changed). */
@@ -87,11 +92,11 @@ export interface ChatStore {
    */
   upsertMessages(sessionId: string, messages: UIMessage[]): Promise<void>;
   /**
-   * Optional, one round trip where the store can: `getOrCreateSession`, then the messages when the
-   * caller owns the conversation. Without it the handler makes both calls (the second one only for
-   * a conversation that already existed).
+   * Optional, one round trip where the store can: `getOrCreateSession`, then, when the caller owns
+   * the conversation, its messages and `addMessage(add)` if `add` is given. Without it the handler
+   * makes the calls (`getMessages` only for a conversation that already existed).
    */
-  openSession?(init: Omit<ChatSessionRecord, 'version' | 'workingMemory' | 'lastTurnStatus'>): Promise<OpenSessionResult>;
+  openSession?(init: Omit<ChatSessionRecord, 'version' | 'workingMemory' | 'lastTurnStatus'>, add?: UIMessage): Promise<OpenSessionResult>;
   /**
    * Optional, one atomic write where the store can: `upsertMessages(sessionId, [message])` and
    * `updateSession(sessionId, { lastTurnStatus, updatedAt })` together — both or neither. Without it the

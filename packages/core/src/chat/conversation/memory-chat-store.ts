@@ -43,10 +43,12 @@ export function createMemoryChatStore(): MemoryChatStore {
       sessions.set(session.id, session);
       return { session: structuredClone(session), created: true };
     },
-    async openSession(init) {
+    async openSession(init, add) {
       const { session, created } = await store.getOrCreateSession(init);
       const owned = session.userEmail === init.userEmail && session.projectKey === init.projectKey;
-      return { session, created, messages: owned ? await store.getMessages(session.id) : null };
+      if (!owned) return { session, created, messages: null };
+      const messages = await store.getMessages(session.id);
+      return add ? { session, created, messages, added: await store.addMessage(session.id, add) } : { session, created, messages };
     },
     async saveTurn(sessionId, message, update) {
       // No await in here: the two writes land together.

@@ -11,7 +11,7 @@ import { buildInstructions } from '../context/build-instructions.js';
 import type { ChatStore } from '../conversation/chat-store.js';
 import { createChatStreamResponse } from '../stream/create-chat-stream-response.js';
 import { answerApprovals } from './answer-approvals.js';
-import { isUnsettledApproval, type ChatMessage, type UserMessage } from './chat-message.js';
+import { isUnsettledApproval, type ChatMessage } from './chat-message.js';
 import { assistantMessageSchema, chatBodySchema, historyBodySchema, userMessageSchema } from './chat-request.js';
 import type { ChatAdmission } from './create-chat-admission.js';
 import type { ChatToolSet } from './create-chat-tool-set.js';
@@ -19,7 +19,7 @@ import type { RunningTurn } from './create-turn-tracker.js';
 import { openConversation, type OpenConversationResult } from './open-conversation.js';
 import { pickChatModel, type ChatModels } from './pick-chat-model.js';
 import type { ResolveChatContextResult } from './resolve-chat-context.js';
-import { startUserTurn } from './start-user-turn.js';
+import { startUserTurn, storedUserMessage } from './start-user-turn.js';
 import type { ModelCallOptions } from '../tool-loop/run-tool-loop.js';
 import { streamAssistantTurn } from './stream-assistant-turn.js';
 import type { TokenBudget } from './token-budget.js';
@@ -51,12 +51,12 @@ export interface ChatRouteDependencies {
 }
 
 /** What the request's last message is. */
-type LastMessage = { kind: 'user'; message: UserMessage } | { kind: 'answers'; message: ChatMessage };
+type LastMessage = { kind: 'user'; message: ChatMessage } | { kind: 'answers'; message: ChatMessage };
 
 /** The new turn's last message: a user message, or an assistant message with approval answers. */
 async function parseLastMessage(deps: ChatRouteDependencies, last: unknown): Promise<LastMessage> {
   if ((last as { role?: unknown } | undefined)?.role === 'user')
-    return { kind: 'user', message: parseWithSchema(deps.userMessageSchema, last, 'The last message is invalid.') };
+    return { kind: 'user', message: storedUserMessage(parseWithSchema(deps.userMessageSchema, last, 'The last message is invalid.')) };
   const message = parseWithSchema(assistantMessageSchema, last, 'The last message must be a user message or an assistant message with approval answers.') as ChatMessage;
   // Parts of tools that do not exist at all are refused here; capabilities are checked later, per answer.
   const validation = await safeValidateUIMessages({ messages: [message], tools: deps.toolSet.catalogue });
@@ -97,6 +97,7 @@ async function beginTurn(deps: ChatRouteDependencies, last: LastMessage, opened:
     // card left unsettled there (or no conversation before this request), none needs denying.
     mayHavePendingApprovals: !opened.created && stored.some((message) => message.role === 'assistant' && message.parts.some(isUnsettledApproval)),
     message: last.message,
+    added: opened.added,
     generateId: deps.generateId,
   });
   if (!started.ok) throw started.error;
@@ -121,7 +122,8 @@ export async function serveChat(deps: ChatRouteDependencies, request: HttpReques
   if (!admission.allowed) throw admission.error;
   // Before anything is stored: a refused turn leaves the conversation as it was.
   await deps.tokenBudget?.check(context.userEmail);
-  const opened = await openConversation({ store: deps.store, sessionId: body.sessionId, context, now: deps.now });
+  // The user's message is added as the conversation opens, where the store can (one round trip).
+  const opened = await openConversation({ store: deps.store, sessionId: body.sessionId, context, now: deps.now, add: last.kind === 'user' ? last.message : undefined });
   if (!opened.ok) throw opened.error;
   const { session } = opened;
   const scope: ApprovalScope = { chatSessionId: session.id, userEmail: context.userEmail, projectKey: context.projectKey, capabilities: context.capabilities };

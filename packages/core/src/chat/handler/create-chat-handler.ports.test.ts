@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import type { ChatStore } from '../conversation/chat-store.js';
+import { createMemoryChatStore } from '../conversation/memory-chat-store.js';
 import { z } from 'zod';
 import { createDemoCommerceBackend } from '../../demo.js';
 import { defineCapabilities } from '../context/capabilities.js';
@@ -54,5 +56,40 @@ describe('createChatHandler: open domain ports', () => {
     const chat = await setupChat(model, { tools: [...builtinChatTools, vouchers], capabilities: defineCapabilities({ canIssueVouchers: { kind: 'write' } }) });
     await readAll(await chat.post(ask({ ...b2bContext, canIssueVouchers: true })));
     expect(offeredTools(model.doStreamCalls[0])).toContain('issueVoucher');
+  });
+});
+
+describe.each([
+  ['with every optional method', (store: ChatStore) => store],
+  ['with the required methods only', (store: ChatStore) => ({ ...store, openSession: undefined, saveTurn: undefined })],
+  // A store written before `openSession` took the message to add: the handler adds it itself.
+  [
+    'whose openSession does not add',
+    (store: ChatStore) => ({ ...store, openSession: (init: Parameters<ChatStore['getOrCreateSession']>[0]) => store.openSession!(init) }),
+  ],
+])('createChatHandler: a chat store %s', (_name, shape) => {
+  it('stores each turn once, answers a resent message in place, and keeps others out', async () => {
+    const memory = createMemoryChatStore();
+    const chat = await setupChat(
+      scriptedModel(() => textStep('ok')),
+      { store: shape(memory) },
+    );
+    const context = { userEmail: 'rep@example.com', projectKey: 'acme-b2c' };
+    const first = userMessage('where is ORD-1001?');
+    const second = userMessage('and ORD-1002?');
+    await readAll(await chat.post({ sessionId, context, messages: [first] }));
+    await readAll(await chat.post({ sessionId, context, messages: [first, second] }));
+    // Sent again (a retry): answered anew in place, nothing added.
+    await readAll(await chat.post({ sessionId, context, messages: [first, second] }));
+    const foreign = await chat.post({ sessionId, context: { ...context, userEmail: 'intruder@example.com' }, messages: [userMessage('let me in')] });
+    expect(foreign.status).toBe(403);
+    const stored = memory.dump().messages[sessionId]!;
+    expect(stored.map((message) => [message.role, message.id])).toEqual([
+      ['user', first.id],
+      ['assistant', expect.any(String)],
+      ['user', second.id],
+      ['assistant', expect.any(String)],
+    ]);
+    expect(chat.errors).toEqual([]);
   });
 });

@@ -1,6 +1,6 @@
 import { DeskpilotError } from '../../errors/deskpilot-error.js';
 import type { ChatContext } from '../context/parse-chat-context.js';
-import type { ChatSessionRecord, ChatStore } from '../conversation/chat-store.js';
+import type { AddMessageResult, ChatSessionRecord, ChatStore, OpenSessionResult } from '../conversation/chat-store.js';
 import type { ChatMessage } from './chat-message.js';
 
 /** Options of {@link openConversation}. */
@@ -9,31 +9,43 @@ export interface OpenConversationOptions {
   sessionId: string;
   context: ChatContext;
   now: () => number;
+  /** The user's message, added in the same store call where the store can (see `added`). */
+  add?: ChatMessage | undefined;
 }
 
 /**
  * The conversation and its messages (`created`: it did not exist before this request, so it has
  * no messages and no approvals), or `forbidden` when it belongs to someone else.
  */
-export type OpenConversationResult = { ok: true; session: ChatSessionRecord; created: boolean; messages: ChatMessage[] } | { ok: false; error: DeskpilotError };
+export type OpenConversationResult =
+  | {
+      ok: true;
+      session: ChatSessionRecord;
+      created: boolean;
+      /** The messages, without `add`. */
+      messages: ChatMessage[];
+      /** Whether `add` was added, when the store did it while opening; otherwise it is still to add. */
+      added?: AddMessageResult | undefined;
+    }
+  | { ok: false; error: DeskpilotError };
 
 /**
- * The conversation, created on first use, with its messages; someone else's is refused, unread.
- * One store call where the store has `openSession`; otherwise `getOrCreateSession`, then
- * `getMessages` for a conversation that existed.
+ * The conversation, created on first use, with its messages; someone else's is refused, unread and
+ * unchanged. One store call where the store has `openSession` (which also adds `add`); otherwise
+ * `getOrCreateSession`, then `getMessages` for a conversation that existed.
  */
 export async function openConversation(options: OpenConversationOptions): Promise<OpenConversationResult> {
   const { context, store } = options;
   const time = options.now();
   const init = { id: options.sessionId, userEmail: context.userEmail, projectKey: context.projectKey, createdAt: time, updatedAt: time };
-  const { session, created, messages } = store.openSession ? await store.openSession(init) : await openInTwoCalls(store, init);
+  const { session, created, messages, added } = store.openSession ? await store.openSession(init, options.add) : await openInTwoCalls(store, init);
   if (messages === null || session.userEmail !== context.userEmail || session.projectKey !== context.projectKey) {
     return { ok: false, error: new DeskpilotError('forbidden', { detail: 'This conversation belongs to someone else.' }) };
   }
-  return { ok: true, session, created, messages: messages as ChatMessage[] };
+  return { ok: true, session, created, messages: messages as ChatMessage[], added };
 }
 
-async function openInTwoCalls(store: ChatStore, init: Parameters<ChatStore['getOrCreateSession']>[0]) {
+async function openInTwoCalls(store: ChatStore, init: Parameters<ChatStore['getOrCreateSession']>[0]): Promise<OpenSessionResult> {
   const { session, created } = await store.getOrCreateSession(init);
   const owned = session.userEmail === init.userEmail && session.projectKey === init.projectKey;
   return { session, created, messages: !owned ? null : created ? [] : await store.getMessages(session.id) };

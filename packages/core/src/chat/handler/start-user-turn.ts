@@ -3,7 +3,7 @@ import { DeskpilotError } from '../../errors/deskpilot-error.js';
 import type { ApprovalStore } from '../approval/approval-store.js';
 import { canonicalJson } from '../approval/canonical-hash.js';
 import type { ApprovalGate } from '../approval/create-approval-gate.js';
-import type { ChatStore } from '../conversation/chat-store.js';
+import type { AddMessageResult, ChatStore } from '../conversation/chat-store.js';
 import { denyAwaitingApprovals, isAwaitingApproval, type ChatMessage, type UserMessage } from './chat-message.js';
 
 /** Options of {@link startUserTurn}. */
@@ -19,7 +19,10 @@ export interface StartUserTurnOptions {
    * request, or its stored messages hold no unsettled card. No approval store read then. @default true
    */
   mayHavePendingApprovals?: boolean;
-  message: UserMessage;
+  /** The user's message as stored ({@link storedUserMessage}). */
+  message: ChatMessage;
+  /** What adding it gave, when opening the conversation added it already; else it is added here. */
+  added?: AddMessageResult | undefined;
   /** Id of the assistant message that will answer a new user message. */
   generateId: () => string;
 }
@@ -36,18 +39,8 @@ const conflict = (detail: string): StartUserTurnResult => ({ ok: false, error: n
  * would rewrite the stored conversation, and is a `conflict`.
  */
 export async function startUserTurn(options: StartUserTurnOptions): Promise<StartUserTurnResult> {
-  const { store, sessionId } = options;
-  // Only the fields the schema checked are stored: text, or a file's media type, name and data URL.
-  const user: ChatMessage = {
-    id: options.message.id,
-    role: 'user',
-    parts: options.message.parts.map((part) =>
-      part.type === 'text'
-        ? { type: 'text', text: part.text }
-        : { type: 'file', mediaType: part.mediaType, url: part.url, ...(part.filename === undefined ? {} : { filename: part.filename }) },
-    ),
-  };
-  const saved = await store.addMessage(sessionId, user);
+  const { store, sessionId, message: user } = options;
+  const saved = options.added ?? (await store.addMessage(sessionId, user));
   let current = options.stored;
   let assistantId = options.generateId();
   if (!saved.added) {
@@ -69,4 +62,17 @@ export async function startUserTurn(options: StartUserTurnOptions): Promise<Star
   const superseded = current.filter((message) => message.role === 'assistant' && message.parts.some(isAwaitingApproval)).map(denyAwaitingApprovals);
   if (superseded.length > 0) await store.upsertMessages(sessionId, superseded);
   return { ok: true, history: current.map((message) => superseded.find((replacement) => replacement.id === message.id) ?? message), assistantId };
+}
+
+/** The user's message as it is stored: only the fields the schema checked (text, or a file's media type, name and data URL). */
+export function storedUserMessage(message: UserMessage): ChatMessage {
+  return {
+    id: message.id,
+    role: 'user',
+    parts: message.parts.map((part) =>
+      part.type === 'text'
+        ? { type: 'text', text: part.text }
+        : { type: 'file', mediaType: part.mediaType, url: part.url, ...(part.filename === undefined ? {} : { filename: part.filename }) },
+    ),
+  };
 }
