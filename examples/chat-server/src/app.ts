@@ -17,7 +17,6 @@ import { writeResponse } from '@deskpilot/core/node';
 import { chatOpenApi } from '@deskpilot/core/openapi';
 import { join } from 'node:path';
 import { createPostgresStores, openDatabase } from '@deskpilot/postgres';
-import { checkRedisReady, connectRedis, createRedisRateLimiter, createRedisTokenMeter } from '@deskpilot/redis';
 import { defaultSettingsMiddleware, wrapLanguageModel } from 'ai';
 import express from 'express';
 import type { Logger } from 'pino';
@@ -75,7 +74,7 @@ export async function createApp(config: ServerConfig, logger: Logger) {
   const models = modelsFrom(config);
   // First, and bounded: an unreachable Redis stops the start with a clear message within seconds,
   // before the database is opened (or created) for nothing.
-  const redis = config.REDIS_URL ? await connectRedis({ url: config.REDIS_URL }) : undefined;
+  const redis = config.REDIS_URL ? await connectSharedRedis(config.REDIS_URL) : undefined;
   const dataDir = join(config.DATA_DIR, 'chat');
   const database = await openDatabase({
     databaseUrl: config.DATABASE_URL,
@@ -84,7 +83,7 @@ export async function createApp(config: ServerConfig, logger: Logger) {
     connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS,
     queryTimeoutMs: config.DATABASE_QUERY_TIMEOUT_MS,
   }).catch(async (error: unknown) => {
-    await redis?.close();
+    await redis?.client.close();
     throw error;
   });
   const { chatStore, approvalStore } = createPostgresStores(database.client);
@@ -103,12 +102,13 @@ export async function createApp(config: ServerConfig, logger: Logger) {
     commerce: loggedDemoCommerce(logger),
     tickets: createDemoTicketBackend(),
     rateLimit,
-    limiter: redis && createRedisRateLimiter({ client: redis, prefix: 'deskpilot:chat:', ...rateLimit }),
+    limiter: redis?.createRedisRateLimiter({ client: redis.client, prefix: 'deskpilot:chat:', ...rateLimit }),
     addressRateLimit,
-    addressLimiter: redis && addressRateLimit ? createRedisRateLimiter({ client: redis, prefix: 'deskpilot:chat-address:', ...addressRateLimit }) : undefined,
+    addressLimiter:
+      redis && addressRateLimit ? redis.createRedisRateLimiter({ client: redis.client, prefix: 'deskpilot:chat-address:', ...addressRateLimit }) : undefined,
     // History reads: their own limit (60 per window per user), shared on Redis like the others.
     historyRateLimit: { limit: 60, windowMs: config.RATE_LIMIT_WINDOW_MS },
-    historyLimiter: redis && createRedisRateLimiter({ client: redis, prefix: 'deskpilot:chat-history:', limit: 60, windowMs: config.RATE_LIMIT_WINDOW_MS }),
+    historyLimiter: redis?.createRedisRateLimiter({ client: redis.client, prefix: 'deskpilot:chat-history:', limit: 60, windowMs: config.RATE_LIMIT_WINDOW_MS }),
     trustedProxies: config.TRUSTED_PROXIES,
     stepBudget: config.STEP_BUDGET,
     // Silence is what a hung provider looks like: before the first chunk, and between two.
@@ -119,7 +119,7 @@ export async function createApp(config: ServerConfig, logger: Logger) {
       ? {
           limit: config.TOKEN_BUDGET,
           windowMs: config.TOKEN_BUDGET_WINDOW_MS,
-          meter: redis && createRedisTokenMeter({ client: redis, windowMs: config.TOKEN_BUDGET_WINDOW_MS }),
+          meter: redis?.createRedisTokenMeter({ client: redis.client, windowMs: config.TOKEN_BUDGET_WINDOW_MS }),
         }
       : undefined,
     contextSecret: config.CHAT_CONTEXT_SECRET,
@@ -129,7 +129,7 @@ export async function createApp(config: ServerConfig, logger: Logger) {
   });
   // Ready: the database answers at this release's schema version, and Redis answers when configured.
   const readiness = createReadinessCheck({
-    checks: { chat_store: () => database.checkReady(), ...(redis ? { redis: () => checkRedisReady(redis) } : {}) },
+    checks: { chat_store: () => database.checkReady(), ...(redis ? { redis: () => redis.checkRedisReady(redis.client) } : {}) },
     onCheckFailed: (name, error) => logger.warn({ check: name }, `not ready: ${name}: ${describeError(error)}`),
   });
   // Before the chat routes: no CORS, no rate limit, no grant for the probes.
@@ -142,10 +142,16 @@ export async function createApp(config: ServerConfig, logger: Logger) {
   app.use((_req, res) => writeResponse(res, problemResponse(new DeskpilotError('not_found', { detail: 'No such route.' }))));
   const storage = database.kind === 'pglite' ? `PGlite in ${dataDir}` : 'Postgres (DATABASE_URL)';
   const close = async () => {
-    await redis?.close();
+    await redis?.client.close();
     await database.close();
   };
   // Expired approvals answer "denied" whether or not they are stored; purging them keeps the table small.
   const deleteExpiredApprovals = () => approvalStore.deleteExpired(Date.now());
   return { app, chat, models, readiness, metrics, storage: `${storage}${redis ? ', rate limit on Redis' : ''}`, deleteExpiredApprovals, close };
+}
+
+/** The Redis client and what is built on it, loaded only when REDIS_URL is set: the client is ≈ 12 MiB of an idle process. */
+async function connectSharedRedis(url: string) {
+  const { connectRedis, ...onRedis } = await import('@deskpilot/redis');
+  return { client: await connectRedis({ url }), ...onRedis };
 }
