@@ -1,7 +1,9 @@
 // Shared by the three reference servers' `config.ts`: the studio's development origins, the list
-// types, and reading a whole environment with every problem reported at once.
+// types, and reading a whole environment with every problem reported at once. On zod's mini flavour,
+// like the session routes: the session server never loads classic zod.
 import { isIP } from 'node:net';
-import { z } from 'zod';
+import * as z from 'zod/mini';
+import english from 'zod/v4/locales/en.js';
 
 /** The studio's port unless `PORT` says otherwise; the services' default allow-lists follow it. */
 export const studioDefaultPort = 3000;
@@ -15,12 +17,24 @@ export function loopbackOrigins(port: number): string[] {
 }
 
 /** A comma-separated list; blanks between commas are dropped. */
-export const commaList = z.string().transform((value) =>
-  value
-    .split(',')
-    .map((entry) => entry.trim())
-    .filter(Boolean),
+export const commaList = z.pipe(
+  z.string(),
+  z.transform((value: string) =>
+    value
+      .split(',')
+      .map((entry) => entry.trim())
+      .filter(Boolean),
+  ),
 );
+
+/** A whole number written in the environment, from `min` to `max`. */
+export const integer = (min: number, max = Number.MAX_SAFE_INTEGER) => z.pipe(z.coerce.number(), z.int().check(z.minimum(min), z.maximum(max)));
+
+/** A port number (0: any free port). */
+export const port = integer(0, 65535);
+
+/** A string with a pattern, refused with `message`. */
+export const matching = (pattern: RegExp, message?: string) => z.string().check(z.regex(pattern, message));
 
 /** `scheme://host[:port]` over http(s), nothing after: what a browser sends in `Origin`. */
 function isOrigin(entry: string): boolean {
@@ -38,10 +52,10 @@ function isAddressRange(entry: string): boolean {
 }
 
 /** A comma-separated list of origins (an allow-list). */
-export const originList = commaList.pipe(z.array(z.string().refine(isOrigin, 'not an origin (http[s]://host[:port], no path)')));
+export const originList = z.pipe(commaList, z.array(z.string().check(z.refine(isOrigin, 'not an origin (http[s]://host[:port], no path)'))));
 
 /** A comma-separated list of addresses or CIDR ranges (trusted proxies). */
-export const addressRangeList = commaList.pipe(z.array(z.string().refine(isAddressRange, 'not an IP address or CIDR range')));
+export const addressRangeList = z.pipe(commaList, z.array(z.string().check(z.refine(isAddressRange, 'not an IP address or CIDR range'))));
 
 /** `LOG_LEVEL`: pino's levels; `silent` writes nothing. */
 export const logLevel = z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
@@ -50,36 +64,46 @@ export const logLevel = z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trac
 export const logFormat = z.enum(['auto', 'json', 'pretty']);
 
 /** `true`/`false`, or `1`/`0`. */
-const onOff = z.enum(['true', 'false', '1', '0']).transform((value) => value === 'true' || value === '1');
+const onOff = z.pipe(
+  z.enum(['true', 'false', '1', '0']),
+  z.transform((value: 'true' | 'false' | '1' | '0') => value === 'true' || value === '1'),
+);
+
+/** `true` or `false`. */
+export const flag = z.pipe(
+  z.enum(['true', 'false']),
+  z.transform((value: 'true' | 'false') => value === 'true'),
+);
 
 /** The metrics variables every server reads: on the main port with `METRICS`, or on a port of their own. */
 export const metricsVariables = {
   /** Serve `GET /metrics` (Prometheus text) on the main port. */
-  METRICS: onOff.default(false),
+  METRICS: z._default(onOff, false),
   /** Serve `GET /metrics` on this port instead, and only there (metrics on even without `METRICS`). */
-  METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  METRICS_PORT: z.optional(port),
   /** Address of the `METRICS_PORT` listener. */
-  METRICS_HOST: z.string().default('127.0.0.1'),
+  METRICS_HOST: z._default(z.string(), '127.0.0.1'),
 };
 
 /** The OpenTelemetry variables every server checks (the SDK reads the rest itself): tracing is on when an endpoint is set. */
 export const tracingVariables = {
-  OTEL_EXPORTER_OTLP_ENDPOINT: z.url({ protocol: /^https?$/ }).optional(),
-  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z.url({ protocol: /^https?$/ }).optional(),
-  OTEL_SERVICE_NAME: z.string().min(1).optional(),
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.optional(z.url({ protocol: /^https?$/ })),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z.optional(z.url({ protocol: /^https?$/ })),
+  OTEL_SERVICE_NAME: z.optional(z.string().check(z.minLength(1))),
 };
 
 /** A Postgres connection string (`postgres://` or `postgresql://`). */
 export const postgresUrl = z
   .string()
-  .refine((value) => URL.canParse(value) && /^postgres(ql)?:$/.test(new URL(value).protocol), 'not a postgres:// or postgresql:// URL');
+  .check(z.refine((value) => URL.canParse(value) && /^postgres(ql)?:$/.test(new URL(value).protocol), 'not a postgres:// or postgresql:// URL'));
 
 /**
  * Reads `env` against `schema`; throws one message naming every bad variable (never its value, which
  * may be a secret), so a start fixes them all at once. An empty variable (`KEY=` in an env file) means unset.
  */
-export function readEnvironment<Schema extends z.ZodType>(schema: Schema, env: Record<string, string | undefined>): z.infer<Schema> {
-  const result = schema.safeParse(Object.fromEntries(Object.entries(env).filter(([, value]) => value !== '')));
+export function readEnvironment<Schema extends z.ZodMiniType>(schema: Schema, env: Record<string, string | undefined>): z.infer<Schema> {
+  // English messages: zod's mini flavour loads no locale of its own.
+  const result = schema.safeParse(Object.fromEntries(Object.entries(env).filter(([, value]) => value !== '')), { error: english().localeError });
   if (result.success) return result.data;
   const problems = result.error.issues.map((issue) => {
     const [variable, entry] = issue.path;

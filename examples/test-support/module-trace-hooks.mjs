@@ -1,13 +1,18 @@
 // Module hooks (registered by module-trace.mjs): prints `MODULE <package>` to stderr the first time a
-// package under node_modules is resolved, so a test can list the packages a process loaded.
+// package under node_modules is resolved, so a test can list the packages a process loaded — and
+// `MODULE zod/classic` once zod's classic API is (not its mini one).
 const seen = new Set();
+
+function note(name) {
+  if (seen.has(name)) return;
+  seen.add(name);
+  process.stderr.write(`MODULE ${name}\n`);
+}
 
 export async function resolve(specifier, context, next) {
   const result = await next(specifier, context);
   const match = /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(result.url);
-  if (match && !seen.has(match[1])) {
-    seen.add(match[1]);
-    process.stderr.write(`MODULE ${match[1]}\n`);
-  }
+  if (match) note(match[1]);
+  if (/node_modules\/zod\/v4\/classic\//.test(result.url)) note('zod/classic');
   return result;
 }

@@ -14,7 +14,6 @@ import {
 } from '@deskpilot/core/session';
 import { demoUsers } from '@deskpilot/core/demo';
 import { writeResponse } from '@deskpilot/core/node';
-import { sessionOpenApi } from '@deskpilot/core/openapi';
 import { createPostgresStores, openDatabase } from '@deskpilot/postgres';
 import { sessionRouter } from '@deskpilot/session-express';
 import type { ServerConfig } from './config.ts';
@@ -80,8 +79,16 @@ export async function createApp(config: ServerConfig, logger: Logger) {
   app.get('/healthz', (_req, res) => writeResponse(res, healthResponse()));
   app.get('/readyz', async (_req, res) => writeResponse(res, readinessResponse(await readiness())));
   // The contract, from the schemas the handler validates with (also committed under docs/openapi).
-  const openApi = JSON.stringify(sessionOpenApi({ cookiePrefix: config.COOKIE_PREFIX }));
-  app.get('/openapi.json', (_req, res) => void res.type('application/json').set('cache-control', 'no-cache').send(openApi));
+  // Built on the first request: the documents' module loads classic zod and the chat's request
+  // schemas, which a session server needs for nothing else.
+  let openApi: Promise<string> | undefined;
+  app.get('/openapi.json', async (_req, res) => {
+    openApi ??= import('@deskpilot/core/openapi').then(({ sessionOpenApi }) => JSON.stringify(sessionOpenApi({ cookiePrefix: config.COOKIE_PREFIX })));
+    res
+      .type('application/json')
+      .set('cache-control', 'no-cache')
+      .send(await openApi);
+  });
   app.use(
     sessionRouter(
       createSessionHandler({

@@ -44,6 +44,8 @@ describe('session server configuration', () => {
     const message = problemsOf({ PORT: '99999', COOKIE_SECURE: 'yes', DATABASE_URL: 'mysql://root:hunter2@db/app', SESSION_PEPPER: 'short-pepper' });
     expect(message.split('\n')[0]).toBe('Invalid configuration (4 problems); fix these variables and start again:');
     for (const variable of ['PORT', 'COOKIE_SECURE', 'DATABASE_URL', 'SESSION_PEPPER']) expect(message).toContain(`  ${variable}: `);
+    // In English, though zod's mini flavour loads no locale of its own.
+    expect(message).toContain('  PORT: Too big: expected number to be <=65535');
     expect(message).not.toContain('hunter2');
     expect(message).not.toContain('short-pepper');
   });

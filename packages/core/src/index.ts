@@ -8,6 +8,8 @@
 
 // Everything but the chat (also `@deskpilot/core/session`, which never loads the chat's dependencies).
 export * from './session.js';
+// The input policy as zod schemas, for the host's own
+export { jsonValueSchema, validText, type JsonValueSchemaOptions } from './validation/input-schemas.js';
 
 // Chat: the handler, its stores and its context
 export {

@@ -211,6 +211,9 @@ const chatValues = [
   'uiChatTools',
   'verifyChatGrant',
   'workingMemorySize',
+  // The input policy's zod schemas: classic zod, which a session-only process never loads.
+  'jsonValueSchema',
+  'validText',
 ];
 
 /** The type-only names the root entry's source lists (`export type { X }`, or `type X` inside an export block). */

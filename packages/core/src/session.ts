@@ -31,16 +31,10 @@ export {
   type ReadinessProbe,
 } from './health/index.js';
 
-// The input policy both handlers apply, for the host's own routes and stores
-export {
-  checkJsonValue,
-  jsonValueSchema,
-  type CheckJsonValueOptions,
-  type JsonValue,
-  type JsonValueProblem,
-  type JsonValueSchemaOptions,
-} from './validation/check-json-value.js';
-export { isValidText, validText } from './validation/valid-text.js';
+// The input policy both handlers apply, for the host's own routes and stores (its zod schemas,
+// `validText` and `jsonValueSchema`, are in the root entry: classic zod stays out of this one)
+export { checkJsonValue, type CheckJsonValueOptions, type JsonValue, type JsonValueProblem } from './validation/check-json-value.js';
+export { isValidText } from './validation/valid-text.js';
 
 // Host-neutral HTTP
 export { fromFetchRequest, problemResponse, toFetchResponse, type HttpRequest, type HttpResponse, type RequestInfo } from './http/http-request.js';

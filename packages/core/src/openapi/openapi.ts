@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { $ZodType } from 'zod/v4/core';
 import { assistantMessageSchema, chatBodySchema, historyBodySchema, userMessageSchema } from '../chat/handler/chat-request.js';
 import { errorStatus, errorTitle, type ErrorCode } from '../errors/deskpilot-error.js';
 import { sessionSchema } from '../session/session-schema.js';
@@ -16,7 +17,7 @@ export interface OpenApiOptions {
 }
 
 /** A request body's JSON Schema from the zod schema the handler validates it with (its input side). */
-const bodySchema = (schema: z.ZodType) => z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' });
+const bodySchema = (schema: $ZodType) => z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' });
 
 /** The problem+json body, with every stable code. */
 function problemSchema() {

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod/mini';
 
 const membership = z.object({ projectKey: z.string(), clientId: z.string(), role: z.string() });
 

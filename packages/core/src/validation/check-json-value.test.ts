@@ -1,7 +1,8 @@
 import * as fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createInputArbitraries } from '../testing/create-input-arbitraries.js';
-import { checkJsonValue, jsonValueSchema } from './check-json-value.js';
+import { checkJsonValue } from './check-json-value.js';
+import { jsonValueSchema } from './input-schemas.js';
 import { isValidText, textProblem } from './valid-text.js';
 
 /** `[[[…]]]`, `depth` arrays deep, built without recursion. */

@@ -1,4 +1,3 @@
-import { z } from 'zod';
 import { textProblem } from './valid-text.js';
 import { utf8ByteLength } from './utf8-byte-length.js';
 
@@ -133,24 +132,4 @@ export function checkJsonValue(value: unknown, options: CheckJsonValueOptions): 
     return [{ path: [], message: 'Must be a JSON value' }];
   }
   return problems;
-}
-
-/** Options of {@link jsonValueSchema}. */
-export interface JsonValueSchemaOptions {
-  /** Deepest nesting of arrays and objects. */
-  maxDepth: number;
-  /** Largest size of the value's JSON, in UTF-8 bytes. */
-  maxBytes: number;
-}
-
-/**
- * A zod schema for a field of unspecified shape: any JSON value within a depth and size limit, strings
- * and keys valid text. The value passes through as it is (never copied or rewritten).
- */
-export function jsonValueSchema(options: JsonValueSchemaOptions): z.ZodType<JsonValue> {
-  return z.unknown().superRefine((value, context) => {
-    for (const problem of checkJsonValue(value, options)) {
-      context.addIssue({ code: 'custom', message: problem.message, path: problem.path, input: value });
-    }
-  }) as unknown as z.ZodType<JsonValue>;
 }

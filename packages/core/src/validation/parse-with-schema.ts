@@ -1,4 +1,5 @@
-import type { z } from 'zod';
+import { safeParse, type $ZodType, type output } from 'zod/v4/core';
+import english from 'zod/v4/locales/en.js';
 import { DeskpilotError, type FieldError } from '../errors/deskpilot-error.js';
 
 /** Result of a safe parse: the typed value, or the `invalid_request` error it would throw. */
@@ -22,16 +23,24 @@ export function formatFieldPath(path: ReadonlyArray<PropertyKey>): string {
   return segments.join('.') || '(root)';
 }
 
-/** Validates `value` with a zod schema; a failure is an `invalid_request` error listing every field path. */
-export function safeParseWithSchema<Schema extends z.ZodType>(schema: Schema, value: unknown, detail = 'The request body is invalid.'): SafeParseResult<z.infer<Schema>> {
-  const result = schema.safeParse(value);
+// The field messages are English whatever locale the host configured for its own zod schemas: they
+// are part of the API's answers. Set per parse, so they need neither classic zod (which configures
+// English when imported) nor a change to the host's global zod configuration.
+const { localeError } = english();
+
+/**
+ * Validates `value` with a zod 4 schema (classic or mini); a failure is an `invalid_request` error
+ * listing every field path.
+ */
+export function safeParseWithSchema<Schema extends $ZodType>(schema: Schema, value: unknown, detail = 'The request body is invalid.'): SafeParseResult<output<Schema>> {
+  const result = safeParse(schema, value, { error: localeError });
   if (result.success) return { success: true, data: result.data };
   const errors: FieldError[] = result.error.issues.map((issue) => ({ path: formatFieldPath(issue.path), message: issue.message }));
   return { success: false, error: new DeskpilotError('invalid_request', { detail, errors }) };
 }
 
 /** Like {@link safeParseWithSchema}, but throws the `invalid_request` error. */
-export function parseWithSchema<Schema extends z.ZodType>(schema: Schema, value: unknown, detail?: string): z.infer<Schema> {
+export function parseWithSchema<Schema extends $ZodType>(schema: Schema, value: unknown, detail?: string): output<Schema> {
   const result = safeParseWithSchema(schema, value, detail);
   if (!result.success) throw result.error;
   return result.data;

@@ -1,5 +1,3 @@
-import { z } from 'zod';
-
 // ES2024's `String.prototype.isWellFormed` (Node ≥ 20); the project's TypeScript lib is ES2023.
 const isWellFormed = (text: string): boolean => (text as unknown as { isWellFormed(): boolean }).isWellFormed();
 
@@ -18,16 +16,4 @@ export function textProblem(text: string): string | null {
 /** True when `text` is valid text: no NUL and no lone surrogate (see {@link textProblem}). */
 export function isValidText(text: string): boolean {
   return textProblem(text) === null;
-}
-
-/**
- * A zod string schema that refuses invalid text with the same messages as the edge policy, for
- * strings that reach storage without passing through a request body (a signed grant's claims, a
- * value built by code). Chain further checks on it: `validText().trim().max(320)`.
- */
-export function validText() {
-  return z.string().superRefine((text, context) => {
-    const problem = textProblem(text);
-    if (problem !== null) context.addIssue({ code: 'custom', message: problem, input: text });
-  });
 }

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { DeskpilotError } from '../../errors/deskpilot-error.js';
-import { jsonValueSchema, type JsonValue } from '../../validation/check-json-value.js';
+import type { JsonValue } from '../../validation/check-json-value.js';
+import { jsonValueSchema, validText } from '../../validation/input-schemas.js';
 import { safeParseWithSchema, type SafeParseResult } from '../../validation/parse-with-schema.js';
-import { validText } from '../../validation/valid-text.js';
 import { builtinCapabilities, capabilityNamePattern, resolveCapabilities, type CapabilityRegistry } from './capabilities.js';
 import type { BusinessType } from '../tools/chat-tool.js';
 
