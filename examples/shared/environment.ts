@@ -97,6 +97,18 @@ export const postgresUrl = z
   .string()
   .check(z.refine((value) => URL.canParse(value) && /^postgres(ql)?:$/.test(new URL(value).protocol), 'not a postgres:// or postgresql:// URL'));
 
+/** The storage variables of the two services: Postgres or the embedded database, and Redis. */
+export const storageVariables = {
+  DATABASE_URL: z.optional(postgresUrl),
+  DATABASE_CONNECT_TIMEOUT_MS: z._default(integer(1), 5_000),
+  DATABASE_QUERY_TIMEOUT_MS: z._default(integer(1), 10_000),
+  /** The platform's data root: each service keeps its embedded database in `<DATA_DIR>/<service>` (`session`, `chat`). */
+  DATA_DIR: z._default(z.string(), './.data'),
+  /** The embedded database's buffer cache (Postgres's `shared_buffers`); more for a large embedded database. */
+  PGLITE_SHARED_BUFFERS: z._default(matching(/^\d+(kB|MB|GB)$/, 'expected a size such as 16MB'), '16MB'),
+  REDIS_URL: z.optional(z.url({ protocol: /^rediss?$/ })),
+};
+
 /**
  * Reads `env` against `schema`; throws one message naming every bad variable (never its value, which
  * may be a secret), so a start fixes them all at once. An empty variable (`KEY=` in an env file) means unset.

@@ -2,15 +2,14 @@ import * as z from 'zod/mini';
 import {
   addressRangeList,
   integer,
-  matching,
   logFormat,
   logLevel,
   loopbackOrigins,
   metricsVariables,
   originList,
   port,
-  postgresUrl,
   readEnvironment,
+  storageVariables,
   studioDefaultPort,
   tracingVariables,
 } from '../../shared/environment.ts';
@@ -53,16 +52,9 @@ const environment = z.object({
   TRUSTED_PROXIES: z._default(addressRangeList, []),
   STEP_BUDGET: z._default(integer(1, 50), 6),
   DEMO_MODEL_DELAY_MS: z._default(integer(0, 1000), 0),
-  DATABASE_URL: z.optional(postgresUrl),
-  DATABASE_CONNECT_TIMEOUT_MS: z._default(positiveInt, 5_000),
-  DATABASE_QUERY_TIMEOUT_MS: z._default(positiveInt, 10_000),
-  /** The platform's data root: this service keeps its embedded database in `<DATA_DIR>/chat`. */
-  DATA_DIR: z._default(z.string(), './.data'),
-  /** The embedded database's buffer cache (Postgres's `shared_buffers`); more for a large embedded database. */
-  PGLITE_SHARED_BUFFERS: z._default(matching(/^\d+(kB|MB|GB)$/, 'expected a size such as 16MB'), '16MB'),
-  REDIS_URL: z.optional(z.url({ protocol: /^rediss?$/ })),
   /** On SIGTERM or SIGINT, how long running requests and chat turns may take to finish. */
   SHUTDOWN_GRACE_MS: z._default(positiveInt, 10_000),
+  ...storageVariables,
   ...metricsVariables,
   ...tracingVariables,
 });

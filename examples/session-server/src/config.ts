@@ -3,15 +3,15 @@ import {
   addressRangeList,
   flag,
   integer,
-  matching,
   logFormat,
   logLevel,
   loopbackOrigins,
+  matching,
   metricsVariables,
   originList,
   port,
-  postgresUrl,
   readEnvironment,
+  storageVariables,
   studioDefaultPort,
   tracingVariables,
 } from '../../shared/environment.ts';
@@ -37,16 +37,9 @@ const environment = z.object({
   SESSION_IDLE_TIMEOUT_MS: z._default(milliseconds, 2 * 60 * 60 * 1000),
   SESSION_ABSOLUTE_TIMEOUT_MS: z._default(milliseconds, 12 * 60 * 60 * 1000),
   SEED_DEMO_USERS: z._default(flag, true),
-  DATABASE_URL: z.optional(postgresUrl),
-  DATABASE_CONNECT_TIMEOUT_MS: z._default(milliseconds, 5_000),
-  DATABASE_QUERY_TIMEOUT_MS: z._default(milliseconds, 10_000),
-  /** The platform's data root: this service keeps its embedded database in `<DATA_DIR>/session`. */
-  DATA_DIR: z._default(z.string(), './.data'),
-  /** The embedded database's buffer cache (Postgres's `shared_buffers`); more for a large embedded database. */
-  PGLITE_SHARED_BUFFERS: z._default(matching(/^\d+(kB|MB|GB)$/, 'expected a size such as 16MB'), '16MB'),
-  REDIS_URL: z.optional(z.url({ protocol: /^rediss?$/ })),
   /** On SIGTERM or SIGINT, how long running requests may take to finish. */
   SHUTDOWN_GRACE_MS: z._default(milliseconds, 10_000),
+  ...storageVariables,
   ...metricsVariables,
   ...tracingVariables,
 });
