@@ -42,6 +42,11 @@ interface Assembly {
   texts: Map<string, Part>;
   reasonings: Map<string, Part>;
   partialCalls: Map<string, PartialToolCall>;
+  /**
+   * Parts whose input is the partial parse of their streamed text, as the SDK leaves it after each
+   * delta (also once a later chunk changes only their state): parsed when the message is read.
+   */
+  partialInputs: Map<Part, { text: string; encoding: PartialToolCall['inputEncoding'] }>;
   finishReason: FinishReason | undefined;
 }
 
@@ -66,7 +71,7 @@ interface ToolCallUpdate {
 type ToolFields = { input: unknown; output?: unknown; errorText?: unknown; rawInput?: unknown; preliminary?: unknown; inputEncoding?: unknown };
 
 /** Creates or updates a tool call's part; `fields` left `undefined` clear what the part had. */
-function writeToolPart(state: Assembly, call: ToolCallUpdate, fields: ToolFields, existing?: Part) {
+function writeToolPart(state: Assembly, call: ToolCallUpdate, fields: ToolFields, existing?: Part): Part {
   const type = call.dynamic ? 'dynamic-tool' : `tool-${call.toolName}`;
   const part =
     existing ??
@@ -77,7 +82,7 @@ function writeToolPart(state: Assembly, call: ToolCallUpdate, fields: ToolFields
     );
   const metadataKey = call.state === 'output-available' || call.state === 'output-error' ? 'resultProviderMetadata' : 'callProviderMetadata';
   if (!part) {
-    state.message.parts.push({
+    const created: Part = {
       type,
       ...(call.dynamic ? { toolName: call.toolName } : {}),
       toolCallId: call.toolCallId,
@@ -92,8 +97,9 @@ function writeToolPart(state: Assembly, call: ToolCallUpdate, fields: ToolFields
       providerExecuted: call.providerExecuted,
       preliminary: fields.preliminary,
       ...(call.providerMetadata == null ? {} : { [metadataKey]: call.providerMetadata }),
-    });
-    return;
+    };
+    state.message.parts.push(created);
+    return created;
   }
   part.state = call.state;
   if (call.dynamic) part.toolName = call.toolName;
@@ -105,6 +111,7 @@ function writeToolPart(state: Assembly, call: ToolCallUpdate, fields: ToolFields
   if (call.toolMetadata !== undefined) part.toolMetadata = call.toolMetadata;
   part.providerExecuted = call.providerExecuted ?? part.providerExecuted;
   if (call.providerMetadata != null) part[metadataKey] = call.providerMetadata;
+  return part;
 }
 
 /** A tool call's result: its part keeps the input, takes the output or the error. */
@@ -165,7 +172,7 @@ function addToolInput(state: Assembly, chunk: Extract<UIMessageChunk, { type: `t
         title: chunk.title,
         toolMetadata: chunk.toolMetadata,
       });
-      writeToolPart(state, { ...chunk, dynamic, state: 'input-streaming' }, { input: undefined, inputEncoding: chunk.inputEncoding });
+      state.partialInputs.delete(writeToolPart(state, { ...chunk, dynamic, state: 'input-streaming' }, { input: undefined, inputEncoding: chunk.inputEncoding }));
       return;
     }
     case 'tool-input-delta': {
@@ -181,16 +188,20 @@ function addToolInput(state: Assembly, chunk: Extract<UIMessageChunk, { type: `t
         title: call.title,
         toolMetadata: call.toolMetadata,
       };
-      writeToolPart(state, update, { input: undefined, rawInput: call.text, inputEncoding: call.inputEncoding });
+      const part = writeToolPart(state, update, { input: undefined, rawInput: call.text, inputEncoding: call.inputEncoding });
+      state.partialInputs.set(part, { text: call.text, encoding: call.inputEncoding });
       return;
     }
-    case 'tool-input-available':
-      writeToolPart(state, { ...chunk, dynamic: chunk.dynamic === true, state: 'input-available' }, { input: chunk.input });
+    case 'tool-input-available': {
+      const part = writeToolPart(state, { ...chunk, dynamic: chunk.dynamic === true, state: 'input-available' }, { input: chunk.input });
+      state.partialInputs.delete(part);
       return;
+    }
     case 'tool-input-error': {
       const existing = inStep(state, (part) => isToolPart(part) && part.toolCallId === chunk.toolCallId);
       const dynamic = existing ? existing.type === 'dynamic-tool' : chunk.dynamic === true;
-      writeToolPart(state, { ...chunk, title: undefined, dynamic, state: 'output-error' }, { input: chunk.input, errorText: chunk.errorText });
+      const part = writeToolPart(state, { ...chunk, title: undefined, dynamic, state: 'output-error' }, { input: chunk.input, errorText: chunk.errorText });
+      state.partialInputs.delete(part);
     }
   }
 }
@@ -331,6 +342,7 @@ export function createUIMessageAssembler<Message extends UIMessage>(options: { l
     texts: new Map(),
     reasonings: new Map(),
     partialCalls: new Map(),
+    partialInputs: new Map(),
     finishReason: undefined,
   };
   // A resumed answer may end in a call whose input was still streaming.
@@ -351,10 +363,10 @@ export function createUIMessageAssembler<Message extends UIMessage>(options: { l
       return state.finishReason;
     },
     async message() {
-      // Calls cut off while their input streamed: their input as far as it parses.
+      // Calls whose input streamed and was not given whole since: their input as far as it parses.
       for (const part of state.message.parts) {
-        if (!isToolPart(part) || part.state !== 'input-streaming' || typeof part.rawInput !== 'string') continue;
-        part.input = part.inputEncoding === 'text' ? part.rawInput : (await parsePartialJson(part.rawInput)).value;
+        const partial = state.partialInputs.get(part);
+        if (partial) part.input = partial.encoding === 'text' ? partial.text : (await parsePartialJson(partial.text)).value;
       }
       return state.message as unknown as Message;
     },

@@ -350,7 +350,19 @@ describe('createUIMessageAssembler', () => {
         for (const next of all) assembler.add(next);
         expect(json(await assembler.message())).toEqual(json(expected));
       }),
-      { numRuns: 500 },
+      {
+        numRuns: Number(process.env.ASSEMBLER_RUNS ?? 500),
+        examples: [
+          // Found by this property: a call denied while its input was still streaming keeps the partial input.
+          [
+            [
+              { type: 'tool-input-start', toolCallId: 'c1', toolName: 'getOrder' },
+              { type: 'tool-input-delta', toolCallId: 'c1', inputTextDelta: '{"order' },
+              { type: 'tool-output-denied', toolCallId: 'c1' },
+            ],
+          ],
+        ],
+      },
     );
     // Enough of the sequences are ones the SDK accepts for the property to say something.
     expect(compared).toBeGreaterThan(100);
