@@ -27,7 +27,7 @@ import { sessionRouter } from '@deskpilot/session-express';
 import express from 'express';
 import { createBenchModel } from './chat-bench-model.ts';
 
-export type PersistenceServerKind = 'session-memory' | 'session-pglite' | 'session-postgres' | 'chat-memory' | 'chat-postgres';
+export type PersistenceServerKind = 'session-memory' | 'session-pglite' | 'session-postgres' | 'chat-memory' | 'chat-round-trips' | 'chat-postgres';
 
 /** What a server child sends once it is ready (`cookies`: session servers, one per sign-in). */
 export interface PersistenceServerReady {
@@ -94,7 +94,7 @@ function countingClient(inner: SqlClient): SqlClient {
 /** Opens the database the way the reference servers do (migrated), behind the counting client. */
 async function open(): Promise<SqlClient> {
   if (location === '') throw new Error(`${kind} needs a database URL or a data directory`);
-  database = await openDatabase(kind.endsWith('-postgres') ? { databaseUrl: location } : { dataDir: location });
+  database = await openDatabase(kind.endsWith('-postgres') || kind === 'chat-round-trips' ? { databaseUrl: location } : { dataDir: location });
   return countingClient(database.client);
 }
 
@@ -203,11 +203,32 @@ function tallied(chatStore: ChatStore, approvalStore: ApprovalStore) {
   return { store, approvals };
 }
 
+/**
+ * The floor of a chat turn on Postgres: memory stores, and before each of the turn's two store calls
+ * one statement that does nothing (`SELECT $1`, prepared, through the same `pg` pool and client the
+ * Postgres stores use). What any store sending two statements a turn pays in the driver and the kernel.
+ */
+function withRoundTrips(inner: ChatStore, client: SqlClient): ChatStore {
+  const roundTrip = () => client.query('SELECT $1::text AS turn', ['turn']);
+  return {
+    ...inner,
+    async openSession(init, add) {
+      await roundTrip();
+      return inner.openSession!(init, add);
+    },
+    async saveTurn(sessionId, message, update) {
+      await roundTrip();
+      return inner.saveTurn!(sessionId, message, update);
+    },
+  };
+}
+
 // Assembled like examples/chat-server/src/app.ts (Postgres without a read cache, as for replicas), with
 // the bench model and the rate limit raised so the load is not throttled.
 async function chatServer(): Promise<PersistenceServerReady> {
   const stores = kind === 'chat-postgres' ? createPostgresStores(await open()) : { chatStore: createMemoryChatStore(), approvalStore: createMemoryApprovalStore() };
-  const { store, approvals } = tallied(stores.chatStore, stores.approvalStore);
+  const chatStore = kind === 'chat-round-trips' ? withRoundTrips(stores.chatStore, await open()) : stores.chatStore;
+  const { store, approvals } = tallied(chatStore, stores.approvalStore);
   const chat = createChatHandler({
     store,
     approvalStore: approvals,
@@ -228,6 +249,7 @@ const servers: Record<PersistenceServerKind, () => Promise<PersistenceServerRead
   'session-pglite': sessionServer,
   'session-postgres': sessionServer,
   'chat-memory': chatServer,
+  'chat-round-trips': chatServer,
   'chat-postgres': chatServer,
 };
 if (!Object.hasOwn(servers, kind)) throw new Error(`unknown server ${kind}; expected one of ${Object.keys(servers).join(', ')}`);

@@ -523,7 +523,7 @@ export interface ChatPersistenceRound {
 export type ChatTurnKind = 'first' | 'later';
 
 export interface ChatPersistenceResult {
-  kind: 'chat-memory' | 'chat-postgres';
+  kind: 'chat-memory' | 'chat-round-trips' | 'chat-postgres';
   turn: ChatTurnKind;
   label: string;
   bodyBytes: number;
@@ -545,6 +545,7 @@ export const chatCpuTarget = 0.85;
 
 const chatContenders = [
   { kind: 'chat-memory', label: 'memory stores (createMemoryChatStore, createMemoryApprovalStore)' },
+  { kind: 'chat-round-trips', label: 'floor: memory stores + 2 statements that do nothing (SELECT $1 through the same pg pool)' },
   { kind: 'chat-postgres', label: 'Postgres stores (createPostgresStores, no cache)' },
 ] as const;
 
@@ -656,7 +657,7 @@ async function benchChatTurns(settings: Required<PersistenceBenchOptions>, datab
   const key = (kind: AnyServerKind, turn: ChatTurnKind) => `${kind} ${turn}`;
   try {
     for (const { kind } of chatContenders) {
-      const applicationName = kind === 'chat-postgres' ? `${database.schema}_chat` : undefined;
+      const applicationName = kind === 'chat-memory' ? undefined : `${database.schema}_${kind === 'chat-postgres' ? 'chat' : 'floor'}`;
       running.push(await startServer(kind, applicationName ? database.urlFor(applicationName) : '', [String(settings.chatTextChunks)], applicationName));
     }
     const bodyBytes = new Map<AnyServerKind, number>();
@@ -886,9 +887,11 @@ export function formatPersistenceResult(result: PersistenceBenchResult): string 
   const mostStatements = Math.max(total(postgresFirst, 'roundTrips'), total(postgresLater, 'roundTrips'));
   const worstCpu = Math.min(1 / postgresFirst.cpuRatio, 1 / postgresLater.cpuRatio);
   const laterVsFirst = postgresLater.cpuMillisecondsPerTurn / postgresFirst.cpuMillisecondsPerTurn;
+  const [floorFirst, floorLater] = [chatRow('chat-round-trips', 'first'), chatRow('chat-round-trips', 'later')];
   const chatVerdicts = [
     `- Postgres ≤ ${chatStatementsTarget} SQL statements per turn: first ${formatNumber(total(postgresFirst, 'roundTrips'), 2)}, later ${formatNumber(total(postgresLater, 'roundTrips'), 2)} — ${verdict(mostStatements <= chatStatementsTarget)}`,
     `- Postgres ≥ ${chatCpuTarget}× the memory stores' CPU (memory CPU ÷ Postgres CPU, same kind of turn): first ${formatRatio(1 / postgresFirst.cpuRatio)}, later ${formatRatio(1 / postgresLater.cpuRatio)} — ${verdict(worstCpu >= chatCpuTarget)}`,
+    `- The floor (two statements that do nothing, same driver and pool): memory CPU ÷ floor CPU first ${formatRatio(1 / floorFirst.cpuRatio)}, later ${formatRatio(1 / floorLater.cpuRatio)}; floor CPU ÷ Postgres CPU first ${formatRatio(floorFirst.cpuMillisecondsPerTurn / postgresFirst.cpuMillisecondsPerTurn)}, later ${formatRatio(floorLater.cpuMillisecondsPerTurn / postgresLater.cpuMillisecondsPerTurn)}`,
     `- Later turns not costlier than first turns on Postgres (server CPU, later ÷ first): ${formatRatio(laterVsFirst)} — ${verdict(laterVsFirst <= 1.05)} (within 5 %, the rounds' noise)`,
   ];
 

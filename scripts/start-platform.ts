@@ -12,13 +12,16 @@ const services = [
   { name: 'studio', entry: '../examples/studio/src/server.ts', env: {} },
 ];
 
+// Each server starts as its `npm start` does: with Node's compile cache on (see that file).
+const compileCache = fileURLToPath(new URL('../examples/shared/compile-cache.mjs', import.meta.url));
+
 const children = new Map<string, ChildProcess>();
 const listening = new Set<string>();
 let studioUrl = '';
 let stopping = false;
 
 for (const service of services) {
-  const child = spawn(process.execPath, [fileURLToPath(new URL(service.entry, import.meta.url))], {
+  const child = spawn(process.execPath, ['--import', compileCache, fileURLToPath(new URL(service.entry, import.meta.url))], {
     // Their stdout is a pipe to this script: readable lines when this script's own output is a terminal.
     env: { LOG_FORMAT: process.stdout.isTTY ? 'pretty' : 'json', ...process.env, PORT: '', ...service.env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -3,13 +3,19 @@
 // line to the session service's and the data API's lines for the same click.
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { createHmac, randomBytes, randomUUID } from 'node:crypto';
+import { createRequire } from 'node:module';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { DeskpilotEvent, DeskpilotEventListener, Logger as CoreLogger } from '@deskpilot/core';
 import { destination, pino, stdTimeFunctions, type Logger, type LevelWithSilent } from 'pino';
-import pretty from 'pino-pretty';
+import type { PrettyOptions, PrettyStream } from 'pino-pretty';
 
 /** The id of the request being served, for every line written while serving it (the handlers' events included). */
 const currentRequest = new AsyncLocalStorage<string>();
+
+/** pino-pretty, loaded only for a terminal: a JSON logger (what a server in production runs) never loads its modules. */
+function loadPretty(): (options: PrettyOptions) => PrettyStream {
+  return createRequire(import.meta.url)('pino-pretty') as (options: PrettyOptions) => PrettyStream;
+}
 
 /**
  * The process's logger: JSON lines on stdout (what a log shipper reads), or readable colour lines when
@@ -27,7 +33,7 @@ export function createLogger(options: { service: string; level: LevelWithSilent;
     },
   };
   const usePretty = options.format === 'pretty' || (options.format === 'auto' && process.stdout.isTTY === true);
-  if (usePretty) return pino(settings, pretty({ colorize: true, sync: true, singleLine: true, ignore: 'pid,hostname,service', translateTime: 'HH:MM:ss.l' }));
+  if (usePretty) return pino(settings, loadPretty()({ colorize: true, sync: true, singleLine: true, ignore: 'pid,hostname,service', translateTime: 'HH:MM:ss.l' }));
   // Asynchronous: lines written while a write is under way go out together in the next one, so a
   // busy server makes a few large writes, not one per line; pino flushes what is left on exit.
   return pino(settings, destination({ sync: false }));

@@ -1,7 +1,7 @@
 // A session-only process loads none of the assistant chat's dependencies: the reference session server
 // imports `@deskpilot/core/session`, and `@deskpilot/session-express`, `@deskpilot/postgres` and
 // `@deskpilot/redis` import nothing else from core at run time. Nor, with metrics off, prom-client,
-// nor the Redis client without REDIS_URL.
+// nor the Redis client without REDIS_URL, nor pino-pretty when the log is JSON.
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { spawnExample } from '../../test-support/spawn-example.ts';
@@ -29,6 +29,15 @@ describe('session server: lean', () => {
     // Metrics are off unless configured: prom-client is not loaded either, nor the Redis client without REDIS_URL.
     expect(loaded).not.toContain('prom-client');
     expect(loaded.filter((name) => name === '@deskpilot/redis' || name.startsWith('@redis/') || name === 'redis')).toEqual([]);
+    // The log is JSON (stdout is a pipe): the pretty printer is loaded only for a terminal.
+    expect(loaded).toEqual(expect.arrayContaining(['pino']));
+    expect(loaded).not.toContain('pino-pretty');
+  });
+
+  it('loads pino-pretty for LOG_FORMAT=pretty, and its lines are readable', async () => {
+    const server = await spawnExample(serverFile, { NODE_OPTIONS: `--import ${trace}`, LOG_FORMAT: 'pretty' });
+    expect(packagesLoaded(server.output())).toContain('pino-pretty');
+    expect(server.output().replace(/\u001b\[\d+m/g, '')).toMatch(/^\[[\d:.]+\] INFO: listening on http:/m);
   });
 
   it.skipIf(!process.env.REDIS_URL)('loads the Redis client once REDIS_URL is set', async () => {
