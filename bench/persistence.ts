@@ -39,8 +39,14 @@ export interface PersistenceBenchOptions {
   redisSpreadPasses?: number;
   /** Checks in flight at once. @default 50 */
   redisInFlight?: number;
-  /** Chat turns per measured round. @default 200 */
+  /** Chat turns per measured round (a round of a few hundred turns lasts under a second: too short to even out GC and compiler work). @default 1000 */
   chatTurns?: number;
+  /**
+   * Chat turns each server runs before anything is measured, half in new conversations and half
+   * continuing them: V8 compiles the turn's code over the first few hundred (its compiler threads'
+   * CPU counts in the process's), so fewer would charge compilation to the first rounds. @default 1000
+   */
+  chatWarmupTurns?: number;
   /** Concurrent chat clients in the measured rounds. @default 10 */
   chatClients?: number;
   /** Turns run one at a time to attribute SQL round trips to the steps of a turn. @default 20 */
@@ -58,6 +64,7 @@ export const quickPersistenceOptions: PersistenceBenchOptions = {
   redisHotChecks: 2_000,
   redisSpreadKeys: 1_000,
   chatTurns: 40,
+  chatWarmupTurns: 40,
   chatBreakdownTurns: 5,
 };
 
@@ -668,8 +675,9 @@ async function benchChatTurns(settings: Required<PersistenceBenchOptions>, datab
     for (const server of running) {
       const bytes = await verifyChatServer(server, settings.chatTextChunks);
       bodyBytes.set(server.kind, bytes);
-      await runTurns(server, settings.chatTurns / 2, settings.chatClients, bytes); // warm-up
-      await runTurns(server, settings.chatTurns / 2, settings.chatClients, bytes, await turnsOf(server, 'later', settings.chatTurns / 2, settings.chatClients));
+      const warmup = settings.chatWarmupTurns / 2;
+      await runTurns(server, warmup, settings.chatClients, bytes);
+      await runTurns(server, warmup, settings.chatClients, bytes, await turnsOf(server, 'later', warmup, settings.chatClients));
       for (const turn of chatTurnKinds) {
         const continuing = await turnsOf(server, turn, settings.chatBreakdownTurns, 1);
         await ask<PersistenceServerStats>(server.child, 'settle');
@@ -686,7 +694,12 @@ async function benchChatTurns(settings: Required<PersistenceBenchOptions>, datab
       for (const server of rotate(running, round)) {
         for (const turn of chatTurnKinds) {
           const turns = settings.chatTurns;
-          const continuing = await turnsOf(server, turn, turns, settings.chatClients);
+          // Either kind of round follows as many unmeasured turns on its server (a later round: the
+          // turns that start its conversations), not the other servers' rounds it waited through.
+          const continuing =
+            turn === 'first'
+              ? (await runTurns(server, turns, settings.chatClients, bodyBytes.get(server.kind)!), undefined)
+              : await turnsOf(server, turn, turns, settings.chatClients);
           const before = await ask<PersistenceServerStats>(server.child, 'settle');
           const databaseBefore = server.applicationName ? await database.backendCpu(server.applicationName) : null;
           const seconds = await runTurns(server, turns, settings.chatClients, bodyBytes.get(server.kind)!, continuing);
@@ -761,7 +774,8 @@ export async function benchPersistence(options: PersistenceBenchOptions = {}): P
     redisSpreadKeys: 10_000,
     redisSpreadPasses: 2,
     redisInFlight: 50,
-    chatTurns: 200,
+    chatTurns: 1_000,
+    chatWarmupTurns: 1_000,
     chatClients: 10,
     chatBreakdownTurns: 20,
     chatTextChunks: 20,
