@@ -209,7 +209,7 @@ export function formatIdle(rows: IdleRow[]): string {
   const over = (row: IdleRow) => row.idleMiB - expressOf(row.launch).idleMiB;
   const target = (launch: Launch) => {
     const session = rows.find((row) => row.launch === launch && row.process === 'session-server on Postgres')!;
-    return `${launchLabels[launch]} +${formatNumber(over(session))} MiB — ${over(session) <= 25 ? 'met' : '**not met**'}`;
+    return `${launchLabels[launch]} +${formatNumber(over(session), 1)} MiB — ${over(session) <= 25 ? 'met' : '**not met**'}`;
   };
   return [
     '### Idle processes (RSS once listening, and after 3 s idle; 3 alternating starts, medians)',
@@ -221,7 +221,7 @@ export function formatIdle(rows: IdleRow[]): string {
         launchLabels[row.launch],
         formatNumber(row.listeningMiB),
         formatNumber(row.idleMiB),
-        row.process === 'Express 5 alone' ? '—' : `+${formatNumber(over(row))} MiB`,
+        row.process === 'Express 5 alone' ? '—' : `+${formatNumber(over(row), 1)} MiB`,
       ]),
     ),
     '',
