@@ -46,7 +46,7 @@ async function memoryOf(pid: number): Promise<{ rss: number; hwm: number }> {
   return { rss: field('VmRSS'), hwm: field('VmHWM') };
 }
 
-const compileCache = fileURLToPath(new URL('../examples/shared/compile-cache.mjs', import.meta.url));
+const compileCache = new URL('../examples/shared/compile-cache.mjs', import.meta.url).href;
 /** The compile cache of this run (`npm start` launches): its own folder, filled by each process's first start. */
 const compileCacheDir = await mkdtemp(join(tmpdir(), 'deskpilot-compile-cache-'));
 

@@ -13,7 +13,7 @@ const services = [
 ];
 
 // Each server starts as its `npm start` does: with Node's compile cache on (see that file).
-const compileCache = fileURLToPath(new URL('../examples/shared/compile-cache.mjs', import.meta.url));
+const compileCache = new URL('../examples/shared/compile-cache.mjs', import.meta.url).href;
 
 const children = new Map<string, ChildProcess>();
 const listening = new Set<string>();

@@ -3,8 +3,8 @@
 // line to the session service's and the data API's lines for the same click.
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { createHmac, randomBytes, randomUUID } from 'node:crypto';
-import { createRequire } from 'node:module';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createRequire } from 'node:module';
 import type { DeskpilotEvent, DeskpilotEventListener, Logger as CoreLogger } from '@deskpilot/core';
 import { destination, pino, stdTimeFunctions, type Logger, type LevelWithSilent } from 'pino';
 import type { PrettyOptions, PrettyStream } from 'pino-pretty';

@@ -9,12 +9,16 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { exitCode, spawnExample } from '../../test-support/spawn-example.ts';
 
 const serverFile = fileURLToPath(new URL('../src/server.ts', import.meta.url));
-const compileCache = fileURLToPath(new URL('../../shared/compile-cache.mjs', import.meta.url));
-const probe = fileURLToPath(new URL('../../test-support/type-stripper-probe.mjs', import.meta.url));
+const compileCache = new URL('../../shared/compile-cache.mjs', import.meta.url).href;
+const probe = new URL('../../test-support/type-stripper-probe.mjs', import.meta.url).href;
 
-/** Starts the server as `npm start` does, with its compile cache in `cacheDir`; resolves to what the probe saw once it stopped. */
-async function startAndStop(cacheDir: string): Promise<string> {
-  const server = await spawnExample(serverFile, { NODE_OPTIONS: `--import ${compileCache} --import ${probe}`, NODE_COMPILE_CACHE: cacheDir });
+/**
+ * Starts the server as `npm start` does, with `temp` as the system's temporary folder (where the cache
+ * goes by default: NODE_COMPILE_CACHE is unset, or Node would turn the cache on by itself); resolves to
+ * what the probe saw once it stopped.
+ */
+async function startAndStop(temp: string): Promise<string> {
+  const server = await spawnExample(serverFile, { NODE_OPTIONS: `--import ${compileCache} --import ${probe}`, NODE_COMPILE_CACHE: undefined, TMPDIR: temp });
   expect((await fetch(`${server.url}/readyz`)).status).toBe(200);
   server.child.kill('SIGTERM');
   expect(await exitCode(server.child)).toBe(0);
@@ -30,19 +34,19 @@ describe('reference servers: compile cache', () => {
   });
 
   it('strips types on the first start only', async () => {
-    const cacheDir = mkdtempSync(join(tmpdir(), 'deskpilot-compile-cache-'));
-    onTestFinished(() => rmSync(cacheDir, { recursive: true, force: true }));
-    expect(await startAndStop(cacheDir)).toBe('loaded');
-    expect(readdirSync(cacheDir)).not.toEqual([]);
-    expect(await startAndStop(cacheDir)).toBe('not loaded');
+    const temp = mkdtempSync(join(tmpdir(), 'deskpilot-compile-cache-'));
+    onTestFinished(() => rmSync(temp, { recursive: true, force: true }));
+    expect(await startAndStop(temp)).toBe('loaded');
+    expect(readdirSync(join(temp, 'node-compile-cache'))).not.toEqual([]);
+    expect(await startAndStop(temp)).toBe('not loaded');
   });
 
   it('still starts when the cache folder cannot be written', async () => {
     // A file where the folder should be: Node reports the cache as failed and runs without it.
-    const parent = mkdtempSync(join(tmpdir(), 'deskpilot-compile-cache-'));
-    onTestFinished(() => rmSync(parent, { recursive: true, force: true }));
-    const blocked = join(parent, 'not-a-folder');
-    writeFileSync(blocked, '');
-    expect(await startAndStop(blocked)).toBe('loaded');
+    const temp = mkdtempSync(join(tmpdir(), 'deskpilot-compile-cache-'));
+    onTestFinished(() => rmSync(temp, { recursive: true, force: true }));
+    writeFileSync(join(temp, 'node-compile-cache'), '');
+    expect(await startAndStop(temp)).toBe('loaded');
+    expect(await startAndStop(temp)).toBe('loaded');
   });
 });
