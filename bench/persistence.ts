@@ -696,10 +696,9 @@ async function benchChatTurns(settings: Required<PersistenceBenchOptions>, datab
           const turns = settings.chatTurns;
           // Either kind of round follows as many unmeasured turns on its server (a later round: the
           // turns that start its conversations), not the other servers' rounds it waited through.
-          const continuing =
-            turn === 'first'
-              ? (await runTurns(server, turns, settings.chatClients, bodyBytes.get(server.kind)!), undefined)
-              : await turnsOf(server, turn, turns, settings.chatClients);
+          let continuing: string[] | undefined;
+          if (turn === 'first') await runTurns(server, turns, settings.chatClients, bodyBytes.get(server.kind)!);
+          else continuing = await turnsOf(server, turn, turns, settings.chatClients);
           const before = await ask<PersistenceServerStats>(server.child, 'settle');
           const databaseBefore = server.applicationName ? await database.backendCpu(server.applicationName) : null;
           const seconds = await runTurns(server, turns, settings.chatClients, bodyBytes.get(server.kind)!, continuing);
