@@ -1,7 +1,8 @@
-// The reference servers' memory on PGlite, as an operator runs them (what `npm start` runs: `node --import
-// examples/shared/compile-cache.mjs examples/<server>/src/server.ts`, with DATA_DIR): each started on a fresh data directory (its first start runs initdb), loaded, left
-// idle, stopped, and started again on the same directory. Postgres's default buffer cache (128MB)
-// beside the servers' default (PGLITE_SHARED_BUFFERS=16MB), in one run. Peak RSS is the kernel's
+// The reference servers' memory on PGlite, as an operator runs them (what `npm start` runs:
+// `node --import examples/shared/compile-cache.mjs examples/<server>/src/server.ts`, with DATA_DIR):
+// each started on a fresh data directory (its first start runs initdb), loaded, left idle, stopped,
+// and started again on the same directory. Postgres's default buffer cache (128MB) beside the
+// servers' default (PGLITE_SHARED_BUFFERS=16MB), in one run. Peak RSS is the kernel's
 // high-water mark of the process (VmHWM), idle RSS its VmRSS after 3 s without requests.
 // First, the lean-process target: idle RSS of the session server beside Express alone, both started the
 // same way — as `npm start` does (Node's compile cache on, already filled by an earlier start), and as
@@ -46,6 +47,7 @@ async function memoryOf(pid: number): Promise<{ rss: number; hwm: number }> {
   return { rss: field('VmRSS'), hwm: field('VmHWM') };
 }
 
+const defaultDatabaseUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const compileCache = new URL('../examples/shared/compile-cache.mjs', import.meta.url).href;
 /** The compile cache of this run (`npm start` launches): its own folder, filled by each process's first start. */
 const compileCacheDir = await mkdtemp(join(tmpdir(), 'deskpilot-compile-cache-'));
@@ -151,8 +153,6 @@ export async function benchPgliteMemory(databaseUrl = defaultDatabaseUrl): Promi
   }
   return rows;
 }
-
-const defaultDatabaseUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
 /**
  * Idle RSS: Express alone, and the session server on Postgres (DATABASE_URL; its second start, the
