@@ -763,24 +763,7 @@ export interface PersistenceBenchResult {
 
 /** Runs the persistence benchmark: sessions, Redis limiters, chat turns; a fresh schema, dropped at the end. */
 export async function benchPersistence(options: PersistenceBenchOptions = {}): Promise<PersistenceBenchResult> {
-  const settings: Required<PersistenceBenchOptions> = {
-    rounds: 5,
-    sessionRoundSeconds: 3,
-    sessionWarmupSeconds: 2,
-    sessionSettleSeconds: 0.5,
-    connections: 50,
-    redisHotChecks: 20_000,
-    redisSpreadKeys: 10_000,
-    redisSpreadPasses: 2,
-    redisInFlight: 50,
-    chatTurns: 1_000,
-    chatWarmupTurns: 1_000,
-    chatClients: 10,
-    chatBreakdownTurns: 20,
-    chatTextChunks: 20,
-    ...options,
-  };
-  if (settings.redisSpreadPasses > limiterSettings.limit) throw new RangeError(`redisSpreadPasses must be at most ${limiterSettings.limit}`);
+  const settings = settingsOf(options);
   await checkPersistenceServices();
   const database = await createBenchDatabase();
   const pgliteDir = await mkdtemp(join(tmpdir(), 'deskpilot-bench-pglite-'));
@@ -799,6 +782,40 @@ export async function benchPersistence(options: PersistenceBenchOptions = {}): P
     await rm(pgliteDir, { recursive: true, force: true });
     await database.drop();
   }
+}
+
+/** Runs only the chat part of the benchmark (`--chat`): a fresh schema, dropped at the end. */
+export async function benchChatPersistence(options: PersistenceBenchOptions = {}): Promise<ChatPersistenceResult[]> {
+  const settings = settingsOf(options);
+  await checkPersistenceServices();
+  const database = await createBenchDatabase();
+  try {
+    return await benchChatTurns(settings, database);
+  } finally {
+    await database.drop();
+  }
+}
+
+function settingsOf(options: PersistenceBenchOptions): Required<PersistenceBenchOptions> {
+  const settings: Required<PersistenceBenchOptions> = {
+    rounds: 5,
+    sessionRoundSeconds: 3,
+    sessionWarmupSeconds: 2,
+    sessionSettleSeconds: 0.5,
+    connections: 50,
+    redisHotChecks: 20_000,
+    redisSpreadKeys: 10_000,
+    redisSpreadPasses: 2,
+    redisInFlight: 50,
+    chatTurns: 1_000,
+    chatWarmupTurns: 1_000,
+    chatClients: 10,
+    chatBreakdownTurns: 20,
+    chatTextChunks: 20,
+    ...options,
+  };
+  if (settings.redisSpreadPasses > limiterSettings.limit) throw new RangeError(`redisSpreadPasses must be at most ${limiterSettings.limit}`);
+  return settings;
 }
 
 /** The figures as Markdown tables, with the targets checked. */
@@ -859,7 +876,30 @@ export function formatPersistenceResult(result: PersistenceBenchResult): string 
     ]),
   );
 
-  const chatRow = (kind: ChatPersistenceResult['kind'], turn: ChatTurnKind) => result.chat.find((row) => row.kind === kind && row.turn === turn)!;
+  return [
+    `### GET /sessions/current on each store (${options.connections} connections, ${options.rounds} alternating rounds of ${options.sessionRoundSeconds} s, medians)`,
+    '',
+    sessionTable,
+    '',
+    `- Deskpilot on Postgres ≥ ${postgresSessionTarget}× the floor's req/s: ${formatRatio(postgres.requestsRatio)} — ${verdict(postgres.requestsRatio >= postgresSessionTarget)}`,
+    `- Deskpilot on PGlite ≥ ${pgliteSessionTarget}× the floor's req/s: ${formatRatio(pglite.requestsRatio)} — ${verdict(pglite.requestsRatio >= pgliteSessionTarget)}`,
+    '',
+    `### Redis rate limiters, ${limiterSettings.limit} requests / ${limiterSettings.windowMs / 1000} s (${options.redisInFlight} checks in flight, ${options.rounds} alternating rounds, medians)`,
+    '',
+    `Hot key: ${formatNumber(options.redisHotChecks)} checks of one key (all refused after the first ${limiterSettings.limit}). ` +
+      `Spread: ${formatNumber(options.redisSpreadKeys)} keys round-robin, ${options.redisSpreadPasses} passes (every check allowed).`,
+    '',
+    redisTable,
+    '',
+    formatChatPersistence(options, result.chat),
+  ].join('\n');
+}
+
+/** The chat part's figures as Markdown tables, with the targets checked. */
+export function formatChatPersistence(options: Required<PersistenceBenchOptions>, chat: readonly ChatPersistenceResult[]): string {
+  const verdict = (met: boolean) => (met ? 'met' : '**not met**');
+  const orDash = (value: number | null, digits: number) => (value === null ? '—' : formatNumber(value, digits));
+  const chatRow = (kind: ChatPersistenceResult['kind'], turn: ChatTurnKind) => chat.find((row) => row.kind === kind && row.turn === turn)!;
   const [memoryFirst, postgresFirst, postgresLater] = [chatRow('chat-memory', 'first'), chatRow('chat-postgres', 'first'), chatRow('chat-postgres', 'later')];
   // The steps in the order the server lists them (the order of a turn).
   const chatSteps = Object.keys(postgresFirst.breakdown.steps) as ChatStep[];
@@ -886,12 +926,22 @@ export function formatPersistenceResult(result: PersistenceBenchResult): string 
     ],
   );
   const chatTable = markdownTable(
-    ['stores', 'turn', 'turns/s', 'server CPU ms/turn (of which system)', 'memory CPU ÷ this CPU', 'SQL statements/turn', 'Postgres backend CPU ms/turn'],
-    result.chat.map((row) => [
+    [
+      'stores',
+      'turn',
+      'turns/s',
+      'server CPU ms/turn (of which system)',
+      'lowest–highest round',
+      'memory CPU ÷ this CPU',
+      'SQL statements/turn',
+      'Postgres backend CPU ms/turn',
+    ],
+    chat.map((row) => [
       row.label,
       row.turn === 'first' ? 'first (new conversation)' : 'later (second of its conversation)',
       formatNumber(row.turnsPerSecond),
       `${formatNumber(row.cpuMillisecondsPerTurn, 2)} (${formatNumber(row.systemMillisecondsPerTurn, 2)})`,
+      `${formatNumber(Math.min(...row.rounds.map((round) => round.cpuMillisecondsPerTurn)), 2)}–${formatNumber(Math.max(...row.rounds.map((round) => round.cpuMillisecondsPerTurn)), 2)}`,
       formatRatio(1 / row.cpuRatio),
       formatNumber(row.roundTripsPerTurn, 2),
       orDash(row.databaseMillisecondsPerTurn, 2),
@@ -909,20 +959,6 @@ export function formatPersistenceResult(result: PersistenceBenchResult): string 
   ];
 
   return [
-    `### GET /sessions/current on each store (${options.connections} connections, ${options.rounds} alternating rounds of ${options.sessionRoundSeconds} s, medians)`,
-    '',
-    sessionTable,
-    '',
-    `- Deskpilot on Postgres ≥ ${postgresSessionTarget}× the floor's req/s: ${formatRatio(postgres.requestsRatio)} — ${verdict(postgres.requestsRatio >= postgresSessionTarget)}`,
-    `- Deskpilot on PGlite ≥ ${pgliteSessionTarget}× the floor's req/s: ${formatRatio(pglite.requestsRatio)} — ${verdict(pglite.requestsRatio >= pgliteSessionTarget)}`,
-    '',
-    `### Redis rate limiters, ${limiterSettings.limit} requests / ${limiterSettings.windowMs / 1000} s (${options.redisInFlight} checks in flight, ${options.rounds} alternating rounds, medians)`,
-    '',
-    `Hot key: ${formatNumber(options.redisHotChecks)} checks of one key (all refused after the first ${limiterSettings.limit}). ` +
-      `Spread: ${formatNumber(options.redisSpreadKeys)} keys round-robin, ${options.redisSpreadPasses} passes (every check allowed).`,
-    '',
-    redisTable,
-    '',
     `### A chat turn's persistence (${options.chatTextChunks} text deltas per answer; ${options.chatClients} clients, ${options.rounds} alternating rounds of ${formatNumber(options.chatTurns)} turns, medians)`,
     '',
     `Per step, over ${postgresFirst.breakdown.turns} turns of each kind run one at a time (first: a new conversation; later: the second turn of a conversation started just before):`,
@@ -941,7 +977,11 @@ if (process.argv[2] === '--child') {
   process.send!(await measureRedis(JSON.parse(options!)));
 } else if (import.meta.main) {
   const startedAt = Date.now();
-  const result = await benchPersistence(process.argv.includes('--quick') ? quickPersistenceOptions : {});
-  console.log(formatPersistenceResult(result));
+  const roundsArgument = process.argv.indexOf('--rounds');
+  const rounds = roundsArgument === -1 ? undefined : Number(process.argv[roundsArgument + 1]);
+  if (rounds !== undefined && !(Number.isInteger(rounds) && rounds > 0)) throw new RangeError('--rounds takes a positive integer');
+  const options: PersistenceBenchOptions = { ...(process.argv.includes('--quick') ? quickPersistenceOptions : {}), ...(rounds === undefined ? {} : { rounds }) };
+  if (process.argv.includes('--chat')) console.log(formatChatPersistence(settingsOf(options), await benchChatPersistence(options)));
+  else console.log(formatPersistenceResult(await benchPersistence(options)));
   console.log(`\n(${Math.round((Date.now() - startedAt) / 1000)} s)`);
 }
