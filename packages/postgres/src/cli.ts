@@ -3,7 +3,7 @@
 import { parseArgs } from 'node:util';
 import { describeError } from '@deskpilot/core/session';
 import { Pool } from 'pg';
-import { checkDatabaseReady } from './check-database-ready.js';
+import { readSchemaVersion } from './check-database-ready.js';
 import { fromPgPool } from './from-pg-pool.js';
 import { migrate } from './migrate.js';
 import { migrationFiles } from './migration-sql.js';
@@ -52,15 +52,25 @@ async function main(argv: string[]): Promise<number> {
     );
   const databaseUrl = values['database-url'] ?? process.env.DATABASE_URL;
   if (!databaseUrl) return (printError(`deskpilot-migrate: no database: pass --database-url or set DATABASE_URL\n\n${usage}`), 2);
+  // pg reads any URL as Postgres's (mysql://… would migrate the Postgres found at that host): the
+  // scheme is checked here, and only it is echoed (the URL may hold a password).
+  const scheme = URL.parse(databaseUrl)?.protocol;
+  if (scheme !== 'postgres:' && scheme !== 'postgresql:') {
+    const got = scheme ? `a ${scheme}// URL` : 'no URL';
+    return (printError(`deskpilot-migrate: the database URL must start with postgres:// or postgresql:// (got ${got})\n\n${usage}`), 2);
+  }
 
   const client = fromPgPool(
     new Pool({ connectionString: databaseUrl, max: 1, connectionTimeoutMillis: 10_000, ...(values.schema ? { options: `-c search_path=${values.schema}` } : {}) }),
   );
   try {
     if (values.check) {
-      await checkDatabaseReady(client);
-      print('deskpilot-migrate: the schema is current');
-      return 0;
+      const { version, expected } = await readSchemaVersion(client);
+      const { rows } = await client.query<{ schema: string | null }>('SELECT current_schema() AS schema');
+      const schema = values.schema ?? rows[0]?.schema ?? 'public';
+      if (version >= expected) return (print(`deskpilot-migrate: schema ${schema} is current (version ${version})`), 0);
+      printError(`deskpilot-migrate: schema ${schema} is at version ${version}, this release needs ${expected}: run deskpilot-migrate`);
+      return 1;
     }
     if (values.schema) await prepareSchema(client, values.schema);
     const { applied, version } = await migrate(client);

@@ -5,7 +5,7 @@ import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { DataDirectoryLockedError, lockDataDirectory, lockFileName } from './lock-data-directory.js';
+import { DataDirectoryLockedError, lockDataDirectory, lockFileName, processStat } from './lock-data-directory.js';
 
 function directory(): string {
   const path = mkdtempSync(join(tmpdir(), 'deskpilot-lock-'));
@@ -62,6 +62,41 @@ describe('lockDataDirectory', () => {
     writeFileSync(join(path, lockFileName), lockOf(child.pid!));
     child.kill('SIGKILL');
     await once(child, 'exit');
+    const lock = await lockDataDirectory(path);
+    expect(JSON.parse(readFileSync(join(path, lockFileName), 'utf8')).pid).toBe(process.pid);
+    await lock.release();
+  });
+
+  it.runIf(process.platform === 'linux')('takes over the lock of a killed process that is still a zombie (not yet reaped)', async () => {
+    const path = directory();
+    // The shell starts a child, prints its pid and becomes a `sleep` that never reaps it: once killed,
+    // the child stays a zombie as long as the parent lives (kill(pid, 0) still succeeds on it).
+    const parent = spawn('sh', ['-c', 'sleep 60 & echo $!; exec sleep 60'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    onTestFinished(() => void parent.kill('SIGKILL'));
+    const [line] = (await once(parent.stdout, 'data')) as [Buffer];
+    const pid = Number(line.toString().trim());
+    writeFileSync(join(path, lockFileName), JSON.stringify({ ...JSON.parse(lockOf(pid)), started: processStat(pid)!.started }));
+    process.kill(pid, 'SIGKILL');
+    await expect.poll(() => processStat(pid)?.state).toBe('Z');
+    expect(() => process.kill(pid, 0)).not.toThrow();
+    const lock = await lockDataDirectory(path);
+    expect(JSON.parse(readFileSync(join(path, lockFileName), 'utf8')).pid).toBe(process.pid);
+    await lock.release();
+  });
+
+  it.runIf(process.platform === 'linux')('records its start time, and takes over a lock whose pid is now another process (another start time)', async () => {
+    const path = directory();
+    const held = await lockDataDirectory(path);
+    expect(JSON.parse(readFileSync(join(path, lockFileName), 'utf8')).started).toBe(processStat('self')!.started);
+    await held.release();
+
+    const child = await otherProcess();
+    const started = processStat(child.pid!)!.started;
+    // The holder's own start time: a live holder, refused.
+    writeFileSync(join(path, lockFileName), JSON.stringify({ ...JSON.parse(lockOf(child.pid!)), started }));
+    await expect(lockDataDirectory(path)).rejects.toBeInstanceOf(DataDirectoryLockedError);
+    // Another start time: the pid was reused after the holder died.
+    writeFileSync(join(path, lockFileName), JSON.stringify({ ...JSON.parse(lockOf(child.pid!)), started: String(Number(started) - 1) }));
     const lock = await lockDataDirectory(path);
     expect(JSON.parse(readFileSync(join(path, lockFileName), 'utf8')).pid).toBe(process.pid);
     await lock.release();

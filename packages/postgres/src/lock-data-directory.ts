@@ -12,6 +12,11 @@ export interface DataDirectoryHolder {
   command: string;
   /** ISO 8601 time the lock was taken. */
   since: string;
+  /**
+   * When the holding process started, as its kernel counts (Linux: `/proc/<pid>/stat`'s start time, in
+   * clock ticks since boot): a later process that reuses the pid has another. Absent elsewhere.
+   */
+  started?: string;
 }
 
 /** A held data directory lock; `release()` removes the lock file if it is still this holder's. */
@@ -56,7 +61,8 @@ const heldHere = new Set<string>();
 function readHolder(text: string): DataDirectoryHolder | null {
   try {
     const value = JSON.parse(text) as Partial<DataDirectoryHolder>;
-    if (Number.isInteger(value.pid) && typeof value.host === 'string' && typeof value.command === 'string' && typeof value.since === 'string') {
+    const fields = Number.isInteger(value.pid) && typeof value.host === 'string' && typeof value.command === 'string' && typeof value.since === 'string';
+    if (fields && (value.started === undefined || typeof value.started === 'string')) {
       return value as DataDirectoryHolder;
     }
   } catch {
@@ -65,21 +71,43 @@ function readHolder(text: string): DataDirectoryHolder | null {
   return null;
 }
 
-/** True when `pid` on this host is a live process (one owned by another user counts). */
-function isAlive(pid: number): boolean {
+/** A process as Linux's `/proc/<pid>/stat` shows it: its state letter and start time; undefined where there is no such file. */
+export function processStat(pid: number | 'self'): { state: string; started: string } | undefined {
+  let text: string;
   try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
+    text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return undefined;
   }
+  // The command name (field 2) is in parentheses and may hold spaces or parentheses itself: the
+  // fields are counted from the last ')'. Field 3 is the state, field 22 the start time.
+  const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+  const [state, started] = [fields[0], fields[19]];
+  return state && started ? { state, started } : undefined;
+}
+
+/**
+ * True when `pid` on this host is the holder's live process (one owned by another user counts). A
+ * killed process stays a zombie until its parent reaps it — it will never run again — and a pid the
+ * kernel handed to a later process has another start time: neither holds the lock.
+ */
+function isAlive(holder: DataDirectoryHolder): boolean {
+  try {
+    process.kill(holder.pid, 0);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EPERM') return false;
+  }
+  const stat = processStat(holder.pid);
+  if (!stat) return true;
+  if (stat.state === 'Z' || stat.state === 'X') return false;
+  return holder.started === undefined || holder.started === stat.started;
 }
 
 /** A holder that can never come back: a process of this host that is gone, or this pid before a restart. */
 function isStale(holder: DataDirectoryHolder): boolean {
   if (holder.host !== hostname()) return false;
   // Our own pid in a lock we do not hold: a predecessor with the same pid (pid 1 in a container).
-  return holder.pid === process.pid || !isAlive(holder.pid);
+  return holder.pid === process.pid || !isAlive(holder);
 }
 
 const isCode = (error: unknown, code: string) => (error as NodeJS.ErrnoException | undefined)?.code === code;
@@ -129,8 +157,9 @@ async function acquire(path: string, file: string, text: string): Promise<void> 
 
 /**
  * Takes the lock of a data directory (`deskpilot.lock` inside it): one process per embedded database.
- * The file names its holder (pid, host, command line, since when). A lock left by a process of this
- * host that is gone is taken over; one held by a live process, by another host, or by another handle
+ * The file names its holder (pid, host, command line, since when, and on Linux the process's start
+ * time). A lock left by a process of this host that is gone — exited, a zombie not yet reaped, or its
+ * pid now another process's — is taken over; one held by a live process, by another host, or by another handle
  * in this process throws {@link DataDirectoryLockedError}. Writing the file is also the directory's
  * first write: a read-only directory fails here.
  *
@@ -142,7 +171,14 @@ async function acquire(path: string, file: string, text: string): Promise<void> 
 export async function lockDataDirectory(directory: string): Promise<DataDirectoryLock> {
   const path = resolve(directory);
   const file = join(path, lockFileName);
-  const holder: DataDirectoryHolder = { pid: process.pid, host: hostname(), command: process.argv.join(' ').slice(0, 500), since: new Date().toISOString() };
+  const started = processStat('self')?.started;
+  const holder: DataDirectoryHolder = {
+    pid: process.pid,
+    host: hostname(),
+    command: process.argv.join(' ').slice(0, 500),
+    since: new Date().toISOString(),
+    ...(started === undefined ? {} : { started }),
+  };
   const text = `${JSON.stringify(holder)}\n`;
   if (heldHere.has(path)) throw new DataDirectoryLockedError(path, file, null, true);
   // Reserved before the first await: a concurrent call in this process would read our own pid in the

@@ -71,16 +71,31 @@ describe('deskpilot-migrate', () => {
     expect(failed.stderr).not.toContain('hunter2');
   });
 
+  it('refuses a URL that is not a postgres:// one with exit code 2, never connecting nor echoing it', async () => {
+    for (const url of ['mysql://root:hunter2@127.0.0.1:3306/app', 'http://127.0.0.1:5432/test', 'not a url']) {
+      const refused = await runCli(['--database-url', url]);
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toMatch(/^deskpilot-migrate: the database URL must start with postgres:\/\/ or postgresql:\/\//);
+      expect(refused.stderr).not.toContain('hunter2');
+    }
+    expect((await runCli(['--check'], { DATABASE_URL: 'mysql://127.0.0.1/app' })).code).toBe(2);
+  });
+
   it.skipIf(!databaseUrl)(`migrates a schema of its own, reports it current, and is a no-op the second time (${onPostgres})`, async () => {
     const schema = await scratchSchema();
-    expect((await runCli(['--schema', schema, '--check'], { DATABASE_URL: databaseUrl })).code).toBe(1);
+    const unmigrated = await runCli(['--schema', schema, '--check'], { DATABASE_URL: databaseUrl });
+    expect(unmigrated).toMatchObject({ code: 1, stdout: '' });
+    expect(unmigrated.stderr).toBe(`deskpilot-migrate: schema ${schema} is at version 0, this release needs ${migrations.length}: run deskpilot-migrate\n`);
     const first = await runCli(['--schema', schema], { DATABASE_URL: databaseUrl });
     expect(first).toMatchObject({
       code: 0,
       stdout: expect.stringContaining(`applied ${migrations.map((migration) => migration.version).join(', ')}; now at version ${migrations.length}`),
     });
     expect((await runCli(['--schema', schema], { DATABASE_URL: databaseUrl })).stdout).toContain(`already at version ${migrations.length}`);
-    expect((await runCli(['--schema', schema, '--check'], { DATABASE_URL: databaseUrl })).code).toBe(0);
+    expect(await runCli(['--schema', schema, '--check'], { DATABASE_URL: databaseUrl })).toMatchObject({
+      code: 0,
+      stdout: `deskpilot-migrate: schema ${schema} is current (version ${migrations.length})\n`,
+    });
   });
 });
 
