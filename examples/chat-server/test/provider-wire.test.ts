@@ -288,6 +288,41 @@ describe.each(providers)('$name', ({ dialect, provider }) => {
   });
 });
 
+describe('HISTORY_BUDGET_CHARS', () => {
+  /** What the budget bounds in a request: the instructions, the messages and the tool definitions, as each protocol carries them. */
+  const inputOf = (body: Record<string, unknown>) => JSON.stringify([body.instructions, body.system, body.input, body.messages, body.tools]).length;
+
+  it.each(providers)('bounds every call of a 40-turn conversation with tool results, step 2 included ($name)', async ({ dialect, provider }) => {
+    const budget = 20_000;
+    const server = await spawnExample(serverFile, {
+      OPENAI_API_KEY: 'local',
+      ANTHROPIC_API_KEY: 'local',
+      OPENAI_BASE_URL: fake.url,
+      ANTHROPIC_BASE_URL: fake.url,
+      OPENAI_API_MODE: dialect === 'chat' ? 'chat' : 'responses',
+      HISTORY_BUDGET_CHARS: String(budget),
+      RATE_LIMIT_MAX: '1000',
+    });
+    const body = { sessionId: crypto.randomUUID(), provider, context: { userEmail: `rep-${crypto.randomUUID()}@example.com`, projectKey: 'acme-b2c' } };
+    const sizes: number[] = [];
+    let messages: object[] = [];
+    for (let turn = 1; turn <= 40; turn++) {
+      // Each turn looks orders up (three lists of 20: thousands of characters each), then answers.
+      const calls = [0, 1, 2].map((call) => ({ id: `call_${turn}_${call}`, name: 'searchOrders', input: { limit: 20 } }));
+      fake.script([{ calls }, { text: `Answer ${turn}: these are the orders.` }]);
+      messages = [...messages, userMessage(`Question ${turn}: which orders are open?`)];
+      const chunks = await readChunks(await postJson(server.url, '/chat', { ...body, messages }));
+      expect(chunks.at(-1)!.type).toBe('finish');
+      expect(fake.requests).toHaveLength(2);
+      sizes.push(...fake.requests.map((request) => inputOf(request.body)));
+      messages = (await readHistory(server.url, body)).messages;
+    }
+    const largest = Math.max(...sizes);
+    console.info(`HISTORY_BUDGET_CHARS=${budget}, ${dialect}: ${sizes.length} calls, largest ${largest} characters (${(largest / budget).toFixed(2)}× the budget)`);
+    expect(largest).toBeLessThanOrEqual(budget);
+  });
+});
+
 describe('TOKEN_BUDGET', () => {
   it('refuses a user over the budget with 429 token_budget_exceeded, without calling the provider', async () => {
     const server = await spawnExample(serverFile, { OPENAI_API_KEY: 'local', OPENAI_BASE_URL: fake.url, OPENAI_API_MODE: 'chat', TOKEN_BUDGET: '100' });

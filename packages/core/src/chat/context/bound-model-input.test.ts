@@ -18,7 +18,7 @@ describe('boundModelInput', () => {
 
   it('sends everything when it fits', () => {
     const messages = turns.flat();
-    expect(bound(messages, 1_000_000)).toEqual({ messages, omittedMessages: 0, chars: size(messages) });
+    expect(bound(messages, 1_000_000)).toEqual({ messages, omittedMessages: 0, chars: size(messages), cutResults: 0 });
   });
 
   it('leaves out the oldest turns, whole, and keeps the newest ones intact', () => {
@@ -38,6 +38,32 @@ describe('boundModelInput', () => {
   it('always sends the newest turn, even alone over the budget', () => {
     const messages = [...turns.flat(), user('y'.repeat(5_000))];
     expect(bound(messages, 100).messages).toEqual([user('y'.repeat(5_000))]);
+  });
+
+  it("cuts the newest turn's own tool results, oldest first, when they alone outgrow the budget; its question stays whole", () => {
+    const question = user(`q ${'?'.repeat(300)}`);
+    const newest = [question, call('c1'), result('c1', { notes: 'a'.repeat(3_000) }), call('c2'), result('c2', { notes: 'b'.repeat(3_000) })];
+    const messages = [...turns.flat(), ...newest];
+    const budget = 4_000;
+    const out = boundModelInput(messages, { maxChars: budget, maxToolResultChars: 8_000, instructionsChars: 500 });
+    expect(out.omittedMessages).toBe(20); // every older turn first
+    expect(out.chars).toBeLessThanOrEqual(budget - 500);
+    expect(out.chars).toBe(size(out.messages));
+    expect(out.messages[0]).toEqual(question);
+    const [first, second] = [out.messages[2]!, out.messages[4]!].map((message) => (message.content[0] as { output: { value: string } }).output.value);
+    // The oldest result goes first (down to its marker), the newest keeps what fits.
+    expect(first).toMatch(/^… \[truncated: the first 0 of \d+ characters are shown\]$/);
+    expect(second).toMatch(/^\{"notes":"b+… \[truncated: the first \d+ of \d+ characters are shown\]$/);
+    expect(out.cutResults).toBe(2);
+    // Calls and results still pair.
+    expect(out.messages.map((message) => message.role)).toEqual(['user', 'assistant', 'tool', 'assistant', 'tool']);
+  });
+
+  it('counts a tool result as the escaped JSON string the providers carry', () => {
+    const message = result('c1', { note: 'say "hi"' });
+    expect(inputChars(message)).toBe(
+      JSON.stringify(message).length + JSON.stringify(JSON.stringify({ note: 'say "hi"' })).length - JSON.stringify({ note: 'say "hi"' }).length,
+    );
   });
 
   it('never splits a tool call from its result: an approval round trip travels as one turn', () => {

@@ -1,12 +1,15 @@
-import type { ModelMessage, ToolResultPart } from 'ai';
+import { asSchema, type ModelMessage, type ToolResultPart, type ToolSet } from 'ai';
 
-/** How much of the stored conversation the model is sent each turn. */
+/** How much of the stored conversation the model is sent on each call. */
 export interface ContextBudget {
   /**
-   * Most characters of model input per call: the instructions (working memory included) and the
+   * Most characters of model input per call — every step of the tool loop, continuations after an
+   * approval included: the instructions (working memory included), the tool definitions and the
    * messages, measured as their JSON; a file or image counts as {@link fileChars}. Older turns are
-   * left out, whole, until the rest fits; the newest turn is always sent. @default 200000 (about
-   * 50–65k tokens: room to spare in a 128k-token context window)
+   * left out, whole, until the rest fits; when the newest turn alone does not fit (its own tool
+   * results), its oldest results are cut with the marker. The newest user message and the
+   * instructions always go whole. @default 200000 (about 50–65k tokens: room to spare in a
+   * 128k-token context window)
    */
   maxChars?: number;
   /** Longest tool result sent back to the model; longer ones are cut, with a marker saying so. @default 8000 */
@@ -23,16 +26,38 @@ export interface BoundedModelInput {
   omittedMessages: number;
   /** Characters of the messages sent, as the budget counts them. */
   chars: number;
+  /** Tool results of the newest turn cut below `maxToolResultChars` to fit. */
+  cutResults: number;
 }
 
-/** The size the budget counts for a message: its JSON, with file and image contents at {@link fileChars}. */
+/**
+ * The size the budget counts for a message: its JSON, with file and image contents at
+ * {@link fileChars}, and a tool result's value as the JSON string the providers carry it in (each
+ * quote escaped once more).
+ */
 export function inputChars(message: ModelMessage): number {
   return (
     JSON.stringify(message, function (this: { type?: unknown }, key, value: unknown) {
-      return (key === 'data' || key === 'image') && (this.type === 'file' || this.type === 'image') ? '' : value;
+      if ((key === 'data' || key === 'image') && (this.type === 'file' || this.type === 'image')) return '';
+      if (key === 'value' && (this.type === 'json' || this.type === 'error-json')) return JSON.stringify(value);
+      return value;
     }).length +
     fileChars * countFiles(message)
   );
+}
+
+/**
+ * The characters the tool definitions add to every model call: each tool's name, description and
+ * input schema as JSON (what the providers are sent).
+ */
+export async function toolDefinitionChars(tools: ToolSet): Promise<number> {
+  let chars = 0;
+  for (const [name, tool] of Object.entries(tools)) {
+    const inputSchema = tool.inputSchema === undefined ? {} : await asSchema(tool.inputSchema).jsonSchema;
+    const description = typeof tool.description === 'string' ? tool.description : '';
+    chars += JSON.stringify({ type: 'function', name, description, parameters: inputSchema }).length;
+  }
+  return chars;
 }
 
 function countFiles(message: ModelMessage): number {
@@ -60,12 +85,47 @@ function withTruncatedResults(message: ModelMessage, max: number): ModelMessage 
   return { ...message, content: message.content.map((part) => (part.type === 'tool-result' ? truncateResult(part, max) : part)) };
 }
 
+const sizeOf = (messages: readonly ModelMessage[]) => messages.reduce((sum, message) => sum + inputChars(message), 0);
+
 /**
- * The model input for one turn, under a budget: tool results cut to `maxToolResultChars`, then whole
+ * The newest turn with its tool results cut, oldest first, until it fits `available` characters (or
+ * every result is down to its marker): what a step whose own results outgrew the budget is sent.
+ */
+function fitNewestTurn(turn: readonly ModelMessage[], available: number, maxToolResultChars: number) {
+  const messages = turn.map((message) => withTruncatedResults(message, maxToolResultChars));
+  let size = sizeOf(messages);
+  let cutResults = 0;
+  for (let index = 0; index < messages.length && size > available; index++) {
+    const original = turn[index]!;
+    if (original.role !== 'tool') continue;
+    for (let part = 0; part < original.content.length && size > available; part++) {
+      const result = original.content[part]!;
+      if (result.type !== 'tool-result' || result.output.type === 'execution-denied') continue;
+      const value = result.output.value;
+      let limit = Math.min(maxToolResultChars, typeof value === 'string' ? value.length : JSON.stringify(value).length);
+      let cut = false;
+      // Each pass shortens the result by what is still over (its marker and escaping move the size a little).
+      while (size > available && limit > 0) {
+        limit = Math.max(0, limit - (size - available));
+        const current = messages[index] as typeof original;
+        messages[index] = { ...current, content: current.content.map((other, at) => (at === part ? truncateResult(result, limit) : other)) };
+        size = sizeOf(messages);
+        cut = true;
+      }
+      if (cut) cutResults++;
+    }
+  }
+  return { messages, size, cutResults };
+}
+
+/**
+ * The model input for one call, under a budget: tool results cut to `maxToolResultChars`, then whole
  * turns (a user message and everything up to the next one) from the newest back, as many as fit in
- * `maxChars` minus the instructions. A turn is never split, so a tool call and its result (an
- * approval's included) always travel together; the newest turn is always sent. The stored history
- * is not touched.
+ * `maxChars` minus the instructions (and the tool definitions, when the caller counts them in
+ * `instructionsChars`). A turn is never split, so a tool call and its result (an approval's
+ * included) always travel together; the newest turn is always sent. When it alone is over the
+ * budget — a step of the tool loop whose own results outgrew it — its oldest tool results are cut
+ * further, with the same marker; its user message stays whole. The stored history is not touched.
  */
 export function boundModelInput(
   messages: readonly ModelMessage[],
@@ -79,14 +139,19 @@ export function boundModelInput(
   let first = cut.length;
   let chars = 0;
   for (let turn = bounds.length - 2; turn >= 0; turn--) {
-    const size = cut.slice(bounds[turn], bounds[turn + 1]).reduce((sum, message) => sum + inputChars(message), 0);
-    // The newest turn goes whatever its size: without it there is nothing to answer.
-    if (size > available && first < cut.length) break;
+    const size = sizeOf(cut.slice(bounds[turn], bounds[turn + 1]));
+    if (size > available) {
+      if (first < cut.length) break;
+      // The newest turn goes whatever its size (without it there is nothing to answer), its own
+      // results cut to fit.
+      const fitted = fitNewestTurn(messages.slice(bounds[turn]), available, options.maxToolResultChars);
+      return { messages: fitted.messages, omittedMessages: bounds[turn]!, chars: fitted.size, cutResults: fitted.cutResults };
+    }
     available -= size;
     chars += size;
     first = bounds[turn]!;
   }
-  return { messages: cut.slice(first), omittedMessages: first, chars };
+  return { messages: cut.slice(first), omittedMessages: first, chars, cutResults: 0 };
 }
 
 /** The line added to the instructions when older messages were left out. */

@@ -1,7 +1,7 @@
 import type { LanguageModelV4CallOptions } from '@ai-sdk/provider';
 import type { UIMessage } from 'ai';
 import { describe, expect, it } from 'vitest';
-import { readAll, scriptedModel, sessionId, setupChat, textStep, userMessage } from './chat.test-support.js';
+import { readAll, scriptedModel, sessionId, setupChat, textStep, toolStep, userMessage } from './chat.test-support.js';
 
 const context = { userEmail: 'rep@example.com', projectKey: 'acme-b2c' };
 const maxChars = 60_000;
@@ -72,6 +72,42 @@ describe('POST /chat: the model input is bounded by the context budget', () => {
     expect(texts(prompt)[0]).not.toMatch(/not shown/);
     expect(JSON.stringify(prompt)).not.toContain('n'.repeat(2_001));
     expect(JSON.stringify(prompt)).toContain('… [truncated: the first 2000 of');
+  });
+
+  it('bounds every step of the tool loop, its own tool results and the tool definitions counted (step ≥ 2)', async () => {
+    const budget = 20_000;
+    // Step 1 looks up 12 lists of orders (each result several thousand characters), step 2 reads them, step 3 answers.
+    const model = scriptedModel((_, index) =>
+      index === 0
+        ? toolStep(...Array.from({ length: 12 }, (_, call) => ({ name: 'searchOrders', input: { limit: 20 }, id: `search-${call}` })))
+        : index === 1
+          ? toolStep({ name: 'getOrder', input: { orderId: 'ORD-1001' }, id: 'get-1' })
+          : textStep('Done.'),
+    );
+    const { post, store } = await setupChat(model, { contextBudget: { maxChars: budget } });
+    await store.getOrCreateSession({ id: sessionId, ...context, createdAt: 0, updatedAt: 0 });
+    for (let turn = 1; turn < 40; turn++) for (const message of storedTurn(turn)) await store.addMessage(sessionId, message);
+    const question = `Question 40: ${'which orders are late? '.repeat(20)}`;
+    const chunks = await readAll(await post({ sessionId, context, messages: [userMessage(question)] }));
+    expect(chunks.at(-1)).toMatchObject({ type: 'finish' });
+    const calls = model.doStreamCalls as LanguageModelV4CallOptions[];
+    expect(calls).toHaveLength(3);
+    const sizes = calls.map((call) => JSON.stringify(call.prompt).length + JSON.stringify(call.tools ?? []).length);
+    for (const size of sizes) expect(size).toBeLessThanOrEqual(budget);
+    // The step's own results outgrew the budget: without per-call bounding the second call is far over.
+    const results = JSON.stringify(calls[1]!.prompt.filter((message) => message.role === 'tool'));
+    expect(results).toContain('… [truncated: the first 0 of');
+    for (const call of calls) {
+      const said = texts(call.prompt);
+      // The instructions and the newest question go whole on every call.
+      expect(said[0]).toMatch(/^You are Deskpilot[\s\S]*oldest messages of this conversation are not shown/);
+      expect(said).toContain(question);
+    }
+    // Older turns leave first: by the second call none is left.
+    expect(texts(calls[1]!.prompt).filter((text) => text.startsWith('Question '))).toEqual([question]);
+    // The stored answer keeps every result whole.
+    const answer = (await store.getMessages(sessionId)).at(-1)!;
+    expect(JSON.stringify(answer)).not.toContain('truncated');
   });
 
   it('refuses a budget that is not a positive integer', async () => {

@@ -1,7 +1,7 @@
 import { InvalidToolInputError, NoSuchToolError, convertToModelMessages } from 'ai';
 import type { DeskpilotEventListener } from '../../events/deskpilot-event.js';
 import type { HttpResponse } from '../../http/http-request.js';
-import { boundModelInput, omittedNotice, type ContextBudget } from '../context/bound-model-input.js';
+import type { ContextBudget } from '../context/bound-model-input.js';
 import type { ChatStore } from '../conversation/chat-store.js';
 import { createChatStreamResponse } from '../stream/create-chat-stream-response.js';
 import { createUIMessageChunker } from '../stream/ui-message-chunker.js';
@@ -52,11 +52,13 @@ export interface StreamAssistantTurnOptions {
  */
 export async function streamAssistantTurn(options: StreamAssistantTurnOptions): Promise<HttpResponse> {
   const { history, turnTools, cut, onError } = options;
-  const input = await modelInput(options);
+  const messages = await convertToModelMessages(history, { tools: turnTools.tools, ignoreIncompleteToolCalls: true });
   const loop = runToolLoop({
     model: options.model,
-    instructions: input.instructions,
-    messages: input.messages,
+    instructions: options.instructions,
+    messages,
+    // Every call of the loop is bounded, each step's own tool results counted.
+    contextBudget: options.contextBudget,
     tools: turnTools.tools,
     toolApproval: turnTools.toolApproval,
     stepBudget: options.stepBudget,
@@ -67,7 +69,7 @@ export async function streamAssistantTurn(options: StreamAssistantTurnOptions): 
   const modelLabel = `${options.model.provider}:${options.model.modelId}`;
   // The turn's span (when the host traces): this runs in it, and its ending is known here.
   const turnSpan = activeSpan();
-  turnSpan?.setAttributes({ 'deskpilot.model': modelLabel, 'deskpilot.model_input.chars': input.chars, 'deskpilot.model_input.omitted_messages': input.omittedMessages });
+  turnSpan?.setAttributes({ 'deskpilot.model': modelLabel });
   const startedAt = options.now();
   options.emit?.({ type: 'turn-started', model: modelLabel });
   let unsaved = false;
@@ -114,6 +116,8 @@ export async function streamAssistantTurn(options: StreamAssistantTurnOptions): 
     // An unsaved answer: the client is told (below, before `finish`).
     if (saved.kind === 'unsaved') unsaved = true;
     if (saved.kind !== 'saved') onError(saved.error);
+    const largest = loop.calls.reduce((max, call) => Math.max(max, call.chars), 0);
+    turnSpan?.setAttributes({ 'deskpilot.model_input.chars': largest, 'deskpilot.model_input.omitted_messages': loop.calls.at(-1)?.omittedMessages ?? 0 });
     options.emit?.({ type: 'turn-ended', model: modelLabel, status, durationMs: options.now() - startedAt, saved: saved.kind === 'saved' });
     turnSpan?.setAttributes({ 'deskpilot.turn.status': status, 'deskpilot.turn.saved': saved.kind === 'saved' });
     options.onSettled();
@@ -135,19 +139,4 @@ export async function streamAssistantTurn(options: StreamAssistantTurnOptions): 
           : []),
     ],
   });
-}
-
-/**
- * What the model is sent: the stored conversation as model messages, bounded by the context budget
- * (older turns left out whole, long tool results cut), and the instructions, which always go — with
- * a line saying how much was left out, when something was.
- */
-async function modelInput(options: StreamAssistantTurnOptions) {
-  const messages = await convertToModelMessages(options.history, { tools: options.turnTools.tools, ignoreIncompleteToolCalls: true });
-  const { maxChars, maxToolResultChars } = options.contextBudget;
-  // Room for the notice is kept whether or not it is needed: the bound is computed once.
-  const instructionsChars = JSON.stringify(options.instructions).length + omittedNotice(messages.length).length;
-  const bounded = boundModelInput(messages, { maxChars, maxToolResultChars, instructionsChars });
-  const instructions = bounded.omittedMessages > 0 ? options.instructions + omittedNotice(bounded.omittedMessages) : options.instructions;
-  return { ...bounded, instructions, chars: bounded.chars + JSON.stringify(instructions).length };
 }

@@ -9,6 +9,7 @@ import {
   type ToolApprovalConfiguration,
   type ToolSet,
 } from 'ai';
+import { boundModelInput, omittedNotice, toolDefinitionChars, type ContextBudget } from '../context/bound-model-input.js';
 
 /** Options of {@link runToolLoop}. */
 export interface RunToolLoopOptions {
@@ -27,6 +28,13 @@ export interface RunToolLoopOptions {
    */
   onApprovalRequest?: (request: { approvalId: string; toolName: string; toolCallId: string; input: unknown }) => Promise<string>;
   abortSignal?: AbortSignal;
+  /**
+   * Bounds every model call of the loop, not only the first: before each step the messages (the
+   * conversation and this turn's steps so far) are cut to fit with the instructions and the tool
+   * definitions, older turns first, then this turn's oldest tool results (see `boundModelInput`).
+   * @default none: the messages are sent as given
+   */
+  contextBudget?: ContextBudget | undefined;
   /** How the model call is bounded: the SDK's timeouts (`chunkMs`: longest silence; `stepMs`, `totalMs`) and retries of a failed call. */
   modelCall?: ModelCallOptions | undefined;
 }
@@ -57,6 +65,11 @@ export interface RunToolLoopResult {
   readonly stream: ReadableStream<TextStreamPart<ToolSet>>;
   /** Model steps completed so far. */
   readonly steps: number;
+  /**
+   * The size of each model call's input so far, as the context budget counts it (instructions, tool
+   * definitions and messages), and how many stored messages it left out. Empty without a budget.
+   */
+  readonly calls: ReadonlyArray<{ chars: number; omittedMessages: number; cutResults: number }>;
   /** True when the loop used its whole step budget. */
   readonly budgetExhausted: boolean;
   /**
@@ -91,7 +104,10 @@ export function runToolLoop(options: RunToolLoopOptions): RunToolLoopResult {
     tools: options.tools,
     toolApproval: options.toolApproval,
     stopWhen: isStepCount(budget),
-    prepareStep: ({ stepNumber }) => (stepNumber >= budget - 1 ? { toolChoice: 'none' } : undefined),
+    prepareStep: async ({ stepNumber, messages }) => ({
+      ...(stepNumber >= budget - 1 ? { toolChoice: 'none' as const } : {}),
+      ...(bound ? await bound(messages) : {}),
+    }),
     abortSignal: options.abortSignal,
     // Errors reach the stream as error parts, and the handler reports them; the SDK's default would
     // also print each one to the console, past the host's logger.
@@ -103,6 +119,8 @@ export function runToolLoop(options: RunToolLoopOptions): RunToolLoopResult {
     telemetry: { functionId: 'deskpilot.chat', recordInputs: false, recordOutputs: false },
   });
 
+  const calls: Array<{ chars: number; omittedMessages: number; cutResults: number }> = [];
+  const bound = options.contextBudget && boundEachCall(options, options.contextBudget, calls);
   const { observe, progress } = createLoopObserver({ budget, budgetNotice: options.budgetNotice, onApprovalRequest: options.onApprovalRequest });
   const parts = observedParts(result.stream, observe, options.modelCall?.idleTimeoutMs, () => progress.noteFailure());
   let stream: ReadableStream<Part> | undefined;
@@ -125,6 +143,7 @@ export function runToolLoop(options: RunToolLoopOptions): RunToolLoopResult {
     get steps() {
       return progress.steps;
     },
+    calls,
     get budgetExhausted() {
       return progress.budgetExhausted;
     },
@@ -135,6 +154,28 @@ export function runToolLoop(options: RunToolLoopOptions): RunToolLoopResult {
 }
 
 type Part = TextStreamPart<ToolSet>;
+
+/**
+ * The `prepareStep` half of the context budget: each step's messages bounded, the instructions with
+ * a notice once something was left out. What a step returns is what the next one starts from (AI SDK
+ * 7 carries `messages` forward), so the messages left out add up across steps.
+ */
+function boundEachCall(options: RunToolLoopOptions, budget: ContextBudget, calls: Array<{ chars: number; omittedMessages: number; cutResults: number }>) {
+  const maxChars = budget.maxChars ?? 200_000;
+  const maxToolResultChars = budget.maxToolResultChars ?? 8_000;
+  let toolsChars: Promise<number> | undefined;
+  let omitted = 0;
+  return async (messages: ModelMessage[]) => {
+    const tools = await (toolsChars ??= toolDefinitionChars(options.tools));
+    // Room for the notice is kept whether or not it is needed: one bound per call.
+    const instructionsChars = JSON.stringify(options.instructions).length + omittedNotice(omitted + messages.length).length + tools;
+    const bounded = boundModelInput(messages, { maxChars, maxToolResultChars, instructionsChars });
+    omitted += bounded.omittedMessages;
+    const instructions = omitted > 0 ? options.instructions + omittedNotice(omitted) : options.instructions;
+    calls.push({ chars: bounded.chars + JSON.stringify(instructions).length + tools, omittedMessages: omitted, cutResults: bounded.cutResults });
+    return { messages: bounded.messages, instructions };
+  };
+}
 
 /** What the loop has done so far, read once its stream has ended. */
 type LoopProgress = Pick<RunToolLoopResult, 'steps' | 'budgetExhausted' | 'failed'> & { noteFailure(): void };
