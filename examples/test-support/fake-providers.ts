@@ -21,7 +21,8 @@ export interface ScriptedCall {
 export interface ModelStep {
   text?: string;
   calls?: ScriptedCall[];
-  usage?: { input: number; output: number; cached?: number; reasoning?: number };
+  /** `'none'`: Chat Completions only — no usage chunk, as a server that ignores `stream_options.include_usage` answers. */
+  usage?: { input: number; output: number; cached?: number; reasoning?: number } | 'none';
 }
 
 /** What the provider does with one request. */
@@ -47,7 +48,7 @@ type Event = { event?: string; data: unknown };
 const words = (text: string) => text.split(/(?<= )/);
 
 /** Usage in each provider's terms. */
-const usageOf = (step: ModelStep) => step.usage ?? { input: 100, output: 20 };
+const usageOf = (step: ModelStep) => (step.usage === undefined || step.usage === 'none' ? { input: 100, output: 20 } : step.usage);
 
 /** Responses API events for one step (its output items: a message, then function calls). */
 function responsesEvents(step: ModelStep, turn: number): Event[] {
@@ -119,23 +120,24 @@ function chatEvents(step: ModelStep, turn: number): Event[] {
   });
   const usage = usageOf(step);
   events.push(chunk({}, step.calls?.length ? 'tool_calls' : 'stop'));
-  // `stream_options.include_usage`: a last chunk with no choices and the usage.
-  events.push({
-    data: {
-      id: `chatcmpl-${turn}`,
-      object: 'chat.completion.chunk',
-      created: 1_700_000_000,
-      model: 'local-model',
-      choices: [],
-      usage: {
-        prompt_tokens: usage.input,
-        completion_tokens: usage.output,
-        total_tokens: usage.input + usage.output,
-        prompt_tokens_details: { cached_tokens: usage.cached ?? 0 },
-        completion_tokens_details: { reasoning_tokens: usage.reasoning ?? 0 },
+  // `stream_options.include_usage`: a last chunk with no choices and the usage (unless it plays a server that ignores it).
+  if (step.usage !== 'none')
+    events.push({
+      data: {
+        id: `chatcmpl-${turn}`,
+        object: 'chat.completion.chunk',
+        created: 1_700_000_000,
+        model: 'local-model',
+        choices: [],
+        usage: {
+          prompt_tokens: usage.input,
+          completion_tokens: usage.output,
+          total_tokens: usage.input + usage.output,
+          prompt_tokens_details: { cached_tokens: usage.cached ?? 0 },
+          completion_tokens_details: { reasoning_tokens: usage.reasoning ?? 0 },
+        },
       },
-    },
-  });
+    });
   events.push({ data: '[DONE]' });
   return events;
 }

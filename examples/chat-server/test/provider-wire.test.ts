@@ -338,4 +338,49 @@ describe('TOKEN_BUDGET', () => {
     expect(fake.requests).toHaveLength(1);
     expect((await readHistory(server.url, body)).messages).toHaveLength(2);
   });
+
+  it.each([
+    { meter: 'in-process meter', env: {} },
+    { meter: 'Redis meter', env: { REDIS_URL: process.env.REDIS_URL } },
+  ])('lets one of 15 parallel turns at the edge of the budget in ($meter)', async ({ meter, env }) => {
+    if (meter === 'Redis meter' && !process.env.REDIS_URL) return void console.info('REDIS_URL unset: the Redis meter is not tried');
+    const budget = 400;
+    const server = await spawnExample(serverFile, { OPENAI_API_KEY: 'local', OPENAI_BASE_URL: fake.url, OPENAI_API_MODE: 'chat', TOKEN_BUDGET: String(budget), ...env });
+    const context = { userEmail: `rep-${crypto.randomUUID()}@example.com`, projectKey: 'acme-b2c' };
+    // 350 of 400 used: the user is under the budget, at its edge.
+    fake.script([{ text: 'Hello.', usage: { input: 330, output: 20 } }]);
+    await readChunks(await postJson(server.url, '/chat', { sessionId: crypto.randomUUID(), context, messages: [userMessage('hi')] }));
+    fake.script(Array.from({ length: 15 }, () => ({ text: 'A long answer.', usage: { input: 700, output: 20 } })));
+    const responses = await Promise.all(
+      Array.from({ length: 15 }, (_, index) => postJson(server.url, '/chat', { sessionId: crypto.randomUUID(), context, messages: [userMessage(`question ${index}`)] })),
+    );
+    const admitted = responses.filter((response) => response.status === 200);
+    await Promise.all(admitted.map((response) => readChunks(response)));
+    const refused = responses.filter((response) => response.status === 429);
+    expect(admitted).toHaveLength(1);
+    expect(refused).toHaveLength(14);
+    for (const response of refused) expect(await response.json()).toMatchObject({ code: 'token_budget_exceeded' });
+    expect(fake.requests).toHaveLength(1);
+    const spent = 350 + 720 * admitted.length;
+    console.info(
+      `TOKEN_BUDGET=${budget}, 15 parallel turns at the edge (${meter}): ${admitted.length} let in, ${spent} tokens spent (${(spent / budget).toFixed(2)}× the budget)`,
+    );
+  });
+
+  it('counts a turn by estimate when the provider reports no usage, marked estimated, and refuses past the budget', async () => {
+    const server = await spawnExample(serverFile, { OPENAI_API_KEY: 'local', OPENAI_BASE_URL: fake.url, OPENAI_API_MODE: 'chat', TOKEN_BUDGET: '1500' });
+    const body = { sessionId: crypto.randomUUID(), context: { userEmail: `rep-${crypto.randomUUID()}@example.com`, projectKey: 'acme-b2c' } };
+    const first = userMessage('hi');
+    fake.script([{ text: 'Hello from a server that reports no usage.', usage: 'none' }]);
+    const chunks = await readChunks(await postJson(server.url, '/chat', { ...body, messages: [first] }));
+    const finish = chunks.at(-1) as { type: string; messageMetadata?: { usage?: { totalTokens: number; estimated?: boolean } } };
+    expect(finish.messageMetadata?.usage).toMatchObject({ estimated: true });
+    // The instructions and tool definitions alone are thousands of characters: more than 1,500 tokens at 3 a token.
+    expect(finish.messageMetadata!.usage!.totalTokens).toBeGreaterThan(1_500);
+    const stored = (await readHistory(server.url, body)).messages.at(-1) as { metadata?: { usage?: object } };
+    expect(stored.metadata?.usage).toMatchObject({ estimated: true });
+    const refused = await postJson(server.url, '/chat', { ...body, messages: [first, userMessage('again')] });
+    expect(refused.status).toBe(429);
+    expect(fake.requests).toHaveLength(1);
+  });
 });

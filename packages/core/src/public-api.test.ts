@@ -178,6 +178,7 @@ const rootTypes = [
   'TokenBudgetOptions',
   'TokenMeter',
   'TokenMeterReading',
+  'TokenReservation',
   'TurnStatus',
   'TurnUsage',
   'User',
@@ -264,6 +265,7 @@ describe('public API', () => {
       'testRateLimiter',
       'testSessionLookup',
       'testSessionStore',
+      'testTokenMeter',
       'testUserDirectory',
     ]);
   });

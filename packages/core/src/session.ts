@@ -52,6 +52,7 @@ export {
   type SlidingWindowLimiterOptions,
   type TokenMeter,
   type TokenMeterReading,
+  type TokenReservation,
 } from './limiter/index.js';
 
 // Sessions

@@ -10,6 +10,7 @@ export { makeSessionRecord, testSessionStore } from './testing/test-session-stor
 export { testSessionLookup, type SessionLookupFixture } from './testing/test-session-lookup.js';
 export { testUserDirectory, type UserDirectoryUnderTest } from './testing/test-user-directory.js';
 export { testRateLimiter, type RateLimiterFactory } from './testing/test-rate-limiter.js';
+export { testTokenMeter, type TokenMeterFactory } from './testing/test-token-meter.js';
 export { testChatStore } from './testing/test-chat-store.js';
 export { testApprovalStore } from './testing/test-approval-store.js';
 export { createInputArbitraries, type InputArbitraries, type InputArbitrariesOptions } from './testing/create-input-arbitraries.js';

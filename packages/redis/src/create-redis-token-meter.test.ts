@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testTokenMeter } from '@deskpilot/core/testing';
 import { createRedisTokenMeter } from './create-redis-token-meter.js';
 
 const redisUrl = process.env.REDIS_URL;
@@ -15,6 +16,9 @@ describe.skipIf(!redisUrl)('createRedisTokenMeter (Redis)', () => {
     if (keys.length > 0) await client.del(keys);
     client.destroy();
   });
+
+  let suite = 0;
+  testTokenMeter(({ windowMs, now }) => createRedisTokenMeter({ client, windowMs, now, prefix: `${prefix}suite-${++suite}:` }));
 
   it('shares counts between meters on one Redis, per key and window, and expires them', async () => {
     let time = Date.UTC(2026, 0, 1, 0, 0, 30);
@@ -31,10 +35,28 @@ describe.skipIf(!redisUrl)('createRedisTokenMeter (Redis)', () => {
     expect(await one.used('rep@example.com')).toEqual({ used: 0, resetMs: 60_000 });
   });
 
+  it('reserves atomically across meters: 15 parallel reservations from two replicas at the edge, one through', async () => {
+    const replicas = [0, 1].map(() => createRedisTokenMeter({ client, windowMs: 60_000, prefix }));
+    await replicas[0]!.add('edge@example.com', 399);
+    const outcomes = await Promise.all(Array.from({ length: 15 }, (_, index) => replicas[index % 2]!.reserve('edge@example.com', 1_000, 400)));
+    expect(outcomes.filter((outcome) => outcome.reserved)).toHaveLength(1);
+    expect((await replicas[1]!.used('edge@example.com')).used).toBe(1_399);
+  });
+
+  it('runs its scripts again after Redis forgot them (SCRIPT FLUSH)', async () => {
+    const meter = createRedisTokenMeter({ client, windowMs: 60_000, prefix });
+    await client.sendCommand(['SCRIPT', 'FLUSH']);
+    expect(await meter.reserve('flushed@example.com', 10, 100)).toMatchObject({ reserved: true, tokens: 10 });
+    await client.sendCommand(['SCRIPT', 'FLUSH']);
+    await meter.add('flushed@example.com', -4);
+    expect((await meter.used('flushed@example.com')).used).toBe(6);
+  });
+
   it('fails closed on reads when Redis does not answer: store_unavailable', async () => {
     const silent = { sendCommand: () => new Promise<never>(() => {}) };
     const meter = createRedisTokenMeter({ client: silent, windowMs: 60_000, timeoutMs: 50 });
     await expect(meter.used('rep@example.com')).rejects.toMatchObject({ code: 'store_unavailable' });
+    await expect(meter.reserve('rep@example.com', 5, 100)).rejects.toMatchObject({ code: 'store_unavailable' });
     await expect(meter.add('rep@example.com', 5)).rejects.toThrow(/did not answer/);
   });
 });

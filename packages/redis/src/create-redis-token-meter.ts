@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { DeskpilotError, type TokenMeter, type TokenMeterReading } from '@deskpilot/core/session';
+import { DeskpilotError, type TokenMeter, type TokenMeterReading, type TokenReservation } from '@deskpilot/core/session';
 import { withDeadline, type RedisCommandClient } from './create-redis-rate-limiter.js';
 
 /** Options of {@link createRedisTokenMeter}. */
@@ -17,10 +17,38 @@ export interface RedisTokenMeterOptions {
 }
 
 /**
- * A `TokenMeter` shared by every replica on one Redis: one counter per key and window (`INCRBY`),
- * expiring with its window, keyed by the SHA-256 of the key so that no email shows in Redis. A read
- * that fails throws `store_unavailable` (503: the budget fails closed); a count that fails rejects,
- * and the chat handler reports it without failing the turn.
+ * A reservation, atomic because Redis runs a script alone: when the window's count is under the
+ * limit, add the reservation. KEYS[1] the key's counter for the window; ARGV[1] tokens, ARGV[2] limit,
+ * ARGV[3] TTL in ms. Returns { 1, count after } or { 0, count }.
+ */
+const reserveScript = `
+local used = tonumber(redis.call('GET', KEYS[1]) or '0')
+if used >= tonumber(ARGV[2]) then return {0, used} end
+local after = redis.call('INCRBY', KEYS[1], ARGV[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return {1, after}
+`;
+
+/**
+ * A count (negative: tokens given back), never below 0, in one script: two replicas settling at once
+ * cannot leave a negative count. KEYS[1] the counter; ARGV[1] tokens, ARGV[2] TTL in ms.
+ */
+const addScript = `
+local after = redis.call('INCRBY', KEYS[1], ARGV[1])
+if after < 0 then redis.call('SET', KEYS[1], 0) end
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return 1
+`;
+
+const sha1 = (script: string) => createHash('sha1').update(script).digest('hex');
+const scripts = { reserve: { source: reserveScript, sha: sha1(reserveScript) }, add: { source: addScript, sha: sha1(addScript) } };
+
+/**
+ * A `TokenMeter` shared by every replica on one Redis: one counter per key and window, expiring one
+ * window after its own, keyed by the SHA-256 of the key so that no email shows in Redis. Reservations
+ * and counts are Lua scripts (atomic: 15 parallel turns at the edge of a budget let one through). A
+ * read or a reservation that fails throws `store_unavailable` (503: the budget fails closed); a count
+ * that fails rejects, and the chat handler reports it without failing the turn.
  *
  * @example
  * const meter = createRedisTokenMeter({ client, windowMs: 86_400_000 });
@@ -33,8 +61,19 @@ export function createRedisTokenMeter(options: RedisTokenMeterOptions): TokenMet
   const now = options.now ?? Date.now;
   if (!Number.isSafeInteger(windowMs) || windowMs < 1) throw new TypeError('windowMs must be a positive integer');
   if (!(timeoutMs > 0) || !Number.isFinite(timeoutMs)) throw new TypeError('timeoutMs must be a positive number');
+  const ttl = String(2 * windowMs);
   const keyOf = (key: string, window: number) => `${prefix}${createHash('sha256').update(key).digest('base64url')}:${window}`;
   const send = (args: string[]) => withDeadline(client.sendCommand(args, { timeout: timeoutMs }), timeoutMs);
+  const run = async (script: { source: string; sha: string }, args: string[]) => {
+    try {
+      return await send(['EVALSHA', script.sha, ...args]);
+    } catch (error) {
+      // Redis forgets scripts on restart, failover and SCRIPT FLUSH; EVAL runs the script and caches it again.
+      if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
+      return await send(['EVAL', script.source, ...args]);
+    }
+  };
+  const unavailable = (cause: unknown) => new DeskpilotError('store_unavailable', { detail: 'The token budget is unavailable.', cause });
   return {
     async used(key): Promise<TokenMeterReading> {
       const time = now();
@@ -45,15 +84,28 @@ export function createRedisTokenMeter(options: RedisTokenMeterOptions): TokenMet
         if (!Number.isFinite(used)) throw new Error('Unexpected reply from the token meter.');
         return { used, resetMs: (window + 1) * windowMs - time };
       } catch (cause) {
-        throw new DeskpilotError('store_unavailable', { detail: 'The token budget is unavailable.', cause });
+        throw unavailable(cause);
       }
     },
-    async add(key, tokens) {
-      if (!(tokens > 0)) return;
-      const redisKey = keyOf(key, Math.floor(now() / windowMs));
-      await send(['INCRBY', redisKey, String(Math.round(tokens))]);
+    async add(key, tokens, window) {
+      const current = Math.floor(now() / windowMs);
+      if (!Number.isFinite(tokens) || Math.round(tokens) === 0 || (window !== undefined && window !== current)) return;
       // Kept one window past its own, then gone: idle users cost nothing.
-      await send(['PEXPIRE', redisKey, String(2 * windowMs)]);
+      await run(scripts.add, ['1', keyOf(key, current), String(Math.round(tokens)), ttl]);
+    },
+    async reserve(key, tokens, limit): Promise<TokenReservation> {
+      const time = now();
+      const window = Math.floor(time / windowMs);
+      const amount = Math.max(0, Math.round(tokens));
+      try {
+        const reply = await run(scripts.reserve, ['1', keyOf(key, window), String(amount), String(limit), ttl]);
+        if (!Array.isArray(reply) || reply.length !== 2) throw new Error('Unexpected reply from the token meter.');
+        const [reserved, used] = reply.map((value) => Number(String(value)));
+        if (!Number.isFinite(used)) throw new Error('Unexpected reply from the token meter.');
+        return reserved === 1 ? { reserved: true, tokens: amount, window } : { reserved: false, used: used!, resetMs: (window + 1) * windowMs - time };
+      } catch (cause) {
+        throw unavailable(cause);
+      }
     },
   };
 }

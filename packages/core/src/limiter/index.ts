@@ -1,3 +1,10 @@
 export { createSlidingWindowLimiter, type SlidingWindowLimiter, type SlidingWindowLimiterOptions } from './create-sliding-window-limiter.js';
 export { retryAfterSeconds, type RateLimitDecision, type RateLimiter } from './rate-limit-decision.js';
-export { createMemoryTokenMeter, type MemoryTokenMeter, type MemoryTokenMeterOptions, type TokenMeter, type TokenMeterReading } from './token-meter.js';
+export {
+  createMemoryTokenMeter,
+  type MemoryTokenMeter,
+  type MemoryTokenMeterOptions,
+  type TokenMeter,
+  type TokenMeterReading,
+  type TokenReservation,
+} from './token-meter.js';

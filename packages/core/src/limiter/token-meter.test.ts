@@ -1,28 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { createFakeClock } from '../testing/fake-clock.js';
+import { testTokenMeter } from '../testing/test-token-meter.js';
 import { createMemoryTokenMeter } from './token-meter.js';
 
-describe('createMemoryTokenMeter', () => {
-  it('counts per key within fixed windows aligned on the epoch, and starts again in the next one', () => {
-    const clock = createFakeClock(Date.UTC(2026, 0, 1, 0, 0, 50));
-    const meter = createMemoryTokenMeter({ windowMs: 60_000, now: clock.now });
-    meter.add('a', 100);
-    meter.add('a', 20);
-    meter.add('b', 5);
-    expect(meter.used('a')).toEqual({ used: 120, resetMs: 10_000 });
-    expect(meter.used('b').used).toBe(5);
-    expect(meter.used('c')).toEqual({ used: 0, resetMs: 10_000 });
-    clock.advance(10_000);
-    expect(meter.used('a')).toEqual({ used: 0, resetMs: 60_000 });
-    meter.add('a', 7);
-    expect(meter.used('a').used).toBe(7);
-  });
+testTokenMeter((options) => createMemoryTokenMeter(options));
 
-  it('ignores counts that are not positive', () => {
+describe('createMemoryTokenMeter', () => {
+  it('ignores counts that are not numbers or zero', () => {
     const meter = createMemoryTokenMeter({ windowMs: 1_000 });
     meter.add('a', 0);
-    meter.add('a', -5);
     meter.add('a', Number.NaN);
+    meter.add('a', Number.POSITIVE_INFINITY);
     expect(meter.used('a').used).toBe(0);
   });
 

@@ -6,13 +6,31 @@ export interface TokenMeterReading {
 }
 
 /**
- * Counts model tokens per key (a user) in fixed windows: what the chat handler's `tokenBudget`
- * reads before each model call and adds to after it. {@link createMemoryTokenMeter} in process, or a
- * shared store (`createRedisTokenMeter` from `@deskpilot/redis`) for several replicas.
+ * A reservation's outcome: counted at once, in window `window` (settle it there); or refused, the key
+ * having used its limit this window.
+ */
+export type TokenReservation = { reserved: true; tokens: number; window: number } | { reserved: false; used: number; resetMs: number };
+
+/**
+ * Counts model tokens per key (a user) in fixed windows aligned on the epoch (window `n` runs from
+ * `n × windowMs`): what the chat handler's `tokenBudget` reserves from before a turn and settles
+ * after it. {@link createMemoryTokenMeter} in process, or a shared store (`createRedisTokenMeter`
+ * from `@deskpilot/redis`) for several replicas; `testTokenMeter` from `@deskpilot/core/testing` is
+ * the conformance suite.
  */
 export interface TokenMeter {
   used(key: string): TokenMeterReading | Promise<TokenMeterReading>;
-  add(key: string, tokens: number): void | Promise<void>;
+  /**
+   * Counts `tokens` in window `window` (default: the current one); a negative count gives tokens back,
+   * never below 0. A window already past is left alone.
+   */
+  add(key: string, tokens: number, window?: number): void | Promise<void>;
+  /**
+   * Atomically, against every other call on the same key: when `key` has used less than `limit` this
+   * window, counts `tokens` at once; otherwise counts nothing. Parallel reservations at the edge let
+   * one through, never all.
+   */
+  reserve(key: string, tokens: number, limit: number): TokenReservation | Promise<TokenReservation>;
 }
 
 /** Options of {@link createMemoryTokenMeter}. */
@@ -27,7 +45,8 @@ export interface MemoryTokenMeterOptions {
 /** A {@link TokenMeter} in this process's memory: it answers synchronously. */
 export interface MemoryTokenMeter extends TokenMeter {
   used(key: string): TokenMeterReading;
-  add(key: string, tokens: number): void;
+  add(key: string, tokens: number, window?: number): void;
+  reserve(key: string, tokens: number, limit: number): TokenReservation;
 }
 
 /** A {@link TokenMeter} in this process's memory. */
@@ -39,21 +58,33 @@ export function createMemoryTokenMeter(options: MemoryTokenMeterOptions): Memory
   if (!Number.isSafeInteger(maxKeys) || maxKeys < 1) throw new TypeError('maxKeys must be a positive integer');
   const counts = new Map<string, { window: number; used: number }>();
   const windowOf = (time: number) => Math.floor(time / windowMs);
+  const usedIn = (key: string, window: number) => {
+    const entry = counts.get(key);
+    return entry?.window === window ? entry.used : 0;
+  };
+  const count = (key: string, window: number, used: number) => {
+    // Re-inserted: the map's order is the order of last counting, oldest first.
+    counts.delete(key);
+    counts.set(key, { window, used });
+    if (counts.size > maxKeys) counts.delete(counts.keys().next().value!);
+  };
   return {
     used(key) {
       const time = now();
-      const entry = counts.get(key);
-      return { used: entry?.window === windowOf(time) ? entry.used : 0, resetMs: (windowOf(time) + 1) * windowMs - time };
+      return { used: usedIn(key, windowOf(time)), resetMs: (windowOf(time) + 1) * windowMs - time };
     },
-    add(key, tokens) {
-      if (!(tokens > 0)) return;
-      const window = windowOf(now());
-      const entry = counts.get(key);
-      const used = (entry?.window === window ? entry.used : 0) + tokens;
-      // Re-inserted: the map's order is the order of last counting, oldest first.
-      counts.delete(key);
-      counts.set(key, { window, used });
-      if (counts.size > maxKeys) counts.delete(counts.keys().next().value!);
+    add(key, tokens, window) {
+      const current = windowOf(now());
+      if (!Number.isFinite(tokens) || tokens === 0 || (window !== undefined && window !== current)) return;
+      count(key, current, Math.max(0, usedIn(key, current) + Math.round(tokens)));
+    },
+    reserve(key, tokens, limit) {
+      const time = now();
+      const window = windowOf(time);
+      const used = usedIn(key, window);
+      if (used >= limit) return { reserved: false, used, resetMs: (window + 1) * windowMs - time };
+      count(key, window, used + Math.max(0, Math.round(tokens)));
+      return { reserved: true, tokens: Math.max(0, Math.round(tokens)), window };
     },
   };
 }

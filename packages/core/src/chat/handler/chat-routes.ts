@@ -17,12 +17,13 @@ import type { ChatAdmission } from './create-chat-admission.js';
 import type { ChatToolSet } from './create-chat-tool-set.js';
 import type { RunningTurn } from './create-turn-tracker.js';
 import { openConversation, type OpenConversationResult } from './open-conversation.js';
-import { pickChatModel, type ChatModels } from './pick-chat-model.js';
+import { pickChatModel, type ChatModel, type ChatModels } from './pick-chat-model.js';
 import type { ResolveChatContextResult } from './resolve-chat-context.js';
+import type { ChatContext } from '../context/parse-chat-context.js';
 import { startUserTurn, storedUserMessage } from './start-user-turn.js';
 import type { ModelCallOptions } from '../tool-loop/run-tool-loop.js';
 import { streamAssistantTurn } from './stream-assistant-turn.js';
-import type { TokenBudget } from './token-budget.js';
+import type { TokenBudget, TokenHold } from './token-budget.js';
 
 /** What the chat routes run on: the handler's options, normalised once when it is created. */
 export interface ChatRouteDependencies {
@@ -120,8 +121,32 @@ export async function serveChat(deps: ChatRouteDependencies, request: HttpReques
   const last = await parseLastMessage(deps, body.messages.at(-1));
   const admission = await deps.admission.admit(request, context.userEmail);
   if (!admission.allowed) throw admission.error;
-  // Before anything is stored: a refused turn leaves the conversation as it was.
-  await deps.tokenBudget?.check(context.userEmail);
+  // Before anything is stored: a refused turn leaves the conversation as it was. The reservation is
+  // taken atomically here and settled when the turn ends, so parallel turns cannot all pass.
+  const hold = await deps.tokenBudget?.reserve(context.userEmail);
+  try {
+    return await runTurn(deps, turn, { body, context, picked: picked.model, last, headers: admission.headers, hold });
+  } catch (error) {
+    // No model call was made: the reservation goes back.
+    await hold?.settle(undefined);
+    throw error;
+  }
+}
+
+/** The turn once it is let in: open the conversation, save the message or apply the answers, and stream. */
+async function runTurn(
+  deps: ChatRouteDependencies,
+  turn: RunningTurn,
+  admitted: {
+    body: { sessionId: string };
+    context: ChatContext;
+    picked: ChatModel;
+    last: LastMessage;
+    headers: Record<string, string>;
+    hold: TokenHold | undefined;
+  },
+): Promise<HttpResponse> {
+  const { body, context, last, hold } = admitted;
   // The user's message is added as the conversation opens, where the store can (one round trip).
   const opened = await openConversation({ store: deps.store, sessionId: body.sessionId, context, now: deps.now, add: last.kind === 'user' ? last.message : undefined });
   if (!opened.ok) throw opened.error;
@@ -129,11 +154,12 @@ export async function serveChat(deps: ChatRouteDependencies, request: HttpReques
   const scope: ApprovalScope = { chatSessionId: session.id, userEmail: context.userEmail, projectKey: context.projectKey, capabilities: context.capabilities };
   const started = await beginTurn(deps, last, opened, scope);
   if (started.kind === 'replay') {
+    await hold?.settle(undefined);
     turn.settle();
-    return replayWithoutModel(started.messageId, started.chunks, admission.headers);
+    return replayWithoutModel(started.messageId, started.chunks, admitted.headers);
   }
   return streamAssistantTurn({
-    model: picked.model,
+    model: admitted.picked,
     instructions: buildInstructions({ context, workingMemory: session.workingMemory, base: deps.instructions }),
     history: started.history,
     assistantId: started.assistantId,
@@ -141,7 +167,7 @@ export async function serveChat(deps: ChatRouteDependencies, request: HttpReques
     stepBudget: deps.stepBudget,
     modelCall: deps.modelCall,
     contextBudget: deps.contextBudget,
-    recordUsage: (usage) => deps.tokenBudget?.record(context.userEmail, usage),
+    recordUsage: hold && ((usage) => hold.settle(usage)),
     onApprovalRequest: async (call) => {
       const { id } = await deps.gate.propose(scope, { ...call, capability: deps.toolSet.capabilityOf(call.toolName) ?? '' });
       deps.emit({ type: 'approval-proposed', tool: call.toolName });
@@ -149,7 +175,7 @@ export async function serveChat(deps: ChatRouteDependencies, request: HttpReques
     },
     store: deps.store,
     sessionId: session.id,
-    headers: admission.headers,
+    headers: admitted.headers,
     cut: turn.cut.signal,
     onSettled: turn.settle,
     now: deps.now,

@@ -11,7 +11,7 @@ import type { TicketBackend } from '../backends/ticket-backend.js';
 import { builtinCapabilities, type CapabilityRegistry } from '../context/capabilities.js';
 import { resolveChatGrantPolicy, type ChatGrantPolicy } from '../context/chat-grant.js';
 import type { ContextBudget } from '../context/bound-model-input.js';
-import { createTokenBudget, type TokenBudgetOptions } from './token-budget.js';
+import { createTokenBudget, estimateTokens, type TokenBudgetOptions } from './token-budget.js';
 import type { ChatStore } from '../conversation/chat-store.js';
 import { builtinChatTools } from '../tools/builtin-tools.js';
 import type { ChatToolDefinition } from '../tools/chat-tool.js';
@@ -86,16 +86,18 @@ export interface ChatHandlerOptions {
    */
   modelCall?: ModelCallOptions;
   /**
-   * How much of the stored conversation each model call is sent: `maxChars` of instructions and
-   * messages (older turns left out, whole), tool results cut to `maxToolResultChars`. The stored
-   * history stays whole. @default { maxChars: 200000, maxToolResultChars: 8000 }
+   * How much of the stored conversation each model call is sent — every step of the tool loop:
+   * `maxChars` of instructions, tool definitions and messages (older turns left out, whole, then this
+   * turn's oldest tool results cut), tool results cut to `maxToolResultChars`. The stored history
+   * stays whole. @default { maxChars: 200000, maxToolResultChars: 8000 }
    */
   contextBudget?: ContextBudget;
   /**
    * Model tokens each user (`userEmail`) may use per window: once used up, `POST /chat` answers 429
    * `token_budget_exceeded` (with `Retry-After`, the window's end) before calling the model. A turn
-   * under way is never cut; its tokens count when it ends. `meter` shares the counts across replicas
-   * (`createRedisTokenMeter`). @default none
+   * let in reserves `reserveTokens` at once (atomically: parallel turns at the edge let one in) and
+   * settles to what it used when it ends, estimated when the provider reports none; a turn under way
+   * is never cut. `meter` shares the counts across replicas (`createRedisTokenMeter`). @default none
    */
   tokenBudget?: TokenBudgetOptions;
   /** How long a proposed write can be approved. @default 900000 */
@@ -174,6 +176,10 @@ function resolveDependencies(options: ChatHandlerOptions, logger: Logger, report
   const gate = createApprovalGate({ store: approvalStore, ttlMs: options.approvalTtlMs, now, onError });
   // With neither a secret nor the host's session, a client can claim any identity: say so, once.
   if (!options.contextSecret && !options.resolveContext) logger.warn('chat: no context secret configured; identity and capability flags are taken from the request body');
+  const contextBudget = {
+    maxChars: positiveBudget(options.contextBudget?.maxChars ?? 200_000, 'contextBudget.maxChars'),
+    maxToolResultChars: positiveBudget(options.contextBudget?.maxToolResultChars ?? 8_000, 'contextBudget.maxToolResultChars'),
+  };
   return {
     store,
     approvalStore,
@@ -218,11 +224,13 @@ function resolveDependencies(options: ChatHandlerOptions, logger: Logger, report
     instructions: options.instructions,
     stepBudget: options.stepBudget,
     modelCall: options.modelCall,
-    tokenBudget: createTokenBudget(options.tokenBudget, { now, onError, onRefused: () => emit({ type: 'rate-limited', limit: 'chat-tokens' }) }),
-    contextBudget: {
-      maxChars: positiveBudget(options.contextBudget?.maxChars ?? 200_000, 'contextBudget.maxChars'),
-      maxToolResultChars: positiveBudget(options.contextBudget?.maxToolResultChars ?? 8_000, 'contextBudget.maxToolResultChars'),
-    },
+    tokenBudget: createTokenBudget(options.tokenBudget, {
+      now,
+      onError,
+      onRefused: () => emit({ type: 'rate-limited', limit: 'chat-tokens' }),
+      defaultReserveTokens: estimateTokens(contextBudget.maxChars),
+    }),
+    contextBudget,
     now,
     generateId: options.generateId ?? (() => `msg_${base64url.encode(crypto.getRandomValues(new Uint8Array(16)))}`),
     onError,

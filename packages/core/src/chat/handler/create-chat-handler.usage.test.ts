@@ -57,7 +57,11 @@ describe('POST /chat: token budget', () => {
 
   it('counts tokens in a shared meter, and reports a meter that fails to count without failing the turn', async () => {
     const meter = createMemoryTokenMeter({ windowMs: 60_000 });
-    const failing = { used: () => ({ used: 0, resetMs: 1 }), add: () => Promise.reject(new Error('meter down')) };
+    const failing = {
+      used: () => ({ used: 0, resetMs: 1 }),
+      reserve: (_key: string, tokens: number) => ({ reserved: true as const, tokens, window: 0 }),
+      add: () => Promise.reject(new Error('meter down')),
+    };
     const counted = await setupChat(
       scriptedModel(() => textStep('Hello.')),
       { tokenBudget: { limit: 1_000, meter } },
@@ -72,6 +76,73 @@ describe('POST /chat: token budget', () => {
     expect(chunks.at(-1)).toMatchObject({ type: 'finish' });
     expect(chunks.map((chunk) => chunk.type)).not.toContain('error');
     expect(broken.errors).toContainEqual(expect.objectContaining({ message: 'meter down' }));
+  });
+
+  it('reserves when a turn is let in: of 15 parallel turns at the edge of the budget, one runs', async () => {
+    const meter = createMemoryTokenMeter({ windowMs: 60_000 });
+    meter.add('rep@example.com', 390);
+    const model = scriptedModel(() => textStep('Hello.'));
+    const { post } = await setupChat(model, { tokenBudget: { limit: 400, windowMs: 60_000, meter } });
+    const ids = Array.from({ length: 15 }, () => crypto.randomUUID());
+    const responses = await Promise.all(ids.map((id) => post(body('hi', id))));
+    expect(responses.map((response) => response.status).sort()).toEqual([200, ...Array<number>(14).fill(429)]);
+    await Promise.all(responses.filter((response) => response.ok).map(readAll));
+    expect(model.doStreamCalls).toHaveLength(1);
+    // Settled to what the turn used: 390 + 15.
+    expect(meter.used('rep@example.com').used).toBe(405);
+  });
+
+  it('gives the reservation back when no model call is made (a refused conversation), and holds it while a turn runs', async () => {
+    const meter = createMemoryTokenMeter({ windowMs: 60_000 });
+    let release: () => void = () => {};
+    const model = scriptedModel(async () => {
+      await new Promise<void>((resolve) => (release = resolve));
+      return textStep('Hello.');
+    });
+    const { post, store } = await setupChat(model, { tokenBudget: { limit: 1_000, windowMs: 60_000, meter, reserveTokens: 600 } });
+    await store.getOrCreateSession({ id: sessionId, userEmail: 'other@example.com', projectKey: 'acme-b2c', createdAt: 0, updatedAt: 0 });
+    expect((await post(body('hi'))).status).toBe(403);
+    expect(meter.used('rep@example.com').used).toBe(0);
+    const running = post(body('hi', crypto.randomUUID()));
+    await expect.poll(() => model.doStreamCalls.length).toBe(1);
+    expect(meter.used('rep@example.com').used).toBe(600);
+    release();
+    await readAll(await running);
+    expect(meter.used('rep@example.com').used).toBe(15);
+  });
+
+  it('counts a turn whose provider reports no usage by estimate, marked estimated, also when the call fails', async () => {
+    const meter = createMemoryTokenMeter({ windowMs: 60_000 });
+    const silent = scriptedModel(() =>
+      textStep('Hello.').map((part) =>
+        part.type === 'finish'
+          ? {
+              ...part,
+              usage: {
+                inputTokens: { total: undefined, noCache: undefined, cacheRead: undefined, cacheWrite: undefined },
+                outputTokens: { total: undefined, text: undefined, reasoning: undefined },
+              },
+            }
+          : part,
+      ),
+    );
+    const { post, store } = await setupChat(silent, { tokenBudget: { limit: 1_000_000, windowMs: 60_000, meter } });
+    const chunks = await readAll(await post(body('hi')));
+    const usage = (chunks.at(-1) as { messageMetadata?: { usage?: { totalTokens: number; estimated?: boolean } } }).messageMetadata?.usage;
+    expect(usage).toMatchObject({ estimated: true });
+    // The instructions and tool definitions the call was sent, at 3 characters a token.
+    expect(usage!.totalTokens).toBeGreaterThan(1_000);
+    expect(meter.used('rep@example.com').used).toBe(usage!.totalTokens);
+    expect((await store.getMessages(sessionId)).at(-1)!.metadata).toMatchObject({ usage: { estimated: true } });
+
+    const failing = createMemoryTokenMeter({ windowMs: 60_000 });
+    const broken = scriptedModel(() => [
+      { type: 'stream-start', warnings: [] },
+      { type: 'error', error: new Error('provider down') },
+    ]);
+    const failed = await setupChat(broken, { tokenBudget: { limit: 1_000_000, windowMs: 60_000, meter: failing } });
+    await readAll(await failed.post(body('hi')));
+    expect(failing.used('rep@example.com').used).toBeGreaterThan(1_000);
   });
 
   it('refuses a budget that is not a positive integer', async () => {

@@ -5,13 +5,13 @@ import type { ContextBudget } from '../context/bound-model-input.js';
 import type { ChatStore } from '../conversation/chat-store.js';
 import { createChatStreamResponse } from '../stream/create-chat-stream-response.js';
 import { createUIMessageChunker } from '../stream/ui-message-chunker.js';
-import { runToolLoop, type RunToolLoopOptions } from '../tool-loop/run-tool-loop.js';
+import { runToolLoop, type RunToolLoopOptions, type RunToolLoopResult } from '../tool-loop/run-tool-loop.js';
 import { ChatToolError } from '../tools/chat-tool-error.js';
 import { activeSpan, bindToActiveContext } from '../../telemetry/spans.js';
 import type { ChatMessage } from './chat-message.js';
 import type { ChatTurnTools } from './create-chat-tool-set.js';
 import type { ChatModel } from './pick-chat-model.js';
-import { addUsage, turnUsageOf, type TurnUsage } from './token-budget.js';
+import { addUsage, estimateTokens, turnUsageOf, type TurnUsage } from './token-budget.js';
 import { persistTurn, turnStatusOf } from './persist-turn.js';
 
 /** Options of {@link streamAssistantTurn}. */
@@ -27,7 +27,10 @@ export interface StreamAssistantTurnOptions {
   modelCall?: RunToolLoopOptions['modelCall'];
   /** How much of `history` the model is sent. */
   contextBudget: Required<ContextBudget>;
-  /** Counts the tokens this request's model calls used (against the user's token budget); awaited before `finish`. */
+  /**
+   * Counts the tokens this request's model calls used (against the user's token budget), estimated
+   * when the provider reported none; awaited before `finish`, and called for every turn that ends.
+   */
   recordUsage?: ((usage: TurnUsage | undefined) => Promise<void> | undefined) | undefined;
   /** Records an approval request; returns the approval id the client sees. */
   onApprovalRequest: NonNullable<RunToolLoopOptions['onApprovalRequest']>;
@@ -84,7 +87,7 @@ export async function streamAssistantTurn(options: StreamAssistantTurnOptions): 
     messageMetadata: ({ part }) => {
       if (part.type === 'start') return { model: modelLabel, createdAt: options.now() };
       if (part.type !== 'finish') return undefined;
-      usage = turnUsageOf(part.totalUsage);
+      usage = turnUsageOf(part.totalUsage) ?? estimateUsage(loop);
       const total = addUsage(continued, usage);
       return total && { usage: total };
     },
@@ -111,7 +114,8 @@ export async function streamAssistantTurn(options: StreamAssistantTurnOptions): 
       budgetExhausted: loop.budgetExhausted,
       failed: loop.failed || streamFailed,
     });
-    await options.recordUsage?.(usage);
+    // A turn cut before its `finish` (a client gone, a drain, a failed call) is counted by estimate.
+    await options.recordUsage?.(usage ?? estimateUsage(loop));
     const saved = await persistTurn({ store: options.store, sessionId: options.sessionId, message, status, now: options.now });
     // An unsaved answer: the client is told (below, before `finish`).
     if (saved.kind === 'unsaved') unsaved = true;
@@ -139,4 +143,16 @@ export async function streamAssistantTurn(options: StreamAssistantTurnOptions): 
           : []),
     ],
   });
+}
+
+/**
+ * What a turn's calls are counted for when the provider reported no usage: the characters each call
+ * was sent (as the context budget counts them) and the characters the model wrote, at
+ * `charsPerToken`. Marked `estimated`. Undefined when no call was made.
+ */
+export function estimateUsage(loop: Pick<RunToolLoopResult, 'calls' | 'outputChars'>): TurnUsage | undefined {
+  if (loop.calls.length === 0) return undefined;
+  const inputTokens = estimateTokens(loop.calls.reduce((sum, call) => sum + call.chars, 0));
+  const outputTokens = estimateTokens(loop.outputChars);
+  return { inputTokens, outputTokens, totalTokens: inputTokens + outputTokens, estimated: true };
 }

@@ -11,7 +11,22 @@ export interface TurnUsage {
   cachedInputTokens?: number;
   /** Output tokens spent on reasoning, when the provider reports them. */
   reasoningTokens?: number;
+  /**
+   * True when the provider reported no usage and the tokens were estimated from the characters sent
+   * and received ({@link estimateTokens}).
+   */
+  estimated?: boolean;
 }
+
+/**
+ * Characters per token of the estimate used when a provider reports no usage (an OpenAI-compatible
+ * server that ignores `stream_options.include_usage`): 3, fewer than English prose averages (about
+ * 4) and about what JSON and code average, so that an estimate errs towards counting more.
+ */
+export const charsPerToken = 3;
+
+/** The tokens `chars` characters count for when a provider reports none. */
+export const estimateTokens = (chars: number) => Math.ceil(chars / charsPerToken);
 
 /** The SDK's usage as {@link TurnUsage}; undefined when the provider reported none. */
 export function turnUsageOf(usage: LanguageModelUsage | undefined): TurnUsage | undefined {
@@ -39,55 +54,76 @@ export function addUsage(a: TurnUsage | undefined, b: TurnUsage | undefined): Tu
     totalTokens: a.totalTokens + b.totalTokens,
     ...optional('cachedInputTokens'),
     ...optional('reasoningTokens'),
+    ...(a.estimated || b.estimated ? { estimated: true } : {}),
   };
 }
 
 /** Options of the chat handler's per-user token budget. */
 export interface TokenBudgetOptions {
-  /** Model tokens (input + output, as reported) each user may use per window. */
+  /** Model tokens (input + output, as reported, or estimated when a provider reports none) each user may use per window. */
   limit: number;
   /** Window length; windows start at multiples of it since the epoch. @default 86400000 (a day, from midnight UTC) */
   windowMs?: number;
   /** Where the counts live. @default an in-process meter (one per replica: use a shared one with several) */
   meter?: TokenMeter;
+  /**
+   * Tokens reserved when a turn is let in, before the model runs; the turn settles to what it used
+   * when it ends (failed and cut turns too). A user is let in while under `limit`, so what they
+   * spend past it is bounded by the turns in flight beyond their reservations, whatever the
+   * concurrency. @default one model call at its largest — the context budget's `maxChars` ÷ 3 — and
+   * at most `limit`
+   */
+  reserveTokens?: number;
 }
 
-/** The checks the chat routes make: before a model call, and after it. */
+/** A turn's reservation, settled once when the turn ends. */
+export interface TokenHold {
+  /** Counts what the turn used in place of the reservation (nothing: the reservation is given back). Never throws; settles once. */
+  settle(usage: TurnUsage | undefined): Promise<void>;
+}
+
+/** The per-user budget the chat routes reserve from before the model runs. */
 export interface TokenBudget {
-  /** Throws `token_budget_exceeded` (429, `Retry-After` the window's end) when `key` used its budget. */
-  check(key: string): Promise<void>;
-  /** Counts a turn's tokens; never throws (a failure goes to `onError`). */
-  record(key: string, usage: TurnUsage | undefined): Promise<void>;
+  /** Reserves for a turn; throws `token_budget_exceeded` (429, `Retry-After` the window's end) when `key` used its budget. */
+  reserve(key: string): Promise<TokenHold>;
 }
 
 /** The budget for `options`, or undefined when none is configured. */
 export function createTokenBudget(
   options: TokenBudgetOptions | undefined,
-  deps: { now: () => number; onError: (error: unknown) => void; onRefused: () => void },
+  deps: { now: () => number; onError: (error: unknown) => void; onRefused: () => void; defaultReserveTokens: number },
 ): TokenBudget | undefined {
   if (!options) return undefined;
   const { limit } = options;
   const windowMs = options.windowMs ?? 86_400_000;
   if (!Number.isSafeInteger(limit) || limit < 1) throw new TypeError('tokenBudget.limit must be a positive integer');
+  const reserveTokens = Math.min(limit, options.reserveTokens ?? deps.defaultReserveTokens);
+  if (!Number.isSafeInteger(reserveTokens) || reserveTokens < 0) throw new TypeError('tokenBudget.reserveTokens must be a non-negative integer');
   const meter = options.meter ?? createMemoryTokenMeter({ windowMs, now: deps.now });
   return {
-    async check(key) {
-      const { used, resetMs } = await meter.used(key);
-      if (used < limit) return;
-      deps.onRefused();
-      const retryAfter = String(Math.max(1, Math.ceil(resetMs / 1000)));
-      throw new DeskpilotError('token_budget_exceeded', {
-        detail: 'The token budget for this period is used up. Try again when it renews.',
-        headers: { 'retry-after': retryAfter },
-      });
-    },
-    async record(key, usage) {
-      if (!usage || usage.totalTokens <= 0) return;
-      try {
-        await meter.add(key, usage.totalTokens);
-      } catch (error) {
-        deps.onError(error);
+    async reserve(key) {
+      const reservation = await meter.reserve(key, reserveTokens, limit);
+      if (!reservation.reserved) {
+        deps.onRefused();
+        const retryAfter = String(Math.max(1, Math.ceil(reservation.resetMs / 1000)));
+        throw new DeskpilotError('token_budget_exceeded', {
+          detail: 'The token budget for this period is used up. Try again when it renews.',
+          headers: { 'retry-after': retryAfter },
+        });
       }
+      let settled = false;
+      return {
+        async settle(usage) {
+          if (settled) return;
+          settled = true;
+          const used = usage && usage.totalTokens > 0 ? usage.totalTokens : 0;
+          try {
+            await meter.add(key, used - reservation.tokens, reservation.window);
+          } catch (error) {
+            deps.onError(error);
+          }
+        },
+      };
     },
   };
 }

@@ -70,6 +70,8 @@ export interface RunToolLoopResult {
    * definitions and messages), and how many stored messages it left out. Empty without a budget.
    */
   readonly calls: ReadonlyArray<{ chars: number; omittedMessages: number; cutResults: number }>;
+  /** Characters the model wrote so far: text, reasoning and tool call inputs (for an estimate of its tokens). */
+  readonly outputChars: number;
   /** True when the loop used its whole step budget. */
   readonly budgetExhausted: boolean;
   /**
@@ -147,6 +149,9 @@ export function runToolLoop(options: RunToolLoopOptions): RunToolLoopResult {
     get budgetExhausted() {
       return progress.budgetExhausted;
     },
+    get outputChars() {
+      return progress.outputChars;
+    },
     get failed() {
       return progress.failed;
     },
@@ -178,7 +183,7 @@ function boundEachCall(options: RunToolLoopOptions, budget: ContextBudget, calls
 }
 
 /** What the loop has done so far, read once its stream has ended. */
-type LoopProgress = Pick<RunToolLoopResult, 'steps' | 'budgetExhausted' | 'failed'> & { noteFailure(): void };
+type LoopProgress = Pick<RunToolLoopResult, 'steps' | 'budgetExhausted' | 'failed' | 'outputChars'> & { noteFailure(): void };
 
 /**
  * Watches the parts of the loop: counts steps, records approval requests, and ends a turn that used
@@ -193,6 +198,7 @@ function createLoopObserver(options: { budget: number; budgetNotice?: string | u
   // the turn with the notice, not as a failure.
   let ignoredToolChoice = false;
   let failed = false;
+  let outputChars = 0;
   /** Records an approval request; the part to stream has the id the callback returns, or is an error (fail closed). */
   const recordApproval = async (part: Extract<Part, { type: 'tool-approval-request' }>, record: NonNullable<typeof onApprovalRequest>): Promise<Part> => {
     try {
@@ -214,7 +220,14 @@ function createLoopObserver(options: { budget: number; budgetNotice?: string | u
         textInStep = false;
         break;
       case 'text-delta':
+        outputChars += part.text.length;
         if (part.text.trim() !== '') textInStep = true;
+        break;
+      case 'reasoning-delta':
+        outputChars += part.text.length;
+        break;
+      case 'tool-call':
+        outputChars += JSON.stringify(part.input ?? null).length;
         break;
       case 'finish-step':
         steps++;
@@ -255,6 +268,9 @@ function createLoopObserver(options: { budget: number; budgetNotice?: string | u
     },
     get failed() {
       return failed;
+    },
+    get outputChars() {
+      return outputChars;
     },
     noteFailure: () => void (failed = true),
   };
