@@ -5,6 +5,7 @@ import {
   DeskpilotError,
   createReadinessCheck,
   describeError,
+  createHashGate,
   createSessionHandler,
   createSessionService,
   healthResponse,
@@ -61,6 +62,8 @@ export async function createApp(config: ServerConfig, logger: Logger) {
     idleTimeoutMs: config.SESSION_IDLE_TIMEOUT_MS,
     absoluteTimeoutMs: config.SESSION_ABSOLUTE_TIMEOUT_MS,
     pepper: config.SESSION_PEPPER,
+    // A flood of sign-ins waits behind a short queue, or is refused at once, never queued without bound.
+    hashGate: config.LOGIN_HASH_CONCURRENCY === 0 ? false : createHashGate({ maxInFlight: config.LOGIN_HASH_CONCURRENCY, maxQueued: config.LOGIN_HASH_QUEUE }),
     // Renewals are written after their reads are answered: a failed one is logged, the next read renews.
     logger: coreLogger(logger),
   });

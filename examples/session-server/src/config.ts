@@ -37,6 +37,10 @@ const environment = z.object({
   SESSION_IDLE_TIMEOUT_MS: z._default(milliseconds, 2 * 60 * 60 * 1000),
   SESSION_ABSOLUTE_TIMEOUT_MS: z._default(milliseconds, 12 * 60 * 60 * 1000),
   SEED_DEMO_USERS: z._default(flag, true),
+  /** Password checks at once; unset, the smaller of libuv's thread pool and the cores; 0 turns the bound off. */
+  LOGIN_HASH_CONCURRENCY: z.optional(integer(0)),
+  /** Password checks waiting for a place; past it a sign-in is 503 `unavailable` at once. Unset: 2 × LOGIN_HASH_CONCURRENCY. */
+  LOGIN_HASH_QUEUE: z.optional(integer(0)),
   /** On SIGTERM or SIGINT, how long running requests may take to finish. */
   SHUTDOWN_GRACE_MS: z._default(milliseconds, 10_000),
   ...storageVariables,

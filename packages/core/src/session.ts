@@ -57,6 +57,7 @@ export {
 
 // Sessions
 export {
+  createHashGate,
   createMemorySessionStore,
   createMemoryUserDirectory,
   createSessionHandler,
@@ -73,6 +74,9 @@ export {
   verifyPassword,
   type Account,
   type Credentials,
+  type HashGate,
+  type HashGateOptions,
+  type HashGatePass,
   type LoginInput,
   type LoginResult,
   type MemorySessionStore,

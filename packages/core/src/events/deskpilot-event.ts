@@ -13,7 +13,7 @@ export type RateLimitName =
  */
 export type DeskpilotEvent =
   /** A sign-in attempt: let in, or refused (wrong credentials, no access to the project, throttled). */
-  | { type: 'login'; outcome: 'succeeded' | 'invalid_credentials' | 'forbidden' | 'throttled'; email: string }
+  | { type: 'login'; outcome: 'succeeded' | 'invalid_credentials' | 'forbidden' | 'throttled' | 'busy'; email: string }
   /** A request refused by a rate limit (429). */
   | { type: 'rate-limited'; limit: RateLimitName }
   /** A store (database, Redis) failed a request or a save: the operator's business, the client got a 503. */

@@ -2,6 +2,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { DeskpilotError } from '../errors/deskpilot-error.js';
 import { createSlidingWindowLimiter } from '../limiter/create-sliding-window-limiter.js';
 import { createSessionHandler, type SessionHandlerOptions } from './create-session-handler.js';
+import { createHashGate } from './create-hash-gate.js';
 import { alice, bob, cookiePair, createTestSessions } from './session.test-support.js';
 
 const studio = 'http://localhost:3000';
@@ -170,6 +171,35 @@ describe('login throttling', () => {
     expect(await wrong.text()).toBe(await right.text());
     // Another account is not affected.
     expect((await call('/sessions', json('POST', bob))).status).toBe(201);
+  });
+
+  it('refuses a login with 503 unavailable and Retry-After, before checking anything, while the password checks are full', async () => {
+    const hashGate = createHashGate({ maxInFlight: 1, maxQueued: 1 });
+    const { service } = await createTestSessions({ hashGate });
+    const verify = vi.spyOn(service, 'login');
+    const handler = createSessionHandler({ service, allowedOrigins: [studio] });
+    const post = (body: object) =>
+      handler.fetch(new Request('http://sessions.test/sessions', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }), {
+        clientAddress: '192.0.2.1',
+      });
+    // One check running and one waiting: the gate is full.
+    const running = (await hashGate.enter())!;
+    const waiting = hashGate.enter()!;
+    const wrong = await post({ ...alice, password: 'guess' });
+    const right = await post(alice);
+    for (const response of [wrong, right]) {
+      expect(response.status).toBe(503);
+      expect(response.headers.get('retry-after')).toBe('1');
+      expect(response.headers.get('set-cookie')).toBeNull();
+      expect(await problem(response)).toMatchObject({ code: 'unavailable', status: 503 });
+    }
+    expect(verify).toHaveBeenCalledTimes(2);
+    expect(hashGate.load).toEqual({ inFlight: 1, queued: 1 });
+    // A place frees up: the waiting check runs, and a sign-in gets in line again.
+    running.release();
+    (await waiting).release();
+    expect(hashGate.load).toEqual({ inFlight: 0, queued: 0 });
+    expect((await post(alice)).status).toBe(201);
   });
 
   it('does not let a third party at one address lock a user out', async () => {

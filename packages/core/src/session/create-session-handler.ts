@@ -154,8 +154,9 @@ export function createSessionHandler(options: SessionHandlerOptions): SessionHan
       response.headers.push(noStore);
       return response;
     } catch (error) {
-      // Unknown errors and our own 5xx (a store outage) are the operator's business: report them.
-      if (!DeskpilotError.isInstance(error) || error.status >= 500) onError(error);
+      // Unknown errors and our own 5xx (a store outage) are the operator's business: report them. A
+      // sign-in shed under load (`unavailable`) is an expected outcome, told as a `login` event.
+      if (!DeskpilotError.isInstance(error) || (error.status >= 500 && error.code !== 'unavailable')) onError(error);
       const clearCookie: Array<[string, string]> =
         DeskpilotError.isInstance(error) && error.code === 'unauthenticated' ? [['set-cookie', service.context.cookie.clear()]] : [];
       return problemResponse(error, [noStore, ...clearCookie]);

@@ -8,6 +8,7 @@ import type { SessionRecord, SessionStore } from './session-store.js';
 import { createSecretHasher, createSessionToken, secureRandomBytes, type RandomBytes } from './session-token.js';
 import type { UserDirectory } from './user-directory.js';
 import { verifyCredentials } from './verify-credentials.js';
+import { createHashGate, type HashGate } from './create-hash-gate.js';
 import { DeskpilotError } from '../errors/deskpilot-error.js';
 import { withStoreSpans } from '../telemetry/spans.js';
 import { consoleLogger, type Logger } from '../logging/logger.js';
@@ -37,6 +38,13 @@ export interface SessionServiceOptions {
    * @default N=2^17, r=8, p=1 (those of `hashPassword`)
    */
   passwordHash?: PasswordHashOptions;
+  /**
+   * Bounds the password checks of this process (see `createHashGate`): past its short queue a login
+   * is refused at once with `{ ok: false, reason: 'busy' }` (the handler answers 503 `unavailable`
+   * with `Retry-After`), before any work. `false` lets every check queue on libuv's pool.
+   * @default createHashGate(): as many at once as the thread pool and the cores allow, twice that waiting
+   */
+  hashGate?: HashGate | false;
   /** Clock in epoch milliseconds. @default Date.now */
   now?: () => number;
   /** Random source for tokens. @default crypto.getRandomValues */
@@ -62,7 +70,11 @@ export interface LoginInput {
 }
 
 /** Outcome of a login: data, never an exception. */
-export type LoginResult = { ok: true; session: Session; setCookie: string } | { ok: false; reason: 'invalid_credentials' | 'forbidden' };
+export type LoginResult =
+  | { ok: true; session: Session; setCookie: string }
+  | { ok: false; reason: 'invalid_credentials' | 'forbidden' }
+  /** Too many password checks under way in this process: nothing was checked; try again shortly. */
+  | { ok: false; reason: 'busy' };
 
 /** Outcome of a project switch. */
 export type SelectProjectResult = { ok: true; session: Session; setCookie: string } | { ok: false; reason: 'unauthenticated' | 'forbidden' };
@@ -101,6 +113,7 @@ export function createSessionService(options: SessionServiceOptions): SessionSer
   const context = resolveSessionContext(options);
   const { store, directory, cookie } = context;
   const credentialOptions = { passwordHash: options.passwordHash };
+  const hashGate = options.hashGate === false ? undefined : (options.hashGate ?? createHashGate());
   const issue = (base: SessionBase, now: number) => issueSession(context, base, now);
 
   return {
@@ -108,7 +121,15 @@ export function createSessionService(options: SessionServiceOptions): SessionSer
     resolve: (cookieHeader) => resolveSession(cookieHeader, context),
 
     async login(input) {
-      const account = await verifyCredentials(directory, input.email, input.password, credentialOptions);
+      const entering = hashGate?.enter();
+      if (entering === null) return { ok: false, reason: 'busy' };
+      const pass = await entering;
+      let account;
+      try {
+        account = await verifyCredentials(directory, input.email, input.password, credentialOptions);
+      } finally {
+        pass?.release();
+      }
       if (!account) return { ok: false, reason: 'invalid_credentials' };
       const membership = input.projectKey === undefined ? account.memberships[0] : findMembership(account, input.projectKey);
       if (!membership) return { ok: false, reason: 'forbidden' };

@@ -9,7 +9,7 @@ import { missingClientAddressError } from '../http/missing-client-address-error.
 import { readJsonBody } from '../http/read-json-body.js';
 import { retryAfterSeconds, type RateLimiter } from '../limiter/rate-limit-decision.js';
 import { parseWithSchema } from '../validation/parse-with-schema.js';
-import type { SessionService } from './create-session-service.js';
+import type { LoginResult, SessionService } from './create-session-service.js';
 import { normalizeEmail } from './user-directory.js';
 
 /** What the session routes run on: the handler's options, normalised once when it is created. */
@@ -72,18 +72,23 @@ export async function throttleLogin(deps: SessionRouteDependencies, request: Htt
   }
 }
 
+/** The answer to each refused login. */
+const loginRefusal: Record<Exclude<LoginResult, { ok: true }>['reason'], () => DeskpilotError> = {
+  invalid_credentials: () => new DeskpilotError('invalid_credentials', { detail: 'Invalid email or password.' }),
+  forbidden: () => new DeskpilotError('forbidden', { detail: 'No access to this project.' }),
+  // Refused before any work: the password was not checked, and the answer says so whatever it was.
+  busy: () =>
+    new DeskpilotError('unavailable', { detail: 'Too many sign-ins are being checked right now. Try again in a moment.', headers: { 'retry-after': '1' } }),
+};
+
 /** `POST /sessions`: validate the body → throttle → check the password → a new session and its cookie. */
 export async function serveLogin(deps: SessionRouteDependencies, request: HttpRequest): Promise<HttpResponse> {
   const body = parseWithSchema(loginBody, await readJsonBody(request, deps.maxBodyBytes));
   await throttleLogin(deps, request, body.email);
   const result = await deps.service.login({ ...body, cookieHeader: cookieHeader(request) });
   const email = normalizeEmail(body.email);
-  deps.emit({ type: 'login', outcome: result.ok ? 'succeeded' : result.reason === 'forbidden' ? 'forbidden' : 'invalid_credentials', email });
-  if (!result.ok) {
-    throw result.reason === 'forbidden'
-      ? new DeskpilotError('forbidden', { detail: 'No access to this project.' })
-      : new DeskpilotError('invalid_credentials', { detail: 'Invalid email or password.' });
-  }
+  deps.emit({ type: 'login', outcome: result.ok ? 'succeeded' : result.reason, email });
+  if (!result.ok) throw loginRefusal[result.reason]();
   return withCookie(jsonResponse(201, result.session), result.setCookie);
 }
 
