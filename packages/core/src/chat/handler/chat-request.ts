@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { ChatContextLimits } from '../context/parse-chat-context.js';
+import { leadingBytes, matchesFileSignature } from './file-signatures.js';
 
 /** Limits on what one chat request may carry. */
 export interface ChatLimits extends ChatContextLimits {
@@ -16,15 +17,22 @@ export interface ChatLimits extends ChatContextLimits {
   /**
    * Files a user message may carry (`{ type: 'file', mediaType, url, filename? }` parts, as `useChat`
    * sends attachments): inline `data:` URLs only (the server never fetches a URL a client names), of
-   * these media types, each at most `maxBytes` decoded, at most `maxFiles` per message. Models without
-   * vision or PDF input refuse them at the provider; `maxFiles: 0` turns attachments off.
-   * @default { mediaTypes: ['image/png', 'image/jpeg', 'image/gif', 'image/webp', 'application/pdf'], maxBytes: 524288, maxFiles: 4 }
+   * these media types, each at most `maxBytes` decoded, at most `maxFiles` per message. A file is what
+   * it claims: the data URL's type is its `mediaType`, and an image or PDF starts with its format's
+   * signature. SVG (which can carry scripts) is refused even when listed, unless `allowSvg`. Models
+   * without vision or PDF input refuse files at the provider; `maxFiles: 0` turns attachments off.
+   * @default { mediaTypes: ['image/png', 'image/jpeg', 'image/gif', 'image/webp', 'application/pdf'], maxBytes: 524288, maxFiles: 4, allowSvg: false }
    */
-  files?: { mediaTypes?: readonly string[]; maxBytes?: number; maxFiles?: number };
+  files?: { mediaTypes?: readonly string[]; maxBytes?: number; maxFiles?: number; allowSvg?: boolean };
 }
 
 /** The default file policy of {@link ChatLimits.files}. */
-export const defaultFileLimits = { mediaTypes: ['image/png', 'image/jpeg', 'image/gif', 'image/webp', 'application/pdf'], maxBytes: 512 * 1024, maxFiles: 4 } as const;
+export const defaultFileLimits = {
+  mediaTypes: ['image/png', 'image/jpeg', 'image/gif', 'image/webp', 'application/pdf'],
+  maxBytes: 512 * 1024,
+  maxFiles: 4,
+  allowSvg: false,
+} as const;
 
 /** The body of `POST /chat`, as `useChat`'s transport posts it (plus our `sessionId`, `provider`, `context`). */
 export function chatBodySchema(maxMessages: number) {
@@ -49,20 +57,42 @@ const textPart = z.object({ type: z.literal('text'), text: z.string() });
 /** Bytes a base64 payload decodes to. */
 const decodedBytes = (base64: string) => Math.floor((base64.length * 3) / 4) - (base64.endsWith('==') ? 2 : base64.endsWith('=') ? 1 : 0);
 
-/** A file part of the allowed media types, inline as a base64 `data:` URL of at most `maxBytes`. */
+const dataUrl = /^data:([\w.+-]+\/[\w.+-]+);base64,[A-Za-z0-9+/]*={0,2}$/;
+const svg = 'image/svg+xml';
+
+/**
+ * A file part of the allowed media types, inline as a base64 `data:` URL of at most `maxBytes`, that
+ * is what it claims: its URL's type is its `mediaType`, and its leading bytes are that type's.
+ */
 function filePart(files: Required<NonNullable<ChatLimits['files']>>) {
-  const mediaTypes = new Set(files.mediaTypes.map((type) => type.toLowerCase()));
-  return z
-    .object({ type: z.literal('file'), mediaType: z.string().max(100), filename: z.string().max(255).optional(), url: z.string() })
-    .refine((part) => mediaTypes.has(part.mediaType.toLowerCase()), { message: `Files must be one of: ${[...mediaTypes].join(', ')}`, path: ['mediaType'] })
-    .refine((part) => /^data:[\w.+-]+\/[\w.+-]+;base64,[A-Za-z0-9+/]*={0,2}$/.test(part.url), {
-      message: 'A file must be inline, as a base64 data: URL',
-      path: ['url'],
-    })
-    .refine((part) => decodedBytes(part.url.slice(part.url.indexOf(',') + 1)) <= files.maxBytes, {
-      message: `A file must not exceed ${files.maxBytes} bytes`,
-      path: ['url'],
-    });
+  const mediaTypes = new Set(files.mediaTypes.map((type) => type.toLowerCase()).filter((type) => type !== svg || files.allowSvg));
+  const declared = (part: { mediaType: string }) => part.mediaType.toLowerCase();
+  return (
+    z
+      .object({ type: z.literal('file'), mediaType: z.string().max(100), filename: z.string().max(255).optional(), url: z.string() })
+      .refine((part) => declared(part) !== svg || files.allowSvg, {
+        message: 'SVG files are refused: they can carry scripts (a host opts in with limits.files.allowSvg)',
+        path: ['mediaType'],
+      })
+      .refine((part) => declared(part) === svg || mediaTypes.has(declared(part)), { message: `Files must be one of: ${[...mediaTypes].join(', ')}`, path: ['mediaType'] })
+      .refine((part) => dataUrl.test(part.url), {
+        message: 'A file must be inline, as a base64 data: URL',
+        path: ['url'],
+      })
+      // A client that renders `url` trusts its type, not `mediaType`: the two must agree.
+      .refine((part) => !dataUrl.test(part.url) || dataUrl.exec(part.url)![1]!.toLowerCase() === declared(part), {
+        message: "The data URL's type must be the file's mediaType",
+        path: ['url'],
+      })
+      .refine((part) => !dataUrl.test(part.url) || matchesFileSignature(declared(part), leadingBytes(part.url.slice(part.url.indexOf(',') + 1))), {
+        message: "The file's contents are not of its mediaType",
+        path: ['url'],
+      })
+      .refine((part) => decodedBytes(part.url.slice(part.url.indexOf(',') + 1)) <= files.maxBytes, {
+        message: `A file must not exceed ${files.maxBytes} bytes`,
+        path: ['url'],
+      })
+  );
 }
 
 /** A new user message: text parts, and file parts within {@link ChatLimits.files}. */
