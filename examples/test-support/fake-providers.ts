@@ -28,8 +28,8 @@ export interface ModelStep {
 /** What the provider does with one request. */
 export type ProviderReply =
   | ModelStep
-  /** An HTTP error before any event (a 429, a 500, Anthropic's 529 overloaded). */
-  | { status: number }
+  /** An HTTP error before any event (a 429, a 500, Anthropic's 529 overloaded), asking the client to wait `retryAfterMs` (default 5) before a retry. */
+  | { status: number; retryAfterMs?: number }
   /** Streams `before`'s text, then fails: a provider error event (`overloaded`) or an event that is not JSON (`malformed`). */
   | { before: string; then: 'overloaded' | 'malformed' }
   /** Answers 200 and then stays silent, as a stuck upstream behind a proxy does. */
@@ -235,7 +235,7 @@ export async function startFakeProviders(): Promise<FakeProviders> {
     if (reply === 'hang') return void res.writeHead(200, { 'content-type': 'text/event-stream' }).flushHeaders();
     if ('status' in reply) {
       // `retry-after-ms` keeps the SDK's retries quick (it honours the header when it is under a minute).
-      res.writeHead(reply.status, { 'content-type': 'application/json', 'retry-after-ms': '5' });
+      res.writeHead(reply.status, { 'content-type': 'application/json', 'retry-after-ms': String(reply.retryAfterMs ?? 5) });
       return void res.end(JSON.stringify(errorBody(dialect, reply.status)));
     }
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });

@@ -112,7 +112,11 @@ export async function createApp(config: ServerConfig, logger: Logger) {
     trustedProxies: config.TRUSTED_PROXIES,
     stepBudget: config.STEP_BUDGET,
     // Silence is what a hung provider looks like: before the first chunk, and between two.
-    modelCall: { idleTimeoutMs: config.MODEL_TIMEOUT_MS, maxRetries: config.MODEL_MAX_RETRIES },
+    modelCall: {
+      idleTimeoutMs: config.MODEL_TIMEOUT_MS,
+      maxRetries: config.MODEL_MAX_RETRIES,
+      ...(config.MODEL_CALL_DEADLINE_MS === undefined ? {} : { callDeadlineMs: config.MODEL_CALL_DEADLINE_MS }),
+    },
     contextBudget: { maxChars: config.HISTORY_BUDGET_CHARS },
     // Counted in Redis when it is configured: every replica sees the same totals.
     tokenBudget: config.TOKEN_BUDGET

@@ -36,8 +36,10 @@ const environment = z.object({
   ANTHROPIC_BASE_URL: z.optional(z.url({ protocol: /^https?$/ })),
   /** `responses` (OpenAI's Responses API) or `chat` (Chat Completions, what compatible servers speak). */
   OPENAI_API_MODE: z._default(z.enum(['responses', 'chat']), 'responses'),
-  /** Longest a model may stay silent (before its first token or between two) before the turn fails. */
+  /** Longest a model may stay silent (before its first token or between two) before the turn fails; the wait before a retry is not silence. */
   MODEL_TIMEOUT_MS: z._default(positiveInt, 60_000),
+  /** Longest one model call may take, retries and their waits included; unset: no deadline. */
+  MODEL_CALL_DEADLINE_MS: z.optional(positiveInt),
   /** Retries of a failed model call (429, 5xx) before the turn fails. */
   MODEL_MAX_RETRIES: z._default(integer(0, 10), 2),
   /** Most characters of model input per call (instructions and messages); older turns are left out whole. */

@@ -288,6 +288,41 @@ describe.each(providers)('$name', ({ dialect, provider }) => {
   });
 });
 
+describe('MODEL_TIMEOUT_MS with retries', () => {
+  it('makes every retry: 2 retries, each after a 3 s wait, with a 5 s silence timeout → 3 calls, then the answer', async () => {
+    const server = await spawnExample(serverFile, {
+      OPENAI_API_KEY: 'local',
+      OPENAI_BASE_URL: fake.url,
+      OPENAI_API_MODE: 'chat',
+      MODEL_TIMEOUT_MS: '5000',
+      MODEL_MAX_RETRIES: '2',
+    });
+    const body = { sessionId: crypto.randomUUID(), context: { userEmail: `rep-${crypto.randomUUID()}@example.com`, projectKey: 'acme-b2c' } };
+    fake.script([{ status: 503, retryAfterMs: 3_000 }, { status: 503, retryAfterMs: 3_000 }, { text: 'Third time lucky.' }]);
+    const chunks = await readChunks(await postJson(server.url, '/chat', { ...body, messages: [userMessage('hi')] }));
+    expect(fake.requests).toHaveLength(3);
+    expect(textOf(chunks)).toBe('Third time lucky.');
+    expect((await readHistory(server.url, body)).lastTurnStatus).toBe('complete');
+  }, 30_000);
+
+  it('ends a call past MODEL_CALL_DEADLINE_MS, its retry waits included', async () => {
+    const server = await spawnExample(serverFile, {
+      OPENAI_API_KEY: 'local',
+      OPENAI_BASE_URL: fake.url,
+      OPENAI_API_MODE: 'chat',
+      MODEL_TIMEOUT_MS: '5000',
+      MODEL_MAX_RETRIES: '2',
+      MODEL_CALL_DEADLINE_MS: '2000',
+    });
+    const body = { sessionId: crypto.randomUUID(), context: { userEmail: `rep-${crypto.randomUUID()}@example.com`, projectKey: 'acme-b2c' } };
+    fake.script([{ status: 503, retryAfterMs: 3_000 }, { text: 'Too late.' }]);
+    const chunks = await readChunks(await postJson(server.url, '/chat', { ...body, messages: [userMessage('hi')] }));
+    expect(fake.requests).toHaveLength(1);
+    expect(chunks).toContainEqual(safeError);
+    expect((await readHistory(server.url, body)).lastTurnStatus).toBe('failed');
+  }, 30_000);
+});
+
 describe('HISTORY_BUDGET_CHARS', () => {
   /** What the budget bounds in a request: the instructions, the messages and the tool definitions, as each protocol carries them. */
   const inputOf = (body: Record<string, unknown>) => JSON.stringify([body.instructions, body.system, body.input, body.messages, body.tools]).length;

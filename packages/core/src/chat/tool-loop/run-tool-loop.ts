@@ -2,6 +2,7 @@ import {
   ToolChoiceViolationError,
   experimental_streamTextLowMemory as streamTextLowMemory,
   isStepCount,
+  wrapLanguageModel,
   type LanguageModel,
   type ModelMessage,
   type TextStreamPart,
@@ -48,9 +49,16 @@ export interface ModelCallOptions {
   /**
    * Longest the turn may go without a part from the model (or a running tool) — before the first
    * token or between two, a provider that accepted and went silent included: then the provider call is
-   * cancelled and the turn ends with an error part, saved `failed`. @default none
+   * cancelled and the turn ends with an error part, saved `failed`. The wait before a retry (the SDK's
+   * backoff, or the provider's `Retry-After`) is not silence: the watch pauses until the next attempt.
+   * @default none
    */
   idleTimeoutMs?: number;
+  /**
+   * Longest one model call may take from its first attempt to its last part, retries and their waits
+   * included: past it the call is cancelled, as for silence. @default none
+   */
+  callDeadlineMs?: number;
 }
 
 /** The running loop: its parts, and how it went once they have ended. */
@@ -99,8 +107,9 @@ export function runToolLoop(options: RunToolLoopOptions): RunToolLoopResult {
   if (!Number.isInteger(budget) || budget < 1) throw new TypeError('stepBudget must be a positive integer');
   // The loop reads `result.stream` once and nothing else. Plain `streamText` tees its stream so that
   // more readers can replay it, and the unread branch holds every part of the answer until it ends.
+  const watch = createCallWatch(options.modelCall);
   const result = streamTextLowMemory({
-    model: options.model,
+    model: watch ? watch.wrap(options.model) : options.model,
     instructions: options.instructions,
     messages: options.messages,
     tools: options.tools,
@@ -124,7 +133,7 @@ export function runToolLoop(options: RunToolLoopOptions): RunToolLoopResult {
   const calls: Array<{ chars: number; omittedMessages: number; cutResults: number }> = [];
   const bound = options.contextBudget && boundEachCall(options, options.contextBudget, calls);
   const { observe, progress } = createLoopObserver({ budget, budgetNotice: options.budgetNotice, onApprovalRequest: options.onApprovalRequest });
-  const parts = observedParts(result.stream, observe, options.modelCall?.idleTimeoutMs, () => progress.noteFailure());
+  const parts = observedParts(result.stream, observe, watch, () => progress.noteFailure());
   let stream: ReadableStream<Part> | undefined;
   return {
     read: parts.read,
@@ -282,14 +291,9 @@ function createLoopObserver(options: { budget: number; budgetNotice?: string | u
  * time. A function rather than a stream stage: a stage costs a few promises per part, and this is
  * synchronous for every part but approval requests.
  */
-function observedParts(
-  source: ReadableStream<Part>,
-  observe: ReturnType<typeof createLoopObserver>['observe'],
-  idleTimeoutMs: number | undefined,
-  noteFailure: () => void,
-) {
+function observedParts(source: ReadableStream<Part>, observe: ReturnType<typeof createLoopObserver>['observe'], watch: CallWatch | undefined, noteFailure: () => void) {
   const reader = source.getReader();
-  const watchdog = idleTimeoutMs === undefined ? undefined : watchSilence(reader, idleTimeoutMs);
+  const watchdog = watch?.start(reader);
   // Parts `observe` adds ahead of the one it returns (the budget notice), and the watchdog's error.
   const queued: Part[] = [];
   const add = (part: Part) => void queued.push(part);
@@ -306,13 +310,13 @@ function observedParts(
         watchdog?.stop();
         throw error;
       }
-      watchdog?.heard();
+      watchdog?.heard(read.done ? undefined : read.value);
       if (read.done) {
         ended = true;
         watchdog?.stop();
         if (watchdog?.timedOut) {
           noteFailure();
-          add({ type: 'error', error: new ModelTimeoutError(idleTimeoutMs!) });
+          add({ type: 'error', error: watchdog.timedOut });
         }
         continue;
       }
@@ -333,35 +337,81 @@ function observedParts(
   };
 }
 
-/** The model (or a tool) said nothing for the configured time: the turn ends with an error part. */
+/** The model (or a tool) said nothing for the configured time, or a call outran its deadline: the turn ends with an error part. */
 export class ModelTimeoutError extends Error {
-  constructor(idleTimeoutMs: number) {
-    super(`The model sent nothing for ${idleTimeoutMs} ms.`);
+  constructor(ms: number, kind: 'silence' | 'deadline' = 'silence') {
+    super(kind === 'silence' ? `The model sent nothing for ${ms} ms.` : `The model call took longer than its ${ms} ms deadline.`);
     this.name = 'ModelTimeoutError';
   }
 }
 
+type CallWatch = NonNullable<ReturnType<typeof createCallWatch>>;
+
 /**
- * One timer per turn, not one per part: it checks a few times per period whether a part arrived, and
- * after `idleTimeoutMs` of silence cancels the source (the SDK aborts the provider call).
+ * The watch over the loop's model calls: silence (`idleTimeoutMs`) and each call's deadline
+ * (`callDeadlineMs`). The model is wrapped so that the watch sees each attempt begin and fail: from a
+ * failed attempt to the next one the SDK waits (its backoff, or the provider's `Retry-After`), and
+ * that wait is not silence. One timer per turn, not one per part: it checks a few times per period,
+ * and cancels the source (the SDK aborts the provider call) once a bound is passed.
  */
-function watchSilence(reader: ReadableStreamDefaultReader<Part>, idleTimeoutMs: number) {
+function createCallWatch(modelCall: ModelCallOptions | undefined) {
+  const idleTimeoutMs = modelCall?.idleTimeoutMs;
+  const deadlineMs = modelCall?.callDeadlineMs;
+  if (idleTimeoutMs === undefined && deadlineMs === undefined) return undefined;
   let lastHeard = Date.now();
-  const state = { timedOut: false };
-  const timer = setInterval(
-    () => {
-      if (Date.now() - lastHeard < idleTimeoutMs) return;
-      state.timedOut = true;
-      clearInterval(timer);
-      void reader.cancel(new ModelTimeoutError(idleTimeoutMs)).catch(() => {});
-    },
-    Math.max(10, Math.floor(idleTimeoutMs / 4)),
-  );
+  let waitingToRetry = false;
+  // When the current call's first attempt began; undefined between calls.
+  let callStartedAt: number | undefined;
   return {
-    heard: () => void (lastHeard = Date.now()),
-    stop: () => clearInterval(timer),
-    get timedOut() {
-      return state.timedOut;
+    /** The model, its attempts reported to the watch (a model given by id is left as it is). */
+    wrap(model: LanguageModel): LanguageModel {
+      if (typeof model === 'string') return model;
+      return wrapLanguageModel({
+        model,
+        middleware: {
+          specificationVersion: 'v4',
+          wrapStream: async ({ doStream }) => {
+            lastHeard = Date.now();
+            waitingToRetry = false;
+            callStartedAt ??= lastHeard;
+            try {
+              return await doStream();
+            } catch (error) {
+              // The SDK retries a failed attempt after a wait, or gives up: silence is not counted meanwhile.
+              waitingToRetry = true;
+              throw error;
+            }
+          },
+        },
+      });
+    },
+    /** Starts watching the loop's parts. */
+    start(reader: ReadableStreamDefaultReader<Part>) {
+      const state: { timedOut: ModelTimeoutError | undefined } = { timedOut: undefined };
+      const periods = [idleTimeoutMs, deadlineMs].filter((ms): ms is number => ms !== undefined);
+      const timer = setInterval(
+        () => {
+          const now = Date.now();
+          if (idleTimeoutMs !== undefined && !waitingToRetry && now - lastHeard >= idleTimeoutMs) state.timedOut = new ModelTimeoutError(idleTimeoutMs);
+          else if (deadlineMs !== undefined && callStartedAt !== undefined && now - callStartedAt >= deadlineMs)
+            state.timedOut = new ModelTimeoutError(deadlineMs, 'deadline');
+          else return;
+          clearInterval(timer);
+          void reader.cancel(state.timedOut).catch(() => {});
+        },
+        Math.max(10, Math.floor(Math.min(...periods) / 4)),
+      );
+      return {
+        heard: (part: Part | undefined) => {
+          lastHeard = Date.now();
+          // A step's call is over once its parts have ended; the next step's call has its own deadline.
+          if (part?.type === 'finish-step') callStartedAt = undefined;
+        },
+        stop: () => clearInterval(timer),
+        get timedOut() {
+          return state.timedOut;
+        },
+      };
     },
   };
 }
