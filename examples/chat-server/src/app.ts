@@ -7,6 +7,7 @@ import {
   createReadinessCheck,
   describeError,
   healthResponse,
+  isSessionActive,
   problemResponse,
   readinessResponse,
   type ChatModels,
@@ -16,7 +17,7 @@ import { createDemoCommerceBackend, createDemoModel, createDemoTicketBackend } f
 import { writeResponse } from '@deskpilot/core/node';
 import { chatOpenApi } from '@deskpilot/core/openapi';
 import { join } from 'node:path';
-import { createPostgresStores, openDatabase } from '@deskpilot/postgres';
+import { createPostgresSessionStore, createPostgresStores, openDatabase } from '@deskpilot/postgres';
 import { defaultSettingsMiddleware, wrapLanguageModel } from 'ai';
 import express from 'express';
 import type { Logger } from 'pino';
@@ -87,6 +88,10 @@ export async function createApp(config: ServerConfig, logger: Logger) {
     throw error;
   });
   const { chatStore, approvalStore } = createPostgresStores(database.client);
+  // On Postgres the chat service sees the session service's sessions (one database): a signed grant
+  // ends with its session. Read uncached, so another process's revocations are seen (within 5 s).
+  const grantSessions =
+    config.CHAT_CONTEXT_SECRET && database.kind === 'postgres' ? { isActive: isSessionActive(createPostgresSessionStore(database.client)), cacheMs: 5_000 } : undefined;
   const rateLimit = { limit: config.RATE_LIMIT_MAX, windowMs: config.RATE_LIMIT_WINDOW_MS };
   // Per client address, before the per-user limit: 10 × the per-user limit unless configured; 0 turns it off.
   const addressLimit = config.RATE_LIMIT_ADDRESS_MAX ?? config.RATE_LIMIT_MAX * 10;
@@ -127,6 +132,7 @@ export async function createApp(config: ServerConfig, logger: Logger) {
         }
       : undefined,
     contextSecret: config.CHAT_CONTEXT_SECRET,
+    ...(grantSessions ? { grantSessions } : {}),
     allowedOrigins: config.ALLOWED_ORIGINS,
     logger: coreLogger(logger),
     onEvent: allListeners(logEvents(logger), metrics?.onEvent),

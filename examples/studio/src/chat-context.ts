@@ -39,6 +39,7 @@ export async function chatContextFor(session: Session, secret?: string): Promise
   const capabilities = capabilitiesFor(session.role);
   const identity = { userEmail: session.user.email, userRole: session.role, projectKey: session.projectKey, businessType: businessTypeOf(session.projectKey) };
   if (!secret) return { ...identity, ...capabilities };
-  const grant = await signChatGrant({ ...identity, capabilities }, secret, { expiresInSeconds: 300 });
+  // Bound to the session: a chat service that sees the session store refuses it once the session ends.
+  const grant = await signChatGrant({ ...identity, capabilities, sessionId: session.id }, secret, { expiresInSeconds: 300 });
   return { ...identity, ...capabilities, grant };
 }

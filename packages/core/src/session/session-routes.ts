@@ -77,8 +77,7 @@ const loginRefusal: Record<Exclude<LoginResult, { ok: true }>['reason'], () => D
   invalid_credentials: () => new DeskpilotError('invalid_credentials', { detail: 'Invalid email or password.' }),
   forbidden: () => new DeskpilotError('forbidden', { detail: 'No access to this project.' }),
   // Refused before any work: the password was not checked, and the answer says so whatever it was.
-  busy: () =>
-    new DeskpilotError('unavailable', { detail: 'Too many sign-ins are being checked right now. Try again in a moment.', headers: { 'retry-after': '1' } }),
+  busy: () => new DeskpilotError('unavailable', { detail: 'Too many sign-ins are being checked right now. Try again in a moment.', headers: { 'retry-after': '1' } }),
 };
 
 /** `POST /sessions`: validate the body → throttle → check the password → a new session and its cookie. */

@@ -182,4 +182,12 @@ describe('createChatHandler with a context secret', () => {
       ),
     ).rejects.toThrow(TypeError);
   });
+
+  it('carries the session a grant was minted from as its sid claim, and leaves it out when not given', async () => {
+    const claims = { userEmail: 'rep@x.com', userRole: 'agent', projectKey: 'acme-b2c', businessType: 'b2c' as const, capabilities: {} };
+    const bound = await signChatGrant({ ...claims, sessionId: 'session-id-1' }, 'x'.repeat(32));
+    expect(await verifyChatGrant(bound, 'x'.repeat(32))).toEqual({ ...claims, sessionId: 'session-id-1' });
+    const unbound = await signChatGrant(claims, 'x'.repeat(32));
+    expect(await verifyChatGrant(unbound, 'x'.repeat(32))).toEqual(claims);
+  });
 });

@@ -10,6 +10,12 @@ export interface ChatGrantClaims {
   businessType: 'b2c' | 'b2b';
   /** Capability flags granted; missing flags fall back to least privilege. */
   capabilities: Record<string, boolean>;
+  /**
+   * The id of the session-service session the grant was minted from (`session.id`, the public half of
+   * its token; the `sid` claim). A chat service that can see that session's store refuses the grant
+   * once the session is revoked (`createChatHandler({ grantSessions })`).
+   */
+  sessionId?: string;
 }
 
 const audience = 'deskpilot-chat';
@@ -19,6 +25,7 @@ const claimsSchema = z.object({
   project: z.string().min(1).max(200),
   business: z.enum(['b2c', 'b2b']),
   caps: z.record(z.string(), z.boolean()),
+  sid: z.string().min(1).max(200).optional(),
 });
 
 /** Limits on a grant's timestamps, shared by the studio that signs and the chat service that verifies. */
@@ -74,7 +81,13 @@ export async function signChatGrant(claims: ChatGrantClaims, secret: string, opt
     throw new TypeError(`expiresInSeconds must be a whole number of seconds from 1 to ${maxLifetimeSeconds}, got ${lifetime}`);
   }
   const issuedAt = Math.floor((options.now ?? Date.now)() / 1000);
-  return new SignJWT({ role: claims.userRole, project: claims.projectKey, business: claims.businessType, caps: claims.capabilities })
+  return new SignJWT({
+    role: claims.userRole,
+    project: claims.projectKey,
+    business: claims.businessType,
+    caps: claims.capabilities,
+    ...(claims.sessionId === undefined ? {} : { sid: claims.sessionId }),
+  })
     .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
     .setSubject(claims.userEmail.trim().toLowerCase())
     .setAudience(audience)
@@ -107,7 +120,14 @@ export async function verifyChatGrant(grant: unknown, secret: string, options: V
     const lifetime = payload.exp! - payload.iat!;
     if (!(lifetime > 0 && lifetime <= maxLifetimeSeconds)) throw new DeskpilotError('unauthenticated', { detail: 'The chat grant lives longer than allowed.' });
     const claims = claimsSchema.parse(payload);
-    return { userEmail: claims.sub, userRole: claims.role, projectKey: claims.project, businessType: claims.business, capabilities: claims.caps };
+    return {
+      userEmail: claims.sub,
+      userRole: claims.role,
+      projectKey: claims.project,
+      businessType: claims.business,
+      capabilities: claims.caps,
+      ...(claims.sid === undefined ? {} : { sessionId: claims.sid }),
+    };
   } catch (cause) {
     if (DeskpilotError.isInstance(cause)) throw cause;
     throw new DeskpilotError('unauthenticated', { detail: grantProblem(cause), cause });

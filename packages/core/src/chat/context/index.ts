@@ -13,3 +13,4 @@ export {
 export { signChatGrant, verifyChatGrant, type ChatGrantClaims, type ChatGrantPolicy, type SignChatGrantOptions, type VerifyChatGrantOptions } from './chat-grant.js';
 export { buildInstructions, dataBlock, defaultAssistantInstructions, type InstructionLimits } from './build-instructions.js';
 export { boundModelInput, inputChars, type BoundedModelInput, type ContextBudget } from './bound-model-input.js';
+export { isSessionActive, type GrantSessionsOptions } from './grant-sessions.js';

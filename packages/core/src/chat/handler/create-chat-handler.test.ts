@@ -1,7 +1,9 @@
 import type { UIMessage, UIMessageChunk } from 'ai';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { createSlidingWindowLimiter } from '../../limiter/create-sliding-window-limiter.js';
 import { signChatGrant } from '../context/chat-grant.js';
+import { isSessionActive } from '../context/grant-sessions.js';
+import { alice, cookiePair, createTestSessions } from '../../session/session.test-support.js';
 import {
   answerApprovals,
   assistantFrom,
@@ -732,6 +734,50 @@ describe('POST /chat with a context secret', () => {
     expect(offeredTools(model.doStreamCalls[0])).not.toContain('refundOrder');
     clock.advance(300_000 + 60_000); // the 5-minute grant plus the default clock tolerance
     expect((await post(body([userMessage('later')], { grant }))).status).toBe(401);
+  });
+
+  it("ends grants with their session: after log-out-everywhere the page's grant is refused once the cached answer is older than cacheMs", async () => {
+    const model = scriptedModel(() => textStep('ok'));
+    const sessions = await createTestSessions();
+    const isActive = vi.fn(isSessionActive(sessions.store, sessions.clock.now));
+    const { post, clock } = await setupChat(model, { contextSecret: secret, grantSessions: { isActive, cacheMs: 5_000 } });
+    sessions.clock.advance(clock.now() - sessions.clock.now());
+    const login = await sessions.service.login(alice);
+    if (!login.ok) throw new Error('login failed');
+    const claims = { userEmail: 'alice@example.com', userRole: 'admin', projectKey: 'acme-b2c', businessType: 'b2c' as const, capabilities: { canRefundOrders: true } };
+    const grant = await signChatGrant({ ...claims, sessionId: login.session.id }, secret, { now: clock.now });
+    const first = await post(body([userMessage('hi')], { grant }));
+    expect(first.status).toBe(200);
+    await readAll(first);
+    // Log out everywhere: the grant is still signed and unexpired.
+    expect(await sessions.service.logoutEverywhere(cookiePair(login.setCookie))).toBe(1);
+    // Within the cache, the answer read before the log-out stands (at most cacheMs).
+    expect((await post(body([userMessage('hi')], { grant }))).status).toBe(200);
+    clock.advance(5_000);
+    sessions.clock.advance(5_000);
+    const refused = await post(body([userMessage('refund ORD-1001')], { grant }));
+    expect(refused.status).toBe(401);
+    expect(await refused.json()).toMatchObject({ code: 'unauthenticated', detail: expect.stringMatching(/has ended/) });
+    // One read per session per cacheMs, whatever the number of requests.
+    expect(isActive).toHaveBeenCalledTimes(2);
+    // A grant that names no session is refused when sessions are checked.
+    const unbound = await signChatGrant(claims, secret, { now: clock.now });
+    expect((await post(body([userMessage('hi')], { grant: unbound }))).status).toBe(401);
+  });
+
+  it('fails closed when the session store cannot answer: 503, nothing run', async () => {
+    const model = scriptedModel(() => textStep('ok'));
+    const { post, clock, store } = await setupChat(model, { contextSecret: secret, grantSessions: { isActive: () => Promise.reject(new Error('database down')) } });
+    const grant = await signChatGrant(
+      { userEmail: 'rep@x.com', userRole: 'agent', projectKey: 'acme-b2c', businessType: 'b2c', capabilities: {}, sessionId: 'some-session' },
+      secret,
+      { now: clock.now },
+    );
+    const response = await post(body([userMessage('hi')], { grant }));
+    expect(response.status).toBe(503);
+    expect(await response.json()).toMatchObject({ code: 'store_unavailable' });
+    expect(model.doStreamCalls).toHaveLength(0);
+    expect(store.dump().sessions).toHaveLength(0);
   });
 
   it('holds the claims of a signed grant to the same text rule as a body: a NUL in them is 401, nothing counted or stored', async () => {

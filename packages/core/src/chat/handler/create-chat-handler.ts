@@ -10,6 +10,7 @@ import type { CommerceBackend } from '../backends/commerce-backend.js';
 import type { TicketBackend } from '../backends/ticket-backend.js';
 import { builtinCapabilities, type CapabilityRegistry } from '../context/capabilities.js';
 import { resolveChatGrantPolicy, type ChatGrantPolicy } from '../context/chat-grant.js';
+import { createGrantSessionCheck, type GrantSessionsOptions } from '../context/grant-sessions.js';
 import type { ContextBudget } from '../context/bound-model-input.js';
 import { createTokenBudget, estimateTokens, type TokenBudgetOptions } from './token-budget.js';
 import type { ChatStore } from '../conversation/chat-store.js';
@@ -115,6 +116,14 @@ export interface ChatHandlerOptions {
   resolveContext?: (request: HttpRequest) => HostChatContext | null | Promise<HostChatContext | null>;
   /** Limits on a grant's timestamps (`exp - iat`, age, clock skew). @default { maxLifetimeSeconds: 600, clockToleranceSeconds: 60 } */
   grantPolicy?: ChatGrantPolicy;
+  /**
+   * With `contextSecret`: grants end with their session. A grant must name the session it was minted
+   * from (`sid`), and that session must still be live (`isActive`, e.g. `isSessionActive(store)` on the
+   * session store this service shares); answers are reused `cacheMs` (5 s), so a revoked session's
+   * grants are refused within that. Without it, a grant lives until it expires (`grantPolicy`).
+   * @default none
+   */
+  grantSessions?: GrantSessionsOptions;
   limits?: ChatLimits;
   /** Role text of the assistant. @default defaultAssistantInstructions */
   instructions?: string;
@@ -170,6 +179,7 @@ function resolveDependencies(options: ChatHandlerOptions, logger: Logger, report
   const limits = options.limits ?? {};
   const capabilities = options.capabilities ?? builtinCapabilities;
   const grantPolicy = resolveChatGrantPolicy(options.grantPolicy);
+  const checkGrantSession = options.grantSessions && createGrantSessionCheck(options.grantSessions, now);
   // Each store call a span of its own when the host traces; a no-op otherwise.
   const store = withStoreSpans(options.store, 'chat_store');
   const approvalStore = withStoreSpans(options.approvalStore, 'approval_store');
@@ -215,6 +225,7 @@ function resolveDependencies(options: ChatHandlerOptions, logger: Logger, report
         limits: options.limits,
         contextSecret: options.contextSecret,
         grantPolicy,
+        checkGrantSession,
         now,
         ...(options.resolveContext ? { host: await options.resolveContext(request) } : {}),
       }),

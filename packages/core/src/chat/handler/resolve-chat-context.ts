@@ -13,6 +13,8 @@ export interface ResolveChatContextOptions {
   contextSecret?: string | undefined;
   grantPolicy: Required<ChatGrantPolicy>;
   now: () => number;
+  /** Checks that a verified grant's session is live, when the handler has `grantSessions`. */
+  checkGrantSession?: ((sessionId: string | undefined) => Promise<void>) | undefined;
   /** What the host's `resolveContext` answered, when it has one: null is no session. */
   host?: HostChatContext | null;
 }
@@ -49,6 +51,7 @@ export async function resolveChatContext(options: ResolveChatContextOptions): Pr
   }
   if (!options.contextSecret) return { ok: true, context: parsed.data };
   const grant = await verifyChatGrant((options.input as { grant?: unknown } | undefined)?.grant, options.contextSecret, { ...options.grantPolicy, now: options.now });
+  await options.checkGrantSession?.(grant.sessionId);
   const granted = safeParseChatContext({ ...grant, ...grant.capabilities, pageContext, proactiveHint, workingMemoryBlock }, parseOptions);
   if (!granted.success) return { ok: false, error: new DeskpilotError('unauthenticated', { detail: 'The chat grant is invalid.' }) };
   return { ok: true, context: granted.data };
