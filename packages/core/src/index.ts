@@ -39,6 +39,7 @@ export {
   type ChatStore,
   type MemoryChatStore,
   type OpenSessionResult,
+  type StorageQuota,
   type TurnStatus,
   type WorkingMemory,
   type WorkingMemoryChange,

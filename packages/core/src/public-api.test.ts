@@ -179,6 +179,7 @@ const rootTypes = [
   'SessionServiceOptions',
   'SessionStore',
   'SignChatGrantOptions',
+  'StorageQuota',
   'SlidingWindowLimiter',
   'SlidingWindowLimiterOptions',
   'TokenBudgetOptions',

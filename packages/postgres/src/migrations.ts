@@ -97,5 +97,17 @@ const hotRenewals: Migration = {
   statements: [`DROP INDEX deskpilot_sessions_expiry`, `ALTER TABLE deskpilot_sessions SET (fillfactor = 85)`],
 };
 
+// Storage quotas count each message's bytes (the UTF-8 length of its JSON as stored), per conversation
+// and per user: kept beside the message, so a quota check sums integers, never re-serialises documents.
+const messageBytes: Migration = {
+  version: 3,
+  name: 'message sizes for storage quotas',
+  statements: [
+    `ALTER TABLE deskpilot_chat_messages ADD COLUMN bytes integer NOT NULL DEFAULT 0`,
+    `UPDATE deskpilot_chat_messages SET bytes = octet_length(message::text)`,
+    `CREATE INDEX deskpilot_chat_sessions_user_email ON deskpilot_chat_sessions (user_email)`,
+  ],
+};
+
 /** Every migration, in order. Append only: a released migration never changes. */
-export const migrations: readonly Migration[] = [initialSchema, hotRenewals];
+export const migrations: readonly Migration[] = [initialSchema, hotRenewals, messageBytes];

@@ -1,4 +1,4 @@
-import type { ChatSessionRecord, ChatStore, OpenSessionResult, TurnStatus } from '@deskpilot/core';
+import type { AddMessageResult, ChatSessionRecord, ChatStore, OpenSessionResult, StorageQuota, TurnStatus } from '@deskpilot/core';
 import { DeskpilotError } from '@deskpilot/core/session';
 import { isJsonObject, isRecordOf, readStoredRow } from './read-stored-row.js';
 import type { SqlClient, SqlRow } from './sql-client.js';
@@ -31,10 +31,15 @@ function isMessageList(value: unknown): value is UIMessage[] {
   return Array.isArray(value) && value.every(isMessage);
 }
 
+// The bytes a quota counts: the conversation's ($1), and its user's across conversations ($2).
+const conversationBytesSql = `(SELECT coalesce(sum(bytes), 0) FROM deskpilot_chat_messages WHERE session_id = $1)`;
+const userBytesSql = `(SELECT coalesce(sum(m.bytes), 0) FROM deskpilot_chat_messages m JOIN deskpilot_chat_sessions s ON s.id = m.session_id WHERE s.user_email = $2)`;
+
 // The insert, else the stored row (in the same snapshot), and only when the caller owns the
 // conversation, its messages (as they were before this statement) and the message to add, if any
-// ($6, $7): one statement. The added message's conversation may be the one created here: the
-// foreign key is checked at the end of the statement.
+// ($6, $7), when it fits the quotas ($8 per conversation, $9 per user; null: none): one statement.
+// The added message's conversation may be the one created here: the foreign key is checked at the
+// end of the statement. The sums come back for the caller to tell which quota refused.
 const openSessionSql = `WITH created AS (
     INSERT INTO deskpilot_chat_sessions (${columns}) VALUES ($1, $2, $3, '{}', NULL, $4, $5, 1)
     ON CONFLICT (id) DO NOTHING RETURNING ${columns}
@@ -42,28 +47,45 @@ const openSessionSql = `WITH created AS (
     SELECT ${columns}, true AS created FROM created
     UNION ALL
     SELECT ${columns}, false AS created FROM deskpilot_chat_sessions WHERE id = $1 AND NOT EXISTS (SELECT FROM created)
+  ), sizes AS (
+    SELECT CASE WHEN $8::bigint IS NULL THEN 0 ELSE ${conversationBytesSql} END AS conversation_bytes,
+      CASE WHEN $9::bigint IS NULL THEN 0 ELSE ${userBytesSql} END AS user_bytes,
+      octet_length($7::jsonb::text) AS message_bytes
   ), added AS (
-    INSERT INTO deskpilot_chat_messages (session_id, id, message)
-    SELECT $1, $6, $7::jsonb FROM opened WHERE $6::text IS NOT NULL AND opened.user_email = $2 AND opened.project_key = $3
+    INSERT INTO deskpilot_chat_messages (session_id, id, message, bytes)
+    SELECT $1, $6, $7::jsonb, sizes.message_bytes FROM opened, sizes
+    WHERE $6::text IS NOT NULL AND opened.user_email = $2 AND opened.project_key = $3
+      AND ($8::bigint IS NULL OR sizes.conversation_bytes + sizes.message_bytes <= $8)
+      AND ($9::bigint IS NULL OR sizes.user_bytes + sizes.message_bytes <= $9)
     ON CONFLICT (session_id, id) DO NOTHING RETURNING id
   )
   SELECT opened.*, CASE
     WHEN opened.created THEN '[]'::json
     WHEN opened.user_email = $2 AND opened.project_key = $3 THEN
       (SELECT coalesce(json_agg(message ORDER BY position), '[]') FROM deskpilot_chat_messages WHERE session_id = $1)
-    END AS messages, EXISTS (SELECT FROM added) AS added
-  FROM opened`;
+    END AS messages, EXISTS (SELECT FROM added) AS added, sizes.*
+  FROM opened, sizes`;
 
 const saveTurnSql = `WITH saved AS (
-    INSERT INTO deskpilot_chat_messages (session_id, id, message) VALUES ($1, $2, $3::jsonb)
-    ON CONFLICT (session_id, id) DO UPDATE SET message = excluded.message
+    INSERT INTO deskpilot_chat_messages (session_id, id, message, bytes) VALUES ($1, $2, $3::jsonb, octet_length($3::jsonb::text))
+    ON CONFLICT (session_id, id) DO UPDATE SET message = excluded.message, bytes = excluded.bytes
   )
   UPDATE deskpilot_chat_sessions SET last_turn_status = $4, updated_at = $5, version = version + 1 WHERE id = $1`;
+
+/** Which quota a message of `bytes` does not fit, given the sums stored. */
+function exceededQuota(row: SqlRow, quota: StorageQuota | undefined): keyof StorageQuota | undefined {
+  if (!quota) return undefined;
+  const [conversation, user, bytes] = [row.conversation_bytes, row.user_bytes, row.message_bytes].map(Number) as [number, number, number];
+  if (conversation + bytes > quota.conversationBytes) return 'conversationBytes';
+  if (user + bytes > quota.userBytes) return 'userBytes';
+  return undefined;
+}
 
 async function openSession(
   client: SqlClient,
   init: Parameters<ChatStore['getOrCreateSession']>[0],
   add: UIMessage | undefined,
+  quota: StorageQuota | undefined,
   addMessage: ChatStore['addMessage'],
 ): Promise<OpenSessionResult> {
   // A row another transaction commits after this statement's snapshot is neither inserted nor seen:
@@ -77,6 +99,8 @@ async function openSession(
       init.updatedAt,
       add?.id ?? null,
       add ? JSON.stringify(add) : null,
+      quota?.conversationBytes ?? null,
+      quota?.userBytes ?? null,
     ]);
     const row = rows[0];
     if (!row) continue;
@@ -86,8 +110,11 @@ async function openSession(
     if (messages === null || add === undefined) return { session, created, messages };
     if (row.added === true) return { session, created, messages, added: { added: true } };
     const existing = messages.find((message) => message.id === add.id);
+    if (existing) return { session, created, messages, added: { added: false, existing } };
+    const quotaExceeded = exceededQuota(row, quota);
+    if (quotaExceeded) return { session, created, messages, added: { added: false, quotaExceeded } };
     // Not in this statement's snapshot: another request added it just after, and `addMessage` reads it.
-    return { session, created, messages, added: existing ? { added: false, existing } : await addMessage(session.id, add) };
+    return { session, created, messages, added: await addMessage(session.id, add, quota) };
   }
   throw new DeskpilotError('conflict', { detail: 'The conversation was deleted while it was being opened. Try again.' });
 }
@@ -108,17 +135,30 @@ export function createPostgresChatStore(client: SqlClient): ChatStore {
     return rows[0] ? toSession(rows[0]) : null;
   };
 
-  const addMessage: ChatStore['addMessage'] = async (sessionId, message) => {
+  const addMessage: ChatStore['addMessage'] = async (sessionId, message, quota): Promise<AddMessageResult> => {
     // Two attempts: the second only matters if the stored message vanished between the two statements.
     for (let attempt = 0; attempt < 2; attempt++) {
       const { rows } = await client.query(
-        `INSERT INTO deskpilot_chat_messages (session_id, id, message) VALUES ($1, $2, $3::jsonb)
-         ON CONFLICT (session_id, id) DO NOTHING RETURNING id`,
-        [sessionId, message.id, JSON.stringify(message)],
+        `WITH sizes AS (
+           SELECT CASE WHEN $4::bigint IS NULL THEN 0 ELSE ${conversationBytesSql} END AS conversation_bytes,
+             CASE WHEN $5::bigint IS NULL THEN 0 ELSE (SELECT coalesce(sum(m.bytes), 0) FROM deskpilot_chat_messages m JOIN deskpilot_chat_sessions s ON s.id = m.session_id
+               WHERE s.user_email = (SELECT user_email FROM deskpilot_chat_sessions WHERE id = $1)) END AS user_bytes,
+             octet_length($3::jsonb::text) AS message_bytes
+         ), added AS (
+           INSERT INTO deskpilot_chat_messages (session_id, id, message, bytes)
+           SELECT $1, $2, $3::jsonb, sizes.message_bytes FROM sizes
+           WHERE ($4::bigint IS NULL OR sizes.conversation_bytes + sizes.message_bytes <= $4)
+             AND ($5::bigint IS NULL OR sizes.user_bytes + sizes.message_bytes <= $5)
+           ON CONFLICT (session_id, id) DO NOTHING RETURNING id
+         )
+         SELECT EXISTS (SELECT FROM added) AS added, sizes.* FROM sizes`,
+        [sessionId, message.id, JSON.stringify(message), quota?.conversationBytes ?? null, quota?.userBytes ?? null],
       );
-      if (rows[0]) return { added: true };
+      if (rows[0]?.added === true) return { added: true };
       const stored = await client.query('SELECT message FROM deskpilot_chat_messages WHERE session_id = $1 AND id = $2', [sessionId, message.id]);
       if (stored.rows[0]) return { added: false, existing: readStoredRow('chat message', stored.rows[0]).json('message', isMessage, 'a UI message') };
+      const quotaExceeded = rows[0] && exceededQuota(rows[0], quota);
+      if (quotaExceeded) return { added: false, quotaExceeded };
     }
     throw new DeskpilotError('conflict', { detail: 'The message was deleted while it was being added. Try again.' });
   };
@@ -138,7 +178,7 @@ export function createPostgresChatStore(client: SqlClient): ChatStore {
       }
       throw new DeskpilotError('conflict', { detail: 'The conversation was deleted while it was being opened. Try again.' });
     },
-    openSession: (init, add) => openSession(client, init, add, addMessage),
+    openSession: (init, add, quota) => openSession(client, init, add, quota, addMessage),
     async saveTurn(sessionId, message, update) {
       // One statement, so both writes land or neither does.
       await client.query(saveTurnSql, [sessionId, message.id, JSON.stringify(message), update.lastTurnStatus, update.updatedAt]);
@@ -176,9 +216,9 @@ export function createPostgresChatStore(client: SqlClient): ChatStore {
       if (batch.size === 0) return;
       // Positions come from an identity column, assigned in array order (ORDER BY ordinal).
       await client.query(
-        `INSERT INTO deskpilot_chat_messages (session_id, id, message)
-         SELECT $1, item->>'id', item FROM jsonb_array_elements($2::jsonb) WITH ORDINALITY AS batch(item, ordinal) ORDER BY ordinal
-         ON CONFLICT (session_id, id) DO UPDATE SET message = excluded.message`,
+        `INSERT INTO deskpilot_chat_messages (session_id, id, message, bytes)
+         SELECT $1, item->>'id', item, octet_length(item::text) FROM jsonb_array_elements($2::jsonb) WITH ORDINALITY AS batch(item, ordinal) ORDER BY ordinal
+         ON CONFLICT (session_id, id) DO UPDATE SET message = excluded.message, bytes = excluded.bytes`,
         [sessionId, JSON.stringify([...batch.values()])],
       );
     },

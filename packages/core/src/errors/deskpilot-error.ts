@@ -10,6 +10,7 @@ export type ErrorCode =
   | 'method_not_allowed'
   | 'conflict'
   | 'payload_too_large'
+  | 'quota_exceeded'
   | 'unsupported_media_type'
   | 'rate_limited'
   | 'token_budget_exceeded'
@@ -32,6 +33,7 @@ export const errorStatus: Record<ErrorCode, number> = {
   method_not_allowed: 405,
   conflict: 409,
   payload_too_large: 413,
+  quota_exceeded: 413,
   unsupported_media_type: 415,
   rate_limited: 429,
   token_budget_exceeded: 429,
@@ -54,6 +56,7 @@ export const errorTitle: Record<ErrorCode, string> = {
   method_not_allowed: 'Method not allowed',
   conflict: 'Conflict',
   payload_too_large: 'Payload too large',
+  quota_exceeded: 'Storage quota exceeded',
   unsupported_media_type: 'Unsupported media type',
   rate_limited: 'Too many requests',
   token_budget_exceeded: 'Token budget used up',

@@ -371,5 +371,58 @@ export function testChatStore(make: () => ChatStore | Promise<ChatStore>): void 
       expect(await store.getMessages(session.id)).toEqual([question, continued, followUp]);
       expect((await store.getSession(session.id))!.lastTurnStatus).toBe('complete');
     });
+
+    // Storage quotas: sizes are the UTF-8 bytes of each message's JSON as the store writes it, so the
+    // cases leave a wide margin either side of each limit.
+    it('refuses a message past the conversation quota, nothing stored, and counts answers saved in place', async () => {
+      const store = await make();
+      const owner = `quota-${crypto.randomUUID()}@example.com`;
+      const quota = { conversationBytes: 3_000, userBytes: 1_000_000 };
+      const { session } = await store.getOrCreateSession(init({ userEmail: owner }));
+      expect(await store.addMessage(session.id, userMessage('a'.repeat(1_000)), quota)).toEqual({ added: true });
+      expect(await store.addMessage(session.id, userMessage('b'.repeat(1_000)), quota)).toEqual({ added: true });
+      const over = userMessage('c'.repeat(1_000));
+      expect(await store.addMessage(session.id, over, quota)).toEqual({ added: false, quotaExceeded: 'conversationBytes' });
+      expect(await store.getMessages(session.id)).toHaveLength(2);
+      // A known id is still answered with the stored message, whatever the quota.
+      const stored = (await store.getMessages(session.id))[0]!;
+      expect(await store.addMessage(session.id, stored, quota)).toEqual({ added: false, existing: stored });
+      // Without a quota nothing is refused; a message replaced in place counts at its new size.
+      const small = userMessage('d');
+      await store.addMessage(session.id, small);
+      await store.upsertMessages(session.id, [{ ...small, parts: [{ type: 'text', text: 'e'.repeat(5_000) }] }]);
+      expect(await store.addMessage(session.id, userMessage('f'), { conversationBytes: 7_000, userBytes: 1_000_000 })).toEqual({
+        added: false,
+        quotaExceeded: 'conversationBytes',
+      });
+    });
+
+    it("refuses a message past its user's quota across conversations, and leaves other users alone", async () => {
+      const store = await make();
+      const owner = `quota-${crypto.randomUUID()}@example.com`;
+      const quota = { conversationBytes: 1_000_000, userBytes: 3_000 };
+      const { session: first } = await store.getOrCreateSession(init({ userEmail: owner }));
+      const { session: second } = await store.getOrCreateSession(init({ userEmail: owner }));
+      expect(await store.addMessage(first.id, userMessage('a'.repeat(1_000)), quota)).toEqual({ added: true });
+      expect(await store.addMessage(second.id, userMessage('b'.repeat(1_000)), quota)).toEqual({ added: true });
+      expect(await store.addMessage(second.id, userMessage('c'.repeat(1_000)), quota)).toEqual({ added: false, quotaExceeded: 'userBytes' });
+      const { session: other } = await store.getOrCreateSession(init({ userEmail: `quota-${crypto.randomUUID()}@example.com` }));
+      expect(await store.addMessage(other.id, userMessage('d'.repeat(1_000)), quota)).toEqual({ added: true });
+    });
+
+    it('openSession (when the store has it) applies the quota to the message it adds', async (context) => {
+      const store = await make();
+      if (!store.openSession) return context.skip();
+      const first = init({ userEmail: `quota-${crypto.randomUUID()}@example.com` });
+      const quota = { conversationBytes: 2_000, userBytes: 1_000_000 };
+      const question = userMessage('a'.repeat(1_000));
+      expect((await store.openSession(first, question, quota)).added).toEqual({ added: true });
+      const refused = await store.openSession(first, userMessage('b'.repeat(1_500)), quota);
+      expect(refused.added).toEqual({ added: false, quotaExceeded: 'conversationBytes' });
+      expect(refused.messages).toEqual([question]);
+      expect(await store.getMessages(first.id)).toEqual([question]);
+      // The stored message sent again is a retry, not a quota matter.
+      expect((await store.openSession(first, question, quota)).added).toEqual({ added: false, existing: question });
+    });
   });
 }

@@ -61,8 +61,24 @@ export interface OpenSessionResult {
   added?: AddMessageResult;
 }
 
-/** Outcome of `addMessage`: saved, or the message already stored under that id (nothing changed). */
-export type AddMessageResult = { added: true } | { added: false; existing: UIMessage };
+/**
+ * Storage quotas a new message must fit: the bytes stored for its conversation, and for every
+ * conversation of the conversation's `userEmail`, with the message counted. A message's size is the
+ * UTF-8 length of its JSON as the store writes it.
+ */
+export interface StorageQuota {
+  conversationBytes: number;
+  userBytes: number;
+}
+
+/**
+ * Outcome of `addMessage`: saved; or the message already stored under that id (nothing changed); or
+ * refused because it does not fit a quota (nothing changed).
+ */
+export type AddMessageResult =
+  | { added: true; existing?: undefined; quotaExceeded?: undefined }
+  | { added: false; existing: UIMessage; quotaExceeded?: undefined }
+  | { added: false; existing?: undefined; quotaExceeded: keyof StorageQuota };
 
 /**
  * Storage port for conversations. Data in, data out; create-if-new is race-safe and every update is
@@ -84,8 +100,11 @@ export interface ChatStore {
   /**
    * Saves a message under a new id (appended). When the id is already stored in this conversation,
    * nothing changes and the stored message comes back: of concurrent calls with one id, exactly one adds.
+   * With a `quota`, a new message that would take the conversation or its user past it is refused
+   * (`quotaExceeded`); requests adding at the same moment may each pass, so the bound is the quota
+   * plus the messages in flight.
    */
-  addMessage(sessionId: string, message: UIMessage): Promise<AddMessageResult>;
+  addMessage(sessionId: string, message: UIMessage, quota?: StorageQuota): Promise<AddMessageResult>;
   /**
    * Saves messages by id: a new id is appended, a known id is replaced in place (its position kept).
    * Saving the same message twice stores it once.
@@ -93,10 +112,10 @@ export interface ChatStore {
   upsertMessages(sessionId: string, messages: UIMessage[]): Promise<void>;
   /**
    * Optional, one round trip where the store can: `getOrCreateSession`, then, when the caller owns
-   * the conversation, its messages and `addMessage(add)` if `add` is given. Without it the handler
+   * the conversation, its messages and `addMessage(add, quota)` if `add` is given. Without it the handler
    * makes the calls (`getMessages` only for a conversation that already existed).
    */
-  openSession?(init: Omit<ChatSessionRecord, 'version' | 'workingMemory' | 'lastTurnStatus'>, add?: UIMessage): Promise<OpenSessionResult>;
+  openSession?(init: Omit<ChatSessionRecord, 'version' | 'workingMemory' | 'lastTurnStatus'>, add?: UIMessage, quota?: StorageQuota): Promise<OpenSessionResult>;
   /**
    * Optional, one atomic write where the store can: `upsertMessages(sessionId, [message])` and
    * `updateSession(sessionId, { lastTurnStatus, updatedAt })` together — both or neither. Without it the

@@ -5,6 +5,7 @@ export type {
   ChatSessionUpdateResult,
   ChatStore,
   OpenSessionResult,
+  StorageQuota,
   TurnStatus,
   WorkingMemory,
   WorkingMemoryChange,

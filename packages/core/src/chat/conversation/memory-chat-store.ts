@@ -1,5 +1,6 @@
 import type { UIMessage } from 'ai';
-import type { ChatSessionRecord, ChatStore } from './chat-store.js';
+import { utf8ByteLength } from '../../validation/utf8-byte-length.js';
+import type { ChatSessionRecord, ChatStore, StorageQuota } from './chat-store.js';
 import { applyWorkingMemoryChange } from './working-memory.js';
 
 /** A {@link ChatStore} in process memory: for tests, demos and single-process servers. */
@@ -19,10 +20,35 @@ export function createMemoryChatStore(): MemoryChatStore {
   const sessions = new Map<string, ChatSessionRecord>();
   // A Map keeps insertion order and `set` on a known key keeps its place: exactly the upsert contract.
   const messagesBySession = new Map<string, Map<string, UIMessage>>();
+  // Bytes stored per message (what the quotas count), and the sums per conversation and per user.
+  const sizes = new Map<string, Map<string, number>>();
+  const conversationBytes = new Map<string, number>();
+  const userBytes = new Map<string, number>();
+  const sizeOf = (message: UIMessage) => utf8ByteLength(JSON.stringify(message));
+  const count = (sessionId: string, id: string, bytes: number) => {
+    let stored = sizes.get(sessionId);
+    if (!stored) sizes.set(sessionId, (stored = new Map()));
+    const delta = bytes - (stored.get(id) ?? 0);
+    stored.set(id, bytes);
+    conversationBytes.set(sessionId, (conversationBytes.get(sessionId) ?? 0) + delta);
+    const owner = sessions.get(sessionId)?.userEmail;
+    if (owner !== undefined) userBytes.set(owner, (userBytes.get(owner) ?? 0) + delta);
+  };
   const upsertInto = (sessionId: string, messages: UIMessage[]) => {
     let stored = messagesBySession.get(sessionId);
     if (!stored) messagesBySession.set(sessionId, (stored = new Map()));
-    for (const message of messages) stored.set(message.id, structuredClone(message));
+    for (const message of messages) {
+      stored.set(message.id, structuredClone(message));
+      count(sessionId, message.id, sizeOf(message));
+    }
+  };
+  /** The quota a new message of `bytes` would pass, if any. */
+  const exceeded = (sessionId: string, bytes: number, quota: StorageQuota | undefined): keyof StorageQuota | undefined => {
+    if (!quota) return undefined;
+    if ((conversationBytes.get(sessionId) ?? 0) + bytes > quota.conversationBytes) return 'conversationBytes';
+    const owner = sessions.get(sessionId)?.userEmail;
+    if (owner !== undefined && (userBytes.get(owner) ?? 0) + bytes > quota.userBytes) return 'userBytes';
+    return undefined;
   };
 
   const store: MemoryChatStore = {
@@ -43,12 +69,12 @@ export function createMemoryChatStore(): MemoryChatStore {
       sessions.set(session.id, session);
       return { session: structuredClone(session), created: true };
     },
-    async openSession(init, add) {
+    async openSession(init, add, quota) {
       const { session, created } = await store.getOrCreateSession(init);
       const owned = session.userEmail === init.userEmail && session.projectKey === init.projectKey;
       if (!owned) return { session, created, messages: null };
       const messages = await store.getMessages(session.id);
-      return add ? { session, created, messages, added: await store.addMessage(session.id, add) } : { session, created, messages };
+      return add ? { session, created, messages, added: await store.addMessage(session.id, add, quota) } : { session, created, messages };
     },
     async saveTurn(sessionId, message, update) {
       // No await in here: the two writes land together.
@@ -80,12 +106,17 @@ export function createMemoryChatStore(): MemoryChatStore {
     async getMessages(sessionId) {
       return [...(messagesBySession.get(sessionId)?.values() ?? [])].map((message) => structuredClone(message));
     },
-    async addMessage(sessionId, message) {
+    async addMessage(sessionId, message, quota) {
+      // No await in here: the quota check and the write cannot interleave with another add.
       let stored = messagesBySession.get(sessionId);
       if (!stored) messagesBySession.set(sessionId, (stored = new Map()));
       const existing = stored.get(message.id);
       if (existing) return { added: false, existing: structuredClone(existing) };
+      const bytes = sizeOf(message);
+      const quotaExceeded = exceeded(sessionId, bytes, quota);
+      if (quotaExceeded) return { added: false, quotaExceeded };
       stored.set(message.id, structuredClone(message));
+      count(sessionId, message.id, bytes);
       return { added: true };
     },
     async upsertMessages(sessionId, messages) {

@@ -24,6 +24,14 @@ export interface ChatLimits extends ChatContextLimits {
    * @default { mediaTypes: ['image/png', 'image/jpeg', 'image/gif', 'image/webp', 'application/pdf'], maxBytes: 524288, maxFiles: 4, allowSvg: false }
    */
   files?: { mediaTypes?: readonly string[]; maxBytes?: number; maxFiles?: number; allowSvg?: boolean };
+  /**
+   * Storage quotas, in UTF-8 bytes of the stored messages' JSON: per conversation, and per user
+   * (`userEmail`, all their conversations). A new user message that would pass one is refused with
+   * 413 `quota_exceeded` naming it, nothing stored; an answer is always saved (so a conversation may
+   * pass its quota by the answer in flight).
+   * @default { conversationBytes: 4194304 (4 MiB), userBytes: 67108864 (64 MiB) }
+   */
+  storage?: { conversationBytes?: number; userBytes?: number };
 }
 
 /** The default file policy of {@link ChatLimits.files}. */

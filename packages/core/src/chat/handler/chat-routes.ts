@@ -8,7 +8,7 @@ import type { ApprovalStore } from '../approval/approval-store.js';
 import type { ApprovalGate, ApprovalScope } from '../approval/create-approval-gate.js';
 import type { ContextBudget } from '../context/bound-model-input.js';
 import { buildInstructions } from '../context/build-instructions.js';
-import type { ChatStore } from '../conversation/chat-store.js';
+import type { ChatStore, StorageQuota } from '../conversation/chat-store.js';
 import { createChatStreamResponse } from '../stream/create-chat-stream-response.js';
 import { answerApprovals } from './answer-approvals.js';
 import { isUnsettledApproval, type ChatMessage } from './chat-message.js';
@@ -45,6 +45,8 @@ export interface ChatRouteDependencies {
   contextBudget: Required<ContextBudget>;
   /** The per-user token budget, when configured. */
   tokenBudget?: TokenBudget | undefined;
+  /** What a new user message must fit. */
+  storageQuota: StorageQuota;
   now: () => number;
   generateId: () => string;
   onError: (error: unknown) => void;
@@ -100,6 +102,7 @@ async function beginTurn(deps: ChatRouteDependencies, last: LastMessage, opened:
     message: last.message,
     added: opened.added,
     generateId: deps.generateId,
+    quota: deps.storageQuota,
   });
   if (!started.ok) throw started.error;
   return { kind: 'resumed', history: started.history, assistantId: started.assistantId, approvedCalls: new Map() };
@@ -148,7 +151,14 @@ async function runTurn(
 ): Promise<HttpResponse> {
   const { body, context, last, hold } = admitted;
   // The user's message is added as the conversation opens, where the store can (one round trip).
-  const opened = await openConversation({ store: deps.store, sessionId: body.sessionId, context, now: deps.now, add: last.kind === 'user' ? last.message : undefined });
+  const opened = await openConversation({
+    store: deps.store,
+    sessionId: body.sessionId,
+    context,
+    now: deps.now,
+    add: last.kind === 'user' ? last.message : undefined,
+    quota: deps.storageQuota,
+  });
   if (!opened.ok) throw opened.error;
   const { session } = opened;
   const scope: ApprovalScope = { chatSessionId: session.id, userEmail: context.userEmail, projectKey: context.projectKey, capabilities: context.capabilities };

@@ -242,6 +242,10 @@ function resolveDependencies(options: ChatHandlerOptions, logger: Logger, report
       defaultReserveTokens: estimateTokens(contextBudget.maxChars),
     }),
     contextBudget,
+    storageQuota: {
+      conversationBytes: positiveBudget(limits.storage?.conversationBytes ?? 4 * 1024 * 1024, 'limits.storage.conversationBytes'),
+      userBytes: positiveBudget(limits.storage?.userBytes ?? 64 * 1024 * 1024, 'limits.storage.userBytes'),
+    },
     now,
     generateId: options.generateId ?? (() => `msg_${base64url.encode(crypto.getRandomValues(new Uint8Array(16)))}`),
     onError,

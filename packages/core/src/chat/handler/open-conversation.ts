@@ -1,6 +1,6 @@
 import { DeskpilotError } from '../../errors/deskpilot-error.js';
 import type { ChatContext } from '../context/parse-chat-context.js';
-import type { AddMessageResult, ChatSessionRecord, ChatStore, OpenSessionResult } from '../conversation/chat-store.js';
+import type { AddMessageResult, ChatSessionRecord, ChatStore, OpenSessionResult, StorageQuota } from '../conversation/chat-store.js';
 import type { ChatMessage } from './chat-message.js';
 
 /** Options of {@link openConversation}. */
@@ -11,6 +11,8 @@ export interface OpenConversationOptions {
   now: () => number;
   /** The user's message, added in the same store call where the store can (see `added`). */
   add?: ChatMessage | undefined;
+  /** What `add` must fit. */
+  quota?: StorageQuota | undefined;
 }
 
 /**
@@ -38,7 +40,7 @@ export async function openConversation(options: OpenConversationOptions): Promis
   const { context, store } = options;
   const time = options.now();
   const init = { id: options.sessionId, userEmail: context.userEmail, projectKey: context.projectKey, createdAt: time, updatedAt: time };
-  const { session, created, messages, added } = store.openSession ? await store.openSession(init, options.add) : await openInTwoCalls(store, init);
+  const { session, created, messages, added } = store.openSession ? await store.openSession(init, options.add, options.quota) : await openInTwoCalls(store, init);
   if (messages === null || session.userEmail !== context.userEmail || session.projectKey !== context.projectKey) {
     return { ok: false, error: new DeskpilotError('forbidden', { detail: 'This conversation belongs to someone else.' }) };
   }

@@ -3,7 +3,7 @@ import { DeskpilotError } from '../../errors/deskpilot-error.js';
 import type { ApprovalStore } from '../approval/approval-store.js';
 import { canonicalJson } from '../approval/canonical-hash.js';
 import type { ApprovalGate } from '../approval/create-approval-gate.js';
-import type { AddMessageResult, ChatStore } from '../conversation/chat-store.js';
+import type { AddMessageResult, ChatStore, StorageQuota } from '../conversation/chat-store.js';
 import { denyAwaitingApprovals, isAwaitingApproval, type ChatMessage, type UserMessage } from './chat-message.js';
 
 /** Options of {@link startUserTurn}. */
@@ -25,6 +25,8 @@ export interface StartUserTurnOptions {
   added?: AddMessageResult | undefined;
   /** Id of the assistant message that will answer a new user message. */
   generateId: () => string;
+  /** What the message must fit when it is added here. */
+  quota?: StorageQuota | undefined;
 }
 
 /** The history to answer from and the id of the answer, or a `conflict` that changes nothing more. */
@@ -40,10 +42,11 @@ const conflict = (detail: string): StartUserTurnResult => ({ ok: false, error: n
  */
 export async function startUserTurn(options: StartUserTurnOptions): Promise<StartUserTurnResult> {
   const { store, sessionId, message: user } = options;
-  const saved = options.added ?? (await store.addMessage(sessionId, user));
+  const saved = options.added ?? (await store.addMessage(sessionId, user, options.quota));
   let current = options.stored;
   let assistantId = options.generateId();
-  if (!saved.added) {
+  if (saved.quotaExceeded) return { ok: false, error: quotaError(saved.quotaExceeded, options.quota) };
+  if (saved.existing) {
     // Another request may have added it since `stored` was read.
     if (!current.some((message) => message.id === user.id)) current = (await store.getMessages(sessionId)) as ChatMessage[];
     const index = current.findIndex((message) => message.id === user.id);
@@ -62,6 +65,18 @@ export async function startUserTurn(options: StartUserTurnOptions): Promise<Star
   const superseded = current.filter((message) => message.role === 'assistant' && message.parts.some(isAwaitingApproval)).map(denyAwaitingApprovals);
   if (superseded.length > 0) await store.upsertMessages(sessionId, superseded);
   return { ok: true, history: current.map((message) => superseded.find((replacement) => replacement.id === message.id) ?? message), assistantId };
+}
+
+/** The 413 naming the quota a message did not fit. */
+export function quotaError(quota: keyof StorageQuota, limits: StorageQuota | undefined): DeskpilotError {
+  const bytes = limits?.[quota];
+  const size = bytes === undefined ? '' : ` (${bytes} bytes)`;
+  return new DeskpilotError('quota_exceeded', {
+    detail:
+      quota === 'conversationBytes'
+        ? `This conversation has reached its storage quota${size}: start a new conversation.`
+        : `Your conversations have reached their storage quota${size}: delete some before starting more.`,
+  });
 }
 
 /** The user's message as it is stored: only the fields the schema checked (text, or a file's media type, name and data URL). */
