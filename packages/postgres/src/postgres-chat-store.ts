@@ -119,6 +119,36 @@ async function openSession(
   throw new DeskpilotError('conflict', { detail: 'The conversation was deleted while it was being opened. Try again.' });
 }
 
+// The message, when its id is new and it fits the quotas ($4 per conversation, $5 for the
+// conversation's user; null: none), and the sums the quotas were checked against.
+const addMessageSql = `WITH sizes AS (
+    SELECT CASE WHEN $4::bigint IS NULL THEN 0 ELSE ${conversationBytesSql} END AS conversation_bytes,
+      CASE WHEN $5::bigint IS NULL THEN 0 ELSE (SELECT coalesce(sum(m.bytes), 0) FROM deskpilot_chat_messages m JOIN deskpilot_chat_sessions s ON s.id = m.session_id
+        WHERE s.user_email = (SELECT user_email FROM deskpilot_chat_sessions WHERE id = $1)) END AS user_bytes,
+      octet_length($3::jsonb::text) AS message_bytes
+  ), added AS (
+    INSERT INTO deskpilot_chat_messages (session_id, id, message, bytes)
+    SELECT $1, $2, $3::jsonb, sizes.message_bytes FROM sizes
+    WHERE ($4::bigint IS NULL OR sizes.conversation_bytes + sizes.message_bytes <= $4)
+      AND ($5::bigint IS NULL OR sizes.user_bytes + sizes.message_bytes <= $5)
+    ON CONFLICT (session_id, id) DO NOTHING RETURNING id
+  )
+  SELECT EXISTS (SELECT FROM added) AS added, sizes.* FROM sizes`;
+
+/** `addMessage`: the message, when its id is new and it fits the quota (one statement), else why not. */
+async function addMessageTo(client: SqlClient, sessionId: string, message: UIMessage, quota: StorageQuota | undefined): Promise<AddMessageResult> {
+  // Two attempts: the second only matters if the stored message vanished between the two statements.
+  for (let attempt = 0; attempt < 2; attempt++) {
+    const { rows } = await client.query(addMessageSql, [sessionId, message.id, JSON.stringify(message), quota?.conversationBytes ?? null, quota?.userBytes ?? null]);
+    if (rows[0]?.added === true) return { added: true };
+    const stored = await client.query('SELECT message FROM deskpilot_chat_messages WHERE session_id = $1 AND id = $2', [sessionId, message.id]);
+    if (stored.rows[0]) return { added: false, existing: readStoredRow('chat message', stored.rows[0]).json('message', isMessage, 'a UI message') };
+    const quotaExceeded = rows[0] && exceededQuota(rows[0], quota);
+    if (quotaExceeded) return { added: false, quotaExceeded };
+  }
+  throw new DeskpilotError('conflict', { detail: 'The message was deleted while it was being added. Try again.' });
+}
+
 /**
  * Creates a {@link ChatStore} on Postgres or PGlite. Session creation is `INSERT … ON CONFLICT DO
  * NOTHING` (race-safe across replicas), updates carry the version in their `WHERE` clause, and
@@ -135,33 +165,7 @@ export function createPostgresChatStore(client: SqlClient): ChatStore {
     return rows[0] ? toSession(rows[0]) : null;
   };
 
-  const addMessage: ChatStore['addMessage'] = async (sessionId, message, quota): Promise<AddMessageResult> => {
-    // Two attempts: the second only matters if the stored message vanished between the two statements.
-    for (let attempt = 0; attempt < 2; attempt++) {
-      const { rows } = await client.query(
-        `WITH sizes AS (
-           SELECT CASE WHEN $4::bigint IS NULL THEN 0 ELSE ${conversationBytesSql} END AS conversation_bytes,
-             CASE WHEN $5::bigint IS NULL THEN 0 ELSE (SELECT coalesce(sum(m.bytes), 0) FROM deskpilot_chat_messages m JOIN deskpilot_chat_sessions s ON s.id = m.session_id
-               WHERE s.user_email = (SELECT user_email FROM deskpilot_chat_sessions WHERE id = $1)) END AS user_bytes,
-             octet_length($3::jsonb::text) AS message_bytes
-         ), added AS (
-           INSERT INTO deskpilot_chat_messages (session_id, id, message, bytes)
-           SELECT $1, $2, $3::jsonb, sizes.message_bytes FROM sizes
-           WHERE ($4::bigint IS NULL OR sizes.conversation_bytes + sizes.message_bytes <= $4)
-             AND ($5::bigint IS NULL OR sizes.user_bytes + sizes.message_bytes <= $5)
-           ON CONFLICT (session_id, id) DO NOTHING RETURNING id
-         )
-         SELECT EXISTS (SELECT FROM added) AS added, sizes.* FROM sizes`,
-        [sessionId, message.id, JSON.stringify(message), quota?.conversationBytes ?? null, quota?.userBytes ?? null],
-      );
-      if (rows[0]?.added === true) return { added: true };
-      const stored = await client.query('SELECT message FROM deskpilot_chat_messages WHERE session_id = $1 AND id = $2', [sessionId, message.id]);
-      if (stored.rows[0]) return { added: false, existing: readStoredRow('chat message', stored.rows[0]).json('message', isMessage, 'a UI message') };
-      const quotaExceeded = rows[0] && exceededQuota(rows[0], quota);
-      if (quotaExceeded) return { added: false, quotaExceeded };
-    }
-    throw new DeskpilotError('conflict', { detail: 'The message was deleted while it was being added. Try again.' });
-  };
+  const addMessage: ChatStore['addMessage'] = (sessionId, message, quota) => addMessageTo(client, sessionId, message, quota);
 
   return {
     async getOrCreateSession(init) {

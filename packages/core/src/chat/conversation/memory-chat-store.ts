@@ -3,6 +3,44 @@ import { utf8ByteLength } from '../../validation/utf8-byte-length.js';
 import type { ChatSessionRecord, ChatStore, StorageQuota } from './chat-store.js';
 import { applyWorkingMemoryChange } from './working-memory.js';
 
+/** The fields of a new record that `init` gives (and nothing else a caller's object may carry). */
+const pick = ({ id, userEmail, projectKey, createdAt, updatedAt }: Parameters<ChatStore['getOrCreateSession']>[0]) => ({
+  id,
+  userEmail,
+  projectKey,
+  createdAt,
+  updatedAt,
+});
+
+const sizeOf = (message: UIMessage) => utf8ByteLength(JSON.stringify(message));
+
+/** Bytes stored per message (what the storage quotas count), and their sums per conversation and per user. */
+function createSizeLedger(ownerOf: (sessionId: string) => string | undefined) {
+  const sizes = new Map<string, Map<string, number>>();
+  const conversationBytes = new Map<string, number>();
+  const userBytes = new Map<string, number>();
+  return {
+    /** Records `id`'s size in `sessionId` (replacing what it was). */
+    count(sessionId: string, id: string, bytes: number) {
+      let stored = sizes.get(sessionId);
+      if (!stored) sizes.set(sessionId, (stored = new Map()));
+      const delta = bytes - (stored.get(id) ?? 0);
+      stored.set(id, bytes);
+      conversationBytes.set(sessionId, (conversationBytes.get(sessionId) ?? 0) + delta);
+      const owner = ownerOf(sessionId);
+      if (owner !== undefined) userBytes.set(owner, (userBytes.get(owner) ?? 0) + delta);
+    },
+    /** The quota a new message of `bytes` would pass, if any. */
+    exceeded(sessionId: string, bytes: number, quota: StorageQuota | undefined): keyof StorageQuota | undefined {
+      if (!quota) return undefined;
+      if ((conversationBytes.get(sessionId) ?? 0) + bytes > quota.conversationBytes) return 'conversationBytes';
+      const owner = ownerOf(sessionId);
+      if (owner !== undefined && (userBytes.get(owner) ?? 0) + bytes > quota.userBytes) return 'userBytes';
+      return undefined;
+    },
+  };
+}
+
 /** A {@link ChatStore} in process memory: for tests, demos and single-process servers. */
 export interface MemoryChatStore extends ChatStore {
   /** Every stored session in creation order, and messages by session id (copies), for inspection in tests. */
@@ -20,35 +58,14 @@ export function createMemoryChatStore(): MemoryChatStore {
   const sessions = new Map<string, ChatSessionRecord>();
   // A Map keeps insertion order and `set` on a known key keeps its place: exactly the upsert contract.
   const messagesBySession = new Map<string, Map<string, UIMessage>>();
-  // Bytes stored per message (what the quotas count), and the sums per conversation and per user.
-  const sizes = new Map<string, Map<string, number>>();
-  const conversationBytes = new Map<string, number>();
-  const userBytes = new Map<string, number>();
-  const sizeOf = (message: UIMessage) => utf8ByteLength(JSON.stringify(message));
-  const count = (sessionId: string, id: string, bytes: number) => {
-    let stored = sizes.get(sessionId);
-    if (!stored) sizes.set(sessionId, (stored = new Map()));
-    const delta = bytes - (stored.get(id) ?? 0);
-    stored.set(id, bytes);
-    conversationBytes.set(sessionId, (conversationBytes.get(sessionId) ?? 0) + delta);
-    const owner = sessions.get(sessionId)?.userEmail;
-    if (owner !== undefined) userBytes.set(owner, (userBytes.get(owner) ?? 0) + delta);
-  };
+  const sizes = createSizeLedger((sessionId) => sessions.get(sessionId)?.userEmail);
   const upsertInto = (sessionId: string, messages: UIMessage[]) => {
     let stored = messagesBySession.get(sessionId);
     if (!stored) messagesBySession.set(sessionId, (stored = new Map()));
     for (const message of messages) {
       stored.set(message.id, structuredClone(message));
-      count(sessionId, message.id, sizeOf(message));
+      sizes.count(sessionId, message.id, sizeOf(message));
     }
-  };
-  /** The quota a new message of `bytes` would pass, if any. */
-  const exceeded = (sessionId: string, bytes: number, quota: StorageQuota | undefined): keyof StorageQuota | undefined => {
-    if (!quota) return undefined;
-    if ((conversationBytes.get(sessionId) ?? 0) + bytes > quota.conversationBytes) return 'conversationBytes';
-    const owner = sessions.get(sessionId)?.userEmail;
-    if (owner !== undefined && (userBytes.get(owner) ?? 0) + bytes > quota.userBytes) return 'userBytes';
-    return undefined;
   };
 
   const store: MemoryChatStore = {
@@ -56,16 +73,7 @@ export function createMemoryChatStore(): MemoryChatStore {
       // No await between the check and the write: concurrent calls cannot both create.
       const existing = sessions.get(init.id);
       if (existing) return { session: structuredClone(existing), created: false };
-      const session: ChatSessionRecord = {
-        id: init.id,
-        userEmail: init.userEmail,
-        projectKey: init.projectKey,
-        workingMemory: {},
-        lastTurnStatus: null,
-        createdAt: init.createdAt,
-        updatedAt: init.updatedAt,
-        version: 1,
-      };
+      const session: ChatSessionRecord = { ...pick(init), workingMemory: {}, lastTurnStatus: null, version: 1 };
       sessions.set(session.id, session);
       return { session: structuredClone(session), created: true };
     },
@@ -113,10 +121,10 @@ export function createMemoryChatStore(): MemoryChatStore {
       const existing = stored.get(message.id);
       if (existing) return { added: false, existing: structuredClone(existing) };
       const bytes = sizeOf(message);
-      const quotaExceeded = exceeded(sessionId, bytes, quota);
+      const quotaExceeded = sizes.exceeded(sessionId, bytes, quota);
       if (quotaExceeded) return { added: false, quotaExceeded };
       stored.set(message.id, structuredClone(message));
-      count(sessionId, message.id, bytes);
+      sizes.count(sessionId, message.id, bytes);
       return { added: true };
     },
     async upsertMessages(sessionId, messages) {

@@ -13,7 +13,7 @@ import { resolveChatGrantPolicy, type ChatGrantPolicy } from '../context/chat-gr
 import { createGrantSessionCheck, type GrantSessionsOptions } from '../context/grant-sessions.js';
 import type { ContextBudget } from '../context/bound-model-input.js';
 import { createTokenBudget, estimateTokens, type TokenBudgetOptions } from './token-budget.js';
-import type { ChatStore } from '../conversation/chat-store.js';
+import type { ChatStore, StorageQuota } from '../conversation/chat-store.js';
 import { builtinChatTools } from '../tools/builtin-tools.js';
 import type { ChatToolDefinition } from '../tools/chat-tool.js';
 import { createChatCors, type ChatCorsOptions } from './chat-cors.js';
@@ -168,6 +168,14 @@ function positiveBudget(value: number, name: string): number {
   return value;
 }
 
+/** The storage quotas of `limits`, with their defaults. */
+function storageQuotaOf(limits: ChatLimits): StorageQuota {
+  return {
+    conversationBytes: positiveBudget(limits.storage?.conversationBytes ?? 4 * 1024 * 1024, 'limits.storage.conversationBytes'),
+    userBytes: positiveBudget(limits.storage?.userBytes ?? 64 * 1024 * 1024, 'limits.storage.userBytes'),
+  };
+}
+
 function resolveDependencies(options: ChatHandlerOptions, logger: Logger, reportError: (error: unknown) => void): ChatRouteDependencies {
   const emit = createEventEmitter(options.onEvent, reportError);
   // A store's failure is also an event: the operator counts outages, not only reads them.
@@ -242,10 +250,7 @@ function resolveDependencies(options: ChatHandlerOptions, logger: Logger, report
       defaultReserveTokens: estimateTokens(contextBudget.maxChars),
     }),
     contextBudget,
-    storageQuota: {
-      conversationBytes: positiveBudget(limits.storage?.conversationBytes ?? 4 * 1024 * 1024, 'limits.storage.conversationBytes'),
-      userBytes: positiveBudget(limits.storage?.userBytes ?? 64 * 1024 * 1024, 'limits.storage.userBytes'),
-    },
+    storageQuota: storageQuotaOf(limits),
     now,
     generateId: options.generateId ?? (() => `msg_${base64url.encode(crypto.getRandomValues(new Uint8Array(16)))}`),
     onError,
