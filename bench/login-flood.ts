@@ -6,8 +6,9 @@
 // answered, for the whole measured period (an attacker with thousands of addresses). Meanwhile real
 // users sign in with the right password, one every 500 ms, each from an address of its own, as a
 // well-behaved client does: a 503 is tried again after its Retry-After. Each sign-in is timed from its
-// first try to its 201, and its first answer counted. The server's peak RSS (VmHWM, reset right
-// before the flood: a first start's initdb peaks higher) is read after each run. Run alone: `npm exec -w bench -- node login-flood.ts` (≈ 3 min).
+// first try to its 201, and its first answer counted. The bounded server runs twice: users on a new
+// browser, and users on a browser they signed in from before (its device cookie: the priority lane). The server's peak RSS (VmHWM, reset right
+// before the flood: a first start's initdb peaks higher) is read after each run. Run alone: `npm exec -w bench -- node login-flood.ts` (≈ 4 min).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -29,12 +30,15 @@ const requestTimeoutMs = 120_000;
 interface Mode {
   name: string;
   env: Record<string, string>;
+  /** The real users sign in from a browser that signed in before (it sends the device cookie it got). */
+  knownBrowser: boolean;
 }
 type Scenario = 'burst' | 'sustained';
 const scenarios: Scenario[] = ['burst', 'sustained'];
 const modes: Mode[] = [
-  { name: 'unbounded (LOGIN_HASH_CONCURRENCY=0, the release before)', env: { LOGIN_HASH_CONCURRENCY: '0' } },
-  { name: 'bounded (the default)', env: {} },
+  { name: 'unbounded (LOGIN_HASH_CONCURRENCY=0, the release before)', env: { LOGIN_HASH_CONCURRENCY: '0' }, knownBrowser: false },
+  { name: 'bounded, users on a new browser', env: {}, knownBrowser: false },
+  { name: 'bounded, users on a browser they signed in from before', env: {}, knownBrowser: true },
 ];
 
 async function freePort(): Promise<number> {
@@ -65,7 +69,10 @@ async function startServer(mode: Mode, directory: string): Promise<{ child: Chil
   const url = `http://127.0.0.1:${port}`;
   for (let attempt = 0; attempt < 600; attempt++) {
     if (child.exitCode !== null) throw new Error(`the session server exited with ${child.exitCode}`);
-    const ready = await fetch(`${url}/readyz`).then((response) => response.ok, () => false);
+    const ready = await fetch(`${url}/readyz`).then(
+      (response) => response.ok,
+      () => false,
+    );
     if (ready) return { child, url };
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
@@ -76,24 +83,34 @@ async function startServer(mode: Mode, directory: string): Promise<{ child: Chil
 const peakRss = (pid: number) => Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) * 1024;
 const rss = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) * 1024;
 
-async function login(url: string, email: string, password: string, address: string): Promise<{ status: number; ms: number; retryAfter: string | null }> {
+async function login(
+  url: string,
+  email: string,
+  password: string,
+  address: string,
+  cookie?: string,
+): Promise<{ status: number; ms: number; retryAfter: string | null; device: string | undefined }> {
   const started = performance.now();
   const response = await fetch(`${url}/sessions`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-forwarded-for': address },
+    headers: { 'content-type': 'application/json', 'x-forwarded-for': address, ...(cookie ? { cookie } : {}) },
     body: JSON.stringify({ email, password }),
     signal: AbortSignal.timeout(requestTimeoutMs),
   }).catch(() => undefined);
   await response?.arrayBuffer();
-  return { status: response?.status ?? 0, ms: performance.now() - started, retryAfter: response?.headers.get('retry-after') ?? null };
+  const device = response?.headers
+    .getSetCookie()
+    .find((setCookie) => setCookie.startsWith('deskpilot_device='))
+    ?.split(';')[0];
+  return { status: response?.status ?? 0, ms: performance.now() - started, retryAfter: response?.headers.get('retry-after') ?? null, device };
 }
 
 /** A real user's sign-in as a well-behaved client makes it: a 503 is tried again after its Retry-After (at most 20 tries). */
-async function signIn(url: string, address: string): Promise<{ status: number; firstStatus: number; ms: number }> {
+async function signIn(url: string, address: string, device: string | undefined): Promise<{ status: number; firstStatus: number; ms: number }> {
   const started = performance.now();
   let first: number | undefined;
   for (let attempt = 0; attempt < 20; attempt++) {
-    const outcome = await login(url, 'alice@example.com', 'alice-demo-password', address);
+    const outcome = await login(url, 'alice@example.com', 'alice-demo-password', address, device);
     first ??= outcome.status;
     if (outcome.status !== 503) return { status: outcome.status, firstStatus: first, ms: performance.now() - started };
     await new Promise((resolve) => setTimeout(resolve, Number(outcome.retryAfter ?? '1') * 1000));
@@ -120,8 +137,11 @@ async function runMode(mode: Mode, scenario: Scenario): Promise<ModeResult> {
   const directory = mkdtempSync(join(tmpdir(), 'deskpilot-login-flood-'));
   const { child, url } = await startServer(mode, directory);
   try {
-    // Warm up: one sign-in, so the first one measured is not the first one run.
-    await login(url, 'alice@example.com', 'alice-demo-password', '203.0.113.250');
+    // Warm up: one sign-in, so the first one measured is not the first one run; its device cookie is
+    // what a browser that signed in before sends.
+    const warmUp = await login(url, 'alice@example.com', 'alice-demo-password', '203.0.113.250');
+    const device = mode.knownBrowser ? warmUp.device : undefined;
+    if (mode.knownBrowser && !device) throw new Error('the session server set no device cookie');
     const baselineRssBytes = rss(child.pid!);
     writeFileSync(`/proc/${child.pid}/clear_refs`, '5');
     const floodStatuses: Record<string, number> = {};
@@ -144,7 +164,7 @@ async function runMode(mode: Mode, scenario: Scenario): Promise<ModeResult> {
     const user: Array<{ status: number; firstStatus: number; ms: number }> = [];
     const pending: Array<Promise<void>> = [];
     for (let tick = 0; performance.now() < until && tick < 10_000; tick++) {
-      pending.push(signIn(url, `203.0.113.${tick % 250}`).then((outcome) => void user.push(outcome)));
+      pending.push(signIn(url, `203.0.113.${tick % 250}`, device).then((outcome) => void user.push(outcome)));
       await new Promise((resolve) => setTimeout(resolve, userEveryMs));
     }
     await Promise.all([flood, ...pending]);

@@ -25,9 +25,10 @@ const pendingStatic: string[] = [];
 
 /**
  * Core files in the root graph that may name Node globals: scrypt's hashes are decoded with `Buffer`
- * (only where node:crypto loaded, and those hosts have it).
+ * (only where node:crypto loaded, and those hosts have it); the hash gate reads libuv's
+ * `UV_THREADPOOL_SIZE` from `process.env` where there is one (optional chaining elsewhere).
  */
-const allowedNodeGlobals = ['session/password.ts'];
+const allowedNodeGlobals = ['session/create-hash-gate.ts', 'session/password.ts'];
 
 interface NodeImport {
   edge: string;

@@ -119,6 +119,7 @@ const rootTypes = [
   'DeskpilotErrorOptions',
   'DeskpilotEvent',
   'DeskpilotEventListener',
+  'DeviceCookieOptions',
   'ErrorCode',
   'FetchSessionOptions',
   'FieldError',

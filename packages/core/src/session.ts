@@ -74,6 +74,7 @@ export {
   verifyPassword,
   type Account,
   type Credentials,
+  type DeviceCookieOptions,
   type HashGate,
   type HashGateOptions,
   type HashGatePass,

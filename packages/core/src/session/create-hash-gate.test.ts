@@ -41,6 +41,20 @@ describe('createHashGate', () => {
     expect(most).toBe(4);
   });
 
+  it('serves the priority lane first, each lane with its own queue', async () => {
+    const gate = createHashGate({ maxInFlight: 1, maxQueued: 1 });
+    const running = await gate.enter()!;
+    const order: string[] = [];
+    const ordinary = gate.enter()!.then((pass) => (order.push('ordinary'), pass));
+    expect(gate.enter()).toBeNull();
+    const known = gate.enter({ priority: true })!.then((pass) => (order.push('known'), pass));
+    expect(gate.enter({ priority: true })).toBeNull();
+    running.release();
+    (await known).release();
+    (await ordinary).release();
+    expect(order).toEqual(['known', 'ordinary']);
+  });
+
   it('defaults to the thread pool and the cores, twice that queued, and refuses bad sizes', () => {
     const gate = createHashGate();
     expect(gate.load).toEqual({ inFlight: 0, queued: 0 });

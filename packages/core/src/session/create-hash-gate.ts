@@ -7,7 +7,10 @@ export interface HashGateOptions {
    * @default the smaller of libuv's thread pool size (`UV_THREADPOOL_SIZE`, 4) and the cores
    */
   maxInFlight?: number;
-  /** Password checks waiting for a place; one more is refused at once, before any work. @default 2 × maxInFlight */
+  /**
+   * Password checks waiting for a place, in each lane (ordinary, and priority); one more is refused at
+   * once, before any work. @default 2 × maxInFlight
+   */
   maxQueued?: number;
 }
 
@@ -16,8 +19,11 @@ export type HashGatePass = { release(): void };
 
 /** Bounds the password checks of a process: a few at once, a short queue, and a refusal past it. */
 export interface HashGate {
-  /** A place, once one is free; null at once when the queue is full (answer 503 with `Retry-After`). */
-  enter(): Promise<HashGatePass> | null;
+  /**
+   * A place, once one is free; null at once when the lane's queue is full (answer 503 with
+   * `Retry-After`). `priority` (a known device) waits in a lane of its own, served first.
+   */
+  enter(options?: { priority?: boolean }): Promise<HashGatePass> | null;
   /** Checks running and waiting now. */
   readonly load: { inFlight: number; queued: number };
 }
@@ -47,30 +53,32 @@ export function createHashGate(options: HashGateOptions = {}): HashGate {
   if (!Number.isSafeInteger(maxQueued) || maxQueued < 0) throw new TypeError('maxQueued must be a non-negative integer');
   let inFlight = 0;
   const waiting: Array<(pass: HashGatePass) => void> = [];
+  const waitingFirst: Array<(pass: HashGatePass) => void> = [];
   const pass = (): HashGatePass => {
     let released = false;
     return {
       release() {
         if (released) return;
         released = true;
-        // The place goes to the first in line, or is freed.
-        const next = waiting.shift();
+        // The place goes to the first in line, the priority lane's first, or is freed.
+        const next = waitingFirst.shift() ?? waiting.shift();
         if (next) next(pass());
         else inFlight--;
       },
     };
   };
   return {
-    enter() {
+    enter(options) {
       if (inFlight < maxInFlight) {
         inFlight++;
         return Promise.resolve(pass());
       }
-      if (waiting.length >= maxQueued) return null;
-      return new Promise((resolve) => waiting.push(resolve));
+      const lane = options?.priority ? waitingFirst : waiting;
+      if (lane.length >= maxQueued) return null;
+      return new Promise((resolve) => lane.push(resolve));
     },
     get load() {
-      return { inFlight, queued: waiting.length };
+      return { inFlight, queued: waiting.length + waitingFirst.length };
     },
   };
 }

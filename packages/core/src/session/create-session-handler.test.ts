@@ -38,8 +38,10 @@ describe('POST /sessions (login)', () => {
     expect(response.status).toBe(201);
     expect(response.headers.get('cache-control')).toBe('no-store');
     const cookies = response.headers.getSetCookie();
-    expect(cookies).toHaveLength(1);
+    // One session cookie, then the device cookie (nothing readable in it).
+    expect(cookies).toHaveLength(2);
     expect(cookies[0]).toMatch(/^deskpilot_session=[\w-]{22}\.[\w-]{43}; Max-Age=43200; Path=\/; HttpOnly; Secure; SameSite=Lax$/);
+    expect(cookies[1]).toMatch(/^deskpilot_device=[0-9a-z]+\.[\w-]{22}\.[\w-]{43}; Max-Age=2592000; Path=\/; HttpOnly; Secure; SameSite=Lax$/);
     const text = await response.text();
     expect(text).not.toContain(cookies[0]!.split(';')[0]!.split('=')[1]!.split('.')[1]);
     expect(JSON.parse(text)).toMatchObject({ user: { email: 'alice@example.com' }, projectKey: 'acme-b2c', role: 'admin' });
@@ -200,6 +202,36 @@ describe('login throttling', () => {
     (await waiting).release();
     expect(hashGate.load).toEqual({ inFlight: 0, queued: 0 });
     expect((await post(alice)).status).toBe(201);
+  });
+
+  it('lets a browser the account signed in from before wait ahead of a full queue of unknown clients', async () => {
+    const hashGate = createHashGate({ maxInFlight: 1, maxQueued: 1 });
+    const { service } = await createTestSessions({ hashGate });
+    const handler = createSessionHandler({ service, allowedOrigins: [studio] });
+    const post = (body: object, cookie?: string) =>
+      handler.fetch(
+        new Request('http://sessions.test/sessions', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...(cookie ? { cookie } : {}) },
+          body: JSON.stringify(body),
+        }),
+        { clientAddress: '192.0.2.1' },
+      );
+    const first = await post(alice);
+    const device = first.headers.getSetCookie()[1]!.split(';')[0]!;
+    // The gate full of unknown clients: one check running, one waiting.
+    const running = (await hashGate.enter())!;
+    const waiting = hashGate.enter()!;
+    expect((await post(alice)).status).toBe(503);
+    // Another account's device cookie is not this one's.
+    const bobs = (await post(bob)).status;
+    expect(bobs).toBe(503);
+    const known = post(alice, device);
+    // It waits in the priority lane, behind the running check and ahead of the waiting one.
+    await expect.poll(() => hashGate.load.queued).toBe(2);
+    running.release();
+    expect((await known).status).toBe(201);
+    (await waiting).release();
   });
 
   it('does not let a third party at one address lock a user out', async () => {

@@ -9,6 +9,8 @@ import { createSecretHasher, createSessionToken, secureRandomBytes, type RandomB
 import type { UserDirectory } from './user-directory.js';
 import { verifyCredentials } from './verify-credentials.js';
 import { createHashGate, type HashGate } from './create-hash-gate.js';
+import { createDeviceCookie, type DeviceCookieOptions } from './device-cookie.js';
+import { normalizeEmail } from './user-directory.js';
 import { DeskpilotError } from '../errors/deskpilot-error.js';
 import { withStoreSpans } from '../telemetry/spans.js';
 import { consoleLogger, type Logger } from '../logging/logger.js';
@@ -45,6 +47,13 @@ export interface SessionServiceOptions {
    * @default createHashGate(): as many at once as the thread pool and the cores allow, twice that waiting
    */
   hashGate?: HashGate | false;
+  /**
+   * The device cookie (`<prefix>_device`, see `createDeviceCookie`): issued with every sign-in, bound
+   * to the account's email; a sign-in that carries one for its email waits in the hash gate's
+   * priority lane, ahead of unknown clients. `false` issues none.
+   * @default { key: pepper (else random per process), maxAgeSeconds: 2592000 }
+   */
+  deviceCookie?: DeviceCookieOptions | false;
   /** Clock in epoch milliseconds. @default Date.now */
   now?: () => number;
   /** Random source for tokens. @default crypto.getRandomValues */
@@ -71,7 +80,8 @@ export interface LoginInput {
 
 /** Outcome of a login: data, never an exception. */
 export type LoginResult =
-  | { ok: true; session: Session; setCookie: string }
+  /** `setDeviceCookie`, when device cookies are on: the `Set-Cookie` value to send beside `setCookie`. */
+  | { ok: true; session: Session; setCookie: string; setDeviceCookie?: string }
   | { ok: false; reason: 'invalid_credentials' | 'forbidden' }
   /** Too many password checks under way in this process: nothing was checked; try again shortly. */
   | { ok: false; reason: 'busy' };
@@ -114,6 +124,7 @@ export function createSessionService(options: SessionServiceOptions): SessionSer
   const { store, directory, cookie } = context;
   const credentialOptions = { passwordHash: options.passwordHash };
   const hashGate = options.hashGate === false ? undefined : (options.hashGate ?? createHashGate());
+  const device = deviceCookieOf(options, context.now);
   const issue = (base: SessionBase, now: number) => issueSession(context, base, now);
 
   return {
@@ -121,15 +132,12 @@ export function createSessionService(options: SessionServiceOptions): SessionSer
     resolve: (cookieHeader) => resolveSession(cookieHeader, context),
 
     async login(input) {
-      const entering = hashGate?.enter();
-      if (entering === null) return { ok: false, reason: 'busy' };
-      const pass = await entering;
-      let account;
-      try {
-        account = await verifyCredentials(directory, input.email, input.password, credentialOptions);
-      } finally {
-        pass?.release();
-      }
+      // A browser this account signed in from before waits ahead of unknown clients (a flood).
+      const email = normalizeEmail(input.email);
+      const account = await checkCredentials(hashGate, device?.recognizes(input.cookieHeader, email) ?? false, () =>
+        verifyCredentials(directory, input.email, input.password, credentialOptions),
+      );
+      if (account === 'busy') return { ok: false, reason: 'busy' };
       if (!account) return { ok: false, reason: 'invalid_credentials' };
       const membership = input.projectKey === undefined ? account.memberships[0] : findMembership(account, input.projectKey);
       if (!membership) return { ok: false, reason: 'forbidden' };
@@ -151,7 +159,8 @@ export function createSessionService(options: SessionServiceOptions): SessionSer
         now,
       );
       await store.create(record);
-      return { ok: true, session: toSession(record, account, membership), setCookie };
+      const session = toSession(record, account, membership);
+      return { ok: true, session, setCookie, ...(device ? { setDeviceCookie: device.issue(email) } : {}) };
     },
 
     async selectProject(cookieHeader, target) {
@@ -198,6 +207,31 @@ export function createSessionService(options: SessionServiceOptions): SessionSer
 }
 
 /** The service's options, normalised and checked once: what every operation runs on. */
+/** The service's device cookie, unless turned off. */
+function deviceCookieOf(options: SessionServiceOptions, now: () => number) {
+  if (options.deviceCookie === false) return undefined;
+  return createDeviceCookie({
+    prefix: options.cookie?.prefix ?? 'deskpilot',
+    secure: options.cookie?.secure ?? true,
+    key: options.deviceCookie?.key ?? options.pepper,
+    maxAgeSeconds: options.deviceCookie?.maxAgeSeconds,
+    now,
+    randomBytes: options.randomBytes,
+  });
+}
+
+/** Runs the password check through the gate: `busy` at once when its lane is full. */
+async function checkCredentials<T>(gate: HashGate | undefined, priority: boolean, check: () => Promise<T>): Promise<T | 'busy'> {
+  const entering = gate?.enter({ priority });
+  if (entering === null) return 'busy';
+  const pass = await entering;
+  try {
+    return await check();
+  } finally {
+    pass?.release();
+  }
+}
+
 function resolveSessionContext(options: SessionServiceOptions): SessionContext {
   return {
     // Each call a span of its own when the host traces (OpenTelemetry); a no-op otherwise.

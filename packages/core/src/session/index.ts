@@ -8,6 +8,7 @@ export {
 } from './create-session-service.js';
 export type { SessionContext } from './session-context.js';
 export { createHashGate, type HashGate, type HashGateOptions, type HashGatePass } from './create-hash-gate.js';
+export type { DeviceCookieOptions } from './device-cookie.js';
 export { resolveSession, authenticateToken, type AuthenticatedSession, type ResolvedSession } from './resolve-session.js';
 export { createSessionHandler, type SessionHandler, type SessionHandlerOptions } from './create-session-handler.js';
 export { toSession, findMembership, type Session } from './session.js';

@@ -88,7 +88,8 @@ export async function serveLogin(deps: SessionRouteDependencies, request: HttpRe
   const email = normalizeEmail(body.email);
   deps.emit({ type: 'login', outcome: result.ok ? 'succeeded' : result.reason, email });
   if (!result.ok) throw loginRefusal[result.reason]();
-  return withCookie(jsonResponse(201, result.session), result.setCookie);
+  const response = withCookie(jsonResponse(201, result.session), result.setCookie);
+  return result.setDeviceCookie ? withCookie(response, result.setDeviceCookie) : response;
 }
 
 /** `DELETE /sessions`: revokes every session of the cookie's user. */

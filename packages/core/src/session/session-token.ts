@@ -59,7 +59,7 @@ export function verifySecret(secret: string, storedDigest: string, hashSecret: S
  * telling an attacker how much of a digest they got right. Both sides are base64url digests (ASCII)
  * whose length is public, so every character is visited and the differences are OR-ed together.
  */
-function equalInConstantTime(presented: string, stored: string): boolean {
+export function equalInConstantTime(presented: string, stored: string): boolean {
   if (presented.length !== stored.length) return false;
   let difference = 0;
   for (let index = 0; index < presented.length; index++) difference |= presented.charCodeAt(index) ^ stored.charCodeAt(index);
