@@ -49,6 +49,8 @@ describe('chatContextFor', () => {
       projectKey: 'acme-b2c',
       businessType: 'b2c',
       capabilities: capabilitiesFor('admin'),
+      // Bound to the session it was built from: a chat service that sees the session store refuses it once that ends.
+      sessionId: session('admin').id,
     });
     await expect(verifyChatGrant(context.grant, 'another-secret-that-is-32-chars-long')).rejects.toMatchObject({ code: 'unauthenticated' });
   });

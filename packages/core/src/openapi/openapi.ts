@@ -51,7 +51,12 @@ function problems(codes: readonly ErrorCode[]) {
 }
 
 const json = (schema: unknown) => ({ 'application/json': { schema } });
-const setCookie = { 'Set-Cookie': { description: 'The session cookie (HttpOnly, Secure unless configured off, SameSite=Lax).', schema: { type: 'string' } } };
+const setCookie = {
+  'Set-Cookie': {
+    description: 'The session cookie (HttpOnly, Secure unless configured off, SameSite=Lax); at sign-in also the device cookie (`<prefix>_device`).',
+    schema: { type: 'string' },
+  },
+};
 const cleared = { description: 'Signed out: the session cookie is cleared.', headers: setCookie };
 
 function document(title: string, description: string, options: OpenApiOptions, paths: object, components: object): OpenApiDocument {
@@ -77,7 +82,7 @@ export function sessionOpenApi(options: OpenApiOptions = {}): OpenApiDocument {
         requestBody: { required: true, content: json(bodySchema(loginBody)) },
         responses: {
           '201': { description: 'Signed in.', headers: setCookie, content: json(session) },
-          ...problems([...bodyCodes, 'invalid_credentials', 'forbidden', 'rate_limited', 'store_unavailable']),
+          ...problems([...bodyCodes, 'invalid_credentials', 'forbidden', 'rate_limited', 'store_unavailable', 'unavailable']),
         },
       },
       delete: {
@@ -150,6 +155,7 @@ export function chatOpenApi(options: OpenApiOptions = {}): OpenApiDocument {
             'invalid_request',
             'invalid_json',
             'payload_too_large',
+            'quota_exceeded',
             'unsupported_media_type',
             'unauthenticated',
             'forbidden',
