@@ -7,9 +7,7 @@ CREATE TABLE IF NOT EXISTS deskpilot_migrations (
   applied_at timestamptz NOT NULL DEFAULT now()
 );
 
-ALTER TABLE deskpilot_chat_messages ADD COLUMN bytes integer NOT NULL DEFAULT 0;
-
-UPDATE deskpilot_chat_messages SET bytes = octet_length(message::text);
+ALTER TABLE deskpilot_chat_messages ADD COLUMN bytes integer;
 
 CREATE INDEX deskpilot_chat_sessions_user_email ON deskpilot_chat_sessions (user_email);
 

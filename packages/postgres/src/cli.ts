@@ -55,9 +55,13 @@ async function main(argv: string[]): Promise<number> {
   // pg reads any URL as Postgres's (mysql://… would migrate the Postgres found at that host): the
   // scheme is checked here, and only it is echoed (the URL may hold a password).
   const scheme = URL.parse(databaseUrl)?.protocol;
-  if (scheme !== 'postgres:' && scheme !== 'postgresql:') {
+  // Also pg's Unix-socket forms: `socket:/run/postgresql?db=app` and a bare directory path.
+  if (scheme !== 'postgres:' && scheme !== 'postgresql:' && scheme !== 'socket:' && !databaseUrl.startsWith('/')) {
     const got = scheme ? `a ${scheme}// URL` : 'no URL';
-    return (printError(`deskpilot-migrate: the database URL must start with postgres:// or postgresql:// (got ${got})\n\n${usage}`), 2);
+    return (
+      printError(`deskpilot-migrate: the database URL must start with postgres:// or postgresql:// (or be a socket: URL or a socket path; got ${got})\n\n${usage}`),
+      2
+    );
   }
 
   const client = fromPgPool(

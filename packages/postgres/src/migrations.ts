@@ -99,14 +99,14 @@ const hotRenewals: Migration = {
 
 // Storage quotas count each message's bytes (the UTF-8 length of its JSON as stored), per conversation
 // and per user: kept beside the message, so a quota check sums integers, never re-serialises documents.
+// Nullable with no default and no backfill, so adding it rewrites nothing and locks the table only for
+// an instant: rows written before it (or by a replica still on an older release) are measured on the
+// fly until they are written again. The user index is built in the migration's transaction: it locks
+// writes to chat sessions while it builds (a moment for most tables).
 const messageBytes: Migration = {
   version: 3,
   name: 'message sizes for storage quotas',
-  statements: [
-    `ALTER TABLE deskpilot_chat_messages ADD COLUMN bytes integer NOT NULL DEFAULT 0`,
-    `UPDATE deskpilot_chat_messages SET bytes = octet_length(message::text)`,
-    `CREATE INDEX deskpilot_chat_sessions_user_email ON deskpilot_chat_sessions (user_email)`,
-  ],
+  statements: [`ALTER TABLE deskpilot_chat_messages ADD COLUMN bytes integer`, `CREATE INDEX deskpilot_chat_sessions_user_email ON deskpilot_chat_sessions (user_email)`],
 };
 
 /** Every migration, in order. Append only: a released migration never changes. */

@@ -32,8 +32,12 @@ function isMessageList(value: unknown): value is UIMessage[] {
 }
 
 // The bytes a quota counts: the conversation's ($1), and its user's across conversations ($2).
-const conversationBytesSql = `(SELECT coalesce(sum(bytes), 0) FROM deskpilot_chat_messages WHERE session_id = $1)`;
-const userBytesSql = `(SELECT coalesce(sum(m.bytes), 0) FROM deskpilot_chat_messages m JOIN deskpilot_chat_sessions s ON s.id = m.session_id WHERE s.user_email = $2)`;
+// A row written before migration 3 (or by an older replica) has no size yet: measured on the fly.
+const messageBytesSql = (alias: string) => `coalesce(${alias}bytes, octet_length(${alias}message::text))`;
+const conversationBytesSql = `(SELECT coalesce(sum(${messageBytesSql('')}), 0) FROM deskpilot_chat_messages WHERE session_id = $1)`;
+const userBytesOfSql = (email: string) =>
+  `(SELECT coalesce(sum(${messageBytesSql('m.')}), 0) FROM deskpilot_chat_messages m JOIN deskpilot_chat_sessions s ON s.id = m.session_id WHERE s.user_email = ${email})`;
+const userBytesSql = userBytesOfSql('$2');
 
 // The insert, else the stored row (in the same snapshot), and only when the caller owns the
 // conversation, its messages (as they were before this statement) and the message to add, if any
@@ -123,8 +127,7 @@ async function openSession(
 // conversation's user; null: none), and the sums the quotas were checked against.
 const addMessageSql = `WITH sizes AS (
     SELECT CASE WHEN $4::bigint IS NULL THEN 0 ELSE ${conversationBytesSql} END AS conversation_bytes,
-      CASE WHEN $5::bigint IS NULL THEN 0 ELSE (SELECT coalesce(sum(m.bytes), 0) FROM deskpilot_chat_messages m JOIN deskpilot_chat_sessions s ON s.id = m.session_id
-        WHERE s.user_email = (SELECT user_email FROM deskpilot_chat_sessions WHERE id = $1)) END AS user_bytes,
+      CASE WHEN $5::bigint IS NULL THEN 0 ELSE ${userBytesOfSql('(SELECT user_email FROM deskpilot_chat_sessions WHERE id = $1)')} END AS user_bytes,
       octet_length($3::jsonb::text) AS message_bytes
   ), added AS (
     INSERT INTO deskpilot_chat_messages (session_id, id, message, bytes)

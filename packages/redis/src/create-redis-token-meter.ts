@@ -89,7 +89,8 @@ export function createRedisTokenMeter(options: RedisTokenMeterOptions): TokenMet
     },
     async add(key, tokens, window) {
       const current = Math.floor(now() / windowMs);
-      if (!Number.isFinite(tokens) || Math.round(tokens) === 0 || (window !== undefined && window !== current)) return;
+      // A past window's refund is dropped; its overrun counts in the current window.
+      if (!Number.isFinite(tokens) || Math.round(tokens) === 0 || (window !== undefined && window !== current && tokens < 0)) return;
       // Kept one window past its own, then gone: idle users cost nothing.
       await run(scripts.add, ['1', keyOf(key, current), String(Math.round(tokens)), ttl]);
     },

@@ -35,8 +35,10 @@ describe('createSessionRoutesProxy', () => {
 
     const created = await login(studio.url);
     expect(created.status).toBe(201);
-    const setCookie = created.headers.get('set-cookie')!;
+    // Both cookies pass through the studio: the session's, then the device's.
+    const [setCookie, deviceCookie] = created.headers.getSetCookie() as [string, string];
     expect(setCookie).toMatch(/^deskpilot_session=[^;]+; Max-Age=\d+; Path=\/; HttpOnly; Secure; SameSite=Lax$/);
+    expect(deviceCookie).toMatch(/^deskpilot_device=[^;]+; Max-Age=\d+; Path=\/; HttpOnly; Secure; SameSite=Lax$/);
     expect(created.headers.get('cache-control')).toBe('no-store');
     const cookie = setCookie.split(';')[0]!;
 

@@ -13,8 +13,10 @@ describe('sessionRouter over real HTTP', () => {
     });
     expect(login.status).toBe(201);
     const setCookies = login.headers.getSetCookie();
-    expect(setCookies).toHaveLength(1);
+    // The session cookie, then the device cookie.
+    expect(setCookies).toHaveLength(2);
     expect(setCookies[0]).toMatch(/^deskpilot_session=[\w-]+\.[\w-]+; Max-Age=43200; Path=\/; HttpOnly; Secure; SameSite=Lax$/);
+    expect(setCookies[1]).toMatch(/^deskpilot_device=[^;]+; Max-Age=2592000; Path=\/; HttpOnly; Secure; SameSite=Lax$/);
     expect(login.headers.get('cache-control')).toBe('no-store');
     const cookie = setCookies[0]!.split(';')[0]!;
 

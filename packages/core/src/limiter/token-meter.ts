@@ -22,7 +22,8 @@ export interface TokenMeter {
   used(key: string): TokenMeterReading | Promise<TokenMeterReading>;
   /**
    * Counts `tokens` in window `window` (default: the current one); a negative count gives tokens back,
-   * never below 0. A window already past is left alone.
+   * never below 0. For a window already past, a positive count goes to the current window (a turn that
+   * ran across the boundary is still counted) and a negative one is dropped (that window's count is gone).
    */
   add(key: string, tokens: number, window?: number): void | Promise<void>;
   /**
@@ -75,7 +76,7 @@ export function createMemoryTokenMeter(options: MemoryTokenMeterOptions): Memory
     },
     add(key, tokens, window) {
       const current = windowOf(now());
-      if (!Number.isFinite(tokens) || tokens === 0 || (window !== undefined && window !== current)) return;
+      if (!Number.isFinite(tokens) || tokens === 0 || (window !== undefined && window !== current && tokens < 0)) return;
       count(key, current, Math.max(0, usedIn(key, current) + Math.round(tokens)));
     },
     reserve(key, tokens, limit) {

@@ -1,14 +1,21 @@
 import { describe, expect, it } from 'vitest';
-import { createHashGate } from './create-hash-gate.js';
+import { createHashGate, type HashGate, type HashGatePass } from './create-hash-gate.js';
+
+/** A place, or a failed test: these cases expect one. */
+async function place(gate: HashGate, options?: { priority?: boolean }): Promise<HashGatePass> {
+  const pass = await gate.enter(options);
+  if (!pass) throw new Error('expected a place');
+  return pass;
+}
 
 describe('createHashGate', () => {
   it('lets maxInFlight run, queues maxQueued in order, and refuses the next at once', async () => {
     const gate = createHashGate({ maxInFlight: 2, maxQueued: 2 });
-    const first = await gate.enter()!;
-    const second = await gate.enter()!;
+    const first = await place(gate);
+    const second = await place(gate);
     const order: number[] = [];
-    const third = gate.enter()!.then((pass) => (order.push(3), pass));
-    const fourth = gate.enter()!.then((pass) => (order.push(4), pass));
+    const third = place(gate).then((pass) => (order.push(3), pass));
+    const fourth = place(gate).then((pass) => (order.push(4), pass));
     expect(gate.enter()).toBeNull();
     expect(gate.load).toEqual({ inFlight: 2, queued: 2 });
     first.release();
@@ -29,7 +36,7 @@ describe('createHashGate', () => {
     const check = async () => {
       const entering = gate.enter();
       if (!entering) return 'refused';
-      const pass = await entering;
+      const pass = (await entering)!;
       most = Math.max(most, ++running);
       await new Promise((resolve) => setTimeout(resolve, 1));
       running--;
@@ -43,11 +50,11 @@ describe('createHashGate', () => {
 
   it('serves the priority lane first, each lane with its own queue', async () => {
     const gate = createHashGate({ maxInFlight: 1, maxQueued: 1 });
-    const running = await gate.enter()!;
+    const running = await place(gate);
     const order: string[] = [];
-    const ordinary = gate.enter()!.then((pass) => (order.push('ordinary'), pass));
+    const ordinary = place(gate).then((pass) => (order.push('ordinary'), pass));
     expect(gate.enter()).toBeNull();
-    const known = gate.enter({ priority: true })!.then((pass) => (order.push('known'), pass));
+    const known = place(gate, { priority: true }).then((pass) => (order.push('known'), pass));
     expect(gate.enter({ priority: true })).toBeNull();
     running.release();
     (await known).release();
@@ -55,10 +62,35 @@ describe('createHashGate', () => {
     expect(order).toEqual(['known', 'ordinary']);
   });
 
+  it('never starves the ordinary lane: every fifth place goes to it while it waits', async () => {
+    const gate = createHashGate({ maxInFlight: 1, maxQueued: 10 });
+    let current = await place(gate);
+    const order: string[] = [];
+    const track = (lane: string, pass: Promise<HashGatePass>) => pass.then((granted) => (order.push(lane), granted));
+    const ordinary = track('ordinary', place(gate));
+    const known = Array.from({ length: 6 }, () => track('known', place(gate, { priority: true })));
+    for (const next of [...known.slice(0, 4), ordinary, ...known.slice(4)]) {
+      current.release();
+      current = await next;
+    }
+    current.release();
+    expect(order).toEqual(['known', 'known', 'known', 'known', 'ordinary', 'known', 'known']);
+  });
+
+  it('gives up a wait longer than maxWaitMs: a hung check ahead does not hold the queue', async () => {
+    const gate = createHashGate({ maxInFlight: 1, maxQueued: 1, maxWaitMs: 20 });
+    const hung = await place(gate);
+    expect(await gate.enter()).toBeNull();
+    expect(gate.load).toEqual({ inFlight: 1, queued: 0 });
+    hung.release();
+    (await place(gate)).release();
+  });
+
   it('defaults to the thread pool and the cores, twice that queued, and refuses bad sizes', () => {
     const gate = createHashGate();
     expect(gate.load).toEqual({ inFlight: 0, queued: 0 });
     expect(() => createHashGate({ maxInFlight: 0 })).toThrow(/maxInFlight/);
     expect(() => createHashGate({ maxQueued: -1 })).toThrow(/maxQueued/);
+    expect(() => createHashGate({ maxWaitMs: -1 })).toThrow(/maxWaitMs/);
   });
 });

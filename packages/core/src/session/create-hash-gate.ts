@@ -12,6 +12,8 @@ export interface HashGateOptions {
    * once, before any work. @default 2 × maxInFlight
    */
   maxQueued?: number;
+  /** Longest a check waits for a place; then it is refused as when the queue is full. @default 5000 */
+  maxWaitMs?: number;
 }
 
 /** A place to run one password check: call `release` once it is done. */
@@ -20,10 +22,11 @@ export type HashGatePass = { release(): void };
 /** Bounds the password checks of a process: a few at once, a short queue, and a refusal past it. */
 export interface HashGate {
   /**
-   * A place, once one is free; null at once when the lane's queue is full (answer 503 with
-   * `Retry-After`). `priority` (a known device) waits in a lane of its own, served first.
+   * A place, once one is free; null at once when the lane's queue is full, or after `maxWaitMs` in it
+   * (answer 503 with `Retry-After`). `priority` (a known device) waits in a lane of its own, served
+   * first — but every fifth place goes to the ordinary lane while it waits.
    */
-  enter(options?: { priority?: boolean }): Promise<HashGatePass> | null;
+  enter(options?: { priority?: boolean }): Promise<HashGatePass | null> | null;
   /** Checks running and waiting now. */
   readonly load: { inFlight: number; queued: number };
 }
@@ -49,19 +52,32 @@ function defaultMaxInFlight(): number {
 export function createHashGate(options: HashGateOptions = {}): HashGate {
   const maxInFlight = options.maxInFlight ?? defaultMaxInFlight();
   const maxQueued = options.maxQueued ?? 2 * maxInFlight;
+  const maxWaitMs = options.maxWaitMs ?? 5_000;
+  if (!Number.isFinite(maxWaitMs) || maxWaitMs < 0) throw new TypeError('maxWaitMs must be zero or a positive number');
   if (!Number.isSafeInteger(maxInFlight) || maxInFlight < 1) throw new TypeError('maxInFlight must be a positive integer');
   if (!Number.isSafeInteger(maxQueued) || maxQueued < 0) throw new TypeError('maxQueued must be a non-negative integer');
   let inFlight = 0;
-  const waiting: Array<(pass: HashGatePass) => void> = [];
-  const waitingFirst: Array<(pass: HashGatePass) => void> = [];
+  type Waiter = (pass: HashGatePass) => void;
+  const waiting: Waiter[] = [];
+  const waitingFirst: Waiter[] = [];
+  // Places given to the priority lane in a row while the ordinary one waited: every fifth goes to it.
+  let priorityInARow = 0;
+  const nextWaiter = (): Waiter | undefined => {
+    if (waitingFirst.length > 0 && (waiting.length === 0 || priorityInARow < 4)) {
+      priorityInARow = waiting.length === 0 ? 0 : priorityInARow + 1;
+      return waitingFirst.shift();
+    }
+    priorityInARow = 0;
+    return waiting.shift();
+  };
   const pass = (): HashGatePass => {
     let released = false;
     return {
       release() {
         if (released) return;
         released = true;
-        // The place goes to the first in line, the priority lane's first, or is freed.
-        const next = waitingFirst.shift() ?? waiting.shift();
+        // The place goes to the next in line (the priority lane first, never starving the other), or is freed.
+        const next = nextWaiter();
         if (next) next(pass());
         else inFlight--;
       },
@@ -75,7 +91,18 @@ export function createHashGate(options: HashGateOptions = {}): HashGate {
       }
       const lane = options?.priority ? waitingFirst : waiting;
       if (lane.length >= maxQueued) return null;
-      return new Promise((resolve) => lane.push(resolve));
+      return new Promise((resolve) => {
+        // A check that waited too long gives up its turn: a hung check ahead must not hold every sign-in.
+        const timer = setTimeout(() => {
+          lane.splice(lane.indexOf(waiter), 1);
+          resolve(null);
+        }, maxWaitMs);
+        const waiter: Waiter = (pass) => {
+          clearTimeout(timer);
+          resolve(pass);
+        };
+        lane.push(waiter);
+      });
     },
     get load() {
       return { inFlight, queued: waiting.length + waitingFirst.length };

@@ -199,7 +199,7 @@ describe('login throttling', () => {
     expect(hashGate.load).toEqual({ inFlight: 1, queued: 1 });
     // A place frees up: the waiting check runs, and a sign-in gets in line again.
     running.release();
-    (await waiting).release();
+    (await waiting)!.release();
     expect(hashGate.load).toEqual({ inFlight: 0, queued: 0 });
     expect((await post(alice)).status).toBe(201);
   });
@@ -231,7 +231,7 @@ describe('login throttling', () => {
     await expect.poll(() => hashGate.load.queued).toBe(2);
     running.release();
     expect((await known).status).toBe(201);
-    (await waiting).release();
+    (await waiting)!.release();
   });
 
   it('does not let a third party at one address lock a user out', async () => {

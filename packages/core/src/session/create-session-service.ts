@@ -134,11 +134,13 @@ export function createSessionService(options: SessionServiceOptions): SessionSer
     async login(input) {
       // A browser this account signed in from before waits ahead of unknown clients (a flood).
       const email = normalizeEmail(input.email);
-      const account = await checkCredentials(hashGate, device?.recognizes(input.cookieHeader, email) ?? false, () =>
-        verifyCredentials(directory, input.email, input.password, credentialOptions),
-      );
+      const knownDevice = device?.recognize(input.cookieHeader, email);
+      const account = await checkCredentials(hashGate, knownDevice !== undefined, () => verifyCredentials(directory, input.email, input.password, credentialOptions));
       if (account === 'busy') return { ok: false, reason: 'busy' };
-      if (!account) return { ok: false, reason: 'invalid_credentials' };
+      if (!account) {
+        if (knownDevice !== undefined) device!.noteFailure(knownDevice);
+        return { ok: false, reason: 'invalid_credentials' };
+      }
       const membership = input.projectKey === undefined ? account.memberships[0] : findMembership(account, input.projectKey);
       if (!membership) return { ok: false, reason: 'forbidden' };
 
@@ -225,6 +227,7 @@ async function checkCredentials<T>(gate: HashGate | undefined, priority: boolean
   const entering = gate?.enter({ priority });
   if (entering === null) return 'busy';
   const pass = await entering;
+  if (pass === null) return 'busy';
   try {
     return await check();
   } finally {

@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { createFakeClock } from '../testing/fake-clock.js';
-import { createDeviceCookie } from './device-cookie.js';
+import { createDeviceCookie, type DeviceCookie } from './device-cookie.js';
 
 const pairOf = (setCookie: string) => setCookie.split(';')[0]!;
+const knows = (device: DeviceCookie, header: string | null, email = 'alice@example.com') => device.recognize(header, email) !== undefined;
 
 describe('createDeviceCookie', () => {
-  const setup = (key: string | undefined = 'a device key of at least some length') => {
+  const setup = (key = 'a device key of at least some length') => {
     const clock = createFakeClock();
     return { clock, device: createDeviceCookie({ prefix: 'deskpilot', secure: true, key, now: clock.now }) };
   };
@@ -15,9 +16,9 @@ describe('createDeviceCookie', () => {
     const setCookie = device.issue('alice@example.com');
     expect(setCookie).toMatch(/^deskpilot_device=[0-9a-z]+\.[\w-]{22}\.[\w-]{43}; Max-Age=2592000; Path=\/; HttpOnly; Secure; SameSite=Lax$/);
     expect(setCookie).not.toContain('alice');
-    expect(device.recognizes(pairOf(setCookie), 'alice@example.com')).toBe(true);
-    expect(device.recognizes(`other=1; ${pairOf(setCookie)}`, 'alice@example.com')).toBe(true);
-    expect(device.recognizes(pairOf(setCookie), 'bob@example.com')).toBe(false);
+    expect(knows(device, pairOf(setCookie))).toBe(true);
+    expect(knows(device, `other=1; ${pairOf(setCookie)}`)).toBe(true);
+    expect(knows(device, pairOf(setCookie), 'bob@example.com')).toBe(false);
   });
 
   it('recognises nothing tampered, duplicated, expired, or signed with another key', () => {
@@ -33,15 +34,28 @@ describe('createDeviceCookie', () => {
       '',
       null,
     ]) {
-      expect(device.recognizes(header, 'alice@example.com')).toBe(false);
+      expect(knows(device, header)).toBe(false);
     }
-    expect(setup('another key entirely, same length').device.recognizes(pair, 'alice@example.com')).toBe(false);
+    expect(knows(setup('another key entirely, same length').device, pair)).toBe(false);
     // Random per process without a key: another process does not know it.
     const keyless = () => createDeviceCookie({ prefix: 'deskpilot', secure: true, now: clock.now });
     const own = keyless();
-    expect(own.recognizes(pairOf(own.issue('alice@example.com')), 'alice@example.com')).toBe(true);
-    expect(keyless().recognizes(pair, 'alice@example.com')).toBe(false);
+    expect(knows(own, pairOf(own.issue('alice@example.com')))).toBe(true);
+    expect(knows(keyless(), pair)).toBe(false);
     clock.advance(30 * 24 * 60 * 60 * 1000 + 1000);
-    expect(device.recognizes(pair, 'alice@example.com')).toBe(false);
+    expect(knows(device, pair)).toBe(false);
+  });
+
+  it('stops trusting a cookie after 3 failed sign-ins with it', () => {
+    const { device } = setup();
+    const pair = pairOf(device.issue('alice@example.com'));
+    const other = pairOf(device.issue('alice@example.com'));
+    for (let failure = 0; failure < 3; failure++) {
+      expect(knows(device, pair)).toBe(true);
+      device.noteFailure(device.recognize(pair, 'alice@example.com')!);
+    }
+    expect(knows(device, pair)).toBe(false);
+    // Another browser of the same account keeps its own count.
+    expect(knows(device, other)).toBe(true);
   });
 });

@@ -21,9 +21,19 @@ export interface DeviceCookie {
   readonly name: string;
   /** `Set-Cookie` value naming this browser as one `email` signed in from. */
   issue(email: string): string;
-  /** Whether the header carries a device cookie this service issued to `email`, not expired. */
-  recognizes(cookieHeader: string | null | undefined, email: string): boolean;
+  /**
+   * The nonce of the device cookie the header carries, when this service issued it to `email`, it has
+   * not expired, and fewer than 3 sign-ins with it failed here; undefined otherwise.
+   */
+  recognize(cookieHeader: string | null | undefined, email: string): string | undefined;
+  /** Counts a failed sign-in with the device `nonce`: after 3, it is an unknown client again (in this process). */
+  noteFailure(nonce: string): void;
 }
+
+/** Failed sign-ins after which a device cookie no longer gets priority. */
+const maxFailures = 3;
+/** Devices whose failures are remembered (the least recently failed forgotten first). */
+const maxRemembered = 10_000;
 
 const encoder = new TextEncoder();
 const valuePattern = /^([0-9a-z]{1,12})\.([A-Za-z0-9_-]{22})\.([A-Za-z0-9_-]{43})$/;
@@ -33,7 +43,8 @@ const valuePattern = /^([0-9a-z]{1,12})\.([A-Za-z0-9_-]{22})\.([A-Za-z0-9_-]{43}
  * signed in to an account gets an HMAC-signed cookie bound to that account's email (`<issued at>.<nonce>.<mac>`,
  * nothing readable in it), `HttpOnly; SameSite=Lax; Path=/`. At its next sign-in to that account it is
  * recognised, and its password check waits in the hash gate's priority lane, ahead of a flood from
- * unknown clients. It grants nothing else: the password is checked, the throttles apply.
+ * unknown clients. It grants nothing else: the password is checked, the throttles apply. Like OWASP's
+ * scheme, a cookie with 3 failed sign-ins is no longer trusted (counted per process).
  */
 export function createDeviceCookie(options: {
   prefix: string;
@@ -51,6 +62,7 @@ export function createDeviceCookie(options: {
   const mac = (email: string, issuedAt: string, nonce: string) => base64url.encode(hmac(sha256, key, encoder.encode(`device\n${email}\n${issuedAt}\n${nonce}`)));
   const attributes = { httpOnly: true, secure: options.secure, sameSite: 'lax', path: '/' } as const;
   const occurrence = new RegExp(`(?:^|;)\\s*${name}\\s*=`, 'g');
+  const failures = new Map<string, number>();
   return {
     name,
     issue(email) {
@@ -58,14 +70,21 @@ export function createDeviceCookie(options: {
       const nonce = base64url.encode(random(16));
       return stringifySetCookie({ name, value: `${issuedAt}.${nonce}.${mac(email, issuedAt, nonce)}`, maxAge: maxAgeSeconds, ...attributes });
     },
-    recognizes(cookieHeader, email) {
-      if (!cookieHeader || (cookieHeader.match(occurrence)?.length ?? 0) !== 1) return false;
+    recognize(cookieHeader, email) {
+      if (!cookieHeader || (cookieHeader.match(occurrence)?.length ?? 0) !== 1) return undefined;
       const match = valuePattern.exec(parseCookie(cookieHeader)[name] ?? '');
-      if (!match) return false;
+      if (!match) return undefined;
       const [, issuedAt, nonce, presented] = match as unknown as [string, string, string, string];
       const age = Math.floor(options.now() / 1000) - Number.parseInt(issuedAt, 36);
-      if (!(age >= 0 && age <= maxAgeSeconds)) return false;
-      return equalInConstantTime(presented, mac(email, issuedAt, nonce));
+      if (!(age >= 0 && age <= maxAgeSeconds)) return undefined;
+      if (!equalInConstantTime(presented, mac(email, issuedAt, nonce)) || (failures.get(nonce) ?? 0) >= maxFailures) return undefined;
+      return nonce;
+    },
+    noteFailure(nonce) {
+      const count = (failures.get(nonce) ?? 0) + 1;
+      failures.delete(nonce);
+      failures.set(nonce, count);
+      if (failures.size > maxRemembered) failures.delete(failures.keys().next().value!);
     },
   };
 }

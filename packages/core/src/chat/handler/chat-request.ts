@@ -82,7 +82,11 @@ function filePart(files: Required<NonNullable<ChatLimits['files']>>) {
         message: 'SVG files are refused: they can carry scripts (a host opts in with limits.files.allowSvg)',
         path: ['mediaType'],
       })
-      .refine((part) => declared(part) === svg || mediaTypes.has(declared(part)), { message: `Files must be one of: ${[...mediaTypes].join(', ')}`, path: ['mediaType'] })
+      // An SVG the host did not opt in to has its own message above; one it did must still be listed.
+      .refine((part) => (declared(part) === svg && !files.allowSvg) || mediaTypes.has(declared(part)), {
+        message: `Files must be one of: ${[...mediaTypes].join(', ')}`,
+        path: ['mediaType'],
+      })
       .refine((part) => dataUrl.test(part.url), {
         message: 'A file must be inline, as a base64 data: URL',
         path: ['url'],

@@ -94,6 +94,14 @@ describe('POST /chat: files in a user message', () => {
     expect(accepted.status).toBe(200);
     await readAll(accepted);
     expect((await allowed.post(withParts([svg('<html><body>not an svg</body></html>')], 'u-html'))).status).toBe(400);
+    // Opted in, but not listed: still refused.
+    const unlisted = await setupChat(
+      scriptedModel(() => textStep('ok')),
+      { limits: { files: { allowSvg: true } } },
+    );
+    const refused = await unlisted.post(withParts([svg('<svg xmlns="http://www.w3.org/2000/svg"/>')]));
+    expect(refused.status).toBe(400);
+    expect(JSON.stringify(await refused.json())).toContain('Files must be one of');
   });
 
   it('refuses more files than maxFiles, and any file when attachments are off', async () => {

@@ -765,6 +765,15 @@ describe('POST /chat with a context secret', () => {
     expect((await post(body([userMessage('hi')], { grant: unbound }))).status).toBe(401);
   });
 
+  it('refuses grantSessions without a context secret when the handler is created', async () => {
+    await expect(
+      setupChat(
+        scriptedModel(() => textStep('ok')),
+        { grantSessions: { isActive: async () => true } },
+      ),
+    ).rejects.toThrow(/grantSessions needs contextSecret/);
+  });
+
   it('fails closed when the session store cannot answer: 503, nothing run', async () => {
     const model = scriptedModel(() => textStep('ok'));
     const { post, clock, store } = await setupChat(model, { contextSecret: secret, grantSessions: { isActive: () => Promise.reject(new Error('database down')) } });

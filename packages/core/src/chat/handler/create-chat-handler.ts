@@ -187,6 +187,7 @@ function resolveDependencies(options: ChatHandlerOptions, logger: Logger, report
   const limits = options.limits ?? {};
   const capabilities = options.capabilities ?? builtinCapabilities;
   const grantPolicy = resolveChatGrantPolicy(options.grantPolicy);
+  if (options.grantSessions && !options.contextSecret) throw new TypeError('grantSessions needs contextSecret: only signed grants name a session');
   const checkGrantSession = options.grantSessions && createGrantSessionCheck(options.grantSessions, now);
   // Each store call a span of its own when the host traces; a no-op otherwise.
   const store = withStoreSpans(options.store, 'chat_store');
@@ -247,7 +248,8 @@ function resolveDependencies(options: ChatHandlerOptions, logger: Logger, report
       now,
       onError,
       onRefused: () => emit({ type: 'rate-limited', limit: 'chat-tokens' }),
-      defaultReserveTokens: estimateTokens(contextBudget.maxChars),
+      // What a whole turn can be sent at most: every step a full context budget.
+      defaultReserveTokens: (options.stepBudget ?? 6) * estimateTokens(contextBudget.maxChars),
     }),
     contextBudget,
     storageQuota: storageQuotaOf(limits),

@@ -68,10 +68,10 @@ export interface TokenBudgetOptions {
   meter?: TokenMeter;
   /**
    * Tokens reserved when a turn is let in, before the model runs; the turn settles to what it used
-   * when it ends (failed and cut turns too). A user is let in while under `limit`, so what they
-   * spend past it is bounded by the turns in flight beyond their reservations, whatever the
-   * concurrency. @default one model call at its largest — the context budget's `maxChars` ÷ 3 — and
-   * at most `limit`
+   * when it ends (failed and cut turns too). A user is let in while under `limit`, so turns in flight
+   * together reserve at most `limit` plus one reservation, and each can spend past its reservation only
+   * what its calls write. @default what a whole turn can be sent at most — `stepBudget` calls of the
+   * context budget's `maxChars` ÷ 3 — and at most `limit`
    */
   reserveTokens?: number;
 }

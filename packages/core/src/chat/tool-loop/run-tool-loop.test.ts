@@ -1,5 +1,6 @@
 import type { LanguageModelV4StreamPart } from '../../demo/model/language-model-v4.js';
-import { APICallError, simulateReadableStream } from 'ai';
+import { APICallError, simulateReadableStream, tool } from 'ai';
+import { z } from 'zod';
 import { MockLanguageModelV4 } from 'ai/test';
 import { describe, expect, it } from 'vitest';
 import { textStep } from '../handler/chat.test-support.js';
@@ -130,5 +131,33 @@ describe('runToolLoop: bounds of a model call', () => {
     expect(error).toBeInstanceOf(ModelTimeoutError);
     expect(error.message).toMatch(/deadline/);
     expect(loop.failed).toBe(true);
+  });
+});
+
+describe('runToolLoop: a call deadline is the model call only', () => {
+  it('does not count a slow tool that runs after the model answered against the call deadline', async () => {
+    let calls = 0;
+    const model = new MockLanguageModelV4({
+      doStream: async () => ({
+        stream: simulateReadableStream({
+          chunks:
+            calls++ === 0
+              ? [
+                  { type: 'stream-start', warnings: [] },
+                  { type: 'tool-call', toolCallId: 'c1', toolName: 'slow', input: '{}' },
+                  { ...(textStep('').at(-1) as Extract<LanguageModelV4StreamPart, { type: 'finish' }>), finishReason: { unified: 'tool-calls', raw: 'tool_use' } },
+                ]
+              : textStep('Done.'),
+          chunkDelayInMs: null,
+        }),
+      }),
+    });
+    const slow = tool({ inputSchema: z.object({}), execute: async () => (await new Promise((resolve) => setTimeout(resolve, 400)), 'ok') });
+    const loop = runToolLoop({ model, instructions: 'x', messages: [{ role: 'user', content: 'hi' }], tools: { slow }, modelCall: { callDeadlineMs: 200 } });
+    const parts: Array<{ type: string }> = [];
+    for await (const part of loop.stream) parts.push(part);
+    expect(parts.map((part) => part.type)).not.toContain('error');
+    expect(loop.failed).toBe(false);
+    expect(calls).toBe(2);
   });
 });

@@ -107,6 +107,8 @@ export function runToolLoop(options: RunToolLoopOptions): RunToolLoopResult {
   if (!Number.isInteger(budget) || budget < 1) throw new TypeError('stepBudget must be a positive integer');
   // The loop reads `result.stream` once and nothing else. Plain `streamText` tees its stream so that
   // more readers can replay it, and the unread branch holds every part of the answer until it ends.
+  const calls: Array<{ chars: number; omittedMessages: number; cutResults: number }> = [];
+  const bound = options.contextBudget && boundEachCall(options, options.contextBudget, calls);
   const watch = createCallWatch(options.modelCall);
   const result = streamTextLowMemory({
     model: watch ? watch.wrap(options.model) : options.model,
@@ -130,8 +132,6 @@ export function runToolLoop(options: RunToolLoopOptions): RunToolLoopResult {
     telemetry: { functionId: 'deskpilot.chat', recordInputs: false, recordOutputs: false },
   });
 
-  const calls: Array<{ chars: number; omittedMessages: number; cutResults: number }> = [];
-  const bound = options.contextBudget && boundEachCall(options, options.contextBudget, calls);
   const { observe, progress } = createLoopObserver({ budget, budgetNotice: options.budgetNotice, onApprovalRequest: options.onApprovalRequest });
   const parts = observedParts(result.stream, observe, watch, () => progress.noteFailure());
   let stream: ReadableStream<Part> | undefined;
@@ -362,10 +362,13 @@ function createCallWatch(modelCall: ModelCallOptions | undefined) {
   let waitingToRetry = false;
   // When the current call's first attempt began; undefined between calls.
   let callStartedAt: number | undefined;
+  // Whether the model was wrapped (its attempts seen); a model given by id is not.
+  let wrapped = false;
   return {
     /** The model, its attempts reported to the watch (a model given by id is left as it is). */
     wrap(model: LanguageModel): LanguageModel {
       if (typeof model === 'string') return model;
+      wrapped = true;
       return wrapLanguageModel({
         model,
         middleware: {
@@ -374,13 +377,18 @@ function createCallWatch(modelCall: ModelCallOptions | undefined) {
             lastHeard = Date.now();
             waitingToRetry = false;
             callStartedAt ??= lastHeard;
+            let result: Awaited<ReturnType<typeof doStream>>;
             try {
-              return await doStream();
+              result = await doStream();
             } catch (error) {
               // The SDK retries a failed attempt after a wait, or gives up: silence is not counted meanwhile.
               waitingToRetry = true;
               throw error;
             }
+            if (deadlineMs === undefined) return result;
+            // The call is over once the model's own stream ends: tools that run after it are not its time.
+            const ended = () => void (callStartedAt = undefined);
+            return { ...result, stream: result.stream.pipeThrough(new TransformStream({ flush: ended })) };
           },
         },
       });
@@ -404,6 +412,8 @@ function createCallWatch(modelCall: ModelCallOptions | undefined) {
       return {
         heard: (part: Part | undefined) => {
           lastHeard = Date.now();
+          // A model given by id is not wrapped: its step's start stands for its call's.
+          if (!wrapped && part?.type === 'start-step') callStartedAt ??= lastHeard;
           // A step's call is over once its parts have ended; the next step's call has its own deadline.
           if (part?.type === 'finish-step') callStartedAt = undefined;
         },
