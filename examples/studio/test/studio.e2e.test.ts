@@ -72,7 +72,11 @@ describe.skipIf(!hasChromium)(`studio in Chromium: the representative's day${ski
     await signIn(page, 'alice@example.com', 'alice-demo-password');
     await expect.poll(() => page.getByTestId('role').textContent()).toBe('admin');
     const cookies = await context.cookies();
-    expect(cookies.map((cookie) => [cookie.name, cookie.httpOnly, cookie.sameSite])).toEqual([['deskpilot_session', true, 'Lax']]);
+    // The session cookie, and the device cookie that lets this browser go first at its next sign-in.
+    expect(cookies.map((cookie) => [cookie.name, cookie.httpOnly, cookie.sameSite]).sort()).toEqual([
+      ['deskpilot_device', true, 'Lax'],
+      ['deskpilot_session', true, 'Lax'],
+    ]);
     await expect.poll(() => page.getByTestId('downstream-identity').textContent()).toContain('acme-b2c');
   });
 
@@ -144,10 +148,11 @@ describe.skipIf(!hasChromium)(`studio in Chromium: the representative's day${ski
   });
 
   it('logs out: back to the login form, and the cookie no longer opens anything', async () => {
-    const cookie = (await context.cookies())[0]!;
+    const cookie = (await context.cookies()).find((candidate) => candidate.name === 'deskpilot_session')!;
     await page.getByRole('button', { name: 'Log out' }).click();
     await page.getByRole('button', { name: 'Sign in' }).waitFor();
-    expect(await context.cookies()).toEqual([]);
+    // The session cookie is gone; the device cookie stays (it opens nothing, it only lets this browser go first).
+    expect((await context.cookies()).map((remaining) => remaining.name)).toEqual(['deskpilot_device']);
     const replayed = await fetch(`${platform.studioUrl}/api/me`, { headers: { cookie: `${cookie.name}=${cookie.value}` } });
     expect(replayed.status).toBe(401);
     expect(await replayed.json()).toMatchObject({ code: 'unauthenticated' });
