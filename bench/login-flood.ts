@@ -12,11 +12,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { formatNumber, markdownTable, percentile } from './measure.ts';
+import { formatNumber, freePort, markdownTable, percentile } from './measure.ts';
 
 const serverFile = fileURLToPath(new URL('../examples/session-server/src/server.ts', import.meta.url));
 const quick = process.argv.includes('--quick');
@@ -40,14 +39,6 @@ const modes: Mode[] = [
   { name: 'bounded, users on a new browser', env: {}, knownBrowser: false },
   { name: 'bounded, users on a browser they signed in from before', env: {}, knownBrowser: true },
 ];
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 /** Starts the reference session server on its own data directory; resolves once it is ready. */
 async function startServer(mode: Mode, directory: string): Promise<{ child: ChildProcess; url: string }> {

@@ -1,4 +1,5 @@
 import { fork, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
 
 /** Median of a non-empty list. */
 export function median(values: readonly number[]): number {
@@ -62,4 +63,13 @@ export function forkScript<T>(file: URL, args: string[], options: { execArgv?: s
     });
   });
   return { child, firstMessage };
+}
+
+/** A loopback port that was free a moment ago (a child server is then started on it). */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
 }

@@ -6,12 +6,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { openSync, closeSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
-import { formatNumber, formatRatio, markdownTable, median, rotate } from './measure.ts';
+import { formatNumber, formatRatio, freePort, markdownTable, median, rotate } from './measure.ts';
 
 /** Options of {@link benchObservability}. */
 export interface ObservabilityBenchOptions {
@@ -81,14 +80,6 @@ interface RunningServer {
   url: string;
   logFile: string;
   cookie: string;
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 /** Starts a reference server with its output in a log file, and waits until it is ready. */

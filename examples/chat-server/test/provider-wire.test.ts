@@ -289,14 +289,12 @@ describe.each(providers)('$name', ({ dialect, provider }) => {
 });
 
 describe('MODEL_TIMEOUT_MS with retries', () => {
+  /** A chat server on Chat Completions with a 5 s silence timeout and 2 retries, and `env`. */
+  const retryingServer = (env: Record<string, string> = {}) =>
+    spawnExample(serverFile, { OPENAI_API_KEY: 'local', OPENAI_BASE_URL: fake.url, OPENAI_API_MODE: 'chat', MODEL_TIMEOUT_MS: '5000', MODEL_MAX_RETRIES: '2', ...env });
+
   it('makes every retry: 2 retries, each after a 3 s wait, with a 5 s silence timeout → 3 calls, then the answer', async () => {
-    const server = await spawnExample(serverFile, {
-      OPENAI_API_KEY: 'local',
-      OPENAI_BASE_URL: fake.url,
-      OPENAI_API_MODE: 'chat',
-      MODEL_TIMEOUT_MS: '5000',
-      MODEL_MAX_RETRIES: '2',
-    });
+    const server = await retryingServer();
     const body = { sessionId: crypto.randomUUID(), context: { userEmail: `rep-${crypto.randomUUID()}@example.com`, projectKey: 'acme-b2c' } };
     fake.script([{ status: 503, retryAfterMs: 3_000 }, { status: 503, retryAfterMs: 3_000 }, { text: 'Third time lucky.' }]);
     const chunks = await readChunks(await postJson(server.url, '/chat', { ...body, messages: [userMessage('hi')] }));
@@ -306,14 +304,7 @@ describe('MODEL_TIMEOUT_MS with retries', () => {
   }, 30_000);
 
   it('ends a call past MODEL_CALL_DEADLINE_MS, its retry waits included', async () => {
-    const server = await spawnExample(serverFile, {
-      OPENAI_API_KEY: 'local',
-      OPENAI_BASE_URL: fake.url,
-      OPENAI_API_MODE: 'chat',
-      MODEL_TIMEOUT_MS: '5000',
-      MODEL_MAX_RETRIES: '2',
-      MODEL_CALL_DEADLINE_MS: '2000',
-    });
+    const server = await retryingServer({ MODEL_CALL_DEADLINE_MS: '2000' });
     const body = { sessionId: crypto.randomUUID(), context: { userEmail: `rep-${crypto.randomUUID()}@example.com`, projectKey: 'acme-b2c' } };
     fake.script([{ status: 503, retryAfterMs: 3_000 }, { text: 'Too late.' }]);
     const chunks = await readChunks(await postJson(server.url, '/chat', { ...body, messages: [userMessage('hi')] }));
