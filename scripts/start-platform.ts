@@ -2,14 +2,40 @@
 // forwarded, and the whole platform stops when one server fails.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { loopbackOrigins } from '../examples/shared/environment.ts';
 
-// Each service on its default port; the session service believes the studio's X-Forwarded-For (the
-// studio runs on this machine), so login throttling per address sees the browser. DATA_DIR, when set,
-// passes through as the platform's data root: each service keeps its database in its own subfolder.
+/** A service's port from its variable (`SESSION_PORT`, `CHAT_PORT`, `STUDIO_PORT`), or its default. */
+function portOf(variable: string, fallback: number): number {
+  const value = process.env[variable];
+  if (value === undefined || value === '') return fallback;
+  const port = Number(value);
+  if (Number.isInteger(port) && port >= 1 && port <= 65535) return port;
+  console.error(`${variable}: not a port (1-65535)`);
+  process.exit(2);
+}
+const ports = { session: portOf('SESSION_PORT', 4360), chat: portOf('CHAT_PORT', 8080), studio: portOf('STUDIO_PORT', 3000) };
+// The services allow the studio's origin, on its port, unless ALLOWED_ORIGINS says otherwise.
+const allowedOrigins = process.env.ALLOWED_ORIGINS ?? loopbackOrigins(ports.studio).join(',');
+
+// The session service believes the studio's X-Forwarded-For (the studio runs on this machine), so
+// login throttling per address sees the browser. DATA_DIR, when set, passes through as the platform's
+// data root: each service keeps its database in its own subfolder.
 const services = [
-  { name: 'session', entry: '../examples/session-server/src/server.ts', env: { TRUSTED_PROXIES: process.env.TRUSTED_PROXIES ?? '127.0.0.1,::1' } },
-  { name: 'chat', entry: '../examples/chat-server/src/server.ts', env: {} },
-  { name: 'studio', entry: '../examples/studio/src/server.ts', env: {} },
+  {
+    name: 'session',
+    entry: '../examples/session-server/src/server.ts',
+    env: { PORT: String(ports.session), ALLOWED_ORIGINS: allowedOrigins, TRUSTED_PROXIES: process.env.TRUSTED_PROXIES ?? '127.0.0.1,::1' },
+  },
+  { name: 'chat', entry: '../examples/chat-server/src/server.ts', env: { PORT: String(ports.chat), ALLOWED_ORIGINS: allowedOrigins } },
+  {
+    name: 'studio',
+    entry: '../examples/studio/src/server.ts',
+    env: {
+      PORT: String(ports.studio),
+      SESSION_SERVICE_URL: process.env.SESSION_SERVICE_URL ?? `http://127.0.0.1:${ports.session}`,
+      CHAT_SERVICE_URL: process.env.CHAT_SERVICE_URL ?? `http://localhost:${ports.chat}`,
+    },
+  },
 ];
 
 // Each server starts as its `npm start` does: with Node's compile cache on (see that file).
@@ -23,7 +49,7 @@ let stopping = false;
 for (const service of services) {
   const child = spawn(process.execPath, ['--import', compileCache, fileURLToPath(new URL(service.entry, import.meta.url))], {
     // Their stdout is a pipe to this script: readable lines when this script's own output is a terminal.
-    env: { LOG_FORMAT: process.stdout.isTTY ? 'pretty' : 'json', ...process.env, PORT: '', ...service.env },
+    env: { LOG_FORMAT: process.stdout.isTTY ? 'pretty' : 'json', ...process.env, ...service.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   children.set(service.name, child);
@@ -50,7 +76,7 @@ for (const service of services) {
   });
 }
 
-console.log('Deskpilot platform starting (session :4360, chat :8080, studio :3000)…');
+console.log(`Deskpilot platform starting (session :${ports.session}, chat :${ports.chat}, studio :${ports.studio})…`);
 
 function announce(url: string): void {
   console.log(`
@@ -62,6 +88,9 @@ function announce(url: string): void {
 `);
 }
 
+// Ctrl+C in a terminal signals the whole process group: the servers get SIGINT from the terminal and
+// SIGTERM from here a moment later, which they take as the same stop (see shared/stop-on-signals.ts);
+// a `kill` of this process alone reaches them through here.
 function stop(exitCode = 0): void {
   if (stopping) return;
   stopping = true;

@@ -4,6 +4,7 @@ import { createApp } from './app.ts';
 import { readConfig, type ServerConfig } from './config.ts';
 import { createGracefulServer, settlesWithin } from '../../shared/graceful-server.ts';
 import { createLogger } from '../../shared/logging.ts';
+import { stopOnSignals } from '../../shared/stop-on-signals.ts';
 import { listenForScrapes } from '../../shared/metrics.ts';
 import { startTracing } from '../../shared/tracing.ts';
 
@@ -79,14 +80,4 @@ async function shutDown(signal: string): Promise<void> {
   process.exit(0);
 }
 
-let stopping = false;
-for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-  process.on(signal, () => {
-    if (stopping) {
-      logger.fatal(`${signal} again: exiting now`);
-      process.exit(1);
-    }
-    stopping = true;
-    void shutDown(signal);
-  });
-}
+stopOnSignals(shutDown, logger);
