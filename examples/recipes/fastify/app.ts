@@ -16,7 +16,7 @@ export function createFastifyApp({ sessions, sessionHandler, chatHandler }: Desk
   };
   const methods = ['GET', 'POST', 'DELETE', 'OPTIONS'] as const;
   for (const url of ['/sessions', '/sessions/*']) app.route({ method: [...methods], url, handler: serve(sessionHandler.handle) });
-  for (const url of ['/chat', '/chat/history']) app.route({ method: [...methods], url, handler: serve(chatHandler.handle) });
+  for (const url of chatHandler.paths) app.route({ method: [...methods], url, handler: serve(chatHandler.handle) });
   app.get('/api/me', async (request, reply) => {
     const resolved = await sessions.resolve(request.headers.cookie);
     if (resolved) return { email: resolved.session.user.email };

@@ -2,8 +2,6 @@ import type { ChatHandler } from '@deskpilot/core';
 import { fromNodeRequest, writeResponse } from '@deskpilot/core/node';
 import type { RequestHandler } from 'express';
 
-const chatPaths = new Set(['/chat', '/chat/history']);
-
 /**
  * Express middleware serving `POST /chat` (streamed) and `POST /chat/history` (any other path goes to
  * `next()`). It only translates: every rule, CORS for the handler's `allowedOrigins` included, lives in
@@ -14,7 +12,7 @@ const chatPaths = new Set(['/chat', '/chat/history']);
  */
 export function chatRouter(handler: ChatHandler): RequestHandler {
   return (req, res, next) => {
-    if (!chatPaths.has(req.path)) return next();
+    if (!handler.isRoute(req.path)) return next();
     // `req.ip` honours Express's `trust proxy`: the per-address admission cap sees the browser, not the proxy.
     handler.handle(fromNodeRequest(req, req.path, { clientAddress: req.ip })).then((response) => writeResponse(res, response), next);
   };

@@ -33,6 +33,15 @@ async function proposeRefund(extraSteps: Array<ReturnType<typeof textStep>> = []
   return { ...chat, model, question, chunks, card: assistantFrom(chunks) };
 }
 
+describe('the routes a host registers', () => {
+  it('lists its paths, and tells a route from any other path', async () => {
+    const { handler } = await setupChat(scriptedModel(() => textStep('ok')));
+    expect(handler.paths).toEqual(['/chat', '/chat/history']);
+    expect(['/chat', '/chat/history'].map(handler.isRoute)).toEqual([true, true]);
+    expect(['/chat/', '/chats', '/chat/history/x', '/toString', '/hasOwnProperty', ''].map(handler.isRoute)).toEqual([false, false, false, false, false, false]);
+  });
+});
+
 describe('POST /chat: stream', () => {
   it('streams an AI SDK UI message stream that ends with finish and [DONE]', async () => {
     const model = scriptedModel(() => textStep('Hello there.'));

@@ -152,6 +152,10 @@ export interface ChatHandler {
   fetch(request: Request, info?: RequestInfo): Promise<Response>;
   /** The host-neutral entry: a streamed answer has a `ReadableStream` body. */
   handle(request: HttpRequest): Promise<HttpResponse>;
+  /** The paths it serves (`/chat`, `/chat/history`): what a host registers with its router, all methods (CORS preflights included). */
+  readonly paths: readonly string[];
+  /** Whether `path` is one of {@link paths}: what an adapter passes to {@link handle}. */
+  isRoute(path: string): boolean;
   /**
    * For a graceful shutdown: takes no new requests (503 `unavailable`), waits for every running turn
    * (those whose client left included) to finish and be saved, and after `timeoutMs` cuts the rest:
@@ -323,5 +327,11 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
     return corsHeaders.length === 0 ? response : { ...response, headers: [...response.headers, ...corsHeaders] };
   };
 
-  return { handle, fetch: async (request, info) => toFetchResponse(await handle(fromFetchRequest(request, info))), drain: (drainOptions) => tracker.drain(drainOptions) };
+  return {
+    handle,
+    fetch: async (request, info) => toFetchResponse(await handle(fromFetchRequest(request, info))),
+    paths: Object.keys(routes),
+    isRoute: (path) => Object.hasOwn(routes, path),
+    drain: (drainOptions) => tracker.drain(drainOptions),
+  };
 }
