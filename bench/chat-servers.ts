@@ -106,7 +106,7 @@ function createApp(): express.Express {
     models: { fallback: model },
     commerce: createDemoCommerceBackend(),
     tickets: createDemoTicketBackend(),
-    rateLimit: { limit: 1_000_000_000 },
+    limits: { user: { policy: { limit: 1_000_000_000 } } },
   });
   app.use(chatRouter(chat));
   app.use((_req, res) => writeResponse(res, problemResponse(new DeskpilotError('not_found', { detail: 'No such route.' }))));

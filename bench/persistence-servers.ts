@@ -235,7 +235,7 @@ async function chatServer(): Promise<PersistenceServerReady> {
     models: { fallback: createBenchModel({ textChunks: Number(count ?? 20), chunkDelayMs: 0 }) },
     commerce: createDemoCommerceBackend(),
     tickets: createDemoTicketBackend(),
-    rateLimit: { limit: 1_000_000_000 },
+    limits: { user: { policy: { limit: 1_000_000_000 } } },
   });
   const app = express();
   app.disable('x-powered-by');

@@ -10,6 +10,7 @@ import {
   isSessionActive,
   problemResponse,
   readinessResponse,
+  type ChatLimits,
   type ChatModels,
   type CommerceBackend,
 } from '@deskpilot/core';
@@ -92,10 +93,28 @@ export async function createApp(config: ServerConfig, logger: Logger) {
   // ends with its session. Read uncached, so another process's revocations are seen (within 5 s).
   const grantSessions =
     config.CHAT_CONTEXT_SECRET && database.kind === 'postgres' ? { isActive: isSessionActive(createPostgresSessionStore(database.client)), cacheMs: 5_000 } : undefined;
-  const rateLimit = { limit: config.RATE_LIMIT_MAX, windowMs: config.RATE_LIMIT_WINDOW_MS };
+  // Each rate limit counted in Redis when it is configured: every replica sees the same counts.
+  const counted = (name: string, policy: { limit: number; windowMs: number }) => ({
+    policy,
+    ...(redis ? { limiter: redis.createRedisRateLimiter({ client: redis.client, prefix: `deskpilot:${name}:`, ...policy }) } : {}),
+  });
+  const windowMs = config.RATE_LIMIT_WINDOW_MS;
   // Per client address, before the per-user limit: 10 × the per-user limit unless configured; 0 turns it off.
   const addressLimit = config.RATE_LIMIT_ADDRESS_MAX ?? config.RATE_LIMIT_MAX * 10;
-  const addressRateLimit = addressLimit === 0 ? false : { limit: addressLimit, windowMs: config.RATE_LIMIT_WINDOW_MS };
+  const limits: ChatLimits = {
+    user: counted('chat', { limit: config.RATE_LIMIT_MAX, windowMs }),
+    address: addressLimit === 0 ? false : counted('chat-address', { limit: addressLimit, windowMs }),
+    // History reads: their own limit (60 per window per user), shared on Redis like the others.
+    history: counted('chat-history', { limit: 60, windowMs }),
+    ...(config.TOKEN_BUDGET
+      ? {
+          tokens: {
+            policy: { limit: config.TOKEN_BUDGET, windowMs: config.TOKEN_BUDGET_WINDOW_MS },
+            ...(redis ? { limiter: redis.createRedisTokenMeter({ client: redis.client, windowMs: config.TOKEN_BUDGET_WINDOW_MS }) } : {}),
+          },
+        }
+      : {}),
+  };
   const app = express();
   app.disable('x-powered-by');
   app.use(requestLogging(logger));
@@ -106,14 +125,7 @@ export async function createApp(config: ServerConfig, logger: Logger) {
     models,
     commerce: loggedDemoCommerce(logger),
     tickets: createDemoTicketBackend(),
-    rateLimit,
-    limiter: redis?.createRedisRateLimiter({ client: redis.client, prefix: 'deskpilot:chat:', ...rateLimit }),
-    addressRateLimit,
-    addressLimiter:
-      redis && addressRateLimit ? redis.createRedisRateLimiter({ client: redis.client, prefix: 'deskpilot:chat-address:', ...addressRateLimit }) : undefined,
-    // History reads: their own limit (60 per window per user), shared on Redis like the others.
-    historyRateLimit: { limit: 60, windowMs: config.RATE_LIMIT_WINDOW_MS },
-    historyLimiter: redis?.createRedisRateLimiter({ client: redis.client, prefix: 'deskpilot:chat-history:', limit: 60, windowMs: config.RATE_LIMIT_WINDOW_MS }),
+    limits,
     trustedProxies: config.TRUSTED_PROXIES,
     stepBudget: config.STEP_BUDGET,
     // Silence is what a hung provider looks like: before the first chunk, and between two.
@@ -123,14 +135,6 @@ export async function createApp(config: ServerConfig, logger: Logger) {
       ...(config.MODEL_CALL_DEADLINE_MS === undefined ? {} : { callDeadlineMs: config.MODEL_CALL_DEADLINE_MS }),
     },
     contextBudget: { maxChars: config.HISTORY_BUDGET_CHARS },
-    // Counted in Redis when it is configured: every replica sees the same totals.
-    tokenBudget: config.TOKEN_BUDGET
-      ? {
-          limit: config.TOKEN_BUDGET,
-          windowMs: config.TOKEN_BUDGET_WINDOW_MS,
-          meter: redis?.createRedisTokenMeter({ client: redis.client, windowMs: config.TOKEN_BUDGET_WINDOW_MS }),
-        }
-      : undefined,
     contextSecret: config.CHAT_CONTEXT_SECRET,
     ...(grantSessions ? { grantSessions } : {}),
     allowedOrigins: config.ALLOWED_ORIGINS,

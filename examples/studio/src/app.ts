@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { DeskpilotError, createReadinessCheck, describeError, fetchSession, healthResponse, problemResponse, readinessResponse } from '@deskpilot/core';
+import { DeskpilotError, createReadinessCheck, describeError, fetchSession, healthResponse, problemResponse, readinessResponse, requireSession } from '@deskpilot/core';
 import { writeResponse } from '@deskpilot/core/node';
 import { createIdentityProxy, createSessionRoutesProxy } from '@deskpilot/session-express';
 import express from 'express';
@@ -69,13 +69,10 @@ export async function createStudioApp(config: StudioConfig, logger: Logger) {
   app.get('/studio/chat-context', async (req, res) => {
     res.set('cache-control', 'no-store');
     try {
-      const session = await fetchSession(req.headers.cookie, {
-        sessionServiceUrl: config.SESSION_SERVICE_URL,
-        cookieName: `${prefix}_session`,
-        requestHeaders: req.headers,
-      });
-      if (!session) throw new DeskpilotError('unauthenticated', { detail: 'No valid session.' });
-      res.json({ chatServiceUrl: config.CHAT_SERVICE_URL, context: await chatContextFor(session, config.CHAT_CONTEXT_SECRET) });
+      const lookup = { sessionServiceUrl: config.SESSION_SERVICE_URL, cookieName: `${prefix}_session`, requestHeaders: req.headers };
+      const required = await requireSession(req.headers.cookie, (cookie) => fetchSession(cookie, lookup));
+      if (!required.ok) return await writeResponse(res, required.response);
+      res.json({ chatServiceUrl: config.CHAT_SERVICE_URL, context: await chatContextFor(required.session, config.CHAT_CONTEXT_SECRET) });
     } catch (error) {
       await writeResponse(res, problemResponse(error));
     }

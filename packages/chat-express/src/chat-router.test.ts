@@ -240,7 +240,7 @@ describe('chatRouter over real HTTP', () => {
     };
 
     it('sees each client behind a proxy Express trusts, by the right end of the X-Forwarded-For chain', async () => {
-      const { url } = await startChatService({ trustProxy: 'loopback, 10.0.0.0/8', handler: { addressRateLimit: { limit: 2 } } });
+      const { url } = await startChatService({ trustProxy: 'loopback, 10.0.0.0/8', handler: { limits: { address: { policy: { limit: 2 } } } } });
       expect(await chatAs(url, '198.51.100.1, 203.0.113.5, 10.0.0.7')).toBe(200);
       expect(await chatAs(url, '198.51.100.2, 203.0.113.5, 10.0.0.7')).toBe(200);
       // Rotating what the client wrote on the left changes nothing; another client has its own bucket.
@@ -249,7 +249,7 @@ describe('chatRouter over real HTTP', () => {
     });
 
     it('ignores X-Forwarded-For when Express trusts no proxy: the socket address is the client', async () => {
-      const { url } = await startChatService({ handler: { addressRateLimit: { limit: 2 } } });
+      const { url } = await startChatService({ handler: { limits: { address: { policy: { limit: 2 } } } } });
       expect(await chatAs(url, '203.0.113.1')).toBe(200);
       expect(await chatAs(url, '203.0.113.2')).toBe(200);
       expect(await chatAs(url, '203.0.113.3')).toBe(429);

@@ -24,7 +24,7 @@ async function deployment(options: { rateLimit?: number } = {}) {
     models: { fallback: createDemoModel() },
     commerce: createDemoCommerceBackend(),
     tickets: createDemoTicketBackend(),
-    rateLimit: { limit: options.rateLimit ?? 20 },
+    limits: { user: { policy: { limit: options.rateLimit ?? 20 } } },
     logger: { warn: () => {}, error: () => {} },
   });
   let cookie = '';

@@ -25,7 +25,10 @@ export {
   type ChatModels,
   type HostChatContext,
   type ModelCallOptions,
+  type ChatRateLimit,
+  type ChatRateLimitPolicy,
   type TokenBudgetOptions,
+  type TokenBudgetPolicy,
   type TurnUsage,
 } from './chat/handler/index.js';
 export {
@@ -46,11 +49,15 @@ export {
   type WorkingMemoryUpdate,
 } from './chat/conversation/index.js';
 export {
+  createApprovalGate,
   createMemoryApprovalStore,
   type ApprovalAnswer,
   type ApprovalDenialReason,
+  type ApprovalGate,
+  type ApprovalGateOptions,
   type ApprovalOutcome,
   type ApprovalRecord,
+  type ApprovalReview,
   type ApprovalScope,
   type ApprovalState,
   type ApprovalStore,
@@ -61,6 +68,8 @@ export {
   defaultAssistantInstructions,
   defineCapabilities,
   isSessionActive,
+  parseChatContext,
+  safeParseChatContext,
   signChatGrant,
   verifyChatGrant,
   type CapabilityKind,
@@ -72,10 +81,13 @@ export {
   type ContextBudget,
   type GrantSessionsOptions,
   type InstructionLimits,
+  type ParseChatContextOptions,
   type SignChatGrantOptions,
   type VerifyChatGrantOptions,
 } from './chat/context/index.js';
 export { readChatStream } from './chat/stream/index.js';
+// The design card's blocks beneath createChatHandler, for a host that composes its own chat route
+export { defaultBudgetNotice, runToolLoop, type RunToolLoopOptions, type RunToolLoopResult } from './chat/tool-loop/index.js';
 
 // Chat tools and the backends they call
 export {

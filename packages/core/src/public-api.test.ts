@@ -61,6 +61,7 @@ const rootValues = [
   'problemResponse',
   'readinessResponse',
   'readChatStream',
+  'readJsonBody',
   'requireIdempotencyKey',
   'retryAfterSeconds',
   'signChatGrant',
@@ -74,6 +75,13 @@ const rootValues = [
   'verifyCredentials',
   'verifyPassword',
   'workingMemorySize',
+  'createApprovalGate',
+  'createSessionRoutesForwarder',
+  'defaultBudgetNotice',
+  'parseChatContext',
+  'requireSession',
+  'runToolLoop',
+  'safeParseChatContext',
 ];
 
 const rootTypes = [
@@ -163,6 +171,7 @@ const rootTypes = [
   'RandomBytes',
   'RateLimitDecision',
   'ResolvedSession',
+  'ReadJsonBodyOptions',
   'RateLimiter',
   'RateLimitName',
   'RequestInfo',
@@ -184,6 +193,9 @@ const rootTypes = [
   'SlidingWindowLimiter',
   'SlidingWindowLimiterOptions',
   'TokenBudgetOptions',
+  'TokenBudgetPolicy',
+  'ChatRateLimit',
+  'ChatRateLimitPolicy',
   'TokenMeter',
   'TokenMeterReading',
   'TokenReservation',
@@ -196,6 +208,17 @@ const rootTypes = [
   'WorkingMemory',
   'WorkingMemoryChange',
   'WorkingMemoryUpdate',
+  'ApprovalGate',
+  'ApprovalGateOptions',
+  'ApprovalReview',
+  'ParseChatContextOptions',
+  'RequiredSession',
+  'RunToolLoopOptions',
+  'RunToolLoopResult',
+  'SessionRoutesForwardTarget',
+  'SessionRoutesForwarder',
+  'SessionRoutesForwarderOptions',
+  'SessionSource',
 ];
 
 // The root entry's values that belong to the chat: `@deskpilot/core/session` has every other one.
@@ -224,6 +247,11 @@ const chatValues = [
   // The input policy's zod schemas: classic zod, which a session-only process never loads.
   'jsonValueSchema',
   'validText',
+  'createApprovalGate',
+  'defaultBudgetNotice',
+  'parseChatContext',
+  'runToolLoop',
+  'safeParseChatContext',
 ];
 
 /** The type-only names the root entry's source lists (`export type { X }`, or `type X` inside an export block). */

@@ -38,6 +38,7 @@ export { isValidText } from './validation/valid-text.js';
 
 // Host-neutral HTTP
 export { fromFetchRequest, problemResponse, toFetchResponse, type HttpRequest, type HttpResponse, type RequestInfo } from './http/http-request.js';
+export { readJsonBody, type ReadJsonBodyOptions } from './http/read-json-body.js';
 
 // Rate limiting
 export {
@@ -66,6 +67,7 @@ export {
   hashPassword,
   isPasswordHash,
   isSessionRoute,
+  requireSession,
   passwordNeedsRehash,
   normalizeEmail,
   resolveSession,
@@ -89,6 +91,7 @@ export {
   type NewUserWithPassword,
   type PasswordHashOptions,
   type RandomBytes,
+  type RequiredSession,
   type ResolvedSession,
   type SelectProjectResult,
   type Session,
@@ -102,6 +105,7 @@ export {
   type SessionRecord,
   type SessionService,
   type SessionServiceOptions,
+  type SessionSource,
   type SessionStore,
   type User,
   type UserDirectory,
@@ -111,6 +115,7 @@ export {
 // The studio's proxies
 export {
   createIdentityForwarder,
+  createSessionRoutesForwarder,
   defaultDeniedHeaders,
   downstreamHeaders,
   endToEndHeaders,
@@ -126,4 +131,7 @@ export {
   type ForwardRequestOptions,
   type IdentityHeaderOptions,
   type IncomingHeaders,
+  type SessionRoutesForwarder,
+  type SessionRoutesForwarderOptions,
+  type SessionRoutesForwardTarget,
 } from './proxy/index.js';

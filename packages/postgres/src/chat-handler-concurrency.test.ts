@@ -50,7 +50,7 @@ for (const backend of testBackends) {
         models: { fallback: noteTakingModel() },
         commerce: createDemoCommerceBackend(),
         tickets: createDemoTicketBackend(),
-        rateLimit: { limit: 1_000 },
+        limits: { user: { policy: { limit: 1_000 } } },
         onError: (error) => {
           throw error;
         },

@@ -141,9 +141,8 @@ describe('chat routes under fuzzing, on PGlite', () => {
       models: { fallback: createDemoModel() },
       commerce: createDemoCommerceBackend({ now: clock.now }),
       tickets: createDemoTicketBackend({ now: clock.now }),
-      limiter,
       // Reads have a limit of their own; as tight as the chat's, so the fuzz meets its 429 too.
-      historyRateLimit: { limit: 20, windowMs: 60_000 },
+      limits: { user: { limiter }, history: { policy: { limit: 20, windowMs: 60_000 } } },
       now: clock.now,
       onError: (error) => errors.push(error),
     });

@@ -70,7 +70,7 @@ for (const backend of testBackends) {
         models: { fallback: createDemoModel() },
         commerce: createDemoCommerceBackend(),
         tickets: createDemoTicketBackend(),
-        limiter,
+        limits: { user: { limiter } },
         onError: (error) => errors.push(error),
       });
       warn.mockRestore();

@@ -6,7 +6,7 @@ import { withDeadline, type RedisCommandClient } from './create-redis-rate-limit
 export interface RedisTokenMeterOptions {
   /** A connected node-redis client (or pool, or `fromIoRedis(…)`); the meter never connects or closes it. */
   client: RedisCommandClient;
-  /** Window length: windows start at multiples of it since the epoch (the same value as `tokenBudget.windowMs`). */
+  /** Window length: windows start at multiples of it since the epoch (the same value as `limits.tokens.policy.windowMs`). */
   windowMs: number;
   /** Prepended to every key. @default 'deskpilot:tokens:' */
   prefix?: string;
@@ -52,7 +52,7 @@ const scripts = { reserve: { source: reserveScript, sha: sha1(reserveScript) }, 
  *
  * @example
  * const meter = createRedisTokenMeter({ client, windowMs: 86_400_000 });
- * createChatHandler({ …, tokenBudget: { limit: 200_000, windowMs: 86_400_000, meter } });
+ * createChatHandler({ …, limits: { tokens: { policy: { limit: 200_000, windowMs: 86_400_000 }, limiter: meter } } });
  */
 export function createRedisTokenMeter(options: RedisTokenMeterOptions): TokenMeter {
   const { client, windowMs } = options;

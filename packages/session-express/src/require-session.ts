@@ -1,21 +1,20 @@
-import { DeskpilotError, problemResponse, type Session, type SessionService } from '@deskpilot/core/session';
+import { requireSession as requireSessionOf, type Session, type SessionSource } from '@deskpilot/core/session';
 import { writeResponse } from '@deskpilot/core/node';
 import type { RequestHandler, Response } from 'express';
 
 /**
- * Express middleware for apps that host the session service in process: resolves the session cookie
- * and puts the session on `res.locals.session`; answers 401 problem+json when there is none.
+ * Express middleware for a route that needs a session: resolves the session cookie (with the session
+ * service in process, or any {@link SessionSource} such as `fetchSession` on a remote one) and puts the
+ * session on `res.locals.session`; answers 401 problem+json when there is none (core's `requireSession`).
  *
  * @example
  * app.get('/api/me', requireSession(sessions), (req, res) => res.json(getSession(res)));
  */
-export function requireSession(service: SessionService): RequestHandler {
+export function requireSession(source: SessionSource): RequestHandler {
   return (req, res, next) => {
-    service.resolve(req.headers.cookie).then((resolved) => {
-      if (!resolved) {
-        return writeResponse(res, problemResponse(new DeskpilotError('unauthenticated', { detail: 'No valid session.' })));
-      }
-      res.locals.session = resolved.session;
+    requireSessionOf(req.headers.cookie, source).then((required) => {
+      if (!required.ok) return writeResponse(res, required.response);
+      res.locals.session = required.session;
       next();
     }, next);
   };

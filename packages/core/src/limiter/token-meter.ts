@@ -13,7 +13,7 @@ export type TokenReservation = { reserved: true; tokens: number; window: number 
 
 /**
  * Counts model tokens per key (a user) in fixed windows aligned on the epoch (window `n` runs from
- * `n × windowMs`): what the chat handler's `tokenBudget` reserves from before a turn and settles
+ * `n × windowMs`): what the chat handler's `limits.tokens` reserves from before a turn and settles
  * after it. {@link createMemoryTokenMeter} in process, or a shared store (`createRedisTokenMeter`
  * from `@deskpilot/redis`) for several replicas; `testTokenMeter` from `@deskpilot/core/testing` is
  * the conformance suite.

@@ -1,5 +1,6 @@
 import { DeskpilotError } from '../errors/deskpilot-error.js';
 import { problemResponse, type HttpRequest, type HttpResponse } from '../http/http-request.js';
+import { noSessionError } from '../session/require-session.js';
 import { fetchSession } from './fetch-session.js';
 import { forwardRequest } from './forward-request.js';
 import { defaultDeniedHeaders, downstreamHeaders, isIdentityHeader, type IdentityHeaderOptions, type IncomingHeaders } from './identity-headers.js';
@@ -65,7 +66,7 @@ export function createIdentityForwarder(options: IdentityForwarderOptions): Iden
       if (DeskpilotError.isInstance(error)) return problemResponse(error);
       throw error;
     }
-    if (!session) return problemResponse(new DeskpilotError('unauthenticated', { detail: 'No valid session.' }));
+    if (!session) return problemResponse(noSessionError());
     return forwardRequest(request, { target, path, headers: downstreamHeaders(headers, session, headerOptions), timeoutMs, fetch: options.fetch });
   };
 }

@@ -29,3 +29,4 @@ export {
 export { hashPassword, isPasswordHash, passwordNeedsRehash, verifyPassword, type PasswordHashOptions } from './password.js';
 export { createSecretHasher, createSessionToken, parseSessionToken, verifySecret, type RandomBytes, type SecretHasher, type SessionToken } from './session-token.js';
 export { isSessionRoute } from './is-session-route.js';
+export { noSessionError, requireSession, type RequiredSession, type SessionSource } from './require-session.js';

@@ -11,6 +11,7 @@ import { retryAfterSeconds, type RateLimiter } from '../limiter/rate-limit-decis
 import { parseWithSchema } from '../validation/parse-with-schema.js';
 import type { LoginResult, SessionService } from './create-session-service.js';
 import { normalizeEmail } from './user-directory.js';
+import { noSessionError } from './require-session.js';
 
 /** What the session routes run on: the handler's options, normalised once when it is created. */
 export interface SessionRouteDependencies {
@@ -36,7 +37,6 @@ export const loginBody = z.strictObject({
 export const selectProjectBody = z.strictObject({ projectKey: key, clientId: z.optional(key) });
 
 const cookieHeader = (request: HttpRequest) => request.headers.get('cookie');
-const unauthenticated = () => new DeskpilotError('unauthenticated', { detail: 'No valid session.' });
 
 function withCookie(response: HttpResponse, setCookie: string): HttpResponse {
   response.headers.push(['set-cookie', setCookie]);
@@ -94,20 +94,20 @@ export async function serveLogin(deps: SessionRouteDependencies, request: HttpRe
 
 /** `DELETE /sessions`: revokes every session of the cookie's user. */
 export async function serveLogoutEverywhere(deps: SessionRouteDependencies, request: HttpRequest): Promise<HttpResponse> {
-  if ((await deps.service.logoutEverywhere(cookieHeader(request))) === null) throw unauthenticated();
+  if ((await deps.service.logoutEverywhere(cookieHeader(request))) === null) throw noSessionError();
   return clearedCookieResponse(deps);
 }
 
 /** `GET /sessions/current`: the cookie's session, its idle expiry renewed. */
 export async function serveCurrentSession(deps: SessionRouteDependencies, request: HttpRequest): Promise<HttpResponse> {
   const resolved = await deps.service.resolve(cookieHeader(request));
-  if (!resolved) throw unauthenticated();
+  if (!resolved) throw noSessionError();
   return jsonResponse(200, resolved.session);
 }
 
 /** `DELETE /sessions/current`: revokes the cookie's session. */
 export async function serveLogout(deps: SessionRouteDependencies, request: HttpRequest): Promise<HttpResponse> {
-  if (!(await deps.service.logout(cookieHeader(request)))) throw unauthenticated();
+  if (!(await deps.service.logout(cookieHeader(request)))) throw noSessionError();
   return clearedCookieResponse(deps);
 }
 
@@ -117,7 +117,7 @@ export async function serveSelectProject(deps: SessionRouteDependencies, request
   const result = await deps.service.selectProject(cookieHeader(request), body);
   if (!result.ok) {
     // One answer for "no such project" and "not a member": nothing to probe.
-    throw result.reason === 'forbidden' ? new DeskpilotError('forbidden', { detail: 'No access to this project.' }) : unauthenticated();
+    throw result.reason === 'forbidden' ? new DeskpilotError('forbidden', { detail: 'No access to this project.' }) : noSessionError();
   }
   return withCookie(jsonResponse(200, result.session), result.setCookie);
 }

@@ -104,7 +104,7 @@ describe('createChatHandler: CORS for allowedOrigins', () => {
   });
 
   it('sets the CORS headers on problems, 429s and the history, so that a page can read them', async () => {
-    const { call } = await setup({ rateLimit: { limit: 1 }, historyRateLimit: { limit: 1 } });
+    const { call } = await setup({ limits: { user: { policy: { limit: 1 } }, history: { policy: { limit: 1 } } } });
     const invalid = await call('/chat', { origin: studio, body: { sessionId: 'nope', messages: [] } });
     expect(invalid.status).toBe(400);
     expect(corsOf(invalid)).toMatchObject({ 'access-control-allow-origin': studio, vary: 'Origin' });

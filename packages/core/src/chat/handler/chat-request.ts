@@ -1,8 +1,10 @@
 import { z } from 'zod';
 import type { ChatContextLimits } from '../context/parse-chat-context.js';
 import { leadingBytes, matchesFileSignature } from './file-signatures.js';
+import type { ChatRateLimit } from './create-chat-admission.js';
+import type { TokenBudgetOptions } from './token-budget.js';
 
-/** Limits on what one chat request may carry. */
+/** Every bound of the chat service: request sizes, files, storage, rate limits and token budget. */
 export interface ChatLimits extends ChatContextLimits {
   /** @default 1048576 (1 MiB) */
   maxBodyBytes?: number;
@@ -32,6 +34,33 @@ export interface ChatLimits extends ChatContextLimits {
    * @default { conversationBytes: 4194304 (4 MiB), userBytes: 67108864 (64 MiB) }
    */
   storage?: { conversationBytes?: number; userBytes?: number };
+  /**
+   * `POST /chat` requests per `userEmail` within the window: the model-cost limit (429 `rate_limited`,
+   * with `Retry-After` and `RateLimit` headers that never name the user).
+   * @default { policy: { limit: 20, windowMs: 60000, maxKeys: 100000 } }
+   */
+  user?: ChatRateLimit;
+  /**
+   * Admission cap per client address, checked before the per-user limit, so that one client cannot
+   * spray `userEmail`s through the per-user key space (IPv6 counts per /56). Generous: many users
+   * can share one address (an office behind NAT). `false` turns it off.
+   * @default { policy: { limit: 10 × user limit, windowMs: user windowMs, maxKeys: 100000 } }
+   */
+  address?: ChatRateLimit | false;
+  /**
+   * Reads of `POST /chat/history` per `userEmail`, counted apart from the model-cost limit (a page load
+   * is not a model call), with a cap per client address of 10 × its `limit`.
+   * @default { policy: { limit: 60, windowMs: user windowMs, maxKeys: 100000 } }
+   */
+  history?: ChatRateLimit;
+  /**
+   * Model tokens each user (`userEmail`) may use per window: once used up, `POST /chat` answers 429
+   * `token_budget_exceeded` (with `Retry-After`, the window's end) before calling the model. A turn
+   * let in reserves `policy.reserveTokens` at once (atomically: parallel turns at the edge let one in)
+   * and settles to what it used when it ends, estimated when the provider reports none; a turn under
+   * way is never cut. `limiter` shares the counts across replicas (`createRedisTokenMeter`). @default none
+   */
+  tokens?: TokenBudgetOptions;
 }
 
 /** The default file policy of {@link ChatLimits.files}. */

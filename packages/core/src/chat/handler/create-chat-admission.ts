@@ -14,14 +14,19 @@ export interface ChatRateLimitPolicy {
   maxKeys?: number;
 }
 
-/** Options of {@link createChatAdmission}: the rate limit options of `createChatHandler`. */
+/** A rate limit of `createChatHandler`'s `limits`: its policy, and a shared limiter (Redis) that counts it instead of the process. */
+export interface ChatRateLimit {
+  policy?: ChatRateLimitPolicy;
+  /** A shared limiter (`createRedisLimiter`) for replicas; `policy` still names the limit in headers. @default in process */
+  limiter?: RateLimiter;
+}
+
+/** Options of {@link createChatAdmission}. */
 export interface ChatAdmissionOptions {
-  /** @default { limit: 20, windowMs: 60000, maxKeys: 100000 } */
-  rateLimit?: ChatRateLimitPolicy | undefined;
-  limiter?: RateLimiter | undefined;
-  /** @default { limit: 10 × rateLimit.limit, windowMs: rateLimit.windowMs, maxKeys: 100000 } */
-  addressRateLimit?: ChatRateLimitPolicy | false | undefined;
-  addressLimiter?: RateLimiter | undefined;
+  /** Per user. @default { policy: { limit: 20, windowMs: 60000, maxKeys: 100000 } } */
+  user?: ChatRateLimit | undefined;
+  /** Per client address. @default { policy: { limit: 10 × user limit, windowMs: user windowMs, maxKeys: 100000 } } */
+  address?: ChatRateLimit | false | undefined;
   /** @default [] */
   trustedProxies?: readonly string[] | undefined;
   /** @default true */
@@ -60,14 +65,15 @@ function refusal(decision: RateLimitDecision & { allowed: false }, name: string,
  */
 export function createChatAdmission(options: ChatAdmissionOptions): ChatAdmission {
   const { now } = options;
-  const policy = { limit: options.rateLimit?.limit ?? 20, windowMs: options.rateLimit?.windowMs ?? 60_000 };
-  const limiter = options.limiter ?? createSlidingWindowLimiter({ ...policy, maxKeys: options.rateLimit?.maxKeys ?? 100_000, now });
+  const userPolicy = options.user?.policy;
+  const policy = { limit: userPolicy?.limit ?? 20, windowMs: userPolicy?.windowMs ?? 60_000 };
+  const limiter = options.user?.limiter ?? createSlidingWindowLimiter({ ...policy, maxKeys: userPolicy?.maxKeys ?? 100_000, now });
   const name = options.name ?? 'chat';
   const addressName = `${name}-address` as const;
   const policyHeader = `"${name}";q=${policy.limit};w=${Math.ceil(policy.windowMs / 1000)}`;
-  const address = options.addressRateLimit === false ? undefined : (options.addressRateLimit ?? {});
-  const addressPolicy = address && { limit: address.limit ?? policy.limit * 10, windowMs: address.windowMs ?? policy.windowMs };
-  const addressLimiter = addressPolicy && (options.addressLimiter ?? createSlidingWindowLimiter({ ...addressPolicy, maxKeys: address.maxKeys ?? 100_000, now }));
+  const address = options.address === false ? undefined : (options.address ?? {});
+  const addressPolicy = address && { limit: address.policy?.limit ?? policy.limit * 10, windowMs: address.policy?.windowMs ?? policy.windowMs };
+  const addressLimiter = addressPolicy && (address.limiter ?? createSlidingWindowLimiter({ ...addressPolicy, maxKeys: address.policy?.maxKeys ?? 100_000, now }));
   const addressPolicyHeader = addressPolicy && `"${addressName}";q=${addressPolicy.limit};w=${Math.ceil(addressPolicy.windowMs / 1000)}`;
   const clientAddress = createClientAddressResolver({ trustedProxies: options.trustedProxies ?? [] });
   const requireClientAddress = options.requireClientAddress ?? true;

@@ -89,8 +89,7 @@ describe('POST /chat/history: its own read limit', () => {
     const { post } = await setupChat(
       scriptedModel(() => textStep('ok')),
       {
-        rateLimit: { limit: 1, windowMs: 60_000 },
-        historyRateLimit: { limit: 3 },
+        limits: { user: { policy: { limit: 1, windowMs: 60_000 } }, history: { policy: { limit: 3 } } },
         onEvent: (event) => events.push(event),
       },
     );

@@ -71,7 +71,7 @@ describe('createChatHandler: onEvent', () => {
   });
 
   it('reports a refusal by the per-user rate limit, naming the limit', async () => {
-    const chat = await recordedChat([textStep('ok')], { rateLimit: { limit: 1 } });
+    const chat = await recordedChat([textStep('ok')], { limits: { user: { policy: { limit: 1 } } } });
     await readAll(await chat.post(body([userMessage('one')])));
     expect((await chat.post(body([userMessage('two')]))).status).toBe(429);
     expect(chat.events.filter((event) => event.type === 'rate-limited')).toEqual([{ type: 'rate-limited', limit: 'chat' }]);

@@ -24,7 +24,9 @@ describe('POST /chat: storage quotas', () => {
   it('refuses a turn past the conversation quota (4 MiB by default) with 413 quota_exceeded, nothing stored, no model call', async () => {
     const model = scriptedModel(() => textStep('Got it.'));
     const meter = createMemoryTokenMeter({ windowMs: 60_000 });
-    const { post, store } = await setupChat(model, { rateLimit: { limit: 100 }, tokenBudget: { limit: 1_000_000, windowMs: 60_000, meter } });
+    const { post, store } = await setupChat(model, {
+      limits: { user: { policy: { limit: 100 } }, tokens: { policy: { limit: 1_000_000, windowMs: 60_000 }, limiter: meter } },
+    });
     const sessionId = crypto.randomUUID();
     const statuses: number[] = [];
     for (let index = 0; index < 12; index++) {
@@ -52,7 +54,7 @@ describe('POST /chat: storage quotas', () => {
 
   it("refuses a new conversation past the user's quota, naming it, and lets another user in", async () => {
     const model = scriptedModel(() => textStep('ok'));
-    const { post } = await setupChat(model, { rateLimit: { limit: 100 }, limits: { storage: { userBytes: 2_000_000 } } });
+    const { post } = await setupChat(model, { limits: { user: { policy: { limit: 100 } }, storage: { userBytes: 2_000_000 } } });
     const outcomes: number[] = [];
     for (let index = 0; index < 4; index++) {
       const response = await post(turn(crypto.randomUUID(), index));

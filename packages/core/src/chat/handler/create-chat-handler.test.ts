@@ -98,7 +98,7 @@ describe('POST /chat: bad input has no side effect', () => {
     ],
   ])('answers %s with a problem: no model call, no limiter hit, nothing saved', async (_label, payload, status, code) => {
     const model = scriptedModel(() => textStep('never'));
-    const { post, store } = await setupChat(model, { rateLimit: { limit: 1 } });
+    const { post, store } = await setupChat(model, { limits: { user: { policy: { limit: 1 } } } });
     const response = await post(payload);
     expect(response.status).toBe(status);
     expect(response.headers.get('content-type')).toBe('application/problem+json');
@@ -159,7 +159,7 @@ describe('POST /chat: fields of unspecified shape', () => {
 describe('POST /chat: rate limit', () => {
   it('allows the limit, then 429 with an integer Retry-After and RateLimit headers that never echo the email', async () => {
     const model = scriptedModel(() => textStep('ok'));
-    const { post, clock } = await setupChat(model, { rateLimit: { limit: 2, windowMs: 60_000 } });
+    const { post, clock } = await setupChat(model, { limits: { user: { policy: { limit: 2, windowMs: 60_000 } } } });
     const context = { userEmail: ' Rep@X.com ' };
     const first = await post(body([userMessage('one')], context));
     expect(first.status).toBe(200);
@@ -186,7 +186,7 @@ describe('POST /chat: limiter memory', () => {
   it('stays bounded when clients spray random emails, and still serves a new user', async () => {
     const model = scriptedModel(() => textStep('ok'));
     const limiter = createSlidingWindowLimiter({ limit: 5, windowMs: 60_000, maxKeys: 20 });
-    const { post } = await setupChat(model, { rateLimit: { limit: 5, maxKeys: 20 }, limiter });
+    const { post } = await setupChat(model, { limits: { user: { policy: { limit: 5, maxKeys: 20 }, limiter } } });
     const statuses: number[] = [];
     for (let index = 0; index < 60; index++) {
       // Many addresses, so the per-address cap does not stop the spray first.
@@ -208,7 +208,7 @@ describe('POST /chat: limiter memory', () => {
 
   it('serves a new user once the default limiter is full (it evicts instead of refusing)', async () => {
     const model = scriptedModel(() => textStep('ok'));
-    const { post } = await setupChat(model, { rateLimit: { limit: 5, maxKeys: 20 }, addressRateLimit: false });
+    const { post } = await setupChat(model, { limits: { user: { policy: { limit: 5, maxKeys: 20 } }, address: false } });
     for (let index = 0; index < 20; index++)
       await (await post({ ...body([userMessage('hi')], { userEmail: `spray-${index}@x.com` }), sessionId: crypto.randomUUID() })).body?.cancel();
     const newcomer = await post({ ...body([userMessage('hello')], { userEmail: 'new-rep@x.com' }), sessionId: crypto.randomUUID() });
@@ -230,7 +230,7 @@ describe('POST /chat: admission cap per client address', () => {
 
   it('caps one address at 10 × the per-user limit by default, whatever emails it sends, without naming the address', async () => {
     const model = scriptedModel(() => textStep('ok'));
-    const { post } = await setupChat(model, { rateLimit: { limit: 2, windowMs: 60_000 } });
+    const { post } = await setupChat(model, { limits: { user: { policy: { limit: 2, windowMs: 60_000 } } } });
     const statuses = await spray(post, 21, '203.0.113.9');
     expect(statuses.slice(0, 20).every((status) => status === 200)).toBe(true);
     const limited = await post({ ...body([userMessage('hi')], { userEmail: 'fresh@x.com' }), sessionId: crypto.randomUUID() }, '/chat', '203.0.113.9');
@@ -252,7 +252,7 @@ describe('POST /chat: admission cap per client address', () => {
   it('checks the address before the user: a request refused per address does not count against the user', async () => {
     const { post, clock } = await setupChat(
       scriptedModel(() => textStep('ok')),
-      { rateLimit: { limit: 2, windowMs: 60_000 }, addressRateLimit: { limit: 1 } },
+      { limits: { user: { policy: { limit: 2, windowMs: 60_000 } }, address: { policy: { limit: 1 } } } },
     );
     const send = async (address: string) => {
       const response = await post({ ...body([userMessage('hi')], { userEmail: 'rep@x.com' }), sessionId: crypto.randomUUID() }, '/chat', address);
@@ -269,14 +269,14 @@ describe('POST /chat: admission cap per client address', () => {
   it('counts IPv6 clients per /56, and believes X-Forwarded-For only from trusted proxies', async () => {
     const { post } = await setupChat(
       scriptedModel(() => textStep('ok')),
-      { rateLimit: { limit: 5 }, addressRateLimit: { limit: 2 }, trustedProxies: ['10.0.0.0/8'] },
+      { limits: { user: { policy: { limit: 5 } }, address: { policy: { limit: 2 } } }, trustedProxies: ['10.0.0.0/8'] },
     );
     expect(await spray(post, 3, '2001:db8:5:100::1')).toEqual([200, 200, 429]);
     expect((await spray(post, 1, '2001:db8:5:1ff::9'))[0]).toBe(429); // same /56
     expect((await spray(post, 1, '2001:db8:5:200::1'))[0]).toBe(200);
     const { handler } = await setupChat(
       scriptedModel(() => textStep('ok')),
-      { rateLimit: { limit: 5 }, addressRateLimit: { limit: 1 }, trustedProxies: ['10.0.0.0/8'] },
+      { limits: { user: { policy: { limit: 5 } }, address: { policy: { limit: 1 } } }, trustedProxies: ['10.0.0.0/8'] },
     );
     const viaProxy = async (forwardedFor: string, peer: string) => {
       const request = new Request('http://chat.test/chat', {
@@ -297,7 +297,7 @@ describe('POST /chat: admission cap per client address', () => {
 
   it('refuses a request through the fetch entry without a client address, counting nothing', async () => {
     const model = scriptedModel(() => textStep('ok'));
-    const { handler, errors, post, store } = await setupChat(model, { rateLimit: { limit: 1 } });
+    const { handler, errors, post, store } = await setupChat(model, { limits: { user: { policy: { limit: 1 } } } });
     const request = new Request('http://chat.test/chat', {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -322,7 +322,7 @@ describe('POST /chat: admission cap per client address', () => {
   it('shares one bucket among callers without an address only when told to, and needs no address with the cap off', async () => {
     const shared = await setupChat(
       scriptedModel(() => textStep('ok')),
-      { rateLimit: { limit: 1 }, addressRateLimit: { limit: 2 }, requireClientAddress: false },
+      { limits: { user: { policy: { limit: 1 } }, address: { policy: { limit: 2 } } }, requireClientAddress: false },
     );
     const noAddress = async (handler: typeof shared.handler, email: string) => {
       const request = new Request('http://chat.test/chat', {
@@ -337,7 +337,7 @@ describe('POST /chat: admission cap per client address', () => {
     expect([await noAddress(shared.handler, 'a@x.com'), await noAddress(shared.handler, 'b@x.com'), await noAddress(shared.handler, 'c@x.com')]).toEqual([200, 200, 429]);
     const off = await setupChat(
       scriptedModel(() => textStep('ok')),
-      { addressRateLimit: false },
+      { limits: { address: false } },
     );
     expect(await noAddress(off.handler, 'a@x.com')).toBe(200);
   });
@@ -800,7 +800,7 @@ describe('POST /chat with a context secret', () => {
 
   it('holds the claims of a signed grant to the same text rule as a body: a NUL in them is 401, nothing counted or stored', async () => {
     const model = scriptedModel(() => textStep('ok'));
-    const { post, store, clock } = await setupChat(model, { contextSecret: secret, rateLimit: { limit: 1 } });
+    const { post, store, clock } = await setupChat(model, { contextSecret: secret, limits: { user: { policy: { limit: 1 } } } });
     const claims = { userEmail: 'rep@x.com', userRole: 'agent', projectKey: 'acme-b2c', businessType: 'b2c' as const, capabilities: {} };
     const forged = await signChatGrant({ ...claims, userRole: 'agent\u0000admin' }, secret, { now: clock.now });
     const refused = await post(body([userMessage('hi')], { grant: forged }));

@@ -2,8 +2,7 @@ import { base64url } from 'jose';
 import { DeskpilotError } from '../../errors/deskpilot-error.js';
 import { fromFetchRequest, problemResponse, toFetchResponse, type HttpRequest, type HttpResponse, type RequestInfo } from '../../http/http-request.js';
 import { consoleLogger, type Logger } from '../../logging/logger.js';
-import { createEventEmitter, isStoreError, type DeskpilotEventListener } from '../../events/deskpilot-event.js';
-import type { RateLimiter } from '../../limiter/rate-limit-decision.js';
+import { createEventEmitter, isStoreError, type DeskpilotEventListener, type RateLimitName } from '../../events/deskpilot-event.js';
 import type { ApprovalStore } from '../approval/approval-store.js';
 import { createApprovalGate } from '../approval/create-approval-gate.js';
 import type { CommerceBackend } from '../backends/commerce-backend.js';
@@ -12,7 +11,7 @@ import { builtinCapabilities, type CapabilityRegistry } from '../context/capabil
 import { resolveChatGrantPolicy, type ChatGrantPolicy } from '../context/chat-grant.js';
 import { createGrantSessionCheck, type GrantSessionsOptions } from '../context/grant-sessions.js';
 import type { ContextBudget } from '../context/bound-model-input.js';
-import { createTokenBudget, estimateTokens, type TokenBudgetOptions } from './token-budget.js';
+import { createTokenBudget, estimateTokens } from './token-budget.js';
 import type { ChatStore, StorageQuota } from '../conversation/chat-store.js';
 import { builtinChatTools } from '../tools/builtin-tools.js';
 import type { ChatToolDefinition } from '../tools/chat-tool.js';
@@ -44,27 +43,6 @@ export interface ChatHandlerOptions {
   tools?: readonly ChatToolDefinition[];
   /** @default builtinCapabilities */
   capabilities?: CapabilityRegistry;
-  /** Requests per `userEmail` within `windowMs`. @default { limit: 20, windowMs: 60000, maxKeys: 100000 } */
-  rateLimit?: { limit?: number; windowMs?: number; maxKeys?: number };
-  /** A shared limiter (e.g. Redis) instead of the in-process one; `rateLimit` still names the policy. */
-  limiter?: RateLimiter;
-  /**
-   * Admission cap per client address, checked before the per-user limit, so that one client cannot
-   * spray `userEmail`s through the per-user key space (IPv6 counts per /56). Generous: many users
-   * can share one address (an office behind NAT). `false` turns it off.
-   * @default { limit: 10 × rateLimit.limit, windowMs: rateLimit.windowMs, maxKeys: 100000 }
-   */
-  addressRateLimit?: { limit?: number; windowMs?: number; maxKeys?: number } | false;
-  /** A shared limiter (e.g. Redis) for the admission cap; `addressRateLimit` still names the policy. */
-  addressLimiter?: RateLimiter;
-  /**
-   * Reads of `POST /chat/history` per `userEmail`, counted apart from the model-cost limit above (a
-   * page load is not a model call), with a cap per client address of 10 × `limit`.
-   * @default { limit: 60, windowMs: rateLimit.windowMs, maxKeys: 100000 }
-   */
-  historyRateLimit?: { limit?: number; windowMs?: number; maxKeys?: number };
-  /** A shared limiter (e.g. Redis) for the history reads; `historyRateLimit` still names the policy. */
-  historyLimiter?: RateLimiter;
   /**
    * Proxies whose `X-Forwarded-For` is believed (addresses or CIDR ranges), applied to the address
    * the host gives. Configure this or the host's own proxy setting (Express `trust proxy`), not both.
@@ -74,7 +52,7 @@ export interface ChatHandlerOptions {
   /**
    * Refuse a request that carries no client address (`handler.fetch(request)` without
    * `{ clientAddress }`) with a 500 and an explanation in the log, rather than cap every such caller
-   * as one client. `false` opts in to that one shared bucket. Not needed when `addressRateLimit` is `false`.
+   * as one client. `false` opts in to that one shared bucket. Not needed when `limits.address` is `false`.
    * @default true
    */
   requireClientAddress?: boolean;
@@ -93,14 +71,6 @@ export interface ChatHandlerOptions {
    * stays whole. @default { maxChars: 200000, maxToolResultChars: 8000 }
    */
   contextBudget?: ContextBudget;
-  /**
-   * Model tokens each user (`userEmail`) may use per window: once used up, `POST /chat` answers 429
-   * `token_budget_exceeded` (with `Retry-After`, the window's end) before calling the model. A turn
-   * let in reserves `reserveTokens` at once (atomically: parallel turns at the edge let one in) and
-   * settles to what it used when it ends, estimated when the provider reports none; a turn under way
-   * is never cut. `meter` shares the counts across replicas (`createRedisTokenMeter`). @default none
-   */
-  tokenBudget?: TokenBudgetOptions;
   /** How long a proposed write can be approved. @default 900000 */
   approvalTtlMs?: number;
   /** When set, identity and flags come only from `context.grant`, a JWS signed with this secret. */
@@ -124,6 +94,11 @@ export interface ChatHandlerOptions {
    * @default none
    */
   grantSessions?: GrantSessionsOptions;
+  /**
+   * Every bound: request sizes (`maxBodyBytes`, `maxMessages`, `maxTextLength`, `files`…), storage
+   * quotas, and the rate limits — `user`, `address`, `history` and the `tokens` budget, each a
+   * `{ policy, limiter? }` (a shared limiter or meter, e.g. Redis, counts across replicas).
+   */
   limits?: ChatLimits;
   /** Role text of the assistant. @default defaultAssistantInstructions */
   instructions?: string;
@@ -199,6 +174,8 @@ function resolveDependencies(options: ChatHandlerOptions, logger: Logger, report
   const gate = createApprovalGate({ store: approvalStore, ttlMs: options.approvalTtlMs, now, onError });
   // With neither a secret nor the host's session, a client can claim any identity: say so, once.
   if (!options.contextSecret && !options.resolveContext) logger.warn('chat: no context secret configured; identity and capability flags are taken from the request body');
+  const addressing = { trustedProxies: options.trustedProxies, requireClientAddress: options.requireClientAddress };
+  const onRefused = (limit: RateLimitName) => emit({ type: 'rate-limited', limit });
   const contextBudget = {
     maxChars: positiveBudget(options.contextBudget?.maxChars ?? 200_000, 'contextBudget.maxChars'),
     maxToolResultChars: positiveBudget(options.contextBudget?.maxToolResultChars ?? 8_000, 'contextBudget.maxToolResultChars'),
@@ -208,16 +185,14 @@ function resolveDependencies(options: ChatHandlerOptions, logger: Logger, report
     approvalStore,
     models: options.models,
     gate,
-    admission: createChatAdmission({ ...options, now, onRefused: (limit) => emit({ type: 'rate-limited', limit }) }),
+    admission: createChatAdmission({ ...addressing, user: limits.user, address: limits.address, now, onRefused }),
     historyAdmission: createChatAdmission({
-      ...options,
+      ...addressing,
       name: 'chat-history',
-      rateLimit: { limit: 60, windowMs: options.rateLimit?.windowMs, ...options.historyRateLimit },
-      limiter: options.historyLimiter,
-      addressRateLimit: options.addressRateLimit === false ? false : undefined,
-      addressLimiter: undefined,
+      user: { ...limits.history, policy: { limit: 60, windowMs: limits.user?.policy?.windowMs, ...limits.history?.policy } },
+      address: limits.address === false ? false : undefined,
       now,
-      onRefused: (limit) => emit({ type: 'rate-limited', limit }),
+      onRefused,
     }),
     toolSet: createChatToolSet({
       definitions: options.tools ?? builtinChatTools,
@@ -248,7 +223,7 @@ function resolveDependencies(options: ChatHandlerOptions, logger: Logger, report
     instructions: options.instructions,
     stepBudget: options.stepBudget,
     modelCall: options.modelCall,
-    tokenBudget: createTokenBudget(options.tokenBudget, {
+    tokenBudget: createTokenBudget(limits.tokens, {
       now,
       onError,
       onRefused: () => emit({ type: 'rate-limited', limit: 'chat-tokens' }),

@@ -35,7 +35,7 @@ describe('POST /chat: token usage', () => {
 describe('POST /chat: token budget', () => {
   it('refuses a user whose budget is used up with 429 token_budget_exceeded before calling the model, until the window renews', async () => {
     const model = scriptedModel(() => textStep('Hello.'));
-    const { post, store, clock } = await setupChat(model, { tokenBudget: { limit: 20, windowMs: 60_000 } });
+    const { post, store, clock } = await setupChat(model, { limits: { tokens: { policy: { limit: 20, windowMs: 60_000 } } } });
     // 15 tokens: under the budget, the next turn may start; 30 tokens: used up.
     await readAll(await post(body('one')));
     await readAll(await post({ sessionId, context, messages: [userMessage('one'), userMessage('two')] }));
@@ -64,13 +64,13 @@ describe('POST /chat: token budget', () => {
     };
     const counted = await setupChat(
       scriptedModel(() => textStep('Hello.')),
-      { tokenBudget: { limit: 1_000, meter } },
+      { limits: { tokens: { policy: { limit: 1_000 }, limiter: meter } } },
     );
     await readAll(await counted.post(body('hi')));
     expect(meter.used('rep@example.com').used).toBe(15);
     const broken = await setupChat(
       scriptedModel(() => textStep('Hello.')),
-      { tokenBudget: { limit: 1_000, meter: failing } },
+      { limits: { tokens: { policy: { limit: 1_000 }, limiter: failing } } },
     );
     const chunks = await readAll(await broken.post(body('hi')));
     expect(chunks.at(-1)).toMatchObject({ type: 'finish' });
@@ -82,7 +82,7 @@ describe('POST /chat: token budget', () => {
     const meter = createMemoryTokenMeter({ windowMs: 60_000 });
     meter.add('rep@example.com', 390);
     const model = scriptedModel(() => textStep('Hello.'));
-    const { post } = await setupChat(model, { tokenBudget: { limit: 400, windowMs: 60_000, meter } });
+    const { post } = await setupChat(model, { limits: { tokens: { policy: { limit: 400, windowMs: 60_000 }, limiter: meter } } });
     const ids = Array.from({ length: 15 }, () => crypto.randomUUID());
     const responses = await Promise.all(ids.map((id) => post(body('hi', id))));
     expect(responses.map((response) => response.status).sort()).toEqual([200, ...Array<number>(14).fill(429)]);
@@ -99,7 +99,7 @@ describe('POST /chat: token budget', () => {
       await new Promise<void>((resolve) => (release = resolve));
       return textStep('Hello.');
     });
-    const { post, store } = await setupChat(model, { tokenBudget: { limit: 1_000, windowMs: 60_000, meter, reserveTokens: 600 } });
+    const { post, store } = await setupChat(model, { limits: { tokens: { policy: { limit: 1_000, windowMs: 60_000, reserveTokens: 600 }, limiter: meter } } });
     await store.getOrCreateSession({ id: sessionId, userEmail: 'other@example.com', projectKey: 'acme-b2c', createdAt: 0, updatedAt: 0 });
     expect((await post(body('hi'))).status).toBe(403);
     expect(meter.used('rep@example.com').used).toBe(0);
@@ -126,7 +126,7 @@ describe('POST /chat: token budget', () => {
           : part,
       ),
     );
-    const { post, store } = await setupChat(silent, { tokenBudget: { limit: 1_000_000, windowMs: 60_000, meter } });
+    const { post, store } = await setupChat(silent, { limits: { tokens: { policy: { limit: 1_000_000, windowMs: 60_000 }, limiter: meter } } });
     const chunks = await readAll(await post(body('hi')));
     const usage = (chunks.at(-1) as { messageMetadata?: { usage?: { totalTokens: number; estimated?: boolean } } }).messageMetadata?.usage;
     expect(usage).toMatchObject({ estimated: true });
@@ -140,7 +140,7 @@ describe('POST /chat: token budget', () => {
       { type: 'stream-start', warnings: [] },
       { type: 'error', error: new Error('provider down') },
     ]);
-    const failed = await setupChat(broken, { tokenBudget: { limit: 1_000_000, windowMs: 60_000, meter: failing } });
+    const failed = await setupChat(broken, { limits: { tokens: { policy: { limit: 1_000_000, windowMs: 60_000 }, limiter: failing } } });
     await readAll(await failed.post(body('hi')));
     expect(failing.used('rep@example.com').used).toBeGreaterThan(1_000);
   });
@@ -149,8 +149,8 @@ describe('POST /chat: token budget', () => {
     await expect(
       setupChat(
         scriptedModel(() => textStep('x')),
-        { tokenBudget: { limit: 0 } },
+        { limits: { tokens: { policy: { limit: 0 } } } },
       ),
-    ).rejects.toThrow(/tokenBudget.limit must be a positive integer/);
+    ).rejects.toThrow(/limits.tokens.policy.limit must be a positive integer/);
   });
 });

@@ -11,4 +11,5 @@ export {
   type HostChatContext,
   type ModelCallOptions,
 } from './create-chat-handler.js';
-export { type TokenBudgetOptions, type TurnUsage } from './token-budget.js';
+export { type TokenBudgetOptions, type TokenBudgetPolicy, type TurnUsage } from './token-budget.js';
+export type { ChatRateLimit, ChatRateLimitPolicy } from './create-chat-admission.js';

@@ -1,4 +1,5 @@
 import { DeskpilotError } from '../../errors/deskpilot-error.js';
+import { noSessionError } from '../../session/require-session.js';
 import type { CapabilityRegistry } from '../context/capabilities.js';
 import { verifyChatGrant, type ChatGrantPolicy } from '../context/chat-grant.js';
 import { safeParseChatContext, type ChatContext, type ChatContextLimits } from '../context/parse-chat-context.js';
@@ -43,7 +44,7 @@ export async function resolveChatContext(options: ResolveChatContextOptions): Pr
   if (!parsed.success) return { ok: false, error: parsed.error };
   const { pageContext, proactiveHint, workingMemoryBlock } = parsed.data;
   if ('host' in options) {
-    if (!options.host) return { ok: false, error: new DeskpilotError('unauthenticated', { detail: 'No valid session.' }) };
+    if (!options.host) return { ok: false, error: noSessionError() };
     const hosted = safeParseChatContext({ ...options.host, pageContext, proactiveHint, workingMemoryBlock }, parseOptions);
     // The host's own answer is malformed: its mistake, not the client's.
     if (!hosted.success) throw new TypeError(`resolveContext returned an invalid context: ${hosted.error.message}`);

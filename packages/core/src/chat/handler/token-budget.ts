@@ -59,13 +59,11 @@ export function addUsage(a: TurnUsage | undefined, b: TurnUsage | undefined): Tu
 }
 
 /** Options of the chat handler's per-user token budget. */
-export interface TokenBudgetOptions {
+export interface TokenBudgetPolicy {
   /** Model tokens (input + output, as reported, or estimated when a provider reports none) each user may use per window. */
   limit: number;
   /** Window length; windows start at multiples of it since the epoch. @default 86400000 (a day, from midnight UTC) */
   windowMs?: number;
-  /** Where the counts live. @default an in-process meter (one per replica: use a shared one with several) */
-  meter?: TokenMeter;
   /**
    * Tokens reserved when a turn is let in, before the model runs; the turn settles to what it used
    * when it ends (failed and cut turns too). A user is let in while under `limit`, so turns in flight
@@ -74,6 +72,13 @@ export interface TokenBudgetOptions {
    * context budget's `maxChars` ÷ 3 — and at most `limit`
    */
   reserveTokens?: number;
+}
+
+/** `limits.tokens` of `createChatHandler`: the policy, and where the counts live. */
+export interface TokenBudgetOptions {
+  policy: TokenBudgetPolicy;
+  /** A shared meter (`createRedisTokenMeter`). @default an in-process meter (one per replica: use a shared one with several) */
+  limiter?: TokenMeter;
 }
 
 /** A turn's reservation, settled once when the turn ends. */
@@ -94,12 +99,12 @@ export function createTokenBudget(
   deps: { now: () => number; onError: (error: unknown) => void; onRefused: () => void; defaultReserveTokens: number },
 ): TokenBudget | undefined {
   if (!options) return undefined;
-  const { limit } = options;
-  const windowMs = options.windowMs ?? 86_400_000;
-  if (!Number.isSafeInteger(limit) || limit < 1) throw new TypeError('tokenBudget.limit must be a positive integer');
-  const reserveTokens = Math.min(limit, options.reserveTokens ?? deps.defaultReserveTokens);
-  if (!Number.isSafeInteger(reserveTokens) || reserveTokens < 0) throw new TypeError('tokenBudget.reserveTokens must be a non-negative integer');
-  const meter = options.meter ?? createMemoryTokenMeter({ windowMs, now: deps.now });
+  const { limit } = options.policy;
+  const windowMs = options.policy.windowMs ?? 86_400_000;
+  if (!Number.isSafeInteger(limit) || limit < 1) throw new TypeError('limits.tokens.policy.limit must be a positive integer');
+  const reserveTokens = Math.min(limit, options.policy.reserveTokens ?? deps.defaultReserveTokens);
+  if (!Number.isSafeInteger(reserveTokens) || reserveTokens < 0) throw new TypeError('limits.tokens.policy.reserveTokens must be a non-negative integer');
+  const meter = options.limiter ?? createMemoryTokenMeter({ windowMs, now: deps.now });
   return {
     async reserve(key) {
       const reservation = await meter.reserve(key, reserveTokens, limit);
