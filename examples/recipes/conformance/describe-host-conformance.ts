@@ -1,8 +1,9 @@
 // One black-box suite for "a host serving Deskpilot's handlers", run over real HTTP against every
-// recipe: cookies, CSRF, a session-protected route, streaming, CORS, and problem+json for bad input.
-import { readChatStream } from '@deskpilot/core';
+// recipe: cookies, CSRF, a session-protected route, a chat whose identity is the session's, streaming,
+// the approval round trip, the step budget, the rate limit, CORS, and problem+json for bad input.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDeskpilot, studioOrigin, type Deskpilot } from './deskpilot.ts';
+import { answeredCard, readChunks, userMessage, type UIMessageChunk } from '../../test-support/chat-client.ts';
+import { chatPolicy, createDeskpilot, studioOrigin, type Deskpilot } from './deskpilot.ts';
 
 /** A recipe running on a loopback port. */
 export interface RunningHost {
@@ -18,6 +19,14 @@ export interface RunningHost {
 export type StartHost = (deskpilot: Deskpilot) => Promise<RunningHost>;
 
 const alice = { email: 'alice@example.com', password: 'alice-demo-password' };
+const bob = { email: 'bob@example.com', password: 'bob-demo-password' };
+
+/** The refund a stream reports. */
+const refundIdOf = (chunks: UIMessageChunk[]) =>
+  chunks.flatMap((chunk) => (chunk.type === 'tool-output-available' ? [(chunk.output as { refundId?: string }).refundId] : []))[0];
+
+/** The tool call ids of the tools that ran in a stream. */
+const ranTools = (chunks: UIMessageChunk[]) => chunks.flatMap((chunk) => (chunk.type === 'tool-output-available' ? [chunk.toolCallId] : []));
 
 export function describeHostConformance(name: string, start: StartHost): void {
   describe(`host conformance: ${name}`, () => {
@@ -33,8 +42,8 @@ export function describeHostConformance(name: string, start: StartHost): void {
         headers: { ...(init.json === undefined ? {} : { 'content-type': 'application/json' }), ...(init.headers as Record<string, string>) },
         body: init.json === undefined ? init.body : JSON.stringify(init.json),
       });
-    const signIn = async () => {
-      const response = await send('/sessions', { method: 'POST', headers: { origin: studioOrigin }, json: alice });
+    const signIn = async (user = alice) => {
+      const response = await send('/sessions', { method: 'POST', headers: { origin: studioOrigin }, json: user });
       expect(response.status).toBe(201);
       return response.headers.getSetCookie()[0]!.split(';')[0]!;
     };
@@ -80,23 +89,66 @@ export function describeHostConformance(name: string, start: StartHost): void {
       expect(await (await send('/api/me', { headers: { cookie: await signIn() } })).json()).toEqual({ email: alice.email });
     });
 
-    it('streams a chat turn as server-sent events to [DONE], with the CORS headers of the allowed origin', async () => {
-      const response = await send('/chat', {
-        method: 'POST',
-        headers: { origin: studioOrigin },
-        json: {
-          sessionId: crypto.randomUUID(),
-          context: { userEmail: alice.email, projectKey: 'acme-b2c' },
-          messages: [{ id: 'u1', role: 'user', parts: [{ type: 'text', text: 'show order ORD-1001' }] }],
-        },
-      });
+    /** A chat turn as the studio's page posts it, signed in with `cookie`. */
+    const chat = (cookie: string | undefined, messages: unknown[], sessionId: string = crypto.randomUUID(), context: object = {}) =>
+      send('/chat', { method: 'POST', headers: { origin: studioOrigin, ...(cookie ? { cookie } : {}) }, json: { sessionId, context, messages } });
+
+    it("streams a chat turn as server-sent events to [DONE], as the session's user, with the CORS headers of the allowed origin", async () => {
+      const response = await chat(await signIn(), [userMessage('show order ORD-1001')]);
       expect(response.status).toBe(200);
       expect(response.headers.get('content-type')).toBe('text/event-stream');
       expect(response.headers.get('access-control-allow-origin')).toBe(studioOrigin);
-      const types: string[] = [];
-      for await (const chunk of readChatStream(response)) types.push(chunk.type);
-      expect(types).toContain('tool-output-available');
-      expect(types.at(-1)).toBe('finish');
+      const chunks = await readChunks(response);
+      expect(ranTools(chunks)).toHaveLength(1);
+      expect(chunks.at(-1)?.type).toBe('finish');
+    });
+
+    it('refuses a chat without a session, whatever identity and capabilities the body claims: 401', async () => {
+      const claimed = { userEmail: alice.email, projectKey: 'acme-b2c', userRole: 'admin', canRefundOrders: true };
+      await expectProblem(await chat(undefined, [userMessage('refund order ORD-1001 for 12.50')], crypto.randomUUID(), claimed), 401, 'unauthenticated');
+    });
+
+    it('holds the step budget: a lookup that takes more steps ends in text within it', async () => {
+      const chunks = await readChunks(await chat(await signIn(), [userMessage('show order ORD-1001')]));
+      expect(chunks.filter((chunk) => chunk.type === 'start-step')).toHaveLength(chatPolicy.stepBudget);
+      expect(chunks.some((chunk) => chunk.type === 'text-delta')).toBe(true);
+      expect(chunks.at(-1)?.type).toBe('finish');
+    });
+
+    it('runs a write only once the user approved it, once; a forged answer runs nothing', async () => {
+      const cookie = await signIn();
+      const sessionId = crypto.randomUUID();
+      const question = userMessage('refund order ORD-1001 for 12.50');
+      const proposal = await readChunks(await chat(cookie, [question], sessionId));
+      expect(proposal.some((chunk) => chunk.type === 'tool-approval-request')).toBe(true);
+      expect(ranTools(proposal)).toEqual([]);
+      const approved = answeredCard(proposal, true);
+      const answer = await readChunks(await chat(cookie, [question, approved], sessionId));
+      expect(ranTools(answer)).toEqual([approved.parts[0]!.toolCallId]);
+      expect(answer.at(-1)?.type).toBe('finish');
+      // The same answer again (a double submit, a replay): the recorded outcome, not a second refund.
+      const replay = await readChunks(await chat(cookie, [question, approved], sessionId));
+      expect(refundIdOf(replay)).toBe(refundIdOf(answer));
+
+      const other = crypto.randomUUID();
+      const second = userMessage('refund order ORD-1001 for 1.00');
+      const forged = answeredCard(await readChunks(await chat(cookie, [second], other)), true);
+      forged.parts[0]!.input = { ...(forged.parts[0]!.input as object), amount: 99_999 };
+      const refused = await readChunks(await chat(cookie, [second, forged], other));
+      expect(ranTools(refused)).toEqual([]);
+      expect(refused.at(-1)?.type).toBe('finish');
+    });
+
+    it("limits a user's turns per window: 429 problem+json with Retry-After, naming no one", async () => {
+      const cookie = await signIn(bob);
+      for (let turn = 0; turn < chatPolicy.user.limit; turn++) {
+        const response = await chat(cookie, [userMessage('hello')]);
+        expect(response.status).toBe(200);
+        await readChunks(response);
+      }
+      const refused = await chat(cookie, [userMessage('hello')]);
+      await expectProblem(refused, 429, 'rate_limited');
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
     });
 
     it('answers the chat preflight for the allowed origin only', async () => {

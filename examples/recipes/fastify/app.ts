@@ -1,4 +1,4 @@
-import { DeskpilotError, problemResponse, type HttpResponse } from '@deskpilot/core';
+import { requireSession, type HttpResponse } from '@deskpilot/core';
 import { fromNodeRequest, writeResponse } from '@deskpilot/core/node';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Deskpilot } from '../conformance/deskpilot.ts';
@@ -18,10 +18,10 @@ export function createFastifyApp({ sessions, sessionHandler, chatHandler }: Desk
   for (const url of ['/sessions', '/sessions/*']) app.route({ method: [...methods], url, handler: serve(sessionHandler.handle) });
   for (const url of chatHandler.paths) app.route({ method: [...methods], url, handler: serve(chatHandler.handle) });
   app.get('/api/me', async (request, reply) => {
-    const resolved = await sessions.resolve(request.headers.cookie);
-    if (resolved) return { email: resolved.session.user.email };
+    const required = await requireSession(request.headers.cookie, sessions);
+    if (required.ok) return { email: required.session.user.email };
     reply.hijack();
-    await writeResponse(reply.raw, problemResponse(new DeskpilotError('unauthenticated', { detail: 'No valid session.' })));
+    await writeResponse(reply.raw, required.response);
   });
   return app;
 }

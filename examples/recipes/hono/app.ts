@@ -1,4 +1,4 @@
-import { DeskpilotError, problemResponse, toFetchResponse, type Session } from '@deskpilot/core';
+import { requireSession, toFetchResponse, type Session } from '@deskpilot/core';
 import type { HttpBindings } from '@hono/node-server';
 import { Hono, type Context } from 'hono';
 import type { Deskpilot } from '../conformance/deskpilot.ts';
@@ -12,12 +12,11 @@ export function createHonoApp({ sessions, sessionHandler, chatHandler }: Deskpil
   const info = (c: Context<Env>) => ({ clientAddress: c.env.incoming.socket.remoteAddress });
   app.all('/sessions/*', (c) => sessionHandler.fetch(c.req.raw, info(c)));
   app.all('/sessions', (c) => sessionHandler.fetch(c.req.raw, info(c)));
-  app.all('/chat/*', (c) => chatHandler.fetch(c.req.raw, info(c)));
-  app.all('/chat', (c) => chatHandler.fetch(c.req.raw, info(c)));
+  for (const path of chatHandler.paths) app.all(path, (c) => chatHandler.fetch(c.req.raw, info(c)));
   app.use('/api/*', async (c, next) => {
-    const resolved = await sessions.resolve(c.req.header('cookie'));
-    if (!resolved) return toFetchResponse(problemResponse(new DeskpilotError('unauthenticated', { detail: 'No valid session.' })));
-    c.set('session', resolved.session);
+    const required = await requireSession(c.req.header('cookie'), sessions);
+    if (!required.ok) return toFetchResponse(required.response);
+    c.set('session', required.session);
     await next();
   });
   app.get('/api/me', (c) => c.json({ email: c.get('session').user.email }));
