@@ -42,7 +42,7 @@ const restrictImports = ({ paths = [], patterns = [] }) => ({
 
 export default defineConfig(
   {
-    ignores: ['**/dist/**', '**/node_modules/**', 'coverage/**', 'bench/results/**', 'test-results/**', '.changeset/**', 'docs/**'],
+    ignores: ['**/dist/**', '**/node_modules/**', '**/.next/**', '**/next-env.d.ts', 'coverage/**', 'bench/results/**', 'test-results/**', '.changeset/**', 'docs/**'],
   },
   tseslint.configs.recommended,
   {

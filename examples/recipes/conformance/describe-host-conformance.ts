@@ -28,12 +28,13 @@ const refundIdOf = (chunks: UIMessageChunk[]) =>
 /** The tool call ids of the tools that ran in a stream. */
 const ranTools = (chunks: UIMessageChunk[]) => chunks.flatMap((chunk) => (chunk.type === 'tool-output-available' ? [chunk.toolCallId] : []));
 
-export function describeHostConformance(name: string, start: StartHost): void {
+/** `startTimeoutMs`: how long the host may take to start (a framework that builds first). @default 10000 */
+export function describeHostConformance(name: string, start: StartHost, options: { startTimeoutMs?: number } = {}): void {
   describe(`host conformance: ${name}`, () => {
     let host: RunningHost;
     beforeAll(async () => {
       host = await start(await createDeskpilot());
-    });
+    }, options.startTimeoutMs);
     afterAll(() => host?.close());
 
     const send = (path: string, init: RequestInit & { json?: unknown } = {}) =>
@@ -71,6 +72,20 @@ export function describeHostConformance(name: string, start: StartHost): void {
         401,
         'invalid_credentials',
       );
+    });
+
+    it('throttles sign-ins by the address the host saw, never one the client wrote: a rotating X-Forwarded-For buys nothing', async () => {
+      const attempt = (n: number) =>
+        send('/sessions', {
+          method: 'POST',
+          headers: { origin: studioOrigin, 'x-forwarded-for': `198.51.100.${n}`, 'x-real-ip': `198.51.100.${n}` },
+          json: { email: 'target@example.com', password: `guess-${n}` },
+        });
+      const statuses: number[] = [];
+      for (let n = 1; n <= 12; n++) statuses.push((await attempt(n)).status);
+      // 10 per account and address in 5 minutes (the default): the 11th is refused.
+      expect(statuses.slice(0, 10)).toEqual(Array(10).fill(401));
+      expect(statuses.slice(10)).toEqual([429, 429]);
     });
 
     it('rotates the cookie on a project switch, and signs out', async () => {

@@ -1,33 +1,74 @@
-// Next.js itself is not installed: this stands in for its router — the URL picks a route file, the
-// method picks its export, which gets a `Request` and answers a `Response` — and for the platform in
-// front of it, which sets `x-forwarded-for`.
-import { Readable } from 'node:stream';
+// The Next.js recipe on real Next.js: `next build`, then `next start` behind a stand-in for the
+// platform in front of it, which sets `x-real-ip` to the address it saw (overwriting what the client
+// sent), as Vercel's edge or nginx with `proxy_set_header X-Real-IP $remote_addr` do.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { request as forward } from 'node:http';
+import { fileURLToPath } from 'node:url';
+import { freePort } from '../../studio/test/platform.ts';
 import { describeHostConformance } from '../conformance/describe-host-conformance.ts';
 import { listen } from './listen.ts';
 
-type RouteModule = Record<string, unknown>;
-const routes: Array<[RegExp, () => Promise<RouteModule>]> = [
-  [/^\/chat$/, () => import('../next/app/chat/route.ts')],
-  [/^\/chat\/history$/, () => import('../next/app/chat/history/route.ts')],
-  [/^\/sessions(\/.*)?$/, () => import('../next/app/sessions/[[...path]]/route.ts')],
-  [/^\/api\/me$/, () => import('../next/app/api/me/route.ts')],
-];
+const appDir = fileURLToPath(new URL('../next', import.meta.url));
+const nextBin = fileURLToPath(new URL('../../../node_modules/next/dist/bin/next', import.meta.url));
+const env = { ...process.env, NEXT_TELEMETRY_DISABLED: '1', CLIENT_ADDRESS_HEADER: 'x-real-ip' };
 
-describeHostConformance('Next.js App Router route handlers', async () =>
-  listen(async (req, res) => {
-    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
-    const route = routes.find(([pattern]) => pattern.test(url.pathname));
-    const handler = route && ((await route[1]())[req.method ?? 'GET'] as ((request: Request) => Promise<Response>) | undefined);
-    if (!handler) return void res.writeHead(route ? 405 : 404).end();
-    const headers = new Headers(Object.entries(req.headers).flatMap(([name, value]) => (value === undefined ? [] : [[name, String(value)]]) as Array<[string, string]>));
-    headers.set('x-forwarded-for', req.socket.remoteAddress ?? '');
-    const hasBody = req.method !== 'GET' && req.method !== 'HEAD';
-    const request = new Request(url, { method: req.method, headers, body: hasBody ? (Readable.toWeb(req) as ReadableStream) : null, duplex: 'half' } as RequestInit);
-    const response = await handler(request);
-    for (const [name, value] of response.headers) if (name !== 'set-cookie') res.setHeader(name, value);
-    if (response.headers.getSetCookie().length > 0) res.setHeader('set-cookie', response.headers.getSetCookie());
-    res.writeHead(response.status);
-    if (response.body) Readable.fromWeb(response.body as never).pipe(res);
-    else res.end();
-  }),
+/** Runs `next <args>` in the recipe's folder; resolves with its exit code and output. */
+function next(args: string[]): { child: ChildProcess; done: Promise<{ code: number | null; output: string }> } {
+  const child = spawn(process.execPath, [nextBin, ...args], { cwd: appDir, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout!.on('data', (chunk: Buffer) => (output += chunk));
+  child.stderr!.on('data', (chunk: Buffer) => (output += chunk));
+  return { child, done: new Promise((resolve) => child.once('exit', (code) => resolve({ code, output }))) };
+}
+
+async function untilServing(url: string, server: ReturnType<typeof next>): Promise<void> {
+  for (let attempt = 0; attempt < 600; attempt++) {
+    if (server.child.exitCode !== null) throw new Error(`next start exited:\n${(await server.done).output}`);
+    if (
+      await fetch(`${url}/api/me`).then(
+        (response) => response.status === 401,
+        () => false,
+      )
+    )
+      return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error('next start did not answer within a minute');
+}
+
+describeHostConformance(
+  'Next.js 16: next build, then next start',
+  async () => {
+    const build = await next(['build']).done;
+    if (build.code !== 0) throw new Error(`next build failed:\n${build.output}`);
+    // In the test log (and CI's): the version line and the routes Next.js built.
+    console.log(
+      build.output
+        .split('\n')
+        .filter((line) => /Next\.js \d|Compiled|^[┌├└] |Route \(app\)/.test(line))
+        .join('\n'),
+    );
+    const port = await freePort();
+    const server = next(['start', '--port', String(port), '--hostname', '127.0.0.1']);
+    const nextUrl = `http://127.0.0.1:${port}`;
+    await untilServing(nextUrl, server);
+    const platform = await listen((req, res) => {
+      const headers = { ...req.headers, 'x-real-ip': req.socket.remoteAddress };
+      const upstream = forward(`${nextUrl}${req.url}`, { method: req.method, headers }, (answer) => {
+        res.writeHead(answer.statusCode!, answer.headers);
+        answer.pipe(res);
+      });
+      upstream.on('error', () => res.destroy());
+      req.pipe(upstream);
+    });
+    return {
+      url: platform.url,
+      close: async () => {
+        await platform.close();
+        server.child.kill('SIGTERM');
+        await server.done;
+      },
+    };
+  },
+  { startTimeoutMs: 240_000 },
 );

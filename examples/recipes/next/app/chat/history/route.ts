@@ -1,1 +1,3 @@
-export { OPTIONS, POST, runtime } from '../route.ts';
+// Next.js reads `runtime` from each route file itself: it is declared here, not re-exported.
+export const runtime = 'nodejs';
+export { OPTIONS, POST } from '../route.ts';
