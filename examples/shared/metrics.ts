@@ -27,9 +27,11 @@ export interface Metrics {
 export type RouteOf = (path: string) => string;
 
 /** `routes` exactly, `prefixes` (`/api/` → `/api/*`) for what is forwarded below them, `other` for the rest. */
-export function routeLabels(routes: readonly string[], prefixes: readonly string[] = []): RouteOf {
-  const exact = new Set(routes);
+export function routeLabels(routes: readonly string[] | (() => readonly string[]), prefixes: readonly string[] = []): RouteOf {
+  let exact: Set<string> | undefined;
   return (path) => {
+    // A function: read on the first request, once the handlers that name their own paths exist.
+    exact ??= new Set(typeof routes === 'function' ? routes() : routes);
     if (exact.has(path)) return path;
     const prefix = prefixes.find((candidate) => path.startsWith(candidate));
     return prefix === undefined ? 'other' : `${prefix}*`;

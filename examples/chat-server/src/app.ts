@@ -26,8 +26,8 @@ import type { ServerConfig } from './config.ts';
 import { coreLogger, logEvents, requestLogging } from '../../shared/logging.ts';
 import { allListeners, mountMetrics, routeLabels } from '../../shared/metrics.ts';
 
-/** The chat service's routes, as metrics label them (anything else is `other`). */
-const routes = ['/healthz', '/readyz', '/metrics', '/openapi.json', '/chat', '/chat/history'];
+/** The chat service's own routes, as metrics label them beside the chat handler's (anything else is `other`). */
+const routes = ['/healthz', '/readyz', '/metrics', '/openapi.json'];
 
 /**
  * A Responses API model that sends the whole conversation on every call (`store: false`), as this
@@ -118,7 +118,7 @@ export async function createApp(config: ServerConfig, logger: Logger) {
   const app = express();
   app.disable('x-powered-by');
   app.use(requestLogging(logger));
-  const metrics = await mountMetrics(app, config, { service: 'chat-server', routeOf: routeLabels(routes) });
+  const metrics = await mountMetrics(app, config, { service: 'chat-server', routeOf: routeLabels(() => [...routes, ...chat.paths]) });
   const chat = createChatHandler({
     store: chatStore,
     approvalStore,

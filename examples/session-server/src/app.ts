@@ -21,8 +21,8 @@ import type { ServerConfig } from './config.ts';
 import { coreLogger, createEmailHasher, logEvents, requestLogging } from '../../shared/logging.ts';
 import { allListeners, mountMetrics, routeLabels } from '../../shared/metrics.ts';
 
-/** The session service's routes, as metrics label them (anything else is `other`). */
-const routes = ['/healthz', '/readyz', '/metrics', '/openapi.json', '/sessions', '/sessions/current', '/sessions/current/project'];
+/** The session service's own routes, as metrics label them beside the session handler's (anything else is `other`). */
+const routes = ['/healthz', '/readyz', '/metrics', '/openapi.json'];
 
 /**
  * Builds the session service app: PGlite in DATA_DIR/session (or Postgres with DATABASE_URL), the demo
@@ -77,7 +77,7 @@ export async function createApp(config: ServerConfig, logger: Logger) {
   const app = express();
   app.disable('x-powered-by');
   app.use(requestLogging(logger));
-  const metrics = await mountMetrics(app, config, { service: 'session-server', routeOf: routeLabels(routes) });
+  const metrics = await mountMetrics(app, config, { service: 'session-server', routeOf: routeLabels(() => [...routes, ...sessionHandler.paths]) });
   // Before the session routes: no cookie, no CORS, no rate limit for the probes.
   app.get('/healthz', (_req, res) => writeResponse(res, healthResponse()));
   app.get('/readyz', async (_req, res) => writeResponse(res, readinessResponse(await readiness())));
@@ -92,18 +92,15 @@ export async function createApp(config: ServerConfig, logger: Logger) {
       .set('cache-control', 'no-cache')
       .send(await openApi);
   });
-  app.use(
-    sessionRouter(
-      createSessionHandler({
-        service: sessions,
-        allowedOrigins: config.ALLOWED_ORIGINS,
-        trustedProxies: config.TRUSTED_PROXIES,
-        loginThrottle: { address: throttle('address', 100), accountAddress: throttle('account-address', 10), account: throttle('account', 100) },
-        logger: coreLogger(logger),
-        onEvent: allListeners(logEvents(logger, createEmailHasher(config.LOG_EMAIL_HASH_KEY)), metrics?.onEvent),
-      }),
-    ),
-  );
+  const sessionHandler = createSessionHandler({
+    service: sessions,
+    allowedOrigins: config.ALLOWED_ORIGINS,
+    trustedProxies: config.TRUSTED_PROXIES,
+    loginThrottle: { address: throttle('address', 100), accountAddress: throttle('account-address', 10), account: throttle('account', 100) },
+    logger: coreLogger(logger),
+    onEvent: allListeners(logEvents(logger, createEmailHasher(config.LOG_EMAIL_HASH_KEY)), metrics?.onEvent),
+  });
+  app.use(sessionRouter(sessionHandler));
   app.use((_req, res) => writeResponse(res, problemResponse(new DeskpilotError('not_found', { detail: 'No such route.' }))));
   const storage = database.kind === 'pglite' ? `PGlite in ${dataDir}` : 'Postgres (DATABASE_URL)';
   const close = async () => {

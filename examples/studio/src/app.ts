@@ -9,12 +9,12 @@ import express from 'express';
 import type { Logger } from 'pino';
 import { requestLogging } from '../../shared/logging.ts';
 import { mountMetrics, routeLabels } from '../../shared/metrics.ts';
-
-/** The studio's routes, as metrics label them: the page's files under `/assets/*`, the data API under `/api/*`, anything else `other`. */
-const routes = ['/healthz', '/readyz', '/metrics', '/', '/index.html', '/studio/chat-context', '/sessions', '/sessions/current', '/sessions/current/project'];
 import { chatContextFor } from './chat-context.ts';
 import type { StudioConfig } from './config.ts';
 import { createDataApi } from './data-api.ts';
+
+/** The studio's routes, as metrics label them: the page's files under `/assets/*`, the data API under `/api/*`, anything else `other`. */
+const routes = ['/healthz', '/readyz', '/metrics', '/', '/index.html', '/studio/chat-context', '/sessions', '/sessions/current', '/sessions/current/project'];
 
 const webRoot = fileURLToPath(new URL('../dist', import.meta.url));
 // Longest the readiness probe waits on the session service.

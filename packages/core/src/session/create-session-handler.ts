@@ -61,6 +61,8 @@ export interface SessionHandler {
   fetch(request: Request, info?: RequestInfo): Promise<Response>;
   /** Host-neutral entry used by adapters (no `Request` object needed). */
   handle(request: HttpRequest): Promise<HttpResponse>;
+  /** The paths it serves (`/sessions`, `/sessions/current`, `/sessions/current/project`, under `basePath`): what a host registers, or labels its metrics by. */
+  readonly paths: readonly string[];
   /** Whether `path` is one of the session routes, under `basePath` or not: what an adapter passes to {@link handle}. */
   isRoute(path: string): boolean;
 }
@@ -166,6 +168,7 @@ export function createSessionHandler(options: SessionHandlerOptions): SessionHan
   return {
     handle,
     fetch: async (request, info) => toFetchResponse(await handle(fromFetchRequest(request, info))),
+    paths: Object.keys(routes).map((path) => `${basePath}${path}`),
     isRoute: (path) => isSessionRoute(routePath(path)),
   };
 }
