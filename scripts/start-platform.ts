@@ -3,17 +3,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { loopbackOrigins } from '../examples/shared/environment.ts';
+import { platformPorts } from './platform-ports.ts';
 
-/** A service's port from its variable (`SESSION_PORT`, `CHAT_PORT`, `STUDIO_PORT`), or its default. */
-function portOf(variable: string, fallback: number): number {
-  const value = process.env[variable];
-  if (value === undefined || value === '') return fallback;
-  const port = Number(value);
-  if (Number.isInteger(port) && port >= 1 && port <= 65535) return port;
-  console.error(`${variable}: not a port (1-65535)`);
-  process.exit(2);
-}
-const ports = { session: portOf('SESSION_PORT', 4360), chat: portOf('CHAT_PORT', 8080), studio: portOf('STUDIO_PORT', 3000) };
+const configured = platformPorts();
+const ports = { session: configured.session.port, chat: configured.chat.port, studio: configured.studio.port };
 // The services allow the studio's origin, on its port, unless ALLOWED_ORIGINS says otherwise.
 const allowedOrigins = process.env.ALLOWED_ORIGINS ?? loopbackOrigins(ports.studio).join(',');
 
@@ -40,6 +33,11 @@ const services = [
 
 // Each server starts as its `npm start` does: with Node's compile cache on (see that file).
 const compileCache = new URL('../examples/shared/compile-cache.mjs', import.meta.url).href;
+
+// Piped into `tee` or `less`, the reader may go first (Ctrl+C reaches it too): a closed stdout is not
+// a reason to crash before the servers have drained.
+process.stdout.on('error', () => {});
+process.stderr.on('error', () => {});
 
 const children = new Map<string, ChildProcess>();
 const listening = new Set<string>();
