@@ -14,7 +14,18 @@ import type { StudioConfig } from './config.ts';
 import { createDataApi } from './data-api.ts';
 
 /** The studio's routes, as metrics label them: the page's files under `/assets/*`, the data API under `/api/*`, anything else `other`. */
-const routes = ['/healthz', '/readyz', '/metrics', '/', '/index.html', '/studio/chat-context', '/sessions', '/sessions/current', '/sessions/current/project'];
+const routes = [
+  '/healthz',
+  '/readyz',
+  '/metrics',
+  '/',
+  '/index.html',
+  '/studio/session',
+  '/studio/chat-context',
+  '/sessions',
+  '/sessions/current',
+  '/sessions/current/project',
+];
 
 const webRoot = fileURLToPath(new URL('../dist', import.meta.url));
 // Longest the readiness probe waits on the session service.
@@ -63,6 +74,18 @@ export async function createStudioApp(config: StudioConfig, logger: Logger) {
   });
   app.use(createSessionRoutesProxy({ sessionServiceUrl: config.SESSION_SERVICE_URL }));
   app.use('/api', createIdentityProxy({ sessionServiceUrl: config.SESSION_SERVICE_URL, target: dataApiUrl, prefix }));
+
+  // Who is signed in, for the page's first look: `{ session: null }` when no one is, a 200 either way
+  // (the session service's 401 would show in the browser console on every signed-out load).
+  app.get('/studio/session', async (req, res) => {
+    res.set('cache-control', 'no-store');
+    try {
+      const lookup = { sessionServiceUrl: config.SESSION_SERVICE_URL, cookieName: `${prefix}_session`, requestHeaders: req.headers };
+      res.json({ session: await fetchSession(req.headers.cookie, lookup) });
+    } catch (error) {
+      await writeResponse(res, problemResponse(error));
+    }
+  });
 
   // What the page needs to talk to the chat service for the signed-in user: where it is, and the
   // context (signed when the chat service requires grants). Never cached: it follows the session.

@@ -63,6 +63,28 @@ describe.skipIf(!hasChromium)(`studio in Chromium: the representative's day${ski
     platform?.close();
   });
 
+  it('loads signed out, signs in and starts a new conversation without one console error, a failed request included', async () => {
+    const fresh = await browser.newContext({ viewport: { width: 1366, height: 860 } });
+    const tab = await fresh.newPage();
+    const messages: string[] = [];
+    tab.on('console', (message) => void (message.type() === 'error' && messages.push(message.text())));
+    tab.on('pageerror', (error) => messages.push(error.message));
+    await tab.goto(platform.studioUrl);
+    await expect.poll(() => tab.getByLabel('Email').isVisible()).toBe(true);
+    await signIn(tab, 'bob@example.com', 'bob-demo-password');
+    await expect.poll(() => tab.getByTestId('role').textContent()).toBe('viewer');
+    await expect.poll(() => tab.getByLabel('Message').isVisible()).toBe(true);
+    await tab.getByRole('button', { name: 'New conversation' }).click();
+    await expect.poll(() => tab.getByLabel('Message').isVisible()).toBe(true);
+    // On a narrow screen (a phone, a split window) the page fits its width: nothing scrolls sideways.
+    await tab.setViewportSize({ width: 420, height: 860 });
+    await ask(tab, 'Show order ORD-1001');
+    await expect.poll(() => assistantMessages(tab).count()).toBe(1);
+    expect(await tab.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBe(0);
+    await fresh.close();
+    expect(messages).toEqual([]);
+  });
+
   it('logs in; a wrong password shows the error and no session', async () => {
     await page.goto(platform.studioUrl);
     await signIn(page, 'alice@example.com', 'not-her-password');
@@ -240,7 +262,7 @@ describe.skipIf(!hasChromium)(`studio in Chromium: limits and outages${skipReaso
     expect(apiDown.headers()['content-type']).toBe('application/problem+json');
 
     await page.reload();
-    await expect.poll(() => page.getByRole('alert').textContent()).toContain('The upstream service is unreachable.');
+    await expect.poll(() => page.getByRole('alert').textContent()).toContain('The session service is unreachable.');
     await platform.restart('session');
     await page.getByRole('button', { name: 'Retry' }).click();
     // The session was stored (PGlite): the representative is still signed in.

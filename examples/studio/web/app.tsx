@@ -2,7 +2,7 @@ import { useCallback, useEffect, useState } from 'react';
 import { ChatPanel } from './chat-panel.tsx';
 import { LoginForm } from './login-form.tsx';
 import { Sidebar } from './sidebar.tsx';
-import { DeskpilotClientError, client, explain, type Session } from './studio-api.ts';
+import { DeskpilotClientError, client, currentSession, explain, type Session } from './studio-api.ts';
 
 type View = { state: 'loading' } | { state: 'signed-out' } | { state: 'signed-in'; session: Session } | { state: 'unavailable'; message: string };
 
@@ -15,7 +15,7 @@ export function App() {
   const load = useCallback(async () => {
     setView({ state: 'loading' });
     try {
-      const session = await client.currentSession();
+      const session = await currentSession();
       setView(session ? { state: 'signed-in', session } : { state: 'signed-out' });
     } catch (error) {
       setView({ state: 'unavailable', message: explain(error) });

@@ -11,7 +11,7 @@ const suggestions = ['Show order ORD-1001', 'Refund order ORD-1001', 'Cancel ord
 
 /** Loads where the chat service is and the stored conversation, then shows it. */
 export function ChatPanel({ session, onSignedOut }: { session: Session; onSignedOut: () => void }) {
-  const [chatId, setChatId] = useState(() => conversationId(session.user.email, session.projectKey));
+  const [chat, setChat] = useState(() => conversationId(session.user.email, session.projectKey));
   const [loaded, setLoaded] = useState<Loaded>({ state: 'loading' });
   const [attempt, setAttempt] = useState(0);
 
@@ -20,12 +20,14 @@ export function ChatPanel({ session, onSignedOut }: { session: Session; onSigned
     setLoaded({ state: 'loading' });
     (async () => {
       const setup = await chatSetup();
-      // A conversation not started yet has no history: it starts empty.
-      const messages = (await chatClient(setup.chatServiceUrl).chatHistory({ sessionId: chatId, context: setup.context }))?.messages ?? [];
+      // A conversation this page just made has nothing stored: not asked for (a 404 the console would show).
+      // One started elsewhere, or not started yet, has no history either: it starts empty.
+      const stored = chat.fresh ? null : await chatClient(setup.chatServiceUrl).chatHistory({ sessionId: chat.id, context: setup.context });
+      const messages = stored?.messages ?? [];
       if (current) setLoaded({ state: 'ready', setup, messages });
     })().catch((error: unknown) => current && setLoaded({ state: 'failed', error }));
     return () => void (current = false);
-  }, [chatId, attempt]);
+  }, [chat, attempt]);
 
   if (loaded.state === 'loading')
     return (
@@ -48,11 +50,11 @@ export function ChatPanel({ session, onSignedOut }: { session: Session; onSigned
   }
   return (
     <Conversation
-      key={chatId}
-      chatId={chatId}
+      key={chat.id}
+      chatId={chat.id}
       chatServiceUrl={loaded.setup.chatServiceUrl}
       initialMessages={loaded.messages}
-      onNewConversation={() => setChatId(newConversationId(session.user.email, session.projectKey))}
+      onNewConversation={() => setChat(newConversationId(session.user.email, session.projectKey))}
       onSignedOut={onSignedOut}
     />
   );
