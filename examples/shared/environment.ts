@@ -100,6 +100,8 @@ export const postgresUrl = z
 /** The storage variables of the two services: Postgres or the embedded database, and Redis. */
 export const storageVariables = {
   DATABASE_URL: z.optional(postgresUrl),
+  /** The schema the tables live in (created when missing), as `deskpilot-migrate --schema`; default: the first of the connection's `search_path`. */
+  DATABASE_SCHEMA: z.optional(matching(/^[A-Za-z_][A-Za-z0-9_]{0,62}$/, 'expected a plain identifier (letters, digits, _; at most 63)')),
   DATABASE_CONNECT_TIMEOUT_MS: z._default(integer(1), 5_000),
   DATABASE_QUERY_TIMEOUT_MS: z._default(integer(1), 10_000),
   /** The platform's data root: each service keeps its embedded database in `<DATA_DIR>/<service>` (`session`, `chat`). */

@@ -7,15 +7,24 @@ import { onTestFinished } from 'vitest';
  * URL whose sessions use it (`search_path`), so servers started with it share only that schema.
  */
 export async function freshPostgresSchema(databaseUrl: string): Promise<string> {
-  const schema = `dp_replicas_${randomBytes(6).toString('hex')}`;
+  const schema = await droppedAfterTest(databaseUrl);
   const admin = new pg.Client({ connectionString: databaseUrl });
   await admin.connect();
   await admin.query(`CREATE SCHEMA ${schema}`);
-  onTestFinished(async () => {
-    await admin.query(`DROP SCHEMA ${schema} CASCADE`);
-    await admin.end();
-  });
+  await admin.end();
   const url = new URL(databaseUrl);
   url.searchParams.set('options', `-c search_path=${schema}`);
   return url.toString();
+}
+
+/** A schema name no one uses yet; whatever creates it, it is dropped (with its tables) when the test ends. */
+export async function droppedAfterTest(databaseUrl: string): Promise<string> {
+  const schema = `dp_test_${randomBytes(6).toString('hex')}`;
+  onTestFinished(async () => {
+    const admin = new pg.Client({ connectionString: databaseUrl });
+    await admin.connect();
+    await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+    await admin.end();
+  });
+  return schema;
 }

@@ -37,6 +37,7 @@ export async function createApp(config: ServerConfig, logger: Logger) {
   const dataDir = join(config.DATA_DIR, 'session');
   const database = await openDatabase({
     databaseUrl: config.DATABASE_URL,
+    schema: config.DATABASE_SCHEMA,
     dataDir,
     pgliteSettings: { shared_buffers: config.PGLITE_SHARED_BUFFERS },
     connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS,

@@ -1,6 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { freshPostgresSchema } from '../../test-support/postgres-schema.ts';
+import pg from 'pg';
+import { droppedAfterTest } from '../../test-support/postgres-schema.ts';
 import { exitCode, seededDataDir, spawnExample } from '../../test-support/spawn-example.ts';
 
 const serverFile = fileURLToPath(new URL('../src/server.ts', import.meta.url));
@@ -19,12 +20,10 @@ const current = (url: string, cookie: string) => fetch(`${url}/sessions/current`
 
 describe.skipIf(!databaseUrl)(`two session replicas on one Postgres${databaseUrl ? '' : ' (SKIPPED: DATABASE_URL is not set)'}`, () => {
   it('share sessions: a login on one resolves on the other, a logout on one is 401 on the other at once', async () => {
-    const url = await freshPostgresSchema(databaseUrl!);
-    // Both start together: migrations and demo seeding must not collide.
-    const [first, second] = await Promise.all([
-      spawnExample(serverFile, { DATABASE_URL: url, COOKIE_SECURE: 'false' }),
-      spawnExample(serverFile, { DATABASE_URL: url, COOKIE_SECURE: 'false' }),
-    ]);
+    // A schema of their own (DATABASE_SCHEMA creates it), as a team sharing one database would give them.
+    const env = { DATABASE_URL: databaseUrl!, DATABASE_SCHEMA: await droppedAfterTest(databaseUrl!), COOKIE_SECURE: 'false' };
+    // Both start together: migrations, schema creation and demo seeding must not collide.
+    const [first, second] = await Promise.all([spawnExample(serverFile, env), spawnExample(serverFile, env)]);
     const cookie = await login(first.url);
     expect(await current(second.url, cookie)).toBe(200);
     const switched = await fetch(`${second.url}/sessions/current/project`, {
@@ -38,6 +37,12 @@ describe.skipIf(!databaseUrl)(`two session replicas on one Postgres${databaseUrl
     expect(await current(first.url, next)).toBe(200);
     expect((await fetch(`${first.url}/sessions/current`, { method: 'DELETE', headers: { cookie: next } })).status).toBe(204);
     expect(await current(second.url, next)).toBe(401);
+    // Every table is in that schema, none in the connection's default one.
+    const admin = new pg.Client({ connectionString: databaseUrl });
+    await admin.connect();
+    const { rows } = await admin.query<{ table_name: string }>('SELECT table_name FROM information_schema.tables WHERE table_schema = $1', [env.DATABASE_SCHEMA]);
+    await admin.end();
+    expect(rows.map((row) => row.table_name)).toEqual(expect.arrayContaining(['deskpilot_sessions', 'deskpilot_users', 'deskpilot_migrations']));
   });
 });
 

@@ -125,6 +125,18 @@ describe.skipIf(!databaseUrl)(`openDatabase ${onPostgres}`, () => {
     }
   });
 
+  it('opens one new schema from many processes at once: the race to create it is no failure', async () => {
+    const name = `dp_race_${crypto.randomUUID().replaceAll('-', '').slice(0, 12)}`;
+    const opened = await Promise.all(Array.from({ length: 6 }, () => openDatabase({ databaseUrl: databaseUrl!, schema: name, maxConnections: 1 })));
+    try {
+      const { rows } = await opened[0]!.client.query<{ n: string }>('SELECT count(*) AS n FROM information_schema.tables WHERE table_schema = $1', [name]);
+      expect(Number(rows[0]!.n)).toBeGreaterThan(0);
+    } finally {
+      await opened[0]!.client.query(`DROP SCHEMA ${name} CASCADE`);
+      await Promise.all(opened.map((db) => db.close()));
+    }
+  });
+
   it('ends a statement that runs too long with store_unavailable, and the pool goes on serving', async () => {
     const db = await openDatabase({ databaseUrl: schema.url, maxConnections: 1, queryTimeoutMs: 200 });
     try {

@@ -8,8 +8,18 @@ export function checkSchemaName(schema: string): void {
   if (!schemaName.test(schema)) throw new TypeError(`schema must be a plain identifier (letters, digits, _; at most 63), not ${JSON.stringify(schema.slice(0, 70))}`);
 }
 
-/** Creates `schema` when it is missing (the connection's `search_path` names it: see `openDatabase`'s `schema`). */
+/**
+ * Creates `schema` when it is missing (the connection's `search_path` names it: see `openDatabase`'s
+ * `schema`). Replicas starting together on a new schema race: `IF NOT EXISTS` is checked before the
+ * insert, so the loser of two concurrent creations fails with a unique violation on the catalogue
+ * (23505) or `duplicate_schema` (42P06). Either means the schema now exists, which is all that is asked.
+ */
 export async function prepareSchema(client: SqlExecutor, schema: string): Promise<void> {
   checkSchemaName(schema);
-  await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
+  try {
+    await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
+  } catch (error) {
+    const code = (error as { code?: unknown } | null)?.code;
+    if (code !== '23505' && code !== '42P06') throw error;
+  }
 }
