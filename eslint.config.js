@@ -1,4 +1,4 @@
-// The architecture, enforced (STYLE.md "Layout and boundaries"): core and the stores stay free of
+// The architecture, enforced (CONTRIBUTING.md, "Style": layout and boundaries): core and the stores stay free of
 // Express and `node:http`, core depends on nothing of ours, no package reaches into another's `src`,
 // and examples, bench and scripts import published entry points only. typescript-eslint's
 // `recommended` set (syntax only, no type information, so lint stays fast) runs everywhere.
@@ -42,7 +42,17 @@ const restrictImports = ({ paths = [], patterns = [] }) => ({
 
 export default defineConfig(
   {
-    ignores: ['**/dist/**', '**/node_modules/**', '**/.next/**', '**/next-env.d.ts', 'coverage/**', 'bench/results/**', 'test-results/**', '.changeset/**', 'docs/**'],
+    ignores: [
+      '**/dist/**',
+      '**/node_modules/**',
+      '**/.next/**',
+      '**/next-env.d.ts',
+      'coverage/**',
+      'bench/results/**',
+      'test-results/**',
+      '.changeset/**',
+      'docs/**',
+    ],
   },
   tseslint.configs.recommended,
   {
@@ -68,14 +78,18 @@ export default defineConfig(
   {
     // Core's own tests may start a real `node:http` server, but use no Express and reach core by relative path.
     files: tests.map((glob) => `packages/core/src/${glob}`),
-    rules: restrictImports({ paths: hostOnly.filter(({ name }) => !name.includes('http')), patterns: [hostOnlySubpaths, ourPackages] }),
+    rules: restrictImports({
+      paths: hostOnly.filter(({ name }) => !name.includes('http')),
+      patterns: [hostOnlySubpaths, ourPackages],
+    }),
   },
   {
-    // No function longer than 80 lines: a longer one is steps that want names. Tests and the
-    // conformance suites (lists of `it`s) are exempt.
+    // No function longer than 100 lines of 120 columns (it was 80 of 170: about the same code in
+    // fewer characters): a longer one is steps that want names. Tests and the conformance suites
+    // (lists of `it`s) are exempt.
     files: ['packages/*/src/**/*.ts'],
     ignores: [...tests, 'packages/core/src/testing/**'],
-    rules: { 'max-lines-per-function': ['error', { max: 80, skipBlankLines: true, skipComments: true }] },
+    rules: { 'max-lines-per-function': ['error', { max: 100, skipBlankLines: true, skipComments: true }] },
   },
   {
     // Packages report through an injectable logger (core's `Logger`), never straight to the console.

@@ -16,7 +16,9 @@ const entry = Object.keys(manifest.exports)
   .filter((subpath) => subpath !== './package.json')
   .map((subpath) => (subpath === '.' ? 'src/index.ts' : `src/${subpath.slice(2)}.ts`))
   // Command-line entries (`bin`): `./dist/cli.js` is built from `src/cli.ts`.
-  .concat(Object.values(manifest.bin ?? {}).map((file) => `src/${file.replace(/^\.\/dist\//, '').replace(/\.js$/, '.ts')}`));
+  .concat(
+    Object.values(manifest.bin ?? {}).map((file) => `src/${file.replace(/^\.\/dist\//, '').replace(/\.js$/, '.ts')}`),
+  );
 
 const external = [...Object.keys(manifest.dependencies ?? {}), ...Object.keys(manifest.peerDependencies ?? {})].map(
   (name) => new RegExp(`^${name.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}(/.*)?$`),

@@ -29,7 +29,12 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'node',
-          include: ['packages/*/src/**/*.test.ts', 'examples/*/src/**/*.test.ts', 'examples/*/test/**/*.test.ts', 'scripts/**/*.test.ts'],
+          include: [
+            'packages/*/src/**/*.test.ts',
+            'examples/*/src/**/*.test.ts',
+            'examples/*/test/**/*.test.ts',
+            'scripts/**/*.test.ts',
+          ],
         },
       },
       {

@@ -18,7 +18,22 @@ export interface BenchModelOptions {
 }
 
 // Short words, like the tokens a provider streams.
-const words = [' Your', ' order', ' ORD', '-1001', ' shipped', ' on', ' Monday', ' and', ' should', ' arrive', ' within', ' three', ' days', '.'];
+const words = [
+  ' Your',
+  ' order',
+  ' ORD',
+  '-1001',
+  ' shipped',
+  ' on',
+  ' Monday',
+  ' and',
+  ' should',
+  ' arrive',
+  ' within',
+  ' three',
+  ' days',
+  '.',
+];
 
 /**
  * Creates the bench model. Each `doStream` call streams `stream-start`, `text-start`, `textChunks` ×
@@ -39,7 +54,11 @@ export function createBenchModel(options: BenchModelOptions): LanguageModelV4 {
   const parts = (): StreamPart[] => [
     { type: 'stream-start', warnings: [] },
     { type: 'text-start', id: 'text-1' },
-    ...Array.from({ length: textChunks }, (_, index): StreamPart => ({ type: 'text-delta', id: 'text-1', delta: words[index % words.length]! })),
+    ...Array.from({ length: textChunks }, (_, index): StreamPart => ({
+      type: 'text-delta',
+      id: 'text-1',
+      delta: words[index % words.length]!,
+    })),
     { type: 'text-end', id: 'text-1' },
     { ...finish },
   ];

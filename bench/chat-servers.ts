@@ -5,10 +5,23 @@
 import { createServer, type RequestListener } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { chatRouter } from '@deskpilot/chat-express';
-import { DeskpilotError, createChatHandler, createMemoryApprovalStore, createMemoryChatStore, problemResponse, type ChatStore } from '@deskpilot/core';
+import {
+  DeskpilotError,
+  createChatHandler,
+  createMemoryApprovalStore,
+  createMemoryChatStore,
+  problemResponse,
+  type ChatStore,
+} from '@deskpilot/core';
 import { createDemoCommerceBackend, createDemoTicketBackend } from '@deskpilot/core/demo';
 import { writeResponse } from '@deskpilot/core/node';
-import { convertToModelMessages, pipeUIMessageStreamToResponse, streamText, toUIMessageStream, type UIMessage } from 'ai';
+import {
+  convertToModelMessages,
+  pipeUIMessageStreamToResponse,
+  streamText,
+  toUIMessageStream,
+  type UIMessage,
+} from 'ai';
 import express from 'express';
 import { createBenchModel } from './chat-bench-model.ts';
 
@@ -51,7 +64,8 @@ export interface ChatServerHeap {
 export type ChatServerKind = 'anchor' | 'anchor-http' | 'deskpilot';
 
 const [kind = '', textChunks = '200', chunkDelayMs = '0'] = process.argv.slice(2);
-if (kind !== 'anchor' && kind !== 'anchor-http' && kind !== 'deskpilot') throw new Error(`unknown server ${kind}; expected anchor, anchor-http or deskpilot`);
+if (kind !== 'anchor' && kind !== 'anchor-http' && kind !== 'deskpilot')
+  throw new Error(`unknown server ${kind}; expected anchor, anchor-http or deskpilot`);
 const model = createBenchModel({ textChunks: Number(textChunks), chunkDelayMs: Number(chunkDelayMs) });
 
 /**
@@ -74,7 +88,11 @@ function createDroppableChatStore() {
     measure() {
       const { sessions, messages } = inner.dump();
       const json = JSON.stringify({ sessions, messages });
-      return { sessions: sessions.length, messages: Object.values(messages).reduce((sum, list) => sum + list.length, 0), jsonBytes: Buffer.byteLength(json) };
+      return {
+        sessions: sessions.length,
+        messages: Object.values(messages).reduce((sum, list) => sum + list.length, 0),
+        jsonBytes: Buffer.byteLength(json),
+      };
     },
     drop() {
       inner = createMemoryChatStore();
@@ -109,7 +127,9 @@ function createApp(): express.Express {
     limits: { user: { policy: { limit: 1_000_000_000 } } },
   });
   app.use(chatRouter(chat));
-  app.use((_req, res) => writeResponse(res, problemResponse(new DeskpilotError('not_found', { detail: 'No such route.' }))));
+  app.use((_req, res) =>
+    writeResponse(res, problemResponse(new DeskpilotError('not_found', { detail: 'No such route.' }))),
+  );
   return app;
 }
 
@@ -165,7 +185,13 @@ process.on('message', (command: ChatServerCommand) => {
       const { user, system } = process.cpuUsage();
       const sample = memorySample();
       if (sample.rss > peak.rss) peak = sample;
-      process.send!({ user, system, rss: sample.rss, peak, maxRss: process.resourceUsage().maxRSS * 1024 } satisfies ChatServerStats);
+      process.send!({
+        user,
+        system,
+        rss: sample.rss,
+        peak,
+        maxRss: process.resourceUsage().maxRSS * 1024,
+      } satisfies ChatServerStats);
       break;
     }
     case 'reset-peak':

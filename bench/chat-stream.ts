@@ -5,7 +5,14 @@ import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { Agent, request as httpRequest } from 'node:http';
 import { forkScript, formatNumber, formatRatio, markdownTable, median, percentile, rotate } from './measure.ts';
-import type { ChatServerCommand, ChatServerHeap, ChatServerKind, ChatServerReady, ChatServerStats, MemorySample } from './chat-servers.ts';
+import type {
+  ChatServerCommand,
+  ChatServerHeap,
+  ChatServerKind,
+  ChatServerReady,
+  ChatServerStats,
+  MemorySample,
+} from './chat-servers.ts';
 
 /** Options of {@link benchChatStream}. */
 export interface ChatBenchOptions {
@@ -133,7 +140,14 @@ export const streamsRatioTarget = 0.85;
 export const slowPeakRssTargetMiB = 400;
 
 /** Brief settings to check that the harness works (its figures mean little). */
-export const quickChatOptions: ChatBenchOptions = { rounds: 1, roundSeconds: 1, warmupSeconds: 0.5, slowStreams: 100, slowTextChunks: 20, slowWaves: 1 };
+export const quickChatOptions: ChatBenchOptions = {
+  rounds: 1,
+  roundSeconds: 1,
+  warmupSeconds: 0.5,
+  slowStreams: 100,
+  slowTextChunks: 20,
+  slowWaves: 1,
+};
 
 const mebibyte = 1024 * 1024;
 // Every loop is bounded in time and in count, and every stream in time.
@@ -166,10 +180,14 @@ export async function benchChatStream(options: ChatBenchOptions = {}): Promise<C
 async function startServers(textChunks: number, chunkDelayMs: number): Promise<RunningServer[]> {
   return Promise.all(
     contenders.map(async ({ kind }) => {
-      const { child, firstMessage } = forkScript<ChatServerReady>(new URL('./chat-servers.ts', import.meta.url), [kind, String(textChunks), String(chunkDelayMs)], {
-        execArgv: ['--expose-gc'],
-        timeoutMs: 30_000,
-      });
+      const { child, firstMessage } = forkScript<ChatServerReady>(
+        new URL('./chat-servers.ts', import.meta.url),
+        [kind, String(textChunks), String(chunkDelayMs)],
+        {
+          execArgv: ['--expose-gc'],
+          timeoutMs: 30_000,
+        },
+      );
       try {
         const { port } = await firstMessage;
         return { kind, child, port };
@@ -186,7 +204,8 @@ async function benchThroughput(settings: Required<ChatBenchOptions>): Promise<Ch
   try {
     const bodyBytes = new Map<ChatServerKind, number>();
     for (const server of running) bodyBytes.set(server.kind, await verifyServer(server, settings.textChunks));
-    for (const server of running) await load(server, settings.warmupSeconds, settings.clients, bodyBytes.get(server.kind)!);
+    for (const server of running)
+      await load(server, settings.warmupSeconds, settings.clients, bodyBytes.get(server.kind)!);
 
     const afterWarmup = new Map<ChatServerKind, ChatServerHeap>();
     for (const server of running) afterWarmup.set(server.kind, await ask<ChatServerHeap>(server.child, 'heap'));
@@ -195,7 +214,12 @@ async function benchThroughput(settings: Required<ChatBenchOptions>): Promise<Ch
     for (let round = 0; round < settings.rounds; round++) {
       for (const server of rotate(running, round)) {
         const before = await ask<ChatServerStats>(server.child, 'stats');
-        const { streams, seconds, ttfb } = await load(server, settings.roundSeconds, settings.clients, bodyBytes.get(server.kind)!);
+        const { streams, seconds, ttfb } = await load(
+          server,
+          settings.roundSeconds,
+          settings.clients,
+          bodyBytes.get(server.kind)!,
+        );
         const after = await ask<ChatServerStats>(server.child, 'stats');
         rounds.get(server.kind)!.push({
           streams,
@@ -231,7 +255,9 @@ async function benchThroughput(settings: Required<ChatBenchOptions>): Promise<Ch
         streamsRatio: median(own.map((round, index) => round.streamsPerSecond / anchor[index]!.streamsPerSecond)),
         ttfbP50Ratio: median(own.map((round, index) => round.ttfbP50Ms / anchor[index]!.ttfbP50Ms)),
         ttfbP99Ratio: median(own.map((round, index) => round.ttfbP99Ms / anchor[index]!.ttfbP99Ms)),
-        capacityRatio: median(own.map((round, index) => anchor[index]!.cpuMillisecondsPerStream / round.cpuMillisecondsPerStream)),
+        capacityRatio: median(
+          own.map((round, index) => anchor[index]!.cpuMillisecondsPerStream / round.cpuMillisecondsPerStream),
+        ),
         memory: {
           streams: thousands * 1000,
           rssAfterWarmup: warm.rss,
@@ -240,7 +266,8 @@ async function benchThroughput(settings: Required<ChatBenchOptions>): Promise<Ch
           heapAfterRounds: end.heapUsed,
           rssGrowthPer1000Streams: (end.rss - warm.rss) / thousands,
           heapGrowthPer1000Streams: (end.heapUsed - warm.heapUsed) / thousands,
-          storedJsonBytesPer1000Streams: end.stored && warm.stored ? (end.stored.jsonBytes - warm.stored.jsonBytes) / thousands : null,
+          storedJsonBytesPer1000Streams:
+            end.stored && warm.stored ? (end.stored.jsonBytes - warm.stored.jsonBytes) / thousands : null,
           stored: end.stored,
           heapAfterDroppingHistory: dropped?.heapUsed ?? null,
         },
@@ -276,7 +303,8 @@ async function benchSlowStreams(settings: Required<ChatBenchOptions>): Promise<C
         const before = await ask<ChatServerStats>(server.child, 'stats');
         // The last wave also weighs what is live with the streams open: a full GC halfway through the
         // model's answer time. Earlier waves stay untouched, so the forced GC cannot lower every peak.
-        const heapAfterMs = index === settings.slowWaves - 1 ? (settings.slowTextChunks * settings.slowChunkDelayMs) / 2 : undefined;
+        const heapAfterMs =
+          index === settings.slowWaves - 1 ? (settings.slowTextChunks * settings.slowChunkDelayMs) / 2 : undefined;
         const { streams, heap } = await wave(server, settings.slowStreams, bodyBytes.get(server.kind)!, heapAfterMs);
         if (heap) liveHeap.set(server.kind, heap);
         const after = await ask<ChatServerStats>(server.child, 'stats');
@@ -320,7 +348,9 @@ async function benchSlowStreams(settings: Required<ChatBenchOptions>): Promise<C
 /** A `POST /chat` body as the browser client sends it: a new conversation with one user message. */
 function chatBody(): string {
   return JSON.stringify({
-    messages: [{ id: `msg-${randomUUID()}`, role: 'user', parts: [{ type: 'text', text: 'Where is my order ORD-1001?' }] }],
+    messages: [
+      { id: `msg-${randomUUID()}`, role: 'user', parts: [{ type: 'text', text: 'Where is my order ORD-1001?' }] },
+    ],
     sessionId: randomUUID(),
     context: { userEmail: 'bench@example.com', projectKey: 'acme-b2c' },
   });
@@ -333,7 +363,11 @@ function chatBody(): string {
  */
 async function verifyServer(server: RunningServer, textChunks: number): Promise<number> {
   const body = chatBody();
-  const response = await fetch(`http://127.0.0.1:${server.port}/chat`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+  const response = await fetch(`http://127.0.0.1:${server.port}/chat`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body,
+  });
   const text = await response.text();
   const deltas = text.split('\n\n').filter((event) => event.startsWith('data: {"type":"text-delta"')).length;
   if (
@@ -343,7 +377,9 @@ async function verifyServer(server: RunningServer, textChunks: number): Promise<
     !text.includes('data: {"type":"finish"') ||
     !text.trimEnd().endsWith('data: [DONE]')
   ) {
-    throw new Error(`${server.kind}: POST /chat answered ${response.status} with ${deltas} text deltas: ${text.slice(0, 300)}`);
+    throw new Error(
+      `${server.kind}: POST /chat answered ${response.status} with ${deltas} text deltas: ${text.slice(0, 300)}`,
+    );
   }
   if (server.kind === 'deskpilot') {
     const { sessionId, context } = JSON.parse(body) as { sessionId: string; context: unknown };
@@ -353,7 +389,9 @@ async function verifyServer(server: RunningServer, textChunks: number): Promise<
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ sessionId, context }),
     });
-    const { messages } = (await history.json()) as { messages: Array<{ role: string; metadata?: { status?: string } }> };
+    const { messages } = (await history.json()) as {
+      messages: Array<{ role: string; metadata?: { status?: string } }>;
+    };
     if (messages.length !== 2 || messages[1]!.metadata?.status !== 'complete')
       throw new Error(`deskpilot: the turn was not stored: ${JSON.stringify(messages).slice(0, 300)}`);
   }
@@ -367,7 +405,12 @@ interface StreamOutcome {
 }
 
 /** One `POST /chat` read to the end; rejects unless it is a 200 ending in `data: [DONE]` of the expected size. */
-function streamOnce(port: number, agent: Agent, expectedBytes: number, live?: { streaming: number }): Promise<StreamOutcome> {
+function streamOnce(
+  port: number,
+  agent: Agent,
+  expectedBytes: number,
+  live?: { streaming: number },
+): Promise<StreamOutcome> {
   const body = chatBody();
   return new Promise((resolve, reject) => {
     const startedAt = performance.now();
@@ -400,8 +443,16 @@ function streamOnce(port: number, agent: Agent, expectedBytes: number, live?: { 
           const tail = Buffer.concat([previous ?? Buffer.alloc(0), last ?? Buffer.alloc(0)])
             .toString('latin1')
             .trimEnd();
-          if (response.statusCode !== 200 || !tail.endsWith('data: [DONE]') || Math.abs(bytes - expectedBytes) > bodyBytesTolerance) {
-            reject(new Error(`stream answered ${response.statusCode}, ${bytes} bytes (expected ${expectedBytes}), ending ${JSON.stringify(tail.slice(-40))}`));
+          if (
+            response.statusCode !== 200 ||
+            !tail.endsWith('data: [DONE]') ||
+            Math.abs(bytes - expectedBytes) > bodyBytesTolerance
+          ) {
+            reject(
+              new Error(
+                `stream answered ${response.statusCode}, ${bytes} bytes (expected ${expectedBytes}), ending ${JSON.stringify(tail.slice(-40))}`,
+              ),
+            );
             return;
           }
           resolve({ startedAt, ttfbMs: firstByteAt - startedAt, durationMs: performance.now() - startedAt });
@@ -409,7 +460,10 @@ function streamOnce(port: number, agent: Agent, expectedBytes: number, live?: { 
         response.on('error', reject);
       },
     );
-    const timer = setTimeout(() => request.destroy(new Error(`stream not finished within ${streamTimeoutMs} ms`)), streamTimeoutMs);
+    const timer = setTimeout(
+      () => request.destroy(new Error(`stream not finished within ${streamTimeoutMs} ms`)),
+      streamTimeoutMs,
+    );
     request.on('error', (error) => {
       clearTimeout(timer);
       reject(error);
@@ -440,7 +494,11 @@ async function load(server: RunningServer, seconds: number, clients: number, exp
   } finally {
     agent.destroy();
   }
-  return { streams, seconds: (performance.now() - startedAt) / 1000, ttfb: ttfb.subarray(0, Math.min(streams, maxTimedStreams)) };
+  return {
+    streams,
+    seconds: (performance.now() - startedAt) / 1000,
+    ttfb: ttfb.subarray(0, Math.min(streams, maxTimedStreams)),
+  };
 }
 
 /**
@@ -451,7 +509,9 @@ async function wave(server: RunningServer, count: number, expectedBytes: number,
   const agent = new Agent({ keepAlive: true, maxSockets: count });
   const live = { streaming: 0 };
   try {
-    const streams = Promise.all(Array.from({ length: count }, () => streamOnce(server.port, agent, expectedBytes, live)));
+    const streams = Promise.all(
+      Array.from({ length: count }, () => streamOnce(server.port, agent, expectedBytes, live)),
+    );
     let heap: (ChatServerHeap & { streaming: number }) | undefined;
     if (heapAfterMs !== undefined) {
       // Bounded by the wave itself: if every stream ended first, the heap is taken then.
@@ -497,7 +557,8 @@ const mib = (bytes: number) => formatNumber(bytes / mebibyte, 1);
 
 /** The figures as Markdown tables, with the targets checked. */
 export function formatChatResult(result: ChatBenchResult): string {
-  const { rounds, roundSeconds, clients, textChunks, slowStreams, slowTextChunks, slowChunkDelayMs, slowWaves } = result.options;
+  const { rounds, roundSeconds, clients, textChunks, slowStreams, slowTextChunks, slowChunkDelayMs, slowWaves } =
+    result.options;
   const verdict = (met: boolean) => (met ? 'met' : '**not met**');
   const deskpilot = result.throughput.find((server) => server.kind === 'deskpilot')!;
   const slowDeskpilot = result.slow.find((server) => server.kind === 'deskpilot')!;
@@ -546,7 +607,9 @@ export function formatChatResult(result: ChatBenchResult): string {
       formatNumber(memory.rssGrowthPer1000Streams / mebibyte, 2),
       `${mib(memory.heapAfterWarmup)} → ${mib(memory.heapAfterRounds)}`,
       formatNumber(memory.heapGrowthPer1000Streams / mebibyte, 2),
-      memory.storedJsonBytesPer1000Streams === null ? '—' : formatNumber(memory.storedJsonBytesPer1000Streams / mebibyte, 2),
+      memory.storedJsonBytesPer1000Streams === null
+        ? '—'
+        : formatNumber(memory.storedJsonBytesPer1000Streams / mebibyte, 2),
       memory.heapAfterDroppingHistory === null ? '—' : mib(memory.heapAfterDroppingHistory),
     ]),
   );
@@ -570,7 +633,9 @@ export function formatChatResult(result: ChatBenchResult): string {
       `${mib(server.peak.rss)} (${server.waves.map((entry) => mib(entry.peak.rss)).join(', ')})`,
       `${mib(server.peak.heapUsed)} / ${mib(server.peak.heapTotal)}`,
       `${mib(server.liveHeap.heapUsed)} (${formatNumber(server.liveHeap.streaming)})`,
-      server.liveHeap.streaming === 0 ? '—' : formatNumber((server.liveHeap.heapUsed - server.idleHeapUsed) / 1024 / server.liveHeap.streaming),
+      server.liveHeap.streaming === 0
+        ? '—'
+        : formatNumber((server.liveHeap.heapUsed - server.idleHeapUsed) / 1024 / server.liveHeap.streaming),
       mib(server.kernelMaxRss),
       server.waves.map((entry) => formatNumber(entry.mostStreamingAtOnce)).join(', '),
       `${formatNumber(median(server.waves.map((entry) => entry.ttfbP50Ms)), 0)} / ${formatNumber(Math.max(...server.waves.map((entry) => entry.ttfbP99Ms)), 0)}`,
@@ -606,4 +671,5 @@ export function formatChatResult(result: ChatBenchResult): string {
   ].join('\n');
 }
 
-if (import.meta.main) console.log(formatChatResult(await benchChatStream(process.argv.includes('--quick') ? quickChatOptions : {})));
+if (import.meta.main)
+  console.log(formatChatResult(await benchChatStream(process.argv.includes('--quick') ? quickChatOptions : {})));

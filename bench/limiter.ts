@@ -57,8 +57,18 @@ const cappedLabel = `${deskpilot.name} (default maxKeys)`;
 
 /** Runs the limiter benchmark. */
 export async function benchLimiters(options: LimiterBenchOptions = {}): Promise<LimiterBenchResult> {
-  const benchOptions = { rounds: 5, hotSeconds: 0.5, spreadKeys: 100_000, spreadPasses: 10, memoryKeys: 1_000_000, ...options };
-  const rounds = await inChild<Record<string, Array<{ hot: number; spread: number }>>>(['throughput', JSON.stringify(benchOptions)]);
+  const benchOptions = {
+    rounds: 5,
+    hotSeconds: 0.5,
+    spreadKeys: 100_000,
+    spreadPasses: 10,
+    memoryKeys: 1_000_000,
+    ...options,
+  };
+  const rounds = await inChild<Record<string, Array<{ hot: number; spread: number }>>>([
+    'throughput',
+    JSON.stringify(benchOptions),
+  ]);
   const anchor = rounds[deskpilot.name]!;
   const throughput = limiterContenders.map(({ name }): LimiterThroughput => {
     const own = rounds[name]!;
@@ -76,7 +86,13 @@ export async function benchLimiters(options: LimiterBenchOptions = {}): Promise<
   const uncapped = { maxKeys: benchOptions.memoryKeys, label: uncappedLabel(benchOptions.memoryKeys) };
   // One hit per key is the cheap case; a second hit is where a sliding window starts keeping a log.
   const busyKeys = benchOptions.memoryKeys / 5;
-  const structures: Array<{ contender: LimiterContender; keys: number; hitsPerKey: number; maxKeys?: number; label: string }> = [
+  const structures: Array<{
+    contender: LimiterContender;
+    keys: number;
+    hitsPerKey: number;
+    maxKeys?: number;
+    label: string;
+  }> = [
     ...[1, 2].flatMap((hitsPerKey) => {
       const keys = hitsPerKey === 1 ? benchOptions.memoryKeys : busyKeys;
       return [
@@ -95,7 +111,10 @@ export async function benchLimiters(options: LimiterBenchOptions = {}): Promise<
 }
 
 function inChild<T>(args: string[]): Promise<T> {
-  const { child, firstMessage } = forkScript<T>(new URL(import.meta.url), ['--child', ...args], { execArgv: ['--expose-gc'], timeoutMs: 180_000 });
+  const { child, firstMessage } = forkScript<T>(new URL(import.meta.url), ['--child', ...args], {
+    execArgv: ['--expose-gc'],
+    timeoutMs: 180_000,
+  });
   return firstMessage.finally(() => child.kill());
 }
 
@@ -106,7 +125,13 @@ async function measureThroughput(options: Required<LimiterBenchOptions>) {
   const hot = () => hotKey;
   const spread = (index: number) => spreadKeys[index % spreadKeys.length]!;
 
-  const checksPerSecond = async (contender: LimiterContender, keyAt: (index: number) => string, count: number, seconds: number, keys: Iterable<string>) => {
+  const checksPerSecond = async (
+    contender: LimiterContender,
+    keyAt: (index: number) => string,
+    count: number,
+    seconds: number,
+    keys: Iterable<string>,
+  ) => {
     globalThis.gc!();
     const limiter = contender.create(settings);
     const startedAt = performance.now();
@@ -132,7 +157,12 @@ async function measureThroughput(options: Required<LimiterBenchOptions>) {
 }
 
 /** Child: one structure, `count` distinct keys, `hitsPerKey` passes over them; the keys live only inside the structure. */
-async function measureMemory(name: string, maxKeys: number | undefined, count: number, hitsPerKey: number): Promise<Omit<LimiterMemory, 'name'>> {
+async function measureMemory(
+  name: string,
+  maxKeys: number | undefined,
+  count: number,
+  hitsPerKey: number,
+): Promise<Omit<LimiterMemory, 'name'>> {
   const contender = [...limiterContenders, mapFloor].find((candidate) => candidate.name === name)!;
   const heap = () => {
     // Twice: the first collection can leave work (weak references, finalizers) for the second.
@@ -150,7 +180,15 @@ async function measureMemory(name: string, maxKeys: number | undefined, count: n
   const growthBytes = heap() - before;
   const keysHeld = limiter.size();
   const keysInserted = Math.min(checks, count);
-  return { keysInserted, hitsPerKey, keysHeld, allowed, growthBytes, bytesPerKey: growthBytes / (keysHeld ?? keysInserted), checksPerSecond };
+  return {
+    keysInserted,
+    hitsPerKey,
+    keysHeld,
+    allowed,
+    growthBytes,
+    bytesPerKey: growthBytes / (keysHeld ?? keysInserted),
+    checksPerSecond,
+  };
 }
 
 /** The figures as Markdown tables, with the targets checked. */
@@ -158,7 +196,13 @@ export function formatLimiterResult(result: LimiterBenchResult): string {
   const { options } = result;
   const verdict = (met: boolean) => (met ? 'met' : '**not met**');
   const throughputTable = markdownTable(
-    ['limiter', 'hot key checks/s', 'vs Deskpilot', `${formatNumber(options.spreadKeys)} keys checks/s`, 'vs Deskpilot'],
+    [
+      'limiter',
+      'hot key checks/s',
+      'vs Deskpilot',
+      `${formatNumber(options.spreadKeys)} keys checks/s`,
+      'vs Deskpilot',
+    ],
     result.throughput.map((row) => [
       row.name,
       formatNumber(row.hotChecksPerSecond),
@@ -168,7 +212,16 @@ export function formatLimiterResult(result: LimiterBenchResult): string {
     ]),
   );
   const memoryTable = markdownTable(
-    ['structure', 'distinct keys', 'hits per key', 'keys held', 'allowed', 'heap growth MB', 'bytes per held key', 'checks/s while inserting'],
+    [
+      'structure',
+      'distinct keys',
+      'hits per key',
+      'keys held',
+      'allowed',
+      'heap growth MB',
+      'bytes per held key',
+      'checks/s while inserting',
+    ],
     result.memory.map((row) => [
       row.name,
       formatNumber(row.keysInserted),

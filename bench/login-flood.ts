@@ -35,7 +35,11 @@ interface Mode {
 type Scenario = 'burst' | 'sustained';
 const scenarios: Scenario[] = ['burst', 'sustained'];
 const modes: Mode[] = [
-  { name: 'unbounded (LOGIN_HASH_CONCURRENCY=0, the release before)', env: { LOGIN_HASH_CONCURRENCY: '0' }, knownBrowser: false },
+  {
+    name: 'unbounded (LOGIN_HASH_CONCURRENCY=0, the release before)',
+    env: { LOGIN_HASH_CONCURRENCY: '0' },
+    knownBrowser: false,
+  },
   { name: 'bounded, users on a new browser', env: {}, knownBrowser: false },
   { name: 'bounded, users on a browser they signed in from before', env: {}, knownBrowser: true },
 ];
@@ -71,7 +75,8 @@ async function startServer(mode: Mode, directory: string): Promise<{ child: Chil
   throw new Error('the session server did not get ready in 60 s');
 }
 
-const peakRss = (pid: number) => Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) * 1024;
+const peakRss = (pid: number) =>
+  Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) * 1024;
 const rss = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) * 1024;
 
 async function login(
@@ -93,11 +98,20 @@ async function login(
     .getSetCookie()
     .find((setCookie) => setCookie.startsWith('deskpilot_device='))
     ?.split(';')[0];
-  return { status: response?.status ?? 0, ms: performance.now() - started, retryAfter: response?.headers.get('retry-after') ?? null, device };
+  return {
+    status: response?.status ?? 0,
+    ms: performance.now() - started,
+    retryAfter: response?.headers.get('retry-after') ?? null,
+    device,
+  };
 }
 
 /** A real user's sign-in as a well-behaved client makes it: a 503 is tried again after its Retry-After (at most 20 tries). */
-async function signIn(url: string, address: string, device: string | undefined): Promise<{ status: number; firstStatus: number; ms: number }> {
+async function signIn(
+  url: string,
+  address: string,
+  device: string | undefined,
+): Promise<{ status: number; firstStatus: number; ms: number }> {
   const started = performance.now();
   let first: number | undefined;
   for (let attempt = 0; attempt < 20; attempt++) {
@@ -146,7 +160,12 @@ async function runMode(mode: Mode, scenario: Scenario): Promise<ModeResult> {
         const outcomes = await Promise.all(
           Array.from({ length: floodLogins }, (_, index) => {
             floodSent++;
-            return login(url, `nobody-${wave}-${index}@example.com`, 'wrong password', `198.18.${wave % 200}.${index % floodAddresses}`);
+            return login(
+              url,
+              `nobody-${wave}-${index}@example.com`,
+              'wrong password',
+              `198.18.${wave % 200}.${index % floodAddresses}`,
+            );
           }),
         );
         for (const outcome of outcomes) floodStatuses[outcome.status] = (floodStatuses[outcome.status] ?? 0) + 1;
@@ -186,10 +205,23 @@ async function runMode(mode: Mode, scenario: Scenario): Promise<ModeResult> {
 const results: ModeResult[] = [];
 for (const scenario of scenarios) for (const mode of modes) results.push(await runMode(mode, scenario));
 const mib = (bytes: number) => formatNumber(bytes / 1024 / 1024);
-console.log(`\n### Login flood (${measuredMs / 1000} s per mode; a real user's sign-in every ${userEveryMs} ms, retried after Retry-After on a 503)\n`);
+console.log(
+  `\n### Login flood (${measuredMs / 1000} s per mode; a real user's sign-in every ${userEveryMs} ms, retried after Retry-After on a 503)\n`,
+);
 console.log(
   markdownTable(
-    ['flood', 'password checks', 'real users signed in', 'first try 503', 'sign-in p50 ms', 'p99 ms', 'max ms', 'flood sent', 'flood answers', 'RSS before → peak (MiB)'],
+    [
+      'flood',
+      'password checks',
+      'real users signed in',
+      'first try 503',
+      'sign-in p50 ms',
+      'p99 ms',
+      'max ms',
+      'flood sent',
+      'flood answers',
+      'RSS before → peak (MiB)',
+    ],
     results.map((result) => [
       result.scenario,
       result.mode,

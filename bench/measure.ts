@@ -46,7 +46,11 @@ export interface ChildHandle<T> {
  * Forks a bench script; its first IPC message resolves `firstMessage`. The child gives up after
  * `timeoutMs`, so a stuck measurement can never hold the run.
  */
-export function forkScript<T>(file: URL, args: string[], options: { execArgv?: string[]; timeoutMs: number }): ChildHandle<T> {
+export function forkScript<T>(
+  file: URL,
+  args: string[],
+  options: { execArgv?: string[]; timeoutMs: number },
+): ChildHandle<T> {
   const child = fork(file, args, { execArgv: options.execArgv ?? [], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const firstMessage = new Promise<T>((resolve, reject) => {
     const timer = setTimeout(() => {

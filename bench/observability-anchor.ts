@@ -19,7 +19,12 @@ if (on) {
   app.use(pinoHttp({ logger: pino(destination({ sync: false })) }));
   const labelNames = ['method', 'route', 'status'];
   const requests = new Counter({ name: 'http_requests_total', help: 'requests', labelNames, registers: [registry] });
-  const seconds = new Histogram({ name: 'http_request_duration_seconds', help: 'duration', labelNames, registers: [registry] });
+  const seconds = new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'duration',
+    labelNames,
+    registers: [registry],
+  });
   app.use((req, res, next) => {
     const started = performance.now();
     res.once('close', () => {

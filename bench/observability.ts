@@ -104,7 +104,10 @@ async function startServer(service: Service, mode: Mode, directory: string): Pro
   closeSync(output);
   const url = `http://127.0.0.1:${port}`;
   for (let attempt = 0; ; attempt++) {
-    if (child.exitCode !== null) throw new Error(`${service} (${mode}) exited with ${child.exitCode}: ${readFileSync(logFile, 'utf8').slice(-2000)}`);
+    if (child.exitCode !== null)
+      throw new Error(
+        `${service} (${mode}) exited with ${child.exitCode}: ${readFileSync(logFile, 'utf8').slice(-2000)}`,
+      );
     const ready = await fetch(`${url}/readyz`).then(
       (response) => response.ok,
       () => false,
@@ -135,13 +138,20 @@ function processCpuMicroseconds(pid: number): number {
 
 function loadSessions(server: RunningServer, seconds: number, connections: number): Promise<number> {
   return new Promise((resolve, reject) => {
-    autocannon({ url: `${server.url}/sessions/current`, connections, duration: seconds, headers: { cookie: server.cookie } }, (error, result) => {
-      if (error) return reject(error);
-      if (result.non2xx > 0 || result.errors > 0 || result.timeouts > 0) {
-        return reject(new Error(`session (${server.mode}): ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts`));
-      }
-      resolve(result.requests.total);
-    });
+    autocannon(
+      { url: `${server.url}/sessions/current`, connections, duration: seconds, headers: { cookie: server.cookie } },
+      (error, result) => {
+        if (error) return reject(error);
+        if (result.non2xx > 0 || result.errors > 0 || result.timeouts > 0) {
+          return reject(
+            new Error(
+              `session (${server.mode}): ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts`,
+            ),
+          );
+        }
+        resolve(result.requests.total);
+      },
+    );
   });
 }
 
@@ -155,7 +165,12 @@ function chatTurn(server: RunningServer, agent: Agent, client: number): Promise<
   return new Promise((resolve, reject) => {
     const request = httpRequest(
       `${server.url}/chat`,
-      { method: 'POST', agent, timeout: requestTimeoutMs, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
+      {
+        method: 'POST',
+        agent,
+        timeout: requestTimeoutMs,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+      },
       (response) => {
         let tail = '';
         response.setEncoding('utf8').on('data', (chunk: string) => (tail = (tail + chunk).slice(-64)));
@@ -177,7 +192,8 @@ async function loadChat(server: RunningServer, seconds: number, clients: number)
     await Promise.all(
       Array.from({ length: clients }, async (_, client) => {
         for (let count = 0; count < maxStreamsPerClient && performance.now() < deadline; count++) {
-          if (!(await chatTurn(server, agent, client))) throw new Error(`chat (${server.mode}): a stream did not end with [DONE]`);
+          if (!(await chatTurn(server, agent, client)))
+            throw new Error(`chat (${server.mode}): a stream did not end with [DONE]`);
           streams++;
         }
       }),
@@ -190,9 +206,15 @@ async function loadChat(server: RunningServer, seconds: number, clients: number)
 
 /** One load of `seconds`; returns how many requests or streams were answered in it. */
 const load = (server: RunningServer, seconds: number, settings: Required<ObservabilityBenchOptions>) =>
-  server.service === 'chat' ? loadChat(server, seconds, settings.chatClients) : loadSessions(server, seconds, settings.connections);
+  server.service === 'chat'
+    ? loadChat(server, seconds, settings.chatClients)
+    : loadSessions(server, seconds, settings.connections);
 
-async function benchService(service: Service, settings: Required<ObservabilityBenchOptions>, directory: string): Promise<ObservabilityServiceResult> {
+async function benchService(
+  service: Service,
+  settings: Required<ObservabilityBenchOptions>,
+  directory: string,
+): Promise<ObservabilityServiceResult> {
   const servers: RunningServer[] = [];
   try {
     for (const mode of ['off', 'on'] as const) servers.push(await startServer(service, mode, directory));
@@ -222,12 +244,20 @@ async function benchService(service: Service, settings: Required<ObservabilityBe
     const metrics = await fetch(`${on.url}/metrics`).then((response) => response.text());
     return {
       service,
-      off: { perSecond: median(off.map((round) => round.perSecond)), cpuMicroseconds: median(off.map((round) => round.cpuMicroseconds)) },
-      on: { perSecond: median(onRounds.map((round) => round.perSecond)), cpuMicroseconds: median(onRounds.map((round) => round.cpuMicroseconds)) },
+      off: {
+        perSecond: median(off.map((round) => round.perSecond)),
+        cpuMicroseconds: median(off.map((round) => round.cpuMicroseconds)),
+      },
+      on: {
+        perSecond: median(onRounds.map((round) => round.perSecond)),
+        cpuMicroseconds: median(onRounds.map((round) => round.cpuMicroseconds)),
+      },
       throughputRatio: median(onRounds.map((round, index) => round.perSecond / off[index]!.perSecond)),
       capacityRatio: median(onRounds.map((round, index) => off[index]!.cpuMicroseconds / round.cpuMicroseconds)),
       logBytesPerRequest: (statSync(on.logFile).size - logBytesBefore) / answeredOn,
-      metricsSample: metrics.split('\n').filter((line) => line.startsWith('deskpilot_') && !line.includes('_bucket{') && !/ 0$/.test(line)),
+      metricsSample: metrics
+        .split('\n')
+        .filter((line) => line.startsWith('deskpilot_') && !line.includes('_bucket{') && !/ 0$/.test(line)),
     };
   } finally {
     for (const server of servers) server.child.kill('SIGKILL');
@@ -262,7 +292,16 @@ export function formatObservabilityResult(result: ObservabilityBenchResult): str
     chat: 'POST /chat (streams/s)',
   };
   const table = markdownTable(
-    ['reference server, load', 'off /s', 'on /s', 'on ÷ off', 'CPU µs off', 'CPU µs on', 'per core on ÷ off', 'log B per request'],
+    [
+      'reference server, load',
+      'off /s',
+      'on /s',
+      'on ÷ off',
+      'CPU µs off',
+      'CPU µs on',
+      'per core on ÷ off',
+      'log B per request',
+    ],
     result.services.map((entry) => [
       label[entry.service],
       formatNumber(entry.off.perSecond),
@@ -282,15 +321,24 @@ export function formatObservabilityResult(result: ObservabilityBenchResult): str
     '',
     ...result.services
       .filter((entry) => entry.service !== 'anchor')
-      .map((entry) => `- ${label[entry.service]} overhead ≤ 5 %: on ÷ off ${formatRatio(entry.throughputRatio)} — ${verdict(entry.throughputRatio)}`),
+      .map(
+        (entry) =>
+          `- ${label[entry.service]} overhead ≤ 5 %: on ÷ off ${formatRatio(entry.throughputRatio)} — ${verdict(entry.throughputRatio)}`,
+      ),
     ...result.services
       .filter((entry) => entry.service === 'anchor')
-      .map((entry) => `- the anchor, the same kind of line and series on a request as cheap: on ÷ off ${formatRatio(entry.throughputRatio)}`),
+      .map(
+        (entry) =>
+          `- the anchor, the same kind of line and series on a request as cheap: on ÷ off ${formatRatio(entry.throughputRatio)}`,
+      ),
   ].join('\n');
 }
 
 if (import.meta.main) {
   const result = await benchObservability(process.argv.includes('--quick') ? quickObservabilityOptions : {});
   console.log(formatObservabilityResult(result));
-  for (const entry of result.services) console.log(`\n/metrics of the ${entry.service} server (on), non-zero series:\n${entry.metricsSample.slice(0, 40).join('\n')}`);
+  for (const entry of result.services)
+    console.log(
+      `\n/metrics of the ${entry.service} server (on), non-zero series:\n${entry.metricsSample.slice(0, 40).join('\n')}`,
+    );
 }

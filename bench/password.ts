@@ -61,7 +61,10 @@ export async function benchPasswords(options: PasswordBenchOptions = {}): Promis
   const benchOptions = { sequentialHashes: 10, burstLogins: 40, threadPoolSizes: [4, 8], ...options };
   const timings: Record<string, { wall: number[]; cpu: number[] }> = {};
   for (const contender of contenders) {
-    timings[contender.name] = await inChild(['sequential', String(contender.cost), String(benchOptions.sequentialHashes)], 4);
+    timings[contender.name] = await inChild(
+      ['sequential', String(contender.cost), String(benchOptions.sequentialHashes)],
+      4,
+    );
   }
   const anchor = median(timings[contenders[0]!.name]!.wall);
   const sequential = contenders.map(({ name, cost }): PasswordSequential => ({
@@ -74,7 +77,10 @@ export async function benchPasswords(options: PasswordBenchOptions = {}): Promis
   const bursts: PasswordBurst[] = [];
   for (const threadPoolSize of benchOptions.threadPoolSizes) {
     for (const { name, cost } of contenders) {
-      const burst = await inChild<Omit<PasswordBurst, 'name' | 'cost' | 'threadPoolSize'>>(['burst', String(cost), String(benchOptions.burstLogins)], threadPoolSize);
+      const burst = await inChild<Omit<PasswordBurst, 'name' | 'cost' | 'threadPoolSize'>>(
+        ['burst', String(cost), String(benchOptions.burstLogins)],
+        threadPoolSize,
+      );
       bursts.push({ name, cost, threadPoolSize, ...burst });
     }
   }
@@ -86,7 +92,9 @@ function inChild<T>(args: string[], threadPoolSize: number): Promise<T> {
   // The pool size is read once, when the child starts.
   process.env.UV_THREADPOOL_SIZE = String(threadPoolSize);
   try {
-    const { child, firstMessage } = forkScript<T>(new URL(import.meta.url), ['--child', ...args], { timeoutMs: 180_000 });
+    const { child, firstMessage } = forkScript<T>(new URL(import.meta.url), ['--child', ...args], {
+      timeoutMs: 180_000,
+    });
     return firstMessage.finally(() => child.kill());
   } finally {
     if (previous === undefined) delete process.env.UV_THREADPOOL_SIZE;
@@ -96,7 +104,8 @@ function inChild<T>(args: string[], threadPoolSize: number): Promise<T> {
 
 function memoryStatus(): { rss: number; peak: number } {
   const status = readFileSync('/proc/self/status', 'utf8');
-  const field = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? Number.NaN) * 1024;
+  const field = (name: string) =>
+    Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? Number.NaN) * 1024;
   return { rss: field('VmRSS'), peak: field('VmHWM') };
 }
 
@@ -117,7 +126,10 @@ async function measureSequential(cost: number, count: number) {
 }
 
 /** Child: a burst of `count` concurrent logins (right, wrong and unknown-email alike) on the memory directory. */
-async function measureBurst(cost: number, count: number): Promise<Omit<PasswordBurst, 'name' | 'cost' | 'threadPoolSize'>> {
+async function measureBurst(
+  cost: number,
+  count: number,
+): Promise<Omit<PasswordBurst, 'name' | 'cost' | 'threadPoolSize'>> {
   const options = { passwordHash: { cost } };
   const directory = createMemoryUserDirectory(options);
   await directory.addUser({ email: 'rep@example.com', name: 'Rep', password: 'correct horse', memberships: [] });
@@ -138,7 +150,13 @@ async function measureBurst(cost: number, count: number): Promise<Omit<PasswordB
     }),
   );
   const wallMs = performance.now() - startedAt;
-  return { logins: count, wallMs, loginsPerSecond: (count / wallMs) * 1000, baselineRssBytes: baseline, peakRssBytes: memoryStatus().peak };
+  return {
+    logins: count,
+    wallMs,
+    loginsPerSecond: (count / wallMs) * 1000,
+    baselineRssBytes: baseline,
+    peakRssBytes: memoryStatus().peak,
+  };
 }
 
 /** The figures as Markdown tables. */
@@ -146,10 +164,24 @@ export function formatPasswordResult(result: PasswordBenchResult): string {
   const mib = (bytes: number) => formatNumber(bytes / 1024 / 1024, 0);
   const sequentialTable = markdownTable(
     ['parameters', 'ms per hash (wall)', 'CPU ms per hash', 'vs earlier default'],
-    result.sequential.map((row) => [row.name, formatNumber(row.hashMs, 1), formatNumber(row.cpuMs, 1), formatRatio(row.ratio)]),
+    result.sequential.map((row) => [
+      row.name,
+      formatNumber(row.hashMs, 1),
+      formatNumber(row.cpuMs, 1),
+      formatRatio(row.ratio),
+    ]),
   );
   const burstTable = markdownTable(
-    ['parameters', 'UV_THREADPOOL_SIZE', 'logins', 'wall ms', 'logins/s', 'RSS before MiB', 'peak RSS MiB', 'peak above before MiB'],
+    [
+      'parameters',
+      'UV_THREADPOOL_SIZE',
+      'logins',
+      'wall ms',
+      'logins/s',
+      'RSS before MiB',
+      'peak RSS MiB',
+      'peak above before MiB',
+    ],
     result.bursts.map((row) => [
       row.name,
       row.threadPoolSize,
@@ -176,7 +208,10 @@ export function formatPasswordResult(result: PasswordBenchResult): string {
 
 if (process.argv[2] === '--child') {
   const [, , , mode, cost, count] = process.argv;
-  const answer = mode === 'sequential' ? await measureSequential(Number(cost), Number(count)) : await measureBurst(Number(cost), Number(count));
+  const answer =
+    mode === 'sequential'
+      ? await measureSequential(Number(cost), Number(count))
+      : await measureBurst(Number(cost), Number(count));
   process.send!(answer);
 } else if (import.meta.main) {
   console.log(formatPasswordResult(await benchPasswords()));

@@ -21,13 +21,21 @@ import {
   type ChatStore,
 } from '@deskpilot/core';
 import { createDemoCommerceBackend, createDemoTicketBackend, demoUsers } from '@deskpilot/core/demo';
-import { createPostgresStores, openDatabase, type Database, type SqlClient, type SqlExecutor, type SqlRow } from '@deskpilot/postgres';
+import {
+  createPostgresStores,
+  openDatabase,
+  type Database,
+  type SqlClient,
+  type SqlExecutor,
+  type SqlRow,
+} from '@deskpilot/postgres';
 import { writeResponse } from '@deskpilot/core/node';
 import { sessionRouter } from '@deskpilot/session-express';
 import express from 'express';
 import { createBenchModel } from './chat-bench-model.ts';
 
-export type PersistenceServerKind = 'session-memory' | 'session-pglite' | 'session-postgres' | 'chat-memory' | 'chat-round-trips' | 'chat-postgres';
+export type PersistenceServerKind =
+  'session-memory' | 'session-pglite' | 'session-postgres' | 'chat-memory' | 'chat-round-trips' | 'chat-postgres';
 
 /** What a server child sends once it is ready (`cookies`: session servers, one per sign-in). */
 export interface PersistenceServerReady {
@@ -94,7 +102,9 @@ function countingClient(inner: SqlClient): SqlClient {
 /** Opens the database the way the reference servers do (migrated), behind the counting client. */
 async function open(): Promise<SqlClient> {
   if (location === '') throw new Error(`${kind} needs a database URL or a data directory`);
-  database = await openDatabase(kind.endsWith('-postgres') || kind === 'chat-round-trips' ? { databaseUrl: location } : { dataDir: location });
+  database = await openDatabase(
+    kind.endsWith('-postgres') || kind === 'chat-round-trips' ? { databaseUrl: location } : { dataDir: location },
+  );
   return countingClient(database.client);
 }
 
@@ -111,7 +121,11 @@ async function listen(listener: RequestListener): Promise<number> {
 async function sessionServer(): Promise<PersistenceServerReady> {
   let stores;
   if (kind === 'session-memory') {
-    stores = { sessionStore: createMemorySessionStore(), userDirectory: createMemoryUserDirectory(), sessionLookup: undefined };
+    stores = {
+      sessionStore: createMemorySessionStore(),
+      userDirectory: createMemoryUserDirectory(),
+      sessionLookup: undefined,
+    };
   } else {
     const client = await open();
     stores = createPostgresStores(client, { cache: database!.kind === 'pglite' });
@@ -123,7 +137,9 @@ async function sessionServer(): Promise<PersistenceServerReady> {
   const app = express();
   app.disable('x-powered-by');
   app.use(sessionRouter(createSessionHandler({ service })));
-  app.use((_req, res) => writeResponse(res, problemResponse(new DeskpilotError('not_found', { detail: 'No such route.' }))));
+  app.use((_req, res) =>
+    writeResponse(res, problemResponse(new DeskpilotError('not_found', { detail: 'No such route.' }))),
+  );
   const port = await listen(app);
   // Sessions of one user, signed in through the service (the handler's login throttle allows 10 per
   // account): each response has the same body, and each request still reads its own session.
@@ -135,7 +151,8 @@ async function sessionServer(): Promise<PersistenceServerReady> {
   return { port, cookies: await Promise.all(Array.from({ length: Number(count ?? 1) }, signIn)) };
 }
 
-const steps = () => Object.fromEntries(chatSteps.map((step) => [step, { calls: 0, roundTrips: 0 }])) as ChatBreakdown['steps'];
+const steps = () =>
+  Object.fromEntries(chatSteps.map((step) => [step, { calls: 0, roundTrips: 0 }])) as ChatBreakdown['steps'];
 const tally = { turns: 0, steps: steps() };
 const turns = { started: 0, persisted: 0 };
 
@@ -179,9 +196,12 @@ function tallied(chatStore: ChatStore, approvalStore: ApprovalStore) {
         turns.persisted++;
       },
     }),
-    getSession: (id) => count(answered.has(id) ? 'status update' : 'read working memory', () => chatStore.getSession(id)),
+    getSession: (id) =>
+      count(answered.has(id) ? 'status update' : 'read working memory', () => chatStore.getSession(id)),
     async updateSession(id, update) {
-      const updated = await count(answered.has(id) ? 'status update' : 'other', () => chatStore.updateSession(id, update));
+      const updated = await count(answered.has(id) ? 'status update' : 'other', () =>
+        chatStore.updateSession(id, update),
+      );
       if (updated.ok && update.lastTurnStatus !== undefined && answered.delete(id)) turns.persisted++;
       return updated;
     },
@@ -189,7 +209,9 @@ function tallied(chatStore: ChatStore, approvalStore: ApprovalStore) {
     addMessage: (sessionId, message) => count('save user turn', () => chatStore.addMessage(sessionId, message)),
     async upsertMessages(sessionId, messages) {
       const role = messages.length === 1 ? messages[0]!.role : undefined;
-      await count(role === 'user' ? 'save user turn' : role === 'assistant' ? save : 'other', () => chatStore.upsertMessages(sessionId, messages));
+      await count(role === 'user' ? 'save user turn' : role === 'assistant' ? save : 'other', () =>
+        chatStore.upsertMessages(sessionId, messages),
+      );
       if (role === 'assistant') answered.add(sessionId);
     },
   };
@@ -226,7 +248,10 @@ function withRoundTrips(inner: ChatStore, client: SqlClient): ChatStore {
 // Assembled like examples/chat-server/src/app.ts (Postgres without a read cache, as for replicas), with
 // the bench model and the rate limit raised so the load is not throttled.
 async function chatServer(): Promise<PersistenceServerReady> {
-  const stores = kind === 'chat-postgres' ? createPostgresStores(await open()) : { chatStore: createMemoryChatStore(), approvalStore: createMemoryApprovalStore() };
+  const stores =
+    kind === 'chat-postgres'
+      ? createPostgresStores(await open())
+      : { chatStore: createMemoryChatStore(), approvalStore: createMemoryApprovalStore() };
   const chatStore = kind === 'chat-round-trips' ? withRoundTrips(stores.chatStore, await open()) : stores.chatStore;
   const { store, approvals } = tallied(chatStore, stores.approvalStore);
   const chat = createChatHandler({
@@ -240,7 +265,9 @@ async function chatServer(): Promise<PersistenceServerReady> {
   const app = express();
   app.disable('x-powered-by');
   app.use(chatRouter(chat));
-  app.use((_req, res) => writeResponse(res, problemResponse(new DeskpilotError('not_found', { detail: 'No such route.' }))));
+  app.use((_req, res) =>
+    writeResponse(res, problemResponse(new DeskpilotError('not_found', { detail: 'No such route.' }))),
+  );
   return { port: await listen(app), cookies: [] };
 }
 
@@ -252,7 +279,8 @@ const servers: Record<PersistenceServerKind, () => Promise<PersistenceServerRead
   'chat-round-trips': chatServer,
   'chat-postgres': chatServer,
 };
-if (!Object.hasOwn(servers, kind)) throw new Error(`unknown server ${kind}; expected one of ${Object.keys(servers).join(', ')}`);
+if (!Object.hasOwn(servers, kind))
+  throw new Error(`unknown server ${kind}; expected one of ${Object.keys(servers).join(', ')}`);
 
 function stats(): PersistenceServerStats {
   const { user, system } = process.cpuUsage();

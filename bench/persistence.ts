@@ -15,7 +15,14 @@ import pg from 'pg';
 import { RateLimiterRedis } from 'rate-limiter-flexible';
 import { createClient } from 'redis';
 import { forkScript, formatNumber, formatRatio, markdownTable, median, percentile, rotate } from './measure.ts';
-import type { ChatBreakdown, ChatStep, PersistenceServerCommand, PersistenceServerKind, PersistenceServerReady, PersistenceServerStats } from './persistence-servers.ts';
+import type {
+  ChatBreakdown,
+  ChatStep,
+  PersistenceServerCommand,
+  PersistenceServerKind,
+  PersistenceServerReady,
+  PersistenceServerStats,
+} from './persistence-servers.ts';
 import { summariseRounds, type RoundSummary, type SessionRound } from './session-current.ts';
 import type { ServerCpu, ServerReady } from './session-servers.ts';
 
@@ -78,22 +85,33 @@ for (const [name, url] of [
   ['REDIS_URL', redisUrl],
 ] as const) {
   // Never echo the URL: it may carry a password.
-  if (new URL(url).hostname !== '127.0.0.1') throw new Error(`${name} must point at 127.0.0.1: the bench loads only this machine.`);
+  if (new URL(url).hostname !== '127.0.0.1')
+    throw new Error(`${name} must point at 127.0.0.1: the bench loads only this machine.`);
 }
 
 /** Throws at once when Postgres or Redis does not answer, before any long part of the bench runs. */
 export async function checkPersistenceServices(): Promise<void> {
-  const admin = new pg.Client({ connectionString: databaseUrl, connectionTimeoutMillis: 3_000, application_name: 'deskpilot-bench' });
+  const admin = new pg.Client({
+    connectionString: databaseUrl,
+    connectionTimeoutMillis: 3_000,
+    application_name: 'deskpilot-bench',
+  });
   try {
     await admin.connect();
     await admin.query('SELECT 1');
   } catch (error) {
-    throw new Error('The persistence bench needs Postgres at 127.0.0.1:5432 (database test, user postgres) or DATABASE_URL.', { cause: error });
+    throw new Error(
+      'The persistence bench needs Postgres at 127.0.0.1:5432 (database test, user postgres) or DATABASE_URL.',
+      { cause: error },
+    );
   } finally {
     await admin.end().catch(() => {});
   }
   // The failure is reported by connect(); the listener only keeps the 'error' event from being unhandled.
-  const redis = createClient({ url: redisUrl, socket: { connectTimeout: 3_000, reconnectStrategy: false } }).on('error', () => {});
+  const redis = createClient({ url: redisUrl, socket: { connectTimeout: 3_000, reconnectStrategy: false } }).on(
+    'error',
+    () => {},
+  );
   try {
     await redis.connect();
     await redis.ping();
@@ -127,7 +145,11 @@ function ticksPerSecond(): number {
 }
 
 export async function createBenchDatabase(): Promise<BenchDatabase> {
-  const admin = new pg.Client({ connectionString: databaseUrl, connectionTimeoutMillis: 5_000, application_name: 'deskpilot-bench' });
+  const admin = new pg.Client({
+    connectionString: databaseUrl,
+    connectionTimeoutMillis: 5_000,
+    application_name: 'deskpilot-bench',
+  });
   await admin.connect();
   const schema = `deskpilot_bench_${randomBytes(6).toString('hex')}`;
   await admin.query(`CREATE SCHEMA ${schema}`);
@@ -142,7 +164,10 @@ export async function createBenchDatabase(): Promise<BenchDatabase> {
     async backendCpu(applicationName) {
       // The backends are this machine's processes (Postgres listens on 127.0.0.1): their CPU time is in
       // /proc/<pid>/stat, fields 14 and 15 (utime, stime) in clock ticks.
-      const { rows } = await admin.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE application_name = $1', [applicationName]);
+      const { rows } = await admin.query<{ pid: number }>(
+        'SELECT pid FROM pg_stat_activity WHERE application_name = $1',
+        [applicationName],
+      );
       const cpu = new Map<number, number>();
       for (const { pid } of rows) {
         const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => null);
@@ -163,7 +188,10 @@ export async function createBenchDatabase(): Promise<BenchDatabase> {
 }
 
 /** CPU (µs) the backends spent between two readings; a backend opened in between counts from zero. */
-export function backendCpuBetween(before: Map<number, number> | null, after: Map<number, number> | null): number | null {
+export function backendCpuBetween(
+  before: Map<number, number> | null,
+  after: Map<number, number> | null,
+): number | null {
   if (before === null || after === null) return null;
   let total = 0;
   for (const [pid, cpu] of after) total += cpu - (before.get(pid) ?? 0);
@@ -185,14 +213,29 @@ export interface RunningServer {
   applicationName: string | undefined;
 }
 
-export async function startServer(kind: AnyServerKind, location: string, extra: string[] = [], applicationName?: string): Promise<RunningServer> {
+export async function startServer(
+  kind: AnyServerKind,
+  location: string,
+  extra: string[] = [],
+  applicationName?: string,
+): Promise<RunningServer> {
   const { child, firstMessage } =
     kind === 'floor'
       ? forkScript<ServerReady>(new URL('./session-servers.ts', import.meta.url), ['floor'], { timeoutMs: 30_000 })
-      : forkScript<PersistenceServerReady>(new URL('./persistence-servers.ts', import.meta.url), [kind, location, ...extra], { timeoutMs: 60_000 });
+      : forkScript<PersistenceServerReady>(
+          new URL('./persistence-servers.ts', import.meta.url),
+          [kind, location, ...extra],
+          { timeoutMs: 60_000 },
+        );
   try {
     const ready = await firstMessage;
-    return { kind, child, port: ready.port, cookies: 'cookies' in ready ? ready.cookies : [ready.cookie], applicationName };
+    return {
+      kind,
+      child,
+      port: ready.port,
+      cookies: 'cookies' in ready ? ready.cookies : [ready.cookie],
+      applicationName,
+    };
   } catch (error) {
     child.kill();
     throw error;
@@ -211,7 +254,10 @@ export async function stopServer(child: ChildProcess): Promise<void> {
 
 export function ask<T>(child: ChildProcess, command: PersistenceServerCommand, timeoutMs = 15_000): Promise<T> {
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not answer '${command}' within ${timeoutMs} ms`)), timeoutMs);
+    const timer = setTimeout(
+      () => reject(new Error(`server did not answer '${command}' within ${timeoutMs} ms`)),
+      timeoutMs,
+    );
     child.once('message', (message) => {
       clearTimeout(timer);
       resolve(message as T);
@@ -261,7 +307,8 @@ function loadSessions(server: RunningServer, seconds: number, connections: numbe
     const url = `http://127.0.0.1:${server.port}/sessions/current`;
     // Each connection is its own session (the floor's map lookup costs the same for any key).
     let next = 0;
-    const setupClient = (client: { setHeaders(headers: Record<string, string>): void }) => client.setHeaders({ cookie: server.cookies[next++ % server.cookies.length]! });
+    const setupClient = (client: { setHeaders(headers: Record<string, string>): void }) =>
+      client.setHeaders({ cookie: server.cookies[next++ % server.cookies.length]! });
     const instance = autocannon({ url, connections, duration: seconds, setupClient }, (error, result) =>
       error ? reject(error) : resolve({ result, latencies: times.subarray(0, count) }),
     );
@@ -271,12 +318,17 @@ function loadSessions(server: RunningServer, seconds: number, connections: numbe
   });
 }
 
-async function benchSessions(settings: Required<PersistenceBenchOptions>, database: BenchDatabase, pgliteDir: string): Promise<PersistenceSessionResult[]> {
+async function benchSessions(
+  settings: Required<PersistenceBenchOptions>,
+  database: BenchDatabase,
+  pgliteDir: string,
+): Promise<PersistenceSessionResult[]> {
   const running: RunningServer[] = [];
   try {
     for (const { kind } of sessionContenders) {
       const applicationName = kind === 'session-postgres' ? `${database.schema}_sessions` : undefined;
-      const location = kind === 'session-postgres' ? database.urlFor(applicationName!) : kind === 'session-pglite' ? pgliteDir : '';
+      const location =
+        kind === 'session-postgres' ? database.urlFor(applicationName!) : kind === 'session-pglite' ? pgliteDir : '';
       running.push(await startServer(kind, location, [String(settings.connections)], applicationName));
     }
 
@@ -305,7 +357,9 @@ async function benchSessions(settings: Required<PersistenceBenchOptions>, databa
         const after = await ask<ServerCpu & Partial<PersistenceServerStats>>(server.child, 'cpu');
         const databaseAfter = server.applicationName ? await database.backendCpu(server.applicationName) : null;
         if (result.non2xx > 0 || result.errors > 0 || result.timeouts > 0) {
-          throw new Error(`${server.kind}: ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts`);
+          throw new Error(
+            `${server.kind}: ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts`,
+          );
         }
         const requests = result.requests.total;
         const databaseCpu = backendCpuBetween(databaseBefore, databaseAfter);
@@ -315,14 +369,18 @@ async function benchSessions(settings: Required<PersistenceBenchOptions>, databa
           p99Ms: percentile(latencies, 0.99),
           cpuMicrosecondsPerRequest: (after.user + after.system - before.user - before.system) / requests,
           systemMicrosecondsPerRequest: (after.system - before.system) / requests,
-          roundTripsPerRequest: server.kind === 'floor' || server.kind === 'session-memory' ? null : (after.roundTrips! - before.roundTrips!) / requests,
+          roundTripsPerRequest:
+            server.kind === 'floor' || server.kind === 'session-memory'
+              ? null
+              : (after.roundTrips! - before.roundTrips!) / requests,
           databaseMicrosecondsPerRequest: databaseCpu === null ? null : databaseCpu / requests,
         });
       }
     }
 
     const floor = rounds.get('floor')!;
-    const medianOrNull = (values: Array<number | null>) => (values.some((value) => value === null) ? null : median(values as number[]));
+    const medianOrNull = (values: Array<number | null>) =>
+      values.some((value) => value === null) ? null : median(values as number[]);
     return sessionContenders.map(({ kind, label }): PersistenceSessionResult => {
       const own = rounds.get(kind)!;
       return {
@@ -369,11 +427,9 @@ export interface RedisLimiterResult {
 const redisContenderNames = ['Deskpilot createRedisRateLimiter', 'rate-limiter-flexible RateLimiterRedis'] as const;
 
 async function benchRedis(settings: Required<PersistenceBenchOptions>): Promise<RedisLimiterResult[]> {
-  const { child, firstMessage } = forkScript<Record<string, Array<{ hot: RedisMeasurement; spread: RedisMeasurement }>>>(
-    new URL(import.meta.url),
-    ['--child', 'redis', JSON.stringify(settings)],
-    { timeoutMs: 180_000 },
-  );
+  const { child, firstMessage } = forkScript<
+    Record<string, Array<{ hot: RedisMeasurement; spread: RedisMeasurement }>>
+  >(new URL(import.meta.url), ['--child', 'redis', JSON.stringify(settings)], { timeoutMs: 180_000 });
   const rounds = await firstMessage.finally(() => child.kill());
   const anchor = rounds[redisContenderNames[1]]!;
   const summary = (measurements: RedisMeasurement[]): RedisMeasurement => ({
@@ -390,7 +446,9 @@ async function benchRedis(settings: Required<PersistenceBenchOptions>): Promise<
       hot: summary(own.map((round) => round.hot)),
       spread: summary(own.map((round) => round.spread)),
       hotRatio: median(own.map((round, index) => round.hot.checksPerSecond / anchor[index]!.hot.checksPerSecond)),
-      spreadRatio: median(own.map((round, index) => round.spread.checksPerSecond / anchor[index]!.spread.checksPerSecond)),
+      spreadRatio: median(
+        own.map((round, index) => round.spread.checksPerSecond / anchor[index]!.spread.checksPerSecond),
+      ),
       rounds: own,
     };
   });
@@ -451,7 +509,12 @@ async function measureRedis(settings: Required<PersistenceBenchOptions>) {
   const spreadKeys = Array.from({ length: settings.redisSpreadKeys }, (_, index) => `user-${index}@example.com`);
   const hotKey = 'hot-user@example.com';
 
-  const measure = async (name: keyof typeof contenders, keyAt: (index: number) => string, count: number, expectedAllowed: (checks: number) => number) => {
+  const measure = async (
+    name: keyof typeof contenders,
+    keyAt: (index: number) => string,
+    count: number,
+    expectedAllowed: (checks: number) => number,
+  ) => {
     const prefix = `${runPrefix}${++measurementCount}:`;
     const check = contenders[name](prefix);
     const redisBefore = await redisCpu();
@@ -473,7 +536,8 @@ async function measureRedis(settings: Required<PersistenceBenchOptions>) {
     const redisAfter = await redisCpu();
     await deleteKeys(prefix);
     const checks = next;
-    if (allowed !== expectedAllowed(checks)) throw new Error(`${name}: ${allowed} of ${checks} checks allowed, expected ${expectedAllowed(checks)}`);
+    if (allowed !== expectedAllowed(checks))
+      throw new Error(`${name}: ${allowed} of ${checks} checks allowed, expected ${expectedAllowed(checks)}`);
     return {
       checks,
       allowed,
@@ -504,7 +568,8 @@ async function measureRedis(settings: Required<PersistenceBenchOptions>) {
     for (const name of redisContenderNames) await roundOf(name, settings.redisHotChecks / 5, spreadChecks / 5); // warm-up
     const rounds: Record<string, Array<{ hot: RedisMeasurement; spread: RedisMeasurement }>> = {};
     for (let round = 0; round < settings.rounds; round++) {
-      for (const name of rotate(redisContenderNames, round)) (rounds[name] ??= []).push(await roundOf(name, settings.redisHotChecks, spreadChecks));
+      for (const name of rotate(redisContenderNames, round))
+        (rounds[name] ??= []).push(await roundOf(name, settings.redisHotChecks, spreadChecks));
     }
     return rounds;
   } finally {
@@ -552,7 +617,10 @@ export const chatCpuTarget = 0.85;
 
 const chatContenders = [
   { kind: 'chat-memory', label: 'memory stores (createMemoryChatStore, createMemoryApprovalStore)' },
-  { kind: 'chat-round-trips', label: 'floor: memory stores + 2 statements that do nothing (SELECT $1 through the same pg pool)' },
+  {
+    kind: 'chat-round-trips',
+    label: 'floor: memory stores + 2 statements that do nothing (SELECT $1 through the same pg pool)',
+  },
   { kind: 'chat-postgres', label: 'Postgres stores (createPostgresStores, no cache)' },
 ] as const;
 
@@ -564,7 +632,9 @@ const bodyBytesTolerance = 64;
 /** A `POST /chat` body as the browser client sends it: one new user message, in a new conversation unless `sessionId` is given. */
 function chatBody(sessionId: string = randomUUID()): string {
   return JSON.stringify({
-    messages: [{ id: `msg-${randomUUID()}`, role: 'user', parts: [{ type: 'text', text: 'Where is my order ORD-1001?' }] }],
+    messages: [
+      { id: `msg-${randomUUID()}`, role: 'user', parts: [{ type: 'text', text: 'Where is my order ORD-1001?' }] },
+    ],
     sessionId,
     context: { userEmail: 'bench@example.com', projectKey: 'acme-b2c' },
   });
@@ -573,11 +643,22 @@ function chatBody(sessionId: string = randomUUID()): string {
 /** One turn checked whole through fetch: the stream, then the stored history. Returns the body size. */
 async function verifyChatServer(server: RunningServer, textChunks: number): Promise<number> {
   const body = chatBody();
-  const response = await fetch(`http://127.0.0.1:${server.port}/chat`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+  const response = await fetch(`http://127.0.0.1:${server.port}/chat`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body,
+  });
   const text = await response.text();
   const deltas = text.split('\n\n').filter((event) => event.startsWith('data: {"type":"text-delta"')).length;
-  if (response.status !== 200 || deltas !== textChunks || !text.includes('data: {"type":"finish"') || !text.trimEnd().endsWith('data: [DONE]')) {
-    throw new Error(`${server.kind}: POST /chat answered ${response.status} with ${deltas} text deltas: ${text.slice(0, 300)}`);
+  if (
+    response.status !== 200 ||
+    deltas !== textChunks ||
+    !text.includes('data: {"type":"finish"') ||
+    !text.trimEnd().endsWith('data: [DONE]')
+  ) {
+    throw new Error(
+      `${server.kind}: POST /chat answered ${response.status} with ${deltas} text deltas: ${text.slice(0, 300)}`,
+    );
   }
   await ask<PersistenceServerStats>(server.child, 'settle');
   const { sessionId, context } = JSON.parse(body) as { sessionId: string; context: unknown };
@@ -586,8 +667,15 @@ async function verifyChatServer(server: RunningServer, textChunks: number): Prom
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ sessionId, context }),
   });
-  const stored = (await history.json()) as { messages: Array<{ role: string; metadata?: { status?: string } }>; lastTurnStatus: string | null };
-  if (stored.messages.length !== 2 || stored.messages[1]!.metadata?.status !== 'complete' || stored.lastTurnStatus !== 'complete') {
+  const stored = (await history.json()) as {
+    messages: Array<{ role: string; metadata?: { status?: string } }>;
+    lastTurnStatus: string | null;
+  };
+  if (
+    stored.messages.length !== 2 ||
+    stored.messages[1]!.metadata?.status !== 'complete' ||
+    stored.lastTurnStatus !== 'complete'
+  ) {
     throw new Error(`${server.kind}: the turn was not stored: ${JSON.stringify(stored).slice(0, 300)}`);
   }
   return Buffer.byteLength(text);
@@ -600,7 +688,14 @@ function turnOnce(port: number, agent: Agent, expectedBytes: number, sessionId?:
     let bytes = 0;
     let tail = '';
     const request = httpRequest(
-      { host: '127.0.0.1', port, path: '/chat', method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
+      {
+        host: '127.0.0.1',
+        port,
+        path: '/chat',
+        method: 'POST',
+        agent,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+      },
       (response) => {
         response.on('data', (chunk: Buffer) => {
           bytes += chunk.byteLength;
@@ -608,14 +703,25 @@ function turnOnce(port: number, agent: Agent, expectedBytes: number, sessionId?:
         });
         response.on('end', () => {
           clearTimeout(timer);
-          if (response.statusCode !== 200 || !tail.trimEnd().endsWith('data: [DONE]') || Math.abs(bytes - expectedBytes) > bodyBytesTolerance) {
-            reject(new Error(`turn answered ${response.statusCode}, ${bytes} bytes (expected ${expectedBytes}), ending ${JSON.stringify(tail.slice(-40))}`));
+          if (
+            response.statusCode !== 200 ||
+            !tail.trimEnd().endsWith('data: [DONE]') ||
+            Math.abs(bytes - expectedBytes) > bodyBytesTolerance
+          ) {
+            reject(
+              new Error(
+                `turn answered ${response.statusCode}, ${bytes} bytes (expected ${expectedBytes}), ending ${JSON.stringify(tail.slice(-40))}`,
+              ),
+            );
           } else resolve();
         });
         response.on('error', reject);
       },
     );
-    const timer = setTimeout(() => request.destroy(new Error(`turn not finished within ${turnTimeoutMs} ms`)), turnTimeoutMs);
+    const timer = setTimeout(
+      () => request.destroy(new Error(`turn not finished within ${turnTimeoutMs} ms`)),
+      turnTimeoutMs,
+    );
     request.on('error', (error) => {
       clearTimeout(timer);
       reject(error);
@@ -628,7 +734,13 @@ function turnOnce(port: number, agent: Agent, expectedBytes: number, sessionId?:
  * `turns` turns over `clients` looping clients (a fresh keep-alive agent); resolves to the seconds
  * taken. Turn `i` continues the conversation `continuing[i]` when given, else starts a new one.
  */
-async function runTurns(server: RunningServer, turns: number, clients: number, expectedBytes: number, continuing?: readonly string[]): Promise<number> {
+async function runTurns(
+  server: RunningServer,
+  turns: number,
+  clients: number,
+  expectedBytes: number,
+  continuing?: readonly string[],
+): Promise<number> {
   const agent = new Agent({ keepAlive: true, maxSockets: clients });
   const startedAt = performance.now();
   const deadline = startedAt + chatRoundTimeoutMs;
@@ -637,7 +749,8 @@ async function runTurns(server: RunningServer, turns: number, clients: number, e
     await Promise.all(
       Array.from({ length: clients }, async () => {
         while (started < turns) {
-          if (performance.now() > deadline) throw new Error(`${server.kind}: ${turns} turns not done within ${chatRoundTimeoutMs} ms`);
+          if (performance.now() > deadline)
+            throw new Error(`${server.kind}: ${turns} turns not done within ${chatRoundTimeoutMs} ms`);
           const index = started++;
           await turnOnce(server.port, agent, expectedBytes, continuing?.[index]);
         }
@@ -650,7 +763,12 @@ async function runTurns(server: RunningServer, turns: number, clients: number, e
 }
 
 /** `count` conversations with one turn each, run like the measured turns: their ids, to continue. */
-async function startConversations(server: RunningServer, count: number, clients: number, expectedBytes: number): Promise<string[]> {
+async function startConversations(
+  server: RunningServer,
+  count: number,
+  clients: number,
+  expectedBytes: number,
+): Promise<string[]> {
   const ids = Array.from({ length: count }, () => randomUUID());
   await runTurns(server, count, clients, expectedBytes, ids);
   await ask<PersistenceServerStats>(server.child, 'settle');
@@ -659,13 +777,24 @@ async function startConversations(server: RunningServer, count: number, clients:
 
 const chatTurnKinds: readonly ChatTurnKind[] = ['first', 'later'];
 
-async function benchChatTurns(settings: Required<PersistenceBenchOptions>, database: BenchDatabase): Promise<ChatPersistenceResult[]> {
+async function benchChatTurns(
+  settings: Required<PersistenceBenchOptions>,
+  database: BenchDatabase,
+): Promise<ChatPersistenceResult[]> {
   const running: RunningServer[] = [];
   const key = (kind: AnyServerKind, turn: ChatTurnKind) => `${kind} ${turn}`;
   try {
     for (const { kind } of chatContenders) {
-      const applicationName = kind === 'chat-memory' ? undefined : `${database.schema}_${kind === 'chat-postgres' ? 'chat' : 'floor'}`;
-      running.push(await startServer(kind, applicationName ? database.urlFor(applicationName) : '', [String(settings.chatTextChunks)], applicationName));
+      const applicationName =
+        kind === 'chat-memory' ? undefined : `${database.schema}_${kind === 'chat-postgres' ? 'chat' : 'floor'}`;
+      running.push(
+        await startServer(
+          kind,
+          applicationName ? database.urlFor(applicationName) : '',
+          [String(settings.chatTextChunks)],
+          applicationName,
+        ),
+      );
     }
     const bodyBytes = new Map<AnyServerKind, number>();
     const breakdowns = new Map<string, ChatBreakdown>();
@@ -677,7 +806,13 @@ async function benchChatTurns(settings: Required<PersistenceBenchOptions>, datab
       bodyBytes.set(server.kind, bytes);
       const warmup = settings.chatWarmupTurns / 2;
       await runTurns(server, warmup, settings.chatClients, bytes);
-      await runTurns(server, warmup, settings.chatClients, bytes, await turnsOf(server, 'later', warmup, settings.chatClients));
+      await runTurns(
+        server,
+        warmup,
+        settings.chatClients,
+        bytes,
+        await turnsOf(server, 'later', warmup, settings.chatClients),
+      );
       for (const turn of chatTurnKinds) {
         const continuing = await turnsOf(server, turn, settings.chatBreakdownTurns, 1);
         await ask<PersistenceServerStats>(server.child, 'settle');
@@ -704,7 +839,10 @@ async function benchChatTurns(settings: Required<PersistenceBenchOptions>, datab
           const seconds = await runTurns(server, turns, settings.chatClients, bodyBytes.get(server.kind)!, continuing);
           const after = await ask<PersistenceServerStats>(server.child, 'settle');
           const databaseAfter = server.applicationName ? await database.backendCpu(server.applicationName) : null;
-          if (after.turnsStarted - before.turnsStarted !== turns || after.turnsPersisted - before.turnsPersisted !== turns) {
+          if (
+            after.turnsStarted - before.turnsStarted !== turns ||
+            after.turnsPersisted - before.turnsPersisted !== turns
+          ) {
             throw new Error(
               `${server.kind}: ${after.turnsStarted - before.turnsStarted} turns opened, ${after.turnsPersisted - before.turnsPersisted} persisted, expected ${turns}`,
             );
@@ -738,8 +876,12 @@ async function benchChatTurns(settings: Required<PersistenceBenchOptions>, datab
           cpuMillisecondsPerTurn: median(own.map((round) => round.cpuMillisecondsPerTurn)),
           systemMillisecondsPerTurn: median(own.map((round) => round.systemMillisecondsPerTurn)),
           roundTripsPerTurn: median(own.map((round) => round.roundTripsPerTurn)),
-          databaseMillisecondsPerTurn: databaseMs.some((value) => value === null) ? null : median(databaseMs as number[]),
-          cpuRatio: median(own.map((round, index) => round.cpuMillisecondsPerTurn / memory[index]!.cpuMillisecondsPerTurn)),
+          databaseMillisecondsPerTurn: databaseMs.some((value) => value === null)
+            ? null
+            : median(databaseMs as number[]),
+          cpuRatio: median(
+            own.map((round, index) => round.cpuMillisecondsPerTurn / memory[index]!.cpuMillisecondsPerTurn),
+          ),
           breakdown: breakdowns.get(key(kind, turn))!,
           rounds: own,
         };
@@ -777,7 +919,13 @@ export async function benchPersistence(options: PersistenceBenchOptions = {}): P
     const redisSeconds = clock() - startedAt;
     startedAt = clock();
     const chat = await benchChatTurns(settings, database);
-    return { options: settings, sessions, redis, chat, seconds: { sessions: sessionSeconds, redis: redisSeconds, chat: clock() - startedAt } };
+    return {
+      options: settings,
+      sessions,
+      redis,
+      chat,
+      seconds: { sessions: sessionSeconds, redis: redisSeconds, chat: clock() - startedAt },
+    };
   } finally {
     await rm(pgliteDir, { recursive: true, force: true });
     await database.drop();
@@ -814,7 +962,8 @@ function settingsOf(options: PersistenceBenchOptions): Required<PersistenceBench
     chatTextChunks: 20,
     ...options,
   };
-  if (settings.redisSpreadPasses > limiterSettings.limit) throw new RangeError(`redisSpreadPasses must be at most ${limiterSettings.limit}`);
+  if (settings.redisSpreadPasses > limiterSettings.limit)
+    throw new RangeError(`redisSpreadPasses must be at most ${limiterSettings.limit}`);
   return settings;
 }
 
@@ -896,15 +1045,25 @@ export function formatPersistenceResult(result: PersistenceBenchResult): string 
 }
 
 /** The chat part's figures as Markdown tables, with the targets checked. */
-export function formatChatPersistence(options: Required<PersistenceBenchOptions>, chat: readonly ChatPersistenceResult[]): string {
+export function formatChatPersistence(
+  options: Required<PersistenceBenchOptions>,
+  chat: readonly ChatPersistenceResult[],
+): string {
   const verdict = (met: boolean) => (met ? 'met' : '**not met**');
   const orDash = (value: number | null, digits: number) => (value === null ? '—' : formatNumber(value, digits));
-  const chatRow = (kind: ChatPersistenceResult['kind'], turn: ChatTurnKind) => chat.find((row) => row.kind === kind && row.turn === turn)!;
-  const [memoryFirst, postgresFirst, postgresLater] = [chatRow('chat-memory', 'first'), chatRow('chat-postgres', 'first'), chatRow('chat-postgres', 'later')];
+  const chatRow = (kind: ChatPersistenceResult['kind'], turn: ChatTurnKind) =>
+    chat.find((row) => row.kind === kind && row.turn === turn)!;
+  const [memoryFirst, postgresFirst, postgresLater] = [
+    chatRow('chat-memory', 'first'),
+    chatRow('chat-postgres', 'first'),
+    chatRow('chat-postgres', 'later'),
+  ];
   // The steps in the order the server lists them (the order of a turn).
   const chatSteps = Object.keys(postgresFirst.breakdown.steps) as ChatStep[];
-  const perTurn = (row: ChatPersistenceResult, step: ChatStep, field: 'calls' | 'roundTrips') => row.breakdown.steps[step][field] / row.breakdown.turns;
-  const total = (row: ChatPersistenceResult, field: 'calls' | 'roundTrips') => chatSteps.reduce((sum, step) => sum + perTurn(row, step, field), 0);
+  const perTurn = (row: ChatPersistenceResult, step: ChatStep, field: 'calls' | 'roundTrips') =>
+    row.breakdown.steps[step][field] / row.breakdown.turns;
+  const total = (row: ChatPersistenceResult, field: 'calls' | 'roundTrips') =>
+    chatSteps.reduce((sum, step) => sum + perTurn(row, step, field), 0);
   const columns: Array<[ChatPersistenceResult, 'calls' | 'roundTrips']> = [
     [memoryFirst, 'calls'],
     [chatRow('chat-memory', 'later'), 'calls'],
@@ -979,9 +1138,14 @@ if (process.argv[2] === '--child') {
   const startedAt = Date.now();
   const roundsArgument = process.argv.indexOf('--rounds');
   const rounds = roundsArgument === -1 ? undefined : Number(process.argv[roundsArgument + 1]);
-  if (rounds !== undefined && !(Number.isInteger(rounds) && rounds > 0)) throw new RangeError('--rounds takes a positive integer');
-  const options: PersistenceBenchOptions = { ...(process.argv.includes('--quick') ? quickPersistenceOptions : {}), ...(rounds === undefined ? {} : { rounds }) };
-  if (process.argv.includes('--chat')) console.log(formatChatPersistence(settingsOf(options), await benchChatPersistence(options)));
+  if (rounds !== undefined && !(Number.isInteger(rounds) && rounds > 0))
+    throw new RangeError('--rounds takes a positive integer');
+  const options: PersistenceBenchOptions = {
+    ...(process.argv.includes('--quick') ? quickPersistenceOptions : {}),
+    ...(rounds === undefined ? {} : { rounds }),
+  };
+  if (process.argv.includes('--chat'))
+    console.log(formatChatPersistence(settingsOf(options), await benchChatPersistence(options)));
   else console.log(formatPersistenceResult(await benchPersistence(options)));
   console.log(`\n(${Math.round((Date.now() - startedAt) / 1000)} s)`);
 }

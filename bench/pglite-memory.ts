@@ -53,8 +53,14 @@ const compileCache = new URL('../examples/shared/compile-cache.mjs', import.meta
 const compileCacheDir = await mkdtemp(join(tmpdir(), 'deskpilot-compile-cache-'));
 
 /** Starts a reference server; resolves with its process and port once it logs that it listens. */
-async function start(server: ServerName | 'express-idle', env: Record<string, string>, launch: Launch = 'npm start'): Promise<{ child: ChildProcess; port: number }> {
-  const entry = fileURLToPath(new URL(server === 'express-idle' ? './express-idle.ts' : `../examples/${server}/src/server.ts`, import.meta.url));
+async function start(
+  server: ServerName | 'express-idle',
+  env: Record<string, string>,
+  launch: Launch = 'npm start',
+): Promise<{ child: ChildProcess; port: number }> {
+  const entry = fileURLToPath(
+    new URL(server === 'express-idle' ? './express-idle.ts' : `../examples/${server}/src/server.ts`, import.meta.url),
+  );
   const { NODE_COMPILE_CACHE: _inherited, ...inherited } = process.env;
   const child = spawn(process.execPath, launch === 'npm start' ? ['--import', compileCache, entry] : [entry], {
     env: {
@@ -122,14 +128,16 @@ async function load(server: ServerName, port: number): Promise<void> {
       }),
     });
     const text = await response.text();
-    if (response.status !== 200 || !text.trimEnd().endsWith('data: [DONE]')) throw new Error(`POST /chat answered ${response.status}: ${text.slice(0, 200)}`);
+    if (response.status !== 200 || !text.trimEnd().endsWith('data: [DONE]'))
+      throw new Error(`POST /chat answered ${response.status}: ${text.slice(0, 200)}`);
   }
 }
 
 export async function benchPgliteMemory(databaseUrl = defaultDatabaseUrl): Promise<PgliteMemoryRow[]> {
   const rows: PgliteMemoryRow[] = [];
   // Each server's compiled code in the cache first (a start on Postgres, not measured), as after any earlier start.
-  for (const server of ['session-server', 'chat-server'] as const) await stop((await start(server, { DATABASE_URL: databaseUrl })).child);
+  for (const server of ['session-server', 'chat-server'] as const)
+    await stop((await start(server, { DATABASE_URL: databaseUrl })).child);
   for (const server of ['session-server', 'chat-server'] as const) {
     for (const sharedBuffers of ['128MB', '16MB']) {
       const dataDir = await mkdtemp(join(tmpdir(), 'deskpilot-pglite-memory-'));
@@ -141,7 +149,14 @@ export async function benchPgliteMemory(databaseUrl = defaultDatabaseUrl): Promi
             await load(server, port);
             await sleep(3_000);
             const idle = await memoryOf(child.pid!);
-            rows.push({ server, sharedBuffers, start: kind, listeningMiB: mib(listening.rss), peakMiB: mib(idle.hwm), idleMiB: mib(idle.rss) });
+            rows.push({
+              server,
+              sharedBuffers,
+              start: kind,
+              listeningMiB: mib(listening.rss),
+              peakMiB: mib(idle.hwm),
+              idleMiB: mib(idle.rss),
+            });
           } finally {
             await stop(child);
           }
@@ -181,7 +196,10 @@ export async function benchIdle(databaseUrl = defaultDatabaseUrl): Promise<IdleR
           const listening = await memoryOf(child.pid!);
           await sleep(3_000);
           const idle = await memoryOf(child.pid!);
-          samples.set(key(name, launch), [...(samples.get(key(name, launch)) ?? []), { listening: mib(listening.rss), idle: mib(idle.rss) }]);
+          samples.set(key(name, launch), [
+            ...(samples.get(key(name, launch)) ?? []),
+            { listening: mib(listening.rss), idle: mib(idle.rss) },
+          ]);
         } finally {
           await stop(child);
         }
@@ -231,14 +249,25 @@ export function formatIdle(rows: IdleRow[]): string {
 
 export function formatPgliteMemory(rows: PgliteMemoryRow[]): string {
   const ratio = (row: PgliteMemoryRow, field: 'peakMiB' | 'idleMiB') => {
-    const before = rows.find((other) => other.server === row.server && other.start === row.start && other.sharedBuffers === '128MB')!;
+    const before = rows.find(
+      (other) => other.server === row.server && other.start === row.start && other.sharedBuffers === '128MB',
+    )!;
     return `${formatNumber(row[field] / before[field], 2)}×`;
   };
   return [
     '### Reference servers on PGlite (one process each; 2,000 session reads or 100 chat turns)',
     '',
     markdownTable(
-      ['server', 'PGLITE_SHARED_BUFFERS', 'start', 'RSS listening MiB', 'peak RSS MiB', 'idle RSS MiB', 'peak vs 128MB', 'idle vs 128MB'],
+      [
+        'server',
+        'PGLITE_SHARED_BUFFERS',
+        'start',
+        'RSS listening MiB',
+        'peak RSS MiB',
+        'idle RSS MiB',
+        'peak vs 128MB',
+        'idle vs 128MB',
+      ],
       rows.map((row) => [
         row.server,
         row.sharedBuffers,

@@ -5,7 +5,12 @@ import { availableParallelism, cpus } from 'node:os';
 import { benchChatStream, formatChatResult, quickChatOptions } from './chat-stream.ts';
 import { benchLimiters, formatLimiterResult } from './limiter.ts';
 import { benchObservability, formatObservabilityResult, quickObservabilityOptions } from './observability.ts';
-import { benchPersistence, checkPersistenceServices, formatPersistenceResult, quickPersistenceOptions } from './persistence.ts';
+import {
+  benchPersistence,
+  checkPersistenceServices,
+  formatPersistenceResult,
+  quickPersistenceOptions,
+} from './persistence.ts';
 import { benchSessionCurrent, formatSessionResult } from './session-current.ts';
 
 const quick = process.argv.includes('--quick');
@@ -18,7 +23,10 @@ if (process.argv.includes('--scale')) {
   console.log(formatScaleResult(scale));
   const resultsDirectory = new URL('./results/', import.meta.url);
   await mkdir(resultsDirectory, { recursive: true });
-  await writeFile(new URL(`${startedAt.toISOString().replaceAll(':', '-')}-scale${quick ? '-quick' : ''}.json`, resultsDirectory), `${JSON.stringify(scale, null, 2)}\n`);
+  await writeFile(
+    new URL(`${startedAt.toISOString().replaceAll(':', '-')}-scale${quick ? '-quick' : ''}.json`, resultsDirectory),
+    `${JSON.stringify(scale, null, 2)}\n`,
+  );
   process.exit(0);
 }
 const startedAt = new Date();
@@ -54,4 +62,7 @@ console.log(
 const resultsDirectory = new URL('./results/', import.meta.url);
 await mkdir(resultsDirectory, { recursive: true });
 const file = new URL(`${startedAt.toISOString().replaceAll(':', '-')}${quick ? '-quick' : ''}.json`, resultsDirectory);
-await writeFile(file, `${JSON.stringify({ startedAt, machine, quick, session, limiter, chat, persistence, observability }, null, 2)}\n`);
+await writeFile(
+  file,
+  `${JSON.stringify({ startedAt, machine, quick, session, limiter, chat, persistence, observability }, null, 2)}\n`,
+);

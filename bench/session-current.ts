@@ -97,7 +97,11 @@ export async function benchSessionCurrent(options: SessionBenchOptions = {}): Pr
   try {
     const running: RunningServer[] = [];
     for (const { kind } of contenders) {
-      const { child, firstMessage } = forkScript<ServerReady>(new URL('./session-servers.ts', import.meta.url), [kind], { timeoutMs: 30_000 });
+      const { child, firstMessage } = forkScript<ServerReady>(
+        new URL('./session-servers.ts', import.meta.url),
+        [kind],
+        { timeoutMs: 30_000 },
+      );
       children.push(child);
       const { port, cookie } = await firstMessage;
       running.push({ kind, child, url: `http://127.0.0.1:${port}/sessions/current`, cookie });
@@ -122,13 +126,16 @@ export async function benchSessionCurrent(options: SessionBenchOptions = {}): Pr
         const { result, latencies } = await load(server, settings.roundSeconds, settings.connections);
         const cpuAfter = await serverCpu(server.child);
         if (result.non2xx > 0 || result.errors > 0 || result.timeouts > 0) {
-          throw new Error(`${server.kind}: ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts`);
+          throw new Error(
+            `${server.kind}: ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts`,
+          );
         }
         rounds.get(server.kind)!.push({
           requestsPerSecond: result.requests.total / result.duration,
           p50Ms: percentile(latencies, 0.5),
           p99Ms: percentile(latencies, 0.99),
-          cpuMicrosecondsPerRequest: (cpuAfter.user + cpuAfter.system - cpuBefore.user - cpuBefore.system) / result.requests.total,
+          cpuMicrosecondsPerRequest:
+            (cpuAfter.user + cpuAfter.system - cpuBefore.user - cpuBefore.system) / result.requests.total,
           systemMicrosecondsPerRequest: (cpuAfter.system - cpuBefore.system) / result.requests.total,
         });
       }
@@ -153,8 +160,9 @@ function load(server: RunningServer, seconds: number, connections: number) {
   return new Promise<{ result: autocannon.Result; latencies: Float64Array }>((resolve, reject) => {
     const times = new Float64Array(maxTimedResponses);
     let count = 0;
-    const instance = autocannon({ url: server.url, connections, duration: seconds, headers: { cookie: server.cookie } }, (error, result) =>
-      error ? reject(error) : resolve({ result, latencies: times.subarray(0, count) }),
+    const instance = autocannon(
+      { url: server.url, connections, duration: seconds, headers: { cookie: server.cookie } },
+      (error, result) => (error ? reject(error) : resolve({ result, latencies: times.subarray(0, count) })),
     );
     instance.on('response', (_client, _statusCode, _bytes, responseTimeMs) => {
       if (count < maxTimedResponses) times[count++] = responseTimeMs;
@@ -177,7 +185,17 @@ function serverCpu(child: ChildProcess): Promise<ServerCpu> {
 export function formatSessionResult(result: SessionBenchResult): string {
   const { rounds, roundSeconds, connections } = result.options;
   const table = markdownTable(
-    ['server', 'body B', 'req/s', 'p50 ms', 'p99 ms', 'server CPU µs/req (of which system)', 'req/s vs floor', 'p99 vs floor', 'req/s per core vs floor'],
+    [
+      'server',
+      'body B',
+      'req/s',
+      'p50 ms',
+      'p99 ms',
+      'server CPU µs/req (of which system)',
+      'req/s vs floor',
+      'p99 vs floor',
+      'req/s per core vs floor',
+    ],
     result.servers.map((server) => [
       server.label,
       server.bodyBytes,

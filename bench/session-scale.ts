@@ -9,7 +9,15 @@ import autocannon from 'autocannon';
 import pg from 'pg';
 import { formatNumber, formatRatio, markdownTable, median, rotate } from './measure.ts';
 import type { PersistenceServerStats } from './persistence-servers.ts';
-import { ask, backendCpuBetween, createBenchDatabase, startServer, stopServer, type BenchDatabase, type RunningServer } from './persistence.ts';
+import {
+  ask,
+  backendCpuBetween,
+  createBenchDatabase,
+  startServer,
+  stopServer,
+  type BenchDatabase,
+  type RunningServer,
+} from './persistence.ts';
 import type { ServerCpu } from './session-servers.ts';
 
 /** Options of {@link benchSessionScale}. */
@@ -30,7 +38,8 @@ const idleTimeoutMs = 2 * hour;
 
 /** The token of stored session `n`, derived as the seeding SQL derives it. */
 const idOf = (n: number) => createHash('sha256').update(`i${n}`).digest().subarray(0, 16).toString('base64url');
-const cookieOf = (n: number) => `deskpilot_session=${idOf(n)}.${createHash('sha256').update(`s${n}`).digest('base64url')}`;
+const cookieOf = (n: number) =>
+  `deskpilot_session=${idOf(n)}.${createHash('sha256').update(`s${n}`).digest('base64url')}`;
 const base64url = (bytes: string) => `rtrim(translate(encode(${bytes}, 'base64'), '+/', '-_'), '=')`;
 
 /** Inserts sessions `from`..`to` of alice, live for 12 h, their idle expiry 3 h away (no renewal due). */
@@ -50,7 +59,10 @@ async function seed(admin: pg.Client, from: number, to: number): Promise<void> {
 async function setDue(admin: pg.Client, from: number, to: number, due: boolean): Promise<void> {
   const ids = Array.from({ length: to - from + 1 }, (_, index) => idOf(from + index));
   const idleExpiresAt = due ? Date.now() + idleTimeoutMs - 5 * 60_000 : Date.now() + 3 * hour;
-  await admin.query('UPDATE deskpilot_sessions SET idle_expires_at = $1 WHERE id = ANY($2::text[])', [idleExpiresAt, ids]);
+  await admin.query('UPDATE deskpilot_sessions SET idle_expires_at = $1 WHERE id = ANY($2::text[])', [
+    idleExpiresAt,
+    ids,
+  ]);
   // A session whose renewal falls due was last written a minute or more before: autovacuum has long
   // cleaned its page. Without this, every load would read pages full of the dead versions this update left.
   await admin.query('VACUUM deskpilot_sessions');
@@ -59,10 +71,10 @@ async function setDue(admin: pg.Client, from: number, to: number, due: boolean):
 /** Of sessions `from`..`to`, how many were renewed since they were made due. */
 async function renewedCount(admin: pg.Client, from: number, to: number): Promise<number> {
   const ids = Array.from({ length: to - from + 1 }, (_, index) => idOf(from + index));
-  const { rows } = await admin.query<{ count: string }>('SELECT count(*) FROM deskpilot_sessions WHERE id = ANY($1::text[]) AND idle_expires_at > $2', [
-    ids,
-    Date.now() + idleTimeoutMs - 4 * 60_000,
-  ]);
+  const { rows } = await admin.query<{ count: string }>(
+    'SELECT count(*) FROM deskpilot_sessions WHERE id = ANY($1::text[]) AND idle_expires_at > $2',
+    [ids, Date.now() + idleTimeoutMs - 4 * 60_000],
+  );
   return Number(rows[0]!.count);
 }
 
@@ -75,7 +87,12 @@ function load(server: RunningServer, seconds: number, connections: number, pick:
         url: `http://127.0.0.1:${server.port}/sessions/current`,
         connections,
         duration: seconds,
-        requests: [{ method: 'GET', setupRequest: (req) => ({ ...req, headers: { ...req.headers, cookie: cookieOf(pick(request++)) } }) }],
+        requests: [
+          {
+            method: 'GET',
+            setupRequest: (req) => ({ ...req, headers: { ...req.headers, cookie: cookieOf(pick(request++)) } }),
+          },
+        ],
       },
       (error, result) => (error ? reject(error) : resolve(result)),
     );
@@ -119,7 +136,12 @@ export async function benchSessionScale(options: SessionScaleOptions = {}): Prom
     try {
       for (const contender of contenders) {
         const applicationName = `${database.schema}_${contender}`;
-        const server = await startServer('session-postgres', database.urlFor(applicationName), ['1', contender], applicationName);
+        const server = await startServer(
+          'session-postgres',
+          database.urlFor(applicationName),
+          ['1', contender],
+          applicationName,
+        );
         running.push({ ...server, contender });
       }
       await admin.connect();
@@ -170,7 +192,8 @@ async function measureSize(
         await new Promise((resolve) => setTimeout(resolve, 100));
         const after = await ask<ServerCpu & PersistenceServerStats>(server.child, 'cpu');
         const databaseCpu = backendCpuBetween(databaseBefore, await database.backendCpu(server.applicationName!));
-        if (result.non2xx > 0 || result.errors > 0) throw new Error(`${server.contender} ${pattern}: ${result.non2xx} non-2xx, ${result.errors} errors`);
+        if (result.non2xx > 0 || result.errors > 0)
+          throw new Error(`${server.contender} ${pattern}: ${result.non2xx} non-2xx, ${result.errors} errors`);
         const requests = result.requests.total;
         const key = `${pattern}|${server.contender}`;
         if (!measured.has(key)) measured.set(key, []);
@@ -190,7 +213,8 @@ async function measureSize(
     running.map(({ contender }): ScaleResult => {
       const own = measured.get(`${pattern}|${contender}`)!;
       const hot = measured.get(`hot|${contender}`)!;
-      const medianOf = (of: (round: ScaleRound) => number | null) => (own.some((round) => of(round) === null) ? null : median(own.map((round) => of(round)!)));
+      const medianOf = (of: (round: ScaleRound) => number | null) =>
+        own.some((round) => of(round) === null) ? null : median(own.map((round) => of(round)!));
       return {
         sessions: size,
         pattern,
@@ -211,7 +235,10 @@ async function measureSize(
 export const renewalDueTarget = 0.7;
 
 export function formatScaleResult(results: ScaleResult[]): string {
-  const label = { renew: 'renewals gathered, after the read', touch: 'before: one awaited UPDATE per renewal' } satisfies Record<Contender, string>;
+  const label = {
+    renew: 'renewals gathered, after the read',
+    touch: 'before: one awaited UPDATE per renewal',
+  } satisfies Record<Contender, string>;
   const rows = results.map((result) => [
     formatNumber(result.sessions),
     result.pattern,
@@ -223,12 +250,29 @@ export function formatScaleResult(results: ScaleResult[]): string {
     result.renewedShare === null ? '—' : `${Math.round(result.renewedShare * 100)} %`,
     formatRatio(result.vsHot),
   ]);
-  const due = results.find((result) => result.sessions === 1_000_000 && result.pattern === 'renewal due' && result.contender === 'renew');
+  const due = results.find(
+    (result) => result.sessions === 1_000_000 && result.pattern === 'renewal due' && result.contender === 'renew',
+  );
   return [
     '### GET /sessions/current on Postgres at scale (50 connections, alternating rounds, medians)',
     '',
-    markdownTable(['sessions', 'reads', 'server', 'req/s', 'server CPU µs/req', 'statements/req', 'Postgres CPU µs/req', 'reads that renewed', 'req/s vs hot'], rows),
+    markdownTable(
+      [
+        'sessions',
+        'reads',
+        'server',
+        'req/s',
+        'server CPU µs/req',
+        'statements/req',
+        'Postgres CPU µs/req',
+        'reads that renewed',
+        'req/s vs hot',
+      ],
+      rows,
+    ),
     '',
-    due ? `Target: 1M sessions, renewal due ≥ ${renewalDueTarget}× hot: ${formatRatio(due.vsHot)} — ${due.vsHot >= renewalDueTarget ? 'met' : 'not met'}.` : '',
+    due
+      ? `Target: 1M sessions, renewal due ≥ ${renewalDueTarget}× hot: ${formatRatio(due.vsHot)} — ${due.vsHot >= renewalDueTarget ? 'met' : 'not met'}.`
+      : '',
   ].join('\n');
 }

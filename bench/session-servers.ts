@@ -7,7 +7,12 @@ import type { AddressInfo } from 'node:net';
 import { parseCookie } from 'cookie';
 import express from 'express';
 import expressSession from 'express-session';
-import { createMemorySessionStore, createMemoryUserDirectory, createSessionHandler, createSessionService } from '@deskpilot/core';
+import {
+  createMemorySessionStore,
+  createMemoryUserDirectory,
+  createSessionHandler,
+  createSessionService,
+} from '@deskpilot/core';
 import { demoUsers } from '@deskpilot/core/demo';
 import { sessionShapedObject } from './session-shape.ts';
 import { sessionRouter } from '@deskpilot/session-express';
@@ -126,7 +131,8 @@ function firstCookie(response: Response): string {
 }
 
 const kind = process.argv[2] ?? '';
-if (!Object.hasOwn(servers, kind)) throw new Error(`unknown server ${kind}; expected one of ${Object.keys(servers).join(', ')}`);
+if (!Object.hasOwn(servers, kind))
+  throw new Error(`unknown server ${kind}; expected one of ${Object.keys(servers).join(', ')}`);
 // The parent going away (normally or not) ends the server: nothing outlives the run.
 process.on('disconnect', () => process.exit(0));
 process.on('message', (message) => {

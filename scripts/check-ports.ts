@@ -36,11 +36,17 @@ const problems: string[] = [];
 for (const [service, { port, variable }] of Object.entries(platformPorts())) {
   if (!(await isTaken(port))) continue;
   if (!(await isDeskpilot(port))) {
-    problems.push(`Port ${port} (the ${service} service) is taken by another program. Stop it, or move the service: ${variable}=${port + 1} npm start`);
+    problems.push(
+      `Port ${port} (the ${service} service) is taken by another program. Stop it, or move the service: ${variable}=${port + 1} npm start`,
+    );
   } else if (service === 'studio') {
-    problems.push(`Deskpilot is already running at http://localhost:${port} — open it there, or stop it (Ctrl+C in its terminal) before starting it again.`);
+    problems.push(
+      `Deskpilot is already running at http://localhost:${port} — open it there, or stop it (Ctrl+C in its terminal) before starting it again.`,
+    );
   } else {
-    problems.push(`A Deskpilot ${service} service already runs on port ${port} (another npm start?). Stop it first, or move this one: ${variable}=${port + 1} npm start`);
+    problems.push(
+      `A Deskpilot ${service} service already runs on port ${port} (another npm start?). Stop it first, or move this one: ${variable}=${port + 1} npm start`,
+    );
   }
 }
 if (problems.length > 0) {

@@ -11,7 +11,8 @@ describe('the errors table of the core README', () => {
   });
 
   it('lists every code once with its status, so a code added without regenerating fails the test above', () => {
-    for (const [code, status] of Object.entries(errorStatus)) expect(errorsTable()).toContain(`| \`${code}\` | ${status} |`);
+    for (const [code, status] of Object.entries(errorStatus))
+      expect(errorsTable()).toContain(`| \`${code}\` | ${status} |`);
     const tampered = readme.replace('| `rate_limited` | 429 |', '| `rate_limited` | 420 |');
     expect(tampered).not.toBe(readme);
     expect(withErrorsTable(tampered)).toBe(readme);

@@ -12,8 +12,14 @@ const end = '<!-- errors-table:end -->';
 
 /** The table: every code, by status then code, with its title. */
 export function errorsTable(): string {
-  const codes = (Object.keys(errorStatus) as ErrorCode[]).sort((a, b) => errorStatus[a] - errorStatus[b] || a.localeCompare(b));
-  return ['| Code | Status | Title |', '|---|---|---|', ...codes.map((code) => `| \`${code}\` | ${errorStatus[code]} | ${errorTitle[code]} |`)].join('\n');
+  const codes = (Object.keys(errorStatus) as ErrorCode[]).sort(
+    (a, b) => errorStatus[a] - errorStatus[b] || a.localeCompare(b),
+  );
+  return [
+    '| Code | Status | Title |',
+    '|---|---|---|',
+    ...codes.map((code) => `| \`${code}\` | ${errorStatus[code]} | ${errorTitle[code]} |`),
+  ].join('\n');
 }
 
 /** `readme` with the generated table between its markers; throws when the markers are missing. */

@@ -11,7 +11,13 @@ const nodeHttpImport = "import { createServer } from 'node:http';";
 const consoleCall = "console.log('hello');";
 /** A function of `lines` lines (its signature, `lines - 2` statements and its closing brace). */
 const functionOfLines = (lines: number) =>
-  ['export function long(): number {', '  let total = 0;', ...Array.from({ length: lines - 4 }, (_, index) => `  total += ${index};`), '  return total;', '}'].join('\n');
+  [
+    'export function long(): number {',
+    '  let total = 0;',
+    ...Array.from({ length: lines - 4 }, (_, index) => `  total += ${index};`),
+    '  return total;',
+    '}',
+  ].join('\n');
 
 const cases: Array<{ where: string; code: string; fires: string[] }> = [
   // Core and the stores stay free of Express and node:http; their tests may use what they need.
@@ -20,30 +26,66 @@ const cases: Array<{ where: string; code: string; fires: string[] }> = [
   { where: 'packages/core/src/x.ts', code: "import cors from 'cors';", fires: ['no-restricted-imports'] },
   { where: 'packages/core/src/x.test.ts', code: nodeHttpImport, fires: [] },
   { where: 'packages/core/src/x.test.ts', code: expressImport, fires: ['no-restricted-imports'] },
-  { where: 'packages/postgres/src/x.ts', code: "import { request } from 'node:https';", fires: ['no-restricted-imports'] },
+  {
+    where: 'packages/postgres/src/x.ts',
+    code: "import { request } from 'node:https';",
+    fires: ['no-restricted-imports'],
+  },
   { where: 'packages/redis/src/x.ts', code: expressImport, fires: ['no-restricted-imports'] },
   { where: 'packages/postgres/src/x.test.ts', code: nodeHttpImport, fires: [] },
   { where: 'packages/session-express/src/x.ts', code: expressImport, fires: [] },
   { where: 'packages/chat-express/src/x.test.ts', code: expressImport, fires: [] },
   // Core depends on nothing of ours; the others use core's published entries.
   { where: 'packages/core/src/x.ts', code: "import { x } from '@deskpilot/redis';", fires: ['no-restricted-imports'] },
-  { where: 'packages/core/src/x.test.ts', code: "import { x } from '@deskpilot/core';", fires: ['no-restricted-imports'] },
+  {
+    where: 'packages/core/src/x.test.ts',
+    code: "import { x } from '@deskpilot/core';",
+    fires: ['no-restricted-imports'],
+  },
   { where: 'packages/core/src/chat/tools/x.ts', code: "import { x } from '../../testing/fake-clock.js';", fires: [] },
   { where: 'packages/redis/src/x.ts', code: "import { x } from '@deskpilot/core';", fires: [] },
   { where: 'packages/postgres/src/x.test.ts', code: "import { x } from '@deskpilot/core/testing';", fires: [] },
   // No package reaches into another's sources or files.
-  { where: 'packages/redis/src/x.ts', code: "import { x } from '../../core/src/index.js';", fires: ['no-restricted-imports'] },
-  { where: 'packages/session-express/src/x.test.ts', code: "import { x } from '../../core/src/http/node-http.js';", fires: ['no-restricted-imports'] },
-  { where: 'packages/chat-express/src/x.ts', code: "import { x } from '@deskpilot/core/src/index.js';", fires: ['no-restricted-imports'] },
+  {
+    where: 'packages/redis/src/x.ts',
+    code: "import { x } from '../../core/src/index.js';",
+    fires: ['no-restricted-imports'],
+  },
+  {
+    where: 'packages/session-express/src/x.test.ts',
+    code: "import { x } from '../../core/src/http/node-http.js';",
+    fires: ['no-restricted-imports'],
+  },
+  {
+    where: 'packages/chat-express/src/x.ts',
+    code: "import { x } from '@deskpilot/core/src/index.js';",
+    fires: ['no-restricted-imports'],
+  },
   // Examples, bench and scripts import published entries only.
-  { where: 'examples/studio/src/x.ts', code: "import { x } from '../../../packages/core/src/index.js';", fires: ['no-restricted-imports'] },
-  { where: 'examples/chat-server/test/x.test.ts', code: "import { x } from '../../../packages/core/dist/index.js';", fires: ['no-restricted-imports'] },
+  {
+    where: 'examples/studio/src/x.ts',
+    code: "import { x } from '../../../packages/core/src/index.js';",
+    fires: ['no-restricted-imports'],
+  },
+  {
+    where: 'examples/chat-server/test/x.test.ts',
+    code: "import { x } from '../../../packages/core/dist/index.js';",
+    fires: ['no-restricted-imports'],
+  },
   { where: 'bench/x.ts', code: "import { x } from '@deskpilot/core/dist/index.js';", fires: ['no-restricted-imports'] },
-  { where: 'scripts/x.ts', code: "import { x } from '@deskpilot/core/chat/chat-store.js';", fires: ['no-restricted-imports'] },
+  {
+    where: 'scripts/x.ts',
+    code: "import { x } from '@deskpilot/core/chat/chat-store.js';",
+    fires: ['no-restricted-imports'],
+  },
   { where: 'examples/studio/src/x.ts', code: "import { x } from '@deskpilot/core';", fires: [] },
   { where: 'examples/studio/test/x.test.ts', code: "import { x } from '@deskpilot/core/testing';", fires: [] },
   { where: 'examples/studio/test/x.test.ts', code: "import { x } from '../src/app.ts';", fires: [] },
-  { where: 'examples/chat-server/test/x.test.ts', code: "import { x } from '../../test-support/spawn-example.ts';", fires: [] },
+  {
+    where: 'examples/chat-server/test/x.test.ts',
+    code: "import { x } from '../../test-support/spawn-example.ts';",
+    fires: [],
+  },
   { where: 'bench/x.ts', code: expressImport, fires: [] },
   // Packages report through a logger; tests, examples and bench may print.
   { where: 'packages/core/src/x.ts', code: consoleCall, fires: ['no-console'] },

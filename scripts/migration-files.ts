@@ -12,7 +12,9 @@ export const migrationsDirectory = fileURLToPath(new URL('../packages/postgres/m
 export function staleMigrationFiles(directory = migrationsDirectory): string[] {
   const expected = migrationFiles();
   const present = new Set(readdirSync(directory).filter((name) => name.endsWith('.sql')));
-  const stale = expected.filter((file) => !present.has(file.name) || readFileSync(`${directory}${file.name}`, 'utf8') !== file.sql).map((file) => file.name);
+  const stale = expected
+    .filter((file) => !present.has(file.name) || readFileSync(`${directory}${file.name}`, 'utf8') !== file.sql)
+    .map((file) => file.name);
   const extra = [...present].filter((name) => !expected.some((file) => file.name === name));
   return [...stale, ...extra];
 }
@@ -21,7 +23,9 @@ if (import.meta.main) {
   if (process.argv.includes('--check')) {
     const stale = staleMigrationFiles();
     if (stale.length > 0) {
-      console.error(`packages/postgres/migrations is stale (${stale.join(', ')}); run \`node scripts/migration-files.ts\`.`);
+      console.error(
+        `packages/postgres/migrations is stale (${stale.join(', ')}); run \`node scripts/migration-files.ts\`.`,
+      );
       process.exit(1);
     }
   } else {

@@ -34,7 +34,9 @@ if (import.meta.main) {
   if (process.argv.includes('--check')) {
     const stale = staleOpenApiFiles();
     if (stale.length > 0) {
-      process.stderr.write(`docs/openapi is stale (${stale.join(', ')}): a schema changed; run \`node scripts/openapi.ts\` and commit the result.\n`);
+      process.stderr.write(
+        `docs/openapi is stale (${stale.join(', ')}): a schema changed; run \`node scripts/openapi.ts\` and commit the result.\n`,
+      );
       process.exit(1);
     }
   } else {

@@ -22,7 +22,12 @@ function blocksOf(file: string): Block[] {
   const text = readFileSync(`${root}${file}`, 'utf8');
   const blocks: Block[] = [];
   for (const match of text.matchAll(/^```(?:ts|tsx|typescript)( fragment)?[^\n]*\n([\s\S]*?)^```/gm)) {
-    blocks.push({ file, line: text.slice(0, match.index).split('\n').length, fragment: match[1] !== undefined, code: match[2]! });
+    blocks.push({
+      file,
+      line: text.slice(0, match.index).split('\n').length,
+      fragment: match[1] !== undefined,
+      code: match[2]!,
+    });
   }
   return blocks;
 }
@@ -62,8 +67,12 @@ describe('README code', () => {
     });
     const problems = ts.getPreEmitDiagnostics(program).map((diagnostic) => {
       const index = names.indexOf(diagnostic.file?.fileName ?? '');
-      const where = index === -1 ? (diagnostic.file?.fileName ?? 'options') : `${programs[index]!.file}:${programs[index]!.line}`;
-      const line = diagnostic.file && diagnostic.start !== undefined ? diagnostic.file.getLineAndCharacterOfPosition(diagnostic.start).line + 1 : 0;
+      const where =
+        index === -1 ? (diagnostic.file?.fileName ?? 'options') : `${programs[index]!.file}:${programs[index]!.line}`;
+      const line =
+        diagnostic.file && diagnostic.start !== undefined
+          ? diagnostic.file.getLineAndCharacterOfPosition(diagnostic.start).line + 1
+          : 0;
       return `${where} (+${line}): ${ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n')}`;
     });
     expect(problems.join('\n')).toBe('');

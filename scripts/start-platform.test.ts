@@ -29,7 +29,8 @@ async function startPlatform(env: Record<string, string>): Promise<{ child: Chil
     }
   });
   let output = '';
-  for (const stream of [child.stdout!, child.stderr!]) stream.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  for (const stream of [child.stdout!, child.stderr!])
+    stream.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
   await new Promise<void>((resolve, reject) => {
     child.stdout!.on('data', () => output.includes('Deskpilot Studio is up') && resolve());
     child.once('exit', (code) => reject(new Error(`the platform exited with ${code}: ${output}`)));
@@ -41,7 +42,13 @@ describe('npm start (scripts/start-platform.ts)', () => {
   it('on Ctrl+C (SIGINT to the whole process group) lets a running turn finish, saves it, and exits 0', async () => {
     const dataDir = await seededDataDir();
     const [session, chat, studio] = [await freePort(), await freePort(), await freePort()];
-    const env = { DATA_DIR: dataDir, SESSION_PORT: String(session), CHAT_PORT: String(chat), STUDIO_PORT: String(studio), COOKIE_SECURE: 'false' };
+    const env = {
+      DATA_DIR: dataDir,
+      SESSION_PORT: String(session),
+      CHAT_PORT: String(chat),
+      STUDIO_PORT: String(studio),
+      COOKIE_SECURE: 'false',
+    };
     const platform = await startPlatform({ ...env, DEMO_MODEL_DELAY_MS: '150', SHUTDOWN_GRACE_MS: '20000' });
     const chatUrl = `http://127.0.0.1:${chat}`;
     const body = { sessionId: crypto.randomUUID(), context: { userEmail: 'rep@example.com', projectKey: 'acme-b2c' } };
@@ -75,7 +82,10 @@ describe('npm start (scripts/start-platform.ts)', () => {
   }, 90_000);
 
   it('refuses a port variable that is not a port, naming it', async () => {
-    const child = spawn(process.execPath, [launcher], { env: { ...process.env, CHAT_PORT: 'eighty' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [launcher], {
+      env: { ...process.env, CHAT_PORT: 'eighty' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     onTestFinished(() => void child.kill('SIGKILL'));
     let stderr = '';
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));

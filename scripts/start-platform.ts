@@ -17,9 +17,17 @@ const services = [
   {
     name: 'session',
     entry: '../examples/session-server/src/server.ts',
-    env: { PORT: String(ports.session), ALLOWED_ORIGINS: allowedOrigins, TRUSTED_PROXIES: process.env.TRUSTED_PROXIES ?? '127.0.0.1,::1' },
+    env: {
+      PORT: String(ports.session),
+      ALLOWED_ORIGINS: allowedOrigins,
+      TRUSTED_PROXIES: process.env.TRUSTED_PROXIES ?? '127.0.0.1,::1',
+    },
   },
-  { name: 'chat', entry: '../examples/chat-server/src/server.ts', env: { PORT: String(ports.chat), ALLOWED_ORIGINS: allowedOrigins } },
+  {
+    name: 'chat',
+    entry: '../examples/chat-server/src/server.ts',
+    env: { PORT: String(ports.chat), ALLOWED_ORIGINS: allowedOrigins },
+  },
   {
     name: 'studio',
     entry: '../examples/studio/src/server.ts',
@@ -45,11 +53,15 @@ let studioUrl = '';
 let stopping = false;
 
 for (const service of services) {
-  const child = spawn(process.execPath, ['--import', compileCache, fileURLToPath(new URL(service.entry, import.meta.url))], {
-    // Their stdout is a pipe to this script: readable lines when this script's own output is a terminal.
-    env: { LOG_FORMAT: process.stdout.isTTY ? 'pretty' : 'json', ...process.env, ...service.env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['--import', compileCache, fileURLToPath(new URL(service.entry, import.meta.url))],
+    {
+      // Their stdout is a pipe to this script: readable lines when this script's own output is a terminal.
+      env: { LOG_FORMAT: process.stdout.isTTY ? 'pretty' : 'json', ...process.env, ...service.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   children.set(service.name, child);
   for (const stream of [child.stdout!, child.stderr!]) {
     stream.setEncoding('utf8');

@@ -28,7 +28,8 @@ export const commaList = z.pipe(
 );
 
 /** A whole number written in the environment, from `min` to `max`. */
-export const integer = (min: number, max = Number.MAX_SAFE_INTEGER) => z.pipe(z.coerce.number(), z.int().check(z.minimum(min), z.maximum(max)));
+export const integer = (min: number, max = Number.MAX_SAFE_INTEGER) =>
+  z.pipe(z.coerce.number(), z.int().check(z.minimum(min), z.maximum(max)));
 
 /** A port number (0: any free port). */
 export const port = integer(0, 65535);
@@ -52,10 +53,16 @@ function isAddressRange(entry: string): boolean {
 }
 
 /** A comma-separated list of origins (an allow-list). */
-export const originList = z.pipe(commaList, z.array(z.string().check(z.refine(isOrigin, 'not an origin (http[s]://host[:port], no path)'))));
+export const originList = z.pipe(
+  commaList,
+  z.array(z.string().check(z.refine(isOrigin, 'not an origin (http[s]://host[:port], no path)'))),
+);
 
 /** A comma-separated list of addresses or CIDR ranges (trusted proxies). */
-export const addressRangeList = z.pipe(commaList, z.array(z.string().check(z.refine(isAddressRange, 'not an IP address or CIDR range'))));
+export const addressRangeList = z.pipe(
+  commaList,
+  z.array(z.string().check(z.refine(isAddressRange, 'not an IP address or CIDR range'))),
+);
 
 /** `LOG_LEVEL`: pino's levels; `silent` writes nothing. */
 export const logLevel = z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
@@ -95,13 +102,20 @@ export const tracingVariables = {
 /** A Postgres connection string (`postgres://` or `postgresql://`). */
 export const postgresUrl = z
   .string()
-  .check(z.refine((value) => URL.canParse(value) && /^postgres(ql)?:$/.test(new URL(value).protocol), 'not a postgres:// or postgresql:// URL'));
+  .check(
+    z.refine(
+      (value) => URL.canParse(value) && /^postgres(ql)?:$/.test(new URL(value).protocol),
+      'not a postgres:// or postgresql:// URL',
+    ),
+  );
 
 /** The storage variables of the two services: Postgres or the embedded database, and Redis. */
 export const storageVariables = {
   DATABASE_URL: z.optional(postgresUrl),
   /** The schema the tables live in (created when missing), as `deskpilot-migrate --schema`; default: the first of the connection's `search_path`. */
-  DATABASE_SCHEMA: z.optional(matching(/^[A-Za-z_][A-Za-z0-9_]{0,62}$/, 'expected a plain identifier (letters, digits, _; at most 63)')),
+  DATABASE_SCHEMA: z.optional(
+    matching(/^[A-Za-z_][A-Za-z0-9_]{0,62}$/, 'expected a plain identifier (letters, digits, _; at most 63)'),
+  ),
   DATABASE_CONNECT_TIMEOUT_MS: z._default(integer(1), 5_000),
   DATABASE_QUERY_TIMEOUT_MS: z._default(integer(1), 10_000),
   /** The platform's data root: each service keeps its embedded database in `<DATA_DIR>/<service>` (`session`, `chat`). */
@@ -115,9 +129,14 @@ export const storageVariables = {
  * Reads `env` against `schema`; throws one message naming every bad variable (never its value, which
  * may be a secret), so a start fixes them all at once. An empty variable (`KEY=` in an env file) means unset.
  */
-export function readEnvironment<Schema extends z.ZodMiniType>(schema: Schema, env: Record<string, string | undefined>): z.infer<Schema> {
+export function readEnvironment<Schema extends z.ZodMiniType>(
+  schema: Schema,
+  env: Record<string, string | undefined>,
+): z.infer<Schema> {
   // English messages: zod's mini flavour loads no locale of its own.
-  const result = schema.safeParse(Object.fromEntries(Object.entries(env).filter(([, value]) => value !== '')), { error: english().localeError });
+  const result = schema.safeParse(Object.fromEntries(Object.entries(env).filter(([, value]) => value !== '')), {
+    error: english().localeError,
+  });
   if (result.success) return result.data;
   const problems = result.error.issues.map((issue) => {
     const [variable, entry] = issue.path;

@@ -46,7 +46,12 @@ export function createGracefulServer(app: RequestListener): GracefulServer {
     if (!closing || probe) return void app(req, res);
     void writeResponse(
       res,
-      problemResponse(new DeskpilotError('unavailable', { detail: 'The service is shutting down. Try again in a moment.', headers: { 'retry-after': '1' } })),
+      problemResponse(
+        new DeskpilotError('unavailable', {
+          detail: 'The service is shutting down. Try again in a moment.',
+          headers: { 'retry-after': '1' },
+        }),
+      ),
     );
   });
   server.on('connection', (socket: Socket) => {

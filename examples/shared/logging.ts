@@ -21,7 +21,11 @@ function loadPretty(): (options: PrettyOptions) => PrettyStream {
  * The process's logger: JSON lines on stdout (what a log shipper reads), or readable colour lines when
  * stdout is a terminal.
  */
-export function createLogger(options: { service: string; level: LevelWithSilent; format: 'auto' | 'json' | 'pretty' }): Logger {
+export function createLogger(options: {
+  service: string;
+  level: LevelWithSilent;
+  format: 'auto' | 'json' | 'pretty';
+}): Logger {
   const settings = {
     level: options.level,
     base: { service: options.service },
@@ -33,7 +37,17 @@ export function createLogger(options: { service: string; level: LevelWithSilent;
     },
   };
   const usePretty = options.format === 'pretty' || (options.format === 'auto' && process.stdout.isTTY === true);
-  if (usePretty) return pino(settings, loadPretty()({ colorize: true, sync: true, singleLine: true, ignore: 'pid,hostname,service', translateTime: 'HH:MM:ss.l' }));
+  if (usePretty)
+    return pino(
+      settings,
+      loadPretty()({
+        colorize: true,
+        sync: true,
+        singleLine: true,
+        ignore: 'pid,hostname,service',
+        translateTime: 'HH:MM:ss.l',
+      }),
+    );
   // Asynchronous: lines written while a write is under way go out together in the next one, so a
   // busy server makes a few large writes, not one per line; pino flushes what is left on exit.
   return pino(settings, destination({ sync: false }));
@@ -90,7 +104,8 @@ export function requestLogging(logger: Logger) {
 
 /** The core's {@link CoreLogger} on pino: its security warnings and unexpected errors, structured. */
 export function coreLogger(logger: Logger): CoreLogger {
-  const fields = (details: unknown) => (details === undefined ? {} : details instanceof Error ? { err: details } : { details });
+  const fields = (details: unknown) =>
+    details === undefined ? {} : details instanceof Error ? { err: details } : { details };
   return {
     warn: (message, details) => logger.warn(fields(details), message),
     error: (message, details) => logger.error(fields(details), message),
@@ -112,7 +127,10 @@ export function logEvents(logger: Logger, hashEmail?: (email: string) => string)
   return (event: DeskpilotEvent) => {
     switch (event.type) {
       case 'login':
-        return logger.info({ event: event.type, outcome: event.outcome, emailHash: hashEmail?.(event.email) }, `sign-in ${event.outcome}`);
+        return logger.info(
+          { event: event.type, outcome: event.outcome, emailHash: hashEmail?.(event.email) },
+          `sign-in ${event.outcome}`,
+        );
       case 'rate-limited':
         return logger.warn({ event: event.type, limit: event.limit }, `rate limit ${event.limit} refused a request`);
       case 'store-error':
@@ -121,15 +139,27 @@ export function logEvents(logger: Logger, hashEmail?: (email: string) => string)
         return logger.debug({ event: event.type, model: event.model }, 'chat turn started');
       case 'turn-ended':
         return logger.info(
-          { event: event.type, model: event.model, status: event.status, durationMs: event.durationMs, saved: event.saved },
+          {
+            event: event.type,
+            model: event.model,
+            status: event.status,
+            durationMs: event.durationMs,
+            saved: event.saved,
+          },
           `chat turn ${event.status}`,
         );
       case 'tool-executed':
-        return logger.info({ event: event.type, tool: event.tool, outcome: event.outcome }, `tool ${event.tool} ${event.outcome}`);
+        return logger.info(
+          { event: event.type, tool: event.tool, outcome: event.outcome },
+          `tool ${event.tool} ${event.outcome}`,
+        );
       case 'approval-proposed':
         return logger.info({ event: event.type, tool: event.tool }, `approval proposed for ${event.tool}`);
       case 'approval-reviewed':
-        return logger.info({ event: event.type, tool: event.tool, outcome: event.outcome, reason: event.reason }, `approval ${event.outcome} for ${event.tool}`);
+        return logger.info(
+          { event: event.type, tool: event.tool, outcome: event.outcome, reason: event.reason },
+          `approval ${event.outcome} for ${event.tool}`,
+        );
     }
   };
 }

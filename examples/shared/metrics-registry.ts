@@ -63,7 +63,11 @@ export function createMetrics(options: { service: string; routeOf: RouteOf }): M
 /** The handlers' events as series. */
 function eventMetrics(registry: Registry): DeskpilotEventListener {
   const registers = [registry];
-  const streamsOpen = new Gauge({ name: 'deskpilot_chat_streams_open', help: 'Chat turns whose answer is streaming now.', registers });
+  const streamsOpen = new Gauge({
+    name: 'deskpilot_chat_streams_open',
+    help: 'Chat turns whose answer is streaming now.',
+    registers,
+  });
   const streamSeconds = new Histogram({
     name: 'deskpilot_chat_stream_duration_seconds',
     help: 'Length of a chat turn, from the model starting to the answer saved, by how the turn ended.',
@@ -89,7 +93,11 @@ function eventMetrics(registry: Registry): DeskpilotEventListener {
     labelNames: ['limit'],
     registers,
   });
-  const storeErrors = new Counter({ name: 'deskpilot_store_errors_total', help: 'Requests or saves a store (database, Redis) failed.', registers });
+  const storeErrors = new Counter({
+    name: 'deskpilot_store_errors_total',
+    help: 'Requests or saves a store (database, Redis) failed.',
+    registers,
+  });
   const logins = new Counter({
     name: 'deskpilot_logins_total',
     help: 'Sign-in attempts, by outcome (succeeded, invalid_credentials, forbidden, throttled).',

@@ -27,7 +27,10 @@ export interface Metrics {
 export type RouteOf = (path: string) => string;
 
 /** `routes` exactly, `prefixes` (`/api/` → `/api/*`) for what is forwarded below them, `other` for the rest. */
-export function routeLabels(routes: readonly string[] | (() => readonly string[]), prefixes: readonly string[] = []): RouteOf {
+export function routeLabels(
+  routes: readonly string[] | (() => readonly string[]),
+  prefixes: readonly string[] = [],
+): RouteOf {
   let exact: Set<string> | undefined;
   return (path) => {
     // A function: read on the first request, once the handlers that name their own paths exist.
@@ -85,10 +88,16 @@ export async function mountMetrics(
 }
 
 /** `GET /metrics` on `METRICS_PORT`, nothing else there; resolves once listening, with its URL and a `close`. */
-export async function listenForScrapes(metrics: Metrics, config: MetricsConfig & { METRICS_PORT: number }): Promise<{ url: string; close: () => Promise<void> }> {
+export async function listenForScrapes(
+  metrics: Metrics,
+  config: MetricsConfig & { METRICS_PORT: number },
+): Promise<{ url: string; close: () => Promise<void> }> {
   const server = createServer((req, res) => {
     if (req.method === 'GET' && pathOf(req) === '/metrics') return metrics.handler(req, res);
-    void writeResponse(res, problemResponse(new DeskpilotError('not_found', { detail: 'Only GET /metrics is served here.' })));
+    void writeResponse(
+      res,
+      problemResponse(new DeskpilotError('not_found', { detail: 'Only GET /metrics is served here.' })),
+    );
   });
   server.listen(config.METRICS_PORT, config.METRICS_HOST);
   await once(server, 'listening');

@@ -42,19 +42,28 @@ export async function serve(options: ServeOptions): Promise<void> {
   const { config, logger } = options;
   // METRICS_PORT: the scrapes on a listener of their own, which only they reach.
   const scrapes =
-    options.metrics && config.METRICS_PORT !== undefined ? await listenForScrapes(options.metrics, { ...config, METRICS_PORT: config.METRICS_PORT }) : undefined;
+    options.metrics && config.METRICS_PORT !== undefined
+      ? await listenForScrapes(options.metrics, { ...config, METRICS_PORT: config.METRICS_PORT })
+      : undefined;
   if (scrapes) logger.info(`metrics on ${scrapes.url}`);
   const { server, close: closeHttp } = createGracefulServer(options.app);
   server.listen(config.PORT, config.HOST, () => {
     const address = server.address();
-    logger.info(`listening on http://${config.HOST}:${typeof address === 'object' && address ? address.port : config.PORT}`);
+    logger.info(
+      `listening on http://${config.HOST}:${typeof address === 'object' && address ? address.port : config.PORT}`,
+    );
     options.startedLines?.();
   });
   server.on('error', (error) => {
     console.error(`[${options.name}] cannot listen: ${describeError(error)}`);
     process.exit(1);
   });
-  const cleanup = options.cleanup && setInterval(() => options.cleanup!().catch((error: unknown) => logger.error(`cleanup failed: ${describeError(error)}`)), 60_000);
+  const cleanup =
+    options.cleanup &&
+    setInterval(
+      () => options.cleanup!().catch((error: unknown) => logger.error(`cleanup failed: ${describeError(error)}`)),
+      60_000,
+    );
   cleanup?.unref();
 
   stopOnSignals(async (signal) => {
@@ -83,7 +92,9 @@ export async function serve(options: ServeOptions): Promise<void> {
     }
     await scrapes?.close();
     // The last spans go out before the process does.
-    await options.stopTracing?.().catch((error: unknown) => logger.warn(`flushing traces failed: ${describeError(error)}`));
+    await options
+      .stopTracing?.()
+      .catch((error: unknown) => logger.warn(`flushing traces failed: ${describeError(error)}`));
     process.exit(0);
   }, logger);
 }

@@ -15,7 +15,11 @@ export interface StopOnSignalsOptions {
  * stop (logged, ignored); a signal after that ends the process at once (exit 1), for an operator who
  * means it.
  */
-export function stopOnSignals(shutDown: (signal: string) => Promise<void>, logger: Pick<Logger, 'info' | 'fatal'>, options: StopOnSignalsOptions = {}): void {
+export function stopOnSignals(
+  shutDown: (signal: string) => Promise<void>,
+  logger: Pick<Logger, 'info' | 'fatal'>,
+  options: StopOnSignalsOptions = {},
+): void {
   const sameStopWithinMs = options.sameStopWithinMs ?? 2_000;
   let firstAt: number | undefined;
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {

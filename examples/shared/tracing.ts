@@ -15,11 +15,19 @@ export interface TracingConfig {
  * `deskpilot-<service>`, and — with `aiSdk` — the AI SDK's integration, so the model calls are spans
  * beneath each chat turn. Resolves to the function that flushes and stops it, or undefined when off.
  */
-export async function startTracing(service: string, config: TracingConfig, options: { aiSdk?: boolean } = {}): Promise<(() => Promise<void>) | undefined> {
+export async function startTracing(
+  service: string,
+  config: TracingConfig,
+  options: { aiSdk?: boolean } = {},
+): Promise<(() => Promise<void>) | undefined> {
   if (!config.OTEL_EXPORTER_OTLP_ENDPOINT && !config.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) return undefined;
   const { NodeSDK } = await import('@opentelemetry/sdk-node');
   // Traces only: the metrics are Prometheus's (/metrics), the logs pino's.
-  const sdk = new NodeSDK({ serviceName: config.OTEL_SERVICE_NAME ?? `deskpilot-${service}`, metricReaders: [], logRecordProcessors: [] });
+  const sdk = new NodeSDK({
+    serviceName: config.OTEL_SERVICE_NAME ?? `deskpilot-${service}`,
+    metricReaders: [],
+    logRecordProcessors: [],
+  });
   sdk.start();
   if (options.aiSdk) {
     const [{ OpenTelemetry }, { registerTelemetry }] = await Promise.all([import('@ai-sdk/otel'), import('ai')]);

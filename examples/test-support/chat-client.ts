@@ -9,7 +9,11 @@ export type UIMessageChunk = ReturnType<typeof readChatStream> extends AsyncGene
 export const chatContext = () => ({ userEmail: `rep-${crypto.randomUUID()}@example.com`, projectKey: 'acme-b2c' });
 
 /** A user message as `useChat` sends it. */
-export const userMessage = (text: string, id: string = crypto.randomUUID()) => ({ id, role: 'user', parts: [{ type: 'text', text }] });
+export const userMessage = (text: string, id: string = crypto.randomUUID()) => ({
+  id,
+  role: 'user',
+  parts: [{ type: 'text', text }],
+});
 
 /** A chat request body: one new conversation, one user message. */
 export const turnBody = (text: string, context: object = chatContext(), sessionId: string = crypto.randomUUID()) => ({
@@ -20,7 +24,12 @@ export const turnBody = (text: string, context: object = chatContext(), sessionI
 
 /** POSTs JSON with fetch. */
 export const postJson = (url: string, path: string, body: unknown, init: RequestInit = {}) =>
-  fetch(`${url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), ...init });
+  fetch(`${url}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+    ...init,
+  });
 
 /** Every chunk of a chat stream. */
 export async function readChunks(response: Response): Promise<UIMessageChunk[]> {
@@ -34,21 +43,31 @@ export async function readChunks(response: Response): Promise<UIMessageChunk[]> 
  * chunks of the turn that proposed a write): the card's tool part with the answer.
  */
 export function answeredCard(proposal: UIMessageChunk[], approved: boolean) {
-  const request = proposal.find((chunk) => chunk.type === 'tool-approval-request') as { approvalId: string; toolCallId: string } | undefined;
+  const request = proposal.find((chunk) => chunk.type === 'tool-approval-request') as
+    { approvalId: string; toolCallId: string } | undefined;
   if (!request) throw new Error(`no approval card in: ${proposal.map((chunk) => chunk.type).join(', ')}`);
-  const call = proposal.find((chunk) => chunk.type === 'tool-input-available' && chunk.toolCallId === request.toolCallId) as { toolName: string; input: unknown };
+  const call = proposal.find(
+    (chunk) => chunk.type === 'tool-input-available' && chunk.toolCallId === request.toolCallId,
+  ) as { toolName: string; input: unknown };
   const messageId = (proposal.find((chunk) => chunk.type === 'start') as { messageId: string }).messageId;
   return {
     id: messageId,
     role: 'assistant',
     parts: [
-      { type: `tool-${call.toolName}`, toolCallId: request.toolCallId, state: 'approval-responded', input: call.input, approval: { id: request.approvalId, approved } },
+      {
+        type: `tool-${call.toolName}`,
+        toolCallId: request.toolCallId,
+        state: 'approval-responded',
+        input: call.input,
+        approval: { id: request.approvalId, approved },
+      },
     ],
   };
 }
 
 /** A turn the client was told succeeded: the stream ended with `finish` and carried no `error` part. */
-export const isConfirmed = (chunks: UIMessageChunk[]) => chunks.at(-1)?.type === 'finish' && !chunks.some((chunk) => chunk.type === 'error');
+export const isConfirmed = (chunks: UIMessageChunk[]) =>
+  chunks.at(-1)?.type === 'finish' && !chunks.some((chunk) => chunk.type === 'error');
 
 /** What `/chat/history` holds for a conversation. */
 export interface StoredConversation {
@@ -56,7 +75,10 @@ export interface StoredConversation {
   lastTurnStatus: string | null;
 }
 
-export async function readHistory(url: string, body: { sessionId: string; context: object }): Promise<StoredConversation> {
+export async function readHistory(
+  url: string,
+  body: { sessionId: string; context: object },
+): Promise<StoredConversation> {
   const response = await postJson(url, '/chat/history', { sessionId: body.sessionId, context: body.context });
   if (!response.ok) throw new Error(`history answered ${response.status}: ${await response.text()}`);
   return (await response.json()) as StoredConversation;
@@ -75,7 +97,10 @@ export function missingFromTurn(conversation: StoredConversation): string | unde
 }
 
 /** Counts the turns not whole in history (see {@link missingFromTurn}), with the reasons. */
-export async function countLost(url: string, turns: ReadonlyArray<{ sessionId: string; context: object }>): Promise<{ lost: number; reasons: string[] }> {
+export async function countLost(
+  url: string,
+  turns: ReadonlyArray<{ sessionId: string; context: object }>,
+): Promise<{ lost: number; reasons: string[] }> {
   const reasons: string[] = [];
   for (const turn of turns) {
     const missing = missingFromTurn(await readHistory(url, turn));
@@ -89,15 +114,20 @@ export async function countLost(url: string, turns: ReadonlyArray<{ sessionId: s
  * answer is read: a client that gave up before the response headers. `beforeReset` runs once the
  * request is written (wait there for the server to be busy with it).
  */
-export async function abortBeforeHeaders(url: string, body: unknown, beforeReset: () => Promise<void> = async () => {}): Promise<void> {
+export async function abortBeforeHeaders(
+  url: string,
+  body: unknown,
+  beforeReset: () => Promise<void> = async () => {},
+): Promise<void> {
   const { hostname, port } = new URL(url);
   const text = JSON.stringify(body);
   const socket = connect(Number(port), hostname);
   socket.on('error', () => {});
   await new Promise<void>((resolve) => socket.once('connect', resolve));
   await new Promise<void>((resolve, reject) =>
-    socket.write(`POST /chat HTTP/1.1\r\nhost: ${hostname}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(text)}\r\n\r\n${text}`, (error) =>
-      error ? reject(error) : resolve(),
+    socket.write(
+      `POST /chat HTTP/1.1\r\nhost: ${hostname}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(text)}\r\n\r\n${text}`,
+      (error) => (error ? reject(error) : resolve()),
     ),
   );
   await beforeReset();
@@ -119,7 +149,11 @@ export function postWithAgent(url: string, path: string, body: unknown, agent: A
   return new Promise((resolve, reject) => {
     const request = httpRequest(
       `${url}${path}`,
-      { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) } },
+      {
+        method: 'POST',
+        agent,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) },
+      },
       (response) => {
         let received = '';
         response.setEncoding('utf8').on('data', (chunk: string) => (received += chunk));

@@ -41,31 +41,75 @@ export interface ProviderRequest {
   body: Record<string, unknown>;
 }
 
-const dialects: Record<string, Dialect> = { '/v1/responses': 'responses', '/v1/chat/completions': 'chat', '/v1/messages': 'messages' };
+const dialects: Record<string, Dialect> = {
+  '/v1/responses': 'responses',
+  '/v1/chat/completions': 'chat',
+  '/v1/messages': 'messages',
+};
 
 type Event = { event?: string; data: unknown };
 
 const words = (text: string) => text.split(/(?<= )/);
 
 /** Usage in each provider's terms. */
-const usageOf = (step: ModelStep) => (step.usage === undefined || step.usage === 'none' ? { input: 100, output: 20 } : step.usage);
+const usageOf = (step: ModelStep) =>
+  step.usage === undefined || step.usage === 'none' ? { input: 100, output: 20 } : step.usage;
 
 /** Responses API events for one step (its output items: a message, then function calls). */
 function responsesEvents(step: ModelStep, turn: number): Event[] {
   let sequence = 0;
   const events: Event[] = [];
-  const push = (data: Record<string, unknown>) => events.push({ event: data.type as string, data: { ...data, sequence_number: sequence++ } });
-  const response = { id: `resp_${turn}`, object: 'response', created_at: 1_700_000_000, model: 'gpt-test', status: 'in_progress', output: [] as object[] };
+  const push = (data: Record<string, unknown>) =>
+    events.push({ event: data.type as string, data: { ...data, sequence_number: sequence++ } });
+  const response = {
+    id: `resp_${turn}`,
+    object: 'response',
+    created_at: 1_700_000_000,
+    model: 'gpt-test',
+    status: 'in_progress',
+    output: [] as object[],
+  };
   push({ type: 'response.created', response });
   const output: object[] = [];
   if (step.text !== undefined) {
     const id = `msg_${turn}`;
     const index = output.length;
-    push({ type: 'response.output_item.added', output_index: index, item: { type: 'message', id, status: 'in_progress', role: 'assistant', content: [] } });
-    push({ type: 'response.content_part.added', item_id: id, output_index: index, content_index: 0, part: { type: 'output_text', text: '', annotations: [] } });
-    for (const delta of words(step.text)) push({ type: 'response.output_text.delta', item_id: id, output_index: index, content_index: 0, delta, logprobs: [] });
-    push({ type: 'response.output_text.done', item_id: id, output_index: index, content_index: 0, text: step.text, logprobs: [] });
-    const item = { type: 'message', id, status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: step.text, annotations: [] }] };
+    push({
+      type: 'response.output_item.added',
+      output_index: index,
+      item: { type: 'message', id, status: 'in_progress', role: 'assistant', content: [] },
+    });
+    push({
+      type: 'response.content_part.added',
+      item_id: id,
+      output_index: index,
+      content_index: 0,
+      part: { type: 'output_text', text: '', annotations: [] },
+    });
+    for (const delta of words(step.text))
+      push({
+        type: 'response.output_text.delta',
+        item_id: id,
+        output_index: index,
+        content_index: 0,
+        delta,
+        logprobs: [],
+      });
+    push({
+      type: 'response.output_text.done',
+      item_id: id,
+      output_index: index,
+      content_index: 0,
+      text: step.text,
+      logprobs: [],
+    });
+    const item = {
+      type: 'message',
+      id,
+      status: 'completed',
+      role: 'assistant',
+      content: [{ type: 'output_text', text: step.text, annotations: [] }],
+    };
     push({ type: 'response.output_item.done', output_index: index, item });
     output.push(item);
   }
@@ -77,7 +121,11 @@ function responsesEvents(step: ModelStep, turn: number): Event[] {
     push({ type: 'response.output_item.added', output_index: index, item });
     push({ type: 'response.function_call_arguments.delta', item_id: id, output_index: index, delta: args });
     push({ type: 'response.function_call_arguments.done', item_id: id, output_index: index, arguments: args });
-    push({ type: 'response.output_item.done', output_index: index, item: { ...item, arguments: args, status: 'completed' } });
+    push({
+      type: 'response.output_item.done',
+      output_index: index,
+      item: { ...item, arguments: args, status: 'completed' },
+    });
     output.push({ ...item, arguments: args, status: 'completed' });
   }
   const usage = usageOf(step);
@@ -115,7 +163,9 @@ function chatEvents(step: ModelStep, turn: number): Event[] {
   for (const delta of words(step.text ?? '')) events.push(chunk({ content: delta }));
   (step.calls ?? []).forEach((call, index) => {
     const args = typeof call.input === 'string' ? call.input : JSON.stringify(call.input);
-    events.push(chunk({ tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }] }));
+    events.push(
+      chunk({ tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }] }),
+    );
     events.push(chunk({ tool_calls: [{ index, function: { arguments: args } }] }));
   });
   const usage = usageOf(step);
@@ -157,51 +207,95 @@ function messagesEvents(step: ModelStep, turn: number): Event[] {
       content: [],
       stop_reason: null,
       stop_sequence: null,
-      usage: { input_tokens: usage.input, output_tokens: 1, cache_read_input_tokens: usage.cached ?? 0, cache_creation_input_tokens: 0 },
+      usage: {
+        input_tokens: usage.input,
+        output_tokens: 1,
+        cache_read_input_tokens: usage.cached ?? 0,
+        cache_creation_input_tokens: 0,
+      },
     },
   });
   let index = 0;
   if (step.text !== undefined) {
     push({ type: 'content_block_start', index, content_block: { type: 'text', text: '' } });
     push({ type: 'ping' });
-    for (const text of words(step.text)) push({ type: 'content_block_delta', index, delta: { type: 'text_delta', text } });
+    for (const text of words(step.text))
+      push({ type: 'content_block_delta', index, delta: { type: 'text_delta', text } });
     push({ type: 'content_block_stop', index: index++ });
   }
   for (const call of step.calls ?? []) {
     const args = typeof call.input === 'string' ? call.input : JSON.stringify(call.input);
-    push({ type: 'content_block_start', index, content_block: { type: 'tool_use', id: call.id, name: call.name, input: {} } });
+    push({
+      type: 'content_block_start',
+      index,
+      content_block: { type: 'tool_use', id: call.id, name: call.name, input: {} },
+    });
     push({ type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: args } });
     push({ type: 'content_block_stop', index: index++ });
   }
-  push({ type: 'message_delta', delta: { stop_reason: step.calls?.length ? 'tool_use' : 'end_turn', stop_sequence: null }, usage: { output_tokens: usage.output } });
+  push({
+    type: 'message_delta',
+    delta: { stop_reason: step.calls?.length ? 'tool_use' : 'end_turn', stop_sequence: null },
+    usage: { output_tokens: usage.output },
+  });
   push({ type: 'message_stop' });
   return events;
 }
 
-const render: Record<Dialect, (step: ModelStep, turn: number) => Event[]> = { responses: responsesEvents, chat: chatEvents, messages: messagesEvents };
+const render: Record<Dialect, (step: ModelStep, turn: number) => Event[]> = {
+  responses: responsesEvents,
+  chat: chatEvents,
+  messages: messagesEvents,
+};
 
 /** The provider's error body for an HTTP status, in its own format. */
 function errorBody(dialect: Dialect, status: number) {
   const type = status === 429 ? 'rate_limit_error' : status === 529 ? 'overloaded_error' : 'api_error';
   if (dialect === 'messages') return { type: 'error', error: { type, message: `upstream answered ${status}` } };
-  return { error: { message: `upstream answered ${status}`, type: status === 429 ? 'rate_limit_exceeded' : 'server_error', param: null, code: null } };
+  return {
+    error: {
+      message: `upstream answered ${status}`,
+      type: status === 429 ? 'rate_limit_exceeded' : 'server_error',
+      param: null,
+      code: null,
+    },
+  };
 }
 
 /** The provider's own "overloaded" error event, sent mid-stream. */
 function overloadedEvent(dialect: Dialect): Event {
-  if (dialect === 'messages') return { event: 'error', data: { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } } };
+  if (dialect === 'messages')
+    return { event: 'error', data: { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } } };
   if (dialect === 'responses')
-    return { event: 'error', data: { type: 'error', code: 'server_error', message: 'The server is overloaded.', param: null, sequence_number: 99 } };
+    return {
+      event: 'error',
+      data: {
+        type: 'error',
+        code: 'server_error',
+        message: 'The server is overloaded.',
+        param: null,
+        sequence_number: 99,
+      },
+    };
   return { data: { error: { message: 'The server is overloaded.', type: 'server_error', param: null, code: null } } };
 }
 
 /** Whether an event carries a piece of the answer's text (in any of the three protocols). */
 function isTextDelta(data: unknown): boolean {
-  const event = data as { type?: string; delta?: { type?: string }; choices?: Array<{ delta?: { content?: unknown } }> };
-  return event.type === 'response.output_text.delta' || event.delta?.type === 'text_delta' || typeof event.choices?.[0]?.delta?.content === 'string';
+  const event = data as {
+    type?: string;
+    delta?: { type?: string };
+    choices?: Array<{ delta?: { content?: unknown } }>;
+  };
+  return (
+    event.type === 'response.output_text.delta' ||
+    event.delta?.type === 'text_delta' ||
+    typeof event.choices?.[0]?.delta?.content === 'string'
+  );
 }
 
-const sse = (event: Event) => `${event.event ? `event: ${event.event}\n` : ''}data: ${typeof event.data === 'string' ? event.data : JSON.stringify(event.data)}\n\n`;
+const sse = (event: Event) =>
+  `${event.event ? `event: ${event.event}\n` : ''}data: ${typeof event.data === 'string' ? event.data : JSON.stringify(event.data)}\n\n`;
 
 async function readBody(req: IncomingMessage): Promise<Record<string, unknown>> {
   let body = '';
@@ -231,11 +325,17 @@ export async function startFakeProviders(): Promise<FakeProviders> {
     requests.push({ dialect, body });
     const turn = requests.length;
     const reply = replies[turn - 1];
-    if (reply === undefined) return void res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify(errorBody(dialect, 500)));
+    if (reply === undefined)
+      return void res
+        .writeHead(500, { 'content-type': 'application/json' })
+        .end(JSON.stringify(errorBody(dialect, 500)));
     if (reply === 'hang') return void res.writeHead(200, { 'content-type': 'text/event-stream' }).flushHeaders();
     if ('status' in reply) {
       // `retry-after-ms` keeps the SDK's retries quick (it honours the header when it is under a minute).
-      res.writeHead(reply.status, { 'content-type': 'application/json', 'retry-after-ms': String(reply.retryAfterMs ?? 5) });
+      res.writeHead(reply.status, {
+        'content-type': 'application/json',
+        'retry-after-ms': String(reply.retryAfterMs ?? 5),
+      });
       return void res.end(JSON.stringify(errorBody(dialect, reply.status)));
     }
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
@@ -244,7 +344,11 @@ export async function startFakeProviders(): Promise<FakeProviders> {
       const events = render[dialect]({ text: reply.before }, turn);
       const lastDelta = events.findLastIndex((event) => isTextDelta(event.data));
       for (const event of events.slice(0, lastDelta + 1)) res.write(sse(event));
-      return void res.end(reply.then === 'overloaded' ? sse(overloadedEvent(dialect)) : 'data: {"type":"content_block_delta","index":0,"delta":{"type":\n\n');
+      return void res.end(
+        reply.then === 'overloaded'
+          ? sse(overloadedEvent(dialect))
+          : 'data: {"type":"content_block_delta","index":0,"delta":{"type":\n\n',
+      );
     }
     for (const event of render[dialect](reply, turn)) res.write(sse(event));
     res.end();

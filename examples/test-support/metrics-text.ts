@@ -2,7 +2,8 @@
 export async function scrape(url: string): Promise<Map<string, number>> {
   const response = await fetch(url);
   if (response.status !== 200) throw new Error(`/metrics answered ${response.status}`);
-  if (!response.headers.get('content-type')?.startsWith('text/plain; version=0.0.4')) throw new Error(`not Prometheus text: ${response.headers.get('content-type')}`);
+  if (!response.headers.get('content-type')?.startsWith('text/plain; version=0.0.4'))
+    throw new Error(`not Prometheus text: ${response.headers.get('content-type')}`);
   const series = new Map<string, number>();
   for (const line of (await response.text()).split('\n')) {
     const match = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
@@ -18,5 +19,9 @@ export async function scrape(url: string): Promise<Map<string, number>> {
 
 /** The values of the series of `name`, keyed by their labels (as {@link scrape} writes them). */
 export function seriesOf(scraped: Map<string, number>, name: string): Record<string, number> {
-  return Object.fromEntries([...scraped].filter(([key]) => key === name || key.startsWith(`${name}{`)).map(([key, value]) => [key.slice(name.length), value]));
+  return Object.fromEntries(
+    [...scraped]
+      .filter(([key]) => key === name || key.startsWith(`${name}{`))
+      .map(([key, value]) => [key.slice(name.length), value]),
+  );
 }

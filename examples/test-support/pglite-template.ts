@@ -8,7 +8,11 @@ import { PGlite } from '@electric-sql/pglite';
 // milliseconds. The servers still migrate it on start, as they would a database of an older version.
 function pgliteVersion(): string {
   // The package exports no ./package.json: walk up from its entry point.
-  for (let directory = dirname(createRequire(import.meta.url).resolve('@electric-sql/pglite')); directory !== dirname(directory); directory = dirname(directory)) {
+  for (
+    let directory = dirname(createRequire(import.meta.url).resolve('@electric-sql/pglite'));
+    directory !== dirname(directory);
+    directory = dirname(directory)
+  ) {
     const manifest = join(directory, 'package.json');
     if (!existsSync(manifest)) continue;
     const { name, version } = JSON.parse(readFileSync(manifest, 'utf8')) as { name?: string; version?: string };
@@ -39,7 +43,10 @@ function template(): Promise<string> {
 }
 
 /** Puts an initialised embedded database in each of `services` under `root` (`<root>/<service>`). */
-export async function seedEmbeddedDatabases(root: string, services: readonly string[] = ['chat', 'session']): Promise<void> {
+export async function seedEmbeddedDatabases(
+  root: string,
+  services: readonly string[] = ['chat', 'session'],
+): Promise<void> {
   const source = await template();
   for (const service of services) {
     mkdirSync(root, { recursive: true });

@@ -10,5 +10,10 @@ export interface ProbeAnswer {
 export async function probe(url: string, path: '/healthz' | '/readyz'): Promise<ProbeAnswer> {
   const response = await fetch(new URL(path, url));
   const text = await response.text();
-  return { status: response.status, type: response.headers.get('content-type'), body: JSON.parse(text) as ProbeAnswer['body'], text };
+  return {
+    status: response.status,
+    type: response.headers.get('content-type'),
+    body: JSON.parse(text) as ProbeAnswer['body'],
+    text,
+  };
 }

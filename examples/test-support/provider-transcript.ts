@@ -24,23 +24,42 @@ type Item = Record<string, unknown> & { type?: string; role?: string; content?: 
 
 function responsesTranscript(body: Record<string, unknown>): TranscriptEntry[] {
   return (body.input as Item[]).flatMap((item, message): TranscriptEntry[] => {
-    if (item.type === 'function_call') return [{ kind: 'call', id: item.call_id as string, name: item.name as string, input: parsed(item.arguments), message }];
-    if (item.type === 'function_call_output') return [{ kind: 'result', id: item.call_id as string, output: text(item.output), message }];
+    if (item.type === 'function_call')
+      return [
+        { kind: 'call', id: item.call_id as string, name: item.name as string, input: parsed(item.arguments), message },
+      ];
+    if (item.type === 'function_call_output')
+      return [{ kind: 'result', id: item.call_id as string, output: text(item.output), message }];
     if (item.type === 'item_reference') return [{ kind: 'reference', id: item.id as string, message }];
-    const content = typeof item.content === 'string' ? item.content : (item.content as Array<{ text?: string }>).map((part) => part.text ?? '').join('');
+    const content =
+      typeof item.content === 'string'
+        ? item.content
+        : (item.content as Array<{ text?: string }>).map((part) => part.text ?? '').join('');
     return [{ kind: 'text', role: item.role ?? String(item.type), text: content, message }];
   });
 }
 
 function chatTranscript(body: Record<string, unknown>): TranscriptEntry[] {
   return (body.messages as Item[]).flatMap((item, message): TranscriptEntry[] => {
-    if (item.role === 'tool') return [{ kind: 'result', id: item.tool_call_id as string, output: text(item.content), message }];
+    if (item.role === 'tool')
+      return [{ kind: 'result', id: item.tool_call_id as string, output: text(item.content), message }];
     const entries: TranscriptEntry[] = [];
     const content =
-      typeof item.content === 'string' ? item.content : Array.isArray(item.content) ? item.content.map((part: { text?: string }) => part.text ?? '').join('') : '';
+      typeof item.content === 'string'
+        ? item.content
+        : Array.isArray(item.content)
+          ? item.content.map((part: { text?: string }) => part.text ?? '').join('')
+          : '';
     if (content) entries.push({ kind: 'text', role: item.role!, text: content, message });
-    for (const call of (item.tool_calls as Array<{ id: string; function: { name: string; arguments: string } }> | undefined) ?? [])
-      entries.push({ kind: 'call', id: call.id, name: call.function.name, input: parsed(call.function.arguments), message });
+    for (const call of (item.tool_calls as
+      Array<{ id: string; function: { name: string; arguments: string } }> | undefined) ?? [])
+      entries.push({
+        kind: 'call',
+        id: call.id,
+        name: call.function.name,
+        input: parsed(call.function.arguments),
+        message,
+      });
     return entries;
   });
 }
@@ -49,8 +68,10 @@ function messagesTranscript(body: Record<string, unknown>): TranscriptEntry[] {
   return (body.messages as Item[]).flatMap((item, message): TranscriptEntry[] => {
     const blocks = typeof item.content === 'string' ? [{ type: 'text', text: item.content }] : (item.content as Item[]);
     return blocks.flatMap((block): TranscriptEntry[] => {
-      if (block.type === 'tool_use') return [{ kind: 'call', id: block.id as string, name: block.name as string, input: block.input, message }];
-      if (block.type === 'tool_result') return [{ kind: 'result', id: block.tool_use_id as string, output: text(block.content), message }];
+      if (block.type === 'tool_use')
+        return [{ kind: 'call', id: block.id as string, name: block.name as string, input: block.input, message }];
+      if (block.type === 'tool_result')
+        return [{ kind: 'result', id: block.tool_use_id as string, output: text(block.content), message }];
       return block.type === 'text' ? [{ kind: 'text', role: item.role!, text: block.text as string, message }] : [];
     });
   });
@@ -69,7 +90,15 @@ export const transcriptOf = (request: ProviderRequest): TranscriptEntry[] => rea
 export function toolExchanges(transcript: TranscriptEntry[]) {
   return transcript.flatMap((entry) =>
     entry.kind === 'call'
-      ? [{ ...entry, result: transcript.find((other): other is Extract<TranscriptEntry, { kind: 'result' }> => other.kind === 'result' && other.id === entry.id) }]
+      ? [
+          {
+            ...entry,
+            result: transcript.find(
+              (other): other is Extract<TranscriptEntry, { kind: 'result' }> =>
+                other.kind === 'result' && other.id === entry.id,
+            ),
+          },
+        ]
       : [],
   );
 }
@@ -83,7 +112,10 @@ export function toolExchanges(transcript: TranscriptEntry[]) {
 export function pairingProblem(request: ProviderRequest): string | undefined {
   const transcript = transcriptOf(request);
   for (const [index, entry] of transcript.entries()) {
-    if (entry.kind === 'result' && !transcript.slice(0, index).some((other) => other.kind === 'call' && other.id === entry.id))
+    if (
+      entry.kind === 'result' &&
+      !transcript.slice(0, index).some((other) => other.kind === 'call' && other.id === entry.id)
+    )
       return `result ${entry.id} answers no earlier call`;
     if (entry.kind !== 'call') continue;
     const answers = transcript.filter((other) => other.kind === 'result' && other.id === entry.id);
@@ -91,8 +123,10 @@ export function pairingProblem(request: ProviderRequest): string | undefined {
     const answerAt = transcript.indexOf(answers[0]!);
     if (answerAt < index) return `call ${entry.id} is answered before it is made`;
     const between = transcript.slice(index + 1, answerAt);
-    if (between.some((other) => other.kind === 'text' || other.kind === 'reference')) return `call ${entry.id} and its result are split by other content`;
-    if (request.dialect === 'messages' && answers[0]!.message !== entry.message + 1) return `tool_use ${entry.id} is not answered in the next message`;
+    if (between.some((other) => other.kind === 'text' || other.kind === 'reference'))
+      return `call ${entry.id} and its result are split by other content`;
+    if (request.dialect === 'messages' && answers[0]!.message !== entry.message + 1)
+      return `tool_use ${entry.id} is not answered in the next message`;
   }
   return undefined;
 }

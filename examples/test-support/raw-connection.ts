@@ -29,7 +29,9 @@ export async function rawConnection(url: string): Promise<RawConnection> {
       const text = options.body === undefined ? '' : JSON.stringify(options.body);
       const headers = {
         host: hostname,
-        ...(options.body === undefined ? {} : { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(text)) }),
+        ...(options.body === undefined
+          ? {}
+          : { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(text)) }),
         ...options.headers,
       };
       socket.write(
@@ -40,7 +42,10 @@ export async function rawConnection(url: string): Promise<RawConnection> {
     },
     async waitFor(needle) {
       while (!received.includes(needle))
-        await Promise.race([once(socket, 'data'), closed.then(() => Promise.reject(new Error(`closed before ${JSON.stringify(needle)} came: ${received}`)))]);
+        await Promise.race([
+          once(socket, 'data'),
+          closed.then(() => Promise.reject(new Error(`closed before ${JSON.stringify(needle)} came: ${received}`))),
+        ]);
     },
     responses: () => received.split(/(?=HTTP\/1\.1 \d{3} )/),
   };

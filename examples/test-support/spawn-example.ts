@@ -17,7 +17,10 @@ export function temporaryDataDir(onCleanup: CleanupRegistrar = onTestFinished): 
 }
 
 /** A fresh data root whose embedded databases (`<root>/<service>`) are already initialised: a copy, no initdb on start. */
-export async function seededDataDir(services: readonly string[] = ['chat', 'session'], onCleanup: CleanupRegistrar = onTestFinished): Promise<string> {
+export async function seededDataDir(
+  services: readonly string[] = ['chat', 'session'],
+  onCleanup: CleanupRegistrar = onTestFinished,
+): Promise<string> {
   const directory = temporaryDataDir(onCleanup);
   await seedEmbeddedDatabases(directory, services);
   return directory;
@@ -62,8 +65,14 @@ export async function spawnExample(
 }
 
 /** Runs `serverFile` to its exit with a bad environment; resolves to its exit code and stderr. */
-export async function runToExit(serverFile: string, env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
-  const child = spawn(process.execPath, [serverFile], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+export async function runToExit(
+  serverFile: string,
+  env: Record<string, string>,
+): Promise<{ code: number | null; stderr: string }> {
+  const child = spawn(process.execPath, [serverFile], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   // A server that never exits (the defect under test) must not outlive the test that timed out on it.
   onTestFinished(() => void child.kill('SIGKILL'));
   let stderr = '';

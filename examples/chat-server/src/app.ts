@@ -36,13 +36,22 @@ const routes = ['/healthz', '/readyz', '/metrics', '/openapi.json'];
  * another key) would fail for good. Reasoning models keep their reasoning through encrypted items.
  */
 const stateless = (model: Parameters<typeof wrapLanguageModel>[0]['model']) =>
-  wrapLanguageModel({ model, middleware: defaultSettingsMiddleware({ settings: { providerOptions: { openai: { store: false } } } }) });
+  wrapLanguageModel({
+    model,
+    middleware: defaultSettingsMiddleware({ settings: { providerOptions: { openai: { store: false } } } }),
+  });
 
 /** Models from the environment; with no key, the offline demo model answers. */
 export function modelsFrom(config: ServerConfig): ChatModels & { label: string } {
-  const openaiProvider = config.OPENAI_API_KEY ? createOpenAI({ apiKey: config.OPENAI_API_KEY, baseURL: config.OPENAI_BASE_URL }) : undefined;
+  const openaiProvider = config.OPENAI_API_KEY
+    ? createOpenAI({ apiKey: config.OPENAI_API_KEY, baseURL: config.OPENAI_BASE_URL })
+    : undefined;
   // Compatible servers (Ollama, vLLM, LM Studio, LiteLLM) speak Chat Completions, not Responses.
-  const openai = openaiProvider && (config.OPENAI_API_MODE === 'chat' ? openaiProvider.chat(config.OPENAI_MODEL) : stateless(openaiProvider(config.OPENAI_MODEL)));
+  const openai =
+    openaiProvider &&
+    (config.OPENAI_API_MODE === 'chat'
+      ? openaiProvider.chat(config.OPENAI_MODEL)
+      : stateless(openaiProvider(config.OPENAI_MODEL)));
   const anthropic = config.ANTHROPIC_API_KEY
     ? createAnthropic({ apiKey: config.ANTHROPIC_API_KEY, baseURL: config.ANTHROPIC_BASE_URL })(config.ANTHROPIC_MODEL)
     : undefined;
@@ -93,11 +102,15 @@ export async function createApp(config: ServerConfig, logger: Logger) {
   // On Postgres the chat service sees the session service's sessions (one database): a signed grant
   // ends with its session. Read uncached, so another process's revocations are seen (within 5 s).
   const grantSessions =
-    config.CHAT_CONTEXT_SECRET && database.kind === 'postgres' ? { isActive: isSessionActive(createPostgresSessionStore(database.client)), cacheMs: 5_000 } : undefined;
+    config.CHAT_CONTEXT_SECRET && database.kind === 'postgres'
+      ? { isActive: isSessionActive(createPostgresSessionStore(database.client)), cacheMs: 5_000 }
+      : undefined;
   // Each rate limit counted in Redis when it is configured: every replica sees the same counts.
   const counted = (name: string, policy: { limit: number; windowMs: number }) => ({
     policy,
-    ...(redis ? { limiter: redis.createRedisRateLimiter({ client: redis.client, prefix: `deskpilot:${name}:`, ...policy }) } : {}),
+    ...(redis
+      ? { limiter: redis.createRedisRateLimiter({ client: redis.client, prefix: `deskpilot:${name}:`, ...policy }) }
+      : {}),
   });
   const windowMs = config.RATE_LIMIT_WINDOW_MS;
   // Per client address, before the per-user limit: 10 × the per-user limit unless configured; 0 turns it off.
@@ -111,7 +124,14 @@ export async function createApp(config: ServerConfig, logger: Logger) {
       ? {
           tokens: {
             policy: { limit: config.TOKEN_BUDGET, windowMs: config.TOKEN_BUDGET_WINDOW_MS },
-            ...(redis ? { limiter: redis.createRedisTokenMeter({ client: redis.client, windowMs: config.TOKEN_BUDGET_WINDOW_MS }) } : {}),
+            ...(redis
+              ? {
+                  limiter: redis.createRedisTokenMeter({
+                    client: redis.client,
+                    windowMs: config.TOKEN_BUDGET_WINDOW_MS,
+                  }),
+                }
+              : {}),
           },
         }
       : {}),
@@ -119,7 +139,10 @@ export async function createApp(config: ServerConfig, logger: Logger) {
   const app = express();
   app.disable('x-powered-by');
   app.use(requestLogging(logger));
-  const metrics = await mountMetrics(app, config, { service: 'chat-server', routeOf: routeLabels(() => [...routes, ...chat.paths]) });
+  const metrics = await mountMetrics(app, config, {
+    service: 'chat-server',
+    routeOf: routeLabels(() => [...routes, ...chat.paths]),
+  });
   const chat = createChatHandler({
     store: chatStore,
     approvalStore,
@@ -144,7 +167,10 @@ export async function createApp(config: ServerConfig, logger: Logger) {
   });
   // Ready: the database answers at this release's schema version, and Redis answers when configured.
   const readiness = createReadinessCheck({
-    checks: { chat_store: () => database.checkReady(), ...(redis ? { redis: () => redis.checkRedisReady(redis.client) } : {}) },
+    checks: {
+      chat_store: () => database.checkReady(),
+      ...(redis ? { redis: () => redis.checkRedisReady(redis.client) } : {}),
+    },
     onCheckFailed: (name, error) => logger.warn({ check: name }, `not ready: ${name}: ${describeError(error)}`),
   });
   // Before the chat routes: no CORS, no rate limit, no grant for the probes.
@@ -152,9 +178,14 @@ export async function createApp(config: ServerConfig, logger: Logger) {
   app.get('/readyz', async (_req, res) => writeResponse(res, readinessResponse(await readiness())));
   // The contract, from the schemas the handler validates with (also committed under docs/openapi).
   const openApi = JSON.stringify(chatOpenApi());
-  app.get('/openapi.json', (_req, res) => void res.type('application/json').set('cache-control', 'no-cache').send(openApi));
+  app.get(
+    '/openapi.json',
+    (_req, res) => void res.type('application/json').set('cache-control', 'no-cache').send(openApi),
+  );
   app.use(chatRouter(chat));
-  app.use((_req, res) => writeResponse(res, problemResponse(new DeskpilotError('not_found', { detail: 'No such route.' }))));
+  app.use((_req, res) =>
+    writeResponse(res, problemResponse(new DeskpilotError('not_found', { detail: 'No such route.' }))),
+  );
   const storage = database.kind === 'pglite' ? `PGlite in ${dataDir}` : 'Postgres (DATABASE_URL)';
   const close = async () => {
     await redis?.client.close();
@@ -162,7 +193,16 @@ export async function createApp(config: ServerConfig, logger: Logger) {
   };
   // Expired approvals answer "denied" whether or not they are stored; purging them keeps the table small.
   const deleteExpiredApprovals = () => approvalStore.deleteExpired(Date.now());
-  return { app, chat, models, readiness, metrics, storage: `${storage}${redis ? ', rate limit on Redis' : ''}`, deleteExpiredApprovals, close };
+  return {
+    app,
+    chat,
+    models,
+    readiness,
+    metrics,
+    storage: `${storage}${redis ? ', rate limit on Redis' : ''}`,
+    deleteExpiredApprovals,
+    close,
+  };
 }
 
 /** The Redis client and what is built on it, loaded only when REDIS_URL is set: the client is ≈ 12 MiB of an idle process. */

@@ -18,7 +18,10 @@ try {
 const stopTracing = await startTracing('chat', config, { aiSdk: true });
 // Once running, JSON lines on stdout; a start that fails (above and below) is a plain line on stderr.
 const logger = createLogger({ service: 'chat-server', level: config.LOG_LEVEL, format: config.LOG_FORMAT });
-const { app, metrics, chat, models, readiness, storage, deleteExpiredApprovals, close } = await createApp(config, logger).catch((error: unknown) => {
+const { app, metrics, chat, models, readiness, storage, deleteExpiredApprovals, close } = await createApp(
+  config,
+  logger,
+).catch((error: unknown) => {
   // A database, data directory or Redis that cannot be used: say so plainly and stop. Another process
   // holding the data directory is 2, like a bad configuration: starting again will not help.
   console.error(`[chat-server] cannot start: ${describeError(error)}`);
@@ -32,7 +35,9 @@ await serve({
   metrics,
   readiness,
   startedLines: () => {
-    logger.info(`default model: ${models.label}${models.label.startsWith('deskpilot:') ? ' (offline demo model: no provider key set)' : ''}`);
+    logger.info(
+      `default model: ${models.label}${models.label.startsWith('deskpilot:') ? ' (offline demo model: no provider key set)' : ''}`,
+    );
     logger.info(`storage: ${storage}`);
   },
   cleanup: deleteExpiredApprovals,

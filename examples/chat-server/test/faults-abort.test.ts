@@ -13,15 +13,26 @@ const turnsPerScenario = 5;
 
 const backends = [
   { name: 'PGlite', skip: undefined, storage: async () => ({ DATA_DIR: await seededDataDir(['chat']) }) },
-  { name: 'Postgres', skip: databaseUrl ? undefined : 'DATABASE_URL is not set', storage: async () => ({ DATABASE_URL: await freshPostgresSchema(databaseUrl!) }) },
+  {
+    name: 'Postgres',
+    skip: databaseUrl ? undefined : 'DATABASE_URL is not set',
+    storage: async () => ({ DATABASE_URL: await freshPostgresSchema(databaseUrl!) }),
+  },
 ];
 
 /**
  * Waits (up to a bound) until every turn has ended with a status, restarts the server, and counts the
  * turns not whole in history. A turn that never ends counts as lost rather than stopping the count.
  */
-async function lostAfterRestart(server: Awaited<ReturnType<typeof spawnExample>>, env: Record<string, string>, turns: ReturnType<typeof turnBody>[]) {
-  const ended = async () => (await Promise.all(turns.map(async (turn) => (await readHistory(server.url, turn)).lastTurnStatus !== null))).every(Boolean);
+async function lostAfterRestart(
+  server: Awaited<ReturnType<typeof spawnExample>>,
+  env: Record<string, string>,
+  turns: ReturnType<typeof turnBody>[],
+) {
+  const ended = async () =>
+    (await Promise.all(turns.map(async (turn) => (await readHistory(server.url, turn)).lastTurnStatus !== null))).every(
+      Boolean,
+    );
   await expect
     .poll(ended, { timeout: 5_000, interval: 100 })
     .toBe(true)
@@ -41,7 +52,12 @@ describe.each(backends)('chat server, clients that give up, on $name', ({ name, 
       const target = new URL(redisUrl!);
       const proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 6379) });
       // The per-address window on Redis is shared by every run on this machine: off here, it is not under test.
-      const env = { ...(await storage()), REDIS_URL: `redis://127.0.0.1:${proxy.port}`, RATE_LIMIT_MAX: '1000', RATE_LIMIT_ADDRESS_MAX: '0' };
+      const env = {
+        ...(await storage()),
+        REDIS_URL: `redis://127.0.0.1:${proxy.port}`,
+        RATE_LIMIT_MAX: '1000',
+        RATE_LIMIT_ADDRESS_MAX: '0',
+      };
       const server = await spawnExample(serverFile, env);
       const turns = Array.from({ length: turnsPerScenario }, () => turnBody('show order ORD-1001'));
       for (const turn of turns) {

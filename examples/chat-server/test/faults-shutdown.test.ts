@@ -34,7 +34,11 @@ async function runningTurns(url: string, count: number, text = 'show order ORD-1
 describe('chat server shutdown', () => {
   it('on SIGTERM closes idle kept-alive connections at once, refuses a late request with Connection: close, finishes the running turn and exits 0', async () => {
     const dataDir = await seededDataDir(['chat']);
-    const server = await spawnExample(serverFile, { DATA_DIR: dataDir, DEMO_MODEL_DELAY_MS: '30', SHUTDOWN_GRACE_MS: '60000' });
+    const server = await spawnExample(serverFile, {
+      DATA_DIR: dataDir,
+      DEMO_MODEL_DELAY_MS: '30',
+      SHUTDOWN_GRACE_MS: '60000',
+    });
     const known = turnBody('show order ORD-1001');
     expect(isConfirmed(await readChunks(await postJson(server.url, '/chat', known)))).toBe(true);
 
@@ -68,7 +72,11 @@ describe('chat server shutdown', () => {
 
   it('on SIGTERM cuts streams longer than the grace period, records each turn as aborted, and exits 0', async () => {
     const dataDir = await seededDataDir(['chat']);
-    const server = await spawnExample(serverFile, { DATA_DIR: dataDir, DEMO_MODEL_DELAY_MS: '1000', SHUTDOWN_GRACE_MS: '300' });
+    const server = await spawnExample(serverFile, {
+      DATA_DIR: dataDir,
+      DEMO_MODEL_DELAY_MS: '1000',
+      SHUTDOWN_GRACE_MS: '300',
+    });
     const turns = await runningTurns(server.url, 10);
     // Half of the clients have left already: their turns run on all the same.
     for (const turn of turns.slice(0, 5)) turn.leave();
@@ -81,7 +89,9 @@ describe('chat server shutdown', () => {
       restarted.url,
       turns.map((turn) => turn.body),
     );
-    console.info(`[fault figures] SIGTERM with streams longer than the grace period (PGlite): ${turns.length} turns, ${lost} lost, exit code ${code}`);
+    console.info(
+      `[fault figures] SIGTERM with streams longer than the grace period (PGlite): ${turns.length} turns, ${lost} lost, exit code ${code}`,
+    );
     expect(reasons).toEqual([]);
     expect(code).toBe(0);
     expect(server.output()).toContain('turns: 0 finished, 10 cut and recorded as aborted');
@@ -91,7 +101,11 @@ describe('chat server shutdown', () => {
   it('on SIGTERM with 50 slow streams open: each ends with [DONE] or an error part, every turn is in history, exit 0 within the grace period', async () => {
     const dataDir = await seededDataDir(['chat']);
     const graceMs = 1_500;
-    const server = await spawnExample(serverFile, { DATA_DIR: dataDir, DEMO_MODEL_DELAY_MS: '20', SHUTDOWN_GRACE_MS: String(graceMs) });
+    const server = await spawnExample(serverFile, {
+      DATA_DIR: dataDir,
+      DEMO_MODEL_DELAY_MS: '20',
+      SHUTDOWN_GRACE_MS: String(graceMs),
+    });
     // Short answers that finish within the grace period, and longer ones (a tool call, then its card) that may not.
     const bodies = Array.from({ length: 50 }, (_, index) => turnBody(index % 2 === 0 ? 'hi' : 'show order ORD-1001'));
     const streams = await Promise.all(
@@ -115,11 +129,15 @@ describe('chat server shutdown', () => {
     const texts = await Promise.all(streams.map((stream) => stream.text));
 
     expect(streams.map((stream) => stream.status)).toEqual(bodies.map(() => 200));
-    const ended = texts.map((text) => (text.trimEnd().endsWith('data: [DONE]') ? 'done' : text.includes('"type":"error"') ? 'error part' : 'cut'));
+    const ended = texts.map((text) =>
+      text.trimEnd().endsWith('data: [DONE]') ? 'done' : text.includes('"type":"error"') ? 'error part' : 'cut',
+    );
     expect(ended.filter((end) => end === 'cut')).toEqual([]);
     const restarted = await spawnExample(serverFile, { DATA_DIR: dataDir });
     const { lost, reasons } = await countLost(restarted.url, bodies);
-    const statuses = await Promise.all(bodies.map(async (body) => (await readHistory(restarted.url, body)).lastTurnStatus));
+    const statuses = await Promise.all(
+      bodies.map(async (body) => (await readHistory(restarted.url, body)).lastTurnStatus),
+    );
     const count = (status: string) => statuses.filter((candidate) => candidate === status).length;
     console.info(
       `[fault figures] SIGTERM with 50 slow streams (PGlite, grace ${graceMs} ms): exit ${code} after ${exitedAfterMs} ms; ` +
@@ -131,7 +149,8 @@ describe('chat server shutdown', () => {
     expect(exitedAfterMs).toBeLessThan(graceMs + 5_000);
     expect(count('complete') + count('aborted')).toBe(50);
     // A cut stream says so before it ends: the client knows the answer was cut short.
-    for (const [index, text] of texts.entries()) if (statuses[index] === 'aborted') expect(text).toContain('"type":"error"');
+    for (const [index, text] of texts.entries())
+      if (statuses[index] === 'aborted') expect(text).toContain('"type":"error"');
   });
 
   it.skipIf(!databaseUrl)(
@@ -149,7 +168,9 @@ describe('chat server shutdown', () => {
         restarted.url,
         turns.map((turn) => turn.body),
       );
-      console.info(`[fault figures] SIGTERM right after clients left (Postgres): ${turns.length} turns, ${lost} lost, exit code ${code}`);
+      console.info(
+        `[fault figures] SIGTERM right after clients left (Postgres): ${turns.length} turns, ${lost} lost, exit code ${code}`,
+      );
       expect(reasons).toEqual([]);
       expect(code).toBe(0);
       expect(server.output()).toContain('turns: 5 finished, 0 cut');
@@ -160,7 +181,9 @@ describe('chat server shutdown', () => {
     const dataDir = await seededDataDir(['chat']);
     const server = await spawnExample(serverFile, { DATA_DIR: dataDir, DEMO_MODEL_DELAY_MS: '50' });
     const bodies = Array.from({ length: 3 }, () => turnBody('show order ORD-1001'));
-    const answers = await Promise.all(bodies.map(async (body) => isConfirmed(await readChunks(await postJson(server.url, '/chat', body)))));
+    const answers = await Promise.all(
+      bodies.map(async (body) => isConfirmed(await readChunks(await postJson(server.url, '/chat', body)))),
+    );
     const confirmed = bodies.filter((_, index) => answers[index]);
     expect(confirmed).toHaveLength(3);
     const running = await runningTurns(server.url, 5);
@@ -169,8 +192,11 @@ describe('chat server shutdown', () => {
 
     const restarted = await spawnExample(serverFile, { DATA_DIR: dataDir });
     const { lost, reasons } = await countLost(restarted.url, confirmed);
-    console.info(`[fault figures] SIGKILL mid-turn (PGlite): ${confirmed.length} confirmed turns, ${lost} lost; ${running.length} turns running`);
+    console.info(
+      `[fault figures] SIGKILL mid-turn (PGlite): ${confirmed.length} confirmed turns, ${lost} lost; ${running.length} turns running`,
+    );
     expect(reasons).toEqual([]);
-    for (const turn of running) expect((await readHistory(restarted.url, turn.body)).messages.map((message) => message.role)).toEqual(['user']);
+    for (const turn of running)
+      expect((await readHistory(restarted.url, turn.body)).messages.map((message) => message.role)).toEqual(['user']);
   });
 });

@@ -5,7 +5,13 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { countLost, isConfirmed, postJson, readChunks, turnBody } from '../../test-support/chat-client.ts';
 import { seedEmbeddedDatabases } from '../../test-support/pglite-template.ts';
-import { exitCode, runToExit, seededDataDir, spawnExample, temporaryDataDir } from '../../test-support/spawn-example.ts';
+import {
+  exitCode,
+  runToExit,
+  seededDataDir,
+  spawnExample,
+  temporaryDataDir,
+} from '../../test-support/spawn-example.ts';
 import { closedPort } from '../../test-support/tcp-proxy.ts';
 import { smallDisk, smallDiskUnavailable } from '../../test-support/tmpfs.ts';
 
@@ -26,7 +32,10 @@ async function confirmedTurns(url: string, count: number) {
 describe('chat server start-up faults', () => {
   it('stops with a clear message and exit code 1 when Redis is unreachable, instead of retrying for ever', async () => {
     const port = await closedPort();
-    const { code, stderr } = await runToExit(serverFile, failingEnv({ DATA_DIR: temporaryDataDir(), REDIS_URL: `redis://:hunter2@127.0.0.1:${port}` }));
+    const { code, stderr } = await runToExit(
+      serverFile,
+      failingEnv({ DATA_DIR: temporaryDataDir(), REDIS_URL: `redis://:hunter2@127.0.0.1:${port}` }),
+    );
     expect(code).toBe(1);
     expect(stderr).toContain(`[chat-server] cannot start: Cannot connect to Redis at redis://:***@127.0.0.1:${port}`);
     expect(stderr).toContain('ECONNREFUSED');
@@ -41,7 +50,9 @@ describe('chat server start-up faults', () => {
 
     const second = await runToExit(serverFile, failingEnv({ DATA_DIR: dataDir }));
     expect(second.code).toBe(2);
-    expect(second.stderr).toContain(`The data directory ${join(dataDir, 'chat')} is in use by process ${first.child.pid} on `);
+    expect(second.stderr).toContain(
+      `The data directory ${join(dataDir, 'chat')} is in use by process ${first.child.pid} on `,
+    );
     expect(second.stderr).toContain('Stop that process, or give this one its own directory');
 
     // The holder dies without a word; its lock is stale, and the next start takes it over.
@@ -53,9 +64,16 @@ describe('chat server start-up faults', () => {
 
   it('keeps the session and chat services apart under one DATA_DIR, so both restart after a SIGKILL with nothing lost', async () => {
     const dataDir = await seededDataDir();
-    const start = () => Promise.all([spawnExample(sessionServerFile, { DATA_DIR: dataDir, COOKIE_SECURE: 'false' }), spawnExample(serverFile, { DATA_DIR: dataDir })]);
+    const start = () =>
+      Promise.all([
+        spawnExample(sessionServerFile, { DATA_DIR: dataDir, COOKIE_SECURE: 'false' }),
+        spawnExample(serverFile, { DATA_DIR: dataDir }),
+      ]);
     const [session, chat] = await start();
-    const login = await postJson(session.url, '/sessions', { email: 'alice@example.com', password: 'alice-demo-password' });
+    const login = await postJson(session.url, '/sessions', {
+      email: 'alice@example.com',
+      password: 'alice-demo-password',
+    });
     expect(login.status).toBe(201);
     const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
     const turns = await confirmedTurns(chat.url, 5);
@@ -71,37 +89,46 @@ describe('chat server start-up faults', () => {
   }, 60_000);
 });
 
-describe.skipIf(smallDiskUnavailable)(`chat server on a bad disk${smallDiskUnavailable ? ` (SKIPPED: ${smallDiskUnavailable})` : ''}`, () => {
-  it('refuses a read-only data directory with a readable message, new or existing', async () => {
-    const disk = smallDisk(64 * 1024 * 1024);
-    await seedEmbeddedDatabases(join(disk.path, 'existing'), ['chat']);
-    disk.readOnly();
-    for (const root of ['existing', 'new']) {
-      const { code, stderr } = await runToExit(serverFile, failingEnv({ DATA_DIR: join(disk.path, root) }));
-      expect(code).toBe(1);
-      expect(stderr).toContain(`[chat-server] cannot start: The data directory ${join(disk.path, root, 'chat')} cannot be written: read-only file system (EROFS).`);
-      expect(stderr).not.toContain('[object Object]');
-    }
-  });
+describe.skipIf(smallDiskUnavailable)(
+  `chat server on a bad disk${smallDiskUnavailable ? ` (SKIPPED: ${smallDiskUnavailable})` : ''}`,
+  () => {
+    it('refuses a read-only data directory with a readable message, new or existing', async () => {
+      const disk = smallDisk(64 * 1024 * 1024);
+      await seedEmbeddedDatabases(join(disk.path, 'existing'), ['chat']);
+      disk.readOnly();
+      for (const root of ['existing', 'new']) {
+        const { code, stderr } = await runToExit(serverFile, failingEnv({ DATA_DIR: join(disk.path, root) }));
+        expect(code).toBe(1);
+        expect(stderr).toContain(
+          `[chat-server] cannot start: The data directory ${join(disk.path, root, 'chat')} cannot be written: read-only file system (EROFS).`,
+        );
+        expect(stderr).not.toContain('[object Object]');
+      }
+    });
 
-  it('refuses a full data directory with a readable message, new or existing', async () => {
-    const disk = smallDisk(64 * 1024 * 1024);
-    await seedEmbeddedDatabases(join(disk.path, 'existing'), ['chat']);
-    disk.fill();
-    for (const root of ['existing', 'new']) {
-      const { code, stderr } = await runToExit(serverFile, failingEnv({ DATA_DIR: join(disk.path, root) }));
-      expect(code).toBe(1);
-      expect(stderr).toContain(`[chat-server] cannot start: The data directory ${join(disk.path, root, 'chat')} cannot be written: no space left on device (ENOSPC).`);
-      expect(stderr).not.toContain('[object Object]');
-    }
-  });
+    it('refuses a full data directory with a readable message, new or existing', async () => {
+      const disk = smallDisk(64 * 1024 * 1024);
+      await seedEmbeddedDatabases(join(disk.path, 'existing'), ['chat']);
+      disk.fill();
+      for (const root of ['existing', 'new']) {
+        const { code, stderr } = await runToExit(serverFile, failingEnv({ DATA_DIR: join(disk.path, root) }));
+        expect(code).toBe(1);
+        expect(stderr).toContain(
+          `[chat-server] cannot start: The data directory ${join(disk.path, root, 'chat')} cannot be written: no space left on device (ENOSPC).`,
+        );
+        expect(stderr).not.toContain('[object Object]');
+      }
+    });
 
-  it('refuses a disk too small for a new database with a readable message', async () => {
-    // Room for the write probe, not for the database files.
-    const disk = smallDisk(4 * 1024 * 1024);
-    const { code, stderr } = await runToExit(serverFile, failingEnv({ DATA_DIR: disk.path }));
-    expect(code).toBe(1);
-    expect(stderr).toContain(`[chat-server] cannot start: Cannot open the embedded database in ${join(disk.path, 'chat')}: no space left on device (ENOSPC).`);
-    expect(stderr).not.toContain('[object Object]');
-  });
-});
+    it('refuses a disk too small for a new database with a readable message', async () => {
+      // Room for the write probe, not for the database files.
+      const disk = smallDisk(4 * 1024 * 1024);
+      const { code, stderr } = await runToExit(serverFile, failingEnv({ DATA_DIR: disk.path }));
+      expect(code).toBe(1);
+      expect(stderr).toContain(
+        `[chat-server] cannot start: Cannot open the embedded database in ${join(disk.path, 'chat')}: no space left on device (ENOSPC).`,
+      );
+      expect(stderr).not.toContain('[object Object]');
+    });
+  },
+);

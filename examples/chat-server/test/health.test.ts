@@ -15,9 +15,16 @@ const recovery = { timeout: 15_000, interval: 200 };
 
 describe('chat server probes', () => {
   it('answers /healthz and /readyz 200 without a cookie, a grant or CORS, and outside the rate limit', async () => {
-    const server = await spawnExample(serverFile, { RATE_LIMIT_ADDRESS_MAX: '1', ALLOWED_ORIGINS: 'http://localhost:3000' });
+    const server = await spawnExample(serverFile, {
+      RATE_LIMIT_ADDRESS_MAX: '1',
+      ALLOWED_ORIGINS: 'http://localhost:3000',
+    });
     for (let round = 0; round < 3; round++) {
-      expect(await probe(server.url, '/healthz')).toMatchObject({ status: 200, type: 'application/json', body: { status: 'ok' } });
+      expect(await probe(server.url, '/healthz')).toMatchObject({
+        status: 200,
+        type: 'application/json',
+        body: { status: 'ok' },
+      });
       expect(await probe(server.url, '/readyz')).toMatchObject({
         status: 200,
         type: 'application/json',
@@ -39,7 +46,11 @@ describe('chat server probes', () => {
     server.child.kill('SIGTERM');
     await expect.poll(server.output).toContain('SIGTERM: closing');
     const ready = await probe(server.url, '/readyz');
-    expect(ready).toMatchObject({ status: 503, type: 'application/problem+json', body: { code: 'unavailable', checks: [{ name: 'shutdown', ok: false }] } });
+    expect(ready).toMatchObject({
+      status: 503,
+      type: 'application/problem+json',
+      body: { code: 'unavailable', checks: [{ name: 'shutdown', ok: false }] },
+    });
     expect(await probe(server.url, '/healthz')).toMatchObject({ status: 200, body: { status: 'ok' } });
     // Anything but a probe is refused while draining.
     expect((await postJson(server.url, '/chat', turnBody('show order ORD-1001'))).status).toBe(503);
@@ -50,63 +61,76 @@ describe('chat server probes', () => {
   });
 });
 
-describe.skipIf(!databaseUrl)(`chat server readiness through a Postgres partition${databaseUrl ? '' : ' (SKIPPED: DATABASE_URL is not set)'}`, () => {
-  it('answers 503 naming chat_store (and no secret) while Postgres is partitioned, /healthz stays 200, and recovers', async () => {
-    const schemaUrl = new URL(await freshPostgresSchema(databaseUrl!));
-    const proxy = await startTcpProxy({ host: schemaUrl.hostname, port: Number(schemaUrl.port || 5432) });
-    schemaUrl.host = `127.0.0.1:${proxy.port}`;
-    const server = await spawnExample(serverFile, { DATABASE_URL: schemaUrl.href, DATABASE_CONNECT_TIMEOUT_MS: '1000', DATABASE_QUERY_TIMEOUT_MS: '1000' });
-    expect(await probe(server.url, '/readyz')).toMatchObject({ status: 200 });
+describe.skipIf(!databaseUrl)(
+  `chat server readiness through a Postgres partition${databaseUrl ? '' : ' (SKIPPED: DATABASE_URL is not set)'}`,
+  () => {
+    it('answers 503 naming chat_store (and no secret) while Postgres is partitioned, /healthz stays 200, and recovers', async () => {
+      const schemaUrl = new URL(await freshPostgresSchema(databaseUrl!));
+      const proxy = await startTcpProxy({ host: schemaUrl.hostname, port: Number(schemaUrl.port || 5432) });
+      schemaUrl.host = `127.0.0.1:${proxy.port}`;
+      const server = await spawnExample(serverFile, {
+        DATABASE_URL: schemaUrl.href,
+        DATABASE_CONNECT_TIMEOUT_MS: '1000',
+        DATABASE_QUERY_TIMEOUT_MS: '1000',
+      });
+      expect(await probe(server.url, '/readyz')).toMatchObject({ status: 200 });
 
-    proxy.partition();
-    const notReady = await probe(server.url, '/readyz');
-    expect(notReady).toMatchObject({
-      status: 503,
-      type: 'application/problem+json',
-      body: { code: 'unavailable', detail: 'Not ready: chat_store.', checks: [{ name: 'chat_store', ok: false }] },
-    });
-    expect(notReady.text).not.toContain('postgres');
-    expect(notReady.text).not.toContain(String(proxy.port));
-    expect(notReady.text).not.toContain('127.0.0.1');
-    expect(await probe(server.url, '/healthz')).toMatchObject({ status: 200 });
+      proxy.partition();
+      const notReady = await probe(server.url, '/readyz');
+      expect(notReady).toMatchObject({
+        status: 503,
+        type: 'application/problem+json',
+        body: { code: 'unavailable', detail: 'Not ready: chat_store.', checks: [{ name: 'chat_store', ok: false }] },
+      });
+      expect(notReady.text).not.toContain('postgres');
+      expect(notReady.text).not.toContain(String(proxy.port));
+      expect(notReady.text).not.toContain('127.0.0.1');
+      expect(await probe(server.url, '/healthz')).toMatchObject({ status: 200 });
 
-    proxy.heal();
-    await expect.poll(async () => (await probe(server.url, '/readyz')).status, recovery).toBe(200);
-  }, 60_000);
-});
+      proxy.heal();
+      await expect.poll(async () => (await probe(server.url, '/readyz')).status, recovery).toBe(200);
+    }, 60_000);
+  },
+);
 
-describe.skipIf(!redisUrl)(`chat server readiness through a Redis outage${redisUrl ? '' : ' (SKIPPED: REDIS_URL is not set)'}`, () => {
-  it('answers 503 naming redis while Redis is down, with the chat store still ready, and recovers', async () => {
-    const target = new URL(redisUrl!);
-    const proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 6379) });
-    const server = await spawnExample(serverFile, { REDIS_URL: `redis://127.0.0.1:${proxy.port}`, RATE_LIMIT_ADDRESS_MAX: '0' });
-    expect(await probe(server.url, '/readyz')).toMatchObject({
-      status: 200,
-      body: {
-        checks: [
-          { name: 'chat_store', ok: true },
-          { name: 'redis', ok: true },
-        ],
-      },
-    });
+describe.skipIf(!redisUrl)(
+  `chat server readiness through a Redis outage${redisUrl ? '' : ' (SKIPPED: REDIS_URL is not set)'}`,
+  () => {
+    it('answers 503 naming redis while Redis is down, with the chat store still ready, and recovers', async () => {
+      const target = new URL(redisUrl!);
+      const proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 6379) });
+      const server = await spawnExample(serverFile, {
+        REDIS_URL: `redis://127.0.0.1:${proxy.port}`,
+        RATE_LIMIT_ADDRESS_MAX: '0',
+      });
+      expect(await probe(server.url, '/readyz')).toMatchObject({
+        status: 200,
+        body: {
+          checks: [
+            { name: 'chat_store', ok: true },
+            { name: 'redis', ok: true },
+          ],
+        },
+      });
 
-    await proxy.down();
-    await expect.poll(async () => (await probe(server.url, '/readyz')).status, recovery).toBe(503);
-    expect(await probe(server.url, '/readyz')).toMatchObject({
-      type: 'application/problem+json',
-      body: {
-        code: 'unavailable',
-        detail: 'Not ready: redis.',
-        checks: [
-          { name: 'chat_store', ok: true },
-          { name: 'redis', ok: false },
-        ],
-      },
-    });
+      await proxy.down();
+      await expect.poll(async () => (await probe(server.url, '/readyz')).status, recovery).toBe(503);
+      expect(await probe(server.url, '/readyz')).toMatchObject({
+        type: 'application/problem+json',
+        body: {
+          code: 'unavailable',
+          detail: 'Not ready: redis.',
+          checks: [
+            { name: 'chat_store', ok: true },
+            { name: 'redis', ok: false },
+          ],
+        },
+      });
 
-    await proxy.up();
-    await expect.poll(async () => (await probe(server.url, '/readyz')).status, recovery).toBe(200);
-    server.child.kill('SIGTERM');
-    expect(await exitCode(server.child)).toBe(0);
-  }, 60_000);
-});
+      await proxy.up();
+      await expect.poll(async () => (await probe(server.url, '/readyz')).status, recovery).toBe(200);
+      server.child.kill('SIGTERM');
+      expect(await exitCode(server.child)).toBe(0);
+    }, 60_000);
+  },
+);

@@ -20,10 +20,16 @@ describe('chat server: lean', () => {
   });
 
   it.skipIf(!process.env.REDIS_URL)('loads it, and is ready on it, once REDIS_URL is set', async () => {
-    const server = await spawnExample(serverFile, { NODE_OPTIONS: `--import ${trace}`, REDIS_URL: process.env.REDIS_URL });
+    const server = await spawnExample(serverFile, {
+      NODE_OPTIONS: `--import ${trace}`,
+      REDIS_URL: process.env.REDIS_URL,
+    });
     const ready = await fetch(`${server.url}/readyz`);
     expect(ready.status).toBe(200);
-    expect(await ready.json()).toMatchObject({ status: 'ready', checks: expect.arrayContaining([{ name: 'redis', ok: true }]) });
+    expect(await ready.json()).toMatchObject({
+      status: 'ready',
+      checks: expect.arrayContaining([{ name: 'redis', ok: true }]),
+    });
     expect(packagesLoaded(server.output()).filter(isRedisClient)).toContain('redis');
   });
 });

@@ -22,7 +22,9 @@ describe('chat server metrics', () => {
     const post = (messages: unknown[]) => postJson(server.url, '/chat', { sessionId, context, messages });
 
     // A read tool, then a refund proposed and approved (the tool runs), then refusals.
-    expect((await readChunks(await post([userMessage('what is the status of order ORD-1001?')]))).map((chunk) => chunk.type)).toContain('tool-output-available');
+    expect(
+      (await readChunks(await post([userMessage('what is the status of order ORD-1001?')]))).map((chunk) => chunk.type),
+    ).toContain('tool-output-available');
     const question = userMessage('refund order ORD-1002, it arrived broken');
     const proposal = await readChunks(await post([question]));
     const approved = answeredCard(proposal, true);
@@ -46,7 +48,10 @@ describe('chat server metrics', () => {
       '{outcome="succeeded",tool="showOrderCard"}': 1,
       '{outcome="succeeded",tool="refundOrder"}': 1,
     });
-    expect(seriesOf(scraped, 'deskpilot_approvals_total')).toEqual({ '{outcome="proposed"}': 1, '{outcome="approved"}': 1 });
+    expect(seriesOf(scraped, 'deskpilot_approvals_total')).toEqual({
+      '{outcome="proposed"}': 1,
+      '{outcome="approved"}': 1,
+    });
     expect(seriesOf(scraped, 'deskpilot_rate_limit_refusals_total')).toEqual({ '{limit="chat"}': 1 });
     expect(scraped.get('deskpilot_chat_streams_open')).toBe(0);
     expect(scraped.get('deskpilot_chat_stream_duration_seconds_count{status="complete"}')).toBe(3);

@@ -10,13 +10,18 @@ const servers = {
 };
 
 describe('GET /openapi.json on the reference servers', () => {
-  it.each(['session', 'chat'] as const)('the %s server serves a valid OpenAPI 3.1 document, the one committed under docs/openapi', async (name) => {
-    const server = await spawnExample(servers[name]);
-    const response = await fetch(`${server.url}/openapi.json`);
-    expect(response.status).toBe(200);
-    expect(response.headers.get('content-type')).toMatch(/^application\/json/);
-    const served = await response.json();
-    expect((await new Validator().validate(served)).valid).toBe(true);
-    expect(served).toEqual(JSON.parse(readFileSync(new URL(`../../../docs/openapi/${name}.json`, import.meta.url), 'utf8')));
-  });
+  it.each(['session', 'chat'] as const)(
+    'the %s server serves a valid OpenAPI 3.1 document, the one committed under docs/openapi',
+    async (name) => {
+      const server = await spawnExample(servers[name]);
+      const response = await fetch(`${server.url}/openapi.json`);
+      expect(response.status).toBe(200);
+      expect(response.headers.get('content-type')).toMatch(/^application\/json/);
+      const served = await response.json();
+      expect((await new Validator().validate(served)).valid).toBe(true);
+      expect(served).toEqual(
+        JSON.parse(readFileSync(new URL(`../../../docs/openapi/${name}.json`, import.meta.url), 'utf8')),
+      );
+    },
+  );
 });

@@ -7,11 +7,22 @@ import { exitCode, seededDataDir, spawnExample } from '../../test-support/spawn-
 const serverFile = fileURLToPath(new URL('../src/server.ts', import.meta.url));
 const { DATABASE_URL: databaseUrl, REDIS_URL: redisUrl } = process.env;
 
-const user = (text: string, id = `u-${text.length}-${text.slice(0, 6)}`) => ({ id, role: 'user', parts: [{ type: 'text', text }] });
+const user = (text: string, id = `u-${text.length}-${text.slice(0, 6)}`) => ({
+  id,
+  role: 'user',
+  parts: [{ type: 'text', text }],
+});
 const post = (url: string, body: object, path = '/chat') =>
-  fetch(`${url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  fetch(`${url}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
 const history = async (url: string, sessionId: string, context: object) =>
-  (await (await post(url, { sessionId, context }, '/chat/history')).json()) as { messages: Array<{ role: string }>; lastTurnStatus: string | null };
+  (await (await post(url, { sessionId, context }, '/chat/history')).json()) as {
+    messages: Array<{ role: string }>;
+    lastTurnStatus: string | null;
+  };
 
 describe.skipIf(!databaseUrl || !redisUrl)(
   `two chat replicas on one Postgres and Redis${databaseUrl && redisUrl ? '' : ' (SKIPPED: DATABASE_URL or REDIS_URL is not set)'}`,
@@ -21,13 +32,19 @@ describe.skipIf(!databaseUrl || !redisUrl)(
       // Every run comes from 127.0.0.1 and the Redis window outlives it: the per-address cap is shared
       // by every run in the window, so it is set out of reach here (the handler's tests cover it).
       const limits = { RATE_LIMIT_MAX: '4', RATE_LIMIT_WINDOW_MS: '60000', RATE_LIMIT_ADDRESS_MAX: '1000000' };
-      return Promise.all([0, 1].map(() => spawnExample(serverFile, { DATABASE_URL: url, REDIS_URL: redisUrl, ...limits })));
+      return Promise.all(
+        [0, 1].map(() => spawnExample(serverFile, { DATABASE_URL: url, REDIS_URL: redisUrl, ...limits })),
+      );
     };
 
     it('share one exact rate limit, continue one conversation, and run a double-submitted approval once', async () => {
       const [first, second] = await start();
       // A fresh identity per run: the Redis window outlives the test.
-      const context = { userEmail: `replica-${crypto.randomUUID()}@example.com`, projectKey: 'acme-b2c', canRefundOrders: true };
+      const context = {
+        userEmail: `replica-${crypto.randomUUID()}@example.com`,
+        projectKey: 'acme-b2c',
+        canRefundOrders: true,
+      };
       const sessionId = crypto.randomUUID();
 
       // Turn 1 on the first replica proposes a refund; the card comes back.
@@ -36,14 +53,21 @@ describe.skipIf(!databaseUrl || !redisUrl)(
       const approved = answeredCard(proposal, true);
 
       // The conversation continues on the second replica: it sees turn 1 from Postgres.
-      expect((await history(second!.url, sessionId, context)).messages.map((message) => message.role)).toEqual(['user', 'assistant']);
+      expect((await history(second!.url, sessionId, context)).messages.map((message) => message.role)).toEqual([
+        'user',
+        'assistant',
+      ]);
 
       // The same approval sent to both replicas at once runs once.
       const answers = await Promise.all(
-        [first!, second!].map(async (replica) => readChunks(await post(replica.url, { sessionId, messages: [question, approved], context }))),
+        [first!, second!].map(async (replica) =>
+          readChunks(await post(replica.url, { sessionId, messages: [question, approved], context })),
+        ),
       );
       for (const chunks of answers) expect(chunks.map((chunk) => chunk.type)).toContain('tool-output-available');
-      await expect.poll(() => `${first!.output()}${second!.output()}`.match(/"msg":"refundOrder /g)?.length ?? 0).toBe(1);
+      await expect
+        .poll(() => `${first!.output()}${second!.output()}`.match(/"msg":"refundOrder /g)?.length ?? 0)
+        .toBe(1);
 
       // Four chat requests per window, shared exactly: three were spent above (one on the first replica,
       // one on each); history reads have a limit of their own and spent none.

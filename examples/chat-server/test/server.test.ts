@@ -11,7 +11,12 @@ const ask = (url: string, text: string, extra: object = {}) =>
   fetch(`${url}/chat`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', origin: 'http://localhost:3000' },
-    body: JSON.stringify({ sessionId: crypto.randomUUID(), messages: [{ id: 'm1', role: 'user', parts: [{ type: 'text', text }] }], context, ...extra }),
+    body: JSON.stringify({
+      sessionId: crypto.randomUUID(),
+      messages: [{ id: 'm1', role: 'user', parts: [{ type: 'text', text }] }],
+      context,
+      ...extra,
+    }),
   });
 
 describe('reference chat server', () => {
@@ -80,7 +85,10 @@ describe('reference chat server', () => {
 
   describe('origins whose pages may call /chat', () => {
     const preflight = (url: string, origin: string) =>
-      fetch(`${url}/chat`, { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' } });
+      fetch(`${url}/chat`, {
+        method: 'OPTIONS',
+        headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' },
+      });
     const allowedOrigin = async (url: string, origin: string) => {
       const response = await preflight(url, origin);
       await response.body?.cancel();
@@ -92,14 +100,23 @@ describe('reference chat server', () => {
       for (const origin of ['http://localhost:3000', 'http://127.0.0.1:3000', 'http://[::1]:3000']) {
         expect({ origin, allowed: await allowedOrigin(url, origin) }).toEqual({ origin, allowed: origin });
       }
-      for (const origin of ['http://127.0.0.1:3001', 'http://[::1]:3001', 'https://127.0.0.1:3000', 'http://192.168.1.20:3000']) {
+      for (const origin of [
+        'http://127.0.0.1:3001',
+        'http://[::1]:3001',
+        'https://127.0.0.1:3000',
+        'http://192.168.1.20:3000',
+      ]) {
         expect({ origin, allowed: await allowedOrigin(url, origin) }).toEqual({ origin, allowed: null });
       }
       // The request itself, from a page on 127.0.0.1: readable by that page.
       const response = await fetch(`${url}/chat`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', origin: 'http://127.0.0.1:3000' },
-        body: JSON.stringify({ sessionId: crypto.randomUUID(), messages: [{ id: 'm1', role: 'user', parts: [{ type: 'text', text: 'hi' }] }], context }),
+        body: JSON.stringify({
+          sessionId: crypto.randomUUID(),
+          messages: [{ id: 'm1', role: 'user', parts: [{ type: 'text', text: 'hi' }] }],
+          context,
+        }),
       });
       expect(response.status).toBe(200);
       expect(response.headers.get('access-control-allow-origin')).toBe('http://127.0.0.1:3000');

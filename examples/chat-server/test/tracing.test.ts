@@ -30,9 +30,17 @@ async function startCollector() {
         }>;
       };
       for (const { resource, scopeSpans } of payload.resourceSpans) {
-        const service = resource.attributes.find((attribute) => attribute.key === 'service.name')?.value.stringValue ?? '';
+        const service =
+          resource.attributes.find((attribute) => attribute.key === 'service.name')?.value.stringValue ?? '';
         for (const scope of scopeSpans)
-          for (const span of scope.spans) spans.push({ service, name: span.name, traceId: span.traceId, spanId: span.spanId, parentSpanId: span.parentSpanId });
+          for (const span of scope.spans)
+            spans.push({
+              service,
+              name: span.name,
+              traceId: span.traceId,
+              spanId: span.spanId,
+              parentSpanId: span.parentSpanId,
+            });
       }
     }
     res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
@@ -46,10 +54,17 @@ async function startCollector() {
 describe('chat server tracing', () => {
   it('exports one trace per turn over OTLP — the turn, its tool and the model calls — and flushes on SIGTERM', async () => {
     const collector = await startCollector();
-    const server = await spawnExample(serverFile, { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' });
+    const server = await spawnExample(serverFile, {
+      OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+    });
     const context = { userEmail: 'traced@example.com', projectKey: 'acme-b2c' };
     const chunks = await readChunks(
-      await postJson(server.url, '/chat', { sessionId: crypto.randomUUID(), context, messages: [userMessage('what is the status of order ORD-1001?')] }),
+      await postJson(server.url, '/chat', {
+        sessionId: crypto.randomUUID(),
+        context,
+        messages: [userMessage('what is the status of order ORD-1001?')],
+      }),
     );
     expect(chunks.map((chunk) => chunk.type)).toContain('tool-output-available');
 
@@ -59,12 +74,19 @@ describe('chat server tracing', () => {
     expect(turns).toHaveLength(1);
     const trace = collector.spans.filter((span) => span.traceId === turns[0]!.traceId);
     expect(new Set(trace.map((span) => span.service))).toEqual(new Set(['deskpilot-chat']));
-    expect(trace.map((span) => span.name)).toEqual(expect.arrayContaining(['deskpilot.chat.tool', 'execute_tool getOrder', 'deskpilot.store.chat_store.openSession']));
+    expect(trace.map((span) => span.name)).toEqual(
+      expect.arrayContaining([
+        'deskpilot.chat.tool',
+        'execute_tool getOrder',
+        'deskpilot.store.chat_store.openSession',
+      ]),
+    );
     expect(trace.filter((span) => span.name.startsWith('invoke_agent '))).toHaveLength(1);
     expect(trace.filter((span) => span.name.startsWith('chat ')).length).toBeGreaterThanOrEqual(2);
     // Every span of the trace hangs from the turn.
     const byId = new Map(trace.map((span) => [span.spanId, span]));
-    const rootOf = (span: ReceivedSpan): ReceivedSpan => (byId.has(span.parentSpanId) ? rootOf(byId.get(span.parentSpanId)!) : span);
+    const rootOf = (span: ReceivedSpan): ReceivedSpan =>
+      byId.has(span.parentSpanId) ? rootOf(byId.get(span.parentSpanId)!) : span;
     for (const span of trace) expect(rootOf(span).name).toBe('deskpilot.chat.turn');
   });
 

@@ -15,7 +15,10 @@ function withCors(request: Request, response: Response): Response {
  * A host whose chat route is its own (`./chat-route.ts`), beside Deskpilot's session handler: a plain
  * fetch handler, served on Node by `@hono/node-server` (any fetch host serves it the same way).
  */
-export function createComposeApp({ sessions, sessionHandler }: Deskpilot): (request: Request, clientAddress: string | undefined) => Promise<Response> {
+export function createComposeApp({
+  sessions,
+  sessionHandler,
+}: Deskpilot): (request: Request, clientAddress: string | undefined) => Promise<Response> {
   const chat = createComposedChat({
     sessions,
     model: createDemoModel(),
@@ -26,15 +29,25 @@ export function createComposeApp({ sessions, sessionHandler }: Deskpilot): (requ
   });
   return async (request, clientAddress) => {
     const { pathname } = new URL(request.url);
-    if (pathname === '/sessions' || pathname.startsWith('/sessions/')) return sessionHandler.fetch(request, { clientAddress });
+    if (pathname === '/sessions' || pathname.startsWith('/sessions/'))
+      return sessionHandler.fetch(request, { clientAddress });
     if (pathname === '/chat' && request.method === 'OPTIONS') {
-      return withCors(request, new Response(null, { status: 204, headers: { 'access-control-allow-methods': 'POST', 'access-control-allow-headers': 'content-type' } }));
+      return withCors(
+        request,
+        new Response(null, {
+          status: 204,
+          headers: { 'access-control-allow-methods': 'POST', 'access-control-allow-headers': 'content-type' },
+        }),
+      );
     }
     if (pathname === '/chat' && request.method === 'POST') return withCors(request, await chat(request));
     if (pathname === '/api/me' && request.method === 'GET') {
       const required = await requireSession(request.headers.get('cookie'), sessions);
       return required.ok ? Response.json({ email: required.session.user.email }) : toFetchResponse(required.response);
     }
-    return Response.json({ title: 'Not found', status: 404, code: 'not_found' }, { status: 404, headers: { 'content-type': 'application/problem+json' } });
+    return Response.json(
+      { title: 'Not found', status: 404, code: 'not_found' },
+      { status: 404, headers: { 'content-type': 'application/problem+json' } },
+    );
   };
 }

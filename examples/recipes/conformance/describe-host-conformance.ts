@@ -23,13 +23,20 @@ const bob = { email: 'bob@example.com', password: 'bob-demo-password' };
 
 /** The refund a stream reports. */
 const refundIdOf = (chunks: UIMessageChunk[]) =>
-  chunks.flatMap((chunk) => (chunk.type === 'tool-output-available' ? [(chunk.output as { refundId?: string }).refundId] : []))[0];
+  chunks.flatMap((chunk) =>
+    chunk.type === 'tool-output-available' ? [(chunk.output as { refundId?: string }).refundId] : [],
+  )[0];
 
 /** The tool call ids of the tools that ran in a stream. */
-const ranTools = (chunks: UIMessageChunk[]) => chunks.flatMap((chunk) => (chunk.type === 'tool-output-available' ? [chunk.toolCallId] : []));
+const ranTools = (chunks: UIMessageChunk[]) =>
+  chunks.flatMap((chunk) => (chunk.type === 'tool-output-available' ? [chunk.toolCallId] : []));
 
 /** `startTimeoutMs`: how long the host may take to start (a framework that builds first). @default 10000 */
-export function describeHostConformance(name: string, start: StartHost, options: { startTimeoutMs?: number } = {}): void {
+export function describeHostConformance(
+  name: string,
+  start: StartHost,
+  options: { startTimeoutMs?: number } = {},
+): void {
   describe(`host conformance: ${name}`, () => {
     let host: RunningHost;
     beforeAll(async () => {
@@ -40,7 +47,10 @@ export function describeHostConformance(name: string, start: StartHost, options:
     const send = (path: string, init: RequestInit & { json?: unknown } = {}) =>
       fetch(`${host.url}${path}`, {
         ...init,
-        headers: { ...(init.json === undefined ? {} : { 'content-type': 'application/json' }), ...(init.headers as Record<string, string>) },
+        headers: {
+          ...(init.json === undefined ? {} : { 'content-type': 'application/json' }),
+          ...(init.headers as Record<string, string>),
+        },
         body: init.json === undefined ? init.body : JSON.stringify(init.json),
       });
     const signIn = async (user = alice) => {
@@ -57,7 +67,9 @@ export function describeHostConformance(name: string, start: StartHost, options:
     it('signs in with an HttpOnly session cookie, resolves it, and answers 401 problem+json without one', async () => {
       const login = await send('/sessions', { method: 'POST', headers: { origin: studioOrigin }, json: alice });
       expect(login.status).toBe(201);
-      expect(login.headers.getSetCookie()[0]).toMatch(/^deskpilot_session=[\w-]+\.[\w-]+; Max-Age=\d+; Path=\/; HttpOnly; SameSite=Lax$/);
+      expect(login.headers.getSetCookie()[0]).toMatch(
+        /^deskpilot_session=[\w-]+\.[\w-]+; Max-Age=\d+; Path=\/; HttpOnly; SameSite=Lax$/,
+      );
       const cookie = login.headers.getSetCookie()[0]!.split(';')[0]!;
       const current = await send('/sessions/current', { headers: { cookie } });
       expect(current.status).toBe(200);
@@ -66,9 +78,17 @@ export function describeHostConformance(name: string, start: StartHost, options:
     });
 
     it('refuses a cross-site sign-in (CSRF) and a wrong password with problem+json', async () => {
-      await expectProblem(await send('/sessions', { method: 'POST', headers: { origin: 'https://evil.example' }, json: alice }), 403, 'cross_site_request');
       await expectProblem(
-        await send('/sessions', { method: 'POST', headers: { origin: studioOrigin }, json: { ...alice, password: 'wrong' } }),
+        await send('/sessions', { method: 'POST', headers: { origin: 'https://evil.example' }, json: alice }),
+        403,
+        'cross_site_request',
+      );
+      await expectProblem(
+        await send('/sessions', {
+          method: 'POST',
+          headers: { origin: studioOrigin },
+          json: { ...alice, password: 'wrong' },
+        }),
         401,
         'invalid_credentials',
       );
@@ -90,23 +110,41 @@ export function describeHostConformance(name: string, start: StartHost, options:
 
     it('rotates the cookie on a project switch, and signs out', async () => {
       const cookie = await signIn();
-      const switched = await send('/sessions/current/project', { method: 'POST', headers: { origin: studioOrigin, cookie }, json: { projectKey: 'acme-b2b' } });
+      const switched = await send('/sessions/current/project', {
+        method: 'POST',
+        headers: { origin: studioOrigin, cookie },
+        json: { projectKey: 'acme-b2b' },
+      });
       expect(switched.status).toBe(200);
       const rotated = switched.headers.getSetCookie()[0]!.split(';')[0]!;
       expect(rotated).not.toBe(cookie);
       await expectProblem(await send('/sessions/current', { headers: { cookie } }), 401, 'unauthenticated');
-      expect((await send('/sessions/current', { method: 'DELETE', headers: { origin: studioOrigin, cookie: rotated } })).status).toBe(204);
+      expect(
+        (await send('/sessions/current', { method: 'DELETE', headers: { origin: studioOrigin, cookie: rotated } }))
+          .status,
+      ).toBe(204);
       await expectProblem(await send('/sessions/current', { headers: { cookie: rotated } }), 401, 'unauthenticated');
     });
 
     it("guards the host's own route with the session: GET /api/me", async () => {
       await expectProblem(await send('/api/me'), 401, 'unauthenticated');
-      expect(await (await send('/api/me', { headers: { cookie: await signIn() } })).json()).toEqual({ email: alice.email });
+      expect(await (await send('/api/me', { headers: { cookie: await signIn() } })).json()).toEqual({
+        email: alice.email,
+      });
     });
 
     /** A chat turn as the studio's page posts it, signed in with `cookie`. */
-    const chat = (cookie: string | undefined, messages: unknown[], sessionId: string = crypto.randomUUID(), context: object = {}) =>
-      send('/chat', { method: 'POST', headers: { origin: studioOrigin, ...(cookie ? { cookie } : {}) }, json: { sessionId, context, messages } });
+    const chat = (
+      cookie: string | undefined,
+      messages: unknown[],
+      sessionId: string = crypto.randomUUID(),
+      context: object = {},
+    ) =>
+      send('/chat', {
+        method: 'POST',
+        headers: { origin: studioOrigin, ...(cookie ? { cookie } : {}) },
+        json: { sessionId, context, messages },
+      });
 
     it("streams a chat turn as server-sent events to [DONE], as the session's user, with the CORS headers of the allowed origin", async () => {
       const response = await chat(await signIn(), [userMessage('show order ORD-1001')]);
@@ -120,7 +158,11 @@ export function describeHostConformance(name: string, start: StartHost, options:
 
     it('refuses a chat without a session, whatever identity and capabilities the body claims: 401', async () => {
       const claimed = { userEmail: alice.email, projectKey: 'acme-b2c', userRole: 'admin', canRefundOrders: true };
-      await expectProblem(await chat(undefined, [userMessage('refund order ORD-1001 for 12.50')], crypto.randomUUID(), claimed), 401, 'unauthenticated');
+      await expectProblem(
+        await chat(undefined, [userMessage('refund order ORD-1001 for 12.50')], crypto.randomUUID(), claimed),
+        401,
+        'unauthenticated',
+      );
     });
 
     it('holds the step budget: a lookup that takes more steps ends in text within it', async () => {
@@ -167,7 +209,8 @@ export function describeHostConformance(name: string, start: StartHost, options:
     });
 
     it('answers the chat preflight for the allowed origin only', async () => {
-      const preflight = (origin: string) => send('/chat', { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'POST' } });
+      const preflight = (origin: string) =>
+        send('/chat', { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'POST' } });
       const allowed = await preflight(studioOrigin);
       expect(allowed.status).toBe(204);
       expect(allowed.headers.get('access-control-allow-origin')).toBe(studioOrigin);
@@ -175,14 +218,29 @@ export function describeHostConformance(name: string, start: StartHost, options:
     });
 
     it('answers bad bodies with problem+json, never an HTML page: malformed JSON 400, a 2 MB chat body 413', async () => {
-      await expectProblem(await send('/chat', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"sessionId":' }), 400, 'invalid_json');
       await expectProblem(
-        await send('/sessions', { method: 'POST', headers: { origin: studioOrigin, 'content-type': 'application/json' }, body: '{' }),
+        await send('/chat', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"sessionId":' }),
         400,
         'invalid_json',
       );
-      const huge = JSON.stringify({ sessionId: crypto.randomUUID(), messages: [{ id: 'u', role: 'user', parts: [{ type: 'text', text: 'x'.repeat(2_000_000) }] }] });
-      await expectProblem(await send('/chat', { method: 'POST', headers: { 'content-type': 'application/json' }, body: huge }), 413, 'payload_too_large');
+      await expectProblem(
+        await send('/sessions', {
+          method: 'POST',
+          headers: { origin: studioOrigin, 'content-type': 'application/json' },
+          body: '{',
+        }),
+        400,
+        'invalid_json',
+      );
+      const huge = JSON.stringify({
+        sessionId: crypto.randomUUID(),
+        messages: [{ id: 'u', role: 'user', parts: [{ type: 'text', text: 'x'.repeat(2_000_000) }] }],
+      });
+      await expectProblem(
+        await send('/chat', { method: 'POST', headers: { 'content-type': 'application/json' }, body: huge }),
+        413,
+        'payload_too_large',
+      );
     });
   });
 }

@@ -43,7 +43,12 @@ export async function createDeskpilot() {
   const passwordHash = { cost: 1024 };
   const directory = createMemoryUserDirectory({ passwordHash });
   for (const user of demoUsers) await directory.addUser(user);
-  const sessions = createSessionService({ store: createMemorySessionStore(), directory, passwordHash, cookie: { secure: false } });
+  const sessions = createSessionService({
+    store: createMemorySessionStore(),
+    directory,
+    passwordHash,
+    cookie: { secure: false },
+  });
   const sessionHandler = createSessionHandler({ service: sessions, allowedOrigins: [studioOrigin] });
   const chatHandler = createChatHandler({
     store: createMemoryChatStore(),

@@ -8,14 +8,17 @@ export function createFastifyApp({ sessions, sessionHandler, chatHandler }: Desk
   const app = Fastify();
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
-  const serve = (handle: (request: ReturnType<typeof fromNodeRequest>) => Promise<HttpResponse>) => (request: FastifyRequest, reply: FastifyReply) => {
-    reply.hijack();
-    return handle(fromNodeRequest(request.raw, new URL(request.url, 'http://host').pathname, { clientAddress: request.ip })).then((response) =>
-      writeResponse(reply.raw, response),
-    );
-  };
+  const serve =
+    (handle: (request: ReturnType<typeof fromNodeRequest>) => Promise<HttpResponse>) =>
+    (request: FastifyRequest, reply: FastifyReply) => {
+      reply.hijack();
+      return handle(
+        fromNodeRequest(request.raw, new URL(request.url, 'http://host').pathname, { clientAddress: request.ip }),
+      ).then((response) => writeResponse(reply.raw, response));
+    };
   const methods = ['GET', 'POST', 'DELETE', 'OPTIONS'] as const;
-  for (const url of ['/sessions', '/sessions/*']) app.route({ method: [...methods], url, handler: serve(sessionHandler.handle) });
+  for (const url of ['/sessions', '/sessions/*'])
+    app.route({ method: [...methods], url, handler: serve(sessionHandler.handle) });
   for (const url of chatHandler.paths) app.route({ method: [...methods], url, handler: serve(chatHandler.handle) });
   app.get('/api/me', async (request, reply) => {
     const required = await requireSession(request.headers.cookie, sessions);

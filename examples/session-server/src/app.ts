@@ -47,12 +47,22 @@ export async function createApp(config: ServerConfig, logger: Logger) {
     throw error;
   });
   // PGlite has one writer, this process, so reads may be cached; a shared Postgres may not.
-  const { sessionStore, userDirectory, sessionLookup } = createPostgresStores(database.client, { cache: database.kind === 'pglite' });
+  const { sessionStore, userDirectory, sessionLookup } = createPostgresStores(database.client, {
+    cache: database.kind === 'pglite',
+  });
   // Only the missing ones: hashing a password takes scrypt's 128 MiB, which a restart need not spend again.
-  if (config.SEED_DEMO_USERS) for (const user of demoUsers) if (!(await userDirectory.findCredentials(user.email))) await userDirectory.addUser(user);
+  if (config.SEED_DEMO_USERS)
+    for (const user of demoUsers)
+      if (!(await userDirectory.findCredentials(user.email))) await userDirectory.addUser(user);
 
   const throttle = (prefix: string, limit: number): RateLimiter | undefined =>
-    redis && redisModule!.createRedisRateLimiter({ client: redis, prefix: `deskpilot:login:${prefix}:`, limit, windowMs: 5 * 60 * 1000 });
+    redis &&
+    redisModule!.createRedisRateLimiter({
+      client: redis,
+      prefix: `deskpilot:login:${prefix}:`,
+      limit,
+      windowMs: 5 * 60 * 1000,
+    });
 
   const sessions = createSessionService({
     store: sessionStore,
@@ -64,21 +74,30 @@ export async function createApp(config: ServerConfig, logger: Logger) {
     absoluteTimeoutMs: config.SESSION_ABSOLUTE_TIMEOUT_MS,
     pepper: config.SESSION_PEPPER,
     // A flood of sign-ins waits behind a short queue, or is refused at once, never queued without bound.
-    hashGate: config.LOGIN_HASH_CONCURRENCY === 0 ? false : createHashGate({ maxInFlight: config.LOGIN_HASH_CONCURRENCY, maxQueued: config.LOGIN_HASH_QUEUE }),
+    hashGate:
+      config.LOGIN_HASH_CONCURRENCY === 0
+        ? false
+        : createHashGate({ maxInFlight: config.LOGIN_HASH_CONCURRENCY, maxQueued: config.LOGIN_HASH_QUEUE }),
     // Renewals are written after their reads are answered: a failed one is logged, the next read renews.
     logger: coreLogger(logger),
   });
 
   // Ready: the database answers at this release's schema version, and Redis answers when configured.
   const readiness = createReadinessCheck({
-    checks: { session_store: () => database.checkReady(), ...(redis ? { redis: () => redisModule!.checkRedisReady(redis) } : {}) },
+    checks: {
+      session_store: () => database.checkReady(),
+      ...(redis ? { redis: () => redisModule!.checkRedisReady(redis) } : {}),
+    },
     onCheckFailed: (name, error) => logger.warn({ check: name }, `not ready: ${name}: ${describeError(error)}`),
   });
 
   const app = express();
   app.disable('x-powered-by');
   app.use(requestLogging(logger));
-  const metrics = await mountMetrics(app, config, { service: 'session-server', routeOf: routeLabels(() => [...routes, ...sessionHandler.paths]) });
+  const metrics = await mountMetrics(app, config, {
+    service: 'session-server',
+    routeOf: routeLabels(() => [...routes, ...sessionHandler.paths]),
+  });
   // Before the session routes: no cookie, no CORS, no rate limit for the probes.
   app.get('/healthz', (_req, res) => writeResponse(res, healthResponse()));
   app.get('/readyz', async (_req, res) => writeResponse(res, readinessResponse(await readiness())));
@@ -87,7 +106,9 @@ export async function createApp(config: ServerConfig, logger: Logger) {
   // schemas, which a session server needs for nothing else.
   let openApi: Promise<string> | undefined;
   app.get('/openapi.json', async (_req, res) => {
-    openApi ??= import('@deskpilot/core/openapi').then(({ sessionOpenApi }) => JSON.stringify(sessionOpenApi({ cookiePrefix: config.COOKIE_PREFIX })));
+    openApi ??= import('@deskpilot/core/openapi').then(({ sessionOpenApi }) =>
+      JSON.stringify(sessionOpenApi({ cookiePrefix: config.COOKIE_PREFIX })),
+    );
     res
       .type('application/json')
       .set('cache-control', 'no-cache')
@@ -97,16 +118,29 @@ export async function createApp(config: ServerConfig, logger: Logger) {
     service: sessions,
     allowedOrigins: config.ALLOWED_ORIGINS,
     trustedProxies: config.TRUSTED_PROXIES,
-    loginThrottle: { address: throttle('address', 100), accountAddress: throttle('account-address', 10), account: throttle('account', 100) },
+    loginThrottle: {
+      address: throttle('address', 100),
+      accountAddress: throttle('account-address', 10),
+      account: throttle('account', 100),
+    },
     logger: coreLogger(logger),
     onEvent: allListeners(logEvents(logger, createEmailHasher(config.LOG_EMAIL_HASH_KEY)), metrics?.onEvent),
   });
   app.use(sessionRouter(sessionHandler));
-  app.use((_req, res) => writeResponse(res, problemResponse(new DeskpilotError('not_found', { detail: 'No such route.' }))));
+  app.use((_req, res) =>
+    writeResponse(res, problemResponse(new DeskpilotError('not_found', { detail: 'No such route.' }))),
+  );
   const storage = database.kind === 'pglite' ? `PGlite in ${dataDir}` : 'Postgres (DATABASE_URL)';
   const close = async () => {
     await redis?.close();
     await database.close();
   };
-  return { app, sessions, readiness, metrics, storage: `${storage}${redis ? ', login throttles on Redis' : ''}`, close };
+  return {
+    app,
+    sessions,
+    readiness,
+    metrics,
+    storage: `${storage}${redis ? ', login throttles on Redis' : ''}`,
+    close,
+  };
 }

@@ -17,12 +17,14 @@ try {
 const stopTracing = await startTracing('session', config);
 // Once running, JSON lines on stdout; a start that fails (above and below) is a plain line on stderr.
 const logger = createLogger({ service: 'session-server', level: config.LOG_LEVEL, format: config.LOG_FORMAT });
-const { app, metrics, sessions, readiness, storage, close } = await createApp(config, logger).catch((error: unknown) => {
-  // A database, data directory or Redis that cannot be used: say so plainly and stop. Another process
-  // holding the data directory is 2, like a bad configuration: starting again will not help.
-  console.error(`[session-server] cannot start: ${describeError(error)}`);
-  process.exit(error instanceof DataDirectoryLockedError ? 2 : 1);
-});
+const { app, metrics, sessions, readiness, storage, close } = await createApp(config, logger).catch(
+  (error: unknown) => {
+    // A database, data directory or Redis that cannot be used: say so plainly and stop. Another process
+    // holding the data directory is 2, like a bad configuration: starting again will not help.
+    console.error(`[session-server] cannot start: ${describeError(error)}`);
+    process.exit(error instanceof DataDirectoryLockedError ? 2 : 1);
+  },
+);
 
 await serve({
   name: 'session-server',

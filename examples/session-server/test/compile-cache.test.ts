@@ -18,7 +18,11 @@ const probe = new URL('../../test-support/type-stripper-probe.mjs', import.meta.
  * what the probe saw once it stopped.
  */
 async function startAndStop(temp: string): Promise<string> {
-  const server = await spawnExample(serverFile, { NODE_OPTIONS: `--import ${compileCache} --import ${probe}`, NODE_COMPILE_CACHE: undefined, TMPDIR: temp });
+  const server = await spawnExample(serverFile, {
+    NODE_OPTIONS: `--import ${compileCache} --import ${probe}`,
+    NODE_COMPILE_CACHE: undefined,
+    TMPDIR: temp,
+  });
   expect((await fetch(`${server.url}/readyz`)).status).toBe(200);
   server.child.kill('SIGTERM');
   expect(await exitCode(server.child)).toBe(0);
@@ -28,7 +32,9 @@ async function startAndStop(temp: string): Promise<string> {
 describe('reference servers: compile cache', () => {
   it('npm start turns it on for each server', () => {
     for (const example of ['session-server', 'chat-server', 'studio']) {
-      const manifest = JSON.parse(readFileSync(new URL(`../../${example}/package.json`, import.meta.url), 'utf8')) as { scripts: { start: string } };
+      const manifest = JSON.parse(readFileSync(new URL(`../../${example}/package.json`, import.meta.url), 'utf8')) as {
+        scripts: { start: string };
+      };
       expect(manifest.scripts.start).toBe('node --import ../shared/compile-cache.mjs src/server.ts');
     }
   });

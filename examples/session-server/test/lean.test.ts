@@ -15,7 +15,11 @@ describe('session server: lean', () => {
   it('never loads the AI SDK, its providers or its schemas, also while it serves', async () => {
     const server = await spawnExample(serverFile, { NODE_OPTIONS: `--import ${trace}` });
     expect((await fetch(`${server.url}/sessions/current`)).status).toBe(401);
-    const login = await fetch(`${server.url}/sessions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"email":""}' });
+    const login = await fetch(`${server.url}/sessions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"email":""}',
+    });
     expect(login.status).toBe(400);
     // Configuration and request bodies are read with zod's mini flavour: classic zod (1–2 MiB more of
     // an idle process) is loaded only to build the OpenAPI document, on request.
@@ -28,7 +32,9 @@ describe('session server: lean', () => {
     expect(loaded.filter((name) => name === 'ai' || name.startsWith('@ai-sdk/'))).toEqual([]);
     // Metrics are off unless configured: prom-client is not loaded either, nor the Redis client without REDIS_URL.
     expect(loaded).not.toContain('prom-client');
-    expect(loaded.filter((name) => name === '@deskpilot/redis' || name.startsWith('@redis/') || name === 'redis')).toEqual([]);
+    expect(
+      loaded.filter((name) => name === '@deskpilot/redis' || name.startsWith('@redis/') || name === 'redis'),
+    ).toEqual([]);
     // The log is JSON (stdout is a pipe): the pretty printer is loaded only for a terminal.
     expect(loaded).toEqual(expect.arrayContaining(['pino']));
     expect(loaded).not.toContain('pino-pretty');
@@ -41,7 +47,10 @@ describe('session server: lean', () => {
   });
 
   it.skipIf(!process.env.REDIS_URL)('loads the Redis client once REDIS_URL is set', async () => {
-    const server = await spawnExample(serverFile, { NODE_OPTIONS: `--import ${trace}`, REDIS_URL: process.env.REDIS_URL });
+    const server = await spawnExample(serverFile, {
+      NODE_OPTIONS: `--import ${trace}`,
+      REDIS_URL: process.env.REDIS_URL,
+    });
     expect((await fetch(`${server.url}/readyz`)).status).toBe(200);
     expect(packagesLoaded(server.output())).toContain('redis');
   });

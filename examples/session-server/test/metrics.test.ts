@@ -30,7 +30,11 @@ describe('session server metrics', () => {
     await fetch(`${server.url}/sessions/${crypto.randomUUID()}`);
 
     const scraped = await scrape(`${server.url}/metrics`);
-    expect(seriesOf(scraped, 'deskpilot_logins_total')).toEqual({ '{outcome="succeeded"}': 1, '{outcome="invalid_credentials"}': 9, '{outcome="throttled"}': 1 });
+    expect(seriesOf(scraped, 'deskpilot_logins_total')).toEqual({
+      '{outcome="succeeded"}': 1,
+      '{outcome="invalid_credentials"}': 9,
+      '{outcome="throttled"}': 1,
+    });
     expect(seriesOf(scraped, 'deskpilot_rate_limit_refusals_total')).toEqual({ '{limit="login-account-address"}': 1 });
     expect(seriesOf(scraped, 'http_requests_total')).toEqual({
       '{method="POST",route="/sessions",status="201"}': 1,

@@ -16,35 +16,50 @@ async function login(url: string) {
   expect(response.status).toBe(201);
   return response.headers.get('set-cookie')!.split(';')[0]!;
 }
-const current = (url: string, cookie: string) => fetch(`${url}/sessions/current`, { headers: { cookie } }).then((response) => response.status);
+const current = (url: string, cookie: string) =>
+  fetch(`${url}/sessions/current`, { headers: { cookie } }).then((response) => response.status);
 
-describe.skipIf(!databaseUrl)(`two session replicas on one Postgres${databaseUrl ? '' : ' (SKIPPED: DATABASE_URL is not set)'}`, () => {
-  it('share sessions: a login on one resolves on the other, a logout on one is 401 on the other at once', async () => {
-    // A schema of their own (DATABASE_SCHEMA creates it), as a team sharing one database would give them.
-    const env = { DATABASE_URL: databaseUrl!, DATABASE_SCHEMA: await droppedAfterTest(databaseUrl!), COOKIE_SECURE: 'false' };
-    // Both start together: migrations, schema creation and demo seeding must not collide.
-    const [first, second] = await Promise.all([spawnExample(serverFile, env), spawnExample(serverFile, env)]);
-    const cookie = await login(first.url);
-    expect(await current(second.url, cookie)).toBe(200);
-    const switched = await fetch(`${second.url}/sessions/current/project`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', cookie },
-      body: JSON.stringify({ projectKey: 'acme-b2b' }),
+describe.skipIf(!databaseUrl)(
+  `two session replicas on one Postgres${databaseUrl ? '' : ' (SKIPPED: DATABASE_URL is not set)'}`,
+  () => {
+    it('share sessions: a login on one resolves on the other, a logout on one is 401 on the other at once', async () => {
+      // A schema of their own (DATABASE_SCHEMA creates it), as a team sharing one database would give them.
+      const env = {
+        DATABASE_URL: databaseUrl!,
+        DATABASE_SCHEMA: await droppedAfterTest(databaseUrl!),
+        COOKIE_SECURE: 'false',
+      };
+      // Both start together: migrations, schema creation and demo seeding must not collide.
+      const [first, second] = await Promise.all([spawnExample(serverFile, env), spawnExample(serverFile, env)]);
+      const cookie = await login(first.url);
+      expect(await current(second.url, cookie)).toBe(200);
+      const switched = await fetch(`${second.url}/sessions/current/project`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', cookie },
+        body: JSON.stringify({ projectKey: 'acme-b2b' }),
+      });
+      expect(switched.status).toBe(200);
+      const next = switched.headers.get('set-cookie')!.split(';')[0]!;
+      expect(await current(first.url, cookie)).toBe(401);
+      expect(await current(first.url, next)).toBe(200);
+      expect(
+        (await fetch(`${first.url}/sessions/current`, { method: 'DELETE', headers: { cookie: next } })).status,
+      ).toBe(204);
+      expect(await current(second.url, next)).toBe(401);
+      // Every table is in that schema, none in the connection's default one.
+      const admin = new pg.Client({ connectionString: databaseUrl });
+      await admin.connect();
+      const { rows } = await admin.query<{ table_name: string }>(
+        'SELECT table_name FROM information_schema.tables WHERE table_schema = $1',
+        [env.DATABASE_SCHEMA],
+      );
+      await admin.end();
+      expect(rows.map((row) => row.table_name)).toEqual(
+        expect.arrayContaining(['deskpilot_sessions', 'deskpilot_users', 'deskpilot_migrations']),
+      );
     });
-    expect(switched.status).toBe(200);
-    const next = switched.headers.get('set-cookie')!.split(';')[0]!;
-    expect(await current(first.url, cookie)).toBe(401);
-    expect(await current(first.url, next)).toBe(200);
-    expect((await fetch(`${first.url}/sessions/current`, { method: 'DELETE', headers: { cookie: next } })).status).toBe(204);
-    expect(await current(second.url, next)).toBe(401);
-    // Every table is in that schema, none in the connection's default one.
-    const admin = new pg.Client({ connectionString: databaseUrl });
-    await admin.connect();
-    const { rows } = await admin.query<{ table_name: string }>('SELECT table_name FROM information_schema.tables WHERE table_schema = $1', [env.DATABASE_SCHEMA]);
-    await admin.end();
-    expect(rows.map((row) => row.table_name)).toEqual(expect.arrayContaining(['deskpilot_sessions', 'deskpilot_users', 'deskpilot_migrations']));
-  });
-});
+  },
+);
 
 describe('session server restart on PGlite', () => {
   it('keeps every acknowledged session across a SIGKILL', async () => {

@@ -63,7 +63,13 @@ describe('reference session server', () => {
       for (const origin of ['http://localhost:3000', 'http://127.0.0.1:3000', 'http://[::1]:3000']) {
         expect({ origin, status: (await login(url, origin)).status }).toEqual({ origin, status: 201 });
       }
-      for (const origin of ['http://127.0.0.1:3001', 'http://[::1]:3001', 'http://localhost:8080', 'https://127.0.0.1:3000', 'http://192.168.1.20:3000']) {
+      for (const origin of [
+        'http://127.0.0.1:3001',
+        'http://[::1]:3001',
+        'http://localhost:8080',
+        'https://127.0.0.1:3000',
+        'http://192.168.1.20:3000',
+      ]) {
         const refused = await login(url, origin);
         expect({ origin, status: refused.status }).toEqual({ origin, status: 403 });
         expect((await refused.json()).detail).toBe('This origin is not allowed.');
@@ -71,7 +77,10 @@ describe('reference session server', () => {
     });
 
     it('an explicit ALLOWED_ORIGINS exactly as given, no loopback added', async () => {
-      const { url } = await spawnExample(serverFile, { COOKIE_SECURE: 'false', ALLOWED_ORIGINS: 'https://studio.example.com, http://localhost:3000' });
+      const { url } = await spawnExample(serverFile, {
+        COOKIE_SECURE: 'false',
+        ALLOWED_ORIGINS: 'https://studio.example.com, http://localhost:3000',
+      });
       expect((await login(url, 'https://studio.example.com')).status).toBe(201);
       expect((await login(url, 'http://localhost:3000')).status).toBe(201);
       expect((await login(url, 'http://127.0.0.1:3000')).status).toBe(403);

@@ -2,7 +2,16 @@ import { existsSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { DeskpilotError, createReadinessCheck, describeError, fetchSession, healthResponse, problemResponse, readinessResponse, requireSession } from '@deskpilot/core';
+import {
+  DeskpilotError,
+  createReadinessCheck,
+  describeError,
+  fetchSession,
+  healthResponse,
+  problemResponse,
+  readinessResponse,
+  requireSession,
+} from '@deskpilot/core';
 import { writeResponse } from '@deskpilot/core/node';
 import { createIdentityProxy, createSessionRoutesProxy } from '@deskpilot/session-express';
 import express from 'express';
@@ -37,9 +46,12 @@ const readinessTimeoutMs = 2_000;
  * DATA_API_URL is set).
  */
 export async function createStudioApp(config: StudioConfig, logger: Logger) {
-  if (!existsSync(`${webRoot}/index.html`)) throw new Error('The page is not built: run `npm run build -w examples/studio` (the root `npm start` does).');
+  if (!existsSync(`${webRoot}/index.html`))
+    throw new Error('The page is not built: run `npm run build -w examples/studio` (the root `npm start` does).');
   const prefix = config.COOKIE_PREFIX;
-  const dataApi = config.DATA_API_URL ? undefined : await listenOnLoopback(createDataApi({ prefix, logger: logger.child({ component: 'data-api' }) }));
+  const dataApi = config.DATA_API_URL
+    ? undefined
+    : await listenOnLoopback(createDataApi({ prefix, logger: logger.child({ component: 'data-api' }) }));
   const dataApiUrl = config.DATA_API_URL ?? dataApi!.url;
 
   // Ready: this process is not draining, and the session service (every sign-in goes through it) is
@@ -48,7 +60,9 @@ export async function createStudioApp(config: StudioConfig, logger: Logger) {
   const readiness = createReadinessCheck({
     checks: {
       session_service: async () => {
-        const response = await fetch(new URL('/healthz', config.SESSION_SERVICE_URL), { signal: AbortSignal.timeout(readinessTimeoutMs) });
+        const response = await fetch(new URL('/healthz', config.SESSION_SERVICE_URL), {
+          signal: AbortSignal.timeout(readinessTimeoutMs),
+        });
         await response.body?.cancel();
         if (!response.ok) throw new Error(`the session service answered ${response.status}`);
       },
@@ -61,7 +75,10 @@ export async function createStudioApp(config: StudioConfig, logger: Logger) {
   app.disable('x-powered-by');
   // Its request id goes on to the session service and the data API with the proxied requests.
   app.use(requestLogging(logger));
-  const metrics = await mountMetrics(app, config, { service: 'studio', routeOf: routeLabels(routes, ['/api/', '/assets/']) });
+  const metrics = await mountMetrics(app, config, {
+    service: 'studio',
+    routeOf: routeLabels(routes, ['/api/', '/assets/']),
+  });
   app.get('/healthz', (_req, res) => writeResponse(res, healthResponse()));
   app.get('/readyz', async (_req, res) => writeResponse(res, readinessResponse(await readiness())));
   app.use((_req, res, next) => {
@@ -80,7 +97,11 @@ export async function createStudioApp(config: StudioConfig, logger: Logger) {
   app.get('/studio/session', async (req, res) => {
     res.set('cache-control', 'no-store');
     try {
-      const lookup = { sessionServiceUrl: config.SESSION_SERVICE_URL, cookieName: `${prefix}_session`, requestHeaders: req.headers };
+      const lookup = {
+        sessionServiceUrl: config.SESSION_SERVICE_URL,
+        cookieName: `${prefix}_session`,
+        requestHeaders: req.headers,
+      };
       res.json({ session: await fetchSession(req.headers.cookie, lookup) });
     } catch (error) {
       await writeResponse(res, problemResponse(error));
@@ -92,17 +113,26 @@ export async function createStudioApp(config: StudioConfig, logger: Logger) {
   app.get('/studio/chat-context', async (req, res) => {
     res.set('cache-control', 'no-store');
     try {
-      const lookup = { sessionServiceUrl: config.SESSION_SERVICE_URL, cookieName: `${prefix}_session`, requestHeaders: req.headers };
+      const lookup = {
+        sessionServiceUrl: config.SESSION_SERVICE_URL,
+        cookieName: `${prefix}_session`,
+        requestHeaders: req.headers,
+      };
       const required = await requireSession(req.headers.cookie, (cookie) => fetchSession(cookie, lookup));
       if (!required.ok) return await writeResponse(res, required.response);
-      res.json({ chatServiceUrl: config.CHAT_SERVICE_URL, context: await chatContextFor(required.session, config.CHAT_CONTEXT_SECRET) });
+      res.json({
+        chatServiceUrl: config.CHAT_SERVICE_URL,
+        context: await chatContextFor(required.session, config.CHAT_CONTEXT_SECRET),
+      });
     } catch (error) {
       await writeResponse(res, problemResponse(error));
     }
   });
 
   app.use(express.static(webRoot, { index: 'index.html', maxAge: 0 }));
-  app.use((_req, res) => writeResponse(res, problemResponse(new DeskpilotError('not_found', { detail: 'No such route.' }))));
+  app.use((_req, res) =>
+    writeResponse(res, problemResponse(new DeskpilotError('not_found', { detail: 'No such route.' }))),
+  );
 
   // Called once the studio serves nothing more: the data API's kept-alive connections are all idle.
   const close = () =>

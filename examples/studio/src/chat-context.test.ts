@@ -17,13 +17,32 @@ const session = (role: string, projectKey = 'acme-b2c'): Session => ({
 
 describe('capabilitiesFor', () => {
   it('gives every role the reads and only its own writes', () => {
-    expect(capabilitiesFor('admin')).toEqual({ ...reads, canRefundOrders: true, canCancelOrders: true, canCreateTickets: true, canUpdateTickets: true });
-    expect(capabilitiesFor('agent')).toEqual({ ...reads, canRefundOrders: false, canCancelOrders: false, canCreateTickets: true, canUpdateTickets: true });
-    expect(capabilitiesFor('viewer')).toEqual({ ...reads, canRefundOrders: false, canCancelOrders: false, canCreateTickets: false, canUpdateTickets: false });
+    expect(capabilitiesFor('admin')).toEqual({
+      ...reads,
+      canRefundOrders: true,
+      canCancelOrders: true,
+      canCreateTickets: true,
+      canUpdateTickets: true,
+    });
+    expect(capabilitiesFor('agent')).toEqual({
+      ...reads,
+      canRefundOrders: false,
+      canCancelOrders: false,
+      canCreateTickets: true,
+      canUpdateTickets: true,
+    });
+    expect(capabilitiesFor('viewer')).toEqual({
+      ...reads,
+      canRefundOrders: false,
+      canCancelOrders: false,
+      canCreateTickets: false,
+      canUpdateTickets: false,
+    });
   });
 
   it('gives an unknown role, or a name from the prototype, no write at all', () => {
-    for (const role of ['owner', 'constructor', '__proto__', 'toString']) expect(capabilitiesFor(role)).toEqual(capabilitiesFor('viewer'));
+    for (const role of ['owner', 'constructor', '__proto__', 'toString'])
+      expect(capabilitiesFor(role)).toEqual(capabilitiesFor('viewer'));
   });
 });
 
@@ -52,6 +71,8 @@ describe('chatContextFor', () => {
       // Bound to the session it was built from: a chat service that sees the session store refuses it once that ends.
       sessionId: session('admin').id,
     });
-    await expect(verifyChatGrant(context.grant, 'another-secret-that-is-32-chars-long')).rejects.toMatchObject({ code: 'unauthenticated' });
+    await expect(verifyChatGrant(context.grant, 'another-secret-that-is-32-chars-long')).rejects.toMatchObject({
+      code: 'unauthenticated',
+    });
   });
 });

@@ -13,7 +13,9 @@ const writeCapabilitiesByRole: Readonly<Record<string, readonly string[]>> = {
 /** Capability flags for a role: every built-in read capability, the role's write capabilities. */
 export function capabilitiesFor(role: string): Record<string, boolean> {
   const writes = Object.hasOwn(writeCapabilitiesByRole, role) ? writeCapabilitiesByRole[role]! : [];
-  return Object.fromEntries(Object.entries(builtinCapabilities).map(([name, { kind }]) => [name, kind === 'read' || writes.includes(name)]));
+  return Object.fromEntries(
+    Object.entries(builtinCapabilities).map(([name, { kind }]) => [name, kind === 'read' || writes.includes(name)]),
+  );
 }
 
 /** The demo projects name their storefront type last (`acme-b2b`); anything else is b2c. */
@@ -37,9 +39,16 @@ export interface PageChatContext extends Record<string, unknown> {
  */
 export async function chatContextFor(session: Session, secret?: string): Promise<PageChatContext> {
   const capabilities = capabilitiesFor(session.role);
-  const identity = { userEmail: session.user.email, userRole: session.role, projectKey: session.projectKey, businessType: businessTypeOf(session.projectKey) };
+  const identity = {
+    userEmail: session.user.email,
+    userRole: session.role,
+    projectKey: session.projectKey,
+    businessType: businessTypeOf(session.projectKey),
+  };
   if (!secret) return { ...identity, ...capabilities };
   // Bound to the session: a chat service that sees the session store refuses it once the session ends.
-  const grant = await signChatGrant({ ...identity, capabilities, sessionId: session.id }, secret, { expiresInSeconds: 300 });
+  const grant = await signChatGrant({ ...identity, capabilities, sessionId: session.id }, secret, {
+    expiresInSeconds: 300,
+  });
   return { ...identity, ...capabilities, grant };
 }

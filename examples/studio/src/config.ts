@@ -1,5 +1,15 @@
 import * as z from 'zod/mini';
-import { integer, logFormat, logLevel, matching, metricsVariables, port, readEnvironment, studioDefaultPort, tracingVariables } from '../../shared/environment.ts';
+import {
+  integer,
+  logFormat,
+  logLevel,
+  matching,
+  metricsVariables,
+  port,
+  readEnvironment,
+  studioDefaultPort,
+  tracingVariables,
+} from '../../shared/environment.ts';
 
 const url = z.url({ protocol: /^https?$/ });
 

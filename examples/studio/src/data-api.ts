@@ -18,7 +18,8 @@ export function createDataApi(options: { prefix: string; logger: Logger }) {
   app.use(requestLogging(options.logger));
 
   app.use((req, res, next) => {
-    if (!header(req, 'user-email') || !header(req, 'project-key')) return void res.status(401).json({ error: 'identity headers missing' });
+    if (!header(req, 'user-email') || !header(req, 'project-key'))
+      return void res.status(401).json({ error: 'identity headers missing' });
     next();
   });
 
@@ -42,7 +43,13 @@ export function createDataApi(options: { prefix: string; logger: Logger }) {
   // demo shop, not this one).
   app.get('/orders', async (req, res) => {
     const orders = await commerce.searchOrders(header(req, 'project-key')!, { limit: 8 });
-    res.json({ orders: orders.map((order) => ({ orderId: order.orderId, customerName: order.customer.name, total: presentMoney(order.totals.total).display })) });
+    res.json({
+      orders: orders.map((order) => ({
+        orderId: order.orderId,
+        customerName: order.customer.name,
+        total: presentMoney(order.totals.total).display,
+      })),
+    });
   });
 
   app.use((_req, res) => void res.status(404).json({ error: 'not found' }));

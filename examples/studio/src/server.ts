@@ -30,7 +30,9 @@ await serve({
   readiness,
   startedLines: () => {
     const dataApi = config.DATA_API_URL ? dataApiUrl : `${dataApiUrl} (demo, in process)`;
-    logger.info(`session service ${config.SESSION_SERVICE_URL}, chat service ${config.CHAT_SERVICE_URL} (from the browser), data API ${dataApi}`);
+    logger.info(
+      `session service ${config.SESSION_SERVICE_URL}, chat service ${config.CHAT_SERVICE_URL} (from the browser), data API ${dataApi}`,
+    );
     if (config.CHAT_CONTEXT_SECRET) logger.info('signing chat grants for the page (CHAT_CONTEXT_SECRET)');
   },
   close,

@@ -27,9 +27,16 @@ describe.skipIf(!databaseUrl)('a signed chat grant after log-out-everywhere (Pos
     });
     expect(signedIn.status).toBe(201);
     const cookie = signedIn.headers.get('set-cookie')!.split(';')[0]!;
-    const { context } = (await (await fetch(`${origin}/studio/chat-context`, { headers: { cookie } })).json()) as { context: { grant: string } };
+    const { context } = (await (await fetch(`${origin}/studio/chat-context`, { headers: { cookie } })).json()) as {
+      context: { grant: string };
+    };
     expect(context.grant).toBeTruthy();
-    const turn = () => postJson(platform.chat.url, '/chat', { sessionId: crypto.randomUUID(), context, messages: [userMessage('Show order ORD-1001')] });
+    const turn = () =>
+      postJson(platform.chat.url, '/chat', {
+        sessionId: crypto.randomUUID(),
+        context,
+        messages: [userMessage('Show order ORD-1001')],
+      });
 
     const before = await turn();
     expect(before.status).toBe(200);

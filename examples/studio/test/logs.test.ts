@@ -14,13 +14,22 @@ beforeAll(async () => {
 afterAll(() => platform?.close());
 
 const send = (path: string, init: RequestInit & { headers?: Record<string, string> } = {}) =>
-  fetch(`${platform.studioUrl}${path}`, { ...init, headers: { origin: platform.studioUrl, 'content-type': 'application/json', ...init.headers } });
+  fetch(`${platform.studioUrl}${path}`, {
+    ...init,
+    headers: { origin: platform.studioUrl, 'content-type': 'application/json', ...init.headers },
+  });
 
 /** What one user does in the studio: a failed and a good sign-in, the data API, a chat turn with an approved refund, a project switch, sign-out. */
 async function studioScenario() {
-  const failed = await send('/sessions', { method: 'POST', body: JSON.stringify({ email: 'Alice@Example.com', password: passwords.wrong }) });
+  const failed = await send('/sessions', {
+    method: 'POST',
+    body: JSON.stringify({ email: 'Alice@Example.com', password: passwords.wrong }),
+  });
   expect(failed.status).toBe(401);
-  const login = await send('/sessions', { method: 'POST', body: JSON.stringify({ email: 'alice@example.com', password: passwords.right }) });
+  const login = await send('/sessions', {
+    method: 'POST',
+    body: JSON.stringify({ email: 'alice@example.com', password: passwords.right }),
+  });
   expect(login.status).toBe(201);
   const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
   const token = cookie.slice(cookie.indexOf('=') + 1);
@@ -39,7 +48,9 @@ async function studioScenario() {
   const question = userMessage('refund order ORD-1001, it arrived broken');
   const proposal = await readChunks(await chat([question]));
   const approved = answeredCard(proposal, true);
-  expect((await readChunks(await chat([question, approved]))).map((chunk) => chunk.type)).toContain('tool-output-available');
+  expect((await readChunks(await chat([question, approved]))).map((chunk) => chunk.type)).toContain(
+    'tool-output-available',
+  );
   const history = await fetch(`${chatServiceUrl}/chat/history`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', origin: platform.studioUrl },
@@ -47,11 +58,19 @@ async function studioScenario() {
   });
   expect(history.status).toBe(200);
 
-  const switched = await send('/sessions/current/project', { method: 'POST', headers: { cookie }, body: JSON.stringify({ projectKey: 'acme-b2b' }) });
+  const switched = await send('/sessions/current/project', {
+    method: 'POST',
+    headers: { cookie },
+    body: JSON.stringify({ projectKey: 'acme-b2b' }),
+  });
   expect(switched.status).toBe(200);
   const switchedCookie = switched.headers.get('set-cookie')?.split(';')[0] ?? cookie;
   expect((await send('/sessions/current', { method: 'DELETE', headers: { cookie: switchedCookie } })).status).toBe(204);
-  return { token, switchedToken: switchedCookie.slice(switchedCookie.indexOf('=') + 1), grant: context.grant as string };
+  return {
+    token,
+    switchedToken: switchedCookie.slice(switchedCookie.indexOf('=') + 1),
+    grant: context.grant as string,
+  };
 }
 
 /** Every line a service wrote, parsed: a line that is not JSON fails the test. */
@@ -71,7 +90,11 @@ function logLines(output: string): Array<Record<string, unknown>> {
 describe('a full studio scenario, as an operator sees it', () => {
   it('hold no token, cookie, grant, password or raw email in any service, and one request id across studio, session service and data API', async () => {
     const secrets = await studioScenario();
-    const outputs = { session: platform.session.output(), chat: platform.chat.output(), studio: platform.studio.output() };
+    const outputs = {
+      session: platform.session.output(),
+      chat: platform.chat.output(),
+      studio: platform.studio.output(),
+    };
     const everything = Object.values(outputs).join('\n');
 
     for (const forbidden of [
@@ -90,7 +113,11 @@ describe('a full studio scenario, as an operator sees it', () => {
       expect(everything).not.toContain(forbidden);
     expect(everything.toLowerCase()).not.toMatch(/"(cookie|set-cookie|authorization|password)"/);
 
-    const lines = { session: logLines(outputs.session), chat: logLines(outputs.chat), studio: logLines(outputs.studio) };
+    const lines = {
+      session: logLines(outputs.session),
+      chat: logLines(outputs.chat),
+      studio: logLines(outputs.studio),
+    };
     // One line per request, with method, path (no query), status, duration and the request id.
     expect(lines.studio).toContainEqual(
       expect.objectContaining({
@@ -102,9 +129,18 @@ describe('a full studio scenario, as an operator sees it', () => {
       }),
     );
     // The same id on the session lookup and on the data API's line.
-    expect(lines.session).toContainEqual(expect.objectContaining({ requestId: 'corr-orders-1', req: expect.objectContaining({ path: '/sessions/current' }) }));
+    expect(lines.session).toContainEqual(
+      expect.objectContaining({
+        requestId: 'corr-orders-1',
+        req: expect.objectContaining({ path: '/sessions/current' }),
+      }),
+    );
     expect(lines.studio).toContainEqual(
-      expect.objectContaining({ component: 'data-api', requestId: 'corr-orders-1', req: expect.objectContaining({ path: '/orders' }) }),
+      expect.objectContaining({
+        component: 'data-api',
+        requestId: 'corr-orders-1',
+        req: expect.objectContaining({ path: '/orders' }),
+      }),
     );
     expect(lines.chat).toContainEqual(
       expect.objectContaining({
@@ -120,7 +156,9 @@ describe('a full studio scenario, as an operator sees it', () => {
     expect(logins[0]!.emailHash).toMatch(/^[0-9a-f]{16}$/);
     expect(logins[1]!.emailHash).toBe(logins[0]!.emailHash);
     // The chat turn's story: proposed, approved, the tool ran, both turns ended.
-    const events = lines.chat.filter((line) => typeof line.event === 'string').map((line) => `${line.event}:${line.outcome ?? line.status ?? line.tool}`);
+    const events = lines.chat
+      .filter((line) => typeof line.event === 'string')
+      .map((line) => `${line.event}:${line.outcome ?? line.status ?? line.tool}`);
     expect(events).toEqual(
       expect.arrayContaining([
         'approval-proposed:refundOrder',
@@ -133,14 +171,24 @@ describe('a full studio scenario, as an operator sees it', () => {
   });
 
   it('in /metrics of each service: requests by route, sign-ins, the turn, its tool and approval', async () => {
-    const [session, chat, studio] = await Promise.all([platform.session, platform.chat, platform.studio].map((service) => scrape(`${service.url}/metrics`)));
-    expect(seriesOf(session!, 'deskpilot_logins_total')).toEqual({ '{outcome="invalid_credentials"}': 1, '{outcome="succeeded"}': 1 });
-    expect(seriesOf(chat!, 'deskpilot_approvals_total')).toEqual({ '{outcome="proposed"}': 1, '{outcome="approved"}': 1 });
+    const [session, chat, studio] = await Promise.all(
+      [platform.session, platform.chat, platform.studio].map((service) => scrape(`${service.url}/metrics`)),
+    );
+    expect(seriesOf(session!, 'deskpilot_logins_total')).toEqual({
+      '{outcome="invalid_credentials"}': 1,
+      '{outcome="succeeded"}': 1,
+    });
+    expect(seriesOf(chat!, 'deskpilot_approvals_total')).toEqual({
+      '{outcome="proposed"}': 1,
+      '{outcome="approved"}': 1,
+    });
     expect(seriesOf(chat!, 'deskpilot_tool_calls_total')).toEqual({ '{outcome="succeeded",tool="refundOrder"}': 1 });
     expect(studio!.get('http_requests_total{method="GET",route="/api/*",status="200"}')).toBe(1);
     expect(studio!.get('http_requests_total{method="POST",route="/sessions",status="401"}')).toBe(1);
     // For the record: what an operator's scrape of this scenario shows (besides the process metrics).
-    const sample = [...session!, ...chat!, ...studio!].filter(([key]) => /^(deskpilot_|http_requests_total)/.test(key) && !key.includes('_bucket'));
+    const sample = [...session!, ...chat!, ...studio!].filter(
+      ([key]) => /^(deskpilot_|http_requests_total)/.test(key) && !key.includes('_bucket'),
+    );
     console.log(`[metrics sample]\n${sample.map(([key, value]) => `${key} ${value}`).join('\n')}`);
   });
 });

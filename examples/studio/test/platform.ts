@@ -20,7 +20,15 @@ export function launchChromium(): Promise<Browser> {
   return chromium.launch({
     executablePath: chromiumPath,
     headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
 }
 
@@ -45,7 +53,10 @@ export interface Platform {
 }
 
 /** Starts the platform; `chatEnv` goes to the chat service (its grant secret to the studio too), `otherEnv` to the session service and the studio. */
-export async function startPlatform(chatEnv: Record<string, string> = {}, otherEnv: Record<string, string> = {}): Promise<Platform> {
+export async function startPlatform(
+  chatEnv: Record<string, string> = {},
+  otherEnv: Record<string, string> = {},
+): Promise<Platform> {
   const cleanups: Array<() => void> = [];
   const onCleanup = (cleanup: () => void) => void cleanups.push(cleanup);
   const [studioPort, sessionPort, chatPort] = [await freePort(), await freePort(), await freePort()];
@@ -53,8 +64,19 @@ export async function startPlatform(chatEnv: Record<string, string> = {}, otherE
   // The services' development default on the studio's free port: every loopback name of it.
   const allowedOrigins = loopbackOrigins(studioPort).join(',');
   const env = {
-    session: { PORT: String(sessionPort), DATA_DIR: temporaryDataDir(onCleanup), ALLOWED_ORIGINS: allowedOrigins, TRUSTED_PROXIES: '127.0.0.1', ...otherEnv },
-    chat: { PORT: String(chatPort), DATA_DIR: temporaryDataDir(onCleanup), ALLOWED_ORIGINS: allowedOrigins, ...chatEnv },
+    session: {
+      PORT: String(sessionPort),
+      DATA_DIR: temporaryDataDir(onCleanup),
+      ALLOWED_ORIGINS: allowedOrigins,
+      TRUSTED_PROXIES: '127.0.0.1',
+      ...otherEnv,
+    },
+    chat: {
+      PORT: String(chatPort),
+      DATA_DIR: temporaryDataDir(onCleanup),
+      ALLOWED_ORIGINS: allowedOrigins,
+      ...chatEnv,
+    },
   };
   const start = (name: 'session' | 'chat') => spawnExample(serverFiles[name], env[name], onCleanup);
   const [session, chat] = await Promise.all([start('session'), start('chat')]);

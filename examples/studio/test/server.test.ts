@@ -13,13 +13,21 @@ const origin = 'http://localhost:3000';
 const cleanups: Array<() => void> = [];
 let sessions: RunningExample;
 beforeAll(async () => {
-  sessions = await spawnExample(sessionFile, { COOKIE_SECURE: 'false', ALLOWED_ORIGINS: origin }, (cleanup) => void cleanups.push(cleanup));
+  sessions = await spawnExample(
+    sessionFile,
+    { COOKIE_SECURE: 'false', ALLOWED_ORIGINS: origin },
+    (cleanup) => void cleanups.push(cleanup),
+  );
 }, 60_000);
 afterAll(() => cleanups.reverse().forEach((cleanup) => cleanup()));
 
 /** A studio in front of the session server, as a real process. */
 async function studioWithSessions(env: Record<string, string> = {}) {
-  const studio = await spawnExample(studioFile, { SESSION_SERVICE_URL: sessions.url, CHAT_SERVICE_URL: 'http://localhost:8080', ...env });
+  const studio = await spawnExample(studioFile, {
+    SESSION_SERVICE_URL: sessions.url,
+    CHAT_SERVICE_URL: 'http://localhost:8080',
+    ...env,
+  });
   return { sessions, studio };
 }
 
@@ -59,7 +67,13 @@ describe('studio server', () => {
     expect(admin.headers.get('cache-control')).toBe('no-store');
     expect(await admin.json()).toEqual({
       chatServiceUrl: 'http://localhost:8080',
-      context: expect.objectContaining({ userEmail: 'alice@example.com', userRole: 'admin', projectKey: 'acme-b2c', businessType: 'b2c', canRefundOrders: true }),
+      context: expect.objectContaining({
+        userEmail: 'alice@example.com',
+        userRole: 'admin',
+        projectKey: 'acme-b2c',
+        businessType: 'b2c',
+        canRefundOrders: true,
+      }),
     });
 
     const switched = await fetch(`${studio.url}/sessions/current/project`, {
@@ -68,8 +82,16 @@ describe('studio server', () => {
       body: JSON.stringify({ projectKey: 'acme-b2b' }),
     });
     const agentCookie = switched.headers.get('set-cookie')!.split(';')[0]!;
-    const { context } = await (await fetch(`${studio.url}/studio/chat-context`, { headers: { cookie: agentCookie } })).json();
-    expect(context).toMatchObject({ userRole: 'agent', projectKey: 'acme-b2b', businessType: 'b2b', canRefundOrders: false, canCreateTickets: true });
+    const { context } = await (
+      await fetch(`${studio.url}/studio/chat-context`, { headers: { cookie: agentCookie } })
+    ).json();
+    expect(context).toMatchObject({
+      userRole: 'agent',
+      projectKey: 'acme-b2b',
+      businessType: 'b2b',
+      canRefundOrders: false,
+      canCreateTickets: true,
+    });
     expect(context.grant).toBeUndefined();
   });
 
@@ -78,12 +100,19 @@ describe('studio server', () => {
     const { studio } = await studioWithSessions({ CHAT_CONTEXT_SECRET: secret });
     const cookie = await loginThrough(studio.url);
     const { context } = await (await fetch(`${studio.url}/studio/chat-context`, { headers: { cookie } })).json();
-    expect(await verifyChatGrant(context.grant, secret)).toMatchObject({ userEmail: 'alice@example.com', userRole: 'admin', projectKey: 'acme-b2c' });
+    expect(await verifyChatGrant(context.grant, secret)).toMatchObject({
+      userEmail: 'alice@example.com',
+      userRole: 'admin',
+      projectKey: 'acme-b2c',
+    });
   });
 
   it('signs in from the address it prints, against a session service on its development defaults', async () => {
     const defaults = await spawnExample(sessionFile, { COOKIE_SECURE: 'false', ALLOWED_ORIGINS: '' });
-    const studio = await spawnExample(studioFile, { SESSION_SERVICE_URL: defaults.url, CHAT_SERVICE_URL: 'http://localhost:8080' });
+    const studio = await spawnExample(studioFile, {
+      SESSION_SERVICE_URL: defaults.url,
+      CHAT_SERVICE_URL: 'http://localhost:8080',
+    });
     // The test runs it on a free port; a newcomer's studio is on its default port, under the host it prints.
     const printed = new URL(studio.url);
     expect(printed.hostname).toBe('127.0.0.1');
@@ -98,7 +127,10 @@ describe('studio server', () => {
   });
 
   it('refuses a bad configuration with a message naming the variable', async () => {
-    const { code, stderr } = await runToExit(studioFile, { SESSION_SERVICE_URL: 'not a url', CHAT_CONTEXT_SECRET: 'short' });
+    const { code, stderr } = await runToExit(studioFile, {
+      SESSION_SERVICE_URL: 'not a url',
+      CHAT_CONTEXT_SECRET: 'short',
+    });
     expect(code).toBe(2);
     expect(stderr).toContain('[studio] Invalid configuration (2 problems)');
     expect(stderr).toContain('SESSION_SERVICE_URL');
@@ -114,7 +146,9 @@ describe('studio server', () => {
     });
     await new Promise<void>((resolve) => dataApi.listen(0, '127.0.0.1', resolve));
     cleanups.push(() => dataApi.close());
-    const { studio } = await studioWithSessions({ DATA_API_URL: `http://127.0.0.1:${(dataApi.address() as AddressInfo).port}` });
+    const { studio } = await studioWithSessions({
+      DATA_API_URL: `http://127.0.0.1:${(dataApi.address() as AddressInfo).port}`,
+    });
     const cookie = await loginThrough(studio.url);
     const response = await fetch(`${studio.url}/api/orders`, {
       headers: {
@@ -128,7 +162,8 @@ describe('studio server', () => {
     expect(response.status).toBe(200);
     expect(received).toHaveLength(1);
     expect(received[0]!.cookie).toBe('theme=dark');
-    for (const name of ['x-forwarded-user', 'x-auth-request-email', 'remote-user']) expect(received[0]).not.toHaveProperty(name);
+    for (const name of ['x-forwarded-user', 'x-auth-request-email', 'remote-user'])
+      expect(received[0]).not.toHaveProperty(name);
     expect(received[0]).toMatchObject({ 'x-deskpilot-user-email': 'alice@example.com', 'x-deskpilot-role': 'admin' });
   });
 
@@ -140,7 +175,11 @@ describe('studio server', () => {
     await new Promise((resolve) => sessions.child.once('exit', resolve));
     for (const path of ['/sessions/current', '/studio/chat-context', '/api/me']) {
       const response = await fetch(`${studio.url}${path}`, { headers: { cookie } });
-      expect([path, response.status, response.headers.get('content-type')]).toEqual([path, 502, 'application/problem+json']);
+      expect([path, response.status, response.headers.get('content-type')]).toEqual([
+        path,
+        502,
+        'application/problem+json',
+      ]);
       expect(await response.json()).toMatchObject({ code: 'upstream_unavailable' });
     }
   });

@@ -25,7 +25,8 @@ async function heldSessionService() {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     nextRequest: () => new Promise<void>((resolve) => (arrived = resolve)),
     releaseAll: () => {
-      for (const res of waiting.splice(0)) res.writeHead(401, { 'content-type': 'application/problem+json' }).end('{"code":"unauthenticated"}');
+      for (const res of waiting.splice(0))
+        res.writeHead(401, { 'content-type': 'application/problem+json' }).end('{"code":"unauthenticated"}');
     },
   };
 }

@@ -29,7 +29,8 @@ function collectPageErrors(page: Page): string[] {
   const errors: string[] = [];
   page.on('pageerror', (error) => errors.push(error.message));
   page.on('console', (message) => {
-    if (message.type() === 'error' && !message.text().startsWith('Failed to load resource')) errors.push(message.text());
+    if (message.type() === 'error' && !message.text().startsWith('Failed to load resource'))
+      errors.push(message.text());
   });
   return errors;
 }
@@ -80,7 +81,9 @@ describe.skipIf(!hasChromium)(`studio in Chromium: the representative's day${ski
     await tab.setViewportSize({ width: 420, height: 860 });
     await ask(tab, 'Show order ORD-1001');
     await expect.poll(() => assistantMessages(tab).count()).toBe(1);
-    expect(await tab.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBe(0);
+    expect(await tab.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBe(
+      0,
+    );
     await fresh.close();
     expect(messages).toEqual([]);
   });
@@ -105,7 +108,9 @@ describe.skipIf(!hasChromium)(`studio in Chromium: the representative's day${ski
   it('switches project: the role and what the data API sees change', async () => {
     await page.getByRole('combobox', { name: 'Project' }).selectOption({ label: 'acme-b2b · acme' });
     await expect.poll(() => page.getByTestId('role').textContent()).toBe('agent');
-    await expect.poll(() => page.getByTestId('downstream-identity').textContent()).toBe('Useralice@example.comProjectacme-b2bClientacmeRoleagent');
+    await expect
+      .poll(() => page.getByTestId('downstream-identity').textContent())
+      .toBe('Useralice@example.comProjectacme-b2bClientacmeRoleagent');
 
     await page.getByRole('combobox', { name: 'Project' }).selectOption({ label: 'acme-b2c · acme' });
     await expect.poll(() => page.getByTestId('role').textContent()).toBe('admin');
@@ -116,7 +121,9 @@ describe.skipIf(!hasChromium)(`studio in Chromium: the representative's day${ski
     const card = page.getByTestId('order-card');
     await card.waitFor();
     expect(await card.textContent()).toContain('ORD-1001');
-    await expect.poll(() => assistantMessages(page).last().textContent()).toMatch(/Order ORD-1001 — status: delivered, total: €[\d.,]+/);
+    await expect
+      .poll(() => assistantMessages(page).last().textContent())
+      .toMatch(/Order ORD-1001 — status: delivered, total: €[\d.,]+/);
   });
 
   it('refund: the approval card waits for Approve, then the refund runs once and the reply confirms', async () => {
@@ -130,7 +137,9 @@ describe.skipIf(!hasChromium)(`studio in Chromium: the representative's day${ski
     expect(countOf(await outputAfter(platform.chat.output, ended), '"msg":"refundOrder ORD-1001')).toBe(0);
 
     await approval.getByRole('button', { name: 'Approve' }).click();
-    await expect.poll(() => assistantMessages(page).last().textContent()).toMatch(/Done — I refunded ORD-1001 \(€[\d.,]+\)\. Order status: refunded\./);
+    await expect
+      .poll(() => assistantMessages(page).last().textContent())
+      .toMatch(/Done — I refunded ORD-1001 \(€[\d.,]+\)\. Order status: refunded\./);
     expect(await page.getByTestId('approval-card').count()).toBe(0);
     await expect.poll(() => countOf(platform.chat.output(), 'refundOrder ORD-1001 in acme-b2c')).toBe(1);
   });
@@ -141,7 +150,9 @@ describe.skipIf(!hasChromium)(`studio in Chromium: the representative's day${ski
     await approval.waitFor();
     const ended = turnsEnded(platform.chat.output);
     await approval.getByRole('button', { name: 'Deny' }).click();
-    await expect.poll(() => assistantMessages(page).last().textContent()).toContain('Understood — I did not cancel ORD-1002.');
+    await expect
+      .poll(() => assistantMessages(page).last().textContent())
+      .toContain('Understood — I did not cancel ORD-1002.');
     expect(countOf(await outputAfter(platform.chat.output, ended), '"msg":"cancelOrder ')).toBe(0);
   });
 
@@ -157,7 +168,11 @@ describe.skipIf(!hasChromium)(`studio in Chromium: the representative's day${ski
 
   it('a forged identity header sent to /api never reaches the data API', async () => {
     const forged = await page.request.get(`${platform.studioUrl}/api/me`, {
-      headers: { 'x-deskpilot-role': 'viewer', X_Deskpilot_Project_Key: 'globex-b2c', 'x-deskpilot-user-email': 'bob@example.com' },
+      headers: {
+        'x-deskpilot-role': 'viewer',
+        X_Deskpilot_Project_Key: 'globex-b2c',
+        'x-deskpilot-user-email': 'bob@example.com',
+      },
     });
     expect(forged.status()).toBe(200);
     expect(await forged.json()).toEqual({
@@ -165,7 +180,12 @@ describe.skipIf(!hasChromium)(`studio in Chromium: the representative's day${ski
       projectKey: 'acme-b2c',
       clientId: 'acme',
       role: 'admin',
-      identityHeadersReceived: ['x-deskpilot-client-id', 'x-deskpilot-project-key', 'x-deskpilot-role', 'x-deskpilot-user-email'],
+      identityHeadersReceived: [
+        'x-deskpilot-client-id',
+        'x-deskpilot-project-key',
+        'x-deskpilot-role',
+        'x-deskpilot-user-email',
+      ],
     });
   });
 
@@ -175,7 +195,9 @@ describe.skipIf(!hasChromium)(`studio in Chromium: the representative's day${ski
     await page.getByRole('button', { name: 'Sign in' }).waitFor();
     // The session cookie is gone; the device cookie stays (it opens nothing, it only lets this browser go first).
     expect((await context.cookies()).map((remaining) => remaining.name)).toEqual(['deskpilot_device']);
-    const replayed = await fetch(`${platform.studioUrl}/api/me`, { headers: { cookie: `${cookie.name}=${cookie.value}` } });
+    const replayed = await fetch(`${platform.studioUrl}/api/me`, {
+      headers: { cookie: `${cookie.name}=${cookie.value}` },
+    });
     expect(replayed.status).toBe(401);
     expect(await replayed.json()).toMatchObject({ code: 'unauthenticated' });
   });
@@ -184,7 +206,9 @@ describe.skipIf(!hasChromium)(`studio in Chromium: the representative's day${ski
     await signIn(page, 'alice@example.com', 'alice-demo-password');
     await page.getByTestId('role').waitFor();
     // "Log out everywhere", as from another device.
-    const everywhere = await page.request.delete(`${platform.studioUrl}/sessions`, { headers: { origin: platform.studioUrl } });
+    const everywhere = await page.request.delete(`${platform.studioUrl}/sessions`, {
+      headers: { origin: platform.studioUrl },
+    });
     expect(everywhere.status()).toBe(204);
     await page.getByRole('combobox', { name: 'Project' }).selectOption({ label: 'acme-b2b · acme' });
     await page.getByRole('button', { name: 'Sign in' }).waitFor();
@@ -246,7 +270,9 @@ describe.skipIf(!hasChromium)(`studio in Chromium: limits and outages${skipReaso
     platform.chat.child.kill('SIGKILL');
     await new Promise((resolve) => platform.chat.child.once('exit', resolve));
     await approval.getByRole('button', { name: 'Approve' }).click();
-    await expect.poll(() => page.locator('.chat [role="alert"]').textContent()).toMatch(/^The chat service is unreachable\./);
+    await expect
+      .poll(() => page.locator('.chat [role="alert"]').textContent())
+      .toMatch(/^The chat service is unreachable\./);
 
     await platform.restart('chat');
     await page.locator('.chat [role="alert"]').getByRole('button', { name: 'Retry' }).click();

@@ -4,7 +4,11 @@ import { LoginForm } from './login-form.tsx';
 import { Sidebar } from './sidebar.tsx';
 import { DeskpilotClientError, client, currentSession, explain, type Session } from './studio-api.ts';
 
-type View = { state: 'loading' } | { state: 'signed-out' } | { state: 'signed-in'; session: Session } | { state: 'unavailable'; message: string };
+type View =
+  | { state: 'loading' }
+  | { state: 'signed-out' }
+  | { state: 'signed-in'; session: Session }
+  | { state: 'unavailable'; message: string };
 
 /** The studio page: login, or the workspace (top bar with project switcher, sidebar, chat). */
 export function App() {
@@ -56,10 +60,12 @@ export function App() {
       </main>
     );
   }
-  if (view.state === 'signed-out') return <LoginForm onSignedIn={(session) => setView({ state: 'signed-in', session })} />;
+  if (view.state === 'signed-out')
+    return <LoginForm onSignedIn={(session) => setView({ state: 'signed-in', session })} />;
 
   const { session } = view;
-  const membershipKey = (membership: { projectKey: string; clientId: string }) => `${membership.projectKey}/${membership.clientId}`;
+  const membershipKey = (membership: { projectKey: string; clientId: string }) =>
+    `${membership.projectKey}/${membership.clientId}`;
   return (
     <div className="workspace">
       <header className="topbar">
@@ -73,9 +79,17 @@ export function App() {
             value={membershipKey(session)}
             disabled={busy}
             onChange={(event) => {
-              const membership = session.memberships.find((candidate) => membershipKey(candidate) === event.target.value)!;
+              const membership = session.memberships.find(
+                (candidate) => membershipKey(candidate) === event.target.value,
+              )!;
               void run(async () =>
-                setView({ state: 'signed-in', session: await client.switchProject({ projectKey: membership.projectKey, clientId: membership.clientId }) }),
+                setView({
+                  state: 'signed-in',
+                  session: await client.switchProject({
+                    projectKey: membership.projectKey,
+                    clientId: membership.clientId,
+                  }),
+                }),
               );
             }}
           >
@@ -113,7 +127,11 @@ export function App() {
       )}
       <div className="columns">
         <Sidebar key={`${session.id}`} session={session} />
-        <ChatPanel key={`${session.user.email}/${session.projectKey}/${session.role}`} session={session} onSignedOut={() => setView({ state: 'signed-out' })} />
+        <ChatPanel
+          key={`${session.user.email}/${session.projectKey}/${session.role}`}
+          session={session}
+          onSignedOut={() => setView({ state: 'signed-out' })}
+        />
       </div>
     </div>
   );

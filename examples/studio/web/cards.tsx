@@ -40,7 +40,8 @@ export function isCard(output: unknown): output is OrderCardData | ProductCardDa
   return card === 'order' || card === 'product' || card === 'customer';
 }
 
-const day = (iso: string) => new Date(iso).toLocaleDateString('en-GB', { day: 'numeric', month: 'short', year: 'numeric' });
+const day = (iso: string) =>
+  new Date(iso).toLocaleDateString('en-GB', { day: 'numeric', month: 'short', year: 'numeric' });
 
 export function OrderCard({ card }: { card: OrderCardData }) {
   return (

@@ -5,9 +5,18 @@ import { conversationId, newConversationId } from './conversation-id.ts';
 import { MessageView } from './message-view.tsx';
 import { DeskpilotClientError, chatClient, chatSetup, explain, type ChatSetup, type Session } from './studio-api.ts';
 
-type Loaded = { state: 'loading' } | { state: 'ready'; setup: ChatSetup; messages: UIMessage[] } | { state: 'failed'; error: unknown };
+type Loaded =
+  | { state: 'loading' }
+  | { state: 'ready'; setup: ChatSetup; messages: UIMessage[] }
+  | { state: 'failed'; error: unknown };
 
-const suggestions = ['Show order ORD-1001', 'Refund order ORD-1001', 'Cancel order ORD-1002', 'Find running shoes', 'Create a ticket about a late delivery for ORD-1003'];
+const suggestions = [
+  'Show order ORD-1001',
+  'Refund order ORD-1001',
+  'Cancel order ORD-1002',
+  'Find running shoes',
+  'Create a ticket about a late delivery for ORD-1003',
+];
 
 /** Loads where the chat service is and the stored conversation, then shows it. */
 export function ChatPanel({ session, onSignedOut }: { session: Session; onSignedOut: () => void }) {
@@ -22,7 +31,9 @@ export function ChatPanel({ session, onSignedOut }: { session: Session; onSigned
       const setup = await chatSetup();
       // A conversation this page just made has nothing stored: not asked for (a 404 the console would show).
       // One started elsewhere, or not started yet, has no history either: it starts empty.
-      const stored = chat.fresh ? null : await chatClient(setup.chatServiceUrl).chatHistory({ sessionId: chat.id, context: setup.context });
+      const stored = chat.fresh
+        ? null
+        : await chatClient(setup.chatServiceUrl).chatHistory({ sessionId: chat.id, context: setup.context });
       const messages = stored?.messages ?? [];
       if (current) setLoaded({ state: 'ready', setup, messages });
     })().catch((error: unknown) => current && setLoaded({ state: 'failed', error }));
@@ -41,7 +52,11 @@ export function ChatPanel({ session, onSignedOut }: { session: Session; onSigned
       <section className="chat">
         <div className="panel problem" role="alert">
           <p>{explain(loaded.error)}</p>
-          <button type="button" className="primary" onClick={ended ? onSignedOut : () => setAttempt((count) => count + 1)}>
+          <button
+            type="button"
+            className="primary"
+            onClick={ended ? onSignedOut : () => setAttempt((count) => count + 1)}
+          >
             {ended ? 'Sign in' : 'Retry'}
           </button>
         </div>
@@ -109,7 +124,9 @@ function Conversation({ chatId, chatServiceUrl, initialMessages, onNewConversati
   const retry = () => {
     clearError();
     const last = messages.at(-1);
-    const answeredApproval = last?.role === 'assistant' && last.parts.some((part) => isToolUIPart(part) && part.state === 'approval-responded');
+    const answeredApproval =
+      last?.role === 'assistant' &&
+      last.parts.some((part) => isToolUIPart(part) && part.state === 'approval-responded');
     void (answeredApproval ? sendMessage() : regenerate());
   };
   const submit = (event: FormEvent) => {
@@ -146,7 +163,12 @@ function Conversation({ chatId, chatServiceUrl, initialMessages, onNewConversati
           </div>
         )}
         {messages.map((message) => (
-          <MessageView key={message.id} message={message} disabled={busy} onApproval={(id, approved) => void addToolApprovalResponse({ id, approved })} />
+          <MessageView
+            key={message.id}
+            message={message}
+            disabled={busy}
+            onApproval={(id, approved) => void addToolApprovalResponse({ id, approved })}
+          />
         ))}
         {status === 'submitted' && (
           <p className="muted typing" role="status">

@@ -5,13 +5,21 @@ export interface ConversationRef {
 }
 
 /** The chat service's `sessionId` of this user's conversation in a project, kept across reloads. */
-export function conversationId(userEmail: string, projectKey: string, storage: Storage = localStorage): ConversationRef {
+export function conversationId(
+  userEmail: string,
+  projectKey: string,
+  storage: Storage = localStorage,
+): ConversationRef {
   const id = storage.getItem(`deskpilot.conversation:${userEmail}:${projectKey}`);
   return id && /^[0-9a-f-]{36}$/i.test(id) ? { id, fresh: false } : newConversationId(userEmail, projectKey, storage);
 }
 
 /** Starts a fresh conversation for this user and project. */
-export function newConversationId(userEmail: string, projectKey: string, storage: Storage = localStorage): ConversationRef {
+export function newConversationId(
+  userEmail: string,
+  projectKey: string,
+  storage: Storage = localStorage,
+): ConversationRef {
   const id = crypto.randomUUID();
   storage.setItem(`deskpilot.conversation:${userEmail}:${projectKey}`, id);
   return { id, fresh: true };

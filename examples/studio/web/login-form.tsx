@@ -24,18 +24,37 @@ export function LoginForm({ onSignedIn }: { onSignedIn: (session: Session) => vo
 
   return (
     <main className="splash">
-      <form className="panel login" onSubmit={(event) => void submit(event)} aria-describedby={error ? 'login-error' : undefined}>
+      <form
+        className="panel login"
+        onSubmit={(event) => void submit(event)}
+        aria-describedby={error ? 'login-error' : undefined}
+      >
         <h1>
           Deskpilot <span className="brand-sub">Studio</span>
         </h1>
         <p className="muted">Sign in to your support workspace.</p>
         <label>
           Email
-          <input type="email" name="email" autoComplete="username" required autoFocus value={email} onChange={(event) => setEmail(event.target.value)} />
+          <input
+            type="email"
+            name="email"
+            autoComplete="username"
+            required
+            autoFocus
+            value={email}
+            onChange={(event) => setEmail(event.target.value)}
+          />
         </label>
         <label>
           Password
-          <input type="password" name="password" autoComplete="current-password" required value={password} onChange={(event) => setPassword(event.target.value)} />
+          <input
+            type="password"
+            name="password"
+            autoComplete="current-password"
+            required
+            value={password}
+            onChange={(event) => setPassword(event.target.value)}
+          />
         </label>
         {error && (
           <p id="login-error" className="error" role="alert">

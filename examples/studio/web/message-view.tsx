@@ -6,14 +6,23 @@ type ToolPart = Extract<Part, { toolCallId: string }>;
 
 /** What a write tool is about to do, in words a representative can approve. */
 const approvalTitles: Record<string, (input: Record<string, unknown>) => string> = {
-  refundOrder: (input) => `Refund order ${input.orderId}${typeof input.amount === 'number' ? ` (${(input.amount / 100).toFixed(2)})` : ' in full'}`,
+  refundOrder: (input) =>
+    `Refund order ${input.orderId}${typeof input.amount === 'number' ? ` (${(input.amount / 100).toFixed(2)})` : ' in full'}`,
   cancelOrder: (input) => `Cancel order ${input.orderId}`,
   createTicket: (input) => `Create ticket “${input.subject}”`,
   addTicketComment: (input) => `Comment on ticket ${input.ticketId}`,
 };
 
 /** One chat message: text, cards, tool activity and approval cards, in stream order. */
-export function MessageView({ message, disabled, onApproval }: { message: UIMessage; disabled: boolean; onApproval: (id: string, approved: boolean) => void }) {
+export function MessageView({
+  message,
+  disabled,
+  onApproval,
+}: {
+  message: UIMessage;
+  disabled: boolean;
+  onApproval: (id: string, approved: boolean) => void;
+}) {
   const model = (message.metadata as { model?: string } | undefined)?.model;
   return (
     <article className={`message ${message.role}`} data-role={message.role}>
@@ -26,13 +35,26 @@ export function MessageView({ message, disabled, onApproval }: { message: UIMess
         )}
       </div>
       {message.parts.map((part, index) => (
-        <PartView key={isToolUIPart(part) ? part.toolCallId : index} part={part} disabled={disabled} onApproval={onApproval} />
+        <PartView
+          key={isToolUIPart(part) ? part.toolCallId : index}
+          part={part}
+          disabled={disabled}
+          onApproval={onApproval}
+        />
       ))}
     </article>
   );
 }
 
-function PartView({ part, disabled, onApproval }: { part: Part; disabled: boolean; onApproval: (id: string, approved: boolean) => void }) {
+function PartView({
+  part,
+  disabled,
+  onApproval,
+}: {
+  part: Part;
+  disabled: boolean;
+  onApproval: (id: string, approved: boolean) => void;
+}) {
   if (part.type === 'text') return <p className="text">{part.text}</p>;
   if (!isToolUIPart(part)) return null;
   const tool = part as ToolPart;
@@ -46,7 +68,12 @@ function PartView({ part, disabled, onApproval }: { part: Part; disabled: boolea
           <div className="approval-title">{(approvalTitles[name] ?? (() => name))(input)}</div>
           {typeof input.reason === 'string' && <div className="muted">Reason: {input.reason}</div>}
           <div className="approval-actions">
-            <button type="button" className="primary" disabled={disabled} onClick={() => onApproval(tool.approval.id, true)}>
+            <button
+              type="button"
+              className="primary"
+              disabled={disabled}
+              onClick={() => onApproval(tool.approval.id, true)}
+            >
               Approve
             </button>
             <button type="button" disabled={disabled} onClick={() => onApproval(tool.approval.id, false)}>
@@ -56,7 +83,14 @@ function PartView({ part, disabled, onApproval }: { part: Part; disabled: boolea
         </div>
       );
     case 'approval-responded':
-      return <ToolChip name={name} input={input} status={tool.approval.approved ? 'approved, running…' : 'denied'} tone={tool.approval.approved ? 'busy' : 'denied'} />;
+      return (
+        <ToolChip
+          name={name}
+          input={input}
+          status={tool.approval.approved ? 'approved, running…' : 'denied'}
+          tone={tool.approval.approved ? 'busy' : 'denied'}
+        />
+      );
     case 'output-denied':
       return <ToolChip name={name} input={input} status="denied" tone="denied" />;
     case 'output-error':
@@ -69,7 +103,15 @@ function PartView({ part, disabled, onApproval }: { part: Part; disabled: boolea
         return <CustomerCard card={output} />;
       }
       const failed = output && output.ok === false;
-      return <ToolChip name={name} input={input} status={failed ? String(output.message ?? 'not done') : 'done'} tone={failed ? 'error' : 'done'} output={output} />;
+      return (
+        <ToolChip
+          name={name}
+          input={input}
+          status={failed ? String(output.message ?? 'not done') : 'done'}
+          tone={failed ? 'error' : 'done'}
+          output={output}
+        />
+      );
     }
     default:
       return <ToolChip name={name} input={input} status="running…" tone="busy" />;
@@ -89,7 +131,9 @@ function ToolChip({
   tone: 'busy' | 'done' | 'denied' | 'error';
   output?: unknown;
 }) {
-  const subject = ['orderId', 'ticketId', 'customerId', 'sku', 'query', 'businessUnitId'].map((key) => input[key]).find((value) => typeof value === 'string');
+  const subject = ['orderId', 'ticketId', 'customerId', 'sku', 'query', 'businessUnitId']
+    .map((key) => input[key])
+    .find((value) => typeof value === 'string');
   return (
     <details className={`tool ${tone}`} data-tool={name}>
       <summary>

@@ -23,13 +23,18 @@ async function studioGet<T>(path: string, service: string): Promise<T> {
   }
   if (!response.ok) {
     const problem = (await response.json().catch(() => null)) as { code?: string; detail?: string } | null;
-    throw new DeskpilotClientError(problem?.code ?? 'unexpected_response', response.status, problem?.detail ?? `The ${service} answered ${response.status}.`);
+    throw new DeskpilotClientError(
+      problem?.code ?? 'unexpected_response',
+      response.status,
+      problem?.detail ?? `The ${service} answered ${response.status}.`,
+    );
   }
   return (await response.json()) as T;
 }
 
 /** Who is signed in (null: no one), asked of the studio, which answers 200 either way. */
-export const currentSession = async () => (await studioGet<{ session: Session | null }>('/studio/session', 'studio')).session;
+export const currentSession = async () =>
+  (await studioGet<{ session: Session | null }>('/studio/session', 'studio')).session;
 
 /** Where the chat service is, and the context (with a fresh grant when the chat requires one) for the signed-in user. */
 export const chatSetup = () => studioGet<ChatSetup>('/studio/chat-context', 'studio');

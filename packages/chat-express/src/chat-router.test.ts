@@ -1,8 +1,22 @@
 import { createServer, request as httpRequest } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
-import { createChatHandler, createMemoryApprovalStore, createMemoryChatStore, readChatStream, type ChatHandlerOptions, type ChatStore } from '@deskpilot/core';
+import {
+  createChatHandler,
+  createMemoryApprovalStore,
+  createMemoryChatStore,
+  readChatStream,
+  type ChatHandlerOptions,
+  type ChatStore,
+} from '@deskpilot/core';
 import { createDemoCommerceBackend, createDemoModel, createDemoTicketBackend } from '@deskpilot/core/demo';
-import { AbstractChat, DefaultChatTransport, lastAssistantMessageIsCompleteWithApprovalResponses, type ChatState, type ChatStatus, type UIMessage } from 'ai';
+import {
+  AbstractChat,
+  DefaultChatTransport,
+  lastAssistantMessageIsCompleteWithApprovalResponses,
+  type ChatState,
+  type ChatStatus,
+  type UIMessage,
+} from 'ai';
 import compression from 'compression';
 import express from 'express';
 import { describe, expect, it, onTestFinished } from 'vitest';
@@ -11,7 +25,9 @@ import { chatRouter } from './chat-router.js';
 const studio = 'http://localhost:3000';
 const sessionId = '2a4f6c1e-3b5d-4e7f-8a9b-0c1d2e3f4a5b';
 
-async function startChatService(options: { trustProxy?: string; handler?: Partial<ChatHandlerOptions>; beforeRoutes?: express.RequestHandler } = {}) {
+async function startChatService(
+  options: { trustProxy?: string; handler?: Partial<ChatHandlerOptions>; beforeRoutes?: express.RequestHandler } = {},
+) {
   const commerce = createDemoCommerceBackend();
   const handler = createChatHandler({
     store: createMemoryChatStore(),
@@ -29,13 +45,19 @@ async function startChatService(options: { trustProxy?: string; handler?: Partia
   app.use(chatRouter(handler));
   const server = createServer(app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  onTestFinished(() => new Promise<void>((resolve) => server.close(() => resolve())).then(() => server.closeAllConnections()));
+  onTestFinished(() =>
+    new Promise<void>((resolve) => server.close(() => resolve())).then(() => server.closeAllConnections()),
+  );
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, commerce };
 }
 
 /** The chat client of `ai`, with the plain in-memory state a non-React host gives it. */
 class TestChat extends AbstractChat<UIMessage> {
-  constructor(init: ConstructorParameters<typeof AbstractChat<UIMessage>>[0] extends infer Init ? Omit<Init & object, 'state'> : never) {
+  constructor(
+    init: ConstructorParameters<typeof AbstractChat<UIMessage>>[0] extends infer Init
+      ? Omit<Init & object, 'state'>
+      : never,
+  ) {
     const state: ChatState<UIMessage> = {
       status: 'ready' as ChatStatus,
       error: undefined,
@@ -56,7 +78,11 @@ class TestChat extends AbstractChat<UIMessage> {
 }
 
 const post = (url: string, body: unknown, headers: Record<string, string> = {}) =>
-  fetch(`${url}/chat`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  fetch(`${url}/chat`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
 
 describe('chatRouter over real HTTP', () => {
   it('runs a whole refund approval with the real chat client: card, approve, exactly one refund, confirmation', async () => {
@@ -66,20 +92,27 @@ describe('chatRouter over real HTTP', () => {
       transport: new DefaultChatTransport({
         api: `${url}/chat`,
         body: { context: { userEmail: 'rep@example.com', projectKey: 'acme-b2c', canRefundOrders: true } },
-        prepareSendMessagesRequest: ({ id, messages, body, trigger, messageId }) => ({ body: { ...body, sessionId: id, messages, trigger, messageId } }),
+        prepareSendMessagesRequest: ({ id, messages, body, trigger, messageId }) => ({
+          body: { ...body, sessionId: id, messages, trigger, messageId },
+        }),
       }),
       sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
     });
 
     await chat.sendMessage({ text: 'Please refund order ORD-1001, the parcel arrived damaged.' });
     expect(chat.status).toBe('ready');
-    const card = chat.messages.at(-1)!.parts.find((part) => part.type === 'tool-refundOrder') as { state: string; approval: { id: string } };
+    const card = chat.messages.at(-1)!.parts.find((part) => part.type === 'tool-refundOrder') as {
+      state: string;
+      approval: { id: string };
+    };
     expect(card.state).toBe('approval-requested');
     expect(card.approval.id).toMatch(/^apv_/);
     expect(commerce.calls).toEqual([]);
 
     await chat.addToolApprovalResponse({ id: card.approval.id, approved: true });
-    const refundState = () => (chat.messages.at(-1)!.parts.find((part) => part.type === 'tool-refundOrder') as { state?: string } | undefined)?.state;
+    const refundState = () =>
+      (chat.messages.at(-1)!.parts.find((part) => part.type === 'tool-refundOrder') as { state?: string } | undefined)
+        ?.state;
     await expect.poll(refundState, { timeout: 5000 }).toBe('output-available');
     await expect.poll(() => chat.status, { timeout: 5000 }).toBe('ready');
     expect(commerce.calls.filter((call) => call.method === 'refundOrder')).toHaveLength(1);
@@ -95,11 +128,18 @@ describe('chatRouter over real HTTP', () => {
     const { url } = await startChatService();
     const allowed = await fetch(`${url}/chat`, {
       method: 'OPTIONS',
-      headers: { origin: studio, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' },
+      headers: {
+        origin: studio,
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'content-type',
+      },
     });
     expect(allowed.status).toBe(204);
     expect(allowed.headers.get('access-control-allow-origin')).toBe(studio);
-    const foreign = await fetch(`${url}/chat`, { method: 'OPTIONS', headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST' } });
+    const foreign = await fetch(`${url}/chat`, {
+      method: 'OPTIONS',
+      headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST' },
+    });
     expect(foreign.headers.get('access-control-allow-origin')).toBeNull();
   });
 
@@ -128,22 +168,31 @@ describe('chatRouter over real HTTP', () => {
   });
 
   it('streams through compression(): the events are not buffered into one gzip lump', async () => {
-    const { url } = await startChatService({ beforeRoutes: compression(), handler: { models: { fallback: createDemoModel({ delayMs: 20 }) } } });
+    const { url } = await startChatService({
+      beforeRoutes: compression(),
+      handler: { models: { fallback: createDemoModel({ delayMs: 20 }) } },
+    });
     const body = JSON.stringify({
       sessionId,
       messages: [{ id: 'u1', role: 'user', parts: [{ type: 'text', text: 'show order ORD-1001' }] }],
       context: { userEmail: 'rep@example.com', projectKey: 'acme-b2c' },
     });
     // Raw HTTP, asking for gzip as a browser does: fetch would decompress and hide what happened.
-    const { headers, arrivals } = await new Promise<{ headers: Record<string, unknown>; arrivals: number }>((resolve, reject) => {
-      const request = httpRequest(`${url}/chat`, { method: 'POST', headers: { 'content-type': 'application/json', 'accept-encoding': 'gzip' } }, (response) => {
-        let arrivals = 0;
-        response.on('data', () => arrivals++);
-        response.on('end', () => resolve({ headers: response.headers, arrivals }));
-      });
-      request.on('error', reject);
-      request.end(body);
-    });
+    const { headers, arrivals } = await new Promise<{ headers: Record<string, unknown>; arrivals: number }>(
+      (resolve, reject) => {
+        const request = httpRequest(
+          `${url}/chat`,
+          { method: 'POST', headers: { 'content-type': 'application/json', 'accept-encoding': 'gzip' } },
+          (response) => {
+            let arrivals = 0;
+            response.on('data', () => arrivals++);
+            response.on('end', () => resolve({ headers: response.headers, arrivals }));
+          },
+        );
+        request.on('error', reject);
+        request.end(body);
+      },
+    );
     expect(headers['cache-control']).toBe('no-cache, no-transform');
     expect(headers['content-encoding']).toBeUndefined();
     // The answer came as it was written, event by event, not held back to the end.
@@ -189,7 +238,10 @@ describe('chatRouter over real HTTP', () => {
     const gone = new Promise<void>((resolve) => (clientGone = resolve));
     const received = new Promise<void>((resolve) => (arrived = resolve));
     const memory = createMemoryChatStore();
-    const store: ChatStore = { ...memory, getOrCreateSession: async (init) => (await gone, memory.getOrCreateSession(init)) };
+    const store: ChatStore = {
+      ...memory,
+      getOrCreateSession: async (init) => (await gone, memory.getOrCreateSession(init)),
+    };
     const { url } = await startChatService({
       handler: { store },
       beforeRoutes: (req, res, next) => {
@@ -208,7 +260,9 @@ describe('chatRouter over real HTTP', () => {
     const { port } = new URL(url);
     const socket = connect(Number(port), '127.0.0.1');
     socket.on('error', () => {});
-    socket.write(`POST /chat HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+    socket.write(
+      `POST /chat HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    );
     await received;
     socket.destroy();
     await gone;
@@ -240,7 +294,10 @@ describe('chatRouter over real HTTP', () => {
     };
 
     it('sees each client behind a proxy Express trusts, by the right end of the X-Forwarded-For chain', async () => {
-      const { url } = await startChatService({ trustProxy: 'loopback, 10.0.0.0/8', handler: { limits: { address: { policy: { limit: 2 } } } } });
+      const { url } = await startChatService({
+        trustProxy: 'loopback, 10.0.0.0/8',
+        handler: { limits: { address: { policy: { limit: 2 } } } },
+      });
       expect(await chatAs(url, '198.51.100.1, 203.0.113.5, 10.0.0.7')).toBe(200);
       expect(await chatAs(url, '198.51.100.2, 203.0.113.5, 10.0.0.7')).toBe(200);
       // Rotating what the client wrote on the left changes nothing; another client has its own bucket.

@@ -14,6 +14,8 @@ export function chatRouter(handler: ChatHandler): RequestHandler {
   return (req, res, next) => {
     if (!handler.isRoute(req.path)) return next();
     // `req.ip` honours Express's `trust proxy`: the per-address admission cap sees the browser, not the proxy.
-    handler.handle(fromNodeRequest(req, req.path, { clientAddress: req.ip })).then((response) => writeResponse(res, response), next);
+    handler
+      .handle(fromNodeRequest(req, req.path, { clientAddress: req.ip }))
+      .then((response) => writeResponse(res, response), next);
   };
 }

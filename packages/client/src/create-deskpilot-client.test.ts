@@ -16,7 +16,12 @@ async function deployment(options: { rateLimit?: number } = {}) {
   const passwordHash = { cost: 1024 };
   const directory = createMemoryUserDirectory({ passwordHash });
   for (const user of demoUsers) await directory.addUser(user);
-  const service = createSessionService({ store: createMemorySessionStore(), directory, passwordHash, cookie: { secure: false } });
+  const service = createSessionService({
+    store: createMemorySessionStore(),
+    directory,
+    passwordHash,
+    cookie: { secure: false },
+  });
   const sessions = createSessionHandler({ service, allowedOrigins: ['http://studio.test'] });
   const chat = createChatHandler({
     store: createMemoryChatStore(),
@@ -49,9 +54,16 @@ describe('createDeskpilotClient: sessions', () => {
   it('signs in, reads the session, switches project, and signs out', async () => {
     const client = await deployment();
     expect(await client.currentSession()).toBeNull();
-    expect(await client.login(alice)).toMatchObject({ user: { email: alice.email }, projectKey: 'acme-b2c', role: 'admin' });
+    expect(await client.login(alice)).toMatchObject({
+      user: { email: alice.email },
+      projectKey: 'acme-b2c',
+      role: 'admin',
+    });
     expect(await client.currentSession()).toMatchObject({ projectKey: 'acme-b2c' });
-    expect(await client.switchProject({ projectKey: 'acme-b2b' })).toMatchObject({ projectKey: 'acme-b2b', role: 'agent' });
+    expect(await client.switchProject({ projectKey: 'acme-b2b' })).toMatchObject({
+      projectKey: 'acme-b2b',
+      role: 'agent',
+    });
     await client.logout();
     expect(await client.currentSession()).toBeNull();
     await client.login(alice);
@@ -65,20 +77,36 @@ describe('createDeskpilotClient: sessions', () => {
     expect(wrong).toBeInstanceOf(DeskpilotClientError);
     expect(wrong).toMatchObject({ code: 'invalid_credentials', status: 401, title: 'Invalid email or password' });
     const invalid = await client.login({ email: '', password: '' }).catch((error: unknown) => error);
-    expect(invalid).toMatchObject({ code: 'invalid_request', status: 400, errors: expect.arrayContaining([expect.objectContaining({ path: 'email' })]) });
+    expect(invalid).toMatchObject({
+      code: 'invalid_request',
+      status: 400,
+      errors: expect.arrayContaining([expect.objectContaining({ path: 'email' })]),
+    });
     await client.login(alice);
-    expect(await client.switchProject({ projectKey: 'globex-b2c' }).catch((error: unknown) => error)).toMatchObject({ code: 'forbidden', status: 403 });
+    expect(await client.switchProject({ projectKey: 'globex-b2c' }).catch((error: unknown) => error)).toMatchObject({
+      code: 'forbidden',
+      status: 403,
+    });
   });
 
   it('says network_error when nothing answers, and unexpected_response for an answer that is not ours', async () => {
-    const down = createDeskpilotClient({ sessionBaseUrl: 'http://127.0.0.1:9', fetch: () => Promise.reject(new TypeError('fetch failed')) });
+    const down = createDeskpilotClient({
+      sessionBaseUrl: 'http://127.0.0.1:9',
+      fetch: () => Promise.reject(new TypeError('fetch failed')),
+    });
     expect(await down.currentSession().catch((error: unknown) => error)).toMatchObject({
       code: 'network_error',
       status: 0,
       message: 'The session service is unreachable.',
     });
-    const proxy = createDeskpilotClient({ fetch: async () => new Response('<html>Bad gateway</html>', { status: 502, headers: { 'content-type': 'text/html' } }) });
-    expect(await proxy.login(alice).catch((error: unknown) => error)).toMatchObject({ code: 'unexpected_response', status: 502 });
+    const proxy = createDeskpilotClient({
+      fetch: async () =>
+        new Response('<html>Bad gateway</html>', { status: 502, headers: { 'content-type': 'text/html' } }),
+    });
+    expect(await proxy.login(alice).catch((error: unknown) => error)).toMatchObject({
+      code: 'unexpected_response',
+      status: 502,
+    });
   });
 });
 
@@ -105,7 +133,11 @@ describe('createDeskpilotClient: chat', () => {
     expect(types.at(-1)).toBe('finish');
     expect(asked).toBe(1);
     const history = await client.chatHistory({ sessionId, context });
-    expect(history).toMatchObject({ sessionId, lastTurnStatus: 'complete', messages: [{ role: 'user' }, { role: 'assistant' }] });
+    expect(history).toMatchObject({
+      sessionId,
+      lastTurnStatus: 'complete',
+      messages: [{ role: 'user' }, { role: 'assistant' }],
+    });
   });
 
   it('rejects a refused chat request with the code and the wait', async () => {
@@ -121,6 +153,10 @@ describe('createDeskpilotClient: chat', () => {
       });
     const first = (await send('u1')).getReader();
     while (!(await first.read()).done);
-    expect(await send('u2').catch((error: unknown) => error)).toMatchObject({ code: 'rate_limited', status: 429, retryAfterSeconds: expect.any(Number) });
+    expect(await send('u2').catch((error: unknown) => error)).toMatchObject({
+      code: 'rate_limited',
+      status: 429,
+      retryAfterSeconds: expect.any(Number),
+    });
   });
 });

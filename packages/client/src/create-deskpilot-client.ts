@@ -69,13 +69,19 @@ export function createDeskpilotClient(options: DeskpilotClientOptions = {}) {
     if (!response.ok) throw await errorFromResponse(response, service);
     return response;
   };
-  const post = (body: unknown): RequestInit => ({ method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-  const session = (path: string, init?: RequestInit) => call('session service', `${options.sessionBaseUrl ?? ''}${path}`, init);
+  const post = (body: unknown): RequestInit => ({
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  const session = (path: string, init?: RequestInit) =>
+    call('session service', `${options.sessionBaseUrl ?? ''}${path}`, init);
   const chat = (path: string, init?: RequestInit) => call('chat service', `${options.chatBaseUrl ?? ''}${path}`, init);
 
   return {
     /** Signs in; the session cookie is set by the answer. */
-    login: async (input: { email: string; password: string; projectKey?: string }): Promise<Session> => (await session('/sessions', post(input))).json(),
+    login: async (input: { email: string; password: string; projectKey?: string }): Promise<Session> =>
+      (await session('/sessions', post(input))).json(),
     /** The current session, or null when signed out. */
     currentSession: async (): Promise<Session | null> => {
       try {
@@ -86,13 +92,17 @@ export function createDeskpilotClient(options: DeskpilotClientOptions = {}) {
       }
     },
     /** Switches the active project (a new cookie; the role comes from the membership). */
-    switchProject: async (target: { projectKey: string; clientId?: string }): Promise<Session> => (await session('/sessions/current/project', post(target))).json(),
+    switchProject: async (target: { projectKey: string; clientId?: string }): Promise<Session> =>
+      (await session('/sessions/current/project', post(target))).json(),
     /** Signs out of this session. */
     logout: async (): Promise<void> => void (await session('/sessions/current', { method: 'DELETE' })),
     /** Signs out of every session of this user. */
     logoutEverywhere: async (): Promise<void> => void (await session('/sessions', { method: 'DELETE' })),
     /** A stored conversation, or null when it does not exist (yet) for this user. */
-    chatHistory: async <Message extends UIMessage = UIMessage>(input: { sessionId: string; context?: ChatContext }): Promise<ChatHistory<Message> | null> => {
+    chatHistory: async <Message extends UIMessage = UIMessage>(input: {
+      sessionId: string;
+      context?: ChatContext;
+    }): Promise<ChatHistory<Message> | null> => {
       try {
         return await (await chat('/chat/history', post(input))).json();
       } catch (error) {

@@ -17,7 +17,11 @@ export class DeskpilotClientError extends Error {
     code: string,
     status: number,
     message: string,
-    details: { title?: string; retryAfterSeconds?: number; errors?: ReadonlyArray<{ path: string; message: string }> } = {},
+    details: {
+      title?: string;
+      retryAfterSeconds?: number;
+      errors?: ReadonlyArray<{ path: string; message: string }>;
+    } = {},
   ) {
     super(message);
     this.name = 'DeskpilotClientError';
@@ -30,7 +34,11 @@ export class DeskpilotClientError extends Error {
 
   /** Whether `error` is one, optionally with `code` (works across copies of the package). */
   static isInstance(error: unknown, code?: string): error is DeskpilotClientError {
-    return error instanceof Error && error.name === 'DeskpilotClientError' && (code === undefined || (error as DeskpilotClientError).code === code);
+    return (
+      error instanceof Error &&
+      error.name === 'DeskpilotClientError' &&
+      (code === undefined || (error as DeskpilotClientError).code === code)
+    );
   }
 }
 
@@ -38,7 +46,12 @@ export class DeskpilotClientError extends Error {
 export async function errorFromResponse(response: Response, service: string): Promise<DeskpilotClientError> {
   const retryAfter = Number(response.headers.get('retry-after'));
   const problem = response.headers.get('content-type')?.startsWith('application/problem+json')
-    ? ((await response.json().catch(() => null)) as { code?: unknown; title?: unknown; detail?: unknown; errors?: unknown } | null)
+    ? ((await response.json().catch(() => null)) as {
+        code?: unknown;
+        title?: unknown;
+        detail?: unknown;
+        errors?: unknown;
+      } | null)
     : (await response.body?.cancel(), null);
   const code = typeof problem?.code === 'string' ? problem.code : 'unexpected_response';
   const detail = typeof problem?.detail === 'string' ? problem.detail : `The ${service} answered ${response.status}.`;

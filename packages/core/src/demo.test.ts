@@ -4,7 +4,14 @@ import { describe, expect, it } from 'vitest';
 import * as demo from './demo.js';
 import * as root from './index.js';
 
-const demoValues = ['createDemoCommerceBackend', 'createDemoModel', 'createDemoTicketBackend', 'demoModelId', 'demoModelProvider', 'demoUsers'];
+const demoValues = [
+  'createDemoCommerceBackend',
+  'createDemoModel',
+  'createDemoTicketBackend',
+  'demoModelId',
+  'demoModelProvider',
+  'demoUsers',
+];
 
 /** Every non-test source file of core outside the demo, with its path from `src`. */
 function rootSources(): Array<{ path: string; source: string }> {
@@ -24,7 +31,9 @@ describe('@deskpilot/core/demo', () => {
   it('is imported by no module of the root entry, so the root bundle carries none of it', () => {
     const sources = rootSources();
     expect(sources.map(({ path }) => path)).toContain('index.ts');
-    const importsDemo = sources.filter(({ source }) => /from '[./]*\/demo(\.js|\/[^']*)'/.test(source)).map(({ path }) => path);
+    const importsDemo = sources
+      .filter(({ source }) => /from '[./]*\/demo(\.js|\/[^']*)'/.test(source))
+      .map(({ path }) => path);
     expect(importsDemo).toEqual([]);
   });
 });

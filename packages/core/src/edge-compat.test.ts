@@ -82,7 +82,8 @@ describe('core on a host without Node built-ins', () => {
   }, 60_000);
 
   it('imports node: modules only where listed: none statically but the pending ones, node:crypto lazily for scrypt', () => {
-    const edges = (kind: (value: string) => boolean) => [...new Set(bundle.found.filter((item) => kind(item.kind)).map((item) => item.edge))].sort();
+    const edges = (kind: (value: string) => boolean) =>
+      [...new Set(bundle.found.filter((item) => kind(item.kind)).map((item) => item.edge))].sort();
     expect(edges((kind) => kind === 'dynamic-import')).toEqual(allowedDynamic);
     expect(edges((kind) => kind !== 'dynamic-import')).toEqual(pendingStatic);
   });
@@ -94,7 +95,8 @@ describe('core on a host without Node built-ins', () => {
       const source = await readFile(file, 'utf8');
       // Code, not comments: `process.stdout.write` in a JSDoc example is fine.
       const code = source.replace(/\/\*[\s\S]*?\*\/|(?<!:)\/\/.*$/gm, '');
-      if (/(?<![\w.$'"`/-])(Buffer|process|setImmediate|__dirname|require)(?![\w$'"`/-])/.test(code)) naming.push(file.slice(file.indexOf('src/') + 4));
+      if (/(?<![\w.$'"`/-])(Buffer|process|setImmediate|__dirname|require)(?![\w$'"`/-])/.test(code))
+        naming.push(file.slice(file.indexOf('src/') + 4));
     }
     expect(naming.sort()).toEqual(allowedNodeGlobals);
   });
@@ -110,7 +112,9 @@ describe('core on a host without Node built-ins', () => {
     });
 
     it('has Web globals and no Node ones', () => {
-      const kinds = vm.evaluate('[typeof Buffer, typeof process, typeof require, typeof crypto.getRandomValues, typeof crypto.subtle, typeof Response]');
+      const kinds = vm.evaluate(
+        '[typeof Buffer, typeof process, typeof require, typeof crypto.getRandomValues, typeof crypto.subtle, typeof Response]',
+      );
       expect(kinds).toEqual(['undefined', 'undefined', 'undefined', 'function', 'object', 'function']);
     });
 
@@ -151,13 +155,17 @@ describe('core on a host without Node built-ins', () => {
         valid: [200, 'rep@example.com'],
         forged: [401, 'unauthenticated'],
         login: [500, 'internal'],
-        logged: ['internal: password hashing needs node:crypto scrypt: Node, Bun, Deno, Cloudflare Workers with nodejs_compat'],
+        logged: [
+          'internal: password hashing needs node:crypto scrypt: Node, Bun, Deno, Cloudflare Workers with nodejs_compat',
+        ],
       });
     });
 
     it('resolves client addresses behind trusted proxies there too', () => {
       expect(core).toHaveProperty('createClientAddressResolver');
-      const resolve = vm.evaluate(`deskpilotCore.createClientAddressResolver({ trustedProxies: ['10.0.0.0/8'] })`) as (request: unknown) => string;
+      const resolve = vm.evaluate(`deskpilotCore.createClientAddressResolver({ trustedProxies: ['10.0.0.0/8'] })`) as (
+        request: unknown,
+      ) => string;
       const headers = vm.evaluate(`new Headers({ 'x-forwarded-for': '2001:db8::7, 10.0.0.2' })`) as unknown;
       expect(resolve({ clientAddress: '::ffff:10.1.2.3', headers })).toBe('2001:db8::7');
     });

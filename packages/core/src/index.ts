@@ -87,7 +87,12 @@ export {
 } from './chat/context/index.js';
 export { readChatStream } from './chat/stream/index.js';
 // The design card's blocks beneath createChatHandler, for a host that composes its own chat route
-export { defaultBudgetNotice, runToolLoop, type RunToolLoopOptions, type RunToolLoopResult } from './chat/tool-loop/index.js';
+export {
+  defaultBudgetNotice,
+  runToolLoop,
+  type RunToolLoopOptions,
+  type RunToolLoopResult,
+} from './chat/tool-loop/index.js';
 
 // Chat tools and the backends they call
 export {

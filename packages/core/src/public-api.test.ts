@@ -275,7 +275,10 @@ describe('public API', () => {
     const sessionSource = readFileSync(new URL('./session.ts', import.meta.url), 'utf8');
     expect([...typeNamesOf(source), ...typeNamesOf(sessionSource)].sort()).toEqual([...rootTypes].sort());
     // Whole modules come in only as the session entry (itself a list of names) and the backend ports' types.
-    expect(source.match(/export (type )?\*.*/g)).toEqual(["export * from './session.js';", "export type * from './chat/backends/index.js';"]);
+    expect(source.match(/export (type )?\*.*/g)).toEqual([
+      "export * from './session.js';",
+      "export type * from './chat/backends/index.js';",
+    ]);
     expect(sessionSource.match(/export (type )?\*.*/g)).toBeNull();
   });
 

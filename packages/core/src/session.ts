@@ -33,11 +33,23 @@ export {
 
 // The input policy both handlers apply, for the host's own routes and stores (its zod schemas,
 // `validText` and `jsonValueSchema`, are in the root entry: classic zod stays out of this one)
-export { checkJsonValue, type CheckJsonValueOptions, type JsonValue, type JsonValueProblem } from './validation/check-json-value.js';
+export {
+  checkJsonValue,
+  type CheckJsonValueOptions,
+  type JsonValue,
+  type JsonValueProblem,
+} from './validation/check-json-value.js';
 export { isValidText } from './validation/valid-text.js';
 
 // Host-neutral HTTP
-export { fromFetchRequest, problemResponse, toFetchResponse, type HttpRequest, type HttpResponse, type RequestInfo } from './http/http-request.js';
+export {
+  fromFetchRequest,
+  problemResponse,
+  toFetchResponse,
+  type HttpRequest,
+  type HttpResponse,
+  type RequestInfo,
+} from './http/http-request.js';
 export { readJsonBody, type ReadJsonBodyOptions } from './http/read-json-body.js';
 
 // Rate limiting

@@ -13,5 +13,9 @@ export { testRateLimiter, type RateLimiterFactory } from './testing/test-rate-li
 export { testTokenMeter, type TokenMeterFactory } from './testing/test-token-meter.js';
 export { testChatStore } from './testing/test-chat-store.js';
 export { testApprovalStore } from './testing/test-approval-store.js';
-export { createInputArbitraries, type InputArbitraries, type InputArbitrariesOptions } from './testing/create-input-arbitraries.js';
+export {
+  createInputArbitraries,
+  type InputArbitraries,
+  type InputArbitrariesOptions,
+} from './testing/create-input-arbitraries.js';
 export { testInputConformance, type InputConformanceOptions } from './testing/test-input-conformance.js';

@@ -6,7 +6,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPostgresStores } from './create-postgres-stores.js';
 import { testBackends, type TestDatabase } from './test-database.test-support.js';
 
-const usage = { inputTokens: { total: 1, noCache: 1, cacheRead: undefined, cacheWrite: undefined }, outputTokens: { total: 1, text: 1, reasoning: undefined } };
+const usage = {
+  inputTokens: { total: 1, noCache: 1, cacheRead: undefined, cacheWrite: undefined },
+  outputTokens: { total: 1, text: 1, reasoning: undefined },
+};
 
 /** Each turn notes its own key ("note_<n>" from the user's text), then answers. */
 const noteTakingModel = () =>
@@ -21,7 +24,12 @@ const noteTakingModel = () =>
             { type: 'finish', finishReason: { unified: 'stop', raw: 'stop' }, usage },
           ]
         : [
-            { type: 'tool-call', toolCallId: 'c1', toolName: 'updateWorkingMemory', input: JSON.stringify({ set: { [/note_\d+/.exec(last)![0]]: 'kept' } }) },
+            {
+              type: 'tool-call',
+              toolCallId: 'c1',
+              toolName: 'updateWorkingMemory',
+              input: JSON.stringify({ set: { [/note_\d+/.exec(last)![0]]: 'kept' } }),
+            },
             { type: 'finish', finishReason: { unified: 'tool-calls', raw: 'tool_use' }, usage },
           ];
       const stream = new ReadableStream({
@@ -66,7 +74,9 @@ for (const backend of testBackends) {
               body: JSON.stringify({
                 sessionId,
                 context: { userEmail: 'rep@example.com', projectKey: 'acme-b2c' },
-                messages: [{ id: `u-${index}`, role: 'user', parts: [{ type: 'text', text: `remember note_${index}` }] }],
+                messages: [
+                  { id: `u-${index}`, role: 'user', parts: [{ type: 'text', text: `remember note_${index}` }] },
+                ],
               }),
             }),
             { clientAddress: '203.0.113.7' },
@@ -81,7 +91,9 @@ for (const backend of testBackends) {
         expect(chunks.at(-1)).toMatchObject({ type: 'finish' });
       }
       const session = (await chatStore.getSession(sessionId))!;
-      expect(Object.keys(session.workingMemory).sort()).toEqual(Array.from({ length: turns }, (_, index) => `note_${index}`).sort());
+      expect(Object.keys(session.workingMemory).sort()).toEqual(
+        Array.from({ length: turns }, (_, index) => `note_${index}`).sort(),
+      );
       const messages = await chatStore.getMessages(sessionId);
       expect(messages.filter((message) => message.role === 'user')).toHaveLength(turns);
       expect(messages.filter((message) => message.role === 'assistant')).toHaveLength(turns);

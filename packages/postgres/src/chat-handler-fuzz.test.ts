@@ -29,14 +29,30 @@ import { openTestPglite, type TestDatabase } from './test-database.test-support.
 const studio = 'http://studio.test';
 const url = (path: string) => `http://chat.test${path}`;
 /** Refusals that come before the rate limiter counts anything. */
-const beforeLimiter = new Set(['invalid_request', 'invalid_json', 'payload_too_large', 'unsupported_media_type', 'provider_unavailable']);
+const beforeLimiter = new Set([
+  'invalid_request',
+  'invalid_json',
+  'payload_too_large',
+  'unsupported_media_type',
+  'provider_unavailable',
+]);
 
 // A few conversations and people, so turns land on conversations that exist, are someone else's, or are new.
-const sessionIds = ['6f1c2a7e-1d7b-4c1e-9a55-2f1f7c0e9b11', '0b6e0c1e-5a3c-4f0e-8d4e-6b0a1b2c3d4e', 'c2d1f7a4-8e3b-4c5d-9f6a-7b8c9d0e1f2a'];
-const sessionId = fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...sessionIds) }, { weight: 1, arbitrary: fc.uuid() });
+const sessionIds = [
+  '6f1c2a7e-1d7b-4c1e-9a55-2f1f7c0e9b11',
+  '0b6e0c1e-5a3c-4f0e-8d4e-6b0a1b2c3d4e',
+  'c2d1f7a4-8e3b-4c5d-9f6a-7b8c9d0e1f2a',
+];
+const sessionId = fc.oneof(
+  { weight: 4, arbitrary: fc.constantFrom(...sessionIds) },
+  { weight: 1, arbitrary: fc.uuid() },
+);
 const email = fc.oneof(
   { weight: 4, arbitrary: fc.constantFrom('rep@example.com', ' Rep@Example.COM ', 'lead@example.com') },
-  { weight: 1, arbitrary: fc.tuple(input.nonEmptyText, input.nonEmptyText).map(([local, domain]) => `${local}@${domain}`) },
+  {
+    weight: 1,
+    arbitrary: fc.tuple(input.nonEmptyText, input.nonEmptyText).map(([local, domain]) => `${local}@${domain}`),
+  },
 );
 const context = fc.record(
   {
@@ -57,7 +73,10 @@ const userMessage = fc.record({
   parts: fc.array(
     fc.record({
       type: fc.constant('text'),
-      text: fc.oneof(fc.constantFrom('show order ORD-1001', 'refund order ORD-1001', 'remember the customer is VIP', 'hello'), input.nonEmptyText),
+      text: fc.oneof(
+        fc.constantFrom('show order ORD-1001', 'refund order ORD-1001', 'remember the customer is VIP', 'hello'),
+        input.nonEmptyText,
+      ),
     }),
     { minLength: 1, maxLength: 2 },
   ),
@@ -66,20 +85,29 @@ const userMessage = fc.record({
 const approvalAnswer = fc.record({
   id: input.nonEmptyText,
   role: fc.constant('assistant'),
-  parts: fc
-    .tuple(input.nonEmptyText, input.nonEmptyText, fc.boolean())
-    .map(([toolCallId, approvalId, approved]) => [
-      { type: 'tool-refundOrder', toolCallId, state: 'approval-responded', input: { orderId: 'ORD-1001', reason: 'damaged' }, approval: { id: approvalId, approved } },
-    ]),
+  parts: fc.tuple(input.nonEmptyText, input.nonEmptyText, fc.boolean()).map(([toolCallId, approvalId, approved]) => [
+    {
+      type: 'tool-refundOrder',
+      toolCallId,
+      state: 'approval-responded',
+      input: { orderId: 'ORD-1001', reason: 'damaged' },
+      approval: { id: approvalId, approved },
+    },
+  ]),
 });
 const chatBody = fc.record(
   {
-    messages: fc.oneof({ weight: 5, arbitrary: userMessage }, { weight: 1, arbitrary: approvalAnswer }).map((message) => [message]),
+    messages: fc
+      .oneof({ weight: 5, arbitrary: userMessage }, { weight: 1, arbitrary: approvalAnswer })
+      .map((message) => [message]),
     sessionId,
     context,
     trigger: fc.option(fc.constant('submit-message'), { nil: undefined }),
     // Rarely: neither provider is configured, so naming one is a 400.
-    provider: fc.oneof({ weight: 30, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: fc.constantFrom('openai', 'anthropic') }),
+    provider: fc.oneof(
+      { weight: 30, arbitrary: fc.constant(undefined) },
+      { weight: 1, arbitrary: fc.constantFrom('openai', 'anthropic') },
+    ),
   },
   { requiredKeys: ['messages', 'sessionId', 'context', 'provider'] },
 );
@@ -108,7 +136,14 @@ const chatPaths = [
   ['messageId'],
 ];
 const historyBody = fc.record({ sessionId, context });
-const historyPaths = [['sessionId'], ['context'], ['context', 'userEmail'], ['context', 'projectKey'], ['context', 'pageContext'], ['context', 'canViewOrders']];
+const historyPaths = [
+  ['sessionId'],
+  ['context'],
+  ['context', 'userEmail'],
+  ['context', 'projectKey'],
+  ['context', 'pageContext'],
+  ['context', 'canViewOrders'],
+];
 
 describe('chat routes under fuzzing, on PGlite', () => {
   let database: TestDatabase;
@@ -120,7 +155,8 @@ describe('chat routes under fuzzing, on PGlite', () => {
     const chats = countingWrites<ChatStore>(stores.chatStore, {
       getOrCreateSession: (result) => (result as { created: boolean }).created,
       // A write when it created the conversation or added the user's message.
-      openSession: (result) => (result as { created: boolean }).created || (result as { added?: { added: boolean } }).added?.added === true,
+      openSession: (result) =>
+        (result as { created: boolean }).created || (result as { added?: { added: boolean } }).added?.added === true,
       addMessage: (result) => (result as { added: boolean }).added,
       upsertMessages: always,
       saveTurn: always,
@@ -160,7 +196,12 @@ describe('chat routes under fuzzing, on PGlite', () => {
   async function send(path: string, request: Request, tally: ReturnType<typeof createTally>) {
     const { chats, approvals, limiter, handler, errors, clock } = setup;
     clock.advance(500);
-    const before = { errors: errors.length, writes: chats.writes + approvals.writes, checks: limiter.checks, size: limiter.size };
+    const before = {
+      errors: errors.length,
+      writes: chats.writes + approvals.writes,
+      checks: limiter.checks,
+      size: limiter.size,
+    };
     const sent = performance.now();
     const response = await handler.fetch(request, client);
     const streamed = response.status === 200 && response.headers.get('content-type') === 'text/event-stream';
@@ -193,7 +234,16 @@ describe('chat routes under fuzzing, on PGlite', () => {
         { numRuns: fuzzRuns, seed: fuzzSeed },
       );
       tally.report('POST /chat', started);
-      for (const code of ['2xx', 'invalid_request', 'invalid_json', 'payload_too_large', 'provider_unavailable', 'forbidden', 'rate_limited', 'unsupported_media_type']) {
+      for (const code of [
+        '2xx',
+        'invalid_request',
+        'invalid_json',
+        'payload_too_large',
+        'provider_unavailable',
+        'forbidden',
+        'rate_limited',
+        'unsupported_media_type',
+      ]) {
         expect(tally.get(code), code).toBeGreaterThan(0);
       }
       expect(tally.get('invalid_request')).toBeGreaterThan(fuzzRuns / 4);
@@ -214,13 +264,16 @@ describe('chat routes under fuzzing, on PGlite', () => {
         { numRuns: fuzzRuns, seed: fuzzSeed },
       );
       tally.report('POST /chat/history', started);
-      for (const code of ['2xx', 'invalid_request', 'invalid_json', 'payload_too_large', 'not_found', 'rate_limited']) expect(tally.get(code), code).toBeGreaterThan(0);
+      for (const code of ['2xx', 'invalid_request', 'invalid_json', 'payload_too_large', 'not_found', 'rate_limited'])
+        expect(tally.get(code), code).toBeGreaterThan(0);
     },
     fuzzTimeout,
   );
 
   it('stored exactly what the counted writes say: the store wrappers saw every write', async () => {
-    const { rows } = await database.client.query<{ chats: number }>('SELECT count(*)::int AS chats FROM deskpilot_chat_sessions');
+    const { rows } = await database.client.query<{ chats: number }>(
+      'SELECT count(*)::int AS chats FROM deskpilot_chat_sessions',
+    );
     expect(rows[0]!.chats).toBeGreaterThan(0);
     expect(setup.chats.writes).toBeGreaterThanOrEqual(rows[0]!.chats);
   });

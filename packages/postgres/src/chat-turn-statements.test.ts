@@ -7,7 +7,10 @@ import { createPostgresStores } from './create-postgres-stores.js';
 import type { SqlClient } from './sql-client.js';
 import { testBackends, type TestDatabase } from './test-database.test-support.js';
 
-const usage = { inputTokens: { total: 1, noCache: 1, cacheRead: undefined, cacheWrite: undefined }, outputTokens: { total: 1, text: 1, reasoning: undefined } };
+const usage = {
+  inputTokens: { total: 1, noCache: 1, cacheRead: undefined, cacheWrite: undefined },
+  outputTokens: { total: 1, text: 1, reasoning: undefined },
+};
 
 /** Answers every turn with a line of text. */
 const textModel = () =>
@@ -36,7 +39,10 @@ function recording(client: SqlClient) {
   const record = (sql: string) => statements.push(sql.trim().split(/\s+/).slice(0, 2).join(' '));
   const counted: SqlClient = {
     query: (sql, params) => (record(sql), client.query(sql, params)),
-    transaction: (fn) => client.transaction((transaction) => fn({ query: (sql, params) => (record(sql), transaction.query(sql, params)) })),
+    transaction: (fn) =>
+      client.transaction((transaction) =>
+        fn({ query: (sql, params) => (record(sql), transaction.query(sql, params)) }),
+      ),
     close: () => client.close(),
   };
   return { client: counted, statements };

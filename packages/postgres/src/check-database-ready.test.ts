@@ -41,7 +41,9 @@ describe.skipIf(!databaseUrl)(`checkDatabaseReady ${onPostgres}`, () => {
     try {
       await expect(checkDatabaseReady(migrated.client)).resolves.toBeUndefined();
       await expect(checkDatabaseReady(empty.client)).rejects.toMatchObject({ code: 'store_unavailable' });
-      await expect(checkDatabaseReady(migrated.client, [...migrations, next])).rejects.toMatchObject({ code: 'store_unavailable' });
+      await expect(checkDatabaseReady(migrated.client, [...migrations, next])).rejects.toMatchObject({
+        code: 'store_unavailable',
+      });
     } finally {
       await migrated.close();
       await empty.close();

@@ -11,20 +11,30 @@ import type { SqlExecutor } from './sql-client.js';
  * @example
  * const readiness = createReadinessCheck({ checks: { chat_store: () => checkDatabaseReady(database.client) } });
  */
-export async function checkDatabaseReady(client: SqlExecutor, migrations: readonly Migration[] = allMigrations): Promise<void> {
+export async function checkDatabaseReady(
+  client: SqlExecutor,
+  migrations: readonly Migration[] = allMigrations,
+): Promise<void> {
   const { version, expected } = await readSchemaVersion(client, migrations);
   if (version < expected) {
-    throw new DeskpilotError('store_unavailable', { detail: `The database schema is at version ${version}, this release needs ${expected}: run the migrations.` });
+    throw new DeskpilotError('store_unavailable', {
+      detail: `The database schema is at version ${version}, this release needs ${expected}: run the migrations.`,
+    });
   }
 }
 
 /** The version the schema is at (0 when never migrated) and the version this release expects. */
-export async function readSchemaVersion(client: SqlExecutor, migrations: readonly Migration[] = allMigrations): Promise<{ version: number; expected: number }> {
+export async function readSchemaVersion(
+  client: SqlExecutor,
+  migrations: readonly Migration[] = allMigrations,
+): Promise<{ version: number; expected: number }> {
   const expected = Math.max(0, ...migrations.map((migration) => migration.version));
-  const { rows } = await client.query<{ version: number | null }>('SELECT max(version) AS version FROM deskpilot_migrations').catch((error: unknown) => {
-    // undefined_table: the database answers, but was never migrated.
-    if ((error as { code?: unknown }).code !== '42P01') throw error;
-    return { rows: [] };
-  });
+  const { rows } = await client
+    .query<{ version: number | null }>('SELECT max(version) AS version FROM deskpilot_migrations')
+    .catch((error: unknown) => {
+      // undefined_table: the database answers, but was never migrated.
+      if ((error as { code?: unknown }).code !== '42P01') throw error;
+      return { rows: [] };
+    });
   return { version: Number(rows[0]?.version ?? 0), expected };
 }

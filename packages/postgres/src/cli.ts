@@ -51,7 +51,8 @@ async function main(argv: string[]): Promise<number> {
       0
     );
   const databaseUrl = values['database-url'] ?? process.env.DATABASE_URL;
-  if (!databaseUrl) return (printError(`deskpilot-migrate: no database: pass --database-url or set DATABASE_URL\n\n${usage}`), 2);
+  if (!databaseUrl)
+    return (printError(`deskpilot-migrate: no database: pass --database-url or set DATABASE_URL\n\n${usage}`), 2);
   // pg reads any URL as Postgres's (mysql://… would migrate the Postgres found at that host): the
   // scheme is checked here, and only it is echoed (the URL may hold a password).
   const scheme = URL.parse(databaseUrl)?.protocol;
@@ -59,13 +60,20 @@ async function main(argv: string[]): Promise<number> {
   if (scheme !== 'postgres:' && scheme !== 'postgresql:' && scheme !== 'socket:' && !databaseUrl.startsWith('/')) {
     const got = scheme ? `a ${scheme}// URL` : 'no URL';
     return (
-      printError(`deskpilot-migrate: the database URL must start with postgres:// or postgresql:// (or be a socket: URL or a socket path; got ${got})\n\n${usage}`),
+      printError(
+        `deskpilot-migrate: the database URL must start with postgres:// or postgresql:// (or be a socket: URL or a socket path; got ${got})\n\n${usage}`,
+      ),
       2
     );
   }
 
   const client = fromPgPool(
-    new Pool({ connectionString: databaseUrl, max: 1, connectionTimeoutMillis: 10_000, ...(values.schema ? { options: `-c search_path=${values.schema}` } : {}) }),
+    new Pool({
+      connectionString: databaseUrl,
+      max: 1,
+      connectionTimeoutMillis: 10_000,
+      ...(values.schema ? { options: `-c search_path=${values.schema}` } : {}),
+    }),
   );
   try {
     if (values.check) {
@@ -73,12 +81,18 @@ async function main(argv: string[]): Promise<number> {
       const { rows } = await client.query<{ schema: string | null }>('SELECT current_schema() AS schema');
       const schema = values.schema ?? rows[0]?.schema ?? 'public';
       if (version >= expected) return (print(`deskpilot-migrate: schema ${schema} is current (version ${version})`), 0);
-      printError(`deskpilot-migrate: schema ${schema} is at version ${version}, this release needs ${expected}: run deskpilot-migrate`);
+      printError(
+        `deskpilot-migrate: schema ${schema} is at version ${version}, this release needs ${expected}: run deskpilot-migrate`,
+      );
       return 1;
     }
     if (values.schema) await prepareSchema(client, values.schema);
     const { applied, version } = await migrate(client);
-    print(applied.length === 0 ? `deskpilot-migrate: already at version ${version}` : `deskpilot-migrate: applied ${applied.join(', ')}; now at version ${version}`);
+    print(
+      applied.length === 0
+        ? `deskpilot-migrate: already at version ${version}`
+        : `deskpilot-migrate: applied ${applied.join(', ')}; now at version ${version}`,
+    );
     return 0;
   } catch (error) {
     printError(`deskpilot-migrate: ${describeError(error)}`);

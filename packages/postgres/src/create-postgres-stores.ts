@@ -1,5 +1,10 @@
 import type { ApprovalStore, ChatStore } from '@deskpilot/core';
-import { createSessionLookup, type PasswordHashOptions, type SessionLookup, type SessionStore } from '@deskpilot/core/session';
+import {
+  createSessionLookup,
+  type PasswordHashOptions,
+  type SessionLookup,
+  type SessionStore,
+} from '@deskpilot/core/session';
 import { createPostgresApprovalStore } from './postgres-approval-store.js';
 import { createPostgresChatStore } from './postgres-chat-store.js';
 import { createPostgresSessionLookup } from './postgres-session-lookup.js';
@@ -54,12 +59,17 @@ export function createPostgresStores(client: SqlClient, options: PostgresStoresO
     maxRenewBatch: options.maxRenewBatch,
     renewWindowMs: options.renewWindowMs,
   });
-  const userDirectory = createPostgresUserDirectory(client, { cache: options.cache, passwordHash: options.passwordHash });
+  const userDirectory = createPostgresUserDirectory(client, {
+    cache: options.cache,
+    passwordHash: options.passwordHash,
+  });
   return {
     sessionStore,
     userDirectory,
     // Cached reads cost no statement, so the cached stores answer better than one joined statement.
-    sessionLookup: options.cache ? createSessionLookup({ store: sessionStore, directory: userDirectory }) : createPostgresSessionLookup(client),
+    sessionLookup: options.cache
+      ? createSessionLookup({ store: sessionStore, directory: userDirectory })
+      : createPostgresSessionLookup(client),
     chatStore: createPostgresChatStore(client),
     approvalStore: createPostgresApprovalStore(client),
   };

@@ -13,11 +13,16 @@ describe.skipIf(!databaseUrl)(`fromPgPool ${onPostgres}`, () => {
   // One connection per pool, so the statements prepared on it are the ones this client sent.
   const onOneConnection = (options?: { preparedStatements: boolean }) => fromPgPool(schema.pool({ max: 1 }), options);
   const prepared = async (client: SqlClient) =>
-    (await client.query<{ name: string; statement: string }>('SELECT name, statement FROM pg_prepared_statements ORDER BY statement')).rows;
+    (
+      await client.query<{ name: string; statement: string }>(
+        'SELECT name, statement FROM pg_prepared_statements ORDER BY statement',
+      )
+    ).rows;
 
   it('prepares each parameterised text once per connection, under a name derived from the text', async () => {
     const client = onOneConnection();
-    for (const value of [1, 2, 3]) expect((await client.query('SELECT $1::int AS n', [value])).rows).toEqual([{ n: value }]);
+    for (const value of [1, 2, 3])
+      expect((await client.query('SELECT $1::int AS n', [value])).rows).toEqual([{ n: value }]);
     await client.query('SELECT $1::text AS t', ['x']);
     const statements = await prepared(client);
     expect(statements.map((statement) => statement.statement)).toEqual(['SELECT $1::int AS n', 'SELECT $1::text AS t']);
@@ -38,7 +43,9 @@ describe.skipIf(!databaseUrl)(`fromPgPool ${onPostgres}`, () => {
       return transaction.query('SELECT n FROM numbers ORDER BY n');
     });
     expect(read.rows).toEqual([{ n: 1 }, { n: 2 }]);
-    expect((await prepared(client)).map((statement) => statement.statement)).toEqual(['INSERT INTO numbers VALUES ($1)']);
+    expect((await prepared(client)).map((statement) => statement.statement)).toEqual([
+      'INSERT INTO numbers VALUES ($1)',
+    ]);
   });
 
   it('prepares nothing with preparedStatements: false', async () => {

@@ -31,7 +31,8 @@ export interface PgPoolLike {
 
 // Our parsers for the column types we own; anything else keeps the host's (global) choice.
 const types: PgQueryConfig['types'] = {
-  getTypeParser: (oid, format) => sqlValueParsers[oid] ?? (globalTypes.getTypeParser(oid, format as 'text') as (value: string) => unknown),
+  getTypeParser: (oid, format) =>
+    sqlValueParsers[oid] ?? (globalTypes.getTypeParser(oid, format as 'text') as (value: string) => unknown),
 };
 
 const ignore = () => {};
@@ -44,7 +45,10 @@ function connectionFailed(error: unknown): boolean {
   const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error;
   if (!(cause instanceof Error)) return false;
   const code = (cause as { code?: unknown }).code;
-  return (typeof code === 'string' && /^(E[A-Z_]+|08...)$/.test(code)) || /Query read timeout|Connection terminated|not queryable/i.test(cause.message);
+  return (
+    (typeof code === 'string' && /^(E[A-Z_]+|08...)$/.test(code)) ||
+    /Query read timeout|Connection terminated|not queryable/i.test(cause.message)
+  );
 }
 
 /** Options of {@link fromPgPool}. */

@@ -17,7 +17,11 @@ export interface PgliteLike {
 
 const options = { parsers: sqlValueParsers };
 
-async function run<Row extends SqlRow>(query: PgliteQuery, sql: string, params: readonly unknown[] = []): Promise<SqlResult<Row>> {
+async function run<Row extends SqlRow>(
+  query: PgliteQuery,
+  sql: string,
+  params: readonly unknown[] = [],
+): Promise<SqlResult<Row>> {
   try {
     const result = await query(sql, [...params], options);
     return { rows: result.rows as Row[], rowCount: result.rowCount ?? result.affectedRows ?? result.rows.length };
@@ -45,7 +49,9 @@ export function fromPglite(db: PgliteLike): SqlClient {
     async transaction(fn) {
       try {
         return await db.transaction((transaction) => {
-          const executor: SqlExecutor = { query: (sql, params) => run(transaction.query.bind(transaction), sql, params) };
+          const executor: SqlExecutor = {
+            query: (sql, params) => run(transaction.query.bind(transaction), sql, params),
+          };
           return fn(executor);
         });
       } catch (error) {

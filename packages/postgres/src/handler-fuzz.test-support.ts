@@ -1,4 +1,11 @@
-import { errorStatus, toFetchResponse, type ErrorCode, type HttpResponse, type RateLimiter, type SlidingWindowLimiter } from '@deskpilot/core';
+import {
+  errorStatus,
+  toFetchResponse,
+  type ErrorCode,
+  type HttpResponse,
+  type RateLimiter,
+  type SlidingWindowLimiter,
+} from '@deskpilot/core';
 import { createInputArbitraries } from '@deskpilot/core/testing';
 import * as fc from 'fast-check';
 import { expect } from 'vitest';
@@ -25,9 +32,16 @@ export const hostileJson: fc.Arbitrary<string> = fc.oneof(
     weight: 2,
     arbitrary: fc
       .tuple(fc.oneof(fc.integer({ min: 25, max: 80 }), fc.integer({ min: 80, max: 200_000 })), fc.boolean())
-      .map(([depth, arrays]) => (arrays ? `${'['.repeat(depth)}${']'.repeat(depth)}` : `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`)),
+      .map(([depth, arrays]) =>
+        arrays ? `${'['.repeat(depth)}${']'.repeat(depth)}` : `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`,
+      ),
   },
-  { weight: 1, arbitrary: fc.oneof(fc.integer({ min: 200, max: 20_000 }), fc.integer({ min: 20_000, max: 1_200_000 })).map((size) => JSON.stringify('x'.repeat(size))) },
+  {
+    weight: 1,
+    arbitrary: fc
+      .oneof(fc.integer({ min: 200, max: 20_000 }), fc.integer({ min: 20_000, max: 1_200_000 }))
+      .map((size) => JSON.stringify('x'.repeat(size))),
+  },
   {
     weight: 3,
     arbitrary: fc.constantFrom(
@@ -84,14 +98,25 @@ export interface FuzzRequest {
  * Near-valid bodies: a valid body, or the same with one field set to a hostile value, removed, or an
  * extra (often prototype-named) key; then, sometimes, the bytes themselves damaged.
  */
-export function nearValidBody(valid: fc.Arbitrary<object>, paths: ReadonlyArray<ReadonlyArray<string | number>>): fc.Arbitrary<string | Uint8Array> {
+export function nearValidBody(
+  valid: fc.Arbitrary<object>,
+  paths: ReadonlyArray<ReadonlyArray<string | number>>,
+): fc.Arbitrary<string | Uint8Array> {
   const path = fc.constantFrom(...paths);
-  const extraKey = fc.oneof(fc.constantFrom('__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty'), input.key);
+  const extraKey = fc.oneof(
+    fc.constantFrom('__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty'),
+    input.key,
+  );
   const text = fc.oneof(
     { weight: 3, arbitrary: valid.map((body) => JSON.stringify(body)) },
     { weight: 6, arbitrary: fc.tuple(valid, path, hostileJson).map(([body, at, raw]) => withField(body, at, raw)) },
     { weight: 1, arbitrary: fc.tuple(valid, path).map(([body, at]) => withField(body, at, undefined)) },
-    { weight: 1, arbitrary: fc.tuple(valid, path, extraKey, hostileJson).map(([body, at, key, raw]) => withField(body, [...at.slice(0, -1), key], raw)) },
+    {
+      weight: 1,
+      arbitrary: fc
+        .tuple(valid, path, extraKey, hostileJson)
+        .map(([body, at, key, raw]) => withField(body, [...at.slice(0, -1), key], raw)),
+    },
   );
   const encoder = new TextEncoder();
   return fc.oneof(
@@ -101,7 +126,11 @@ export function nearValidBody(valid: fc.Arbitrary<object>, paths: ReadonlyArray<
     {
       weight: 1,
       arbitrary: fc
-        .tuple(text, fc.nat(), fc.constantFrom([0xff], [0xc0, 0xaf], [0xed, 0xa0, 0x80], [0xe2, 0x82], [0xf8, 0x88, 0x80, 0x80, 0x80]))
+        .tuple(
+          text,
+          fc.nat(),
+          fc.constantFrom([0xff], [0xc0, 0xaf], [0xed, 0xa0, 0x80], [0xe2, 0x82], [0xf8, 0x88, 0x80, 0x80, 0x80]),
+        )
         .map(([body, at, bad]) => {
           const bytes = encoder.encode(body);
           const cut = at % (bytes.length + 1);
@@ -120,18 +149,36 @@ export function fuzzRequest(body: fc.Arbitrary<string | Uint8Array>, allowedOrig
     body,
     contentType: fc.oneof(
       { weight: 20, arbitrary: fc.constant('application/json') },
-      { weight: 1, arbitrary: fc.constantFrom('application/json; charset=latin1', 'APPLICATION/JSON', 'text/plain', 'application/x-www-form-urlencoded', null) },
+      {
+        weight: 1,
+        arbitrary: fc.constantFrom(
+          'application/json; charset=latin1',
+          'APPLICATION/JSON',
+          'text/plain',
+          'application/x-www-form-urlencoded',
+          null,
+        ),
+      },
     ),
-    origin: fc.oneof({ weight: 20, arbitrary: fc.constant(allowedOrigin) }, { weight: 1, arbitrary: fc.constantFrom(null, 'https://evil.test', 'null') }),
+    origin: fc.oneof(
+      { weight: 20, arbitrary: fc.constant(allowedOrigin) },
+      { weight: 1, arbitrary: fc.constantFrom(null, 'https://evil.test', 'null') },
+    ),
   });
 }
 
 /** A fetch `Request` for a generated request. */
-export function toRequest(url: string, method: string, generated: FuzzRequest, headers: Record<string, string> = {}): Request {
+export function toRequest(
+  url: string,
+  method: string,
+  generated: FuzzRequest,
+  headers: Record<string, string> = {},
+): Request {
   const all = new Headers(headers);
   if (generated.contentType !== null) all.set('content-type', generated.contentType);
   if (generated.origin !== null) all.set('origin', generated.origin);
-  const body = typeof generated.body === 'string' ? generated.body : new Blob([generated.body as Uint8Array<ArrayBuffer>]);
+  const body =
+    typeof generated.body === 'string' ? generated.body : new Blob([generated.body as Uint8Array<ArrayBuffer>]);
   return new Request(url, { method, headers: all, body });
 }
 
@@ -144,7 +191,9 @@ const problemCodes = new Set(Object.keys(errorStatus));
 export async function expectSafeAnswer(response: HttpResponse | Response): Promise<ErrorCode | null> {
   const status = response.status;
   const headerOf = (name: string) =>
-    response.headers instanceof Headers ? response.headers.get(name) : (response.headers.find(([key]) => key.toLowerCase() === name)?.[1] ?? null);
+    response.headers instanceof Headers
+      ? response.headers.get(name)
+      : (response.headers.find(([key]) => key.toLowerCase() === name)?.[1] ?? null);
   const text = await (response instanceof Response ? response : toFetchResponse(response)).text();
   expect(status, text).toBeLessThan(500);
   if (status < 400) return null;
@@ -158,7 +207,9 @@ export async function expectSafeAnswer(response: HttpResponse | Response): Promi
 }
 
 /** A limiter that counts the checks made on it: a refused request must make none. */
-export function countingLimiter(limiter: SlidingWindowLimiter): RateLimiter & { readonly checks: number; readonly size: number } {
+export function countingLimiter(
+  limiter: SlidingWindowLimiter,
+): RateLimiter & { readonly checks: number; readonly size: number } {
   let checks = 0;
   return {
     check(key) {
@@ -178,7 +229,10 @@ export function countingLimiter(limiter: SlidingWindowLimiter): RateLimiter & { 
  * The store with each writing method counted (`isWrite` tells, from a call's result, whether it
  * wrote: `getOrCreateSession` writes only when it creates). A refused request must write nothing.
  */
-export function countingWrites<T extends object>(store: T, isWrite: Partial<Record<keyof T, (result: unknown) => boolean>>): { store: T; readonly writes: number } {
+export function countingWrites<T extends object>(
+  store: T,
+  isWrite: Partial<Record<keyof T, (result: unknown) => boolean>>,
+): { store: T; readonly writes: number } {
   let writes = 0;
   const counted = { ...store } as T;
   for (const name of Object.keys(isWrite) as Array<keyof T>) {
@@ -220,7 +274,9 @@ export function createTally() {
         .sort(([a], [b]) => a.localeCompare(b))
         .map(([code, count]) => `${code}=${count} (${Math.round(times.get(code) ?? 0)} ms)`)
         .join(' ');
-      process.stdout.write(`[fuzz] ${name}: ${total} requests in ${((performance.now() - started) / 1000).toFixed(1)} s, 5xx=0; ${codes}\n`);
+      process.stdout.write(
+        `[fuzz] ${name}: ${total} requests in ${((performance.now() - started) / 1000).toFixed(1)} s, 5xx=0; ${codes}\n`,
+      );
     },
   };
 }

@@ -1,4 +1,9 @@
-import { createChatHandler, createSessionHandler, createSessionService, createSlidingWindowLimiter } from '@deskpilot/core';
+import {
+  createChatHandler,
+  createSessionHandler,
+  createSessionService,
+  createSlidingWindowLimiter,
+} from '@deskpilot/core';
 import { createDemoCommerceBackend, createDemoModel, createDemoTicketBackend, demoUsers } from '@deskpilot/core/demo';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createPostgresStores, type PostgresStores } from './create-postgres-stores.js';
@@ -16,18 +21,34 @@ const post = (path: string, body: unknown, host = 'http://deskpilot.test') =>
   new Request(`${host}${path}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', origin: 'http://studio.test' },
-    body: typeof body === 'string' ? body : body instanceof Uint8Array ? new Blob([body as Uint8Array<ArrayBuffer>]) : JSON.stringify(body),
+    body:
+      typeof body === 'string'
+        ? body
+        : body instanceof Uint8Array
+          ? new Blob([body as Uint8Array<ArrayBuffer>])
+          : JSON.stringify(body),
   });
 
 /** A problem body: status, code and the field paths it names. */
 async function problem(response: Response) {
   const body = (await response.json()) as { code: string; errors?: Array<{ path: string }> };
-  return { status: response.status, type: response.headers.get('content-type'), code: body.code, paths: (body.errors ?? []).map((error) => error.path) };
+  return {
+    status: response.status,
+    type: response.headers.get('content-type'),
+    code: body.code,
+    paths: (body.errors ?? []).map((error) => error.path),
+  };
 }
 
 /** Every row count of the Deskpilot tables. */
 async function rowCounts(database: TestDatabase) {
-  const { rows } = await database.client.query<{ sessions: number; users: number; chats: number; messages: number; approvals: number }>(
+  const { rows } = await database.client.query<{
+    sessions: number;
+    users: number;
+    chats: number;
+    messages: number;
+    approvals: number;
+  }>(
     `SELECT (SELECT count(*)::int FROM deskpilot_sessions) AS sessions, (SELECT count(*)::int FROM deskpilot_users) AS users,
             (SELECT count(*)::int FROM deskpilot_chat_sessions) AS chats, (SELECT count(*)::int FROM deskpilot_chat_messages) AS messages,
             (SELECT count(*)::int FROM deskpilot_approvals) AS approvals`,
@@ -55,8 +76,18 @@ for (const backend of testBackends) {
     const sessions = () => {
       const account = createSlidingWindowLimiter({ limit: 10, windowMs: 60_000 });
       const address = createSlidingWindowLimiter({ limit: 100, windowMs: 60_000 });
-      const service = createSessionService({ store: stores.sessionStore, directory: stores.userDirectory, lookup: stores.sessionLookup, passwordHash: { cost: 1024 } });
-      const handler = createSessionHandler({ service, allowedOrigins: ['http://studio.test'], loginThrottle: { account, address }, onError: () => {} });
+      const service = createSessionService({
+        store: stores.sessionStore,
+        directory: stores.userDirectory,
+        lookup: stores.sessionLookup,
+        passwordHash: { cost: 1024 },
+      });
+      const handler = createSessionHandler({
+        service,
+        allowedOrigins: ['http://studio.test'],
+        loginThrottle: { account, address },
+        onError: () => {},
+      });
       return { handler, account, address };
     };
     const chat = () => {
@@ -79,8 +110,16 @@ for (const backend of testBackends) {
 
     it('1. refuses a NUL in the login email with 400 naming the field, before the throttle counts it', async () => {
       const { handler, account, address } = sessions();
-      const response = await handler.fetch(post('/sessions', { email: 'alice@example.com\u0000', password: 'alice-demo-password' }), client);
-      expect(await problem(response)).toEqual({ status: 400, type: 'application/problem+json', code: 'invalid_request', paths: ['email'] });
+      const response = await handler.fetch(
+        post('/sessions', { email: 'alice@example.com\u0000', password: 'alice-demo-password' }),
+        client,
+      );
+      expect(await problem(response)).toEqual({
+        status: 400,
+        type: 'application/problem+json',
+        code: 'invalid_request',
+        paths: ['email'],
+      });
       expect([account.size, address.size]).toEqual([0, 0]);
       expect((await rowCounts(database)).sessions).toBe(0);
     });
@@ -91,8 +130,16 @@ for (const backend of testBackends) {
     ])('2, 4. refuses %s in context.userEmail with 400, nothing counted or stored', async (_label, userEmail) => {
       const { handler, limiter, errors } = chat();
       for (const path of ['/chat', '/chat/history']) {
-        const response = await handler.fetch(post(path, { messages: [user('hi')], sessionId, context: { ...context, userEmail } }), client);
-        expect(await problem(response)).toEqual({ status: 400, type: 'application/problem+json', code: 'invalid_request', paths: ['context.userEmail'] });
+        const response = await handler.fetch(
+          post(path, { messages: [user('hi')], sessionId, context: { ...context, userEmail } }),
+          client,
+        );
+        expect(await problem(response)).toEqual({
+          status: 400,
+          type: 'application/problem+json',
+          code: 'invalid_request',
+          paths: ['context.userEmail'],
+        });
       }
       expect(limiter.size).toBe(0);
       expect(await rowCounts(database)).toMatchObject({ chats: 0, messages: 0 });
@@ -108,7 +155,12 @@ for (const backend of testBackends) {
     ])('3, 4. refuses %s with 400 naming it: nothing counted, nothing saved', async (_label, message, path) => {
       const { handler, limiter, errors } = chat();
       const response = await handler.fetch(post('/chat', { messages: [message], sessionId, context }), client);
-      expect(await problem(response)).toEqual({ status: 400, type: 'application/problem+json', code: 'invalid_request', paths: [path] });
+      expect(await problem(response)).toEqual({
+        status: 400,
+        type: 'application/problem+json',
+        code: 'invalid_request',
+        paths: [path],
+      });
       expect(limiter.size).toBe(0);
       expect(await rowCounts(database)).toMatchObject({ chats: 0, messages: 0 });
       expect(errors).toEqual([]);
@@ -118,10 +170,16 @@ for (const backend of testBackends) {
       const { handler } = chat();
       // Astral and right-to-left characters are valid text: stored and compared exactly, never rewritten.
       const userEmail = 'r\u200fep\u{1f600}@example.com';
-      const first = await handler.fetch(post('/chat', { messages: [user('hi')], sessionId, context: { ...context, userEmail } }), client);
+      const first = await handler.fetch(
+        post('/chat', { messages: [user('hi')], sessionId, context: { ...context, userEmail } }),
+        client,
+      );
       expect(first.status).toBe(200);
       await first.text();
-      const again = await handler.fetch(post('/chat/history', { sessionId, context: { ...context, userEmail } }), client);
+      const again = await handler.fetch(
+        post('/chat/history', { sessionId, context: { ...context, userEmail } }),
+        client,
+      );
       expect(again.status).toBe(200);
       expect(((await again.json()) as { messages: unknown[] }).messages.length).toBeGreaterThan(0);
     });
@@ -142,12 +200,24 @@ for (const backend of testBackends) {
     });
 
     it('refuses a body that is not valid UTF-8 with 400, on both services', async () => {
-      const bytes = new Uint8Array([...new TextEncoder().encode('{"email":"alice@example.com'), 0xc3, 0x28, ...new TextEncoder().encode('","password":"x"}')]);
+      const bytes = new Uint8Array([
+        ...new TextEncoder().encode('{"email":"alice@example.com'),
+        0xc3,
+        0x28,
+        ...new TextEncoder().encode('","password":"x"}'),
+      ]);
       const login = await sessions().handler.fetch(post('/sessions', bytes), client);
       expect(await problem(login)).toMatchObject({ status: 400, code: 'invalid_json' });
       const { handler, limiter } = chat();
       const turn = await handler.fetch(
-        post('/chat', new Uint8Array([...new TextEncoder().encode(`{"sessionId":"${sessionId}","messages":[{"id":"x`), 0xff, ...new TextEncoder().encode('"}]}')])),
+        post(
+          '/chat',
+          new Uint8Array([
+            ...new TextEncoder().encode(`{"sessionId":"${sessionId}","messages":[{"id":"x`),
+            0xff,
+            ...new TextEncoder().encode('"}]}'),
+          ]),
+        ),
         client,
       );
       expect(await problem(turn)).toMatchObject({ status: 400, code: 'invalid_json' });

@@ -7,11 +7,21 @@ export { checkDatabaseReady } from './check-database-ready.js';
 export { migrations, type Migration } from './migrations.js';
 export { migrationFileName, migrationFiles, migrationSql } from './migration-sql.js';
 export { createPostgresSessionStore, type PostgresSessionStoreOptions } from './postgres-session-store.js';
-export { createPostgresUserDirectory, type PostgresUserDirectory, type PostgresUserDirectoryOptions } from './postgres-user-directory.js';
+export {
+  createPostgresUserDirectory,
+  type PostgresUserDirectory,
+  type PostgresUserDirectoryOptions,
+} from './postgres-user-directory.js';
 export { createPostgresSessionLookup, type PostgresSessionLookupOptions } from './postgres-session-lookup.js';
 export { createPostgresChatStore } from './postgres-chat-store.js';
 export { createPostgresApprovalStore } from './postgres-approval-store.js';
 export { createPostgresStores, type PostgresStores, type PostgresStoresOptions } from './create-postgres-stores.js';
 export { openDatabase, type Database, type OpenDatabaseOptions } from './open-database.js';
-export { DataDirectoryLockedError, lockDataDirectory, lockFileName, type DataDirectoryHolder, type DataDirectoryLock } from './lock-data-directory.js';
+export {
+  DataDirectoryLockedError,
+  lockDataDirectory,
+  lockFileName,
+  type DataDirectoryHolder,
+  type DataDirectoryLock,
+} from './lock-data-directory.js';
 export type { ReadCacheOptions } from './read-cache.js';

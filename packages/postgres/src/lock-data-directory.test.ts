@@ -21,7 +21,8 @@ async function otherProcess() {
   return child;
 }
 
-const lockOf = (pid: number, host = hostname()) => JSON.stringify({ pid, host, command: 'node other-server.js', since: '2025-01-02T03:04:05.000Z' });
+const lockOf = (pid: number, host = hostname()) =>
+  JSON.stringify({ pid, host, command: 'node other-server.js', since: '2025-01-02T03:04:05.000Z' });
 
 describe('lockDataDirectory', () => {
   it('writes a lock naming this process, refuses a second handle, and is free again once released', async () => {
@@ -50,7 +51,9 @@ describe('lockDataDirectory', () => {
     expect(error).toBeInstanceOf(DataDirectoryLockedError);
     expect(error.holder?.pid).toBe(child.pid);
     expect(error.message).toContain(path);
-    expect(error.message).toContain(`process ${child.pid} on ${hostname()} (node other-server.js), since 2025-01-02T03:04:05.000Z`);
+    expect(error.message).toContain(
+      `process ${child.pid} on ${hostname()} (node other-server.js), since 2025-01-02T03:04:05.000Z`,
+    );
     expect(error.message).toMatch(/Stop that process, or give this one its own directory/);
     // Refused without touching the holder's lock.
     expect(readFileSync(join(path, lockFileName), 'utf8')).toBe(lockOf(child.pid!));
@@ -67,40 +70,52 @@ describe('lockDataDirectory', () => {
     await lock.release();
   });
 
-  it.runIf(process.platform === 'linux')('takes over the lock of a killed process that is still a zombie (not yet reaped)', async () => {
-    const path = directory();
-    // The shell starts a child, prints its pid and becomes a `sleep` that never reaps it: once killed,
-    // the child stays a zombie as long as the parent lives (kill(pid, 0) still succeeds on it).
-    const parent = spawn('sh', ['-c', 'sleep 60 & echo $!; exec sleep 60'], { stdio: ['ignore', 'pipe', 'ignore'] });
-    onTestFinished(() => void parent.kill('SIGKILL'));
-    const [line] = (await once(parent.stdout, 'data')) as [Buffer];
-    const pid = Number(line.toString().trim());
-    writeFileSync(join(path, lockFileName), JSON.stringify({ ...JSON.parse(lockOf(pid)), started: processStat(pid)!.started }));
-    process.kill(pid, 'SIGKILL');
-    await expect.poll(() => processStat(pid)?.state).toBe('Z');
-    expect(() => process.kill(pid, 0)).not.toThrow();
-    const lock = await lockDataDirectory(path);
-    expect(JSON.parse(readFileSync(join(path, lockFileName), 'utf8')).pid).toBe(process.pid);
-    await lock.release();
-  });
+  it.runIf(process.platform === 'linux')(
+    'takes over the lock of a killed process that is still a zombie (not yet reaped)',
+    async () => {
+      const path = directory();
+      // The shell starts a child, prints its pid and becomes a `sleep` that never reaps it: once killed,
+      // the child stays a zombie as long as the parent lives (kill(pid, 0) still succeeds on it).
+      const parent = spawn('sh', ['-c', 'sleep 60 & echo $!; exec sleep 60'], { stdio: ['ignore', 'pipe', 'ignore'] });
+      onTestFinished(() => void parent.kill('SIGKILL'));
+      const [line] = (await once(parent.stdout, 'data')) as [Buffer];
+      const pid = Number(line.toString().trim());
+      writeFileSync(
+        join(path, lockFileName),
+        JSON.stringify({ ...JSON.parse(lockOf(pid)), started: processStat(pid)!.started }),
+      );
+      process.kill(pid, 'SIGKILL');
+      await expect.poll(() => processStat(pid)?.state).toBe('Z');
+      expect(() => process.kill(pid, 0)).not.toThrow();
+      const lock = await lockDataDirectory(path);
+      expect(JSON.parse(readFileSync(join(path, lockFileName), 'utf8')).pid).toBe(process.pid);
+      await lock.release();
+    },
+  );
 
-  it.runIf(process.platform === 'linux')('records its start time, and takes over a lock whose pid is now another process (another start time)', async () => {
-    const path = directory();
-    const held = await lockDataDirectory(path);
-    expect(JSON.parse(readFileSync(join(path, lockFileName), 'utf8')).started).toBe(processStat('self')!.started);
-    await held.release();
+  it.runIf(process.platform === 'linux')(
+    'records its start time, and takes over a lock whose pid is now another process (another start time)',
+    async () => {
+      const path = directory();
+      const held = await lockDataDirectory(path);
+      expect(JSON.parse(readFileSync(join(path, lockFileName), 'utf8')).started).toBe(processStat('self')!.started);
+      await held.release();
 
-    const child = await otherProcess();
-    const started = processStat(child.pid!)!.started;
-    // The holder's own start time: a live holder, refused.
-    writeFileSync(join(path, lockFileName), JSON.stringify({ ...JSON.parse(lockOf(child.pid!)), started }));
-    await expect(lockDataDirectory(path)).rejects.toBeInstanceOf(DataDirectoryLockedError);
-    // Another start time: the pid was reused after the holder died.
-    writeFileSync(join(path, lockFileName), JSON.stringify({ ...JSON.parse(lockOf(child.pid!)), started: String(Number(started) - 1) }));
-    const lock = await lockDataDirectory(path);
-    expect(JSON.parse(readFileSync(join(path, lockFileName), 'utf8')).pid).toBe(process.pid);
-    await lock.release();
-  });
+      const child = await otherProcess();
+      const started = processStat(child.pid!)!.started;
+      // The holder's own start time: a live holder, refused.
+      writeFileSync(join(path, lockFileName), JSON.stringify({ ...JSON.parse(lockOf(child.pid!)), started }));
+      await expect(lockDataDirectory(path)).rejects.toBeInstanceOf(DataDirectoryLockedError);
+      // Another start time: the pid was reused after the holder died.
+      writeFileSync(
+        join(path, lockFileName),
+        JSON.stringify({ ...JSON.parse(lockOf(child.pid!)), started: String(Number(started) - 1) }),
+      );
+      const lock = await lockDataDirectory(path);
+      expect(JSON.parse(readFileSync(join(path, lockFileName), 'utf8')).pid).toBe(process.pid);
+      await lock.release();
+    },
+  );
 
   it('takes over a lock naming this pid that this process does not hold (a restarted container keeps its pid)', async () => {
     const path = directory();
@@ -115,7 +130,9 @@ describe('lockDataDirectory', () => {
     writeFileSync(join(path, lockFileName), lockOf(1, 'other-host.example'));
     const foreign = (await lockDataDirectory(path).catch((caught: unknown) => caught)) as DataDirectoryLockedError;
     expect(foreign).toBeInstanceOf(DataDirectoryLockedError);
-    expect(foreign.message).toContain(`If no process on other-host.example uses it any more, delete ${join(path, lockFileName)}`);
+    expect(foreign.message).toContain(
+      `If no process on other-host.example uses it any more, delete ${join(path, lockFileName)}`,
+    );
 
     writeFileSync(join(path, lockFileName), 'garbage');
     const unreadable = (await lockDataDirectory(path).catch((caught: unknown) => caught)) as DataDirectoryLockedError;
@@ -126,7 +143,11 @@ describe('lockDataDirectory', () => {
 
   it('refuses a second handle in this process at once, even while the first is still being taken', async () => {
     const path = directory();
-    const outcomes = await Promise.allSettled([lockDataDirectory(path), lockDataDirectory(path), lockDataDirectory(path)]);
+    const outcomes = await Promise.allSettled([
+      lockDataDirectory(path),
+      lockDataDirectory(path),
+      lockDataDirectory(path),
+    ]);
     expect(outcomes.map((outcome) => outcome.status)).toEqual(['fulfilled', 'rejected', 'rejected']);
     await (outcomes[0] as PromiseFulfilledResult<Awaited<ReturnType<typeof lockDataDirectory>>>).value.release();
   });
@@ -144,11 +165,15 @@ describe('lockDataDirectory', () => {
       catch (error) { console.log(error.name); }
       process.stdin.resume();`;
     const racers = Array.from({ length: 4 }, () => {
-      const racer = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['pipe', 'pipe', 'inherit'] });
+      const racer = spawn(process.execPath, ['--input-type=module', '-e', script], {
+        stdio: ['pipe', 'pipe', 'inherit'],
+      });
       onTestFinished(() => void racer.kill('SIGKILL'));
       return racer;
     });
-    const answers = await Promise.all(racers.map(async (racer) => String((await once(racer.stdout!, 'data'))[0]).trim()));
+    const answers = await Promise.all(
+      racers.map(async (racer) => String((await once(racer.stdout!, 'data'))[0]).trim()),
+    );
     expect(answers.filter((answer) => answer === 'held')).toHaveLength(1);
     expect(answers.filter((answer) => answer === 'DataDirectoryLockedError')).toHaveLength(3);
   });

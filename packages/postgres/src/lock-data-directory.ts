@@ -38,13 +38,17 @@ export class DataDirectoryLockedError extends Error {
   readonly holder: DataDirectoryHolder | null;
 
   constructor(directory: string, file: string, holder: DataDirectoryHolder | null, sameProcess = false) {
-    const who = holder ? `process ${holder.pid} on ${holder.host} (${holder.command}), since ${holder.since}` : 'an unreadable lock file';
+    const who = holder
+      ? `process ${holder.pid} on ${holder.host} (${holder.command}), since ${holder.since}`
+      : 'an unreadable lock file';
     const advice = sameProcess
       ? 'Close the other database handle first.'
       : holder && holder.host !== hostname()
         ? `Stop that process, or give this one its own directory. If no process on ${holder.host} uses it any more, delete ${file}.`
         : `Stop that process, or give this one its own directory.${holder ? '' : ` If no process uses it, delete ${file}.`}`;
-    super(`The data directory ${directory} is in use by ${sameProcess ? 'this process' : who}. One process per embedded database: ${advice}`);
+    super(
+      `The data directory ${directory} is in use by ${sameProcess ? 'this process' : who}. One process per embedded database: ${advice}`,
+    );
     this.directory = directory;
     this.file = file;
     this.holder = holder;
@@ -61,7 +65,11 @@ const heldHere = new Set<string>();
 function readHolder(text: string): DataDirectoryHolder | null {
   try {
     const value = JSON.parse(text) as Partial<DataDirectoryHolder>;
-    const fields = Number.isInteger(value.pid) && typeof value.host === 'string' && typeof value.command === 'string' && typeof value.since === 'string';
+    const fields =
+      Number.isInteger(value.pid) &&
+      typeof value.host === 'string' &&
+      typeof value.command === 'string' &&
+      typeof value.since === 'string';
     if (fields && (value.started === undefined || typeof value.started === 'string')) {
       return value as DataDirectoryHolder;
     }
@@ -132,7 +140,9 @@ async function acquire(path: string, file: string, text: string): Promise<void> 
     } catch (error) {
       if (!isCode(error, 'EEXIST')) throw error;
     }
-    const found = await readFile(file, 'utf8').catch((error: unknown) => (isCode(error, 'ENOENT') ? undefined : Promise.reject(error)));
+    const found = await readFile(file, 'utf8').catch((error: unknown) =>
+      isCode(error, 'ENOENT') ? undefined : Promise.reject(error),
+    );
     if (found === undefined) continue; // released meanwhile
     const current = readHolder(found);
     if (!current || !isStale(current) || attempt >= 3) throw new DataDirectoryLockedError(path, file, current);

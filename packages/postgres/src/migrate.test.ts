@@ -9,7 +9,11 @@ import { databaseUrl, onPostgres, openTestSchema } from './test-database.test-su
 
 const latest = Math.max(...migrations.map((migration) => migration.version));
 const allVersions = migrations.map((migration) => migration.version);
-const broken: Migration = { version: latest + 1, name: 'broken', statements: ['CREATE TABLE deskpilot_half_written (id text)', 'SELECT no_such_function()'] };
+const broken: Migration = {
+  version: latest + 1,
+  name: 'broken',
+  statements: ['CREATE TABLE deskpilot_half_written (id text)', 'SELECT no_such_function()'],
+};
 
 const tableNames = async (client: SqlClient) => {
   const { rows } = await client.query<{ name: string }>(
@@ -48,7 +52,9 @@ describe('migrate on PGlite', () => {
     expect(await migrate(client)).toEqual({ applied: allVersions, version: latest });
     await expect(migrate(client, [...migrations, broken])).rejects.toThrow();
     expect(await tableNames(client)).toEqual(expectedTables);
-    expect((await client.query('SELECT version FROM deskpilot_migrations')).rows).toEqual(allVersions.map((version) => ({ version })));
+    expect((await client.query('SELECT version FROM deskpilot_migrations')).rows).toEqual(
+      allVersions.map((version) => ({ version })),
+    );
   }, 60_000);
 });
 

@@ -23,7 +23,10 @@ const migrationLockKey = '7234316346693069935';
  * const client = fromPgPool(new Pool({ connectionString: process.env.DATABASE_URL }));
  * await migrate(client);
  */
-export async function migrate(client: SqlClient, migrations: readonly Migration[] = allMigrations): Promise<MigrateResult> {
+export async function migrate(
+  client: SqlClient,
+  migrations: readonly Migration[] = allMigrations,
+): Promise<MigrateResult> {
   return client.transaction(async (transaction) => {
     await transaction.query(`SELECT pg_advisory_xact_lock(${migrationLockKey})`);
     await transaction.query(
@@ -39,7 +42,10 @@ export async function migrate(client: SqlClient, migrations: readonly Migration[
     for (const migration of [...migrations].sort((a, b) => a.version - b.version)) {
       if (done.has(migration.version)) continue;
       for (const statement of migration.statements) await transaction.query(statement);
-      await transaction.query('INSERT INTO deskpilot_migrations (version, name) VALUES ($1, $2)', [migration.version, migration.name]);
+      await transaction.query('INSERT INTO deskpilot_migrations (version, name) VALUES ($1, $2)', [
+        migration.version,
+        migration.name,
+      ]);
       applied.push(migration.version);
       done.add(migration.version);
     }

@@ -17,8 +17,14 @@ const packageRoot = new URL('../', import.meta.url);
 const cli = fileURLToPath(new URL('dist/cli.js', packageRoot));
 
 /** Runs the built `deskpilot-migrate` (needs `npm run build`); resolves to its exit code and output. */
-function runCli(args: string[], env: Record<string, string | undefined> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [cli, ...args], { env: { ...process.env, DATABASE_URL: '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+function runCli(
+  args: string[],
+  env: Record<string, string | undefined> = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [cli, ...args], {
+    env: { ...process.env, DATABASE_URL: '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
@@ -39,7 +45,8 @@ async function scratchSchema(): Promise<string> {
 
 describe('migrations as SQL files', () => {
   it('ships packages/postgres/migrations exactly as the package migrates (run `node scripts/migration-files.ts` after changing one)', () => {
-    for (const file of migrationFiles()) expect(readFileSync(new URL(`migrations/${file.name}`, packageRoot), 'utf8')).toBe(file.sql);
+    for (const file of migrationFiles())
+      expect(readFileSync(new URL(`migrations/${file.name}`, packageRoot), 'utf8')).toBe(file.sql);
   });
 
   it('gives, applied by another tool, the schema migrate gives: the servers find it current and migrate finds nothing to do', async () => {
@@ -75,28 +82,39 @@ describe('deskpilot-migrate', () => {
     for (const url of ['mysql://root:hunter2@127.0.0.1:3306/app', 'http://127.0.0.1:5432/test', 'not a url']) {
       const refused = await runCli(['--database-url', url]);
       expect(refused.code).toBe(2);
-      expect(refused.stderr).toMatch(/^deskpilot-migrate: the database URL must start with postgres:\/\/ or postgresql:\/\//);
+      expect(refused.stderr).toMatch(
+        /^deskpilot-migrate: the database URL must start with postgres:\/\/ or postgresql:\/\//,
+      );
       expect(refused.stderr).not.toContain('hunter2');
     }
     expect((await runCli(['--check'], { DATABASE_URL: 'mysql://127.0.0.1/app' })).code).toBe(2);
   });
 
-  it.skipIf(!databaseUrl)(`migrates a schema of its own, reports it current, and is a no-op the second time (${onPostgres})`, async () => {
-    const schema = await scratchSchema();
-    const unmigrated = await runCli(['--schema', schema, '--check'], { DATABASE_URL: databaseUrl });
-    expect(unmigrated).toMatchObject({ code: 1, stdout: '' });
-    expect(unmigrated.stderr).toBe(`deskpilot-migrate: schema ${schema} is at version 0, this release needs ${migrations.length}: run deskpilot-migrate\n`);
-    const first = await runCli(['--schema', schema], { DATABASE_URL: databaseUrl });
-    expect(first).toMatchObject({
-      code: 0,
-      stdout: expect.stringContaining(`applied ${migrations.map((migration) => migration.version).join(', ')}; now at version ${migrations.length}`),
-    });
-    expect((await runCli(['--schema', schema], { DATABASE_URL: databaseUrl })).stdout).toContain(`already at version ${migrations.length}`);
-    expect(await runCli(['--schema', schema, '--check'], { DATABASE_URL: databaseUrl })).toMatchObject({
-      code: 0,
-      stdout: `deskpilot-migrate: schema ${schema} is current (version ${migrations.length})\n`,
-    });
-  });
+  it.skipIf(!databaseUrl)(
+    `migrates a schema of its own, reports it current, and is a no-op the second time (${onPostgres})`,
+    async () => {
+      const schema = await scratchSchema();
+      const unmigrated = await runCli(['--schema', schema, '--check'], { DATABASE_URL: databaseUrl });
+      expect(unmigrated).toMatchObject({ code: 1, stdout: '' });
+      expect(unmigrated.stderr).toBe(
+        `deskpilot-migrate: schema ${schema} is at version 0, this release needs ${migrations.length}: run deskpilot-migrate\n`,
+      );
+      const first = await runCli(['--schema', schema], { DATABASE_URL: databaseUrl });
+      expect(first).toMatchObject({
+        code: 0,
+        stdout: expect.stringContaining(
+          `applied ${migrations.map((migration) => migration.version).join(', ')}; now at version ${migrations.length}`,
+        ),
+      });
+      expect((await runCli(['--schema', schema], { DATABASE_URL: databaseUrl })).stdout).toContain(
+        `already at version ${migrations.length}`,
+      );
+      expect(await runCli(['--schema', schema, '--check'], { DATABASE_URL: databaseUrl })).toMatchObject({
+        code: 0,
+        stdout: `deskpilot-migrate: schema ${schema} is current (version ${migrations.length})\n`,
+      });
+    },
+  );
 });
 
 describe('openDatabase({ schema })', () => {
@@ -107,14 +125,21 @@ describe('openDatabase({ schema })', () => {
     await db.checkReady();
     const admin = new Pool({ connectionString: databaseUrl, max: 1 });
     onTestFinished(() => admin.end());
-    const { rows } = await admin.query<{ table_name: string }>('SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY 1', [schema]);
-    expect(rows.map((row) => row.table_name)).toEqual(expect.arrayContaining(['deskpilot_migrations', 'deskpilot_sessions', 'deskpilot_chat_sessions']));
+    const { rows } = await admin.query<{ table_name: string }>(
+      'SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY 1',
+      [schema],
+    );
+    expect(rows.map((row) => row.table_name)).toEqual(
+      expect.arrayContaining(['deskpilot_migrations', 'deskpilot_sessions', 'deskpilot_chat_sessions']),
+    );
   });
 
   it('keeps the tables of an embedded database in that schema too, and refuses a name that is not an identifier', async () => {
     const db = await openDatabase({ schema: 'deskpilot' });
     onTestFinished(() => db.close());
-    const { rows } = await db.client.query<{ table_schema: string }>("SELECT DISTINCT table_schema FROM information_schema.tables WHERE table_name LIKE 'deskpilot_%'");
+    const { rows } = await db.client.query<{ table_schema: string }>(
+      "SELECT DISTINCT table_schema FROM information_schema.tables WHERE table_name LIKE 'deskpilot_%'",
+    );
     expect(rows).toEqual([{ table_schema: 'deskpilot' }]);
     await expect(openDatabase({ schema: 'x"; DROP SCHEMA public; --' })).rejects.toThrow(TypeError);
   });

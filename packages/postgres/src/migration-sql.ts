@@ -36,5 +36,7 @@ function dedent(statement: string): string {
 
 /** Every migration's SQL file, in order: what `packages/postgres/migrations/` holds. */
 export function migrationFiles(migrations: readonly Migration[] = allMigrations): Array<{ name: string; sql: string }> {
-  return [...migrations].sort((a, b) => a.version - b.version).map((migration) => ({ name: migrationFileName(migration), sql: migrationSql(migration) }));
+  return [...migrations]
+    .sort((a, b) => a.version - b.version)
+    .map((migration) => ({ name: migrationFileName(migration), sql: migrationSql(migration) }));
 }

@@ -106,7 +106,10 @@ const hotRenewals: Migration = {
 const messageBytes: Migration = {
   version: 3,
   name: 'message sizes for storage quotas',
-  statements: [`ALTER TABLE deskpilot_chat_messages ADD COLUMN bytes integer`, `CREATE INDEX deskpilot_chat_sessions_user_email ON deskpilot_chat_sessions (user_email)`],
+  statements: [
+    `ALTER TABLE deskpilot_chat_messages ADD COLUMN bytes integer`,
+    `CREATE INDEX deskpilot_chat_sessions_user_email ON deskpilot_chat_sessions (user_email)`,
+  ],
 };
 
 /** Every migration, in order. Append only: a released migration never changes. */

@@ -54,7 +54,10 @@ describe('openDatabase', () => {
 
     const first = await openDatabase({ dataDir });
     expect(first.kind).toBe('pglite');
-    await createPostgresStores(first.client, { passwordHash: { cost: 1024 } }).userDirectory.addUser({ ...demoUsers[0]!, password: 'persisted' });
+    await createPostgresStores(first.client, { passwordHash: { cost: 1024 } }).userDirectory.addUser({
+      ...demoUsers[0]!,
+      password: 'persisted',
+    });
     // One handle per directory: a second one would corrupt it.
     expect(JSON.parse(await readFile(join(dataDir, lockFileName), 'utf8')).pid).toBe(process.pid);
     const concurrent = await openDatabase({ dataDir }).catch((error: unknown) => error);
@@ -68,7 +71,10 @@ describe('openDatabase', () => {
     const second = await openDatabase({ dataDir });
     try {
       const { userDirectory } = createPostgresStores(second.client, { passwordHash: { cost: 1024 } });
-      expect((await verifyCredentials(userDirectory, demoUsers[0]!.email, 'persisted', { passwordHash: { cost: 1024 } }))?.user.id).toBe(demoUsers[0]!.id);
+      expect(
+        (await verifyCredentials(userDirectory, demoUsers[0]!.email, 'persisted', { passwordHash: { cost: 1024 } }))
+          ?.user.id,
+      ).toBe(demoUsers[0]!.id);
     } finally {
       await second.close();
     }
@@ -79,9 +85,17 @@ describe('openDatabase', () => {
     try {
       const stores = createPostgresStores(db.client, { cache: db.kind === 'pglite', passwordHash: { cost: 1024 } });
       for (const user of demoUsers) await stores.userDirectory.addUser(user);
-      const service = createSessionService({ store: stores.sessionStore, directory: stores.userDirectory, passwordHash: { cost: 1024 } });
+      const service = createSessionService({
+        store: stores.sessionStore,
+        directory: stores.userDirectory,
+        passwordHash: { cost: 1024 },
+      });
 
-      const login = await service.login({ email: 'alice@example.com', password: 'alice-demo-password', projectKey: 'acme-b2b' });
+      const login = await service.login({
+        email: 'alice@example.com',
+        password: 'alice-demo-password',
+        projectKey: 'acme-b2b',
+      });
       if (!login.ok) return expect.unreachable('login should succeed');
       const cookie = cookieOf(login.setCookie);
       expect((await service.resolve(cookie))?.session).toMatchObject({ projectKey: 'acme-b2b', role: 'agent' });
@@ -127,9 +141,14 @@ describe.skipIf(!databaseUrl)(`openDatabase ${onPostgres}`, () => {
 
   it('opens one new schema from many processes at once: the race to create it is no failure', async () => {
     const name = `dp_race_${crypto.randomUUID().replaceAll('-', '').slice(0, 12)}`;
-    const opened = await Promise.all(Array.from({ length: 6 }, () => openDatabase({ databaseUrl: databaseUrl!, schema: name, maxConnections: 1 })));
+    const opened = await Promise.all(
+      Array.from({ length: 6 }, () => openDatabase({ databaseUrl: databaseUrl!, schema: name, maxConnections: 1 })),
+    );
     try {
-      const { rows } = await opened[0]!.client.query<{ n: string }>('SELECT count(*) AS n FROM information_schema.tables WHERE table_schema = $1', [name]);
+      const { rows } = await opened[0]!.client.query<{ n: string }>(
+        'SELECT count(*) AS n FROM information_schema.tables WHERE table_schema = $1',
+        [name],
+      );
       expect(Number(rows[0]!.n)).toBeGreaterThan(0);
     } finally {
       await opened[0]!.client.query(`DROP SCHEMA ${name} CASCADE`);
@@ -151,14 +170,21 @@ describe.skipIf(!databaseUrl)(`openDatabase ${onPostgres}`, () => {
 
   it('ends statements and transactions with store_unavailable when the network goes silent, and recovers once it is back', async () => {
     const proxy = await startFreezableProxy(new URL(schema.url));
-    const db = await openDatabase({ databaseUrl: proxy.url, maxConnections: 2, connectTimeoutMs: 500, queryTimeoutMs: 300 });
+    const db = await openDatabase({
+      databaseUrl: proxy.url,
+      maxConnections: 2,
+      connectTimeoutMs: 500,
+      queryTimeoutMs: 300,
+    });
     try {
       expect((await db.client.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
       // A partition: the connections stay open, no byte passes either way.
       proxy.freeze();
       const read = await db.client.query('SELECT 2 AS two').catch((caught: unknown) => caught);
       expect(isDeskpilotError(read, 'store_unavailable')).toBe(true);
-      const written = await db.client.transaction((transaction) => transaction.query('SELECT 3 AS three')).catch((caught: unknown) => caught);
+      const written = await db.client
+        .transaction((transaction) => transaction.query('SELECT 3 AS three'))
+        .catch((caught: unknown) => caught);
       expect(isDeskpilotError(written, 'store_unavailable')).toBe(true);
       proxy.thaw();
       await expect

@@ -83,7 +83,14 @@ const fileProblems: Record<string, string> = {
   EPERM: 'operation not permitted',
   EIO: 'input/output error',
 };
-const wasiErrno: Record<number, string> = { 2: 'EACCES', 19: 'EDQUOT', 29: 'EIO', 51: 'ENOSPC', 63: 'EPERM', 69: 'EROFS' };
+const wasiErrno: Record<number, string> = {
+  2: 'EACCES',
+  19: 'EDQUOT',
+  29: 'EIO',
+  51: 'ENOSPC',
+  63: 'EPERM',
+  69: 'EROFS',
+};
 
 /** A readable reason for a file system error, Node's or emscripten's (`{ name: 'ErrnoError', errno }`, not an Error). */
 function fileProblem(error: unknown): string | undefined {
@@ -135,16 +142,26 @@ async function createDirectory(directory: string): Promise<void> {
 }
 
 /** Opens PGlite: in memory, or persisted in `dataDir` under a lock that keeps a second process out. */
-async function openPglite(dataDir: string | undefined, settings: Record<string, string>): Promise<{ client: SqlClient; lock?: DataDirectoryLock }> {
+async function openPglite(
+  dataDir: string | undefined,
+  settings: Record<string, string>,
+): Promise<{ client: SqlClient; lock?: DataDirectoryLock }> {
   let module: typeof import('@electric-sql/pglite');
   try {
     module = await import('@electric-sql/pglite');
   } catch (error) {
-    throw new Error('The embedded database needs @electric-sql/pglite: install it, or set databaseUrl.', { cause: error });
+    throw new Error('The embedded database needs @electric-sql/pglite: install it, or set databaseUrl.', {
+      cause: error,
+    });
   }
   // As command-line settings, on top of PGlite's own: postgresql.conf in the data directory stays as initdb wrote it.
-  for (const name of Object.keys(settings)) if (!/^[a-z][a-z0-9_.]*$/.test(name)) throw new TypeError(`pgliteSettings: ${JSON.stringify(name)} is not a setting name.`);
-  const startParams = [...module.PGlite.defaultStartParams, ...Object.entries(settings).flatMap(([name, value]) => ['-c', `${name}=${value}`])];
+  for (const name of Object.keys(settings))
+    if (!/^[a-z][a-z0-9_.]*$/.test(name))
+      throw new TypeError(`pgliteSettings: ${JSON.stringify(name)} is not a setting name.`);
+  const startParams = [
+    ...module.PGlite.defaultStartParams,
+    ...Object.entries(settings).flatMap(([name, value]) => ['-c', `${name}=${value}`]),
+  ];
   if (dataDir === undefined) return { client: fromPglite(await module.PGlite.create({ startParams })) };
   const directory = resolve(dataDir);
   let lock: DataDirectoryLock;

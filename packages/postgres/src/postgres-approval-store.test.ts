@@ -56,14 +56,21 @@ for (const backend of testBackends) {
       const [first, second] = [record(), record()];
       await store.create(first);
       await store.create(second);
-      await database.client.query(`UPDATE deskpilot_approvals SET capabilities = '{"canRefundOrders": "yes"}' WHERE id = $1`, [first.id]);
-      await database.client.query(`UPDATE deskpilot_approvals SET outcome = '{"type": "maybe"}' WHERE id = $1`, [second.id]);
+      await database.client.query(
+        `UPDATE deskpilot_approvals SET capabilities = '{"canRefundOrders": "yes"}' WHERE id = $1`,
+        [first.id],
+      );
+      await database.client.query(`UPDATE deskpilot_approvals SET outcome = '{"type": "maybe"}' WHERE id = $1`, [
+        second.id,
+      ]);
       for (const id of [first.id, second.id]) {
         const error = await store.get(id).catch((caught: unknown) => caught);
         expect(isDeskpilotError(error, 'store_unavailable')).toBe(true);
         expect((error as Error).message).toBe('A stored approval is corrupted and cannot be read.');
       }
-      expect(await store.transition(first.id, 'pending', 'executing').catch((caught: unknown) => caught)).toMatchObject({ code: 'store_unavailable' });
+      expect(await store.transition(first.id, 'pending', 'executing').catch((caught: unknown) => caught)).toMatchObject(
+        { code: 'store_unavailable' },
+      );
     });
   });
 }

@@ -3,7 +3,8 @@ import { isJsonObject, isJsonValue, isRecordOf, readStoredRow } from './read-sto
 import type { SqlClient, SqlRow } from './sql-client.js';
 
 const states: readonly ApprovalState[] = ['pending', 'executing', 'done', 'denied'];
-const columns = 'id, chat_session_id, user_email, project_key, tool_name, tool_call_id, input, input_hash, capabilities, state, outcome, reason, created_at, expires_at';
+const columns =
+  'id, chat_session_id, user_email, project_key, tool_name, tool_call_id, input, input_hash, capabilities, state, outcome, reason, created_at, expires_at';
 const isCapabilities = isRecordOf('boolean');
 
 function isOutcome(value: unknown): value is ApprovalOutcome | null {
@@ -81,14 +82,18 @@ export function createPostgresApprovalStore(client: SqlClient): ApprovalStore {
       return rows[0] ? toRecord(rows[0]) : null;
     },
     async listPending(chatSessionId) {
-      const { rows } = await client.query(`SELECT ${columns} FROM deskpilot_approvals WHERE chat_session_id = $1 AND state = 'pending' ORDER BY created_at, position`, [
-        chatSessionId,
-      ]);
+      const { rows } = await client.query(
+        `SELECT ${columns} FROM deskpilot_approvals WHERE chat_session_id = $1 AND state = 'pending' ORDER BY created_at, position`,
+        [chatSessionId],
+      );
       return rows.map(toRecord);
     },
     async deleteExpired(now) {
       // An executing approval is mid-run: deleting it would lose the outcome a replay must receive.
-      const { rowCount } = await client.query(`DELETE FROM deskpilot_approvals WHERE expires_at <= $1 AND state <> 'executing'`, [now]);
+      const { rowCount } = await client.query(
+        `DELETE FROM deskpilot_approvals WHERE expires_at <= $1 AND state <> 'executing'`,
+        [now],
+      );
       return rowCount;
     },
   };

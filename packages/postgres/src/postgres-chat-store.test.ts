@@ -5,7 +5,13 @@ import { createPostgresChatStore } from './postgres-chat-store.js';
 import type { SqlClient } from './sql-client.js';
 import { testBackends, type TestDatabase } from './test-database.test-support.js';
 
-const init = () => ({ id: crypto.randomUUID(), userEmail: 'rep@example.com', projectKey: 'acme-b2c', createdAt: 1_000, updatedAt: 1_000 });
+const init = () => ({
+  id: crypto.randomUUID(),
+  userEmail: 'rep@example.com',
+  projectKey: 'acme-b2c',
+  createdAt: 1_000,
+  updatedAt: 1_000,
+});
 
 /** The error a call rejected with. */
 const rejection = (promise: Promise<unknown>) =>
@@ -29,16 +35,30 @@ for (const backend of testBackends) {
 
     it('reads epoch milliseconds and versions back as numbers, not strings', async () => {
       const store = createPostgresChatStore(database.client);
-      const { session } = await store.getOrCreateSession({ ...init(), createdAt: Date.UTC(2026, 0, 1), updatedAt: Date.UTC(2026, 0, 2) });
-      expect(await store.getSession(session.id)).toStrictEqual({ ...session, createdAt: Date.UTC(2026, 0, 1), updatedAt: Date.UTC(2026, 0, 2), version: 1 });
+      const { session } = await store.getOrCreateSession({
+        ...init(),
+        createdAt: Date.UTC(2026, 0, 1),
+        updatedAt: Date.UTC(2026, 0, 2),
+      });
+      expect(await store.getSession(session.id)).toStrictEqual({
+        ...session,
+        createdAt: Date.UTC(2026, 0, 1),
+        updatedAt: Date.UTC(2026, 0, 2),
+        version: 1,
+      });
     });
 
     it('answers corrupted working memory or messages with store_unavailable, not a crash', async () => {
       const store = createPostgresChatStore(database.client);
       const { session } = await store.getOrCreateSession(init());
       await store.upsertMessages(session.id, [{ id: 'm1', role: 'user', parts: [{ type: 'text', text: 'hi' }] }]);
-      await database.client.query(`UPDATE deskpilot_chat_sessions SET working_memory = '{"note": 42}' WHERE id = $1`, [session.id]);
-      await database.client.query(`UPDATE deskpilot_chat_messages SET message = '"not a message"' WHERE session_id = $1`, [session.id]);
+      await database.client.query(`UPDATE deskpilot_chat_sessions SET working_memory = '{"note": 42}' WHERE id = $1`, [
+        session.id,
+      ]);
+      await database.client.query(
+        `UPDATE deskpilot_chat_messages SET message = '"not a message"' WHERE session_id = $1`,
+        [session.id],
+      );
 
       const sessionError = await rejection(store.getSession(session.id));
       expect(isDeskpilotError(sessionError, 'store_unavailable')).toBe(true);
@@ -55,8 +75,14 @@ for (const backend of testBackends) {
       const store = createPostgresChatStore(database.client);
       const { session } = await store.getOrCreateSession(init());
       // jsonb refuses U+0000: the answer cannot be stored, so the status is not either.
-      const refused = { id: 'a1', role: 'assistant' as const, parts: [{ type: 'text' as const, text: 'nul \u0000 here' }] };
-      await expect(store.saveTurn!(session.id, refused, { lastTurnStatus: 'complete', updatedAt: 9_000 })).rejects.toThrow();
+      const refused = {
+        id: 'a1',
+        role: 'assistant' as const,
+        parts: [{ type: 'text' as const, text: 'nul \u0000 here' }],
+      };
+      await expect(
+        store.saveTurn!(session.id, refused, { lastTurnStatus: 'complete', updatedAt: 9_000 }),
+      ).rejects.toThrow();
       expect(await store.getSession(session.id)).toEqual(session);
       expect(await store.getMessages(session.id)).toEqual([]);
     });
@@ -77,12 +103,20 @@ for (const backend of testBackends) {
 
 describe('createPostgresChatStore, when a row vanishes between its statements at every attempt', () => {
   // Every INSERT … ON CONFLICT DO NOTHING finds the row, every SELECT finds it gone: a row deleted each time.
-  const vanishing: SqlClient = { query: async () => ({ rows: [], rowCount: 0 }), transaction: async (fn) => fn(vanishing), close: async () => {} };
+  const vanishing: SqlClient = {
+    query: async () => ({ rows: [], rowCount: 0 }),
+    transaction: async (fn) => fn(vanishing),
+    close: async () => {},
+  };
 
   it('answers conflict (409), not a 500, once its retries have run out', async () => {
     const store = createPostgresChatStore(vanishing);
     expect(await rejection(store.getOrCreateSession(init()))).toMatchObject({ code: 'conflict', status: 409 });
-    expect(await rejection(store.addMessage(crypto.randomUUID(), { id: 'm1', role: 'user', parts: [{ type: 'text', text: 'hi' }] }))).toMatchObject({
+    expect(
+      await rejection(
+        store.addMessage(crypto.randomUUID(), { id: 'm1', role: 'user', parts: [{ type: 'text', text: 'hi' }] }),
+      ),
+    ).toMatchObject({
       code: 'conflict',
       status: 409,
     });

@@ -1,4 +1,11 @@
-import type { AddMessageResult, ChatSessionRecord, ChatStore, OpenSessionResult, StorageQuota, TurnStatus } from '@deskpilot/core';
+import type {
+  AddMessageResult,
+  ChatSessionRecord,
+  ChatStore,
+  OpenSessionResult,
+  StorageQuota,
+  TurnStatus,
+} from '@deskpilot/core';
 import { DeskpilotError } from '@deskpilot/core/session';
 import { isJsonObject, isRecordOf, readStoredRow } from './read-stored-row.js';
 import type { SqlClient, SqlRow } from './sql-client.js';
@@ -24,7 +31,9 @@ function toSession(row: SqlRow): ChatSessionRecord {
 }
 
 function isMessage(value: unknown): value is UIMessage {
-  return isJsonObject(value) && typeof value.id === 'string' && typeof value.role === 'string' && Array.isArray(value.parts);
+  return (
+    isJsonObject(value) && typeof value.id === 'string' && typeof value.role === 'string' && Array.isArray(value.parts)
+  );
 }
 
 function isMessageList(value: unknown): value is UIMessage[] {
@@ -79,7 +88,11 @@ const saveTurnSql = `WITH saved AS (
 /** Which quota a message of `bytes` does not fit, given the sums stored. */
 function exceededQuota(row: SqlRow, quota: StorageQuota | undefined): keyof StorageQuota | undefined {
   if (!quota) return undefined;
-  const [conversation, user, bytes] = [row.conversation_bytes, row.user_bytes, row.message_bytes].map(Number) as [number, number, number];
+  const [conversation, user, bytes] = [row.conversation_bytes, row.user_bytes, row.message_bytes].map(Number) as [
+    number,
+    number,
+    number,
+  ];
   if (conversation + bytes > quota.conversationBytes) return 'conversationBytes';
   if (user + bytes > quota.userBytes) return 'userBytes';
   return undefined;
@@ -110,7 +123,10 @@ async function openSession(
     if (!row) continue;
     const session = toSession(row);
     const created = row.created === true;
-    const messages = row.messages === null ? null : readStoredRow('chat session', row).json('messages', isMessageList, 'a list of UI messages');
+    const messages =
+      row.messages === null
+        ? null
+        : readStoredRow('chat session', row).json('messages', isMessageList, 'a list of UI messages');
     if (messages === null || add === undefined) return { session, created, messages };
     if (row.added === true) return { session, created, messages, added: { added: true } };
     const existing = messages.find((message) => message.id === add.id);
@@ -120,7 +136,9 @@ async function openSession(
     // Not in this statement's snapshot: another request added it just after, and `addMessage` reads it.
     return { session, created, messages, added: await addMessage(session.id, add, quota) };
   }
-  throw new DeskpilotError('conflict', { detail: 'The conversation was deleted while it was being opened. Try again.' });
+  throw new DeskpilotError('conflict', {
+    detail: 'The conversation was deleted while it was being opened. Try again.',
+  });
 }
 
 // The message, when its id is new and it fits the quotas ($4 per conversation, $5 for the
@@ -139,13 +157,31 @@ const addMessageSql = `WITH sizes AS (
   SELECT EXISTS (SELECT FROM added) AS added, sizes.* FROM sizes`;
 
 /** `addMessage`: the message, when its id is new and it fits the quota (one statement), else why not. */
-async function addMessageTo(client: SqlClient, sessionId: string, message: UIMessage, quota: StorageQuota | undefined): Promise<AddMessageResult> {
+async function addMessageTo(
+  client: SqlClient,
+  sessionId: string,
+  message: UIMessage,
+  quota: StorageQuota | undefined,
+): Promise<AddMessageResult> {
   // Two attempts: the second only matters if the stored message vanished between the two statements.
   for (let attempt = 0; attempt < 2; attempt++) {
-    const { rows } = await client.query(addMessageSql, [sessionId, message.id, JSON.stringify(message), quota?.conversationBytes ?? null, quota?.userBytes ?? null]);
+    const { rows } = await client.query(addMessageSql, [
+      sessionId,
+      message.id,
+      JSON.stringify(message),
+      quota?.conversationBytes ?? null,
+      quota?.userBytes ?? null,
+    ]);
     if (rows[0]?.added === true) return { added: true };
-    const stored = await client.query('SELECT message FROM deskpilot_chat_messages WHERE session_id = $1 AND id = $2', [sessionId, message.id]);
-    if (stored.rows[0]) return { added: false, existing: readStoredRow('chat message', stored.rows[0]).json('message', isMessage, 'a UI message') };
+    const stored = await client.query('SELECT message FROM deskpilot_chat_messages WHERE session_id = $1 AND id = $2', [
+      sessionId,
+      message.id,
+    ]);
+    if (stored.rows[0])
+      return {
+        added: false,
+        existing: readStoredRow('chat message', stored.rows[0]).json('message', isMessage, 'a UI message'),
+      };
     const quotaExceeded = rows[0] && exceededQuota(rows[0], quota);
     if (quotaExceeded) return { added: false, quotaExceeded };
   }
@@ -168,7 +204,8 @@ export function createPostgresChatStore(client: SqlClient): ChatStore {
     return rows[0] ? toSession(rows[0]) : null;
   };
 
-  const addMessage: ChatStore['addMessage'] = (sessionId, message, quota) => addMessageTo(client, sessionId, message, quota);
+  const addMessage: ChatStore['addMessage'] = (sessionId, message, quota) =>
+    addMessageTo(client, sessionId, message, quota);
 
   return {
     async getOrCreateSession(init) {
@@ -183,12 +220,20 @@ export function createPostgresChatStore(client: SqlClient): ChatStore {
         const existing = await getSession(init.id);
         if (existing) return { session: existing, created: false };
       }
-      throw new DeskpilotError('conflict', { detail: 'The conversation was deleted while it was being opened. Try again.' });
+      throw new DeskpilotError('conflict', {
+        detail: 'The conversation was deleted while it was being opened. Try again.',
+      });
     },
     openSession: (init, add, quota) => openSession(client, init, add, quota, addMessage),
     async saveTurn(sessionId, message, update) {
       // One statement, so both writes land or neither does.
-      await client.query(saveTurnSql, [sessionId, message.id, JSON.stringify(message), update.lastTurnStatus, update.updatedAt]);
+      await client.query(saveTurnSql, [
+        sessionId,
+        message.id,
+        JSON.stringify(message),
+        update.lastTurnStatus,
+        update.updatedAt,
+      ]);
     },
     getSession,
     async updateSession(id, update) {
@@ -204,14 +249,24 @@ export function createPostgresChatStore(client: SqlClient): ChatStore {
          WHERE id = $1 AND ($6::bigint IS NULL OR
            octet_length(${next}::text) - greatest(2 * (SELECT count(*) FROM jsonb_object_keys(${next})) - 1, 0) <= $6)
          RETURNING ${columns}`,
-        [id, [...(change?.remove ?? [])], JSON.stringify(change?.set ?? {}), update.lastTurnStatus ?? null, update.updatedAt, change?.maxBytes ?? null],
+        [
+          id,
+          [...(change?.remove ?? [])],
+          JSON.stringify(change?.set ?? {}),
+          update.lastTurnStatus ?? null,
+          update.updatedAt,
+          change?.maxBytes ?? null,
+        ],
       );
       if (rows[0]) return { ok: true, session: toSession(rows[0]) };
       if (!change) return { ok: false, reason: 'not_found' };
       return (await getSession(id)) ? { ok: false, reason: 'working_memory_full' } : { ok: false, reason: 'not_found' };
     },
     async getMessages(sessionId) {
-      const { rows } = await client.query('SELECT id, message FROM deskpilot_chat_messages WHERE session_id = $1 ORDER BY position', [sessionId]);
+      const { rows } = await client.query(
+        'SELECT id, message FROM deskpilot_chat_messages WHERE session_id = $1 ORDER BY position',
+        [sessionId],
+      );
       return rows.map((row) => readStoredRow('chat message', row).json('message', isMessage, 'a UI message'));
     },
     addMessage,

@@ -28,7 +28,12 @@ function recording(client: SqlClient) {
 const nextTurn = () => new Promise((resolve) => setTimeout(resolve, 100));
 
 /** Signs `count` sessions of alice in, on a fresh database; the service, its clock and the cookies. */
-async function signedIn(database: TestDatabase, client: SqlClient, count: number, onRenewError?: (error: unknown) => void) {
+async function signedIn(
+  database: TestDatabase,
+  client: SqlClient,
+  count: number,
+  onRenewError?: (error: unknown) => void,
+) {
   await database.reset();
   const stores = createPostgresStores(client, { passwordHash });
   for (const user of demoUsers) await stores.userDirectory.addUser(user);
@@ -86,13 +91,20 @@ for (const backend of testBackends) {
       const stores = createPostgresStores(client, { passwordHash });
       for (const user of demoUsers) await stores.userDirectory.addUser(user);
       const clock = createFakeClock(Date.UTC(2026, 0, 1));
-      const service = createSessionService({ store: stores.sessionStore, directory: stores.userDirectory, lookup: stores.sessionLookup, now: clock.now, passwordHash });
+      const service = createSessionService({
+        store: stores.sessionStore,
+        directory: stores.userDirectory,
+        lookup: stores.sessionLookup,
+        now: clock.now,
+        passwordHash,
+      });
       const login = await service.login({ email: 'alice@example.com', password: 'alice-demo-password' });
       if (!login.ok) return expect.unreachable('login should succeed');
       const cookie = login.setCookie.split(';')[0]!;
 
       take();
-      for (let request = 0; request < 3; request++) expect((await service.resolve(cookie))?.session.user.id).toBe('usr_alice');
+      for (let request = 0; request < 3; request++)
+        expect((await service.resolve(cookie))?.session.user.id).toBe('usr_alice');
       expect(take()).toHaveLength(3);
       clock.advance(60_000);
       expect((await service.resolve(cookie))?.session.role).toBe('admin');
@@ -140,7 +152,9 @@ for (const backend of testBackends) {
       const failing: SqlClient = {
         ...database.client,
         query: <Row extends SqlRow>(sql: string, params?: readonly unknown[]) =>
-          sql.startsWith('UPDATE deskpilot_sessions AS s') ? Promise.reject(new Error('disk full')) : database.client.query<Row>(sql, params),
+          sql.startsWith('UPDATE deskpilot_sessions AS s')
+            ? Promise.reject(new Error('disk full'))
+            : database.client.query<Row>(sql, params),
       };
       const { service, clock, cookies } = await signedIn(database, failing, 3, (error) => errors.push(error));
       clock.advance(5 * 60_000);
@@ -166,7 +180,9 @@ for (const backend of testBackends) {
       for (const record of [one, two, three]) await store.create(record);
 
       const lookup = createPostgresSessionLookup(client);
-      const answers = await Promise.all([one.id, two.id, 'missing', one.id].map((id) => lookup.getSessionAndAccount(id)));
+      const answers = await Promise.all(
+        [one.id, two.id, 'missing', one.id].map((id) => lookup.getSessionAndAccount(id)),
+      );
       expect(answers).toEqual([
         { record: one, account: { user: { id: 'user-1', email: 'rep@example.com', name: 'Rep' }, memberships: [] } },
         { record: two, account: null },
@@ -222,7 +238,13 @@ for (const backend of testBackends) {
         password: 'pw',
         memberships: [{ projectKey: 'acme-b2c', clientId: 'acme', role: 'agent' }],
       });
-      await directory.addUser({ id: 'user-2', email: 'other@example.com', name: 'Other', password: 'pw', memberships: [] });
+      await directory.addUser({
+        id: 'user-2',
+        email: 'other@example.com',
+        name: 'Other',
+        password: 'pw',
+        memberships: [],
+      });
       const [corrupted, fine] = [makeSessionRecord(), makeSessionRecord({ userId: 'user-2' })];
       const store = createPostgresSessionStore(database.client);
       for (const record of [corrupted, fine]) await store.create(record);
@@ -231,7 +253,10 @@ for (const backend of testBackends) {
       try {
         await database.client.query(`UPDATE deskpilot_memberships SET role = NULL`);
         const lookup = createPostgresSessionLookup(database.client);
-        const [error, answer] = await Promise.all([lookup.getSessionAndAccount(corrupted.id).catch((caught: unknown) => caught), lookup.getSessionAndAccount(fine.id)]);
+        const [error, answer] = await Promise.all([
+          lookup.getSessionAndAccount(corrupted.id).catch((caught: unknown) => caught),
+          lookup.getSessionAndAccount(fine.id),
+        ]);
         expect(isDeskpilotError(error, 'store_unavailable')).toBe(true);
         expect((error as Error).message).toBe('A stored user is corrupted and cannot be read.');
         expect(answer?.record).toEqual(fine);

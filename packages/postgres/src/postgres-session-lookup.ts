@@ -37,7 +37,10 @@ function toSessionAndAccount(row: SqlRow | undefined): SessionAndAccount | null 
  * @example
  * const sessions = createSessionService({ store, directory, lookup: createPostgresSessionLookup(client) });
  */
-export function createPostgresSessionLookup(client: SqlClient, options: PostgresSessionLookupOptions = {}): SessionLookup {
+export function createPostgresSessionLookup(
+  client: SqlClient,
+  options: PostgresSessionLookupOptions = {},
+): SessionLookup {
   const maxBatch = Math.max(1, options.maxBatch ?? 100);
   let open: Map<string, Waiter[]> | undefined;
 

@@ -32,7 +32,11 @@ for (const backend of testBackends) {
     it('stores epoch milliseconds past 2^31 and reads them back as numbers', async () => {
       await database.reset();
       const store = createPostgresSessionStore(database.client);
-      const created = record({ createdAt: Date.UTC(2026, 0, 1), expiresAt: Date.UTC(2026, 0, 1, 12), idleExpiresAt: Date.UTC(2026, 0, 1, 2) });
+      const created = record({
+        createdAt: Date.UTC(2026, 0, 1),
+        expiresAt: Date.UTC(2026, 0, 1, 12),
+        idleExpiresAt: Date.UTC(2026, 0, 1, 2),
+      });
       await store.create(created);
       expect(await store.get(created.id)).toStrictEqual(created);
     });
@@ -54,7 +58,9 @@ for (const backend of testBackends) {
       const created = record();
       await store.create(created);
       // Beyond 2^53: no exact JavaScript number exists for it.
-      await database.client.query('UPDATE deskpilot_sessions SET expires_at = 9223372036854775807 WHERE id = $1', [created.id]);
+      await database.client.query('UPDATE deskpilot_sessions SET expires_at = 9223372036854775807 WHERE id = $1', [
+        created.id,
+      ]);
       const error = await store.get(created.id).catch((caught: unknown) => caught);
       expect(isDeskpilotError(error, 'store_unavailable')).toBe(true);
       expect((error as Error).message).toBe('A stored session is corrupted and cannot be read.');
@@ -71,7 +77,8 @@ describe('createPostgresSessionStore read cache', () => {
   afterAll(() => database?.close());
 
   // Changes a row behind the store's back, as another writer would: the way to see what the cache serves.
-  const deleteBehindItsBack = (id: string) => database.client.query('DELETE FROM deskpilot_sessions WHERE id = $1', [id]);
+  const deleteBehindItsBack = (id: string) =>
+    database.client.query('DELETE FROM deskpilot_sessions WHERE id = $1', [id]);
 
   it('serves a record it has written without a query, until its idle expiry', async () => {
     await database.reset();
@@ -134,7 +141,10 @@ describe('createPostgresSessionStore read cache', () => {
     const created = record();
     await store.create(created);
     await store.touch(created.id, 1, 60_000);
-    await database.client.query('UPDATE deskpilot_sessions SET project_key = $2 WHERE id = $1', [created.id, 'behind-its-back']);
+    await database.client.query('UPDATE deskpilot_sessions SET project_key = $2 WHERE id = $1', [
+      created.id,
+      'behind-its-back',
+    ]);
     expect(await store.get(created.id)).toEqual({ ...created, idleExpiresAt: 60_000, version: 2 });
   });
 

@@ -21,7 +21,17 @@ export interface PostgresSessionStoreOptions {
 }
 
 /** The columns of a session, in the order {@link toSessionRecord} reads them. */
-export const sessionColumns = ['id', 'secret_hash', 'user_id', 'project_key', 'client_id', 'created_at', 'expires_at', 'idle_expires_at', 'version'];
+export const sessionColumns = [
+  'id',
+  'secret_hash',
+  'user_id',
+  'project_key',
+  'client_id',
+  'created_at',
+  'expires_at',
+  'idle_expires_at',
+  'version',
+];
 const columns = sessionColumns.join(', ');
 
 /** A session record from a row holding {@link sessionColumns}. */
@@ -78,7 +88,11 @@ const rollback = Symbol('rollback');
 export function createPostgresSessionStore(client: SqlClient, options: PostgresSessionStoreOptions = {}): SessionStore {
   const cacheOptions = options.cache === true ? {} : options.cache || undefined;
   const cache = cacheOptions
-    ? createReadCache<SessionRecord>({ ...cacheOptions, now: options.now, expiresAt: (record) => Math.min(record.expiresAt, record.idleExpiresAt) })
+    ? createReadCache<SessionRecord>({
+        ...cacheOptions,
+        now: options.now,
+        expiresAt: (record) => Math.min(record.expiresAt, record.idleExpiresAt),
+      })
     : noReadCache<SessionRecord>();
   // Cached records are shared by every caller, so they are frozen: nobody can change them.
   const freeze = (record: SessionRecord) => (cacheOptions ? Object.freeze(record) : record);
@@ -97,13 +111,17 @@ export function createPostgresSessionStore(client: SqlClient, options: PostgresS
     return rows.length;
   };
 
-  const renew = createRenewalBatcher(options.maxRenewBatch ?? 500, options.renewWindowMs ?? 10, async (ids, idleExpiries) => {
-    await cache.write(
-      ids,
-      () => client.query(renewSql(cacheOptions !== undefined), [ids, idleExpiries]),
-      ({ rows }) => ({ set: rows.map((row) => [row.id as string, freeze(toSessionRecord(row))] as const) }),
-    );
-  });
+  const renew = createRenewalBatcher(
+    options.maxRenewBatch ?? 500,
+    options.renewWindowMs ?? 10,
+    async (ids, idleExpiries) => {
+      await cache.write(
+        ids,
+        () => client.query(renewSql(cacheOptions !== undefined), [ids, idleExpiries]),
+        ({ rows }) => ({ set: rows.map((row) => [row.id as string, freeze(toSessionRecord(row))] as const) }),
+      );
+    },
+  );
 
   return {
     renew,
@@ -136,9 +154,15 @@ export function createPostgresSessionStore(client: SqlClient, options: PostgresS
         async () => {
           try {
             return await client.transaction(async (transaction) => {
-              const deleted = await transaction.query('DELETE FROM deskpilot_sessions WHERE id = $1 AND version = $2', [id, expectedVersion]);
+              const deleted = await transaction.query('DELETE FROM deskpilot_sessions WHERE id = $1 AND version = $2', [
+                id,
+                expectedVersion,
+              ]);
               if (deleted.rowCount === 0) return false;
-              const inserted = await transaction.query(`${insertSql} ON CONFLICT (id) DO NOTHING`, insertParams(stored));
+              const inserted = await transaction.query(
+                `${insertSql} ON CONFLICT (id) DO NOTHING`,
+                insertParams(stored),
+              );
               if (inserted.rowCount === 0) throw rollback;
               return true;
             });
@@ -161,7 +185,11 @@ export function createPostgresSessionStore(client: SqlClient, options: PostgresS
  * statement (ids sorted, so that two replicas' batches lock rows in the same order), the latest idle
  * expiry of each session kept. Each caller's promise settles with its batch.
  */
-function createRenewalBatcher(maxBatch: number, windowMs: number, write: (ids: string[], idleExpiries: number[]) => Promise<void>) {
+function createRenewalBatcher(
+  maxBatch: number,
+  windowMs: number,
+  write: (ids: string[], idleExpiries: number[]) => Promise<void>,
+) {
   let open: Map<string, PendingRenewal> | undefined;
   const send = async (batch: Map<string, PendingRenewal>) => {
     const ids = [...batch.keys()].sort();

@@ -59,14 +59,22 @@ const isWellFormed = (text: string): boolean => (text as unknown as { isWellForm
 const canBeStored = (text: string) => !text.includes('\u0000') && isWellFormed(text);
 
 function isMemberships(value: unknown): value is Membership[] {
-  return Array.isArray(value) && value.every((entry) => isJsonObject(entry) && ['projectKey', 'clientId', 'role'].every((key) => typeof entry[key] === 'string'));
+  return (
+    Array.isArray(value) &&
+    value.every(
+      (entry) =>
+        isJsonObject(entry) && ['projectKey', 'clientId', 'role'].every((key) => typeof entry[key] === 'string'),
+    )
+  );
 }
 
 /** Accounts are handed out deep-frozen: nobody can change them, and a cached one is shared safely. */
 function freezeAccount(account: Account): Account {
   return Object.freeze({
     user: Object.freeze(account.user),
-    memberships: Object.freeze(account.memberships.map((membership) => Object.freeze(membership))) as Account['memberships'],
+    memberships: Object.freeze(
+      account.memberships.map((membership) => Object.freeze(membership)),
+    ) as Account['memberships'],
   });
 }
 
@@ -89,13 +97,17 @@ export function toAccount(row: SqlRow, idColumn = 'id'): Account {
  * await directory.addUser({ email: 'rep@example.com', name: 'Rep', password: 'correct horse',
  *   memberships: [{ projectKey: 'acme-b2c', clientId: 'acme', role: 'agent' }] });
  */
-export function createPostgresUserDirectory(client: SqlClient, options: PostgresUserDirectoryOptions = {}): PostgresUserDirectory {
+export function createPostgresUserDirectory(
+  client: SqlClient,
+  options: PostgresUserDirectoryOptions = {},
+): PostgresUserDirectory {
   const cacheOptions = options.cache === true ? {} : options.cache || undefined;
   const cache = cacheOptions ? createReadCache<Account>(cacheOptions) : noReadCache<Account>();
   return {
     async addUser(user) {
       const email = normalizeEmail(user.email);
-      if (user.passwordHash !== undefined && !isPasswordHash(user.passwordHash)) throw new TypeError('passwordHash is not a hash verifyPassword can read');
+      if (user.passwordHash !== undefined && !isPasswordHash(user.passwordHash))
+        throw new TypeError('passwordHash is not a hash verifyPassword can read');
       const passwordHash = user.passwordHash ?? (await hashPassword(user.password, options.passwordHash));
       const memberships = user.memberships.map(({ projectKey, clientId, role }) => ({ projectKey, clientId, role }));
       return cache
@@ -104,11 +116,20 @@ export function createPostgresUserDirectory(client: SqlClient, options: Postgres
           () =>
             client.transaction(async (transaction) => {
               await transaction.query(`SELECT pg_advisory_xact_lock(${usersLockKey})`);
-              const existing = await transaction.query<{ id: string }>('SELECT id FROM deskpilot_users WHERE email = $1', [email]);
+              const existing = await transaction.query<{ id: string }>(
+                'SELECT id FROM deskpilot_users WHERE email = $1',
+                [email],
+              );
               const id = user.id ?? existing.rows[0]?.id ?? randomUUID();
               // Both the old holder of this email and of this id go: email and id stay unique.
-              const removed = await transaction.query<{ id: string }>('DELETE FROM deskpilot_users WHERE email = $1 OR id = $2 RETURNING id', [email, id]);
-              await transaction.query('INSERT INTO deskpilot_users (id, email, name, password_hash) VALUES ($1, $2, $3, $4)', [id, email, user.name, passwordHash]);
+              const removed = await transaction.query<{ id: string }>(
+                'DELETE FROM deskpilot_users WHERE email = $1 OR id = $2 RETURNING id',
+                [email, id],
+              );
+              await transaction.query(
+                'INSERT INTO deskpilot_users (id, email, name, password_hash) VALUES ($1, $2, $3, $4)',
+                [id, email, user.name, passwordHash],
+              );
               await transaction.query(
                 `INSERT INTO deskpilot_memberships (user_id, position, project_key, client_id, role)
                SELECT $1, ordinal, item->>'projectKey', item->>'clientId', item->>'role'
@@ -131,7 +152,10 @@ export function createPostgresUserDirectory(client: SqlClient, options: Postgres
     },
     async updatePasswordHash(userId, previousHash, nextHash) {
       if (![userId, previousHash, nextHash].every(canBeStored)) return false;
-      const { rowCount } = await client.query('UPDATE deskpilot_users SET password_hash = $1 WHERE id = $2 AND password_hash = $3', [nextHash, userId, previousHash]);
+      const { rowCount } = await client.query(
+        'UPDATE deskpilot_users SET password_hash = $1 WHERE id = $2 AND password_hash = $3',
+        [nextHash, userId, previousHash],
+      );
       return rowCount === 1;
     },
     getAccount: (userId) =>

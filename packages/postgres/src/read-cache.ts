@@ -19,7 +19,11 @@ export interface ReadCache<Value> {
    * instead of setting them, because the database may have applied the two in either order. When
    * the write fails, `keys` are removed (the whole cache is dropped when they are unknown).
    */
-  write<Result>(keys: readonly string[] | undefined, run: () => Promise<Result>, changes: (result: Result) => CacheChanges<Value>): Promise<Result>;
+  write<Result>(
+    keys: readonly string[] | undefined,
+    run: () => Promise<Result>,
+    changes: (result: Result) => CacheChanges<Value>,
+  ): Promise<Result>;
 }
 
 /** Options of {@link createReadCache}. */

@@ -28,7 +28,10 @@ export function readStoredRow(what: string, row: SqlRow): StoredRowReader {
     text: (column) => (typeof row[column] === 'string' ? (row[column] as string) : fail(column, 'a string')),
     nullableText: (column) => (row[column] === null ? null : reader.text(column)),
     integer: (column) => (Number.isSafeInteger(row[column]) ? (row[column] as number) : fail(column, 'a safe integer')),
-    oneOf: (column, values) => (values.includes(row[column] as never) ? (row[column] as (typeof values)[number]) : fail(column, `one of ${values.join(', ')}`)),
+    oneOf: (column, values) =>
+      values.includes(row[column] as never)
+        ? (row[column] as (typeof values)[number])
+        : fail(column, `one of ${values.join(', ')}`),
     json: (column, check, expected) => (check(row[column]) ? row[column] : fail(column, expected)),
   };
   return reader;

@@ -5,7 +5,10 @@ const schemaName = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 
 /** Throws a TypeError naming the rule when `schema` is not a plain identifier (it goes into SQL unquoted). */
 export function checkSchemaName(schema: string): void {
-  if (!schemaName.test(schema)) throw new TypeError(`schema must be a plain identifier (letters, digits, _; at most 63), not ${JSON.stringify(schema.slice(0, 70))}`);
+  if (!schemaName.test(schema))
+    throw new TypeError(
+      `schema must be a plain identifier (letters, digits, _; at most 63), not ${JSON.stringify(schema.slice(0, 70))}`,
+    );
 }
 
 /**

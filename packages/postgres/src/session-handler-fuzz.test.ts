@@ -1,5 +1,10 @@
 import { createFakeClock } from '@deskpilot/core/testing';
-import { createSessionHandler, createSessionService, createSlidingWindowLimiter, type SessionStore } from '@deskpilot/core';
+import {
+  createSessionHandler,
+  createSessionService,
+  createSlidingWindowLimiter,
+  type SessionStore,
+} from '@deskpilot/core';
 import { demoUsers } from '@deskpilot/core/demo';
 import * as fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -29,7 +34,13 @@ const studio = 'http://studio.test';
 const url = (path: string) => `http://sessions.test${path}`;
 const [alice, bob] = demoUsers;
 /** Refusals that come before the login throttles count anything. */
-const beforeThrottle = new Set(['invalid_request', 'invalid_json', 'payload_too_large', 'unsupported_media_type', 'cross_site_request']);
+const beforeThrottle = new Set([
+  'invalid_request',
+  'invalid_json',
+  'payload_too_large',
+  'unsupported_media_type',
+  'cross_site_request',
+]);
 
 describe('session routes under fuzzing, on PGlite', () => {
   let database: TestDatabase;
@@ -58,7 +69,12 @@ describe('session routes under fuzzing, on PGlite', () => {
       absoluteTimeoutMs: 365 * 24 * 3600_000,
     });
     const errors: unknown[] = [];
-    const handler = createSessionHandler({ service, allowedOrigins: [studio], loginThrottle: { account, address }, onError: (error) => errors.push(error) });
+    const handler = createSessionHandler({
+      service,
+      allowedOrigins: [studio],
+      loginThrottle: { account, address },
+      onError: (error) => errors.push(error),
+    });
     return { clock, sessions, account, address, service, handler, errors };
   }
 
@@ -72,7 +88,12 @@ describe('session routes under fuzzing, on PGlite', () => {
   async function send(request: Request, tally: ReturnType<typeof createTally>) {
     const { sessions, account, address, handler, errors, clock } = setup;
     clock.advance(1_000);
-    const before = { errors: errors.length, writes: sessions.writes, checks: account.checks + address.checks, size: account.size + address.size };
+    const before = {
+      errors: errors.length,
+      writes: sessions.writes,
+      checks: account.checks + address.checks,
+      size: account.size + address.size,
+    };
     const sent = performance.now();
     const response = await handler.fetch(request, client);
     const setCookie = response.headers.get('set-cookie');
@@ -83,7 +104,9 @@ describe('session routes under fuzzing, on PGlite', () => {
     if (code !== null) {
       expect(sessions.writes, `a refused request (${code}) wrote to the session store`).toBe(before.writes);
       if (beforeThrottle.has(code)) {
-        expect(account.checks + address.checks, `a refused request (${code}) counted in a throttle`).toBe(before.checks);
+        expect(account.checks + address.checks, `a refused request (${code}) counted in a throttle`).toBe(
+          before.checks,
+        );
         expect(account.size + address.size).toBe(before.size);
       }
     }
@@ -96,12 +119,23 @@ describe('session routes under fuzzing, on PGlite', () => {
       const started = performance.now();
       const tally = createTally();
       const credentials = fc.oneof(
-        { weight: 2, arbitrary: fc.constantFrom(alice!, bob!).map((user) => ({ email: user.email, password: user.password })) },
-        { weight: 1, arbitrary: fc.constantFrom(alice!, bob!).map((user) => ({ email: ` ${user.email.toUpperCase()} `, password: user.password })) },
+        {
+          weight: 2,
+          arbitrary: fc.constantFrom(alice!, bob!).map((user) => ({ email: user.email, password: user.password })),
+        },
+        {
+          weight: 1,
+          arbitrary: fc
+            .constantFrom(alice!, bob!)
+            .map((user) => ({ email: ` ${user.email.toUpperCase()} `, password: user.password })),
+        },
         { weight: 3, arbitrary: fc.record({ email: input.nonEmptyText, password: input.nonEmptyText }) },
       );
       const valid = fc
-        .tuple(credentials, fc.option(fc.oneof(fc.constantFrom('acme-b2c', 'acme-b2b', 'globex-b2c'), input.text), { nil: undefined }))
+        .tuple(
+          credentials,
+          fc.option(fc.oneof(fc.constantFrom('acme-b2c', 'acme-b2b', 'globex-b2c'), input.text), { nil: undefined }),
+        )
         .map(([body, projectKey]) => (projectKey === undefined ? body : { ...body, projectKey }));
       const requests = fuzzRequest(nearValidBody(valid, [['email'], ['password'], ['projectKey']]), studio);
       await fc.assert(
@@ -146,7 +180,12 @@ describe('session routes under fuzzing, on PGlite', () => {
         { weight: 1, arbitrary: fc.constant<'stale'>('stale') },
         {
           weight: 1,
-          arbitrary: fc.constantFrom('deskpilot_session=AAAAAAAAAAAAAAAAAAAAAA.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', 'deskpilot_session=x', 'other=1', ''),
+          arbitrary: fc.constantFrom(
+            'deskpilot_session=AAAAAAAAAAAAAAAAAAAAAA.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA',
+            'deskpilot_session=x',
+            'other=1',
+            '',
+          ),
         },
       );
       const valid = fc.record(
@@ -156,12 +195,18 @@ describe('session routes under fuzzing, on PGlite', () => {
         },
         { requiredKeys: ['projectKey'] },
       );
-      const requests = fc.tuple(fuzzRequest(nearValidBody(valid, [['projectKey'], ['clientId']]), studio), cookieChoice);
+      const requests = fc.tuple(
+        fuzzRequest(nearValidBody(valid, [['projectKey'], ['clientId']]), studio),
+        cookieChoice,
+      );
       await fc.assert(
         fc.asyncProperty(requests, async ([generated, choice]) => {
           const owner = choice === 'alice' || choice === 'bob' ? choice : null;
           const cookie = owner ? cookies[owner] : choice === 'stale' ? (cookies.stale.at(-1) ?? '') : choice;
-          const { code, setCookie } = await send(toRequest(url('/sessions/current/project'), 'POST', generated, cookie ? { cookie } : {}), tally);
+          const { code, setCookie } = await send(
+            toRequest(url('/sessions/current/project'), 'POST', generated, cookie ? { cookie } : {}),
+            tally,
+          );
           // A switch rotates the token: keep the new one, remember the revoked one.
           if (code === null && owner) {
             cookies.stale.push(cookies[owner]);
@@ -171,7 +216,8 @@ describe('session routes under fuzzing, on PGlite', () => {
         { numRuns: fuzzRuns, seed: fuzzSeed },
       );
       tally.report('POST /sessions/current/project', started);
-      for (const code of ['2xx', 'invalid_request', 'invalid_json', 'unauthenticated', 'forbidden']) expect(tally.get(code), code).toBeGreaterThan(0);
+      for (const code of ['2xx', 'invalid_request', 'invalid_json', 'unauthenticated', 'forbidden'])
+        expect(tally.get(code), code).toBeGreaterThan(0);
     },
     fuzzTimeout,
   );
@@ -183,7 +229,10 @@ describe('session routes under fuzzing, on PGlite', () => {
       const tally = createTally();
       const tokenChars = fc.constantFrom(...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_');
       const wellFormed = fc
-        .tuple(fc.string({ unit: tokenChars, minLength: 22, maxLength: 22 }), fc.string({ unit: tokenChars, minLength: 43, maxLength: 43 }))
+        .tuple(
+          fc.string({ unit: tokenChars, minLength: 22, maxLength: 22 }),
+          fc.string({ unit: tokenChars, minLength: 43, maxLength: 43 }),
+        )
         .map(([id, secret]) => `deskpilot_session=${id}.${secret}`);
       const junk = fc.oneof(
         wellFormed,

@@ -20,7 +20,14 @@ export interface TestDatabase {
   close(): Promise<void>;
 }
 
-const tables = ['deskpilot_sessions', 'deskpilot_memberships', 'deskpilot_users', 'deskpilot_chat_messages', 'deskpilot_chat_sessions', 'deskpilot_approvals'];
+const tables = [
+  'deskpilot_sessions',
+  'deskpilot_memberships',
+  'deskpilot_users',
+  'deskpilot_chat_messages',
+  'deskpilot_chat_sessions',
+  'deskpilot_approvals',
+];
 const reset = (client: SqlExecutor) => client.query(`TRUNCATE ${tables.join(', ')}`).then(() => undefined);
 
 /** A fresh, migrated in-memory PGlite. */
@@ -32,7 +39,9 @@ export async function openTestPglite(): Promise<TestDatabase & { db: PGlite }> {
 }
 
 /** A schema of its own on the machine's Postgres, so parallel test files never meet; dropped on close. */
-export async function openTestSchema(options: { migrate?: boolean } = {}): Promise<TestDatabase & { schema: string; url: string; pool: (config?: PoolConfig) => Pool }> {
+export async function openTestSchema(
+  options: { migrate?: boolean } = {},
+): Promise<TestDatabase & { schema: string; url: string; pool: (config?: PoolConfig) => Pool }> {
   const schema = `dp_test_${randomBytes(6).toString('hex')}`;
   const admin = new Pool({ connectionString: databaseUrl, max: 1 });
   await admin.query(`CREATE SCHEMA ${schema}`);

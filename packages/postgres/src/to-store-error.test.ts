@@ -64,12 +64,14 @@ describe('toStoreError', () => {
     expect((error as Error).cause).toBe(thrown);
   });
 
-  it.each(['Connection terminated unexpectedly', 'Query read timeout', 'timeout exceeded when trying to connect', 'PGlite is closed'])(
-    'maps the driver message %j to store_unavailable',
-    (message) => {
-      expectUnavailable(toStoreError(new Error(message)));
-    },
-  );
+  it.each([
+    'Connection terminated unexpectedly',
+    'Query read timeout',
+    'timeout exceeded when trying to connect',
+    'PGlite is closed',
+  ])('maps the driver message %j to store_unavailable', (message) => {
+    expectUnavailable(toStoreError(new Error(message)));
+  });
 
   it.each([
     ['23505', 'duplicate key'],
@@ -92,7 +94,9 @@ describe('toStoreError', () => {
 
 describe('store errors on a pg pool', () => {
   it('answers store_unavailable when nothing listens on the port, for queries and transactions', async () => {
-    const client = fromPgPool(new Pool({ connectionString: `postgres://postgres@127.0.0.1:${await closedPort()}/test` }));
+    const client = fromPgPool(
+      new Pool({ connectionString: `postgres://postgres@127.0.0.1:${await closedPort()}/test` }),
+    );
     const store = createPostgresSessionStore(client);
     try {
       expectUnavailable(await failure(store.get('any')));
@@ -161,7 +165,9 @@ describe.skipIf(!databaseUrl)(`store errors ${onPostgres}`, () => {
   afterAll(() => schema?.close());
 
   it('answers store_unavailable for a read-only database (a replica, a database in recovery)', async () => {
-    const client = fromPgPool(schema.pool({ options: `-c search_path=${schema.schema} -c default_transaction_read_only=on` }));
+    const client = fromPgPool(
+      schema.pool({ options: `-c search_path=${schema.schema} -c default_transaction_read_only=on` }),
+    );
     const store = createPostgresSessionStore(client);
     expectUnavailable(await failure(store.create(record())));
     expectUnavailable(await failure(store.replace('any', 1, record())));
@@ -193,9 +199,17 @@ describe.skipIf(!databaseUrl)(`store errors ${onPostgres}`, () => {
     });
     // Terminate the backend running the sleep, as an administrator or a failover would.
     await expect
-      .poll(async () => (await schema.client.query(`SELECT pg_terminate_backend(pid) AS done FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(30)'`)).rowCount, {
-        timeout: 5_000,
-      })
+      .poll(
+        async () =>
+          (
+            await schema.client.query(
+              `SELECT pg_terminate_backend(pid) AS done FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(30)'`,
+            )
+          ).rowCount,
+        {
+          timeout: 5_000,
+        },
+      )
       .toBe(1);
     expectUnavailable(await failure(running));
     const store = createPostgresSessionStore(client);

@@ -18,11 +18,15 @@ const unavailableCodes = new Set([
   '55P03', // lock not available
 ]);
 // Driver messages for a lost or unusable connection, which carry no SQLSTATE.
-const connectionMessage = /connection|terminated|not queryable|timeout|timed out|after calling end on the pool|PGlite is closed|closed database/i;
+const connectionMessage =
+  /connection|terminated|not queryable|timeout|timed out|after calling end on the pool|PGlite is closed|closed database/i;
 
 /** Emscripten's file system errors inside PGlite: plain objects, not Errors (`{ name: 'ErrnoError', errno }`). */
 const isEmscriptenFileError = (error: unknown) =>
-  typeof error === 'object' && error !== null && (error as { name?: unknown }).name === 'ErrnoError' && typeof (error as { errno?: unknown }).errno === 'number';
+  typeof error === 'object' &&
+  error !== null &&
+  (error as { name?: unknown }).name === 'ErrnoError' &&
+  typeof (error as { errno?: unknown }).errno === 'number';
 
 function isUnavailable(error: unknown): boolean {
   if (isEmscriptenFileError(error)) return true;

@@ -17,5 +17,6 @@ export interface RedisPingClient {
 export async function checkRedisReady(client: RedisPingClient): Promise<void> {
   if (!client.isReady) throw new DeskpilotError('store_unavailable', { detail: 'Redis is not connected.' });
   const answer = await client.ping();
-  if (answer !== 'PONG') throw new DeskpilotError('store_unavailable', { detail: 'Redis did not answer PING with PONG.' });
+  if (answer !== 'PONG')
+    throw new DeskpilotError('store_unavailable', { detail: 'Redis did not answer PING with PONG.' });
 }

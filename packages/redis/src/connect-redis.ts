@@ -57,7 +57,8 @@ function throttledErrorLog(logger: Logger): (error: unknown) => void {
  */
 export async function connectRedis(options: ConnectRedisOptions): Promise<RedisClient> {
   const timeoutMs = options.connectTimeoutMs ?? 5_000;
-  if (!(timeoutMs > 0) || !Number.isFinite(timeoutMs)) throw new TypeError('connectTimeoutMs must be a positive number');
+  if (!(timeoutMs > 0) || !Number.isFinite(timeoutMs))
+    throw new TypeError('connectTimeoutMs must be a positive number');
   const onError = options.onError ?? throttledErrorLog(options.logger ?? consoleLogger);
   const where = redact(options.url);
   let started = false;

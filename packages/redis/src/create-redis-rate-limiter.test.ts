@@ -1,6 +1,12 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
-import { createMemorySessionStore, createMemoryUserDirectory, createSessionHandler, createSessionService, isDeskpilotError } from '@deskpilot/core';
+import {
+  createMemorySessionStore,
+  createMemoryUserDirectory,
+  createSessionHandler,
+  createSessionService,
+  isDeskpilotError,
+} from '@deskpilot/core';
 import { testRateLimiter } from '@deskpilot/core/testing';
 import { createClient, createClientPool } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -85,7 +91,9 @@ describe('createRedisRateLimiter options', () => {
     expect(() => createRedisRateLimiter({ client, limit: 1, windowMs: 0 })).toThrow(TypeError);
     expect(() => createRedisRateLimiter({ client, limit: 1, windowMs: Infinity })).toThrow(TypeError);
     expect(() => createRedisRateLimiter({ client, limit: 1, windowMs: 1000, timeoutMs: 0 })).toThrow(TypeError);
-    expect(() => createRedisRateLimiter({ client, limit: 1, windowMs: 1000, onStoreError: 'ignore' as 'allow' })).toThrow(TypeError);
+    expect(() =>
+      createRedisRateLimiter({ client, limit: 1, windowMs: 1000, onStoreError: 'ignore' as 'allow' }),
+    ).toThrow(TypeError);
   });
 
   it('treats a malformed reply as a store failure', async () => {
@@ -99,7 +107,10 @@ describe('createRedisRateLimiter options', () => {
 describe('createRedisRateLimiter when Redis is unreachable', () => {
   let client: Client;
   beforeAll(async () => {
-    client = quietClient({ url: `redis://127.0.0.1:${await closedPort()}`, socket: { reconnectStrategy: false, connectTimeout: 200 } });
+    client = quietClient({
+      url: `redis://127.0.0.1:${await closedPort()}`,
+      socket: { reconnectStrategy: false, connectTimeout: 200 },
+    });
     await client.connect().catch(() => {});
   });
 
@@ -112,7 +123,13 @@ describe('createRedisRateLimiter when Redis is unreachable', () => {
 
   it("fails open with onStoreError: 'allow', reporting the cause, within a second", async () => {
     const reported: unknown[] = [];
-    const limiter = createRedisRateLimiter({ client, limit: 5, windowMs: 60_000, onStoreError: 'allow', onError: (error) => reported.push(error) });
+    const limiter = createRedisRateLimiter({
+      client,
+      limit: 5,
+      windowMs: 60_000,
+      onStoreError: 'allow',
+      onError: (error) => reported.push(error),
+    });
     const { value, elapsedMs } = await timed(() => limiter.check('rep@example.com'));
     expect(value).toEqual({ allowed: true, limit: 5, remaining: 4, resetMs: 60_000 });
     expect(reported).toHaveLength(1);
@@ -121,7 +138,10 @@ describe('createRedisRateLimiter when Redis is unreachable', () => {
 
   it("reports a failure let through by onStoreError: 'allow' to the given logger when no onError is set", async () => {
     const logged: unknown[][] = [];
-    const logger = { warn: (...args: unknown[]) => void logged.push(['warn', ...args]), error: (...args: unknown[]) => void logged.push(['error', ...args]) };
+    const logger = {
+      warn: (...args: unknown[]) => void logged.push(['warn', ...args]),
+      error: (...args: unknown[]) => void logged.push(['error', ...args]),
+    };
     const limiter = createRedisRateLimiter({ client, limit: 5, windowMs: 60_000, onStoreError: 'allow', logger });
     expect((await limiter.check('rep@example.com')).allowed).toBe(true);
     expect(logged).toEqual([['error', 'rate limiter store failed; request allowed', expect.anything()]]);
@@ -130,7 +150,11 @@ describe('createRedisRateLimiter when Redis is unreachable', () => {
   it('makes the session handler answer a login with 503 problem+json, not a 500 or a hang', async () => {
     const throttle = createRedisRateLimiter({ client, limit: 10, windowMs: 60_000 });
     const service = createSessionService({ store: createMemorySessionStore(), directory: createMemoryUserDirectory() });
-    const handler = createSessionHandler({ service, allowedOrigins: ['http://localhost:3000'], loginThrottle: { account: throttle, address: throttle } });
+    const handler = createSessionHandler({
+      service,
+      allowedOrigins: ['http://localhost:3000'],
+      loginThrottle: { account: throttle, address: throttle },
+    });
     const response = await handler.fetch(
       new Request('http://sessions.test/sessions', {
         method: 'POST',
@@ -141,12 +165,18 @@ describe('createRedisRateLimiter when Redis is unreachable', () => {
     );
     expect(response.status).toBe(503);
     expect(response.headers.get('content-type')).toBe('application/problem+json');
-    expect(await response.json()).toMatchObject({ status: 503, code: 'store_unavailable', detail: 'The rate limiter is unavailable.' });
+    expect(await response.json()).toMatchObject({
+      status: 503,
+      code: 'store_unavailable',
+      detail: 'The rate limiter is unavailable.',
+    });
   });
 });
 
 describe.skipIf(!redisUrl)(
-  redisUrl ? `createRedisRateLimiter on a real Redis (${redisUrl})` : 'createRedisRateLimiter on a real Redis — SKIPPED: REDIS_URL is not set',
+  redisUrl
+    ? `createRedisRateLimiter on a real Redis (${redisUrl})`
+    : 'createRedisRateLimiter on a real Redis — SKIPPED: REDIS_URL is not set',
   () => {
     let client: Client;
     let replica: Client;
@@ -173,19 +203,28 @@ describe.skipIf(!redisUrl)(
       const first = createRedisRateLimiter({ client, limit: 5, windowMs: 60_000, prefix });
       const second = createRedisRateLimiter({ client: replica, limit: 5, windowMs: 60_000, prefix });
       const decisions = [];
-      for (let index = 0; index < 6; index++) decisions.push(await (index % 2 === 0 ? first : second).check('rep@example.com'));
+      for (let index = 0; index < 6; index++)
+        decisions.push(await (index % 2 === 0 ? first : second).check('rep@example.com'));
       expect(decisions.map((decision) => decision.allowed)).toEqual([true, true, true, true, true, false]);
       expect(decisions.map((decision) => decision.remaining)).toEqual([4, 3, 2, 1, 0, 0]);
     });
 
     it('allows exactly `limit` of 50 concurrent checks across replicas', async () => {
       const prefix = freshPrefix();
-      const limiters = [client, replica].map((redis) => createRedisRateLimiter({ client: redis, limit: 20, windowMs: 60_000, prefix }));
-      const decisions = await Promise.all(Array.from({ length: 50 }, (_, index) => limiters[index % 2]!.check('rep@example.com')));
+      const limiters = [client, replica].map((redis) =>
+        createRedisRateLimiter({ client: redis, limit: 20, windowMs: 60_000, prefix }),
+      );
+      const decisions = await Promise.all(
+        Array.from({ length: 50 }, (_, index) => limiters[index % 2]!.check('rep@example.com')),
+      );
       expect(decisions.filter((decision) => decision.allowed)).toHaveLength(20);
       // Each allowed check saw a distinct count: no two read the same state.
-      expect(new Set(decisions.filter((decision) => decision.allowed).map((decision) => decision.remaining)).size).toBe(20);
-      expect(await client.zCard(`${prefix}${createHash('sha256').update('rep@example.com').digest('base64url')}`)).toBe(20);
+      expect(new Set(decisions.filter((decision) => decision.allowed).map((decision) => decision.remaining)).size).toBe(
+        20,
+      );
+      expect(await client.zCard(`${prefix}${createHash('sha256').update('rep@example.com').digest('base64url')}`)).toBe(
+        20,
+      );
     });
 
     it('works over a client pool and a RESP3 client alike', async () => {
@@ -198,7 +237,13 @@ describe.skipIf(!redisUrl)(
       expect(await overPool.check('k')).toEqual({ allowed: true, limit: 2, remaining: 1, resetMs: 60_000 });
       expect(await overResp3.check('k')).toEqual({ allowed: true, limit: 2, remaining: 0, resetMs: 59_750 });
       // The pool's clock lags the newest request; the window runs on from that request, not back.
-      expect(await overPool.check('k')).toEqual({ allowed: false, limit: 2, remaining: 0, retryAfterMs: 59_750, reason: 'limit' });
+      expect(await overPool.check('k')).toEqual({
+        allowed: false,
+        limit: 2,
+        remaining: 0,
+        retryAfterMs: 59_750,
+        reason: 'limit',
+      });
       pool.destroy();
       resp3.destroy();
     });
@@ -257,7 +302,13 @@ describe.skipIf(!redisUrl)(
 
     it('never lets a clock stepping back stretch or re-open a window', async () => {
       let time = 1_000_000;
-      const limiter = createRedisRateLimiter({ client, limit: 1, windowMs: 1_000, prefix: freshPrefix(), now: () => time });
+      const limiter = createRedisRateLimiter({
+        client,
+        limit: 1,
+        windowMs: 1_000,
+        prefix: freshPrefix(),
+        now: () => time,
+      });
       await limiter.check('k');
       time -= 5_000;
       const refused = await limiter.check('k');
@@ -291,7 +342,14 @@ describe.skipIf(!redisUrl)(
       await client.set(`${prefix}${createHash('sha256').update('k').digest('base64url')}`, 'not a sorted set');
       const denying = createRedisRateLimiter({ client, limit: 1, windowMs: 60_000, prefix });
       expectStoreUnavailable((await timed(() => denying.check('k'))).error);
-      const allowing = createRedisRateLimiter({ client, limit: 1, windowMs: 60_000, prefix, onStoreError: 'allow', onError: () => {} });
+      const allowing = createRedisRateLimiter({
+        client,
+        limit: 1,
+        windowMs: 60_000,
+        prefix,
+        onStoreError: 'allow',
+        onError: () => {},
+      });
       expect((await allowing.check('k')).allowed).toBe(true);
     });
 
@@ -325,7 +383,14 @@ describe.skipIf(!redisUrl)(
       const denied = await timed(() => limiter.check('k'));
       expectStoreUnavailable(denied.error);
       expect(denied.elapsedMs).toBeLessThan(1000);
-      const allowing = createRedisRateLimiter({ client: partitioned, limit: 5, windowMs: 60_000, prefix, onStoreError: 'allow', onError: () => {} });
+      const allowing = createRedisRateLimiter({
+        client: partitioned,
+        limit: 5,
+        windowMs: 60_000,
+        prefix,
+        onStoreError: 'allow',
+        onError: () => {},
+      });
       const allowed = await timed(() => allowing.check('k'));
       expect(allowed.value?.allowed).toBe(true);
       expect(allowed.elapsedMs).toBeLessThan(1000);

@@ -1,5 +1,11 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { consoleLogger, DeskpilotError, type Logger, type RateLimitDecision, type RateLimiter } from '@deskpilot/core/session';
+import {
+  consoleLogger,
+  DeskpilotError,
+  type Logger,
+  type RateLimitDecision,
+  type RateLimiter,
+} from '@deskpilot/core/session';
 import { slidingWindowScript, slidingWindowScriptSha } from './sliding-window-script.js';
 
 /**
@@ -84,11 +90,13 @@ export function createRedisRateLimiter(options: RedisRateLimiterOptions): RedisR
   const timeoutMs = options.timeoutMs ?? 500;
   const clock = options.now;
   const logger = options.logger ?? consoleLogger;
-  const onError = options.onError ?? ((error: unknown) => logger.error('rate limiter store failed; request allowed', error));
+  const onError =
+    options.onError ?? ((error: unknown) => logger.error('rate limiter store failed; request allowed', error));
   if (!Number.isInteger(limit) || limit < 1) throw new TypeError('limit must be a positive integer');
   if (!(windowMs > 0) || !Number.isFinite(windowMs)) throw new TypeError('windowMs must be a positive number');
   if (!(timeoutMs > 0) || !Number.isFinite(timeoutMs)) throw new TypeError('timeoutMs must be a positive number');
-  if (onStoreError !== 'deny' && onStoreError !== 'allow') throw new TypeError("onStoreError must be 'deny' or 'allow'");
+  if (onStoreError !== 'deny' && onStoreError !== 'allow')
+    throw new TypeError("onStoreError must be 'deny' or 'allow'");
   const limitArgument = String(limit);
   const windowArgument = String(windowMs);
   const ttlArgument = String(Math.ceil(windowMs));
@@ -111,13 +119,23 @@ export function createRedisRateLimiter(options: RedisRateLimiterOptions): RedisR
   const evaluate = async (key: string): Promise<RateLimitDecision> => {
     const member = randomBytes(9).toString('base64url');
     const time = clock === undefined ? '' : String(clock());
-    const reply = await withDeadline(run(['1', redisKey(key), limitArgument, windowArgument, ttlArgument, member, time]), timeoutMs);
+    const reply = await withDeadline(
+      run(['1', redisKey(key), limitArgument, windowArgument, ttlArgument, member, time]),
+      timeoutMs,
+    );
     if (!Array.isArray(reply) || reply.length !== 4) throw new Error('Unexpected reply from the rate limit script.');
     const [allowed, count, oldest, now] = reply.map((value) => Number(String(value)));
-    if (![allowed, count, oldest, now].every(Number.isFinite)) throw new Error('Unexpected reply from the rate limit script.');
+    if (![allowed, count, oldest, now].every(Number.isFinite))
+      throw new Error('Unexpected reply from the rate limit script.');
     const untilOldestLeaves = oldest! + windowMs - now!;
     if (allowed === 1) return { allowed: true, limit, remaining: limit - count!, resetMs: untilOldestLeaves };
-    return { allowed: false, limit, remaining: 0, retryAfterMs: Math.max(1, Math.ceil(untilOldestLeaves)), reason: 'limit' };
+    return {
+      allowed: false,
+      limit,
+      remaining: 0,
+      retryAfterMs: Math.max(1, Math.ceil(untilOldestLeaves)),
+      reason: 'limit',
+    };
   };
 
   return {
@@ -125,7 +143,8 @@ export function createRedisRateLimiter(options: RedisRateLimiterOptions): RedisR
       try {
         return await evaluate(key);
       } catch (cause) {
-        if (onStoreError === 'deny') throw new DeskpilotError('store_unavailable', { detail: 'The rate limiter is unavailable.', cause });
+        if (onStoreError === 'deny')
+          throw new DeskpilotError('store_unavailable', { detail: 'The rate limiter is unavailable.', cause });
         onError(cause);
         // What Redis holds is unknown here, so answer as for a first request in its window.
         return { allowed: true, limit, remaining: limit - 1, resetMs: windowMs };

@@ -18,7 +18,9 @@ describe.skipIf(!redisUrl)('createRedisTokenMeter (Redis)', () => {
   });
 
   let suite = 0;
-  testTokenMeter(({ windowMs, now }) => createRedisTokenMeter({ client, windowMs, now, prefix: `${prefix}suite-${++suite}:` }));
+  testTokenMeter(({ windowMs, now }) =>
+    createRedisTokenMeter({ client, windowMs, now, prefix: `${prefix}suite-${++suite}:` }),
+  );
 
   it('shares counts between meters on one Redis, per key and window, and expires them', async () => {
     let time = Date.UTC(2026, 0, 1, 0, 0, 30);
@@ -38,7 +40,9 @@ describe.skipIf(!redisUrl)('createRedisTokenMeter (Redis)', () => {
   it('reserves atomically across meters: 15 parallel reservations from two replicas at the edge, one through', async () => {
     const replicas = [0, 1].map(() => createRedisTokenMeter({ client, windowMs: 60_000, prefix }));
     await replicas[0]!.add('edge@example.com', 399);
-    const outcomes = await Promise.all(Array.from({ length: 15 }, (_, index) => replicas[index % 2]!.reserve('edge@example.com', 1_000, 400)));
+    const outcomes = await Promise.all(
+      Array.from({ length: 15 }, (_, index) => replicas[index % 2]!.reserve('edge@example.com', 1_000, 400)),
+    );
     expect(outcomes.filter((outcome) => outcome.reserved)).toHaveLength(1);
     expect((await replicas[1]!.used('edge@example.com')).used).toBe(1_399);
   });

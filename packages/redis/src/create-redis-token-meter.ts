@@ -1,5 +1,10 @@
 import { createHash } from 'node:crypto';
-import { DeskpilotError, type TokenMeter, type TokenMeterReading, type TokenReservation } from '@deskpilot/core/session';
+import {
+  DeskpilotError,
+  type TokenMeter,
+  type TokenMeterReading,
+  type TokenReservation,
+} from '@deskpilot/core/session';
 import { withDeadline, type RedisCommandClient } from './create-redis-rate-limiter.js';
 
 /** Options of {@link createRedisTokenMeter}. */
@@ -41,7 +46,10 @@ return 1
 `;
 
 const sha1 = (script: string) => createHash('sha1').update(script).digest('hex');
-const scripts = { reserve: { source: reserveScript, sha: sha1(reserveScript) }, add: { source: addScript, sha: sha1(addScript) } };
+const scripts = {
+  reserve: { source: reserveScript, sha: sha1(reserveScript) },
+  add: { source: addScript, sha: sha1(addScript) },
+};
 
 /**
  * A `TokenMeter` shared by every replica on one Redis: one counter per key and window, expiring one
@@ -62,7 +70,8 @@ export function createRedisTokenMeter(options: RedisTokenMeterOptions): TokenMet
   if (!Number.isSafeInteger(windowMs) || windowMs < 1) throw new TypeError('windowMs must be a positive integer');
   if (!(timeoutMs > 0) || !Number.isFinite(timeoutMs)) throw new TypeError('timeoutMs must be a positive number');
   const ttl = String(2 * windowMs);
-  const keyOf = (key: string, window: number) => `${prefix}${createHash('sha256').update(key).digest('base64url')}:${window}`;
+  const keyOf = (key: string, window: number) =>
+    `${prefix}${createHash('sha256').update(key).digest('base64url')}:${window}`;
   const send = (args: string[]) => withDeadline(client.sendCommand(args, { timeout: timeoutMs }), timeoutMs);
   const run = async (script: { source: string; sha: string }, args: string[]) => {
     try {
@@ -73,7 +82,8 @@ export function createRedisTokenMeter(options: RedisTokenMeterOptions): TokenMet
       return await send(['EVAL', script.source, ...args]);
     }
   };
-  const unavailable = (cause: unknown) => new DeskpilotError('store_unavailable', { detail: 'The token budget is unavailable.', cause });
+  const unavailable = (cause: unknown) =>
+    new DeskpilotError('store_unavailable', { detail: 'The token budget is unavailable.', cause });
   return {
     async used(key): Promise<TokenMeterReading> {
       const time = now();
@@ -90,7 +100,12 @@ export function createRedisTokenMeter(options: RedisTokenMeterOptions): TokenMet
     async add(key, tokens, window) {
       const current = Math.floor(now() / windowMs);
       // A past window's refund is dropped; its overrun counts in the current window.
-      if (!Number.isFinite(tokens) || Math.round(tokens) === 0 || (window !== undefined && window !== current && tokens < 0)) return;
+      if (
+        !Number.isFinite(tokens) ||
+        Math.round(tokens) === 0 ||
+        (window !== undefined && window !== current && tokens < 0)
+      )
+        return;
       // Kept one window past its own, then gone: idle users cost nothing.
       await run(scripts.add, ['1', keyOf(key, current), String(Math.round(tokens)), ttl]);
     },
@@ -103,7 +118,9 @@ export function createRedisTokenMeter(options: RedisTokenMeterOptions): TokenMet
         if (!Array.isArray(reply) || reply.length !== 2) throw new Error('Unexpected reply from the token meter.');
         const [reserved, used] = reply.map((value) => Number(String(value)));
         if (!Number.isFinite(used)) throw new Error('Unexpected reply from the token meter.');
-        return reserved === 1 ? { reserved: true, tokens: amount, window } : { reserved: false, used: used!, resetMs: (window + 1) * windowMs - time };
+        return reserved === 1
+          ? { reserved: true, tokens: amount, window }
+          : { reserved: false, used: used!, resetMs: (window + 1) * windowMs - time };
       } catch (cause) {
         throw unavailable(cause);
       }

@@ -18,10 +18,17 @@ describe.skipIf(!redisUrl)('createRedisRateLimiter on an ioredis client (fromIoR
     redis.disconnect();
   });
 
-  testRateLimiter((options) => createRedisRateLimiter({ ...options, client: fromIoRedis(redis), prefix: freshPrefix() }));
+  testRateLimiter((options) =>
+    createRedisRateLimiter({ ...options, client: fromIoRedis(redis), prefix: freshPrefix() }),
+  );
 
   it('loads the script again after Redis forgot it (NOSCRIPT → EVAL)', async () => {
-    const limiter = createRedisRateLimiter({ client: fromIoRedis(redis), limit: 2, windowMs: 60_000, prefix: freshPrefix() });
+    const limiter = createRedisRateLimiter({
+      client: fromIoRedis(redis),
+      limit: 2,
+      windowMs: 60_000,
+      prefix: freshPrefix(),
+    });
     expect((await limiter.check('rep@example.com')).allowed).toBe(true);
     await redis.script('FLUSH');
     expect(await limiter.check('rep@example.com')).toMatchObject({ allowed: true, remaining: 0 });

@@ -1,4 +1,9 @@
-export { createRedisRateLimiter, type RedisCommandClient, type RedisRateLimiter, type RedisRateLimiterOptions } from './create-redis-rate-limiter.js';
+export {
+  createRedisRateLimiter,
+  type RedisCommandClient,
+  type RedisRateLimiter,
+  type RedisRateLimiterOptions,
+} from './create-redis-rate-limiter.js';
 export { connectRedis, type ConnectRedisOptions, type RedisClient } from './connect-redis.js';
 export { checkRedisReady, type RedisPingClient } from './check-redis-ready.js';
 export { fromIoRedis, type IoRedisLike } from './from-ioredis.js';

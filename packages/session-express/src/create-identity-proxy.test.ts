@@ -28,7 +28,10 @@ async function platform(proxyOptions: { deniedHeaders?: readonly string[] } = {}
     });
   });
   const studio = express();
-  studio.use('/api', createIdentityProxy({ sessionServiceUrl: sessions.url, target: `${downstream.url}/v1`, ...proxyOptions }));
+  studio.use(
+    '/api',
+    createIdentityProxy({ sessionServiceUrl: sessions.url, target: `${downstream.url}/v1`, ...proxyOptions }),
+  );
   const studioServer = await listen(studio);
   return { sessions, downstream, studio: studioServer, seen };
 }
@@ -81,7 +84,12 @@ describe('createIdentityProxy', () => {
     expect(status).toBe(207);
     expect(seen).toHaveLength(1);
     const names = identityNames(seen[0]!.rawHeaders);
-    expect(names.sort()).toEqual(['x-deskpilot-client-id', 'x-deskpilot-project-key', 'x-deskpilot-role', 'x-deskpilot-user-email']);
+    expect(names.sort()).toEqual([
+      'x-deskpilot-client-id',
+      'x-deskpilot-project-key',
+      'x-deskpilot-role',
+      'x-deskpilot-user-email',
+    ]);
     expect(seen[0]!.headers).toMatchObject({
       'x-deskpilot-user-email': 'bob@example.com',
       'x-deskpilot-project-key': 'globex-b2c',
@@ -121,11 +129,13 @@ describe('createIdentityProxy', () => {
     const names = received.rawHeaders.filter((_, index) => index % 2 === 0).map((name) => name.toLowerCase());
     // Besides what the client sent and may pass, only what fetch adds to every call it makes (and `Accept-Encoding: identity`).
     const fetchDefaults = ['accept', 'accept-encoding', 'accept-language', 'sec-fetch-mode', 'user-agent'];
-    expect(names.filter((name) => name !== 'cookie' && !name.startsWith('x-deskpilot-') && name !== 'host' && name !== 'connection').sort()).toEqual([
-      ...fetchDefaults,
-      'x-forwarded-proto',
-      'x-request-id',
-    ]);
+    expect(
+      names
+        .filter(
+          (name) => name !== 'cookie' && !name.startsWith('x-deskpilot-') && name !== 'host' && name !== 'connection',
+        )
+        .sort(),
+    ).toEqual([...fetchDefaults, 'x-forwarded-proto', 'x-request-id']);
     expect(received.headers).toMatchObject({ 'x-deskpilot-user-email': 'bob@example.com', 'x-request-id': 'r-42' });
   });
 
@@ -147,25 +157,42 @@ describe('createIdentityProxy', () => {
 
     const replaced = await platform({ deniedHeaders: ['x-tenant-*'] });
     const replacedCookie = await loginOver(replaced.sessions.url);
-    await fetch(`${replaced.studio.url}/api/orders`, { headers: { ...headers, cookie: replacedCookie, 'x-deskpilot-role': 'admin' } });
+    await fetch(`${replaced.studio.url}/api/orders`, {
+      headers: { ...headers, cookie: replacedCookie, 'x-deskpilot-role': 'admin' },
+    });
     expect(replaced.seen[0]!.headers).toMatchObject({ 'x-forwarded-user': 'alice', 'x-deskpilot-role': 'admin' });
     expect(replaced.seen[0]!.headers['x-tenant-user']).toBeUndefined();
     expect(replaced.seen[0]!.headers.cookie).toBeUndefined();
   });
 
   it('refuses a malformed deny list when it is created', () => {
-    expect(() => createIdentityProxy({ sessionServiceUrl: 'http://127.0.0.1:1', target: 'http://127.0.0.1:2', deniedHeaders: ['x-*-user'] })).toThrow(TypeError);
+    expect(() =>
+      createIdentityProxy({
+        sessionServiceUrl: 'http://127.0.0.1:1',
+        target: 'http://127.0.0.1:2',
+        deniedHeaders: ['x-*-user'],
+      }),
+    ).toThrow(TypeError);
   });
 
   it('answers 401 with no downstream call when there is no session', async () => {
     const { studio, seen } = await platform();
     for (const cookie of [undefined, 'deskpilot_session=forged.value', 'other=1']) {
-      const response = await fetch(`${studio.url}/api/orders`, { headers: { ...(cookie ? { cookie } : {}), 'x-deskpilot-role': 'admin' } });
+      const response = await fetch(`${studio.url}/api/orders`, {
+        headers: { ...(cookie ? { cookie } : {}), 'x-deskpilot-role': 'admin' },
+      });
       expect(response.status).toBe(401);
       expect(response.headers.get('content-type')).toBe('application/problem+json');
     }
     const host = new URL(studio.url).host;
-    expect(await rawRequest(studio.url, ['GET /api/orders HTTP/1.1', `Host: ${host}`, 'X_Deskpilot_Role: admin', 'Connection: close'])).toBe(401);
+    expect(
+      await rawRequest(studio.url, [
+        'GET /api/orders HTTP/1.1',
+        `Host: ${host}`,
+        'X_Deskpilot_Role: admin',
+        'Connection: close',
+      ]),
+    ).toBe(401);
     expect(seen).toHaveLength(0);
   });
 
@@ -179,7 +206,9 @@ describe('createIdentityProxy', () => {
     const studio = express();
     studio.use('/api', createIdentityProxy({ sessionServiceUrl: spy.url, target: downstream.url }));
     const { url } = await listen(studio);
-    await fetch(`${url}/api/x`, { headers: { cookie: `theme=dark; ${cookie}; analytics=123`, authorization: 'Bearer other' } });
+    await fetch(`${url}/api/x`, {
+      headers: { cookie: `theme=dark; ${cookie}; analytics=123`, authorization: 'Bearer other' },
+    });
     expect(seen[0]!.headers.cookie).toBe(cookie);
     expect(seen[0]!.headers.authorization).toBeUndefined();
   });
@@ -188,7 +217,10 @@ describe('createIdentityProxy', () => {
     const { sessions, downstream, seen } = await platform();
     const cookie = await loginOver(sessions.url);
     const noSessionService = express();
-    noSessionService.use('/api', createIdentityProxy({ sessionServiceUrl: `http://127.0.0.1:${await closedPort()}`, target: downstream.url }));
+    noSessionService.use(
+      '/api',
+      createIdentityProxy({ sessionServiceUrl: `http://127.0.0.1:${await closedPort()}`, target: downstream.url }),
+    );
     const first = await listen(noSessionService);
     const response = await fetch(`${first.url}/api/orders`, { headers: { cookie } });
     expect(response.status).toBe(502);
@@ -196,7 +228,10 @@ describe('createIdentityProxy', () => {
     expect(seen).toHaveLength(0);
 
     const noDownstream = express();
-    noDownstream.use('/api', createIdentityProxy({ sessionServiceUrl: sessions.url, target: `http://127.0.0.1:${await closedPort()}` }));
+    noDownstream.use(
+      '/api',
+      createIdentityProxy({ sessionServiceUrl: sessions.url, target: `http://127.0.0.1:${await closedPort()}` }),
+    );
     const second = await listen(noDownstream);
     const down = await fetch(`${second.url}/api/orders`, { headers: { cookie } });
     expect(down.status).toBe(502);

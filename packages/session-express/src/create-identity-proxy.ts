@@ -17,6 +17,9 @@ export type IdentityProxyOptions = IdentityForwarderOptions;
 export function createIdentityProxy(options: IdentityProxyOptions): RequestHandler {
   const forward = createIdentityForwarder(options);
   return (req, res, next) => {
-    forward(fromNodeRequest(req, req.path), { headers: req.headers, path: req.url }).then((response) => writeResponse(res, response), next);
+    forward(fromNodeRequest(req, req.path), { headers: req.headers, path: req.url }).then(
+      (response) => writeResponse(res, response),
+      next,
+    );
   };
 }

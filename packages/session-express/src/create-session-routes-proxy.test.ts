@@ -4,7 +4,10 @@ import { describe, expect, it } from 'vitest';
 import { createSessionRoutesProxy } from './create-session-routes-proxy.js';
 import { createSessionApp, listen } from './http.test-support.js';
 
-async function studioFor(sessionServiceUrl: string, options: { forwardClientAddress?: boolean; timeoutMs?: number } = {}) {
+async function studioFor(
+  sessionServiceUrl: string,
+  options: { forwardClientAddress?: boolean; timeoutMs?: number } = {},
+) {
   const studio = express();
   studio.use(createSessionRoutesProxy({ sessionServiceUrl, ...options }));
   studio.get('/other', (_req, res) => void res.send('studio route'));
@@ -56,7 +59,10 @@ describe('createSessionRoutesProxy', () => {
     const rotated = switched.headers.get('set-cookie')!.split(';')[0]!;
     expect(rotated).not.toBe(cookie);
 
-    const loggedOut = await fetch(`${studio.url}/sessions/current`, { method: 'DELETE', headers: { cookie: rotated, origin: 'http://localhost:3000' } });
+    const loggedOut = await fetch(`${studio.url}/sessions/current`, {
+      method: 'DELETE',
+      headers: { cookie: rotated, origin: 'http://localhost:3000' },
+    });
     expect(loggedOut.status).toBe(204);
     expect(loggedOut.headers.get('set-cookie')).toMatch(/Max-Age=0/);
     expect((await fetch(`${studio.url}/sessions/current`, { headers: { cookie: rotated } })).status).toBe(401);
@@ -89,7 +95,11 @@ describe('createSessionRoutesProxy', () => {
     await fetch(`${appending.url}/sessions/current`);
     const silent = await studioFor(upstream.url, { forwardClientAddress: false });
     await fetch(`${silent.url}/sessions/current`, { headers: { 'x-forwarded-for': '203.0.113.9' } });
-    expect(upstream.seen.map((request) => request.headers['x-forwarded-for'])).toEqual(['203.0.113.9, 127.0.0.1', '127.0.0.1', undefined]);
+    expect(upstream.seen.map((request) => request.headers['x-forwarded-for'])).toEqual([
+      '203.0.113.9, 127.0.0.1',
+      '127.0.0.1',
+      undefined,
+    ]);
   });
 
   it('answers 502 problem+json while the session service is down and recovers when it returns', async () => {

@@ -16,7 +16,11 @@ export type SessionRoutesProxyOptions = SessionRoutesForwarderOptions;
 export function createSessionRoutesProxy(options: SessionRoutesProxyOptions): RequestHandler {
   const forward = createSessionRoutesForwarder(options);
   return (req, res, next) => {
-    const response = forward(fromNodeRequest(req, req.path), { headers: req.headers, url: req.url, peerAddress: req.socket.remoteAddress });
+    const response = forward(fromNodeRequest(req, req.path), {
+      headers: req.headers,
+      url: req.url,
+      peerAddress: req.socket.remoteAddress,
+    });
     if (!response) return next();
     response.then((answer) => writeResponse(res, answer), next);
   };

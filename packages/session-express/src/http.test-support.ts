@@ -2,7 +2,13 @@ import { createServer, type RequestListener, type Server } from 'node:http';
 import { connect } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { onTestFinished } from 'vitest';
-import { createMemorySessionStore, createMemoryUserDirectory, createSessionHandler, createSessionService, type SessionHandlerOptions } from '@deskpilot/core';
+import {
+  createMemorySessionStore,
+  createMemoryUserDirectory,
+  createSessionHandler,
+  createSessionService,
+  type SessionHandlerOptions,
+} from '@deskpilot/core';
 import { demoUsers } from '@deskpilot/core/demo';
 import express from 'express';
 import { sessionRouter } from './session-router.js';
@@ -11,7 +17,9 @@ import { sessionRouter } from './session-router.js';
 export async function listen(listener: RequestListener): Promise<{ url: string; server: Server }> {
   const server = createServer(listener);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  onTestFinished(() => new Promise<void>((resolve) => server.close(() => resolve())).then(() => server.closeAllConnections()));
+  onTestFinished(() =>
+    new Promise<void>((resolve) => server.close(() => resolve())).then(() => server.closeAllConnections()),
+  );
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
 }
 
@@ -26,7 +34,12 @@ export async function closedPort(): Promise<number> {
 
 /** A session service on memory stores with the demo users, as an Express app. */
 export async function createSessionApp(
-  options: { mount?: string; before?: express.RequestHandler[]; trustProxy?: string | string[] | boolean | number; handler?: Partial<SessionHandlerOptions> } = {},
+  options: {
+    mount?: string;
+    before?: express.RequestHandler[];
+    trustProxy?: string | string[] | boolean | number;
+    handler?: Partial<SessionHandlerOptions>;
+  } = {},
 ) {
   const passwordHash = { cost: 1024 };
   const directory = createMemoryUserDirectory({ passwordHash });
@@ -35,7 +48,9 @@ export async function createSessionApp(
   const app = express();
   if (options.trustProxy !== undefined) app.set('trust proxy', options.trustProxy);
   for (const middleware of options.before ?? []) app.use(middleware);
-  const router = sessionRouter(createSessionHandler({ service, allowedOrigins: ['http://localhost:3000'], ...options.handler }));
+  const router = sessionRouter(
+    createSessionHandler({ service, allowedOrigins: ['http://localhost:3000'], ...options.handler }),
+  );
   if (options.mount) app.use(options.mount, router);
   else app.use(router);
   app.use((_req, res) => void res.status(418).send('fell through'));
@@ -43,7 +58,11 @@ export async function createSessionApp(
 }
 
 /** Logs in over HTTP and returns the `name=value` cookie pair. */
-export async function loginOver(url: string, email = 'alice@example.com', password = 'alice-demo-password'): Promise<string> {
+export async function loginOver(
+  url: string,
+  email = 'alice@example.com',
+  password = 'alice-demo-password',
+): Promise<string> {
   const response = await fetch(`${url}/sessions`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },

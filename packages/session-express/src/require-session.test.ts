@@ -21,7 +21,10 @@ describe('requireSession', () => {
   it('getSession throws on a route without requireSession', async () => {
     const api = express();
     api.get('/me', (_req, res) => void res.json(getSession(res)));
-    api.use((error: Error, _req: express.Request, res: express.Response, _next: express.NextFunction) => void res.status(500).send(error.message));
+    api.use(
+      (error: Error, _req: express.Request, res: express.Response, _next: express.NextFunction) =>
+        void res.status(500).send(error.message),
+    );
     const { url } = await listen(api);
     expect(await (await fetch(`${url}/me`)).text()).toMatch(/without requireSession/);
   });

@@ -15,7 +15,9 @@ describe('sessionRouter over real HTTP', () => {
     const setCookies = login.headers.getSetCookie();
     // The session cookie, then the device cookie.
     expect(setCookies).toHaveLength(2);
-    expect(setCookies[0]).toMatch(/^deskpilot_session=[\w-]+\.[\w-]+; Max-Age=43200; Path=\/; HttpOnly; Secure; SameSite=Lax$/);
+    expect(setCookies[0]).toMatch(
+      /^deskpilot_session=[\w-]+\.[\w-]+; Max-Age=43200; Path=\/; HttpOnly; Secure; SameSite=Lax$/,
+    );
     expect(setCookies[1]).toMatch(/^deskpilot_device=[^;]+; Max-Age=2592000; Path=\/; HttpOnly; Secure; SameSite=Lax$/);
     expect(login.headers.get('cache-control')).toBe('no-store');
     const cookie = setCookies[0]!.split(';')[0]!;
@@ -45,8 +47,20 @@ describe('sessionRouter over real HTTP', () => {
     const cases: Array<[RequestInit, number, string]> = [
       [{ method: 'POST', headers: { 'content-type': 'application/json' }, body: '{' }, 400, 'invalid_json'],
       [{ method: 'POST', headers: { 'content-type': 'text/plain' }, body: '{}' }, 415, 'unsupported_media_type'],
-      [{ method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'a'.repeat(20_000) }) }, 413, 'payload_too_large'],
-      [{ method: 'POST', headers: { 'content-type': 'application/json', origin: 'https://evil.example' }, body: '{}' }, 403, 'cross_site_request'],
+      [
+        {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ email: 'a'.repeat(20_000) }),
+        },
+        413,
+        'payload_too_large',
+      ],
+      [
+        { method: 'POST', headers: { 'content-type': 'application/json', origin: 'https://evil.example' }, body: '{}' },
+        403,
+        'cross_site_request',
+      ],
       [{ method: 'PATCH' }, 405, 'method_not_allowed'],
     ];
     for (const [init, status, code] of cases) {
@@ -117,27 +131,56 @@ describe('sessionRouter over real HTTP', () => {
 
   describe('behind a proxy Express trusts (`trust proxy`)', () => {
     const attemptAs = (url: string, forwardedFor: string, body: object) =>
-      fetch(`${url}/sessions`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-forwarded-for': forwardedFor }, body: JSON.stringify(body) });
+      fetch(`${url}/sessions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-forwarded-for': forwardedFor },
+        body: JSON.stringify(body),
+      });
 
     it('throttles each client behind the proxy apart: one busy client does not throttle the others', async () => {
       const { url } = await listen((await createSessionApp({ trustProxy: 'loopback' })).app);
       const statuses: number[] = [];
-      for (let index = 0; index < 101; index++) statuses.push((await attemptAs(url, '203.0.113.50', { email: `user${index}@example.com`, password: 'guess' })).status);
+      for (let index = 0; index < 101; index++)
+        statuses.push(
+          (await attemptAs(url, '203.0.113.50', { email: `user${index}@example.com`, password: 'guess' })).status,
+        );
       expect(statuses.slice(0, 100).every((status) => status === 401)).toBe(true);
       expect(statuses[100]).toBe(429);
       // Another browser behind the same proxy is a client of its own.
-      expect((await attemptAs(url, '203.0.113.51', { email: 'bob@example.com', password: 'bob-demo-password' })).status).toBe(201);
+      expect(
+        (await attemptAs(url, '203.0.113.51', { email: 'bob@example.com', password: 'bob-demo-password' })).status,
+      ).toBe(201);
     });
 
     it('reads the client from the right end of the X-Forwarded-For chain: entries the client wrote buy nothing', async () => {
       const address = createSlidingWindowLimiter({ limit: 3, windowMs: 60_000 });
-      const { url } = await listen((await createSessionApp({ trustProxy: ['loopback', '10.0.0.0/8'], handler: { loginThrottle: { address } } })).app);
+      const { url } = await listen(
+        (await createSessionApp({ trustProxy: ['loopback', '10.0.0.0/8'], handler: { loginThrottle: { address } } }))
+          .app,
+      );
       for (let index = 0; index < 3; index++) {
-        expect((await attemptAs(url, `198.51.100.${index}, 203.0.113.60, 10.0.0.7`, { email: `user${index}@example.com`, password: 'guess' })).status).toBe(401);
+        expect(
+          (
+            await attemptAs(url, `198.51.100.${index}, 203.0.113.60, 10.0.0.7`, {
+              email: `user${index}@example.com`,
+              password: 'guess',
+            })
+          ).status,
+        ).toBe(401);
       }
-      const spoofed = await attemptAs(url, '198.51.100.99, 203.0.113.60, 10.0.0.7', { email: 'bob@example.com', password: 'bob-demo-password' });
+      const spoofed = await attemptAs(url, '198.51.100.99, 203.0.113.60, 10.0.0.7', {
+        email: 'bob@example.com',
+        password: 'bob-demo-password',
+      });
       expect(spoofed.status).toBe(429);
-      expect((await attemptAs(url, '198.51.100.1, 203.0.113.61, 10.0.0.7', { email: 'bob@example.com', password: 'bob-demo-password' })).status).toBe(201);
+      expect(
+        (
+          await attemptAs(url, '198.51.100.1, 203.0.113.61, 10.0.0.7', {
+            email: 'bob@example.com',
+            password: 'bob-demo-password',
+          })
+        ).status,
+      ).toBe(201);
     });
   });
 });

@@ -14,6 +14,8 @@ export function sessionRouter(handler: SessionHandler): RequestHandler {
     // The handler's own rule, so that its `basePath` holds here too.
     if (!handler.isRoute(req.path)) return next();
     // `req.ip` honours Express's `trust proxy`: the login throttle sees the browser, not the proxy.
-    handler.handle(fromNodeRequest(req, req.path, { clientAddress: req.ip })).then((response) => writeResponse(res, response), next);
+    handler
+      .handle(fromNodeRequest(req, req.path, { clientAddress: req.ip }))
+      .then((response) => writeResponse(res, response), next);
   };
 }

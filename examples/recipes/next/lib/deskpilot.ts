@@ -14,5 +14,7 @@ const clientAddressHeader = process.env.CLIENT_ADDRESS_HEADER?.trim().toLowerCas
 
 /** The client's address for the rate limits and login throttles: the last entry of the platform's header (the peer it saw). */
 export const clientOf = (request: Request) => ({
-  clientAddress: clientAddressHeader ? request.headers.get(clientAddressHeader)?.split(',').at(-1)?.trim() || undefined : undefined,
+  clientAddress: clientAddressHeader
+    ? request.headers.get(clientAddressHeader)?.split(',').at(-1)?.trim() || undefined
+    : undefined,
 });

@@ -10,7 +10,9 @@ function describeOne(error: unknown): string {
   const fields = error as Record<string, unknown>;
   const name = typeof fields.name === 'string' ? fields.name : (error.constructor?.name ?? 'Object');
   const message = typeof fields.message === 'string' ? `: ${fields.message}` : '';
-  const details = ['code', 'errno'].filter((key) => typeof fields[key] === 'string' || typeof fields[key] === 'number').map((key) => `${key} ${String(fields[key])}`);
+  const details = ['code', 'errno']
+    .filter((key) => typeof fields[key] === 'string' || typeof fields[key] === 'number')
+    .map((key) => `${key} ${String(fields[key])}`);
   if (message || details.length > 0) return `${name}${message}${details.length > 0 ? ` (${details.join(', ')})` : ''}`;
   try {
     return `${name} ${JSON.stringify(error).slice(0, 300)}`;

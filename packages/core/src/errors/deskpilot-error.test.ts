@@ -13,7 +13,10 @@ async function loadSecondCopy(): Promise<typeof DeskpilotError> {
 describe('DeskpilotError.isInstance', () => {
   it('recognises an error made by another copy of the class, where instanceof does not', async () => {
     const OtherDeskpilotError = await loadSecondCopy();
-    const error = new OtherDeskpilotError('forbidden', { detail: 'Not your conversation.', headers: { 'x-reason': 'owner' } });
+    const error = new OtherDeskpilotError('forbidden', {
+      detail: 'Not your conversation.',
+      headers: { 'x-reason': 'owner' },
+    });
     expect(OtherDeskpilotError).not.toBe(DeskpilotError);
     expect(error instanceof DeskpilotError).toBe(false);
     expect(DeskpilotError.isInstance(error)).toBe(true);
@@ -32,7 +35,12 @@ describe('DeskpilotError.isInstance', () => {
 
   it('recognises its own errors and no look-alike', () => {
     expect(DeskpilotError.isInstance(new DeskpilotError('internal'))).toBe(true);
-    const lookAlike = Object.assign(new Error('Forbidden'), { name: 'DeskpilotError', code: 'forbidden', status: 403, detail: 'Forbidden' });
+    const lookAlike = Object.assign(new Error('Forbidden'), {
+      name: 'DeskpilotError',
+      code: 'forbidden',
+      status: 403,
+      detail: 'Forbidden',
+    });
     expect(DeskpilotError.isInstance(lookAlike)).toBe(false);
     expect(isDeskpilotError(lookAlike, 'forbidden')).toBe(false);
     expect(toProblemDetails(lookAlike)).toMatchObject({ status: 500, code: 'internal' });

@@ -94,7 +94,9 @@ const deskpilotErrorBrand = Symbol.for('deskpilot.error');
 export class DeskpilotError extends Error {
   /** True when `value` is a `DeskpilotError` made by any copy of `@deskpilot/core`: use it instead of `instanceof`. */
   static isInstance(value: unknown): value is DeskpilotError {
-    return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[deskpilotErrorBrand] === true;
+    return (
+      typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[deskpilotErrorBrand] === true
+    );
   }
 
   // On the prototype and out of the declared type: no own property for deep equality to compare, and

@@ -1,3 +1,11 @@
-export { DeskpilotError, errorStatus, errorTitle, isDeskpilotError, type DeskpilotErrorOptions, type ErrorCode, type FieldError } from './deskpilot-error.js';
+export {
+  DeskpilotError,
+  errorStatus,
+  errorTitle,
+  isDeskpilotError,
+  type DeskpilotErrorOptions,
+  type ErrorCode,
+  type FieldError,
+} from './deskpilot-error.js';
 export { problemContentType, toProblemDetails, type ProblemDetails } from './problem-details.js';
 export { describeError } from './describe-error.js';

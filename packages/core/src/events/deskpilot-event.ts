@@ -4,7 +4,14 @@ import { DeskpilotError } from '../errors/deskpilot-error.js';
 
 /** Which rate limit refused a request. */
 export type RateLimitName =
-  'chat' | 'chat-address' | 'chat-tokens' | 'chat-history' | 'chat-history-address' | 'login-address' | 'login-account-address' | 'login-account';
+  | 'chat'
+  | 'chat-address'
+  | 'chat-tokens'
+  | 'chat-history'
+  | 'chat-history-address'
+  | 'login-address'
+  | 'login-account-address'
+  | 'login-account';
 
 /**
  * What the handlers report as they work, for metrics and audit logs (`onEvent`). Plain data: no token,
@@ -27,13 +34,21 @@ export type DeskpilotEvent =
   /** The model proposed a write that waits for the user's approval. */
   | { type: 'approval-proposed'; tool: string }
   /** The user's answer to a proposed write, as the approval gate reviewed it. */
-  | { type: 'approval-reviewed'; tool: string; outcome: 'approved' | 'denied' | 'expired'; reason?: ApprovalDenialReason | 'unanswered' };
+  | {
+      type: 'approval-reviewed';
+      tool: string;
+      outcome: 'approved' | 'denied' | 'expired';
+      reason?: ApprovalDenialReason | 'unanswered';
+    };
 
 /** Receives {@link DeskpilotEvent}s; it must not throw (what it throws is reported as an unexpected error, never to the client). */
 export type DeskpilotEventListener = (event: DeskpilotEvent) => void;
 
 /** The emitter a handler uses: never throws, whatever the listener does. */
-export function createEventEmitter(listener: DeskpilotEventListener | undefined, onError: (error: unknown) => void): DeskpilotEventListener {
+export function createEventEmitter(
+  listener: DeskpilotEventListener | undefined,
+  onError: (error: unknown) => void,
+): DeskpilotEventListener {
   if (!listener) return () => {};
   return (event) => {
     try {

@@ -78,7 +78,8 @@ describe('createReadinessCheck', () => {
   });
 
   it('refuses a timeout that is not a positive number', () => {
-    for (const timeoutMs of [0, -1, Number.NaN, Number.POSITIVE_INFINITY]) expect(() => createReadinessCheck({ checks: {}, timeoutMs })).toThrow(TypeError);
+    for (const timeoutMs of [0, -1, Number.NaN, Number.POSITIVE_INFINITY])
+      expect(() => createReadinessCheck({ checks: {}, timeoutMs })).toThrow(TypeError);
   });
 });
 
@@ -94,13 +95,19 @@ describe('probe responses', () => {
     const response = readinessResponse({ ready: true, checks: [{ name: 'chat_store', ok: true }] });
     expect(response.status).toBe(200);
     expect(response.headers).toContainEqual(['content-type', 'application/json']);
-    expect(JSON.parse(response.body as string)).toEqual({ status: 'ready', checks: [{ name: 'chat_store', ok: true }] });
+    expect(JSON.parse(response.body as string)).toEqual({
+      status: 'ready',
+      checks: [{ name: 'chat_store', ok: true }],
+    });
   });
 
   it('not ready is 503 problem+json, code unavailable, naming each failing dependency and nothing else', async () => {
     const readiness = createReadinessCheck({
       checks: {
-        chat_store: () => Promise.reject(new DeskpilotError('store_unavailable', { cause: new Error('postgres://deskpilot:hunter2@db/chat') })),
+        chat_store: () =>
+          Promise.reject(
+            new DeskpilotError('store_unavailable', { cause: new Error('postgres://deskpilot:hunter2@db/chat') }),
+          ),
         redis: async () => {},
       },
     });

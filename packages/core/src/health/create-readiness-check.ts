@@ -42,7 +42,10 @@ class ReadinessTimeoutError extends Error {
 }
 
 /** Whether `probe` settles fulfilled within `timeoutMs`; the timer never outlives the answer. */
-async function passesWithin(probe: Promise<void>, timeoutMs: number): Promise<{ ok: true } | { ok: false; error: unknown }> {
+async function passesWithin(
+  probe: Promise<void>,
+  timeoutMs: number,
+): Promise<{ ok: true } | { ok: false; error: unknown }> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const deadline = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new ReadinessTimeoutError(`no answer within ${timeoutMs} ms`)), timeoutMs);
@@ -106,7 +109,11 @@ const probeHeaders: Array<[string, string]> = [['cache-control', 'no-store']];
 
 /** The liveness answer: 200 `{ "status": "ok" }`, no I/O, whatever the dependencies do. */
 export function healthResponse(): HttpResponse {
-  return { status: 200, headers: [['content-type', 'application/json'], ...probeHeaders], body: JSON.stringify({ status: 'ok' }) };
+  return {
+    status: 200,
+    headers: [['content-type', 'application/json'], ...probeHeaders],
+    body: JSON.stringify({ status: 'ok' }),
+  };
 }
 
 /**
@@ -115,9 +122,17 @@ export function healthResponse(): HttpResponse {
  */
 export function readinessResponse(result: ReadinessCheckResult): HttpResponse {
   if (result.ready) {
-    return { status: 200, headers: [['content-type', 'application/json'], ...probeHeaders], body: JSON.stringify({ status: 'ready', checks: result.checks }) };
+    return {
+      status: 200,
+      headers: [['content-type', 'application/json'], ...probeHeaders],
+      body: JSON.stringify({ status: 'ready', checks: result.checks }),
+    };
   }
   const failing = result.checks.filter((entry) => !entry.ok).map((entry) => entry.name);
   const problem = toProblemDetails(new DeskpilotError('unavailable', { detail: `Not ready: ${failing.join(', ')}.` }));
-  return { status: problem.status, headers: [['content-type', problemContentType], ...probeHeaders], body: JSON.stringify({ ...problem, checks: result.checks }) };
+  return {
+    status: problem.status,
+    headers: [['content-type', problemContentType], ...probeHeaders],
+    body: JSON.stringify({ ...problem, checks: result.checks }),
+  };
 }

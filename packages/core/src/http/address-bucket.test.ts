@@ -20,7 +20,11 @@ describe('addressBucket', () => {
   });
 
   it('gives every address of one /56 the same bucket: a client cannot rotate into fresh ones', () => {
-    const buckets = new Set(Array.from({ length: 256 }, (_, index) => addressBucket(`2001:db8:aa:bb${index.toString(16).padStart(2, '0')}:${index}::${index}`)));
+    const buckets = new Set(
+      Array.from({ length: 256 }, (_, index) =>
+        addressBucket(`2001:db8:aa:bb${index.toString(16).padStart(2, '0')}:${index}::${index}`),
+      ),
+    );
     expect([...buckets]).toEqual(['2001:db8:aa:bb00::/56']);
   });
 });

@@ -63,5 +63,7 @@ function parseRange(entry: string): [ipaddr.IPv6, number] {
 
 /** `::ffff:192.0.2.1` → `192.0.2.1`, so IPv4 peers on a dual-stack socket match IPv4 rules. */
 function normalizeAddress(address: string): string {
-  return address.toLowerCase().startsWith('::ffff:') && parseIpAddress(address.slice(7))?.kind() === 'ipv4' ? address.slice(7) : address;
+  return address.toLowerCase().startsWith('::ffff:') && parseIpAddress(address.slice(7))?.kind() === 'ipv4'
+    ? address.slice(7)
+    : address;
 }

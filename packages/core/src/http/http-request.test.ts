@@ -36,7 +36,9 @@ describe('fetch translation', () => {
 
   it("carries the Request's signal, so a client that leaves can be seen", () => {
     const controller = new AbortController();
-    const request = fromFetchRequest(new Request('http://studio.example/sessions', { signal: controller.signal }), { clientAddress: '203.0.113.1' });
+    const request = fromFetchRequest(new Request('http://studio.example/sessions', { signal: controller.signal }), {
+      clientAddress: '203.0.113.1',
+    });
     expect(request.signal?.aborted).toBe(false);
     controller.abort();
     expect(request.signal?.aborted).toBe(true);

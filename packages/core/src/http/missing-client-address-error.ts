@@ -13,5 +13,8 @@ export function missingClientAddressError(handler: string, purpose: string): Des
     'Bun: server.requestIP(request)?.address; Deno: info.remoteAddr.hostname (the second argument of Deno.serve); ' +
     'Next.js, Workers and other platforms behind a proxy they control: the client address the platform puts in a request header (e.g. x-real-ip, cf-connecting-ip), never one the client can write. ' +
     'The Express adapters pass it themselves. Or set requireClientAddress: false to put every request without an address in one shared bucket.';
-  return new DeskpilotError('internal', { detail: 'The server could not identify the client.', cause: new Error(explanation) });
+  return new DeskpilotError('internal', {
+    detail: 'The server could not identify the client.',
+    cause: new Error(explanation),
+  });
 }

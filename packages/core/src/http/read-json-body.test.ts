@@ -34,7 +34,10 @@ describe('readJsonBody', () => {
   it.each([
     ['an invalid byte', new Uint8Array([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0x22, 0x7d])],
     ['a truncated sequence', new Uint8Array([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xe2, 0x82, 0x22, 0x7d])],
-    ['an encoded surrogate (CESU-8)', new Uint8Array([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xed, 0xa0, 0x80, 0x22, 0x7d])],
+    [
+      'an encoded surrogate (CESU-8)',
+      new Uint8Array([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xed, 0xa0, 0x80, 0x22, 0x7d]),
+    ],
     ['an overlong encoding', new Uint8Array([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xc0, 0xaf, 0x22, 0x7d])],
   ])('refuses a body with %s as invalid_json, never decoding it to U+FFFD', async (_label, bytes) => {
     expect(await failure(readJsonBody(request(bytes), 1024))).toEqual({ code: 'invalid_json', paths: undefined });
@@ -60,7 +63,9 @@ describe('readJsonBody', () => {
     expect(await readJsonBody(request(deep(64)), 1 << 20)).toBeDefined();
     expect((await failure(readJsonBody(request(deep(65)), 1 << 20))).code).toBe('invalid_request');
     expect((await failure(readJsonBody(request(deep(500_000)), 1 << 20))).code).toBe('invalid_request');
-    expect((await failure(readJsonBody(request(deep(9)), 1 << 20, { maxDepth: 8 }))).paths).toEqual([Array(8).fill('0').join('.')]);
+    expect((await failure(readJsonBody(request(deep(9)), 1 << 20, { maxDepth: 8 }))).paths).toEqual([
+      Array(8).fill('0').join('.'),
+    ]);
   });
 
   it('keeps its other answers: not JSON, too large, malformed', async () => {

@@ -24,7 +24,11 @@ export function isJsonContentType(contentType: string | null): boolean {
  * `unsupported_media_type` (not JSON), `payload_too_large`, `invalid_json` (bad bytes or syntax) or
  * `invalid_request` naming each offending field.
  */
-export async function readJsonBody(request: HttpRequest, maxBytes: number, options: ReadJsonBodyOptions = {}): Promise<unknown> {
+export async function readJsonBody(
+  request: HttpRequest,
+  maxBytes: number,
+  options: ReadJsonBodyOptions = {},
+): Promise<unknown> {
   if (!isJsonContentType(request.headers.get('content-type'))) {
     throw new DeskpilotError('unsupported_media_type', { detail: 'The body must be application/json.' });
   }

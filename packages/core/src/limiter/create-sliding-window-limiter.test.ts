@@ -14,20 +14,23 @@ describe('createSlidingWindowLimiter', () => {
     expect(() => createSlidingWindowLimiter({ limit: 1, windowMs: 1000, maxKeys: 0 })).toThrow(TypeError);
   });
 
-  it.each([3, 5, 50])('is exact with limit %i: a request is allowed exactly when fewer than `limit` were in the last window', (limit) => {
-    const clock = createFakeClock();
-    const limiter = createSlidingWindowLimiter({ limit, windowMs: 1000, now: clock.now });
-    const allowedAt: number[] = [];
-    for (let step = 0; step < 3000; step++) {
-      const inWindow = allowedAt.filter((time) => time > clock.now() - 1000).length;
-      const decision = limiter.check('k');
-      expect(decision.allowed).toBe(inWindow < limit);
-      if (decision.allowed) allowedAt.push(clock.now());
-      // Bursts and lulls, so the ring grows, wraps around and drains.
-      clock.advance(step % 97 < 60 ? 3 : 41 + (step % 11) * 13);
-    }
-    expect(allowedAt.length).toBeGreaterThan(200);
-  });
+  it.each([3, 5, 50])(
+    'is exact with limit %i: a request is allowed exactly when fewer than `limit` were in the last window',
+    (limit) => {
+      const clock = createFakeClock();
+      const limiter = createSlidingWindowLimiter({ limit, windowMs: 1000, now: clock.now });
+      const allowedAt: number[] = [];
+      for (let step = 0; step < 3000; step++) {
+        const inWindow = allowedAt.filter((time) => time > clock.now() - 1000).length;
+        const decision = limiter.check('k');
+        expect(decision.allowed).toBe(inWindow < limit);
+        if (decision.allowed) allowedAt.push(clock.now());
+        // Bursts and lulls, so the ring grows, wraps around and drains.
+        clock.advance(step % 97 < 60 ? 3 : 41 + (step % 11) * 13);
+      }
+      expect(allowedAt.length).toBeGreaterThan(200);
+    },
+  );
 
   it('does not let a clock that steps back keep old requests alive', () => {
     const clock = createFakeClock();
@@ -49,7 +52,8 @@ describe('createSlidingWindowLimiter', () => {
     clock.advance(1000); // every old key is now idle
     for (let index = 0; index < 100; index++) expect(limiter.check(`new-${index}`).allowed).toBe(true);
     expect(limiter.size).toBe(100);
-    for (let index = 0; index < 100; index++) expect(limiter.check(`new-${index}`)).toMatchObject({ allowed: true, remaining: 1 });
+    for (let index = 0; index < 100; index++)
+      expect(limiter.check(`new-${index}`)).toMatchObject({ allowed: true, remaining: 1 });
   });
 
   it('keeps admitting new users when full of live keys: the least recently counted key makes room', () => {
@@ -118,7 +122,8 @@ describe('createSlidingWindowLimiter', () => {
       if (model.size > 3000) {
         let oldestKey = '';
         let oldestTime = Infinity;
-        for (const [candidate, times] of model) if (times.at(-1)! < oldestTime) [oldestKey, oldestTime] = [candidate, times.at(-1)!];
+        for (const [candidate, times] of model)
+          if (times.at(-1)! < oldestTime) [oldestKey, oldestTime] = [candidate, times.at(-1)!];
         model.delete(oldestKey);
       }
       expect(limiter.size).toBe(model.size);

@@ -1,4 +1,8 @@
-export { createSlidingWindowLimiter, type SlidingWindowLimiter, type SlidingWindowLimiterOptions } from './create-sliding-window-limiter.js';
+export {
+  createSlidingWindowLimiter,
+  type SlidingWindowLimiter,
+  type SlidingWindowLimiterOptions,
+} from './create-sliding-window-limiter.js';
 export { retryAfterSeconds, type RateLimitDecision, type RateLimiter } from './rate-limit-decision.js';
 export {
   createMemoryTokenMeter,

@@ -9,7 +9,8 @@ export interface TokenMeterReading {
  * A reservation's outcome: counted at once, in window `window` (settle it there); or refused, the key
  * having used its limit this window.
  */
-export type TokenReservation = { reserved: true; tokens: number; window: number } | { reserved: false; used: number; resetMs: number };
+export type TokenReservation =
+  { reserved: true; tokens: number; window: number } | { reserved: false; used: number; resetMs: number };
 
 /**
  * Counts model tokens per key (a user) in fixed windows aligned on the epoch (window `n` runs from
@@ -76,7 +77,8 @@ export function createMemoryTokenMeter(options: MemoryTokenMeterOptions): Memory
     },
     add(key, tokens, window) {
       const current = windowOf(now());
-      if (!Number.isFinite(tokens) || tokens === 0 || (window !== undefined && window !== current && tokens < 0)) return;
+      if (!Number.isFinite(tokens) || tokens === 0 || (window !== undefined && window !== current && tokens < 0))
+        return;
       count(key, current, Math.max(0, usedIn(key, current) + Math.round(tokens)));
     },
     reserve(key, tokens, limit) {

@@ -36,9 +36,20 @@ const fake = (fields: Partial<NodeRequestLike>): NodeRequestLike => ({
 
 describe('fromNodeRequest', () => {
   it('reads method, path, headers and the client address', () => {
-    const request = fromNodeRequest(fake({ method: 'DELETE', headers: { cookie: 'a=1', 'x-list': ['a', 'b'] } }), '/sessions/current');
-    expect([request.method, request.path, request.clientAddress]).toEqual(['DELETE', '/sessions/current', '198.51.100.7']);
-    expect([request.headers.get('Cookie'), request.headers.get('x-list'), request.headers.get('missing')]).toEqual(['a=1', 'a, b', null]);
+    const request = fromNodeRequest(
+      fake({ method: 'DELETE', headers: { cookie: 'a=1', 'x-list': ['a', 'b'] } }),
+      '/sessions/current',
+    );
+    expect([request.method, request.path, request.clientAddress]).toEqual([
+      'DELETE',
+      '/sessions/current',
+      '198.51.100.7',
+    ]);
+    expect([request.headers.get('Cookie'), request.headers.get('x-list'), request.headers.get('missing')]).toEqual([
+      'a=1',
+      'a, b',
+      null,
+    ]);
     expect(fromNodeRequest(fake({}), '/', { clientAddress: '203.0.113.1' }).clientAddress).toBe('203.0.113.1');
   });
 

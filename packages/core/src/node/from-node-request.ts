@@ -52,7 +52,9 @@ function nodeBody(req: NodeRequestLike): HttpRequest['body'] {
   // A body parser mounted earlier has consumed the stream: hand its result back as bytes.
   if (req.body === undefined) return req;
   const parsed = req.body;
-  return [parsed instanceof Uint8Array ? parsed : Buffer.from(typeof parsed === 'string' ? parsed : JSON.stringify(parsed))];
+  return [
+    parsed instanceof Uint8Array ? parsed : Buffer.from(typeof parsed === 'string' ? parsed : JSON.stringify(parsed)),
+  ];
 }
 
 const connectionSignals = new WeakMap<NodeSocketLike, AbortSignal>();

@@ -68,7 +68,10 @@ describe('writeResponse', () => {
       body: '{}',
     });
     expect(res.statusCode).toBe(201);
-    expect(Object.fromEntries(res.headers)).toEqual({ 'content-type': 'application/json', 'set-cookie': ['a=1', 'b=2'] });
+    expect(Object.fromEntries(res.headers)).toEqual({
+      'content-type': 'application/json',
+      'set-cookie': ['a=1', 'b=2'],
+    });
     expect(res.ended).toBe('{}');
   });
 

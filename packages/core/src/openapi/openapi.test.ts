@@ -6,7 +6,8 @@ import { loginBody, selectProjectBody } from '../session/session-routes.js';
 import { chatOpenApi, sessionOpenApi, type OpenApiDocument } from './openapi.js';
 
 type Operation = { requestBody?: { content: Record<string, { schema: object }> }; responses: Record<string, unknown> };
-const operation = (document: OpenApiDocument, path: string, method: string) => (document.paths as Record<string, Record<string, Operation>>)[path]![method]!;
+const operation = (document: OpenApiDocument, path: string, method: string) =>
+  (document.paths as Record<string, Record<string, Operation>>)[path]![method]!;
 
 describe('the OpenAPI documents', () => {
   it.each([
@@ -20,9 +21,14 @@ describe('the OpenAPI documents', () => {
 
   it('describes every route the handlers serve, and every error code in the problem schema', () => {
     const session = sessionOpenApi({ cookiePrefix: 'acme' });
-    expect(Object.keys(session.paths as object)).toEqual(['/sessions', '/sessions/current', '/sessions/current/project']);
+    expect(Object.keys(session.paths as object)).toEqual([
+      '/sessions',
+      '/sessions/current',
+      '/sessions/current/project',
+    ]);
     expect(Object.keys(chatOpenApi().paths as object)).toEqual(['/chat', '/chat/history']);
-    const problem = (session.components as { schemas: { Problem: { properties: { code: { enum: string[] } } } } }).schemas.Problem;
+    const problem = (session.components as { schemas: { Problem: { properties: { code: { enum: string[] } } } } })
+      .schemas.Problem;
     expect(problem.properties.code.enum.sort()).toEqual(Object.keys(errorStatus).sort());
     expect(JSON.stringify(session.components)).toContain('"name":"acme_session"');
     expect(Object.keys(operation(session, '/sessions', 'post').responses)).toEqual(
@@ -49,12 +55,21 @@ describe('the OpenAPI documents', () => {
       [
         selectProjectBody,
         '/sessions/current/project',
-        [{ projectKey: 'acme-b2b' }, { projectKey: 'acme-b2b', clientId: 'acme' }, {}, { projectKey: '' }, { projectKey: 'x', other: 1 }],
+        [
+          { projectKey: 'acme-b2b' },
+          { projectKey: 'acme-b2b', clientId: 'acme' },
+          {},
+          { projectKey: '' },
+          { projectKey: 'x', other: 1 },
+        ],
       ],
     ];
     for (const [schema, path, samples] of cases) {
-      const validate = ajv.compile(operation(sessionOpenApi(), path, 'post').requestBody!.content['application/json']!.schema);
-      for (const sample of samples) expect(validate(sample), `${path} ${JSON.stringify(sample)}`).toBe(schema.safeParse(sample).success);
+      const validate = ajv.compile(
+        operation(sessionOpenApi(), path, 'post').requestBody!.content['application/json']!.schema,
+      );
+      for (const sample of samples)
+        expect(validate(sample), `${path} ${JSON.stringify(sample)}`).toBe(schema.safeParse(sample).success);
     }
   });
 });

@@ -1,6 +1,11 @@
 import { z } from 'zod';
 import type { $ZodType } from 'zod/v4/core';
-import { assistantMessageSchema, chatBodySchema, historyBodySchema, userMessageSchema } from '../chat/handler/chat-request.js';
+import {
+  assistantMessageSchema,
+  chatBodySchema,
+  historyBodySchema,
+  userMessageSchema,
+} from '../chat/handler/chat-request.js';
 import { errorStatus, errorTitle, type ErrorCode } from '../errors/deskpilot-error.js';
 import { sessionSchema } from '../session/session-schema.js';
 import { loginBody, selectProjectBody } from '../session/session-routes.js';
@@ -30,7 +35,14 @@ function problemSchema() {
       status: { type: 'integer' },
       code: { type: 'string', enum: Object.keys(errorStatus) },
       detail: { type: 'string' },
-      errors: { type: 'array', items: { type: 'object', required: ['path', 'message'], properties: { path: { type: 'string' }, message: { type: 'string' } } } },
+      errors: {
+        type: 'array',
+        items: {
+          type: 'object',
+          required: ['path', 'message'],
+          properties: { path: { type: 'string' }, message: { type: 'string' } },
+        },
+      },
     },
   };
 }
@@ -38,7 +50,8 @@ function problemSchema() {
 /** The error answers of a route: one per status, each naming the codes it can carry. */
 function problems(codes: readonly ErrorCode[]) {
   const byStatus = new Map<number, ErrorCode[]>();
-  for (const code of [...codes, 'internal' as const]) byStatus.set(errorStatus[code], [...(byStatus.get(errorStatus[code]) ?? []), code]);
+  for (const code of [...codes, 'internal' as const])
+    byStatus.set(errorStatus[code], [...(byStatus.get(errorStatus[code]) ?? []), code]);
   return Object.fromEntries(
     [...byStatus].map(([status, list]) => [
       String(status),
@@ -53,19 +66,29 @@ function problems(codes: readonly ErrorCode[]) {
 const json = (schema: unknown) => ({ 'application/json': { schema } });
 const setCookie = {
   'Set-Cookie': {
-    description: 'The session cookie (HttpOnly, Secure unless configured off, SameSite=Lax); at sign-in also the device cookie (`<prefix>_device`).',
+    description:
+      'The session cookie (HttpOnly, Secure unless configured off, SameSite=Lax); at sign-in also the device cookie (`<prefix>_device`).',
     schema: { type: 'string' },
   },
 };
 const cleared = { description: 'Signed out: the session cookie is cleared.', headers: setCookie };
 
-function document(title: string, description: string, options: OpenApiOptions, paths: object, components: object): OpenApiDocument {
+function document(
+  title: string,
+  description: string,
+  options: OpenApiOptions,
+  paths: object,
+  components: object,
+): OpenApiDocument {
   return {
     openapi: '3.1.0',
     info: { title, version: '1', description, license: { name: 'MIT', identifier: 'MIT' } },
     ...(options.serverUrl ? { servers: [{ url: options.serverUrl }] } : {}),
     paths,
-    components: { ...components, schemas: { Problem: problemSchema(), ...(components as { schemas?: object }).schemas } },
+    components: {
+      ...components,
+      schemas: { Problem: problemSchema(), ...(components as { schemas?: object }).schemas },
+    },
   };
 }
 
@@ -73,7 +96,13 @@ function document(title: string, description: string, options: OpenApiOptions, p
 export function sessionOpenApi(options: OpenApiOptions = {}): OpenApiDocument {
   const cookie = [{ sessionCookie: [] }];
   const session = { $ref: '#/components/schemas/Session' };
-  const bodyCodes = ['invalid_request', 'invalid_json', 'payload_too_large', 'unsupported_media_type', 'cross_site_request'] as const;
+  const bodyCodes = [
+    'invalid_request',
+    'invalid_json',
+    'payload_too_large',
+    'unsupported_media_type',
+    'cross_site_request',
+  ] as const;
   const paths = {
     '/sessions': {
       post: {
@@ -82,7 +111,14 @@ export function sessionOpenApi(options: OpenApiOptions = {}): OpenApiDocument {
         requestBody: { required: true, content: json(bodySchema(loginBody)) },
         responses: {
           '201': { description: 'Signed in.', headers: setCookie, content: json(session) },
-          ...problems([...bodyCodes, 'invalid_credentials', 'forbidden', 'rate_limited', 'store_unavailable', 'unavailable']),
+          ...problems([
+            ...bodyCodes,
+            'invalid_credentials',
+            'forbidden',
+            'rate_limited',
+            'store_unavailable',
+            'unavailable',
+          ]),
         },
       },
       delete: {
@@ -97,7 +133,10 @@ export function sessionOpenApi(options: OpenApiOptions = {}): OpenApiDocument {
         operationId: 'currentSession',
         summary: "The cookie's session (its idle expiry renewed). What a studio proxy stamps identity headers from.",
         security: cookie,
-        responses: { '200': { description: 'The session.', content: json(session) }, ...problems(['unauthenticated', 'store_unavailable']) },
+        responses: {
+          '200': { description: 'The session.', content: json(session) },
+          ...problems(['unauthenticated', 'store_unavailable']),
+        },
       },
       delete: {
         operationId: 'logout',
@@ -120,10 +159,13 @@ export function sessionOpenApi(options: OpenApiOptions = {}): OpenApiDocument {
     },
   };
   const components = {
-    securitySchemes: { sessionCookie: { type: 'apiKey', in: 'cookie', name: `${options.cookiePrefix ?? 'deskpilot'}_session` } },
+    securitySchemes: {
+      sessionCookie: { type: 'apiKey', in: 'cookie', name: `${options.cookiePrefix ?? 'deskpilot'}_session` },
+    },
     schemas: { Session: z.toJSONSchema(sessionSchema) },
   };
-  const description = 'Sign-in, cookie sessions and the active project. State-changing requests must carry an allowed `Origin` (CSRF).';
+  const description =
+    'Sign-in, cookie sessions and the active project. State-changing requests must carry an allowed `Origin` (CSRF).';
   return document('Deskpilot session service', description, options, paths, components);
 }
 
@@ -136,7 +178,8 @@ export function chatOpenApi(options: OpenApiOptions = {}): OpenApiDocument {
     minItems: 1,
     maxItems: 200,
     items: message,
-    description: 'AI SDK UI messages; only the last is read (a new user message, or the last assistant message with approval answers).',
+    description:
+      'AI SDK UI messages; only the last is read (a new user message, or the last assistant message with approval answers).',
   };
   const rateLimit = { 'RateLimit-Policy': { schema: { type: 'string' } }, RateLimit: { schema: { type: 'string' } } };
   const paths = {
@@ -147,7 +190,8 @@ export function chatOpenApi(options: OpenApiOptions = {}): OpenApiDocument {
         requestBody: { required: true, content: json(chatBody) },
         responses: {
           '200': {
-            description: 'Server-sent events: `data: <UI message chunk JSON>` per chunk, `data: [DONE]` last. `finish` is sent once the turn is saved.',
+            description:
+              'Server-sent events: `data: <UI message chunk JSON>` per chunk, `data: [DONE]` last. `finish` is sent once the turn is saved.',
             headers: { ...rateLimit, 'x-vercel-ai-ui-message-stream': { schema: { type: 'string', const: 'v1' } } },
             content: { 'text/event-stream': { schema: { type: 'string' } } },
           },
@@ -184,7 +228,9 @@ export function chatOpenApi(options: OpenApiOptions = {}): OpenApiDocument {
               properties: {
                 sessionId: { type: 'string', format: 'uuid' },
                 messages: { type: 'array', items: { type: 'object', description: 'AI SDK UI message' } },
-                lastTurnStatus: { enum: ['complete', 'aborted', 'awaiting_approval', 'budget_exhausted', 'failed', null] },
+                lastTurnStatus: {
+                  enum: ['complete', 'aborted', 'awaiting_approval', 'budget_exhausted', 'failed', null],
+                },
               },
             }),
           },

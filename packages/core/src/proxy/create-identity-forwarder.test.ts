@@ -26,13 +26,22 @@ function services(sessionAnswer: () => Response) {
   return { fetch, downstream };
 }
 
-const incoming = { cookie: 'deskpilot_session=abc; theme=dark', 'x-deskpilot-role': 'admin', authorization: 'Bearer stolen', accept: 'application/json' };
+const incoming = {
+  cookie: 'deskpilot_session=abc; theme=dark',
+  'x-deskpilot-role': 'admin',
+  authorization: 'Bearer stolen',
+  accept: 'application/json',
+};
 const request = () => fromFetchRequest(new Request('http://studio.test/api/orders?limit=5', { headers: incoming }));
 
 describe('createIdentityForwarder', () => {
   it('forwards with the identity of the session, the session cookie and client-sent identity headers removed', async () => {
     const { fetch, downstream } = services(() => Response.json(session));
-    const forward = createIdentityForwarder({ sessionServiceUrl: 'http://sessions.test', target: 'http://api.test', fetch });
+    const forward = createIdentityForwarder({
+      sessionServiceUrl: 'http://sessions.test',
+      target: 'http://api.test',
+      fetch,
+    });
     const response = await forward(request(), { headers: incoming, path: '/orders?limit=5' });
     expect(response.status).toBe(200);
     expect(downstream).toHaveLength(1);
@@ -51,11 +60,21 @@ describe('createIdentityForwarder', () => {
     const lookups: Array<Record<string, string>> = [];
     const { fetch: servicesFetch, downstream } = services(() => Response.json(session));
     const fetch: typeof globalThis.fetch = async (input, init) => {
-      if (String(input).startsWith('http://sessions.test/')) lookups.push(Object.fromEntries(new Headers(init?.headers)));
+      if (String(input).startsWith('http://sessions.test/'))
+        lookups.push(Object.fromEntries(new Headers(init?.headers)));
       return servicesFetch(input, init);
     };
-    const traced = { ...incoming, 'x-request-id': 'req-42', traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01', tracestate: 'vendor=1' };
-    const forward = createIdentityForwarder({ sessionServiceUrl: 'http://sessions.test', target: 'http://api.test', fetch });
+    const traced = {
+      ...incoming,
+      'x-request-id': 'req-42',
+      traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
+      tracestate: 'vendor=1',
+    };
+    const forward = createIdentityForwarder({
+      sessionServiceUrl: 'http://sessions.test',
+      target: 'http://api.test',
+      fetch,
+    });
     await forward(request(), { headers: traced, path: '/orders' });
     expect(lookups).toEqual([
       {
@@ -66,12 +85,20 @@ describe('createIdentityForwarder', () => {
         tracestate: 'vendor=1',
       },
     ]);
-    expect(downstream[0]!.headers).toMatchObject({ 'x-request-id': 'req-42', traceparent: traced.traceparent, tracestate: 'vendor=1' });
+    expect(downstream[0]!.headers).toMatchObject({
+      'x-request-id': 'req-42',
+      traceparent: traced.traceparent,
+      tracestate: 'vendor=1',
+    });
   });
 
   it('answers 401 without a downstream call when there is no session', async () => {
     const { fetch, downstream } = services(() => new Response(null, { status: 401 }));
-    const forward = createIdentityForwarder({ sessionServiceUrl: 'http://sessions.test', target: 'http://api.test', fetch });
+    const forward = createIdentityForwarder({
+      sessionServiceUrl: 'http://sessions.test',
+      target: 'http://api.test',
+      fetch,
+    });
     const response = await forward(request(), { headers: incoming, path: '/orders' });
     expect(response.status).toBe(401);
     expect(JSON.parse(response.body as string)).toMatchObject({ code: 'unauthenticated' });
@@ -80,7 +107,11 @@ describe('createIdentityForwarder', () => {
 
   it('answers 502 upstream_unavailable when the session service cannot answer', async () => {
     const { fetch, downstream } = services(() => new Response('oops', { status: 500 }));
-    const forward = createIdentityForwarder({ sessionServiceUrl: 'http://sessions.test', target: 'http://api.test', fetch });
+    const forward = createIdentityForwarder({
+      sessionServiceUrl: 'http://sessions.test',
+      target: 'http://api.test',
+      fetch,
+    });
     const response = await forward(request(), { headers: incoming, path: '/orders' });
     expect(response.status).toBe(502);
     expect(JSON.parse(response.body as string)).toMatchObject({ code: 'upstream_unavailable' });
@@ -88,6 +119,12 @@ describe('createIdentityForwarder', () => {
   });
 
   it('refuses a malformed deny list when it is created, not on the first request', () => {
-    expect(() => createIdentityForwarder({ sessionServiceUrl: 'http://sessions.test', target: 'http://api.test', deniedHeaders: ['bad header'] })).toThrow();
+    expect(() =>
+      createIdentityForwarder({
+        sessionServiceUrl: 'http://sessions.test',
+        target: 'http://api.test',
+        deniedHeaders: ['bad header'],
+      }),
+    ).toThrow();
   });
 });

@@ -3,7 +3,13 @@ import { problemResponse, type HttpRequest, type HttpResponse } from '../http/ht
 import { noSessionError } from '../session/require-session.js';
 import { fetchSession } from './fetch-session.js';
 import { forwardRequest } from './forward-request.js';
-import { defaultDeniedHeaders, downstreamHeaders, isIdentityHeader, type IdentityHeaderOptions, type IncomingHeaders } from './identity-headers.js';
+import {
+  defaultDeniedHeaders,
+  downstreamHeaders,
+  isIdentityHeader,
+  type IdentityHeaderOptions,
+  type IncomingHeaders,
+} from './identity-headers.js';
 
 /** Options of {@link createIdentityForwarder}. */
 export interface IdentityForwarderOptions {
@@ -53,9 +59,17 @@ export function createIdentityForwarder(options: IdentityForwarderOptions): Iden
   const prefix = options.prefix ?? 'deskpilot';
   const target = new URL(options.target);
   const timeoutMs = options.timeoutMs ?? 30_000;
-  const sessionOptions = { sessionServiceUrl: options.sessionServiceUrl, cookieName: `${prefix}_session`, timeoutMs: options.sessionTimeoutMs, fetch: options.fetch };
+  const sessionOptions = {
+    sessionServiceUrl: options.sessionServiceUrl,
+    cookieName: `${prefix}_session`,
+    timeoutMs: options.sessionTimeoutMs,
+    fetch: options.fetch,
+  };
   // A copy, so a list changed after start-up changes nothing.
-  const headerOptions: IdentityHeaderOptions = { prefix, deniedHeaders: Object.freeze([...(options.deniedHeaders ?? defaultDeniedHeaders)]) };
+  const headerOptions: IdentityHeaderOptions = {
+    prefix,
+    deniedHeaders: Object.freeze([...(options.deniedHeaders ?? defaultDeniedHeaders)]),
+  };
   isIdentityHeader('', headerOptions);
 
   return async (request, { headers, path }) => {
@@ -67,6 +81,12 @@ export function createIdentityForwarder(options: IdentityForwarderOptions): Iden
       throw error;
     }
     if (!session) return problemResponse(noSessionError());
-    return forwardRequest(request, { target, path, headers: downstreamHeaders(headers, session, headerOptions), timeoutMs, fetch: options.fetch });
+    return forwardRequest(request, {
+      target,
+      path,
+      headers: downstreamHeaders(headers, session, headerOptions),
+      timeoutMs,
+      fetch: options.fetch,
+    });
   };
 }

@@ -4,50 +4,81 @@ import { createSessionRoutesForwarder } from './create-session-routes-forwarder.
 
 /** A session service standing in on the forwarder's `fetch`: records each call and answers with a cookie. */
 function sessionService(
-  answer: () => Promise<Response> = async () => new Response(null, { status: 201, headers: [['set-cookie', 'deskpilot_session=a.b; Path=/; HttpOnly']] }),
+  answer: () => Promise<Response> = async () =>
+    new Response(null, { status: 201, headers: [['set-cookie', 'deskpilot_session=a.b; Path=/; HttpOnly']] }),
 ) {
   const calls: Array<{ url: string; method: string; headers: Record<string, string>; body: string }> = [];
   const fetch: typeof globalThis.fetch = async (input, init) => {
     const body = init?.body ? await new Response(init.body as BodyInit).text() : '';
-    calls.push({ url: String(input), method: init?.method ?? 'GET', headers: Object.fromEntries(new Headers(init?.headers)), body });
+    calls.push({
+      url: String(input),
+      method: init?.method ?? 'GET',
+      headers: Object.fromEntries(new Headers(init?.headers)),
+      body,
+    });
     return answer();
   };
   return { fetch, calls };
 }
 
 const post = (path: string, headers: Record<string, string>) =>
-  fromFetchRequest(new Request(`http://studio.test${path}`, { method: 'POST', headers, body: '{"email":"a@example.com"}' }));
+  fromFetchRequest(
+    new Request(`http://studio.test${path}`, { method: 'POST', headers, body: '{"email":"a@example.com"}' }),
+  );
 
 describe('createSessionRoutesForwarder', () => {
   it('forwards /sessions… with method, query, body, origin and cookie, and relays Set-Cookie', async () => {
     const { fetch, calls } = sessionService();
     const forward = createSessionRoutesForwarder({ sessionServiceUrl: 'http://sessions.test/base', fetch });
-    const headers = { origin: 'http://studio.test', cookie: 'deskpilot_session=x.y', 'content-type': 'application/json', connection: 'keep-alive' };
-    const response = toFetchResponse(await forward(post('/sessions', headers), { headers, url: '/sessions?next=1', peerAddress: '192.0.2.7' })!);
+    const headers = {
+      origin: 'http://studio.test',
+      cookie: 'deskpilot_session=x.y',
+      'content-type': 'application/json',
+      connection: 'keep-alive',
+    };
+    const response = toFetchResponse(
+      await forward(post('/sessions', headers), { headers, url: '/sessions?next=1', peerAddress: '192.0.2.7' })!,
+    );
     expect(response.status).toBe(201);
     expect(response.headers.getSetCookie()).toEqual(['deskpilot_session=a.b; Path=/; HttpOnly']);
     expect(calls).toHaveLength(1);
-    expect(calls[0]).toMatchObject({ url: 'http://sessions.test/base/sessions?next=1', method: 'POST', body: '{"email":"a@example.com"}' });
-    expect(calls[0]!.headers).toMatchObject({ origin: 'http://studio.test', cookie: 'deskpilot_session=x.y', 'x-forwarded-for': '192.0.2.7' });
+    expect(calls[0]).toMatchObject({
+      url: 'http://sessions.test/base/sessions?next=1',
+      method: 'POST',
+      body: '{"email":"a@example.com"}',
+    });
+    expect(calls[0]!.headers).toMatchObject({
+      origin: 'http://studio.test',
+      cookie: 'deskpilot_session=x.y',
+      'x-forwarded-for': '192.0.2.7',
+    });
     expect(calls[0]!.headers).not.toHaveProperty('connection');
   });
 
   it('answers null for any other path: the host serves it', async () => {
     const { fetch, calls } = sessionService();
     const forward = createSessionRoutesForwarder({ sessionServiceUrl: 'http://sessions.test', fetch });
-    for (const path of ['/api/orders', '/sessionsx', '/']) expect(forward(post(path, {}), { headers: {}, url: path, peerAddress: '192.0.2.7' })).toBeNull();
+    for (const path of ['/api/orders', '/sessionsx', '/'])
+      expect(forward(post(path, {}), { headers: {}, url: path, peerAddress: '192.0.2.7' })).toBeNull();
     expect(calls).toHaveLength(0);
   });
 
   it("appends the peer to the client's chain, and drops the chain when not forwarding", async () => {
     const { fetch, calls } = sessionService();
     const headers = { 'x-forwarded-for': '203.0.113.9' };
-    await createSessionRoutesForwarder({ sessionServiceUrl: 'http://sessions.test', fetch })(post('/sessions', headers), {
-      headers,
-      url: '/sessions',
-      peerAddress: '10.0.0.2',
-    });
-    await createSessionRoutesForwarder({ sessionServiceUrl: 'http://sessions.test', fetch, forwardClientAddress: false })(post('/sessions', headers), {
+    await createSessionRoutesForwarder({ sessionServiceUrl: 'http://sessions.test', fetch })(
+      post('/sessions', headers),
+      {
+        headers,
+        url: '/sessions',
+        peerAddress: '10.0.0.2',
+      },
+    );
+    await createSessionRoutesForwarder({
+      sessionServiceUrl: 'http://sessions.test',
+      fetch,
+      forwardClientAddress: false,
+    })(post('/sessions', headers), {
       headers,
       url: '/sessions',
       peerAddress: '10.0.0.2',
@@ -59,7 +90,9 @@ describe('createSessionRoutesForwarder', () => {
   it('answers 502 upstream_unavailable when the session service cannot be reached', async () => {
     const { fetch } = sessionService(() => Promise.reject(new TypeError('fetch failed')));
     const forward = createSessionRoutesForwarder({ sessionServiceUrl: 'http://sessions.test', fetch });
-    const response = toFetchResponse(await forward(post('/sessions/current', {}), { headers: {}, url: '/sessions/current', peerAddress: undefined })!);
+    const response = toFetchResponse(
+      await forward(post('/sessions/current', {}), { headers: {}, url: '/sessions/current', peerAddress: undefined })!,
+    );
     expect(response.status).toBe(502);
     expect(await response.json()).toMatchObject({ code: 'upstream_unavailable' });
   });

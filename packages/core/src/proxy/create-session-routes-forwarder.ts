@@ -32,7 +32,10 @@ export interface SessionRoutesForwardTarget {
 }
 
 /** Forwards a session route to the session service; null for any other path (the host serves it). */
-export type SessionRoutesForwarder = (request: HttpRequest, target: SessionRoutesForwardTarget) => Promise<HttpResponse> | null;
+export type SessionRoutesForwarder = (
+  request: HttpRequest,
+  target: SessionRoutesForwardTarget,
+) => Promise<HttpResponse> | null;
 
 /**
  * The studio's session-routes proxy, for any host: `/sessions` and `/sessions/*` go to the session
@@ -53,7 +56,10 @@ export function createSessionRoutesForwarder(options: SessionRoutesForwarderOpti
   return (request, { headers, url, peerAddress }) => {
     if (!isSessionRoute(request.path)) return null;
     // Undefined (not forwarding): the client's own chain is dropped, not passed on as vouched for.
-    const forwarded = { ...endToEndHeaders(headers), 'x-forwarded-for': forwardedFor(headers['x-forwarded-for'], { peerAddress, forwardClientAddress }) };
+    const forwarded = {
+      ...endToEndHeaders(headers),
+      'x-forwarded-for': forwardedFor(headers['x-forwarded-for'], { peerAddress, forwardClientAddress }),
+    };
     return forwardRequest(request, { target, path: url, headers: forwarded, timeoutMs, fetch: options.fetch });
   };
 }

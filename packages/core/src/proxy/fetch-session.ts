@@ -39,7 +39,10 @@ function correlationOf(incoming: IncomingHeaders | undefined): Record<string, st
  * only the session cookie and the request's correlation headers (see `requestHeaders`). Returns null when there is no session
  * (401); throws `upstream_unavailable` when the service cannot answer.
  */
-export async function fetchSession(cookieHeader: string | null | undefined, options: FetchSessionOptions): Promise<Session | null> {
+export async function fetchSession(
+  cookieHeader: string | null | undefined,
+  options: FetchSessionOptions,
+): Promise<Session | null> {
   const cookieName = options.cookieName ?? 'deskpilot_session';
   const cookie = (cookieHeader ?? '')
     .split(';')

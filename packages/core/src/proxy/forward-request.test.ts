@@ -56,7 +56,10 @@ function request(method: string, options: { body?: string[]; signal?: AbortSigna
   };
 }
 
-const problemCode = async (response: Awaited<ReturnType<typeof forwardRequest>>) => [response.status, (await toFetchResponse(response).json()).code];
+const problemCode = async (response: Awaited<ReturnType<typeof forwardRequest>>) => [
+  response.status,
+  (await toFetchResponse(response).json()).code,
+];
 
 describe('forwardRequest', () => {
   it('sends method, path, query, streamed body and end-to-end headers under the target path', async () => {
@@ -79,7 +82,11 @@ describe('forwardRequest', () => {
     expect(await toFetchResponse(response).text()).toBe('ok');
     expect(seen).toMatchObject([{ method: 'POST', url: '/v1/orders?status=open', body: '{"a":1}' }]);
     const headers = seen[0]!.headers;
-    expect(headers).toMatchObject({ 'content-type': 'application/json', 'x-request-id': 'r-1, r-2', 'accept-encoding': 'identity' });
+    expect(headers).toMatchObject({
+      'content-type': 'application/json',
+      'x-request-id': 'r-1, r-2',
+      'accept-encoding': 'identity',
+    });
     for (const name of ['x-hop', 'keep-alive', 'expect', 'gone']) expect(headers[name], name).toBeUndefined();
   });
 
@@ -90,13 +97,25 @@ describe('forwardRequest', () => {
       expect(response.status, path).toBe(200);
     }
     await forwardRequest(request('GET'), { target: `${url}/v1`, path: '//elsewhere.example:80/steal', headers: {} });
-    expect(seen.map((call) => call.url)).toEqual(['//elsewhere.example/steal?x=1', '/@elsewhere.example/', '///elsewhere.example/', '/v1//elsewhere.example:80/steal']);
+    expect(seen.map((call) => call.url)).toEqual([
+      '//elsewhere.example/steal?x=1',
+      '/@elsewhere.example/',
+      '///elsewhere.example/',
+      '/v1//elsewhere.example:80/steal',
+    ]);
   });
 
   it('relays status, headers and each Set-Cookie apart, and a redirect as it is, never followed', async () => {
     const url = await upstream((_req, res) => {
       res.setHeader('set-cookie', ['a=1; Expires=Thu, 01 Jan 2099 00:00:00 GMT', 'b=2']);
-      res.writeHead(302, { location: 'http://elsewhere.example/', 'x-upstream': 'yes', connection: 'x-secret', 'x-secret': 'hop' }).end();
+      res
+        .writeHead(302, {
+          location: 'http://elsewhere.example/',
+          'x-upstream': 'yes',
+          connection: 'x-secret',
+          'x-secret': 'hop',
+        })
+        .end();
     });
     const response = await forwardRequest(request('GET'), { target: url, path: '/', headers: {} });
     expect(response.status).toBe(302);
@@ -111,7 +130,11 @@ describe('forwardRequest', () => {
   });
 
   it('answers 502 upstream_unavailable when the upstream is unreachable', async () => {
-    const response = await forwardRequest(request('POST', { body: ['{}'] }), { target: `http://127.0.0.1:${await closedPort()}`, path: '/', headers: {} });
+    const response = await forwardRequest(request('POST', { body: ['{}'] }), {
+      target: `http://127.0.0.1:${await closedPort()}`,
+      path: '/',
+      headers: {},
+    });
     expect(response.headers).toContainEqual(['content-type', 'application/problem+json']);
     expect(await problemCode(response)).toEqual([502, 'upstream_unavailable']);
   });
@@ -142,7 +165,12 @@ describe('forwardRequest', () => {
     const silent = await forwardRequest(request('GET'), { target: url, path: '/silent', headers: {}, timeoutMs: 50 });
     await expect(toFetchResponse(silent).text()).rejects.toThrow();
 
-    const slow = await forwardRequest(request('GET'), { target: url, path: '/slow-reader', headers: {}, timeoutMs: 50 });
+    const slow = await forwardRequest(request('GET'), {
+      target: url,
+      path: '/slow-reader',
+      headers: {},
+      timeoutMs: 50,
+    });
     const reader = (slow.body as ReadableStream<Uint8Array>).getReader();
     expect(new TextDecoder().decode((await reader.read()).value)).toBe('first ');
     // Four times the timeout between two reads: the pause is ours, not the upstream's.
@@ -161,14 +189,22 @@ describe('forwardRequest', () => {
     });
     const waiting = new AbortController();
     const reached = new Promise<void>((resolve) => (arrived = resolve));
-    const pending = forwardRequest(request('GET', { signal: waiting.signal }), { target: url, path: '/waiting', headers: {} });
+    const pending = forwardRequest(request('GET', { signal: waiting.signal }), {
+      target: url,
+      path: '/waiting',
+      headers: {},
+    });
     await reached;
     waiting.abort();
     expect(await problemCode(await pending)).toEqual([502, 'upstream_unavailable']);
     await expect.poll(() => closed).toEqual(['/waiting']);
 
     const streaming = new AbortController();
-    const response = await forwardRequest(request('GET', { signal: streaming.signal }), { target: url, path: '/streaming', headers: {} });
+    const response = await forwardRequest(request('GET', { signal: streaming.signal }), {
+      target: url,
+      path: '/streaming',
+      headers: {},
+    });
     const reader = (response.body as ReadableStream<Uint8Array>).getReader();
     await reader.read();
     streaming.abort();

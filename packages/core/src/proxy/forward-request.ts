@@ -110,7 +110,9 @@ function relayedHeaders(headers: Headers, options: { decoded: boolean }): Array<
     delete incoming['content-encoding'];
     delete incoming['content-length'];
   }
-  return Object.entries(endToEndHeaders(incoming)).flatMap(([name, value]) => [value].flat().map((one): [string, string] => [name, one]));
+  return Object.entries(endToEndHeaders(incoming)).flatMap(([name, value]) =>
+    [value].flat().map((one): [string, string] => [name, one]),
+  );
 }
 
 /** One upstream call: aborted by the client leaving, or by `timeoutMs` of silence while we wait on the upstream. */
@@ -129,7 +131,8 @@ interface Call {
 function watchCall(clientSignal: AbortSignal | undefined, timeoutMs: number): Call {
   const controller = new AbortController();
   const clientGone = () => controller.abort(clientSignal?.reason);
-  const expire = () => controller.abort(new DOMException(`No answer from the upstream service within ${timeoutMs} ms.`, 'TimeoutError'));
+  const expire = () =>
+    controller.abort(new DOMException(`No answer from the upstream service within ${timeoutMs} ms.`, 'TimeoutError'));
   let finished = false;
   let timer: ReturnType<typeof setTimeout> | undefined;
   const stop = () => {

@@ -17,7 +17,10 @@ export interface ForwardedForOptions {
  * @example
  * headers['x-forwarded-for'] = forwardedFor(req.headers['x-forwarded-for'], { peerAddress: req.socket.remoteAddress });
  */
-export function forwardedFor(chain: string | readonly string[] | null | undefined, options: ForwardedForOptions): string | undefined {
+export function forwardedFor(
+  chain: string | readonly string[] | null | undefined,
+  options: ForwardedForOptions,
+): string | undefined {
   const peer = options.peerAddress;
   if (!(options.forwardClientAddress ?? true) || !peer) return undefined;
   const incoming = [chain ?? []].flat().join(', ');

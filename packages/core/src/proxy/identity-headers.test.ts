@@ -1,7 +1,13 @@
 import { parseCookie } from 'cookie';
 import { describe, expect, it } from 'vitest';
 import type { Session } from '../session/session.js';
-import { defaultDeniedHeaders, downstreamHeaders, identityHeaderNames, isIdentityHeader, stampIdentityHeaders } from './identity-headers.js';
+import {
+  defaultDeniedHeaders,
+  downstreamHeaders,
+  identityHeaderNames,
+  isIdentityHeader,
+  stampIdentityHeaders,
+} from './identity-headers.js';
 
 const session = {
   user: { id: 'usr_bob', email: 'bob@example.com', name: 'Bob' },
@@ -28,10 +34,14 @@ describe('identity headers', () => {
     expect(identityHeaderNames({ prefix: 'Studio' }).role).toBe('x-studio-role');
   });
 
-  it.each(['x-deskpilot-role', 'X-DESKPILOT-PROJECT-KEY', 'x_deskpilot_project_key', 'X_Deskpilot-Client_Id', 'x-deskpilot-anything-new', ' x-deskpilot-role'])(
-    'recognises %j as an identity header',
-    (name) => expect(isIdentityHeader(name)).toBe(true),
-  );
+  it.each([
+    'x-deskpilot-role',
+    'X-DESKPILOT-PROJECT-KEY',
+    'x_deskpilot_project_key',
+    'X_Deskpilot-Client_Id',
+    'x-deskpilot-anything-new',
+    ' x-deskpilot-role',
+  ])('recognises %j as an identity header', (name) => expect(isIdentityHeader(name)).toBe(true));
 
   it.each([
     'x-deskpilotrole',
@@ -117,23 +127,28 @@ describe('identity headers', () => {
   });
 
   it("never forwards the session cookie, and keeps the page's other cookies byte for byte", () => {
-    const cookieOf = (cookie: string | string[], prefix?: string) => downstreamHeaders({ cookie }, session, { prefix }).cookie;
+    const cookieOf = (cookie: string | string[], prefix?: string) =>
+      downstreamHeaders({ cookie }, session, { prefix }).cookie;
     const token = 'AAAAAAAAAAAAAAAAAAAAAA.BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB';
     expect(cookieOf(`deskpilot_session=${token}`)).toBeUndefined();
-    expect(cookieOf(`theme=dark; deskpilot_session=${token}; analytics="a%20b=c"`)).toBe('theme=dark; analytics="a%20b=c"');
+    expect(cookieOf(`theme=dark; deskpilot_session=${token}; analytics="a%20b=c"`)).toBe(
+      'theme=dark; analytics="a%20b=c"',
+    );
     expect(cookieOf(`deskpilot_session=${token}; theme=dark`)).toBe('theme=dark');
     expect(cookieOf(`theme=dark;deskpilot_session=${token}`)).toBe('theme=dark');
     // Every occurrence: a sibling subdomain can add a second cookie of the same name.
-    expect(cookieOf(`deskpilot_session=one; a=1; deskpilot_session=two; b=2;  deskpilot_session =three`)).toBe('a=1; b=2');
+    expect(cookieOf(`deskpilot_session=one; a=1; deskpilot_session=two; b=2;  deskpilot_session =three`)).toBe(
+      'a=1; b=2',
+    );
     expect(cookieOf(['a=1', `deskpilot_session=${token}`, 'b=2'])).toBe('a=1; b=2');
     expect(cookieOf(['deskpilot_session=x', 'deskpilot_session=y'])).toBeUndefined();
     // Untouched when there is nothing to strip: the header is forwarded exactly as sent.
     expect(cookieOf('a=1;b=2;  c="x y"')).toBe('a=1;b=2;  c="x y"');
     expect(cookieOf(['a=1', 'b=2'])).toEqual(['a=1', 'b=2']);
     // Cookie names are case-sensitive and whole: other cookies stay.
-    expect(cookieOf(`Deskpilot_Session=x; deskpilot_session_old=y; my_deskpilot_session=z; deskpilot_session=${token}`)).toBe(
-      'Deskpilot_Session=x; deskpilot_session_old=y; my_deskpilot_session=z',
-    );
+    expect(
+      cookieOf(`Deskpilot_Session=x; deskpilot_session_old=y; my_deskpilot_session=z; deskpilot_session=${token}`),
+    ).toBe('Deskpilot_Session=x; deskpilot_session_old=y; my_deskpilot_session=z');
     // The prefix names the cookie.
     expect(cookieOf(`acme_session=${token}; deskpilot_session=kept`, 'acme')).toBe('deskpilot_session=kept');
   });
@@ -173,7 +188,13 @@ describe('identity headers', () => {
   });
 
   it('lets users extend or replace the deny list; the x-<prefix>-* namespace stays reserved either way', () => {
-    const incoming = { 'x-tenant-user': 'alice', x_tenant_admin: '1', 'x-forwarded-user': 'alice', 'x-deskpilot-role': 'admin', 'x-keep': 'yes' };
+    const incoming = {
+      'x-tenant-user': 'alice',
+      x_tenant_admin: '1',
+      'x-forwarded-user': 'alice',
+      'x-deskpilot-role': 'admin',
+      'x-keep': 'yes',
+    };
     const extended = downstreamHeaders(incoming, session, { deniedHeaders: [...defaultDeniedHeaders, 'X_Tenant_*'] });
     expect(Object.keys(extended).sort()).toEqual(['x-keep', ...Object.keys(stamped)].sort());
     const replaced = downstreamHeaders(incoming, session, { deniedHeaders: ['x-tenant-user'] });

@@ -137,11 +137,15 @@ function denyListOf(entries: readonly string[]): (canonicalName: string) => bool
     const wildcard = spelling.endsWith('*');
     const stem = wildcard ? spelling.slice(0, -1) : spelling;
     // A bare `*` would drop every header, including the ones the downstream needs: almost surely a slip.
-    if (!tokenCharacters.test(stem)) throw new TypeError(`Invalid denied header ${JSON.stringify(entry)}: a header name, or a name prefix followed by one *`);
+    if (!tokenCharacters.test(stem))
+      throw new TypeError(
+        `Invalid denied header ${JSON.stringify(entry)}: a header name, or a name prefix followed by one *`,
+      );
     if (wildcard) prefixes.push(stem);
     else names.add(stem);
   }
-  const matches = (canonicalName: string) => names.has(canonicalName) || prefixes.some((prefix) => canonicalName.startsWith(prefix));
+  const matches = (canonicalName: string) =>
+    names.has(canonicalName) || prefixes.some((prefix) => canonicalName.startsWith(prefix));
   compiledDenyLists.set(entries, matches);
   return matches;
 }
@@ -186,7 +190,11 @@ const hopByHop = new Set([
  * token the downstream must never hold; the page's other cookies pass as sent), plus the identity
  * stamped from the session. Pure: adapters only copy the result onto the outgoing request.
  */
-export function downstreamHeaders(incoming: IncomingHeaders, session: Session, options: IdentityHeaderOptions = {}): Record<string, string | string[]> {
+export function downstreamHeaders(
+  incoming: IncomingHeaders,
+  session: Session,
+  options: IdentityHeaderOptions = {},
+): Record<string, string | string[]> {
   const isIdentity = identityHeaderTest(options);
   const out = endToEndHeaders(incoming);
   for (const name of Object.keys(out)) if (isIdentity(name)) delete out[name];

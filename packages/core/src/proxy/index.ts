@@ -11,7 +11,12 @@ export {
 export { fetchSession, type FetchSessionOptions } from './fetch-session.js';
 export { forwardRequest, type ForwardRequestOptions } from './forward-request.js';
 export { forwardedFor, type ForwardedForOptions } from './forwarded-for.js';
-export { createIdentityForwarder, type IdentityForwarder, type IdentityForwarderOptions, type IdentityForwardTarget } from './create-identity-forwarder.js';
+export {
+  createIdentityForwarder,
+  type IdentityForwarder,
+  type IdentityForwarderOptions,
+  type IdentityForwardTarget,
+} from './create-identity-forwarder.js';
 export {
   createSessionRoutesForwarder,
   type SessionRoutesForwarder,

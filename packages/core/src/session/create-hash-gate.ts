@@ -33,7 +33,10 @@ export interface HashGate {
 
 /** libuv's thread pool size (4 unless `UV_THREADPOOL_SIZE` says otherwise) and the cores, where the runtime tells them. */
 function defaultMaxInFlight(): number {
-  const runtime = globalThis as { process?: { env?: Record<string, string | undefined> }; navigator?: { hardwareConcurrency?: number } };
+  const runtime = globalThis as {
+    process?: { env?: Record<string, string | undefined> };
+    navigator?: { hardwareConcurrency?: number };
+  };
   const pool = Number(runtime.process?.env?.UV_THREADPOOL_SIZE) || 4;
   const cores = runtime.navigator?.hardwareConcurrency ?? pool;
   return Math.max(1, Math.min(pool, cores));
@@ -54,8 +57,10 @@ export function createHashGate(options: HashGateOptions = {}): HashGate {
   const maxQueued = options.maxQueued ?? 2 * maxInFlight;
   const maxWaitMs = options.maxWaitMs ?? 5_000;
   if (!Number.isFinite(maxWaitMs) || maxWaitMs < 0) throw new TypeError('maxWaitMs must be zero or a positive number');
-  if (!Number.isSafeInteger(maxInFlight) || maxInFlight < 1) throw new TypeError('maxInFlight must be a positive integer');
-  if (!Number.isSafeInteger(maxQueued) || maxQueued < 0) throw new TypeError('maxQueued must be a non-negative integer');
+  if (!Number.isSafeInteger(maxInFlight) || maxInFlight < 1)
+    throw new TypeError('maxInFlight must be a positive integer');
+  if (!Number.isSafeInteger(maxQueued) || maxQueued < 0)
+    throw new TypeError('maxQueued must be a non-negative integer');
   let inFlight = 0;
   type Waiter = (pass: HashGatePass) => void;
   const waiting: Waiter[] = [];

@@ -10,11 +10,23 @@ async function recordedSessions(options: Partial<SessionHandlerOptions> = {}) {
   const fixture = await createTestSessions();
   const events: DeskpilotEvent[] = [];
   const errors: unknown[] = [];
-  const handler = createSessionHandler({ service: fixture.service, onEvent: (event) => events.push(event), onError: (error) => errors.push(error), ...options });
+  const handler = createSessionHandler({
+    service: fixture.service,
+    onEvent: (event) => events.push(event),
+    onError: (error) => errors.push(error),
+    ...options,
+  });
   const login = (credentials: object) =>
-    handler.fetch(new Request('http://sessions.test/sessions', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(credentials) }), {
-      clientAddress: '192.0.2.1',
-    });
+    handler.fetch(
+      new Request('http://sessions.test/sessions', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(credentials),
+      }),
+      {
+        clientAddress: '192.0.2.1',
+      },
+    );
   return { ...fixture, handler, login, events, errors };
 }
 
@@ -33,7 +45,9 @@ describe('createSessionHandler: onEvent', () => {
   });
 
   it('reports a throttled sign-in once as a refusal naming the throttle, once as a failed login', async () => {
-    const { login, events } = await recordedSessions({ loginThrottle: { accountAddress: createSlidingWindowLimiter({ limit: 1, windowMs: 60_000 }) } });
+    const { login, events } = await recordedSessions({
+      loginThrottle: { accountAddress: createSlidingWindowLimiter({ limit: 1, windowMs: 60_000 }) },
+    });
     await login({ ...alice, password: 'wrong-password' });
     events.length = 0;
     expect((await login(alice)).status).toBe(429);

@@ -28,7 +28,14 @@ async function setup(options: Partial<SessionHandlerOptions> = {}) {
 async function problem(response: Response) {
   expect(response.headers.get('content-type')).toBe('application/problem+json');
   expect(response.headers.get('cache-control')).toBe('no-store');
-  return (await response.json()) as { type: string; title: string; status: number; code: string; detail: string; errors?: Array<{ path: string }> };
+  return (await response.json()) as {
+    type: string;
+    title: string;
+    status: number;
+    code: string;
+    detail: string;
+    errors?: Array<{ path: string }>;
+  };
 }
 
 describe('POST /sessions (login)', () => {
@@ -40,11 +47,19 @@ describe('POST /sessions (login)', () => {
     const cookies = response.headers.getSetCookie();
     // One session cookie, then the device cookie (nothing readable in it).
     expect(cookies).toHaveLength(2);
-    expect(cookies[0]).toMatch(/^deskpilot_session=[\w-]{22}\.[\w-]{43}; Max-Age=43200; Path=\/; HttpOnly; Secure; SameSite=Lax$/);
-    expect(cookies[1]).toMatch(/^deskpilot_device=[0-9a-z]+\.[\w-]{22}\.[\w-]{43}; Max-Age=2592000; Path=\/; HttpOnly; Secure; SameSite=Lax$/);
+    expect(cookies[0]).toMatch(
+      /^deskpilot_session=[\w-]{22}\.[\w-]{43}; Max-Age=43200; Path=\/; HttpOnly; Secure; SameSite=Lax$/,
+    );
+    expect(cookies[1]).toMatch(
+      /^deskpilot_device=[0-9a-z]+\.[\w-]{22}\.[\w-]{43}; Max-Age=2592000; Path=\/; HttpOnly; Secure; SameSite=Lax$/,
+    );
     const text = await response.text();
     expect(text).not.toContain(cookies[0]!.split(';')[0]!.split('=')[1]!.split('.')[1]);
-    expect(JSON.parse(text)).toMatchObject({ user: { email: 'alice@example.com' }, projectKey: 'acme-b2c', role: 'admin' });
+    expect(JSON.parse(text)).toMatchObject({
+      user: { email: 'alice@example.com' },
+      projectKey: 'acme-b2c',
+      role: 'admin',
+    });
   });
 
   it('gives a wrong password and an unknown email the same status, headers and body', async () => {
@@ -109,7 +124,11 @@ describe('POST /sessions (login)', () => {
   it.each([
     ['text/plain', 'text/plain', JSON.stringify(alice)],
     ['a form', 'application/x-www-form-urlencoded', 'email=alice%40example.com&password=alice-demo-password'],
-    ['multipart', 'multipart/form-data; boundary=x', '--x\r\nContent-Disposition: form-data; name="email"\r\n\r\nalice@example.com\r\n--x--'],
+    [
+      'multipart',
+      'multipart/form-data; boundary=x',
+      '--x\r\nContent-Disposition: form-data; name="email"\r\n\r\nalice@example.com\r\n--x--',
+    ],
   ])('refuses %s with 415 and creates no session', async (_label, contentType, body) => {
     const { call, store } = await setup();
     const response = await call('/sessions', { method: 'POST', headers: { 'content-type': contentType }, body });
@@ -128,7 +147,12 @@ describe('POST /sessions (login)', () => {
         controller.close();
       },
     });
-    const response = await call('/sessions', { method: 'POST', headers: { 'content-type': 'application/json' }, body: streamed, duplex: 'half' } as RequestInit);
+    const response = await call('/sessions', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: streamed,
+      duplex: 'half',
+    } as RequestInit);
     expect(response.status).toBe(413);
     expect((await problem(response)).code).toBe('payload_too_large');
     expect(store.dump()).toEqual([]);
@@ -144,7 +168,9 @@ describe('POST /sessions (login)', () => {
     const nullOrigin = await call('/sessions', json('POST', alice, { origin: 'null' }));
     expect(nullOrigin.status).toBe(403);
     expect(store.dump()).toEqual([]);
-    expect((await call('/sessions', json('POST', alice, { origin: studio, 'sec-fetch-site': 'same-site' }))).status).toBe(201);
+    expect(
+      (await call('/sessions', json('POST', alice, { origin: studio, 'sec-fetch-site': 'same-site' }))).status,
+    ).toBe(201);
   });
 
   it('revokes the session cookie that came with the login', async () => {
@@ -160,10 +186,16 @@ describe('login throttling', () => {
   it('throttles one account across rotating addresses, with the same 429 for the right password', async () => {
     const { call, json } = await setup();
     for (let attempt = 0; attempt < 100; attempt++) {
-      const response = await call('/sessions', { ...json('POST', { ...alice, password: 'guess' }), address: `198.51.100.${attempt}` });
+      const response = await call('/sessions', {
+        ...json('POST', { ...alice, password: 'guess' }),
+        address: `198.51.100.${attempt}`,
+      });
       expect(response.status).toBe(401);
     }
-    const wrong = await call('/sessions', { ...json('POST', { ...alice, password: 'guess' }), address: '198.51.100.177' });
+    const wrong = await call('/sessions', {
+      ...json('POST', { ...alice, password: 'guess' }),
+      address: '198.51.100.177',
+    });
     const right = await call('/sessions', { ...json('POST', alice), address: '198.51.100.178' });
     for (const response of [wrong, right]) {
       expect(response.status).toBe(429);
@@ -181,9 +213,16 @@ describe('login throttling', () => {
     const verify = vi.spyOn(service, 'login');
     const handler = createSessionHandler({ service, allowedOrigins: [studio] });
     const post = (body: object) =>
-      handler.fetch(new Request('http://sessions.test/sessions', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }), {
-        clientAddress: '192.0.2.1',
-      });
+      handler.fetch(
+        new Request('http://sessions.test/sessions', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        }),
+        {
+          clientAddress: '192.0.2.1',
+        },
+      );
     // One check running and one waiting: the gate is full.
     const running = (await hashGate.enter())!;
     const waiting = hashGate.enter()!;
@@ -238,7 +277,9 @@ describe('login throttling', () => {
     const { call, json } = await setup();
     const statuses: number[] = [];
     for (let attempt = 0; attempt < 60; attempt++) {
-      statuses.push((await call('/sessions', { ...json('POST', { ...alice, password: 'guess' }), address: '203.0.113.66' })).status);
+      statuses.push(
+        (await call('/sessions', { ...json('POST', { ...alice, password: 'guess' }), address: '203.0.113.66' })).status,
+      );
     }
     expect(statuses.slice(0, 10).every((status) => status === 401)).toBe(true);
     expect(statuses.slice(10).every((status) => status === 429)).toBe(true);
@@ -251,7 +292,8 @@ describe('login throttling', () => {
   it('counts at most 10 attempts per address against an account: locking it takes 10 addresses', async () => {
     const { call, json } = await setup();
     const guessFrom = async (address: string, times: number) => {
-      for (let attempt = 0; attempt < times; attempt++) await call('/sessions', { ...json('POST', { ...alice, password: 'guess' }), address });
+      for (let attempt = 0; attempt < times; attempt++)
+        await call('/sessions', { ...json('POST', { ...alice, password: 'guess' }), address });
     };
     for (let index = 0; index < 9; index++) await guessFrom(`198.51.100.${index}`, 15);
     expect((await call('/sessions', { ...json('POST', alice), address: '192.0.2.1' })).status).toBe(201); // 90 counted
@@ -261,7 +303,8 @@ describe('login throttling', () => {
 
   it('keeps pairs apart: one address that used up one account can still sign in to another', async () => {
     const { call, json } = await setup();
-    for (let attempt = 0; attempt < 10; attempt++) await call('/sessions', { ...json('POST', { ...alice, password: 'guess' }), address: '192.0.2.9' });
+    for (let attempt = 0; attempt < 10; attempt++)
+      await call('/sessions', { ...json('POST', { ...alice, password: 'guess' }), address: '192.0.2.9' });
     expect((await call('/sessions', { ...json('POST', alice), address: '192.0.2.9' })).status).toBe(429);
     expect((await call('/sessions', { ...json('POST', bob), address: '192.0.2.9' })).status).toBe(201);
   });
@@ -270,7 +313,14 @@ describe('login throttling', () => {
     const address = createSlidingWindowLimiter({ limit: 3, windowMs: 60_000 });
     const { call, json } = await setup({ loginThrottle: { address } });
     for (let index = 0; index < 3; index++) {
-      expect((await call('/sessions', { ...json('POST', { ...bob, password: 'x' }), address: `2001:db8:7:${index + 1}::${index}` })).status).toBe(401);
+      expect(
+        (
+          await call('/sessions', {
+            ...json('POST', { ...bob, password: 'x' }),
+            address: `2001:db8:7:${index + 1}::${index}`,
+          })
+        ).status,
+      ).toBe(401);
     }
     expect((await call('/sessions', { ...json('POST', alice), address: '2001:db8:7:ff::1' })).status).toBe(429);
     expect((await call('/sessions', { ...json('POST', alice), address: '2001:db8:7:100::1' })).status).toBe(201); // another /56
@@ -281,7 +331,10 @@ describe('login throttling', () => {
     const { handler, json, call } = await setup({ onError });
     const response = await handler.fetch(new Request('http://sessions.test/sessions', json('POST', alice)));
     expect(response.status).toBe(500);
-    expect(await problem(response)).toMatchObject({ code: 'internal', detail: 'The server could not identify the client.' });
+    expect(await problem(response)).toMatchObject({
+      code: 'internal',
+      detail: 'The server could not identify the client.',
+    });
     expect(onError).toHaveBeenCalledTimes(1);
     const logged = onError.mock.calls[0]![0] as DeskpilotError;
     expect((logged.cause as Error).message).toContain('handler.fetch(request, { clientAddress })');
@@ -304,7 +357,8 @@ describe('login throttling', () => {
   it('puts every caller without an address in one bucket only when told to', async () => {
     const { handler, json } = await setup({ requireClientAddress: false });
     const login = (body: object) => handler.fetch(new Request('http://sessions.test/sessions', json('POST', body)));
-    for (let index = 0; index < 100; index++) expect((await login({ email: `user${index}@example.com`, password: 'guess' })).status).toBe(401);
+    for (let index = 0; index < 100; index++)
+      expect((await login({ email: `user${index}@example.com`, password: 'guess' })).status).toBe(401);
     expect((await login(bob)).status).toBe(429);
   });
 
@@ -321,18 +375,26 @@ describe('login throttling', () => {
     const { call, json } = await setup({ loginThrottle: { address } });
     for (let index = 0; index < 3; index++) {
       await call('/sessions', {
-        ...json('POST', { email: `user${index}@example.com`, password: 'x' }, { 'x-forwarded-for': `203.0.113.${index}` }),
+        ...json(
+          'POST',
+          { email: `user${index}@example.com`, password: 'x' },
+          { 'x-forwarded-for': `203.0.113.${index}` },
+        ),
         address: '192.0.2.50',
       });
     }
-    const spoofed = await call('/sessions', { ...json('POST', alice, { 'x-forwarded-for': '203.0.113.99' }), address: '192.0.2.50' });
+    const spoofed = await call('/sessions', {
+      ...json('POST', alice, { 'x-forwarded-for': '203.0.113.99' }),
+      address: '192.0.2.50',
+    });
     expect(spoofed.status).toBe(429);
   });
 
   it('believes X-Forwarded-For from a trusted proxy', async () => {
     const address = createSlidingWindowLimiter({ limit: 1, windowMs: 60_000 });
     const { call, json } = await setup({ loginThrottle: { address }, trustedProxies: ['10.0.0.0/8'] });
-    const viaProxy = (client: string) => call('/sessions', { ...json('POST', alice, { 'x-forwarded-for': client }), address: '10.0.0.2' });
+    const viaProxy = (client: string) =>
+      call('/sessions', { ...json('POST', alice, { 'x-forwarded-for': client }), address: '10.0.0.2' });
     expect((await viaProxy('203.0.113.1')).status).toBe(201);
     expect((await viaProxy('203.0.113.2')).status).toBe(201);
     expect((await viaProxy('203.0.113.1')).status).toBe(429);
@@ -350,7 +412,10 @@ describe('GET /sessions/current', () => {
 
   it.each([
     ['no cookie', {}],
-    ['a tampered cookie', { cookie: 'deskpilot_session=AAAAAAAAAAAAAAAAAAAAAA.BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB' }],
+    [
+      'a tampered cookie',
+      { cookie: 'deskpilot_session=AAAAAAAAAAAAAAAAAAAAAA.BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB' },
+    ],
     ['a 4 KiB cookie', { cookie: `deskpilot_session=${'z'.repeat(4096)}` }],
     ['a non-ASCII cookie', { cookie: 'deskpilot_session=%C3%A9%C3%A9' }],
   ])('answers %s with 401 and clears the cookie', async (_label, headers) => {
@@ -358,14 +423,18 @@ describe('GET /sessions/current', () => {
     const response = await call('/sessions/current', { headers });
     expect(response.status).toBe(401);
     expect((await problem(response)).code).toBe('unauthenticated');
-    expect(response.headers.get('set-cookie')).toBe('deskpilot_session=; Max-Age=0; Path=/; HttpOnly; Secure; SameSite=Lax');
+    expect(response.headers.get('set-cookie')).toBe(
+      'deskpilot_session=; Max-Age=0; Path=/; HttpOnly; Secure; SameSite=Lax',
+    );
   });
 
   it('ignores a token in the query string, a form field or another cookie name', async () => {
     const { call, login } = await setup();
     const token = (await login()).split('=')[1]!;
     expect((await call(`/sessions/current?deskpilot_session=${token}&token=${token}`)).status).toBe(401);
-    expect((await call('/sessions/current', { headers: { cookie: `session=${token}; token=${token}` } })).status).toBe(401);
+    expect((await call('/sessions/current', { headers: { cookie: `session=${token}; token=${token}` } })).status).toBe(
+      401,
+    );
     expect((await call('/sessions/current', { headers: { authorization: `Bearer ${token}` } })).status).toBe(401);
   });
 });
@@ -374,7 +443,10 @@ describe('POST /sessions/current/project', () => {
   it('switches project with a new cookie; the old cookie is 401 at once', async () => {
     const { call, json, login } = await setup();
     const cookie = await login();
-    const response = await call('/sessions/current/project', json('POST', { projectKey: 'acme-b2b' }, { cookie, origin: studio }));
+    const response = await call(
+      '/sessions/current/project',
+      json('POST', { projectKey: 'acme-b2b' }, { cookie, origin: studio }),
+    );
     expect(response.status).toBe(200);
     expect(await response.json()).toMatchObject({ projectKey: 'acme-b2b', clientId: 'acme', role: 'agent' });
     const next = cookiePair(response.headers.get('set-cookie')!);
@@ -399,7 +471,10 @@ describe('POST /sessions/current/project', () => {
     const { call, json, login } = await setup();
     const cookie = await login();
     expect((await call('/sessions/current/project', json('POST', { projectKey: 5 }, { cookie }))).status).toBe(400);
-    expect((await call('/sessions/current/project', json('POST', { projectKey: 'acme-b2b', role: 'admin' }, { cookie }))).status).toBe(400);
+    expect(
+      (await call('/sessions/current/project', json('POST', { projectKey: 'acme-b2b', role: 'admin' }, { cookie })))
+        .status,
+    ).toBe(400);
     expect((await call('/sessions/current/project', json('POST', { projectKey: 'acme-b2b' }))).status).toBe(401);
   });
 
@@ -407,7 +482,10 @@ describe('POST /sessions/current/project', () => {
     const { call, json, login, store } = await setup();
     const cookie = await login();
     const before = store.dump();
-    const response = await call('/sessions/current/project', json('POST', { projectKey: 'acme-b2b' }, { cookie, origin: 'https://evil.example' }));
+    const response = await call(
+      '/sessions/current/project',
+      json('POST', { projectKey: 'acme-b2b' }, { cookie, origin: 'https://evil.example' }),
+    );
     expect(response.status).toBe(403);
     expect(store.dump()).toEqual(before);
   });
@@ -427,8 +505,19 @@ describe('DELETE /sessions/current and /sessions', () => {
   it('refuses a cross-site logout and a non-JSON body, keeping the session', async () => {
     const { call, login } = await setup();
     const cookie = await login();
-    expect((await call('/sessions/current', { method: 'DELETE', headers: { cookie, 'sec-fetch-site': 'cross-site' } })).status).toBe(403);
-    expect((await call('/sessions/current', { method: 'DELETE', headers: { cookie, 'content-type': 'text/plain' }, body: 'x' })).status).toBe(415);
+    expect(
+      (await call('/sessions/current', { method: 'DELETE', headers: { cookie, 'sec-fetch-site': 'cross-site' } }))
+        .status,
+    ).toBe(403);
+    expect(
+      (
+        await call('/sessions/current', {
+          method: 'DELETE',
+          headers: { cookie, 'content-type': 'text/plain' },
+          body: 'x',
+        })
+      ).status,
+    ).toBe(415);
     expect((await call('/sessions/current', { headers: { cookie } })).status).toBe(200);
   });
 
@@ -478,7 +567,9 @@ describe('routing and failures', () => {
     const onError = vi.fn();
     const { call, store, login } = await setup({ onError });
     const cookie = await login();
-    vi.spyOn(store, 'get').mockRejectedValue(new DeskpilotError('store_unavailable', { detail: 'The database is unavailable.' }));
+    vi.spyOn(store, 'get').mockRejectedValue(
+      new DeskpilotError('store_unavailable', { detail: 'The database is unavailable.' }),
+    );
     const response = await call('/sessions/current', { headers: { cookie } });
     expect(response.status).toBe(503);
     expect((await problem(response)).code).toBe('store_unavailable');

@@ -2,14 +2,28 @@ import { DeskpilotError } from '../errors/deskpilot-error.js';
 import { createEventEmitter, isStoreError, type DeskpilotEventListener } from '../events/deskpilot-event.js';
 import { checkRequestOrigin, normalizeOrigins } from '../http/check-request-origin.js';
 import { createClientAddressResolver } from '../http/create-client-address-resolver.js';
-import { fromFetchRequest, problemResponse, toFetchResponse, type HttpRequest, type HttpResponse, type RequestInfo } from '../http/http-request.js';
+import {
+  fromFetchRequest,
+  problemResponse,
+  toFetchResponse,
+  type HttpRequest,
+  type HttpResponse,
+  type RequestInfo,
+} from '../http/http-request.js';
 import { createSlidingWindowLimiter } from '../limiter/create-sliding-window-limiter.js';
 import { consoleLogger, type Logger } from '../logging/logger.js';
 import type { RateLimiter } from '../limiter/rate-limit-decision.js';
 import type { SessionService } from './create-session-service.js';
 import { inSpan } from '../telemetry/spans.js';
 import { isSessionRoute } from './is-session-route.js';
-import { serveCurrentSession, serveLogin, serveLogout, serveLogoutEverywhere, serveSelectProject, type SessionRouteDependencies } from './session-routes.js';
+import {
+  serveCurrentSession,
+  serveLogin,
+  serveLogout,
+  serveLogoutEverywhere,
+  serveSelectProject,
+  type SessionRouteDependencies,
+} from './session-routes.js';
 
 /** Options of {@link createSessionHandler}. */
 export interface SessionHandlerOptions {
@@ -70,9 +84,13 @@ export interface SessionHandler {
 type Action = (request: HttpRequest) => Promise<HttpResponse>;
 
 /** The handler's options, normalised once: what the routes run on. */
-function resolveDependencies(options: SessionHandlerOptions, onError: (error: unknown) => void): SessionRouteDependencies {
+function resolveDependencies(
+  options: SessionHandlerOptions,
+  onError: (error: unknown) => void,
+): SessionRouteDependencies {
   const fiveMinutes = 5 * 60 * 1000;
-  const throttle = (limit: number) => createSlidingWindowLimiter({ limit, windowMs: fiveMinutes, now: options.service.context.now });
+  const throttle = (limit: number) =>
+    createSlidingWindowLimiter({ limit, windowMs: fiveMinutes, now: options.service.context.now });
   return {
     service: options.service,
     clientAddress: createClientAddressResolver({ trustedProxies: options.trustedProxies ?? [] }),
@@ -108,7 +126,9 @@ function sessionRoutes(deps: SessionRouteDependencies): Record<string, Record<st
       GET: traced('deskpilot.session.resolve', (request) => serveCurrentSession(deps, request)),
       DELETE: traced('deskpilot.session.logout', (request) => serveLogout(deps, request)),
     },
-    '/sessions/current/project': { POST: traced('deskpilot.session.select_project', (request) => serveSelectProject(deps, request)) },
+    '/sessions/current/project': {
+      POST: traced('deskpilot.session.select_project', (request) => serveSelectProject(deps, request)),
+    },
   };
 }
 
@@ -137,7 +157,8 @@ export function createSessionHandler(options: SessionHandlerOptions): SessionHan
   const routes = sessionRoutes(dependencies);
 
   // Mounted under its prefix by the host (which strips it) or not: both reach the same routes.
-  const routePath = (path: string) => (basePath !== '' && path.startsWith(`${basePath}/`) ? path.slice(basePath.length) : path);
+  const routePath = (path: string) =>
+    basePath !== '' && path.startsWith(`${basePath}/`) ? path.slice(basePath.length) : path;
   const handle = async (request: HttpRequest): Promise<HttpResponse> => {
     try {
       const path = routePath(request.path);
@@ -160,7 +181,9 @@ export function createSessionHandler(options: SessionHandlerOptions): SessionHan
       // sign-in shed under load (`unavailable`) is an expected outcome, told as a `login` event.
       if (!DeskpilotError.isInstance(error) || (error.status >= 500 && error.code !== 'unavailable')) onError(error);
       const clearCookie: Array<[string, string]> =
-        DeskpilotError.isInstance(error) && error.code === 'unauthenticated' ? [['set-cookie', service.context.cookie.clear()]] : [];
+        DeskpilotError.isInstance(error) && error.code === 'unauthenticated'
+          ? [['set-cookie', service.context.cookie.clear()]]
+          : [];
       return problemResponse(error, [noStore, ...clearCookie]);
     }
   };

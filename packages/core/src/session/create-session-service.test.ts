@@ -25,7 +25,14 @@ describe('login', () => {
       role: 'admin',
     });
     const cookie = parseSetCookie(login.setCookie);
-    expect(cookie).toMatchObject({ name: 'deskpilot_session', httpOnly: true, secure: true, sameSite: 'lax', path: '/', maxAge: 12 * 3600 });
+    expect(cookie).toMatchObject({
+      name: 'deskpilot_session',
+      httpOnly: true,
+      secure: true,
+      sameSite: 'lax',
+      path: '/',
+      maxAge: 12 * 3600,
+    });
     expect(cookie.domain).toBeUndefined();
     expect(JSON.stringify(login.session)).not.toContain(tokenOf(login.setCookie).split('.')[1]);
   });
@@ -41,7 +48,10 @@ describe('login', () => {
     const { service } = await createTestSessions();
     expect((await service.login({ email: '  ALICE@Example.com ', password: alice.password })).ok).toBe(true);
     expect(await service.login({ ...alice, password: 'wrong' })).toEqual({ ok: false, reason: 'invalid_credentials' });
-    expect(await service.login({ email: 'nobody@example.com', password: 'x' })).toEqual({ ok: false, reason: 'invalid_credentials' });
+    expect(await service.login({ email: 'nobody@example.com', password: 'x' })).toEqual({
+      ok: false,
+      reason: 'invalid_credentials',
+    });
   });
 
   it('revokes a session cookie sent with the login (no fixation) and issues a new token', async () => {
@@ -165,7 +175,13 @@ describe('resolve', () => {
       memberships: [{ projectKey: 'acme-b2c', clientId: 'acme', role: 'viewer' }],
     });
     expect((await service.resolve(cookie))?.session.role).toBe('viewer');
-    await directory.addUser({ id: 'usr_alice', email: 'alice@example.com', name: 'Alice Martin', password: 'x', memberships: [] });
+    await directory.addUser({
+      id: 'usr_alice',
+      email: 'alice@example.com',
+      name: 'Alice Martin',
+      password: 'x',
+      memberships: [],
+    });
     expect(await service.resolve(cookie)).toBeNull();
   });
 
@@ -175,7 +191,13 @@ describe('resolve', () => {
     const stranger = createMemoryUserDirectory({ passwordHash: testPasswordHash });
     const fixture = await createTestSessions();
     const lookup = createSessionLookup({ store: fixture.store, directory: stranger });
-    const service = createSessionService({ store: fixture.store, directory: fixture.directory, lookup, now: fixture.clock.now, passwordHash: testPasswordHash });
+    const service = createSessionService({
+      store: fixture.store,
+      directory: fixture.directory,
+      lookup,
+      now: fixture.clock.now,
+      passwordHash: testPasswordHash,
+    });
     const login = await service.login(alice);
     if (!login.ok) throw new Error('login failed');
     expect(await service.resolve(cookiePair(login.setCookie))).toBeNull();
@@ -199,22 +221,37 @@ describe('selectProject', () => {
   it('answers forbidden alike for an unknown project and a non-member one, changing nothing', async () => {
     const { service, store, cookie } = await loggedIn();
     const before = store.dump();
-    expect(await service.selectProject(cookie, { projectKey: 'globex-b2c' })).toEqual({ ok: false, reason: 'forbidden' });
-    expect(await service.selectProject(cookie, { projectKey: 'no-such-project' })).toEqual({ ok: false, reason: 'forbidden' });
-    expect(await service.selectProject(cookie, { projectKey: 'acme-b2b', clientId: 'globex' })).toEqual({ ok: false, reason: 'forbidden' });
+    expect(await service.selectProject(cookie, { projectKey: 'globex-b2c' })).toEqual({
+      ok: false,
+      reason: 'forbidden',
+    });
+    expect(await service.selectProject(cookie, { projectKey: 'no-such-project' })).toEqual({
+      ok: false,
+      reason: 'forbidden',
+    });
+    expect(await service.selectProject(cookie, { projectKey: 'acme-b2b', clientId: 'globex' })).toEqual({
+      ok: false,
+      reason: 'forbidden',
+    });
     expect(store.dump()).toEqual(before);
     expect(await service.resolve(cookie)).not.toBeNull();
   });
 
   it('is unauthenticated without a live session', async () => {
     const { service } = await createTestSessions();
-    expect(await service.selectProject(undefined, { projectKey: 'acme-b2c' })).toEqual({ ok: false, reason: 'unauthenticated' });
+    expect(await service.selectProject(undefined, { projectKey: 'acme-b2c' })).toEqual({
+      ok: false,
+      reason: 'unauthenticated',
+    });
   });
 
   it('loses no update when a renewal and a switch race on one session', async () => {
     const { service, store, cookie, clock } = await loggedIn();
     clock.advance(5 * minute); // due for renewal
-    const [renewed, switched] = await Promise.all([service.resolve(cookie), service.selectProject(cookie, { projectKey: 'acme-b2b' })]);
+    const [renewed, switched] = await Promise.all([
+      service.resolve(cookie),
+      service.selectProject(cookie, { projectKey: 'acme-b2b' }),
+    ]);
     expect(switched.ok).toBe(true);
     // The renewal answered from the state it saw, or null if it saw the rotation; never a resurrected session.
     if (renewed) expect(renewed.session.projectKey).toBe('acme-b2c');
@@ -226,7 +263,10 @@ describe('selectProject', () => {
 
   it('lets only one of two concurrent switches of one token win', async () => {
     const { service, store, cookie } = await loggedIn();
-    const results = await Promise.all([service.selectProject(cookie, { projectKey: 'acme-b2b' }), service.selectProject(cookie, { projectKey: 'acme-b2c' })]);
+    const results = await Promise.all([
+      service.selectProject(cookie, { projectKey: 'acme-b2b' }),
+      service.selectProject(cookie, { projectKey: 'acme-b2c' }),
+    ]);
     expect(results.filter((result) => result.ok)).toHaveLength(1);
     expect(results.filter((result) => !result.ok)).toEqual([{ ok: false, reason: 'unauthenticated' }]);
     expect(store.dump()).toHaveLength(1);
@@ -236,7 +276,10 @@ describe('selectProject', () => {
     const { service, store, cookie } = await loggedIn();
     let attempts = 0;
     store.replace = async () => (attempts++, false);
-    await expect(service.selectProject(cookie, { projectKey: 'acme-b2b' })).rejects.toMatchObject({ code: 'conflict', status: 409 });
+    await expect(service.selectProject(cookie, { projectKey: 'acme-b2b' })).rejects.toMatchObject({
+      code: 'conflict',
+      status: 409,
+    });
     expect(attempts).toBe(5);
   });
 });

@@ -87,7 +87,8 @@ export type LoginResult =
   | { ok: false; reason: 'busy' };
 
 /** Outcome of a project switch. */
-export type SelectProjectResult = { ok: true; session: Session; setCookie: string } | { ok: false; reason: 'unauthenticated' | 'forbidden' };
+export type SelectProjectResult =
+  { ok: true; session: Session; setCookie: string } | { ok: false; reason: 'unauthenticated' | 'forbidden' };
 
 /** The session service: every operation of DESIGN §2 over a store and a directory. */
 export interface SessionService {
@@ -96,7 +97,10 @@ export interface SessionService {
   resolve(cookieHeader: string | null | undefined): Promise<ResolvedSession | null>;
   login(input: LoginInput): Promise<LoginResult>;
   /** Switches the active project: a new token, the old one revoked, the role taken from the membership. */
-  selectProject(cookieHeader: string | null | undefined, target: { projectKey: string; clientId?: string | undefined }): Promise<SelectProjectResult>;
+  selectProject(
+    cookieHeader: string | null | undefined,
+    target: { projectKey: string; clientId?: string | undefined },
+  ): Promise<SelectProjectResult>;
   /** Revokes the session of the cookie; false when there was none. */
   logout(cookieHeader: string | null | undefined): Promise<boolean>;
   /** Revokes every session of the cookie's user; null when the cookie has no session. */
@@ -135,13 +139,16 @@ export function createSessionService(options: SessionServiceOptions): SessionSer
       // A browser this account signed in from before waits ahead of unknown clients (a flood).
       const email = normalizeEmail(input.email);
       const knownDevice = device?.recognize(input.cookieHeader, email);
-      const account = await checkCredentials(hashGate, knownDevice !== undefined, () => verifyCredentials(directory, input.email, input.password, credentialOptions));
+      const account = await checkCredentials(hashGate, knownDevice !== undefined, () =>
+        verifyCredentials(directory, input.email, input.password, credentialOptions),
+      );
       if (account === 'busy') return { ok: false, reason: 'busy' };
       if (!account) {
         if (knownDevice !== undefined) device!.noteFailure(knownDevice);
         return { ok: false, reason: 'invalid_credentials' };
       }
-      const membership = input.projectKey === undefined ? account.memberships[0] : findMembership(account, input.projectKey);
+      const membership =
+        input.projectKey === undefined ? account.memberships[0] : findMembership(account, input.projectKey);
       if (!membership) return { ok: false, reason: 'forbidden' };
 
       // A session that came with the login request is revoked, never adopted or reused.
@@ -189,7 +196,9 @@ export function createSessionService(options: SessionServiceOptions): SessionSer
         }
         // Another request wrote this session since we read it: read it again and retry.
       }
-      throw new DeskpilotError('conflict', { detail: 'The session kept changing during the project switch. Try again.' });
+      throw new DeskpilotError('conflict', {
+        detail: 'The session kept changing during the project switch. Try again.',
+      });
     },
 
     async logout(cookieHeader) {
@@ -223,7 +232,11 @@ function deviceCookieOf(options: SessionServiceOptions, now: () => number) {
 }
 
 /** Runs the password check through the gate: `busy` at once when its lane is full. */
-async function checkCredentials<T>(gate: HashGate | undefined, priority: boolean, check: () => Promise<T>): Promise<T | 'busy'> {
+async function checkCredentials<T>(
+  gate: HashGate | undefined,
+  priority: boolean,
+  check: () => Promise<T>,
+): Promise<T | 'busy'> {
   const entering = gate?.enter({ priority });
   if (entering === null) return 'busy';
   const pass = await entering;
@@ -248,7 +261,11 @@ function resolveSessionContext(options: SessionServiceOptions): SessionContext {
     hashSecret: createSecretHasher(options.pepper),
     now: options.now ?? Date.now,
     randomBytes: options.randomBytes ?? secureRandomBytes,
-    onRenewError: oncePerError(options.onRenewError ?? ((error) => (options.logger ?? consoleLogger).error('session renewal failed; the next read renews again', error))),
+    onRenewError: oncePerError(
+      options.onRenewError ??
+        ((error) =>
+          (options.logger ?? consoleLogger).error('session renewal failed; the next read renews again', error)),
+    ),
   };
 }
 
@@ -256,7 +273,11 @@ function resolveSessionContext(options: SessionServiceOptions): SessionContext {
 type SessionBase = Omit<SessionRecord, 'id' | 'secretHash' | 'version' | 'idleExpiresAt'>;
 
 /** A record for a fresh token, with its `Set-Cookie`. */
-function issueSession(context: SessionContext, base: SessionBase, now: number): { record: SessionRecord; setCookie: string } {
+function issueSession(
+  context: SessionContext,
+  base: SessionBase,
+  now: number,
+): { record: SessionRecord; setCookie: string } {
   const token = createSessionToken(context.randomBytes);
   const record: SessionRecord = {
     ...base,

@@ -3,7 +3,8 @@ import { createFakeClock } from '../testing/fake-clock.js';
 import { createDeviceCookie, type DeviceCookie } from './device-cookie.js';
 
 const pairOf = (setCookie: string) => setCookie.split(';')[0]!;
-const knows = (device: DeviceCookie, header: string | null, email = 'alice@example.com') => device.recognize(header, email) !== undefined;
+const knows = (device: DeviceCookie, header: string | null, email = 'alice@example.com') =>
+  device.recognize(header, email) !== undefined;
 
 describe('createDeviceCookie', () => {
   const setup = (key = 'a device key of at least some length') => {
@@ -14,7 +15,9 @@ describe('createDeviceCookie', () => {
   it('issues an HttpOnly cookie with nothing readable in it, recognised for its email only', () => {
     const { device } = setup();
     const setCookie = device.issue('alice@example.com');
-    expect(setCookie).toMatch(/^deskpilot_device=[0-9a-z]+\.[\w-]{22}\.[\w-]{43}; Max-Age=2592000; Path=\/; HttpOnly; Secure; SameSite=Lax$/);
+    expect(setCookie).toMatch(
+      /^deskpilot_device=[0-9a-z]+\.[\w-]{22}\.[\w-]{43}; Max-Age=2592000; Path=\/; HttpOnly; Secure; SameSite=Lax$/,
+    );
     expect(setCookie).not.toContain('alice');
     expect(knows(device, pairOf(setCookie))).toBe(true);
     expect(knows(device, `other=1; ${pairOf(setCookie)}`)).toBe(true);

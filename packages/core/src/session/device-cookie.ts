@@ -56,10 +56,12 @@ export function createDeviceCookie(options: {
 }): DeviceCookie {
   const name = `${options.prefix}_device`;
   const maxAgeSeconds = options.maxAgeSeconds ?? 30 * 24 * 60 * 60;
-  if (!Number.isSafeInteger(maxAgeSeconds) || maxAgeSeconds < 1) throw new TypeError('deviceCookie.maxAgeSeconds must be a positive integer');
+  if (!Number.isSafeInteger(maxAgeSeconds) || maxAgeSeconds < 1)
+    throw new TypeError('deviceCookie.maxAgeSeconds must be a positive integer');
   const random = options.randomBytes ?? secureRandomBytes;
   const key = options.key ? encoder.encode(options.key) : random(32);
-  const mac = (email: string, issuedAt: string, nonce: string) => base64url.encode(hmac(sha256, key, encoder.encode(`device\n${email}\n${issuedAt}\n${nonce}`)));
+  const mac = (email: string, issuedAt: string, nonce: string) =>
+    base64url.encode(hmac(sha256, key, encoder.encode(`device\n${email}\n${issuedAt}\n${nonce}`)));
   const attributes = { httpOnly: true, secure: options.secure, sameSite: 'lax', path: '/' } as const;
   const occurrence = new RegExp(`(?:^|;)\\s*${name}\\s*=`, 'g');
   const failures = new Map<string, number>();
@@ -68,7 +70,12 @@ export function createDeviceCookie(options: {
     issue(email) {
       const issuedAt = Math.floor(options.now() / 1000).toString(36);
       const nonce = base64url.encode(random(16));
-      return stringifySetCookie({ name, value: `${issuedAt}.${nonce}.${mac(email, issuedAt, nonce)}`, maxAge: maxAgeSeconds, ...attributes });
+      return stringifySetCookie({
+        name,
+        value: `${issuedAt}.${nonce}.${mac(email, issuedAt, nonce)}`,
+        maxAge: maxAgeSeconds,
+        ...attributes,
+      });
     },
     recognize(cookieHeader, email) {
       if (!cookieHeader || (cookieHeader.match(occurrence)?.length ?? 0) !== 1) return undefined;
@@ -77,7 +84,8 @@ export function createDeviceCookie(options: {
       const [, issuedAt, nonce, presented] = match as unknown as [string, string, string, string];
       const age = Math.floor(options.now() / 1000) - Number.parseInt(issuedAt, 36);
       if (!(age >= 0 && age <= maxAgeSeconds)) return undefined;
-      if (!equalInConstantTime(presented, mac(email, issuedAt, nonce)) || (failures.get(nonce) ?? 0) >= maxFailures) return undefined;
+      if (!equalInConstantTime(presented, mac(email, issuedAt, nonce)) || (failures.get(nonce) ?? 0) >= maxFailures)
+        return undefined;
       return nonce;
     },
     noteFailure(nonce) {

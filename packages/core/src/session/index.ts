@@ -9,14 +9,31 @@ export {
 export type { SessionContext } from './session-context.js';
 export { createHashGate, type HashGate, type HashGateOptions, type HashGatePass } from './create-hash-gate.js';
 export type { DeviceCookieOptions } from './device-cookie.js';
-export { resolveSession, authenticateToken, type AuthenticatedSession, type ResolvedSession } from './resolve-session.js';
+export {
+  resolveSession,
+  authenticateToken,
+  type AuthenticatedSession,
+  type ResolvedSession,
+} from './resolve-session.js';
 export { createSessionHandler, type SessionHandler, type SessionHandlerOptions } from './create-session-handler.js';
 export { toSession, findMembership, type Session } from './session.js';
 export { createSessionCookie, type SessionCookie, type SessionCookieOptions } from './session-cookie.js';
 export type { SessionRecord, SessionStore } from './session-store.js';
-export { createSessionLookup, type SessionAndAccount, type SessionLookup, type SessionLookupOptions } from './session-lookup.js';
+export {
+  createSessionLookup,
+  type SessionAndAccount,
+  type SessionLookup,
+  type SessionLookupOptions,
+} from './session-lookup.js';
 export { createMemorySessionStore, type MemorySessionStore } from './memory-session-store.js';
-export { normalizeEmail, type Account, type Credentials, type Membership, type User, type UserDirectory } from './user-directory.js';
+export {
+  normalizeEmail,
+  type Account,
+  type Credentials,
+  type Membership,
+  type User,
+  type UserDirectory,
+} from './user-directory.js';
 export { verifyCredentials, type VerifyCredentialsOptions } from './verify-credentials.js';
 export {
   createMemoryUserDirectory,
@@ -26,7 +43,21 @@ export {
   type NewUserWithHash,
   type NewUserWithPassword,
 } from './memory-user-directory.js';
-export { hashPassword, isPasswordHash, passwordNeedsRehash, verifyPassword, type PasswordHashOptions } from './password.js';
-export { createSecretHasher, createSessionToken, parseSessionToken, verifySecret, type RandomBytes, type SecretHasher, type SessionToken } from './session-token.js';
+export {
+  hashPassword,
+  isPasswordHash,
+  passwordNeedsRehash,
+  verifyPassword,
+  type PasswordHashOptions,
+} from './password.js';
+export {
+  createSecretHasher,
+  createSessionToken,
+  parseSessionToken,
+  verifySecret,
+  type RandomBytes,
+  type SecretHasher,
+  type SessionToken,
+} from './session-token.js';
 export { isSessionRoute } from './is-session-route.js';
 export { noSessionError, requireSession, type RequiredSession, type SessionSource } from './require-session.js';

@@ -15,7 +15,13 @@ describe('createMemoryUserDirectory', () => {
     const cheap = createMemoryUserDirectory({ passwordHash: testPasswordHash });
     const standard = createMemoryUserDirectory();
     for (const directory of [cheap, standard]) {
-      await directory.addUser({ id: 'u1', email: 'rep@example.com', name: 'Rep', password: 'correct horse', memberships: member });
+      await directory.addUser({
+        id: 'u1',
+        email: 'rep@example.com',
+        name: 'Rep',
+        password: 'correct horse',
+        memberships: member,
+      });
     }
     const cheapHash = (await cheap.findCredentials('rep@example.com'))!.passwordHash;
     const standardHash = (await standard.findCredentials('rep@example.com'))!.passwordHash;
@@ -26,9 +32,17 @@ describe('createMemoryUserDirectory', () => {
 
   it('adds a user with an existing hash as it is, and refuses one it cannot read', async () => {
     const directory = createMemoryUserDirectory({ passwordHash: testPasswordHash });
-    await directory.addUser({ id: 'u1', email: 'rep@example.com', name: 'Rep', passwordHash: legacyCheapHash, memberships: member });
+    await directory.addUser({
+      id: 'u1',
+      email: 'rep@example.com',
+      name: 'Rep',
+      passwordHash: legacyCheapHash,
+      memberships: member,
+    });
     expect(await directory.findCredentials('rep@example.com')).toEqual({ userId: 'u1', passwordHash: legacyCheapHash });
-    await expect(directory.addUser({ email: 'x@example.com', name: 'X', passwordHash: 'md5$abc', memberships: [] })).rejects.toThrow(TypeError);
+    await expect(
+      directory.addUser({ email: 'x@example.com', name: 'X', passwordHash: 'md5$abc', memberships: [] }),
+    ).rejects.toThrow(TypeError);
     expect(await directory.findCredentials('x@example.com')).toBeNull();
   });
 });

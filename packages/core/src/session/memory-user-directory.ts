@@ -70,7 +70,9 @@ export function createMemoryUserDirectory(options: MemoryUserDirectoryOptions = 
       if (previous) byId.delete(previous.user.id);
       const account: Account = Object.freeze({
         user: Object.freeze({ id: user.id ?? crypto.randomUUID(), email, name: user.name }),
-        memberships: Object.freeze(user.memberships.map((membership) => Object.freeze({ ...membership }))) as Account['memberships'],
+        memberships: Object.freeze(
+          user.memberships.map((membership) => Object.freeze({ ...membership })),
+        ) as Account['memberships'],
       });
       const stored = { ...account, passwordHash };
       accounts.set(stored, account);

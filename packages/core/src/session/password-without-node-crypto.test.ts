@@ -26,6 +26,8 @@ describe('password hashing without node:crypto', () => {
     expect((error as DeskpilotError).code).toBe('internal');
     // The client sees the generic problem; the operator's log reads the cause.
     expect((error as DeskpilotError).detail).not.toMatch(/node:crypto/);
-    expect(((error as DeskpilotError).cause as Error).message).toBe('password hashing needs node:crypto scrypt: Node, Bun, Deno, Cloudflare Workers with nodejs_compat');
+    expect(((error as DeskpilotError).cause as Error).message).toBe(
+      'password hashing needs node:crypto scrypt: Node, Bun, Deno, Cloudflare Workers with nodejs_compat',
+    );
   });
 });

@@ -10,7 +10,8 @@ let nodeCrypto: Promise<NodeCrypto> | undefined;
  */
 function loadNodeCrypto(): Promise<NodeCrypto> {
   nodeCrypto ??= import('node:crypto').catch((error: unknown) => {
-    const explanation = 'password hashing needs node:crypto scrypt: Node, Bun, Deno, Cloudflare Workers with nodejs_compat';
+    const explanation =
+      'password hashing needs node:crypto scrypt: Node, Bun, Deno, Cloudflare Workers with nodejs_compat';
     // The explanation goes to the operator's log as the cause; the client gets the generic `internal` problem.
     throw new DeskpilotError('internal', { cause: new Error(explanation, { cause: error }) });
   });
@@ -55,8 +56,13 @@ const phc = /^\$scrypt\$ln=(\d{1,2}),r=(\d{1,3}),p=(\d{1,3})\$([^$]+)\$([^$]+)$/
 const memoryOf = ({ N, r, p }: ScryptParameters) => 128 * r * (N + p + 2);
 
 function parameters(options: PasswordHashOptions = {}): ScryptParameters {
-  const chosen = { N: options.cost ?? defaults.N, r: options.blockSize ?? defaults.r, p: options.parallelization ?? defaults.p };
-  if (!isValid(chosen)) throw new TypeError('scrypt parameters must be positive integers, cost a power of two, within 1 GiB of memory');
+  const chosen = {
+    N: options.cost ?? defaults.N,
+    r: options.blockSize ?? defaults.r,
+    p: options.parallelization ?? defaults.p,
+  };
+  if (!isValid(chosen))
+    throw new TypeError('scrypt parameters must be positive integers, cost a power of two, within 1 GiB of memory');
   return chosen;
 }
 
@@ -70,25 +76,44 @@ function readStoredHash(hash: string): StoredHash | null {
   if (modern) {
     const [, ln, r, p, salt, key] = modern;
     if (!base64.test(salt!) || !base64.test(key!)) return null;
-    return checked({ format: 'phc', N: 2 ** Number(ln), r: Number(r), p: Number(p), salt: Buffer.from(salt!, 'base64'), key: Buffer.from(key!, 'base64') });
+    return checked({
+      format: 'phc',
+      N: 2 ** Number(ln),
+      r: Number(r),
+      p: Number(p),
+      salt: Buffer.from(salt!, 'base64'),
+      key: Buffer.from(key!, 'base64'),
+    });
   }
   // Before PHC: `scrypt$N$r$p$salt$key`, base64url.
   const parts = hash.split('$');
-  if (parts.length !== 6 || parts[0] !== 'scrypt' || !parts.slice(1, 4).every((part) => /^\d{1,10}$/.test(part))) return null;
+  if (parts.length !== 6 || parts[0] !== 'scrypt' || !parts.slice(1, 4).every((part) => /^\d{1,10}$/.test(part)))
+    return null;
   const [, N, r, p, salt, key] = parts;
   if (!base64url.test(salt!) || !base64url.test(key!)) return null;
-  return checked({ format: 'legacy', N: Number(N), r: Number(r), p: Number(p), salt: Buffer.from(salt!, 'base64url'), key: Buffer.from(key!, 'base64url') });
+  return checked({
+    format: 'legacy',
+    N: Number(N),
+    r: Number(r),
+    p: Number(p),
+    salt: Buffer.from(salt!, 'base64url'),
+    key: Buffer.from(key!, 'base64url'),
+  });
 }
 
 function checked(stored: StoredHash): StoredHash | null {
-  return isValid(stored) && stored.salt.length >= 8 && stored.key.length >= 16 && stored.key.length <= 64 ? stored : null;
+  return isValid(stored) && stored.salt.length >= 8 && stored.key.length >= 16 && stored.key.length <= 64
+    ? stored
+    : null;
 }
 
 async function derive(password: string, salt: Buffer, length: number, { N, r, p }: ScryptParameters): Promise<Buffer> {
   const { scrypt } = await loadNodeCrypto();
   return new Promise((resolve, reject) => {
     // Node refuses anything above 32 MiB unless told: allow exactly what these parameters need.
-    scrypt(password.normalize('NFKC'), salt, length, { N, r, p, maxmem: memoryOf({ N, r, p }) }, (error, key) => (error ? reject(error) : resolve(key)));
+    scrypt(password.normalize('NFKC'), salt, length, { N, r, p, maxmem: memoryOf({ N, r, p }) }, (error, key) =>
+      error ? reject(error) : resolve(key),
+    );
   });
 }
 
@@ -130,5 +155,12 @@ export function isPasswordHash(hash: string): boolean {
 export function passwordNeedsRehash(hash: string, options: PasswordHashOptions = {}): boolean {
   const stored = readStoredHash(hash);
   const wanted = parameters(options);
-  return !stored || stored.format !== 'phc' || stored.N !== wanted.N || stored.r !== wanted.r || stored.p !== wanted.p || stored.key.length !== keyLength;
+  return (
+    !stored ||
+    stored.format !== 'phc' ||
+    stored.N !== wanted.N ||
+    stored.r !== wanted.r ||
+    stored.p !== wanted.p ||
+    stored.key.length !== keyLength
+  );
 }

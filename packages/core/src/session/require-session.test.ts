@@ -46,6 +46,8 @@ describe('requireSession', () => {
     const remote = async (header: string | null | undefined) => (await sessions.resolve(header))?.session ?? null;
     expect((await requireSession(cookie, remote)).ok).toBe(true);
     expect((await requireSession('deskpilot_session=x.y', remote)).ok).toBe(false);
-    await expect(requireSession(cookie, () => Promise.reject(new Error('session service down')))).rejects.toThrow('session service down');
+    await expect(requireSession(cookie, () => Promise.reject(new Error('session service down')))).rejects.toThrow(
+      'session service down',
+    );
   });
 });

@@ -4,7 +4,8 @@ import type { Session } from './session.js';
 
 /** Where {@link requireSession} looks a cookie up: the session service in process, or any lookup (`fetchSession` on a remote one). */
 export type SessionSource =
-  { resolve(cookieHeader: string | null | undefined): Promise<{ session: Session } | null> } | ((cookieHeader: string | null | undefined) => Promise<Session | null>);
+  | { resolve(cookieHeader: string | null | undefined): Promise<{ session: Session } | null> }
+  | ((cookieHeader: string | null | undefined) => Promise<Session | null>);
 
 /** The session of a request, or the answer to give in its place. */
 export type RequiredSession = { ok: true; session: Session } | { ok: false; response: HttpResponse };
@@ -25,7 +26,11 @@ export function noSessionError(): DeskpilotError {
  * if (!required.ok) return toFetchResponse(required.response);
  * return Response.json({ email: required.session.user.email });
  */
-export async function requireSession(cookieHeader: string | null | undefined, source: SessionSource): Promise<RequiredSession> {
-  const session = typeof source === 'function' ? await source(cookieHeader) : ((await source.resolve(cookieHeader))?.session ?? null);
+export async function requireSession(
+  cookieHeader: string | null | undefined,
+  source: SessionSource,
+): Promise<RequiredSession> {
+  const session =
+    typeof source === 'function' ? await source(cookieHeader) : ((await source.resolve(cookieHeader))?.session ?? null);
   return session ? { ok: true, session } : { ok: false, response: problemResponse(noSessionError()) };
 }

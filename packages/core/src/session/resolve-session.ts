@@ -26,7 +26,10 @@ export interface AuthenticatedSession {
  * const resolved = await resolveSession(request.headers.get('cookie'), sessions.context);
  * if (!resolved) return unauthorized();
  */
-export async function resolveSession(cookieHeader: string | null | undefined, context: SessionContext): Promise<ResolvedSession | null> {
+export async function resolveSession(
+  cookieHeader: string | null | undefined,
+  context: SessionContext,
+): Promise<ResolvedSession | null> {
   const token = context.cookie.read(cookieHeader);
   if (token === null) return null;
   let current = await authenticateToken(token, context);

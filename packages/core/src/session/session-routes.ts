@@ -49,8 +49,13 @@ function clearedCookieResponse(deps: SessionRouteDependencies): HttpResponse {
 }
 
 /** Throws `rate_limited` when a login attempt for `email` from this request's address is throttled. */
-export async function throttleLogin(deps: SessionRouteDependencies, request: HttpRequest, email: string): Promise<void> {
-  if (!request.clientAddress && deps.requireClientAddress) throw missingClientAddressError('createSessionHandler', 'login throttling');
+export async function throttleLogin(
+  deps: SessionRouteDependencies,
+  request: HttpRequest,
+  email: string,
+): Promise<void> {
+  if (!request.clientAddress && deps.requireClientAddress)
+    throw missingClientAddressError('createSessionHandler', 'login throttling');
   const address = addressBucket(deps.clientAddress(request));
   const account = normalizeEmail(email);
   // Checked before the password: a throttled attempt gets the same answer whatever it sends. In
@@ -77,7 +82,11 @@ const loginRefusal: Record<Exclude<LoginResult, { ok: true }>['reason'], () => D
   invalid_credentials: () => new DeskpilotError('invalid_credentials', { detail: 'Invalid email or password.' }),
   forbidden: () => new DeskpilotError('forbidden', { detail: 'No access to this project.' }),
   // Refused before any work: the password was not checked, and the answer says so whatever it was.
-  busy: () => new DeskpilotError('unavailable', { detail: 'Too many sign-ins are being checked right now. Try again in a moment.', headers: { 'retry-after': '1' } }),
+  busy: () =>
+    new DeskpilotError('unavailable', {
+      detail: 'Too many sign-ins are being checked right now. Try again in a moment.',
+      headers: { 'retry-after': '1' },
+    }),
 };
 
 /** `POST /sessions`: validate the body → throttle → check the password → a new session and its cookie. */
@@ -93,7 +102,10 @@ export async function serveLogin(deps: SessionRouteDependencies, request: HttpRe
 }
 
 /** `DELETE /sessions`: revokes every session of the cookie's user. */
-export async function serveLogoutEverywhere(deps: SessionRouteDependencies, request: HttpRequest): Promise<HttpResponse> {
+export async function serveLogoutEverywhere(
+  deps: SessionRouteDependencies,
+  request: HttpRequest,
+): Promise<HttpResponse> {
   if ((await deps.service.logoutEverywhere(cookieHeader(request))) === null) throw noSessionError();
   return clearedCookieResponse(deps);
 }
@@ -117,7 +129,9 @@ export async function serveSelectProject(deps: SessionRouteDependencies, request
   const result = await deps.service.selectProject(cookieHeader(request), body);
   if (!result.ok) {
     // One answer for "no such project" and "not a member": nothing to probe.
-    throw result.reason === 'forbidden' ? new DeskpilotError('forbidden', { detail: 'No access to this project.' }) : noSessionError();
+    throw result.reason === 'forbidden'
+      ? new DeskpilotError('forbidden', { detail: 'No access to this project.' })
+      : noSessionError();
   }
   return withCookie(jsonResponse(200, result.session), result.setCookie);
 }

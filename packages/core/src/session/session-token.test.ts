@@ -49,7 +49,8 @@ describe('session tokens', () => {
     const { secret } = createSessionToken();
     const plain = createSecretHasher();
     const digest = plain(secret);
-    const flip = (index: number) => `${digest.slice(0, index)}${digest[index] === 'A' ? 'B' : 'A'}${digest.slice(index + 1)}`;
+    const flip = (index: number) =>
+      `${digest.slice(0, index)}${digest[index] === 'A' ? 'B' : 'A'}${digest.slice(index + 1)}`;
     for (const index of [0, 21, digest.length - 1]) expect(verifySecret(secret, flip(index), plain)).toBe(false);
     expect(verifySecret(secret, `${digest}A`, plain)).toBe(false);
     expect(verifySecret(secret, '', plain)).toBe(false);

@@ -62,6 +62,7 @@ export function verifySecret(secret: string, storedDigest: string, hashSecret: S
 export function equalInConstantTime(presented: string, stored: string): boolean {
   if (presented.length !== stored.length) return false;
   let difference = 0;
-  for (let index = 0; index < presented.length; index++) difference |= presented.charCodeAt(index) ^ stored.charCodeAt(index);
+  for (let index = 0; index < presented.length; index++)
+    difference |= presented.charCodeAt(index) ^ stored.charCodeAt(index);
   return difference === 0;
 }

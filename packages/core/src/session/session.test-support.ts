@@ -16,7 +16,13 @@ export async function createTestSessions(options: Partial<SessionServiceOptions>
   const store = createMemorySessionStore();
   const directory = createMemoryUserDirectory({ passwordHash: testPasswordHash });
   for (const user of demoUsers) await directory.addUser(user);
-  const service = createSessionService({ store, directory, now: clock.now, passwordHash: testPasswordHash, ...options });
+  const service = createSessionService({
+    store,
+    directory,
+    now: clock.now,
+    passwordHash: testPasswordHash,
+    ...options,
+  });
   return { clock, store, directory, service };
 }
 

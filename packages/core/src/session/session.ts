@@ -45,5 +45,8 @@ function isoTime(epochMs: number): string {
 
 /** The membership matching a project (and client, when given); the first one of that project otherwise. */
 export function findMembership(account: Account, projectKey: string, clientId?: string): Membership | undefined {
-  return account.memberships.find((membership) => membership.projectKey === projectKey && (clientId === undefined || membership.clientId === clientId));
+  return account.memberships.find(
+    (membership) =>
+      membership.projectKey === projectKey && (clientId === undefined || membership.clientId === clientId),
+  );
 }

@@ -59,10 +59,18 @@ describe('verifyCredentials', () => {
     vi.clearAllMocks();
 
     expect(await verifyCredentials(directory, 'rep@example.com', 'wrong', options)).toBeNull();
-    const wrongPassword = { verified: verifyPassword.mock.calls, hashed: hashPassword.mock.calls.length, reads: directory.getAccount.mock.calls.length };
+    const wrongPassword = {
+      verified: verifyPassword.mock.calls,
+      hashed: hashPassword.mock.calls.length,
+      reads: directory.getAccount.mock.calls.length,
+    };
     vi.clearAllMocks();
     expect(await verifyCredentials(directory, 'nobody@example.com', 'wrong', options)).toBeNull();
-    const unknownEmail = { verified: verifyPassword.mock.calls, hashed: hashPassword.mock.calls.length, reads: directory.getAccount.mock.calls.length };
+    const unknownEmail = {
+      verified: verifyPassword.mock.calls,
+      hashed: hashPassword.mock.calls.length,
+      reads: directory.getAccount.mock.calls.length,
+    };
 
     expect(wrongPassword).toEqual({ verified: [['wrong', storedHash]], hashed: 0, reads: 0 });
     expect(unknownEmail).toMatchObject({ verified: [['wrong', expect.any(String)]], hashed: 0, reads: 0 });
@@ -105,7 +113,13 @@ describe('verifyCredentials', () => {
     const update = directory.updatePasswordHash.getMockImplementation()!;
     // The password changes right before the upgrade is written: the worst moment.
     directory.updatePasswordHash.mockImplementationOnce(async (...args) => {
-      await directory.addUser({ id: 'u1', email: 'rep@example.com', name: 'Rep', password: 'new password', memberships: member });
+      await directory.addUser({
+        id: 'u1',
+        email: 'rep@example.com',
+        name: 'Rep',
+        password: 'new password',
+        memberships: member,
+      });
       return update(...args);
     });
     expect((await verifyCredentials(directory, 'rep@example.com', 'correct horse', options))?.user.id).toBe('u1');

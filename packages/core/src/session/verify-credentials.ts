@@ -36,7 +36,12 @@ function decoyHash(options: PasswordHashOptions = {}): Promise<string> {
  * const account = await verifyCredentials(directory, 'rep@example.com', 'correct horse');
  * if (!account) return { ok: false, reason: 'invalid_credentials' };
  */
-export async function verifyCredentials(directory: UserDirectory, email: string, password: string, options: VerifyCredentialsOptions = {}): Promise<Account | null> {
+export async function verifyCredentials(
+  directory: UserDirectory,
+  email: string,
+  password: string,
+  options: VerifyCredentialsOptions = {},
+): Promise<Account | null> {
   const decoy = decoyHash(options.passwordHash);
   const credentials = await directory.findCredentials(normalizeEmail(email));
   const checkedHash = credentials?.passwordHash ?? (await decoy);

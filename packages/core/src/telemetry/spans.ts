@@ -38,7 +38,9 @@ export const activeSpan = (): Span | undefined => trace.getActiveSpan();
  * `run`, bound to the trace context active now: what it starts later (from a stream's `pull`, which
  * runs in its reader's context) is beneath the spans active here.
  */
-export const bindToActiveContext = <Args extends unknown[], Result>(run: (...args: Args) => Result): ((...args: Args) => Result) => context.bind(context.active(), run);
+export const bindToActiveContext = <Args extends unknown[], Result>(
+  run: (...args: Args) => Result,
+): ((...args: Args) => Result) => context.bind(context.active(), run);
 
 /**
  * Starts a span that outlives the call that starts it (a chat turn ends when its stream is saved), and
@@ -59,7 +61,11 @@ export function withStoreSpans<Store extends object>(store: Store, name: string)
     get(target, property) {
       const value: unknown = Reflect.get(target, property, target);
       if (typeof value !== 'function' || typeof property !== 'string') return value;
-      if (!wrapped.has(property)) wrapped.set(property, tracedMethod(`deskpilot.store.${name}.${property}`, value as (...args: unknown[]) => unknown, target));
+      if (!wrapped.has(property))
+        wrapped.set(
+          property,
+          tracedMethod(`deskpilot.store.${name}.${property}`, value as (...args: unknown[]) => unknown, target),
+        );
       return wrapped.get(property);
     },
   });

@@ -70,7 +70,20 @@ const awkward = [
   '}',
 ];
 const prototypeKeys = ['__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty', 'valueOf', ''];
-const awkwardNumbers = [0, -0, 1, -1, 0.1, 1e21, -1e-7, 5e-324, Number.MAX_VALUE, -Number.MAX_VALUE, Number.MAX_SAFE_INTEGER, 2 ** 53 + 2];
+const awkwardNumbers = [
+  0,
+  -0,
+  1,
+  -1,
+  0.1,
+  1e21,
+  -1e-7,
+  5e-324,
+  Number.MAX_VALUE,
+  -Number.MAX_VALUE,
+  Number.MAX_SAFE_INTEGER,
+  2 ** 53 + 2,
+];
 const breakers = ['\u0000', '\uD800', '\uDBFF', '\uDC00', '\uDFFF'];
 
 /**
@@ -97,7 +110,10 @@ export function createInputArbitraries(fc: typeof FastCheck, options: InputArbit
   );
   const text = fc.string({ unit: character, maxLength: maxTextLength });
   const nonEmptyText = fc.string({ unit: character, minLength: 1, maxLength: maxTextLength });
-  const key = fc.oneof({ weight: 5, arbitrary: fc.string({ unit: character, maxLength: 12 }) }, { weight: 1, arbitrary: fc.constantFrom(...prototypeKeys) });
+  const key = fc.oneof(
+    { weight: 5, arbitrary: fc.string({ unit: character, maxLength: 12 }) },
+    { weight: 1, arbitrary: fc.constantFrom(...prototypeKeys) },
+  );
   const leaf: FastCheck.Arbitrary<JsonValue> = fc.oneof(
     fc.constant(null),
     fc.boolean(),
@@ -115,7 +131,11 @@ export function createInputArbitraries(fc: typeof FastCheck, options: InputArbit
   }));
   // Random nesting rarely reaches the limit: build values that sit exactly at it, or just under.
   const deep = fc
-    .tuple(fc.integer({ min: Math.max(1, maxDepth - 2), max: maxDepth }), fc.array(fc.tuple(fc.boolean(), key), { minLength: maxDepth, maxLength: maxDepth }), leaf)
+    .tuple(
+      fc.integer({ min: Math.max(1, maxDepth - 2), max: maxDepth }),
+      fc.array(fc.tuple(fc.boolean(), key), { minLength: maxDepth, maxLength: maxDepth }),
+      leaf,
+    )
     .map(([depth, shape, inner]) => {
       let value: JsonValue = inner;
       for (let level = 0; level < depth; level++) {
@@ -125,6 +145,8 @@ export function createInputArbitraries(fc: typeof FastCheck, options: InputArbit
       return value;
     });
   const jsonValue = fc.oneof({ weight: 5, arbitrary: general }, { weight: 1, arbitrary: deep });
-  const invalidText = fc.tuple(text, fc.constantFrom(...breakers), text).map(([before, breaker, after]) => `${before}${breaker}${after}`);
+  const invalidText = fc
+    .tuple(text, fc.constantFrom(...breakers), text)
+    .map(([before, breaker, after]) => `${before}${breaker}${after}`);
   return { character, text, nonEmptyText, key, jsonValue, invalidText };
 }

@@ -15,7 +15,14 @@ function record(overrides: Partial<ApprovalRecord> = {}): ApprovalRecord {
     projectKey: 'acme-b2c',
     toolName: 'refundOrder',
     toolCallId: randomId('call_'),
-    input: { orderId: 'ORD-1001', amount: { value: 49.9, currency: 'EUR' }, lines: [{ sku: 'A-1', quantity: 1 }], note: 'damaged "box" <ok>', rush: false, ref: null },
+    input: {
+      orderId: 'ORD-1001',
+      amount: { value: 49.9, currency: 'EUR' },
+      lines: [{ sku: 'A-1', quantity: 1 }],
+      note: 'damaged "box" <ok>',
+      rush: false,
+      ref: null,
+    },
     inputHash: 'c0ffee'.repeat(10) + 'c0ff',
     capabilities: { canViewOrders: true, canRefundOrders: true, canCancelOrders: false },
     state: 'pending',
@@ -53,7 +60,9 @@ export function testApprovalStore(make: () => ApprovalStore | Promise<ApprovalSt
       const store = await make();
       const created = record();
       await store.create(created);
-      await expect(store.create({ ...created, userEmail: 'intruder@example.com', input: { orderId: 'ORD-9999' } })).rejects.toThrow();
+      await expect(
+        store.create({ ...created, userEmail: 'intruder@example.com', input: { orderId: 'ORD-9999' } }),
+      ).rejects.toThrow();
       expect(await store.get(created.id)).toEqual(created);
     });
 
@@ -83,7 +92,9 @@ export function testApprovalStore(make: () => ApprovalStore | Promise<ApprovalSt
       const store = await make();
       const created = record();
       await store.create(created);
-      expect(await store.transition(created.id, 'executing', 'done', { outcome: { type: 'output', output: 'forged' } })).toBeNull();
+      expect(
+        await store.transition(created.id, 'executing', 'done', { outcome: { type: 'output', output: 'forged' } }),
+      ).toBeNull();
       expect(await store.transition(created.id, 'denied', 'pending')).toBeNull();
       expect(await store.get(created.id)).toEqual(created);
       expect(await store.transition(randomId('apv_'), 'pending', 'executing')).toBeNull();
@@ -102,11 +113,18 @@ export function testApprovalStore(make: () => ApprovalStore | Promise<ApprovalSt
       const created = record();
       await store.create(created);
       await store.transition(created.id, 'pending', 'executing');
-      const output = { refundId: 'RF-1', amount: { value: 49.9, currency: 'EUR' }, lines: [{ sku: 'A-1', refunded: 1 }], message: null };
+      const output = {
+        refundId: 'RF-1',
+        amount: { value: 49.9, currency: 'EUR' },
+        lines: [{ sku: 'A-1', refunded: 1 }],
+        message: null,
+      };
       const done = await store.transition(created.id, 'executing', 'done', { outcome: { type: 'output', output } });
       expect(done).toEqual({ ...created, state: 'done', outcome: { type: 'output', output }, reason: null });
       expect(await store.get(created.id)).toEqual(done);
-      expect(await store.transition(created.id, 'executing', 'done', { outcome: { type: 'error', message: 'second run' } })).toBeNull();
+      expect(
+        await store.transition(created.id, 'executing', 'done', { outcome: { type: 'error', message: 'second run' } }),
+      ).toBeNull();
       expect(await store.get(created.id)).toEqual(done);
     });
 
@@ -116,7 +134,10 @@ export function testApprovalStore(make: () => ApprovalStore | Promise<ApprovalSt
       await store.create(created);
       await store.transition(created.id, 'pending', 'executing');
       const outcome = { type: 'error', message: 'The order cannot be refunded.' } as const;
-      expect(await store.transition(created.id, 'executing', 'done', { outcome })).toMatchObject({ state: 'done', outcome });
+      expect(await store.transition(created.id, 'executing', 'done', { outcome })).toMatchObject({
+        state: 'done',
+        outcome,
+      });
       expect((await store.get(created.id))?.outcome).toEqual(outcome);
     });
 
@@ -135,7 +156,9 @@ export function testApprovalStore(make: () => ApprovalStore | Promise<ApprovalSt
       const store = await make();
       const created = record();
       await store.create(created);
-      const results = await Promise.all(Array.from({ length: 5 }, () => store.transition(created.id, 'pending', 'executing')));
+      const results = await Promise.all(
+        Array.from({ length: 5 }, () => store.transition(created.id, 'pending', 'executing')),
+      );
       const winners = results.filter((result) => result !== null);
       expect(winners).toHaveLength(1);
       expect(winners[0]).toEqual({ ...created, state: 'executing' });
@@ -183,16 +206,20 @@ export function testApprovalStore(make: () => ApprovalStore | Promise<ApprovalSt
       const expiredExecuting = record({ expiresAt: now - 1 });
       const expiredDone = record({ expiresAt: now - 1 });
       const expiredDenied = record({ expiresAt: now - 1 });
-      for (const item of [live, expiredPending, expiringNow, expiredExecuting, expiredDone, expiredDenied]) await store.create(item);
+      for (const item of [live, expiredPending, expiringNow, expiredExecuting, expiredDone, expiredDenied])
+        await store.create(item);
       await store.transition(expiredExecuting.id, 'pending', 'executing');
       await store.transition(expiredDone.id, 'pending', 'executing');
-      await store.transition(expiredDone.id, 'executing', 'done', { outcome: { type: 'output', output: { ok: true } } });
+      await store.transition(expiredDone.id, 'executing', 'done', {
+        outcome: { type: 'output', output: { ok: true } },
+      });
       await store.transition(expiredDenied.id, 'pending', 'denied', { reason: 'expired' });
 
       expect(await store.deleteExpired(now)).toBe(4);
       expect(await store.get(live.id)).toEqual(live);
       expect(await store.get(expiredExecuting.id)).toEqual({ ...expiredExecuting, state: 'executing' });
-      for (const gone of [expiredPending, expiringNow, expiredDone, expiredDenied]) expect(await store.get(gone.id)).toBeNull();
+      for (const gone of [expiredPending, expiringNow, expiredDone, expiredDenied])
+        expect(await store.get(gone.id)).toBeNull();
       expect(await store.deleteExpired(now)).toBe(0);
 
       // Once its run is recorded, the executing approval goes at the next sweep.

@@ -33,7 +33,12 @@ function assistantMessage(id = `msg-${crypto.randomUUID()}`): UIMessage {
         toolCallId: 'call-1',
         state: 'output-available',
         input: { orderId: 'ORD-1001' },
-        output: { id: 'ORD-1001', total: { amount: 129.5, currency: 'EUR' }, lines: [{ sku: 'A-1', quantity: 2 }], note: null },
+        output: {
+          id: 'ORD-1001',
+          total: { amount: 129.5, currency: 'EUR' },
+          lines: [{ sku: 'A-1', quantity: 2 }],
+          note: null,
+        },
       },
       { type: 'text', text: 'Order ORD-1001 — "shipped" <b>today</b> 🚚', state: 'done' },
     ],
@@ -61,7 +66,13 @@ export function testChatStore(make: () => ChatStore | Promise<ChatStore>): void 
       const store = await make();
       const first = init();
       const { session } = await store.getOrCreateSession(first);
-      const again = await store.getOrCreateSession({ ...first, userEmail: 'intruder@example.com', projectKey: 'globex-b2c', createdAt: 9_000, updatedAt: 9_000 });
+      const again = await store.getOrCreateSession({
+        ...first,
+        userEmail: 'intruder@example.com',
+        projectKey: 'globex-b2c',
+        createdAt: 9_000,
+        updatedAt: 9_000,
+      });
       expect(again).toEqual({ session, created: false });
       expect(await store.getSession(first.id)).toEqual(session);
     });
@@ -69,7 +80,11 @@ export function testChatStore(make: () => ChatStore | Promise<ChatStore>): void 
     it('creates a new session once under concurrent calls', async () => {
       const store = await make();
       const first = init();
-      const results = await Promise.all(Array.from({ length: 5 }, (_, index) => store.getOrCreateSession({ ...first, userEmail: `rep-${index}@example.com` })));
+      const results = await Promise.all(
+        Array.from({ length: 5 }, (_, index) =>
+          store.getOrCreateSession({ ...first, userEmail: `rep-${index}@example.com` }),
+        ),
+      );
       expect(results.filter((result) => result.created)).toHaveLength(1);
       const winner = results.find((result) => result.created)!.session;
       for (const result of results) expect(result.session).toEqual(winner);
@@ -96,7 +111,11 @@ export function testChatStore(make: () => ChatStore | Promise<ChatStore>): void 
         } catch {}
       }
       first.projectKey = 'changed';
-      expect(expected).toMatchObject({ userEmail: 'rep@example.com', projectKey: 'acme-b2c', workingMemory: { plan: 'refund' } });
+      expect(expected).toMatchObject({
+        userEmail: 'rep@example.com',
+        projectKey: 'acme-b2c',
+        workingMemory: { plan: 'refund' },
+      });
       expect(await store.getSession(first.id)).toEqual(expected);
     });
 
@@ -120,17 +139,34 @@ export function testChatStore(make: () => ChatStore | Promise<ChatStore>): void 
       expect(await store.getSession(session.id)).toEqual(first.session);
 
       // An explicit `undefined` means "not given", as an absent key does.
-      const second = await store.updateSession(session.id, { lastTurnStatus: undefined, workingMemory: undefined, updatedAt: 3_000 });
+      const second = await store.updateSession(session.id, {
+        lastTurnStatus: undefined,
+        workingMemory: undefined,
+        updatedAt: 3_000,
+      });
       if (!second.ok) expect.unreachable('the update should apply');
       expect(second.session).toEqual({ ...first.session, updatedAt: 3_000, version: second.session.version });
       expect(second.session.version).toBeGreaterThan(first.session.version);
       const third = await store.updateSession(session.id, { lastTurnStatus: 'budget_exhausted', updatedAt: 4_000 });
       expect(third).toEqual({
         ok: true,
-        session: { ...second.session, lastTurnStatus: 'budget_exhausted', updatedAt: 4_000, version: third.ok ? third.session.version : -1 },
+        session: {
+          ...second.session,
+          lastTurnStatus: 'budget_exhausted',
+          updatedAt: 4_000,
+          version: third.ok ? third.session.version : -1,
+        },
       });
-      expect(await store.updateSession(crypto.randomUUID(), { lastTurnStatus: 'failed', updatedAt: 5_000 })).toEqual({ ok: false, reason: 'not_found' });
-      expect(await store.updateSession(crypto.randomUUID(), { workingMemory: { set: { a: '1' }, maxBytes: 8192 }, updatedAt: 5_000 })).toEqual({
+      expect(await store.updateSession(crypto.randomUUID(), { lastTurnStatus: 'failed', updatedAt: 5_000 })).toEqual({
+        ok: false,
+        reason: 'not_found',
+      });
+      expect(
+        await store.updateSession(crypto.randomUUID(), {
+          workingMemory: { set: { a: '1' }, maxBytes: 8192 },
+          updatedAt: 5_000,
+        }),
+      ).toEqual({
         ok: false,
         reason: 'not_found',
       });
@@ -139,14 +175,20 @@ export function testChatStore(make: () => ChatStore | Promise<ChatStore>): void 
     it('applies a working-memory change to the stored notes: removals, then keys set, the rest kept', async () => {
       const store = await make();
       const { session } = await store.getOrCreateSession(init());
-      await store.updateSession(session.id, { workingMemory: { set: { a: '1', b: '2', c: '3' }, maxBytes: 8192 }, updatedAt: 2_000 });
+      await store.updateSession(session.id, {
+        workingMemory: { set: { a: '1', b: '2', c: '3' }, maxBytes: 8192 },
+        updatedAt: 2_000,
+      });
       const changed = await store.updateSession(session.id, {
         workingMemory: { set: { c: 'three', d: '4' }, remove: ['a', 'd', 'missing'], maxBytes: 8192 },
         updatedAt: 3_000,
       });
       // `toEqual`: a replaced or unmerged object must fail.
       expect(changed.ok && changed.session.workingMemory).toEqual({ b: '2', c: 'three', d: '4' });
-      const empty = await store.updateSession(session.id, { workingMemory: { set: {}, remove: [], maxBytes: 8192 }, updatedAt: 4_000 });
+      const empty = await store.updateSession(session.id, {
+        workingMemory: { set: {}, remove: [], maxBytes: 8192 },
+        updatedAt: 4_000,
+      });
       expect(empty.ok && empty.session.workingMemory).toEqual({ b: '2', c: 'three', d: '4' });
       expect((await store.getSession(session.id))?.workingMemory).toEqual({ b: '2', c: 'three', d: '4' });
     });
@@ -157,16 +199,29 @@ export function testChatStore(make: () => ChatStore | Promise<ChatStore>): void 
       // Escapes and multi-byte characters count as JSON.stringify writes them, in UTF-8.
       const notes = { customer: 'Zoë "Z" Åström 🚚', note: 'line\nbreak \\ tab\t <b>', empty_ish: ' ' };
       const size = Buffer.byteLength(JSON.stringify(notes));
-      expect(await store.updateSession(session.id, { workingMemory: { set: notes, maxBytes: size - 1 }, lastTurnStatus: 'complete', updatedAt: 2_000 })).toEqual({
+      expect(
+        await store.updateSession(session.id, {
+          workingMemory: { set: notes, maxBytes: size - 1 },
+          lastTurnStatus: 'complete',
+          updatedAt: 2_000,
+        }),
+      ).toEqual({
         ok: false,
         reason: 'working_memory_full',
       });
       expect(await store.getSession(session.id)).toEqual(session);
-      const fits = await store.updateSession(session.id, { workingMemory: { set: notes, maxBytes: size }, updatedAt: 3_000 });
+      const fits = await store.updateSession(session.id, {
+        workingMemory: { set: notes, maxBytes: size },
+        updatedAt: 3_000,
+      });
       expect(fits.ok && fits.session.workingMemory).toEqual(notes);
       // A removal that brings the notes under the cap is measured after it is applied.
       const swapped = await store.updateSession(session.id, {
-        workingMemory: { set: { other: 'x' }, remove: ['customer', 'note', 'empty_ish'], maxBytes: Buffer.byteLength('{"other":"x"}') },
+        workingMemory: {
+          set: { other: 'x' },
+          remove: ['customer', 'note', 'empty_ish'],
+          maxBytes: Buffer.byteLength('{"other":"x"}'),
+        },
         updatedAt: 4_000,
       });
       expect(swapped.ok && swapped.session.workingMemory).toEqual({ other: 'x' });
@@ -187,7 +242,9 @@ export function testChatStore(make: () => ChatStore | Promise<ChatStore>): void 
       );
       expect(results.every((result) => result.ok)).toBe(true);
       const stored = (await store.getSession(session.id))!;
-      expect(Object.keys(stored.workingMemory).sort()).toEqual(Array.from({ length: writers }, (_, index) => `note_${index}`).sort());
+      expect(Object.keys(stored.workingMemory).sort()).toEqual(
+        Array.from({ length: writers }, (_, index) => `note_${index}`).sort(),
+      );
       expect(stored.version).toBe(session.version + writers);
     });
 
@@ -200,7 +257,11 @@ export function testChatStore(make: () => ChatStore | Promise<ChatStore>): void 
     it('saves messages and reads them back, field for field, in the order first saved', async () => {
       const store = await make();
       const { session } = await store.getOrCreateSession(init());
-      const [question, answer, followUp] = [userMessage('show order ORD-1001'), assistantMessage(), userMessage('thanks')];
+      const [question, answer, followUp] = [
+        userMessage('show order ORD-1001'),
+        assistantMessage(),
+        userMessage('thanks'),
+      ];
       await store.upsertMessages(session.id, [question, answer]);
       await store.upsertMessages(session.id, [followUp]);
       expect(await store.getMessages(session.id)).toEqual([question, answer, followUp]);
@@ -226,7 +287,11 @@ export function testChatStore(make: () => ChatStore | Promise<ChatStore>): void 
       const { session } = await store.getOrCreateSession(init());
       const [first, middle, last] = [userMessage('one'), assistantMessage(), userMessage('three')];
       await store.upsertMessages(session.id, [first, middle, last]);
-      const revised: UIMessage = { ...middle, metadata: { status: 'aborted' }, parts: [{ type: 'text', text: 'partial' }] };
+      const revised: UIMessage = {
+        ...middle,
+        metadata: { status: 'aborted' },
+        parts: [{ type: 'text', text: 'partial' }],
+      };
       const added = userMessage('four');
       await store.upsertMessages(session.id, [revised, added]);
       expect(await store.getMessages(session.id)).toEqual([first, revised, last, added]);
@@ -271,8 +336,14 @@ export function testChatStore(make: () => ChatStore | Promise<ChatStore>): void 
       expect(await store.addMessage(session.id, question)).toEqual({ added: true });
       const answer = assistantMessage();
       await store.upsertMessages(session.id, [answer]);
-      expect(await store.addMessage(session.id, userMessage('edited', question.id))).toEqual({ added: false, existing: question });
-      expect(await store.addMessage(session.id, userMessage('replace the answer?', answer.id))).toEqual({ added: false, existing: answer });
+      expect(await store.addMessage(session.id, userMessage('edited', question.id))).toEqual({
+        added: false,
+        existing: question,
+      });
+      expect(await store.addMessage(session.id, userMessage('replace the answer?', answer.id))).toEqual({
+        added: false,
+        existing: answer,
+      });
       const followUp = userMessage('thanks');
       expect(await store.addMessage(session.id, followUp)).toEqual({ added: true });
       expect(await store.getMessages(session.id)).toEqual([question, answer, followUp]);
@@ -285,7 +356,9 @@ export function testChatStore(make: () => ChatStore | Promise<ChatStore>): void 
       const store = await make();
       const { session } = await store.getOrCreateSession(init());
       const id = `msg-${crypto.randomUUID()}`;
-      const results = await Promise.all(Array.from({ length: 6 }, (_, index) => store.addMessage(session.id, userMessage(`version ${index}`, id))));
+      const results = await Promise.all(
+        Array.from({ length: 6 }, (_, index) => store.addMessage(session.id, userMessage(`version ${index}`, id))),
+      );
       expect(results.filter((result) => result.added)).toHaveLength(1);
       const stored = await store.getMessages(session.id);
       expect(stored).toHaveLength(1);
@@ -309,16 +382,29 @@ export function testChatStore(make: () => ChatStore | Promise<ChatStore>): void 
       const first = init();
       const results = await Promise.all(Array.from({ length: 4 }, () => store.openSession!(first)));
       expect(results.filter((result) => result.created)).toHaveLength(1);
-      for (const result of results) expect(result).toEqual({ session: results[0]!.session, created: result.created, messages: [] });
+      for (const result of results)
+        expect(result).toEqual({ session: results[0]!.session, created: result.created, messages: [] });
       expect(results[0]!.session).toEqual(await store.getSession(first.id));
       const question = userMessage('show order ORD-1001');
       const answer = assistantMessage();
       await store.addMessage(first.id, question);
       await store.upsertMessages(first.id, [answer]);
       const again = await store.openSession({ ...first, createdAt: 9_000, updatedAt: 9_000 });
-      expect(again).toEqual({ session: await store.getSession(first.id), created: false, messages: [question, answer] });
-      expect(await store.openSession({ ...first, userEmail: 'intruder@example.com' })).toEqual({ session: again.session, created: false, messages: null });
-      expect(await store.openSession({ ...first, projectKey: 'globex-b2c' })).toEqual({ session: again.session, created: false, messages: null });
+      expect(again).toEqual({
+        session: await store.getSession(first.id),
+        created: false,
+        messages: [question, answer],
+      });
+      expect(await store.openSession({ ...first, userEmail: 'intruder@example.com' })).toEqual({
+        session: again.session,
+        created: false,
+        messages: null,
+      });
+      expect(await store.openSession({ ...first, projectKey: 'globex-b2c' })).toEqual({
+        session: again.session,
+        created: false,
+        messages: null,
+      });
       expect(await store.getMessages(first.id)).toEqual([question, answer]);
     });
 
@@ -346,9 +432,14 @@ export function testChatStore(make: () => ChatStore | Promise<ChatStore>): void 
         added: { added: true },
       });
       // Someone else's conversation: nothing read, nothing added.
-      const intruder = await store.openSession({ ...first, userEmail: 'intruder@example.com' }, userMessage('let me in'));
+      const intruder = await store.openSession(
+        { ...first, userEmail: 'intruder@example.com' },
+        userMessage('let me in'),
+      );
       expect(intruder).toEqual({ session: expect.objectContaining({ id: first.id }), created: false, messages: null });
-      expect(await store.openSession({ ...first, projectKey: 'globex-b2c' }, userMessage('let me in'))).toEqual(intruder);
+      expect(await store.openSession({ ...first, projectKey: 'globex-b2c' }, userMessage('let me in'))).toEqual(
+        intruder,
+      );
       expect(await store.getMessages(first.id)).toEqual([question, answer, followUp]);
     });
 
@@ -361,10 +452,18 @@ export function testChatStore(make: () => ChatStore | Promise<ChatStore>): void 
       await store.addMessage(session.id, question);
       await store.saveTurn(session.id, answer, { lastTurnStatus: 'awaiting_approval', updatedAt: 5_000 });
       const saved = await store.getSession(session.id);
-      expect(saved).toEqual({ ...session, lastTurnStatus: 'awaiting_approval', updatedAt: 5_000, version: saved!.version });
+      expect(saved).toEqual({
+        ...session,
+        lastTurnStatus: 'awaiting_approval',
+        updatedAt: 5_000,
+        version: saved!.version,
+      });
       expect(saved!.version).toBeGreaterThan(session.version);
       // The same answer again (a continued turn) replaces it in place.
-      const continued = { ...answer, parts: [...answer.parts, { type: 'text' as const, text: 'Done.', state: 'done' as const }] };
+      const continued = {
+        ...answer,
+        parts: [...answer.parts, { type: 'text' as const, text: 'Done.', state: 'done' as const }],
+      };
       const followUp = userMessage('thanks');
       await store.addMessage(session.id, followUp);
       await store.saveTurn(session.id, continued, { lastTurnStatus: 'complete', updatedAt: 6_000 });
@@ -382,7 +481,10 @@ export function testChatStore(make: () => ChatStore | Promise<ChatStore>): void 
       expect(await store.addMessage(session.id, userMessage('a'.repeat(1_000)), quota)).toEqual({ added: true });
       expect(await store.addMessage(session.id, userMessage('b'.repeat(1_000)), quota)).toEqual({ added: true });
       const over = userMessage('c'.repeat(1_000));
-      expect(await store.addMessage(session.id, over, quota)).toEqual({ added: false, quotaExceeded: 'conversationBytes' });
+      expect(await store.addMessage(session.id, over, quota)).toEqual({
+        added: false,
+        quotaExceeded: 'conversationBytes',
+      });
       expect(await store.getMessages(session.id)).toHaveLength(2);
       // A known id is still answered with the stored message, whatever the quota.
       const stored = (await store.getMessages(session.id))[0]!;
@@ -391,7 +493,9 @@ export function testChatStore(make: () => ChatStore | Promise<ChatStore>): void 
       const small = userMessage('d');
       await store.addMessage(session.id, small);
       await store.upsertMessages(session.id, [{ ...small, parts: [{ type: 'text', text: 'e'.repeat(5_000) }] }]);
-      expect(await store.addMessage(session.id, userMessage('f'), { conversationBytes: 7_000, userBytes: 1_000_000 })).toEqual({
+      expect(
+        await store.addMessage(session.id, userMessage('f'), { conversationBytes: 7_000, userBytes: 1_000_000 }),
+      ).toEqual({
         added: false,
         quotaExceeded: 'conversationBytes',
       });
@@ -405,8 +509,13 @@ export function testChatStore(make: () => ChatStore | Promise<ChatStore>): void 
       const { session: second } = await store.getOrCreateSession(init({ userEmail: owner }));
       expect(await store.addMessage(first.id, userMessage('a'.repeat(1_000)), quota)).toEqual({ added: true });
       expect(await store.addMessage(second.id, userMessage('b'.repeat(1_000)), quota)).toEqual({ added: true });
-      expect(await store.addMessage(second.id, userMessage('c'.repeat(1_000)), quota)).toEqual({ added: false, quotaExceeded: 'userBytes' });
-      const { session: other } = await store.getOrCreateSession(init({ userEmail: `quota-${crypto.randomUUID()}@example.com` }));
+      expect(await store.addMessage(second.id, userMessage('c'.repeat(1_000)), quota)).toEqual({
+        added: false,
+        quotaExceeded: 'userBytes',
+      });
+      const { session: other } = await store.getOrCreateSession(
+        init({ userEmail: `quota-${crypto.randomUUID()}@example.com` }),
+      );
       expect(await store.addMessage(other.id, userMessage('d'.repeat(1_000)), quota)).toEqual({ added: true });
     });
 

@@ -65,41 +65,56 @@ export function testInputConformance(options: InputConformanceOptions): void {
       );
     });
 
-    itWith(options.chatStore)('ChatStore keeps any valid message ids, texts, tool inputs, outputs and metadata', async () => {
-      const { fc, input } = await load();
-      const store = await options.chatStore!();
-      const message = fc.record({
-        userId: input.nonEmptyText,
-        texts: fc.array(input.text, { minLength: 1, maxLength: 3 }),
-        assistantId: input.nonEmptyText,
-        toolCallId: input.nonEmptyText,
-        toolInput: input.jsonValue,
-        toolOutput: input.jsonValue,
-        metadata: input.jsonValue,
-      });
-      await fc.assert(
-        fc.asyncProperty(message, async (generated) => {
-          const { session } = await store.getOrCreateSession({
-            id: crypto.randomUUID(),
-            userEmail: 'rep@example.com',
-            projectKey: 'acme-b2c',
-            createdAt: 1_000,
-            updatedAt: 1_000,
-          });
-          const user: UIMessage = { id: generated.userId, role: 'user', parts: generated.texts.map((text) => ({ type: 'text', text })) };
-          const assistant = {
-            // Message ids are unique per conversation: the assistant's must differ from the user's.
-            id: generated.assistantId === generated.userId ? `${generated.assistantId}-reply` : generated.assistantId,
-            role: 'assistant',
-            metadata: generated.metadata,
-            parts: [{ type: 'tool-getOrder', toolCallId: generated.toolCallId, state: 'output-available', input: generated.toolInput, output: generated.toolOutput }],
-          } as UIMessage;
-          await store.upsertMessages(session.id, [user, assistant]);
-          expect(asJson(await store.getMessages(session.id))).toEqual(asJson([user, assistant]));
-        }),
-        { numRuns, seed },
-      );
-    });
+    itWith(options.chatStore)(
+      'ChatStore keeps any valid message ids, texts, tool inputs, outputs and metadata',
+      async () => {
+        const { fc, input } = await load();
+        const store = await options.chatStore!();
+        const message = fc.record({
+          userId: input.nonEmptyText,
+          texts: fc.array(input.text, { minLength: 1, maxLength: 3 }),
+          assistantId: input.nonEmptyText,
+          toolCallId: input.nonEmptyText,
+          toolInput: input.jsonValue,
+          toolOutput: input.jsonValue,
+          metadata: input.jsonValue,
+        });
+        await fc.assert(
+          fc.asyncProperty(message, async (generated) => {
+            const { session } = await store.getOrCreateSession({
+              id: crypto.randomUUID(),
+              userEmail: 'rep@example.com',
+              projectKey: 'acme-b2c',
+              createdAt: 1_000,
+              updatedAt: 1_000,
+            });
+            const user: UIMessage = {
+              id: generated.userId,
+              role: 'user',
+              parts: generated.texts.map((text) => ({ type: 'text', text })),
+            };
+            const assistant = {
+              // Message ids are unique per conversation: the assistant's must differ from the user's.
+              id: generated.assistantId === generated.userId ? `${generated.assistantId}-reply` : generated.assistantId,
+              role: 'assistant',
+              metadata: generated.metadata,
+              parts: [
+                {
+                  type: 'tool-getOrder',
+                  toolCallId: generated.toolCallId,
+                  state: 'output-available',
+                  input: generated.toolInput,
+                  output: generated.toolOutput,
+                },
+              ],
+            } as UIMessage;
+            await store.upsertMessages(session.id, [user, assistant]);
+            expect(asJson(await store.getMessages(session.id))).toEqual(asJson([user, assistant]));
+          }),
+          { numRuns, seed },
+        );
+      },
+    );
 
     itWith(options.approvalStore)('ApprovalStore keeps any valid tool input, recorded output and call id', async () => {
       const { fc, input, identity } = await load();
@@ -134,41 +149,47 @@ export function testInputConformance(options: InputConformanceOptions): void {
       );
     });
 
-    itWith(options.sessionStore)('SessionStore answers any valid id with null, and keeps any valid project and client', async () => {
-      const { fc, input, identity } = await load();
-      const store = await options.sessionStore!();
-      await fc.assert(
-        fc.asyncProperty(input.text, identity, identity, async (lookup, projectKey, clientId) => {
-          expect(await store.get(`missing-${lookup}`)).toBeNull();
-          const record = {
-            id: `session-${crypto.randomUUID()}`,
-            secretHash: 'digest',
-            userId: 'user-1',
-            projectKey,
-            clientId,
-            createdAt: 1_000,
-            expiresAt: 100_000,
-            idleExpiresAt: 50_000,
-            version: 1,
-          };
-          await store.create(record);
-          expect(await store.get(record.id)).toEqual(record);
-        }),
-        { numRuns, seed },
-      );
-    });
+    itWith(options.sessionStore)(
+      'SessionStore answers any valid id with null, and keeps any valid project and client',
+      async () => {
+        const { fc, input, identity } = await load();
+        const store = await options.sessionStore!();
+        await fc.assert(
+          fc.asyncProperty(input.text, identity, identity, async (lookup, projectKey, clientId) => {
+            expect(await store.get(`missing-${lookup}`)).toBeNull();
+            const record = {
+              id: `session-${crypto.randomUUID()}`,
+              secretHash: 'digest',
+              userId: 'user-1',
+              projectKey,
+              clientId,
+              createdAt: 1_000,
+              expiresAt: 100_000,
+              idleExpiresAt: 50_000,
+              version: 1,
+            };
+            await store.create(record);
+            expect(await store.get(record.id)).toEqual(record);
+          }),
+          { numRuns, seed },
+        );
+      },
+    );
 
-    itWith(options.userDirectory)('UserDirectory answers any valid email and user id with null, never an error', async () => {
-      const { fc, input } = await load();
-      const directory = await options.userDirectory!();
-      await fc.assert(
-        fc.asyncProperty(input.text, input.text, async (email, userId) => {
-          // Prefixed, so a generated email never names a user the factory may have seeded.
-          expect(await directory.findCredentials(normalizeEmail(`nobody-${email}`))).toBeNull();
-          expect(await directory.getAccount(`nobody-${userId}`)).toBeNull();
-        }),
-        { numRuns: options.directoryRuns ?? 20, seed },
-      );
-    });
+    itWith(options.userDirectory)(
+      'UserDirectory answers any valid email and user id with null, never an error',
+      async () => {
+        const { fc, input } = await load();
+        const directory = await options.userDirectory!();
+        await fc.assert(
+          fc.asyncProperty(input.text, input.text, async (email, userId) => {
+            // Prefixed, so a generated email never names a user the factory may have seeded.
+            expect(await directory.findCredentials(normalizeEmail(`nobody-${email}`))).toBeNull();
+            expect(await directory.getAccount(`nobody-${userId}`)).toBeNull();
+          }),
+          { numRuns: options.directoryRuns ?? 20, seed },
+        );
+      },
+    );
   });
 }

@@ -2,7 +2,11 @@ import { describe, expect, it } from 'vitest';
 import type { RateLimiter } from '../limiter/rate-limit-decision.js';
 
 /** Builds a fresh limiter for the suite, reading time from `now`. */
-export type RateLimiterFactory = (options: { limit: number; windowMs: number; now: () => number }) => RateLimiter | Promise<RateLimiter>;
+export type RateLimiterFactory = (options: {
+  limit: number;
+  windowMs: number;
+  now: () => number;
+}) => RateLimiter | Promise<RateLimiter>;
 
 /**
  * Conformance suite for an exact sliding-window {@link RateLimiter}: the in-memory limiter runs it,

@@ -30,7 +30,10 @@ export function testSessionLookup(make: () => SessionLookupFixture | Promise<Ses
       const account = await directory.addUser(rep);
       const record = makeSessionRecord({ userId: account.user.id });
       await store.create(record);
-      expect(await lookup.getSessionAndAccount(record.id)).toEqual({ record, account: { user: { id: 'user-1', email: 'rep@example.com', name: 'Rep' }, memberships } });
+      expect(await lookup.getSessionAndAccount(record.id)).toEqual({
+        record,
+        account: { user: { id: 'user-1', email: 'rep@example.com', name: 'Rep' }, memberships },
+      });
       expect(await lookup.getSessionAndAccount('missing')).toBeNull();
     });
 
@@ -48,7 +51,11 @@ export function testSessionLookup(make: () => SessionLookupFixture | Promise<Ses
       await store.create(record);
       await lookup.getSessionAndAccount(record.id);
       expect(await store.touch(record.id, 1, 60_000)).toBe(true);
-      expect((await lookup.getSessionAndAccount(record.id))?.record).toEqual({ ...record, idleExpiresAt: 60_000, version: 2 });
+      expect((await lookup.getSessionAndAccount(record.id))?.record).toEqual({
+        ...record,
+        idleExpiresAt: 60_000,
+        version: 2,
+      });
       const next = makeSessionRecord({ projectKey: 'acme-b2b' });
       expect(await store.replace(record.id, 2, next)).toBe(true);
       expect(await lookup.getSessionAndAccount(record.id)).toBeNull();
@@ -85,7 +92,10 @@ export function testSessionLookup(make: () => SessionLookupFixture | Promise<Ses
       try {
         read.account!.memberships[0]!.role = 'owner';
       } catch {}
-      expect(await lookup.getSessionAndAccount(record.id)).toEqual({ record, account: { user: expect.objectContaining({ id: 'user-1' }), memberships } });
+      expect(await lookup.getSessionAndAccount(record.id)).toEqual({
+        record,
+        account: { user: expect.objectContaining({ id: 'user-1' }), memberships },
+      });
     });
   });
 }

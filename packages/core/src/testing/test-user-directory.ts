@@ -67,8 +67,14 @@ export function testUserDirectory(make: () => UserDirectoryUnderTest | Promise<U
       const directory = await make();
       await directory.addUser(rep());
       await directory.addUser(rep({ id: 'user-2', email: 'solo@example.com', name: 'Solo', memberships: [] }));
-      expect(await directory.getAccount('user-1')).toEqual({ user: { id: 'user-1', email: 'rep@example.com', name: 'Rep' }, memberships });
-      expect(await directory.getAccount('user-2')).toEqual({ user: { id: 'user-2', email: 'solo@example.com', name: 'Solo' }, memberships: [] });
+      expect(await directory.getAccount('user-1')).toEqual({
+        user: { id: 'user-1', email: 'rep@example.com', name: 'Rep' },
+        memberships,
+      });
+      expect(await directory.getAccount('user-2')).toEqual({
+        user: { id: 'user-2', email: 'solo@example.com', name: 'Solo' },
+        memberships: [],
+      });
       expect(await directory.getAccount('missing')).toBeNull();
     });
 
@@ -89,7 +95,10 @@ export function testUserDirectory(make: () => UserDirectoryUnderTest | Promise<U
       expect(await directory.updatePasswordHash('user-1', firstHash, thirdHash)).toBe(false);
       expect((await directory.findCredentials('rep@example.com'))?.passwordHash).toBe(secondHash);
       expect(await directory.updatePasswordHash('missing', secondHash, thirdHash)).toBe(false);
-      expect(await directory.getAccount('user-1')).toEqual({ user: { id: 'user-1', email: 'rep@example.com', name: 'Rep' }, memberships });
+      expect(await directory.getAccount('user-1')).toEqual({
+        user: { id: 'user-1', email: 'rep@example.com', name: 'Rep' },
+        memberships,
+      });
     });
 
     it('replaces a user added again with the same email', async () => {
@@ -99,7 +108,10 @@ export function testUserDirectory(make: () => UserDirectoryUnderTest | Promise<U
       await directory.addUser(rep({ id: 'new', email: 'REP@example.com', passwordHash: secondHash, memberships: [] }));
       expect(await directory.findCredentials('rep@example.com')).toEqual({ userId: 'new', passwordHash: secondHash });
       expect(await directory.getAccount('old')).toBeNull();
-      expect(await directory.getAccount('new')).toEqual({ user: { id: 'new', email: 'rep@example.com', name: 'Rep' }, memberships: [] });
+      expect(await directory.getAccount('new')).toEqual({
+        user: { id: 'new', email: 'rep@example.com', name: 'Rep' },
+        memberships: [],
+      });
     });
 
     it('never lets a caller change stored state through an object it passed in or got back', async () => {
@@ -121,7 +133,10 @@ export function testUserDirectory(make: () => UserDirectoryUnderTest | Promise<U
       try {
         credentials.passwordHash = secondHash;
       } catch {}
-      expect(await directory.getAccount('user-1')).toEqual({ user: { id: 'user-1', email: 'rep@example.com', name: 'Rep' }, memberships });
+      expect(await directory.getAccount('user-1')).toEqual({
+        user: { id: 'user-1', email: 'rep@example.com', name: 'Rep' },
+        memberships,
+      });
       expect(await directory.findCredentials('rep@example.com')).toEqual({ userId: 'user-1', passwordHash: firstHash });
     });
 
@@ -138,7 +153,10 @@ export function testUserDirectory(make: () => UserDirectoryUnderTest | Promise<U
     it('never matches a lone surrogate to the U+FFFD a driver would turn it into', async () => {
       const directory = await make();
       await directory.addUser(rep({ email: 'rep\ufffd@example.com' }));
-      expect(await directory.findCredentials('rep\ufffd@example.com')).toEqual({ userId: 'user-1', passwordHash: firstHash });
+      expect(await directory.findCredentials('rep\ufffd@example.com')).toEqual({
+        userId: 'user-1',
+        passwordHash: firstHash,
+      });
       expect(await directory.findCredentials('rep\ud800@example.com')).toBeNull();
     });
   });

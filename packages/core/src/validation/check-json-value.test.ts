@@ -54,7 +54,8 @@ describe('checkJsonValue', () => {
 
   it('reaches the depth limit: some generated values sit exactly at it', () => {
     const depths = fc.sample(input.jsonValue, { seed: 3, numRuns: 500 }).map((value) => {
-      for (let depth = 0; depth <= 33; depth++) if (checkJsonValue(value, { maxDepth: depth }).length === 0) return depth;
+      for (let depth = 0; depth <= 33; depth++)
+        if (checkJsonValue(value, { maxDepth: depth }).length === 0) return depth;
       return Infinity;
     });
     expect(Math.max(...depths)).toBe(32);
@@ -74,7 +75,9 @@ describe('checkJsonValue', () => {
   });
 
   it('walks a value nested 1,000,000 levels deep without recursion, and stops at the limit', () => {
-    expect(checkJsonValue(nestedArrays(1_000_000), { maxDepth: 64 })).toEqual([{ path: Array(64).fill(0), message: 'Must not be nested deeper than 64 levels' }]);
+    expect(checkJsonValue(nestedArrays(1_000_000), { maxDepth: 64 })).toEqual([
+      { path: Array(64).fill(0), message: 'Must not be nested deeper than 64 levels' },
+    ]);
     expect(checkJsonValue(JSON.parse(`${'['.repeat(100_000)}${']'.repeat(100_000)}`), { maxDepth: 3 })).toHaveLength(1);
   });
 
@@ -85,7 +88,17 @@ describe('checkJsonValue', () => {
   });
 
   it('refuses what JSON cannot carry', () => {
-    for (const value of [undefined, Number.NaN, Infinity, 10n, Symbol('s'), () => 1, new Date(0), new Map(), [undefined]]) {
+    for (const value of [
+      undefined,
+      Number.NaN,
+      Infinity,
+      10n,
+      Symbol('s'),
+      () => 1,
+      new Date(0),
+      new Map(),
+      [undefined],
+    ]) {
       expect(checkJsonValue(value, { maxDepth: 4 }).length).toBeGreaterThan(0);
     }
     // An absent property is what JSON.stringify writes for undefined: accepted.
@@ -100,7 +113,9 @@ describe('checkJsonValue', () => {
     // 2^30 paths through 30 shared levels: the size bound stops the walk long before.
     let shared: unknown = 'leaf';
     for (let level = 0; level < 30; level++) shared = [shared, shared];
-    expect(checkJsonValue(shared, { maxDepth: 32, maxBytes: 16_384 })).toEqual([{ path: [], message: 'Must not exceed 16384 bytes of JSON' }]);
+    expect(checkJsonValue(shared, { maxDepth: 32, maxBytes: 16_384 })).toEqual([
+      { path: [], message: 'Must not exceed 16384 bytes of JSON' },
+    ]);
   });
 
   it('measures the size in UTF-8 bytes of the JSON', () => {

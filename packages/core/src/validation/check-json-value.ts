@@ -77,8 +77,10 @@ export function checkJsonValue(value: unknown, options: CheckJsonValueOptions): 
         minimumBytes += 2;
         if (item === null) break;
         const level = (parent?.level ?? 0) + 1;
-        if (level > options.maxDepth) problems.push({ path: at(), message: `Must not be nested deeper than ${options.maxDepth} levels` });
-        else if (!Array.isArray(item) && !isPlainObject(item)) problems.push({ path: at(), message: 'Must be a JSON value' });
+        if (level > options.maxDepth)
+          problems.push({ path: at(), message: `Must not be nested deeper than ${options.maxDepth} levels` });
+        else if (!Array.isArray(item) && !isPlainObject(item))
+          problems.push({ path: at(), message: 'Must be a JSON value' });
         else stack.push({ value: item, level, parent, key });
         break;
       }

@@ -25,7 +25,9 @@ describe('safeParseWithSchema', () => {
       { path: '(root)', message: 'Unrecognized key: "extra"' },
     ]);
     const classic = z.strictObject({ email: z.string().trim().min(1).max(320), password: z.string().min(1).max(1024) });
-    expect(fieldErrors(classic, { email: tooLong, password: '', extra: 1 })).toEqual(fieldErrors(loginBody, { email: tooLong, password: '', extra: 1 }));
+    expect(fieldErrors(classic, { email: tooLong, password: '', extra: 1 })).toEqual(
+      fieldErrors(loginBody, { email: tooLong, password: '', extra: 1 }),
+    );
   });
 
   it('keeps the messages English whatever locale the host configured for its own zod schemas', () => {
@@ -33,6 +35,8 @@ describe('safeParseWithSchema', () => {
     // The host's own parse speaks German now…
     expect(zm.string().safeParse(1).error?.issues[0]?.message).not.toMatch(/^Invalid input/);
     // …the API's answers do not change.
-    expect(fieldErrors(loginBody, { email: '', password: 'x' })).toEqual([{ path: 'email', message: 'Too small: expected string to have >=1 characters' }]);
+    expect(fieldErrors(loginBody, { email: '', password: 'x' })).toEqual([
+      { path: 'email', message: 'Too small: expected string to have >=1 characters' },
+    ]);
   });
 });

@@ -32,15 +32,26 @@ const { localeError } = english();
  * Validates `value` with a zod 4 schema (classic or mini); a failure is an `invalid_request` error
  * listing every field path.
  */
-export function safeParseWithSchema<Schema extends $ZodType>(schema: Schema, value: unknown, detail = 'The request body is invalid.'): SafeParseResult<output<Schema>> {
+export function safeParseWithSchema<Schema extends $ZodType>(
+  schema: Schema,
+  value: unknown,
+  detail = 'The request body is invalid.',
+): SafeParseResult<output<Schema>> {
   const result = safeParse(schema, value, { error: localeError });
   if (result.success) return { success: true, data: result.data };
-  const errors: FieldError[] = result.error.issues.map((issue) => ({ path: formatFieldPath(issue.path), message: issue.message }));
+  const errors: FieldError[] = result.error.issues.map((issue) => ({
+    path: formatFieldPath(issue.path),
+    message: issue.message,
+  }));
   return { success: false, error: new DeskpilotError('invalid_request', { detail, errors }) };
 }
 
 /** Like {@link safeParseWithSchema}, but throws the `invalid_request` error. */
-export function parseWithSchema<Schema extends $ZodType>(schema: Schema, value: unknown, detail?: string): output<Schema> {
+export function parseWithSchema<Schema extends $ZodType>(
+  schema: Schema,
+  value: unknown,
+  detail?: string,
+): output<Schema> {
   const result = safeParseWithSchema(schema, value, detail);
   if (!result.success) throw result.error;
   return result.data;

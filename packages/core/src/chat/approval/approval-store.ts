@@ -42,7 +42,12 @@ export interface ApprovalStore {
    * Moves an approval from state `from` to state `to` (setting `outcome`/`reason` when given);
    * returns the new record, or null when it was not in `from` (or does not exist).
    */
-  transition(id: string, from: ApprovalState, to: ApprovalState, changes?: { outcome?: ApprovalOutcome; reason?: string }): Promise<ApprovalRecord | null>;
+  transition(
+    id: string,
+    from: ApprovalState,
+    to: ApprovalState,
+    changes?: { outcome?: ApprovalOutcome; reason?: string },
+  ): Promise<ApprovalRecord | null>;
   /** Pending approvals of a conversation, oldest first. */
   listPending(chatSessionId: string): Promise<ApprovalRecord[]>;
   /** Deletes approvals whose `expiresAt` is at or before `now` and that are not `executing`; returns how many. */

@@ -9,7 +9,9 @@ describe('canonicalHash', () => {
 
   // Approval records hold these digests: the values are the ones node:crypto gave before the move to Web-standard code.
   it('is the hex SHA-256 of the UTF-8 canonical JSON, as stored in approval records', () => {
-    expect(canonicalHash({ x: 'é ✓', a: [1, { d: null, c: 2 }] })).toBe('0ee9db36606a4c8a9b04228e15ed4217ad912eb9976baf1c13b9b224a868390b');
+    expect(canonicalHash({ x: 'é ✓', a: [1, { d: null, c: 2 }] })).toBe(
+      '0ee9db36606a4c8a9b04228e15ed4217ad912eb9976baf1c13b9b224a868390b',
+    );
     expect(canonicalHash(undefined)).toBe('eb045d78d273107348b0300c01d29b7552d622abbc6faf81b3ec55359aa9950c');
   });
 });

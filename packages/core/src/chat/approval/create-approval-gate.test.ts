@@ -4,8 +4,18 @@ import { ChatToolError } from '../tools/chat-tool-error.js';
 import { createApprovalGate, type ApprovalScope } from './create-approval-gate.js';
 import { createMemoryApprovalStore } from './memory-approval-store.js';
 
-const scope: ApprovalScope = { chatSessionId: 'chat-1', userEmail: 'rep@example.com', projectKey: 'acme-b2c', capabilities: { canRefundOrders: true } };
-const call = { toolName: 'refundOrder', toolCallId: 'call-1', input: { orderId: 'ORD-1001', reason: 'damaged' }, capability: 'canRefundOrders' };
+const scope: ApprovalScope = {
+  chatSessionId: 'chat-1',
+  userEmail: 'rep@example.com',
+  projectKey: 'acme-b2c',
+  capabilities: { canRefundOrders: true },
+};
+const call = {
+  toolName: 'refundOrder',
+  toolCallId: 'call-1',
+  input: { orderId: 'ORD-1001', reason: 'damaged' },
+  capability: 'canRefundOrders',
+};
 
 async function setup() {
   const clock = createFakeClock();
@@ -13,7 +23,13 @@ async function setup() {
   const errors: unknown[] = [];
   const gate = createApprovalGate({ store, now: clock.now, onError: (error) => errors.push(error) });
   const record = await gate.propose(scope, call);
-  const answer = { id: record.id, approved: true, toolCallId: call.toolCallId, toolName: call.toolName, input: { reason: 'damaged', orderId: 'ORD-1001' } };
+  const answer = {
+    id: record.id,
+    approved: true,
+    toolCallId: call.toolCallId,
+    toolName: call.toolName,
+    input: { reason: 'damaged', orderId: 'ORD-1001' },
+  };
   return { clock, store, gate, record, answer, errors };
 }
 
@@ -22,7 +38,11 @@ describe('createApprovalGate', () => {
     const { record, clock } = await setup();
     expect(record.id).toMatch(/^apv_[\w-]{22}$/);
     expect(Buffer.from(record.id.slice(4), 'base64url')).toHaveLength(16);
-    expect(record).toMatchObject({ state: 'pending', capabilities: { canRefundOrders: true }, expiresAt: clock.now() + 15 * 60 * 1000 });
+    expect(record).toMatchObject({
+      state: 'pending',
+      capabilities: { canRefundOrders: true },
+      expiresAt: clock.now() + 15 * 60 * 1000,
+    });
     expect(record.inputHash).toMatch(/^[0-9a-f]{64}$/);
   });
 
@@ -39,9 +59,24 @@ describe('createApprovalGate', () => {
     ['cross_session', (answer: Answer) => answer, { ...scope, chatSessionId: 'chat-2' }, 'canRefundOrders'],
     ['cross_session', (answer: Answer) => answer, { ...scope, userEmail: 'intruder@example.com' }, 'canRefundOrders'],
     ['cross_session', (answer: Answer) => answer, { ...scope, projectKey: 'acme-b2b' }, 'canRefundOrders'],
-    ['altered', (answer: Answer) => ({ ...answer, input: { orderId: 'ORD-1002', reason: 'damaged' } }), scope, 'canRefundOrders'],
-    ['altered', (answer: Answer) => ({ ...answer, input: { orderId: 'ORD-1001', reason: 'damaged', amount: 1 } }), scope, 'canRefundOrders'],
-    ['capability_revoked', (answer: Answer) => answer, { ...scope, capabilities: { canRefundOrders: false } }, 'canRefundOrders'],
+    [
+      'altered',
+      (answer: Answer) => ({ ...answer, input: { orderId: 'ORD-1002', reason: 'damaged' } }),
+      scope,
+      'canRefundOrders',
+    ],
+    [
+      'altered',
+      (answer: Answer) => ({ ...answer, input: { orderId: 'ORD-1001', reason: 'damaged', amount: 1 } }),
+      scope,
+      'canRefundOrders',
+    ],
+    [
+      'capability_revoked',
+      (answer: Answer) => answer,
+      { ...scope, capabilities: { canRefundOrders: false } },
+      'canRefundOrders',
+    ],
     ['capability_revoked', (answer: Answer) => answer, scope, null],
   ] as const)('refuses with %s', async (reason, tamper, reviewScope, capability) => {
     const { gate, answer } = await setup();
@@ -53,7 +88,10 @@ describe('createApprovalGate', () => {
     clock.advance(15 * 60 * 1000);
     expect(await gate.review(answer, scope, 'canRefundOrders')).toMatchObject({ approved: false, reason: 'expired' });
     await gate.deny(answer.id, 'superseded');
-    expect(await gate.review(answer, scope, 'canRefundOrders')).toMatchObject({ approved: false, reason: 'already_decided' });
+    expect(await gate.review(answer, scope, 'canRefundOrders')).toMatchObject({
+      approved: false,
+      reason: 'already_decided',
+    });
   });
 
   it('runs an approval exactly once under concurrent execution, with the stored input, and replays the outcome', async () => {
@@ -64,7 +102,11 @@ describe('createApprovalGate', () => {
       await new Promise((resolve) => setTimeout(resolve, 20));
       return { refundId: 'RF-1' };
     };
-    const outcomes = await Promise.all([gate.execute(record.id, run), gate.execute(record.id, run), gate.execute(record.id, run)]);
+    const outcomes = await Promise.all([
+      gate.execute(record.id, run),
+      gate.execute(record.id, run),
+      gate.execute(record.id, run),
+    ]);
     expect(inputs).toEqual([call.input]);
     expect(outcomes).toEqual(Array(3).fill({ type: 'output', output: { refundId: 'RF-1' } }));
     expect(await gate.execute(record.id, run)).toEqual({ type: 'output', output: { refundId: 'RF-1' } });
@@ -78,8 +120,14 @@ describe('createApprovalGate', () => {
       runs++;
       throw new Error('connection to payments-db-7 refused (password=hunter2)');
     };
-    expect(await gate.execute(record.id, failing)).toEqual({ type: 'error', message: 'The tool failed. Please try again later.' });
-    expect(await gate.execute(record.id, failing)).toEqual({ type: 'error', message: 'The tool failed. Please try again later.' });
+    expect(await gate.execute(record.id, failing)).toEqual({
+      type: 'error',
+      message: 'The tool failed. Please try again later.',
+    });
+    expect(await gate.execute(record.id, failing)).toEqual({
+      type: 'error',
+      message: 'The tool failed. Please try again later.',
+    });
     expect(runs).toBe(1);
     expect(errors).toHaveLength(1);
   });
@@ -103,7 +151,10 @@ describe('createApprovalGate', () => {
 
   it('reports a failed action to the injected logger when no onError is given', async () => {
     const logged: Array<[string, unknown]> = [];
-    const gate = createApprovalGate({ store: createMemoryApprovalStore(), logger: { warn: () => {}, error: (message, details) => logged.push([message, details]) } });
+    const gate = createApprovalGate({
+      store: createMemoryApprovalStore(),
+      logger: { warn: () => {}, error: (message, details) => logged.push([message, details]) },
+    });
     const record = await gate.propose(scope, call);
     const failure = new Error('backend down');
     await gate.execute(record.id, async () => Promise.reject(failure));

@@ -41,15 +41,21 @@ export interface ApprovalAnswer {
 }
 
 /** Why an answer will not run. */
-export type ApprovalDenialReason = 'denied_by_user' | 'unknown' | 'cross_session' | 'expired' | 'altered' | 'capability_revoked' | 'already_decided';
+export type ApprovalDenialReason =
+  'denied_by_user' | 'unknown' | 'cross_session' | 'expired' | 'altered' | 'capability_revoked' | 'already_decided';
 
 /** The gate's verdict on an answer. */
-export type ApprovalReview = { approved: true; record: ApprovalRecord } | { approved: false; reason: ApprovalDenialReason; record: ApprovalRecord | null };
+export type ApprovalReview =
+  | { approved: true; record: ApprovalRecord }
+  | { approved: false; reason: ApprovalDenialReason; record: ApprovalRecord | null };
 
 /** The one approval gate shared by every write tool of a chat service. */
 export interface ApprovalGate {
   /** Records a proposed write call as pending; the returned record's `id` goes to the client. */
-  propose(scope: ApprovalScope, call: { toolName: string; toolCallId: string; input: unknown; capability: string }): Promise<ApprovalRecord>;
+  propose(
+    scope: ApprovalScope,
+    call: { toolName: string; toolCallId: string; input: unknown; capability: string },
+  ): Promise<ApprovalRecord>;
   /** Checks an answer against the record: scope, expiry, unaltered input, capability still held. Changes nothing. */
   review(answer: ApprovalAnswer, scope: ApprovalScope, capability: string | null): Promise<ApprovalReview>;
   /** Marks a pending approval denied (by the user, or superseded); a later answer runs nothing. */
@@ -72,7 +78,8 @@ export function createApprovalGate(options: ApprovalGateOptions): ApprovalGate {
   const { store } = options;
   const ttlMs = options.ttlMs ?? 15 * 60 * 1000;
   const now = options.now ?? Date.now;
-  const generateId = options.generateId ?? (() => `apv_${base64url.encode(crypto.getRandomValues(new Uint8Array(16)))}`);
+  const generateId =
+    options.generateId ?? (() => `apv_${base64url.encode(crypto.getRandomValues(new Uint8Array(16)))}`);
   const waitForOutcomeMs = options.waitForOutcomeMs ?? 15_000;
   const logger = options.logger ?? consoleLogger;
   const onError = options.onError ?? ((error: unknown) => logger.error('approved action failed', error));
@@ -83,7 +90,13 @@ export function createApprovalGate(options: ApprovalGateOptions): ApprovalGate {
       const record = await store.get(id);
       if (record?.state === 'done' && record.outcome) return record.outcome;
       if (!record || record.state !== 'executing' || Date.now() >= deadline) {
-        return { type: 'error', message: record?.state === 'executing' ? 'The approved action is still running.' : 'The approved action did not run.' };
+        return {
+          type: 'error',
+          message:
+            record?.state === 'executing'
+              ? 'The approved action is still running.'
+              : 'The approved action did not run.',
+        };
       }
       await new Promise((resolve) => setTimeout(resolve, delay));
     }
@@ -114,16 +127,23 @@ export function createApprovalGate(options: ApprovalGateOptions): ApprovalGate {
 
     async review(answer, scope, capability) {
       const record = await store.get(answer.id);
-      if (!record || record.toolCallId !== answer.toolCallId || record.toolName !== answer.toolName) return { approved: false, reason: 'unknown', record: null };
-      if (record.chatSessionId !== scope.chatSessionId || record.userEmail !== scope.userEmail || record.projectKey !== scope.projectKey) {
+      if (!record || record.toolCallId !== answer.toolCallId || record.toolName !== answer.toolName)
+        return { approved: false, reason: 'unknown', record: null };
+      if (
+        record.chatSessionId !== scope.chatSessionId ||
+        record.userEmail !== scope.userEmail ||
+        record.projectKey !== scope.projectKey
+      ) {
         return { approved: false, reason: 'cross_session', record: null };
       }
       if (record.state === 'denied') return { approved: false, reason: 'already_decided', record };
       if (!answer.approved) return { approved: false, reason: 'denied_by_user', record };
       // An approval already executing or done passes on to `execute`, which replays its outcome.
-      if (record.state === 'pending' && now() >= record.expiresAt) return { approved: false, reason: 'expired', record };
+      if (record.state === 'pending' && now() >= record.expiresAt)
+        return { approved: false, reason: 'expired', record };
       if (canonicalHash(answer.input) !== record.inputHash) return { approved: false, reason: 'altered', record };
-      if (capability === null || scope.capabilities[capability] !== true) return { approved: false, reason: 'capability_revoked', record };
+      if (capability === null || scope.capabilities[capability] !== true)
+        return { approved: false, reason: 'capability_revoked', record };
       return { approved: true, record };
     },
 

@@ -159,13 +159,24 @@ export interface CommerceBackend {
   /** One order, or null. */
   getOrder(projectKey: string, orderId: string): Promise<Order | null>;
   /** Orders, newest first, filtered by customer email and/or status, at most `limit`. */
-  searchOrders(projectKey: string, query: { customerEmail?: string; status?: OrderStatus; limit: number }): Promise<Order[]>;
+  searchOrders(
+    projectKey: string,
+    query: { customerEmail?: string; status?: OrderStatus; limit: number },
+  ): Promise<Order[]>;
   /** A customer by id and/or email (both must match when both are given), or null. */
   getCustomer(projectKey: string, query: { customerId?: string; email?: string }): Promise<Customer | null>;
   /** Refunds `amount` (default: all that remains) of a paid, shipped or delivered order. */
-  refundOrder(projectKey: string, request: { orderId: string; amount?: number; reason: string }, options: CommerceWriteOptions): Promise<RefundResult>;
+  refundOrder(
+    projectKey: string,
+    request: { orderId: string; amount?: number; reason: string },
+    options: CommerceWriteOptions,
+  ): Promise<RefundResult>;
   /** Cancels a pending or paid order (not once shipped), refunding what was paid. */
-  cancelOrder(projectKey: string, request: { orderId: string; reason: string }, options: CommerceWriteOptions): Promise<CancelResult>;
+  cancelOrder(
+    projectKey: string,
+    request: { orderId: string; reason: string },
+    options: CommerceWriteOptions,
+  ): Promise<CancelResult>;
   /** One b2b business unit, or null. */
   getBusinessUnit?(projectKey: string, businessUnitId: string): Promise<BusinessUnit | null>;
   /** Quotes, newest first, filtered by business unit and/or status. */

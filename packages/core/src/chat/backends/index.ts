@@ -21,5 +21,14 @@ export type {
   RefundResult,
 } from './commerce-backend.js';
 export { orderStatuses, quoteStatuses } from './commerce-backend.js';
-export type { AddTicketCommentResult, NewTicket, Ticket, TicketBackend, TicketComment, TicketPriority, TicketStatus, TicketSummary } from './ticket-backend.js';
+export type {
+  AddTicketCommentResult,
+  NewTicket,
+  Ticket,
+  TicketBackend,
+  TicketComment,
+  TicketPriority,
+  TicketStatus,
+  TicketSummary,
+} from './ticket-backend.js';
 export { ticketPriorities, ticketStatuses } from './ticket-backend.js';

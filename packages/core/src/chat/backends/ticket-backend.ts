@@ -59,7 +59,8 @@ export interface NewTicket {
 
 /** Outcome of adding a comment: expected refusals are data, never thrown. */
 export type AddTicketCommentResult =
-  { ok: true; ticketId: string; comment: TicketComment } | { ok: false; ticketId: string; reason: 'ticket_not_found' | 'ticket_closed'; message: string };
+  | { ok: true; ticketId: string; comment: TicketComment }
+  | { ok: false; ticketId: string; reason: 'ticket_not_found' | 'ticket_closed'; message: string };
 
 /**
  * Port to a helpdesk. Every method takes the project first: data is partitioned per project and one
@@ -67,11 +68,22 @@ export type AddTicketCommentResult =
  */
 export interface TicketBackend {
   /** Tickets, most recently updated first, matching every given filter, at most `limit`. */
-  searchTickets(projectKey: string, query: { query?: string; status?: TicketStatus; customerEmail?: string; limit: number }): Promise<TicketSummary[]>;
+  searchTickets(
+    projectKey: string,
+    query: { query?: string; status?: TicketStatus; customerEmail?: string; limit: number },
+  ): Promise<TicketSummary[]>;
   /** One ticket with its comments, or null. */
   getTicket(projectKey: string, ticketId: string): Promise<Ticket | null>;
   /** Opens a ticket; the same `idempotencyKey` returns the ticket it created first. */
-  createTicket(projectKey: string, ticket: NewTicket, options: { idempotencyKey: string; requestedBy: string }): Promise<Ticket>;
+  createTicket(
+    projectKey: string,
+    ticket: NewTicket,
+    options: { idempotencyKey: string; requestedBy: string },
+  ): Promise<Ticket>;
   /** Appends a comment to an open ticket. */
-  addTicketComment(projectKey: string, comment: { ticketId: string; body: string }, options: { idempotencyKey: string; author: string }): Promise<AddTicketCommentResult>;
+  addTicketComment(
+    projectKey: string,
+    comment: { ticketId: string; body: string },
+    options: { idempotencyKey: string; author: string },
+  ): Promise<AddTicketCommentResult>;
 }

@@ -4,17 +4,25 @@ import { boundModelInput, fileChars, inputChars } from './bound-model-input.js';
 
 const user = (text: string): ModelMessage => ({ role: 'user', content: [{ type: 'text', text }] });
 const assistant = (text: string): ModelMessage => ({ role: 'assistant', content: [{ type: 'text', text }] });
-const call = (id: string): ModelMessage => ({ role: 'assistant', content: [{ type: 'tool-call', toolCallId: id, toolName: 'getOrder', input: { orderId: 'ORD-1' } }] });
+const call = (id: string): ModelMessage => ({
+  role: 'assistant',
+  content: [{ type: 'tool-call', toolCallId: id, toolName: 'getOrder', input: { orderId: 'ORD-1' } }],
+});
 const result = (id: string, value: unknown): ModelMessage => ({
   role: 'tool',
-  content: [{ type: 'tool-result', toolCallId: id, toolName: 'getOrder', output: { type: 'json', value: value as never } }],
+  content: [
+    { type: 'tool-result', toolCallId: id, toolName: 'getOrder', output: { type: 'json', value: value as never } },
+  ],
 });
 const size = (messages: ModelMessage[]) => messages.reduce((sum, message) => sum + inputChars(message), 0);
 const bound = (messages: ModelMessage[], maxChars: number, maxToolResultChars = 10_000) =>
   boundModelInput(messages, { maxChars, maxToolResultChars, instructionsChars: 0 });
 
 describe('boundModelInput', () => {
-  const turns = Array.from({ length: 10 }, (_, index) => [user(`question ${index}`), assistant(`answer ${index} ${'x'.repeat(100)}`)]);
+  const turns = Array.from({ length: 10 }, (_, index) => [
+    user(`question ${index}`),
+    assistant(`answer ${index} ${'x'.repeat(100)}`),
+  ]);
 
   it('sends everything when it fits', () => {
     const messages = turns.flat();
@@ -32,7 +40,9 @@ describe('boundModelInput', () => {
   it('counts the instructions against the budget', () => {
     const messages = turns.flat();
     const budget = size(turns.slice(-3).flat()) + 5;
-    expect(boundModelInput(messages, { maxChars: budget, maxToolResultChars: 10_000, instructionsChars: 100 }).messages).toEqual(turns.slice(-2).flat());
+    expect(
+      boundModelInput(messages, { maxChars: budget, maxToolResultChars: 10_000, instructionsChars: 100 }).messages,
+    ).toEqual(turns.slice(-2).flat());
   });
 
   it('always sends the newest turn, even alone over the budget', () => {
@@ -42,7 +52,13 @@ describe('boundModelInput', () => {
 
   it("cuts the newest turn's own tool results, oldest first, when they alone outgrow the budget; its question stays whole", () => {
     const question = user(`q ${'?'.repeat(300)}`);
-    const newest = [question, call('c1'), result('c1', { notes: 'a'.repeat(3_000) }), call('c2'), result('c2', { notes: 'b'.repeat(3_000) })];
+    const newest = [
+      question,
+      call('c1'),
+      result('c1', { notes: 'a'.repeat(3_000) }),
+      call('c2'),
+      result('c2', { notes: 'b'.repeat(3_000) }),
+    ];
     const messages = [...turns.flat(), ...newest];
     const budget = 4_000;
     const out = boundModelInput(messages, { maxChars: budget, maxToolResultChars: 8_000, instructionsChars: 500 });
@@ -50,7 +66,9 @@ describe('boundModelInput', () => {
     expect(out.chars).toBeLessThanOrEqual(budget - 500);
     expect(out.chars).toBe(size(out.messages));
     expect(out.messages[0]).toEqual(question);
-    const [first, second] = [out.messages[2]!, out.messages[4]!].map((message) => (message.content[0] as { output: { value: string } }).output.value);
+    const [first, second] = [out.messages[2]!, out.messages[4]!].map(
+      (message) => (message.content[0] as { output: { value: string } }).output.value,
+    );
     // The oldest result goes first (down to its marker), the newest keeps what fits.
     expect(first).toMatch(/^… \[truncated: the first 0 of \d+ characters are shown\]$/);
     expect(second).toMatch(/^\{"notes":"b+… \[truncated: the first \d+ of \d+ characters are shown\]$/);
@@ -62,7 +80,9 @@ describe('boundModelInput', () => {
   it('counts a tool result as the escaped JSON string the providers carry', () => {
     const message = result('c1', { note: 'say "hi"' });
     expect(inputChars(message)).toBe(
-      JSON.stringify(message).length + JSON.stringify(JSON.stringify({ note: 'say "hi"' })).length - JSON.stringify({ note: 'say "hi"' }).length,
+      JSON.stringify(message).length +
+        JSON.stringify(JSON.stringify({ note: 'say "hi"' })).length -
+        JSON.stringify({ note: 'say "hi"' }).length,
     );
   });
 
@@ -91,13 +111,22 @@ describe('boundModelInput', () => {
     const long = { items: 'z'.repeat(500) };
     const denied: ModelMessage = {
       role: 'tool',
-      content: [{ type: 'tool-result', toolCallId: 'c3', toolName: 'refundOrder', output: { type: 'execution-denied', reason: 'no' } }],
+      content: [
+        {
+          type: 'tool-result',
+          toolCallId: 'c3',
+          toolName: 'refundOrder',
+          output: { type: 'execution-denied', reason: 'no' },
+        },
+      ],
     };
     const messages = [user('q'), call('c1'), result('c1', long), call('c2'), result('c2', { ok: true }), denied];
     const out = bound(messages, 1_000_000, 100).messages;
     const cut = out[2]!.content[0] as { output: { type: string; value: string } };
     expect(cut.output.type).toBe('text');
-    expect(cut.output.value).toBe(`${JSON.stringify(long).slice(0, 100)}… [truncated: the first 100 of ${JSON.stringify(long).length} characters are shown]`);
+    expect(cut.output.value).toBe(
+      `${JSON.stringify(long).slice(0, 100)}… [truncated: the first 100 of ${JSON.stringify(long).length} characters are shown]`,
+    );
     expect(out[4]).toEqual(messages[4]);
     expect(out[5]).toEqual(denied);
     // The stored messages are not touched.
@@ -107,7 +136,16 @@ describe('boundModelInput', () => {
   it('never cuts a surrogate pair in half', () => {
     const text = `${'a'.repeat(9)}😀${'b'.repeat(50)}`;
     const out = bound(
-      [user('q'), call('c1'), { role: 'tool', content: [{ type: 'tool-result', toolCallId: 'c1', toolName: 'getOrder', output: { type: 'text', value: text } }] }],
+      [
+        user('q'),
+        call('c1'),
+        {
+          role: 'tool',
+          content: [
+            { type: 'tool-result', toolCallId: 'c1', toolName: 'getOrder', output: { type: 'text', value: text } },
+          ],
+        },
+      ],
       1_000_000,
       10,
     ).messages;
@@ -119,7 +157,14 @@ describe('boundModelInput', () => {
   it('keeps a cut error result an error', () => {
     const error: ModelMessage = {
       role: 'tool',
-      content: [{ type: 'tool-result', toolCallId: 'c1', toolName: 'getOrder', output: { type: 'error-text', value: 'e'.repeat(300) } }],
+      content: [
+        {
+          type: 'tool-result',
+          toolCallId: 'c1',
+          toolName: 'getOrder',
+          output: { type: 'error-text', value: 'e'.repeat(300) },
+        },
+      ],
     };
     const out = bound([user('q'), call('c1'), error], 1_000_000, 50).messages;
     expect((out[2]!.content[0] as { output: { type: string } }).output.type).toBe('error-text');

@@ -62,7 +62,8 @@ export async function toolDefinitionChars(tools: ToolSet): Promise<number> {
 
 function countFiles(message: ModelMessage): number {
   if (typeof message.content === 'string') return 0;
-  return (message.content as Array<{ type: string }>).filter((part) => part.type === 'file' || part.type === 'image').length;
+  return (message.content as Array<{ type: string }>).filter((part) => part.type === 'file' || part.type === 'image')
+    .length;
 }
 
 const isHighSurrogate = (code: number) => code >= 0xd800 && code <= 0xdbff;
@@ -76,13 +77,19 @@ function truncateResult(part: ToolResultPart, max: number): ToolResultPart {
   // Never half of a surrogate pair: a lone surrogate is not valid UTF-8 on the wire.
   const end = isHighSurrogate(text.charCodeAt(max - 1)) ? max - 1 : max;
   const marker = `… [truncated: the first ${end} of ${text.length} characters are shown]`;
-  return { ...part, output: { type: output.type.startsWith('error') ? 'error-text' : 'text', value: text.slice(0, end) + marker } };
+  return {
+    ...part,
+    output: { type: output.type.startsWith('error') ? 'error-text' : 'text', value: text.slice(0, end) + marker },
+  };
 }
 
 /** The message with each of its tool results over `max` characters cut. */
 function withTruncatedResults(message: ModelMessage, max: number): ModelMessage {
   if (message.role !== 'tool') return message;
-  return { ...message, content: message.content.map((part) => (part.type === 'tool-result' ? truncateResult(part, max) : part)) };
+  return {
+    ...message,
+    content: message.content.map((part) => (part.type === 'tool-result' ? truncateResult(part, max) : part)),
+  };
 }
 
 const sizeOf = (messages: readonly ModelMessage[]) => messages.reduce((sum, message) => sum + inputChars(message), 0);
@@ -108,7 +115,10 @@ function fitNewestTurn(turn: readonly ModelMessage[], available: number, maxTool
       while (size > available && limit > 0) {
         limit = Math.max(0, limit - (size - available));
         const current = messages[index] as typeof original;
-        messages[index] = { ...current, content: current.content.map((other, at) => (at === part ? truncateResult(result, limit) : other)) };
+        messages[index] = {
+          ...current,
+          content: current.content.map((other, at) => (at === part ? truncateResult(result, limit) : other)),
+        };
         size = sizeOf(messages);
         cut = true;
       }
@@ -145,7 +155,12 @@ export function boundModelInput(
       // The newest turn goes whatever its size (without it there is nothing to answer), its own
       // results cut to fit.
       const fitted = fitNewestTurn(messages.slice(bounds[turn]), available, options.maxToolResultChars);
-      return { messages: fitted.messages, omittedMessages: bounds[turn]!, chars: fitted.size, cutResults: fitted.cutResults };
+      return {
+        messages: fitted.messages,
+        omittedMessages: bounds[turn]!,
+        chars: fitted.size,
+        cutResults: fitted.cutResults,
+      };
     }
     available -= size;
     chars += size;

@@ -32,15 +32,25 @@ const dataRule =
  * JSON-encoded with `<`, `>` and `&` escaped, so no content can close its block or open another, and
  * each is capped in size. Safe for any input: no value makes it throw or recurse.
  */
-export function buildInstructions(input: { context: ChatContext; workingMemory: WorkingMemory; base?: string; limits?: InstructionLimits }): string {
+export function buildInstructions(input: {
+  context: ChatContext;
+  workingMemory: WorkingMemory;
+  base?: string;
+  limits?: InstructionLimits;
+}): string {
   const { context, limits = {} } = input;
   const present = (value: unknown) => value !== null && value !== undefined;
   const blocks = [
-    dataBlock('session', { userRole: context.userRole, projectKey: context.projectKey, businessType: context.businessType }, 1024),
+    dataBlock(
+      'session',
+      { userRole: context.userRole, projectKey: context.projectKey, businessType: context.businessType },
+      1024,
+    ),
     dataBlock('working_memory', input.workingMemory, limits.workingMemory ?? 8192),
     present(context.pageContext) && dataBlock('page_context', context.pageContext, limits.pageContext ?? 4096),
     present(context.proactiveHint) && dataBlock('proactive_hint', context.proactiveHint, limits.proactiveHint ?? 2000),
-    present(context.workingMemoryBlock) && dataBlock('client_note', context.workingMemoryBlock, limits.workingMemoryBlock ?? 4096),
+    present(context.workingMemoryBlock) &&
+      dataBlock('client_note', context.workingMemoryBlock, limits.workingMemoryBlock ?? 4096),
   ].filter(Boolean);
   return [typeof input.base === 'string' ? input.base : defaultAssistantInstructions, dataRule, ...blocks].join('\n\n');
 }

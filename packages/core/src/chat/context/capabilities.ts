@@ -27,10 +27,13 @@ export const capabilityNamePattern = /^can[A-Z][A-Za-z0-9]*$/;
  */
 export function defineCapabilities(extra: CapabilityRegistry = {}): CapabilityRegistry {
   for (const [name, definition] of Object.entries(extra)) {
-    if (!capabilityNamePattern.test(name)) throw new TypeError(`Capability names look like canDoSomething: ${JSON.stringify(name)}`);
+    if (!capabilityNamePattern.test(name))
+      throw new TypeError(`Capability names look like canDoSomething: ${JSON.stringify(name)}`);
     const builtin = (builtinCapabilities as CapabilityRegistry)[name];
-    if (builtin && builtin.kind !== definition.kind) throw new TypeError(`${name} is a built-in ${builtin.kind} capability`);
-    if (definition.kind !== 'read' && definition.kind !== 'write') throw new TypeError(`${name}: kind must be "read" or "write"`);
+    if (builtin && builtin.kind !== definition.kind)
+      throw new TypeError(`${name} is a built-in ${builtin.kind} capability`);
+    if (definition.kind !== 'read' && definition.kind !== 'write')
+      throw new TypeError(`${name}: kind must be "read" or "write"`);
   }
   return Object.freeze({ ...builtinCapabilities, ...extra });
 }
@@ -39,7 +42,10 @@ export function defineCapabilities(extra: CapabilityRegistry = {}): CapabilityRe
  * Resolves the flags a request carries against a registry, with least privilege: a read capability
  * defaults to true, a write capability to false, and a flag the registry does not know grants nothing.
  */
-export function resolveCapabilities(flags: Readonly<Record<string, boolean>>, registry: CapabilityRegistry): Record<string, boolean> {
+export function resolveCapabilities(
+  flags: Readonly<Record<string, boolean>>,
+  registry: CapabilityRegistry,
+): Record<string, boolean> {
   const resolved: Record<string, boolean> = {};
   for (const [name, { kind }] of Object.entries(registry)) {
     resolved[name] = Object.hasOwn(flags, name) ? flags[name] === true : kind === 'read';

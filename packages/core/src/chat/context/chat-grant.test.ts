@@ -5,7 +5,13 @@ import { readAll, scriptedModel, sessionId, setupChat, textStep, userMessage } f
 import { signChatGrant, verifyChatGrant } from './chat-grant.js';
 
 const secret = 'a-chat-context-secret-of-32-chars!!';
-const claims = { userEmail: 'Rep@Example.com', userRole: 'agent', projectKey: 'acme-b2c', businessType: 'b2c' as const, capabilities: { canRefundOrders: true } };
+const claims = {
+  userEmail: 'Rep@Example.com',
+  userRole: 'agent',
+  projectKey: 'acme-b2c',
+  businessType: 'b2c' as const,
+  capabilities: { canRefundOrders: true },
+};
 const year = 365 * 24 * 3600;
 
 /** A grant signed with the right secret but timestamps of our choosing (seconds), as a careless or hostile signer would. */
@@ -23,17 +29,27 @@ describe('chat grants', () => {
   it('round-trip: what the studio signs is what the chat service reads', async () => {
     const clock = createFakeClock();
     const grant = await signChatGrant(claims, secret, { now: clock.now });
-    expect(await verifyChatGrant(grant, secret, { now: clock.now })).toEqual({ ...claims, userEmail: 'rep@example.com' });
+    expect(await verifyChatGrant(grant, secret, { now: clock.now })).toEqual({
+      ...claims,
+      userEmail: 'rep@example.com',
+    });
   });
 
   it('refuse an expired grant, past the clock tolerance', async () => {
     const clock = createFakeClock();
     const grant = await signChatGrant(claims, secret, { now: clock.now, expiresInSeconds: 60 });
     clock.advance(60_000 + 59_000);
-    await expect(verifyChatGrant(grant, secret, { now: clock.now })).resolves.toMatchObject({ userEmail: 'rep@example.com' });
+    await expect(verifyChatGrant(grant, secret, { now: clock.now })).resolves.toMatchObject({
+      userEmail: 'rep@example.com',
+    });
     clock.advance(1000);
-    await expect(verifyChatGrant(grant, secret, { now: clock.now })).rejects.toMatchObject({ code: 'unauthenticated', detail: 'The chat grant has expired.' });
-    await expect(verifyChatGrant(grant, secret, { now: clock.now, clockToleranceSeconds: 0 })).rejects.toMatchObject({ code: 'unauthenticated' });
+    await expect(verifyChatGrant(grant, secret, { now: clock.now })).rejects.toMatchObject({
+      code: 'unauthenticated',
+      detail: 'The chat grant has expired.',
+    });
+    await expect(verifyChatGrant(grant, secret, { now: clock.now, clockToleranceSeconds: 0 })).rejects.toMatchObject({
+      code: 'unauthenticated',
+    });
   });
 
   it('refuse a grant that lives longer than the maximum lifetime (10 minutes by default)', async () => {
@@ -44,11 +60,22 @@ describe('chat grants', () => {
       code: 'unauthenticated',
       detail: 'The chat grant lives longer than allowed.',
     });
-    await expect(verifyChatGrant(await craftGrant({ iat: now, exp: now + 601 }), secret, { now: clock.now })).rejects.toMatchObject({ code: 'unauthenticated' });
-    await expect(verifyChatGrant(await craftGrant({ iat: now, exp: now + 600 }), secret, { now: clock.now })).resolves.toMatchObject({ userEmail: 'rep@example.com' });
+    await expect(
+      verifyChatGrant(await craftGrant({ iat: now, exp: now + 601 }), secret, { now: clock.now }),
+    ).rejects.toMatchObject({ code: 'unauthenticated' });
+    await expect(
+      verifyChatGrant(await craftGrant({ iat: now, exp: now + 600 }), secret, { now: clock.now }),
+    ).resolves.toMatchObject({ userEmail: 'rep@example.com' });
     // The maximum is configuration.
-    await expect(verifyChatGrant(tenYears, secret, { now: clock.now, maxLifetimeSeconds: 11 * year })).resolves.toMatchObject({ userRole: 'agent' });
-    await expect(verifyChatGrant(await craftGrant({ iat: now, exp: now + 301 }), secret, { now: clock.now, maxLifetimeSeconds: 300 })).rejects.toMatchObject({
+    await expect(
+      verifyChatGrant(tenYears, secret, { now: clock.now, maxLifetimeSeconds: 11 * year }),
+    ).resolves.toMatchObject({ userRole: 'agent' });
+    await expect(
+      verifyChatGrant(await craftGrant({ iat: now, exp: now + 301 }), secret, {
+        now: clock.now,
+        maxLifetimeSeconds: 300,
+      }),
+    ).rejects.toMatchObject({
       code: 'unauthenticated',
     });
   });
@@ -58,32 +85,48 @@ describe('chat grants', () => {
     const now = clock.now() / 1000;
     const old = await craftGrant({ iat: now - 3600, exp: now + 60 });
     await expect(verifyChatGrant(old, secret, { now: clock.now })).rejects.toMatchObject({ code: 'unauthenticated' });
-    await expect(verifyChatGrant(old, secret, { now: clock.now, maxLifetimeSeconds: 2 * 3600 })).resolves.toMatchObject({ userRole: 'agent' });
+    await expect(verifyChatGrant(old, secret, { now: clock.now, maxLifetimeSeconds: 2 * 3600 })).resolves.toMatchObject(
+      { userRole: 'agent' },
+    );
   });
 
   it('refuse a grant without iat, or with an expiry before its issue', async () => {
     const clock = createFakeClock();
     const now = clock.now() / 1000;
-    await expect(verifyChatGrant(await craftGrant({ exp: now + 60 }), secret, { now: clock.now })).rejects.toMatchObject({
+    await expect(
+      verifyChatGrant(await craftGrant({ exp: now + 60 }), secret, { now: clock.now }),
+    ).rejects.toMatchObject({
       code: 'unauthenticated',
       detail: 'The chat grant is invalid.',
     });
-    await expect(verifyChatGrant(await craftGrant({ iat: now }), secret, { now: clock.now })).rejects.toMatchObject({ code: 'unauthenticated' });
-    await expect(verifyChatGrant(await craftGrant({ iat: now + 30, exp: now + 20 }), secret, { now: clock.now })).rejects.toMatchObject({ code: 'unauthenticated' });
+    await expect(verifyChatGrant(await craftGrant({ iat: now }), secret, { now: clock.now })).rejects.toMatchObject({
+      code: 'unauthenticated',
+    });
+    await expect(
+      verifyChatGrant(await craftGrant({ iat: now + 30, exp: now + 20 }), secret, { now: clock.now }),
+    ).rejects.toMatchObject({ code: 'unauthenticated' });
   });
 
   it('refuse a grant issued in the future beyond the clock tolerance (60 s by default)', async () => {
     const clock = createFakeClock();
     const now = clock.now() / 1000;
     const ahead = (seconds: number) => craftGrant({ iat: now + seconds, exp: now + seconds + 300 });
-    await expect(verifyChatGrant(await ahead(60), secret, { now: clock.now })).resolves.toMatchObject({ userRole: 'agent' });
+    await expect(verifyChatGrant(await ahead(60), secret, { now: clock.now })).resolves.toMatchObject({
+      userRole: 'agent',
+    });
     await expect(verifyChatGrant(await ahead(61), secret, { now: clock.now })).rejects.toMatchObject({
       code: 'unauthenticated',
       detail: 'The chat grant is not valid yet.',
     });
-    await expect(verifyChatGrant(await ahead(10 * year), secret, { now: clock.now })).rejects.toMatchObject({ code: 'unauthenticated' });
-    await expect(verifyChatGrant(await ahead(61), secret, { now: clock.now, clockToleranceSeconds: 120 })).resolves.toMatchObject({ userRole: 'agent' });
-    await expect(verifyChatGrant(await ahead(1), secret, { now: clock.now, clockToleranceSeconds: 0 })).rejects.toMatchObject({ code: 'unauthenticated' });
+    await expect(verifyChatGrant(await ahead(10 * year), secret, { now: clock.now })).rejects.toMatchObject({
+      code: 'unauthenticated',
+    });
+    await expect(
+      verifyChatGrant(await ahead(61), secret, { now: clock.now, clockToleranceSeconds: 120 }),
+    ).resolves.toMatchObject({ userRole: 'agent' });
+    await expect(
+      verifyChatGrant(await ahead(1), secret, { now: clock.now, clockToleranceSeconds: 0 }),
+    ).rejects.toMatchObject({ code: 'unauthenticated' });
   });
 
   it.each([
@@ -98,7 +141,9 @@ describe('chat grants', () => {
   it('refuse a grant signed with another secret, for another audience, or unsigned', async () => {
     const clock = createFakeClock();
     const forged = await signChatGrant(claims, 'another-secret-that-is-32-chars-long', { now: clock.now });
-    await expect(verifyChatGrant(forged, secret, { now: clock.now })).rejects.toMatchObject({ code: 'unauthenticated' });
+    await expect(verifyChatGrant(forged, secret, { now: clock.now })).rejects.toMatchObject({
+      code: 'unauthenticated',
+    });
     const key = new TextEncoder().encode(secret);
     const otherAudience = await new SignJWT({ role: 'admin', project: 'acme-b2c', business: 'b2c', caps: {} })
       .setProtectedHeader({ alg: 'HS256' })
@@ -107,7 +152,9 @@ describe('chat grants', () => {
       .setIssuedAt(clock.now() / 1000)
       .setExpirationTime(clock.now() / 1000 + 60)
       .sign(key);
-    await expect(verifyChatGrant(otherAudience, secret, { now: clock.now })).rejects.toMatchObject({ code: 'unauthenticated' });
+    await expect(verifyChatGrant(otherAudience, secret, { now: clock.now })).rejects.toMatchObject({
+      code: 'unauthenticated',
+    });
     const [header, payload] = forged.split('.');
     const none = `${Buffer.from('{"alg":"none"}').toString('base64url')}.${payload}.`;
     await expect(verifyChatGrant(none, secret, { now: clock.now })).rejects.toMatchObject({ code: 'unauthenticated' });
@@ -122,16 +169,20 @@ describe('chat grants', () => {
     await expect(signChatGrant(claims, secret, { expiresInSeconds: 10 * year })).rejects.toThrow(TypeError);
     await expect(signChatGrant(claims, secret, { expiresInSeconds: 601 })).rejects.toThrow(TypeError);
     await expect(signChatGrant(claims, secret, { expiresInSeconds: 0 })).rejects.toThrow(TypeError);
-    await expect(signChatGrant(claims, secret, { expiresInSeconds: 3600, maxLifetimeSeconds: 3600 })).resolves.toEqual(expect.any(String));
+    await expect(signChatGrant(claims, secret, { expiresInSeconds: 3600, maxLifetimeSeconds: 3600 })).resolves.toEqual(
+      expect.any(String),
+    );
   });
 
-  it.each([[{ maxLifetimeSeconds: 0 }], [{ maxLifetimeSeconds: Number.POSITIVE_INFINITY }], [{ clockToleranceSeconds: -1 }], [{ clockToleranceSeconds: Number.NaN }]])(
-    'treat the policy %j as a programming error, not as a bad grant',
-    async (policy) => {
-      const grant = await signChatGrant(claims, secret);
-      await expect(verifyChatGrant(grant, secret, policy)).rejects.toThrow(TypeError);
-    },
-  );
+  it.each([
+    [{ maxLifetimeSeconds: 0 }],
+    [{ maxLifetimeSeconds: Number.POSITIVE_INFINITY }],
+    [{ clockToleranceSeconds: -1 }],
+    [{ clockToleranceSeconds: Number.NaN }],
+  ])('treat the policy %j as a programming error, not as a bad grant', async (policy) => {
+    const grant = await signChatGrant(claims, secret);
+    await expect(verifyChatGrant(grant, secret, policy)).rejects.toThrow(TypeError);
+  });
 });
 
 describe('createChatHandler with a context secret', () => {
@@ -151,7 +202,10 @@ describe('createChatHandler with a context secret', () => {
     const response = await post(send, await craftGrant({ iat: now, exp: now + 10 * year }));
     expect(response.status).toBe(401);
     expect(response.headers.get('content-type')).toBe('application/problem+json');
-    expect(await response.json()).toMatchObject({ code: 'unauthenticated', detail: 'The chat grant lives longer than allowed.' });
+    expect(await response.json()).toMatchObject({
+      code: 'unauthenticated',
+      detail: 'The chat grant lives longer than allowed.',
+    });
     expect(store.dump().sessions).toHaveLength(0);
   });
 
@@ -184,7 +238,13 @@ describe('createChatHandler with a context secret', () => {
   });
 
   it('carries the session a grant was minted from as its sid claim, and leaves it out when not given', async () => {
-    const claims = { userEmail: 'rep@x.com', userRole: 'agent', projectKey: 'acme-b2c', businessType: 'b2c' as const, capabilities: {} };
+    const claims = {
+      userEmail: 'rep@x.com',
+      userRole: 'agent',
+      projectKey: 'acme-b2c',
+      businessType: 'b2c' as const,
+      capabilities: {},
+    };
     const bound = await signChatGrant({ ...claims, sessionId: 'session-id-1' }, 'x'.repeat(32));
     expect(await verifyChatGrant(bound, 'x'.repeat(32))).toEqual({ ...claims, sessionId: 'session-id-1' });
     const unbound = await signChatGrant(claims, 'x'.repeat(32));

@@ -57,7 +57,9 @@ export function resolveChatGrantPolicy(policy: ChatGrantPolicy = {}): Required<C
   if (!Number.isFinite(maxLifetimeSeconds) || maxLifetimeSeconds <= 0)
     throw new TypeError(`maxLifetimeSeconds must be a positive number of seconds, got ${maxLifetimeSeconds}`);
   if (!Number.isFinite(clockToleranceSeconds) || clockToleranceSeconds < 0)
-    throw new TypeError(`clockToleranceSeconds must be zero or a positive number of seconds, got ${clockToleranceSeconds}`);
+    throw new TypeError(
+      `clockToleranceSeconds must be zero or a positive number of seconds, got ${clockToleranceSeconds}`,
+    );
   return { maxLifetimeSeconds, clockToleranceSeconds };
 }
 
@@ -74,11 +76,17 @@ function key(secret: string): Uint8Array {
  * @example
  * const grant = await signChatGrant({ userEmail, userRole, projectKey, businessType: 'b2c', capabilities }, secret);
  */
-export async function signChatGrant(claims: ChatGrantClaims, secret: string, options: SignChatGrantOptions = {}): Promise<string> {
+export async function signChatGrant(
+  claims: ChatGrantClaims,
+  secret: string,
+  options: SignChatGrantOptions = {},
+): Promise<string> {
   const { maxLifetimeSeconds } = resolveChatGrantPolicy({ maxLifetimeSeconds: options.maxLifetimeSeconds });
   const lifetime = options.expiresInSeconds ?? 300;
   if (!Number.isInteger(lifetime) || lifetime <= 0 || lifetime > maxLifetimeSeconds) {
-    throw new TypeError(`expiresInSeconds must be a whole number of seconds from 1 to ${maxLifetimeSeconds}, got ${lifetime}`);
+    throw new TypeError(
+      `expiresInSeconds must be a whole number of seconds from 1 to ${maxLifetimeSeconds}, got ${lifetime}`,
+    );
   }
   const issuedAt = Math.floor((options.now ?? Date.now)() / 1000);
   return new SignJWT({
@@ -100,7 +108,11 @@ export async function signChatGrant(claims: ChatGrantClaims, secret: string, opt
  * Verifies a chat grant; throws `unauthenticated` for a missing, malformed, forged or expired one, one
  * without `iat`, issued in the future or too long ago, or living longer than `maxLifetimeSeconds`.
  */
-export async function verifyChatGrant(grant: unknown, secret: string, options: VerifyChatGrantOptions = {}): Promise<ChatGrantClaims> {
+export async function verifyChatGrant(
+  grant: unknown,
+  secret: string,
+  options: VerifyChatGrantOptions = {},
+): Promise<ChatGrantClaims> {
   const { maxLifetimeSeconds, clockToleranceSeconds } = resolveChatGrantPolicy(options);
   if (typeof grant !== 'string' || grant.length === 0 || grant.length > 8192) {
     throw new DeskpilotError('unauthenticated', { detail: 'A signed chat grant is required.' });
@@ -118,7 +130,8 @@ export async function verifyChatGrant(grant: unknown, secret: string, options: V
     });
     // What jose leaves open: a fresh grant whose `exp` lies years ahead would outlive any revocation.
     const lifetime = payload.exp! - payload.iat!;
-    if (!(lifetime > 0 && lifetime <= maxLifetimeSeconds)) throw new DeskpilotError('unauthenticated', { detail: 'The chat grant lives longer than allowed.' });
+    if (!(lifetime > 0 && lifetime <= maxLifetimeSeconds))
+      throw new DeskpilotError('unauthenticated', { detail: 'The chat grant lives longer than allowed.' });
     const claims = claimsSchema.parse(payload);
     return {
       userEmail: claims.sub,
@@ -137,7 +150,11 @@ export async function verifyChatGrant(grant: unknown, secret: string, options: V
 /** A detail that names the failed check without echoing anything from the grant. */
 function grantProblem(cause: unknown): string {
   if (cause instanceof joseErrors.JWTExpired) return 'The chat grant has expired.';
-  if (cause instanceof joseErrors.JWTClaimValidationFailed && cause.reason === 'check_failed' && (cause.claim === 'iat' || cause.claim === 'nbf'))
+  if (
+    cause instanceof joseErrors.JWTClaimValidationFailed &&
+    cause.reason === 'check_failed' &&
+    (cause.claim === 'iat' || cause.claim === 'nbf')
+  )
     return 'The chat grant is not valid yet.';
   return 'The chat grant is invalid.';
 }

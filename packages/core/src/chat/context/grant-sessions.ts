@@ -21,11 +21,16 @@ export interface GrantSessionsOptions {
  * session per `cacheMs`. A grant that names no session is refused: with the check configured, an
  * unbound grant would outlive log-out-everywhere.
  */
-export function createGrantSessionCheck(options: GrantSessionsOptions, now: () => number): (sessionId: string | undefined) => Promise<void> {
+export function createGrantSessionCheck(
+  options: GrantSessionsOptions,
+  now: () => number,
+): (sessionId: string | undefined) => Promise<void> {
   const cacheMs = options.cacheMs ?? 5_000;
   const maxEntries = options.maxEntries ?? 10_000;
-  if (!Number.isFinite(cacheMs) || cacheMs < 0) throw new TypeError('grantSessions.cacheMs must be zero or a positive number');
-  if (!Number.isSafeInteger(maxEntries) || maxEntries < 1) throw new TypeError('grantSessions.maxEntries must be a positive integer');
+  if (!Number.isFinite(cacheMs) || cacheMs < 0)
+    throw new TypeError('grantSessions.cacheMs must be zero or a positive number');
+  if (!Number.isSafeInteger(maxEntries) || maxEntries < 1)
+    throw new TypeError('grantSessions.maxEntries must be a positive integer');
   const answers = new Map<string, { until: number; active: Promise<boolean> }>();
   const refused = (detail: string) => new DeskpilotError('unauthenticated', { detail });
   return async (sessionId) => {
@@ -59,7 +64,10 @@ export function createGrantSessionCheck(options: GrantSessionsOptions, now: () =
  * @example
  * createChatHandler({ …, contextSecret, grantSessions: { isActive: isSessionActive(createPostgresSessionStore(client)) } });
  */
-export function isSessionActive(store: Pick<SessionStore, 'get'>, now: () => number = Date.now): (sessionId: string) => Promise<boolean> {
+export function isSessionActive(
+  store: Pick<SessionStore, 'get'>,
+  now: () => number = Date.now,
+): (sessionId: string) => Promise<boolean> {
   return async (sessionId) => {
     const record = await store.get(sessionId);
     const time = now();

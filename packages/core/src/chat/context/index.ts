@@ -1,4 +1,10 @@
-export { builtinCapabilities, defineCapabilities, resolveCapabilities, type CapabilityKind, type CapabilityRegistry } from './capabilities.js';
+export {
+  builtinCapabilities,
+  defineCapabilities,
+  resolveCapabilities,
+  type CapabilityKind,
+  type CapabilityRegistry,
+} from './capabilities.js';
 export {
   chatContextSchema,
   createChatContextSchema,
@@ -10,7 +16,19 @@ export {
   type ChatContext,
   type ParseChatContextOptions,
 } from './parse-chat-context.js';
-export { signChatGrant, verifyChatGrant, type ChatGrantClaims, type ChatGrantPolicy, type SignChatGrantOptions, type VerifyChatGrantOptions } from './chat-grant.js';
-export { buildInstructions, dataBlock, defaultAssistantInstructions, type InstructionLimits } from './build-instructions.js';
+export {
+  signChatGrant,
+  verifyChatGrant,
+  type ChatGrantClaims,
+  type ChatGrantPolicy,
+  type SignChatGrantOptions,
+  type VerifyChatGrantOptions,
+} from './chat-grant.js';
+export {
+  buildInstructions,
+  dataBlock,
+  defaultAssistantInstructions,
+  type InstructionLimits,
+} from './build-instructions.js';
 export { boundModelInput, inputChars, type BoundedModelInput, type ContextBudget } from './bound-model-input.js';
 export { isSessionActive, type GrantSessionsOptions } from './grant-sessions.js';

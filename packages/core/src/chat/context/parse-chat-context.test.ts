@@ -30,7 +30,12 @@ describe('parseChatContext', () => {
 
   it('grants a write only when its flag is true, and lets reads be switched off', () => {
     const context = parseChatContext({ canRefundOrders: true, canViewCustomers: false, canCancelOrders: false });
-    expect(context.capabilities).toMatchObject({ canRefundOrders: true, canCancelOrders: false, canViewCustomers: false, canViewOrders: true });
+    expect(context.capabilities).toMatchObject({
+      canRefundOrders: true,
+      canCancelOrders: false,
+      canViewCustomers: false,
+      canViewOrders: true,
+    });
   });
 
   it('ignores unknown flags: they grant nothing', () => {
@@ -49,7 +54,11 @@ describe('parseChatContext', () => {
     ['a pageContext deeper than 32 levels', { pageContext: nested(33) }, `context.pageContext${'.a'.repeat(32)}`],
     ['a pageContext over 16 KiB of JSON', { pageContext: { html: 'x'.repeat(16_384) } }, 'context.pageContext'],
     ['a proactiveHint over 4 KiB of JSON', { proactiveHint: 'x'.repeat(4095) }, 'context.proactiveHint'],
-    ['a NUL inside a workingMemoryBlock', { workingMemoryBlock: { notes: ['fine', 'not\u0000fine'] } }, 'context.workingMemoryBlock.notes.1'],
+    [
+      'a NUL inside a workingMemoryBlock',
+      { workingMemoryBlock: { notes: ['fine', 'not\u0000fine'] } },
+      'context.workingMemoryBlock.notes.1',
+    ],
     ['a lone surrogate in a pageContext key', { pageContext: { ['\udc00']: 1 } }, 'context.pageContext.\\udc00'],
     ['a pageContext that is not JSON', { pageContext: { when: new Date(0) } }, 'context.pageContext.when'],
     ['a project key with spaces', { projectKey: 'acme b2c' }, 'context.projectKey'],
@@ -70,14 +79,21 @@ describe('parseChatContext', () => {
       expect(context.proactiveHint).toBe(value);
       expect(context.workingMemoryBlock).toBe(value);
     }
-    expect(parseChatContext({ pageContext: JSON.parse('{"__proto__":{"polluted":true}}') }).pageContext).toHaveProperty('__proto__');
+    expect(parseChatContext({ pageContext: JSON.parse('{"__proto__":{"polluted":true}}') }).pageContext).toHaveProperty(
+      '__proto__',
+    );
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
 
   it('takes its depth and size limits from the options', () => {
     expect(safeParseChatContext({ pageContext: nested(5) }, { limits: { contextValueDepth: 4 } }).success).toBe(false);
-    expect(safeParseChatContext({ proactiveHint: 'x'.repeat(100) }, { limits: { proactiveHintBytes: 64 } }).success).toBe(false);
-    expect(safeParseChatContext({ pageContext: { html: 'x'.repeat(20_000) } }, { limits: { pageContextBytes: 32_768 } }).success).toBe(true);
+    expect(
+      safeParseChatContext({ proactiveHint: 'x'.repeat(100) }, { limits: { proactiveHintBytes: 64 } }).success,
+    ).toBe(false);
+    expect(
+      safeParseChatContext({ pageContext: { html: 'x'.repeat(20_000) } }, { limits: { pageContextBytes: 32_768 } })
+        .success,
+    ).toBe(true);
   });
 
   it('rejects a context that is not an object', () => {
@@ -101,6 +117,8 @@ describe('defineCapabilities', () => {
   });
 
   it('resolves only registered flags', () => {
-    expect(Object.keys(resolveCapabilities({ canRefundOrders: true, canHack: true }, builtinCapabilities)).sort()).toEqual(Object.keys(builtinCapabilities).sort());
+    expect(
+      Object.keys(resolveCapabilities({ canRefundOrders: true, canHack: true }, builtinCapabilities)).sort(),
+    ).toEqual(Object.keys(builtinCapabilities).sort());
   });
 });

@@ -3,7 +3,12 @@ import { DeskpilotError } from '../../errors/deskpilot-error.js';
 import type { JsonValue } from '../../validation/check-json-value.js';
 import { jsonValueSchema, validText } from '../../validation/input-schemas.js';
 import { safeParseWithSchema, type SafeParseResult } from '../../validation/parse-with-schema.js';
-import { builtinCapabilities, capabilityNamePattern, resolveCapabilities, type CapabilityRegistry } from './capabilities.js';
+import {
+  builtinCapabilities,
+  capabilityNamePattern,
+  resolveCapabilities,
+  type CapabilityRegistry,
+} from './capabilities.js';
 import type { BusinessType } from '../tools/chat-tool.js';
 
 /** The request context after defaults and least privilege. */
@@ -62,7 +67,10 @@ const anyJson = (maxDepth: number, maxBytes: number) =>
  * through {@link validText}: claims of a signed grant, parsed here again, meet the same rule as a body.
  */
 export function createChatContextSchema(limits: ChatContextLimits = {}) {
-  const { contextValueDepth, pageContextBytes, proactiveHintBytes, workingMemoryBlockBytes } = { ...defaultChatContextLimits, ...limits };
+  const { contextValueDepth, pageContextBytes, proactiveHintBytes, workingMemoryBlockBytes } = {
+    ...defaultChatContextLimits,
+    ...limits,
+  };
   return z.object({
     userEmail: validText()
       .trim()
@@ -124,13 +132,19 @@ export interface ParseChatContextOptions {
  * granted, unknown flags ignored). A flag-shaped key (`canSomething`) whose value is not a boolean is
  * an `invalid_request`, like any other bad field.
  */
-export function safeParseChatContext(input: unknown, options: ParseChatContextOptions = {}): SafeParseResult<ChatContext> {
+export function safeParseChatContext(
+  input: unknown,
+  options: ParseChatContextOptions = {},
+): SafeParseResult<ChatContext> {
   const registry = options.capabilities ?? builtinCapabilities;
   const value = input ?? {};
   if (typeof value !== 'object' || Array.isArray(value)) {
     return {
       success: false,
-      error: new DeskpilotError('invalid_request', { detail: 'context must be an object.', errors: [{ path: 'context', message: 'Expected an object' }] }),
+      error: new DeskpilotError('invalid_request', {
+        detail: 'context must be an object.',
+        errors: [{ path: 'context', message: 'Expected an object' }],
+      }),
     };
   }
   const flags: Record<string, boolean> = {};
@@ -141,9 +155,13 @@ export function safeParseChatContext(input: unknown, options: ParseChatContextOp
     else errors.push({ path: `context.${key}`, message: 'Capability flags must be booleans' });
   }
   const parsed = safeParseWithSchema(schemaFor(options.limits), value, 'The chat context is invalid.');
-  if (!parsed.success) errors.push(...(parsed.error.errors ?? []).map((error) => ({ ...error, path: `context.${error.path}` })));
+  if (!parsed.success)
+    errors.push(...(parsed.error.errors ?? []).map((error) => ({ ...error, path: `context.${error.path}` })));
   if (errors.length > 0 || !parsed.success) {
-    return { success: false, error: new DeskpilotError('invalid_request', { detail: 'The chat context is invalid.', errors }) };
+    return {
+      success: false,
+      error: new DeskpilotError('invalid_request', { detail: 'The chat context is invalid.', errors }),
+    };
   }
   return { success: true, data: { ...parsed.data, capabilities: resolveCapabilities(flags, registry) } };
 }

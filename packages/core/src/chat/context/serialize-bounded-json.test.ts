@@ -5,10 +5,20 @@ import { serializeBoundedJson } from './serialize-bounded-json.js';
 describe('serializeBoundedJson', () => {
   it('writes what JSON.stringify writes, for anything JSON.stringify can write', () => {
     fc.assert(
-      fc.property(fc.anything({ withBoxedValues: false, withMap: true, withSet: true, withDate: true, withNullPrototype: true, withSparseArray: true }), (value) => {
-        const expected = JSON.stringify(value) ?? 'null';
-        expect(serializeBoundedJson(value, Infinity)).toEqual({ json: expected, complete: true });
-      }),
+      fc.property(
+        fc.anything({
+          withBoxedValues: false,
+          withMap: true,
+          withSet: true,
+          withDate: true,
+          withNullPrototype: true,
+          withSparseArray: true,
+        }),
+        (value) => {
+          const expected = JSON.stringify(value) ?? 'null';
+          expect(serializeBoundedJson(value, Infinity)).toEqual({ json: expected, complete: true });
+        },
+      ),
       { seed: 4, numRuns: 2000 },
     );
   });

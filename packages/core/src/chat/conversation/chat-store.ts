@@ -42,7 +42,8 @@ export interface ChatSessionUpdate {
 }
 
 /** Outcome of `updateSession`: the new record, or why nothing changed. */
-export type ChatSessionUpdateResult = { ok: true; session: ChatSessionRecord } | { ok: false; reason: 'not_found' | 'working_memory_full' };
+export type ChatSessionUpdateResult =
+  { ok: true; session: ChatSessionRecord } | { ok: false; reason: 'not_found' | 'working_memory_full' };
 
 /** What `openSession` gives: `getOrCreateSession`'s answer, and the messages when the caller owns the conversation. */
 export interface OpenSessionResult {
@@ -90,7 +91,9 @@ export interface ChatStore {
    * The session with this id, created with `init` when it does not exist. Two concurrent calls for a
    * new id create it once: both get the same record, exactly one with `created: true`.
    */
-  getOrCreateSession(init: Omit<ChatSessionRecord, 'version' | 'workingMemory' | 'lastTurnStatus'>): Promise<{ session: ChatSessionRecord; created: boolean }>;
+  getOrCreateSession(
+    init: Omit<ChatSessionRecord, 'version' | 'workingMemory' | 'lastTurnStatus'>,
+  ): Promise<{ session: ChatSessionRecord; created: boolean }>;
   /** The session, or null. */
   getSession(id: string): Promise<ChatSessionRecord | null>;
   /** Applies `update` atomically and bumps the version; a working-memory change that would not fit changes nothing. */
@@ -115,11 +118,19 @@ export interface ChatStore {
    * the conversation, its messages and `addMessage(add, quota)` if `add` is given. Without it the handler
    * makes the calls (`getMessages` only for a conversation that already existed).
    */
-  openSession?(init: Omit<ChatSessionRecord, 'version' | 'workingMemory' | 'lastTurnStatus'>, add?: UIMessage, quota?: StorageQuota): Promise<OpenSessionResult>;
+  openSession?(
+    init: Omit<ChatSessionRecord, 'version' | 'workingMemory' | 'lastTurnStatus'>,
+    add?: UIMessage,
+    quota?: StorageQuota,
+  ): Promise<OpenSessionResult>;
   /**
    * Optional, one atomic write where the store can: `upsertMessages(sessionId, [message])` and
    * `updateSession(sessionId, { lastTurnStatus, updatedAt })` together — both or neither. Without it the
    * handler makes the two calls in that order.
    */
-  saveTurn?(sessionId: string, message: UIMessage, update: { lastTurnStatus: TurnStatus; updatedAt: number }): Promise<void>;
+  saveTurn?(
+    sessionId: string,
+    message: UIMessage,
+    update: { lastTurnStatus: TurnStatus; updatedAt: number },
+  ): Promise<void>;
 }

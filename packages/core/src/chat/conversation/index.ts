@@ -11,4 +11,9 @@ export type {
   WorkingMemoryChange,
 } from './chat-store.js';
 export { createMemoryChatStore, type MemoryChatStore } from './memory-chat-store.js';
-export { applyWorkingMemoryChange, workingMemorySize, workingMemoryUpdateSchema, type WorkingMemoryUpdate } from './working-memory.js';
+export {
+  applyWorkingMemoryChange,
+  workingMemorySize,
+  workingMemoryUpdateSchema,
+  type WorkingMemoryUpdate,
+} from './working-memory.js';

@@ -82,12 +82,20 @@ export function createMemoryChatStore(): MemoryChatStore {
       const owned = session.userEmail === init.userEmail && session.projectKey === init.projectKey;
       if (!owned) return { session, created, messages: null };
       const messages = await store.getMessages(session.id);
-      return add ? { session, created, messages, added: await store.addMessage(session.id, add, quota) } : { session, created, messages };
+      return add
+        ? { session, created, messages, added: await store.addMessage(session.id, add, quota) }
+        : { session, created, messages };
     },
     async saveTurn(sessionId, message, update) {
       // No await in here: the two writes land together.
       const session = sessions.get(sessionId);
-      if (session) sessions.set(sessionId, { ...session, lastTurnStatus: update.lastTurnStatus, updatedAt: update.updatedAt, version: session.version + 1 });
+      if (session)
+        sessions.set(sessionId, {
+          ...session,
+          lastTurnStatus: update.lastTurnStatus,
+          updatedAt: update.updatedAt,
+          version: session.version + 1,
+        });
       upsertInto(sessionId, [message]);
     },
     async getSession(id) {
@@ -98,7 +106,9 @@ export function createMemoryChatStore(): MemoryChatStore {
       // No await in here: the read and the write of one update cannot interleave with another's.
       const session = sessions.get(id);
       if (!session) return { ok: false, reason: 'not_found' };
-      const workingMemory = update.workingMemory ? applyWorkingMemoryChange(session.workingMemory, update.workingMemory) : session.workingMemory;
+      const workingMemory = update.workingMemory
+        ? applyWorkingMemoryChange(session.workingMemory, update.workingMemory)
+        : session.workingMemory;
       if (!workingMemory) return { ok: false, reason: 'working_memory_full' };
       // An absent or undefined field means "keep": callers spread optional patches into the update.
       const next: ChatSessionRecord = {
@@ -132,7 +142,8 @@ export function createMemoryChatStore(): MemoryChatStore {
     },
     dump() {
       const messages: Record<string, UIMessage[]> = {};
-      for (const [sessionId, stored] of messagesBySession) messages[sessionId] = [...stored.values()].map((message) => structuredClone(message));
+      for (const [sessionId, stored] of messagesBySession)
+        messages[sessionId] = [...stored.values()].map((message) => structuredClone(message));
       return { sessions: [...sessions.values()].map((session) => structuredClone(session)), messages };
     },
   };

@@ -19,7 +19,9 @@ describe('withRetries', () => {
 
   it('throws the last failure once the attempts are spent', async () => {
     let calls = 0;
-    await expect(withRetries(async () => Promise.reject(new Error(`outage ${++calls}`)), { delaysMs: [0, 0] })).rejects.toThrow('outage 3');
+    await expect(
+      withRetries(async () => Promise.reject(new Error(`outage ${++calls}`)), { delaysMs: [0, 0] }),
+    ).rejects.toThrow('outage 3');
     expect(calls).toBe(3);
   });
 });

@@ -3,7 +3,10 @@ import { applyWorkingMemoryChange, workingMemorySize, workingMemoryUpdateSchema 
 
 describe('applyWorkingMemoryChange', () => {
   it('sets and removes keys, keeping the others', () => {
-    expect(applyWorkingMemoryChange({ a: '1', b: '2' }, { set: { c: '3' }, remove: ['a'], maxBytes: 8192 })).toEqual({ b: '2', c: '3' });
+    expect(applyWorkingMemoryChange({ a: '1', b: '2' }, { set: { c: '3' }, remove: ['a'], maxBytes: 8192 })).toEqual({
+      b: '2',
+      c: '3',
+    });
   });
 
   it('never wipes memory with an empty change', () => {

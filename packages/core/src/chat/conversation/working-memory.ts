@@ -5,7 +5,12 @@ import type { WorkingMemory, WorkingMemoryChange } from './chat-store.js';
 /** Input of the `updateWorkingMemory` tool: keys to set and keys to remove. */
 export const workingMemoryUpdateSchema = z
   .strictObject({
-    set: z.record(z.string().regex(/^[a-z0-9][a-z0-9_-]{0,39}$/, 'Keys are short slugs like customer_name'), z.string().trim().min(1).max(1000)).optional(),
+    set: z
+      .record(
+        z.string().regex(/^[a-z0-9][a-z0-9_-]{0,39}$/, 'Keys are short slugs like customer_name'),
+        z.string().trim().min(1).max(1000),
+      )
+      .optional(),
     remove: z.array(z.string().max(40)).max(50).optional(),
   })
   .describe('Keys to set and keys to remove.');

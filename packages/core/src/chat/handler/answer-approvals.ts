@@ -46,7 +46,12 @@ export async function answerApprovals(options: AnswerApprovalsOptions): Promise<
           if (!review.approved && review.record?.state === 'pending') await gate.deny(part.approval.id, review.reason);
           const event: Extract<DeskpilotEvent, { type: 'approval-reviewed' }> = review.approved
             ? { type: 'approval-reviewed', tool: getToolName(part), outcome: 'approved' }
-            : { type: 'approval-reviewed', tool: getToolName(part), outcome: review.reason === 'expired' ? 'expired' : 'denied', reason: review.reason };
+            : {
+                type: 'approval-reviewed',
+                tool: getToolName(part),
+                outcome: review.reason === 'expired' ? 'expired' : 'denied',
+                reason: review.reason,
+              };
           span.setAttribute('deskpilot.approval.outcome', event.outcome);
           options.emit?.(event);
           return [part.toolCallId, review] as const;
@@ -56,5 +61,10 @@ export async function answerApprovals(options: AnswerApprovalsOptions): Promise<
   );
   const { message, approvedCalls } = recordApprovalReviews({ message: applied.message, reviews });
   await options.store.upsertMessages(options.sessionId, [message]);
-  return { kind: 'resumed', history: [...options.stored.slice(0, -1), message], assistantId: message.id, approvedCalls };
+  return {
+    kind: 'resumed',
+    history: [...options.stored.slice(0, -1), message],
+    assistantId: message.id,
+    approvedCalls,
+  };
 }

@@ -4,7 +4,13 @@ import type { ChatMessage } from './chat-message.js';
 
 const user: ChatMessage = { id: 'u1', role: 'user', parts: [{ type: 'text', text: 'refund ORD-1001 and ORD-1002' }] };
 const refund = (toolCallId: string, orderId: string, approvalId: string) =>
-  ({ type: 'tool-refundOrder', toolCallId, state: 'approval-requested', input: { orderId, reason: 'damaged' }, approval: { id: approvalId } }) as const;
+  ({
+    type: 'tool-refundOrder',
+    toolCallId,
+    state: 'approval-requested',
+    input: { orderId, reason: 'damaged' },
+    approval: { id: approvalId },
+  }) as const;
 const card: ChatMessage = {
   id: 'a1',
   role: 'assistant',
@@ -13,7 +19,11 @@ const card: ChatMessage = {
 /** The card as the client sends it back, with the first refund approved and the second left unanswered. */
 const answered: ChatMessage = {
   ...card,
-  parts: [card.parts[0]!, { ...refund('c1', 'ORD-1001', 'apv_1'), state: 'approval-responded', approval: { id: 'apv_1', approved: true } }, card.parts[2]!],
+  parts: [
+    card.parts[0]!,
+    { ...refund('c1', 'ORD-1001', 'apv_1'), state: 'approval-responded', approval: { id: 'apv_1', approved: true } },
+    card.parts[2]!,
+  ],
 };
 
 describe('applyApprovalAnswers', () => {
@@ -23,7 +33,16 @@ describe('applyApprovalAnswers', () => {
       kind: 'review',
       message: card,
       cards: [
-        { part: card.parts[1], answer: { id: 'apv_1', approved: true, toolCallId: 'c1', toolName: 'refundOrder', input: { orderId: 'ORD-1001', reason: 'damaged' } } },
+        {
+          part: card.parts[1],
+          answer: {
+            id: 'apv_1',
+            approved: true,
+            toolCallId: 'c1',
+            toolName: 'refundOrder',
+            input: { orderId: 'ORD-1001', reason: 'damaged' },
+          },
+        },
         { part: card.parts[2], answer: null },
       ],
     });
@@ -33,15 +52,33 @@ describe('applyApprovalAnswers', () => {
     const settled: ChatMessage = {
       ...card,
       parts: [
-        { type: 'tool-refundOrder', toolCallId: 'c1', state: 'output-available', input: {}, output: { refunded: true }, approval: { id: 'apv_1', approved: true } },
-        { type: 'tool-refundOrder', toolCallId: 'c2', state: 'output-error', input: {}, errorText: 'Already refunded.', approval: { id: 'apv_2', approved: true } },
+        {
+          type: 'tool-refundOrder',
+          toolCallId: 'c1',
+          state: 'output-available',
+          input: {},
+          output: { refunded: true },
+          approval: { id: 'apv_1', approved: true },
+        },
+        {
+          type: 'tool-refundOrder',
+          toolCallId: 'c2',
+          state: 'output-error',
+          input: {},
+          errorText: 'Already refunded.',
+          approval: { id: 'apv_2', approved: true },
+        },
       ],
     };
     const incoming: ChatMessage = {
       ...answered,
       parts: [
         ...answered.parts,
-        { ...refund('c2', 'ORD-1002', 'apv_2'), state: 'approval-responded', approval: { id: 'apv_2', approved: true } },
+        {
+          ...refund('c2', 'ORD-1002', 'apv_2'),
+          state: 'approval-responded',
+          approval: { id: 'apv_2', approved: true },
+        },
         { ...refund('c9', 'ORD-9', 'apv_9'), state: 'approval-responded', approval: { id: 'apv_9', approved: true } },
       ],
     };
@@ -58,7 +95,11 @@ describe('applyApprovalAnswers', () => {
 
   it('replays denials when the answered message is not the last one stored', () => {
     const result = applyApprovalAnswers({ stored: [user, card, { ...user, id: 'u2' }], incoming: answered });
-    expect(result).toEqual({ kind: 'replay', messageId: 'a1', chunks: [{ type: 'tool-output-denied', toolCallId: 'c1' }] });
+    expect(result).toEqual({
+      kind: 'replay',
+      messageId: 'a1',
+      chunks: [{ type: 'tool-output-denied', toolCallId: 'c1' }],
+    });
   });
 });
 
@@ -73,7 +114,11 @@ describe('recordApprovalReviews', () => {
     expect(message.parts).toEqual([
       card.parts[0],
       { ...card.parts[1], state: 'approval-responded', approval: { id: 'apv_1', approved: true } },
-      { ...card.parts[2], state: 'approval-responded', approval: { id: 'apv_2', approved: false, reason: 'unanswered' } },
+      {
+        ...card.parts[2],
+        state: 'approval-responded',
+        approval: { id: 'apv_2', approved: false, reason: 'unanswered' },
+      },
     ]);
     expect([...approvedCalls]).toEqual([['c1', 'apv_1']]);
     expect(card.parts[1]).toMatchObject({ state: 'approval-requested' });

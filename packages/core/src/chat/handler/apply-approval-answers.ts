@@ -21,7 +21,8 @@ export interface ApprovalCard {
  * outcomes, or denials, without the model); `review` lists the stored cards the gate must review.
  */
 export type ApplyApprovalAnswersResult =
-  { kind: 'replay'; messageId: string; chunks: UIMessageChunk[] } | { kind: 'review'; message: ChatMessage; cards: ApprovalCard[] };
+  | { kind: 'replay'; messageId: string; chunks: UIMessageChunk[] }
+  | { kind: 'review'; message: ChatMessage; cards: ApprovalCard[] };
 
 /** The gate's verdict on a card, or `unanswered` for a card the client did not answer. */
 export type ApprovalCardReview = ApprovalReview | { approved: false; reason: 'unanswered'; record: null };
@@ -33,20 +34,33 @@ export type ApprovalCardReview = ApprovalReview | { approved: false; reason: 'un
 export function applyApprovalAnswers(options: ApplyApprovalAnswersOptions): ApplyApprovalAnswersResult {
   const { stored, incoming } = options;
   const answers = new Map<string, ChatToolPart & { state: 'approval-responded' }>();
-  for (const part of incoming.parts) if (isToolUIPart(part) && part.state === 'approval-responded' && part.approval) answers.set(part.approval.id, part);
+  for (const part of incoming.parts)
+    if (isToolUIPart(part) && part.state === 'approval-responded' && part.approval) answers.set(part.approval.id, part);
   const lastStored = stored.at(-1)?.id === incoming.id ? stored.at(-1) : undefined;
   const storedTools = lastStored?.parts.filter(isToolUIPart) ?? [];
   const pending = storedTools.filter(isUnsettledApproval);
   if (!lastStored || pending.length === 0) {
     const recorded = new Map(storedTools.map((part) => [part.toolCallId, part]));
-    return { kind: 'replay', messageId: incoming.id, chunks: [...answers.values()].map((answer) => recordedOutcome(answer.toolCallId, recorded.get(answer.toolCallId))) };
+    return {
+      kind: 'replay',
+      messageId: incoming.id,
+      chunks: [...answers.values()].map((answer) =>
+        recordedOutcome(answer.toolCallId, recorded.get(answer.toolCallId)),
+      ),
+    };
   }
   const cards = pending.map((part): ApprovalCard => {
     const answer = answers.get(part.approval.id);
     return {
       part,
       answer: answer
-        ? { id: part.approval.id, approved: answer.approval.approved === true, toolCallId: answer.toolCallId, toolName: getToolName(answer), input: answer.input }
+        ? {
+            id: part.approval.id,
+            approved: answer.approval.approved === true,
+            toolCallId: answer.toolCallId,
+            toolName: getToolName(answer),
+            input: answer.input,
+          }
         : null,
     };
   });
@@ -76,7 +90,11 @@ export function recordApprovalReviews(options: RecordApprovalReviewsOptions): Re
     return {
       ...part,
       state: 'approval-responded' as const,
-      approval: { id: part.approval.id, approved: review.approved, ...(review.approved ? {} : { reason: review.reason }) },
+      approval: {
+        id: part.approval.id,
+        approved: review.approved,
+        ...(review.approved ? {} : { reason: review.reason }),
+      },
     };
   });
   return { message: { ...options.message, parts: parts as ChatMessage['parts'] }, approvedCalls };
@@ -85,6 +103,7 @@ export function recordApprovalReviews(options: RecordApprovalReviewsOptions): Re
 /** What a stream says about an answer that matched nothing pending: the recorded outcome, or denied. */
 function recordedOutcome(toolCallId: string, part: ChatToolPart | undefined): UIMessageChunk {
   if (part?.state === 'output-available') return { type: 'tool-output-available', toolCallId, output: part.output };
-  if (part?.state === 'output-error') return { type: 'tool-output-error', toolCallId, errorText: part.errorText ?? 'The tool failed.' };
+  if (part?.state === 'output-error')
+    return { type: 'tool-output-error', toolCallId, errorText: part.errorText ?? 'The tool failed.' };
   return { type: 'tool-output-denied', toolCallId };
 }

@@ -12,11 +12,18 @@ async function setup(options: Parameters<typeof setupChat>[1] = {}) {
     scriptedModel(() => textStep('Hello.')),
     { allowedOrigins: [studio.toUpperCase()], ...options },
   );
-  const call = (path: string, init: { method?: string; origin?: string; headers?: Record<string, string>; body?: unknown } = {}) =>
+  const call = (
+    path: string,
+    init: { method?: string; origin?: string; headers?: Record<string, string>; body?: unknown } = {},
+  ) =>
     chat.handler.fetch(
       new Request(`http://chat.test${path}`, {
         method: init.method ?? 'POST',
-        headers: { ...(init.body === undefined ? {} : { 'content-type': 'application/json' }), ...(init.origin ? { origin: init.origin } : {}), ...init.headers },
+        headers: {
+          ...(init.body === undefined ? {} : { 'content-type': 'application/json' }),
+          ...(init.origin ? { origin: init.origin } : {}),
+          ...init.headers,
+        },
         body: init.body === undefined ? undefined : JSON.stringify(init.body),
       }),
       { clientAddress: '203.0.113.1' },
@@ -24,49 +31,71 @@ async function setup(options: Parameters<typeof setupChat>[1] = {}) {
   return { ...chat, call };
 }
 
-const corsOf = (response: Response) => Object.fromEntries([...response.headers].filter(([name]) => name.startsWith('access-control-') || name === 'vary'));
+const corsOf = (response: Response) =>
+  Object.fromEntries([...response.headers].filter(([name]) => name.startsWith('access-control-') || name === 'vary'));
 
 describe('createChatHandler: CORS for allowedOrigins', () => {
   it('exports the headers a page must be able to read', () => {
-    expect(chatExposedHeaders).toEqual(['retry-after', 'ratelimit', 'ratelimit-policy', 'x-vercel-ai-ui-message-stream']);
+    expect(chatExposedHeaders).toEqual([
+      'retry-after',
+      'ratelimit',
+      'ratelimit-policy',
+      'x-vercel-ai-ui-message-stream',
+    ]);
   });
 
-  it.each(['/chat', '/chat/history'])('answers a preflight on %s from an allowed origin (compared case-insensitively) with 204', async (path) => {
-    const { call } = await setup();
-    const response = await call(path, {
-      method: 'OPTIONS',
-      origin: studio,
-      headers: { 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' },
-    });
-    expect(response.status).toBe(204);
-    expect(response.headers.get('content-length')).toBe('0');
-    expect(await response.text()).toBe('');
-    expect(corsOf(response)).toEqual({
-      'access-control-allow-origin': studio,
-      'access-control-allow-methods': 'POST',
-      'access-control-allow-headers': 'content-type',
-      'access-control-expose-headers': exposed,
-      'access-control-max-age': '600',
-      vary: 'Origin',
-    });
-  });
+  it.each(['/chat', '/chat/history'])(
+    'answers a preflight on %s from an allowed origin (compared case-insensitively) with 204',
+    async (path) => {
+      const { call } = await setup();
+      const response = await call(path, {
+        method: 'OPTIONS',
+        origin: studio,
+        headers: { 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' },
+      });
+      expect(response.status).toBe(204);
+      expect(response.headers.get('content-length')).toBe('0');
+      expect(await response.text()).toBe('');
+      expect(corsOf(response)).toEqual({
+        'access-control-allow-origin': studio,
+        'access-control-allow-methods': 'POST',
+        'access-control-allow-headers': 'content-type',
+        'access-control-expose-headers': exposed,
+        'access-control-max-age': '600',
+        vary: 'Origin',
+      });
+    },
+  );
 
   it('lets a host allow more request headers and cookies (cors option), on the preflight and on the answers', async () => {
     const { call } = await setup({ cors: { allowedHeaders: ['X-Request-Id', 'content-type'], credentials: true } });
-    const preflight = await call('/chat', { method: 'OPTIONS', origin: studio, headers: { 'access-control-request-method': 'POST' } });
+    const preflight = await call('/chat', {
+      method: 'OPTIONS',
+      origin: studio,
+      headers: { 'access-control-request-method': 'POST' },
+    });
     expect(corsOf(preflight)).toMatchObject({
       'access-control-allow-headers': 'content-type,x-request-id',
       'access-control-allow-credentials': 'true',
     });
     const answer = await call('/chat', { origin: studio, body: { sessionId: 'nope', messages: [] } });
-    expect(corsOf(answer)).toMatchObject({ 'access-control-allow-origin': studio, 'access-control-allow-credentials': 'true' });
+    expect(corsOf(answer)).toMatchObject({
+      'access-control-allow-origin': studio,
+      'access-control-allow-credentials': 'true',
+    });
     // Never for an origin not allowed.
-    expect(corsOf(await call('/chat', { origin: 'https://evil.example', body: { sessionId: 'nope', messages: [] } }))).toEqual({});
+    expect(
+      corsOf(await call('/chat', { origin: 'https://evil.example', body: { sessionId: 'nope', messages: [] } })),
+    ).toEqual({});
   });
 
   it('gives a preflight from another origin, or from no origin, no CORS header (the browser then refuses the call)', async () => {
     const { call } = await setup();
-    const foreign = await call('/chat', { method: 'OPTIONS', origin: 'https://evil.example', headers: { 'access-control-request-method': 'POST' } });
+    const foreign = await call('/chat', {
+      method: 'OPTIONS',
+      origin: 'https://evil.example',
+      headers: { 'access-control-request-method': 'POST' },
+    });
     expect(foreign.status).toBe(405);
     expect(corsOf(foreign)).toEqual({});
     const bare = await call('/chat', { method: 'OPTIONS' });
@@ -76,7 +105,11 @@ describe('createChatHandler: CORS for allowedOrigins', () => {
 
   it('covers the chat routes only: another path answers its 404 without CORS', async () => {
     const { call } = await setup();
-    const preflight = await call('/admin', { method: 'OPTIONS', origin: studio, headers: { 'access-control-request-method': 'POST' } });
+    const preflight = await call('/admin', {
+      method: 'OPTIONS',
+      origin: studio,
+      headers: { 'access-control-request-method': 'POST' },
+    });
     expect(preflight.status).toBe(404);
     expect(corsOf(preflight)).toEqual({});
     const post = await call('/admin', { origin: studio, body: {} });
@@ -86,18 +119,32 @@ describe('createChatHandler: CORS for allowedOrigins', () => {
 
   it('answers no preflight when no origin is allowed (the default)', async () => {
     const { call } = await setup({ allowedOrigins: undefined });
-    const response = await call('/chat', { method: 'OPTIONS', origin: studio, headers: { 'access-control-request-method': 'POST' } });
+    const response = await call('/chat', {
+      method: 'OPTIONS',
+      origin: studio,
+      headers: { 'access-control-request-method': 'POST' },
+    });
     expect(response.status).toBe(405);
     expect(corsOf(response)).toEqual({});
   });
 
   it('sets the CORS headers on a stream for an allowed origin, and none for another', async () => {
     const { call } = await setup();
-    const allowed = await call('/chat', { origin: studio, body: { sessionId, messages: [userMessage('hi')], context } });
+    const allowed = await call('/chat', {
+      origin: studio,
+      body: { sessionId, messages: [userMessage('hi')], context },
+    });
     expect(allowed.status).toBe(200);
-    expect(corsOf(allowed)).toEqual({ 'access-control-allow-origin': studio, 'access-control-expose-headers': exposed, vary: 'Origin' });
+    expect(corsOf(allowed)).toEqual({
+      'access-control-allow-origin': studio,
+      'access-control-expose-headers': exposed,
+      vary: 'Origin',
+    });
     expect((await readAll(allowed)).at(-1)?.type).toBe('finish');
-    const foreign = await call('/chat', { origin: 'https://evil.example', body: { sessionId, messages: [userMessage('hello')], context } });
+    const foreign = await call('/chat', {
+      origin: 'https://evil.example',
+      body: { sessionId, messages: [userMessage('hello')], context },
+    });
     expect(foreign.status).toBe(200);
     expect(corsOf(foreign)).toEqual({});
     await foreign.body?.cancel();
@@ -114,7 +161,11 @@ describe('createChatHandler: CORS for allowedOrigins', () => {
     const throttled = await call('/chat/history', { origin: studio, body: { sessionId, context } });
     expect(throttled.status).toBe(429);
     expect(throttled.headers.get('retry-after')).not.toBeNull();
-    expect(corsOf(throttled)).toEqual({ 'access-control-allow-origin': studio, 'access-control-expose-headers': exposed, vary: 'Origin' });
+    expect(corsOf(throttled)).toEqual({
+      'access-control-allow-origin': studio,
+      'access-control-expose-headers': exposed,
+      vary: 'Origin',
+    });
     const wrongMethod = await call('/chat/history', { method: 'GET', origin: studio });
     expect(wrongMethod.status).toBe(405);
     expect(corsOf(wrongMethod)).toMatchObject({ 'access-control-allow-origin': studio });
@@ -126,7 +177,11 @@ describe('createChatHandler: CORS for allowedOrigins', () => {
     const history = await call('/chat/history', { origin: studio, body: { sessionId, context } });
     expect(history.status).toBe(200);
     expect(history.headers.get('cache-control')).toBe('no-store');
-    expect(corsOf(history)).toEqual({ 'access-control-allow-origin': studio, 'access-control-expose-headers': exposed, vary: 'Origin' });
+    expect(corsOf(history)).toEqual({
+      'access-control-allow-origin': studio,
+      'access-control-expose-headers': exposed,
+      vary: 'Origin',
+    });
   });
 
   it('refuses an allow-list entry that is not an origin when the handler is created', async () => {

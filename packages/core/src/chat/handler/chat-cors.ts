@@ -1,7 +1,12 @@
 import { createCorsPolicy, type CorsPolicy } from '../../http/create-cors-policy.js';
 
 /** Response headers a page calling the chat must be able to read: the rate limit's and the stream's. */
-export const chatExposedHeaders: readonly string[] = ['retry-after', 'ratelimit', 'ratelimit-policy', 'x-vercel-ai-ui-message-stream'];
+export const chatExposedHeaders: readonly string[] = [
+  'retry-after',
+  'ratelimit',
+  'ratelimit-policy',
+  'x-vercel-ai-ui-message-stream',
+];
 
 /** What a host may add to the chat's CORS (`createChatHandler({ cors })`). */
 export interface ChatCorsOptions {
@@ -16,7 +21,9 @@ export interface ChatCorsOptions {
 
 /** The chat routes' CORS: pages of `allowedOrigins` may `POST` JSON and read {@link chatExposedHeaders}. */
 export function createChatCors(allowedOrigins: Iterable<string>, options: ChatCorsOptions = {}): CorsPolicy {
-  const allowedHeaders = [...new Set(['content-type', ...(options.allowedHeaders ?? []).map((name) => name.trim().toLowerCase())])];
+  const allowedHeaders = [
+    ...new Set(['content-type', ...(options.allowedHeaders ?? []).map((name) => name.trim().toLowerCase())]),
+  ];
   return createCorsPolicy({
     allowedOrigins,
     methods: ['POST'],

@@ -92,7 +92,8 @@ const messageId = z.string().min(1).max(200);
 const textPart = z.object({ type: z.literal('text'), text: z.string() });
 
 /** Bytes a base64 payload decodes to. */
-const decodedBytes = (base64: string) => Math.floor((base64.length * 3) / 4) - (base64.endsWith('==') ? 2 : base64.endsWith('=') ? 1 : 0);
+const decodedBytes = (base64: string) =>
+  Math.floor((base64.length * 3) / 4) - (base64.endsWith('==') ? 2 : base64.endsWith('=') ? 1 : 0);
 
 const dataUrl = /^data:([\w.+-]+\/[\w.+-]+);base64,[A-Za-z0-9+/]*={0,2}$/;
 const svg = 'image/svg+xml';
@@ -102,11 +103,18 @@ const svg = 'image/svg+xml';
  * is what it claims: its URL's type is its `mediaType`, and its leading bytes are that type's.
  */
 function filePart(files: Required<NonNullable<ChatLimits['files']>>) {
-  const mediaTypes = new Set(files.mediaTypes.map((type) => type.toLowerCase()).filter((type) => type !== svg || files.allowSvg));
+  const mediaTypes = new Set(
+    files.mediaTypes.map((type) => type.toLowerCase()).filter((type) => type !== svg || files.allowSvg),
+  );
   const declared = (part: { mediaType: string }) => part.mediaType.toLowerCase();
   return (
     z
-      .object({ type: z.literal('file'), mediaType: z.string().max(100), filename: z.string().max(255).optional(), url: z.string() })
+      .object({
+        type: z.literal('file'),
+        mediaType: z.string().max(100),
+        filename: z.string().max(255).optional(),
+        url: z.string(),
+      })
       .refine((part) => declared(part) !== svg || files.allowSvg, {
         message: 'SVG files are refused: they can carry scripts (a host opts in with limits.files.allowSvg)',
         path: ['mediaType'],
@@ -125,10 +133,15 @@ function filePart(files: Required<NonNullable<ChatLimits['files']>>) {
         message: "The data URL's type must be the file's mediaType",
         path: ['url'],
       })
-      .refine((part) => !dataUrl.test(part.url) || matchesFileSignature(declared(part), leadingBytes(part.url.slice(part.url.indexOf(',') + 1))), {
-        message: "The file's contents are not of its mediaType",
-        path: ['url'],
-      })
+      .refine(
+        (part) =>
+          !dataUrl.test(part.url) ||
+          matchesFileSignature(declared(part), leadingBytes(part.url.slice(part.url.indexOf(',') + 1))),
+        {
+          message: "The file's contents are not of its mediaType",
+          path: ['url'],
+        },
+      )
       .refine((part) => decodedBytes(part.url.slice(part.url.indexOf(',') + 1)) <= files.maxBytes, {
         message: `A file must not exceed ${files.maxBytes} bytes`,
         path: ['url'],
@@ -154,14 +167,20 @@ export function userMessageSchema(maxTextLength: number, fileLimits: ChatLimits[
       message: `At most ${files.maxFiles} files per message`,
       path: ['parts'],
     })
-    .refine((message) => message.parts.filter(isText).reduce((sum, part) => sum + part.text.length, 0) <= maxTextLength, {
-      message: `Text must not exceed ${maxTextLength} characters`,
-      path: ['parts'],
-    })
-    .refine((message) => message.parts.some((part) => part.type === 'file' || (isText(part) && part.text.trim() !== '')), {
-      message: 'The message is empty',
-      path: ['parts'],
-    });
+    .refine(
+      (message) => message.parts.filter(isText).reduce((sum, part) => sum + part.text.length, 0) <= maxTextLength,
+      {
+        message: `Text must not exceed ${maxTextLength} characters`,
+        path: ['parts'],
+      },
+    )
+    .refine(
+      (message) => message.parts.some((part) => part.type === 'file' || (isText(part) && part.text.trim() !== '')),
+      {
+        message: 'The message is empty',
+        path: ['parts'],
+      },
+    );
 }
 
 /** An assistant message sent back with approval answers. */

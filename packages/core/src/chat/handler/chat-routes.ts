@@ -59,11 +59,19 @@ type LastMessage = { kind: 'user'; message: ChatMessage } | { kind: 'answers'; m
 /** The new turn's last message: a user message, or an assistant message with approval answers. */
 async function parseLastMessage(deps: ChatRouteDependencies, last: unknown): Promise<LastMessage> {
   if ((last as { role?: unknown } | undefined)?.role === 'user')
-    return { kind: 'user', message: storedUserMessage(parseWithSchema(deps.userMessageSchema, last, 'The last message is invalid.')) };
-  const message = parseWithSchema(assistantMessageSchema, last, 'The last message must be a user message or an assistant message with approval answers.') as ChatMessage;
+    return {
+      kind: 'user',
+      message: storedUserMessage(parseWithSchema(deps.userMessageSchema, last, 'The last message is invalid.')),
+    };
+  const message = parseWithSchema(
+    assistantMessageSchema,
+    last,
+    'The last message must be a user message or an assistant message with approval answers.',
+  ) as ChatMessage;
   // Parts of tools that do not exist at all are refused here; capabilities are checked later, per answer.
   const validation = await safeValidateUIMessages({ messages: [message], tools: deps.toolSet.catalogue });
-  if (!validation.success) throw new DeskpilotError('invalid_request', { detail: 'The last message is invalid.', cause: validation.error });
+  if (!validation.success)
+    throw new DeskpilotError('invalid_request', { detail: 'The last message is invalid.', cause: validation.error });
   return { kind: 'answers', message };
 }
 
@@ -76,7 +84,12 @@ type TurnStart =
   | { kind: 'resumed'; history: ChatMessage[]; assistantId: string; approvedCalls: ReadonlyMap<string, string> };
 
 /** Saves the user's message, or applies the approval answers, to the stored conversation. */
-async function beginTurn(deps: ChatRouteDependencies, last: LastMessage, opened: OpenedConversation, scope: ApprovalScope): Promise<TurnStart> {
+async function beginTurn(
+  deps: ChatRouteDependencies,
+  last: LastMessage,
+  opened: OpenedConversation,
+  scope: ApprovalScope,
+): Promise<TurnStart> {
   const { session, messages: stored } = opened;
   if (last.kind === 'answers') {
     return answerApprovals({
@@ -98,7 +111,9 @@ async function beginTurn(deps: ChatRouteDependencies, last: LastMessage, opened:
     stored,
     // An approval can only ever be answered through its card in the stored conversation: with no
     // card left unsettled there (or no conversation before this request), none needs denying.
-    mayHavePendingApprovals: !opened.created && stored.some((message) => message.role === 'assistant' && message.parts.some(isUnsettledApproval)),
+    mayHavePendingApprovals:
+      !opened.created &&
+      stored.some((message) => message.role === 'assistant' && message.parts.some(isUnsettledApproval)),
     message: last.message,
     added: opened.added,
     generateId: deps.generateId,
@@ -114,8 +129,15 @@ async function beginTurn(deps: ChatRouteDependencies, last: LastMessage, opened:
  * the approval answers → run the tool loop and stream → persist the assistant turn, also when the
  * client went away. Each step passes with no side effect before it.
  */
-export async function serveChat(deps: ChatRouteDependencies, request: HttpRequest, turn: RunningTurn): Promise<HttpResponse> {
-  const body = parseWithSchema(deps.bodySchema, await readJsonBody(request, deps.bodyLimits.maxBytes, { maxDepth: deps.bodyLimits.maxDepth }));
+export async function serveChat(
+  deps: ChatRouteDependencies,
+  request: HttpRequest,
+  turn: RunningTurn,
+): Promise<HttpResponse> {
+  const body = parseWithSchema(
+    deps.bodySchema,
+    await readJsonBody(request, deps.bodyLimits.maxBytes, { maxDepth: deps.bodyLimits.maxDepth }),
+  );
   const resolved = await deps.resolveContext(body.context, request);
   if (!resolved.ok) throw resolved.error;
   const { context } = resolved;
@@ -161,7 +183,12 @@ async function runTurn(
   });
   if (!opened.ok) throw opened.error;
   const { session } = opened;
-  const scope: ApprovalScope = { chatSessionId: session.id, userEmail: context.userEmail, projectKey: context.projectKey, capabilities: context.capabilities };
+  const scope: ApprovalScope = {
+    chatSessionId: session.id,
+    userEmail: context.userEmail,
+    projectKey: context.projectKey,
+    capabilities: context.capabilities,
+  };
   const started = await beginTurn(deps, last, opened, scope);
   if (started.kind === 'replay') {
     await hold?.settle(undefined);
@@ -179,7 +206,10 @@ async function runTurn(
     contextBudget: deps.contextBudget,
     recordUsage: hold && ((usage) => hold.settle(usage)),
     onApprovalRequest: async (call) => {
-      const { id } = await deps.gate.propose(scope, { ...call, capability: deps.toolSet.capabilityOf(call.toolName) ?? '' });
+      const { id } = await deps.gate.propose(scope, {
+        ...call,
+        capability: deps.toolSet.capabilityOf(call.toolName) ?? '',
+      });
       deps.emit({ type: 'approval-proposed', tool: call.toolName });
       return id;
     },
@@ -195,7 +225,11 @@ async function runTurn(
 }
 
 /** A stream answered without the model: recorded outcomes or denials, then `finish`. */
-function replayWithoutModel(messageId: string, chunks: UIMessageChunk[], headers: Record<string, string>): HttpResponse {
+function replayWithoutModel(
+  messageId: string,
+  chunks: UIMessageChunk[],
+  headers: Record<string, string>,
+): HttpResponse {
   return createChatStreamResponse({
     headers,
     stream: createUIMessageStream({
@@ -210,7 +244,10 @@ function replayWithoutModel(messageId: string, chunks: UIMessageChunk[], headers
 
 /** `POST /chat/history`: the conversation, to its owner only. */
 export async function serveChatHistory(deps: ChatRouteDependencies, request: HttpRequest): Promise<HttpResponse> {
-  const body = parseWithSchema(historyBodySchema, await readJsonBody(request, deps.bodyLimits.maxBytes, { maxDepth: deps.bodyLimits.maxDepth }));
+  const body = parseWithSchema(
+    historyBodySchema,
+    await readJsonBody(request, deps.bodyLimits.maxBytes, { maxDepth: deps.bodyLimits.maxDepth }),
+  );
   const resolved = await deps.resolveContext(body.context, request);
   if (!resolved.ok) throw resolved.error;
   const { context } = resolved;
@@ -222,6 +259,10 @@ export async function serveChatHistory(deps: ChatRouteDependencies, request: Htt
   if (!session || session.userEmail !== context.userEmail || session.projectKey !== context.projectKey) {
     throw new DeskpilotError('not_found', { detail: 'No such conversation.' });
   }
-  const payload = { sessionId: body.sessionId, messages: await deps.store.getMessages(session.id), lastTurnStatus: session.lastTurnStatus };
+  const payload = {
+    sessionId: body.sessionId,
+    messages: await deps.store.getMessages(session.id),
+    lastTurnStatus: session.lastTurnStatus,
+  };
   return jsonResponse(200, payload, [...Object.entries(admission.headers), ['cache-control', 'no-store']]);
 }

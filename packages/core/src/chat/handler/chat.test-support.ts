@@ -39,10 +39,17 @@ export function toolStep(...calls: Array<{ name: string; input: unknown; id?: st
 }
 
 /** A mock model whose n-th call streams `script(call, n)`; the calls are recorded on `doStreamCalls`. */
-export function scriptedModel(script: (call: LanguageModelV4CallOptions, index: number) => LanguageModelV4StreamPart[] | Promise<LanguageModelV4StreamPart[]>) {
+export function scriptedModel(
+  script: (
+    call: LanguageModelV4CallOptions,
+    index: number,
+  ) => LanguageModelV4StreamPart[] | Promise<LanguageModelV4StreamPart[]>,
+) {
   let index = 0;
   const model: MockLanguageModelV4 = new MockLanguageModelV4({
-    doStream: async (call) => ({ stream: simulateReadableStream({ chunks: await script(call, index++), chunkDelayInMs: null }) }),
+    doStream: async (call) => ({
+      stream: simulateReadableStream({ chunks: await script(call, index++), chunkDelayInMs: null }),
+    }),
   });
   return model;
 }
@@ -109,7 +116,11 @@ export function answerApprovals(message: UIMessage, approved: boolean | ((toolCa
       const tool = part as { state?: string; toolCallId: string; approval?: { id: string } };
       if (tool.state !== 'approval-requested') return part;
       const yes = typeof approved === 'function' ? approved(tool.toolCallId) : approved;
-      return { ...part, state: 'approval-responded', approval: { id: tool.approval!.id, approved: yes, reason: yes ? undefined : 'not now' } } as typeof part;
+      return {
+        ...part,
+        state: 'approval-responded',
+        approval: { id: tool.approval!.id, approved: yes, reason: yes ? undefined : 'not now' },
+      } as typeof part;
     }),
   };
 }
@@ -119,7 +130,13 @@ export function assistantFrom(chunks: UIMessageChunk[]): UIMessage {
   const start = chunks.find((chunk) => chunk.type === 'start') as { messageId: string };
   const parts: Array<Record<string, unknown>> = [];
   for (const chunk of chunks as Array<Record<string, unknown>>) {
-    if (chunk.type === 'tool-input-available') parts.push({ type: `tool-${chunk.toolName}`, toolCallId: chunk.toolCallId, state: 'input-available', input: chunk.input });
+    if (chunk.type === 'tool-input-available')
+      parts.push({
+        type: `tool-${chunk.toolName}`,
+        toolCallId: chunk.toolCallId,
+        state: 'input-available',
+        input: chunk.input,
+      });
     if (chunk.type === 'tool-approval-request') {
       const part = parts.find((candidate) => candidate.toolCallId === chunk.toolCallId)!;
       Object.assign(part, { state: 'approval-requested', approval: { id: chunk.approvalId } });

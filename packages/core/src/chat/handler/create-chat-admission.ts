@@ -39,7 +39,8 @@ export interface ChatAdmissionOptions {
 }
 
 /** A request let in, with the per-user `RateLimit` headers to answer; or refused, with a `rate_limited` error. */
-export type ChatAdmissionResult = { allowed: true; headers: Record<string, string> } | { allowed: false; error: DeskpilotError };
+export type ChatAdmissionResult =
+  { allowed: true; headers: Record<string, string> } | { allowed: false; error: DeskpilotError };
 
 /** Counts chat requests per client address, then per user. */
 export interface ChatAdmission {
@@ -47,13 +48,21 @@ export interface ChatAdmission {
 }
 
 /** The 429 for a refused decision, with `Retry-After` and `RateLimit` headers (naming the policy, never the user or the address). */
-function refusal(decision: RateLimitDecision & { allowed: false }, name: string, policyHeader: string): ChatAdmissionResult {
+function refusal(
+  decision: RateLimitDecision & { allowed: false },
+  name: string,
+  policyHeader: string,
+): ChatAdmissionResult {
   const retryAfter = String(retryAfterSeconds(decision));
   return {
     allowed: false,
     error: new DeskpilotError('rate_limited', {
       detail: 'Too many chat requests. Try again shortly.',
-      headers: { 'retry-after': retryAfter, 'ratelimit-policy': policyHeader, ratelimit: `"${name}";r=0;t=${retryAfter}` },
+      headers: {
+        'retry-after': retryAfter,
+        'ratelimit-policy': policyHeader,
+        ratelimit: `"${name}";r=0;t=${retryAfter}`,
+      },
     }),
   };
 }
@@ -67,21 +76,30 @@ export function createChatAdmission(options: ChatAdmissionOptions): ChatAdmissio
   const { now } = options;
   const userPolicy = options.user?.policy;
   const policy = { limit: userPolicy?.limit ?? 20, windowMs: userPolicy?.windowMs ?? 60_000 };
-  const limiter = options.user?.limiter ?? createSlidingWindowLimiter({ ...policy, maxKeys: userPolicy?.maxKeys ?? 100_000, now });
+  const limiter =
+    options.user?.limiter ?? createSlidingWindowLimiter({ ...policy, maxKeys: userPolicy?.maxKeys ?? 100_000, now });
   const name = options.name ?? 'chat';
   const addressName = `${name}-address` as const;
   const policyHeader = `"${name}";q=${policy.limit};w=${Math.ceil(policy.windowMs / 1000)}`;
   const address = options.address === false ? undefined : (options.address ?? {});
-  const addressPolicy = address && { limit: address.policy?.limit ?? policy.limit * 10, windowMs: address.policy?.windowMs ?? policy.windowMs };
-  const addressLimiter = addressPolicy && (address.limiter ?? createSlidingWindowLimiter({ ...addressPolicy, maxKeys: address.policy?.maxKeys ?? 100_000, now }));
-  const addressPolicyHeader = addressPolicy && `"${addressName}";q=${addressPolicy.limit};w=${Math.ceil(addressPolicy.windowMs / 1000)}`;
+  const addressPolicy = address && {
+    limit: address.policy?.limit ?? policy.limit * 10,
+    windowMs: address.policy?.windowMs ?? policy.windowMs,
+  };
+  const addressLimiter =
+    addressPolicy &&
+    (address.limiter ??
+      createSlidingWindowLimiter({ ...addressPolicy, maxKeys: address.policy?.maxKeys ?? 100_000, now }));
+  const addressPolicyHeader =
+    addressPolicy && `"${addressName}";q=${addressPolicy.limit};w=${Math.ceil(addressPolicy.windowMs / 1000)}`;
   const clientAddress = createClientAddressResolver({ trustedProxies: options.trustedProxies ?? [] });
   const requireClientAddress = options.requireClientAddress ?? true;
 
   return {
     async admit(request, userEmail) {
       if (addressLimiter && addressPolicyHeader) {
-        if (!request.clientAddress && requireClientAddress) throw missingClientAddressError('createChatHandler', 'the per-address admission cap');
+        if (!request.clientAddress && requireClientAddress)
+          throw missingClientAddressError('createChatHandler', 'the per-address admission cap');
         const decision = await addressLimiter.check(addressBucket(clientAddress(request)));
         if (!decision.allowed) {
           options.onRefused?.(addressName);
@@ -93,7 +111,13 @@ export function createChatAdmission(options: ChatAdmissionOptions): ChatAdmissio
         options.onRefused?.(name);
         return refusal(decision, name, policyHeader);
       }
-      return { allowed: true, headers: { 'ratelimit-policy': policyHeader, ratelimit: `"${name}";r=${decision.remaining};t=${Math.ceil(decision.resetMs / 1000)}` } };
+      return {
+        allowed: true,
+        headers: {
+          'ratelimit-policy': policyHeader,
+          ratelimit: `"${name}";r=${decision.remaining};t=${Math.ceil(decision.resetMs / 1000)}`,
+        },
+      };
     },
   };
 }

@@ -17,7 +17,13 @@ function storedTurn(turn: number): UIMessage[] {
       metadata: { status: 'complete' },
       parts: [
         { type: 'step-start' },
-        { type: 'tool-getOrder', toolCallId: `call-${turn}`, state: 'output-available', input: { orderId: `ORD-${turn}` }, output },
+        {
+          type: 'tool-getOrder',
+          toolCallId: `call-${turn}`,
+          state: 'output-available',
+          input: { orderId: `ORD-${turn}` },
+          output,
+        },
         { type: 'step-start' },
         { type: 'text', text: `Answer ${turn}: ORD-${turn} ${'is on its way. '.repeat(20)}`, state: 'done' },
       ],
@@ -30,15 +36,22 @@ async function modelInputAtTurn(turns: number) {
   const model = scriptedModel(() => textStep('Noted.'));
   const { post, store } = await setupChat(model, { contextBudget: { maxChars, maxToolResultChars: 2_000 } });
   await store.getOrCreateSession({ id: sessionId, ...context, createdAt: 0, updatedAt: 0 });
-  for (let turn = 1; turn < turns; turn++) for (const message of storedTurn(turn)) await store.addMessage(sessionId, message);
-  const chunks = await readAll(await post({ sessionId, context, messages: [userMessage(`Question ${turns}: and now?`)] }));
+  for (let turn = 1; turn < turns; turn++)
+    for (const message of storedTurn(turn)) await store.addMessage(sessionId, message);
+  const chunks = await readAll(
+    await post({ sessionId, context, messages: [userMessage(`Question ${turns}: and now?`)] }),
+  );
   expect(chunks.at(-1)).toMatchObject({ type: 'finish' });
   const prompt = (model.doStreamCalls[0] as LanguageModelV4CallOptions).prompt;
   return { prompt, chars: JSON.stringify(prompt).length, stored: (await store.getMessages(sessionId)).length };
 }
 
 const texts = (prompt: LanguageModelV4CallOptions['prompt']) =>
-  prompt.flatMap((message) => (typeof message.content === 'string' ? [message.content] : message.content.flatMap((part) => (part.type === 'text' ? [part.text] : []))));
+  prompt.flatMap((message) =>
+    typeof message.content === 'string'
+      ? [message.content]
+      : message.content.flatMap((part) => (part.type === 'text' ? [part.text] : [])),
+  );
 
 describe('POST /chat: the model input is bounded by the context budget', () => {
   it('sends a 1,000-turn conversation under the budget, newest turns intact, the instructions whole', async () => {
@@ -56,10 +69,14 @@ describe('POST /chat: the model input is bounded by the context budget', () => {
     expect(prompt[1]!.role).toBe('user');
     // Every call in the input has its result.
     const calls = prompt.flatMap((message) =>
-      message.role === 'assistant' ? message.content.filter((part) => part.type === 'tool-call').map((part) => part.toolCallId) : [],
+      message.role === 'assistant'
+        ? message.content.filter((part) => part.type === 'tool-call').map((part) => part.toolCallId)
+        : [],
     );
     const results = prompt.flatMap((message) =>
-      message.role === 'tool' ? message.content.flatMap((part) => (part.type === 'tool-result' ? [part.toolCallId] : [])) : [],
+      message.role === 'tool'
+        ? message.content.flatMap((part) => (part.type === 'tool-result' ? [part.toolCallId] : []))
+        : [],
     );
     expect(calls.length).toBeGreaterThan(10);
     expect(results).toEqual(calls);
@@ -79,14 +96,21 @@ describe('POST /chat: the model input is bounded by the context budget', () => {
     // Step 1 looks up 12 lists of orders (each result several thousand characters), step 2 reads them, step 3 answers.
     const model = scriptedModel((_, index) =>
       index === 0
-        ? toolStep(...Array.from({ length: 12 }, (_, call) => ({ name: 'searchOrders', input: { limit: 20 }, id: `search-${call}` })))
+        ? toolStep(
+            ...Array.from({ length: 12 }, (_, call) => ({
+              name: 'searchOrders',
+              input: { limit: 20 },
+              id: `search-${call}`,
+            })),
+          )
         : index === 1
           ? toolStep({ name: 'getOrder', input: { orderId: 'ORD-1001' }, id: 'get-1' })
           : textStep('Done.'),
     );
     const { post, store } = await setupChat(model, { contextBudget: { maxChars: budget } });
     await store.getOrCreateSession({ id: sessionId, ...context, createdAt: 0, updatedAt: 0 });
-    for (let turn = 1; turn < 40; turn++) for (const message of storedTurn(turn)) await store.addMessage(sessionId, message);
+    for (let turn = 1; turn < 40; turn++)
+      for (const message of storedTurn(turn)) await store.addMessage(sessionId, message);
     const question = `Question 40: ${'which orders are late? '.repeat(20)}`;
     const chunks = await readAll(await post({ sessionId, context, messages: [userMessage(question)] }));
     expect(chunks.at(-1)).toMatchObject({ type: 'finish' });

@@ -2,12 +2,25 @@ import type { UIMessage } from 'ai';
 import { describe, expect, it } from 'vitest';
 import type { DeskpilotEvent } from '../../events/deskpilot-event.js';
 import type { HttpRequest } from '../../http/http-request.js';
-import { offeredTools, readAll, scriptedModel, sessionId, setupChat, textStep, userMessage } from './chat.test-support.js';
+import {
+  offeredTools,
+  readAll,
+  scriptedModel,
+  sessionId,
+  setupChat,
+  textStep,
+  userMessage,
+} from './chat.test-support.js';
 
 const body = (messages: UIMessage[], context: object = {}) => ({ messages, sessionId, context });
 
 /** A host's own session, read from its cookie: what `requireSession` would have found. */
-const hostSessions = new Map([['session=alice', { userEmail: 'alice@example.com', projectKey: 'acme-b2c', userRole: 'agent', canRefundOrders: false }]]);
+const hostSessions = new Map([
+  [
+    'session=alice',
+    { userEmail: 'alice@example.com', projectKey: 'acme-b2c', userRole: 'agent', canRefundOrders: false },
+  ],
+]);
 const fromHostSession = (request: HttpRequest) => hostSessions.get(request.headers.get('cookie') ?? '') ?? null;
 
 /** Posts as the browser of a host that serves the chat itself: its cookie, whatever the body claims. */
@@ -29,7 +42,12 @@ async function embeddedChat() {
 describe('createChatHandler({ resolveContext }): identity from the host session', () => {
   it("takes identity and flags from the host's session, never from the body, and keeps the page's own fields", async () => {
     const { post, model, store } = await embeddedChat();
-    const claims = { userEmail: 'mallory@example.com', projectKey: 'globex-b2c', canRefundOrders: true, pageContext: { page: 'orders' } };
+    const claims = {
+      userEmail: 'mallory@example.com',
+      projectKey: 'globex-b2c',
+      canRefundOrders: true,
+      pageContext: { page: 'orders' },
+    };
     const response = await post(body([userMessage('hi')], claims), 'session=alice');
     expect(response.status).toBe(200);
     await readAll(response);
@@ -56,7 +74,10 @@ describe('createChatHandler({ resolveContext }): identity from the host session'
 
   it('answers 401 without a host session, and calls no model', async () => {
     const { post, model } = await embeddedChat();
-    const response = await post(body([userMessage('hi')], { userEmail: 'alice@example.com', projectKey: 'acme-b2c' }), undefined);
+    const response = await post(
+      body([userMessage('hi')], { userEmail: 'alice@example.com', projectKey: 'acme-b2c' }),
+      undefined,
+    );
     expect(response.status).toBe(401);
     expect(await response.json()).toMatchObject({ code: 'unauthenticated' });
     expect(model.doStreamCalls).toHaveLength(0);
@@ -79,7 +100,9 @@ describe('createChatHandler({ resolveContext }): identity from the host session'
     );
     const response = await chat.post(body([userMessage('hi')]));
     expect(response.status).toBe(500);
-    expect(errors).toEqual([expect.objectContaining({ message: expect.stringContaining('resolveContext returned an invalid context') })]);
+    expect(errors).toEqual([
+      expect.objectContaining({ message: expect.stringContaining('resolveContext returned an invalid context') }),
+    ]);
   });
 });
 
@@ -102,7 +125,9 @@ describe('POST /chat/history: its own read limit', () => {
     expect(reads.map((response) => response.status)).toEqual([200, 200, 200, 429]);
     expect(reads[0]!.headers.get('ratelimit')).toBe('"chat-history";r=2;t=60');
     expect(reads[3]!.headers.get('ratelimit-policy')).toBe('"chat-history";q=3;w=60');
-    expect(events.filter((event) => event.type === 'rate-limited')).toEqual([{ type: 'rate-limited', limit: 'chat-history' }]);
+    expect(events.filter((event) => event.type === 'rate-limited')).toEqual([
+      { type: 'rate-limited', limit: 'chat-history' },
+    ]);
     // The chat limit (1 per minute) was spent by the turn alone.
     expect((await post(body([userMessage('again')], context))).status).toBe(429);
   });

@@ -2,7 +2,17 @@ import type { UIMessage } from 'ai';
 import { describe, expect, it } from 'vitest';
 import { DeskpilotError } from '../../errors/deskpilot-error.js';
 import type { DeskpilotEvent } from '../../events/deskpilot-event.js';
-import { answerApprovals, assistantFrom, readAll, scriptedModel, sessionId, setupChat, textStep, toolStep, userMessage } from './chat.test-support.js';
+import {
+  answerApprovals,
+  assistantFrom,
+  readAll,
+  scriptedModel,
+  sessionId,
+  setupChat,
+  textStep,
+  toolStep,
+  userMessage,
+} from './chat.test-support.js';
 
 const context = { userEmail: 'rep@example.com', projectKey: 'acme-b2c', canRefundOrders: true };
 const body = (messages: UIMessage[], extra: object = {}) => ({ messages, sessionId, context, ...extra });
@@ -17,7 +27,10 @@ async function recordedChat(steps: Array<ReturnType<typeof textStep>>, options: 
 
 describe('createChatHandler: onEvent', () => {
   it('reports a turn with a read tool: started, the tool succeeded, ended complete and saved', async () => {
-    const chat = await recordedChat([toolStep({ name: 'getOrder', input: { orderId: 'ORD-1001' } }), textStep('Here it is.')], { stepBudget: 3 });
+    const chat = await recordedChat(
+      [toolStep({ name: 'getOrder', input: { orderId: 'ORD-1001' } }), textStep('Here it is.')],
+      { stepBudget: 3 },
+    );
     await readAll(await chat.post(body([userMessage('show ORD-1001')])));
     expect(chat.events).toEqual([
       { type: 'turn-started', model: 'mock-provider:mock-model-id' },
@@ -28,22 +41,35 @@ describe('createChatHandler: onEvent', () => {
 
   it('reports a failing tool as failed, and runs nothing for a tool the user may not use', async () => {
     const chat = await recordedChat(
-      [toolStep({ name: 'getOrder', input: { orderId: 'ORD-404' } }, { name: 'refundOrder', input: { orderId: 'ORD-1001', reason: 'x' } }), textStep('ok')],
+      [
+        toolStep(
+          { name: 'getOrder', input: { orderId: 'ORD-404' } },
+          { name: 'refundOrder', input: { orderId: 'ORD-1001', reason: 'x' } },
+        ),
+        textStep('ok'),
+      ],
       {
         stepBudget: 3,
       },
     );
-    await readAll(await chat.post(body([userMessage('show ORD-404')], { context: { ...context, canRefundOrders: false } })));
+    await readAll(
+      await chat.post(body([userMessage('show ORD-404')], { context: { ...context, canRefundOrders: false } })),
+    );
     const tools = chat.events.filter((event) => event.type === 'tool-executed');
     // refundOrder is not offered without the capability: the SDK answers the call itself, nothing runs.
     expect(tools).toEqual([{ type: 'tool-executed', tool: 'getOrder', outcome: 'failed' }]);
   });
 
   it('reports an approval proposed, then approved and the write run once', async () => {
-    const chat = await recordedChat([toolStep({ name: 'refundOrder', input: { orderId: 'ORD-1001', reason: 'damaged' } }), textStep('Done.')]);
+    const chat = await recordedChat([
+      toolStep({ name: 'refundOrder', input: { orderId: 'ORD-1001', reason: 'damaged' } }),
+      textStep('Done.'),
+    ]);
     const question = userMessage('refund order ORD-1001');
     const card = assistantFrom(await readAll(await chat.post(body([question]))));
-    expect(chat.events.filter((event) => event.type.startsWith('approval'))).toEqual([{ type: 'approval-proposed', tool: 'refundOrder' }]);
+    expect(chat.events.filter((event) => event.type.startsWith('approval'))).toEqual([
+      { type: 'approval-proposed', tool: 'refundOrder' },
+    ]);
     expect(chat.events.at(-1)).toMatchObject({ type: 'turn-ended', status: 'awaiting_approval' });
 
     chat.events.length = 0;
@@ -59,13 +85,18 @@ describe('createChatHandler: onEvent', () => {
       [false, 0, { outcome: 'denied', reason: 'denied_by_user' }],
       [true, 16 * 60 * 1000, { outcome: 'expired', reason: 'expired' }],
     ] as const) {
-      const chat = await recordedChat([toolStep({ name: 'refundOrder', input: { orderId: 'ORD-1001', reason: 'damaged' } }), textStep('Done.')]);
+      const chat = await recordedChat([
+        toolStep({ name: 'refundOrder', input: { orderId: 'ORD-1001', reason: 'damaged' } }),
+        textStep('Done.'),
+      ]);
       const question = userMessage('refund order ORD-1001');
       const card = assistantFrom(await readAll(await chat.post(body([question]))));
       chat.clock.advance(advanceMs);
       chat.events.length = 0;
       await readAll(await chat.post(body([question, answerApprovals(card, approved)])));
-      expect(chat.events.filter((event) => event.type === 'approval-reviewed')).toEqual([{ type: 'approval-reviewed', tool: 'refundOrder', ...expected }]);
+      expect(chat.events.filter((event) => event.type === 'approval-reviewed')).toEqual([
+        { type: 'approval-reviewed', tool: 'refundOrder', ...expected },
+      ]);
       expect(chat.events.filter((event) => event.type === 'tool-executed')).toEqual([]);
     }
   });
@@ -74,7 +105,9 @@ describe('createChatHandler: onEvent', () => {
     const chat = await recordedChat([textStep('ok')], { limits: { user: { policy: { limit: 1 } } } });
     await readAll(await chat.post(body([userMessage('one')])));
     expect((await chat.post(body([userMessage('two')]))).status).toBe(429);
-    expect(chat.events.filter((event) => event.type === 'rate-limited')).toEqual([{ type: 'rate-limited', limit: 'chat' }]);
+    expect(chat.events.filter((event) => event.type === 'rate-limited')).toEqual([
+      { type: 'rate-limited', limit: 'chat' },
+    ]);
   });
 
   it('reports a store outage as a store-error event beside the error itself', async () => {

@@ -5,8 +5,15 @@ import { readAll, scriptedModel, sessionId, setupChat, textStep, userMessage } f
 import type { LanguageModelV4StreamPart } from '../../demo/model/language-model-v4.js';
 import { createMemoryChatStore } from '../conversation/memory-chat-store.js';
 
-const body = (message: UIMessage) => ({ messages: [message], sessionId, context: { userEmail: 'rep@example.com', projectKey: 'acme-b2c' } });
-const usage = { inputTokens: { total: 1, noCache: 1, cacheRead: undefined, cacheWrite: undefined }, outputTokens: { total: 1, text: 1, reasoning: undefined } };
+const body = (message: UIMessage) => ({
+  messages: [message],
+  sessionId,
+  context: { userEmail: 'rep@example.com', projectKey: 'acme-b2c' },
+});
+const usage = {
+  inputTokens: { total: 1, noCache: 1, cacheRead: undefined, cacheWrite: undefined },
+  outputTokens: { total: 1, text: 1, reasoning: undefined },
+};
 
 /** A model that streams "Working on it" and then waits for `release()` (or the request's abort) to finish. */
 function heldModel() {
@@ -22,7 +29,10 @@ function heldModel() {
           controller.enqueue({ type: 'text-start', id: 't' });
           controller.enqueue({ type: 'text-delta', id: 't', delta: 'Working on it' });
           started();
-          await Promise.race([released, new Promise((resolve) => abortSignal?.addEventListener('abort', resolve, { once: true }))]);
+          await Promise.race([
+            released,
+            new Promise((resolve) => abortSignal?.addEventListener('abort', resolve, { once: true })),
+          ]);
           if (abortSignal?.aborted) return;
           controller.enqueue({ type: 'text-delta', id: 't', delta: ', done.' });
           controller.enqueue({ type: 'text-end', id: 't' });
@@ -35,8 +45,10 @@ function heldModel() {
   return { model, release, streaming };
 }
 
-const savedAnswer = (store: ReturnType<typeof createMemoryChatStore>) => store.dump().messages[sessionId]?.find((message) => message.role === 'assistant');
-const textOf = (message: UIMessage | undefined) => message?.parts.flatMap((part) => (part.type === 'text' ? [part.text] : [])).join('');
+const savedAnswer = (store: ReturnType<typeof createMemoryChatStore>) =>
+  store.dump().messages[sessionId]?.find((message) => message.role === 'assistant');
+const textOf = (message: UIMessage | undefined) =>
+  message?.parts.flatMap((part) => (part.type === 'text' ? [part.text] : [])).join('');
 
 describe('ChatHandler.drain', () => {
   it('waits for a running turn whose client has gone, and it is saved whole', async () => {
@@ -74,7 +86,10 @@ describe('ChatHandler.drain', () => {
     expect(await chat.handler.drain({ timeoutMs: 20 })).toEqual({ completed: 0, aborted: 1 });
     const chunks = await reading;
     expect(chunks.slice(-2)).toEqual([
-      { type: 'error', errorText: 'The service is restarting: this answer was cut short. Please send your message again.' },
+      {
+        type: 'error',
+        errorText: 'The service is restarting: this answer was cut short. Please send your message again.',
+      },
       { type: 'finish' },
     ]);
     expect(textOf(savedAnswer(chat.store))).toBe('Working on it');
@@ -109,7 +124,9 @@ describe.each([
       throw new Error('connection reset while saving');
     };
     store.upsertMessages = async (id, messages) =>
-      messages.some((message) => message.role === 'assistant') && failed < failures ? fail() : upsertMessages(id, messages);
+      messages.some((message) => message.role === 'assistant') && failed < failures
+        ? fail()
+        : upsertMessages(id, messages);
     if (oneWrite) store.saveTurn = async (...args) => (failed < failures ? fail() : saveTurn!(...args));
     else delete store.saveTurn;
     return store;
@@ -137,7 +154,11 @@ describe.each([
     const chunks = await readAll(await chat.post(body(userMessage('hello'))));
     expect(chunks.slice(-2)).toEqual([
       { type: 'error', errorText: 'The answer could not be saved. Please send your message again.' },
-      { type: 'finish', finishReason: 'stop', messageMetadata: { usage: { inputTokens: 10, outputTokens: 5, totalTokens: 15 } } },
+      {
+        type: 'finish',
+        finishReason: 'stop',
+        messageMetadata: { usage: { inputTokens: 10, outputTokens: 5, totalTokens: 15 } },
+      },
     ]);
     expect(savedAnswer(store)).toBeUndefined();
     expect(store.dump().sessions[0]!.lastTurnStatus).toBe('failed');

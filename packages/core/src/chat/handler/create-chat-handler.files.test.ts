@@ -5,8 +5,18 @@ import { readAll, scriptedModel, sessionId, setupChat, textStep } from './chat.t
 const context = { userEmail: 'rep@example.com', projectKey: 'acme-b2c' };
 // A 1×1 transparent PNG.
 const png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=';
-const withParts = (parts: unknown[], id = 'u-file') => ({ sessionId, context, messages: [{ id, role: 'user', parts }] });
-const file = (overrides: object = {}) => ({ type: 'file', mediaType: 'image/png', filename: 'damage.png', url: `data:image/png;base64,${png}`, ...overrides });
+const withParts = (parts: unknown[], id = 'u-file') => ({
+  sessionId,
+  context,
+  messages: [{ id, role: 'user', parts }],
+});
+const file = (overrides: object = {}) => ({
+  type: 'file',
+  mediaType: 'image/png',
+  filename: 'damage.png',
+  url: `data:image/png;base64,${png}`,
+  ...overrides,
+});
 
 describe('POST /chat: files in a user message', () => {
   it('passes an inline image to the model and stores it with the turn', async () => {
@@ -28,9 +38,17 @@ describe('POST /chat: files in a user message', () => {
   });
 
   it.each([
-    ['a remote URL (the server never fetches what a client names)', file({ url: 'https://attacker.example/x.png' }), 'A file must be inline, as a base64 data: URL'],
+    [
+      'a remote URL (the server never fetches what a client names)',
+      file({ url: 'https://attacker.example/x.png' }),
+      'A file must be inline, as a base64 data: URL',
+    ],
     ['a media type not allowed', file({ mediaType: 'application/x-msdownload' }), 'Files must be one of'],
-    ['a file over the size limit', file({ url: `data:image/png;base64,${'A'.repeat(800_000)}` }), 'A file must not exceed 524288 bytes'],
+    [
+      'a file over the size limit',
+      file({ url: `data:image/png;base64,${'A'.repeat(800_000)}` }),
+      'A file must not exceed 524288 bytes',
+    ],
     ['a malformed data URL', file({ url: 'data:image/png;base64,@@@' }), 'A file must be inline'],
     [
       'HTML in a data URL labelled as an image',
@@ -44,12 +62,19 @@ describe('POST /chat: files in a user message', () => {
     ],
     [
       'a Windows program declared as a PDF',
-      file({ mediaType: 'application/pdf', filename: 'invoice.pdf', url: `data:application/pdf;base64,${btoa('MZ\x90\x00\x03\x00\x00\x00PE')}` }),
+      file({
+        mediaType: 'application/pdf',
+        filename: 'invoice.pdf',
+        url: `data:application/pdf;base64,${btoa('MZ\x90\x00\x03\x00\x00\x00PE')}`,
+      }),
       "The file's contents are not of its mediaType",
     ],
     [
       'an SVG (it can carry scripts)',
-      file({ mediaType: 'image/svg+xml', url: `data:image/svg+xml;base64,${btoa('<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>')}` }),
+      file({
+        mediaType: 'image/svg+xml',
+        url: `data:image/svg+xml;base64,${btoa('<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>')}`,
+      }),
       'SVG files are refused',
     ],
   ])('refuses %s with 400 and nothing stored', async (_case, part, message) => {
@@ -72,7 +97,10 @@ describe('POST /chat: files in a user message', () => {
     };
     for (const [mediaType, bytes] of Object.entries(headers)) {
       const response = await post(
-        withParts([file({ mediaType, url: `data:${mediaType};base64,${btoa(bytes + 'rest of the file')}` })], `u-${mediaType.replace(/\W/g, '')}`),
+        withParts(
+          [file({ mediaType, url: `data:${mediaType};base64,${btoa(bytes + 'rest of the file')}` })],
+          `u-${mediaType.replace(/\W/g, '')}`,
+        ),
       );
       expect(response.status, mediaType).toBe(200);
       await readAll(response);
@@ -80,7 +108,8 @@ describe('POST /chat: files in a user message', () => {
   });
 
   it('refuses SVG even when listed, unless the host opts in; then only an SVG that is one', async () => {
-    const svg = (text: string) => file({ mediaType: 'image/svg+xml', filename: 'logo.svg', url: `data:image/svg+xml;base64,${btoa(text)}` });
+    const svg = (text: string) =>
+      file({ mediaType: 'image/svg+xml', filename: 'logo.svg', url: `data:image/svg+xml;base64,${btoa(text)}` });
     const listed = await setupChat(
       scriptedModel(() => textStep('ok')),
       { limits: { files: { mediaTypes: ['image/png', 'image/svg+xml'] } } },
@@ -90,7 +119,9 @@ describe('POST /chat: files in a user message', () => {
       scriptedModel(() => textStep('ok')),
       { limits: { files: { mediaTypes: ['image/png', 'image/svg+xml'], allowSvg: true } } },
     );
-    const accepted = await allowed.post(withParts([svg('<?xml version="1.0"?>\n<svg xmlns="http://www.w3.org/2000/svg"/>')]));
+    const accepted = await allowed.post(
+      withParts([svg('<?xml version="1.0"?>\n<svg xmlns="http://www.w3.org/2000/svg"/>')]),
+    );
     expect(accepted.status).toBe(200);
     await readAll(accepted);
     expect((await allowed.post(withParts([svg('<html><body>not an svg</body></html>')], 'u-html'))).status).toBe(400);

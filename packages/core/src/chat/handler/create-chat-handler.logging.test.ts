@@ -22,7 +22,9 @@ describe('createChatHandler: logger and ids', () => {
       scriptedModel(() => textStep('ok')),
       { logger: without.logger },
     );
-    expect(without.lines).toEqual([{ level: 'warn', message: expect.stringContaining('no context secret configured'), details: undefined }]);
+    expect(without.lines).toEqual([
+      { level: 'warn', message: expect.stringContaining('no context secret configured'), details: undefined },
+    ]);
     const withSecret = recordingLogger();
     await setupChat(
       scriptedModel(() => textStep('ok')),
@@ -42,14 +44,18 @@ describe('createChatHandler: logger and ids', () => {
     const response = await chat.post({ sessionId, messages: [userMessage('hi')], context });
     expect(response.status).toBe(500);
     expect(await response.text()).not.toContain('10.0.0.5');
-    expect(lines.filter((line) => line.level === 'error')).toEqual([{ level: 'error', message: 'chat handler error', details: failure }]);
+    expect(lines.filter((line) => line.level === 'error')).toEqual([
+      { level: 'error', message: 'chat handler error', details: failure },
+    ]);
   });
 
   it('gives each answer a "msg_" id of 16 random bytes in base64url', async () => {
     const chat = await setupChat(scriptedModel(() => textStep('ok')));
     const ids = new Set<string>();
     for (const text of ['one', 'two']) {
-      const start = (await readAll(await chat.post({ sessionId, messages: [userMessage(text)], context }))).find((chunk) => chunk.type === 'start') as UIMessageChunk & {
+      const start = (await readAll(await chat.post({ sessionId, messages: [userMessage(text)], context }))).find(
+        (chunk) => chunk.type === 'start',
+      ) as UIMessageChunk & {
         messageId: string;
       };
       expect(start.messageId).toMatch(/^msg_[\w-]{22}$/);

@@ -2,13 +2,19 @@ import { MockLanguageModelV4 } from 'ai/test';
 import { describe, expect, it } from 'vitest';
 import { readAll, scriptedModel, sessionId, setupChat, textStep, toolStep, userMessage } from './chat.test-support.js';
 
-const body = { sessionId, context: { userEmail: 'rep@example.com', projectKey: 'acme-b2c' }, messages: [userMessage('hi')] };
+const body = {
+  sessionId,
+  context: { userEmail: 'rep@example.com', projectKey: 'acme-b2c' },
+  messages: [userMessage('hi')],
+};
 
 describe('POST /chat: a model that fails or goes silent', () => {
   it('ends the turn with a safe error part and records it failed when the provider call fails', async () => {
     const model = new MockLanguageModelV4({
       doStream: async () => {
-        throw Object.assign(new Error('503 overloaded (upstream detail that must not reach the client)'), { statusCode: 503 });
+        throw Object.assign(new Error('503 overloaded (upstream detail that must not reach the client)'), {
+          statusCode: 503,
+        });
       },
     });
     const { post, store, errors } = await setupChat(model, { modelCall: { maxRetries: 0 } });
@@ -48,10 +54,17 @@ describe('POST /chat: a model that fails or goes silent', () => {
   });
 
   it('does not fail a turn whose model called a tool with invalid input: the model sees the error and answers', async () => {
-    const model = scriptedModel((_call, index) => (index === 0 ? toolStep({ name: 'getOrder', input: { orderId: 42 } }) : textStep('Which order?')));
+    const model = scriptedModel((_call, index) =>
+      index === 0 ? toolStep({ name: 'getOrder', input: { orderId: 42 } }) : textStep('Which order?'),
+    );
     const { post, store, errors } = await setupChat(model);
     const chunks = await readAll(await post(body));
-    expect(chunks).toContainEqual(expect.objectContaining({ type: 'tool-input-error', errorText: 'The assistant called a tool with invalid input.' }));
+    expect(chunks).toContainEqual(
+      expect.objectContaining({
+        type: 'tool-input-error',
+        errorText: 'The assistant called a tool with invalid input.',
+      }),
+    );
     expect(JSON.stringify(model.doStreamCalls[1]!.prompt)).toMatch(/Invalid input for tool getOrder/);
     expect((await store.getSession(sessionId))?.lastTurnStatus).toBe('complete');
     expect(errors).toEqual([]);

@@ -6,9 +6,22 @@ import { createDemoCommerceBackend } from '../../demo.js';
 import { defineCapabilities } from '../context/capabilities.js';
 import { defineChatTool } from '../tools/chat-tool.js';
 import { builtinChatTools } from '../tools/builtin-tools.js';
-import { offeredTools, readAll, scriptedModel, sessionId, setupChat, textStep, userMessage } from './chat.test-support.js';
+import {
+  offeredTools,
+  readAll,
+  scriptedModel,
+  sessionId,
+  setupChat,
+  textStep,
+  userMessage,
+} from './chat.test-support.js';
 
-const b2bContext = { userEmail: 'rep@example.com', projectKey: 'acme-b2b', businessType: 'b2b', canCreateTickets: true };
+const b2bContext = {
+  userEmail: 'rep@example.com',
+  projectKey: 'acme-b2b',
+  businessType: 'b2b',
+  canCreateTickets: true,
+};
 const ask = (context: object = b2bContext) => ({ sessionId, context, messages: [userMessage('hi')] });
 
 /** The tools offered on one b2b turn of a handler built with `options`. */
@@ -24,7 +37,9 @@ describe('createChatHandler: open domain ports', () => {
     const all = await toolsOffered({});
     const withoutTickets = await toolsOffered({ tickets: undefined });
     expect(all).toEqual(expect.arrayContaining(['searchTickets', 'getTicket', 'createTicket']));
-    expect(withoutTickets).toEqual(all.filter((name) => !['searchTickets', 'getTicket', 'createTicket', 'addTicketComment'].includes(name)));
+    expect(withoutTickets).toEqual(
+      all.filter((name) => !['searchTickets', 'getTicket', 'createTicket', 'addTicketComment'].includes(name)),
+    );
   });
 
   it('offers the b2b tools only with a commerce backend that has their methods', async () => {
@@ -50,10 +65,15 @@ describe('createChatHandler: open domain ports', () => {
         scriptedModel(() => textStep('ok')),
         { tools: [...builtinChatTools, vouchers] },
       ),
-    ).rejects.toThrow(/Tool issueVoucher needs the capability canIssueVouchers, which is not registered: add it with defineCapabilities/);
+    ).rejects.toThrow(
+      /Tool issueVoucher needs the capability canIssueVouchers, which is not registered: add it with defineCapabilities/,
+    );
     // Registered, it is offered to whoever holds the flag; its kind is the host's own.
     const model = scriptedModel(() => textStep('ok'));
-    const chat = await setupChat(model, { tools: [...builtinChatTools, vouchers], capabilities: defineCapabilities({ canIssueVouchers: { kind: 'write' } }) });
+    const chat = await setupChat(model, {
+      tools: [...builtinChatTools, vouchers],
+      capabilities: defineCapabilities({ canIssueVouchers: { kind: 'write' } }),
+    });
     await readAll(await chat.post(ask({ ...b2bContext, canIssueVouchers: true })));
     expect(offeredTools(model.doStreamCalls[0])).toContain('issueVoucher');
   });
@@ -65,7 +85,10 @@ describe.each([
   // A store written before `openSession` took the message to add: the handler adds it itself.
   [
     'whose openSession does not add',
-    (store: ChatStore) => ({ ...store, openSession: (init: Parameters<ChatStore['getOrCreateSession']>[0]) => store.openSession!(init) }),
+    (store: ChatStore) => ({
+      ...store,
+      openSession: (init: Parameters<ChatStore['getOrCreateSession']>[0]) => store.openSession!(init),
+    }),
   ],
 ])('createChatHandler: a chat store %s', (_name, shape) => {
   it('stores each turn once, answers a resent message in place, and keeps others out', async () => {
@@ -81,7 +104,11 @@ describe.each([
     await readAll(await chat.post({ sessionId, context, messages: [first, second] }));
     // Sent again (a retry): answered anew in place, nothing added.
     await readAll(await chat.post({ sessionId, context, messages: [first, second] }));
-    const foreign = await chat.post({ sessionId, context: { ...context, userEmail: 'intruder@example.com' }, messages: [userMessage('let me in')] });
+    const foreign = await chat.post({
+      sessionId,
+      context: { ...context, userEmail: 'intruder@example.com' },
+      messages: [userMessage('let me in')],
+    });
     expect(foreign.status).toBe(403);
     const stored = memory.dump().messages[sessionId]!;
     expect(stored.map((message) => [message.role, message.id])).toEqual([

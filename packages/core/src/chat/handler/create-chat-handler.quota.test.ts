@@ -25,7 +25,10 @@ describe('POST /chat: storage quotas', () => {
     const model = scriptedModel(() => textStep('Got it.'));
     const meter = createMemoryTokenMeter({ windowMs: 60_000 });
     const { post, store } = await setupChat(model, {
-      limits: { user: { policy: { limit: 100 } }, tokens: { policy: { limit: 1_000_000, windowMs: 60_000 }, limiter: meter } },
+      limits: {
+        user: { policy: { limit: 100 } },
+        tokens: { policy: { limit: 1_000_000, windowMs: 60_000 }, limiter: meter },
+      },
     });
     const sessionId = crypto.randomUUID();
     const statuses: number[] = [];
@@ -54,7 +57,9 @@ describe('POST /chat: storage quotas', () => {
 
   it("refuses a new conversation past the user's quota, naming it, and lets another user in", async () => {
     const model = scriptedModel(() => textStep('ok'));
-    const { post } = await setupChat(model, { limits: { user: { policy: { limit: 100 } }, storage: { userBytes: 2_000_000 } } });
+    const { post } = await setupChat(model, {
+      limits: { user: { policy: { limit: 100 } }, storage: { userBytes: 2_000_000 } },
+    });
     const outcomes: number[] = [];
     for (let index = 0; index < 4; index++) {
       const response = await post(turn(crypto.randomUUID(), index));
@@ -67,7 +72,10 @@ describe('POST /chat: storage quotas', () => {
         });
     }
     expect(outcomes).toEqual([200, 200, 413, 413]);
-    const other = await post({ ...turn(crypto.randomUUID(), 9), context: { ...context, userEmail: 'other@example.com' } });
+    const other = await post({
+      ...turn(crypto.randomUUID(), 9),
+      context: { ...context, userEmail: 'other@example.com' },
+    });
     expect(other.status).toBe(200);
   });
 

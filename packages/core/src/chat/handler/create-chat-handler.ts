@@ -1,8 +1,20 @@
 import { base64url } from 'jose';
 import { DeskpilotError } from '../../errors/deskpilot-error.js';
-import { fromFetchRequest, problemResponse, toFetchResponse, type HttpRequest, type HttpResponse, type RequestInfo } from '../../http/http-request.js';
+import {
+  fromFetchRequest,
+  problemResponse,
+  toFetchResponse,
+  type HttpRequest,
+  type HttpResponse,
+  type RequestInfo,
+} from '../../http/http-request.js';
 import { consoleLogger, type Logger } from '../../logging/logger.js';
-import { createEventEmitter, isStoreError, type DeskpilotEventListener, type RateLimitName } from '../../events/deskpilot-event.js';
+import {
+  createEventEmitter,
+  isStoreError,
+  type DeskpilotEventListener,
+  type RateLimitName,
+} from '../../events/deskpilot-event.js';
 import type { ApprovalStore } from '../approval/approval-store.js';
 import { createApprovalGate } from '../approval/create-approval-gate.js';
 import type { CommerceBackend } from '../backends/commerce-backend.js';
@@ -150,12 +162,19 @@ function positiveBudget(value: number, name: string): number {
 /** The storage quotas of `limits`, with their defaults. */
 function storageQuotaOf(limits: ChatLimits): StorageQuota {
   return {
-    conversationBytes: positiveBudget(limits.storage?.conversationBytes ?? 4 * 1024 * 1024, 'limits.storage.conversationBytes'),
+    conversationBytes: positiveBudget(
+      limits.storage?.conversationBytes ?? 4 * 1024 * 1024,
+      'limits.storage.conversationBytes',
+    ),
     userBytes: positiveBudget(limits.storage?.userBytes ?? 64 * 1024 * 1024, 'limits.storage.userBytes'),
   };
 }
 
-function resolveDependencies(options: ChatHandlerOptions, logger: Logger, reportError: (error: unknown) => void): ChatRouteDependencies {
+function resolveDependencies(
+  options: ChatHandlerOptions,
+  logger: Logger,
+  reportError: (error: unknown) => void,
+): ChatRouteDependencies {
   const emit = createEventEmitter(options.onEvent, reportError);
   // A store's failure is also an event: the operator counts outages, not only reads them.
   const onError = (error: unknown) => {
@@ -166,19 +185,24 @@ function resolveDependencies(options: ChatHandlerOptions, logger: Logger, report
   const limits = options.limits ?? {};
   const capabilities = options.capabilities ?? builtinCapabilities;
   const grantPolicy = resolveChatGrantPolicy(options.grantPolicy);
-  if (options.grantSessions && !options.contextSecret) throw new TypeError('grantSessions needs contextSecret: only signed grants name a session');
+  if (options.grantSessions && !options.contextSecret)
+    throw new TypeError('grantSessions needs contextSecret: only signed grants name a session');
   const checkGrantSession = options.grantSessions && createGrantSessionCheck(options.grantSessions, now);
   // Each store call a span of its own when the host traces; a no-op otherwise.
   const store = withStoreSpans(options.store, 'chat_store');
   const approvalStore = withStoreSpans(options.approvalStore, 'approval_store');
   const gate = createApprovalGate({ store: approvalStore, ttlMs: options.approvalTtlMs, now, onError });
   // With neither a secret nor the host's session, a client can claim any identity: say so, once.
-  if (!options.contextSecret && !options.resolveContext) logger.warn('chat: no context secret configured; identity and capability flags are taken from the request body');
+  if (!options.contextSecret && !options.resolveContext)
+    logger.warn('chat: no context secret configured; identity and capability flags are taken from the request body');
   const addressing = { trustedProxies: options.trustedProxies, requireClientAddress: options.requireClientAddress };
   const onRefused = (limit: RateLimitName) => emit({ type: 'rate-limited', limit });
   const contextBudget = {
     maxChars: positiveBudget(options.contextBudget?.maxChars ?? 200_000, 'contextBudget.maxChars'),
-    maxToolResultChars: positiveBudget(options.contextBudget?.maxToolResultChars ?? 8_000, 'contextBudget.maxToolResultChars'),
+    maxToolResultChars: positiveBudget(
+      options.contextBudget?.maxToolResultChars ?? 8_000,
+      'contextBudget.maxToolResultChars',
+    ),
   };
   return {
     store,
@@ -189,7 +213,10 @@ function resolveDependencies(options: ChatHandlerOptions, logger: Logger, report
     historyAdmission: createChatAdmission({
       ...addressing,
       name: 'chat-history',
-      user: { ...limits.history, policy: { limit: 60, windowMs: limits.user?.policy?.windowMs, ...limits.history?.policy } },
+      user: {
+        ...limits.history,
+        policy: { limit: 60, windowMs: limits.user?.policy?.windowMs, ...limits.history?.policy },
+      },
       address: limits.address === false ? false : undefined,
       now,
       onRefused,
@@ -282,9 +309,13 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
     try {
       const route = routeOf(request);
       if (!route) throw new DeskpilotError('not_found', { detail: 'No such route.' });
-      if (request.method !== 'POST') throw new DeskpilotError('method_not_allowed', { detail: 'Use POST.', headers: { allow: 'POST' } });
+      if (request.method !== 'POST')
+        throw new DeskpilotError('method_not_allowed', { detail: 'Use POST.', headers: { allow: 'POST' } });
       if (tracker.draining)
-        throw new DeskpilotError('unavailable', { detail: 'The chat service is shutting down. Try again in a moment.', headers: { 'retry-after': '1' } });
+        throw new DeskpilotError('unavailable', {
+          detail: 'The chat service is shutting down. Try again in a moment.',
+          headers: { 'retry-after': '1' },
+        });
       return await route(request);
     } catch (error) {
       if (!DeskpilotError.isInstance(error) || error.status >= 500) dependencies.onError(error);

@@ -1,6 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { createMemoryTokenMeter } from '../../limiter/token-meter.js';
-import { answerApprovals, assistantFrom, readAll, scriptedModel, sessionId, setupChat, textStep, toolStep, userMessage } from './chat.test-support.js';
+import {
+  answerApprovals,
+  assistantFrom,
+  readAll,
+  scriptedModel,
+  sessionId,
+  setupChat,
+  textStep,
+  toolStep,
+  userMessage,
+} from './chat.test-support.js';
 
 const context = { userEmail: 'rep@example.com', projectKey: 'acme-b2c', canRefundOrders: true };
 const body = (text: string, id = sessionId) => ({ sessionId: id, context, messages: [userMessage(text)] });
@@ -9,38 +19,55 @@ const perCall = { inputTokens: 10, outputTokens: 5, totalTokens: 15 };
 
 describe('POST /chat: token usage', () => {
   it("records each answer's usage in its metadata: in the stream's finish, the stored message and /chat/history", async () => {
-    const model = scriptedModel((_call, index) => (index === 0 ? toolStep({ name: 'getOrder', input: { orderId: 'ORD-1001' } }) : textStep('Shipped.')));
+    const model = scriptedModel((_call, index) =>
+      index === 0 ? toolStep({ name: 'getOrder', input: { orderId: 'ORD-1001' } }) : textStep('Shipped.'),
+    );
     const { post } = await setupChat(model);
     const chunks = await readAll(await post(body('where is ORD-1001?')));
     const doubled = { inputTokens: 20, outputTokens: 10, totalTokens: 30 };
     expect(chunks.at(-1)).toMatchObject({ type: 'finish', messageMetadata: { usage: doubled } });
-    const history = (await (await post({ sessionId, context }, '/chat/history')).json()) as { messages: Array<{ role: string; metadata?: object }> };
+    const history = (await (await post({ sessionId, context }, '/chat/history')).json()) as {
+      messages: Array<{ role: string; metadata?: object }>;
+    };
     expect(history.messages.at(-1)!.metadata).toMatchObject({ status: 'complete', usage: doubled });
   });
 
   it('adds the calls of an answer continued after an approval to the same message', async () => {
     const model = scriptedModel((_call, index) =>
-      index === 0 ? toolStep({ name: 'refundOrder', input: { orderId: 'ORD-1001', reason: 'broken' } }) : textStep('Refunded.'),
+      index === 0
+        ? toolStep({ name: 'refundOrder', input: { orderId: 'ORD-1001', reason: 'broken' } })
+        : textStep('Refunded.'),
     );
     const { post, store } = await setupChat(model);
     const question = userMessage('refund ORD-1001');
     const proposal = await readAll(await post({ sessionId, context, messages: [question] }));
     expect(proposal.at(-1)).toMatchObject({ messageMetadata: { usage: perCall } });
-    await readAll(await post({ sessionId, context, messages: [question, answerApprovals(assistantFrom(proposal), true)] }));
+    await readAll(
+      await post({ sessionId, context, messages: [question, answerApprovals(assistantFrom(proposal), true)] }),
+    );
     const stored = await store.getMessages(sessionId);
-    expect(stored.at(-1)!.metadata).toMatchObject({ status: 'complete', usage: { inputTokens: 20, outputTokens: 10, totalTokens: 30 } });
+    expect(stored.at(-1)!.metadata).toMatchObject({
+      status: 'complete',
+      usage: { inputTokens: 20, outputTokens: 10, totalTokens: 30 },
+    });
   });
 });
 
 describe('POST /chat: token budget', () => {
   it('refuses a user whose budget is used up with 429 token_budget_exceeded before calling the model, until the window renews', async () => {
     const model = scriptedModel(() => textStep('Hello.'));
-    const { post, store, clock } = await setupChat(model, { limits: { tokens: { policy: { limit: 20, windowMs: 60_000 } } } });
+    const { post, store, clock } = await setupChat(model, {
+      limits: { tokens: { policy: { limit: 20, windowMs: 60_000 } } },
+    });
     // 15 tokens: under the budget, the next turn may start; 30 tokens: used up.
     await readAll(await post(body('one')));
     await readAll(await post({ sessionId, context, messages: [userMessage('one'), userMessage('two')] }));
     const storedBefore = await store.getMessages(sessionId);
-    const refused = await post({ sessionId, context, messages: [userMessage('one'), userMessage('two'), userMessage('three')] });
+    const refused = await post({
+      sessionId,
+      context,
+      messages: [userMessage('one'), userMessage('two'), userMessage('three')],
+    });
     expect(refused.status).toBe(429);
     expect(refused.headers.get('content-type')).toBe('application/problem+json');
     expect(await refused.json()).toMatchObject({ code: 'token_budget_exceeded', status: 429 });
@@ -50,9 +77,19 @@ describe('POST /chat: token budget', () => {
     // Nothing of the refused turn is stored.
     expect(await store.getMessages(sessionId)).toEqual(storedBefore);
     // Another user still has a budget.
-    expect((await post({ ...body('hi', '0b6e0c1e-5a3c-4f0e-8d4e-6b0a1b2c3d4e'), context: { ...context, userEmail: 'other@example.com' } })).status).toBe(200);
+    expect(
+      (
+        await post({
+          ...body('hi', '0b6e0c1e-5a3c-4f0e-8d4e-6b0a1b2c3d4e'),
+          context: { ...context, userEmail: 'other@example.com' },
+        })
+      ).status,
+    ).toBe(200);
     clock.advance(60_000);
-    expect((await post({ sessionId, context, messages: [userMessage('one'), userMessage('two'), userMessage('three')] })).status).toBe(200);
+    expect(
+      (await post({ sessionId, context, messages: [userMessage('one'), userMessage('two'), userMessage('three')] }))
+        .status,
+    ).toBe(200);
   });
 
   it('counts tokens in a shared meter, and reports a meter that fails to count without failing the turn', async () => {
@@ -82,7 +119,9 @@ describe('POST /chat: token budget', () => {
     const meter = createMemoryTokenMeter({ windowMs: 60_000 });
     meter.add('rep@example.com', 390);
     const model = scriptedModel(() => textStep('Hello.'));
-    const { post } = await setupChat(model, { limits: { tokens: { policy: { limit: 400, windowMs: 60_000 }, limiter: meter } } });
+    const { post } = await setupChat(model, {
+      limits: { tokens: { policy: { limit: 400, windowMs: 60_000 }, limiter: meter } },
+    });
     const ids = Array.from({ length: 15 }, () => crypto.randomUUID());
     const responses = await Promise.all(ids.map((id) => post(body('hi', id))));
     expect(responses.map((response) => response.status).sort()).toEqual([200, ...Array<number>(14).fill(429)]);
@@ -99,8 +138,16 @@ describe('POST /chat: token budget', () => {
       await new Promise<void>((resolve) => (release = resolve));
       return textStep('Hello.');
     });
-    const { post, store } = await setupChat(model, { limits: { tokens: { policy: { limit: 1_000, windowMs: 60_000, reserveTokens: 600 }, limiter: meter } } });
-    await store.getOrCreateSession({ id: sessionId, userEmail: 'other@example.com', projectKey: 'acme-b2c', createdAt: 0, updatedAt: 0 });
+    const { post, store } = await setupChat(model, {
+      limits: { tokens: { policy: { limit: 1_000, windowMs: 60_000, reserveTokens: 600 }, limiter: meter } },
+    });
+    await store.getOrCreateSession({
+      id: sessionId,
+      userEmail: 'other@example.com',
+      projectKey: 'acme-b2c',
+      createdAt: 0,
+      updatedAt: 0,
+    });
     expect((await post(body('hi'))).status).toBe(403);
     expect(meter.used('rep@example.com').used).toBe(0);
     const running = post(body('hi', crypto.randomUUID()));
@@ -126,9 +173,12 @@ describe('POST /chat: token budget', () => {
           : part,
       ),
     );
-    const { post, store } = await setupChat(silent, { limits: { tokens: { policy: { limit: 1_000_000, windowMs: 60_000 }, limiter: meter } } });
+    const { post, store } = await setupChat(silent, {
+      limits: { tokens: { policy: { limit: 1_000_000, windowMs: 60_000 }, limiter: meter } },
+    });
     const chunks = await readAll(await post(body('hi')));
-    const usage = (chunks.at(-1) as { messageMetadata?: { usage?: { totalTokens: number; estimated?: boolean } } }).messageMetadata?.usage;
+    const usage = (chunks.at(-1) as { messageMetadata?: { usage?: { totalTokens: number; estimated?: boolean } } })
+      .messageMetadata?.usage;
     expect(usage).toMatchObject({ estimated: true });
     // The instructions and tool definitions the call was sent, at 3 characters a token.
     expect(usage!.totalTokens).toBeGreaterThan(1_000);
@@ -140,7 +190,9 @@ describe('POST /chat: token budget', () => {
       { type: 'stream-start', warnings: [] },
       { type: 'error', error: new Error('provider down') },
     ]);
-    const failed = await setupChat(broken, { limits: { tokens: { policy: { limit: 1_000_000, windowMs: 60_000 }, limiter: failing } } });
+    const failed = await setupChat(broken, {
+      limits: { tokens: { policy: { limit: 1_000_000, windowMs: 60_000 }, limiter: failing } },
+    });
     await readAll(await failed.post(body('hi')));
     expect(failing.used('rep@example.com').used).toBeGreaterThan(1_000);
   });

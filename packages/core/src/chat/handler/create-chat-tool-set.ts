@@ -75,7 +75,9 @@ function toolOutcomes(options: Pick<ChatToolSetOptions, 'onError' | 'emit'>) {
     /** A call refused before it ran (no permission, no approval): emitted, and the model told why. */
     refuse(tool: string, message: string): Promise<never> {
       options.emit?.({ type: 'tool-executed', tool, outcome: 'refused' });
-      return inSpan('deskpilot.chat.tool', { 'deskpilot.tool': tool, 'deskpilot.tool.outcome': 'refused' }, () => Promise.reject(new ChatToolError(message)));
+      return inSpan('deskpilot.chat.tool', { 'deskpilot.tool': tool, 'deskpilot.tool.outcome': 'refused' }, () =>
+        Promise.reject(new ChatToolError(message)),
+      );
     },
   };
 }
@@ -104,14 +106,21 @@ export function createChatToolSet(options: ChatToolSetOptions): ChatToolSet {
   const inputSchemaOf = new Map(definitions.map((definition) => [definition.name, zodSchema(definition.inputSchema)]));
   const memorySchema = zodSchema(workingMemoryUpdateSchema);
   const catalogue: ToolSet = Object.fromEntries([
-    ...definitions.map((definition) => [definition.name, tool({ inputSchema: inputSchemaOf.get(definition.name)! })] as const),
+    ...definitions.map(
+      (definition) => [definition.name, tool({ inputSchema: inputSchemaOf.get(definition.name)! })] as const,
+    ),
     ['updateWorkingMemory', tool({ inputSchema: memorySchema })] as const,
   ]);
 
   const { runSafely, reported, refuse } = toolOutcomes(options);
 
   /** A definition as an SDK tool: permission re-checked, writes only through the approval gate. */
-  const toTool = (definition: ChatToolDefinition, context: ChatContext, write: boolean, approvedCalls: ReadonlyMap<string, string>) => {
+  const toTool = (
+    definition: ChatToolDefinition,
+    context: ChatContext,
+    write: boolean,
+    approvedCalls: ReadonlyMap<string, string>,
+  ) => {
     const toolContext: ChatToolContext = {
       userEmail: context.userEmail,
       projectKey: context.projectKey,
@@ -126,11 +135,16 @@ export function createChatToolSet(options: ChatToolSetOptions): ChatToolSet {
         if (definition.capability !== null && context.capabilities[definition.capability] !== true) {
           return refuse(definition.name, `You do not have permission to use ${definition.name}.`);
         }
-        if (!write) return reported(definition.name, () => runSafely(() => definition.execute(input, { ...toolContext, abortSignal })));
+        if (!write)
+          return reported(definition.name, () =>
+            runSafely(() => definition.execute(input, { ...toolContext, abortSignal })),
+          );
         const approvalId = approvedCalls.get(toolCallId);
         if (!approvalId) return refuse(definition.name, 'This action needs an approval first.');
         return reported(definition.name, async () => {
-          const outcome = await gate.execute(approvalId, (record) => definition.execute(record.input, { ...toolContext, idempotencyKey: approvalId, abortSignal }));
+          const outcome = await gate.execute(approvalId, (record) =>
+            definition.execute(record.input, { ...toolContext, idempotencyKey: approvalId, abortSignal }),
+          );
           if (outcome.type === 'error') throw new ChatToolError(outcome.message);
           return outcome.output;
         });
@@ -140,15 +154,21 @@ export function createChatToolSet(options: ChatToolSetOptions): ChatToolSet {
 
   const workingMemoryTool = (sessionId: string) =>
     tool({
-      description: 'Keep short notes for later in this conversation: set keys (short slugs) to notes, or remove keys. Other notes are kept.',
+      description:
+        'Keep short notes for later in this conversation: set keys (short slugs) to notes, or remove keys. Other notes are kept.',
       inputSchema: memorySchema,
       execute: (update) =>
         reported('updateWorkingMemory', () =>
           runSafely(async () => {
             // One atomic store update: parallel turns of a conversation never lose each other's notes.
-            const saved = await store.updateSession(sessionId, { workingMemory: { ...update, maxBytes: options.workingMemoryBytes }, updatedAt: now() });
+            const saved = await store.updateSession(sessionId, {
+              workingMemory: { ...update, maxBytes: options.workingMemoryBytes },
+              updatedAt: now(),
+            });
             if (!saved.ok && saved.reason === 'working_memory_full')
-              throw new ChatToolError(`Working memory is full (${options.workingMemoryBytes} bytes); remove notes first.`);
+              throw new ChatToolError(
+                `Working memory is full (${options.workingMemoryBytes} bytes); remove notes first.`,
+              );
             if (!saved.ok) throw new ChatToolError('This conversation no longer exists.');
             return { saved: true, keys: Object.keys(saved.session.workingMemory) };
           }),

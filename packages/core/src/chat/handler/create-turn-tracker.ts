@@ -54,7 +54,8 @@ export function createTurnTracker(): TurnTracker {
       (draining ??= (async () => {
         const running = [...turns];
         const everySettled = Promise.all(running.map((turn) => turn.settled));
-        if (await settlesWithin(everySettled, options.timeoutMs ?? 10_000)) return { completed: running.length, aborted: 0 };
+        if (await settlesWithin(everySettled, options.timeoutMs ?? 10_000))
+          return { completed: running.length, aborted: 0 };
         const cut = running.filter((turn) => turns.has(turn));
         for (const turn of cut) turn.cut.abort();
         // The cut turns save what they have (status `aborted`); a store that hangs is not waited for.

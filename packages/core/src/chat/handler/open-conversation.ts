@@ -1,6 +1,12 @@
 import { DeskpilotError } from '../../errors/deskpilot-error.js';
 import type { ChatContext } from '../context/parse-chat-context.js';
-import type { AddMessageResult, ChatSessionRecord, ChatStore, OpenSessionResult, StorageQuota } from '../conversation/chat-store.js';
+import type {
+  AddMessageResult,
+  ChatSessionRecord,
+  ChatStore,
+  OpenSessionResult,
+  StorageQuota,
+} from '../conversation/chat-store.js';
 import type { ChatMessage } from './chat-message.js';
 
 /** Options of {@link openConversation}. */
@@ -39,15 +45,29 @@ export type OpenConversationResult =
 export async function openConversation(options: OpenConversationOptions): Promise<OpenConversationResult> {
   const { context, store } = options;
   const time = options.now();
-  const init = { id: options.sessionId, userEmail: context.userEmail, projectKey: context.projectKey, createdAt: time, updatedAt: time };
-  const { session, created, messages, added } = store.openSession ? await store.openSession(init, options.add, options.quota) : await openInTwoCalls(store, init);
+  const init = {
+    id: options.sessionId,
+    userEmail: context.userEmail,
+    projectKey: context.projectKey,
+    createdAt: time,
+    updatedAt: time,
+  };
+  const { session, created, messages, added } = store.openSession
+    ? await store.openSession(init, options.add, options.quota)
+    : await openInTwoCalls(store, init);
   if (messages === null || session.userEmail !== context.userEmail || session.projectKey !== context.projectKey) {
-    return { ok: false, error: new DeskpilotError('forbidden', { detail: 'This conversation belongs to someone else.' }) };
+    return {
+      ok: false,
+      error: new DeskpilotError('forbidden', { detail: 'This conversation belongs to someone else.' }),
+    };
   }
   return { ok: true, session, created, messages: messages as ChatMessage[], added };
 }
 
-async function openInTwoCalls(store: ChatStore, init: Parameters<ChatStore['getOrCreateSession']>[0]): Promise<OpenSessionResult> {
+async function openInTwoCalls(
+  store: ChatStore,
+  init: Parameters<ChatStore['getOrCreateSession']>[0],
+): Promise<OpenSessionResult> {
   const { session, created } = await store.getOrCreateSession(init);
   const owned = session.userEmail === init.userEmail && session.projectKey === init.projectKey;
   return { session, created, messages: !owned ? null : created ? [] : await store.getMessages(session.id) };

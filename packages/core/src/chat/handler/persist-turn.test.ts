@@ -4,7 +4,12 @@ import type { ChatMessage } from './chat-message.js';
 import { persistTurn, turnStatusOf } from './persist-turn.js';
 
 const answer: ChatMessage = { id: 'a1', role: 'assistant', parts: [{ type: 'text', text: 'Done.' }] };
-const awaiting: ChatMessage = { ...answer, parts: [{ type: 'tool-refundOrder', toolCallId: 'c1', state: 'approval-requested', input: {}, approval: { id: 'apv_1' } }] };
+const awaiting: ChatMessage = {
+  ...answer,
+  parts: [
+    { type: 'tool-refundOrder', toolCallId: 'c1', state: 'approval-requested', input: {}, approval: { id: 'apv_1' } },
+  ],
+};
 const end = { message: answer, isAborted: false, finishReason: 'stop', budgetExhausted: false };
 
 describe('turnStatusOf', () => {
@@ -22,14 +27,22 @@ describe('turnStatusOf', () => {
 describe('persistTurn', () => {
   const setup = async () => {
     const store = createMemoryChatStore();
-    await store.getOrCreateSession({ id: 's1', userEmail: 'rep@example.com', projectKey: 'acme-b2c', createdAt: 0, updatedAt: 0 });
+    await store.getOrCreateSession({
+      id: 's1',
+      userEmail: 'rep@example.com',
+      projectKey: 'acme-b2c',
+      createdAt: 0,
+      updatedAt: 0,
+    });
     return store;
   };
 
   it('saves the answer with its status, then the last turn status, with a store that has no saveTurn', async () => {
     const store = await setup();
     delete store.saveTurn;
-    expect(await persistTurn({ store, sessionId: 's1', message: answer, status: 'complete', now: () => 5 })).toEqual({ kind: 'saved' });
+    expect(await persistTurn({ store, sessionId: 's1', message: answer, status: 'complete', now: () => 5 })).toEqual({
+      kind: 'saved',
+    });
     expect(await store.getMessages('s1')).toEqual([{ ...answer, metadata: { status: 'complete' } }]);
     expect((await store.getSession('s1'))?.lastTurnStatus).toBe('complete');
   });
@@ -43,7 +56,9 @@ describe('persistTurn', () => {
       return saveTurn(...args);
     };
     store.upsertMessages = store.updateSession = async () => expect.unreachable('one write only');
-    expect(await persistTurn({ store, sessionId: 's1', message: awaiting, status: 'awaiting_approval', now: () => 5 })).toEqual({ kind: 'saved' });
+    expect(
+      await persistTurn({ store, sessionId: 's1', message: awaiting, status: 'awaiting_approval', now: () => 5 }),
+    ).toEqual({ kind: 'saved' });
     expect(calls).toEqual(['saveTurn']);
     expect(await store.getMessages('s1')).toEqual([{ ...awaiting, metadata: { status: 'awaiting_approval' } }]);
     expect(await store.getSession('s1')).toMatchObject({ lastTurnStatus: 'awaiting_approval', updatedAt: 5 });
@@ -53,30 +68,51 @@ describe('persistTurn', () => {
   it.each([
     ['the one write (saveTurn)', 'saveTurn'],
     ['the answer (a store without saveTurn)', 'upsertMessages'],
-  ] as const)('retries %s through a brief outage, and when it cannot be saved records the turn failed', async (_name, failing) => {
-    const store = await setup();
-    if (failing === 'upsertMessages') delete store.saveTurn;
-    const outage = new Error('store down');
-    let attempts = 0;
-    store[failing] = async () => {
-      attempts++;
-      throw outage;
-    };
-    expect(await persistTurn({ store, sessionId: 's1', message: answer, status: 'complete', now: () => 5, retryDelaysMs: [0, 0] })).toEqual({
-      kind: 'unsaved',
-      error: outage,
-    });
-    expect(attempts).toBe(3);
-    expect(await store.getMessages('s1')).toEqual([]);
-    expect((await store.getSession('s1'))?.lastTurnStatus).toBe('failed');
-  });
+  ] as const)(
+    'retries %s through a brief outage, and when it cannot be saved records the turn failed',
+    async (_name, failing) => {
+      const store = await setup();
+      if (failing === 'upsertMessages') delete store.saveTurn;
+      const outage = new Error('store down');
+      let attempts = 0;
+      store[failing] = async () => {
+        attempts++;
+        throw outage;
+      };
+      expect(
+        await persistTurn({
+          store,
+          sessionId: 's1',
+          message: answer,
+          status: 'complete',
+          now: () => 5,
+          retryDelaysMs: [0, 0],
+        }),
+      ).toEqual({
+        kind: 'unsaved',
+        error: outage,
+      });
+      expect(attempts).toBe(3);
+      expect(await store.getMessages('s1')).toEqual([]);
+      expect((await store.getSession('s1'))?.lastTurnStatus).toBe('failed');
+    },
+  );
 
   it('says so when only the last turn status could not be saved', async () => {
     const store = await setup();
     delete store.saveTurn;
     const outage = new Error('store down');
     store.updateSession = async () => Promise.reject(outage);
-    expect(await persistTurn({ store, sessionId: 's1', message: answer, status: 'complete', now: () => 5, retryDelaysMs: [] })).toEqual({
+    expect(
+      await persistTurn({
+        store,
+        sessionId: 's1',
+        message: answer,
+        status: 'complete',
+        now: () => 5,
+        retryDelaysMs: [],
+      }),
+    ).toEqual({
       kind: 'status_unsaved',
       error: outage,
     });

@@ -36,7 +36,8 @@ export interface PersistTurnOptions {
  * What a save did: `saved`; `status_unsaved` (the answer is saved, the conversation's last turn
  * status is not); `unsaved` (the answer is lost: the status is set to `failed` where it can be).
  */
-export type PersistTurnResult = { kind: 'saved' } | { kind: 'status_unsaved'; error: unknown } | { kind: 'unsaved'; error: unknown };
+export type PersistTurnResult =
+  { kind: 'saved' } | { kind: 'status_unsaved'; error: unknown } | { kind: 'unsaved'; error: unknown };
 
 /**
  * Saves the assistant's answer with its status, and the conversation's last turn status: in one
@@ -45,11 +46,15 @@ export type PersistTurnResult = { kind: 'saved' } | { kind: 'status_unsaved'; er
 export async function persistTurn(options: PersistTurnOptions): Promise<PersistTurnResult> {
   const { store, sessionId, status } = options;
   const retries = { delaysMs: options.retryDelaysMs };
-  const saveStatus = (value: typeof status) => withRetries(() => store.updateSession(sessionId, { lastTurnStatus: value, updatedAt: options.now() }), retries);
+  const saveStatus = (value: typeof status) =>
+    withRetries(() => store.updateSession(sessionId, { lastTurnStatus: value, updatedAt: options.now() }), retries);
   const message = { ...options.message, metadata: { ...options.message.metadata, status } };
   if (store.saveTurn) {
     try {
-      await withRetries(() => store.saveTurn!(sessionId, message, { lastTurnStatus: status, updatedAt: options.now() }), retries);
+      await withRetries(
+        () => store.saveTurn!(sessionId, message, { lastTurnStatus: status, updatedAt: options.now() }),
+        retries,
+      );
       return { kind: 'saved' };
     } catch (error) {
       await saveStatus('failed').catch(() => {});

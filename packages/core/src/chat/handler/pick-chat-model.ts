@@ -29,6 +29,8 @@ export function pickChatModel(options: PickChatModelOptions): PickChatModelResul
   if (model) return { ok: true, model };
   return {
     ok: false,
-    error: new DeskpilotError('provider_unavailable', { detail: provider ? `The ${provider} provider is not configured.` : 'No model is configured.' }),
+    error: new DeskpilotError('provider_unavailable', {
+      detail: provider ? `The ${provider} provider is not configured.` : 'No model is configured.',
+    }),
   };
 }

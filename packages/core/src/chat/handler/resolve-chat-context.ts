@@ -45,15 +45,26 @@ export async function resolveChatContext(options: ResolveChatContextOptions): Pr
   const { pageContext, proactiveHint, workingMemoryBlock } = parsed.data;
   if ('host' in options) {
     if (!options.host) return { ok: false, error: noSessionError() };
-    const hosted = safeParseChatContext({ ...options.host, pageContext, proactiveHint, workingMemoryBlock }, parseOptions);
+    const hosted = safeParseChatContext(
+      { ...options.host, pageContext, proactiveHint, workingMemoryBlock },
+      parseOptions,
+    );
     // The host's own answer is malformed: its mistake, not the client's.
     if (!hosted.success) throw new TypeError(`resolveContext returned an invalid context: ${hosted.error.message}`);
     return { ok: true, context: hosted.data };
   }
   if (!options.contextSecret) return { ok: true, context: parsed.data };
-  const grant = await verifyChatGrant((options.input as { grant?: unknown } | undefined)?.grant, options.contextSecret, { ...options.grantPolicy, now: options.now });
+  const grant = await verifyChatGrant(
+    (options.input as { grant?: unknown } | undefined)?.grant,
+    options.contextSecret,
+    { ...options.grantPolicy, now: options.now },
+  );
   await options.checkGrantSession?.(grant.sessionId);
-  const granted = safeParseChatContext({ ...grant, ...grant.capabilities, pageContext, proactiveHint, workingMemoryBlock }, parseOptions);
-  if (!granted.success) return { ok: false, error: new DeskpilotError('unauthenticated', { detail: 'The chat grant is invalid.' }) };
+  const granted = safeParseChatContext(
+    { ...grant, ...grant.capabilities, pageContext, proactiveHint, workingMemoryBlock },
+    parseOptions,
+  );
+  if (!granted.success)
+    return { ok: false, error: new DeskpilotError('unauthenticated', { detail: 'The chat grant is invalid.' }) };
   return { ok: true, context: granted.data };
 }

@@ -30,9 +30,13 @@ export interface StartUserTurnOptions {
 }
 
 /** The history to answer from and the id of the answer, or a `conflict` that changes nothing more. */
-export type StartUserTurnResult = { ok: true; history: ChatMessage[]; assistantId: string } | { ok: false; error: DeskpilotError };
+export type StartUserTurnResult =
+  { ok: true; history: ChatMessage[]; assistantId: string } | { ok: false; error: DeskpilotError };
 
-const conflict = (detail: string): StartUserTurnResult => ({ ok: false, error: new DeskpilotError('conflict', { detail }) });
+const conflict = (detail: string): StartUserTurnResult => ({
+  ok: false,
+  error: new DeskpilotError('conflict', { detail }),
+});
 
 /**
  * A new user message: saved once (race-safe), then every approval still pending is denied (in the
@@ -48,23 +52,34 @@ export async function startUserTurn(options: StartUserTurnOptions): Promise<Star
   if (saved.quotaExceeded) return { ok: false, error: quotaError(saved.quotaExceeded, options.quota) };
   if (saved.existing) {
     // Another request may have added it since `stored` was read.
-    if (!current.some((message) => message.id === user.id)) current = (await store.getMessages(sessionId)) as ChatMessage[];
+    if (!current.some((message) => message.id === user.id))
+      current = (await store.getMessages(sessionId)) as ChatMessage[];
     const index = current.findIndex((message) => message.id === user.id);
     const following = current[index + 1];
     if (saved.existing.role !== 'user') return conflict('This id belongs to another message of the conversation.');
-    if (canonicalJson(saved.existing.parts) !== canonicalJson(user.parts)) return conflict('A message with this id was already sent with other content.');
-    if (current.findLastIndex((message) => message.role === 'user') !== index) return conflict('Only the latest message can be sent again.');
-    if (following?.parts.some((part) => isToolUIPart(part) && part.approval)) return conflict('This message was answered with an action already; send a new message.');
+    if (canonicalJson(saved.existing.parts) !== canonicalJson(user.parts))
+      return conflict('A message with this id was already sent with other content.');
+    if (current.findLastIndex((message) => message.role === 'user') !== index)
+      return conflict('Only the latest message can be sent again.');
+    if (following?.parts.some((part) => isToolUIPart(part) && part.approval))
+      return conflict('This message was answered with an action already; send a new message.');
     current = current.slice(0, index + 1);
     if (following?.role === 'assistant') assistantId = following.id;
   } else {
     current = [...current, user];
   }
   if (options.mayHavePendingApprovals !== false)
-    for (const pending of await options.approvalStore.listPending(sessionId)) await options.gate.deny(pending.id, 'superseded');
-  const superseded = current.filter((message) => message.role === 'assistant' && message.parts.some(isAwaitingApproval)).map(denyAwaitingApprovals);
+    for (const pending of await options.approvalStore.listPending(sessionId))
+      await options.gate.deny(pending.id, 'superseded');
+  const superseded = current
+    .filter((message) => message.role === 'assistant' && message.parts.some(isAwaitingApproval))
+    .map(denyAwaitingApprovals);
   if (superseded.length > 0) await store.upsertMessages(sessionId, superseded);
-  return { ok: true, history: current.map((message) => superseded.find((replacement) => replacement.id === message.id) ?? message), assistantId };
+  return {
+    ok: true,
+    history: current.map((message) => superseded.find((replacement) => replacement.id === message.id) ?? message),
+    assistantId,
+  };
 }
 
 /** The 413 naming the quota a message did not fit. */
@@ -87,7 +102,12 @@ export function storedUserMessage(message: UserMessage): ChatMessage {
     parts: message.parts.map((part) =>
       part.type === 'text'
         ? { type: 'text', text: part.text }
-        : { type: 'file', mediaType: part.mediaType, url: part.url, ...(part.filename === undefined ? {} : { filename: part.filename }) },
+        : {
+            type: 'file',
+            mediaType: part.mediaType,
+            url: part.url,
+            ...(part.filename === undefined ? {} : { filename: part.filename }),
+          },
     ),
   };
 }

@@ -91,13 +91,7 @@ export async function streamAssistantTurn(options: StreamAssistantTurnOptions): 
       const total = addUsage(continued, usage);
       return total && { usage: total };
     },
-    onError: (error) => {
-      if (ChatToolError.isInstance(error)) return error.message;
-      // The model's own mistake: it sees the error as the call's result and can answer again.
-      if (InvalidToolInputError.isInstance(error) || NoSuchToolError.isInstance(error)) return 'The assistant called a tool with invalid input.';
-      onError(error);
-      return 'The assistant could not answer. Please try again.';
-    },
+    onError: (error) => errorTextOf(error, onError),
   });
   let streamFailed = false;
   // Run from the response body's `pull`: bound to the turn's trace context, so its store spans are beneath the turn.
@@ -116,13 +110,28 @@ export async function streamAssistantTurn(options: StreamAssistantTurnOptions): 
     });
     // A turn cut before its `finish` (a client gone, a drain, a failed call) is counted by estimate.
     await options.recordUsage?.(usage ?? estimateUsage(loop));
-    const saved = await persistTurn({ store: options.store, sessionId: options.sessionId, message, status, now: options.now });
+    const saved = await persistTurn({
+      store: options.store,
+      sessionId: options.sessionId,
+      message,
+      status,
+      now: options.now,
+    });
     // An unsaved answer: the client is told (below, before `finish`).
     if (saved.kind === 'unsaved') unsaved = true;
     if (saved.kind !== 'saved') onError(saved.error);
     const largest = loop.calls.reduce((max, call) => Math.max(max, call.chars), 0);
-    turnSpan?.setAttributes({ 'deskpilot.model_input.chars': largest, 'deskpilot.model_input.omitted_messages': loop.calls.at(-1)?.omittedMessages ?? 0 });
-    options.emit?.({ type: 'turn-ended', model: modelLabel, status, durationMs: options.now() - startedAt, saved: saved.kind === 'saved' });
+    turnSpan?.setAttributes({
+      'deskpilot.model_input.chars': largest,
+      'deskpilot.model_input.omitted_messages': loop.calls.at(-1)?.omittedMessages ?? 0,
+    });
+    options.emit?.({
+      type: 'turn-ended',
+      model: modelLabel,
+      status,
+      durationMs: options.now() - startedAt,
+      saved: saved.kind === 'saved',
+    });
     turnSpan?.setAttributes({ 'deskpilot.turn.status': status, 'deskpilot.turn.saved': saved.kind === 'saved' });
     options.onSettled();
   });
@@ -134,15 +143,30 @@ export async function streamAssistantTurn(options: StreamAssistantTurnOptions): 
     onEnd,
     headers: options.headers,
     signal: cut,
-    beforeFinish: () => [
-      ...(streamFailed ? [{ type: 'error' as const, errorText: 'The assistant could not answer. Please try again.' }] : []),
-      ...(unsaved
-        ? [{ type: 'error' as const, errorText: 'The answer could not be saved. Please send your message again.' }]
-        : cut.aborted
-          ? [{ type: 'error' as const, errorText: 'The service is restarting: this answer was cut short. Please send your message again.' }]
-          : []),
-    ],
+    beforeFinish: () => closingErrors({ streamFailed, unsaved, cut: cut.aborted }),
   });
+}
+
+/** What a part of the turn that failed says to the client: a tool's own message, or a safe one (the rest reported). */
+function errorTextOf(error: unknown, onError: (error: unknown) => void): string {
+  if (ChatToolError.isInstance(error)) return error.message;
+  // The model's own mistake: it sees the error as the call's result and can answer again.
+  if (InvalidToolInputError.isInstance(error) || NoSuchToolError.isInstance(error)) {
+    return 'The assistant called a tool with invalid input.';
+  }
+  onError(error);
+  return 'The assistant could not answer. Please try again.';
+}
+
+/** The `error` parts that go out before `finish`: the stream failed, the answer was not saved, or a drain cut it. */
+function closingErrors(turn: { streamFailed: boolean; unsaved: boolean; cut: boolean }) {
+  const texts = [
+    turn.streamFailed && 'The assistant could not answer. Please try again.',
+    turn.unsaved
+      ? 'The answer could not be saved. Please send your message again.'
+      : turn.cut && 'The service is restarting: this answer was cut short. Please send your message again.',
+  ];
+  return texts.filter((text) => text !== false).map((errorText) => ({ type: 'error' as const, errorText }));
 }
 
 /**

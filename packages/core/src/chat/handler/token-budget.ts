@@ -30,7 +30,11 @@ export const estimateTokens = (chars: number) => Math.ceil(chars / charsPerToken
 
 /** The SDK's usage as {@link TurnUsage}; undefined when the provider reported none. */
 export function turnUsageOf(usage: LanguageModelUsage | undefined): TurnUsage | undefined {
-  if (!usage || (usage.inputTokens === undefined && usage.outputTokens === undefined && usage.totalTokens === undefined)) return undefined;
+  if (
+    !usage ||
+    (usage.inputTokens === undefined && usage.outputTokens === undefined && usage.totalTokens === undefined)
+  )
+    return undefined;
   const inputTokens = usage.inputTokens ?? 0;
   const outputTokens = usage.outputTokens ?? 0;
   const cached = usage.inputTokenDetails?.cacheReadTokens;
@@ -47,7 +51,8 @@ export function turnUsageOf(usage: LanguageModelUsage | undefined): TurnUsage | 
 /** Two usages summed (an answer continued after an approval adds its calls to the message's). */
 export function addUsage(a: TurnUsage | undefined, b: TurnUsage | undefined): TurnUsage | undefined {
   if (!a || !b) return a ?? b;
-  const optional = (key: 'cachedInputTokens' | 'reasoningTokens') => (a[key] === undefined && b[key] === undefined ? {} : { [key]: (a[key] ?? 0) + (b[key] ?? 0) });
+  const optional = (key: 'cachedInputTokens' | 'reasoningTokens') =>
+    a[key] === undefined && b[key] === undefined ? {} : { [key]: (a[key] ?? 0) + (b[key] ?? 0) };
   return {
     inputTokens: a.inputTokens + b.inputTokens,
     outputTokens: a.outputTokens + b.outputTokens,
@@ -101,9 +106,11 @@ export function createTokenBudget(
   if (!options) return undefined;
   const { limit } = options.policy;
   const windowMs = options.policy.windowMs ?? 86_400_000;
-  if (!Number.isSafeInteger(limit) || limit < 1) throw new TypeError('limits.tokens.policy.limit must be a positive integer');
+  if (!Number.isSafeInteger(limit) || limit < 1)
+    throw new TypeError('limits.tokens.policy.limit must be a positive integer');
   const reserveTokens = Math.min(limit, options.policy.reserveTokens ?? deps.defaultReserveTokens);
-  if (!Number.isSafeInteger(reserveTokens) || reserveTokens < 0) throw new TypeError('limits.tokens.policy.reserveTokens must be a non-negative integer');
+  if (!Number.isSafeInteger(reserveTokens) || reserveTokens < 0)
+    throw new TypeError('limits.tokens.policy.reserveTokens must be a non-negative integer');
   const meter = options.limiter ?? createMemoryTokenMeter({ windowMs, now: deps.now });
   return {
     async reserve(key) {

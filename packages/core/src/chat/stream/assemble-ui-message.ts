@@ -24,15 +24,21 @@ export interface UIMessageAssembler<Message extends UIMessage = UIMessage> {
 }
 
 const isToolPart = (part: Part) => part.type === 'dynamic-tool' || part.type.startsWith('tool-');
-const isDataChunk = (chunk: { type: string }): chunk is { type: `data-${string}`; id?: string; data: unknown; transient?: boolean } => chunk.type.startsWith('data-');
-const toolNameOf = (part: Part) => (part.type === 'dynamic-tool' ? (part.toolName as string) : part.type.slice('tool-'.length));
-const isPlainObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isDataChunk = (chunk: {
+  type: string;
+}): chunk is { type: `data-${string}`; id?: string; data: unknown; transient?: boolean } =>
+  chunk.type.startsWith('data-');
+const toolNameOf = (part: Part) =>
+  part.type === 'dynamic-tool' ? (part.toolName as string) : part.type.slice('tool-'.length);
+const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** `base` with `update` merged in, nested objects merged key by key (as the SDK merges message metadata). */
 function mergeMetadata(base: unknown, update: unknown): unknown {
   if (!isPlainObject(base) || !isPlainObject(update)) return update;
   const merged: Record<string, unknown> = { ...base };
-  for (const [key, value] of Object.entries(update)) merged[key] = isPlainObject(value) && isPlainObject(merged[key]) ? mergeMetadata(merged[key], value) : value;
+  for (const [key, value] of Object.entries(update))
+    merged[key] = isPlainObject(value) && isPlainObject(merged[key]) ? mergeMetadata(merged[key], value) : value;
   return merged;
 }
 
@@ -52,7 +58,8 @@ interface Assembly {
 
 /** Index of the first part of the current step. */
 const stepStart = (state: Assembly) => state.message.parts.findLastIndex((part) => part.type === 'step-start') + 1;
-const inStep = (state: Assembly, match: (part: Part) => boolean) => state.message.parts.slice(stepStart(state)).find(match);
+const inStep = (state: Assembly, match: (part: Part) => boolean) =>
+  state.message.parts.slice(stepStart(state)).find(match);
 /** A tool call's part: in the current step, else the latest anywhere. */
 const toolCall = (state: Assembly, toolCallId: string) =>
   inStep(state, (part) => isToolPart(part) && part.toolCallId === toolCallId) ??
@@ -68,7 +75,14 @@ interface ToolCallUpdate {
   title?: unknown;
   toolMetadata?: unknown;
 }
-type ToolFields = { input: unknown; output?: unknown; errorText?: unknown; rawInput?: unknown; preliminary?: unknown; inputEncoding?: unknown };
+type ToolFields = {
+  input: unknown;
+  output?: unknown;
+  errorText?: unknown;
+  rawInput?: unknown;
+  preliminary?: unknown;
+  inputEncoding?: unknown;
+};
 
 /** Creates or updates a tool call's part; `fields` left `undefined` clear what the part had. */
 function writeToolPart(state: Assembly, call: ToolCallUpdate, fields: ToolFields, existing?: Part): Part {
@@ -78,9 +92,14 @@ function writeToolPart(state: Assembly, call: ToolCallUpdate, fields: ToolFields
     inStep(
       state,
       (candidate) =>
-        (call.dynamic ? candidate.type === 'dynamic-tool' : candidate.type !== 'dynamic-tool' && isToolPart(candidate)) && candidate.toolCallId === call.toolCallId,
+        (call.dynamic
+          ? candidate.type === 'dynamic-tool'
+          : candidate.type !== 'dynamic-tool' && isToolPart(candidate)) && candidate.toolCallId === call.toolCallId,
     );
-  const metadataKey = call.state === 'output-available' || call.state === 'output-error' ? 'resultProviderMetadata' : 'callProviderMetadata';
+  const metadataKey =
+    call.state === 'output-available' || call.state === 'output-error'
+      ? 'resultProviderMetadata'
+      : 'callProviderMetadata';
   if (!part) {
     const created: Part = {
       type,
@@ -104,7 +123,13 @@ function writeToolPart(state: Assembly, call: ToolCallUpdate, fields: ToolFields
   part.state = call.state;
   if (call.dynamic) part.toolName = call.toolName;
   else part.type = type;
-  Object.assign(part, { input: fields.input, output: fields.output, errorText: fields.errorText, rawInput: fields.rawInput, preliminary: fields.preliminary });
+  Object.assign(part, {
+    input: fields.input,
+    output: fields.output,
+    errorText: fields.errorText,
+    rawInput: fields.rawInput,
+    preliminary: fields.preliminary,
+  });
   if (fields.inputEncoding == null) delete part.inputEncoding;
   else part.inputEncoding = fields.inputEncoding;
   if (call.title !== undefined) part.title = call.title;
@@ -115,7 +140,10 @@ function writeToolPart(state: Assembly, call: ToolCallUpdate, fields: ToolFields
 }
 
 /** A tool call's result: its part keeps the input, takes the output or the error. */
-function writeResult(state: Assembly, chunk: Extract<UIMessageChunk, { type: 'tool-output-available' | 'tool-output-error' }>) {
+function writeResult(
+  state: Assembly,
+  chunk: Extract<UIMessageChunk, { type: 'tool-output-available' | 'tool-output-error' }>,
+) {
   const part = toolCall(state, chunk.toolCallId);
   if (!part) return;
   const dynamic = part.type === 'dynamic-tool';
@@ -137,7 +165,10 @@ function writeResult(state: Assembly, chunk: Extract<UIMessageChunk, { type: 'to
 }
 
 /** Text and reasoning: a part opened by its `-start`, grown by its deltas, closed by its `-end`. */
-function addText(state: Assembly, chunk: Extract<UIMessageChunk, { type: `${'text' | 'reasoning'}-${'start' | 'delta' | 'end'}` }>) {
+function addText(
+  state: Assembly,
+  chunk: Extract<UIMessageChunk, { type: `${'text' | 'reasoning'}-${'start' | 'delta' | 'end'}` }>,
+) {
   const open = chunk.type.startsWith('text') ? state.texts : state.reasonings;
   if (chunk.type === 'text-start' || chunk.type === 'reasoning-start') {
     const part: Part =
@@ -172,7 +203,13 @@ function addToolInput(state: Assembly, chunk: Extract<UIMessageChunk, { type: `t
         title: chunk.title,
         toolMetadata: chunk.toolMetadata,
       });
-      state.partialInputs.delete(writeToolPart(state, { ...chunk, dynamic, state: 'input-streaming' }, { input: undefined, inputEncoding: chunk.inputEncoding }));
+      state.partialInputs.delete(
+        writeToolPart(
+          state,
+          { ...chunk, dynamic, state: 'input-streaming' },
+          { input: undefined, inputEncoding: chunk.inputEncoding },
+        ),
+      );
       return;
     }
     case 'tool-input-delta': {
@@ -188,26 +225,41 @@ function addToolInput(state: Assembly, chunk: Extract<UIMessageChunk, { type: `t
         title: call.title,
         toolMetadata: call.toolMetadata,
       };
-      const part = writeToolPart(state, update, { input: undefined, rawInput: call.text, inputEncoding: call.inputEncoding });
+      const part = writeToolPart(state, update, {
+        input: undefined,
+        rawInput: call.text,
+        inputEncoding: call.inputEncoding,
+      });
       state.partialInputs.set(part, { text: call.text, encoding: call.inputEncoding });
       return;
     }
     case 'tool-input-available': {
-      const part = writeToolPart(state, { ...chunk, dynamic: chunk.dynamic === true, state: 'input-available' }, { input: chunk.input });
+      const part = writeToolPart(
+        state,
+        { ...chunk, dynamic: chunk.dynamic === true, state: 'input-available' },
+        { input: chunk.input },
+      );
       state.partialInputs.delete(part);
       return;
     }
     case 'tool-input-error': {
       const existing = inStep(state, (part) => isToolPart(part) && part.toolCallId === chunk.toolCallId);
       const dynamic = existing ? existing.type === 'dynamic-tool' : chunk.dynamic === true;
-      const part = writeToolPart(state, { ...chunk, title: undefined, dynamic, state: 'output-error' }, { input: chunk.input, errorText: chunk.errorText });
+      const part = writeToolPart(
+        state,
+        { ...chunk, title: undefined, dynamic, state: 'output-error' },
+        { input: chunk.input, errorText: chunk.errorText },
+      );
       state.partialInputs.delete(part);
     }
   }
 }
 
 /** An approval asked for or answered. */
-function addApproval(state: Assembly, chunk: Extract<UIMessageChunk, { type: 'tool-approval-request' | 'tool-approval-response' }>) {
+function addApproval(
+  state: Assembly,
+  chunk: Extract<UIMessageChunk, { type: 'tool-approval-request' | 'tool-approval-response' }>,
+) {
   if (chunk.type === 'tool-approval-request') {
     const part = toolCall(state, chunk.toolCallId);
     if (!part) return;
@@ -222,10 +274,18 @@ function addApproval(state: Assembly, chunk: Extract<UIMessageChunk, { type: 'to
     };
     return;
   }
-  const part = state.message.parts.find((candidate) => isToolPart(candidate) && (candidate.approval as { id?: unknown } | undefined)?.id === chunk.approvalId);
+  const part = state.message.parts.find(
+    (candidate) =>
+      isToolPart(candidate) && (candidate.approval as { id?: unknown } | undefined)?.id === chunk.approvalId,
+  );
   if (!part) return;
   part.state = 'approval-responded';
-  part.approval = { ...(part.approval as object), id: chunk.approvalId, approved: chunk.approved, ...(chunk.reason == null ? {} : { reason: chunk.reason }) };
+  part.approval = {
+    ...(part.approval as object),
+    id: chunk.approvalId,
+    approved: chunk.approved,
+    ...(chunk.reason == null ? {} : { reason: chunk.reason }),
+  };
   if (chunk.providerExecuted != null) part.providerExecuted = chunk.providerExecuted;
   if (chunk.providerMetadata != null) part.callProviderMetadata = chunk.providerMetadata;
 }
@@ -247,7 +307,13 @@ function addWholePart(state: Assembly, chunk: UIMessageChunk) {
       });
       return;
     case 'source-url':
-      parts.push({ type: 'source-url', sourceId: chunk.sourceId, url: chunk.url, title: chunk.title, providerMetadata: chunk.providerMetadata });
+      parts.push({
+        type: 'source-url',
+        sourceId: chunk.sourceId,
+        url: chunk.url,
+        title: chunk.title,
+        providerMetadata: chunk.providerMetadata,
+      });
       return;
     case 'source-document':
       parts.push({
@@ -267,7 +333,8 @@ function addWholePart(state: Assembly, chunk: UIMessageChunk) {
       return;
     default: {
       if (!isDataChunk(chunk) || chunk.transient) return;
-      const existing = chunk.id == null ? undefined : parts.find((part) => part.type === chunk.type && part.id === chunk.id);
+      const existing =
+        chunk.id == null ? undefined : parts.find((part) => part.type === chunk.type && part.id === chunk.id);
       if (existing) existing.data = chunk.data;
       else parts.push(chunk as Part);
     }
@@ -335,8 +402,14 @@ function add(state: Assembly, chunk: UIMessageChunk): void {
  * resumed after an approval), else starts one with `messageId`. A chunk that refers to something the
  * stream never started (which the SDK refuses) is left out.
  */
-export function createUIMessageAssembler<Message extends UIMessage>(options: { lastMessage?: Message | undefined; messageId: string }): UIMessageAssembler<Message> {
-  const resumed = options.lastMessage?.role === 'assistant' ? (structuredClone(options.lastMessage) as unknown as Assembly['message']) : undefined;
+export function createUIMessageAssembler<Message extends UIMessage>(options: {
+  lastMessage?: Message | undefined;
+  messageId: string;
+}): UIMessageAssembler<Message> {
+  const resumed =
+    options.lastMessage?.role === 'assistant'
+      ? (structuredClone(options.lastMessage) as unknown as Assembly['message'])
+      : undefined;
   const state: Assembly = {
     message: resumed ?? { id: options.messageId, metadata: undefined, role: 'assistant', parts: [] },
     texts: new Map(),
@@ -366,7 +439,8 @@ export function createUIMessageAssembler<Message extends UIMessage>(options: { l
       // Calls whose input streamed and was not given whole since: their input as far as it parses.
       for (const part of state.message.parts) {
         const partial = state.partialInputs.get(part);
-        if (partial) part.input = partial.encoding === 'text' ? partial.text : (await parsePartialJson(partial.text)).value;
+        if (partial)
+          part.input = partial.encoding === 'text' ? partial.text : (await parsePartialJson(partial.text)).value;
       }
       return state.message as unknown as Message;
     },

@@ -5,7 +5,8 @@ import { toFetchResponse } from '../../http/http-request.js';
 import { readChatStream } from './read-chat-stream.js';
 
 /** The stream response as the fetch entry sends it. */
-const chatStreamResponse = <Source = UIMessageChunk>(options: ChatStreamResponseOptions<Source>) => toFetchResponse(createChatStreamResponse(options));
+const chatStreamResponse = <Source = UIMessageChunk>(options: ChatStreamResponseOptions<Source>) =>
+  toFetchResponse(createChatStreamResponse(options));
 
 const sent = async (response: Response) => {
   const list: UIMessageChunk[] = [];
@@ -36,7 +37,10 @@ describe('createChatStreamResponse', () => {
     const sdk = createUIMessageStreamResponse({ stream: streamOf(chunks), headers: { ratelimit: '"chat";r=1;t=60' } });
     expect(new Uint8Array(await ours.arrayBuffer())).toEqual(new Uint8Array(await sdk.arrayBuffer()));
     // The one difference: compression middleware must not buffer the stream.
-    expect(Object.fromEntries(ours.headers)).toEqual({ ...Object.fromEntries(sdk.headers), 'cache-control': 'no-cache, no-transform' });
+    expect(Object.fromEntries(ours.headers)).toEqual({
+      ...Object.fromEntries(sdk.headers),
+      'cache-control': 'no-cache, no-transform',
+    });
   });
 
   it('reads the source to its end when the client cancels, so the turn still finishes', async () => {
@@ -90,8 +94,9 @@ describe('createChatStreamResponse', () => {
     const text = await response.text();
     expect(ended).toEqual([new Error('provider gone')]);
     expect(text).toBe(
-      [chunks[0], { type: 'error', errorText: 'The assistant could not answer.' }, { type: 'finish' }].map((chunk) => `data: ${JSON.stringify(chunk)}\n\n`).join('') +
-        'data: [DONE]\n\n',
+      [chunks[0], { type: 'error', errorText: 'The assistant could not answer.' }, { type: 'finish' }]
+        .map((chunk) => `data: ${JSON.stringify(chunk)}\n\n`)
+        .join('') + 'data: [DONE]\n\n',
     );
   });
 
@@ -148,7 +153,9 @@ describe('createChatStreamResponse', () => {
 
   it('ends with finish and [DONE] even when the source ended without finish (an aborted stream)', async () => {
     const text = await chatStreamResponse({ stream: streamOf([chunks[0]!, { type: 'abort', reason: 'cut' }]) }).text();
-    expect(text.endsWith('data: {"type":"abort","reason":"cut"}\n\ndata: {"type":"finish"}\n\ndata: [DONE]\n\n')).toBe(true);
+    expect(text.endsWith('data: {"type":"abort","reason":"cut"}\n\ndata: {"type":"finish"}\n\ndata: [DONE]\n\n')).toBe(
+      true,
+    );
   });
 
   it('reads the rest at once when its signal aborts, while the client reads nothing', async () => {
@@ -166,14 +173,22 @@ describe('createChatStreamResponse', () => {
       { highWaterMark: 0 },
     );
     const cut = new AbortController();
-    const response = chatStreamResponse({ stream: source, signal: cut.signal, beforeFinish: () => [{ type: 'error', errorText: 'cut short' }] });
+    const response = chatStreamResponse({
+      stream: source,
+      signal: cut.signal,
+      beforeFinish: () => [{ type: 'error', errorText: 'cut short' }],
+    });
     await new Promise((resolve) => setTimeout(resolve, 10));
     expect(pulled).toBe(0);
     cut.abort();
     await expect.poll(() => ended).toBe(true);
     // What the client reads later is still a whole stream.
     const list = await sent(response);
-    expect(list.map((chunk) => chunk.type)).toEqual([...chunks.slice(0, -1).map((chunk) => chunk.type), 'error', 'finish']);
+    expect(list.map((chunk) => chunk.type)).toEqual([
+      ...chunks.slice(0, -1).map((chunk) => chunk.type),
+      'error',
+      'finish',
+    ]);
   });
 
   it('reads a reader source one value at a time, in order, when the client cancels and the signal aborts during a read', async () => {

@@ -48,9 +48,12 @@ const encode = (chunk: UIMessageChunk) => encoder.encode(`data: ${JSON.stringify
  * comes last (one is added if the stream ended without, as an aborted one does), after
  * {@link ChatStreamResponseOptions.beforeFinish}.
  */
-export function createChatStreamResponse<Source = UIMessageChunk>(options: ChatStreamResponseOptions<Source>): HttpResponse {
+export function createChatStreamResponse<Source = UIMessageChunk>(
+  options: ChatStreamResponseOptions<Source>,
+): HttpResponse {
   const reader = options.stream instanceof ReadableStream ? options.stream.getReader() : options.stream;
-  const translate = options.translate ?? ((value: Source, send: (chunk: UIMessageChunk) => void) => send(value as UIMessageChunk));
+  const translate =
+    options.translate ?? ((value: Source, send: (chunk: UIMessageChunk) => void) => send(value as UIMessageChunk));
   let finish: UIMessageChunk = { type: 'finish' };
   let client: ReadableStreamDefaultController<Uint8Array> | undefined;
   // Once the client has gone, or the stream is cut, nothing more is sent to it.
@@ -136,5 +139,9 @@ export function createChatStreamResponse<Source = UIMessageChunk>(options: ChatS
     { highWaterMark: 0 },
   );
   options.signal?.addEventListener('abort', () => void readToEnd().catch(() => {}), { once: true });
-  return { status: 200, headers: Object.entries({ ...UI_MESSAGE_STREAM_HEADERS, ...streamHeaders, ...options.headers }), body };
+  return {
+    status: 200,
+    headers: Object.entries({ ...UI_MESSAGE_STREAM_HEADERS, ...streamHeaders, ...options.headers }),
+    body,
+  };
 }

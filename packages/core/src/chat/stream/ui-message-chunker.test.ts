@@ -18,7 +18,10 @@ import { runToolLoop } from '../tool-loop/run-tool-loop.js';
 import { createUIMessageAssembler } from './assemble-ui-message.js';
 import { createUIMessageChunker } from './ui-message-chunker.js';
 
-const usage = { inputTokens: { total: 3, noCache: 3, cacheRead: undefined, cacheWrite: undefined }, outputTokens: { total: 2, text: 2, reasoning: undefined } };
+const usage = {
+  inputTokens: { total: 3, noCache: 3, cacheRead: undefined, cacheWrite: undefined },
+  outputTokens: { total: 2, text: 2, reasoning: undefined },
+};
 const stop = { type: 'finish', finishReason: { unified: 'stop', raw: 'stop' }, usage } as const;
 
 const tools: ToolSet = {
@@ -32,11 +35,18 @@ const tools: ToolSet = {
       throw new Error('backend down');
     },
   }),
-  refundOrder: tool({ inputSchema: z.object({ orderId: z.string(), amount: z.number() }), execute: async (input) => ({ refunded: input }) }),
+  refundOrder: tool({
+    inputSchema: z.object({ orderId: z.string(), amount: z.number() }),
+    execute: async (input) => ({ refunded: input }),
+  }),
 };
 
 /** The parts the chat's tool loop streams for a scripted model (steps in order), read to the end. */
-async function loopParts(steps: LanguageModelV4StreamPart[][], messages: UIMessage[], options: { abortAfter?: number } = {}) {
+async function loopParts(
+  steps: LanguageModelV4StreamPart[][],
+  messages: UIMessage[],
+  options: { abortAfter?: number } = {},
+) {
   const abort = new AbortController();
   const loop = runToolLoop({
     model: scriptedModel((_call, index) => steps[index] ?? textStep('(no more steps)')),
@@ -64,8 +74,15 @@ const streamOf = <T>(values: readonly T[]) =>
   });
 
 const metadata = ({ part }: { part: TextStreamPart<ToolSet> }) =>
-  part.type === 'start' ? { model: 'test:model', createdAt: 1 } : part.type === 'finish' ? { usage: { totalTokens: part.totalUsage.totalTokens } } : undefined;
-const onError = (error: unknown) => (error instanceof Error && error.message === 'backend down' ? 'The order system is down.' : 'The assistant could not answer.');
+  part.type === 'start'
+    ? { model: 'test:model', createdAt: 1 }
+    : part.type === 'finish'
+      ? { usage: { totalTokens: part.totalUsage.totalTokens } }
+      : undefined;
+const onError = (error: unknown) =>
+  error instanceof Error && error.message === 'backend down'
+    ? 'The order system is down.'
+    : 'The assistant could not answer.';
 /** As the client and the store see a message: JSON. */
 const json = (value: unknown) => JSON.parse(JSON.stringify(value)) as unknown;
 
@@ -91,7 +108,12 @@ async function throughSdk(parts: TextStreamPart<ToolSet>[], history: UIMessage[]
 
 /** The chat's stage: the chunker called per part. */
 async function throughChunker(parts: TextStreamPart<ToolSet>[], history: UIMessage[]) {
-  const chunker = createUIMessageChunker({ originalMessages: history, messageId: 'answer-1', messageMetadata: metadata, onError });
+  const chunker = createUIMessageChunker({
+    originalMessages: history,
+    messageId: 'answer-1',
+    messageMetadata: metadata,
+    onError,
+  });
   const chunks: UIMessageChunk[] = [];
   for (const part of parts) chunker.translate(part, (chunk) => chunks.push(chunk));
   return { chunks, message: await chunker.message(), isAborted: chunker.isAborted, finishReason: chunker.finishReason };
@@ -147,7 +169,10 @@ describe('createUIMessageChunker', () => {
         ],
       ],
     ],
-    ['a tool call with its output, then text', [toolStep({ name: 'getOrder', input: { orderId: 'ORD-1001' } }), textStep('It shipped on Monday.')]],
+    [
+      'a tool call with its output, then text',
+      [toolStep({ name: 'getOrder', input: { orderId: 'ORD-1001' } }), textStep('It shipped on Monday.')],
+    ],
     [
       'a tool call whose input streams',
       [
@@ -164,12 +189,20 @@ describe('createUIMessageChunker', () => {
       ],
     ],
     ['a tool that fails', [toolStep({ name: 'failing', input: {} }), textStep('The order system is down.')]],
-    ['a tool called with invalid input', [toolStep({ name: 'getOrder', input: { orderId: 42 } }), textStep('Let me retry.')]],
+    [
+      'a tool called with invalid input',
+      [toolStep({ name: 'getOrder', input: { orderId: 42 } }), textStep('Let me retry.')],
+    ],
     ['a tool that does not exist', [toolStep({ name: 'deleteEverything', input: {} }), textStep('I cannot do that.')]],
     ['a write that asks for approval', [toolStep({ name: 'refundOrder', input: { orderId: 'ORD-1001', amount: 10 } })]],
     [
       'two calls in one step, one of them asking for approval',
-      [toolStep({ name: 'getOrder', input: { orderId: 'ORD-1' } }, { name: 'refundOrder', input: { orderId: 'ORD-1', amount: 5 } })],
+      [
+        toolStep(
+          { name: 'getOrder', input: { orderId: 'ORD-1' } },
+          { name: 'refundOrder', input: { orderId: 'ORD-1', amount: 5 } },
+        ),
+      ],
     ],
     [
       'an error from the model',
@@ -197,28 +230,38 @@ describe('createUIMessageChunker', () => {
     ],
   ];
 
-  it.each(scenarios)('%s: the same chunks and the same message as toUIMessageStream with onEnd, and as the client reads it', async (_name, steps, options) => {
-    const history = [user('Where is ORD-1001?')];
-    const parts = await loopParts(steps, history, options);
-    const sdk = await throughSdk(parts, history);
-    const ours = await throughChunker(parts, history);
-    // Byte for byte: the SSE encoding of the same chunks is the same.
-    expect(ours.chunks.map((chunk) => JSON.stringify(chunk))).toEqual(sdk.chunks.map((chunk) => JSON.stringify(chunk)));
-    expect(json(ours.message)).toEqual(json(sdk.message));
-    expect(json(ours.message)).toEqual(json(await onTheClient(ours.chunks)));
-    expect(ours.isAborted).toBe(sdk.isAborted);
-  });
+  it.each(scenarios)(
+    '%s: the same chunks and the same message as toUIMessageStream with onEnd, and as the client reads it',
+    async (_name, steps, options) => {
+      const history = [user('Where is ORD-1001?')];
+      const parts = await loopParts(steps, history, options);
+      const sdk = await throughSdk(parts, history);
+      const ours = await throughChunker(parts, history);
+      // Byte for byte: the SSE encoding of the same chunks is the same.
+      expect(ours.chunks.map((chunk) => JSON.stringify(chunk))).toEqual(
+        sdk.chunks.map((chunk) => JSON.stringify(chunk)),
+      );
+      expect(json(ours.message)).toEqual(json(sdk.message));
+      expect(json(ours.message)).toEqual(json(await onTheClient(ours.chunks)));
+      expect(ours.isAborted).toBe(sdk.isAborted);
+    },
+  );
 
   it('continues an answer after its approval: the same chunks and message as the SDK, and as the client reads it', async () => {
     const history = [user('Refund ORD-1001')];
-    const asked = await throughChunker(await loopParts([toolStep({ name: 'refundOrder', input: { orderId: 'ORD-1001', amount: 10 } })], history), history);
+    const asked = await throughChunker(
+      await loopParts([toolStep({ name: 'refundOrder', input: { orderId: 'ORD-1001', amount: 10 } })], history),
+      history,
+    );
     expect(asked.message.parts.some((part) => (part as { state?: string }).state === 'approval-requested')).toBe(true);
     for (const approved of [true, false]) {
       const answered = [...history, answerApprovals(asked.message, approved)];
       const parts = await loopParts([textStep(approved ? 'Refunded.' : 'Not refunded.')], answered);
       const sdk = await throughSdk(parts, answered);
       const ours = await throughChunker(parts, answered);
-      expect(ours.chunks.map((chunk) => JSON.stringify(chunk))).toEqual(sdk.chunks.map((chunk) => JSON.stringify(chunk)));
+      expect(ours.chunks.map((chunk) => JSON.stringify(chunk))).toEqual(
+        sdk.chunks.map((chunk) => JSON.stringify(chunk)),
+      );
       expect(ours.message.id).toBe(asked.message.id);
       expect(json(ours.message)).toEqual(json(sdk.message));
       expect(json(ours.message)).toEqual(json(await onTheClient(ours.chunks, answered.at(-1))));
@@ -234,12 +277,23 @@ const jsonValue = fc.jsonValue({ maxDepth: 2 });
 const chunk: fc.Arbitrary<UIMessageChunk> = fc.oneof(
   fc.record({ type: fc.constant('start-step' as const) }),
   fc.record({ type: fc.constant('finish-step' as const) }),
-  fc.record({ type: fc.constantFrom('text-start' as const, 'reasoning-start' as const), id: ids, providerMetadata }, { requiredKeys: ['type', 'id'] }),
   fc.record(
-    { type: fc.constantFrom('text-delta' as const, 'reasoning-delta' as const), id: ids, delta: fc.string({ maxLength: 4 }), providerMetadata },
+    { type: fc.constantFrom('text-start' as const, 'reasoning-start' as const), id: ids, providerMetadata },
+    { requiredKeys: ['type', 'id'] },
+  ),
+  fc.record(
+    {
+      type: fc.constantFrom('text-delta' as const, 'reasoning-delta' as const),
+      id: ids,
+      delta: fc.string({ maxLength: 4 }),
+      providerMetadata,
+    },
     { requiredKeys: ['type', 'id', 'delta'] },
   ),
-  fc.record({ type: fc.constantFrom('text-end' as const, 'reasoning-end' as const), id: ids, providerMetadata }, { requiredKeys: ['type', 'id'] }),
+  fc.record(
+    { type: fc.constantFrom('text-end' as const, 'reasoning-end' as const), id: ids, providerMetadata },
+    { requiredKeys: ['type', 'id'] },
+  ),
   fc.record(
     {
       type: fc.constant('tool-input-start' as const),
@@ -251,7 +305,11 @@ const chunk: fc.Arbitrary<UIMessageChunk> = fc.oneof(
     },
     { requiredKeys: ['type', 'toolCallId', 'toolName'] },
   ),
-  fc.record({ type: fc.constant('tool-input-delta' as const), toolCallId: callIds, inputTextDelta: fc.constantFrom('{"order', 'Id":"O', 'RD-1"}', ', "x": [1,') }),
+  fc.record({
+    type: fc.constant('tool-input-delta' as const),
+    toolCallId: callIds,
+    inputTextDelta: fc.constantFrom('{"order', 'Id":"O', 'RD-1"}', ', "x": [1,'),
+  }),
   fc.record(
     {
       type: fc.constant('tool-input-available' as const),
@@ -287,14 +345,29 @@ const chunk: fc.Arbitrary<UIMessageChunk> = fc.oneof(
     { requiredKeys: ['type', 'toolCallId', 'approvalId'] },
   ),
   fc.record(
-    { type: fc.constant('tool-approval-response' as const), approvalId: fc.constantFrom('ap1', 'ap2'), approved: fc.boolean(), reason: fc.string({ maxLength: 3 }) },
+    {
+      type: fc.constant('tool-approval-response' as const),
+      approvalId: fc.constantFrom('ap1', 'ap2'),
+      approved: fc.boolean(),
+      reason: fc.string({ maxLength: 3 }),
+    },
     { requiredKeys: ['type', 'approvalId', 'approved'] },
   ),
   fc.record(
-    { type: fc.constant('tool-output-available' as const), toolCallId: callIds, output: jsonValue, preliminary: fc.boolean(), providerMetadata },
+    {
+      type: fc.constant('tool-output-available' as const),
+      toolCallId: callIds,
+      output: jsonValue,
+      preliminary: fc.boolean(),
+      providerMetadata,
+    },
     { requiredKeys: ['type', 'toolCallId', 'output'] },
   ),
-  fc.record({ type: fc.constant('tool-output-error' as const), toolCallId: callIds, errorText: fc.string({ maxLength: 5 }) }),
+  fc.record({
+    type: fc.constant('tool-output-error' as const),
+    toolCallId: callIds,
+    errorText: fc.string({ maxLength: 5 }),
+  }),
   fc.record({ type: fc.constant('tool-output-denied' as const), toolCallId: callIds }),
   fc.record(
     {
@@ -306,7 +379,12 @@ const chunk: fc.Arbitrary<UIMessageChunk> = fc.oneof(
     { requiredKeys: ['type', 'mediaType', 'url'] },
   ),
   fc.record(
-    { type: fc.constant('source-url' as const), sourceId: ids, url: fc.constant('https://example.com/'), title: fc.string({ maxLength: 3 }) },
+    {
+      type: fc.constant('source-url' as const),
+      sourceId: ids,
+      url: fc.constant('https://example.com/'),
+      title: fc.string({ maxLength: 3 }),
+    },
     { requiredKeys: ['type', 'sourceId', 'url'] },
   ),
   fc.record(
@@ -320,15 +398,27 @@ const chunk: fc.Arbitrary<UIMessageChunk> = fc.oneof(
     { requiredKeys: ['type', 'sourceId', 'mediaType', 'title'] },
   ),
   fc.record(
-    { type: fc.constant('data-note' as const), id: fc.option(ids, { nil: undefined }), data: jsonValue, transient: fc.boolean() },
+    {
+      type: fc.constant('data-note' as const),
+      id: fc.option(ids, { nil: undefined }),
+      data: jsonValue,
+      transient: fc.boolean(),
+    },
     { requiredKeys: ['type', 'data'] },
   ),
   fc.record({
     type: fc.constant('message-metadata' as const),
-    messageMetadata: fc.record({ a: fc.integer(), nested: fc.record({ b: fc.integer() }, { requiredKeys: [] }) }, { requiredKeys: [] }),
+    messageMetadata: fc.record(
+      { a: fc.integer(), nested: fc.record({ b: fc.integer() }, { requiredKeys: [] }) },
+      { requiredKeys: [] },
+    ),
   }),
   fc.record(
-    { type: fc.constant('finish' as const), finishReason: fc.constantFrom('stop' as const, 'tool-calls' as const), messageMetadata: fc.record({ c: fc.integer() }) },
+    {
+      type: fc.constant('finish' as const),
+      finishReason: fc.constantFrom('stop' as const, 'tool-calls' as const),
+      messageMetadata: fc.record({ c: fc.integer() }),
+    },
     { requiredKeys: ['type'] },
   ),
   fc.record({ type: fc.constant('error' as const), errorText: fc.string({ maxLength: 3 }) }),
@@ -341,7 +431,10 @@ describe('createUIMessageAssembler', () => {
     let compared = 0;
     await fc.assert(
       fc.asyncProperty(fc.array(chunk, { maxLength: 25 }), async (chunks) => {
-        const all: UIMessageChunk[] = [{ type: 'start', messageId: 'answer-1', messageMetadata: { model: 'm' } }, ...chunks];
+        const all: UIMessageChunk[] = [
+          { type: 'start', messageId: 'answer-1', messageMetadata: { model: 'm' } },
+          ...chunks,
+        ];
         const expected = await assembledBySdk(all);
         // The SDK refuses it (a delta before its start, say): there is no message to compare.
         if (!expected) return;

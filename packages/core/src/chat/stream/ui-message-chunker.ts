@@ -1,4 +1,11 @@
-import { toUIMessageChunk, type FinishReason, type TextStreamPart, type ToolSet, type UIMessage, type UIMessageChunk } from 'ai';
+import {
+  toUIMessageChunk,
+  type FinishReason,
+  type TextStreamPart,
+  type ToolSet,
+  type UIMessage,
+  type UIMessageChunk,
+} from 'ai';
 import { createUIMessageAssembler } from './assemble-ui-message.js';
 
 /** Options of {@link createUIMessageChunker}: those of `toUIMessageStream` that the chat uses. */
@@ -30,7 +37,9 @@ export interface UIMessageChunker<Message extends UIMessage> {
  * `tool-input-error`, its `tool-error` left out) and the same response message, assembled as the
  * chunks go by. The host calls it from the one stage that already writes the SSE.
  */
-export function createUIMessageChunker<Message extends UIMessage>(options: UIMessageChunkerOptions<Message>): UIMessageChunker<Message> {
+export function createUIMessageChunker<Message extends UIMessage>(
+  options: UIMessageChunkerOptions<Message>,
+): UIMessageChunker<Message> {
   const last = options.originalMessages.at(-1);
   const lastMessage = last?.role === 'assistant' ? last : undefined;
   const messageId = lastMessage?.id ?? options.messageId;
@@ -43,14 +52,18 @@ export function createUIMessageChunker<Message extends UIMessage>(options: UIMes
       const metadata = options.messageMetadata?.({ part });
       if (part.type === 'abort') isAborted = true;
       if (part.type === 'tool-error' && !part.providerExecuted && invalidCalls.delete(part.toolCallId)) return;
-      const chunk = toUIMessageChunk<ToolSet, Message>(part, { onError: options.onError, messageMetadata: metadata as never, responseMessageId: messageId }) as
-        UIMessageChunk | undefined;
+      const chunk = toUIMessageChunk<ToolSet, Message>(part, {
+        onError: options.onError,
+        messageMetadata: metadata as never,
+        responseMessageId: messageId,
+      }) as UIMessageChunk | undefined;
       const emit = (next: UIMessageChunk) => {
         assembler.add(next);
         send(next);
       };
       if (chunk && part.type !== 'finish-step') emit(chunk);
-      if (metadata != null && part.type !== 'start' && part.type !== 'finish') emit({ type: 'message-metadata', messageMetadata: metadata });
+      if (metadata != null && part.type !== 'start' && part.type !== 'finish')
+        emit({ type: 'message-metadata', messageMetadata: metadata });
       if (chunk && part.type === 'finish-step') emit(chunk);
     },
     message: () => assembler.message(),

@@ -31,7 +31,12 @@ function pulledModel(parts: LanguageModelV4StreamPart[]) {
 describe('runToolLoop', () => {
   it('streams the model step and counts it', async () => {
     const { model } = pulledModel(textStep('Hello.'));
-    const loop = runToolLoop({ model, instructions: 'Be brief.', messages: [{ role: 'user', content: 'hi' }], tools: {} });
+    const loop = runToolLoop({
+      model,
+      instructions: 'Be brief.',
+      messages: [{ role: 'user', content: 'hi' }],
+      tools: {},
+    });
     const types: string[] = [];
     for await (const part of loop.stream) types.push(part.type);
     expect(types).toEqual(['start', 'start-step', 'text-start', 'text-delta', 'text-end', 'finish-step', 'finish']);
@@ -43,7 +48,12 @@ describe('runToolLoop', () => {
     const long = textStep('first');
     long.splice(3, 0, ...Array.from({ length: 50 }, () => ({ type: 'text-delta' as const, id: 't1', delta: ' more' })));
     const { model, seen } = pulledModel(long);
-    const loop = runToolLoop({ model, instructions: 'Be brief.', messages: [{ role: 'user', content: 'hi' }], tools: {} });
+    const loop = runToolLoop({
+      model,
+      instructions: 'Be brief.',
+      messages: [{ role: 'user', content: 'hi' }],
+      tools: {},
+    });
     const reader = loop.stream.getReader();
     while ((await reader.read()).value?.type !== 'text-delta');
     await reader.cancel();
@@ -81,7 +91,13 @@ describe('runToolLoop: bounds of a model call', () => {
 
   it('does not count the wait before a retry as silence: 2 retries, each waited longer than the idle timeout, make 3 calls', async () => {
     const { model, attempts } = flakyModel(2, 400);
-    const loop = runToolLoop({ model, instructions: 'x', messages: [{ role: 'user', content: 'hi' }], tools: {}, modelCall: { idleTimeoutMs: 250, maxRetries: 2 } });
+    const loop = runToolLoop({
+      model,
+      instructions: 'x',
+      messages: [{ role: 'user', content: 'hi' }],
+      tools: {},
+      modelCall: { idleTimeoutMs: 250, maxRetries: 2 },
+    });
     const parts = await run(loop);
     expect(attempts()).toBe(3);
     expect(parts.map((part) => part.type)).toContain('text-delta');
@@ -93,11 +109,28 @@ describe('runToolLoop: bounds of a model call', () => {
     const model = new MockLanguageModelV4({
       doStream: async () => {
         if (attempts++ === 0)
-          throw new APICallError({ message: 'busy', url: 'u', requestBodyValues: {}, statusCode: 429, responseHeaders: { 'retry-after-ms': '100' }, isRetryable: true });
-        return { stream: new ReadableStream<LanguageModelV4StreamPart>({ start: (controller) => controller.enqueue({ type: 'stream-start', warnings: [] }) }) };
+          throw new APICallError({
+            message: 'busy',
+            url: 'u',
+            requestBodyValues: {},
+            statusCode: 429,
+            responseHeaders: { 'retry-after-ms': '100' },
+            isRetryable: true,
+          });
+        return {
+          stream: new ReadableStream<LanguageModelV4StreamPart>({
+            start: (controller) => controller.enqueue({ type: 'stream-start', warnings: [] }),
+          }),
+        };
       },
     });
-    const loop = runToolLoop({ model, instructions: 'x', messages: [{ role: 'user', content: 'hi' }], tools: {}, modelCall: { idleTimeoutMs: 150, maxRetries: 2 } });
+    const loop = runToolLoop({
+      model,
+      instructions: 'x',
+      messages: [{ role: 'user', content: 'hi' }],
+      tools: {},
+      modelCall: { idleTimeoutMs: 150, maxRetries: 2 },
+    });
     const parts = await run(loop);
     expect(attempts).toBe(2);
     expect(parts.find((part) => part.type === 'error')?.error).toBeInstanceOf(ModelTimeoutError);
@@ -145,15 +178,27 @@ describe('runToolLoop: a call deadline is the model call only', () => {
               ? [
                   { type: 'stream-start', warnings: [] },
                   { type: 'tool-call', toolCallId: 'c1', toolName: 'slow', input: '{}' },
-                  { ...(textStep('').at(-1) as Extract<LanguageModelV4StreamPart, { type: 'finish' }>), finishReason: { unified: 'tool-calls', raw: 'tool_use' } },
+                  {
+                    ...(textStep('').at(-1) as Extract<LanguageModelV4StreamPart, { type: 'finish' }>),
+                    finishReason: { unified: 'tool-calls', raw: 'tool_use' },
+                  },
                 ]
               : textStep('Done.'),
           chunkDelayInMs: null,
         }),
       }),
     });
-    const slow = tool({ inputSchema: z.object({}), execute: async () => (await new Promise((resolve) => setTimeout(resolve, 400)), 'ok') });
-    const loop = runToolLoop({ model, instructions: 'x', messages: [{ role: 'user', content: 'hi' }], tools: { slow }, modelCall: { callDeadlineMs: 200 } });
+    const slow = tool({
+      inputSchema: z.object({}),
+      execute: async () => (await new Promise((resolve) => setTimeout(resolve, 400)), 'ok'),
+    });
+    const loop = runToolLoop({
+      model,
+      instructions: 'x',
+      messages: [{ role: 'user', content: 'hi' }],
+      tools: { slow },
+      modelCall: { callDeadlineMs: 200 },
+    });
     const parts: Array<{ type: string }> = [];
     for await (const part of loop.stream) parts.push(part);
     expect(parts.map((part) => part.type)).not.toContain('error');

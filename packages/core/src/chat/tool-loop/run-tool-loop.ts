@@ -10,7 +10,12 @@ import {
   type ToolApprovalConfiguration,
   type ToolSet,
 } from 'ai';
-import { boundModelInput, omittedNotice, toolDefinitionChars, type ContextBudget } from '../context/bound-model-input.js';
+import {
+  boundModelInput,
+  omittedNotice,
+  toolDefinitionChars,
+  type ContextBudget,
+} from '../context/bound-model-input.js';
 
 /** Options of {@link runToolLoop}. */
 export interface RunToolLoopOptions {
@@ -27,7 +32,12 @@ export interface RunToolLoopOptions {
    * Called for each approval request before it is streamed, and awaited: record it, and return the id
    * to stream in place of the SDK's. If it throws, the card is not streamed (fail closed).
    */
-  onApprovalRequest?: (request: { approvalId: string; toolName: string; toolCallId: string; input: unknown }) => Promise<string>;
+  onApprovalRequest?: (request: {
+    approvalId: string;
+    toolName: string;
+    toolCallId: string;
+    input: unknown;
+  }) => Promise<string>;
   abortSignal?: AbortSignal;
   /**
    * Bounds every model call of the loop, not only the first: before each step the messages (the
@@ -90,7 +100,8 @@ export interface RunToolLoopResult {
   readonly failed: boolean;
 }
 
-export const defaultBudgetNotice = 'I reached the step limit for this turn before finishing. Ask me to continue if you need more.';
+export const defaultBudgetNotice =
+  'I reached the step limit for this turn before finishing. Ask me to continue if you need more.';
 
 /**
  * Runs the model with tools under a step budget: `stopWhen` stops at the budget, `prepareStep` forces
@@ -132,7 +143,11 @@ export function runToolLoop(options: RunToolLoopOptions): RunToolLoopResult {
     telemetry: { functionId: 'deskpilot.chat', recordInputs: false, recordOutputs: false },
   });
 
-  const { observe, progress } = createLoopObserver({ budget, budgetNotice: options.budgetNotice, onApprovalRequest: options.onApprovalRequest });
+  const { observe, progress } = createLoopObserver({
+    budget,
+    budgetNotice: options.budgetNotice,
+    onApprovalRequest: options.onApprovalRequest,
+  });
   const parts = observedParts(result.stream, observe, watch, () => progress.noteFailure());
   let stream: ReadableStream<Part> | undefined;
   return {
@@ -174,7 +189,11 @@ type Part = TextStreamPart<ToolSet>;
  * a notice once something was left out. What a step returns is what the next one starts from (AI SDK
  * 7 carries `messages` forward), so the messages left out add up across steps.
  */
-function boundEachCall(options: RunToolLoopOptions, budget: ContextBudget, calls: Array<{ chars: number; omittedMessages: number; cutResults: number }>) {
+function boundEachCall(
+  options: RunToolLoopOptions,
+  budget: ContextBudget,
+  calls: Array<{ chars: number; omittedMessages: number; cutResults: number }>,
+) {
   const maxChars = budget.maxChars ?? 200_000;
   const maxToolResultChars = budget.maxToolResultChars ?? 8_000;
   let toolsChars: Promise<number> | undefined;
@@ -182,23 +201,34 @@ function boundEachCall(options: RunToolLoopOptions, budget: ContextBudget, calls
   return async (messages: ModelMessage[]) => {
     const tools = await (toolsChars ??= toolDefinitionChars(options.tools));
     // Room for the notice is kept whether or not it is needed: one bound per call.
-    const instructionsChars = JSON.stringify(options.instructions).length + omittedNotice(omitted + messages.length).length + tools;
+    const instructionsChars =
+      JSON.stringify(options.instructions).length + omittedNotice(omitted + messages.length).length + tools;
     const bounded = boundModelInput(messages, { maxChars, maxToolResultChars, instructionsChars });
     omitted += bounded.omittedMessages;
     const instructions = omitted > 0 ? options.instructions + omittedNotice(omitted) : options.instructions;
-    calls.push({ chars: bounded.chars + JSON.stringify(instructions).length + tools, omittedMessages: omitted, cutResults: bounded.cutResults });
+    calls.push({
+      chars: bounded.chars + JSON.stringify(instructions).length + tools,
+      omittedMessages: omitted,
+      cutResults: bounded.cutResults,
+    });
     return { messages: bounded.messages, instructions };
   };
 }
 
 /** What the loop has done so far, read once its stream has ended. */
-type LoopProgress = Pick<RunToolLoopResult, 'steps' | 'budgetExhausted' | 'failed' | 'outputChars'> & { noteFailure(): void };
+type LoopProgress = Pick<RunToolLoopResult, 'steps' | 'budgetExhausted' | 'failed' | 'outputChars'> & {
+  noteFailure(): void;
+};
 
 /**
  * Watches the parts of the loop: counts steps, records approval requests, and ends a turn that used
  * its budget without text with the notice.
  */
-function createLoopObserver(options: { budget: number; budgetNotice?: string | undefined; onApprovalRequest: RunToolLoopOptions['onApprovalRequest'] }) {
+function createLoopObserver(options: {
+  budget: number;
+  budgetNotice?: string | undefined;
+  onApprovalRequest: RunToolLoopOptions['onApprovalRequest'];
+}) {
   const { budget, onApprovalRequest } = options;
   let steps = 0;
   let textInStep = false;
@@ -209,7 +239,10 @@ function createLoopObserver(options: { budget: number; budgetNotice?: string | u
   let failed = false;
   let outputChars = 0;
   /** Records an approval request; the part to stream has the id the callback returns, or is an error (fail closed). */
-  const recordApproval = async (part: Extract<Part, { type: 'tool-approval-request' }>, record: NonNullable<typeof onApprovalRequest>): Promise<Part> => {
+  const recordApproval = async (
+    part: Extract<Part, { type: 'tool-approval-request' }>,
+    record: NonNullable<typeof onApprovalRequest>,
+  ): Promise<Part> => {
     try {
       const { toolName, toolCallId, input } = part.toolCall;
       const approvalId = await record({ approvalId: part.approvalId, toolName, toolCallId, input });
@@ -291,7 +324,12 @@ function createLoopObserver(options: { budget: number; budgetNotice?: string | u
  * time. A function rather than a stream stage: a stage costs a few promises per part, and this is
  * synchronous for every part but approval requests.
  */
-function observedParts(source: ReadableStream<Part>, observe: ReturnType<typeof createLoopObserver>['observe'], watch: CallWatch | undefined, noteFailure: () => void) {
+function observedParts(
+  source: ReadableStream<Part>,
+  observe: ReturnType<typeof createLoopObserver>['observe'],
+  watch: CallWatch | undefined,
+  noteFailure: () => void,
+) {
   const reader = source.getReader();
   const watchdog = watch?.start(reader);
   // Parts `observe` adds ahead of the one it returns (the budget notice), and the watchdog's error.
@@ -340,7 +378,11 @@ function observedParts(source: ReadableStream<Part>, observe: ReturnType<typeof 
 /** The model (or a tool) said nothing for the configured time, or a call outran its deadline: the turn ends with an error part. */
 export class ModelTimeoutError extends Error {
   constructor(ms: number, kind: 'silence' | 'deadline' = 'silence') {
-    super(kind === 'silence' ? `The model sent nothing for ${ms} ms.` : `The model call took longer than its ${ms} ms deadline.`);
+    super(
+      kind === 'silence'
+        ? `The model sent nothing for ${ms} ms.`
+        : `The model call took longer than its ${ms} ms deadline.`,
+    );
     this.name = 'ModelTimeoutError';
   }
 }
@@ -400,7 +442,8 @@ function createCallWatch(modelCall: ModelCallOptions | undefined) {
       const timer = setInterval(
         () => {
           const now = Date.now();
-          if (idleTimeoutMs !== undefined && !waitingToRetry && now - lastHeard >= idleTimeoutMs) state.timedOut = new ModelTimeoutError(idleTimeoutMs);
+          if (idleTimeoutMs !== undefined && !waitingToRetry && now - lastHeard >= idleTimeoutMs)
+            state.timedOut = new ModelTimeoutError(idleTimeoutMs);
           else if (deadlineMs !== undefined && callStartedAt !== undefined && now - callStartedAt >= deadlineMs)
             state.timedOut = new ModelTimeoutError(deadlineMs, 'deadline');
           else return;

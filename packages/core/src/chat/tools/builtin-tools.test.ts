@@ -23,7 +23,8 @@ const sampleInputs: Record<string, Record<string, unknown>> = {
   showCustomerCard: { customerId: 'CUS-1001' },
 };
 
-const isWrite = (capability: string | null) => capability !== null && builtinCapabilities[capability as keyof typeof builtinCapabilities]?.kind === 'write';
+const isWrite = (capability: string | null) =>
+  capability !== null && builtinCapabilities[capability as keyof typeof builtinCapabilities]?.kind === 'write';
 
 describe('builtinChatTools', () => {
   it('has every documented tool once, each with a built-in capability and its kind', () => {
@@ -61,26 +62,37 @@ describe('builtinChatTools', () => {
     ]);
   });
 
-  it.each(builtinChatTools.map((tool) => [tool.name, tool] as const))('%s: its schema converts to the JSON Schema the model is sent', (_name, tool) => {
-    const schema = z.toJSONSchema(tool.inputSchema, { target: 'draft-7', io: 'input' });
-    expect(schema).toMatchObject({ type: 'object' });
-    expect(schema.properties).not.toHaveProperty('projectKey');
-    expect(schema.properties).not.toHaveProperty('userEmail');
-  });
+  it.each(builtinChatTools.map((tool) => [tool.name, tool] as const))(
+    '%s: its schema converts to the JSON Schema the model is sent',
+    (_name, tool) => {
+      const schema = z.toJSONSchema(tool.inputSchema, { target: 'draft-7', io: 'input' });
+      expect(schema).toMatchObject({ type: 'object' });
+      expect(schema.properties).not.toHaveProperty('projectKey');
+      expect(schema.properties).not.toHaveProperty('userEmail');
+    },
+  );
 
-  it.each(builtinChatTools.map((tool) => [tool.name, tool] as const))('%s: identity in the arguments is dropped, the context decides', async (_name, tool) => {
-    const input = sampleInputs[tool.name]!;
-    const parsed = tool.inputSchema.parse({ ...input, projectKey: 'globex-b2c', userEmail: 'mallory@example.com', idempotencyKey: 'forged' });
-    expect(parsed).not.toHaveProperty('projectKey');
-    expect(parsed).not.toHaveProperty('userEmail');
-    expect(parsed).not.toHaveProperty('idempotencyKey');
-    if (isWrite(tool.capability)) return;
-    const { context, writeCalls } = createToolTestContext();
-    const honest = await runTool(tool, input, context);
-    const forged = await runTool(tool, { ...input, projectKey: 'globex-b2c' }, context);
-    expect(forged).toEqual(honest);
-    expect(writeCalls()).toEqual([]);
-  });
+  it.each(builtinChatTools.map((tool) => [tool.name, tool] as const))(
+    '%s: identity in the arguments is dropped, the context decides',
+    async (_name, tool) => {
+      const input = sampleInputs[tool.name]!;
+      const parsed = tool.inputSchema.parse({
+        ...input,
+        projectKey: 'globex-b2c',
+        userEmail: 'mallory@example.com',
+        idempotencyKey: 'forged',
+      });
+      expect(parsed).not.toHaveProperty('projectKey');
+      expect(parsed).not.toHaveProperty('userEmail');
+      expect(parsed).not.toHaveProperty('idempotencyKey');
+      if (isWrite(tool.capability)) return;
+      const { context, writeCalls } = createToolTestContext();
+      const honest = await runTool(tool, input, context);
+      const forged = await runTool(tool, { ...input, projectKey: 'globex-b2c' }, context);
+      expect(forged).toEqual(honest);
+      expect(writeCalls()).toEqual([]);
+    },
+  );
 
   it.each(builtinChatTools.filter((tool) => isWrite(tool.capability)).map((tool) => [tool.name, tool] as const))(
     '%s: fails closed without an idempotency key, and runs for the context’s project and user with one',
@@ -88,7 +100,11 @@ describe('builtinChatTools', () => {
       const { context, writeCalls } = createToolTestContext();
       await expect(runTool(tool, sampleInputs[tool.name], context)).rejects.toThrow(/idempotency key/);
       expect(writeCalls()).toEqual([]);
-      await runTool(tool, { ...sampleInputs[tool.name], projectKey: 'globex-b2c' }, { ...context, idempotencyKey: 'apv_1' });
+      await runTool(
+        tool,
+        { ...sampleInputs[tool.name], projectKey: 'globex-b2c' },
+        { ...context, idempotencyKey: 'apv_1' },
+      );
       expect(writeCalls()).toEqual([{ method: tool.name, projectKey: 'acme-b2c', idempotencyKey: 'apv_1' }]);
     },
   );

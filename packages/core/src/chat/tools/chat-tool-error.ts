@@ -10,7 +10,9 @@ const chatToolErrorBrand = Symbol.for('deskpilot.chat-tool-error');
 export class ChatToolError extends Error {
   /** True when `value` is a `ChatToolError` made by any copy of `@deskpilot/core`: use it instead of `instanceof`. */
   static isInstance(value: unknown): value is ChatToolError {
-    return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[chatToolErrorBrand] === true;
+    return (
+      typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[chatToolErrorBrand] === true
+    );
   }
 
   // On the prototype and out of the declared type: no own property for deep equality to compare, and
@@ -24,7 +26,11 @@ export class ChatToolError extends Error {
 
 /** The safe text of a tool failure. */
 export function safeToolErrorMessage(error: unknown): string {
-  for (let current: unknown = error, depth = 0; current instanceof Error && depth < 5; current = current.cause, depth++) {
+  for (
+    let current: unknown = error, depth = 0;
+    current instanceof Error && depth < 5;
+    current = current.cause, depth++
+  ) {
     if (ChatToolError.isInstance(current)) return current.message;
   }
   return 'The tool failed. Please try again later.';

@@ -7,7 +7,14 @@ export function createToolTestContext(overrides: Partial<ChatToolContext> = {}) 
   const clock = createFakeClock();
   const commerce = createDemoCommerceBackend({ now: clock.now });
   const tickets = createDemoTicketBackend({ now: clock.now });
-  const context: ChatToolContext = { userEmail: 'rep@example.com', projectKey: 'acme-b2c', businessType: 'b2c', commerce, tickets, ...overrides };
+  const context: ChatToolContext = {
+    userEmail: 'rep@example.com',
+    projectKey: 'acme-b2c',
+    businessType: 'b2c',
+    commerce,
+    tickets,
+    ...overrides,
+  };
   return { clock, commerce, tickets, context, writeCalls: () => [...commerce.calls, ...tickets.calls] };
 }
 

@@ -26,7 +26,11 @@ describe('commerce tool schemas', () => {
     [getCustomerTool, { email: 'a@example.com' }, { email: 'a@example.com' }],
     [getCustomerTool, { customerId: 'CUS-1001' }, { customerId: 'CUS-1001' }],
     [refundOrderTool, { orderId: 'ORD-1001', reason: ' damaged ' }, { orderId: 'ORD-1001', reason: 'damaged' }],
-    [refundOrderTool, { orderId: 'ORD-1001', amount: 1250, reason: 'late' }, { orderId: 'ORD-1001', amount: 1250, reason: 'late' }],
+    [
+      refundOrderTool,
+      { orderId: 'ORD-1001', amount: 1250, reason: 'late' },
+      { orderId: 'ORD-1001', amount: 1250, reason: 'late' },
+    ],
     [cancelOrderTool, { orderId: 'ORD-1002', reason: 'twice' }, { orderId: 'ORD-1002', reason: 'twice' }],
     [getBusinessUnitTool, { businessUnitId: 'BU-101' }, { businessUnitId: 'BU-101' }],
     [listQuotesTool, { status: 'sent' }, { status: 'sent' }],
@@ -68,7 +72,12 @@ describe('commerce tool execution', () => {
     const acme = await runTool(getOrderTool, { orderId: 'ORD-1001', projectKey: 'globex-b2c' }, context);
     const globex = await runTool(getOrderTool, { orderId: 'ORD-1001' }, { ...context, projectKey: 'globex-b2c' });
     const stored = (await commerce.getOrder('acme-b2c', 'ORD-1001'))!;
-    expect(acme).toMatchObject({ orderId: 'ORD-1001', status: 'delivered', customer: stored.customer, totals: { total: { amount: stored.totals.total.amount } } });
+    expect(acme).toMatchObject({
+      orderId: 'ORD-1001',
+      status: 'delivered',
+      customer: stored.customer,
+      totals: { total: { amount: stored.totals.total.amount } },
+    });
     expect(globex.customer).toEqual((await commerce.getOrder('globex-b2c', 'ORD-1001'))!.customer);
     expect(globex.customer).not.toEqual(acme.customer);
   });
@@ -85,21 +94,38 @@ describe('commerce tool execution', () => {
     });
     const { orders } = await runTool(searchOrdersTool, { status: 'paid', limit: 2 }, context);
     expect(orders).toHaveLength(2);
-    expect(Object.keys(orders[0]).sort()).toEqual(['createdAt', 'customerEmail', 'itemCount', 'orderId', 'status', 'total']);
+    expect(Object.keys(orders[0]).sort()).toEqual([
+      'createdAt',
+      'customerEmail',
+      'itemCount',
+      'orderId',
+      'status',
+      'total',
+    ]);
     expect(JSON.stringify(await runTool(getOrderTool, { orderId: 'ORD-1001' }, context)).length).toBeLessThan(4000);
   });
 
   it('reports unknown records with a safe message', async () => {
     const { context } = createToolTestContext();
-    await expect(runTool(getOrderTool, { orderId: 'ORD-9' }, context)).rejects.toThrow(new ChatToolError('Order ORD-9 was not found.'));
-    await expect(runTool(getCustomerTool, { email: 'nobody@example.com' }, context)).rejects.toBeInstanceOf(ChatToolError);
-    await expect(runTool(getBusinessUnitTool, { businessUnitId: 'BU-999' }, context)).rejects.toThrow('Business unit BU-999 was not found.');
+    await expect(runTool(getOrderTool, { orderId: 'ORD-9' }, context)).rejects.toThrow(
+      new ChatToolError('Order ORD-9 was not found.'),
+    );
+    await expect(runTool(getCustomerTool, { email: 'nobody@example.com' }, context)).rejects.toBeInstanceOf(
+      ChatToolError,
+    );
+    await expect(runTool(getBusinessUnitTool, { businessUnitId: 'BU-999' }, context)).rejects.toThrow(
+      'Business unit BU-999 was not found.',
+    );
   });
 
   it('finds a customer and the b2b records', async () => {
     const { context } = createToolTestContext({ projectKey: 'acme-b2b', businessType: 'b2b' });
     const customer = await runTool(getCustomerTool, { customerId: 'CUS-1010' }, context);
-    expect(customer).toMatchObject({ customerId: 'CUS-1010', businessUnitId: 'BU-101', email: expect.stringMatching(/@example\.com$/) });
+    expect(customer).toMatchObject({
+      customerId: 'CUS-1010',
+      businessUnitId: 'BU-101',
+      email: expect.stringMatching(/@example\.com$/),
+    });
     expect(await runTool(getCustomerTool, { email: customer.email.toUpperCase() }, context)).toEqual(customer);
     expect(await runTool(getBusinessUnitTool, { businessUnitId: 'BU-101' }, context)).toMatchObject({
       businessUnitId: 'BU-101',
@@ -114,9 +140,15 @@ describe('commerce tool execution', () => {
     const { context, commerce, clock } = createToolTestContext();
     const approved = { ...context, idempotencyKey: 'apv_refund' };
     const first = await runTool(refundOrderTool, { orderId: 'ORD-1001', amount: 1000, reason: 'damaged' }, approved);
-    expect(first).toMatchObject({ ok: true, amount: { amount: 1000, display: '€10.00' }, refundedAt: new Date(clock.now()).toISOString() });
+    expect(first).toMatchObject({
+      ok: true,
+      amount: { amount: 1000, display: '€10.00' },
+      refundedAt: new Date(clock.now()).toISOString(),
+    });
     clock.advance(5000);
-    expect(await runTool(refundOrderTool, { orderId: 'ORD-1001', amount: 1000, reason: 'damaged' }, approved)).toEqual(first);
+    expect(await runTool(refundOrderTool, { orderId: 'ORD-1001', amount: 1000, reason: 'damaged' }, approved)).toEqual(
+      first,
+    );
     expect(commerce.calls).toEqual([{ method: 'refundOrder', projectKey: 'acme-b2c', idempotencyKey: 'apv_refund' }]);
     expect((await commerce.getOrder('acme-b2c', 'ORD-1001'))!.refunds).toEqual([
       expect.objectContaining({ amount: { amount: 1000, currency: 'EUR' }, requestedBy: 'rep@example.com' }),
@@ -130,7 +162,9 @@ describe('commerce tool execution', () => {
       reason: 'not_cancellable',
       message: expect.stringContaining('ORD-1001'),
     });
-    expect(await runTool(cancelOrderTool, { orderId: 'ORD-1002', reason: 'twice' }, { ...context, idempotencyKey: 'apv_y' })).toMatchObject({
+    expect(
+      await runTool(cancelOrderTool, { orderId: 'ORD-1002', reason: 'twice' }, { ...context, idempotencyKey: 'apv_y' }),
+    ).toMatchObject({
       ok: true,
       orderStatus: 'cancelled',
       refunded: { display: expect.any(String) },

@@ -1,5 +1,11 @@
 import { z } from 'zod';
-import { orderStatuses, quoteStatuses, type CancelResult, type Order, type RefundResult } from '../backends/commerce-backend.js';
+import {
+  orderStatuses,
+  quoteStatuses,
+  type CancelResult,
+  type Order,
+  type RefundResult,
+} from '../backends/commerce-backend.js';
 import { defineChatTool } from './chat-tool.js';
 import { presentMoney, presentTime } from './present-money.js';
 import { requireIdempotencyKey } from './require-idempotency-key.js';
@@ -24,7 +30,8 @@ export const searchProductsTool = defineChatTool({
   name: 'searchProducts',
   kind: 'commerce',
   capability: 'canViewProducts',
-  description: 'Search the product catalogue by name, category or SKU. Prices are in minor units with a display string.',
+  description:
+    'Search the product catalogue by name, category or SKU. Prices are in minor units with a display string.',
   inputSchema: z.object({ query: z.string().trim().min(1).max(200), limit: limitSchema }),
   async execute({ query, limit }, context) {
     const products = await context.commerce.searchProducts(context.projectKey, { query, limit });
@@ -56,7 +63,12 @@ export const getOrderTool = defineChatTool({
       updatedAt: presentTime(order.updatedAt),
       customer: order.customer,
       businessUnitId: order.businessUnitId,
-      items: order.items.map((item) => ({ sku: item.sku, name: item.name, quantity: item.quantity, lineTotal: presentMoney(item.lineTotal) })),
+      items: order.items.map((item) => ({
+        sku: item.sku,
+        name: item.name,
+        quantity: item.quantity,
+        lineTotal: presentMoney(item.lineTotal),
+      })),
       totals: {
         subtotal: presentMoney(order.totals.subtotal),
         shipping: presentMoney(order.totals.shipping),
@@ -70,7 +82,10 @@ export const getOrderTool = defineChatTool({
         reason: refund.reason,
         createdAt: presentTime(refund.createdAt),
       })),
-      cancellation: order.cancellation && { reason: order.cancellation.reason, cancelledAt: presentTime(order.cancellation.cancelledAt) },
+      cancellation: order.cancellation && {
+        reason: order.cancellation.reason,
+        cancelledAt: presentTime(order.cancellation.cancelledAt),
+      },
     };
   },
 });
@@ -81,7 +96,11 @@ export const searchOrdersTool = defineChatTool({
   kind: 'commerce',
   capability: 'canViewOrders',
   description: 'List orders, newest first, optionally filtered by customer email and/or status.',
-  inputSchema: z.object({ customerEmail: emailSchema.optional(), status: z.enum(orderStatuses).optional(), limit: limitSchema }),
+  inputSchema: z.object({
+    customerEmail: emailSchema.optional(),
+    status: z.enum(orderStatuses).optional(),
+    limit: limitSchema,
+  }),
   async execute({ customerEmail, status, limit }, context) {
     const orders = await context.commerce.searchOrders(context.projectKey, { customerEmail, status, limit });
     return { orders: orders.map(presentOrderSummary) };
@@ -98,7 +117,10 @@ export const getCustomerTool = defineChatTool({
     .object({ customerId: recordIdSchema.optional(), email: emailSchema.optional() })
     .refine((input) => input.customerId !== undefined || input.email !== undefined, 'Give customerId or email.'),
   async execute({ customerId, email }, context) {
-    const customer = found(await context.commerce.getCustomer(context.projectKey, { customerId, email }), `Customer ${customerId ?? email}`);
+    const customer = found(
+      await context.commerce.getCustomer(context.projectKey, { customerId, email }),
+      `Customer ${customerId ?? email}`,
+    );
     return {
       customerId: customer.customerId,
       name: customer.name,
@@ -115,16 +137,26 @@ export const refundOrderTool = defineChatTool({
   name: 'refundOrder',
   kind: 'commerce',
   capability: 'canRefundOrders',
-  description: "Refund a paid, shipped or delivered order. Omit amount to refund everything that remains; amount is in minor units (cents). Needs the user's approval.",
+  description:
+    "Refund a paid, shipped or delivered order. Omit amount to refund everything that remains; amount is in minor units (cents). Needs the user's approval.",
   inputSchema: z.object({
     orderId: recordIdSchema,
-    amount: z.number().int().positive().max(100_000_000).optional().describe('Minor units (cents), e.g. 1250 for 12.50.'),
+    amount: z
+      .number()
+      .int()
+      .positive()
+      .max(100_000_000)
+      .optional()
+      .describe('Minor units (cents), e.g. 1250 for 12.50.'),
     reason: reasonSchema,
   }),
   async execute({ orderId, amount, reason }, context) {
     const idempotencyKey = requireIdempotencyKey(context, 'refundOrder');
     const request = amount === undefined ? { orderId, reason } : { orderId, amount, reason };
-    const result = await context.commerce.refundOrder(context.projectKey, request, { idempotencyKey, requestedBy: context.userEmail });
+    const result = await context.commerce.refundOrder(context.projectKey, request, {
+      idempotencyKey,
+      requestedBy: context.userEmail,
+    });
     return presentRefund(result);
   },
 });
@@ -134,11 +166,16 @@ export const cancelOrderTool = defineChatTool({
   name: 'cancelOrder',
   kind: 'commerce',
   capability: 'canCancelOrders',
-  description: "Cancel an order that has not shipped yet (pending or paid); a paid order is refunded in full. Needs the user's approval.",
+  description:
+    "Cancel an order that has not shipped yet (pending or paid); a paid order is refunded in full. Needs the user's approval.",
   inputSchema: z.object({ orderId: recordIdSchema, reason: reasonSchema }),
   async execute({ orderId, reason }, context) {
     const idempotencyKey = requireIdempotencyKey(context, 'cancelOrder');
-    const result = await context.commerce.cancelOrder(context.projectKey, { orderId, reason }, { idempotencyKey, requestedBy: context.userEmail });
+    const result = await context.commerce.cancelOrder(
+      context.projectKey,
+      { orderId, reason },
+      { idempotencyKey, requestedBy: context.userEmail },
+    );
     return presentCancel(result);
   },
 });
@@ -155,7 +192,10 @@ export const getBusinessUnitTool = defineChatTool({
   async execute({ businessUnitId }, context) {
     // Offered only when the backend has it (`availableWith`); checked again, as every rule is.
     if (!context.commerce.getBusinessUnit) throw new ChatToolError('Business units are not available here.');
-    const unit = found(await context.commerce.getBusinessUnit(context.projectKey, businessUnitId), `Business unit ${businessUnitId}`);
+    const unit = found(
+      await context.commerce.getBusinessUnit(context.projectKey, businessUnitId),
+      `Business unit ${businessUnitId}`,
+    );
     return { ...unit, creditLimit: presentMoney(unit.creditLimit) };
   },
 });

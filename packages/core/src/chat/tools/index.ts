@@ -1,4 +1,10 @@
-export { defineChatTool, type BusinessType, type ChatToolContext, type ChatToolDefinition, type ChatToolKind } from './chat-tool.js';
+export {
+  defineChatTool,
+  type BusinessType,
+  type ChatToolContext,
+  type ChatToolDefinition,
+  type ChatToolKind,
+} from './chat-tool.js';
 export { builtinChatTools } from './builtin-tools.js';
 export {
   cancelOrderTool,
@@ -11,7 +17,13 @@ export {
   searchOrdersTool,
   searchProductsTool,
 } from './commerce-tools.js';
-export { addTicketCommentTool, createTicketTool, getTicketTool, searchTicketsTool, ticketChatTools } from './ticket-tools.js';
+export {
+  addTicketCommentTool,
+  createTicketTool,
+  getTicketTool,
+  searchTicketsTool,
+  ticketChatTools,
+} from './ticket-tools.js';
 export { showCustomerCardTool, showOrderCardTool, showProductCardTool, uiChatTools } from './ui-tools.js';
 export { presentMoney, type PresentedMoney } from './present-money.js';
 export { requireIdempotencyKey } from './require-idempotency-key.js';

@@ -15,10 +15,17 @@ export function presentMoney(money: Money): PresentedMoney {
   if (!formatter) {
     // A malformed code throws a RangeError here: the backend's data, reported like any tool failure.
     const format = new Intl.NumberFormat('en-US', { style: 'currency', currency: money.currency });
-    formatter = { format: (value) => format.format(value), minorDigits: format.resolvedOptions().maximumFractionDigits ?? 2 };
+    formatter = {
+      format: (value) => format.format(value),
+      minorDigits: format.resolvedOptions().maximumFractionDigits ?? 2,
+    };
     formatters.set(money.currency, formatter);
   }
-  return { amount: money.amount, currency: money.currency, display: formatter.format(money.amount / 10 ** formatter.minorDigits) };
+  return {
+    amount: money.amount,
+    currency: money.currency,
+    display: formatter.format(money.amount / 10 ** formatter.minorDigits),
+  };
 }
 
 /** An epoch-milliseconds timestamp as an ISO 8601 string, which models read reliably. */

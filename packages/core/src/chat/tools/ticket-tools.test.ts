@@ -12,11 +12,27 @@ describe('ticket tool schemas', () => {
       { query: 'damaged', status: 'open', customerEmail: 'a@example.com', limit: 3 },
     ],
     [getTicketTool, { ticketId: 'TCK-1001' }, { ticketId: 'TCK-1001' }],
-    [createTicketTool, { subject: ' Lost ', description: 'Gone.' }, { subject: 'Lost', description: 'Gone.', priority: 'normal' }],
     [
       createTicketTool,
-      { subject: 'Lost', description: 'Gone.', priority: 'urgent', orderId: 'ORD-1001', customerEmail: 'a@example.com' },
-      { subject: 'Lost', description: 'Gone.', priority: 'urgent', orderId: 'ORD-1001', customerEmail: 'a@example.com' },
+      { subject: ' Lost ', description: 'Gone.' },
+      { subject: 'Lost', description: 'Gone.', priority: 'normal' },
+    ],
+    [
+      createTicketTool,
+      {
+        subject: 'Lost',
+        description: 'Gone.',
+        priority: 'urgent',
+        orderId: 'ORD-1001',
+        customerEmail: 'a@example.com',
+      },
+      {
+        subject: 'Lost',
+        description: 'Gone.',
+        priority: 'urgent',
+        orderId: 'ORD-1001',
+        customerEmail: 'a@example.com',
+      },
     ],
     [addTicketCommentTool, { ticketId: 'TCK-1001', body: ' On it. ' }, { ticketId: 'TCK-1001', body: 'On it.' }],
   ] as const)('%#: accepts good input %o', (tool, input, expected) => {
@@ -47,29 +63,51 @@ describe('ticket tool execution', () => {
     expect(found.map((ticket: { ticketId: string }) => ticket.ticketId)).toContain('TCK-1001');
     const ticket = await runTool(getTicketTool, { ticketId: 'TCK-1001' }, context);
     const stored = (await tickets.getTicket('acme-b2c', 'TCK-1001'))!;
-    expect(ticket).toMatchObject({ ticketId: 'TCK-1001', subject: stored.subject, customerEmail: stored.customerEmail, commentCount: stored.comments.length });
-    await expect(runTool(getTicketTool, { ticketId: 'TCK-9' }, context)).rejects.toThrow(new ChatToolError('Ticket TCK-9 was not found.'));
+    expect(ticket).toMatchObject({
+      ticketId: 'TCK-1001',
+      subject: stored.subject,
+      customerEmail: stored.customerEmail,
+      commentCount: stored.comments.length,
+    });
+    await expect(runTool(getTicketTool, { ticketId: 'TCK-9' }, context)).rejects.toThrow(
+      new ChatToolError('Ticket TCK-9 was not found.'),
+    );
   });
 
   it('creates a ticket once per approval, as the context’s user', async () => {
     const { context, tickets } = createToolTestContext({ idempotencyKey: 'apv_t' });
-    const input = { subject: 'Parcel lost', description: 'Carrier lost it.', orderId: 'ORD-1001', userEmail: 'mallory@example.com' };
+    const input = {
+      subject: 'Parcel lost',
+      description: 'Carrier lost it.',
+      orderId: 'ORD-1001',
+      userEmail: 'mallory@example.com',
+    };
     const created = await runTool(createTicketTool, input, context);
     expect(created).toMatchObject({ ticketId: 'TCK-1013', status: 'open', priority: 'normal' });
     expect(await runTool(createTicketTool, input, context)).toEqual(created);
     expect(tickets.calls).toHaveLength(1);
-    expect(await tickets.getTicket('acme-b2c', 'TCK-1013')).toMatchObject({ createdBy: 'rep@example.com', orderId: 'ORD-1001' });
+    expect(await tickets.getTicket('acme-b2c', 'TCK-1013')).toMatchObject({
+      createdBy: 'rep@example.com',
+      orderId: 'ORD-1001',
+    });
   });
 
   it('comments as the context’s user and reports refusals as data', async () => {
     const { context, tickets } = createToolTestContext({ idempotencyKey: 'apv_c' });
-    expect(await runTool(addTicketCommentTool, { ticketId: 'TCK-1001', body: 'Refund issued.' }, context)).toMatchObject({
+    expect(
+      await runTool(addTicketCommentTool, { ticketId: 'TCK-1001', body: 'Refund issued.' }, context),
+    ).toMatchObject({
       ok: true,
       ticketId: 'TCK-1001',
       commentId: expect.any(String),
     });
-    expect((await tickets.getTicket('acme-b2c', 'TCK-1001'))!.comments.at(-1)).toMatchObject({ author: 'rep@example.com', body: 'Refund issued.' });
-    expect(await runTool(addTicketCommentTool, { ticketId: 'TCK-9', body: 'x' }, { ...context, idempotencyKey: 'apv_d' })).toMatchObject({
+    expect((await tickets.getTicket('acme-b2c', 'TCK-1001'))!.comments.at(-1)).toMatchObject({
+      author: 'rep@example.com',
+      body: 'Refund issued.',
+    });
+    expect(
+      await runTool(addTicketCommentTool, { ticketId: 'TCK-9', body: 'x' }, { ...context, idempotencyKey: 'apv_d' }),
+    ).toMatchObject({
       ok: false,
       reason: 'ticket_not_found',
     });

@@ -84,10 +84,22 @@ export const createTicketTool = defineChatTool({
     const idempotencyKey = requireIdempotencyKey(context, 'createTicket');
     const ticket = await ticketsOf(context).createTicket(
       context.projectKey,
-      { subject: input.subject, description: input.description, priority: input.priority, orderId: input.orderId, customerEmail: input.customerEmail },
+      {
+        subject: input.subject,
+        description: input.description,
+        priority: input.priority,
+        orderId: input.orderId,
+        customerEmail: input.customerEmail,
+      },
       { idempotencyKey, requestedBy: context.userEmail },
     );
-    return { ticketId: ticket.ticketId, subject: ticket.subject, status: ticket.status, priority: ticket.priority, createdAt: presentTime(ticket.createdAt) };
+    return {
+      ticketId: ticket.ticketId,
+      subject: ticket.subject,
+      status: ticket.status,
+      priority: ticket.priority,
+      createdAt: presentTime(ticket.createdAt),
+    };
   },
 });
 
@@ -101,9 +113,18 @@ export const addTicketCommentTool = defineChatTool({
   inputSchema: z.object({ ticketId: recordIdSchema, body: z.string().trim().min(1).max(4000) }),
   async execute({ ticketId, body }, context) {
     const idempotencyKey = requireIdempotencyKey(context, 'addTicketComment');
-    const result = await ticketsOf(context).addTicketComment(context.projectKey, { ticketId, body }, { idempotencyKey, author: context.userEmail });
+    const result = await ticketsOf(context).addTicketComment(
+      context.projectKey,
+      { ticketId, body },
+      { idempotencyKey, author: context.userEmail },
+    );
     if (!result.ok) return result;
-    return { ok: true as const, ticketId: result.ticketId, commentId: result.comment.commentId, createdAt: presentTime(result.comment.createdAt) };
+    return {
+      ok: true as const,
+      ticketId: result.ticketId,
+      commentId: result.comment.commentId,
+      createdAt: presentTime(result.comment.createdAt),
+    };
   },
 });
 

@@ -30,7 +30,12 @@ describe('card tools', () => {
       inStock: true,
     });
     const customer = await runTool(showCustomerCardTool, { customerId: order.customer.customerId }, context);
-    expect(customer).toMatchObject({ card: 'customer', customerId: order.customer.customerId, name: order.customer.name, email: order.customer.email });
+    expect(customer).toMatchObject({
+      card: 'customer',
+      customerId: order.customer.customerId,
+      name: order.customer.name,
+      email: order.customer.email,
+    });
     expect(customer.recentOrders.length).toBeGreaterThan(0);
     expect(customer.recentOrders.length).toBeLessThanOrEqual(3);
     expect(writeCalls()).toEqual([]);
@@ -54,6 +59,8 @@ describe('card tools', () => {
   it('does not show a product that only matches the SKU as text', async () => {
     const { context } = createToolTestContext();
     // "SKU-100" occurs inside "SKU-1001" and friends, but no product has exactly that SKU.
-    await expect(runTool(showProductCardTool, { sku: 'SKU-100' }, context)).rejects.toThrow('Product SKU-100 was not found.');
+    await expect(runTool(showProductCardTool, { sku: 'SKU-100' }, context)).rejects.toThrow(
+      'Product SKU-100 was not found.',
+    );
   });
 });

@@ -22,7 +22,12 @@ export const showOrderCardTool = defineChatTool({
       status: order.status,
       createdAt: presentTime(order.createdAt),
       customer: { name: order.customer.name, email: order.customer.email },
-      items: order.items.map((item) => ({ sku: item.sku, name: item.name, quantity: item.quantity, lineTotal: presentMoney(item.lineTotal) })),
+      items: order.items.map((item) => ({
+        sku: item.sku,
+        name: item.name,
+        quantity: item.quantity,
+        lineTotal: presentMoney(item.lineTotal),
+      })),
       total: presentMoney(order.totals.total),
       refunded: presentMoney(order.totals.refunded),
       payment: { method: order.payment.method, status: order.payment.status },
@@ -65,8 +70,14 @@ export const showCustomerCardTool = defineChatTool({
   description: 'Show the user a customer as a card with their latest orders, by customer id (e.g. CUS-1001).',
   inputSchema: z.object({ customerId: recordIdSchema }),
   async execute({ customerId }, context) {
-    const customer = found(await context.commerce.getCustomer(context.projectKey, { customerId }), `Customer ${customerId}`);
-    const recentOrders = await context.commerce.searchOrders(context.projectKey, { customerEmail: customer.email, limit: 3 });
+    const customer = found(
+      await context.commerce.getCustomer(context.projectKey, { customerId }),
+      `Customer ${customerId}`,
+    );
+    const recentOrders = await context.commerce.searchOrders(context.projectKey, {
+      customerEmail: customer.email,
+      limit: 3,
+    });
     return {
       card: 'customer' as const,
       customerId: customer.customerId,

@@ -12,13 +12,17 @@ export interface DemoProjectStore<State> {
  * @example
  * const projects = createDemoProjectStore((projectKey) => seedDemoCommerce(projectKey), 1000);
  */
-export function createDemoProjectStore<State>(seed: (projectKey: string) => State, maxProjects: number): DemoProjectStore<State> {
+export function createDemoProjectStore<State>(
+  seed: (projectKey: string) => State,
+  maxProjects: number,
+): DemoProjectStore<State> {
   if (!Number.isInteger(maxProjects) || maxProjects < 1) throw new TypeError('maxProjects must be a positive integer');
   // A Map iterates in insertion order: re-inserting on use keeps the least recently used first.
   const projects = new Map<string, State>();
   return {
     get(projectKey) {
-      if (typeof projectKey !== 'string' || projectKey.length === 0) throw new TypeError('projectKey must be a non-empty string');
+      if (typeof projectKey !== 'string' || projectKey.length === 0)
+        throw new TypeError('projectKey must be a non-empty string');
       let state = projects.get(projectKey);
       if (state === undefined) {
         state = seed(projectKey);

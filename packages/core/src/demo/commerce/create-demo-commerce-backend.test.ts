@@ -10,8 +10,12 @@ async function snapshot(commerce: ReturnType<typeof createDemoCommerceBackend>, 
   return {
     orders: await commerce.searchOrders(projectKey, { limit: 100 }),
     products: await commerce.searchProducts(projectKey, { query: '', limit: 100 }),
-    customers: await Promise.all(Array.from({ length: 12 }, (_, index) => commerce.getCustomer(projectKey, { customerId: `CUS-${1001 + index}` }))),
-    businessUnits: await Promise.all(['BU-101', 'BU-102', 'BU-103'].map((id) => commerce.getBusinessUnit(projectKey, id))),
+    customers: await Promise.all(
+      Array.from({ length: 12 }, (_, index) => commerce.getCustomer(projectKey, { customerId: `CUS-${1001 + index}` })),
+    ),
+    businessUnits: await Promise.all(
+      ['BU-101', 'BU-102', 'BU-103'].map((id) => commerce.getBusinessUnit(projectKey, id)),
+    ),
     quotes: await commerce.listQuotes(projectKey, {}),
   };
 }
@@ -28,34 +32,52 @@ describe('createDemoCommerceBackend: seeded data', () => {
     expect(await snapshot(commerce, 'acme-b2c')).not.toEqual(await snapshot(commerce, 'globex-b2c'));
   });
 
-  it.each(['acme-b2c', 'acme-b2b', 'globex-b2c', 'any project at all'])('holds the documented facts in %s', async (projectKey) => {
-    const commerce = createDemoCommerceBackend();
-    const orders = await commerce.searchOrders(projectKey, { limit: 100 });
-    expect(orders.map((order) => order.orderId).sort()).toEqual(Array.from({ length: 30 }, (_, index) => `ORD-${1001 + index}`));
-    const refundable = await commerce.getOrder(projectKey, 'ORD-1001');
-    expect(refundable).toMatchObject({ status: 'delivered', payment: { status: 'paid' }, totals: { refunded: { amount: 0 } } });
-    expect(refundable!.totals.total.amount).toBeGreaterThan(0);
-    expect(await commerce.getOrder(projectKey, 'ORD-1002')).toMatchObject({ status: 'paid', payment: { status: 'paid' } });
-    expect((await commerce.searchProducts(projectKey, { query: 'trail running shoe', limit: 5 }))[0]).toMatchObject({ sku: 'SKU-1001', name: 'Trail Running Shoe' });
-    expect(await commerce.getBusinessUnit(projectKey, 'BU-101')).toMatchObject({
-      status: 'active',
-      contacts: [expect.objectContaining({ customerId: expect.any(String) })],
-    });
-    expect((await commerce.listQuotes(projectKey, {})).map((quote) => quote.quoteId)).toContain('Q-5001');
-    for (const order of orders) {
-      expect(order.customer.email).toMatch(/^[a-z]+\.[a-z]+@example\.com$/);
-      const lines = order.items.reduce((sum, item) => sum + item.lineTotal.amount, 0);
-      expect(order.totals.total.amount).toBe(lines + order.totals.shipping.amount);
-      expect(Number.isInteger(order.totals.total.amount)).toBe(true);
-    }
-  });
+  it.each(['acme-b2c', 'acme-b2b', 'globex-b2c', 'any project at all'])(
+    'holds the documented facts in %s',
+    async (projectKey) => {
+      const commerce = createDemoCommerceBackend();
+      const orders = await commerce.searchOrders(projectKey, { limit: 100 });
+      expect(orders.map((order) => order.orderId).sort()).toEqual(
+        Array.from({ length: 30 }, (_, index) => `ORD-${1001 + index}`),
+      );
+      const refundable = await commerce.getOrder(projectKey, 'ORD-1001');
+      expect(refundable).toMatchObject({
+        status: 'delivered',
+        payment: { status: 'paid' },
+        totals: { refunded: { amount: 0 } },
+      });
+      expect(refundable!.totals.total.amount).toBeGreaterThan(0);
+      expect(await commerce.getOrder(projectKey, 'ORD-1002')).toMatchObject({
+        status: 'paid',
+        payment: { status: 'paid' },
+      });
+      expect((await commerce.searchProducts(projectKey, { query: 'trail running shoe', limit: 5 }))[0]).toMatchObject({
+        sku: 'SKU-1001',
+        name: 'Trail Running Shoe',
+      });
+      expect(await commerce.getBusinessUnit(projectKey, 'BU-101')).toMatchObject({
+        status: 'active',
+        contacts: [expect.objectContaining({ customerId: expect.any(String) })],
+      });
+      expect((await commerce.listQuotes(projectKey, {})).map((quote) => quote.quoteId)).toContain('Q-5001');
+      for (const order of orders) {
+        expect(order.customer.email).toMatch(/^[a-z]+\.[a-z]+@example\.com$/);
+        const lines = order.items.reduce((sum, item) => sum + item.lineTotal.amount, 0);
+        expect(order.totals.total.amount).toBe(lines + order.totals.shipping.amount);
+        expect(Number.isInteger(order.totals.total.amount)).toBe(true);
+      }
+    },
+  );
 
   it('hands out copies: changing a result changes nothing stored', async () => {
     const commerce = createDemoCommerceBackend();
     const order = (await commerce.getOrder(project, 'ORD-1001'))!;
     order.status = 'cancelled';
     order.items.length = 0;
-    expect(await commerce.getOrder(project, 'ORD-1001')).toMatchObject({ status: 'delivered', items: expect.arrayContaining([expect.anything()]) });
+    expect(await commerce.getOrder(project, 'ORD-1001')).toMatchObject({
+      status: 'delivered',
+      items: expect.arrayContaining([expect.anything()]),
+    });
   });
 });
 
@@ -63,11 +85,14 @@ describe('createDemoCommerceBackend: reads', () => {
   const commerce = createDemoCommerceBackend();
 
   it('searches products by words, SKU and limit', async () => {
-    expect((await commerce.searchProducts(project, { query: 'SKU-1001', limit: 5 })).map((product) => product.sku)).toEqual(['SKU-1001']);
-    expect((await commerce.searchProducts(project, { query: 'running shoe', limit: 5 })).map((product) => product.name).sort()).toEqual([
-      'Road Running Shoe',
-      'Trail Running Shoe',
-    ]);
+    expect(
+      (await commerce.searchProducts(project, { query: 'SKU-1001', limit: 5 })).map((product) => product.sku),
+    ).toEqual(['SKU-1001']);
+    expect(
+      (await commerce.searchProducts(project, { query: 'running shoe', limit: 5 }))
+        .map((product) => product.name)
+        .sort(),
+    ).toEqual(['Road Running Shoe', 'Trail Running Shoe']);
     expect(await commerce.searchProducts(project, { query: 'shoe', limit: 1 })).toHaveLength(1);
     expect(await commerce.searchProducts(project, { query: 'no such thing', limit: 5 })).toEqual([]);
   });
@@ -129,21 +154,29 @@ describe('createDemoCommerceBackend: refunds', () => {
   it('refunds in parts and refuses more than remains', async () => {
     const commerce = createDemoCommerceBackend();
     const total = (await commerce.getOrder(project, 'ORD-1001'))!.totals.total.amount;
-    expect(await commerce.refundOrder(project, { orderId: 'ORD-1001', amount: 100, reason: 'late' }, write('k1'))).toMatchObject({
+    expect(
+      await commerce.refundOrder(project, { orderId: 'ORD-1001', amount: 100, reason: 'late' }, write('k1')),
+    ).toMatchObject({
       ok: true,
       remainingRefundable: { amount: total - 100 },
       orderStatus: 'delivered',
     });
     expect((await commerce.getOrder(project, 'ORD-1001'))!.payment.status).toBe('partially_refunded');
-    expect(await commerce.refundOrder(project, { orderId: 'ORD-1001', amount: total, reason: 'again' }, write('k2'))).toMatchObject({
+    expect(
+      await commerce.refundOrder(project, { orderId: 'ORD-1001', amount: total, reason: 'again' }, write('k2')),
+    ).toMatchObject({
       ok: false,
       reason: 'amount_exceeds_refundable',
     });
-    expect(await commerce.refundOrder(project, { orderId: 'ORD-1001', amount: total - 100, reason: 'rest' }, write('k3'))).toMatchObject({
+    expect(
+      await commerce.refundOrder(project, { orderId: 'ORD-1001', amount: total - 100, reason: 'rest' }, write('k3')),
+    ).toMatchObject({
       ok: true,
       orderStatus: 'refunded',
     });
-    expect(await commerce.refundOrder(project, { orderId: 'ORD-1001', amount: 1, reason: 'more' }, write('k4'))).toMatchObject({ ok: false, reason: 'not_refundable' });
+    expect(
+      await commerce.refundOrder(project, { orderId: 'ORD-1001', amount: 1, reason: 'more' }, write('k4')),
+    ).toMatchObject({ ok: false, reason: 'not_refundable' });
   });
 
   it.each([
@@ -152,7 +185,11 @@ describe('createDemoCommerceBackend: refunds', () => {
     ['a fractional amount', { orderId: 'ORD-1001', amount: 1.5 }, 'invalid_amount'],
   ])('refuses %s as data', async (_label, request, reason) => {
     const commerce = createDemoCommerceBackend();
-    expect(await commerce.refundOrder(project, { ...request, reason: 'x' }, write('k'))).toMatchObject({ ok: false, reason, message: expect.any(String) });
+    expect(await commerce.refundOrder(project, { ...request, reason: 'x' }, write('k'))).toMatchObject({
+      ok: false,
+      reason,
+      message: expect.any(String),
+    });
     expect((await commerce.getOrder(project, 'ORD-1001'))!.totals.refunded.amount).toBe(0);
   });
 
@@ -161,7 +198,9 @@ describe('createDemoCommerceBackend: refunds', () => {
     for (const status of ['pending', 'cancelled'] as const) {
       const [order] = await commerce.searchOrders(project, { status, limit: 1 });
       expect(order, `a seeded ${status} order`).toBeDefined();
-      expect(await commerce.refundOrder(project, { orderId: order!.orderId, reason: 'x' }, write(`k-${status}`))).toMatchObject({ ok: false, reason: 'not_refundable' });
+      expect(
+        await commerce.refundOrder(project, { orderId: order!.orderId, reason: 'x' }, write(`k-${status}`)),
+      ).toMatchObject({ ok: false, reason: 'not_refundable' });
     }
   });
 });
@@ -188,16 +227,28 @@ describe('createDemoCommerceBackend: cancellations', () => {
   it('cancels a pending order without a refund', async () => {
     const commerce = createDemoCommerceBackend();
     const [pending] = await commerce.searchOrders(project, { status: 'pending', limit: 1 });
-    expect(await commerce.cancelOrder(project, { orderId: pending!.orderId, reason: 'x' }, write('k'))).toMatchObject({ ok: true, refunded: { amount: 0 } });
+    expect(await commerce.cancelOrder(project, { orderId: pending!.orderId, reason: 'x' }, write('k'))).toMatchObject({
+      ok: true,
+      refunded: { amount: 0 },
+    });
     expect((await commerce.getOrder(project, pending!.orderId))!.payment.status).toBe('voided');
   });
 
   it('refuses shipped, delivered and unknown orders as data', async () => {
     const commerce = createDemoCommerceBackend();
     const [shipped] = await commerce.searchOrders(project, { status: 'shipped', limit: 1 });
-    expect(await commerce.cancelOrder(project, { orderId: shipped!.orderId, reason: 'x' }, write('k1'))).toMatchObject({ ok: false, reason: 'not_cancellable' });
-    expect(await commerce.cancelOrder(project, { orderId: 'ORD-1001', reason: 'x' }, write('k2'))).toMatchObject({ ok: false, reason: 'not_cancellable' });
-    expect(await commerce.cancelOrder(project, { orderId: 'ORD-9', reason: 'x' }, write('k3'))).toMatchObject({ ok: false, reason: 'order_not_found' });
+    expect(await commerce.cancelOrder(project, { orderId: shipped!.orderId, reason: 'x' }, write('k1'))).toMatchObject({
+      ok: false,
+      reason: 'not_cancellable',
+    });
+    expect(await commerce.cancelOrder(project, { orderId: 'ORD-1001', reason: 'x' }, write('k2'))).toMatchObject({
+      ok: false,
+      reason: 'not_cancellable',
+    });
+    expect(await commerce.cancelOrder(project, { orderId: 'ORD-9', reason: 'x' }, write('k3'))).toMatchObject({
+      ok: false,
+      reason: 'order_not_found',
+    });
     expect((await commerce.getOrder(project, shipped!.orderId))!.status).toBe('shipped');
   });
 });
@@ -209,7 +260,10 @@ describe('createDemoCommerceBackend: idempotency and isolation', () => {
     const request = { orderId: 'ORD-1001', amount: 500, reason: 'damaged' };
     const first = await commerce.refundOrder(project, request, write('apv_1'));
     clock.advance(60_000);
-    const [second, third] = await Promise.all([commerce.refundOrder(project, request, write('apv_1')), commerce.refundOrder(project, request, write('apv_1'))]);
+    const [second, third] = await Promise.all([
+      commerce.refundOrder(project, request, write('apv_1')),
+      commerce.refundOrder(project, request, write('apv_1')),
+    ]);
     expect(second).toEqual(first);
     expect(third).toEqual(first);
     const order = (await commerce.getOrder(project, 'ORD-1001'))!;
@@ -229,8 +283,12 @@ describe('createDemoCommerceBackend: idempotency and isolation', () => {
   it('refuses a key reused for a different input, and a missing key', async () => {
     const commerce = createDemoCommerceBackend();
     await commerce.refundOrder(project, { orderId: 'ORD-1001', amount: 100, reason: 'x' }, write('k'));
-    await expect(commerce.refundOrder(project, { orderId: 'ORD-1001', amount: 200, reason: 'x' }, write('k'))).rejects.toThrow(/different input/);
-    await expect(commerce.refundOrder(project, { orderId: 'ORD-1001', reason: 'x' }, write(''))).rejects.toThrow(TypeError);
+    await expect(
+      commerce.refundOrder(project, { orderId: 'ORD-1001', amount: 200, reason: 'x' }, write('k')),
+    ).rejects.toThrow(/different input/);
+    await expect(commerce.refundOrder(project, { orderId: 'ORD-1001', reason: 'x' }, write(''))).rejects.toThrow(
+      TypeError,
+    );
     expect(commerce.calls).toHaveLength(1);
     expect((await commerce.getOrder(project, 'ORD-1001'))!.totals.refunded.amount).toBe(100);
   });
@@ -239,7 +297,9 @@ describe('createDemoCommerceBackend: idempotency and isolation', () => {
     const commerce = createDemoCommerceBackend();
     await commerce.refundOrder('acme-b2c', { orderId: 'ORD-1001', reason: 'x' }, write('same-key'));
     expect((await commerce.getOrder('globex-b2c', 'ORD-1001'))!.status).toBe('delivered');
-    expect(await commerce.refundOrder('globex-b2c', { orderId: 'ORD-1001', reason: 'x' }, write('same-key'))).toMatchObject({ ok: true });
+    expect(
+      await commerce.refundOrder('globex-b2c', { orderId: 'ORD-1001', reason: 'x' }, write('same-key')),
+    ).toMatchObject({ ok: true });
     expect(commerce.calls.map((call) => call.projectKey)).toEqual(['acme-b2c', 'globex-b2c']);
   });
 

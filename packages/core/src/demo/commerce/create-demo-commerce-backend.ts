@@ -34,6 +34,9 @@ export interface DemoCommerceBackend extends CommerceBackend {
 export function createDemoCommerceBackend(options: DemoCommerceBackendOptions = {}): DemoCommerceBackend {
   const now = options.now ?? Date.now;
   const calls: BackendCall[] = [];
-  const projects = createDemoProjectStore<DemoCommerceState>((projectKey) => ({ ...seedDemoCommerce(projectKey), records: new Map() }), options.maxProjects ?? 1000);
+  const projects = createDemoProjectStore<DemoCommerceState>(
+    (projectKey) => ({ ...seedDemoCommerce(projectKey), records: new Map() }),
+    options.maxProjects ?? 1000,
+  );
   return { calls, ...createDemoCommerceReads(projects), ...createDemoCommerceWrites({ projects, calls, now }) };
 }

@@ -4,7 +4,12 @@ import { clampLimit, matchesTextQuery } from '../backend/matches-text-query.js';
 import type { DemoCommerceData } from './seed-demo-commerce.js';
 
 /** The read methods of a {@link CommerceBackend}. */
-export type CommerceReads = Required<Pick<CommerceBackend, 'searchProducts' | 'getOrder' | 'searchOrders' | 'getCustomer' | 'getBusinessUnit' | 'listQuotes'>>;
+export type CommerceReads = Required<
+  Pick<
+    CommerceBackend,
+    'searchProducts' | 'getOrder' | 'searchOrders' | 'getCustomer' | 'getBusinessUnit' | 'listQuotes'
+  >
+>;
 
 /** The order `orderId` of a project's demo data, as stored (not a copy). */
 export function findDemoOrder(data: DemoCommerceData, orderId: string): Order | undefined {
@@ -17,7 +22,9 @@ export function createDemoCommerceReads(projects: DemoProjectStore<DemoCommerceD
   return {
     async searchProducts(projectKey, { query, limit }) {
       const { products } = projects.get(projectKey);
-      const found = products.filter((product) => matchesTextQuery(query, [product.sku, product.name, product.category, product.description]));
+      const found = products.filter((product) =>
+        matchesTextQuery(query, [product.sku, product.name, product.category, product.description]),
+      );
       return copy(found.slice(0, clampLimit(limit)));
     },
     async getOrder(projectKey, orderId) {
@@ -28,7 +35,11 @@ export function createDemoCommerceReads(projects: DemoProjectStore<DemoCommerceD
       const email = customerEmail?.trim().toLowerCase();
       const found = projects
         .get(projectKey)
-        .orders.filter((order) => (email === undefined || order.customer.email === email) && (status === undefined || order.status === status))
+        .orders.filter(
+          (order) =>
+            (email === undefined || order.customer.email === email) &&
+            (status === undefined || order.status === status),
+        )
         .sort((a, b) => b.createdAt - a.createdAt);
       return copy(found.slice(0, clampLimit(limit)));
     },
@@ -37,17 +48,27 @@ export function createDemoCommerceReads(projects: DemoProjectStore<DemoCommerceD
       const wanted = email?.trim().toLowerCase();
       const customer = projects
         .get(projectKey)
-        .customers.find((candidate) => (customerId === undefined || candidate.customerId === customerId) && (wanted === undefined || candidate.email === wanted));
+        .customers.find(
+          (candidate) =>
+            (customerId === undefined || candidate.customerId === customerId) &&
+            (wanted === undefined || candidate.email === wanted),
+        );
       return customer ? copy(customer) : null;
     },
     async getBusinessUnit(projectKey, businessUnitId) {
-      const unit = projects.get(projectKey).businessUnits.find((candidate) => candidate.businessUnitId === businessUnitId);
+      const unit = projects
+        .get(projectKey)
+        .businessUnits.find((candidate) => candidate.businessUnitId === businessUnitId);
       return unit ? copy(unit) : null;
     },
     async listQuotes(projectKey, { businessUnitId, status }) {
       const found = projects
         .get(projectKey)
-        .quotes.filter((quote) => (businessUnitId === undefined || quote.businessUnitId === businessUnitId) && (status === undefined || quote.status === status))
+        .quotes.filter(
+          (quote) =>
+            (businessUnitId === undefined || quote.businessUnitId === businessUnitId) &&
+            (status === undefined || quote.status === status),
+        )
         .sort((a, b) => b.createdAt - a.createdAt);
       return copy(found);
     },

@@ -1,4 +1,10 @@
-import type { CancelResult, CommerceBackend, Money, OrderStatus, RefundResult } from '../../chat/backends/commerce-backend.js';
+import type {
+  CancelResult,
+  CommerceBackend,
+  Money,
+  OrderStatus,
+  RefundResult,
+} from '../../chat/backends/commerce-backend.js';
 import type { DemoProjectStore } from '../backend/demo-project-store.js';
 import { runIdempotentWrite, type BackendCall, type IdempotencyRecords } from '../backend/run-idempotent-write.js';
 import { findDemoOrder } from './demo-commerce-reads.js';
@@ -27,34 +33,60 @@ export function createDemoCommerceWrites(options: DemoCommerceWritesOptions): Co
   return {
     async refundOrder(projectKey, request, { idempotencyKey, requestedBy }) {
       const state = projects.get(projectKey);
-      return runIdempotentWrite(state.records, calls, { method: 'refundOrder', projectKey, idempotencyKey, input: request }, () =>
-        refundDemoOrder(state, request, requestedBy, now()),
+      return runIdempotentWrite(
+        state.records,
+        calls,
+        { method: 'refundOrder', projectKey, idempotencyKey, input: request },
+        () => refundDemoOrder(state, request, requestedBy, now()),
       );
     },
     async cancelOrder(projectKey, request, { idempotencyKey, requestedBy }) {
       const state = projects.get(projectKey);
-      return runIdempotentWrite(state.records, calls, { method: 'cancelOrder', projectKey, idempotencyKey, input: request }, () =>
-        cancelDemoOrder(state, request, requestedBy, now()),
+      return runIdempotentWrite(
+        state.records,
+        calls,
+        { method: 'cancelOrder', projectKey, idempotencyKey, input: request },
+        () => cancelDemoOrder(state, request, requestedBy, now()),
       );
     },
   };
 }
 
 /** Refunds `amount` (default: what is left) of a paid, shipped or delivered order; a refusal is data. */
-export function refundDemoOrder(state: DemoCommerceState, request: { orderId: string; amount?: number; reason: string }, requestedBy: string, at: number): RefundResult {
+export function refundDemoOrder(
+  state: DemoCommerceState,
+  request: { orderId: string; amount?: number; reason: string },
+  requestedBy: string,
+  at: number,
+): RefundResult {
   const { orderId } = request;
   const order = findDemoOrder(state, orderId);
   if (!order) return { ok: false, orderId, reason: 'order_not_found', message: `Order ${orderId} was not found.` };
   if (!refundableStatuses.includes(order.status)) {
-    return { ok: false, orderId, reason: 'not_refundable', message: `Order ${orderId} is ${order.status}; only paid, shipped or delivered orders can be refunded.` };
+    return {
+      ok: false,
+      orderId,
+      reason: 'not_refundable',
+      message: `Order ${orderId} is ${order.status}; only paid, shipped or delivered orders can be refunded.`,
+    };
   }
   const remaining = order.totals.total.amount - order.totals.refunded.amount;
   const amount = request.amount ?? remaining;
   if (!Number.isSafeInteger(amount) || amount <= 0) {
-    return { ok: false, orderId, reason: 'invalid_amount', message: 'A refund amount is a positive whole number of minor units (cents).' };
+    return {
+      ok: false,
+      orderId,
+      reason: 'invalid_amount',
+      message: 'A refund amount is a positive whole number of minor units (cents).',
+    };
   }
   if (amount > remaining) {
-    return { ok: false, orderId, reason: 'amount_exceeds_refundable', message: `At most ${remaining} minor units of order ${orderId} can still be refunded.` };
+    return {
+      ok: false,
+      orderId,
+      reason: 'amount_exceeds_refundable',
+      message: `At most ${remaining} minor units of order ${orderId} can still be refunded.`,
+    };
   }
   const money = (value: number): Money => ({ amount: value, currency: order.totals.total.currency });
   const refundId = `RF-${orderId.replace(/^ORD-/, '')}-${order.refunds.length + 1}`;
@@ -77,12 +109,22 @@ export function refundDemoOrder(state: DemoCommerceState, request: { orderId: st
 }
 
 /** Cancels a pending or paid order, refunding what a paid one paid; a refusal is data. */
-export function cancelDemoOrder(state: DemoCommerceState, request: { orderId: string; reason: string }, requestedBy: string, at: number): CancelResult {
+export function cancelDemoOrder(
+  state: DemoCommerceState,
+  request: { orderId: string; reason: string },
+  requestedBy: string,
+  at: number,
+): CancelResult {
   const { orderId } = request;
   const order = findDemoOrder(state, orderId);
   if (!order) return { ok: false, orderId, reason: 'order_not_found', message: `Order ${orderId} was not found.` };
   if (!cancellableStatuses.includes(order.status)) {
-    return { ok: false, orderId, reason: 'not_cancellable', message: `Order ${orderId} is ${order.status}; only pending or paid orders can be cancelled.` };
+    return {
+      ok: false,
+      orderId,
+      reason: 'not_cancellable',
+      message: `Order ${orderId} is ${order.status}; only pending or paid orders can be cancelled.`,
+    };
   }
   const currency = order.totals.total.currency;
   // A paid order gets back what it paid; a pending one was never captured.

@@ -1,1 +1,5 @@
-export { createDemoCommerceBackend, type DemoCommerceBackend, type DemoCommerceBackendOptions } from './create-demo-commerce-backend.js';
+export {
+  createDemoCommerceBackend,
+  type DemoCommerceBackend,
+  type DemoCommerceBackendOptions,
+} from './create-demo-commerce-backend.js';

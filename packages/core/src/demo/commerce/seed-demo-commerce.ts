@@ -1,4 +1,14 @@
-import type { BusinessUnit, Currency, Customer, Money, Order, OrderItem, OrderStatus, Product, Quote } from '../../chat/backends/commerce-backend.js';
+import type {
+  BusinessUnit,
+  Currency,
+  Customer,
+  Money,
+  Order,
+  OrderItem,
+  OrderStatus,
+  Product,
+  Quote,
+} from '../../chat/backends/commerce-backend.js';
 import { createSeededRandom, type SeededRandom } from '../backend/seeded-random.js';
 
 /** Everything a demo project's commerce data is made of. */
@@ -32,10 +42,55 @@ const catalogue = [
   ['Camp Stove Kit', 'Gear', 6900, 'Compact gas stove with a 1-litre pot.'],
 ] as const;
 
-const firstNames = ['Emma', 'Liam', 'Sofia', 'Noah', 'Mia', 'Lucas', 'Hannah', 'Mateo', 'Chloe', 'Jonas', 'Amelia', 'Elias', 'Nora', 'Felix'];
-const lastNames = ['Schneider', 'Martin', 'Rossi', 'Dubois', 'Johnson', 'Weber', 'Novak', 'Garcia', 'Jansen', 'Keller', 'Moreau', 'Fischer'];
-const companyNames = ['Northwind Outfitters', 'Summit Sports GmbH', 'Blue Ridge Retail', 'Alpine Team Supply', 'Harbor Fitness Clubs'];
-const laterStatuses: readonly OrderStatus[] = ['pending', 'paid', 'paid', 'shipped', 'shipped', 'delivered', 'delivered', 'delivered', 'cancelled', 'refunded'];
+const firstNames = [
+  'Emma',
+  'Liam',
+  'Sofia',
+  'Noah',
+  'Mia',
+  'Lucas',
+  'Hannah',
+  'Mateo',
+  'Chloe',
+  'Jonas',
+  'Amelia',
+  'Elias',
+  'Nora',
+  'Felix',
+];
+const lastNames = [
+  'Schneider',
+  'Martin',
+  'Rossi',
+  'Dubois',
+  'Johnson',
+  'Weber',
+  'Novak',
+  'Garcia',
+  'Jansen',
+  'Keller',
+  'Moreau',
+  'Fischer',
+];
+const companyNames = [
+  'Northwind Outfitters',
+  'Summit Sports GmbH',
+  'Blue Ridge Retail',
+  'Alpine Team Supply',
+  'Harbor Fitness Clubs',
+];
+const laterStatuses: readonly OrderStatus[] = [
+  'pending',
+  'paid',
+  'paid',
+  'shipped',
+  'shipped',
+  'delivered',
+  'delivered',
+  'delivered',
+  'cancelled',
+  'refunded',
+];
 
 const customerCount = 12;
 /** The last customers are b2b contacts, one per business unit. */
@@ -75,7 +130,13 @@ export function seedDemoCommerce(projectKey: string): DemoCommerceData {
       .map((product) => {
         const count = quantity();
         const unitPrice = Math.round(product.price.amount * (1 - discount));
-        return { sku: product.sku, name: product.name, quantity: count, unitPrice: money(unitPrice), lineTotal: money(unitPrice * count) };
+        return {
+          sku: product.sku,
+          name: product.name,
+          quantity: count,
+          unitPrice: money(unitPrice),
+          lineTotal: money(unitPrice * count),
+        };
       });
 
   const orderRandom = random('orders');
@@ -86,7 +147,9 @@ export function seedDemoCommerce(projectKey: string): DemoCommerceData {
     const status: OrderStatus = index === 0 ? 'delivered' : index === 1 ? 'paid' : orderRandom.pick(laterStatuses);
     // One order in five comes from a b2b contact; the two fixed orders always from consumers.
     const b2b = index > 1 && orderRandom.next() < 0.2;
-    const customer = b2b ? orderRandom.pick(customers.slice(-businessUnitCount)) : orderRandom.pick(customers.slice(0, -businessUnitCount));
+    const customer = b2b
+      ? orderRandom.pick(customers.slice(-businessUnitCount))
+      : orderRandom.pick(customers.slice(0, -businessUnitCount));
     const items = lines(orderRandom, () => (orderRandom.next() < 0.75 ? 1 : 2), 0);
     const subtotal = items.reduce((sum, item) => sum + item.lineTotal.amount, 0);
     const shipping = subtotal >= 10_000 ? 0 : 495;
@@ -99,7 +162,12 @@ export function seedDemoCommerce(projectKey: string): DemoCommerceData {
       customer: { customerId: customer.customerId, name: customer.name, email: customer.email },
       businessUnitId: customer.businessUnitId,
       items,
-      totals: { subtotal: money(subtotal), shipping: money(shipping), total: money(total), refunded: money(status === 'refunded' ? total : 0) },
+      totals: {
+        subtotal: money(subtotal),
+        shipping: money(shipping),
+        total: money(total),
+        refunded: money(status === 'refunded' ? total : 0),
+      },
       payment: {
         method: b2b ? 'invoice' : orderRandom.pick(['card', 'card', 'paypal'] as const),
         status: status === 'refunded' ? 'refunded' : status === 'cancelled' ? 'voided' : paid ? 'paid' : 'pending',
@@ -107,9 +175,20 @@ export function seedDemoCommerce(projectKey: string): DemoCommerceData {
       },
       refunds:
         status === 'refunded'
-          ? [{ refundId: `RF-${1001 + index}-1`, amount: money(total), reason: 'Returned within 30 days', requestedBy: 'support@example.com', createdAt: updatedAt }]
+          ? [
+              {
+                refundId: `RF-${1001 + index}-1`,
+                amount: money(total),
+                reason: 'Returned within 30 days',
+                requestedBy: 'support@example.com',
+                createdAt: updatedAt,
+              },
+            ]
           : [],
-      cancellation: status === 'cancelled' ? { reason: 'Customer changed their mind', requestedBy: customer.email, cancelledAt: updatedAt } : null,
+      cancellation:
+        status === 'cancelled'
+          ? { reason: 'Customer changed their mind', requestedBy: customer.email, cancelledAt: updatedAt }
+          : null,
       createdAt,
       updatedAt,
     });
@@ -151,7 +230,11 @@ function seedCustomers(random: SeededRandom): Customer[] {
   });
 }
 
-function seedBusinessUnits(random: SeededRandom, customers: Customer[], money: (amount: number) => Money): BusinessUnit[] {
+function seedBusinessUnits(
+  random: SeededRandom,
+  customers: Customer[],
+  money: (amount: number) => Money,
+): BusinessUnit[] {
   const names = random.shuffle(companyNames);
   return Array.from({ length: businessUnitCount }, (_, index) => {
     const businessUnitId = `BU-${101 + index}`;
@@ -161,7 +244,9 @@ function seedBusinessUnits(random: SeededRandom, customers: Customer[], money: (
       status: index === 0 || random.next() < 0.8 ? 'active' : 'on_hold',
       paymentTerms: random.pick(['prepaid', 'net_30', 'net_30', 'net_60'] as const),
       creditLimit: money(random.integer(5, 50) * 100_000),
-      contacts: customers.filter((customer) => customer.businessUnitId === businessUnitId).map(({ customerId, name, email }) => ({ customerId, name, email })),
+      contacts: customers
+        .filter((customer) => customer.businessUnitId === businessUnitId)
+        .map(({ customerId, name, email }) => ({ customerId, name, email })),
     };
   });
 }

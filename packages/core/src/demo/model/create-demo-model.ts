@@ -1,5 +1,11 @@
 import { decideDemoReply, type DemoReply } from './decide-demo-reply.js';
-import type { LanguageModelV4, LanguageModelV4CallOptions, LanguageModelV4GenerateResult, LanguageModelV4StreamPart, LanguageModelV4Usage } from './language-model-v4.js';
+import type {
+  LanguageModelV4,
+  LanguageModelV4CallOptions,
+  LanguageModelV4GenerateResult,
+  LanguageModelV4StreamPart,
+  LanguageModelV4Usage,
+} from './language-model-v4.js';
 import { readDemoTurn } from './read-demo-turn.js';
 
 /** Options of {@link createDemoModel}. */
@@ -9,7 +15,10 @@ export interface DemoModelOptions {
 }
 
 /** The offline demo model: a scripted AI SDK `LanguageModelV4`. */
-export type DemoModel = LanguageModelV4 & { readonly provider: typeof demoModelProvider; readonly modelId: typeof demoModelId };
+export type DemoModel = LanguageModelV4 & {
+  readonly provider: typeof demoModelProvider;
+  readonly modelId: typeof demoModelId;
+};
 
 /** Provider id the demo model reports. */
 export const demoModelProvider = 'deskpilot';
@@ -73,7 +82,14 @@ export function createDemoModel(options: DemoModelOptions = {}): DemoModel {
       const content: LanguageModelV4GenerateResult['content'] =
         reply.type === 'text'
           ? [{ type: 'text', text: reply.text }]
-          : [{ type: 'tool-call', toolCallId: toolCallIdFor(callOptions, 0), toolName: reply.toolName, input: JSON.stringify(reply.input) }];
+          : [
+              {
+                type: 'tool-call',
+                toolCallId: toolCallIdFor(callOptions, 0),
+                toolName: reply.toolName,
+                input: JSON.stringify(reply.input),
+              },
+            ];
       return { content, finishReason, usage, warnings: [], response: { id: responseId, modelId: demoModelId } };
     },
 
@@ -94,10 +110,18 @@ function respond(callOptions: LanguageModelV4CallOptions) {
   }
   const output = reply.type === 'text' ? reply.text : `${reply.toolName} ${JSON.stringify(reply.input)}`;
   const usage: LanguageModelV4Usage = {
-    inputTokens: { total: countPromptWords(callOptions.prompt), noCache: countPromptWords(callOptions.prompt), cacheRead: 0, cacheWrite: 0 },
+    inputTokens: {
+      total: countPromptWords(callOptions.prompt),
+      noCache: countPromptWords(callOptions.prompt),
+      cacheRead: 0,
+      cacheWrite: 0,
+    },
     outputTokens: { total: countWords(output), text: reply.type === 'text' ? countWords(output) : 0, reasoning: 0 },
   };
-  const finishReason = reply.type === 'text' ? ({ unified: 'stop', raw: 'stop' } as const) : ({ unified: 'tool-calls', raw: 'tool_calls' } as const);
+  const finishReason =
+    reply.type === 'text'
+      ? ({ unified: 'stop', raw: 'stop' } as const)
+      : ({ unified: 'tool-calls', raw: 'tool_calls' } as const);
   return { reply, usage, finishReason, responseId: `demo-response-${promptLength(callOptions)}` };
 }
 
@@ -114,7 +138,12 @@ function streamPartsFor(callOptions: LanguageModelV4CallOptions): LanguageModelV
     for (const delta of wordChunks(reply.text)) parts.push({ type: 'text-delta', id, delta });
     parts.push({ type: 'text-end', id });
   } else {
-    parts.push({ type: 'tool-call', toolCallId: toolCallIdFor(callOptions, 0), toolName: reply.toolName, input: JSON.stringify(reply.input) });
+    parts.push({
+      type: 'tool-call',
+      toolCallId: toolCallIdFor(callOptions, 0),
+      toolName: reply.toolName,
+      input: JSON.stringify(reply.input),
+    });
   }
   parts.push({ type: 'finish', finishReason, usage });
   return parts;
@@ -125,7 +154,11 @@ function streamPartsFor(callOptions: LanguageModelV4CallOptions): LanguageModelV
  * slow reader sees the same pacing. An abort errors the stream at once with the signal's reason, as a
  * provider's aborted fetch would, dropping anything queued; `streamText` then reports the abort.
  */
-function streamParts(parts: LanguageModelV4StreamPart[], delayMs: number, abortSignal: AbortSignal | undefined): ReadableStream<LanguageModelV4StreamPart> {
+function streamParts(
+  parts: LanguageModelV4StreamPart[],
+  delayMs: number,
+  abortSignal: AbortSignal | undefined,
+): ReadableStream<LanguageModelV4StreamPart> {
   let index = 0;
   let settled = false;
   let onAbort: (() => void) | undefined;
@@ -211,7 +244,9 @@ function countPromptWords(prompt: unknown): number {
     else if (Array.isArray(content)) {
       for (const part of content) {
         try {
-          words += countWords(typeof part?.text === 'string' ? part.text : (JSON.stringify(part?.input ?? part?.output ?? '') ?? ''));
+          words += countWords(
+            typeof part?.text === 'string' ? part.text : (JSON.stringify(part?.input ?? part?.output ?? '') ?? ''),
+          );
         } catch {
           // A part that cannot be serialised (a cycle, a BigInt) counts as nothing rather than failing the call.
         }

@@ -18,35 +18,61 @@ const everyTool = [
   'listQuotes',
   'updateWorkingMemory',
 ];
-const decide = (text: string, calls: DemoToolCall[] = [], offered = everyTool) => decideDemoReply({ text, calls, offered: new Set(offered), toolsAllowed: true });
+const decide = (text: string, calls: DemoToolCall[] = [], offered = everyTool) =>
+  decideDemoReply({ text, calls, offered: new Set(offered), toolsAllowed: true });
 const call = (toolName: string, input: Record<string, unknown>) => ({ type: 'tool-call', toolName, input });
 
 describe('decideDemoReply', () => {
   it.each([
     ['show order ORD-1001', call('getOrder', { orderId: 'ORD-1001' })],
     ['status of order ord-77 please', call('getOrder', { orderId: 'ORD-77' })],
-    ['cancel order ORD-9 please, wrong size', call('cancelOrder', { orderId: 'ORD-9', reason: 'cancel order ORD-9 please, wrong size' })],
+    [
+      'cancel order ORD-9 please, wrong size',
+      call('cancelOrder', { orderId: 'ORD-9', reason: 'cancel order ORD-9 please, wrong size' }),
+    ],
     ['cancel ticket TCK-12', call('getTicket', { ticketId: 'TCK-12' })],
     ['I am looking for a waterproof jacket', call('searchProducts', { query: 'waterproof jacket' })],
     ['do you have any products for running?', call('searchProducts', { query: 'running' })],
     ['search for blue socks please', call('searchProducts', { query: 'blue sock' })],
     ['tickets from jane@example.com', call('searchTickets', { query: 'jane@example.com' })],
     ['jane@example.com', call('getCustomer', { email: 'jane@example.com' })],
-    ['note that Jane is on holiday until May', call('updateWorkingMemory', { set: { jane_on_holiday_until: 'Jane is on holiday until May' } })],
-    ['Remember: order ORD-1 must ship by Friday', call('updateWorkingMemory', { set: { order_ord_1_must: 'order ORD-1 must ship by Friday' } })],
+    [
+      'note that Jane is on holiday until May',
+      call('updateWorkingMemory', { set: { jane_on_holiday_until: 'Jane is on holiday until May' } }),
+    ],
+    [
+      'Remember: order ORD-1 must ship by Friday',
+      call('updateWorkingMemory', { set: { order_ord_1_must: 'order ORD-1 must ship by Friday' } }),
+    ],
     [
       'create a ticket for ORD-1 refund request',
-      call('createTicket', { subject: 'ORD-1 refund request', description: 'create a ticket for ORD-1 refund request', priority: 'normal', orderId: 'ORD-1' }),
+      call('createTicket', {
+        subject: 'ORD-1 refund request',
+        description: 'create a ticket for ORD-1 refund request',
+        priority: 'normal',
+        orderId: 'ORD-1',
+      }),
     ],
   ])('%s', (text, expected) => {
     expect(decide(text)).toEqual(expected);
   });
 
   it('a reply never repeats a tool already called this turn', () => {
-    const done = (toolName: string, value: unknown): DemoToolCall => ({ toolName, toolCallId: toolName, input: {}, outcome: { kind: 'ok', value } });
-    expect(decide('show order ORD-1', [done('getOrder', { status: 'open' })])).toEqual(call('showOrderCard', { orderId: 'ORD-1' }));
-    expect(decide('show order ORD-1', [done('getOrder', { status: 'open' }), done('showOrderCard', {})]).type).toBe('text');
-    expect(decide('refund ORD-1', [{ toolName: 'refundOrder', toolCallId: 'c', input: {}, outcome: { kind: 'missing' } }])).toEqual({
+    const done = (toolName: string, value: unknown): DemoToolCall => ({
+      toolName,
+      toolCallId: toolName,
+      input: {},
+      outcome: { kind: 'ok', value },
+    });
+    expect(decide('show order ORD-1', [done('getOrder', { status: 'open' })])).toEqual(
+      call('showOrderCard', { orderId: 'ORD-1' }),
+    );
+    expect(decide('show order ORD-1', [done('getOrder', { status: 'open' }), done('showOrderCard', {})]).type).toBe(
+      'text',
+    );
+    expect(
+      decide('refund ORD-1', [{ toolName: 'refundOrder', toolCallId: 'c', input: {}, outcome: { kind: 'missing' } }]),
+    ).toEqual({
       type: 'text',
       text: 'I did not refund ORD-1: no result came back.',
     });
@@ -54,10 +80,21 @@ describe('decideDemoReply', () => {
 
   it('only calls offered tools, and none when tools are not allowed', () => {
     expect(decide('show order ORD-1', [], ['getOrder'])).toEqual(call('getOrder', { orderId: 'ORD-1' }));
-    expect(decide('show order ORD-1', [], [])).toEqual({ type: 'text', text: "You don't have permission to view orders in this project." });
-    expect(decide('create a ticket: broken', [], ['getOrder'])).toEqual({ type: 'text', text: "You don't have permission to create tickets in this project." });
-    expect(decide('remember the door code', [], [])).toEqual({ type: 'text', text: "I can't keep notes in this conversation." });
-    expect(decideDemoReply({ text: 'refund ORD-1', calls: [], offered: new Set(everyTool), toolsAllowed: false })).toEqual({
+    expect(decide('show order ORD-1', [], [])).toEqual({
+      type: 'text',
+      text: "You don't have permission to view orders in this project.",
+    });
+    expect(decide('create a ticket: broken', [], ['getOrder'])).toEqual({
+      type: 'text',
+      text: "You don't have permission to create tickets in this project.",
+    });
+    expect(decide('remember the door code', [], [])).toEqual({
+      type: 'text',
+      text: "I can't keep notes in this conversation.",
+    });
+    expect(
+      decideDemoReply({ text: 'refund ORD-1', calls: [], offered: new Set(everyTool), toolsAllowed: false }),
+    ).toEqual({
       type: 'text',
       text: "I can't use tools in this reply, so I did not refund ORD-1. Ask me again and I will.",
     });
@@ -79,11 +116,17 @@ describe('parsing helpers', () => {
     expect(memoryKeyFor('Ähnlich wie früher')).toBe('ahnlich_wie_fruher');
     expect(memoryKeyFor('日本語')).toBe('note');
     expect(memoryKeyFor('a'.repeat(60))).toBe('a'.repeat(40));
-    for (const note of ['the customer prefers email', 'x'.repeat(45) + ' y', '!!!', 'Call back at 5pm']) expect(memoryKeyFor(note)).toMatch(/^[a-z0-9][a-z0-9_-]{0,39}$/);
+    for (const note of ['the customer prefers email', 'x'.repeat(45) + ' y', '!!!', 'Call back at 5pm'])
+      expect(memoryKeyFor(note)).toMatch(/^[a-z0-9][a-z0-9_-]{0,39}$/);
   });
 
   it('builds ticket fields: subject from the first words, priority from the message', () => {
-    expect(ticketFieldsFor('open a ticket - high: one two three four five six seven eight nine', ' - high: one two three four five six seven eight nine')).toEqual({
+    expect(
+      ticketFieldsFor(
+        'open a ticket - high: one two three four five six seven eight nine',
+        ' - high: one two three four five six seven eight nine',
+      ),
+    ).toEqual({
       subject: 'High: one two three four five six seven',
       description: 'open a ticket - high: one two three four five six seven eight nine',
       priority: 'high',

@@ -2,7 +2,8 @@ import { isZeroMoney, plural, readField, readList, readMoney } from './read-fiel
 import { isRecord, type DemoToolOutcome, type DemoTurn } from './read-demo-turn.js';
 
 /** What the demo model does next: answer in text, or call one tool. */
-export type DemoReply = { type: 'text'; text: string } | { type: 'tool-call'; toolName: string; input: Record<string, unknown> };
+export type DemoReply =
+  { type: 'text'; text: string } | { type: 'tool-call'; toolName: string; input: Record<string, unknown> };
 
 /** This turn seen by an intent rule. */
 interface TurnView {
@@ -54,10 +55,13 @@ function failure(outcome: Exclude<DemoToolOutcome, { kind: 'ok' }>, action: stri
 }
 
 /** A found record, or null for the shapes backends use to say "not found". */
-const found = (value: unknown) => (value === null || value === undefined || value === false || value === '' ? null : value);
+const found = (value: unknown) =>
+  value === null || value === undefined || value === false || value === '' ? null : value;
 
-const memoryPattern = /^(?:(?:please|pls|kindly|can you|could you)\s+)?(?:remember(?:\s+that)?|note\s+that|make\s+a\s+note(?:\s+that)?)\b[\s,:;-]*(.*)$/is;
-const createTicketPattern = /\b(?:(?:create|raise|file|log|submit)\s+(?:a\s+|an\s+)?|open\s+(?:a|an)\s+)(?:new\s+)?(?:support\s+)?ticket\b(.*)$/is;
+const memoryPattern =
+  /^(?:(?:please|pls|kindly|can you|could you)\s+)?(?:remember(?:\s+that)?|note\s+that|make\s+a\s+note(?:\s+that)?)\b[\s,:;-]*(.*)$/is;
+const createTicketPattern =
+  /\b(?:(?:create|raise|file|log|submit)\s+(?:a\s+|an\s+)?|open\s+(?:a|an)\s+)(?:new\s+)?(?:support\s+)?ticket\b(.*)$/is;
 const memoryKeyStopWords = new Set(['a', 'an', 'the', 'that', 'this', 'my', 'our', 'is', 'are', 'to', 'of']);
 
 /** A working-memory key from a note: a slug of its first words, ≤ 40 characters, as `updateWorkingMemory` requires. */
@@ -81,7 +85,10 @@ export function memoryKeyFor(note: string): string {
 /** The amount of "… for 12.50" in minor units, or undefined. */
 export function refundAmountIn(text: string): number | undefined {
   // A number followed by a word other than a currency counts something else ("for 3 items").
-  const match = /\bfor\s+(?:[$€£]\s?)?(\d{1,9}(?:[.,]\d{1,2})?)(?![\d.,]*\d)(?!\s*(?!(?:eur|usd|gbp|chf|euros?|dollars?|pounds?)\b)[a-z])/i.exec(text);
+  const match =
+    /\bfor\s+(?:[$€£]\s?)?(\d{1,9}(?:[.,]\d{1,2})?)(?![\d.,]*\d)(?!\s*(?!(?:eur|usd|gbp|chf|euros?|dollars?|pounds?)\b)[a-z])/i.exec(
+      text,
+    );
   if (!match?.[1]) return undefined;
   const amount = Math.round(Number(match[1].replace(',', '.')) * 100);
   return amount > 0 ? amount : undefined;
@@ -89,14 +96,22 @@ export function refundAmountIn(text: string): number | undefined {
 
 /** Subject, description, priority, order and customer email of a "create a ticket …" message (`rest` follows "ticket"). */
 export function ticketFieldsFor(text: string, rest: string): Record<string, unknown> {
-  const about = rest.replace(/^[\s:,.;–—-]+/, '').replace(/^(?:about|for|regarding|re|saying|that|on|because)\b[\s:,;–—-]*/i, '');
+  const about = rest
+    .replace(/^[\s:,.;–—-]+/, '')
+    .replace(/^(?:about|for|regarding|re|saying|that|on|because)\b[\s:,;–—-]*/i, '');
   const words = about
     .split(/\s+/)
     .filter(Boolean)
     .slice(0, 8)
     .join(' ')
     .replace(/[\s.,;:!?–—-]+$/, '');
-  const priority = /\burgent(?:ly)?\b/i.test(text) ? 'urgent' : /\bhigh\b/i.test(text) ? 'high' : /\blow\s+priority\b/i.test(text) ? 'low' : 'normal';
+  const priority = /\burgent(?:ly)?\b/i.test(text)
+    ? 'urgent'
+    : /\bhigh\b/i.test(text)
+      ? 'high'
+      : /\blow\s+priority\b/i.test(text)
+        ? 'low'
+        : 'normal';
   const orderId = orderIdIn(text);
   const customerEmail = emailIn(text);
   return {
@@ -165,18 +180,33 @@ const productTriggers = [
   /\b(?:find|show me|do you have|got any)\s+(.*)$/is,
   /\bproducts?\s+(.*)$/is,
 ];
-const ticketTriggers = [/\btickets?\s+(?:about|for|from|on|regarding|matching|mentioning|with|containing)\s+(.*)$/is, /\bsearch\s+(?:for\s+)?tickets?\s+(.*)$/is];
+const ticketTriggers = [
+  /\btickets?\s+(?:about|for|from|on|regarding|matching|mentioning|with|containing)\s+(.*)$/is,
+  /\bsearch\s+(?:for\s+)?tickets?\s+(.*)$/is,
+];
 
 /** Answers for a write (refund, cancel) of an order: the same steps, different words. */
-function orderWrite(options: { word: RegExp; tool: string; verb: string; past: string; permission: string }): DemoIntent {
+function orderWrite(options: {
+  word: RegExp;
+  tool: string;
+  verb: string;
+  past: string;
+  permission: string;
+}): DemoIntent {
   return {
-    help: { tool: options.tool, line: `${options.verb} an order: ${quoted(`${options.verb} order ORD-1001${options.tool === 'refundOrder' ? ' for 12.50' : ''}`)}` },
+    help: {
+      tool: options.tool,
+      line: `${options.verb} an order: ${quoted(`${options.verb} order ORD-1001${options.tool === 'refundOrder' ? ' for 12.50' : ''}`)}`,
+    },
     respond(text, turn) {
       if (!options.word.test(text)) return null;
       const orderId = orderIdIn(text);
       if (!orderId && !/\borders?\b/i.test(text)) return null;
       if (!turn.offered(options.tool)) return say(noPermission(options.permission));
-      if (!orderId) return say(`Which order should I ${options.verb}? Tell me its number, for example ${quoted(`${options.verb} order ORD-1001`)}.`);
+      if (!orderId)
+        return say(
+          `Which order should I ${options.verb}? Tell me its number, for example ${quoted(`${options.verb} order ORD-1001`)}.`,
+        );
       const outcome = turn.outcome(options.tool);
       if (!outcome) {
         const amount = options.tool === 'refundOrder' ? refundAmountIn(text) : undefined;
@@ -185,12 +215,14 @@ function orderWrite(options: { word: RegExp; tool: string; verb: string; past: s
       }
       if (outcome.kind !== 'ok') return say(failure(outcome, `${options.verb} ${orderId}`, 'write'));
       const result = outcome.value;
-      const amount = options.tool === 'refundOrder' ? readMoney(result, 'amount', 'refundedAmount', 'amountMinor') : undefined;
+      const amount =
+        options.tool === 'refundOrder' ? readMoney(result, 'amount', 'refundedAmount', 'amountMinor') : undefined;
       const status = readField(result, 'orderStatus', 'status', 'state');
       const reference = readField(result, 'refundId', 'cancellationId', 'reference');
       let answer = `Done — I ${options.past} ${orderId}${amount ? ` (${amount})` : ''}.`;
       if (status) answer += ` Order status: ${status}.`;
-      const refunded = options.tool === 'cancelOrder' && !isZeroMoney(result, 'refunded') ? readMoney(result, 'refunded') : undefined;
+      const refunded =
+        options.tool === 'cancelOrder' && !isZeroMoney(result, 'refunded') ? readMoney(result, 'refunded') : undefined;
       if (refunded) answer += ` Refunded: ${refunded}.`;
       const remaining = readMoney(result, 'remainingRefundable');
       if (remaining && !isZeroMoney(result, 'remainingRefundable')) answer += ` Still refundable: ${remaining}.`;
@@ -215,7 +247,10 @@ const intents: DemoIntent[] = [
       if (!note) return say(`What should I remember? For example ${quoted('remember the customer prefers email')}.`);
       if (!turn.offered('updateWorkingMemory')) return say("I can't keep notes in this conversation.");
       const outcome = turn.outcome('updateWorkingMemory');
-      if (!outcome) return turn.call('updateWorkingMemory', { set: { [memoryKeyFor(note)]: note } }) ?? say(noTools('save that note'));
+      if (!outcome)
+        return (
+          turn.call('updateWorkingMemory', { set: { [memoryKeyFor(note)]: note } }) ?? say(noTools('save that note'))
+        );
       return say(outcome.kind === 'ok' ? `Noted: ${sentence(note)}` : failure(outcome, 'save that note', 'write'));
     },
   },
@@ -236,9 +271,18 @@ const intents: DemoIntent[] = [
     },
   },
   orderWrite({ word: /\brefund/i, tool: 'refundOrder', verb: 'refund', past: 'refunded', permission: 'refund orders' }),
-  orderWrite({ word: /\bcancel/i, tool: 'cancelOrder', verb: 'cancel', past: 'cancelled', permission: 'cancel orders' }),
+  orderWrite({
+    word: /\bcancel/i,
+    tool: 'cancelOrder',
+    verb: 'cancel',
+    past: 'cancelled',
+    permission: 'cancel orders',
+  }),
   {
-    help: { tool: 'addTicketComment', line: `comment on a ticket: ${quoted('comment on TCK-1001: we sent a replacement')}` },
+    help: {
+      tool: 'addTicketComment',
+      line: `comment on a ticket: ${quoted('comment on TCK-1001: we sent a replacement')}`,
+    },
     respond(text, turn) {
       const ticketId = ticketIdIn(text);
       if (!ticketId || !/\b(?:comment|reply|respond|answer)\b/i.test(text)) return null;
@@ -251,7 +295,10 @@ const intents: DemoIntent[] = [
           .trim(),
         4000,
       );
-      if (!body) return say(`What should the comment on ${ticketId} say? For example ${quoted(`comment on ${ticketId}: we sent a replacement`)}.`);
+      if (!body)
+        return say(
+          `What should the comment on ${ticketId} say? For example ${quoted(`comment on ${ticketId}: we sent a replacement`)}.`,
+        );
       const outcome = turn.outcome('addTicketComment');
       if (!outcome) return turn.call('addTicketComment', { ticketId, body }) ?? say(noTools(`comment on ${ticketId}`));
       if (outcome.kind !== 'ok') return say(failure(outcome, `comment on ${ticketId}`, 'write'));
@@ -296,13 +343,16 @@ const intents: DemoIntent[] = [
       const customerId = customerIdIn(text);
       // An email alone is a customer only when the message is about one (or is little more than the address).
       const email = customerId ? undefined : emailIn(text);
-      const aboutCustomer = /\bcustomers?\b/i.test(text) || (email !== undefined && text.split(/\s+/).length <= 3 && !/\b(?:tickets?|quotes?|products?)\b/i.test(text));
+      const aboutCustomer =
+        /\bcustomers?\b/i.test(text) ||
+        (email !== undefined && text.split(/\s+/).length <= 3 && !/\b(?:tickets?|quotes?|products?)\b/i.test(text));
       if (!customerId && !aboutCustomer) return null;
       if (!customerId && !email) return null;
       const who = customerId ?? email!;
       if (!turn.offered('getCustomer')) return say(noPermission('view customers'));
       const outcome = turn.outcome('getCustomer');
-      if (!outcome) return turn.call('getCustomer', customerId ? { customerId } : { email }) ?? say(noTools(`look up ${who}`));
+      if (!outcome)
+        return turn.call('getCustomer', customerId ? { customerId } : { email }) ?? say(noTools(`look up ${who}`));
       if (outcome.kind !== 'ok') return say(failure(outcome, `look up ${who}`, 'read'));
       const customer = found(outcome.value);
       if (!customer) return say(`I couldn't find customer ${who}.`);
@@ -321,7 +371,8 @@ const intents: DemoIntent[] = [
       if (!businessUnitId) return null;
       if (!turn.offered('getBusinessUnit')) return say("You don't have access to business units in this project.");
       const outcome = turn.outcome('getBusinessUnit');
-      if (!outcome) return turn.call('getBusinessUnit', { businessUnitId }) ?? say(noTools(`look up ${businessUnitId}`));
+      if (!outcome)
+        return turn.call('getBusinessUnit', { businessUnitId }) ?? say(noTools(`look up ${businessUnitId}`));
       if (outcome.kind !== 'ok') return say(failure(outcome, `look up ${businessUnitId}`, 'read'));
       const unit = found(outcome.value);
       if (!unit) return say(`I couldn't find business unit ${businessUnitId}.`);
@@ -331,7 +382,9 @@ const intents: DemoIntent[] = [
         field('payment terms', readField(unit, 'paymentTerms')),
         field('credit limit', readMoney(unit, 'creditLimit', 'creditLimitMinor')),
       ].filter(Boolean);
-      return say(`Business unit ${businessUnitId}${name ? `: ${name}` : ''}${details.length ? ` — ${details.join(', ')}` : ''}.`);
+      return say(
+        `Business unit ${businessUnitId}${name ? `: ${name}` : ''}${details.length ? ` — ${details.join(', ')}` : ''}.`,
+      );
     },
   },
   {
@@ -346,17 +399,25 @@ const intents: DemoIntent[] = [
       if (quotes.length === 0) return say('There are no quotes yet.');
       const count = Math.max(quotes.length, Number(readField(outcome.value, 'totalCount')) || 0);
       const shown = quotes.slice(0, 3).map((quote) => {
-        const details = [readField(quote, 'status', 'state'), readMoney(quote, 'total', 'totalAmount', 'totalMinor', 'amount', 'amountMinor')].filter(Boolean);
+        const details = [
+          readField(quote, 'status', 'state'),
+          readMoney(quote, 'total', 'totalAmount', 'totalMinor', 'amount', 'amountMinor'),
+        ].filter(Boolean);
         return `${readField(quote, 'quoteId', 'id', 'name') ?? 'a quote'}${details.length ? ` (${details.join(', ')})` : ''}`;
       });
-      return say(`There ${count === 1 ? 'is' : 'are'} ${plural(count, 'quote')}: ${shown.join('; ')}${more(count, shown.length)}.`);
+      return say(
+        `There ${count === 1 ? 'is' : 'are'} ${plural(count, 'quote')}: ${shown.join('; ')}${more(count, shown.length)}.`,
+      );
     },
   },
   {
     help: { tool: 'searchOrders', line: `list orders: ${quoted('shipped orders for jane@example.com')}` },
     respond(text, turn) {
       if (!/\borders\b/i.test(text) || !turn.offered('searchOrders')) return null;
-      const status = /\b(pending|paid|shipped|delivered|cancell?ed|refunded)\b/i.exec(text)?.[1]?.toLowerCase().replace('canceled', 'cancelled');
+      const status = /\b(pending|paid|shipped|delivered|cancell?ed|refunded)\b/i
+        .exec(text)?.[1]
+        ?.toLowerCase()
+        .replace('canceled', 'cancelled');
       const customerEmail = emailIn(text);
       const input = { ...(customerEmail ? { customerEmail } : {}), ...(status ? { status } : {}) };
       const outcome = turn.outcome('searchOrders');
@@ -366,7 +427,10 @@ const intents: DemoIntent[] = [
       const which = `${status ? `${status} ` : ''}orders${customerEmail ? ` for ${customerEmail}` : ''}`;
       if (orders.length === 0) return say(`I found no ${which}.`);
       const shown = orders.slice(0, 3).map((order) => {
-        const details = [readField(order, 'status', 'state'), readMoney(order, 'total', 'totalAmount', 'totalMinor')].filter(Boolean);
+        const details = [
+          readField(order, 'status', 'state'),
+          readMoney(order, 'total', 'totalAmount', 'totalMinor'),
+        ].filter(Boolean);
         return `${readField(order, 'orderId', 'id') ?? 'an order'}${details.length ? ` (${details.join(', ')})` : ''}`;
       });
       return say(
@@ -391,20 +455,27 @@ const intents: DemoIntent[] = [
         const status = readField(ticket, 'status', 'state');
         return `${readField(ticket, 'ticketId', 'id') ?? 'a ticket'}${subject ? ` ${quoted(subject)}` : ''}${status ? ` (${status})` : ''}`;
       });
-      return say(`I found ${plural(tickets.length, 'ticket')}${about}: ${shown.join('; ')}${more(tickets.length, shown.length)}.`);
+      return say(
+        `I found ${plural(tickets.length, 'ticket')}${about}: ${shown.join('; ')}${more(tickets.length, shown.length)}.`,
+      );
     },
   },
   {
     help: { tool: 'searchProducts', line: `search products: ${quoted('search products running shoes')}` },
     respond(text, turn) {
       const productWord = /\bproducts?\b|\bcatalogu?e\b/i.test(text);
-      const searchWord = /\bsearch\s+for\b|\blook(?:ing)?\s+for\b|^(?:please\s+)?(?:find|do you have|got any)\b/i.test(text);
-      if (!productWord && !(searchWord && !/\b(?:orders?|tickets?|customers?|quotes?|business\s+units?)\b/i.test(text))) return null;
+      const searchWord = /\bsearch\s+for\b|\blook(?:ing)?\s+for\b|^(?:please\s+)?(?:find|do you have|got any)\b/i.test(
+        text,
+      );
+      if (!productWord && !(searchWord && !/\b(?:orders?|tickets?|customers?|quotes?|business\s+units?)\b/i.test(text)))
+        return null;
       if (!turn.offered('searchProducts')) return say(noPermission('view products'));
       const query = productTerms(text);
-      if (!query) return say(`What kind of product are you looking for? For example ${quoted('search products running shoes')}.`);
+      if (!query)
+        return say(`What kind of product are you looking for? For example ${quoted('search products running shoes')}.`);
       const outcome = turn.outcome('searchProducts');
-      if (!outcome) return turn.call('searchProducts', { query }) ?? say(noTools(`search products for ${quoted(query)}`));
+      if (!outcome)
+        return turn.call('searchProducts', { query }) ?? say(noTools(`search products for ${quoted(query)}`));
       if (outcome.kind !== 'ok') return say(failure(outcome, `search products for ${quoted(query)}`, 'read'));
       const products = readList(outcome.value, 'products') ?? [];
       if (products.length === 0) return say(`I found no products matching ${quoted(query)}.`);
@@ -429,10 +500,12 @@ const intents: DemoIntent[] = [
   {
     // A request that names what it wants but not which one: ask, rather than guess.
     respond(text, turn) {
-      if (/\borders?\b/i.test(text) && turn.offered('getOrder')) return say(`Which order? Tell me its number, for example ${quoted('show order ORD-1001')}.`);
+      if (/\borders?\b/i.test(text) && turn.offered('getOrder'))
+        return say(`Which order? Tell me its number, for example ${quoted('show order ORD-1001')}.`);
       if (/\bcustomers?\b/i.test(text) && turn.offered('getCustomer'))
         return say(`Which customer? Tell me their id or email, for example ${quoted('customer CUS-1001')}.`);
-      if (/\bbusiness\s+units?\b/i.test(text) && turn.offered('getBusinessUnit')) return say(`Which business unit? For example ${quoted('business unit BU-101')}.`);
+      if (/\bbusiness\s+units?\b/i.test(text) && turn.offered('getBusinessUnit'))
+        return say(`Which business unit? For example ${quoted('business unit BU-101')}.`);
       return null;
     },
   },
@@ -453,7 +526,11 @@ function describeOrder(order: unknown, orderId: string, cardShown: boolean): str
   const totals = isRecord(order) && isRecord(order.totals) ? order.totals : undefined;
   const details = [
     field('status', readField(order, 'status', 'state')),
-    field('total', readMoney(totals, 'total') ?? readMoney(order, 'total', 'totalAmount', 'grandTotal', 'totalMinor', 'totalCents', 'amount', 'amountMinor')),
+    field(
+      'total',
+      readMoney(totals, 'total') ??
+        readMoney(order, 'total', 'totalAmount', 'grandTotal', 'totalMinor', 'totalCents', 'amount', 'amountMinor'),
+    ),
     totals && !isZeroMoney(totals, 'refunded') ? field('refunded', readMoney(totals, 'refunded')) : undefined,
     quantities
       ? plural(
@@ -463,13 +540,17 @@ function describeOrder(order: unknown, orderId: string, cardShown: boolean): str
       : undefined,
     field('placed', readField(order, 'placedAt', 'createdAt', 'date')?.slice(0, 10)),
   ].filter(Boolean);
-  const summary = typeof order === 'string' ? ` ${sentence(order)}` : details.length ? ` — ${details.join(', ')}.` : '.';
+  const summary =
+    typeof order === 'string' ? ` ${sentence(order)}` : details.length ? ` — ${details.join(', ')}.` : '.';
   return `Order ${orderId}${summary}${cardShown ? ' The order card above has the details.' : ''}`;
 }
 
 function describeTicket(ticket: unknown, ticketId: string): string {
   const subject = readField(ticket, 'subject', 'title');
-  const details = [field('status', readField(ticket, 'status', 'state')), field('priority', readField(ticket, 'priority'))].filter(Boolean);
+  const details = [
+    field('status', readField(ticket, 'status', 'state')),
+    field('priority', readField(ticket, 'priority')),
+  ].filter(Boolean);
   if (typeof ticket === 'string') return `Ticket ${ticketId}: ${sentence(ticket)}`;
   return `Ticket ${ticketId}${subject ? ` ${quoted(subject)}` : ''}${details.length ? ` — ${details.join(', ')}` : ''}.`;
 }
@@ -477,7 +558,8 @@ function describeTicket(ticket: unknown, ticketId: string): string {
 function describeCustomer(customer: unknown, who: string, cardShown: boolean): string {
   const first = readField(customer, 'firstName', 'givenName');
   const last = readField(customer, 'lastName', 'familyName');
-  const name = readField(customer, 'name', 'fullName', 'displayName') ?? ([first, last].filter(Boolean).join(' ') || undefined);
+  const name =
+    readField(customer, 'name', 'fullName', 'displayName') ?? ([first, last].filter(Boolean).join(' ') || undefined);
   const id = readField(customer, 'customerId', 'id') ?? who;
   const email = readField(customer, 'email');
   const details = [
@@ -513,7 +595,9 @@ function helpText(turn: TurnView): string {
     .sort((a, b) => helpOrder.indexOf(a.tool) - helpOrder.indexOf(b.tool))
     .map((help) => `- ${help.line}`);
   const intro = "Hi! I'm Deskpilot's offline demo assistant: I follow simple scripted rules, no AI provider involved.";
-  return lines.length === 0 ? `${intro} No tools are available to you in this project, so I can't look anything up for you.` : `${intro} I can:\n${lines.join('\n')}`;
+  return lines.length === 0
+    ? `${intro} No tools are available to you in this project, so I can't look anything up for you.`
+    : `${intro} I can:\n${lines.join('\n')}`;
 }
 
 /**
@@ -526,7 +610,8 @@ export function decideDemoReply(demoTurn: DemoTurn): DemoReply {
   const turn: TurnView = {
     offered: (name) => demoTurn.offered.has(name),
     outcome: (name) => demoTurn.calls.findLast((call) => call.toolName === name)?.outcome,
-    call: (name, input) => (demoTurn.toolsAllowed && demoTurn.offered.has(name) ? { type: 'tool-call', toolName: name, input } : null),
+    call: (name, input) =>
+      demoTurn.toolsAllowed && demoTurn.offered.has(name) ? { type: 'tool-call', toolName: name, input } : null,
   };
   try {
     for (const intent of intents) {

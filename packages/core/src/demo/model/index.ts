@@ -1,1 +1,7 @@
-export { createDemoModel, demoModelId, demoModelProvider, type DemoModel, type DemoModelOptions } from './create-demo-model.js';
+export {
+  createDemoModel,
+  demoModelId,
+  demoModelProvider,
+  type DemoModel,
+  type DemoModelOptions,
+} from './create-demo-model.js';

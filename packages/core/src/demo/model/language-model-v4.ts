@@ -19,13 +19,17 @@ export type LanguageModelV4Message = LanguageModelV4Prompt[number];
 export type LanguageModelV4StreamResult = Awaited<ReturnType<LanguageModelV4['doStream']>>;
 
 /** One part of a model stream (`LanguageModelV4StreamPart`). */
-export type LanguageModelV4StreamPart = LanguageModelV4StreamResult['stream'] extends ReadableStream<infer Part> ? Part : never;
+export type LanguageModelV4StreamPart =
+  LanguageModelV4StreamResult['stream'] extends ReadableStream<infer Part> ? Part : never;
 
 /** What `doGenerate` resolves to (`LanguageModelV4GenerateResult`). */
 export type LanguageModelV4GenerateResult = Awaited<ReturnType<LanguageModelV4['doGenerate']>>;
 
 /** A tool result part in a prompt (`LanguageModelV4ToolResultPart`). */
-export type LanguageModelV4ToolResultPart = Extract<Extract<LanguageModelV4Message, { role: 'tool' }>['content'][number], { type: 'tool-result' }>;
+export type LanguageModelV4ToolResultPart = Extract<
+  Extract<LanguageModelV4Message, { role: 'tool' }>['content'][number],
+  { type: 'tool-result' }
+>;
 
 /** The output of a tool result in a prompt (`LanguageModelV4ToolResultOutput`). */
 export type LanguageModelV4ToolResultOutput = LanguageModelV4ToolResultPart['output'];

@@ -43,7 +43,9 @@ export function readDemoTurn(options: Pick<LanguageModelV4CallOptions, 'prompt' 
     lastUser === -1
       ? ''
       : contentOf(prompt[lastUser])
-          .flatMap((part) => (isRecord(part) && part.type === 'text' && typeof part.text === 'string' ? [part.text] : []))
+          .flatMap((part) =>
+            isRecord(part) && part.type === 'text' && typeof part.text === 'string' ? [part.text] : [],
+          )
           .join('\n')
           .trim();
 
@@ -53,14 +55,20 @@ export function readDemoTurn(options: Pick<LanguageModelV4CallOptions, 'prompt' 
     for (const part of contentOf(message)) {
       if (!isRecord(part) || typeof part.toolCallId !== 'string') continue;
       if (part.type === 'tool-call' && typeof part.toolName === 'string') {
-        const call: DemoToolCall = { toolName: part.toolName, toolCallId: part.toolCallId, input: part.input, outcome: { kind: 'missing' } };
+        const call: DemoToolCall = {
+          toolName: part.toolName,
+          toolCallId: part.toolCallId,
+          input: part.input,
+          outcome: { kind: 'missing' },
+        };
         calls.push(call);
         byId.set(call.toolCallId, call);
       } else if (part.type === 'tool-result') {
         const outcome = outcomeOf(part.output);
         const call = byId.get(part.toolCallId);
         if (call) call.outcome = outcome;
-        else if (typeof part.toolName === 'string') calls.push({ toolName: part.toolName, toolCallId: part.toolCallId, input: undefined, outcome });
+        else if (typeof part.toolName === 'string')
+          calls.push({ toolName: part.toolName, toolCallId: part.toolCallId, input: undefined, outcome });
       }
     }
   }
@@ -83,9 +91,19 @@ function outcomeOf(output: LanguageModelV4ToolResultOutput | unknown): DemoToolO
       const value = output.value;
       // Deskpilot's write tools return expected refusals as data (`{ ok: false, message }`), not errors.
       if (isRecord(value) && value.ok === false) {
-        return { kind: 'error', message: typeof value.message === 'string' ? value.message : typeof value.reason === 'string' ? value.reason : 'It was refused.' };
+        return {
+          kind: 'error',
+          message:
+            typeof value.message === 'string'
+              ? value.message
+              : typeof value.reason === 'string'
+                ? value.reason
+                : 'It was refused.',
+        };
       }
-      return isRecord(value) && typeof value.error === 'string' && Object.keys(value).length === 1 ? { kind: 'error', message: value.error } : { kind: 'ok', value };
+      return isRecord(value) && typeof value.error === 'string' && Object.keys(value).length === 1
+        ? { kind: 'error', message: value.error }
+        : { kind: 'ok', value };
     }
     case 'text':
       return { kind: 'ok', value: parseMaybeJson(output.value) };
@@ -94,7 +112,9 @@ function outcomeOf(output: LanguageModelV4ToolResultOutput | unknown): DemoToolO
         kind: 'ok',
         value: parseMaybeJson(
           (Array.isArray(output.value) ? output.value : [])
-            .flatMap((part) => (isRecord(part) && part.type === 'text' && typeof part.text === 'string' ? [part.text] : []))
+            .flatMap((part) =>
+              isRecord(part) && part.type === 'text' && typeof part.text === 'string' ? [part.text] : [],
+            )
             .join('\n'),
         ),
       };
@@ -102,7 +122,12 @@ function outcomeOf(output: LanguageModelV4ToolResultOutput | unknown): DemoToolO
       return { kind: 'error', message: typeof output.value === 'string' ? output.value : 'The tool failed.' };
     case 'error-json': {
       const value = output.value;
-      const message = isRecord(value) && typeof value.message === 'string' ? value.message : typeof value === 'string' ? value : JSON.stringify(value ?? null);
+      const message =
+        isRecord(value) && typeof value.message === 'string'
+          ? value.message
+          : typeof value === 'string'
+            ? value
+            : JSON.stringify(value ?? null);
       return { kind: 'error', message };
     }
     case 'execution-denied':

@@ -24,7 +24,8 @@ export function readMoney(value: unknown, ...names: string[]): string | undefine
   const outerCurrency = readField(value, 'currency', 'currencyCode');
   for (const name of names) {
     const field = value[name];
-    if (typeof field === 'number' && Number.isFinite(field)) return formatAmount(/minor|cents/i.test(name) ? field / 100 : field, outerCurrency);
+    if (typeof field === 'number' && Number.isFinite(field))
+      return formatAmount(/minor|cents/i.test(name) ? field / 100 : field, outerCurrency);
     if (typeof field === 'string' && field.trim() !== '') return field.trim();
     if (isRecord(field)) {
       const display = readField(field, 'display', 'formatted');

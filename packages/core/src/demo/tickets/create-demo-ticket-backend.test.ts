@@ -22,12 +22,20 @@ describe('createDemoTicketBackend: seeded data', () => {
     expect(await all(createDemoTicketBackend(), 'globex-b2c')).not.toEqual(first);
   });
 
-  it.each(['acme-b2c', 'globex-b2c', 'anything'])('opens TCK-1001 in %s about ORD-1001, from that order’s customer', async (projectKey) => {
-    const ticket = (await createDemoTicketBackend().getTicket(projectKey, 'TCK-1001'))!;
-    const order = (await createDemoCommerceBackend().getOrder(projectKey, 'ORD-1001'))!;
-    expect(ticket).toMatchObject({ status: 'open', priority: 'high', orderId: 'ORD-1001', customerEmail: order.customer.email });
-    expect(ticket.subject).toContain('ORD-1001');
-  });
+  it.each(['acme-b2c', 'globex-b2c', 'anything'])(
+    'opens TCK-1001 in %s about ORD-1001, from that order’s customer',
+    async (projectKey) => {
+      const ticket = (await createDemoTicketBackend().getTicket(projectKey, 'TCK-1001'))!;
+      const order = (await createDemoCommerceBackend().getOrder(projectKey, 'ORD-1001'))!;
+      expect(ticket).toMatchObject({
+        status: 'open',
+        priority: 'high',
+        orderId: 'ORD-1001',
+        customerEmail: order.customer.email,
+      });
+      expect(ticket.subject).toContain('ORD-1001');
+    },
+  );
 
   it('searches by text, status and customer email, most recently updated first', async () => {
     const tickets = createDemoTicketBackend();
@@ -36,7 +44,9 @@ describe('createDemoTicketBackend: seeded data', () => {
     expect(found[0]).not.toHaveProperty('description');
     const open = await tickets.searchTickets(project, { status: 'open', limit: 20 });
     expect(open.every((ticket) => ticket.status === 'open')).toBe(true);
-    expect(open.map((ticket) => ticket.updatedAt)).toEqual(open.map((ticket) => ticket.updatedAt).sort((a, b) => b - a));
+    expect(open.map((ticket) => ticket.updatedAt)).toEqual(
+      open.map((ticket) => ticket.updatedAt).sort((a, b) => b - a),
+    );
     const email = found[0]!.customerEmail!;
     const theirs = await tickets.searchTickets(project, { customerEmail: email.toUpperCase(), limit: 20 });
     expect(theirs.length).toBeGreaterThan(0);
@@ -66,16 +76,28 @@ describe('createDemoTicketBackend: writes', () => {
     expect(await tickets.getTicket(project, 'TCK-1014')).toBeNull();
     expect(tickets.calls).toEqual([{ method: 'createTicket', projectKey: project, idempotencyKey: 'apv_1' }]);
     expect(await tickets.getTicket('globex-b2c', 'TCK-1013')).toBeNull();
-    expect((await tickets.createTicket(project, newTicket, { ...options, idempotencyKey: 'apv_2' })).ticketId).toBe('TCK-1014');
+    expect((await tickets.createTicket(project, newTicket, { ...options, idempotencyKey: 'apv_2' })).ticketId).toBe(
+      'TCK-1014',
+    );
   });
 
   it('adds a comment once per idempotency key', async () => {
     const tickets = createDemoTicketBackend({ now: () => 7 });
     const before = (await tickets.getTicket(project, 'TCK-1001'))!;
     const options = { idempotencyKey: 'apv_c', author: 'rep@example.com' };
-    const result = await tickets.addTicketComment(project, { ticketId: 'TCK-1001', body: 'Refund is on its way.' }, options);
-    expect(result).toMatchObject({ ok: true, ticketId: 'TCK-1001', comment: { author: 'rep@example.com', body: 'Refund is on its way.', createdAt: 7 } });
-    expect(await tickets.addTicketComment(project, { ticketId: 'TCK-1001', body: 'Refund is on its way.' }, options)).toEqual(result);
+    const result = await tickets.addTicketComment(
+      project,
+      { ticketId: 'TCK-1001', body: 'Refund is on its way.' },
+      options,
+    );
+    expect(result).toMatchObject({
+      ok: true,
+      ticketId: 'TCK-1001',
+      comment: { author: 'rep@example.com', body: 'Refund is on its way.', createdAt: 7 },
+    });
+    expect(
+      await tickets.addTicketComment(project, { ticketId: 'TCK-1001', body: 'Refund is on its way.' }, options),
+    ).toEqual(result);
     const after = (await tickets.getTicket(project, 'TCK-1001'))!;
     expect(after.comments).toHaveLength(before.comments.length + 1);
     expect(after.updatedAt).toBe(7);
@@ -85,7 +107,9 @@ describe('createDemoTicketBackend: writes', () => {
   it('refuses comments on unknown and closed tickets as data', async () => {
     const tickets = createDemoTicketBackend();
     const author = { author: 'rep@example.com' };
-    expect(await tickets.addTicketComment(project, { ticketId: 'TCK-9', body: 'x' }, { ...author, idempotencyKey: 'k1' })).toMatchObject({
+    expect(
+      await tickets.addTicketComment(project, { ticketId: 'TCK-9', body: 'x' }, { ...author, idempotencyKey: 'k1' }),
+    ).toMatchObject({
       ok: false,
       reason: 'ticket_not_found',
     });
@@ -100,16 +124,22 @@ describe('createDemoTicketBackend: writes', () => {
     }
     expect(closed).toBeDefined();
     const { projectKey, ticketId } = closed!;
-    expect(await tickets.addTicketComment(projectKey, { ticketId, body: 'x' }, { ...author, idempotencyKey: 'k2' })).toMatchObject({
+    expect(
+      await tickets.addTicketComment(projectKey, { ticketId, body: 'x' }, { ...author, idempotencyKey: 'k2' }),
+    ).toMatchObject({
       ok: false,
       reason: 'ticket_closed',
     });
-    expect((await tickets.getTicket(projectKey, ticketId))!.comments.every((comment) => comment.body !== 'x')).toBe(true);
+    expect((await tickets.getTicket(projectKey, ticketId))!.comments.every((comment) => comment.body !== 'x')).toBe(
+      true,
+    );
   });
 
   it('refuses a write without an idempotency key', async () => {
     const tickets = createDemoTicketBackend();
-    await expect(tickets.createTicket(project, newTicket, { idempotencyKey: '', requestedBy: 'rep@example.com' })).rejects.toThrow(TypeError);
+    await expect(
+      tickets.createTicket(project, newTicket, { idempotencyKey: '', requestedBy: 'rep@example.com' }),
+    ).rejects.toThrow(TypeError);
     expect(tickets.calls).toEqual([]);
   });
 });

@@ -2,7 +2,12 @@ import { createDemoProjectStore } from '../backend/demo-project-store.js';
 import { clampLimit, matchesTextQuery } from '../backend/matches-text-query.js';
 import { runIdempotentWrite, type BackendCall, type IdempotencyRecords } from '../backend/run-idempotent-write.js';
 import { seedDemoTickets } from './seed-demo-tickets.js';
-import type { AddTicketCommentResult, Ticket, TicketBackend, TicketSummary } from '../../chat/backends/ticket-backend.js';
+import type {
+  AddTicketCommentResult,
+  Ticket,
+  TicketBackend,
+  TicketSummary,
+} from '../../chat/backends/ticket-backend.js';
 
 /** Options of {@link createDemoTicketBackend}. */
 export interface DemoTicketBackendOptions {
@@ -43,7 +48,10 @@ const summarize = (ticket: Ticket): TicketSummary => ({
 export function createDemoTicketBackend(options: DemoTicketBackendOptions = {}): DemoTicketBackend {
   const now = options.now ?? Date.now;
   const calls: BackendCall[] = [];
-  const projects = createDemoProjectStore<ProjectState>((projectKey) => ({ tickets: seedDemoTickets(projectKey), records: new Map() }), options.maxProjects ?? 1000);
+  const projects = createDemoProjectStore<ProjectState>(
+    (projectKey) => ({ tickets: seedDemoTickets(projectKey), records: new Map() }),
+    options.maxProjects ?? 1000,
+  );
 
   return {
     calls,
@@ -67,38 +75,60 @@ export function createDemoTicketBackend(options: DemoTicketBackendOptions = {}):
     },
     async createTicket(projectKey, ticket, { idempotencyKey, requestedBy }) {
       const state = projects.get(projectKey);
-      return runIdempotentWrite(state.records, calls, { method: 'createTicket', projectKey, idempotencyKey, input: ticket }, () => {
-        const at = now();
-        const created: Ticket = {
-          ticketId: `TCK-${1001 + state.tickets.length}`,
-          subject: ticket.subject,
-          description: ticket.description,
-          status: 'open',
-          priority: ticket.priority,
-          customerEmail: ticket.customerEmail?.trim().toLowerCase() ?? null,
-          orderId: ticket.orderId ?? null,
-          createdBy: requestedBy,
-          comments: [],
-          createdAt: at,
-          updatedAt: at,
-        };
-        state.tickets.push(created);
-        return structuredClone(created);
-      });
+      return runIdempotentWrite(
+        state.records,
+        calls,
+        { method: 'createTicket', projectKey, idempotencyKey, input: ticket },
+        () => {
+          const at = now();
+          const created: Ticket = {
+            ticketId: `TCK-${1001 + state.tickets.length}`,
+            subject: ticket.subject,
+            description: ticket.description,
+            status: 'open',
+            priority: ticket.priority,
+            customerEmail: ticket.customerEmail?.trim().toLowerCase() ?? null,
+            orderId: ticket.orderId ?? null,
+            createdBy: requestedBy,
+            comments: [],
+            createdAt: at,
+            updatedAt: at,
+          };
+          state.tickets.push(created);
+          return structuredClone(created);
+        },
+      );
     },
     async addTicketComment(projectKey, comment, { idempotencyKey, author }) {
       const state = projects.get(projectKey);
-      return runIdempotentWrite(state.records, calls, { method: 'addTicketComment', projectKey, idempotencyKey, input: comment }, (): AddTicketCommentResult => {
-        const { ticketId } = comment;
-        const ticket = state.tickets.find((candidate) => candidate.ticketId === ticketId);
-        if (!ticket) return { ok: false, ticketId, reason: 'ticket_not_found', message: `Ticket ${ticketId} was not found.` };
-        if (ticket.status === 'closed') return { ok: false, ticketId, reason: 'ticket_closed', message: `Ticket ${ticketId} is closed; open a new ticket instead.` };
-        const at = now();
-        const added = { commentId: `CMT-${ticketId.replace(/^TCK-/, '')}-${ticket.comments.length + 1}`, author, body: comment.body, createdAt: at };
-        ticket.comments.push(added);
-        ticket.updatedAt = at;
-        return { ok: true, ticketId, comment: { ...added } };
-      });
+      return runIdempotentWrite(
+        state.records,
+        calls,
+        { method: 'addTicketComment', projectKey, idempotencyKey, input: comment },
+        (): AddTicketCommentResult => {
+          const { ticketId } = comment;
+          const ticket = state.tickets.find((candidate) => candidate.ticketId === ticketId);
+          if (!ticket)
+            return { ok: false, ticketId, reason: 'ticket_not_found', message: `Ticket ${ticketId} was not found.` };
+          if (ticket.status === 'closed')
+            return {
+              ok: false,
+              ticketId,
+              reason: 'ticket_closed',
+              message: `Ticket ${ticketId} is closed; open a new ticket instead.`,
+            };
+          const at = now();
+          const added = {
+            commentId: `CMT-${ticketId.replace(/^TCK-/, '')}-${ticket.comments.length + 1}`,
+            author,
+            body: comment.body,
+            createdAt: at,
+          };
+          ticket.comments.push(added);
+          ticket.updatedAt = at;
+          return { ok: true, ticketId, comment: { ...added } };
+        },
+      );
     },
   };
 }

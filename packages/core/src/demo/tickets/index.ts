@@ -1,1 +1,5 @@
-export { createDemoTicketBackend, type DemoTicketBackend, type DemoTicketBackendOptions } from './create-demo-ticket-backend.js';
+export {
+  createDemoTicketBackend,
+  type DemoTicketBackend,
+  type DemoTicketBackendOptions,
+} from './create-demo-ticket-backend.js';

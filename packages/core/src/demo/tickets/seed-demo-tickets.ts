@@ -7,7 +7,10 @@ const agentEmail = 'agent.kim@example.com';
 const ticketCount = 12;
 
 const orderTopics = [
-  ['Damaged item in order {order}', 'The {item} from order {order} arrived damaged. I would like a refund or a replacement.'],
+  [
+    'Damaged item in order {order}',
+    'The {item} from order {order} arrived damaged. I would like a refund or a replacement.',
+  ],
   ['Where is my order {order}?', 'My order {order} has not arrived yet. Can you check the delivery status?'],
   ['Wrong size received for {order}', 'I received the wrong size of the {item}. How do I exchange it?'],
   ['Please cancel order {order}', 'I placed order {order} by mistake. Please cancel it.'],
@@ -18,7 +21,11 @@ const generalTopics = [
   ['Change delivery address', 'I moved last week; please update my delivery address.'],
 ] as const;
 const customerReplies = ['Any update on this?', 'Thanks, that works for me.', 'I attached a photo of the problem.'];
-const agentReplies = ['Thanks for reaching out, we are looking into it.', 'We have asked the carrier for a status update.', 'We have sent you a prepaid return label.'];
+const agentReplies = [
+  'Thanks for reaching out, we are looking into it.',
+  'We have asked the carrier for a status update.',
+  'We have sent you a prepaid return label.',
+];
 
 /**
  * Seeds a project's tickets from its key alone, consistent with its commerce data (a ticket about an
@@ -31,8 +38,13 @@ export function seedDemoTickets(projectKey: string): Ticket[] {
   return Array.from({ length: ticketCount }, (_, index) => {
     const first = index === 0;
     const order = first ? orders[0]! : random.next() < 0.6 ? random.pick(orders) : null;
-    const [subjectTemplate, descriptionTemplate] = first ? orderTopics[0] : order ? random.pick(orderTopics) : random.pick(generalTopics);
-    const fill = (template: string) => template.replaceAll('{order}', order?.orderId ?? '').replaceAll('{item}', order?.items[0]?.name ?? 'item');
+    const [subjectTemplate, descriptionTemplate] = first
+      ? orderTopics[0]
+      : order
+        ? random.pick(orderTopics)
+        : random.pick(generalTopics);
+    const fill = (template: string) =>
+      template.replaceAll('{order}', order?.orderId ?? '').replaceAll('{item}', order?.items[0]?.name ?? 'item');
     const customerEmail = order?.customer.email ?? random.pick(customers).email;
     const createdAt = (order?.createdAt ?? demoSeedEpoch + index * 24 * hour) + random.integer(24, 96) * hour;
     const comments: TicketComment[] = [];
