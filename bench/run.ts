@@ -2,22 +2,26 @@
 // `--quick` runs each part briefly, to check that the harness works (its figures mean little).
 import { mkdir, writeFile } from 'node:fs/promises';
 import { availableParallelism, cpus } from 'node:os';
-import { benchChatStream, formatChatResult, quickChatOptions } from './chat-stream.ts';
-import { benchLimiters, formatLimiterResult } from './limiter.ts';
-import { benchObservability, formatObservabilityResult, quickObservabilityOptions } from './observability.ts';
+import { benchChatStream, formatChatResult, quickChatOptions } from './chat-stream/chat-stream.ts';
+import { benchLimiters, formatLimiterResult } from './limiter/limiter.ts';
+import {
+  benchObservability,
+  formatObservabilityResult,
+  quickObservabilityOptions,
+} from './observability/observability.ts';
 import {
   benchPersistence,
   checkPersistenceServices,
   formatPersistenceResult,
   quickPersistenceOptions,
-} from './persistence.ts';
-import { benchSessionCurrent, formatSessionResult } from './session-current.ts';
+} from './persistence/persistence.ts';
+import { benchSessionCurrent, formatSessionResult } from './session-current/session-current.ts';
 
 const quick = process.argv.includes('--quick');
 
 // `--scale`: only the session store at scale (10k and 1M sessions; needs Postgres), printed and kept alone.
 if (process.argv.includes('--scale')) {
-  const { benchSessionScale, formatScaleResult } = await import('./session-scale.ts');
+  const { benchSessionScale, formatScaleResult } = await import('./session-scale/session-scale.ts');
   const startedAt = new Date();
   const scale = await benchSessionScale(quick ? { sizes: [10_000], rounds: 1, roundSeconds: 1 } : {});
   console.log(formatScaleResult(scale));

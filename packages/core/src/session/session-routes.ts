@@ -1,5 +1,5 @@
 // zod's mini flavour: a session-only process never loads classic zod (1–2 MiB more of an idle
-// process; bench/README.md, "Idle session server").
+// process; bench/pglite-memory/README.md).
 import * as z from 'zod/mini';
 import { DeskpilotError } from '../errors/deskpilot-error.js';
 import type { DeskpilotEventListener, RateLimitName } from '../events/deskpilot-event.js';

@@ -7,7 +7,7 @@ import express from 'express';
 import { destination, pino } from 'pino';
 import { pinoHttp } from 'pino-http';
 import { Counter, Histogram, Registry } from 'prom-client';
-import { sessionShapedObject } from './session-shape.ts';
+import { sessionShapedObject } from '../shared/session-shape.ts';
 
 const on = process.env.LOG_LEVEL !== 'silent';
 const session = JSON.stringify(sessionShapedObject('xbPoQnAimJILxhfZGrnFhg'));

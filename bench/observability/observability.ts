@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
-import { formatNumber, formatRatio, freePort, markdownTable, median, rotate } from './measure.ts';
+import { formatNumber, formatRatio, freePort, markdownTable, median, rotate } from '../shared/measure.ts';
 
 /** Options of {@link benchObservability}. */
 export interface ObservabilityBenchOptions {
@@ -60,8 +60,8 @@ export interface ObservabilityBenchResult {
 export const overheadTarget = 0.95;
 
 const serverFiles: Record<Service, string> = {
-  session: fileURLToPath(new URL('../examples/session-server/src/server.ts', import.meta.url)),
-  chat: fileURLToPath(new URL('../examples/chat-server/src/server.ts', import.meta.url)),
+  session: fileURLToPath(new URL('../../examples/session-server/src/server.ts', import.meta.url)),
+  chat: fileURLToPath(new URL('../../examples/chat-server/src/server.ts', import.meta.url)),
   anchor: fileURLToPath(new URL('./observability-anchor.ts', import.meta.url)),
 };
 const modes: Record<Mode, Record<string, string>> = {

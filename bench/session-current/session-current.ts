@@ -2,8 +2,8 @@
 // each server in its own child process, loaded in turn from this process by autocannon.
 import type { ChildProcess } from 'node:child_process';
 import autocannon from 'autocannon';
-import { forkScript, formatNumber, formatRatio, markdownTable, median, percentile, rotate } from './measure.ts';
-import type { ServerCpu, ServerKind, ServerReady } from './session-servers.ts';
+import { forkScript, formatNumber, formatRatio, markdownTable, median, percentile, rotate } from '../shared/measure.ts';
+import type { ServerCpu, ServerKind, ServerReady } from '../shared/session-servers.ts';
 
 /** Options of {@link benchSessionCurrent}. */
 export interface SessionBenchOptions {
@@ -98,7 +98,7 @@ export async function benchSessionCurrent(options: SessionBenchOptions = {}): Pr
     const running: RunningServer[] = [];
     for (const { kind } of contenders) {
       const { child, firstMessage } = forkScript<ServerReady>(
-        new URL('./session-servers.ts', import.meta.url),
+        new URL('../shared/session-servers.ts', import.meta.url),
         [kind],
         { timeoutMs: 30_000 },
       );

@@ -148,7 +148,10 @@ async function sessionServer(): Promise<PersistenceServerReady> {
     if (!login.ok) throw new Error(`${kind}: login failed: ${login.reason}`);
     return login.setCookie.split(';')[0]!;
   };
-  return { port, cookies: await Promise.all(Array.from({ length: Number(count ?? 1) }, signIn)) };
+  // One after another: the service's hash gate sheds sign-ins past a few in flight (503 `busy`).
+  const cookies: string[] = [];
+  for (let index = 0; index < Number(count ?? 1); index++) cookies.push(await signIn());
+  return { port, cookies };
 }
 
 const steps = () =>

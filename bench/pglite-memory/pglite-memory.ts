@@ -7,14 +7,14 @@
 // First, the lean-process target: idle RSS of the session server beside Express alone, both started the
 // same way — as `npm start` does (Node's compile cache on, already filled by an earlier start), and as
 // plain `node <file>.ts` (types stripped on every start).
-// Usage: node pglite-memory.ts [--idle] (DATABASE_URL: the Postgres for the idle table; default the local test database)
+// Usage: node pglite-memory/pglite-memory.ts [--idle] (DATABASE_URL: the Postgres for the idle table; default the local test database)
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { formatNumber, markdownTable } from './measure.ts';
+import { formatNumber, markdownTable } from '../shared/measure.ts';
 
 type ServerName = 'session-server' | 'chat-server';
 
@@ -48,7 +48,7 @@ async function memoryOf(pid: number): Promise<{ rss: number; hwm: number }> {
 }
 
 const defaultDatabaseUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-const compileCache = new URL('../examples/shared/compile-cache.mjs', import.meta.url).href;
+const compileCache = new URL('../../examples/shared/compile-cache.mjs', import.meta.url).href;
 /** The compile cache of this run (`npm start` launches): its own folder, filled by each process's first start. */
 const compileCacheDir = await mkdtemp(join(tmpdir(), 'deskpilot-compile-cache-'));
 
@@ -59,7 +59,10 @@ async function start(
   launch: Launch = 'npm start',
 ): Promise<{ child: ChildProcess; port: number }> {
   const entry = fileURLToPath(
-    new URL(server === 'express-idle' ? './express-idle.ts' : `../examples/${server}/src/server.ts`, import.meta.url),
+    new URL(
+      server === 'express-idle' ? './express-idle.ts' : `../../examples/${server}/src/server.ts`,
+      import.meta.url,
+    ),
   );
   const { NODE_COMPILE_CACHE: _inherited, ...inherited } = process.env;
   const child = spawn(process.execPath, launch === 'npm start' ? ['--import', compileCache, entry] : [entry], {

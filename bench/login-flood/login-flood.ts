@@ -8,16 +8,16 @@
 // well-behaved client does: a 503 is tried again after its Retry-After. Each sign-in is timed from its
 // first try to its 201, and its first answer counted. The bounded server runs twice: users on a new
 // browser, and users on a browser they signed in from before (its device cookie: the priority lane). The server's peak RSS (VmHWM, reset right
-// before the flood: a first start's initdb peaks higher) is read after each run. Run alone: `npm exec -w bench -- node login-flood.ts` (≈ 4 min).
+// before the flood: a first start's initdb peaks higher) is read after each run. Run alone: `npm exec -w bench -- node login-flood/login-flood.ts` (≈ 4 min).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { formatNumber, freePort, markdownTable, percentile } from './measure.ts';
+import { formatNumber, freePort, markdownTable, percentile } from '../shared/measure.ts';
 
-const serverFile = fileURLToPath(new URL('../examples/session-server/src/server.ts', import.meta.url));
+const serverFile = fileURLToPath(new URL('../../examples/session-server/src/server.ts', import.meta.url));
 const quick = process.argv.includes('--quick');
 /** How long the real user signs in while the flood runs, per mode. */
 const measuredMs = quick ? 4_000 : 15_000;

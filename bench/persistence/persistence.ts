@@ -14,7 +14,7 @@ import autocannon from 'autocannon';
 import pg from 'pg';
 import { RateLimiterRedis } from 'rate-limiter-flexible';
 import { createClient } from 'redis';
-import { forkScript, formatNumber, formatRatio, markdownTable, median, percentile, rotate } from './measure.ts';
+import { forkScript, formatNumber, formatRatio, markdownTable, median, percentile, rotate } from '../shared/measure.ts';
 import type {
   ChatBreakdown,
   ChatStep,
@@ -22,9 +22,9 @@ import type {
   PersistenceServerKind,
   PersistenceServerReady,
   PersistenceServerStats,
-} from './persistence-servers.ts';
-import { summariseRounds, type RoundSummary, type SessionRound } from './session-current.ts';
-import type { ServerCpu, ServerReady } from './session-servers.ts';
+} from '../shared/persistence-servers.ts';
+import { summariseRounds, type RoundSummary, type SessionRound } from '../session-current/session-current.ts';
+import type { ServerCpu, ServerReady } from '../shared/session-servers.ts';
 
 /** Options of {@link benchPersistence}. */
 export interface PersistenceBenchOptions {
@@ -221,9 +221,11 @@ export async function startServer(
 ): Promise<RunningServer> {
   const { child, firstMessage } =
     kind === 'floor'
-      ? forkScript<ServerReady>(new URL('./session-servers.ts', import.meta.url), ['floor'], { timeoutMs: 30_000 })
+      ? forkScript<ServerReady>(new URL('../shared/session-servers.ts', import.meta.url), ['floor'], {
+          timeoutMs: 30_000,
+        })
       : forkScript<PersistenceServerReady>(
-          new URL('./persistence-servers.ts', import.meta.url),
+          new URL('../shared/persistence-servers.ts', import.meta.url),
           [kind, location, ...extra],
           { timeoutMs: 60_000 },
         );

@@ -4,7 +4,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { Agent, request as httpRequest } from 'node:http';
-import { forkScript, formatNumber, formatRatio, markdownTable, median, percentile, rotate } from './measure.ts';
+import { forkScript, formatNumber, formatRatio, markdownTable, median, percentile, rotate } from '../shared/measure.ts';
 import type {
   ChatServerCommand,
   ChatServerHeap,
@@ -12,7 +12,7 @@ import type {
   ChatServerReady,
   ChatServerStats,
   MemorySample,
-} from './chat-servers.ts';
+} from '../shared/chat-servers.ts';
 
 /** Options of {@link benchChatStream}. */
 export interface ChatBenchOptions {
@@ -181,7 +181,7 @@ async function startServers(textChunks: number, chunkDelayMs: number): Promise<R
   return Promise.all(
     contenders.map(async ({ kind }) => {
       const { child, firstMessage } = forkScript<ChatServerReady>(
-        new URL('./chat-servers.ts', import.meta.url),
+        new URL('../shared/chat-servers.ts', import.meta.url),
         [kind, String(textChunks), String(chunkDelayMs)],
         {
           execArgv: ['--expose-gc'],

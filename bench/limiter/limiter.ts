@@ -1,7 +1,7 @@
 // In-memory limiters compared: checks per second on one hot key and over many keys (all contenders in
 // one child process, alternating rounds), and bytes per key (one child process per structure, so one's
 // heap never counts against another's).
-import { formatNumber, formatRatio, forkScript, markdownTable, median, rotate } from './measure.ts';
+import { formatNumber, formatRatio, forkScript, markdownTable, median, rotate } from '../shared/measure.ts';
 import { limiterContenders, mapFloor, type LimiterContender, type LimiterSettings } from './limiter-contenders.ts';
 
 /** Options of {@link benchLimiters}. */

@@ -7,8 +7,8 @@
 import { createHash } from 'node:crypto';
 import autocannon from 'autocannon';
 import pg from 'pg';
-import { formatNumber, formatRatio, markdownTable, median, rotate } from './measure.ts';
-import type { PersistenceServerStats } from './persistence-servers.ts';
+import { formatNumber, formatRatio, markdownTable, median, rotate } from '../shared/measure.ts';
+import type { PersistenceServerStats } from '../shared/persistence-servers.ts';
 import {
   ask,
   backendCpuBetween,
@@ -17,8 +17,8 @@ import {
   stopServer,
   type BenchDatabase,
   type RunningServer,
-} from './persistence.ts';
-import type { ServerCpu } from './session-servers.ts';
+} from '../persistence/persistence.ts';
+import type { ServerCpu } from '../shared/session-servers.ts';
 
 /** Options of {@link benchSessionScale}. */
 export interface SessionScaleOptions {

@@ -4,7 +4,7 @@
 // process, so one's peak never counts against another's.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createMemoryUserDirectory, hashPassword, verifyCredentials } from '@deskpilot/core';
-import { formatNumber, formatRatio, forkScript, markdownTable, median } from './measure.ts';
+import { formatNumber, formatRatio, forkScript, markdownTable, median } from '../shared/measure.ts';
 
 /** Options of {@link benchPasswords}. */
 export interface PasswordBenchOptions {
