@@ -95,13 +95,13 @@ const cases: Array<{ where: string; code: string; fires: string[] }> = [
   { where: 'bench/x.ts', code: consoleCall, fires: [] },
 ];
 
-// No function in a package's sources is longer than 80 lines; tests and conformance suites are exempt.
+// No function in a package's sources is longer than 100 lines; tests and conformance suites are exempt.
 const functionLengthCases: Array<{ where: string; lines: number; fires: string[] }> = [
-  { where: 'packages/core/src/x.ts', lines: 90, fires: ['max-lines-per-function'] },
-  { where: 'packages/redis/src/x.ts', lines: 90, fires: ['max-lines-per-function'] },
-  { where: 'packages/core/src/x.ts', lines: 80, fires: [] },
-  { where: 'packages/core/src/x.test.ts', lines: 90, fires: [] },
-  { where: 'packages/core/src/testing/x.ts', lines: 90, fires: [] },
+  { where: 'packages/core/src/x.ts', lines: 110, fires: ['max-lines-per-function'] },
+  { where: 'packages/redis/src/x.ts', lines: 110, fires: ['max-lines-per-function'] },
+  { where: 'packages/core/src/x.ts', lines: 100, fires: [] },
+  { where: 'packages/core/src/x.test.ts', lines: 110, fires: [] },
+  { where: 'packages/core/src/testing/x.ts', lines: 110, fires: [] },
 ];
 
 describe('eslint.config.js', () => {
