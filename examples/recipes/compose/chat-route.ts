@@ -72,9 +72,12 @@ async function reviewAnswers(message: UIMessage | undefined, gate: ApprovalGate,
   return approved;
 }
 
-/** One turn: identity, limit, answers, then the loop, streamed. */
+/** One turn: the body, identity, the limit, the answers, then the loop, streamed. */
 async function answer(options: ComposedChatOptions, gate: ApprovalGate, limiter: RateLimiter, request: Request) {
-  const body = (await readJsonBody(fromFetchRequest(request), 1024 * 1024)) as ChatBody;
+  const body = Object(await readJsonBody(fromFetchRequest(request), 1024 * 1024)) as ChatBody; // `null`: no fields
+  const messages = await safeValidateUIMessages({ messages: body.messages });
+  if (typeof body.sessionId !== 'string' || !messages.success)
+    throw new DeskpilotError('invalid_request', { detail: 'Expected a sessionId and UI messages.' });
   const resolved = await resolveSession(request.headers.get('cookie'), options.sessions.context);
   if (!resolved) throw new DeskpilotError('unauthenticated', { detail: 'Sign in first.' });
   // Identity and flags from the session; of the body, only what the page shows.
@@ -84,9 +87,6 @@ async function answer(options: ComposedChatOptions, gate: ApprovalGate, limiter:
     const headers = { 'retry-after': String(retryAfterSeconds(decision)) };
     throw new DeskpilotError('rate_limited', { detail: 'Too many turns.', headers });
   }
-  const messages = await safeValidateUIMessages({ messages: body.messages });
-  if (typeof body.sessionId !== 'string' || !messages.success)
-    throw new DeskpilotError('invalid_request', { detail: 'Expected a sessionId and UI messages.' });
   const { userEmail, projectKey, capabilities } = context;
   const scope = { chatSessionId: body.sessionId, userEmail, projectKey, capabilities };
   const approved = await reviewAnswers(messages.data.at(-1), gate, scope);

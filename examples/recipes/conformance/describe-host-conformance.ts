@@ -217,6 +217,14 @@ export function describeHostConformance(
       expect((await preflight('https://evil.example')).headers.get('access-control-allow-origin')).toBeNull();
     });
 
+    it('answers a signed-in chat whose body is JSON but not a request (null, a number, no messages) with a 400', async () => {
+      const cookie = await signIn();
+      for (const body of ['null', '1', '[]', '{"sessionId":"x"}']) {
+        const headers = { origin: studioOrigin, cookie, 'content-type': 'application/json' };
+        await expectProblem(await send('/chat', { method: 'POST', headers, body }), 400, 'invalid_request');
+      }
+    });
+
     it('answers bad bodies with problem+json, never an HTML page: malformed JSON 400, a 2 MB chat body 413', async () => {
       await expectProblem(
         await send('/chat', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"sessionId":' }),

@@ -92,17 +92,20 @@ export async function createStudioApp(config: StudioConfig, logger: Logger) {
   app.use(createSessionRoutesProxy({ sessionServiceUrl: config.SESSION_SERVICE_URL }));
   app.use('/api', createIdentityProxy({ sessionServiceUrl: config.SESSION_SERVICE_URL, target: dataApiUrl, prefix }));
 
+  // The session of a browser request, asked of the session service (its correlation headers passed on).
+  const sessionOf = (req: express.Request) =>
+    fetchSession(req.headers.cookie, {
+      sessionServiceUrl: config.SESSION_SERVICE_URL,
+      cookieName: `${prefix}_session`,
+      requestHeaders: req.headers,
+    });
+
   // Who is signed in, for the page's first look: `{ session: null }` when no one is, a 200 either way
   // (the session service's 401 would show in the browser console on every signed-out load).
   app.get('/studio/session', async (req, res) => {
     res.set('cache-control', 'no-store');
     try {
-      const lookup = {
-        sessionServiceUrl: config.SESSION_SERVICE_URL,
-        cookieName: `${prefix}_session`,
-        requestHeaders: req.headers,
-      };
-      res.json({ session: await fetchSession(req.headers.cookie, lookup) });
+      res.json({ session: await sessionOf(req) });
     } catch (error) {
       await writeResponse(res, problemResponse(error));
     }
@@ -113,12 +116,7 @@ export async function createStudioApp(config: StudioConfig, logger: Logger) {
   app.get('/studio/chat-context', async (req, res) => {
     res.set('cache-control', 'no-store');
     try {
-      const lookup = {
-        sessionServiceUrl: config.SESSION_SERVICE_URL,
-        cookieName: `${prefix}_session`,
-        requestHeaders: req.headers,
-      };
-      const required = await requireSession(req.headers.cookie, (cookie) => fetchSession(cookie, lookup));
+      const required = await requireSession(req.headers.cookie, () => sessionOf(req));
       if (!required.ok) return await writeResponse(res, required.response);
       res.json({
         chatServiceUrl: config.CHAT_SERVICE_URL,

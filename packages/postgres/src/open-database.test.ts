@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createSessionService, isDeskpilotError, verifyCredentials } from '@deskpilot/core';
 import { demoUsers } from '@deskpilot/core/demo';
+import { Pool } from 'pg';
 import { afterAll, describe, expect, it, onTestFinished } from 'vitest';
 import { createPostgresStores } from './create-postgres-stores.js';
 import { DataDirectoryLockedError, lockFileName } from './lock-data-directory.js';
@@ -153,6 +154,34 @@ describe.skipIf(!databaseUrl)(`openDatabase ${onPostgres}`, () => {
     } finally {
       await opened[0]!.client.query(`DROP SCHEMA ${name} CASCADE`);
       await Promise.all(opened.map((db) => db.close()));
+    }
+  });
+
+  it('opens the schema a DBA gave a least-privilege role, which may not create schemas', async () => {
+    const name = `dp_role_${crypto.randomUUID().replaceAll('-', '').slice(0, 12)}`;
+    const admin = new Pool({ connectionString: databaseUrl!, max: 1 });
+    await admin.query(`CREATE ROLE ${name} LOGIN`);
+    await admin.query(`CREATE SCHEMA ${name} AUTHORIZATION ${name}`);
+    onTestFinished(async () => {
+      await admin.query(`DROP SCHEMA IF EXISTS ${name} CASCADE`);
+      await admin.query(`DROP ROLE IF EXISTS ${name}`);
+      await admin.end();
+    });
+    const url = new URL(databaseUrl!);
+    url.username = name;
+    const { rows } = await admin.query<{ can: boolean }>(
+      `SELECT has_database_privilege($1, current_database(), 'CREATE') AS can`,
+      [name],
+    );
+    expect(rows[0]!.can).toBe(false);
+    const db = await openDatabase({ databaseUrl: url.toString(), schema: name, maxConnections: 1 });
+    try {
+      const tables = await db.client.query('SELECT table_name FROM information_schema.tables WHERE table_schema = $1', [
+        name,
+      ]);
+      expect(tables.rows.length).toBeGreaterThan(0);
+    } finally {
+      await db.close();
     }
   });
 

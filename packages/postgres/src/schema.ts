@@ -19,6 +19,10 @@ export function checkSchemaName(schema: string): void {
  */
 export async function prepareSchema(client: SqlExecutor, schema: string): Promise<void> {
   checkSchemaName(schema);
+  // A schema that exists is left alone: Postgres checks the right to create one (which a least-privilege
+  // role given its own schema by a DBA lacks) before it looks at `IF NOT EXISTS`.
+  const existing = await client.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [schema]);
+  if (existing.rows.length > 0) return;
   try {
     await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
   } catch (error) {

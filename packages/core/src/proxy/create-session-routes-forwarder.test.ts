@@ -63,6 +63,44 @@ describe('createSessionRoutesForwarder', () => {
     expect(calls).toHaveLength(0);
   });
 
+  it('resolves dot segments before deciding: a path that climbs out of /sessions is not forwarded', async () => {
+    const { fetch, calls } = sessionService();
+    const forward = createSessionRoutesForwarder({ sessionServiceUrl: 'http://sessions.test/auth', fetch });
+    for (const url of [
+      '/sessions/../metrics',
+      '/sessions/%2e%2e/metrics',
+      '/sessions/%2E%2E/%2e%2e/other-app',
+      '/sessions/./../readyz',
+    ]) {
+      expect(forward(post(url, {}), { headers: {}, url, peerAddress: '192.0.2.7' }), url).toBeNull();
+    }
+    // A dot segment that stays within the session routes is sent as resolved.
+    await forward(post('/sessions/x/../current', {}), {
+      headers: {},
+      url: '/sessions/x/../current?a=1',
+      peerAddress: '192.0.2.7',
+    });
+    expect(calls.map((call) => call.url)).toEqual(['http://sessions.test/auth/sessions/current?a=1']);
+  });
+
+  it('never passes on the client-written spellings of a client address (Forwarded, X-Real-IP, X-Client-IP)', async () => {
+    const { fetch, calls } = sessionService();
+    const headers = { forwarded: 'for=198.51.100.9', 'x-real-ip': '198.51.100.8', 'x-client-ip': '198.51.100.7' };
+    for (const forwardClientAddress of [true, false]) {
+      const forward = createSessionRoutesForwarder({
+        sessionServiceUrl: 'http://sessions.test',
+        fetch,
+        forwardClientAddress,
+      });
+      await forward(post('/sessions', headers), { headers, url: '/sessions', peerAddress: '10.0.0.2' });
+    }
+    for (const call of calls) {
+      expect(call.headers).not.toHaveProperty('forwarded');
+      expect(call.headers).not.toHaveProperty('x-real-ip');
+      expect(call.headers).not.toHaveProperty('x-client-ip');
+    }
+  });
+
   it("appends the peer to the client's chain, and drops the chain when not forwarding", async () => {
     const { fetch, calls } = sessionService();
     const headers = { 'x-forwarded-for': '203.0.113.9' };

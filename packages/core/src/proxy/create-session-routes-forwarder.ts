@@ -31,7 +31,7 @@ export interface SessionRoutesForwardTarget {
   peerAddress: string | undefined;
 }
 
-/** Forwards a session route to the session service; null for any other path (the host serves it). */
+/** Forwards a session route to the session service; null for any other path, dot segments resolved (the host serves it). */
 export type SessionRoutesForwarder = (
   request: HttpRequest,
   target: SessionRoutesForwardTarget,
@@ -54,12 +54,20 @@ export function createSessionRoutesForwarder(options: SessionRoutesForwarderOpti
   const forwardClientAddress = options.forwardClientAddress ?? true;
   const timeoutMs = options.timeoutMs ?? 10_000;
   return (request, { headers, url, peerAddress }) => {
-    if (!isSessionRoute(request.path)) return null;
-    // Undefined (not forwarding): the client's own chain is dropped, not passed on as vouched for.
+    // The path as the session service will see it, dot segments resolved (`/sessions/%2e%2e/metrics`
+    // is `/metrics`): that is what must be a session route, and what is sent.
+    const resolved = new URL(url.startsWith('/') ? url : `/${url}`, 'http://host');
+    if (!isSessionRoute(resolved.pathname)) return null;
     const forwarded = {
       ...endToEndHeaders(headers),
+      // Undefined (not forwarding): the client's own chain is dropped, not passed on as vouched for.
       'x-forwarded-for': forwardedFor(headers['x-forwarded-for'], { peerAddress, forwardClientAddress }),
+      // The other spellings of a client address are the client's own claims: never passed on.
+      forwarded: undefined,
+      'x-real-ip': undefined,
+      'x-client-ip': undefined,
     };
-    return forwardRequest(request, { target, path: url, headers: forwarded, timeoutMs, fetch: options.fetch });
+    const path = `${resolved.pathname}${resolved.search}`;
+    return forwardRequest(request, { target, path, headers: forwarded, timeoutMs, fetch: options.fetch });
   };
 }

@@ -105,6 +105,18 @@ describe('forwardRequest', () => {
     ]);
   });
 
+  it("never lets the client path climb above the target's path: dot segments that leave it are a 404, with no call", async () => {
+    const { url, seen } = await recordingUpstream();
+    for (const path of ['/../admin', '/%2e%2e/admin', '/x/%2E%2E/%2e%2e/admin?y=1', '/..', '/.%2e/metrics']) {
+      const response = await forwardRequest(request('GET'), { target: `${url}/v1`, path, headers: {} });
+      expect(await problemCode(response), path).toEqual([404, 'not_found']);
+    }
+    expect(seen).toEqual([]);
+    // Within the target's path, a dot segment is resolved as the upstream would.
+    await forwardRequest(request('GET'), { target: `${url}/v1`, path: '/a/../b?z=1', headers: {} });
+    expect(seen.map((call) => call.url)).toEqual(['/v1/b?z=1']);
+  });
+
   it('relays status, headers and each Set-Cookie apart, and a redirect as it is, never followed', async () => {
     const url = await upstream((_req, res) => {
       res.setHeader('set-cookie', ['a=1; Expires=Thu, 01 Jan 2099 00:00:00 GMT', 'b=2']);

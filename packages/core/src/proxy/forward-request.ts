@@ -11,7 +11,9 @@ export interface ForwardRequestOptions {
   target: URL | string;
   /**
    * The path and query to ask for under the target's path, as the client sent them (Express
-   * `req.url` under the mount point). Appended, never resolved: `//elsewhere.example/` stays a path.
+   * `req.url` under the mount point). Appended to the target, never resolved against it:
+   * `//elsewhere.example/` stays a path, and a path whose dot segments (`/../`, `/%2e%2e/`) climb
+   * above the target's path is answered 404 `not_found` without a call.
    */
   path: string;
   /**
@@ -41,7 +43,13 @@ export async function forwardRequest(request: HttpRequest, options: ForwardReque
   const path = options.path.startsWith('/') ? options.path : `/${options.path}`;
   // Host and port come from configuration only: the client's path is appended to the configured
   // origin as text, so no spelling of it (`//host`, `@host`, `\\host`) can name another server.
-  const url = `${target.origin}${target.pathname.replace(/\/+$/, '')}${path}`;
+  const base = target.pathname.replace(/\/+$/, '');
+  const url = new URL(`${target.origin}${base}${path}`);
+  // And it stays below the target's path: the URL parser resolves dot segments (`/../`, `/%2e%2e/`),
+  // which would otherwise climb out of it to any path of that server.
+  if (url.origin !== target.origin || (url.pathname !== base && !url.pathname.startsWith(`${base}/`))) {
+    return problemResponse(new DeskpilotError('not_found', { detail: 'No such route.' }));
+  }
   const call = watchCall(request.signal, options.timeoutMs ?? 30_000);
   let response: Response;
   try {

@@ -170,11 +170,25 @@ function storageQuotaOf(limits: ChatLimits): StorageQuota {
   };
 }
 
+/** Options of earlier releases, and where each went: passed anyway (built in a variable, say), they would be ignored. */
+const movedOptions: Readonly<Record<string, string>> = {
+  rateLimit: 'limits.user.policy',
+  limiter: 'limits.user.limiter',
+  addressRateLimit: 'limits.address.policy (or limits.address: false)',
+  addressLimiter: 'limits.address.limiter',
+  historyRateLimit: 'limits.history.policy',
+  historyLimiter: 'limits.history.limiter',
+  tokenBudget: 'limits.tokens: { policy: { limit, windowMs, reserveTokens }, limiter: meter }',
+};
+
 function resolveDependencies(
   options: ChatHandlerOptions,
   logger: Logger,
   reportError: (error: unknown) => void,
 ): ChatRouteDependencies {
+  for (const [name, place] of Object.entries(movedOptions)) {
+    if (Object.hasOwn(options, name)) throw new TypeError(`createChatHandler: the option ${name} moved to ${place}`);
+  }
   const emit = createEventEmitter(options.onEvent, reportError);
   // A store's failure is also an event: the operator counts outages, not only reads them.
   const onError = (error: unknown) => {

@@ -11,6 +11,7 @@ import {
   toolStep,
   userMessage,
 } from './chat.test-support.js';
+import type { ChatHandlerOptions } from './create-chat-handler.js';
 
 const context = { userEmail: 'rep@example.com', projectKey: 'acme-b2c', canRefundOrders: true };
 const body = (text: string, id = sessionId) => ({ sessionId: id, context, messages: [userMessage(text)] });
@@ -204,5 +205,18 @@ describe('POST /chat: token budget', () => {
         { limits: { tokens: { policy: { limit: 0 } } } },
       ),
     ).rejects.toThrow(/limits.tokens.policy.limit must be a positive integer/);
+  });
+
+  it('refuses the options of earlier releases, naming where each went, rather than ignore a budget', async () => {
+    const earlier = {
+      tokenBudget: { limit: 1_000 },
+      rateLimit: { limit: 5 },
+    } as unknown as Partial<ChatHandlerOptions>;
+    await expect(
+      setupChat(
+        scriptedModel(() => textStep('x')),
+        earlier,
+      ),
+    ).rejects.toThrow(/the option (rateLimit moved to limits\.user\.policy|tokenBudget moved to limits\.tokens)/);
   });
 });

@@ -1,5 +1,6 @@
 // After `npm install`: when npm itself runs on a Node older than the packages need, it printed an
 // EBADENGINE warning for each of them. Say once what matters: the scripts here run on the pinned Node.
+// Plain JavaScript: with `--omit=dev` the pinned Node is not installed, and an old system Node runs this.
 const npmNode = /\bnode\/v(\d+)\.[\d.]+/.exec(process.env.npm_config_user_agent ?? '');
 if (npmNode && Number(npmNode[1]) < 22) {
   console.log(
