@@ -23,6 +23,9 @@ export function isJsonContentType(contentType: string | null): boolean {
  * lone surrogate: refused, never rewritten) and the nesting within `maxDepth`. Throws
  * `unsupported_media_type` (not JSON), `payload_too_large`, `invalid_json` (bad bytes or syntax) or
  * `invalid_request` naming each offending field.
+ *
+ * @example
+ * const body = await readJsonBody(fromFetchRequest(request), 1024 * 1024); // throws a DeskpilotError for problemResponse
  */
 export async function readJsonBody(
   request: HttpRequest,

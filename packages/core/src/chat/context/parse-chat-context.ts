@@ -166,7 +166,14 @@ export function safeParseChatContext(
   return { success: true, data: { ...parsed.data, capabilities: resolveCapabilities(flags, registry) } };
 }
 
-/** Like {@link safeParseChatContext}, but throws the `invalid_request` error. */
+/**
+ * Like {@link safeParseChatContext}, but throws the `invalid_request` error.
+ *
+ * @example
+ * // Identity and flags from the host's session; of the request body, only what the page shows.
+ * const context = parseChatContext({ userEmail: session.user.email, projectKey: session.projectKey, canRefundOrders: isAdmin, pageContext });
+ * context.capabilities; // { canViewOrders: true, …, canRefundOrders: isAdmin, canCancelOrders: false, … }
+ */
 export function parseChatContext(input: unknown, options?: ParseChatContextOptions): ChatContext {
   const result = safeParseChatContext(input, options);
   if (!result.success) throw result.error;
