@@ -71,6 +71,7 @@ describe('createSessionRoutesForwarder', () => {
       '/sessions/%2e%2e/metrics',
       '/sessions/%2E%2E/%2e%2e/other-app',
       '/sessions/./../readyz',
+      '//elsewhere.example/sessions',
     ]) {
       expect(forward(post(url, {}), { headers: {}, url, peerAddress: '192.0.2.7' }), url).toBeNull();
     }

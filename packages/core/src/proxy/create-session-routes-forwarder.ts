@@ -56,7 +56,8 @@ export function createSessionRoutesForwarder(options: SessionRoutesForwarderOpti
   return (request, { headers, url, peerAddress }) => {
     // The path as the session service will see it, dot segments resolved (`/sessions/%2e%2e/metrics`
     // is `/metrics`): that is what must be a session route, and what is sent.
-    const resolved = new URL(url.startsWith('/') ? url : `/${url}`, 'http://host');
+    // Appended to a fixed origin as text: `//elsewhere/sessions` stays a path, never an authority.
+    const resolved = new URL(`http://host${url.startsWith('/') ? '' : '/'}${url}`);
     if (!isSessionRoute(resolved.pathname)) return null;
     const forwarded = {
       ...endToEndHeaders(headers),
