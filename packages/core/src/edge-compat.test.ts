@@ -26,9 +26,10 @@ const pendingStatic: string[] = [];
 /**
  * Core files in the root graph that may name Node globals: scrypt's hashes are decoded with `Buffer`
  * (only where node:crypto loaded, and those hosts have it); the hash gate reads libuv's
- * `UV_THREADPOOL_SIZE` from `process.env` where there is one (optional chaining elsewhere).
+ * `UV_THREADPOOL_SIZE` from `process.env` where there is one (optional chaining elsewhere); the
+ * session secret's digest uses `process.getBuiltinModule('node:crypto')` where there is one.
  */
-const allowedNodeGlobals = ['session/create-hash-gate.ts', 'session/password.ts'];
+const allowedNodeGlobals = ['session/create-hash-gate.ts', 'session/password.ts', 'session/session-token.ts'];
 
 interface NodeImport {
   edge: string;

@@ -37,13 +37,19 @@ describe('session tokens', () => {
     expect(verifySecret(secret, 'short', plain)).toBe(false);
   });
 
-  it('hash secrets to the digests already in stores (SHA-256, or HMAC-SHA-256 keyed by the UTF-8 pepper, in base64url)', () => {
-    const secret = 'q'.repeat(43);
-    expect(createSecretHasher()(secret)).toBe('k7AKBTk_k6RBwJE5JkfJik4QIbTzpnvcZETIucyjCSM');
-    expect(createSecretHasher('')(secret)).toBe('k7AKBTk_k6RBwJE5JkfJik4QIbTzpnvcZETIucyjCSM');
-    expect(createSecretHasher('pepper')(secret)).toBe('7CuwcpNt6HI34xhIEPckf1GArJqgWq-wnmUw2h0p-Jg');
-    expect(createSecretHasher('pépper ✓')(secret)).toBe('0eA0NNWvabJkLEraamqIDxjDrkpnWtI-3eBVFrdss24');
-  });
+  it.each([
+    ['natively where the platform has it (node:crypto)', undefined],
+    ['in JavaScript elsewhere (an edge runtime)', null],
+  ] as const)(
+    'hash secrets to the digests already in stores (SHA-256, or HMAC-SHA-256 keyed by the UTF-8 pepper, in base64url): %s',
+    (_where, native) => {
+      const secret = 'q'.repeat(43);
+      expect(createSecretHasher(undefined, native)(secret)).toBe('k7AKBTk_k6RBwJE5JkfJik4QIbTzpnvcZETIucyjCSM');
+      expect(createSecretHasher('', native)(secret)).toBe('k7AKBTk_k6RBwJE5JkfJik4QIbTzpnvcZETIucyjCSM');
+      expect(createSecretHasher('pepper', native)(secret)).toBe('7CuwcpNt6HI34xhIEPckf1GArJqgWq-wnmUw2h0p-Jg');
+      expect(createSecretHasher('pépper ✓', native)(secret)).toBe('0eA0NNWvabJkLEraamqIDxjDrkpnWtI-3eBVFrdss24');
+    },
+  );
 
   it('verify refuses a digest that differs in any one character, first or last', () => {
     const { secret } = createSessionToken();

@@ -1,9 +1,31 @@
-import { SpanStatusCode, context, trace, type Attributes, type Span } from '@opentelemetry/api';
+import {
+  INVALID_SPAN_CONTEXT,
+  ProxyTracerProvider,
+  SpanStatusCode,
+  context,
+  trace,
+  type Attributes,
+  type Span,
+} from '@opentelemetry/api';
 import { DeskpilotError } from '../errors/deskpilot-error.js';
 
-// The OpenTelemetry API only: without an SDK registered by the host every span is a no-op. A proxy
-// tracer, so an SDK registered after this module loaded is used from then on.
-const tracer = trace.getTracer('@deskpilot/core');
+// The OpenTelemetry API only: without an SDK registered by the host no span is started at all, and an
+// SDK registered after this module loaded is used from then on.
+/** The host's tracer, asked for when a span starts (only then: see {@link isTracing}). */
+const tracer = () => trace.getTracer('@deskpilot/core');
+
+/**
+ * Whether a host registered a tracer provider. Without one the API's spans are no-ops, but making them
+ * still costs objects and a context switch on every store call and request: skipped then. Asked each
+ * time, so a provider registered later is used from then on.
+ */
+export function isTracing(): boolean {
+  const provider = trace.getTracerProvider();
+  return !(provider instanceof ProxyTracerProvider) || provider.getDelegateTracer('@deskpilot/core') !== undefined;
+}
+
+/** The span `run` gets when nothing is traced: records nothing, as the API's own no-op span. */
+const notRecorded: Span = trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
 
 /**
  * Marks `span` with what `error` was: a client's mistake (a 4xx `DeskpilotError`) is an attribute, not
@@ -19,7 +41,8 @@ export function recordFailure(span: Span, error: unknown): void {
 
 /** Runs `run` in a span of its own, a child of the active span; the span ends when `run` settles. */
 export async function inSpan<T>(name: string, attributes: Attributes, run: (span: Span) => Promise<T>): Promise<T> {
-  return tracer.startActiveSpan(name, { attributes }, async (span) => {
+  if (!isTracing()) return run(notRecorded);
+  return tracer().startActiveSpan(name, { attributes }, async (span) => {
     try {
       return await run(span);
     } catch (error) {
@@ -48,7 +71,8 @@ export const bindToActiveContext = <Args extends unknown[], Result>(
  * The caller ends it.
  */
 export function withOpenSpan<T>(name: string, attributes: Attributes, run: (span: Span) => T): T {
-  return tracer.startActiveSpan(name, { attributes }, run);
+  if (!isTracing()) return run(notRecorded);
+  return tracer().startActiveSpan(name, { attributes }, run);
 }
 
 /**
@@ -73,29 +97,31 @@ export function withStoreSpans<Store extends object>(store: Store, name: string)
 
 function tracedMethod(spanName: string, method: (...args: unknown[]) => unknown, target: object) {
   return (...args: unknown[]) =>
-    tracer.startActiveSpan(spanName, (span) => {
-      let result: unknown;
-      try {
-        result = method.apply(target, args);
-      } catch (error) {
-        recordFailure(span, error);
-        span.end();
-        throw error;
-      }
-      if (!(result instanceof Promise)) {
-        span.end();
-        return result;
-      }
-      return result.then(
-        (value: unknown) => {
-          span.end();
-          return value;
-        },
-        (error: unknown) => {
-          recordFailure(span, error);
-          span.end();
-          throw error;
-        },
-      );
-    });
+    !isTracing()
+      ? method.apply(target, args)
+      : tracer().startActiveSpan(spanName, (span) => {
+          let result: unknown;
+          try {
+            result = method.apply(target, args);
+          } catch (error) {
+            recordFailure(span, error);
+            span.end();
+            throw error;
+          }
+          if (!(result instanceof Promise)) {
+            span.end();
+            return result;
+          }
+          return result.then(
+            (value: unknown) => {
+              span.end();
+              return value;
+            },
+            (error: unknown) => {
+              recordFailure(span, error);
+              span.end();
+              throw error;
+            },
+          );
+        });
 }
