@@ -84,6 +84,8 @@ describe('lockDataDirectory', () => {
         join(path, lockFileName),
         JSON.stringify({ ...JSON.parse(lockOf(pid)), started: processStat(pid)!.started }),
       );
+      // Killed while the parent is still the shell, the child would be reaped at once: wait for the `exec`.
+      await expect.poll(() => readFileSync(`/proc/${parent.pid}/comm`, 'utf8').trim()).toBe('sleep');
       process.kill(pid, 'SIGKILL');
       await expect.poll(() => processStat(pid)?.state).toBe('Z');
       expect(() => process.kill(pid, 0)).not.toThrow();
@@ -176,5 +178,5 @@ describe('lockDataDirectory', () => {
     );
     expect(answers.filter((answer) => answer === 'held')).toHaveLength(1);
     expect(answers.filter((answer) => answer === 'DataDirectoryLockedError')).toHaveLength(3);
-  });
+  }, 30_000); // four Node processes starting on a busy machine
 });

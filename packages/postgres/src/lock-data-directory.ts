@@ -1,6 +1,6 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync, unlinkSync } from 'node:fs';
-import { link, readFile, rename, unlink, writeFile } from 'node:fs/promises';
+import { link, readFile, unlink, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 
@@ -131,8 +131,18 @@ async function createExclusive(file: string, text: string): Promise<void> {
   }
 }
 
-/** Writes the lock file, taking over a stale one; throws {@link DataDirectoryLockedError} when it is held. */
-async function acquire(path: string, file: string, text: string): Promise<void> {
+const readIfExists = (file: string) =>
+  readFile(file, 'utf8').catch((error: unknown) => (isCode(error, 'ENOENT') ? undefined : Promise.reject(error)));
+
+/**
+ * Writes the lock file, taking over a stale one; throws {@link DataDirectoryLockedError} when it is held.
+ *
+ * A stale lock is removed only by the holder of a claim on that very lock: a file named after a digest of
+ * its content, taken the same way (exclusively, and over from a claimant that died mid-takeover). A
+ * process that moved or removed the lock without the claim could take away a fresh lock another racer
+ * had just written in its place, and two processes would hold the directory.
+ */
+async function acquire(path: string, file: string, text: string, depth = 0): Promise<void> {
   for (let attempt = 0; ; attempt++) {
     try {
       await createExclusive(file, text);
@@ -140,28 +150,26 @@ async function acquire(path: string, file: string, text: string): Promise<void> 
     } catch (error) {
       if (!isCode(error, 'EEXIST')) throw error;
     }
-    const found = await readFile(file, 'utf8').catch((error: unknown) =>
-      isCode(error, 'ENOENT') ? undefined : Promise.reject(error),
-    );
+    const found = await readIfExists(file);
     if (found === undefined) continue; // released meanwhile
     const current = readHolder(found);
-    if (!current || !isStale(current) || attempt >= 3) throw new DataDirectoryLockedError(path, file, current);
-    // Move the stale lock aside, then check it is the one judged stale: another process taking it over
-    // at the same moment may have put a fresh lock there in between, which goes back at once.
-    const aside = `${file}.${process.pid}.${randomBytes(6).toString('hex')}.stale`;
+    if (!current || !isStale(current) || attempt >= 3 || depth >= 2) {
+      throw new DataDirectoryLockedError(path, file, current);
+    }
+    const claim = `${file}.${createHash('sha256').update(found).digest('hex').slice(0, 16)}.claim`;
     try {
-      await rename(file, aside);
+      await acquire(path, claim, text, depth + 1);
     } catch (error) {
-      if (isCode(error, 'ENOENT')) continue;
+      // Another live process is taking this stale lock over: the directory is its.
+      if (error instanceof DataDirectoryLockedError) throw new DataDirectoryLockedError(path, file, current);
       throw error;
     }
-    const moved = await readFile(aside, 'utf8');
-    if (moved !== found) {
-      await link(aside, file).catch(() => {});
-      await unlink(aside).catch(() => {});
-      throw new DataDirectoryLockedError(path, file, readHolder(moved));
+    try {
+      // Only a claimant removes this content, and its holder is gone: it cannot change under us.
+      if ((await readIfExists(file)) === found) await unlink(file).catch(() => {});
+    } finally {
+      if ((await readIfExists(claim)) === text) await unlink(claim).catch(() => {});
     }
-    await unlink(aside);
   }
 }
 
