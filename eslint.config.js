@@ -66,7 +66,7 @@ export default defineConfig(
     rules: restrictImports({}),
   },
   {
-    files: ['packages/postgres/src/**', 'packages/redis/src/**'],
+    files: ['packages/postgres/src/**', 'packages/redis/src/**', 'packages/sqlite/src/**'],
     ignores: tests,
     rules: restrictImports({ paths: hostOnly, patterns: [hostOnlySubpaths] }),
   },

@@ -37,4 +37,6 @@ export default defineConfig({
   splitting: true,
   treeshake: true,
   external,
+  // `node:sqlite` exists only under its `node:` name: keep the prefix on every built-in import.
+  removeNodeProtocol: false,
 });

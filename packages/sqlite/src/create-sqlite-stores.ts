@@ -1,0 +1,49 @@
+import type { ApprovalStore, ChatStore } from '@deskpilot/core';
+import {
+  createSessionLookup,
+  type PasswordHashOptions,
+  type SessionLookup,
+  type SessionStore,
+} from '@deskpilot/core/session';
+import type { SqliteDatabase } from './open-sqlite-database.js';
+import { createSqliteApprovalStore } from './sqlite-approval-store.js';
+import { createSqliteChatStore } from './sqlite-chat-store.js';
+import { createSqliteSessionStore } from './sqlite-session-store.js';
+import { createSqliteUserDirectory, type SqliteUserDirectory } from './sqlite-user-directory.js';
+
+/** Options of {@link createSqliteStores}. */
+export interface SqliteStoresOptions {
+  /** scrypt parameters of the user directory. */
+  passwordHash?: PasswordHashOptions;
+}
+
+/** Every Deskpilot store on one SQLite database. */
+export interface SqliteStores {
+  sessionStore: SessionStore;
+  userDirectory: SqliteUserDirectory;
+  /** The session and its account for `createSessionService({ lookup })`: two indexed reads, microseconds each. */
+  sessionLookup: SessionLookup;
+  chatStore: ChatStore;
+  approvalStore: ApprovalStore;
+}
+
+/**
+ * Creates every store on one {@link SqliteDatabase}. Nothing is cached in process: a read is a
+ * microseconds-long statement, and another process sharing the file sees every write at once.
+ *
+ * @example
+ * const database = await openSqliteDatabase({ file: './.data/deskpilot.sqlite' });
+ * const stores = createSqliteStores(database);
+ * const sessions = createSessionService({ store: stores.sessionStore, directory: stores.userDirectory, lookup: stores.sessionLookup });
+ */
+export function createSqliteStores(database: SqliteDatabase, options: SqliteStoresOptions = {}): SqliteStores {
+  const sessionStore = createSqliteSessionStore(database);
+  const userDirectory = createSqliteUserDirectory(database, { passwordHash: options.passwordHash });
+  return {
+    sessionStore,
+    userDirectory,
+    sessionLookup: createSessionLookup({ store: sessionStore, directory: userDirectory }),
+    chatStore: createSqliteChatStore(database),
+    approvalStore: createSqliteApprovalStore(database),
+  };
+}

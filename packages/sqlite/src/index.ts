@@ -1,0 +1,12 @@
+export { openSqliteDatabase, type SqliteDatabase, type SqliteDatabaseOptions } from './open-sqlite-database.js';
+export { sqliteMigrations, type SqliteMigration } from './migrations.js';
+export { toStoreError } from './to-store-error.js';
+export { createSqliteSessionStore } from './sqlite-session-store.js';
+export {
+  createSqliteUserDirectory,
+  type SqliteUserDirectory,
+  type SqliteUserDirectoryOptions,
+} from './sqlite-user-directory.js';
+export { createSqliteChatStore } from './sqlite-chat-store.js';
+export { createSqliteApprovalStore } from './sqlite-approval-store.js';
+export { createSqliteStores, type SqliteStores, type SqliteStoresOptions } from './create-sqlite-stores.js';

@@ -1,0 +1,86 @@
+/** One step of the SQLite schema; the database's `PRAGMA user_version` is the last one applied. */
+export interface SqliteMigration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+// The Postgres schema's tables and columns (see @deskpilot/postgres), in SQLite's types: STRICT tables,
+// so a value of the wrong type is refused on write, JSON as text, epoch milliseconds as integers.
+export const sqliteMigrations: readonly SqliteMigration[] = [
+  {
+    version: 1,
+    name: 'initial schema',
+    sql: `
+      CREATE TABLE deskpilot_sessions (
+        id TEXT PRIMARY KEY,
+        secret_hash TEXT NOT NULL,
+        user_id TEXT NOT NULL,
+        project_key TEXT NOT NULL,
+        client_id TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        expires_at INTEGER NOT NULL,
+        idle_expires_at INTEGER NOT NULL,
+        version INTEGER NOT NULL
+      ) STRICT;
+      CREATE INDEX deskpilot_sessions_user_id ON deskpilot_sessions (user_id);
+      CREATE INDEX deskpilot_sessions_expiry ON deskpilot_sessions (min(expires_at, idle_expires_at));
+
+      CREATE TABLE deskpilot_users (
+        id TEXT PRIMARY KEY,
+        email TEXT NOT NULL UNIQUE,
+        name TEXT NOT NULL,
+        password_hash TEXT NOT NULL
+      ) STRICT;
+      CREATE TABLE deskpilot_memberships (
+        user_id TEXT NOT NULL REFERENCES deskpilot_users (id) ON DELETE CASCADE,
+        position INTEGER NOT NULL,
+        project_key TEXT NOT NULL,
+        client_id TEXT NOT NULL,
+        role TEXT NOT NULL,
+        PRIMARY KEY (user_id, position)
+      ) STRICT;
+
+      CREATE TABLE deskpilot_chat_sessions (
+        id TEXT PRIMARY KEY,
+        user_email TEXT NOT NULL,
+        project_key TEXT NOT NULL,
+        working_memory TEXT NOT NULL DEFAULT '{}',
+        last_turn_status TEXT CHECK (last_turn_status IN ('complete', 'aborted', 'awaiting_approval', 'budget_exhausted', 'failed')),
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL,
+        version INTEGER NOT NULL
+      ) STRICT;
+      CREATE INDEX deskpilot_chat_sessions_user_email ON deskpilot_chat_sessions (user_email);
+      -- The rowid (position) keeps the order messages were first saved in; an upsert keeps it.
+      CREATE TABLE deskpilot_chat_messages (
+        position INTEGER PRIMARY KEY,
+        session_id TEXT NOT NULL REFERENCES deskpilot_chat_sessions (id) ON DELETE CASCADE,
+        id TEXT NOT NULL,
+        message TEXT NOT NULL,
+        bytes INTEGER NOT NULL,
+        UNIQUE (session_id, id)
+      ) STRICT;
+      CREATE INDEX deskpilot_chat_messages_order ON deskpilot_chat_messages (session_id, position);
+
+      CREATE TABLE deskpilot_approvals (
+        id TEXT PRIMARY KEY,
+        chat_session_id TEXT NOT NULL,
+        user_email TEXT NOT NULL,
+        project_key TEXT NOT NULL,
+        tool_name TEXT NOT NULL,
+        tool_call_id TEXT NOT NULL,
+        input TEXT NOT NULL,
+        input_hash TEXT NOT NULL,
+        capabilities TEXT NOT NULL,
+        state TEXT NOT NULL CHECK (state IN ('pending', 'executing', 'done', 'denied')),
+        outcome TEXT,
+        reason TEXT,
+        created_at INTEGER NOT NULL,
+        expires_at INTEGER NOT NULL
+      ) STRICT;
+      CREATE INDEX deskpilot_approvals_by_session ON deskpilot_approvals (chat_session_id, state, created_at);
+      CREATE INDEX deskpilot_approvals_expires_at ON deskpilot_approvals (expires_at);
+    `,
+  },
+];

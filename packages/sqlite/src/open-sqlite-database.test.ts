@@ -1,0 +1,150 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import { isDeskpilotError } from '@deskpilot/core';
+import { makeSessionRecord } from '@deskpilot/core/testing';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { createSqliteStores } from './create-sqlite-stores.js';
+import { sqliteMigrations } from './migrations.js';
+import { openSqliteDatabase } from './open-sqlite-database.js';
+
+function directory(): string {
+  const path = mkdtempSync(join(tmpdir(), 'deskpilot-sqlite-'));
+  onTestFinished(() => rmSync(path, { recursive: true, force: true }));
+  return path;
+}
+
+/**
+ * Runs `body` in another Node process (on the built package) with `database` and `stores` open on
+ * `file`; resolves with its first line.
+ */
+function inProcess(file: string, body: string) {
+  const script = `
+    const { openSqliteDatabase, createSqliteStores } = await import('@deskpilot/sqlite');
+    const database = await openSqliteDatabase({ file: ${JSON.stringify(file)} });
+    const stores = createSqliteStores(database);
+    ${body}
+    process.stdin.resume();`;
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['pipe', 'pipe', 'inherit'] });
+  onTestFinished(() => void child.kill('SIGKILL'));
+  const line = once(child.stdout, 'data').then(([data]) => String(data).trim());
+  return { child, line };
+}
+
+const approval = (id: string) => ({
+  id,
+  chatSessionId: 'chat-1',
+  userEmail: 'rep@example.com',
+  projectKey: 'acme-b2c',
+  toolName: 'refundOrder',
+  toolCallId: 'call-1',
+  input: { orderId: 'ORD-1001' },
+  inputHash: 'hash',
+  capabilities: { canRefundOrders: true },
+  state: 'pending' as const,
+  outcome: null,
+  reason: null,
+  createdAt: 1_000,
+  expiresAt: Date.now() + 60_000,
+});
+
+describe('openSqliteDatabase', () => {
+  it('keeps every committed write when the process is killed (SIGKILL) right after it', async () => {
+    const file = join(directory(), 'data', 'deskpilot.sqlite');
+    const record = makeSessionRecord();
+    const writer = inProcess(
+      file,
+      `await stores.sessionStore.create(${JSON.stringify(record)});
+       await stores.chatStore.openSession({ id: 'chat-1', userEmail: 'rep@example.com', projectKey: 'acme-b2c', createdAt: 1, updatedAt: 1 },
+         { id: 'm1', role: 'user', parts: [{ type: 'text', text: 'Where is ORD-1001?' }] });
+       console.log('written');`,
+    );
+    expect(await writer.line).toBe('written');
+    writer.child.kill('SIGKILL');
+    await once(writer.child, 'exit');
+
+    const database = await openSqliteDatabase({ file });
+    onTestFinished(() => database.close());
+    const stores = createSqliteStores(database);
+    expect(await stores.sessionStore.get(record.id)).toEqual(record);
+    expect(await stores.chatStore.getMessages('chat-1')).toEqual([
+      { id: 'm1', role: 'user', parts: [{ type: 'text', text: 'Where is ORD-1001?' }] },
+    ]);
+  });
+
+  it('lets processes share one file: each sees the others’ writes at once, and of racing claims exactly one wins', async () => {
+    const file = join(directory(), 'deskpilot.sqlite');
+    const database = await openSqliteDatabase({ file });
+    onTestFinished(() => database.close());
+    const stores = createSqliteStores(database);
+    await stores.approvalStore.create(approval('approval-1'));
+    const racers = Array.from(
+      { length: 4 },
+      () =>
+        inProcess(
+          file,
+          `const claimed = await stores.approvalStore.transition('approval-1', 'pending', 'executing');
+           console.log(claimed ? 'claimed' : 'lost');`,
+        ).line,
+    );
+    const answers = await Promise.all(racers);
+    expect(answers.filter((answer) => answer === 'claimed')).toHaveLength(1);
+    expect(answers.filter((answer) => answer === 'lost')).toHaveLength(3);
+    expect((await stores.approvalStore.get('approval-1'))?.state).toBe('executing');
+  }, 30_000);
+
+  it('creates the schema once, is ready at this release’s version, and refuses a file from a newer release', async () => {
+    const file = join(directory(), 'deskpilot.sqlite');
+    const [first, second] = await Promise.all([openSqliteDatabase({ file }), openSqliteDatabase({ file })]);
+    await expect(first.checkReady()).resolves.toBeUndefined();
+    await expect(second.checkReady()).resolves.toBeUndefined();
+    await Promise.all([first.close(), second.close()]);
+
+    const raw = new DatabaseSync(file);
+    raw.exec(`PRAGMA user_version = ${sqliteMigrations.at(-1)!.version + 1}`);
+    raw.close();
+    await expect(openSqliteDatabase({ file })).rejects.toThrow(
+      new RegExp(`Cannot open the SQLite database ${file}: .*newer than this release's`),
+    );
+  });
+
+  it('says which file cannot be opened, and why', async () => {
+    const blocker = join(directory(), 'a-file');
+    writeFileSync(blocker, '');
+    await expect(openSqliteDatabase({ file: join(blocker, 'deskpilot.sqlite') })).rejects.toThrow(
+      `The data directory ${blocker} cannot be written: EEXIST: file already exists, mkdir '${blocker}'.`,
+    );
+    const notADatabase = join(directory(), 'notes.txt');
+    writeFileSync(notADatabase, 'plain text, not a database '.repeat(100));
+    await expect(openSqliteDatabase({ file: notADatabase })).rejects.toThrow(/file is not a database/);
+  });
+
+  it('answers a corrupted row and a closed database with store_unavailable, not a crash', async () => {
+    const file = join(directory(), 'deskpilot.sqlite');
+    const database = await openSqliteDatabase({ file });
+    const stores = createSqliteStores(database);
+    await stores.chatStore.getOrCreateSession({
+      id: 'chat-1',
+      userEmail: 'rep@example.com',
+      projectKey: 'acme-b2c',
+      createdAt: 1,
+      updatedAt: 1,
+    });
+    const raw = new DatabaseSync(file);
+    raw.exec(`UPDATE deskpilot_chat_sessions SET working_memory = 'not json'`);
+    raw.exec(`INSERT INTO deskpilot_sessions VALUES ('big', 'h', 'u', 'p', 'c', 1, 9007199254740993, 1, 1)`);
+    raw.close();
+    for (const read of [stores.chatStore.getSession('chat-1'), stores.sessionStore.get('big')]) {
+      const error = await read.catch((caught: unknown) => caught);
+      expect(isDeskpilotError(error) && error.code).toBe('store_unavailable');
+    }
+    await database.close();
+    await database.close(); // twice is harmless
+    const closed = await stores.sessionStore.get('anything').catch((caught: unknown) => caught);
+    expect(isDeskpilotError(closed) && closed.code).toBe('store_unavailable');
+    await expect(database.checkReady()).rejects.toMatchObject({ code: 'store_unavailable' });
+  });
+});
