@@ -118,9 +118,14 @@ export const storageVariables = {
   ),
   DATABASE_CONNECT_TIMEOUT_MS: z._default(integer(1), 5_000),
   DATABASE_QUERY_TIMEOUT_MS: z._default(integer(1), 10_000),
-  /** The platform's data root: each service keeps its embedded database in `<DATA_DIR>/<service>` (`session`, `chat`). */
+  /**
+   * The platform's data root: the embedded SQLite database is `<DATA_DIR>/deskpilot.sqlite`, shared by
+   * both services; with EMBEDDED_DATABASE=pglite each service keeps its own in `<DATA_DIR>/<service>`.
+   */
   DATA_DIR: z._default(z.string(), './.data'),
-  /** The embedded database's buffer cache (Postgres's `shared_buffers`); more for a large embedded database. */
+  /** The database used without DATABASE_URL: `sqlite` (Node's built-in, a few MiB) or `pglite` (Postgres in WebAssembly). */
+  EMBEDDED_DATABASE: z._default(z.enum(['sqlite', 'pglite']), 'sqlite'),
+  /** PGlite's buffer cache (Postgres's `shared_buffers`); more for a large embedded database. */
   PGLITE_SHARED_BUFFERS: z._default(matching(/^\d+(kB|MB|GB)$/, 'expected a size such as 16MB'), '16MB'),
   REDIS_URL: z.optional(z.url({ protocol: /^rediss?$/ })),
 };

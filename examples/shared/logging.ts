@@ -45,6 +45,8 @@ export function createLogger(options: {
         sync: true,
         singleLine: true,
         ignore: 'pid,hostname,service',
+        // `npm start` runs the three servers in one process: each line says whose it is.
+        messageFormat: '{service} | {msg}',
         translateTime: 'HH:MM:ss.l',
       }),
     );

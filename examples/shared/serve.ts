@@ -29,16 +29,30 @@ export interface ServeOptions {
   close: () => Promise<void>;
   /** Flushes the last spans. */
   stopTracing?: (() => Promise<void>) | undefined;
+  /**
+   * True (a server in a process of its own): SIGTERM and SIGINT stop it and the process exits when it
+   * is done. False (one of several servers in one process, `npm start`): whoever runs it calls `stop`.
+   * @default true
+   */
+  ownsProcess?: boolean;
+}
+
+/** A server {@link serve} started. */
+export interface ServingServer {
+  /** The port it listens on. */
+  port: number;
+  /** Stops it as a signal would (see {@link serve}); resolves to the exit code the process should have. */
+  stop(signal: string): Promise<number>;
 }
 
 /**
- * Serves `app` on `config.PORT`. On SIGTERM or SIGINT (a second one within 2 s is the same stop): the
- * readiness probe turns 503 first, so a load balancer stops sending; no new connections and no late
- * requests on kept-alive ones; `drain`, then running requests finish within the grace period (what is
- * still open after it is cut); the stores close; the scrapes' listener and the traces last; exit 0. A
- * shutdown that hangs past every bound exits 1.
+ * Serves `app` on `config.PORT`; resolves once it listens. On SIGTERM or SIGINT (a second one within
+ * 2 s is the same stop), or `stop()`: the readiness probe turns 503 first, so a load balancer stops
+ * sending; no new connections and no late requests on kept-alive ones; `drain`, then running requests
+ * finish within the grace period (what is still open after it is cut); the stores close; the scrapes'
+ * listener and the traces last; exit 0. A shutdown that hangs past every bound exits 1.
  */
-export async function serve(options: ServeOptions): Promise<void> {
+export async function serve(options: ServeOptions): Promise<ServingServer> {
   const { config, logger } = options;
   // METRICS_PORT: the scrapes on a listener of their own, which only they reach.
   const scrapes =
@@ -47,16 +61,18 @@ export async function serve(options: ServeOptions): Promise<void> {
       : undefined;
   if (scrapes) logger.info(`metrics on ${scrapes.url}`);
   const { server, close: closeHttp } = createGracefulServer(options.app);
-  server.listen(config.PORT, config.HOST, () => {
-    const address = server.address();
-    logger.info(
-      `listening on http://${config.HOST}:${typeof address === 'object' && address ? address.port : config.PORT}`,
-    );
-    options.startedLines?.();
-  });
-  server.on('error', (error) => {
-    console.error(`[${options.name}] cannot listen: ${describeError(error)}`);
-    process.exit(1);
+  const port = await new Promise<number>((resolve) => {
+    server.listen(config.PORT, config.HOST, () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : config.PORT;
+      logger.info(`listening on http://${config.HOST}:${port}`);
+      options.startedLines?.();
+      resolve(port);
+    });
+    server.on('error', (error) => {
+      console.error(`[${options.name}] cannot listen: ${describeError(error)}`);
+      process.exit(1);
+    });
   });
   const cleanup =
     options.cleanup &&
@@ -66,7 +82,7 @@ export async function serve(options: ServeOptions): Promise<void> {
     );
   cleanup?.unref();
 
-  stopOnSignals(async (signal) => {
+  const stop = async (signal: string): Promise<number> => {
     options.readiness.startDraining();
     logger.info(`${signal}: closing (grace ${config.SHUTDOWN_GRACE_MS} ms)`);
     clearInterval(cleanup);
@@ -88,13 +104,17 @@ export async function serve(options: ServeOptions): Promise<void> {
       await options.close();
     } catch (error) {
       logger.fatal(`closing the stores failed: ${describeError(error)}`);
-      process.exit(1);
+      return 1;
     }
     await scrapes?.close();
     // The last spans go out before the process does.
     await options
       .stopTracing?.()
       .catch((error: unknown) => logger.warn(`flushing traces failed: ${describeError(error)}`));
-    process.exit(0);
-  }, logger);
+    return 0;
+  };
+  let stopped: Promise<number> | undefined;
+  const once = (signal: string) => (stopped ??= stop(signal));
+  if (options.ownsProcess !== false) stopOnSignals(async (signal) => process.exit(await once(signal)), logger);
+  return { port, stop: once };
 }

@@ -9,14 +9,14 @@ import { seedEmbeddedDatabases } from './pglite-template.ts';
 /** Registers what to undo when the test (default) or a whole suite is over. */
 export type CleanupRegistrar = (cleanup: () => void) => void;
 
-/** A fresh data folder for an embedded (PGlite) database, removed after the test. */
+/** A fresh data folder for an embedded database, removed after the test. */
 export function temporaryDataDir(onCleanup: CleanupRegistrar = onTestFinished): string {
   const directory = mkdtempSync(join(tmpdir(), 'deskpilot-test-'));
   onCleanup(() => rmSync(directory, { recursive: true, force: true }));
   return directory;
 }
 
-/** A fresh data root whose embedded databases (`<root>/<service>`) are already initialised: a copy, no initdb on start. */
+/** A fresh data root whose PGlite databases (`<root>/<service>`) are already initialised: a copy, no initdb on start. */
 export async function seededDataDir(
   services: readonly string[] = ['chat', 'session'],
   onCleanup: CleanupRegistrar = onTestFinished,
@@ -43,9 +43,14 @@ export async function spawnExample(
   env: Record<string, string | undefined> = {},
   onCleanup: CleanupRegistrar = onTestFinished,
 ): Promise<RunningExample> {
-  // Each server gets its own embedded database unless the test names one (DATA_DIR or DATABASE_URL).
+  // Each server gets its own embedded database unless the test names one (DATA_DIR or DATABASE_URL):
+  // SQLite creates its file in milliseconds; PGlite's directory is copied from an initialised one.
   const service = /(chat|session)-server/.exec(serverFile)?.[1];
-  const dataDir = env.DATA_DIR ?? (await seededDataDir(service ? [service] : [], onCleanup));
+  const dataDir =
+    env.DATA_DIR ??
+    (env.EMBEDDED_DATABASE === 'pglite'
+      ? await seededDataDir(service ? [service] : [], onCleanup)
+      : temporaryDataDir(onCleanup));
   const child = spawn(process.execPath, [serverFile], {
     env: { ...process.env, PORT: '0', DATABASE_URL: '', REDIS_URL: '', ...env, DATA_DIR: dataDir },
     stdio: ['ignore', 'pipe', 'pipe'],

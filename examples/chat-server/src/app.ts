@@ -17,14 +17,13 @@ import {
 import { createDemoCommerceBackend, createDemoModel, createDemoTicketBackend } from '@deskpilot/core/demo';
 import { writeResponse } from '@deskpilot/core/node';
 import { chatOpenApi } from '@deskpilot/core/openapi';
-import { join } from 'node:path';
-import { createPostgresSessionStore, createPostgresStores, openDatabase } from '@deskpilot/postgres';
 import { defaultSettingsMiddleware, wrapLanguageModel } from 'ai';
 import express from 'express';
 import type { Logger } from 'pino';
 import type { ServerConfig } from './config.ts';
 import { coreLogger, logEvents, requestLogging } from '../../shared/logging.ts';
 import { allListeners, mountMetrics, routeLabels } from '../../shared/metrics.ts';
+import { openStorage } from '../../shared/storage.ts';
 
 /** The chat service's own routes, as metrics label them beside the chat handler's (anything else is `other`). */
 const routes = ['/healthz', '/readyz', '/metrics', '/openapi.json'];
@@ -77,7 +76,7 @@ function loggedDemoCommerce(logger: Logger): CommerceBackend {
 }
 
 /**
- * Builds the chat service app: PGlite in DATA_DIR/chat (or Postgres with DATABASE_URL) for
+ * Builds the chat service app: the embedded database in DATA_DIR (or Postgres with DATABASE_URL) for
  * conversations and approvals, the rate limiter in process (or shared on Redis with REDIS_URL), demo
  * backends, models, routes.
  */
@@ -86,24 +85,16 @@ export async function createApp(config: ServerConfig, logger: Logger) {
   // First, and bounded: an unreachable Redis stops the start with a clear message within seconds,
   // before the database is opened (or created) for nothing.
   const redis = config.REDIS_URL ? await connectSharedRedis(config.REDIS_URL) : undefined;
-  const dataDir = join(config.DATA_DIR, 'chat');
-  const database = await openDatabase({
-    databaseUrl: config.DATABASE_URL,
-    schema: config.DATABASE_SCHEMA,
-    dataDir,
-    pgliteSettings: { shared_buffers: config.PGLITE_SHARED_BUFFERS },
-    connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS,
-    queryTimeoutMs: config.DATABASE_QUERY_TIMEOUT_MS,
-  }).catch(async (error: unknown) => {
+  const storage = await openStorage(config, 'chat').catch(async (error: unknown) => {
     await redis?.client.close();
     throw error;
   });
-  const { chatStore, approvalStore } = createPostgresStores(database.client);
+  const { chatStore, approvalStore } = storage;
   // On Postgres the chat service sees the session service's sessions (one database): a signed grant
   // ends with its session. Read uncached, so another process's revocations are seen (within 5 s).
   const grantSessions =
-    config.CHAT_CONTEXT_SECRET && database.kind === 'postgres'
-      ? { isActive: isSessionActive(createPostgresSessionStore(database.client)), cacheMs: 5_000 }
+    config.CHAT_CONTEXT_SECRET && storage.sharedSessions
+      ? { isActive: isSessionActive(storage.sharedSessions), cacheMs: 5_000 }
       : undefined;
   // Each rate limit counted in Redis when it is configured: every replica sees the same counts.
   const counted = (name: string, policy: { limit: number; windowMs: number }) => ({
@@ -168,7 +159,7 @@ export async function createApp(config: ServerConfig, logger: Logger) {
   // Ready: the database answers at this release's schema version, and Redis answers when configured.
   const readiness = createReadinessCheck({
     checks: {
-      chat_store: () => database.checkReady(),
+      chat_store: () => storage.checkReady(),
       ...(redis ? { redis: () => redis.checkRedisReady(redis.client) } : {}),
     },
     onCheckFailed: (name, error) => logger.warn({ check: name }, `not ready: ${name}: ${describeError(error)}`),
@@ -186,10 +177,9 @@ export async function createApp(config: ServerConfig, logger: Logger) {
   app.use((_req, res) =>
     writeResponse(res, problemResponse(new DeskpilotError('not_found', { detail: 'No such route.' }))),
   );
-  const storage = database.kind === 'pglite' ? `PGlite in ${dataDir}` : 'Postgres (DATABASE_URL)';
   const close = async () => {
     await redis?.client.close();
-    await database.close();
+    await storage.close();
   };
   // Expired approvals answer "denied" whether or not they are stored; purging them keeps the table small.
   const deleteExpiredApprovals = () => approvalStore.deleteExpired(Date.now());
@@ -199,7 +189,7 @@ export async function createApp(config: ServerConfig, logger: Logger) {
     models,
     readiness,
     metrics,
-    storage: `${storage}${redis ? ', rate limit on Redis' : ''}`,
+    storage: `${storage.label}${redis ? ', rate limit on Redis' : ''}`,
     deleteExpiredApprovals,
     close,
   };

@@ -2,7 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { answeredCard, readChunks } from '../../test-support/chat-client.ts';
 import { freshPostgresSchema } from '../../test-support/postgres-schema.ts';
-import { exitCode, seededDataDir, spawnExample } from '../../test-support/spawn-example.ts';
+import { exitCode, seededDataDir, spawnExample, temporaryDataDir } from '../../test-support/spawn-example.ts';
 
 const serverFile = fileURLToPath(new URL('../src/server.ts', import.meta.url));
 const { DATABASE_URL: databaseUrl, REDIS_URL: redisUrl } = process.env;
@@ -81,22 +81,25 @@ describe.skipIf(!databaseUrl || !redisUrl)(
   },
 );
 
-describe('chat server restart on PGlite', () => {
-  it('keeps every acknowledged turn across a SIGKILL', async () => {
-    const dataDir = await seededDataDir(['chat']);
-    const context = { userEmail: 'rep@example.com', projectKey: 'acme-b2c' };
-    const sessionId = crypto.randomUUID();
-    const first = await spawnExample(serverFile, { DATA_DIR: dataDir });
-    await readChunks(await post(first.url, { sessionId, messages: [user('show order ORD-1001')], context }));
-    await expect.poll(async () => (await history(first.url, sessionId, context)).lastTurnStatus).toBe('complete');
-    first.child.kill('SIGKILL');
-    await exitCode(first.child);
-    const second = await spawnExample(serverFile, { DATA_DIR: dataDir });
-    const restored = await history(second.url, sessionId, context);
-    expect(
-      restored.messages.map((message) => message.role),
-      `first:\n${first.output()}\nsecond:\n${second.output()}`,
-    ).toEqual(['user', 'assistant']);
-    expect(restored.lastTurnStatus).toBe('complete');
+for (const database of ['sqlite', 'pglite'] as const) {
+  describe(`chat server restart on ${database}`, () => {
+    it('keeps every acknowledged turn across a SIGKILL', async () => {
+      const env = { EMBEDDED_DATABASE: database };
+      const dataDir = database === 'pglite' ? await seededDataDir(['chat']) : temporaryDataDir();
+      const context = { userEmail: 'rep@example.com', projectKey: 'acme-b2c' };
+      const sessionId = crypto.randomUUID();
+      const first = await spawnExample(serverFile, { ...env, DATA_DIR: dataDir });
+      await readChunks(await post(first.url, { sessionId, messages: [user('show order ORD-1001')], context }));
+      await expect.poll(async () => (await history(first.url, sessionId, context)).lastTurnStatus).toBe('complete');
+      first.child.kill('SIGKILL');
+      await exitCode(first.child);
+      const second = await spawnExample(serverFile, { ...env, DATA_DIR: dataDir });
+      const restored = await history(second.url, sessionId, context);
+      expect(
+        restored.messages.map((message) => message.role),
+        `first:\n${first.output()}\nsecond:\n${second.output()}`,
+      ).toEqual(['user', 'assistant']);
+      expect(restored.lastTurnStatus).toBe('complete');
+    });
   });
-});
+}

@@ -1,4 +1,3 @@
-import { join } from 'node:path';
 import express from 'express';
 import type { Logger } from 'pino';
 import {
@@ -13,19 +12,19 @@ import {
   readinessResponse,
   type RateLimiter,
 } from '@deskpilot/core/session';
-import { demoUsers } from '@deskpilot/core/demo';
 import { writeResponse } from '@deskpilot/core/node';
-import { createPostgresStores, openDatabase } from '@deskpilot/postgres';
 import { sessionRouter } from '@deskpilot/session-express';
 import type { ServerConfig } from './config.ts';
+import { seededDemoUsers } from './demo-seed.ts';
 import { coreLogger, createEmailHasher, logEvents, requestLogging } from '../../shared/logging.ts';
 import { allListeners, mountMetrics, routeLabels } from '../../shared/metrics.ts';
+import { openStorage } from '../../shared/storage.ts';
 
 /** The session service's own routes, as metrics label them beside the session handler's (anything else is `other`). */
 const routes = ['/healthz', '/readyz', '/metrics', '/openapi.json'];
 
 /**
- * Builds the session service app: PGlite in DATA_DIR/session (or Postgres with DATABASE_URL), the demo
+ * Builds the session service app: the embedded database in DATA_DIR (or Postgres with DATABASE_URL), the demo
  * directory, login throttles in process (or shared on Redis with REDIS_URL), routes.
  */
 export async function createApp(config: ServerConfig, logger: Logger) {
@@ -34,25 +33,14 @@ export async function createApp(config: ServerConfig, logger: Logger) {
   // The Redis client is loaded only when configured: it is ≈ 12 MiB of an idle process.
   const redisModule = config.REDIS_URL ? await import('@deskpilot/redis') : undefined;
   const redis = config.REDIS_URL ? await redisModule!.connectRedis({ url: config.REDIS_URL }) : undefined;
-  const dataDir = join(config.DATA_DIR, 'session');
-  const database = await openDatabase({
-    databaseUrl: config.DATABASE_URL,
-    schema: config.DATABASE_SCHEMA,
-    dataDir,
-    pgliteSettings: { shared_buffers: config.PGLITE_SHARED_BUFFERS },
-    connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS,
-    queryTimeoutMs: config.DATABASE_QUERY_TIMEOUT_MS,
-  }).catch(async (error: unknown) => {
+  const storage = await openStorage(config, 'session').catch(async (error: unknown) => {
     await redis?.close();
     throw error;
   });
-  // PGlite has one writer, this process, so reads may be cached; a shared Postgres may not.
-  const { sessionStore, userDirectory, sessionLookup } = createPostgresStores(database.client, {
-    cache: database.kind === 'pglite',
-  });
-  // Only the missing ones: hashing a password takes scrypt's 128 MiB, which a restart need not spend again.
+  const { sessionStore, userDirectory, sessionLookup } = storage;
+  // Only the missing ones, with hashes computed once (see demo-seed.ts): a start runs no scrypt.
   if (config.SEED_DEMO_USERS)
-    for (const user of demoUsers)
+    for (const user of seededDemoUsers)
       if (!(await userDirectory.findCredentials(user.email))) await userDirectory.addUser(user);
 
   const throttle = (prefix: string, limit: number): RateLimiter | undefined =>
@@ -85,7 +73,7 @@ export async function createApp(config: ServerConfig, logger: Logger) {
   // Ready: the database answers at this release's schema version, and Redis answers when configured.
   const readiness = createReadinessCheck({
     checks: {
-      session_store: () => database.checkReady(),
+      session_store: () => storage.checkReady(),
       ...(redis ? { redis: () => redisModule!.checkRedisReady(redis) } : {}),
     },
     onCheckFailed: (name, error) => logger.warn({ check: name }, `not ready: ${name}: ${describeError(error)}`),
@@ -130,17 +118,16 @@ export async function createApp(config: ServerConfig, logger: Logger) {
   app.use((_req, res) =>
     writeResponse(res, problemResponse(new DeskpilotError('not_found', { detail: 'No such route.' }))),
   );
-  const storage = database.kind === 'pglite' ? `PGlite in ${dataDir}` : 'Postgres (DATABASE_URL)';
   const close = async () => {
     await redis?.close();
-    await database.close();
+    await storage.close();
   };
   return {
     app,
     sessions,
     readiness,
     metrics,
-    storage: `${storage}${redis ? ', login throttles on Redis' : ''}`,
+    storage: `${storage.label}${redis ? ', login throttles on Redis' : ''}`,
     close,
   };
 }

@@ -40,13 +40,14 @@ describe('session server faults', () => {
     expect(stderr).toContain(`[session-server] cannot start: Cannot connect to Redis at redis://127.0.0.1:${port}`);
   });
 
-  it('refuses a second process on its data directory with exit code 2', async () => {
+  it('on PGlite, refuses a second process on its data directory with exit code 2', async () => {
     const dataDir = await seededDataDir(['session']);
-    const first = await spawnExample(serverFile, { DATA_DIR: dataDir });
+    const first = await spawnExample(serverFile, { EMBEDDED_DATABASE: 'pglite', DATA_DIR: dataDir });
     const { code, stderr } = await runToExit(serverFile, {
       PORT: '0',
       DATABASE_URL: '',
       REDIS_URL: '',
+      EMBEDDED_DATABASE: 'pglite',
       DATA_DIR: dataDir,
     });
     expect(code).toBe(2);

@@ -1,6 +1,6 @@
 // A session-only process loads none of the assistant chat's dependencies: the reference session server
-// imports `@deskpilot/core/session`, and `@deskpilot/session-express`, `@deskpilot/postgres` and
-// `@deskpilot/redis` import nothing else from core at run time. Nor, with metrics off, prom-client,
+// imports `@deskpilot/core/session`, and `@deskpilot/session-express`, `@deskpilot/sqlite`, `@deskpilot/postgres`
+// and `@deskpilot/redis` import nothing else from core at run time. Nor, with metrics off, prom-client,
 // nor the Redis client without REDIS_URL, nor pino-pretty when the log is JSON.
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -28,7 +28,9 @@ describe('session server: lean', () => {
     expect((await fetch(`${server.url}/readyz`)).status).toBe(200);
     const loaded = packagesLoaded(server.output());
     // The trace sees what the server does load.
-    expect(loaded).toEqual(expect.arrayContaining(['express', 'zod', 'cookie', '@electric-sql/pglite']));
+    expect(loaded).toEqual(expect.arrayContaining(['express', 'zod', 'cookie']));
+    // On the embedded SQLite database (the default: Node's own), neither Postgres driver is loaded.
+    expect(loaded.filter((name) => name === 'pg' || name === '@electric-sql/pglite')).toEqual([]);
     expect(loaded.filter((name) => name === 'ai' || name.startsWith('@ai-sdk/'))).toEqual([]);
     // Metrics are off unless configured: prom-client is not loaded either, nor the Redis client without REDIS_URL.
     expect(loaded).not.toContain('prom-client');
@@ -43,7 +45,9 @@ describe('session server: lean', () => {
   it('loads pino-pretty for LOG_FORMAT=pretty, and its lines are readable', async () => {
     const server = await spawnExample(serverFile, { NODE_OPTIONS: `--import ${trace}`, LOG_FORMAT: 'pretty' });
     expect(packagesLoaded(server.output())).toContain('pino-pretty');
-    expect(server.output().replace(/\u001b\[\d+m/g, '')).toMatch(/^\[[\d:.]+\] INFO: listening on http:/m);
+    expect(server.output().replace(/\u001b\[\d+m/g, '')).toMatch(
+      /^\[[\d:.]+\] INFO: session-server \| listening on http:/m,
+    );
   });
 
   it.skipIf(!process.env.REDIS_URL)('loads the Redis client once REDIS_URL is set', async () => {

@@ -2,7 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { droppedAfterTest } from '../../test-support/postgres-schema.ts';
-import { exitCode, seededDataDir, spawnExample } from '../../test-support/spawn-example.ts';
+import { exitCode, seededDataDir, spawnExample, temporaryDataDir } from '../../test-support/spawn-example.ts';
 
 const serverFile = fileURLToPath(new URL('../src/server.ts', import.meta.url));
 const databaseUrl = process.env.DATABASE_URL;
@@ -61,15 +61,18 @@ describe.skipIf(!databaseUrl)(
   },
 );
 
-describe('session server restart on PGlite', () => {
-  it('keeps every acknowledged session across a SIGKILL', async () => {
-    const dataDir = await seededDataDir(['session']);
-    const first = await spawnExample(serverFile, { DATA_DIR: dataDir, COOKIE_SECURE: 'false' });
-    const cookie = await login(first.url);
-    first.child.kill('SIGKILL');
-    await exitCode(first.child);
-    const second = await spawnExample(serverFile, { DATA_DIR: dataDir, COOKIE_SECURE: 'false' });
-    // On failure, show both servers' logs: this path once failed under heavy machine load.
-    expect(await current(second.url, cookie), `first:\n${first.output()}\nsecond:\n${second.output()}`).toBe(200);
+for (const database of ['sqlite', 'pglite'] as const) {
+  describe(`session server restart on ${database}`, () => {
+    it('keeps every acknowledged session across a SIGKILL', async () => {
+      const env = { EMBEDDED_DATABASE: database, COOKIE_SECURE: 'false' };
+      const dataDir = database === 'pglite' ? await seededDataDir(['session']) : temporaryDataDir();
+      const first = await spawnExample(serverFile, { ...env, DATA_DIR: dataDir });
+      const cookie = await login(first.url);
+      first.child.kill('SIGKILL');
+      await exitCode(first.child);
+      const second = await spawnExample(serverFile, { ...env, DATA_DIR: dataDir });
+      // On failure, show both servers' logs: this path once failed under heavy machine load.
+      expect(await current(second.url, cookie), `first:\n${first.output()}\nsecond:\n${second.output()}`).toBe(200);
+    });
   });
-});
+}
