@@ -3,8 +3,7 @@ import { createDemoCommerceBackend, createDemoTicketBackend } from '@deskpilot/c
 import type { UIMessageChunk } from 'ai';
 import { MockLanguageModelV4 } from 'ai/test';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPostgresStores } from './create-postgres-stores.js';
-import { testBackends, type TestDatabase } from './test-database.test-support.js';
+import { storeBackends, type StoreDatabase } from './test-database.test-support.js';
 
 const usage = {
   inputTokens: { total: 1, noCache: 1, cacheRead: undefined, cacheWrite: undefined },
@@ -42,16 +41,16 @@ const noteTakingModel = () =>
     },
   });
 
-for (const backend of testBackends) {
+for (const backend of storeBackends) {
   describe.skipIf(backend.skip)(`parallel chat turns on one conversation ${backend.name}`, () => {
-    let database: TestDatabase;
+    let database: StoreDatabase;
     beforeAll(async () => {
       database = await backend.open();
     }, 60_000);
     afterAll(() => database?.close());
 
     it('lose no working-memory note and no turn under 30 parallel turns', async () => {
-      const { chatStore, approvalStore } = createPostgresStores(database.client);
+      const { chatStore, approvalStore } = database.stores();
       const chat = createChatHandler({
         store: chatStore,
         approvalStore,

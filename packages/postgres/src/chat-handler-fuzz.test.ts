@@ -3,7 +3,6 @@ import { createDemoCommerceBackend, createDemoModel, createDemoTicketBackend } f
 import { createFakeClock } from '@deskpilot/core/testing';
 import * as fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createPostgresStores } from './create-postgres-stores.js';
 import {
   always,
   client,
@@ -19,12 +18,12 @@ import {
   nearValidBody,
   toRequest,
 } from './handler-fuzz.test-support.js';
-import { openTestPglite, type TestDatabase } from './test-database.test-support.js';
+import { inProcessBackends, type StoreDatabase } from './test-database.test-support.js';
 
 // Property: whatever a client posts to /chat and /chat/history, the answer is never a 5xx (nor an
 // error part inside a 200 stream), every 4xx is a problem with a stable code, and a request refused
 // by validation counts in no limiter and writes to no store. Seeded, ≥ 10,000 bodies per route, on
-// PGlite in process.
+// PGlite and SQLite in process.
 
 const studio = 'http://studio.test';
 const url = (path: string) => `http://chat.test${path}`;
@@ -145,136 +144,135 @@ const historyPaths = [
   ['context', 'canViewOrders'],
 ];
 
-describe('chat routes under fuzzing, on PGlite', () => {
-  let database: TestDatabase;
-  let setup: Awaited<ReturnType<typeof open>>;
+for (const backend of inProcessBackends)
+  describe(`chat routes under fuzzing ${backend.name}`, () => {
+    let database: StoreDatabase;
+    let setup: Awaited<ReturnType<typeof open>>;
 
-  async function open() {
-    const clock = createFakeClock();
-    const stores = createPostgresStores(database.client);
-    const chats = countingWrites<ChatStore>(stores.chatStore, {
-      getOrCreateSession: (result) => (result as { created: boolean }).created,
-      // A write when it created the conversation or added the user's message.
-      openSession: (result) =>
-        (result as { created: boolean }).created || (result as { added?: { added: boolean } }).added?.added === true,
-      addMessage: (result) => (result as { added: boolean }).added,
-      upsertMessages: always,
-      saveTurn: always,
-      updateSession: (result) => result !== null,
-    });
-    const approvals = countingWrites<ApprovalStore>(stores.approvalStore, {
-      create: always,
-      transition: (result) => result !== null,
-      deleteExpired: (result) => (result as number) > 0,
-    });
-    const limiter = countingLimiter(createSlidingWindowLimiter({ limit: 20, windowMs: 60_000, now: clock.now }));
-    const errors: unknown[] = [];
-    // The handler warns once that it trusts the body (no context secret): expected here, not noise.
-    const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
-    const handler = createChatHandler({
-      store: chats.store,
-      approvalStore: approvals.store,
-      models: { fallback: createDemoModel() },
-      commerce: createDemoCommerceBackend({ now: clock.now }),
-      tickets: createDemoTicketBackend({ now: clock.now }),
-      // Reads have a limit of their own; as tight as the chat's, so the fuzz meets its 429 too.
-      limits: { user: { limiter }, history: { policy: { limit: 20, windowMs: 60_000 } } },
-      now: clock.now,
-      onError: (error) => errors.push(error),
-    });
-    warn.mockRestore();
-    return { clock, chats, approvals, limiter, handler, errors };
-  }
+    async function open() {
+      const clock = createFakeClock();
+      const stores = database.stores();
+      const chats = countingWrites<ChatStore>(stores.chatStore, {
+        getOrCreateSession: (result) => (result as { created: boolean }).created,
+        // A write when it created the conversation or added the user's message.
+        openSession: (result) =>
+          (result as { created: boolean }).created || (result as { added?: { added: boolean } }).added?.added === true,
+        addMessage: (result) => (result as { added: boolean }).added,
+        upsertMessages: always,
+        saveTurn: always,
+        updateSession: (result) => result !== null,
+      });
+      const approvals = countingWrites<ApprovalStore>(stores.approvalStore, {
+        create: always,
+        transition: (result) => result !== null,
+        deleteExpired: (result) => (result as number) > 0,
+      });
+      const limiter = countingLimiter(createSlidingWindowLimiter({ limit: 20, windowMs: 60_000, now: clock.now }));
+      const errors: unknown[] = [];
+      // The handler warns once that it trusts the body (no context secret): expected here, not noise.
+      const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
+      const handler = createChatHandler({
+        store: chats.store,
+        approvalStore: approvals.store,
+        models: { fallback: createDemoModel() },
+        commerce: createDemoCommerceBackend({ now: clock.now }),
+        tickets: createDemoTicketBackend({ now: clock.now }),
+        // Reads have a limit of their own; as tight as the chat's, so the fuzz meets its 429 too.
+        limits: { user: { limiter }, history: { policy: { limit: 20, windowMs: 60_000 } } },
+        now: clock.now,
+        onError: (error) => errors.push(error),
+      });
+      warn.mockRestore();
+      return { clock, chats, approvals, limiter, handler, errors };
+    }
 
-  beforeAll(async () => {
-    database = await openTestPglite();
-    setup = await open();
-  }, 60_000);
-  afterAll(() => database?.close());
+    beforeAll(async () => {
+      database = await backend.open();
+      setup = await open();
+    }, 60_000);
+    afterAll(() => database?.close());
 
-  /** Posts one generated request and checks the answer and what it changed. */
-  async function send(path: string, request: Request, tally: ReturnType<typeof createTally>) {
-    const { chats, approvals, limiter, handler, errors, clock } = setup;
-    clock.advance(500);
-    const before = {
-      errors: errors.length,
-      writes: chats.writes + approvals.writes,
-      checks: limiter.checks,
-      size: limiter.size,
-    };
-    const sent = performance.now();
-    const response = await handler.fetch(request, client);
-    const streamed = response.status === 200 && response.headers.get('content-type') === 'text/event-stream';
-    const body = streamed ? await response.text() : null;
-    const code = streamed ? null : await expectSafeAnswer(response);
-    tally.add(code, performance.now() - sent);
-    // A stream that started is still a failure if it carries an error part: that is a 500 in disguise.
-    if (body !== null) expect(body, `${path} streamed an error`).not.toContain('"type":"error"');
-    // Only this request's errors: the property must blame the request that caused them.
-    expect(errors.slice(before.errors)).toEqual([]);
-    if (code !== null) {
-      expect(chats.writes + approvals.writes, `a refused request (${code}) wrote to a store`).toBe(before.writes);
-      if (beforeLimiter.has(code)) {
-        expect(limiter.checks, `a refused request (${code}) was counted by the limiter`).toBe(before.checks);
-        expect(limiter.size).toBe(before.size);
+    /** Posts one generated request and checks the answer and what it changed. */
+    async function send(path: string, request: Request, tally: ReturnType<typeof createTally>) {
+      const { chats, approvals, limiter, handler, errors, clock } = setup;
+      clock.advance(500);
+      const before = {
+        errors: errors.length,
+        writes: chats.writes + approvals.writes,
+        checks: limiter.checks,
+        size: limiter.size,
+      };
+      const sent = performance.now();
+      const response = await handler.fetch(request, client);
+      const streamed = response.status === 200 && response.headers.get('content-type') === 'text/event-stream';
+      const body = streamed ? await response.text() : null;
+      const code = streamed ? null : await expectSafeAnswer(response);
+      tally.add(code, performance.now() - sent);
+      // A stream that started is still a failure if it carries an error part: that is a 500 in disguise.
+      if (body !== null) expect(body, `${path} streamed an error`).not.toContain('"type":"error"');
+      // Only this request's errors: the property must blame the request that caused them.
+      expect(errors.slice(before.errors)).toEqual([]);
+      if (code !== null) {
+        expect(chats.writes + approvals.writes, `a refused request (${code}) wrote to a store`).toBe(before.writes);
+        if (beforeLimiter.has(code)) {
+          expect(limiter.checks, `a refused request (${code}) was counted by the limiter`).toBe(before.checks);
+          expect(limiter.size).toBe(before.size);
+        }
       }
     }
-  }
 
-  it(
-    `POST /chat: ${fuzzRuns} near-valid turns`,
-    async () => {
-      const started = performance.now();
-      const tally = createTally();
-      const requests = fuzzRequest(nearValidBody(chatBody, chatPaths), studio);
-      await fc.assert(
-        fc.asyncProperty(requests, async (generated) => {
-          await send('/chat', toRequest(url('/chat'), 'POST', generated), tally);
-        }),
-        { numRuns: fuzzRuns, seed: fuzzSeed },
-      );
-      tally.report('POST /chat', started);
-      for (const code of [
-        '2xx',
-        'invalid_request',
-        'invalid_json',
-        'payload_too_large',
-        'provider_unavailable',
-        'forbidden',
-        'rate_limited',
-        'unsupported_media_type',
-      ]) {
-        expect(tally.get(code), code).toBeGreaterThan(0);
-      }
-      expect(tally.get('invalid_request')).toBeGreaterThan(fuzzRuns / 4);
-    },
-    fuzzTimeout,
-  );
-
-  it(
-    `POST /chat/history: ${fuzzRuns} near-valid reads`,
-    async () => {
-      const started = performance.now();
-      const tally = createTally();
-      const requests = fuzzRequest(nearValidBody(historyBody, historyPaths), studio);
-      await fc.assert(
-        fc.asyncProperty(requests, async (generated) => {
-          await send('/chat/history', toRequest(url('/chat/history'), 'POST', generated), tally);
-        }),
-        { numRuns: fuzzRuns, seed: fuzzSeed },
-      );
-      tally.report('POST /chat/history', started);
-      for (const code of ['2xx', 'invalid_request', 'invalid_json', 'payload_too_large', 'not_found', 'rate_limited'])
-        expect(tally.get(code), code).toBeGreaterThan(0);
-    },
-    fuzzTimeout,
-  );
-
-  it('stored exactly what the counted writes say: the store wrappers saw every write', async () => {
-    const { rows } = await database.client.query<{ chats: number }>(
-      'SELECT count(*)::int AS chats FROM deskpilot_chat_sessions',
+    it(
+      `POST /chat: ${fuzzRuns} near-valid turns`,
+      async () => {
+        const started = performance.now();
+        const tally = createTally();
+        const requests = fuzzRequest(nearValidBody(chatBody, chatPaths), studio);
+        await fc.assert(
+          fc.asyncProperty(requests, async (generated) => {
+            await send('/chat', toRequest(url('/chat'), 'POST', generated), tally);
+          }),
+          { numRuns: fuzzRuns, seed: fuzzSeed },
+        );
+        tally.report('POST /chat', started);
+        for (const code of [
+          '2xx',
+          'invalid_request',
+          'invalid_json',
+          'payload_too_large',
+          'provider_unavailable',
+          'forbidden',
+          'rate_limited',
+          'unsupported_media_type',
+        ]) {
+          expect(tally.get(code), code).toBeGreaterThan(0);
+        }
+        expect(tally.get('invalid_request')).toBeGreaterThan(fuzzRuns / 4);
+      },
+      fuzzTimeout,
     );
-    expect(rows[0]!.chats).toBeGreaterThan(0);
-    expect(setup.chats.writes).toBeGreaterThanOrEqual(rows[0]!.chats);
+
+    it(
+      `POST /chat/history: ${fuzzRuns} near-valid reads`,
+      async () => {
+        const started = performance.now();
+        const tally = createTally();
+        const requests = fuzzRequest(nearValidBody(historyBody, historyPaths), studio);
+        await fc.assert(
+          fc.asyncProperty(requests, async (generated) => {
+            await send('/chat/history', toRequest(url('/chat/history'), 'POST', generated), tally);
+          }),
+          { numRuns: fuzzRuns, seed: fuzzSeed },
+        );
+        tally.report('POST /chat/history', started);
+        for (const code of ['2xx', 'invalid_request', 'invalid_json', 'payload_too_large', 'not_found', 'rate_limited'])
+          expect(tally.get(code), code).toBeGreaterThan(0);
+      },
+      fuzzTimeout,
+    );
+
+    it('stored exactly what the counted writes say: the store wrappers saw every write', async () => {
+      const chats = await database.count('deskpilot_chat_sessions');
+      expect(chats).toBeGreaterThan(0);
+      expect(setup.chats.writes).toBeGreaterThanOrEqual(chats);
+    });
   });
-});

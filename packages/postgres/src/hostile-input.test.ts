@@ -6,8 +6,7 @@ import {
 } from '@deskpilot/core';
 import { createDemoCommerceBackend, createDemoModel, createDemoTicketBackend, demoUsers } from '@deskpilot/core/demo';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { createPostgresStores, type PostgresStores } from './create-postgres-stores.js';
-import { testBackends, type TestDatabase } from './test-database.test-support.js';
+import { storeBackends, type StoreDatabase, type StoreSet } from './test-database.test-support.js';
 
 // Issue 9, items 1–5: bad input that the memory stores accept but Postgres refuses used to end in a
 // 500 (after the limiter had counted it, or after the user turn was saved). Each must now be a 400
@@ -41,35 +40,30 @@ async function problem(response: Response) {
 }
 
 /** Every row count of the Deskpilot tables. */
-async function rowCounts(database: TestDatabase) {
-  const { rows } = await database.client.query<{
-    sessions: number;
-    users: number;
-    chats: number;
-    messages: number;
-    approvals: number;
-  }>(
-    `SELECT (SELECT count(*)::int FROM deskpilot_sessions) AS sessions, (SELECT count(*)::int FROM deskpilot_users) AS users,
-            (SELECT count(*)::int FROM deskpilot_chat_sessions) AS chats, (SELECT count(*)::int FROM deskpilot_chat_messages) AS messages,
-            (SELECT count(*)::int FROM deskpilot_approvals) AS approvals`,
-  );
-  return rows[0]!;
+async function rowCounts(database: StoreDatabase) {
+  return {
+    sessions: await database.count('deskpilot_sessions'),
+    users: await database.count('deskpilot_users'),
+    chats: await database.count('deskpilot_chat_sessions'),
+    messages: await database.count('deskpilot_chat_messages'),
+    approvals: await database.count('deskpilot_approvals'),
+  };
 }
 
 /** `{"a":` nested `depth` times around 1. */
 const nested = (depth: number) => `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`;
 
-for (const backend of testBackends) {
+for (const backend of storeBackends) {
   describe.skipIf(backend.skip)(`hostile input ${backend.name}`, () => {
-    let database: TestDatabase;
-    let stores: PostgresStores;
+    let database: StoreDatabase;
+    let stores: StoreSet;
     beforeAll(async () => {
       database = await backend.open();
     }, 60_000);
     afterAll(() => database?.close());
     beforeEach(async () => {
       await database.reset();
-      stores = createPostgresStores(database.client, { passwordHash: { cost: 1024 } });
+      stores = database.stores({ passwordHash: { cost: 1024 } });
       for (const demoUser of demoUsers) await stores.userDirectory.addUser(demoUser);
     });
 

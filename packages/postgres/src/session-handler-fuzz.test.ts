@@ -8,7 +8,6 @@ import {
 import { demoUsers } from '@deskpilot/core/demo';
 import * as fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPostgresStores } from './create-postgres-stores.js';
 import {
   always,
   client,
@@ -24,11 +23,11 @@ import {
   nearValidBody,
   toRequest,
 } from './handler-fuzz.test-support.js';
-import { openTestPglite, type TestDatabase } from './test-database.test-support.js';
+import { inProcessBackends, type StoreDatabase } from './test-database.test-support.js';
 
 // Property: whatever a client sends to the session routes, the answer is never a 5xx, every 4xx is a
 // problem with a stable code, and a refused request changes no store (and, refused before the login
-// throttles, counts in no throttle). Seeded, ≥ 10,000 bodies per route, on PGlite in process.
+// throttles, counts in no throttle). Seeded, ≥ 10,000 bodies per route, on PGlite and on SQLite in process.
 
 const studio = 'http://studio.test';
 const url = (path: string) => `http://sessions.test${path}`;
@@ -42,227 +41,230 @@ const beforeThrottle = new Set([
   'cross_site_request',
 ]);
 
-describe('session routes under fuzzing, on PGlite', () => {
-  let database: TestDatabase;
-  let setup: Awaited<ReturnType<typeof open>>;
+for (const backend of inProcessBackends)
+  describe(`session routes under fuzzing ${backend.name}`, () => {
+    let database: StoreDatabase;
+    let setup: Awaited<ReturnType<typeof open>>;
 
-  async function open() {
-    const clock = createFakeClock();
-    const stores = createPostgresStores(database.client, { cache: true, passwordHash: { cost: 16 }, now: clock.now });
-    for (const user of demoUsers) await stores.userDirectory.addUser(user);
-    const sessions = countingWrites<SessionStore>(stores.sessionStore, {
-      create: always,
-      replace: always,
-      delete: always,
-      deleteByUser: always,
-      touch: always,
-      deleteExpired: always,
-    });
-    const account = countingLimiter(createSlidingWindowLimiter({ limit: 20, windowMs: 5 * 60_000, now: clock.now }));
-    const address = countingLimiter(createSlidingWindowLimiter({ limit: 1_000, windowMs: 5 * 60_000, now: clock.now }));
-    const service = createSessionService({
-      store: sessions.store,
-      directory: stores.userDirectory,
-      now: clock.now,
-      passwordHash: { cost: 16 },
-      idleTimeoutMs: 365 * 24 * 3600_000,
-      absoluteTimeoutMs: 365 * 24 * 3600_000,
-    });
-    const errors: unknown[] = [];
-    const handler = createSessionHandler({
-      service,
-      allowedOrigins: [studio],
-      loginThrottle: { account, address },
-      onError: (error) => errors.push(error),
-    });
-    return { clock, sessions, account, address, service, handler, errors };
-  }
-
-  beforeAll(async () => {
-    database = await openTestPglite();
-    setup = await open();
-  }, 60_000);
-  afterAll(() => database?.close());
-
-  /** Sends one request and checks the answer and what it changed. */
-  async function send(request: Request, tally: ReturnType<typeof createTally>) {
-    const { sessions, account, address, handler, errors, clock } = setup;
-    clock.advance(1_000);
-    const before = {
-      errors: errors.length,
-      writes: sessions.writes,
-      checks: account.checks + address.checks,
-      size: account.size + address.size,
-    };
-    const sent = performance.now();
-    const response = await handler.fetch(request, client);
-    const setCookie = response.headers.get('set-cookie');
-    const code = await expectSafeAnswer(response);
-    tally.add(code, performance.now() - sent);
-    // Only this request's errors: the property must blame the request that caused them.
-    expect(errors.slice(before.errors)).toEqual([]);
-    if (code !== null) {
-      expect(sessions.writes, `a refused request (${code}) wrote to the session store`).toBe(before.writes);
-      if (beforeThrottle.has(code)) {
-        expect(account.checks + address.checks, `a refused request (${code}) counted in a throttle`).toBe(
-          before.checks,
-        );
-        expect(account.size + address.size).toBe(before.size);
-      }
+    async function open() {
+      const clock = createFakeClock();
+      const stores = database.stores({ cache: true, passwordHash: { cost: 16 }, now: clock.now });
+      for (const user of demoUsers) await stores.userDirectory.addUser(user);
+      const sessions = countingWrites<SessionStore>(stores.sessionStore, {
+        create: always,
+        replace: always,
+        delete: always,
+        deleteByUser: always,
+        touch: always,
+        deleteExpired: always,
+      });
+      const account = countingLimiter(createSlidingWindowLimiter({ limit: 20, windowMs: 5 * 60_000, now: clock.now }));
+      const address = countingLimiter(
+        createSlidingWindowLimiter({ limit: 1_000, windowMs: 5 * 60_000, now: clock.now }),
+      );
+      const service = createSessionService({
+        store: sessions.store,
+        directory: stores.userDirectory,
+        now: clock.now,
+        passwordHash: { cost: 16 },
+        idleTimeoutMs: 365 * 24 * 3600_000,
+        absoluteTimeoutMs: 365 * 24 * 3600_000,
+      });
+      const errors: unknown[] = [];
+      const handler = createSessionHandler({
+        service,
+        allowedOrigins: [studio],
+        loginThrottle: { account, address },
+        onError: (error) => errors.push(error),
+      });
+      return { clock, sessions, account, address, service, handler, errors };
     }
-    return { code, setCookie };
-  }
 
-  it(
-    `POST /sessions: ${fuzzRuns} near-valid logins`,
-    async () => {
-      const started = performance.now();
-      const tally = createTally();
-      const credentials = fc.oneof(
-        {
-          weight: 2,
-          arbitrary: fc.constantFrom(alice!, bob!).map((user) => ({ email: user.email, password: user.password })),
-        },
-        {
-          weight: 1,
-          arbitrary: fc
-            .constantFrom(alice!, bob!)
-            .map((user) => ({ email: ` ${user.email.toUpperCase()} `, password: user.password })),
-        },
-        { weight: 3, arbitrary: fc.record({ email: input.nonEmptyText, password: input.nonEmptyText }) },
-      );
-      const valid = fc
-        .tuple(
-          credentials,
-          fc.option(fc.oneof(fc.constantFrom('acme-b2c', 'acme-b2b', 'globex-b2c'), input.text), { nil: undefined }),
-        )
-        .map(([body, projectKey]) => (projectKey === undefined ? body : { ...body, projectKey }));
-      const requests = fuzzRequest(nearValidBody(valid, [['email'], ['password'], ['projectKey']]), studio);
-      await fc.assert(
-        fc.asyncProperty(requests, async (generated) => {
-          await send(toRequest(url('/sessions'), 'POST', generated), tally);
-        }),
-        { numRuns: fuzzRuns, seed: fuzzSeed },
-      );
-      tally.report('POST /sessions', started);
-      // The generators reach the interesting space: accepted logins, each kind of refusal.
-      for (const code of [
-        '2xx',
-        'invalid_request',
-        'invalid_json',
-        'payload_too_large',
-        'invalid_credentials',
-        'forbidden',
-        'rate_limited',
-        'unsupported_media_type',
-        'cross_site_request',
-      ]) {
-        expect(tally.get(code), code).toBeGreaterThan(0);
-      }
-      expect(tally.get('invalid_request')).toBeGreaterThan(fuzzRuns / 4);
-    },
-    fuzzTimeout,
-  );
+    beforeAll(async () => {
+      database = await backend.open();
+      setup = await open();
+    }, 60_000);
+    afterAll(() => database?.close());
 
-  it(
-    `POST /sessions/current/project: ${fuzzRuns} near-valid switches with valid, stale and junk cookies`,
-    async () => {
-      const started = performance.now();
-      const tally = createTally();
-      const login = async (user: typeof alice) => {
-        const result = await setup.service.login({ email: user!.email, password: user!.password });
-        expect(result.ok).toBe(true);
-        return (result as { setCookie: string }).setCookie.split(';')[0]!;
+    /** Sends one request and checks the answer and what it changed. */
+    async function send(request: Request, tally: ReturnType<typeof createTally>) {
+      const { sessions, account, address, handler, errors, clock } = setup;
+      clock.advance(1_000);
+      const before = {
+        errors: errors.length,
+        writes: sessions.writes,
+        checks: account.checks + address.checks,
+        size: account.size + address.size,
       };
-      const cookies = { alice: await login(alice), bob: await login(bob), stale: [] as string[] };
-      const cookieChoice = fc.oneof(
-        { weight: 6, arbitrary: fc.constantFrom<'alice' | 'bob'>('alice', 'bob') },
-        { weight: 1, arbitrary: fc.constant<'stale'>('stale') },
-        {
-          weight: 1,
-          arbitrary: fc.constantFrom(
-            'deskpilot_session=AAAAAAAAAAAAAAAAAAAAAA.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA',
-            'deskpilot_session=x',
-            'other=1',
-            '',
-          ),
-        },
-      );
-      const valid = fc.record(
-        {
-          projectKey: fc.oneof(fc.constantFrom('acme-b2c', 'acme-b2b', 'globex-b2c'), input.nonEmptyText),
-          clientId: fc.oneof(fc.constantFrom('acme', 'globex'), input.nonEmptyText),
-        },
-        { requiredKeys: ['projectKey'] },
-      );
-      const requests = fc.tuple(
-        fuzzRequest(nearValidBody(valid, [['projectKey'], ['clientId']]), studio),
-        cookieChoice,
-      );
-      await fc.assert(
-        fc.asyncProperty(requests, async ([generated, choice]) => {
-          const owner = choice === 'alice' || choice === 'bob' ? choice : null;
-          const cookie = owner ? cookies[owner] : choice === 'stale' ? (cookies.stale.at(-1) ?? '') : choice;
-          const { code, setCookie } = await send(
-            toRequest(url('/sessions/current/project'), 'POST', generated, cookie ? { cookie } : {}),
-            tally,
+      const sent = performance.now();
+      const response = await handler.fetch(request, client);
+      const setCookie = response.headers.get('set-cookie');
+      const code = await expectSafeAnswer(response);
+      tally.add(code, performance.now() - sent);
+      // Only this request's errors: the property must blame the request that caused them.
+      expect(errors.slice(before.errors)).toEqual([]);
+      if (code !== null) {
+        expect(sessions.writes, `a refused request (${code}) wrote to the session store`).toBe(before.writes);
+        if (beforeThrottle.has(code)) {
+          expect(account.checks + address.checks, `a refused request (${code}) counted in a throttle`).toBe(
+            before.checks,
           );
-          // A switch rotates the token: keep the new one, remember the revoked one.
-          if (code === null && owner) {
-            cookies.stale.push(cookies[owner]);
-            cookies[owner] = setCookie!.split(';')[0]!;
-          }
-        }),
-        { numRuns: fuzzRuns, seed: fuzzSeed },
-      );
-      tally.report('POST /sessions/current/project', started);
-      for (const code of ['2xx', 'invalid_request', 'invalid_json', 'unauthenticated', 'forbidden'])
-        expect(tally.get(code), code).toBeGreaterThan(0);
-    },
-    fuzzTimeout,
-  );
+          expect(account.size + address.size).toBe(before.size);
+        }
+      }
+      return { code, setCookie };
+    }
 
-  it(
-    'DELETE /sessions/current and /sessions: 2,000 junk cookies, none of which ends a session',
-    async () => {
-      const started = performance.now();
-      const tally = createTally();
-      const tokenChars = fc.constantFrom(...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_');
-      const wellFormed = fc
-        .tuple(
-          fc.string({ unit: tokenChars, minLength: 22, maxLength: 22 }),
-          fc.string({ unit: tokenChars, minLength: 43, maxLength: 43 }),
-        )
-        .map(([id, secret]) => `deskpilot_session=${id}.${secret}`);
-      const junk = fc.oneof(
-        wellFormed,
-        input.text.map((text) => `deskpilot_session=${text}`),
-        input.invalidText,
-        fc.string({ unit: 'binary', maxLength: 200 }),
-        wellFormed.map((cookie) => `${cookie}; ${cookie}x`),
-      );
-      await fc.assert(
-        fc.asyncProperty(junk, fc.constantFrom('/sessions/current', '/sessions'), async (cookie, path) => {
-          const { sessions, handler, errors } = setup;
-          const before = { writes: sessions.writes, errors: errors.length };
-          // The host-neutral entry takes any header text, as a permissive host might pass it on.
-          const response = await handler.handle({
-            method: 'DELETE',
-            path,
-            headers: { get: (name) => (name === 'cookie' ? cookie : null) },
-            body: null,
-            clientAddress: client.clientAddress,
-          });
-          const code = await expectSafeAnswer(response);
-          tally.add(code);
-          expect(code).toBe('unauthenticated');
-          expect(sessions.writes).toBe(before.writes);
-          expect(errors.slice(before.errors)).toEqual([]);
-        }),
-        { numRuns: 2_000, seed: fuzzSeed },
-      );
-      tally.report('DELETE /sessions*', started);
-    },
-    fuzzTimeout,
-  );
-});
+    it(
+      `POST /sessions: ${fuzzRuns} near-valid logins`,
+      async () => {
+        const started = performance.now();
+        const tally = createTally();
+        const credentials = fc.oneof(
+          {
+            weight: 2,
+            arbitrary: fc.constantFrom(alice!, bob!).map((user) => ({ email: user.email, password: user.password })),
+          },
+          {
+            weight: 1,
+            arbitrary: fc
+              .constantFrom(alice!, bob!)
+              .map((user) => ({ email: ` ${user.email.toUpperCase()} `, password: user.password })),
+          },
+          { weight: 3, arbitrary: fc.record({ email: input.nonEmptyText, password: input.nonEmptyText }) },
+        );
+        const valid = fc
+          .tuple(
+            credentials,
+            fc.option(fc.oneof(fc.constantFrom('acme-b2c', 'acme-b2b', 'globex-b2c'), input.text), { nil: undefined }),
+          )
+          .map(([body, projectKey]) => (projectKey === undefined ? body : { ...body, projectKey }));
+        const requests = fuzzRequest(nearValidBody(valid, [['email'], ['password'], ['projectKey']]), studio);
+        await fc.assert(
+          fc.asyncProperty(requests, async (generated) => {
+            await send(toRequest(url('/sessions'), 'POST', generated), tally);
+          }),
+          { numRuns: fuzzRuns, seed: fuzzSeed },
+        );
+        tally.report('POST /sessions', started);
+        // The generators reach the interesting space: accepted logins, each kind of refusal.
+        for (const code of [
+          '2xx',
+          'invalid_request',
+          'invalid_json',
+          'payload_too_large',
+          'invalid_credentials',
+          'forbidden',
+          'rate_limited',
+          'unsupported_media_type',
+          'cross_site_request',
+        ]) {
+          expect(tally.get(code), code).toBeGreaterThan(0);
+        }
+        expect(tally.get('invalid_request')).toBeGreaterThan(fuzzRuns / 4);
+      },
+      fuzzTimeout,
+    );
+
+    it(
+      `POST /sessions/current/project: ${fuzzRuns} near-valid switches with valid, stale and junk cookies`,
+      async () => {
+        const started = performance.now();
+        const tally = createTally();
+        const login = async (user: typeof alice) => {
+          const result = await setup.service.login({ email: user!.email, password: user!.password });
+          expect(result.ok).toBe(true);
+          return (result as { setCookie: string }).setCookie.split(';')[0]!;
+        };
+        const cookies = { alice: await login(alice), bob: await login(bob), stale: [] as string[] };
+        const cookieChoice = fc.oneof(
+          { weight: 6, arbitrary: fc.constantFrom<'alice' | 'bob'>('alice', 'bob') },
+          { weight: 1, arbitrary: fc.constant<'stale'>('stale') },
+          {
+            weight: 1,
+            arbitrary: fc.constantFrom(
+              'deskpilot_session=AAAAAAAAAAAAAAAAAAAAAA.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA',
+              'deskpilot_session=x',
+              'other=1',
+              '',
+            ),
+          },
+        );
+        const valid = fc.record(
+          {
+            projectKey: fc.oneof(fc.constantFrom('acme-b2c', 'acme-b2b', 'globex-b2c'), input.nonEmptyText),
+            clientId: fc.oneof(fc.constantFrom('acme', 'globex'), input.nonEmptyText),
+          },
+          { requiredKeys: ['projectKey'] },
+        );
+        const requests = fc.tuple(
+          fuzzRequest(nearValidBody(valid, [['projectKey'], ['clientId']]), studio),
+          cookieChoice,
+        );
+        await fc.assert(
+          fc.asyncProperty(requests, async ([generated, choice]) => {
+            const owner = choice === 'alice' || choice === 'bob' ? choice : null;
+            const cookie = owner ? cookies[owner] : choice === 'stale' ? (cookies.stale.at(-1) ?? '') : choice;
+            const { code, setCookie } = await send(
+              toRequest(url('/sessions/current/project'), 'POST', generated, cookie ? { cookie } : {}),
+              tally,
+            );
+            // A switch rotates the token: keep the new one, remember the revoked one.
+            if (code === null && owner) {
+              cookies.stale.push(cookies[owner]);
+              cookies[owner] = setCookie!.split(';')[0]!;
+            }
+          }),
+          { numRuns: fuzzRuns, seed: fuzzSeed },
+        );
+        tally.report('POST /sessions/current/project', started);
+        for (const code of ['2xx', 'invalid_request', 'invalid_json', 'unauthenticated', 'forbidden'])
+          expect(tally.get(code), code).toBeGreaterThan(0);
+      },
+      fuzzTimeout,
+    );
+
+    it(
+      'DELETE /sessions/current and /sessions: 2,000 junk cookies, none of which ends a session',
+      async () => {
+        const started = performance.now();
+        const tally = createTally();
+        const tokenChars = fc.constantFrom(...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_');
+        const wellFormed = fc
+          .tuple(
+            fc.string({ unit: tokenChars, minLength: 22, maxLength: 22 }),
+            fc.string({ unit: tokenChars, minLength: 43, maxLength: 43 }),
+          )
+          .map(([id, secret]) => `deskpilot_session=${id}.${secret}`);
+        const junk = fc.oneof(
+          wellFormed,
+          input.text.map((text) => `deskpilot_session=${text}`),
+          input.invalidText,
+          fc.string({ unit: 'binary', maxLength: 200 }),
+          wellFormed.map((cookie) => `${cookie}; ${cookie}x`),
+        );
+        await fc.assert(
+          fc.asyncProperty(junk, fc.constantFrom('/sessions/current', '/sessions'), async (cookie, path) => {
+            const { sessions, handler, errors } = setup;
+            const before = { writes: sessions.writes, errors: errors.length };
+            // The host-neutral entry takes any header text, as a permissive host might pass it on.
+            const response = await handler.handle({
+              method: 'DELETE',
+              path,
+              headers: { get: (name) => (name === 'cookie' ? cookie : null) },
+              body: null,
+              clientAddress: client.clientAddress,
+            });
+            const code = await expectSafeAnswer(response);
+            tally.add(code);
+            expect(code).toBe('unauthenticated');
+            expect(sessions.writes).toBe(before.writes);
+            expect(errors.slice(before.errors)).toEqual([]);
+          }),
+          { numRuns: 2_000, seed: fuzzSeed },
+        );
+        tally.report('DELETE /sessions*', started);
+      },
+      fuzzTimeout,
+    );
+  });

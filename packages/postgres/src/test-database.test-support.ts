@@ -4,6 +4,9 @@ import { Pool, type PoolConfig } from 'pg';
 import { fromPglite } from './from-pglite.js';
 import { fromPgPool } from './from-pg-pool.js';
 import { migrate } from './migrate.js';
+import type { Account, NewUser, UserDirectory } from '@deskpilot/core/session';
+import { createSqliteStores, openSqliteDatabase } from '@deskpilot/sqlite';
+import { createPostgresStores, type PostgresStores, type PostgresStoresOptions } from './create-postgres-stores.js';
 import type { SqlClient, SqlExecutor } from './sql-client.js';
 
 /** The real Postgres of this machine, when the run has one. */
@@ -74,4 +77,61 @@ export async function openTestSchema(
 export const testBackends = [
   { name: 'on PGlite', skip: false, open: openTestPglite as () => Promise<TestDatabase> },
   { name: onPostgres, skip: !databaseUrl, open: openTestSchema as () => Promise<TestDatabase> },
+];
+
+/** The stores of one backend, as the behaviour suites use them (`createPostgresStores`' or `createSqliteStores`' answer). */
+export type StoreSet = Pick<PostgresStores, 'sessionStore' | 'sessionLookup' | 'chatStore' | 'approvalStore'> & {
+  userDirectory: UserDirectory & { addUser(user: NewUser): Promise<Account> };
+};
+
+/** One database of a behaviour suite, whatever its engine. */
+export interface StoreDatabase {
+  /** The stores on it (`cache` and `now` are the Postgres stores' options; SQLite has no cache). */
+  stores(options?: PostgresStoresOptions): StoreSet;
+  /** Rows in a Deskpilot table. */
+  count(table: string): Promise<number>;
+  /** Empties every Deskpilot table. */
+  reset(): Promise<void>;
+  close(): Promise<void>;
+}
+
+const onSqlClient = (database: TestDatabase): StoreDatabase => ({
+  stores: (options) => createPostgresStores(database.client, options),
+  async count(table) {
+    const { rows } = await database.client.query<{ count: number }>(`SELECT count(*)::int AS count FROM ${table}`);
+    return rows[0]!.count;
+  },
+  reset: () => database.reset(),
+  close: () => database.close(),
+});
+
+/** A fresh in-memory SQLite database (`@deskpilot/sqlite`), for the suites every store must pass. */
+export async function openTestSqlite(): Promise<StoreDatabase> {
+  const database = await openSqliteDatabase();
+  const count = (table: string) =>
+    Number(database.run(() => database.statement(`SELECT count(*) AS count FROM ${table}`).get()!.count));
+  return {
+    stores: (options) => createSqliteStores(database, { passwordHash: options?.passwordHash }),
+    count: async (table) => count(table),
+    async reset() {
+      // Children before parents: the foreign keys are checked.
+      database.transaction(() => {
+        for (const table of ['deskpilot_memberships', 'deskpilot_chat_messages', ...tables])
+          database.statement(`DELETE FROM ${table}`).run();
+      });
+    },
+    close: () => database.close(),
+  };
+}
+
+/** PGlite, Postgres (when `DATABASE_URL` is set, visibly skipped otherwise) and SQLite: the behaviour suites' backends. */
+export const storeBackends: Array<{ name: string; skip: boolean; open(): Promise<StoreDatabase> }> = [
+  ...testBackends.map((backend) => ({ ...backend, open: async () => onSqlClient(await backend.open()) })),
+  { name: 'on SQLite', skip: false, open: openTestSqlite },
+];
+
+/** The backends that run in process (no Postgres needed): for the long suites, the fuzzers. */
+export const inProcessBackends: Array<{ name: string; open(): Promise<StoreDatabase> }> = [
+  { name: 'on PGlite', open: async () => onSqlClient(await openTestPglite()) },
+  { name: 'on SQLite', open: openTestSqlite },
 ];

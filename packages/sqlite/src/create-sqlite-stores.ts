@@ -1,13 +1,9 @@
 import type { ApprovalStore, ChatStore } from '@deskpilot/core';
-import {
-  createSessionLookup,
-  type PasswordHashOptions,
-  type SessionLookup,
-  type SessionStore,
-} from '@deskpilot/core/session';
+import type { PasswordHashOptions, SessionLookup, SessionStore } from '@deskpilot/core/session';
 import type { SqliteDatabase } from './open-sqlite-database.js';
 import { createSqliteApprovalStore } from './sqlite-approval-store.js';
 import { createSqliteChatStore } from './sqlite-chat-store.js';
+import { createSqliteSessionLookup } from './sqlite-session-lookup.js';
 import { createSqliteSessionStore } from './sqlite-session-store.js';
 import { createSqliteUserDirectory, type SqliteUserDirectory } from './sqlite-user-directory.js';
 
@@ -21,15 +17,19 @@ export interface SqliteStoresOptions {
 export interface SqliteStores {
   sessionStore: SessionStore;
   userDirectory: SqliteUserDirectory;
-  /** The session and its account for `createSessionService({ lookup })`: two indexed reads, microseconds each. */
+  /**
+   * The session and its account for `createSessionService({ lookup })`: one statement, and the answer
+   * kept until anything in the database changes (see {@link createSqliteSessionLookup}).
+   */
   sessionLookup: SessionLookup;
   chatStore: ChatStore;
   approvalStore: ApprovalStore;
 }
 
 /**
- * Creates every store on one {@link SqliteDatabase}. Nothing is cached in process: a read is a
- * microseconds-long statement, and another process sharing the file sees every write at once.
+ * Creates every store on one {@link SqliteDatabase}. Only the session lookup keeps answers in memory,
+ * and only until anything in the database changes: another process sharing the file, or another
+ * handle in this one, is seen at once.
  *
  * @example
  * const database = await openSqliteDatabase({ file: './.data/deskpilot.sqlite' });
@@ -42,7 +42,7 @@ export function createSqliteStores(database: SqliteDatabase, options: SqliteStor
   return {
     sessionStore,
     userDirectory,
-    sessionLookup: createSessionLookup({ store: sessionStore, directory: userDirectory }),
+    sessionLookup: createSqliteSessionLookup(database),
     chatStore: createSqliteChatStore(database),
     approvalStore: createSqliteApprovalStore(database),
   };

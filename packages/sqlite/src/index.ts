@@ -2,6 +2,7 @@ export { openSqliteDatabase, type SqliteDatabase, type SqliteDatabaseOptions } f
 export { sqliteMigrations, type SqliteMigration } from './migrations.js';
 export { toStoreError } from './to-store-error.js';
 export { createSqliteSessionStore } from './sqlite-session-store.js';
+export { createSqliteSessionLookup, type SqliteSessionLookupOptions } from './sqlite-session-lookup.js';
 export {
   createSqliteUserDirectory,
   type SqliteUserDirectory,

@@ -2,9 +2,22 @@ import type { SessionRecord, SessionStore } from '@deskpilot/core/session';
 import type { SqliteDatabase } from './open-sqlite-database.js';
 import { canBeStored, readRow, type Row } from './read-row.js';
 
-const columns = 'id, secret_hash, user_id, project_key, client_id, created_at, expires_at, idle_expires_at, version';
+/** The columns of a session, in the order {@link toSessionRecord} reads them. */
+export const sessionColumns = [
+  'id',
+  'secret_hash',
+  'user_id',
+  'project_key',
+  'client_id',
+  'created_at',
+  'expires_at',
+  'idle_expires_at',
+  'version',
+];
+const columns = sessionColumns.join(', ');
 
-function toRecord(row: Row): SessionRecord {
+/** A session record from a row holding {@link sessionColumns}. */
+export function toSessionRecord(row: Row): SessionRecord {
   const read = readRow('session', row);
   return {
     id: read.text('id'),
@@ -55,7 +68,7 @@ export function createSqliteSessionStore(database: SqliteDatabase): SessionStore
     async get(id) {
       if (!canBeStored(id)) return null;
       const row = database.run(() => sql(`SELECT ${columns} FROM deskpilot_sessions WHERE id = ?`).get(id));
-      return row ? toRecord(row) : null;
+      return row ? toSessionRecord(row) : null;
     },
     async touch(id, expectedVersion, idleExpiresAt) {
       if (!canBeStored(id)) return false;

@@ -10,7 +10,7 @@ import {
   type UserDirectory,
 } from '@deskpilot/core/session';
 import type { SqliteDatabase } from './open-sqlite-database.js';
-import { canBeStored, isJsonObject, readRow } from './read-row.js';
+import { canBeStored, isJsonObject, readRow, type Row } from './read-row.js';
 
 /** Options of {@link createSqliteUserDirectory}. */
 export interface SqliteUserDirectoryOptions {
@@ -31,11 +31,12 @@ export interface SqliteUserDirectory extends UserDirectory {
   addUser(user: NewUser): Promise<Account>;
 }
 
-// One statement for a user and their memberships, in the order they were added.
-const accountSql = `SELECT u.id, u.email, u.name,
-  (SELECT json_group_array(json_object('projectKey', m.project_key, 'clientId', m.client_id, 'role', m.role) ORDER BY m.position)
-   FROM deskpilot_memberships m WHERE m.user_id = u.id) AS memberships
-  FROM deskpilot_users u WHERE u.id = ?`;
+/** The memberships of the user aliased `u`, as one JSON list in the order they were added. */
+export const membershipsSql = `(SELECT json_group_array(json_object('projectKey', m.project_key, 'clientId', m.client_id, 'role', m.role) ORDER BY m.position)
+  FROM deskpilot_memberships m WHERE m.user_id = u.id)`;
+
+// One statement for a user and their memberships.
+const accountSql = `SELECT u.id, u.email, u.name, ${membershipsSql} AS memberships FROM deskpilot_users u WHERE u.id = ?`;
 
 function isMemberships(value: unknown): value is Membership[] {
   return (
@@ -54,6 +55,15 @@ function freezeAccount(account: Account): Account {
     memberships: Object.freeze(
       account.memberships.map((membership) => Object.freeze(membership)),
     ) as Account['memberships'],
+  });
+}
+
+/** A deep-frozen account from a row with the user's `id`, `email`, `name` and `memberships` (JSON). */
+export function toAccount(row: Row): Account {
+  const read = readRow('user', row);
+  return freezeAccount({
+    user: { id: read.text('id'), email: read.text('email'), name: read.text('name') },
+    memberships: read.json('memberships', isMemberships, 'a list of memberships'),
   });
 }
 
@@ -120,12 +130,7 @@ export function createSqliteUserDirectory(
     async getAccount(userId) {
       if (!canBeStored(userId)) return null;
       const row = database.run(() => sql(accountSql).get(userId));
-      if (!row) return null;
-      const read = readRow('user', row);
-      return freezeAccount({
-        user: { id: read.text('id'), email: read.text('email'), name: read.text('name') },
-        memberships: read.json('memberships', isMemberships, 'a list of memberships'),
-      });
+      return row ? toAccount(row) : null;
     },
   };
 }
