@@ -81,6 +81,8 @@ const contenders: ReadonlyArray<{ kind: ServerKind; label: string }> = [
   { kind: 'express-end', label: 'Express 5 alone, res.end' },
   { kind: 'express-session', label: 'express-session (MemoryStore)' },
   { kind: 'deskpilot', label: 'Deskpilot (session-express)' },
+  { kind: 'deskpilot-sqlite', label: 'Deskpilot on SQLite (the embedded default)' },
+  { kind: 'deskpilot-postgres', label: 'Deskpilot on Postgres (no cache, one statement)' },
 ];
 
 interface RunningServer {
@@ -181,6 +183,20 @@ function serverCpu(child: ChildProcess): Promise<ServerCpu> {
   });
 }
 
+/** Issue 27's targets: each Deskpilot server's CPU per request over Express alone's (`res.json`), same run. */
+function overExpress(result: SessionBenchResult): string[] {
+  const cpu = (kind: ServerKind) => result.servers.find((server) => server.kind === kind)!.cpuMicrosecondsPerRequest;
+  const targets: Array<[ServerKind, string, number]> = [
+    ['deskpilot', 'memory store', 1.2],
+    ['deskpilot-sqlite', 'SQLite', 1.4],
+    ['deskpilot-postgres', 'Postgres', 1.4],
+  ];
+  return targets.map(([kind, store, bound]) => {
+    const ratio = cpu(kind) / cpu('express-json');
+    return `- Deskpilot on ${store}: CPU per request ${formatRatio(ratio)} Express alone's (res.json), ${formatRatio(cpu(kind) / cpu('express-end'))} with res.end — target ≤ ${bound}×: ${ratio <= bound ? 'met' : '**not met**'}`;
+  });
+}
+
 /** The figures as a Markdown table, with the targets checked. */
 export function formatSessionResult(result: SessionBenchResult): string {
   const { rounds, roundSeconds, connections } = result.options;
@@ -218,6 +234,7 @@ export function formatSessionResult(result: SessionBenchResult): string {
     `- Deskpilot req/s ≥ 0.5× floor: ${formatRatio(deskpilot.requestsRatio)} — ${verdict(deskpilot.requestsRatio >= 0.5)}`,
     `- Deskpilot p99 ≤ 2× floor: ${formatRatio(deskpilot.p99Ratio)} — ${verdict(deskpilot.p99Ratio <= 2)}`,
     `- Deskpilot req/s per server core ≥ 0.5× floor: ${formatRatio(deskpilot.capacityRatio)} — ${verdict(deskpilot.capacityRatio >= 0.5)}`,
+    ...overExpress(result),
   ].join('\n');
 }
 

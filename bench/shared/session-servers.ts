@@ -14,6 +14,11 @@ import {
   createSessionService,
 } from '@deskpilot/core';
 import { demoUsers } from '@deskpilot/core/demo';
+import { createPostgresStores, openDatabase } from '@deskpilot/postgres';
+import { createSqliteStores, openSqliteDatabase } from '@deskpilot/sqlite';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { sessionShapedObject } from './session-shape.ts';
 import { sessionRouter } from '@deskpilot/session-express';
 
@@ -93,19 +98,52 @@ const servers = {
   async deskpilot() {
     const directory = createMemoryUserDirectory();
     for (const user of demoUsers) await directory.addUser(user);
-    const service = createSessionService({ store: createMemorySessionStore(), directory });
-    const app = express();
-    app.disable('x-powered-by');
-    app.use(sessionRouter(createSessionHandler({ service })));
-    const port = await listen(app);
-    const login = await fetch(`http://127.0.0.1:${port}/sessions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ email: demoUsers[0]!.email, password: demoUsers[0]!.password }),
-    });
-    return { port, cookie: firstCookie(login) };
+    return deskpilotOn(createSessionService({ store: createMemorySessionStore(), directory }));
+  },
+
+  // The reference servers' embedded default: a SQLite file (in a fresh temporary folder, removed at exit).
+  async 'deskpilot-sqlite'() {
+    const folder = mkdtempSync(join(tmpdir(), 'deskpilot-bench-'));
+    process.once('exit', () => rmSync(folder, { recursive: true, force: true }));
+    const stores = createSqliteStores(await openSqliteDatabase({ file: join(folder, 'deskpilot.sqlite') }));
+    for (const user of demoUsers) await stores.userDirectory.addUser(user);
+    const { sessionStore: store, userDirectory: directory, sessionLookup: lookup } = stores;
+    return deskpilotOn(createSessionService({ store, directory, lookup }));
+  },
+
+  // Postgres as replicas share it: no cache, the session and its account in one statement. A fresh
+  // schema, dropped when the parent goes away.
+  async 'deskpilot-postgres'() {
+    const schema = `deskpilot_bench_${randomBytes(6).toString('hex')}`;
+    const databaseUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+    const database = await openDatabase({ databaseUrl, schema });
+    dropOnDisconnect = async () => {
+      await database.client.query(`DROP SCHEMA ${schema} CASCADE`);
+      await database.close();
+    };
+    const stores = createPostgresStores(database.client);
+    for (const user of demoUsers) await stores.userDirectory.addUser(user);
+    const { sessionStore: store, userDirectory: directory, sessionLookup: lookup } = stores;
+    return deskpilotOn(createSessionService({ store, directory, lookup }));
   },
 } satisfies Record<string, () => Promise<ServerReady>>;
+
+/** What to clean up when the parent goes away (the Postgres contender's schema). */
+let dropOnDisconnect: (() => Promise<void>) | undefined;
+
+/** The session routes of `service` on Express, signed in once as the first demo user. */
+async function deskpilotOn(service: ReturnType<typeof createSessionService>): Promise<ServerReady> {
+  const app = express();
+  app.disable('x-powered-by');
+  app.use(sessionRouter(createSessionHandler({ service })));
+  const port = await listen(app);
+  const login = await fetch(`http://127.0.0.1:${port}/sessions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email: demoUsers[0]!.email, password: demoUsers[0]!.password }),
+  });
+  return { port, cookie: firstCookie(login) };
+}
 
 /** The contenders of the session benchmark. */
 export type ServerKind = keyof typeof servers;
@@ -134,7 +172,10 @@ const kind = process.argv[2] ?? '';
 if (!Object.hasOwn(servers, kind))
   throw new Error(`unknown server ${kind}; expected one of ${Object.keys(servers).join(', ')}`);
 // The parent going away (normally or not) ends the server: nothing outlives the run.
-process.on('disconnect', () => process.exit(0));
+process.on('disconnect', () => {
+  const cleanup = dropOnDisconnect?.() ?? Promise.resolve();
+  void cleanup.finally(() => process.exit(0));
+});
 process.on('message', (message) => {
   if (message === 'cpu') {
     const { user, system } = process.cpuUsage();
