@@ -82,6 +82,22 @@ describe('npm start (scripts/start-platform.ts)', () => {
     expect((await once(restarted.child, 'exit'))[0]).toBe(0);
   }, 90_000);
 
+  it('stops and exits 0 when the same Ctrl+C also ended the reader of its output (npm start | tee run.log)', async () => {
+    const [session, chat, studio] = [await freePort(), await freePort(), await freePort()];
+    const platform = await startPlatform({
+      DATA_DIR: temporaryDataDir(),
+      SESSION_PORT: String(session),
+      CHAT_PORT: String(chat),
+      STUDIO_PORT: String(studio),
+    });
+    // The reader goes first: every line the servers write while they stop meets a broken pipe.
+    platform.child.stdout!.destroy();
+    platform.child.stderr!.destroy();
+    process.kill(-platform.child.pid!, 'SIGINT');
+    const [code] = (await once(platform.child, 'exit')) as [number | null];
+    expect(code).toBe(0);
+  }, 60_000);
+
   it('refuses a port variable that is not a port, naming it', async () => {
     const child = spawn(process.execPath, [launcher], {
       env: { ...process.env, CHAT_PORT: 'eighty' },

@@ -3,6 +3,7 @@
 // their modules and one embedded database file. A small machine runs the whole demo (bench/
 // platform-memory). Ctrl+C (or SIGTERM) stops the three together, each draining as it would alone.
 import { loopbackOrigins } from '../examples/shared/environment.ts';
+import { closeLogs } from '../examples/shared/logging.ts';
 import { StartFailure } from '../examples/shared/start-failure.ts';
 import type { ServingServer } from '../examples/shared/serve.ts';
 import { stopOnSignals } from '../examples/shared/stop-on-signals.ts';
@@ -65,6 +66,7 @@ const started = new Map<string, ServingServer>();
 /** Stops every server started so far, together; exits with the worst of their codes (or `exitCode`). */
 async function stopAll(signal: string, exitCode = 0): Promise<never> {
   const codes = await Promise.all([...started.values()].map((server) => server.stop(signal)));
+  await closeLogs();
   process.exit(Math.max(exitCode, ...codes));
 }
 

@@ -4,6 +4,7 @@ import type { RequestListener } from 'node:http';
 import { describeError } from '@deskpilot/core/session';
 import type { Logger } from 'pino';
 import { createGracefulServer, settlesWithin } from './graceful-server.ts';
+import { closeLogs } from './logging.ts';
 import { listenForScrapes, type Metrics, type MetricsConfig } from './metrics.ts';
 import { stopOnSignals } from './stop-on-signals.ts';
 
@@ -115,6 +116,11 @@ export async function serve(options: ServeOptions): Promise<ServingServer> {
   };
   let stopped: Promise<number> | undefined;
   const once = (signal: string) => (stopped ??= stop(signal));
-  if (options.ownsProcess !== false) stopOnSignals(async (signal) => process.exit(await once(signal)), logger);
+  if (options.ownsProcess !== false)
+    stopOnSignals(async (signal) => {
+      const exitCode = await once(signal);
+      await closeLogs();
+      process.exit(exitCode);
+    }, logger);
   return { port, stop: once };
 }

@@ -28,6 +28,15 @@ const login = (url: string, email = 'alice@example.com') =>
   });
 
 describe('session server faults', () => {
+  it('stops and exits 0 on SIGINT when the reader of its output is gone (node src/server.ts | tee run.log)', async () => {
+    const server = await spawnExample(serverFile, {});
+    // The same Ctrl+C ended the reader: the lines the server writes while it stops meet a broken pipe.
+    server.child.stdout!.destroy();
+    server.child.stderr!.destroy();
+    server.child.kill('SIGINT');
+    expect(await exitCode(server.child)).toBe(0);
+  });
+
   it('stops with a clear message and exit code 1 when Redis is unreachable at start', async () => {
     const port = await closedPort();
     const { code, stderr } = await runToExit(serverFile, {
