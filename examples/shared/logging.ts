@@ -50,52 +50,59 @@ export function createLogger(options: {
         translateTime: 'HH:MM:ss.l',
       }),
     );
-  // Asynchronous: lines written while a write is under way go out together in the next one, so a
-  // busy server makes a few large writes, not one per line; pino flushes what is left on exit.
-  const stream = destination({ sync: false });
-  const logger = pino(settings, stream);
-  // A reader that went away — `npm start | tee run.log`, where the same Ctrl+C ends tee — leaves a
-  // broken pipe: logging stops (nobody can read it), and the stream is closed so that pino does not
-  // flush it at exit, where sonic-boom retries a failed write for ever and the process never ends.
-  const log = { logger, stream, ending: false, destroyed: false };
-  stream.on('error', () => {
-    logger.level = 'silent';
-    if (log.destroyed) return;
-    log.destroyed = true;
-    stream.destroy();
-  });
-  stream.on('close', () => (log.destroyed = true));
-  openLogs.add(log);
+  // One asynchronous destination per process, shared by its loggers (`npm start` runs three servers
+  // in one process: separate destinations on one descriptor would interleave their writes mid-line).
+  // Lines written while a write is under way go out together in the next one, so a busy server makes
+  // a few large writes, not one per line; pino flushes what is left on exit.
+  const logger = pino(settings, sharedDestination());
+  loggers.add(logger);
   return logger;
 }
 
-/** The asynchronous logs of this process, closed by {@link closeLogs}. */
-const openLogs = new Set<{
-  logger: Logger;
-  stream: ReturnType<typeof destination>;
-  ending: boolean;
-  destroyed: boolean;
-}>();
+type Destination = ReturnType<typeof destination>;
+
+/** The loggers writing to the shared destination: silenced together when it breaks or closes. */
+const loggers = new Set<Logger>();
+let shared: { stream: Destination; destroyed: boolean; ending: boolean } | undefined;
+
+function sharedDestination(): Destination {
+  if (shared) return shared.stream;
+  const stream = destination({ sync: false });
+  const state = { stream, destroyed: false, ending: false };
+  // A reader that went away — `npm start | tee run.log`, where the same Ctrl+C ends tee — leaves a
+  // broken pipe: logging stops (nobody can read it), and the stream is closed so that pino does not
+  // flush it at exit, where sonic-boom retries a failed write for ever and the process never ends.
+  stream.on('error', () => {
+    silence();
+    if (state.destroyed) return;
+    state.destroyed = true;
+    stream.destroy();
+  });
+  stream.on('close', () => (state.destroyed = true));
+  shared = state;
+  return stream;
+}
+
+function silence(): void {
+  for (const logger of loggers) logger.level = 'silent';
+}
 
 /**
- * Writes out what the loggers still hold and closes them, before a process exits: a line still being
- * written when `process.exit` runs would otherwise be flushed at exit, which never ends on a broken
- * pipe. Bounded: resolves after `timeoutMs` whatever happens. Nothing is logged afterwards.
+ * Writes out what the loggers still hold and closes their destination, before a process exits: a line
+ * still being written when `process.exit` runs would otherwise be flushed at exit, which never ends on
+ * a broken pipe. Bounded: resolves after `timeoutMs` whatever happens. Nothing is logged afterwards.
  */
 export async function closeLogs(timeoutMs = 2_000): Promise<void> {
-  const closing = [...openLogs].map((log) => {
-    log.logger.level = 'silent';
-    if (log.ending || log.destroyed) return Promise.resolve();
-    log.ending = true;
-    const closed = new Promise<void>((resolve) => {
-      log.stream.once('close', () => resolve());
-      log.stream.once('error', () => resolve());
-    });
-    log.stream.end();
-    return closed;
+  silence();
+  const state = shared;
+  if (!state || state.destroyed || state.ending) return;
+  state.ending = true;
+  const closed = new Promise<void>((resolve) => {
+    state.stream.once('close', () => resolve());
+    state.stream.once('error', () => resolve());
   });
-  openLogs.clear();
-  await Promise.race([Promise.all(closing), new Promise((resolve) => setTimeout(resolve, timeoutMs).unref())]);
+  state.stream.end();
+  await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, timeoutMs).unref())]);
 }
 
 /** A request id a client or a proxy may choose: short, no spaces, nothing a log line or a header could misread. */

@@ -96,6 +96,37 @@ describe('openSqliteDatabase', () => {
     expect((await stores.approvalStore.get('approval-1'))?.state).toBe('executing');
   }, 30_000);
 
+  it('answers 503 within the busy timeout while another connection holds the write lock, and still serves reads', async () => {
+    const file = join(directory(), 'deskpilot.sqlite');
+    const database = await openSqliteDatabase({ file, busyTimeoutMs: 100 });
+    onTestFinished(() => database.close());
+    const stores = createSqliteStores(database);
+    const record = makeSessionRecord();
+    await stores.sessionStore.create(record);
+    const holder = new DatabaseSync(file);
+    holder.exec('BEGIN IMMEDIATE');
+    onTestFinished(() => holder.close());
+
+    // A renewal is not written inside the call that asks for it (a read must never wait on a lock)...
+    const renewal = stores.sessionStore.renew!(record.id, record.idleExpiresAt + 1);
+    expect(await stores.sessionStore.get(record.id)).toEqual(record);
+    // ...and a write that finds the lock taken gives up after the busy timeout, as a 503.
+    const error = await renewal.catch((caught: unknown) => caught);
+    expect(isDeskpilotError(error) && error.code).toBe('store_unavailable');
+    const write = await stores.sessionStore
+      .touch(record.id, 1, record.idleExpiresAt + 2)
+      .catch((caught: unknown) => caught);
+    expect(isDeskpilotError(write) && write.code).toBe('store_unavailable');
+
+    holder.exec('ROLLBACK');
+    const idleExpiry = () =>
+      database.statement('SELECT idle_expires_at FROM deskpilot_sessions WHERE id = ?').get(record.id)!.idle_expires_at;
+    const renewed = stores.sessionStore.renew!(record.id, record.idleExpiresAt + 3);
+    expect(idleExpiry()).toBe(record.idleExpiresAt); // written after this turn of the event loop
+    await renewed;
+    expect(idleExpiry()).toBe(record.idleExpiresAt + 3);
+  });
+
   it('creates the schema once, is ready at this release’s version, and refuses a file from a newer release', async () => {
     const file = join(directory(), 'deskpilot.sqlite');
     const [first, second] = await Promise.all([openSqliteDatabase({ file }), openSqliteDatabase({ file })]);

@@ -15,7 +15,8 @@ export interface SqliteDatabaseOptions {
   file?: string;
   /**
    * How long a write waits for another process's write lock before the store answers 503. The wait
-   * blocks this process (node:sqlite is synchronous): keep it short. @default 2000
+   * blocks this process (node:sqlite is synchronous), so it is short: the stores' own transactions
+   * hold the lock for microseconds; a longer wait means something else holds it. @default 250
    */
   busyTimeoutMs?: number;
 }
@@ -126,7 +127,7 @@ async function prepareDirectory(directory: string): Promise<void> {
  */
 export async function openSqliteDatabase(options: SqliteDatabaseOptions = {}): Promise<SqliteDatabase> {
   const file = options.file === undefined || options.file === ':memory:' ? ':memory:' : resolve(options.file);
-  const busyTimeoutMs = options.busyTimeoutMs ?? 2_000;
+  const busyTimeoutMs = options.busyTimeoutMs ?? 250;
   if (!Number.isSafeInteger(busyTimeoutMs) || busyTimeoutMs < 0)
     throw new TypeError('busyTimeoutMs must be a whole number of milliseconds, 0 or more.');
   if (file !== ':memory:') {
@@ -145,7 +146,13 @@ export async function openSqliteDatabase(options: SqliteDatabaseOptions = {}): P
   }
   try {
     db.exec(`PRAGMA busy_timeout = ${busyTimeoutMs}`);
-    if (file !== ':memory:') db.exec('PRAGMA journal_mode = WAL');
+    if (file !== ':memory:') {
+      const { journal_mode: mode } = db.prepare('PRAGMA journal_mode = WAL').get() as { journal_mode: string };
+      // A file system without shared memory for the log (some network mounts) stays in rollback mode,
+      // where readers and the writer wait for each other: refused, not run slower and blocking.
+      if (mode !== 'wal')
+        throw new Error(`write-ahead logging is not available there (journal mode ${mode}): use a local disk`);
+    }
     db.exec('PRAGMA synchronous = NORMAL');
     migrate(db, file, sqliteMigrations);
   } catch (error) {

@@ -58,6 +58,17 @@ const rollback = Symbol('rollback');
 export function createSqliteSessionStore(database: SqliteDatabase): SessionStore {
   const sql = (text: string) => database.statement(text);
   const insert = `INSERT INTO deskpilot_sessions (${columns}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+  // Renewals are written after the turn of the event loop that asked for them, all in one transaction:
+  // never inside the read that triggered them (a write may wait for another process's lock).
+  const renewals = createRenewals((batch) =>
+    database.transaction(() => {
+      // The idle expiry only moves forward and never past the absolute expiry; a row that is gone stays gone.
+      const renew = sql(
+        'UPDATE deskpilot_sessions SET idle_expires_at = ?1 WHERE id = ?2 AND ?1 > idle_expires_at AND ?1 <= expires_at',
+      );
+      for (const [id, idleExpiresAt] of batch) renew.run(idleExpiresAt, id);
+    }),
+  );
   const deleteWhere = (where: string, param: string | number) =>
     Number(database.run(() => sql(`DELETE FROM deskpilot_sessions WHERE ${where}`).run(param)).changes);
 
@@ -79,15 +90,7 @@ export function createSqliteSessionStore(database: SqliteDatabase): SessionStore
       );
       return Number(changes) === 1;
     },
-    async renew(id, idleExpiresAt) {
-      if (!canBeStored(id)) return;
-      // The idle expiry only moves forward and never past the absolute expiry; a row that is gone stays gone.
-      database.run(() =>
-        sql(
-          'UPDATE deskpilot_sessions SET idle_expires_at = ?1 WHERE id = ?2 AND ?1 > idle_expires_at AND ?1 <= expires_at',
-        ).run(idleExpiresAt, id),
-      );
-    },
+    renew: (id, idleExpiresAt) => (canBeStored(id) ? renewals.add(id, idleExpiresAt) : Promise.resolve()),
     async replace(id, expectedVersion, next) {
       if (!canBeStored(id)) return false;
       try {
@@ -107,5 +110,31 @@ export function createSqliteSessionStore(database: SqliteDatabase): SessionStore
     delete: async (id) => canBeStored(id) && deleteWhere('id = ?', id) > 0,
     deleteByUser: async (userId) => (canBeStored(userId) ? deleteWhere('user_id = ?', userId) : 0),
     deleteExpired: async (now) => deleteWhere('min(expires_at, idle_expires_at) <= ?', now),
+  };
+}
+
+/** Renewals gathered until the event loop's next turn (the latest idle expiry per session), then written together. */
+function createRenewals(write: (batch: Map<string, number>) => void) {
+  let open: { batch: Map<string, number>; done: Promise<void> } | undefined;
+  return {
+    add(id: string, idleExpiresAt: number): Promise<void> {
+      if (!open) {
+        const batch = new Map<string, number>();
+        const done = new Promise<void>((resolve, reject) =>
+          setImmediate(() => {
+            open = undefined;
+            try {
+              write(batch);
+              resolve();
+            } catch (error) {
+              reject(error);
+            }
+          }),
+        );
+        open = { batch, done };
+      }
+      open.batch.set(id, Math.max(open.batch.get(id) ?? 0, idleExpiresAt));
+      return open.done;
+    },
   };
 }

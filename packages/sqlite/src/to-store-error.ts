@@ -11,6 +11,7 @@ const unavailableCodes = new Set([
   11, // SQLITE_CORRUPT
   13, // SQLITE_FULL: disk full
   14, // SQLITE_CANTOPEN
+  15, // SQLITE_PROTOCOL: the write-ahead log's locks contended between processes
   26, // SQLITE_NOTADB: the file is not a database
 ]);
 
