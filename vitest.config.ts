@@ -11,6 +11,7 @@ export default defineConfig({
       { find: /^@deskpilot\/core\/node$/, replacement: source('./packages/core/src/node.ts') },
       { find: /^@deskpilot\/core\/testing$/, replacement: source('./packages/core/src/testing.ts') },
       { find: /^@deskpilot\/core\/openapi$/, replacement: source('./packages/core/src/openapi.ts') },
+      { find: /^@deskpilot\/core\/storage$/, replacement: source('./packages/core/src/storage.ts') },
       { find: /^@deskpilot\/core$/, replacement: source('./packages/core/src/index.ts') },
       { find: /^@deskpilot\/session-express$/, replacement: source('./packages/session-express/src/index.ts') },
       { find: /^@deskpilot\/chat-express$/, replacement: source('./packages/chat-express/src/index.ts') },

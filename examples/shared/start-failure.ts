@@ -1,5 +1,6 @@
 // How the reference servers fail to start: one plain line on stderr and an exit code, in their own
 // process or inside `npm start`'s.
+import { describeError } from '@deskpilot/core/session';
 
 /**
  * The exit code of a start that failed with `error`: 2 when another process holds the embedded
@@ -26,4 +27,21 @@ export function exitOnStartFailure(name: string) {
     console.error(`[${name}] ${failure.message}`);
     process.exit(failure.exitCode);
   };
+}
+
+/** The configuration `read` finds in `env`; a bad one is a {@link StartFailure} with exit code 2. */
+export function configFrom<Config>(
+  read: (env: Record<string, string | undefined>) => Config,
+  env: Record<string, string | undefined>,
+): Config {
+  try {
+    return read(env);
+  } catch (error) {
+    throw new StartFailure((error as Error).message, 2);
+  }
+}
+
+/** For a start that failed while opening its stores or backends: `cannot start: <why>`, with its exit code. */
+export function cannotStart(error: unknown): never {
+  throw new StartFailure(`cannot start: ${describeError(error)}`, startFailureExitCode(error));
 }

@@ -1,25 +1,19 @@
-import { describeError } from '@deskpilot/core';
 import { createApp } from './app.ts';
-import { readConfig, type ServerConfig } from './config.ts';
+import { readConfig } from './config.ts';
 import { createLogger } from '../../shared/logging.ts';
 import { serve, type ServingServer } from '../../shared/serve.ts';
-import { StartFailure, startFailureExitCode } from '../../shared/start-failure.ts';
+import { cannotStart, configFrom } from '../../shared/start-failure.ts';
 import { startTracing } from '../../shared/tracing.ts';
 
 /**
  * Starts the chat server with the environment `env`; resolves once it listens. A bad configuration or
- * a start that fails rejects with a {@link StartFailure} (its message and exit code).
+ * a start that fails rejects with a `StartFailure` (its message and exit code).
  */
 export async function startChatServer(
   env: Record<string, string | undefined>,
   options: { ownsProcess?: boolean } = {},
 ): Promise<ServingServer> {
-  let config: ServerConfig;
-  try {
-    config = readConfig(env);
-  } catch (error) {
-    throw new StartFailure((error as Error).message, 2);
-  }
+  const config = configFrom(readConfig, env);
   // Traces only when an OTLP endpoint is configured (OTEL_EXPORTER_OTLP_ENDPOINT).
   const stopTracing = await startTracing('chat', config, { aiSdk: true });
   // Once running, JSON lines on stdout; a start that fails (above and below) is a plain line on stderr.
@@ -27,10 +21,7 @@ export async function startChatServer(
   const { app, metrics, chat, models, readiness, storage, deleteExpiredApprovals, close } = await createApp(
     config,
     logger,
-  ).catch((error: unknown) => {
-    // A database, data directory or Redis that cannot be used: say so plainly and stop.
-    throw new StartFailure(`cannot start: ${describeError(error)}`, startFailureExitCode(error));
-  });
+  ).catch(cannotStart); // a database, data directory or Redis that cannot be used: said plainly
   return serve({
     name: 'chat-server',
     app,

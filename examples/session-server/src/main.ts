@@ -1,35 +1,24 @@
-import { describeError } from '@deskpilot/core/session';
 import { createApp } from './app.ts';
-import { readConfig, type ServerConfig } from './config.ts';
+import { readConfig } from './config.ts';
 import { createLogger } from '../../shared/logging.ts';
 import { serve, type ServingServer } from '../../shared/serve.ts';
-import { StartFailure, startFailureExitCode } from '../../shared/start-failure.ts';
+import { cannotStart, configFrom } from '../../shared/start-failure.ts';
 import { startTracing } from '../../shared/tracing.ts';
 
 /**
  * Starts the session server with the environment `env`; resolves once it listens. A bad configuration
- * or a start that fails rejects with a {@link StartFailure} (its message and exit code).
+ * or a start that fails rejects with a `StartFailure` (its message and exit code).
  */
 export async function startSessionServer(
   env: Record<string, string | undefined>,
   options: { ownsProcess?: boolean } = {},
 ): Promise<ServingServer> {
-  let config: ServerConfig;
-  try {
-    config = readConfig(env);
-  } catch (error) {
-    throw new StartFailure((error as Error).message, 2);
-  }
+  const config = configFrom(readConfig, env);
   // Traces only when an OTLP endpoint is configured (OTEL_EXPORTER_OTLP_ENDPOINT).
   const stopTracing = await startTracing('session', config);
   // Once running, JSON lines on stdout; a start that fails (above and below) is a plain line on stderr.
   const logger = createLogger({ service: 'session-server', level: config.LOG_LEVEL, format: config.LOG_FORMAT });
-  const { app, metrics, sessions, readiness, storage, close } = await createApp(config, logger).catch(
-    (error: unknown) => {
-      // A database, data directory or Redis that cannot be used: say so plainly and stop.
-      throw new StartFailure(`cannot start: ${describeError(error)}`, startFailureExitCode(error));
-    },
-  );
+  const { app, metrics, sessions, readiness, storage, close } = await createApp(config, logger).catch(cannotStart);
   return serve({
     name: 'session-server',
     app,

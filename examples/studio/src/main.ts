@@ -1,34 +1,24 @@
-import { describeError } from '@deskpilot/core';
 import { createStudioApp } from './app.ts';
-import { readConfig, type StudioConfig } from './config.ts';
+import { readConfig } from './config.ts';
 import { createLogger } from '../../shared/logging.ts';
 import { serve, type ServingServer } from '../../shared/serve.ts';
-import { StartFailure } from '../../shared/start-failure.ts';
+import { cannotStart, configFrom } from '../../shared/start-failure.ts';
 import { startTracing } from '../../shared/tracing.ts';
 
 /**
  * Starts the studio with the environment `env`; resolves once it listens. A bad configuration or a
- * start that fails rejects with a {@link StartFailure} (its message and exit code).
+ * start that fails rejects with a `StartFailure` (its message and exit code).
  */
 export async function startStudio(
   env: Record<string, string | undefined>,
   options: { ownsProcess?: boolean } = {},
 ): Promise<ServingServer> {
-  let config: StudioConfig;
-  try {
-    config = readConfig(env);
-  } catch (error) {
-    throw new StartFailure((error as Error).message, 2);
-  }
+  const config = configFrom(readConfig, env);
   // Traces only when an OTLP endpoint is configured (OTEL_EXPORTER_OTLP_ENDPOINT).
   const stopTracing = await startTracing('studio', config);
   // Once running, JSON lines on stdout; a start that fails (above and below) is a plain line on stderr.
   const logger = createLogger({ service: 'studio', level: config.LOG_LEVEL, format: config.LOG_FORMAT });
-  const { app, metrics, dataApiUrl, readiness, close } = await createStudioApp(config, logger).catch(
-    (error: unknown) => {
-      throw new StartFailure(`cannot start: ${describeError(error)}`, 1);
-    },
-  );
+  const { app, metrics, dataApiUrl, readiness, close } = await createStudioApp(config, logger).catch(cannotStart);
   return serve({
     name: 'studio',
     app,

@@ -5,6 +5,7 @@ import * as root from './index.js';
 import * as node from './node.js';
 import * as openapi from './openapi.js';
 import * as session from './session.js';
+import * as storage from './storage.js';
 import * as testing from './testing.js';
 
 // The public API, entry by entry. A name added to or removed from an entry fails here first, so the
@@ -307,6 +308,27 @@ describe('public API', () => {
       'testSessionStore',
       'testTokenMeter',
       'testUserDirectory',
+    ]);
+  });
+
+  it('@deskpilot/core/storage: checked reads of the rows a SQL store returns', () => {
+    expect(Object.keys(storage).sort()).toEqual([
+      'accountFromRow',
+      'approvalColumns',
+      'approvalFromRow',
+      'approvalRowValues',
+      'chatSessionColumns',
+      'chatSessionFromRow',
+      'freezeAccount',
+      'isJsonObject',
+      'isJsonValue',
+      'isRecordOf',
+      'isStoredMessage',
+      'messageFromRow',
+      'outcomeJson',
+      'readStoredRow',
+      'sessionColumns',
+      'sessionFromRow',
     ]);
   });
 

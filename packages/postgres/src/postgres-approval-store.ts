@@ -1,41 +1,9 @@
-import type { ApprovalOutcome, ApprovalRecord, ApprovalState, ApprovalStore } from '@deskpilot/core';
-import { isJsonObject, isJsonValue, isRecordOf, readStoredRow } from './read-stored-row.js';
+import type { ApprovalStore } from '@deskpilot/core';
+import { approvalColumns, approvalFromRow, approvalRowValues, outcomeJson } from '@deskpilot/core/storage';
 import type { SqlClient, SqlRow } from './sql-client.js';
 
-const states: readonly ApprovalState[] = ['pending', 'executing', 'done', 'denied'];
-const columns =
-  'id, chat_session_id, user_email, project_key, tool_name, tool_call_id, input, input_hash, capabilities, state, outcome, reason, created_at, expires_at';
-const isCapabilities = isRecordOf('boolean');
-
-function isOutcome(value: unknown): value is ApprovalOutcome | null {
-  if (value === null) return true;
-  if (!isJsonObject(value)) return false;
-  // `output: undefined` is dropped by JSON: an output outcome may lack the key.
-  return value.type === 'output' || (value.type === 'error' && typeof value.message === 'string');
-}
-
-function toRecord(row: SqlRow): ApprovalRecord {
-  const read = readStoredRow('approval', row);
-  return {
-    id: read.text('id'),
-    chatSessionId: read.text('chat_session_id'),
-    userEmail: read.text('user_email'),
-    projectKey: read.text('project_key'),
-    toolName: read.text('tool_name'),
-    toolCallId: read.text('tool_call_id'),
-    input: read.json('input', isJsonValue, 'JSON'),
-    inputHash: read.text('input_hash'),
-    capabilities: read.json('capabilities', isCapabilities, 'an object of booleans'),
-    state: read.oneOf('state', states),
-    outcome: read.json('outcome', isOutcome, 'an approval outcome'),
-    reason: read.nullableText('reason'),
-    createdAt: read.integer('created_at'),
-    expiresAt: read.integer('expires_at'),
-  };
-}
-
-// `undefined` has no JSON spelling: store it as JSON null rather than failing the NOT NULL column.
-const json = (value: unknown) => JSON.stringify(value) ?? 'null';
+const columns = approvalColumns.join(', ');
+const toRecord = (row: SqlRow) => approvalFromRow(row);
 
 /**
  * Creates an {@link ApprovalStore} on Postgres or PGlite. `transition` is one
@@ -50,22 +18,7 @@ export function createPostgresApprovalStore(client: SqlClient): ApprovalStore {
       await client.query(
         `INSERT INTO deskpilot_approvals (${columns})
          VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8, $9::jsonb, $10, $11::jsonb, $12, $13, $14)`,
-        [
-          record.id,
-          record.chatSessionId,
-          record.userEmail,
-          record.projectKey,
-          record.toolName,
-          record.toolCallId,
-          json(record.input),
-          record.inputHash,
-          json(record.capabilities),
-          record.state,
-          record.outcome == null ? null : json(record.outcome),
-          record.reason ?? null,
-          record.createdAt,
-          record.expiresAt,
-        ],
+        approvalRowValues(record),
       );
     },
     async get(id) {
@@ -77,7 +30,7 @@ export function createPostgresApprovalStore(client: SqlClient): ApprovalStore {
       const { rows } = await client.query(
         `UPDATE deskpilot_approvals SET state = $3, outcome = COALESCE($4::jsonb, outcome), reason = COALESCE($5, reason)
          WHERE id = $1 AND state = $2 RETURNING ${columns}`,
-        [id, from, to, changes?.outcome === undefined ? null : json(changes.outcome), changes?.reason ?? null],
+        [id, from, to, changes?.outcome === undefined ? null : outcomeJson(changes.outcome), changes?.reason ?? null],
       );
       return rows[0] ? toRecord(rows[0]) : null;
     },

@@ -1,43 +1,21 @@
-import type {
-  AddMessageResult,
-  ChatSessionRecord,
-  ChatStore,
-  OpenSessionResult,
-  StorageQuota,
-  TurnStatus,
-} from '@deskpilot/core';
+import type { AddMessageResult, ChatStore, OpenSessionResult, StorageQuota } from '@deskpilot/core';
 import { DeskpilotError } from '@deskpilot/core/session';
-import { isJsonObject, isRecordOf, readStoredRow } from './read-stored-row.js';
+import {
+  chatSessionColumns,
+  chatSessionFromRow,
+  isStoredMessage,
+  messageFromRow,
+  readStoredRow,
+} from '@deskpilot/core/storage';
 import type { SqlClient, SqlRow } from './sql-client.js';
 
 type UIMessage = Awaited<ReturnType<ChatStore['getMessages']>>[number];
 
-const turnStatuses: readonly TurnStatus[] = ['complete', 'aborted', 'awaiting_approval', 'budget_exhausted', 'failed'];
-const columns = 'id, user_email, project_key, working_memory, last_turn_status, created_at, updated_at, version';
-const isWorkingMemory = isRecordOf('string');
-
-function toSession(row: SqlRow): ChatSessionRecord {
-  const read = readStoredRow('chat session', row);
-  return {
-    id: read.text('id'),
-    userEmail: read.text('user_email'),
-    projectKey: read.text('project_key'),
-    workingMemory: read.json('working_memory', isWorkingMemory, 'an object of strings'),
-    lastTurnStatus: row.last_turn_status === null ? null : read.oneOf('last_turn_status', turnStatuses),
-    createdAt: read.integer('created_at'),
-    updatedAt: read.integer('updated_at'),
-    version: read.integer('version'),
-  };
-}
-
-function isMessage(value: unknown): value is UIMessage {
-  return (
-    isJsonObject(value) && typeof value.id === 'string' && typeof value.role === 'string' && Array.isArray(value.parts)
-  );
-}
+const columns = chatSessionColumns.join(', ');
+const toSession = (row: SqlRow) => chatSessionFromRow(row);
 
 function isMessageList(value: unknown): value is UIMessage[] {
-  return Array.isArray(value) && value.every(isMessage);
+  return Array.isArray(value) && value.every(isStoredMessage);
 }
 
 // The bytes a quota counts: the conversation's ($1), and its user's across conversations ($2).
@@ -180,7 +158,7 @@ async function addMessageTo(
     if (stored.rows[0])
       return {
         added: false,
-        existing: readStoredRow('chat message', stored.rows[0]).json('message', isMessage, 'a UI message'),
+        existing: messageFromRow(stored.rows[0]),
       };
     const quotaExceeded = rows[0] && exceededQuota(rows[0], quota);
     if (quotaExceeded) return { added: false, quotaExceeded };
@@ -267,7 +245,7 @@ export function createPostgresChatStore(client: SqlClient): ChatStore {
         'SELECT id, message FROM deskpilot_chat_messages WHERE session_id = $1 ORDER BY position',
         [sessionId],
       );
-      return rows.map((row) => readStoredRow('chat message', row).json('message', isMessage, 'a UI message'));
+      return rows.map((row) => messageFromRow(row));
     },
     addMessage,
     async upsertMessages(sessionId, messages) {

@@ -1,6 +1,6 @@
 import type { SessionAndAccount, SessionLookup } from '@deskpilot/core';
-import { sessionColumns, toSessionRecord } from './postgres-session-store.js';
-import { membershipsSql, toAccount } from './postgres-user-directory.js';
+import { accountFromRow, sessionColumns, sessionFromRow } from '@deskpilot/core/storage';
+import { membershipsSql } from './postgres-user-directory.js';
 import type { SqlClient, SqlRow } from './sql-client.js';
 
 /** Options of {@link createPostgresSessionLookup}. */
@@ -23,8 +23,8 @@ interface Waiter {
 function toSessionAndAccount(row: SqlRow | undefined): SessionAndAccount | null {
   if (!row) return null;
   // Frozen: callers asking for one id in one batch share this object.
-  const record = Object.freeze(toSessionRecord(row));
-  return { record, account: row.email === null ? null : toAccount(row, 'user_id') };
+  const record = Object.freeze(sessionFromRow(row));
+  return { record, account: row.email === null ? null : accountFromRow(row, { idColumn: 'user_id' }) };
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { SessionRecord, SessionStore } from '@deskpilot/core';
 import { createReadCache, noReadCache, type ReadCacheOptions } from './read-cache.js';
-import { readStoredRow } from './read-stored-row.js';
+import { sessionColumns, sessionFromRow } from '@deskpilot/core/storage';
 import type { SqlClient, SqlRow } from './sql-client.js';
 
 /** Options of {@link createPostgresSessionStore}. */
@@ -20,35 +20,8 @@ export interface PostgresSessionStoreOptions {
   renewWindowMs?: number;
 }
 
-/** The columns of a session, in the order {@link toSessionRecord} reads them. */
-export const sessionColumns = [
-  'id',
-  'secret_hash',
-  'user_id',
-  'project_key',
-  'client_id',
-  'created_at',
-  'expires_at',
-  'idle_expires_at',
-  'version',
-];
 const columns = sessionColumns.join(', ');
-
-/** A session record from a row holding {@link sessionColumns}. */
-export function toSessionRecord(row: SqlRow): SessionRecord {
-  const read = readStoredRow('session', row);
-  return {
-    id: read.text('id'),
-    secretHash: read.text('secret_hash'),
-    userId: read.text('user_id'),
-    projectKey: read.text('project_key'),
-    clientId: read.text('client_id'),
-    createdAt: read.integer('created_at'),
-    expiresAt: read.integer('expires_at'),
-    idleExpiresAt: read.integer('idle_expires_at'),
-    version: read.integer('version'),
-  };
-}
+const toSessionRecord = (row: SqlRow) => sessionFromRow(row);
 
 const insertSql = `INSERT INTO deskpilot_sessions (${columns}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`;
 const insertParams = (record: SessionRecord) => [

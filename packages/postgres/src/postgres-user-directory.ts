@@ -4,14 +4,13 @@ import {
   isPasswordHash,
   normalizeEmail,
   type Account,
-  type Membership,
   type NewUser,
   type PasswordHashOptions,
   type UserDirectory,
 } from '@deskpilot/core/session';
 import { createReadCache, noReadCache, type ReadCacheOptions } from './read-cache.js';
-import { isJsonObject, readStoredRow } from './read-stored-row.js';
-import type { SqlClient, SqlRow } from './sql-client.js';
+import { accountFromRow, freezeAccount, readStoredRow } from '@deskpilot/core/storage';
+import type { SqlClient } from './sql-client.js';
 
 /** Options of {@link createPostgresUserDirectory}. */
 export interface PostgresUserDirectoryOptions {
@@ -57,35 +56,6 @@ const isWellFormed = (text: string): boolean => (text as unknown as { isWellForm
  * turn a lone surrogate into U+FFFD (which could then match another row).
  */
 const canBeStored = (text: string) => !text.includes('\u0000') && isWellFormed(text);
-
-function isMemberships(value: unknown): value is Membership[] {
-  return (
-    Array.isArray(value) &&
-    value.every(
-      (entry) =>
-        isJsonObject(entry) && ['projectKey', 'clientId', 'role'].every((key) => typeof entry[key] === 'string'),
-    )
-  );
-}
-
-/** Accounts are handed out deep-frozen: nobody can change them, and a cached one is shared safely. */
-function freezeAccount(account: Account): Account {
-  return Object.freeze({
-    user: Object.freeze(account.user),
-    memberships: Object.freeze(
-      account.memberships.map((membership) => Object.freeze(membership)),
-    ) as Account['memberships'],
-  });
-}
-
-/** A deep-frozen account from a row with the user's id (in `idColumn`), `email`, `name` and `memberships`. */
-export function toAccount(row: SqlRow, idColumn = 'id'): Account {
-  const read = readStoredRow('user', row);
-  return freezeAccount({
-    user: { id: read.text(idColumn), email: read.text('email'), name: read.text('name') },
-    memberships: read.json('memberships', isMemberships, 'a list of memberships'),
-  });
-}
 
 /**
  * Creates a {@link UserDirectory} on Postgres or PGlite. Emails are stored normalised
@@ -162,7 +132,7 @@ export function createPostgresUserDirectory(
       canBeStored(userId)
         ? cache.read(userId, async () => {
             const { rows } = await client.query(accountSql, [userId]);
-            return rows[0] ? toAccount(rows[0]) : null;
+            return rows[0] ? accountFromRow(rows[0]) : null;
           })
         : Promise.resolve(null),
   };

@@ -1,42 +1,10 @@
-import type { ApprovalOutcome, ApprovalRecord, ApprovalState, ApprovalStore } from '@deskpilot/core';
+import type { ApprovalStore } from '@deskpilot/core';
+import { approvalColumns, approvalFromRow, approvalRowValues, outcomeJson } from '@deskpilot/core/storage';
 import type { SqliteDatabase } from './open-sqlite-database.js';
-import { canBeStored, isJsonObject, isRecordOf, readRow, type Row } from './read-row.js';
+import { canBeStored, jsonAsText, type Row } from './read-row.js';
 
-const states: readonly ApprovalState[] = ['pending', 'executing', 'done', 'denied'];
-const columns =
-  'id, chat_session_id, user_email, project_key, tool_name, tool_call_id, input, input_hash, capabilities, state, outcome, reason, created_at, expires_at';
-const isCapabilities = isRecordOf('boolean');
-const isJsonValue = (_value: unknown): _value is unknown => true;
-
-function isOutcome(value: unknown): value is ApprovalOutcome | null {
-  if (value === null) return true;
-  if (!isJsonObject(value)) return false;
-  // `output: undefined` is dropped by JSON: an output outcome may lack the key.
-  return value.type === 'output' || (value.type === 'error' && typeof value.message === 'string');
-}
-
-function toRecord(row: Row): ApprovalRecord {
-  const read = readRow('approval', row);
-  return {
-    id: read.text('id'),
-    chatSessionId: read.text('chat_session_id'),
-    userEmail: read.text('user_email'),
-    projectKey: read.text('project_key'),
-    toolName: read.text('tool_name'),
-    toolCallId: read.text('tool_call_id'),
-    input: read.json('input', isJsonValue, 'JSON'),
-    inputHash: read.text('input_hash'),
-    capabilities: read.json('capabilities', isCapabilities, 'an object of booleans'),
-    state: read.oneOf('state', states),
-    outcome: row.outcome === null ? null : read.json('outcome', isOutcome, 'an approval outcome'),
-    reason: read.nullableText('reason'),
-    createdAt: read.integer('created_at'),
-    expiresAt: read.integer('expires_at'),
-  };
-}
-
-// `undefined` has no JSON spelling: store it as JSON null rather than failing the NOT NULL column.
-const json = (value: unknown) => JSON.stringify(value) ?? 'null';
+const columns = approvalColumns.join(', ');
+const toRecord = (row: Row) => approvalFromRow(row, jsonAsText);
 
 /**
  * Creates an {@link ApprovalStore} on SQLite. `transition` is one
@@ -50,21 +18,8 @@ export function createSqliteApprovalStore(database: SqliteDatabase): ApprovalSto
   return {
     async create(record) {
       database.run(() =>
-        sql(`INSERT INTO deskpilot_approvals (${columns}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(
-          record.id,
-          record.chatSessionId,
-          record.userEmail,
-          record.projectKey,
-          record.toolName,
-          record.toolCallId,
-          json(record.input),
-          record.inputHash,
-          json(record.capabilities),
-          record.state,
-          record.outcome == null ? null : json(record.outcome),
-          record.reason ?? null,
-          record.createdAt,
-          record.expiresAt,
+        sql(`INSERT INTO deskpilot_approvals (${columns}) VALUES (${approvalColumns.map(() => '?').join(', ')})`).run(
+          ...approvalRowValues(record),
         ),
       );
     },
@@ -80,7 +35,13 @@ export function createSqliteApprovalStore(database: SqliteDatabase): ApprovalSto
         sql(
           `UPDATE deskpilot_approvals SET state = ?, outcome = coalesce(?, outcome), reason = coalesce(?, reason)
            WHERE id = ? AND state = ? RETURNING ${columns}`,
-        ).get(to, changes?.outcome === undefined ? null : json(changes.outcome), changes?.reason ?? null, id, from),
+        ).get(
+          to,
+          changes?.outcome === undefined ? null : outcomeJson(changes.outcome),
+          changes?.reason ?? null,
+          id,
+          from,
+        ),
       );
       return row ? toRecord(row) : null;
     },

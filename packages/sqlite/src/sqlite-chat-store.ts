@@ -1,43 +1,16 @@
 // Types only from the root entry: a session-only process that loads this package never loads the chat's modules.
-import type {
-  AddMessageResult,
-  ChatSessionRecord,
-  ChatStore,
-  StorageQuota,
-  TurnStatus,
-  WorkingMemory,
-  WorkingMemoryChange,
-} from '@deskpilot/core';
+import type { AddMessageResult, ChatStore, StorageQuota, WorkingMemory, WorkingMemoryChange } from '@deskpilot/core';
 import type { StatementSync } from 'node:sqlite';
+import { chatSessionColumns, chatSessionFromRow, messageFromRow } from '@deskpilot/core/storage';
 import type { SqliteDatabase } from './open-sqlite-database.js';
-import { canBeStored, isJsonObject, isRecordOf, readRow, type Row } from './read-row.js';
+import { canBeStored, jsonAsText, type Row } from './read-row.js';
 
 type UIMessage = Awaited<ReturnType<ChatStore['getMessages']>>[number];
 type SessionInit = Parameters<ChatStore['getOrCreateSession']>[0];
 
-const turnStatuses: readonly TurnStatus[] = ['complete', 'aborted', 'awaiting_approval', 'budget_exhausted', 'failed'];
-const columns = 'id, user_email, project_key, working_memory, last_turn_status, created_at, updated_at, version';
-const isWorkingMemory = isRecordOf('string');
-
-function toSession(row: Row): ChatSessionRecord {
-  const read = readRow('chat session', row);
-  return {
-    id: read.text('id'),
-    userEmail: read.text('user_email'),
-    projectKey: read.text('project_key'),
-    workingMemory: read.json('working_memory', isWorkingMemory, 'an object of strings'),
-    lastTurnStatus: row.last_turn_status === null ? null : read.oneOf('last_turn_status', turnStatuses),
-    createdAt: read.integer('created_at'),
-    updatedAt: read.integer('updated_at'),
-    version: read.integer('version'),
-  };
-}
-
-function isMessage(value: unknown): value is UIMessage {
-  return (
-    isJsonObject(value) && typeof value.id === 'string' && typeof value.role === 'string' && Array.isArray(value.parts)
-  );
-}
+const columns = chatSessionColumns.join(', ');
+const toSession = (row: Row) => chatSessionFromRow(row, jsonAsText);
+const toMessage = (row: Row) => messageFromRow(row, jsonAsText);
 
 /** The notes after `change` (removals, then the keys set), or null when they would not fit its `maxBytes` (core's rule). */
 function applyWorkingMemoryChange(memory: WorkingMemory, change: WorkingMemoryChange): WorkingMemory | null {
@@ -46,8 +19,6 @@ function applyWorkingMemoryChange(memory: WorkingMemory, change: WorkingMemoryCh
   for (const [key, value] of Object.entries(change.set ?? {})) next[key] = value;
   return Buffer.byteLength(JSON.stringify(next)) <= change.maxBytes ? next : null;
 }
-
-const toMessage = (row: Row) => readRow('chat message', row).json('message', isMessage, 'a UI message');
 
 /** In a transaction: `addMessage`'s answer, and the message saved when it is new and fits. */
 function addIn(

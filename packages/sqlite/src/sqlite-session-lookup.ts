@@ -1,7 +1,7 @@
 import type { SessionAndAccount, SessionLookup } from '@deskpilot/core/session';
 import type { SqliteDatabase } from './open-sqlite-database.js';
-import { canBeStored, type Row } from './read-row.js';
-import { sessionColumns, toSessionRecord } from './sqlite-session-store.js';
+import { sessionColumns, sessionFromRow } from '@deskpilot/core/storage';
+import { canBeStored, jsonAsText, type Row } from './read-row.js';
 import { membershipsSql, toAccount } from './sqlite-user-directory.js';
 
 /** Options of {@link createSqliteSessionLookup}. */
@@ -39,7 +39,7 @@ export function createSqliteSessionLookup(
   const read = (id: string): SessionAndAccount | null => {
     const row = database.statement(lookupSql).get(id) as Row | undefined;
     if (!row) return null;
-    const record = Object.freeze(toSessionRecord(row));
+    const record = Object.freeze(sessionFromRow(row, jsonAsText));
     return Object.freeze({ record, account: row.email === null ? null : toAccount({ ...row, id: row.user_id }) });
   };
   return {

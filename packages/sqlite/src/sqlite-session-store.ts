@@ -1,36 +1,10 @@
 import type { SessionRecord, SessionStore } from '@deskpilot/core/session';
+import { sessionColumns, sessionFromRow } from '@deskpilot/core/storage';
 import type { SqliteDatabase } from './open-sqlite-database.js';
-import { canBeStored, readRow, type Row } from './read-row.js';
+import { canBeStored, jsonAsText, type Row } from './read-row.js';
 
-/** The columns of a session, in the order {@link toSessionRecord} reads them. */
-export const sessionColumns = [
-  'id',
-  'secret_hash',
-  'user_id',
-  'project_key',
-  'client_id',
-  'created_at',
-  'expires_at',
-  'idle_expires_at',
-  'version',
-];
 const columns = sessionColumns.join(', ');
-
-/** A session record from a row holding {@link sessionColumns}. */
-export function toSessionRecord(row: Row): SessionRecord {
-  const read = readRow('session', row);
-  return {
-    id: read.text('id'),
-    secretHash: read.text('secret_hash'),
-    userId: read.text('user_id'),
-    projectKey: read.text('project_key'),
-    clientId: read.text('client_id'),
-    createdAt: read.integer('created_at'),
-    expiresAt: read.integer('expires_at'),
-    idleExpiresAt: read.integer('idle_expires_at'),
-    version: read.integer('version'),
-  };
-}
+const toRecord = (row: Row) => sessionFromRow(row, jsonAsText);
 
 const values = (record: SessionRecord) =>
   [
@@ -79,7 +53,7 @@ export function createSqliteSessionStore(database: SqliteDatabase): SessionStore
     async get(id) {
       if (!canBeStored(id)) return null;
       const row = database.run(() => sql(`SELECT ${columns} FROM deskpilot_sessions WHERE id = ?`).get(id));
-      return row ? toSessionRecord(row) : null;
+      return row ? toRecord(row) : null;
     },
     async touch(id, expectedVersion, idleExpiresAt) {
       if (!canBeStored(id)) return false;

@@ -4,13 +4,13 @@ import {
   isPasswordHash,
   normalizeEmail,
   type Account,
-  type Membership,
   type NewUser,
   type PasswordHashOptions,
   type UserDirectory,
 } from '@deskpilot/core/session';
 import type { SqliteDatabase } from './open-sqlite-database.js';
-import { canBeStored, isJsonObject, readRow, type Row } from './read-row.js';
+import { accountFromRow, freezeAccount, readStoredRow } from '@deskpilot/core/storage';
+import { canBeStored, jsonAsText, type Row } from './read-row.js';
 
 /** Options of {@link createSqliteUserDirectory}. */
 export interface SqliteUserDirectoryOptions {
@@ -38,34 +38,8 @@ export const membershipsSql = `(SELECT json_group_array(json_object('projectKey'
 // One statement for a user and their memberships.
 const accountSql = `SELECT u.id, u.email, u.name, ${membershipsSql} AS memberships FROM deskpilot_users u WHERE u.id = ?`;
 
-function isMemberships(value: unknown): value is Membership[] {
-  return (
-    Array.isArray(value) &&
-    value.every(
-      (entry) =>
-        isJsonObject(entry) && ['projectKey', 'clientId', 'role'].every((key) => typeof entry[key] === 'string'),
-    )
-  );
-}
-
-/** Accounts are handed out deep-frozen, as the other directories do. */
-function freezeAccount(account: Account): Account {
-  return Object.freeze({
-    user: Object.freeze(account.user),
-    memberships: Object.freeze(
-      account.memberships.map((membership) => Object.freeze(membership)),
-    ) as Account['memberships'],
-  });
-}
-
-/** A deep-frozen account from a row with the user's `id`, `email`, `name` and `memberships` (JSON). */
-export function toAccount(row: Row): Account {
-  const read = readRow('user', row);
-  return freezeAccount({
-    user: { id: read.text('id'), email: read.text('email'), name: read.text('name') },
-    memberships: read.json('memberships', isMemberships, 'a list of memberships'),
-  });
-}
+/** A deep-frozen account from a row with the user's `id`, `email`, `name` and `memberships` (JSON text). */
+export const toAccount = (row: Row): Account => accountFromRow(row, jsonAsText);
 
 /**
  * Creates a {@link UserDirectory} on SQLite. Emails are stored normalised ({@link normalizeEmail});
@@ -113,7 +87,7 @@ export function createSqliteUserDirectory(
       if (!canBeStored(email)) return null;
       const row = database.run(() => sql('SELECT id, password_hash FROM deskpilot_users WHERE email = ?').get(email));
       if (!row) return null;
-      const read = readRow('user', row);
+      const read = readStoredRow('user', row);
       return { userId: read.text('id'), passwordHash: read.text('password_hash') };
     },
     async updatePasswordHash(userId, previousHash, nextHash) {

@@ -1,0 +1,24 @@
+// @deskpilot/core/storage: what a store on a SQL database needs beyond the ports — checked reads of
+// the rows it returns, in the column layout the Postgres and SQLite stores share. Imports nothing of
+// the chat's run time: a session-only process may load it.
+export {
+  accountFromRow,
+  approvalColumns,
+  approvalFromRow,
+  approvalRowValues,
+  chatSessionColumns,
+  chatSessionFromRow,
+  freezeAccount,
+  isJsonObject,
+  isJsonValue,
+  isRecordOf,
+  isStoredMessage,
+  messageFromRow,
+  outcomeJson,
+  readStoredRow,
+  sessionColumns,
+  sessionFromRow,
+  type StoredRow,
+  type StoredRowOptions,
+  type StoredRowReader,
+} from './storage/stored-rows.js';

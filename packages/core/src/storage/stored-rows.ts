@@ -1,0 +1,261 @@
+import type { UIMessage } from 'ai';
+import type { ApprovalOutcome, ApprovalRecord, ApprovalState } from '../chat/approval/approval-store.js';
+import type { ChatSessionRecord, TurnStatus } from '../chat/conversation/chat-store.js';
+import { DeskpilotError } from '../errors/deskpilot-error.js';
+import type { SessionRecord } from '../session/session-store.js';
+import type { Account, Membership } from '../session/user-directory.js';
+
+/** One row a SQL driver returned: column name → value. */
+export type StoredRow = Record<string, unknown>;
+
+/** How a driver hands over JSON columns: parsed (`pg`, PGlite: `jsonb`) or as text to parse (SQLite). */
+export interface StoredRowOptions {
+  /** JSON columns arrive as text. @default false */
+  jsonAsText?: boolean;
+}
+
+/** Typed, checked access to the columns of one stored row. */
+export interface StoredRowReader {
+  text(column: string): string;
+  nullableText(column: string): string | null;
+  /** A safe integer (epoch milliseconds, versions). */
+  integer(column: string): number;
+  oneOf<Value extends string>(column: string, values: readonly Value[]): Value;
+  /** A JSON value that passes `check` (parsed first when JSON arrives as text). */
+  json<Value>(column: string, check: (value: unknown) => value is Value, expected: string): Value;
+}
+
+/**
+ * Reads a row the database returned. A value of the wrong shape (a row edited by hand, a bad
+ * migration, JSON that does not parse) is a `store_unavailable` error naming the record kind, never a
+ * crash deeper in. For store implementations.
+ *
+ * @example
+ * const read = readStoredRow('session', row);
+ * const expiresAt = read.integer('expires_at');
+ */
+export function readStoredRow(what: string, row: StoredRow, options: StoredRowOptions = {}): StoredRowReader {
+  const fail = (column: string, expected: string): never => {
+    const id = typeof row.id === 'string' ? ` ${JSON.stringify(row.id)}` : '';
+    throw new DeskpilotError('store_unavailable', {
+      detail: `A stored ${what} is corrupted and cannot be read.`,
+      cause: new TypeError(`Stored ${what}${id}: column "${column}" is not ${expected}.`),
+    });
+  };
+  const reader: StoredRowReader = {
+    text: (column) => (typeof row[column] === 'string' ? (row[column] as string) : fail(column, 'a string')),
+    nullableText: (column) => (row[column] === null ? null : reader.text(column)),
+    integer: (column) => (Number.isSafeInteger(row[column]) ? (row[column] as number) : fail(column, 'a safe integer')),
+    oneOf: (column, values) =>
+      values.includes(row[column] as never)
+        ? (row[column] as (typeof values)[number])
+        : fail(column, `one of ${values.join(', ')}`),
+    json(column, check, expected) {
+      let value = row[column];
+      if (options.jsonAsText) {
+        try {
+          value = JSON.parse(reader.text(column));
+        } catch {
+          return fail(column, expected);
+        }
+      }
+      return check(value) ? value : fail(column, expected);
+    },
+  };
+  return reader;
+}
+
+/** True for a plain JSON object (not an array, not null). */
+export function isJsonObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** True for an object whose values all have the given `typeof`. */
+export function isRecordOf<Type extends 'string' | 'boolean'>(type: Type) {
+  return (value: unknown): value is Record<string, Type extends 'string' ? string : boolean> =>
+    isJsonObject(value) && Object.values(value).every((entry) => typeof entry === type);
+}
+
+/** Any JSON value, `null` included. */
+export function isJsonValue(_value: unknown): _value is unknown {
+  return true;
+}
+
+/** The columns of a session, in the order {@link sessionFromRow} reads them. */
+export const sessionColumns: readonly string[] = [
+  'id',
+  'secret_hash',
+  'user_id',
+  'project_key',
+  'client_id',
+  'created_at',
+  'expires_at',
+  'idle_expires_at',
+  'version',
+];
+
+/** A session record from a row holding {@link sessionColumns}. */
+export function sessionFromRow(row: StoredRow, options?: StoredRowOptions): SessionRecord {
+  const read = readStoredRow('session', row, options);
+  return {
+    id: read.text('id'),
+    secretHash: read.text('secret_hash'),
+    userId: read.text('user_id'),
+    projectKey: read.text('project_key'),
+    clientId: read.text('client_id'),
+    createdAt: read.integer('created_at'),
+    expiresAt: read.integer('expires_at'),
+    idleExpiresAt: read.integer('idle_expires_at'),
+    version: read.integer('version'),
+  };
+}
+
+function isMemberships(value: unknown): value is Membership[] {
+  return (
+    Array.isArray(value) &&
+    value.every(
+      (entry) =>
+        isJsonObject(entry) && ['projectKey', 'clientId', 'role'].every((key) => typeof entry[key] === 'string'),
+    )
+  );
+}
+
+/** An account deep-frozen: nobody can change it, and a cached one is shared safely. */
+export function freezeAccount(account: Account): Account {
+  return Object.freeze({
+    user: Object.freeze(account.user),
+    memberships: Object.freeze(
+      account.memberships.map((membership) => Object.freeze(membership)),
+    ) as Account['memberships'],
+  });
+}
+
+/**
+ * A deep-frozen account from a row with the user's id (in `idColumn`), `email`, `name` and
+ * `memberships` (a JSON list of `{ projectKey, clientId, role }`).
+ */
+export function accountFromRow(row: StoredRow, options: StoredRowOptions & { idColumn?: string } = {}): Account {
+  const read = readStoredRow('user', row, options);
+  return freezeAccount({
+    user: { id: read.text(options.idColumn ?? 'id'), email: read.text('email'), name: read.text('name') },
+    memberships: read.json('memberships', isMemberships, 'a list of memberships'),
+  });
+}
+
+const turnStatuses: readonly TurnStatus[] = ['complete', 'aborted', 'awaiting_approval', 'budget_exhausted', 'failed'];
+
+/** The columns of a conversation, in the order {@link chatSessionFromRow} reads them. */
+export const chatSessionColumns: readonly string[] = [
+  'id',
+  'user_email',
+  'project_key',
+  'working_memory',
+  'last_turn_status',
+  'created_at',
+  'updated_at',
+  'version',
+];
+
+/** A conversation from a row holding {@link chatSessionColumns}. */
+export function chatSessionFromRow(row: StoredRow, options?: StoredRowOptions): ChatSessionRecord {
+  const read = readStoredRow('chat session', row, options);
+  return {
+    id: read.text('id'),
+    userEmail: read.text('user_email'),
+    projectKey: read.text('project_key'),
+    workingMemory: read.json('working_memory', isRecordOf('string'), 'an object of strings'),
+    lastTurnStatus: row.last_turn_status === null ? null : read.oneOf('last_turn_status', turnStatuses),
+    createdAt: read.integer('created_at'),
+    updatedAt: read.integer('updated_at'),
+    version: read.integer('version'),
+  };
+}
+
+/** True for a value shaped like a stored UI message (`id`, `role`, `parts`). */
+export function isStoredMessage(value: unknown): value is UIMessage {
+  return (
+    isJsonObject(value) && typeof value.id === 'string' && typeof value.role === 'string' && Array.isArray(value.parts)
+  );
+}
+
+/** A UI message from a row's `message` column. */
+export function messageFromRow(row: StoredRow, options?: StoredRowOptions): UIMessage {
+  return readStoredRow('chat message', row, options).json('message', isStoredMessage, 'a UI message');
+}
+
+const approvalStates: readonly ApprovalState[] = ['pending', 'executing', 'done', 'denied'];
+
+/** The columns of an approval, in the order {@link approvalFromRow} reads them. */
+export const approvalColumns: readonly string[] = [
+  'id',
+  'chat_session_id',
+  'user_email',
+  'project_key',
+  'tool_name',
+  'tool_call_id',
+  'input',
+  'input_hash',
+  'capabilities',
+  'state',
+  'outcome',
+  'reason',
+  'created_at',
+  'expires_at',
+];
+
+function isOutcome(value: unknown): value is ApprovalOutcome | null {
+  if (value === null) return true;
+  if (!isJsonObject(value)) return false;
+  // `output: undefined` is dropped by JSON: an output outcome may lack the key.
+  return value.type === 'output' || (value.type === 'error' && typeof value.message === 'string');
+}
+
+// `undefined` has no JSON spelling: stored as JSON null rather than failing a NOT NULL column.
+const json = (value: unknown) => JSON.stringify(value) ?? 'null';
+
+/**
+ * The values of an approval in {@link approvalColumns} order, for an `INSERT`: its JSON columns as
+ * JSON text (`input`, `capabilities`, `outcome`), absent ones as null.
+ */
+export function approvalRowValues(record: ApprovalRecord): Array<string | number | null> {
+  return [
+    record.id,
+    record.chatSessionId,
+    record.userEmail,
+    record.projectKey,
+    record.toolName,
+    record.toolCallId,
+    json(record.input),
+    record.inputHash,
+    json(record.capabilities),
+    record.state,
+    record.outcome == null ? null : json(record.outcome),
+    record.reason ?? null,
+    record.createdAt,
+    record.expiresAt,
+  ];
+}
+
+/** The JSON text an approval's `outcome` is stored as. */
+export const outcomeJson = (outcome: ApprovalOutcome): string => json(outcome);
+
+/** An approval from a row holding {@link approvalColumns}. */
+export function approvalFromRow(row: StoredRow, options?: StoredRowOptions): ApprovalRecord {
+  const read = readStoredRow('approval', row, options);
+  return {
+    id: read.text('id'),
+    chatSessionId: read.text('chat_session_id'),
+    userEmail: read.text('user_email'),
+    projectKey: read.text('project_key'),
+    toolName: read.text('tool_name'),
+    toolCallId: read.text('tool_call_id'),
+    input: read.json('input', isJsonValue, 'JSON'),
+    inputHash: read.text('input_hash'),
+    capabilities: read.json('capabilities', isRecordOf('boolean'), 'an object of booleans'),
+    state: read.oneOf('state', approvalStates),
+    outcome: row.outcome === null ? null : read.json('outcome', isOutcome, 'an approval outcome'),
+    reason: read.nullableText('reason'),
+    createdAt: read.integer('created_at'),
+    expiresAt: read.integer('expires_at'),
+  };
+}
