@@ -197,6 +197,8 @@ describe.skipIf(!databaseUrl)(`store errors ${onPostgres}`, () => {
       );
       await transaction.query('SELECT pg_sleep(30)');
     });
+    // Handled from now on: it may fail while the poll below is still waiting for its next try.
+    const outcome = failure(running);
     // Terminate the backend running the sleep, as an administrator or a failover would.
     await expect
       .poll(
@@ -211,7 +213,7 @@ describe.skipIf(!databaseUrl)(`store errors ${onPostgres}`, () => {
         },
       )
       .toBe(1);
-    expectUnavailable(await failure(running));
+    expectUnavailable(await outcome);
     const store = createPostgresSessionStore(client);
     expect(await store.get(created.id)).toBeNull();
     await store.create(created);
