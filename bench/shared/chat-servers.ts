@@ -82,6 +82,10 @@ function createDroppableChatStore() {
     getMessages: (sessionId) => inner.getMessages(sessionId),
     addMessage: (sessionId, message) => inner.addMessage(sessionId, message),
     upsertMessages: (sessionId, messages) => inner.upsertMessages(sessionId, messages),
+    listSessions: (query) => inner.listSessions(query),
+    updateConversation: (id, change) => inner.updateConversation(id, change),
+    deleteSession: (id, deletedAt) => inner.deleteSession(id, deletedAt),
+    purgeArchived: (options) => inner.purgeArchived(options),
   };
   return {
     store,

@@ -217,6 +217,10 @@ function tallied(chatStore: ChatStore, approvalStore: ApprovalStore) {
       );
       if (role === 'assistant') answered.add(sessionId);
     },
+    listSessions: (query) => count('other', () => chatStore.listSessions(query)),
+    updateConversation: (id, change) => count('other', () => chatStore.updateConversation(id, change)),
+    deleteSession: (id, deletedAt) => count('other', () => chatStore.deleteSession(id, deletedAt)),
+    purgeArchived: (options) => count('other', () => chatStore.purgeArchived(options)),
   };
   const approvals: ApprovalStore = {
     create: (record) => count('other', () => approvalStore.create(record)),

@@ -97,9 +97,9 @@ for (const backend of testBackends) {
       };
 
       // Open-or-create with the history and the user's message; the answer with the turn status.
-      expect(await turn('u-1')).toEqual(['WITH created', 'WITH saved']);
+      expect(await turn('u-1')).toEqual(['WITH created', 'WITH live']);
       // No card of the stored conversation awaits an answer: no approval can be pending, none is read.
-      expect(await turn('u-2')).toEqual(['WITH created', 'WITH saved']);
+      expect(await turn('u-2')).toEqual(['WITH created', 'WITH live']);
       expect(await turn('u-3')).toHaveLength(2);
 
       const messages = await chatStore.getMessages(sessionId);

@@ -112,5 +112,24 @@ const messageBytes: Migration = {
   ],
 };
 
+// The conversation list reads one owner's conversations in a project, newest activity first, a page at
+// a time (keyset): one partial index for the list and one for the archive, each an index range scan
+// that stops after the page. The retention sweep finds archived conversations by `archived_at`. The
+// columns are nullable with no default: adding them rewrites nothing. The indexes are built in the
+// migration's transaction and lock writes to chat sessions while they build.
+const conversations: Migration = {
+  version: 4,
+  name: 'conversations: titles, archive, tombstones',
+  statements: [
+    `ALTER TABLE deskpilot_chat_sessions ADD COLUMN title text, ADD COLUMN archived_at bigint, ADD COLUMN deleted_at bigint`,
+    `CREATE INDEX deskpilot_chat_sessions_listed ON deskpilot_chat_sessions (user_email, project_key, updated_at DESC, id DESC)
+      WHERE archived_at IS NULL AND deleted_at IS NULL`,
+    `CREATE INDEX deskpilot_chat_sessions_archived ON deskpilot_chat_sessions (user_email, project_key, updated_at DESC, id DESC)
+      WHERE archived_at IS NOT NULL AND deleted_at IS NULL`,
+    `CREATE INDEX deskpilot_chat_sessions_retention ON deskpilot_chat_sessions (archived_at)
+      WHERE archived_at IS NOT NULL AND deleted_at IS NULL`,
+  ],
+};
+
 /** Every migration, in order. Append only: a released migration never changes. */
-export const migrations: readonly Migration[] = [initialSchema, hotRenewals, messageBytes];
+export const migrations: readonly Migration[] = [initialSchema, hotRenewals, messageBytes, conversations];

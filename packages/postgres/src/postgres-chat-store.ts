@@ -32,7 +32,7 @@ const userBytesSql = userBytesOfSql('$2');
 // The added message's conversation may be the one created here: the foreign key is checked at the
 // end of the statement. The sums come back for the caller to tell which quota refused.
 const openSessionSql = `WITH created AS (
-    INSERT INTO deskpilot_chat_sessions (${columns}) VALUES ($1, $2, $3, '{}', NULL, $4, $5, 1)
+    INSERT INTO deskpilot_chat_sessions (${columns}) VALUES ($1, $2, $3, '{}', NULL, $4, $5, 1, NULL, NULL, NULL)
     ON CONFLICT (id) DO NOTHING RETURNING ${columns}
   ), opened AS (
     SELECT ${columns}, true AS created FROM created
@@ -45,7 +45,7 @@ const openSessionSql = `WITH created AS (
   ), added AS (
     INSERT INTO deskpilot_chat_messages (session_id, id, message, bytes)
     SELECT $1, $6, $7::jsonb, sizes.message_bytes FROM opened, sizes
-    WHERE $6::text IS NOT NULL AND opened.user_email = $2 AND opened.project_key = $3
+    WHERE $6::text IS NOT NULL AND opened.user_email = $2 AND opened.project_key = $3 AND opened.deleted_at IS NULL
       AND ($8::bigint IS NULL OR sizes.conversation_bytes + sizes.message_bytes <= $8)
       AND ($9::bigint IS NULL OR sizes.user_bytes + sizes.message_bytes <= $9)
     ON CONFLICT (session_id, id) DO NOTHING RETURNING id
@@ -57,11 +57,40 @@ const openSessionSql = `WITH created AS (
     END AS messages, EXISTS (SELECT FROM added) AS added, sizes.*
   FROM opened, sizes`;
 
-const saveTurnSql = `WITH saved AS (
-    INSERT INTO deskpilot_chat_messages (session_id, id, message, bytes) VALUES ($1, $2, $3::jsonb, octet_length($3::jsonb::text))
-    ON CONFLICT (session_id, id) DO UPDATE SET message = excluded.message, bytes = excluded.bytes
+// Nothing lands in a deleted conversation: the row lock the update takes orders it after (or before)
+// a deletion, whose own statement deletes the messages.
+const saveTurnSql = `WITH live AS (
+    UPDATE deskpilot_chat_sessions SET last_turn_status = $4, updated_at = $5, version = version + 1
+    WHERE id = $1 AND deleted_at IS NULL RETURNING id
   )
-  UPDATE deskpilot_chat_sessions SET last_turn_status = $4, updated_at = $5, version = version + 1 WHERE id = $1`;
+  INSERT INTO deskpilot_chat_messages (session_id, id, message, bytes)
+  SELECT live.id, $2, $3::jsonb, octet_length($3::jsonb::text) FROM live
+  ON CONFLICT (session_id, id) DO UPDATE SET message = excluded.message, bytes = excluded.bytes`;
+
+// The text parts of a conversation's last message, joined with a line feed, cut to 200 characters.
+const lastMessageTextSql = `(SELECT left(string_agg(part->>'text', E'\n' ORDER BY ordinal), 200)
+  FROM (SELECT message FROM deskpilot_chat_messages m WHERE m.session_id = s.id ORDER BY position DESC LIMIT 1) AS last,
+    jsonb_array_elements(last.message->'parts') WITH ORDINALITY AS parts(part, ordinal)
+  WHERE part->>'type' = 'text')`;
+
+// Two statements, not one with a flag: each matches its partial index, and the row comparison is the
+// index's order, so a page is a range scan that stops at the limit.
+const listSql = (
+  archived: boolean,
+) => `SELECT ${chatSessionColumns.map((column) => `s.${column}`).join(', ')}, ${lastMessageTextSql} AS last_message_text
+  FROM deskpilot_chat_sessions s
+  WHERE s.user_email = $1 AND s.project_key = $2 AND s.archived_at IS ${archived ? 'NOT NULL' : 'NULL'} AND s.deleted_at IS NULL
+    AND ($3::bigint IS NULL OR (s.updated_at, s.id) < ($3::bigint, $4::text))
+  ORDER BY s.updated_at DESC, s.id DESC LIMIT $5`;
+
+// The tombstone and the messages' removal in one statement.
+const deleteSql = `WITH removed AS (
+    UPDATE deskpilot_chat_sessions SET deleted_at = $2, working_memory = '{}', title = NULL, version = version + 1
+    WHERE id = ANY($1::text[]) AND deleted_at IS NULL RETURNING id
+  ), messages AS (
+    DELETE FROM deskpilot_chat_messages WHERE session_id IN (SELECT id FROM removed)
+  )
+  SELECT count(*)::int AS deleted FROM removed`;
 
 /** Which quota a message of `bytes` does not fit, given the sums stored. */
 function exceededQuota(row: SqlRow, quota: StorageQuota | undefined): keyof StorageQuota | undefined {
@@ -105,7 +134,7 @@ async function openSession(
       row.messages === null
         ? null
         : readStoredRow('chat session', row).json('messages', isMessageList, 'a list of UI messages');
-    if (messages === null || add === undefined) return { session, created, messages };
+    if (messages === null || add === undefined || session.deletedAt !== null) return { session, created, messages };
     if (row.added === true) return { session, created, messages, added: { added: true } };
     const existing = messages.find((message) => message.id === add.id);
     if (existing) return { session, created, messages, added: { added: false, existing } };
@@ -128,11 +157,13 @@ const addMessageSql = `WITH sizes AS (
   ), added AS (
     INSERT INTO deskpilot_chat_messages (session_id, id, message, bytes)
     SELECT $1, $2, $3::jsonb, sizes.message_bytes FROM sizes
-    WHERE ($4::bigint IS NULL OR sizes.conversation_bytes + sizes.message_bytes <= $4)
+    WHERE NOT EXISTS (SELECT FROM deskpilot_chat_sessions WHERE id = $1 AND deleted_at IS NOT NULL)
+      AND ($4::bigint IS NULL OR sizes.conversation_bytes + sizes.message_bytes <= $4)
       AND ($5::bigint IS NULL OR sizes.user_bytes + sizes.message_bytes <= $5)
     ON CONFLICT (session_id, id) DO NOTHING RETURNING id
   )
-  SELECT EXISTS (SELECT FROM added) AS added, sizes.* FROM sizes`;
+  SELECT EXISTS (SELECT FROM added) AS added,
+    EXISTS (SELECT FROM deskpilot_chat_sessions WHERE id = $1 AND deleted_at IS NOT NULL) AS deleted, sizes.* FROM sizes`;
 
 /** `addMessage`: the message, when its id is new and it fits the quota (one statement), else why not. */
 async function addMessageTo(
@@ -151,6 +182,7 @@ async function addMessageTo(
       quota?.userBytes ?? null,
     ]);
     if (rows[0]?.added === true) return { added: true };
+    if (rows[0]?.deleted === true) throw new DeskpilotError('conflict', { detail: 'The conversation was deleted.' });
     const stored = await client.query('SELECT message FROM deskpilot_chat_messages WHERE session_id = $1 AND id = $2', [
       sessionId,
       message.id,
@@ -164,6 +196,57 @@ async function addMessageTo(
     if (quotaExceeded) return { added: false, quotaExceeded };
   }
   throw new DeskpilotError('conflict', { detail: 'The message was deleted while it was being added. Try again.' });
+}
+
+type ConversationMethods = Pick<ChatStore, 'listSessions' | 'updateConversation' | 'deleteSession' | 'purgeArchived'>;
+
+/** The list, rename, archive and delete methods. */
+function conversationMethods(client: SqlClient): ConversationMethods {
+  return {
+    async listSessions(query) {
+      const { rows } = await client.query(listSql(query.archived), [
+        query.userEmail,
+        query.projectKey,
+        query.after?.updatedAt ?? null,
+        query.after?.id ?? null,
+        query.limit,
+      ]);
+      return rows.map((row) => ({
+        session: toSession(row),
+        lastMessageText: row.last_message_text === null ? null : String(row.last_message_text),
+      }));
+    },
+    async updateConversation(id, change) {
+      const { rows } = await client.query(
+        `UPDATE deskpilot_chat_sessions
+       SET title = CASE WHEN $2::text IS NULL OR ($3 AND title IS NOT NULL) THEN title ELSE $2 END,
+         archived_at = CASE WHEN $4 THEN $5::bigint ELSE archived_at END, version = version + 1
+       WHERE id = $1 AND deleted_at IS NULL RETURNING ${columns}`,
+        [
+          id,
+          change.title ?? null,
+          change.onlyIfUntitled === true,
+          change.archivedAt !== undefined,
+          change.archivedAt ?? null,
+        ],
+      );
+      return rows[0] ? toSession(rows[0]) : null;
+    },
+    async deleteSession(id, deletedAt) {
+      const { rows } = await client.query(deleteSql, [[id], deletedAt]);
+      return rows[0]?.deleted === 1;
+    },
+    async purgeArchived({ before, deletedAt, limit }) {
+      const { rows: due } = await client.query(
+        `SELECT id FROM deskpilot_chat_sessions
+       WHERE archived_at IS NOT NULL AND deleted_at IS NULL AND archived_at < $1 AND updated_at < $1 LIMIT $2`,
+        [before, limit],
+      );
+      if (due.length === 0) return 0;
+      const { rows } = await client.query(deleteSql, [due.map((row) => String(row.id)), deletedAt]);
+      return Number(rows[0]?.deleted ?? 0);
+    },
+  };
 }
 
 /**
@@ -186,11 +269,12 @@ export function createPostgresChatStore(client: SqlClient): ChatStore {
     addMessageTo(client, sessionId, message, quota);
 
   return {
+    ...conversationMethods(client),
     async getOrCreateSession(init) {
       // Two attempts: the second only matters if the row was deleted between our insert and select.
       for (let attempt = 0; attempt < 2; attempt++) {
         const { rows } = await client.query(
-          `INSERT INTO deskpilot_chat_sessions (${columns}) VALUES ($1, $2, $3, '{}', NULL, $4, $5, 1)
+          `INSERT INTO deskpilot_chat_sessions (${columns}) VALUES ($1, $2, $3, '{}', NULL, $4, $5, 1, NULL, NULL, NULL)
            ON CONFLICT (id) DO NOTHING RETURNING ${columns}`,
           [init.id, init.userEmail, init.projectKey, init.createdAt, init.updatedAt],
         );
@@ -224,7 +308,7 @@ export function createPostgresChatStore(client: SqlClient): ChatStore {
       const { rows } = await client.query(
         `UPDATE deskpilot_chat_sessions
          SET working_memory = ${next}, last_turn_status = COALESCE($4, last_turn_status), updated_at = $5, version = version + 1
-         WHERE id = $1 AND ($6::bigint IS NULL OR
+         WHERE id = $1 AND deleted_at IS NULL AND ($6::bigint IS NULL OR
            octet_length(${next}::text) - greatest(2 * (SELECT count(*) FROM jsonb_object_keys(${next})) - 1, 0) <= $6)
          RETURNING ${columns}`,
         [
@@ -238,7 +322,10 @@ export function createPostgresChatStore(client: SqlClient): ChatStore {
       );
       if (rows[0]) return { ok: true, session: toSession(rows[0]) };
       if (!change) return { ok: false, reason: 'not_found' };
-      return (await getSession(id)) ? { ok: false, reason: 'working_memory_full' } : { ok: false, reason: 'not_found' };
+      const stored = await getSession(id);
+      return stored && stored.deletedAt === null
+        ? { ok: false, reason: 'working_memory_full' }
+        : { ok: false, reason: 'not_found' };
     },
     async getMessages(sessionId) {
       const { rows } = await client.query(
@@ -257,7 +344,8 @@ export function createPostgresChatStore(client: SqlClient): ChatStore {
       // Positions come from an identity column, assigned in array order (ORDER BY ordinal).
       await client.query(
         `INSERT INTO deskpilot_chat_messages (session_id, id, message, bytes)
-         SELECT $1, item->>'id', item, octet_length(item::text) FROM jsonb_array_elements($2::jsonb) WITH ORDINALITY AS batch(item, ordinal) ORDER BY ordinal
+         SELECT $1, item->>'id', item, octet_length(item::text) FROM jsonb_array_elements($2::jsonb) WITH ORDINALITY AS batch(item, ordinal)
+         WHERE NOT EXISTS (SELECT FROM deskpilot_chat_sessions WHERE id = $1 AND deleted_at IS NOT NULL) ORDER BY ordinal
          ON CONFLICT (session_id, id) DO UPDATE SET message = excluded.message, bytes = excluded.bytes`,
         [sessionId, JSON.stringify([...batch.values()])],
       );

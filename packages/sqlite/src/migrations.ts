@@ -83,4 +83,21 @@ export const sqliteMigrations: readonly SqliteMigration[] = [
       CREATE INDEX deskpilot_approvals_expires_at ON deskpilot_approvals (expires_at);
     `,
   },
+  {
+    version: 2,
+    name: 'conversations: titles, archive, tombstones',
+    // The list reads one owner's conversations in a project, newest activity first: one partial index
+    // for the list and one for the archive, so a page is an index range scan either way.
+    sql: `
+      ALTER TABLE deskpilot_chat_sessions ADD COLUMN title TEXT;
+      ALTER TABLE deskpilot_chat_sessions ADD COLUMN archived_at INTEGER;
+      ALTER TABLE deskpilot_chat_sessions ADD COLUMN deleted_at INTEGER;
+      CREATE INDEX deskpilot_chat_sessions_listed ON deskpilot_chat_sessions (user_email, project_key, updated_at DESC, id DESC)
+        WHERE archived_at IS NULL AND deleted_at IS NULL;
+      CREATE INDEX deskpilot_chat_sessions_archived ON deskpilot_chat_sessions (user_email, project_key, updated_at DESC, id DESC)
+        WHERE archived_at IS NOT NULL AND deleted_at IS NULL;
+      CREATE INDEX deskpilot_chat_sessions_retention ON deskpilot_chat_sessions (archived_at)
+        WHERE archived_at IS NOT NULL AND deleted_at IS NULL;
+    `,
+  },
 ];

@@ -1,12 +1,21 @@
 // Types only from the root entry: a session-only process that loads this package never loads the chat's modules.
-import type { AddMessageResult, ChatStore, StorageQuota, WorkingMemory, WorkingMemoryChange } from '@deskpilot/core';
+import type {
+  AddMessageResult,
+  ChatSessionInit,
+  ChatStore,
+  ConversationQuery,
+  StorageQuota,
+  WorkingMemory,
+  WorkingMemoryChange,
+} from '@deskpilot/core';
+import { DeskpilotError } from '@deskpilot/core/session';
 import type { StatementSync } from 'node:sqlite';
 import { chatSessionColumns, chatSessionFromRow, messageFromRow } from '@deskpilot/core/storage';
 import type { SqliteDatabase } from './open-sqlite-database.js';
 import { canBeStored, jsonAsText, type Row } from './read-row.js';
 
 type UIMessage = Awaited<ReturnType<ChatStore['getMessages']>>[number];
-type SessionInit = Parameters<ChatStore['getOrCreateSession']>[0];
+type SessionInit = ChatSessionInit;
 
 const columns = chatSessionColumns.join(', ');
 const toSession = (row: Row) => chatSessionFromRow(row, jsonAsText);
@@ -20,6 +29,22 @@ function applyWorkingMemoryChange(memory: WorkingMemory, change: WorkingMemoryCh
   return Buffer.byteLength(JSON.stringify(next)) <= change.maxBytes ? next : null;
 }
 
+// The text parts of a conversation's last message, joined with a line feed, cut to 200 characters.
+const lastMessageTextSql = `(SELECT substr(group_concat(json_extract(part.value, '$.text'), char(10) ORDER BY part.key), 1, 200)
+  FROM json_each((SELECT message FROM deskpilot_chat_messages WHERE session_id = s.id ORDER BY position DESC LIMIT 1), '$.parts') AS part
+  WHERE json_extract(part.value, '$.type') = 'text')`;
+
+// Two statements, not one with a flag: each matches its partial index.
+const listSql = (
+  archived: boolean,
+) => `SELECT ${chatSessionColumns.map((column) => `s.${column}`).join(', ')}, ${lastMessageTextSql} AS last_message_text
+  FROM deskpilot_chat_sessions s
+  WHERE s.user_email = ?1 AND s.project_key = ?2 AND s.archived_at IS ${archived ? 'NOT NULL' : 'NULL'} AND s.deleted_at IS NULL
+    AND (?3 IS NULL OR s.updated_at < ?3 OR (s.updated_at = ?3 AND s.id < ?4))
+  ORDER BY s.updated_at DESC, s.id DESC LIMIT ?5`;
+
+const deletedConflict = () => new DeskpilotError('conflict', { detail: 'The conversation was deleted.' });
+
 /** In a transaction: `addMessage`'s answer, and the message saved when it is new and fits. */
 function addIn(
   sql: (text: string) => StatementSync,
@@ -27,6 +52,8 @@ function addIn(
   message: UIMessage,
   quota: StorageQuota | undefined,
 ): AddMessageResult {
+  const session = sql('SELECT deleted_at FROM deskpilot_chat_sessions WHERE id = ?').get(sessionId);
+  if (session && session.deleted_at !== null) throw deletedConflict();
   const existing = sql('SELECT id, message FROM deskpilot_chat_messages WHERE session_id = ? AND id = ?').get(
     sessionId,
     message.id,
@@ -53,6 +80,70 @@ function addIn(
   return { added: true };
 }
 
+type ConversationMethods = Pick<ChatStore, 'listSessions' | 'updateConversation' | 'deleteSession' | 'purgeArchived'>;
+
+/** The list, rename, archive and delete methods. */
+function conversationMethods(database: SqliteDatabase): ConversationMethods {
+  const sql = (text: string) => database.statement(text);
+  /** In a transaction: tombstones the conversation when it is live. */
+  const remove = (id: string, deletedAt: number) => {
+    const { changes } = sql(
+      `UPDATE deskpilot_chat_sessions SET deleted_at = ?, working_memory = '{}', title = NULL, version = version + 1
+       WHERE id = ? AND deleted_at IS NULL`,
+    ).run(deletedAt, id);
+    if (changes === 0) return false;
+    sql('DELETE FROM deskpilot_chat_messages WHERE session_id = ?').run(id);
+    return true;
+  };
+  return {
+    async listSessions(query: ConversationQuery) {
+      if (!canBeStored(query.userEmail) || !canBeStored(query.projectKey)) return [];
+      const rows = database.run(() =>
+        sql(listSql(query.archived)).all(
+          query.userEmail,
+          query.projectKey,
+          query.after?.updatedAt ?? null,
+          query.after?.id ?? null,
+          query.limit,
+        ),
+      );
+      return rows.map((row) => ({
+        session: toSession(row),
+        lastMessageText: row.last_message_text === null ? null : String(row.last_message_text),
+      }));
+    },
+    async updateConversation(id, change) {
+      if (!canBeStored(id)) return null;
+      const row = database.run(() =>
+        sql(
+          `UPDATE deskpilot_chat_sessions
+         SET title = CASE WHEN ?2 IS NULL OR (?3 AND title IS NOT NULL) THEN title ELSE ?2 END,
+           archived_at = CASE WHEN ?4 THEN ?5 ELSE archived_at END, version = version + 1
+         WHERE id = ?1 AND deleted_at IS NULL RETURNING ${columns}`,
+        ).get(
+          id,
+          change.title ?? null,
+          change.onlyIfUntitled ? 1 : 0,
+          change.archivedAt === undefined ? 0 : 1,
+          change.archivedAt ?? null,
+        ),
+      );
+      return row ? toSession(row) : null;
+    },
+    deleteSession: async (id, deletedAt) => canBeStored(id) && database.transaction(() => remove(id, deletedAt)),
+    async purgeArchived({ before, deletedAt, limit }) {
+      return database.transaction(() => {
+        const ids = sql(
+          `SELECT id FROM deskpilot_chat_sessions
+         WHERE archived_at IS NOT NULL AND deleted_at IS NULL AND archived_at < ?1 AND updated_at < ?1 LIMIT ?2`,
+        ).all(before, limit);
+        for (const { id } of ids) remove(String(id), deletedAt);
+        return ids.length;
+      });
+    },
+  };
+}
+
 /**
  * Creates a {@link ChatStore} on SQLite. Each operation is a few statements run synchronously, in one
  * write transaction where it reads before it writes (`BEGIN IMMEDIATE`: no other process writes in
@@ -69,6 +160,8 @@ export function createSqliteChatStore(database: SqliteDatabase): ChatStore {
     sql('SELECT id, message FROM deskpilot_chat_messages WHERE session_id = ? ORDER BY position')
       .all(sessionId)
       .map(toMessage);
+  const isDeleted = (sessionId: string) =>
+    sql('SELECT 1 FROM deskpilot_chat_sessions WHERE id = ? AND deleted_at IS NOT NULL').get(sessionId) !== undefined;
   const upsert = (sessionId: string, message: UIMessage) => {
     const text = JSON.stringify(message);
     sql(
@@ -80,7 +173,7 @@ export function createSqliteChatStore(database: SqliteDatabase): ChatStore {
   /** In a transaction: the session with `init.id`, created when new. */
   const getOrCreate = (init: SessionInit) => {
     const created = sql(
-      `INSERT INTO deskpilot_chat_sessions (${columns}) VALUES (?, ?, ?, '{}', NULL, ?, ?, 1)
+      `INSERT INTO deskpilot_chat_sessions (${columns}) VALUES (?, ?, ?, '{}', NULL, ?, ?, 1, NULL, NULL, NULL)
        ON CONFLICT (id) DO NOTHING RETURNING ${columns}`,
     ).get(init.id, init.userEmail, init.projectKey, init.createdAt, init.updatedAt);
     return created
@@ -98,6 +191,7 @@ export function createSqliteChatStore(database: SqliteDatabase): ChatStore {
   };
 
   return {
+    ...conversationMethods(database),
     getOrCreateSession: async (init) => database.transaction(() => getOrCreate(init)),
     async openSession(init, message, quota) {
       return database.transaction(() => {
@@ -105,13 +199,14 @@ export function createSqliteChatStore(database: SqliteDatabase): ChatStore {
         const owned = session.userEmail === init.userEmail && session.projectKey === init.projectKey;
         if (!owned) return { session, created, messages: null };
         const messages = created ? [] : selectMessages(session.id);
-        return message
+        return message && session.deletedAt === null
           ? { session, created, messages, added: add(session.id, message, quota) }
           : { session, created, messages };
       });
     },
     async saveTurn(sessionId, message, update) {
       database.transaction(() => {
+        if (isDeleted(sessionId)) return;
         upsert(sessionId, message);
         sql(
           'UPDATE deskpilot_chat_sessions SET last_turn_status = ?, updated_at = ?, version = version + 1 WHERE id = ?',
@@ -123,7 +218,7 @@ export function createSqliteChatStore(database: SqliteDatabase): ChatStore {
       if (!canBeStored(id)) return { ok: false, reason: 'not_found' };
       return database.transaction(() => {
         const row = selectSession(id);
-        if (!row) return { ok: false, reason: 'not_found' } as const;
+        if (!row || row.deleted_at !== null) return { ok: false, reason: 'not_found' } as const;
         const session = toSession(row);
         const workingMemory = update.workingMemory
           ? applyWorkingMemoryChange(session.workingMemory, update.workingMemory)
@@ -141,6 +236,7 @@ export function createSqliteChatStore(database: SqliteDatabase): ChatStore {
     async upsertMessages(sessionId, messages) {
       if (messages.length === 0) return;
       database.transaction(() => {
+        if (isDeleted(sessionId)) return;
         for (const message of messages) upsert(sessionId, message);
       });
     },

@@ -33,8 +33,16 @@ describe('stored rows', () => {
     expect(accountFromRow({ ...user, memberships: JSON.stringify(memberships) }, { jsonAsText: true })).toEqual(parsed);
     expect(Object.isFrozen(parsed.memberships[0])).toBe(true);
     const chat = { id: 'c1', user_email: 'a@example.com', project_key: 'p', working_memory: '{"k":"v"}' };
-    const times = { last_turn_status: null, created_at: 1, updated_at: 2, version: 1 };
-    expect(chatSessionFromRow({ ...chat, ...times }, { jsonAsText: true }).workingMemory).toEqual({ k: 'v' });
+    const times = { last_turn_status: null, created_at: 1, updated_at: 2, version: 1, title: null, archived_at: 3 };
+    expect(chatSessionFromRow({ ...chat, ...times, deleted_at: null }, { jsonAsText: true })).toMatchObject({
+      title: null,
+      archivedAt: 3,
+      deletedAt: null,
+    });
+    expect(() => chatSessionFromRow({ ...chat, ...times, deleted_at: '4' }, { jsonAsText: true })).toThrow(
+      'A stored chat session is corrupted',
+    );
+    expect(chatSessionFromRow({ ...chat, ...times, deleted_at: null }, { jsonAsText: true }).workingMemory).toEqual({ k: 'v' });
     const approval = {
       id: 'a1',
       chat_session_id: 'c1',

@@ -20,6 +20,7 @@ export interface StoredRowReader {
   nullableText(column: string): string | null;
   /** A safe integer (epoch milliseconds, versions). */
   integer(column: string): number;
+  nullableInteger(column: string): number | null;
   oneOf<Value extends string>(column: string, values: readonly Value[]): Value;
   /** A JSON value that passes `check` (parsed first when JSON arrives as text). */
   json<Value>(column: string, check: (value: unknown) => value is Value, expected: string): Value;
@@ -46,6 +47,7 @@ export function readStoredRow(what: string, row: StoredRow, options: StoredRowOp
     text: (column) => (typeof row[column] === 'string' ? (row[column] as string) : fail(column, 'a string')),
     nullableText: (column) => (row[column] === null ? null : reader.text(column)),
     integer: (column) => (Number.isSafeInteger(row[column]) ? (row[column] as number) : fail(column, 'a safe integer')),
+    nullableInteger: (column) => (row[column] === null ? null : reader.integer(column)),
     oneOf: (column, values) =>
       values.includes(row[column] as never)
         ? (row[column] as (typeof values)[number])
@@ -154,6 +156,9 @@ export const chatSessionColumns: readonly string[] = [
   'created_at',
   'updated_at',
   'version',
+  'title',
+  'archived_at',
+  'deleted_at',
 ];
 
 /** A conversation from a row holding {@link chatSessionColumns}. */
@@ -168,6 +173,9 @@ export function chatSessionFromRow(row: StoredRow, options?: StoredRowOptions): 
     createdAt: read.integer('created_at'),
     updatedAt: read.integer('updated_at'),
     version: read.integer('version'),
+    title: read.nullableText('title'),
+    archivedAt: read.nullableInteger('archived_at'),
+    deletedAt: read.nullableInteger('deleted_at'),
   };
 }
 

@@ -1,6 +1,7 @@
 import type { UIMessage } from 'ai';
 import { describe, expect, it } from 'vitest';
 import type { ChatStore } from '../chat/conversation/chat-store.js';
+import { testChatConversations } from './test-chat-conversations.js';
 
 type SessionInit = Parameters<ChatStore['getOrCreateSession']>[0];
 
@@ -56,7 +57,15 @@ export function testChatStore(make: () => ChatStore | Promise<ChatStore>): void 
       const first = init({ createdAt: 1_000, updatedAt: 2_000 });
       const { session, created } = await store.getOrCreateSession(first);
       expect(created).toBe(true);
-      expect(session).toEqual({ ...first, workingMemory: {}, lastTurnStatus: null, version: session.version });
+      expect(session).toEqual({
+        ...first,
+        workingMemory: {},
+        lastTurnStatus: null,
+        version: session.version,
+        title: null,
+        archivedAt: null,
+        deletedAt: null,
+      });
       expect(Number.isInteger(session.version)).toBe(true);
       expect(await store.getSession(first.id)).toEqual(session);
       expect(await store.getSession(crypto.randomUUID())).toBeNull();
@@ -534,4 +543,5 @@ export function testChatStore(make: () => ChatStore | Promise<ChatStore>): void 
       expect((await store.openSession(first, question, quota)).added).toEqual({ added: false, existing: question });
     });
   });
+  testChatConversations(make);
 }

@@ -17,9 +17,53 @@ export interface ChatSessionRecord {
   lastTurnStatus: TurnStatus | null;
   /** Epoch milliseconds. */
   createdAt: number;
+  /** The last activity (a turn, a working-memory change): what the conversation list is ordered by. */
   updatedAt: number;
-  /** Bumped by every successful `updateSession`. */
+  /** Bumped by every successful `updateSession` and `updateConversation`. */
   version: number;
+  /** Its title: null until a person gives one or one is made from the first exchange. */
+  title: string | null;
+  /** When it was archived (epoch milliseconds); null while it is in the list. */
+  archivedAt: number | null;
+  /**
+   * When it was deleted: the record stays as a tombstone (id, owner, dates) with its messages, notes
+   * and title gone; nothing more is stored into it. Null while it exists.
+   */
+  deletedAt: number | null;
+}
+
+/** The fields a new conversation is created with. */
+export type ChatSessionInit = Pick<ChatSessionRecord, 'id' | 'userEmail' | 'projectKey' | 'createdAt' | 'updatedAt'>;
+
+/** Which conversations `listSessions` returns: one owner's, in one project, a page at a time. */
+export interface ConversationQuery {
+  userEmail: string;
+  projectKey: string;
+  /** Archived ones only, or those in the list only. */
+  archived: boolean;
+  /** At most this many. */
+  limit: number;
+  /** Only those after this one in the order (`updatedAt` descending, then `id` descending): the next page. */
+  after?: { updatedAt: number; id: string } | undefined;
+}
+
+/** A conversation in a list: its record and the text of its last message. */
+export interface ConversationSummary {
+  session: ChatSessionRecord;
+  /**
+   * The text parts of the conversation's last message, joined with a line feed and cut to its first
+   * 200 characters (code points); null when it has no message or no text part.
+   */
+  lastMessageText: string | null;
+}
+
+/** What a person changes on a conversation: fields left out keep their stored value. */
+export interface ConversationChange {
+  title?: string;
+  /** Set the title only when the conversation has none (a title made from the first exchange never overrides a rename). */
+  onlyIfUntitled?: boolean;
+  /** A time archives it, null brings it back to the list. */
+  archivedAt?: number | null;
 }
 
 /** A change to working memory: keys to set and keys to remove, applied to the stored notes atomically. */
@@ -57,7 +101,8 @@ export interface OpenSessionResult {
   messages: UIMessage[] | null;
   /**
    * When a message to add was given and the caller owns the conversation: what `addMessage` would
-   * have answered (`messages` are then those stored before it).
+   * have answered (`messages` are then those stored before it). Absent when the conversation was
+   * deleted (nothing is added to a tombstone).
    */
   added?: AddMessageResult;
 }
@@ -91,18 +136,37 @@ export interface ChatStore {
    * The session with this id, created with `init` when it does not exist. Two concurrent calls for a
    * new id create it once: both get the same record, exactly one with `created: true`.
    */
-  getOrCreateSession(
-    init: Omit<ChatSessionRecord, 'version' | 'workingMemory' | 'lastTurnStatus'>,
-  ): Promise<{ session: ChatSessionRecord; created: boolean }>;
-  /** The session, or null. */
+  getOrCreateSession(init: ChatSessionInit): Promise<{ session: ChatSessionRecord; created: boolean }>;
+  /** The session (a deleted one's tombstone included), or null. */
   getSession(id: string): Promise<ChatSessionRecord | null>;
-  /** Applies `update` atomically and bumps the version; a working-memory change that would not fit changes nothing. */
+  /**
+   * Applies `update` atomically and bumps the version; a working-memory change that would not fit
+   * changes nothing. A deleted conversation is `not_found`.
+   */
   updateSession(id: string, update: ChatSessionUpdate): Promise<ChatSessionUpdateResult>;
+  /** A page of one owner's conversations in a project (deleted ones never), newest activity first. */
+  listSessions(query: ConversationQuery): Promise<ConversationSummary[]>;
+  /**
+   * Renames, archives or brings back a conversation, atomically, bumping its version but not its
+   * `updatedAt` (the list's order is activity). Null when it does not exist or was deleted.
+   */
+  updateConversation(id: string, change: ConversationChange): Promise<ChatSessionRecord | null>;
+  /**
+   * Deletes a conversation: its messages, notes and title go, a tombstone stays (`deletedAt`), and
+   * later writes to it store nothing. False when it does not exist or was already deleted.
+   */
+  deleteSession(id: string, deletedAt: number): Promise<boolean>;
+  /**
+   * Deletes, as `deleteSession` does, up to `limit` conversations archived before `before` and with no
+   * activity since then; returns how many. For a retention policy.
+   */
+  purgeArchived(options: { before: number; deletedAt: number; limit: number }): Promise<number>;
   /** The conversation's messages, in the order they were first saved. */
   getMessages(sessionId: string): Promise<UIMessage[]>;
   /**
    * Saves a message under a new id (appended). When the id is already stored in this conversation,
    * nothing changes and the stored message comes back: of concurrent calls with one id, exactly one adds.
+   * A deleted conversation takes nothing: a `conflict` error.
    * With a `quota`, a new message that would take the conversation or its user past it is refused
    * (`quotaExceeded`); requests adding at the same moment may each pass, so the bound is the quota
    * plus the messages in flight.
@@ -110,7 +174,8 @@ export interface ChatStore {
   addMessage(sessionId: string, message: UIMessage, quota?: StorageQuota): Promise<AddMessageResult>;
   /**
    * Saves messages by id: a new id is appended, a known id is replaced in place (its position kept).
-   * Saving the same message twice stores it once.
+   * Saving the same message twice stores it once. A deleted conversation takes nothing (no error: a
+   * turn that ends after its conversation was deleted is dropped).
    */
   upsertMessages(sessionId: string, messages: UIMessage[]): Promise<void>;
   /**
@@ -118,15 +183,11 @@ export interface ChatStore {
    * the conversation, its messages and `addMessage(add, quota)` if `add` is given. Without it the handler
    * makes the calls (`getMessages` only for a conversation that already existed).
    */
-  openSession?(
-    init: Omit<ChatSessionRecord, 'version' | 'workingMemory' | 'lastTurnStatus'>,
-    add?: UIMessage,
-    quota?: StorageQuota,
-  ): Promise<OpenSessionResult>;
+  openSession?(init: ChatSessionInit, add?: UIMessage, quota?: StorageQuota): Promise<OpenSessionResult>;
   /**
    * Optional, one atomic write where the store can: `upsertMessages(sessionId, [message])` and
    * `updateSession(sessionId, { lastTurnStatus, updatedAt })` together — both or neither. Without it the
-   * handler makes the two calls in that order.
+   * handler makes the two calls in that order. A deleted conversation takes neither.
    */
   saveTurn?(
     sessionId: string,

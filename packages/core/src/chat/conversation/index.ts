@@ -1,9 +1,13 @@
 export type {
   AddMessageResult,
+  ChatSessionInit,
   ChatSessionRecord,
   ChatSessionUpdate,
   ChatSessionUpdateResult,
   ChatStore,
+  ConversationChange,
+  ConversationQuery,
+  ConversationSummary,
   OpenSessionResult,
   StorageQuota,
   TurnStatus,

@@ -1,10 +1,11 @@
 import type { UIMessage } from 'ai';
 import { utf8ByteLength } from '../../validation/utf8-byte-length.js';
-import type { ChatSessionRecord, ChatStore, StorageQuota } from './chat-store.js';
+import { DeskpilotError } from '../../errors/deskpilot-error.js';
+import type { ChatSessionInit, ChatSessionRecord, ChatStore, ConversationQuery, StorageQuota } from './chat-store.js';
 import { applyWorkingMemoryChange } from './working-memory.js';
 
 /** The fields of a new record that `init` gives (and nothing else a caller's object may carry). */
-const pick = ({ id, userEmail, projectKey, createdAt, updatedAt }: Parameters<ChatStore['getOrCreateSession']>[0]) => ({
+const pick = ({ id, userEmail, projectKey, createdAt, updatedAt }: ChatSessionInit) => ({
   id,
   userEmail,
   projectKey,
@@ -13,6 +14,27 @@ const pick = ({ id, userEmail, projectKey, createdAt, updatedAt }: Parameters<Ch
 });
 
 const sizeOf = (message: UIMessage) => utf8ByteLength(JSON.stringify(message));
+
+/** The text parts of `message`, joined with a line feed and cut to 200 code points (the port's rule). */
+function textOf(message: UIMessage | undefined): string | null {
+  const texts = message?.parts.flatMap((part) => (part.type === 'text' ? [part.text] : [])) ?? [];
+  return texts.length === 0 ? null : Array.from(texts.join('\n')).slice(0, 200).join('');
+}
+
+/** Whether `session` is in the list `query` asks for, after its cursor. */
+function listed(session: ChatSessionRecord, query: ConversationQuery): boolean {
+  if (session.deletedAt !== null || session.userEmail !== query.userEmail || session.projectKey !== query.projectKey)
+    return false;
+  if ((session.archivedAt !== null) !== query.archived) return false;
+  const { after } = query;
+  return (
+    !after || session.updatedAt < after.updatedAt || (session.updatedAt === after.updatedAt && session.id < after.id)
+  );
+}
+
+/** Newest activity first, then the greater id. */
+const byActivity = (a: ChatSessionRecord, b: ChatSessionRecord) =>
+  b.updatedAt - a.updatedAt || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0);
 
 /** Bytes stored per message (what the storage quotas count), and their sums per conversation and per user. */
 function createSizeLedger(ownerOf: (sessionId: string) => string | undefined) {
@@ -30,6 +52,12 @@ function createSizeLedger(ownerOf: (sessionId: string) => string | undefined) {
       const owner = ownerOf(sessionId);
       if (owner !== undefined) userBytes.set(owner, (userBytes.get(owner) ?? 0) + delta);
     },
+    /** Forgets every message of `sessionId` (deleted). */
+    forget(sessionId: string) {
+      for (const id of sizes.get(sessionId)?.keys() ?? []) this.count(sessionId, id, 0);
+      sizes.delete(sessionId);
+      conversationBytes.delete(sessionId);
+    },
     /** The quota a new message of `bytes` would pass, if any. */
     exceeded(sessionId: string, bytes: number, quota: StorageQuota | undefined): keyof StorageQuota | undefined {
       if (!quota) return undefined;
@@ -39,6 +67,59 @@ function createSizeLedger(ownerOf: (sessionId: string) => string | undefined) {
       return undefined;
     },
   };
+}
+
+const deletedConflict = () => new DeskpilotError('conflict', { detail: 'The conversation was deleted.' });
+
+type ConversationMethods = Pick<ChatStore, 'listSessions' | 'updateConversation' | 'deleteSession' | 'purgeArchived'>;
+
+/** The list, rename, archive and delete methods over the memory store's maps. */
+function conversationMethods(
+  sessions: Map<string, ChatSessionRecord>,
+  messagesBySession: Map<string, Map<string, UIMessage>>,
+  sizes: ReturnType<typeof createSizeLedger>,
+): ConversationMethods {
+  const methods: ConversationMethods = {
+    async listSessions(query) {
+      const page = [...sessions.values()].filter((session) => listed(session, query)).sort(byActivity);
+      return page.slice(0, query.limit).map((session) => ({
+        session: structuredClone(session),
+        lastMessageText: textOf([...(messagesBySession.get(session.id)?.values() ?? [])].at(-1)),
+      }));
+    },
+    async updateConversation(id, change) {
+      const session = sessions.get(id);
+      if (!session || session.deletedAt !== null) return null;
+      const next: ChatSessionRecord = {
+        ...session,
+        title:
+          change.title === undefined || (change.onlyIfUntitled && session.title !== null)
+            ? session.title
+            : change.title,
+        archivedAt: change.archivedAt === undefined ? session.archivedAt : change.archivedAt,
+        version: session.version + 1,
+      };
+      sessions.set(id, next);
+      return structuredClone(next);
+    },
+    async deleteSession(id, deletedAt) {
+      const session = sessions.get(id);
+      if (!session || session.deletedAt !== null) return false;
+      sessions.set(id, { ...session, workingMemory: {}, title: null, deletedAt, version: session.version + 1 });
+      sizes.forget(id);
+      messagesBySession.delete(id);
+      return true;
+    },
+    async purgeArchived({ before, deletedAt, limit }) {
+      const expired = [...sessions.values()]
+        .filter((session) => session.deletedAt === null && session.archivedAt !== null)
+        .filter((session) => session.archivedAt! < before && session.updatedAt < before)
+        .slice(0, limit);
+      for (const session of expired) await methods.deleteSession(session.id, deletedAt);
+      return expired.length;
+    },
+  };
+  return methods;
 }
 
 /** A {@link ChatStore} in process memory: for tests, demos and single-process servers. */
@@ -69,11 +150,20 @@ export function createMemoryChatStore(): MemoryChatStore {
   };
 
   const store: MemoryChatStore = {
+    ...conversationMethods(sessions, messagesBySession, sizes),
     async getOrCreateSession(init) {
       // No await between the check and the write: concurrent calls cannot both create.
       const existing = sessions.get(init.id);
       if (existing) return { session: structuredClone(existing), created: false };
-      const session: ChatSessionRecord = { ...pick(init), workingMemory: {}, lastTurnStatus: null, version: 1 };
+      const session: ChatSessionRecord = {
+        ...pick(init),
+        workingMemory: {},
+        lastTurnStatus: null,
+        version: 1,
+        title: null,
+        archivedAt: null,
+        deletedAt: null,
+      };
       sessions.set(session.id, session);
       return { session: structuredClone(session), created: true };
     },
@@ -82,13 +172,14 @@ export function createMemoryChatStore(): MemoryChatStore {
       const owned = session.userEmail === init.userEmail && session.projectKey === init.projectKey;
       if (!owned) return { session, created, messages: null };
       const messages = await store.getMessages(session.id);
-      return add
+      return add && session.deletedAt === null
         ? { session, created, messages, added: await store.addMessage(session.id, add, quota) }
         : { session, created, messages };
     },
     async saveTurn(sessionId, message, update) {
       // No await in here: the two writes land together.
       const session = sessions.get(sessionId);
+      if (session?.deletedAt != null) return;
       if (session)
         sessions.set(sessionId, {
           ...session,
@@ -105,7 +196,7 @@ export function createMemoryChatStore(): MemoryChatStore {
     async updateSession(id, update) {
       // No await in here: the read and the write of one update cannot interleave with another's.
       const session = sessions.get(id);
-      if (!session) return { ok: false, reason: 'not_found' };
+      if (!session || session.deletedAt !== null) return { ok: false, reason: 'not_found' };
       const workingMemory = update.workingMemory
         ? applyWorkingMemoryChange(session.workingMemory, update.workingMemory)
         : session.workingMemory;
@@ -126,6 +217,7 @@ export function createMemoryChatStore(): MemoryChatStore {
     },
     async addMessage(sessionId, message, quota) {
       // No await in here: the quota check and the write cannot interleave with another add.
+      if (sessions.get(sessionId)?.deletedAt != null) throw deletedConflict();
       let stored = messagesBySession.get(sessionId);
       if (!stored) messagesBySession.set(sessionId, (stored = new Map()));
       const existing = stored.get(message.id);
@@ -138,6 +230,7 @@ export function createMemoryChatStore(): MemoryChatStore {
       return { added: true };
     },
     async upsertMessages(sessionId, messages) {
+      if (sessions.get(sessionId)?.deletedAt != null) return;
       upsertInto(sessionId, messages);
     },
     dump() {
