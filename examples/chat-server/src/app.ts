@@ -4,6 +4,7 @@ import { chatRouter } from '@deskpilot/chat-express';
 import {
   DeskpilotError,
   createChatHandler,
+  purgeArchivedConversations,
   createReadinessCheck,
   describeError,
   healthResponse,
@@ -12,6 +13,7 @@ import {
   readinessResponse,
   type ChatLimits,
   type ChatModels,
+  type ConversationTitleOptions,
   type CommerceBackend,
 } from '@deskpilot/core';
 import { createDemoCommerceBackend, createDemoModel, createDemoTicketBackend } from '@deskpilot/core/demo';
@@ -39,6 +41,13 @@ const stateless = (model: Parameters<typeof wrapLanguageModel>[0]['model']) =>
     model,
     middleware: defaultSettingsMiddleware({ settings: { providerOptions: { openai: { store: false } } } }),
   });
+
+/** How new conversations are named: a provider's model, else (the offline demo model's answers would not do) the first words. */
+function titlesFrom(config: ServerConfig, models: ChatModels): ConversationTitleOptions | false {
+  if (config.CONVERSATION_TITLES === 'off') return false;
+  const provider = models.openai ?? models.anthropic;
+  return config.CONVERSATION_TITLES === 'model' && provider ? { model: models.fallback } : {};
+}
 
 /** Models from the environment; with no key, the offline demo model answers. */
 export function modelsFrom(config: ServerConfig): ChatModels & { label: string } {
@@ -143,6 +152,7 @@ export async function createApp(config: ServerConfig, logger: Logger) {
     limits,
     trustedProxies: config.TRUSTED_PROXIES,
     stepBudget: config.STEP_BUDGET,
+    titles: titlesFrom(config, models),
     // Silence is what a hung provider looks like: before the first chunk, and between two.
     modelCall: {
       idleTimeoutMs: config.MODEL_TIMEOUT_MS,
@@ -182,7 +192,12 @@ export async function createApp(config: ServerConfig, logger: Logger) {
     await storage.close();
   };
   // Expired approvals answer "denied" whether or not they are stored; purging them keeps the table small.
-  const deleteExpiredApprovals = () => approvalStore.deleteExpired(Date.now());
+  // Archived conversations go after their retention period, when one is set.
+  const retentionMs = config.ARCHIVED_RETENTION_DAYS && config.ARCHIVED_RETENTION_DAYS * 86_400_000;
+  const cleanUp = async () => {
+    await approvalStore.deleteExpired(Date.now());
+    if (retentionMs) await purgeArchivedConversations(chatStore, { retentionMs });
+  };
   return {
     app,
     chat,
@@ -190,7 +205,7 @@ export async function createApp(config: ServerConfig, logger: Logger) {
     readiness,
     metrics,
     storage: `${storage.label}${redis ? ', rate limit on Redis' : ''}`,
-    deleteExpiredApprovals,
+    cleanUp,
     close,
   };
 }

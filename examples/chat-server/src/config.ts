@@ -53,6 +53,13 @@ const environment = z.object({
   RATE_LIMIT_ADDRESS_MAX: z.optional(integer(0)),
   TRUSTED_PROXIES: z._default(addressRangeList, []),
   STEP_BUDGET: z._default(integer(1, 50), 6),
+  /**
+   * How new conversations are named: `model` (by the provider's model, one short call after the first
+   * answer; the first words with the offline demo model), `first-words`, or `off`.
+   */
+  CONVERSATION_TITLES: z._default(z.enum(['model', 'first-words', 'off']), 'model'),
+  /** Days an archived conversation (with no activity since) is kept before it is deleted; unset: kept. */
+  ARCHIVED_RETENTION_DAYS: z.optional(integer(1, 36_500)),
   DEMO_MODEL_DELAY_MS: z._default(integer(0, 1000), 0),
   /** On SIGTERM or SIGINT, how long running requests and chat turns may take to finish. */
   SHUTDOWN_GRACE_MS: z._default(positiveInt, 10_000),

@@ -18,10 +18,9 @@ export async function startChatServer(
   const stopTracing = await startTracing('chat', config, { aiSdk: true });
   // Once running, JSON lines on stdout; a start that fails (above and below) is a plain line on stderr.
   const logger = createLogger({ service: 'chat-server', level: config.LOG_LEVEL, format: config.LOG_FORMAT });
-  const { app, metrics, chat, models, readiness, storage, deleteExpiredApprovals, close } = await createApp(
-    config,
-    logger,
-  ).catch(cannotStart); // a database, data directory or Redis that cannot be used: said plainly
+  const { app, metrics, chat, models, readiness, storage, cleanUp, close } = await createApp(config, logger).catch(
+    cannotStart,
+  ); // a database, data directory or Redis that cannot be used: said plainly
   return serve({
     name: 'chat-server',
     app,
@@ -35,7 +34,7 @@ export async function startChatServer(
       );
       logger.info(`storage: ${storage}`);
     },
-    cleanup: deleteExpiredApprovals,
+    cleanup: cleanUp,
     // Every running turn, those whose client left included, finishes and is saved, or is cut at the
     // grace period and recorded `aborted` (saving the cut ones takes up to 5 s more).
     drain: {

@@ -52,6 +52,8 @@ beforeAll(async () => {
     STEP_BUDGET: '3',
     MODEL_MAX_RETRIES: '1',
     MODEL_TIMEOUT_MS: '2000',
+    // Each request to the stand-in is counted: the title call is tested on its own below.
+    CONVERSATION_TITLES: 'first-words',
   };
   const cleanup = (task: () => void) => void cleanups.push(task);
   // One server speaks Responses and Messages (the body's `provider` picks), the other Chat Completions.
@@ -375,6 +377,7 @@ describe('MODEL_TIMEOUT_MS with retries', () => {
       OPENAI_API_KEY: 'local',
       OPENAI_BASE_URL: fake.url,
       OPENAI_API_MODE: 'chat',
+      CONVERSATION_TITLES: 'first-words',
       MODEL_TIMEOUT_MS: '5000',
       MODEL_MAX_RETRIES: '2',
       ...env,
@@ -426,6 +429,7 @@ describe('HISTORY_BUDGET_CHARS', () => {
         OPENAI_BASE_URL: fake.url,
         ANTHROPIC_BASE_URL: fake.url,
         OPENAI_API_MODE: dialect === 'chat' ? 'chat' : 'responses',
+        CONVERSATION_TITLES: 'first-words',
         HISTORY_BUDGET_CHARS: String(budget),
         RATE_LIMIT_MAX: '1000',
       });
@@ -460,12 +464,48 @@ describe('HISTORY_BUDGET_CHARS', () => {
   );
 });
 
+describe('CONVERSATION_TITLES', () => {
+  it("names a new conversation by the provider's model: one short call after the first answer, the first words if it fails", async () => {
+    const server = await spawnExample(serverFile, {
+      OPENAI_API_KEY: 'local',
+      OPENAI_BASE_URL: fake.url,
+      OPENAI_API_MODE: 'chat',
+    });
+    const conversation = () => ({
+      sessionId: crypto.randomUUID(),
+      context: { userEmail: `rep-${crypto.randomUUID()}@example.com`, projectKey: 'acme-b2c' },
+    });
+    const list = async (body: { context: object }) =>
+      (await (await postJson(server.url, '/chat/conversations', { context: body.context })).json()) as {
+        conversations: Array<{ title: string | null }>;
+      };
+    const named = conversation();
+    fake.script([{ text: 'It shipped on Monday.' }, { text: '"Shipping date of ORD-1001"' }]);
+    await readChunks(
+      await postJson(server.url, '/chat', { ...named, messages: [userMessage('when did ORD-1001 ship')] }),
+    );
+    await expect.poll(async () => (await list(named)).conversations[0]?.title).toBe('Shipping date of ORD-1001');
+    expect(fake.requests).toHaveLength(2);
+    const body = JSON.stringify(fake.requests[1]!.body);
+    expect(body).toContain('when did ORD-1001 ship');
+    expect(body).toMatch(/"max_(completion_)?tokens":24/);
+
+    const fallback = conversation();
+    fake.script([{ text: 'It shipped on Monday.' }, { status: 500 }]);
+    await readChunks(
+      await postJson(server.url, '/chat', { ...fallback, messages: [userMessage('when did ORD-1002 ship')] }),
+    );
+    await expect.poll(async () => (await list(fallback)).conversations[0]?.title).toBe('when did ORD-1002 ship');
+  });
+});
+
 describe('TOKEN_BUDGET', () => {
   it('refuses a user over the budget with 429 token_budget_exceeded, without calling the provider', async () => {
     const server = await spawnExample(serverFile, {
       OPENAI_API_KEY: 'local',
       OPENAI_BASE_URL: fake.url,
       OPENAI_API_MODE: 'chat',
+      CONVERSATION_TITLES: 'first-words',
       TOKEN_BUDGET: '100',
     });
     const body = {
@@ -495,6 +535,7 @@ describe('TOKEN_BUDGET', () => {
       OPENAI_API_KEY: 'local',
       OPENAI_BASE_URL: fake.url,
       OPENAI_API_MODE: 'chat',
+      CONVERSATION_TITLES: 'first-words',
       TOKEN_BUDGET: String(budget),
       ...env,
     });
@@ -532,6 +573,7 @@ describe('TOKEN_BUDGET', () => {
       OPENAI_API_KEY: 'local',
       OPENAI_BASE_URL: fake.url,
       OPENAI_API_MODE: 'chat',
+      CONVERSATION_TITLES: 'first-words',
       TOKEN_BUDGET: '1500',
     });
     const body = {

@@ -12,8 +12,8 @@ export interface RunningHost {
 }
 
 /**
- * What a recipe must serve: the session routes at `/sessions…`, the chat at `/chat` and
- * `/chat/history`, and `GET /api/me` behind its own "require a session" middleware, answering
+ * What a recipe must serve: the session routes at `/sessions…`, the chat at `/chat`,
+ * `/chat/history` and `/chat/conversations…` (the handler's `paths`), and `GET /api/me` behind its own "require a session" middleware, answering
  * `{ email }` of the session's user.
  */
 export type StartHost = (deskpilot: Deskpilot) => Promise<RunningHost>;
@@ -31,11 +31,15 @@ const refundIdOf = (chunks: UIMessageChunk[]) =>
 const ranTools = (chunks: UIMessageChunk[]) =>
   chunks.flatMap((chunk) => (chunk.type === 'tool-output-available' ? [chunk.toolCallId] : []));
 
-/** `startTimeoutMs`: how long the host may take to start (a framework that builds first). @default 10000 */
+/**
+ * `startTimeoutMs`: how long the host may take to start (a framework that builds first). @default 10000
+ * `conversations`: whether it serves the conversation routes (a chat route composed from the core
+ * blocks serves `/chat` only). @default true
+ */
 export function describeHostConformance(
   name: string,
   start: StartHost,
-  options: { startTimeoutMs?: number } = {},
+  options: { startTimeoutMs?: number; conversations?: boolean } = {},
 ): void {
   describe(`host conformance: ${name}`, () => {
     let host: RunningHost;
@@ -155,6 +159,32 @@ export function describeHostConformance(
       expect(ranTools(chunks)).toHaveLength(1);
       expect(chunks.at(-1)?.type).toBe('finish');
     });
+
+    it.skipIf(options.conversations === false)(
+      "serves the session user's conversation list: list, rename, delete, each behind the session",
+      async () => {
+        const cookie = await signIn();
+        const sessionId = crypto.randomUUID();
+        await readChunks(await chat(cookie, [userMessage('show order ORD-1001')], sessionId));
+        const manage = (path: string, json: object, withCookie = true) =>
+          send(`/chat/conversations${path}`, {
+            method: 'POST',
+            headers: { origin: studioOrigin, ...(withCookie ? { cookie } : {}) },
+            json: { context: {}, ...json },
+          });
+        const listed = await manage('', {});
+        expect(listed.status).toBe(200);
+        expect((await listed.json()).conversations).toContainEqual(
+          expect.objectContaining({ sessionId, title: 'show order ORD-1001' }),
+        );
+        expect(await (await manage('/update', { sessionId, title: 'ORD-1001' })).json()).toMatchObject({
+          title: 'ORD-1001',
+        });
+        await expectProblem(await manage('', {}, false), 401, 'unauthenticated');
+        expect((await manage('/delete', { sessionId })).status).toBe(204);
+        await expectProblem(await manage('/delete', { sessionId }), 410, 'conversation_deleted');
+      },
+    );
 
     it('refuses a chat without a session, whatever identity and capabilities the body claims: 401', async () => {
       const claimed = { userEmail: alice.email, projectKey: 'acme-b2c', userRole: 'admin', canRefundOrders: true };

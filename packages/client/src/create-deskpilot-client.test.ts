@@ -140,6 +140,38 @@ describe('createDeskpilotClient: chat', () => {
     });
   });
 
+  it('lists, renames, archives and deletes conversations', async () => {
+    const client = await deployment();
+    const transport = client.chatTransport({ context });
+    const stream = await transport.sendMessages({
+      chatId: sessionId,
+      trigger: 'submit-message',
+      messageId: undefined,
+      abortSignal: undefined,
+      messages: [{ id: 'u1', role: 'user', parts: [{ type: 'text', text: 'show order ORD-1001' }] }],
+    });
+    const reader = stream.getReader();
+    while (!(await reader.read()).done);
+    const page = await client.listConversations({ context });
+    expect(page).toEqual({
+      conversations: [expect.objectContaining({ sessionId, title: 'show order ORD-1001', status: 'complete' })],
+      nextCursor: null,
+    });
+    expect(await client.updateConversation({ sessionId, context, title: 'ORD-1001', archived: true })).toMatchObject({
+      title: 'ORD-1001',
+      archived: true,
+    });
+    expect((await client.listConversations({ context })).conversations).toEqual([]);
+    expect((await client.listConversations({ context, archived: true })).conversations).toHaveLength(1);
+    expect(await client.chatHistory({ sessionId, context })).toMatchObject({ title: 'ORD-1001', archived: true });
+    await client.deleteConversation({ sessionId, context });
+    expect(await client.chatHistory({ sessionId, context })).toBeNull();
+    expect(await client.deleteConversation({ sessionId, context }).catch((error: unknown) => error)).toMatchObject({
+      code: 'conversation_deleted',
+      status: 410,
+    });
+  });
+
   it('rejects a refused chat request with the code and the wait', async () => {
     const client = await deployment({ rateLimit: 1 });
     const transport = client.chatTransport({ context });

@@ -17,11 +17,40 @@ export interface Session {
 /** The chat context a request carries (identity and flags, or a signed `grant`, plus the page's fields). */
 export type ChatContext = Record<string, unknown>;
 
+/** How a conversation's last turn ended; null before the first. */
+export type TurnStatus = 'complete' | 'aborted' | 'awaiting_approval' | 'budget_exhausted' | 'failed' | null;
+
 /** A stored conversation, as `POST /chat/history` answers it. */
 export interface ChatHistory<Message extends UIMessage = UIMessage> {
   sessionId: string;
   messages: Message[];
-  lastTurnStatus: 'complete' | 'aborted' | 'awaiting_approval' | 'budget_exhausted' | 'failed' | null;
+  lastTurnStatus: TurnStatus;
+  title: string | null;
+  archived: boolean;
+}
+
+/** A conversation as `POST /chat/conversations/update` answers it. */
+export interface Conversation {
+  sessionId: string;
+  /** Null until named, or titled from the first exchange. */
+  title: string | null;
+  status: TurnStatus;
+  archived: boolean;
+  /** ISO 8601. */
+  createdAt: string;
+  /** The last activity (ISO 8601): the list's order. */
+  updatedAt: string;
+}
+
+/** A conversation in a list: with the start of its last message. */
+export interface ConversationListItem extends Conversation {
+  preview: string | null;
+}
+
+/** A page of conversations; `nextCursor` asks for the next one (null on the last page). */
+export interface ConversationPage {
+  conversations: ConversationListItem[];
+  nextCursor: string | null;
 }
 
 /** Options of {@link createDeskpilotClient}. */
@@ -98,7 +127,7 @@ export function createDeskpilotClient(options: DeskpilotClientOptions = {}) {
     logout: async (): Promise<void> => void (await session('/sessions/current', { method: 'DELETE' })),
     /** Signs out of every session of this user. */
     logoutEverywhere: async (): Promise<void> => void (await session('/sessions', { method: 'DELETE' })),
-    /** A stored conversation, or null when it does not exist (yet) for this user. */
+    /** A stored conversation, or null when it does not exist (yet) for this user, or was deleted. */
     chatHistory: async <Message extends UIMessage = UIMessage>(input: {
       sessionId: string;
       context?: ChatContext;
@@ -107,9 +136,24 @@ export function createDeskpilotClient(options: DeskpilotClientOptions = {}) {
         return await (await chat('/chat/history', post(input))).json();
       } catch (error) {
         if (DeskpilotClientError.isInstance(error, 'not_found')) return null;
+        if (DeskpilotClientError.isInstance(error, 'conversation_deleted')) return null;
         throw error;
       }
     },
+    /** A page of the user's conversations in the project (or the archive), newest activity first. */
+    listConversations: async (
+      input: { context?: ChatContext; archived?: boolean; cursor?: string; limit?: number } = {},
+    ): Promise<ConversationPage> => (await chat('/chat/conversations', post(input))).json(),
+    /** Renames, archives or brings back a conversation. */
+    updateConversation: async (input: {
+      sessionId: string;
+      context?: ChatContext;
+      title?: string;
+      archived?: boolean;
+    }): Promise<Conversation> => (await chat('/chat/conversations/update', post(input))).json(),
+    /** Deletes a conversation (its messages go; asking for it later is `conversation_deleted`). */
+    deleteConversation: async (input: { sessionId: string; context?: ChatContext }): Promise<void> =>
+      void (await chat('/chat/conversations/delete', post(input))),
     /**
      * The `useChat` transport for the chat service: each request carries only the newest message (the
      * server keeps the history), the conversation id as `sessionId`, and a context asked for anew.

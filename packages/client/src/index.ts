@@ -3,8 +3,12 @@ export {
   type ChatContext,
   type ChatHistory,
   type ChatTransportOptions,
+  type Conversation,
+  type ConversationListItem,
+  type ConversationPage,
   type DeskpilotClient,
   type DeskpilotClientOptions,
   type Session,
+  type TurnStatus,
 } from './create-deskpilot-client.js';
 export { DeskpilotClientError } from './deskpilot-client-error.js';

@@ -27,6 +27,10 @@ export {
   type ModelCallOptions,
   type ChatRateLimit,
   type ChatRateLimitPolicy,
+  type ConversationJson,
+  type ConversationRecordJson,
+  type ConversationTitleOptions,
+  titleFromText,
   type TokenBudgetOptions,
   type TokenBudgetPolicy,
   type TurnUsage,
@@ -51,6 +55,8 @@ export {
   type WorkingMemory,
   type WorkingMemoryChange,
   type WorkingMemoryUpdate,
+  purgeArchivedConversations,
+  type PurgeArchivedConversationsOptions,
 } from './chat/conversation/index.js';
 export {
   createApprovalGate,

@@ -9,6 +9,7 @@ export type ErrorCode =
   | 'not_found'
   | 'method_not_allowed'
   | 'conflict'
+  | 'conversation_deleted'
   | 'payload_too_large'
   | 'quota_exceeded'
   | 'unsupported_media_type'
@@ -32,6 +33,7 @@ export const errorStatus: Record<ErrorCode, number> = {
   not_found: 404,
   method_not_allowed: 405,
   conflict: 409,
+  conversation_deleted: 410,
   payload_too_large: 413,
   quota_exceeded: 413,
   unsupported_media_type: 415,
@@ -55,6 +57,7 @@ export const errorTitle: Record<ErrorCode, string> = {
   not_found: 'Not found',
   method_not_allowed: 'Method not allowed',
   conflict: 'Conflict',
+  conversation_deleted: 'Conversation deleted',
   payload_too_large: 'Payload too large',
   quota_exceeded: 'Storage quota exceeded',
   unsupported_media_type: 'Unsupported media type',

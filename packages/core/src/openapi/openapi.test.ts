@@ -1,6 +1,11 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
+import {
+  conversationDeleteBodySchema,
+  conversationListBodySchema,
+  conversationUpdateBodySchema,
+} from '../chat/handler/conversation-routes.js';
 import { errorStatus } from '../errors/deskpilot-error.js';
 import { loginBody, selectProjectBody } from '../session/session-routes.js';
 import { chatOpenApi, sessionOpenApi, type OpenApiDocument } from './openapi.js';
@@ -26,7 +31,13 @@ describe('the OpenAPI documents', () => {
       '/sessions/current',
       '/sessions/current/project',
     ]);
-    expect(Object.keys(chatOpenApi().paths as object)).toEqual(['/chat', '/chat/history']);
+    expect(Object.keys(chatOpenApi().paths as object)).toEqual([
+      '/chat',
+      '/chat/history',
+      '/chat/conversations',
+      '/chat/conversations/update',
+      '/chat/conversations/delete',
+    ]);
     const problem = (session.components as { schemas: { Problem: { properties: { code: { enum: string[] } } } } })
       .schemas.Problem;
     expect(problem.properties.code.enum.sort()).toEqual(Object.keys(errorStatus).sort());
@@ -64,10 +75,37 @@ describe('the OpenAPI documents', () => {
         ],
       ],
     ];
+    const id = crypto.randomUUID();
+    // The conversation routes (the update's "title or archived" and the title's trimming are checks
+    // JSON Schema does not express: not sampled here).
+    cases.push(
+      [
+        conversationListBodySchema,
+        '/chat/conversations',
+        [
+          {},
+          { archived: true, limit: 5, cursor: 'abc' },
+          { limit: 0 },
+          { limit: 101 },
+          { other: 1 },
+          { archived: 'yes' },
+        ],
+      ],
+      [
+        conversationUpdateBodySchema,
+        '/chat/conversations/update',
+        [
+          { sessionId: id, title: 'Refund' },
+          { sessionId: id, archived: false },
+          { title: 'x' },
+          { sessionId: 'x', title: 'x' },
+        ],
+      ],
+      [conversationDeleteBodySchema, '/chat/conversations/delete', [{ sessionId: id }, {}, { sessionId: id, x: 1 }]],
+    );
     for (const [schema, path, samples] of cases) {
-      const validate = ajv.compile(
-        operation(sessionOpenApi(), path, 'post').requestBody!.content['application/json']!.schema,
-      );
+      const document = path.startsWith('/chat') ? chatOpenApi() : sessionOpenApi();
+      const validate = ajv.compile(operation(document, path, 'post').requestBody!.content['application/json']!.schema);
       for (const sample of samples)
         expect(validate(sample), `${path} ${JSON.stringify(sample)}`).toBe(schema.safeParse(sample).success);
     }

@@ -6,6 +6,11 @@ import {
   historyBodySchema,
   userMessageSchema,
 } from '../chat/handler/chat-request.js';
+import {
+  conversationDeleteBodySchema,
+  conversationListBodySchema,
+  conversationUpdateBodySchema,
+} from '../chat/handler/conversation-routes.js';
 import { errorStatus, errorTitle, type ErrorCode } from '../errors/deskpilot-error.js';
 import { sessionSchema } from '../session/session-schema.js';
 import { loginBody, selectProjectBody } from '../session/session-routes.js';
@@ -169,6 +174,101 @@ export function sessionOpenApi(options: OpenApiOptions = {}): OpenApiDocument {
   return document('Deskpilot session service', description, options, paths, components);
 }
 
+const turnStatus = { enum: ['complete', 'aborted', 'awaiting_approval', 'budget_exhausted', 'failed', null] };
+
+/** What the routes on one conversation can answer. */
+const conversationCodes: readonly ErrorCode[] = [
+  'invalid_request',
+  'invalid_json',
+  'payload_too_large',
+  'unsupported_media_type',
+  'unauthenticated',
+  'not_found',
+  'conversation_deleted',
+  'rate_limited',
+  'store_unavailable',
+  'unavailable',
+];
+
+/** A conversation as the conversation routes answer it (`preview` in the list only). */
+function conversationSchema(withPreview: boolean) {
+  const time = { type: 'string', format: 'date-time' };
+  return {
+    type: 'object',
+    required: [
+      'sessionId',
+      'title',
+      'status',
+      'archived',
+      'createdAt',
+      'updatedAt',
+      ...(withPreview ? ['preview'] : []),
+    ],
+    properties: {
+      sessionId: { type: 'string', format: 'uuid' },
+      title: { type: ['string', 'null'], description: 'Null until named, or titled from the first exchange.' },
+      ...(withPreview
+        ? { preview: { type: ['string', 'null'], description: 'The start of the last message’s text.' } }
+        : {}),
+      status: { ...turnStatus, description: 'How its last turn ended; null before the first.' },
+      archived: { type: 'boolean' },
+      createdAt: time,
+      updatedAt: { ...time, description: 'The last activity: the list’s order.' },
+    },
+  };
+}
+
+/** `/chat/conversations` and its `/update` and `/delete`. */
+function conversationPaths(rateLimit: Record<string, unknown>) {
+  const route = (operationId: string, summary: string, body: $ZodType, answer: Record<string, unknown>) => ({
+    post: {
+      operationId,
+      summary,
+      requestBody: { required: true, content: json(bodySchema(body)) },
+      responses: { ...answer, ...problems(conversationCodes) },
+    },
+  });
+  return {
+    '/chat/conversations': route(
+      'listConversations',
+      'The caller’s conversations in the project (or the archive), newest activity first, a page at a time.',
+      conversationListBodySchema,
+      {
+        '200': {
+          description: 'A page; `nextCursor` asks for the next one (null on the last page).',
+          headers: rateLimit,
+          content: json({
+            type: 'object',
+            required: ['conversations', 'nextCursor'],
+            properties: {
+              conversations: { type: 'array', items: conversationSchema(true) },
+              nextCursor: { type: ['string', 'null'] },
+            },
+          }),
+        },
+      },
+    ),
+    '/chat/conversations/update': route(
+      'updateConversation',
+      'Rename, archive or bring back one of the caller’s conversations.',
+      conversationUpdateBodySchema,
+      {
+        '200': {
+          description: 'The conversation as it is now.',
+          headers: rateLimit,
+          content: json(conversationSchema(false)),
+        },
+      },
+    ),
+    '/chat/conversations/delete': route(
+      'deleteConversation',
+      'Delete one of the caller’s conversations: its messages and notes go, a tombstone stays (later requests for it get 410).',
+      conversationDeleteBodySchema,
+      { '204': { description: 'Deleted.', headers: rateLimit } },
+    ),
+  };
+}
+
 /** The chat service's routes (`createChatHandler`) as an OpenAPI 3.1 document, from the schemas the handler validates with. */
 export function chatOpenApi(options: OpenApiOptions = {}): OpenApiDocument {
   const message = { oneOf: [bodySchema(userMessageSchema(16_000)), bodySchema(assistantMessageSchema)] };
@@ -204,6 +304,7 @@ export function chatOpenApi(options: OpenApiOptions = {}): OpenApiDocument {
             'unauthenticated',
             'forbidden',
             'conflict',
+            'conversation_deleted',
             'provider_unavailable',
             'rate_limited',
             'token_budget_exceeded',
@@ -224,30 +325,21 @@ export function chatOpenApi(options: OpenApiOptions = {}): OpenApiDocument {
             headers: rateLimit,
             content: json({
               type: 'object',
-              required: ['sessionId', 'messages', 'lastTurnStatus'],
+              required: ['sessionId', 'messages', 'lastTurnStatus', 'title', 'archived'],
               properties: {
                 sessionId: { type: 'string', format: 'uuid' },
                 messages: { type: 'array', items: { type: 'object', description: 'AI SDK UI message' } },
-                lastTurnStatus: {
-                  enum: ['complete', 'aborted', 'awaiting_approval', 'budget_exhausted', 'failed', null],
-                },
+                lastTurnStatus: turnStatus,
+                title: { type: ['string', 'null'] },
+                archived: { type: 'boolean' },
               },
             }),
           },
-          ...problems([
-            'invalid_request',
-            'invalid_json',
-            'payload_too_large',
-            'unsupported_media_type',
-            'unauthenticated',
-            'not_found',
-            'rate_limited',
-            'store_unavailable',
-            'unavailable',
-          ]),
+          ...problems(conversationCodes),
         },
       },
     },
+    ...conversationPaths(rateLimit),
   };
   const description =
     'Assistant chat. Identity comes from `context` (a signed `context.grant` when the service has a context secret) or from the host session (`resolveContext`).';

@@ -42,7 +42,9 @@ describe('stored rows', () => {
     expect(() => chatSessionFromRow({ ...chat, ...times, deleted_at: '4' }, { jsonAsText: true })).toThrow(
       'A stored chat session is corrupted',
     );
-    expect(chatSessionFromRow({ ...chat, ...times, deleted_at: null }, { jsonAsText: true }).workingMemory).toEqual({ k: 'v' });
+    expect(chatSessionFromRow({ ...chat, ...times, deleted_at: null }, { jsonAsText: true }).workingMemory).toEqual({
+      k: 'v',
+    });
     const approval = {
       id: 'a1',
       chat_session_id: 'c1',

@@ -21,3 +21,4 @@ export {
   workingMemoryUpdateSchema,
   type WorkingMemoryUpdate,
 } from './working-memory.js';
+export { purgeArchivedConversations, type PurgeArchivedConversationsOptions } from './purge-archived-conversations.js';

@@ -11,6 +11,7 @@ import { buildInstructions } from '../context/build-instructions.js';
 import type { ChatStore, StorageQuota } from '../conversation/chat-store.js';
 import { createChatStreamResponse } from '../stream/create-chat-stream-response.js';
 import { answerApprovals } from './answer-approvals.js';
+import { ownConversation } from './conversation-routes.js';
 import { isUnsettledApproval, type ChatMessage } from './chat-message.js';
 import { assistantMessageSchema, chatBodySchema, historyBodySchema, userMessageSchema } from './chat-request.js';
 import type { ChatAdmission } from './create-chat-admission.js';
@@ -23,6 +24,7 @@ import type { ChatContext } from '../context/parse-chat-context.js';
 import { startUserTurn, storedUserMessage } from './start-user-turn.js';
 import type { ModelCallOptions } from '../tool-loop/run-tool-loop.js';
 import { streamAssistantTurn } from './stream-assistant-turn.js';
+import { titleConversation, type ConversationTitleOptions } from './title-conversation.js';
 import type { TokenBudget, TokenHold } from './token-budget.js';
 
 /** What the chat routes run on: the handler's options, normalised once when it is created. */
@@ -47,6 +49,8 @@ export interface ChatRouteDependencies {
   tokenBudget?: TokenBudget | undefined;
   /** What a new user message must fit. */
   storageQuota: StorageQuota;
+  /** How a new conversation gets its title; false: it gets none. */
+  titles: ConversationTitleOptions | false;
   now: () => number;
   generateId: () => string;
   onError: (error: unknown) => void;
@@ -195,6 +199,22 @@ async function runTurn(
     turn.settle();
     return replayWithoutModel(started.messageId, started.chunks, admitted.headers);
   }
+  const titles = deps.titles;
+  // The first exchange of a conversation with no title yet (a retry of it included) names it.
+  const question = started.history.length === 1 ? started.history[0] : undefined;
+  const afterSaved =
+    titles && session.title === null && question?.role === 'user'
+      ? (answer: ChatMessage) =>
+          titleConversation({
+            ...titles,
+            store: deps.store,
+            sessionId: session.id,
+            question,
+            answer,
+            signal: turn.cut.signal,
+            onError: deps.onError,
+          })
+      : undefined;
   return streamAssistantTurn({
     model: admitted.picked,
     instructions: buildInstructions({ context, workingMemory: session.workingMemory, base: deps.instructions }),
@@ -217,6 +237,7 @@ async function runTurn(
     sessionId: session.id,
     headers: admitted.headers,
     cut: turn.cut.signal,
+    afterSaved,
     onSettled: turn.settle,
     now: deps.now,
     onError: deps.onError,
@@ -242,7 +263,7 @@ function replayWithoutModel(
   });
 }
 
-/** `POST /chat/history`: the conversation, to its owner only. */
+/** `POST /chat/history`: the conversation, to its owner only (410 `conversation_deleted` once deleted). */
 export async function serveChatHistory(deps: ChatRouteDependencies, request: HttpRequest): Promise<HttpResponse> {
   const body = parseWithSchema(
     historyBodySchema,
@@ -254,15 +275,13 @@ export async function serveChatHistory(deps: ChatRouteDependencies, request: Htt
   // Its own limit: reading a conversation costs no model call.
   const admission = await deps.historyAdmission.admit(request, context.userEmail);
   if (!admission.allowed) throw admission.error;
-  const session = await deps.store.getSession(body.sessionId);
-  // One answer for "no such conversation" and "someone else's": ids cannot be probed.
-  if (!session || session.userEmail !== context.userEmail || session.projectKey !== context.projectKey) {
-    throw new DeskpilotError('not_found', { detail: 'No such conversation.' });
-  }
+  const session = await ownConversation(deps, body.sessionId, context);
   const payload = {
     sessionId: body.sessionId,
     messages: await deps.store.getMessages(session.id),
     lastTurnStatus: session.lastTurnStatus,
+    title: session.title,
+    archived: session.archivedAt !== null,
   };
   return jsonResponse(200, payload, [...Object.entries(admission.headers), ['cache-control', 'no-store']]);
 }

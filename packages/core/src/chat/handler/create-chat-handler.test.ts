@@ -47,8 +47,15 @@ async function proposeRefund(extraSteps: Array<ReturnType<typeof textStep>> = []
 describe('the routes a host registers', () => {
   it('lists its paths, and tells a route from any other path', async () => {
     const { handler } = await setupChat(scriptedModel(() => textStep('ok')));
-    expect(handler.paths).toEqual(['/chat', '/chat/history']);
-    expect(['/chat', '/chat/history'].map(handler.isRoute)).toEqual([true, true]);
+    const paths = [
+      '/chat',
+      '/chat/history',
+      '/chat/conversations',
+      '/chat/conversations/update',
+      '/chat/conversations/delete',
+    ];
+    expect(handler.paths).toEqual(paths);
+    expect(paths.map(handler.isRoute)).toEqual(paths.map(() => true));
     expect(['/chat/', '/chats', '/chat/history/x', '/toString', '/hasOwnProperty', ''].map(handler.isRoute)).toEqual([
       false,
       false,

@@ -30,6 +30,7 @@ import type { ChatToolDefinition } from '../tools/chat-tool.js';
 import { createChatCors, type ChatCorsOptions } from './chat-cors.js';
 import { chatBodySchema, userMessageSchema, type ChatLimits } from './chat-request.js';
 import { serveChat, serveChatHistory, type ChatRouteDependencies } from './chat-routes.js';
+import { serveConversationDelete, serveConversationList, serveConversationUpdate } from './conversation-routes.js';
 import { createChatAdmission } from './create-chat-admission.js';
 import { createChatToolSet } from './create-chat-tool-set.js';
 import { createTurnTracker, type ChatDrainOptions, type ChatDrainResult } from './create-turn-tracker.js';
@@ -37,11 +38,13 @@ import type { ChatModels } from './pick-chat-model.js';
 import type { ModelCallOptions } from '../tool-loop/run-tool-loop.js';
 import { recordFailure, withOpenSpan, withStoreSpans } from '../../telemetry/spans.js';
 import { resolveChatContext, type HostChatContext } from './resolve-chat-context.js';
+import type { ConversationTitleOptions } from './title-conversation.js';
 
 export type { ChatModel, ChatModels } from './pick-chat-model.js';
 export type { HostChatContext } from './resolve-chat-context.js';
 export type { ModelCallOptions } from '../tool-loop/run-tool-loop.js';
 export type { ChatDrainOptions, ChatDrainResult } from './create-turn-tracker.js';
+export type { ConversationTitleOptions } from './title-conversation.js';
 
 /** Options of {@link createChatHandler}. */
 export interface ChatHandlerOptions {
@@ -112,6 +115,12 @@ export interface ChatHandlerOptions {
    * `{ policy, limiter? }` (a shared limiter or meter, e.g. Redis, counts across replicas).
    */
   limits?: ChatLimits;
+  /**
+   * How a new conversation gets its title (shown in the conversation list): the first words of the
+   * user's first message, or with `model` one bounded call that writes it, after the first answer is
+   * saved. A rename always wins. `false`: no titles. @default {} (first words)
+   */
+  titles?: ConversationTitleOptions | false;
   /** Role text of the assistant. @default defaultAssistantInstructions */
   instructions?: string;
   now?: () => number;
@@ -139,7 +148,7 @@ export interface ChatHandler {
   fetch(request: Request, info?: RequestInfo): Promise<Response>;
   /** The host-neutral entry: a streamed answer has a `ReadableStream` body. */
   handle(request: HttpRequest): Promise<HttpResponse>;
-  /** The paths it serves (`/chat`, `/chat/history`): what a host registers with its router, all methods (CORS preflights included). */
+  /** The paths it serves (`/chat`, `/chat/history`, `/chat/conversations`…): what a host registers with its router, all methods (CORS preflights included). */
   readonly paths: readonly string[];
   /** Whether `path` is one of {@link paths}: what an adapter passes to {@link handle}. */
   isRoute(path: string): boolean;
@@ -273,6 +282,7 @@ function resolveDependencies(
     }),
     contextBudget,
     storageQuota: storageQuotaOf(limits),
+    titles: options.titles ?? {},
     now,
     generateId: options.generateId ?? (() => `msg_${base64url.encode(crypto.getRandomValues(new Uint8Array(16)))}`),
     onError,
@@ -282,7 +292,9 @@ function resolveDependencies(
 
 /**
  * Creates the chat service's handler: `POST /chat` streams the assistant's answer as an AI SDK UI
- * message stream, `POST /chat/history` returns a conversation; CORS for `allowedOrigins`. The steps
+ * message stream, `POST /chat/history` returns a conversation, `POST /chat/conversations` lists the
+ * caller's conversations (`/update` renames or archives one, `/delete` deletes it); CORS for
+ * `allowedOrigins`. The steps
  * of a turn are named functions of this folder (`serveChat` in `chat-routes.ts` composes them).
  *
  * @example
@@ -316,6 +328,9 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
         }
       }),
     '/chat/history': (request) => serveChatHistory(dependencies, request),
+    '/chat/conversations': (request) => serveConversationList(dependencies, request),
+    '/chat/conversations/update': (request) => serveConversationUpdate(dependencies, request),
+    '/chat/conversations/delete': (request) => serveConversationDelete(dependencies, request),
   };
 
   const routeOf = (request: HttpRequest) => (Object.hasOwn(routes, request.path) ? routes[request.path] : undefined);

@@ -13,3 +13,5 @@ export {
 } from './create-chat-handler.js';
 export { type TokenBudgetOptions, type TokenBudgetPolicy, type TurnUsage } from './token-budget.js';
 export type { ChatRateLimit, ChatRateLimitPolicy } from './create-chat-admission.js';
+export type { ConversationJson, ConversationRecordJson } from './conversation-routes.js';
+export { titleFromText, type ConversationTitleOptions } from './title-conversation.js';

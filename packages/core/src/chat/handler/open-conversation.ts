@@ -2,6 +2,7 @@ import { DeskpilotError } from '../../errors/deskpilot-error.js';
 import type { ChatContext } from '../context/parse-chat-context.js';
 import type {
   AddMessageResult,
+  ChatSessionInit,
   ChatSessionRecord,
   ChatStore,
   OpenSessionResult,
@@ -23,7 +24,8 @@ export interface OpenConversationOptions {
 
 /**
  * The conversation and its messages (`created`: it did not exist before this request, so it has
- * no messages and no approvals), or `forbidden` when it belongs to someone else.
+ * no messages and no approvals), or `forbidden` when it belongs to someone else, or
+ * `conversation_deleted` for its owner once it was deleted (nothing is stored into a tombstone).
  */
 export type OpenConversationResult =
   | {
@@ -61,13 +63,17 @@ export async function openConversation(options: OpenConversationOptions): Promis
       error: new DeskpilotError('forbidden', { detail: 'This conversation belongs to someone else.' }),
     };
   }
+  if (session.deletedAt !== null)
+    return {
+      ok: false,
+      error: new DeskpilotError('conversation_deleted', {
+        detail: 'This conversation was deleted: start a new one.',
+      }),
+    };
   return { ok: true, session, created, messages: messages as ChatMessage[], added };
 }
 
-async function openInTwoCalls(
-  store: ChatStore,
-  init: Parameters<ChatStore['getOrCreateSession']>[0],
-): Promise<OpenSessionResult> {
+async function openInTwoCalls(store: ChatStore, init: ChatSessionInit): Promise<OpenSessionResult> {
   const { session, created } = await store.getOrCreateSession(init);
   const owned = session.userEmail === init.userEmail && session.projectKey === init.projectKey;
   return { session, created, messages: !owned ? null : created ? [] : await store.getMessages(session.id) };

@@ -40,7 +40,12 @@ export interface StreamAssistantTurnOptions {
   headers: Record<string, string>;
   /** Cuts the turn (a drain that ran out of time): its client gets an `error` part, the turn is saved `aborted`. */
   cut: AbortSignal;
-  /** Called once the turn is saved, or once saving it failed. */
+  /**
+   * Runs once the answer is saved, after the client's `finish` (a title for a new conversation, say);
+   * the turn settles when it is done. Must not throw.
+   */
+  afterSaved?: ((message: ChatMessage) => Promise<void>) | undefined;
+  /** Called once the turn is saved (and `afterSaved` is done), or once saving it failed. */
   onSettled: () => void;
   now: () => number;
   onError: (error: unknown) => void;
@@ -133,7 +138,9 @@ export async function streamAssistantTurn(options: StreamAssistantTurnOptions): 
       saved: saved.kind === 'saved',
     });
     turnSpan?.setAttributes({ 'deskpilot.turn.status': status, 'deskpilot.turn.saved': saved.kind === 'saved' });
-    options.onSettled();
+    // Not awaited: the client's `finish` does not wait for it.
+    if (saved.kind === 'saved' && options.afterSaved) void options.afterSaved(message).finally(options.onSettled);
+    else options.onSettled();
   });
   return createChatStreamResponse({
     // The loop's parts are read straight off the model's stream: the loop's own checks (approval
