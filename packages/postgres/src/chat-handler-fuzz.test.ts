@@ -20,7 +20,7 @@ import {
 } from './handler-fuzz.test-support.js';
 import { inProcessBackends, type StoreDatabase } from './test-database.test-support.js';
 
-// Property: whatever a client posts to /chat and /chat/history, the answer is never a 5xx (nor an
+// Property: whatever a client posts to /chat, /chat/history and the conversation routes, the answer is never a 5xx (nor an
 // error part inside a 200 stream), every 4xx is a problem with a stable code, and a request refused
 // by validation counts in no limiter and writes to no store. Seeded, ≥ 10,000 bodies per route, on
 // PGlite and SQLite in process.
@@ -144,6 +144,37 @@ const historyPaths = [
   ['context', 'canViewOrders'],
 ];
 
+// The conversation routes: a list (with a cursor, sometimes one of a real page), a rename or archive, a delete.
+const conversationBodies = {
+  '/chat/conversations': fc.record(
+    {
+      context,
+      archived: fc.boolean(),
+      limit: fc.integer({ min: 1, max: 100 }),
+      cursor: fc.oneof(
+        fc.constant('WzE3NjcyMjU2MDAwMDAsIjZmMWMyYTdlLTFkN2ItNGMxZS05YTU1LTJmMWY3YzBlOWIxMSJd'),
+        input.text,
+      ),
+    },
+    { requiredKeys: ['context'] },
+  ),
+  '/chat/conversations/update': fc.record(
+    { sessionId, context, title: fc.oneof(fc.constant('Refund for ORD-1001'), input.text), archived: fc.boolean() },
+    { requiredKeys: ['sessionId', 'context'] },
+  ),
+  '/chat/conversations/delete': fc.record({ sessionId, context }),
+};
+const conversationPaths = [
+  ['sessionId'],
+  ['context'],
+  ['context', 'userEmail'],
+  ['context', 'projectKey'],
+  ['title'],
+  ['archived'],
+  ['cursor'],
+  ['limit'],
+];
+
 for (const backend of inProcessBackends)
   describe(`chat routes under fuzzing ${backend.name}`, () => {
     let database: StoreDatabase;
@@ -161,6 +192,8 @@ for (const backend of inProcessBackends)
         upsertMessages: always,
         saveTurn: always,
         updateSession: (result) => result !== null,
+        updateConversation: (result) => result !== null,
+        deleteSession: (result) => result === true,
       });
       const approvals = countingWrites<ApprovalStore>(stores.approvalStore, {
         create: always,
@@ -265,6 +298,49 @@ for (const backend of inProcessBackends)
         );
         tally.report('POST /chat/history', started);
         for (const code of ['2xx', 'invalid_request', 'invalid_json', 'payload_too_large', 'not_found', 'rate_limited'])
+          expect(tally.get(code), code).toBeGreaterThan(0);
+      },
+      fuzzTimeout,
+    );
+
+    it(
+      `POST /chat/conversations, /update and /delete: ${fuzzRuns} near-valid requests`,
+      async () => {
+        // The fuzz's conversations exist (the chat fuzz above made them; made here when run alone).
+        for (const id of sessionIds)
+          await database
+            .stores()
+            .chatStore.getOrCreateSession({
+              id,
+              userEmail: 'rep@example.com',
+              projectKey: 'acme-b2c',
+              createdAt: 0,
+              updatedAt: 0,
+            });
+        const started = performance.now();
+        const tally = createTally();
+        const requests = fc.oneof(
+          ...Object.entries(conversationBodies).map(([path, body]) =>
+            fuzzRequest(nearValidBody(body as fc.Arbitrary<object>, conversationPaths), studio).map(
+              (generated) => [path, generated] as const,
+            ),
+          ),
+        );
+        await fc.assert(
+          fc.asyncProperty(requests, async ([path, generated]) => {
+            await send(path, toRequest(url(path), 'POST', generated), tally);
+          }),
+          { numRuns: fuzzRuns, seed: fuzzSeed },
+        );
+        tally.report('POST /chat/conversations…', started);
+        for (const code of [
+          '2xx',
+          'invalid_request',
+          'invalid_json',
+          'not_found',
+          'conversation_deleted',
+          'rate_limited',
+        ])
           expect(tally.get(code), code).toBeGreaterThan(0);
       },
       fuzzTimeout,
