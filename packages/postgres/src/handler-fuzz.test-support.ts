@@ -231,7 +231,7 @@ export function countingLimiter(
  */
 export function countingWrites<T extends object>(
   store: T,
-  isWrite: Partial<Record<keyof T, (result: unknown) => boolean>>,
+  isWrite: Partial<Record<keyof T, (result: unknown, args: unknown[]) => boolean>>,
 ): { store: T; readonly writes: number } {
   let writes = 0;
   const counted = { ...store } as T;
@@ -239,7 +239,7 @@ export function countingWrites<T extends object>(
     const method = store[name] as unknown as (...args: unknown[]) => Promise<unknown>;
     (counted as Record<keyof T, unknown>)[name] = async (...args: unknown[]) => {
       const result = await method.apply(store, args);
-      if (isWrite[name]!(result)) writes++;
+      if (isWrite[name]!(result, args)) writes++;
       return result;
     };
   }
