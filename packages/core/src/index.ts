@@ -27,6 +27,7 @@ export {
   type ModelCallOptions,
   type ChatRateLimit,
   type ChatRateLimitPolicy,
+  type ApprovalDecisionData,
   type ConversationJson,
   type ConversationRecordJson,
   type ConversationTitleOptions,
@@ -62,6 +63,7 @@ export {
   createApprovalGate,
   createMemoryApprovalStore,
   type ApprovalAnswer,
+  type ApprovalDecision,
   type ApprovalDenialReason,
   type ApprovalGate,
   type ApprovalGateOptions,
@@ -114,10 +116,12 @@ export {
   requireIdempotencyKey,
   ticketChatTools,
   uiChatTools,
+  type ApprovalCard,
   type BusinessType,
   type ChatToolContext,
   type ChatToolDefinition,
   type ChatToolKind,
+  type PreparedApproval,
   type PresentedMoney,
 } from './chat/tools/index.js';
 export type * from './chat/backends/index.js';

@@ -131,5 +131,20 @@ const conversations: Migration = {
   ],
 };
 
+// Who decided an approval, when, from which sign-in session: nullable columns, nothing rewritten.
+const approvalDecisions: Migration = {
+  version: 5,
+  name: 'approval decisions',
+  statements: [
+    `ALTER TABLE deskpilot_approvals ADD COLUMN decided_by text, ADD COLUMN decided_at bigint, ADD COLUMN decided_session text`,
+  ],
+};
+
 /** Every migration, in order. Append only: a released migration never changes. */
-export const migrations: readonly Migration[] = [initialSchema, hotRenewals, messageBytes, conversations];
+export const migrations: readonly Migration[] = [
+  initialSchema,
+  hotRenewals,
+  messageBytes,
+  conversations,
+  approvalDecisions,
+];

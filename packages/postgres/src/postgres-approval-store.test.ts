@@ -19,6 +19,7 @@ const record = (overrides: Partial<ApprovalRecord> = {}): ApprovalRecord => ({
   reason: null,
   createdAt: Date.UTC(2026, 0, 1),
   expiresAt: Date.UTC(2026, 0, 1, 0, 15),
+  decision: null,
   ...overrides,
 });
 

@@ -17,7 +17,7 @@ export function createPostgresApprovalStore(client: SqlClient): ApprovalStore {
     async create(record) {
       await client.query(
         `INSERT INTO deskpilot_approvals (${columns})
-         VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8, $9::jsonb, $10, $11::jsonb, $12, $13, $14)`,
+         VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8, $9::jsonb, $10, $11::jsonb, $12, $13, $14, $15, $16, $17)`,
         approvalRowValues(record),
       );
     },
@@ -28,9 +28,21 @@ export function createPostgresApprovalStore(client: SqlClient): ApprovalStore {
     async transition(id, from, to, changes) {
       // A null parameter means "not given": COALESCE keeps the stored outcome or reason.
       const { rows } = await client.query(
-        `UPDATE deskpilot_approvals SET state = $3, outcome = COALESCE($4::jsonb, outcome), reason = COALESCE($5, reason)
+        `UPDATE deskpilot_approvals SET state = $3, outcome = COALESCE($4::jsonb, outcome), reason = COALESCE($5, reason),
+           decided_by = CASE WHEN $6 THEN $7 ELSE decided_by END, decided_at = COALESCE($8, decided_at),
+           decided_session = CASE WHEN $6 THEN $9 ELSE decided_session END
          WHERE id = $1 AND state = $2 RETURNING ${columns}`,
-        [id, from, to, changes?.outcome === undefined ? null : outcomeJson(changes.outcome), changes?.reason ?? null],
+        [
+          id,
+          from,
+          to,
+          changes?.outcome === undefined ? null : outcomeJson(changes.outcome),
+          changes?.reason ?? null,
+          changes?.decision !== undefined,
+          changes?.decision?.by ?? null,
+          changes?.decision?.at ?? null,
+          changes?.decision?.session ?? null,
+        ],
       );
       return rows[0] ? toRecord(rows[0]) : null;
     },

@@ -100,4 +100,13 @@ export const sqliteMigrations: readonly SqliteMigration[] = [
         WHERE archived_at IS NOT NULL AND deleted_at IS NULL;
     `,
   },
+  {
+    version: 3,
+    name: 'approval decisions',
+    sql: `
+      ALTER TABLE deskpilot_approvals ADD COLUMN decided_by TEXT;
+      ALTER TABLE deskpilot_approvals ADD COLUMN decided_at INTEGER;
+      ALTER TABLE deskpilot_approvals ADD COLUMN decided_session TEXT;
+    `,
+  },
 ];

@@ -49,6 +49,7 @@ const approval = (id: string) => ({
   reason: null,
   createdAt: 1_000,
   expiresAt: Date.now() + 60_000,
+  decision: null,
 });
 
 describe('openSqliteDatabase', () => {

@@ -33,12 +33,19 @@ export function createSqliteApprovalStore(database: SqliteDatabase): ApprovalSto
       // A null parameter means "not given": coalesce keeps the stored outcome or reason.
       const row = database.run(() =>
         sql(
-          `UPDATE deskpilot_approvals SET state = ?, outcome = coalesce(?, outcome), reason = coalesce(?, reason)
+          `UPDATE deskpilot_approvals SET state = ?, outcome = coalesce(?, outcome), reason = coalesce(?, reason),
+             decided_by = CASE WHEN ? THEN ? ELSE decided_by END, decided_at = coalesce(?, decided_at),
+             decided_session = CASE WHEN ? THEN ? ELSE decided_session END
            WHERE id = ? AND state = ? RETURNING ${columns}`,
         ).get(
           to,
           changes?.outcome === undefined ? null : outcomeJson(changes.outcome),
           changes?.reason ?? null,
+          changes?.decision ? 1 : 0,
+          changes?.decision?.by ?? null,
+          changes?.decision?.at ?? null,
+          changes?.decision ? 1 : 0,
+          changes?.decision?.session ?? null,
           id,
           from,
         ),

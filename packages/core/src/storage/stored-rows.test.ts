@@ -60,8 +60,16 @@ describe('stored rows', () => {
       reason: null,
       created_at: 1,
       expires_at: 2,
+      decided_by: 'a@example.com',
+      decided_at: 3,
+      decided_session: null,
     };
-    expect(approvalFromRow(approval)).toMatchObject({ state: 'done', outcome: { type: 'output' } });
+    expect(approvalFromRow(approval)).toMatchObject({
+      state: 'done',
+      outcome: { type: 'output' },
+      decision: { by: 'a@example.com', at: 3, session: null },
+    });
+    expect(approvalFromRow({ ...approval, decided_by: null, decided_at: null }).decision).toBeNull();
   });
 
   it('answers a row of the wrong shape with store_unavailable naming the record and the column, never a crash', () => {

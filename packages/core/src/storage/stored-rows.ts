@@ -209,6 +209,9 @@ export const approvalColumns: readonly string[] = [
   'reason',
   'created_at',
   'expires_at',
+  'decided_by',
+  'decided_at',
+  'decided_session',
 ];
 
 function isOutcome(value: unknown): value is ApprovalOutcome | null {
@@ -241,6 +244,9 @@ export function approvalRowValues(record: ApprovalRecord): Array<string | number
     record.reason ?? null,
     record.createdAt,
     record.expiresAt,
+    record.decision?.by ?? null,
+    record.decision?.at ?? null,
+    record.decision?.session ?? null,
   ];
 }
 
@@ -265,5 +271,13 @@ export function approvalFromRow(row: StoredRow, options?: StoredRowOptions): App
     reason: read.nullableText('reason'),
     createdAt: read.integer('created_at'),
     expiresAt: read.integer('expires_at'),
+    decision:
+      row.decided_at === null
+        ? null
+        : {
+            by: read.nullableText('decided_by'),
+            at: read.integer('decided_at'),
+            session: read.nullableText('decided_session'),
+          },
   };
 }

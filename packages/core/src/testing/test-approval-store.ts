@@ -30,6 +30,7 @@ function record(overrides: Partial<ApprovalRecord> = {}): ApprovalRecord {
     reason: null,
     createdAt: 1_000,
     expiresAt: 901_000,
+    decision: null,
     ...overrides,
   };
 }
@@ -150,6 +151,27 @@ export function testApprovalStore(make: () => ApprovalStore | Promise<ApprovalSt
       expect(await store.get(created.id)).toEqual(denied);
       expect(await store.transition(created.id, 'pending', 'executing')).toBeNull();
       expect(await store.get(created.id)).toEqual(denied);
+    });
+
+    it('records who decided, when and from which session, and keeps it through the later transitions', async () => {
+      const store = await make();
+      const approved = record();
+      const denied = record();
+      const expired = record();
+      for (const created of [approved, denied, expired]) await store.create(created);
+      const by = { by: 'Alice.Ops@example.com', at: 5_000, session: 'sess_“1”' };
+      expect(await store.transition(approved.id, 'pending', 'executing', { decision: by })).toMatchObject({
+        decision: by,
+      });
+      const done = await store.transition(approved.id, 'executing', 'done', { outcome: { type: 'output', output: 1 } });
+      expect(done).toMatchObject({ state: 'done', decision: by });
+      expect((await store.get(approved.id))!.decision).toEqual(by);
+      const refused = { by: 'rep@example.com', at: 6_000, session: null };
+      await store.transition(denied.id, 'pending', 'denied', { reason: 'denied_by_user', decision: refused });
+      expect((await store.get(denied.id))!.decision).toEqual(refused);
+      const nobody = { by: null, at: 7_000, session: null };
+      await store.transition(expired.id, 'pending', 'denied', { reason: 'expired', decision: nobody });
+      expect((await store.get(expired.id))!.decision).toEqual(nobody);
     });
 
     it('lets exactly one of concurrent pending → executing transitions win', async () => {

@@ -137,6 +137,7 @@ export function testInputConformance(options: InputConformanceOptions): void {
             reason: null,
             createdAt: 1_000,
             expiresAt: 901_000,
+            decision: null,
           };
           await store.create(record);
           expect(asJson(await store.get(record.id))).toEqual(asJson(record));

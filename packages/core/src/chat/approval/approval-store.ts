@@ -4,6 +4,16 @@ export type ApprovalState = 'pending' | 'executing' | 'done' | 'denied';
 /** The recorded result of an executed approval, replayed to any later answer for the same id. */
 export type ApprovalOutcome = { type: 'output'; output: unknown } | { type: 'error'; message: string };
 
+/** Who decided an approval, when, and from which sign-in session. */
+export interface ApprovalDecision {
+  /** The person who approved or denied it; null when nobody did (expired, altered, superseded, revoked). */
+  by: string | null;
+  /** Epoch milliseconds. */
+  at: number;
+  /** The session it was decided from (the grant's or host session's id), when known. */
+  session: string | null;
+}
+
 /** A write-tool call the server proposed and is waiting for a person to approve. */
 export interface ApprovalRecord {
   /** At least 128 random bits; also the downstream idempotency key. */
@@ -26,6 +36,8 @@ export interface ApprovalRecord {
   /** Epoch milliseconds. */
   createdAt: number;
   expiresAt: number;
+  /** Who decided it, when, from which session: set by the transition out of `pending`; null before. */
+  decision: ApprovalDecision | null;
 }
 
 /**
@@ -39,14 +51,14 @@ export interface ApprovalStore {
   /** The approval, or null. */
   get(id: string): Promise<ApprovalRecord | null>;
   /**
-   * Moves an approval from state `from` to state `to` (setting `outcome`/`reason` when given);
+   * Moves an approval from state `from` to state `to` (setting `outcome`, `reason`, `decision` when given);
    * returns the new record, or null when it was not in `from` (or does not exist).
    */
   transition(
     id: string,
     from: ApprovalState,
     to: ApprovalState,
-    changes?: { outcome?: ApprovalOutcome; reason?: string },
+    changes?: { outcome?: ApprovalOutcome; reason?: string; decision?: ApprovalDecision },
   ): Promise<ApprovalRecord | null>;
   /** Pending approvals of a conversation, oldest first. */
   listPending(chatSessionId: string): Promise<ApprovalRecord[]>;

@@ -1,6 +1,6 @@
 import { base64url } from 'jose';
 import { consoleLogger, type Logger } from '../../logging/logger.js';
-import type { ApprovalOutcome, ApprovalRecord, ApprovalStore } from './approval-store.js';
+import type { ApprovalDecision, ApprovalOutcome, ApprovalRecord, ApprovalStore } from './approval-store.js';
 import { canonicalHash } from './canonical-hash.js';
 import { safeToolErrorMessage } from '../tools/chat-tool-error.js';
 
@@ -58,14 +58,19 @@ export interface ApprovalGate {
   ): Promise<ApprovalRecord>;
   /** Checks an answer against the record: scope, expiry, unaltered input, capability still held. Changes nothing. */
   review(answer: ApprovalAnswer, scope: ApprovalScope, capability: string | null): Promise<ApprovalReview>;
-  /** Marks a pending approval denied (by the user, or superseded); a later answer runs nothing. */
-  deny(id: string, reason: string): Promise<void>;
+  /** Marks a pending approval denied (by the user, or superseded), recording the decision; a later answer runs nothing. */
+  deny(id: string, reason: string, decision?: ApprovalDecision): Promise<void>;
   /**
    * Runs an approved call exactly once: the first caller moves it `pending → executing`, runs it with
    * the stored input and records the outcome; any other caller (a replay, a concurrent double
-   * submit) gets that recorded outcome without running anything.
+   * submit) gets that recorded outcome without running anything. `decision` (who approved it, when,
+   * from which session) is recorded by the first caller's transition.
    */
-  execute(id: string, run: (record: ApprovalRecord) => Promise<unknown>): Promise<ApprovalOutcome>;
+  execute(
+    id: string,
+    run: (record: ApprovalRecord) => Promise<unknown>,
+    decision?: ApprovalDecision,
+  ): Promise<ApprovalOutcome>;
 }
 
 /**
@@ -120,6 +125,7 @@ export function createApprovalGate(options: ApprovalGateOptions): ApprovalGate {
         reason: null,
         createdAt,
         expiresAt: createdAt + ttlMs,
+        decision: null,
       };
       await store.create(record);
       return record;
@@ -147,12 +153,12 @@ export function createApprovalGate(options: ApprovalGateOptions): ApprovalGate {
       return { approved: true, record };
     },
 
-    async deny(id, reason) {
-      await store.transition(id, 'pending', 'denied', { reason });
+    async deny(id, reason, decision) {
+      await store.transition(id, 'pending', 'denied', { reason, ...(decision ? { decision } : {}) });
     },
 
-    async execute(id, run) {
-      const claimed = await store.transition(id, 'pending', 'executing');
+    async execute(id, run, decision) {
+      const claimed = await store.transition(id, 'pending', 'executing', decision ? { decision } : undefined);
       if (!claimed) return waitForOutcome(id);
       let outcome: ApprovalOutcome;
       try {

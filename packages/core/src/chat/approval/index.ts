@@ -1,4 +1,10 @@
-export type { ApprovalOutcome, ApprovalRecord, ApprovalState, ApprovalStore } from './approval-store.js';
+export type {
+  ApprovalDecision,
+  ApprovalOutcome,
+  ApprovalRecord,
+  ApprovalState,
+  ApprovalStore,
+} from './approval-store.js';
 export { createMemoryApprovalStore, type MemoryApprovalStore } from './memory-approval-store.js';
 export { canonicalHash, canonicalJson } from './canonical-hash.js';
 export {

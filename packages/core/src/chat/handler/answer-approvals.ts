@@ -1,6 +1,7 @@
 import { getToolName, type UIMessageChunk } from 'ai';
 import type { DeskpilotEvent, DeskpilotEventListener } from '../../events/deskpilot-event.js';
 import { inSpan } from '../../telemetry/spans.js';
+import type { ApprovalDecision } from '../approval/approval-store.js';
 import type { ApprovalGate, ApprovalScope } from '../approval/create-approval-gate.js';
 import type { ChatStore } from '../conversation/chat-store.js';
 import { applyApprovalAnswers, recordApprovalReviews, type ApprovalCardReview } from './apply-approval-answers.js';
@@ -16,8 +17,41 @@ export interface AnswerApprovalsOptions {
   scope: ApprovalScope;
   /** The capability a tool needs, `null` for a tool that does not exist. */
   capabilityOf: (toolName: string) => string | null;
+  /** The sign-in session the answers come from (a grant's or the host's), recorded with each decision. */
+  signInSessionId?: string | undefined;
+  now: () => number;
   /** Receives each card's review. @default none */
   emit?: DeskpilotEventListener | undefined;
+}
+
+/** The decision line a conversation keeps for an answered card (`data-approval-decision`, stored with the message). */
+export interface ApprovalDecisionData {
+  approvalId: string;
+  toolCallId: string;
+  toolName: string;
+  approved: boolean;
+  /** Who decided; null when nobody did (it expired, was altered, superseded, or the capability was revoked). */
+  by: string | null;
+  /** ISO 8601. */
+  at: string;
+  /** Why it was not approved (`denied_by_user`, `expired`…); null when approved. */
+  reason: string | null;
+}
+
+/** The decision part of a reviewed card. */
+function decisionPart(
+  card: { approvalId: string; toolCallId: string; toolName: string },
+  review: ApprovalCardReview,
+  decision: ApprovalDecision,
+) {
+  const data: ApprovalDecisionData = {
+    ...card,
+    approved: review.approved,
+    by: decision.by,
+    at: new Date(decision.at).toISOString(),
+    reason: review.approved ? null : review.reason,
+  };
+  return { type: 'data-approval-decision' as const, id: `decision-${card.approvalId}`, data };
 }
 
 /**
@@ -26,7 +60,14 @@ export interface AnswerApprovalsOptions {
  */
 export type AnswerApprovalsResult =
   | { kind: 'replay'; messageId: string; chunks: UIMessageChunk[] }
-  | { kind: 'resumed'; history: ChatMessage[]; assistantId: string; approvedCalls: ReadonlyMap<string, string> };
+  | {
+      kind: 'resumed';
+      history: ChatMessage[];
+      assistantId: string;
+      approvedCalls: ReadonlyMap<string, string>;
+      /** The decision parts added to the message, to stream before the answer goes on. */
+      decisions: UIMessageChunk[];
+    };
 
 /**
  * Approval answers: applied by approval id to the stored cards of the last assistant message, each
@@ -34,6 +75,7 @@ export type AnswerApprovalsResult =
  */
 export async function answerApprovals(options: AnswerApprovalsOptions): Promise<AnswerApprovalsResult> {
   const { gate, scope } = options;
+  const decisions: Array<ReturnType<typeof decisionPart>> = [];
   const applied = applyApprovalAnswers({ stored: options.stored, incoming: options.incoming });
   if (applied.kind === 'replay') return applied;
   const reviews = new Map(
@@ -43,7 +85,22 @@ export async function answerApprovals(options: AnswerApprovalsOptions): Promise<
           const review: ApprovalCardReview = answer
             ? await gate.review(answer, scope, options.capabilityOf(getToolName(part)))
             : { approved: false, reason: 'unanswered', record: null };
-          if (!review.approved && review.record?.state === 'pending') await gate.deny(part.approval.id, review.reason);
+          // A person decided when they approved or denied; any other refusal is nobody's decision.
+          const decided = review.approved || review.reason === 'denied_by_user';
+          const decision = {
+            by: decided ? scope.userEmail : null,
+            at: options.now(),
+            session: options.signInSessionId ?? null,
+          };
+          if (!review.approved && review.record?.state === 'pending')
+            await gate.deny(part.approval.id, review.reason, decision);
+          decisions.push(
+            decisionPart(
+              { approvalId: part.approval.id, toolCallId: part.toolCallId, toolName: getToolName(part) },
+              review,
+              decision,
+            ),
+          );
           const event: Extract<DeskpilotEvent, { type: 'approval-reviewed' }> = review.approved
             ? { type: 'approval-reviewed', tool: getToolName(part), outcome: 'approved' }
             : {
@@ -59,12 +116,15 @@ export async function answerApprovals(options: AnswerApprovalsOptions): Promise<
       ),
     ),
   );
-  const { message, approvedCalls } = recordApprovalReviews({ message: applied.message, reviews });
+  const reviewed = recordApprovalReviews({ message: applied.message, reviews });
+  // The decisions are part of the conversation: who approved or denied each card, and when.
+  const message = { ...reviewed.message, parts: [...reviewed.message.parts, ...decisions] as ChatMessage['parts'] };
   await options.store.upsertMessages(options.sessionId, [message]);
   return {
     kind: 'resumed',
     history: [...options.stored.slice(0, -1), message],
     assistantId: message.id,
-    approvedCalls,
+    approvedCalls: reviewed.approvedCalls,
+    decisions: decisions.map(({ type, id, data }) => ({ type, id, data })),
   };
 }

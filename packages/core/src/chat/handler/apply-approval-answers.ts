@@ -87,10 +87,13 @@ export function recordApprovalReviews(options: RecordApprovalReviewsOptions): Re
     const review = isUnsettledApproval(part) ? options.reviews.get(part.toolCallId) : undefined;
     if (!review || !isUnsettledApproval(part)) return part;
     if (review.approved) approvedCalls.set(part.toolCallId, part.approval.id);
+    // The stored card keeps what it showed (its descriptor and request reason); the verdict is the gate's.
+    const { approved: _approved, reason: _reason, ...shown } = part.approval as Record<string, unknown>;
     return {
       ...part,
       state: 'approval-responded' as const,
       approval: {
+        ...shown,
         id: part.approval.id,
         approved: review.approved,
         ...(review.approved ? {} : { reason: review.reason }),

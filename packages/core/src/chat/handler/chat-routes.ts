@@ -85,7 +85,14 @@ type OpenedConversation = Extract<OpenConversationResult, { ok: true }>;
 /** How a turn begins: answered without the model (`replay`), or by the model from `history`. */
 type TurnStart =
   | { kind: 'replay'; messageId: string; chunks: UIMessageChunk[] }
-  | { kind: 'resumed'; history: ChatMessage[]; assistantId: string; approvedCalls: ReadonlyMap<string, string> };
+  | {
+      kind: 'resumed';
+      history: ChatMessage[];
+      assistantId: string;
+      approvedCalls: ReadonlyMap<string, string>;
+      /** Chunks to stream before the answer goes on (the decisions on answered cards). */
+      decisions: UIMessageChunk[];
+    };
 
 /** Saves the user's message, or applies the approval answers, to the stored conversation. */
 async function beginTurn(
@@ -93,6 +100,7 @@ async function beginTurn(
   last: LastMessage,
   opened: OpenedConversation,
   scope: ApprovalScope,
+  signInSessionId: string | undefined,
 ): Promise<TurnStart> {
   const { session, messages: stored } = opened;
   if (last.kind === 'answers') {
@@ -104,6 +112,8 @@ async function beginTurn(
       incoming: last.message,
       scope,
       capabilityOf: deps.toolSet.capabilityOf,
+      signInSessionId,
+      now: deps.now,
       emit: deps.emit,
     });
   }
@@ -124,7 +134,13 @@ async function beginTurn(
     quota: deps.storageQuota,
   });
   if (!started.ok) throw started.error;
-  return { kind: 'resumed', history: started.history, assistantId: started.assistantId, approvedCalls: new Map() };
+  return {
+    kind: 'resumed',
+    history: started.history,
+    assistantId: started.assistantId,
+    approvedCalls: new Map(),
+    decisions: [],
+  };
 }
 
 /**
@@ -144,7 +160,7 @@ export async function serveChat(
   );
   const resolved = await deps.resolveContext(body.context, request);
   if (!resolved.ok) throw resolved.error;
-  const { context } = resolved;
+  const { context, signInSessionId } = resolved;
   const picked = pickChatModel({ models: deps.models, provider: body.provider });
   if (!picked.ok) throw picked.error;
   const last = await parseLastMessage(deps, body.messages.at(-1));
@@ -154,7 +170,15 @@ export async function serveChat(
   // taken atomically here and settled when the turn ends, so parallel turns cannot all pass.
   const hold = await deps.tokenBudget?.reserve(context.userEmail);
   try {
-    return await runTurn(deps, turn, { body, context, picked: picked.model, last, headers: admission.headers, hold });
+    return await runTurn(deps, turn, {
+      body,
+      context,
+      signInSessionId,
+      picked: picked.model,
+      last,
+      headers: admission.headers,
+      hold,
+    });
   } catch (error) {
     // No model call was made: the reservation goes back.
     await hold?.settle(undefined);
@@ -169,6 +193,7 @@ async function runTurn(
   admitted: {
     body: { sessionId: string };
     context: ChatContext;
+    signInSessionId: string | undefined;
     picked: ChatModel;
     last: LastMessage;
     headers: Record<string, string>;
@@ -193,7 +218,7 @@ async function runTurn(
     projectKey: context.projectKey,
     capabilities: context.capabilities,
   };
-  const started = await beginTurn(deps, last, opened, scope);
+  const started = await beginTurn(deps, last, opened, scope, admitted.signInSessionId);
   if (started.kind === 'replay') {
     await hold?.settle(undefined);
     turn.settle();
@@ -220,7 +245,13 @@ async function runTurn(
     instructions: buildInstructions({ context, workingMemory: session.workingMemory, base: deps.instructions }),
     history: started.history,
     assistantId: started.assistantId,
-    turnTools: deps.toolSet.forTurn({ context, sessionId: session.id, approvedCalls: started.approvedCalls }),
+    turnTools: deps.toolSet.forTurn({
+      context,
+      sessionId: session.id,
+      approvedCalls: started.approvedCalls,
+      signInSessionId: admitted.signInSessionId,
+    }),
+    leadingChunks: started.decisions,
     stepBudget: deps.stepBudget,
     modelCall: deps.modelCall,
     contextBudget: deps.contextBudget,

@@ -1,4 +1,11 @@
-import { tool, zodSchema, type ToolSet } from 'ai';
+import {
+  tool,
+  zodSchema,
+  type Schema,
+  type ToolApprovalConfiguration,
+  type ToolApprovalStatus,
+  type ToolSet,
+} from 'ai';
 import type { DeskpilotEventListener } from '../../events/deskpilot-event.js';
 import type { ApprovalGate } from '../approval/create-approval-gate.js';
 import type { CommerceBackend } from '../backends/commerce-backend.js';
@@ -6,8 +13,8 @@ import type { TicketBackend } from '../backends/ticket-backend.js';
 import type { CapabilityRegistry } from '../context/capabilities.js';
 import type { ChatContext } from '../context/parse-chat-context.js';
 import type { ChatStore } from '../conversation/chat-store.js';
-import { workingMemoryUpdateSchema } from '../conversation/working-memory.js';
-import type { ChatToolContext, ChatToolDefinition } from '../tools/chat-tool.js';
+import { workingMemoryUpdateSchema, type WorkingMemoryUpdate } from '../conversation/working-memory.js';
+import type { ApprovalCard, ChatToolContext, ChatToolDefinition, PreparedApproval } from '../tools/chat-tool.js';
 import { ChatToolError, safeToolErrorMessage } from '../tools/chat-tool-error.js';
 import { inSpan } from '../../telemetry/spans.js';
 
@@ -31,8 +38,10 @@ export interface ChatToolSetOptions {
 /** What one turn may use. */
 export interface ChatTurnTools {
   tools: ToolSet;
-  /** The write tools, which run only once the user approved the call. */
-  toolApproval: Record<string, 'user-approval'>;
+  /** The write tools, which run only once the user approved the call (after their pre-check, when they have one). */
+  toolApproval: ToolApprovalConfiguration<ToolSet, unknown>;
+  /** The card a write call was proposed with (its tool's pre-check), by tool call id. */
+  cardOf(toolCallId: string): ApprovalCard | undefined;
 }
 
 /** The chat's tools: the catalogue every tool part is validated against, and the tool set of each turn. */
@@ -42,7 +51,13 @@ export interface ChatToolSet {
   /** The capability a tool needs, `null` for one that needs none or does not exist. */
   capabilityOf(toolName: string): string | null;
   /** The AI SDK tool set of one turn: only offered tools, each re-checked at execution. */
-  forTurn(turn: { context: ChatContext; sessionId: string; approvedCalls: ReadonlyMap<string, string> }): ChatTurnTools;
+  forTurn(turn: {
+    context: ChatContext;
+    sessionId: string;
+    approvedCalls: ReadonlyMap<string, string>;
+    /** Recorded with each approval this turn executes (who approved it, from which session). */
+    signInSessionId?: string | undefined;
+  }): ChatTurnTools;
 }
 
 /** How a tool's execution ends: unexpected failures reported and made safe for the model, each outcome emitted. */
@@ -98,9 +113,80 @@ function availableDefinitions(options: ChatToolSetOptions): readonly ChatToolDef
   return options.definitions.filter((definition) => definition.availableWith?.(backends) ?? true);
 }
 
+/** What a tool knows of the request it runs for. */
+function toolContextFor(
+  options: Pick<ChatToolSetOptions, 'commerce' | 'tickets'>,
+  context: ChatContext,
+): ChatToolContext {
+  return {
+    userEmail: context.userEmail,
+    projectKey: context.projectKey,
+    businessType: context.businessType,
+    commerce: options.commerce,
+    tickets: options.tickets,
+  };
+}
+
+/**
+ * A write tool's approval status: its pre-check's card (`user-approval`, the summary as the request's
+ * reason), or, when the call cannot succeed or the check failed, none (`not-applicable`: its
+ * `execute` then refuses with the reason, since no approval exists). Each result is kept in `prepared`.
+ */
+function approvalStatusOf(options: {
+  definition: ChatToolDefinition;
+  toolContext: ChatToolContext;
+  prepared: Map<string, PreparedApproval>;
+  onError: (error: unknown) => void;
+}) {
+  return async (input: unknown, { toolCallId }: { toolCallId: string }): Promise<ToolApprovalStatus> => {
+    let result: PreparedApproval;
+    try {
+      result = await options.definition.prepareApproval!(input, options.toolContext);
+    } catch (error) {
+      if (!ChatToolError.isInstance(error)) options.onError(error);
+      result = { ok: false, message: safeToolErrorMessage(error) };
+    }
+    options.prepared.set(toolCallId, result);
+    return result.ok ? { type: 'user-approval', reason: result.card.summary } : 'not-applicable';
+  };
+}
+
+/** The `updateWorkingMemory` tool of one conversation. */
+function workingMemoryToolFor(
+  options: Pick<ChatToolSetOptions, 'store' | 'now' | 'workingMemoryBytes'> & {
+    schema: Schema<WorkingMemoryUpdate>;
+    reported: ReturnType<typeof toolOutcomes>['reported'];
+    runSafely: ReturnType<typeof toolOutcomes>['runSafely'];
+  },
+  sessionId: string,
+) {
+  const { store, now, reported, runSafely } = options;
+  return tool({
+    description:
+      'Keep short notes for later in this conversation: set keys (short slugs) to notes, or remove keys. Other notes are kept.',
+    inputSchema: options.schema,
+    execute: (update) =>
+      reported('updateWorkingMemory', () =>
+        runSafely(async () => {
+          // One atomic store update: parallel turns of a conversation never lose each other's notes.
+          const saved = await store.updateSession(sessionId, {
+            workingMemory: { ...update, maxBytes: options.workingMemoryBytes },
+            updatedAt: now(),
+          });
+          if (!saved.ok && saved.reason === 'working_memory_full')
+            throw new ChatToolError(
+              `Working memory is full (${options.workingMemoryBytes} bytes); remove notes first.`,
+            );
+          if (!saved.ok) throw new ChatToolError('This conversation no longer exists.');
+          return { saved: true, keys: Object.keys(saved.session.workingMemory) };
+        }),
+      ),
+  });
+}
+
 /** Creates the chat's tool set; each schema is wrapped once, so the SDK derives its JSON Schema once, not per request. */
 export function createChatToolSet(options: ChatToolSetOptions): ChatToolSet {
-  const { gate, store, now } = options;
+  const { gate, now } = options;
   const definitions = availableDefinitions(options);
   const capabilityOf = new Map(definitions.map((definition) => [definition.name, definition.capability]));
   const inputSchemaOf = new Map(definitions.map((definition) => [definition.name, zodSchema(definition.inputSchema)]));
@@ -113,21 +199,22 @@ export function createChatToolSet(options: ChatToolSetOptions): ChatToolSet {
   ]);
 
   const { runSafely, reported, refuse } = toolOutcomes(options);
+  const toolContextOf = (context: ChatContext) => toolContextFor(options, context);
+  const approvalOf = (definition: ChatToolDefinition, context: ChatContext, prepared: Map<string, PreparedApproval>) =>
+    approvalStatusOf({ definition, toolContext: toolContextOf(context), prepared, onError: options.onError });
 
   /** A definition as an SDK tool: permission re-checked, writes only through the approval gate. */
   const toTool = (
     definition: ChatToolDefinition,
     context: ChatContext,
     write: boolean,
-    approvedCalls: ReadonlyMap<string, string>,
+    turn: {
+      approvedCalls: ReadonlyMap<string, string>;
+      prepared: ReadonlyMap<string, PreparedApproval>;
+      signInSessionId: string | undefined;
+    },
   ) => {
-    const toolContext: ChatToolContext = {
-      userEmail: context.userEmail,
-      projectKey: context.projectKey,
-      businessType: context.businessType,
-      commerce: options.commerce,
-      tickets: options.tickets,
-    };
+    const toolContext = toolContextOf(context);
     return tool({
       description: definition.description,
       inputSchema: inputSchemaOf.get(definition.name)!,
@@ -139,11 +226,22 @@ export function createChatToolSet(options: ChatToolSetOptions): ChatToolSet {
           return reported(definition.name, () =>
             runSafely(() => definition.execute(input, { ...toolContext, abortSignal })),
           );
-        const approvalId = approvedCalls.get(toolCallId);
-        if (!approvalId) return refuse(definition.name, 'This action needs an approval first.');
+        const approvalId = turn.approvedCalls.get(toolCallId);
+        if (!approvalId) {
+          // Its pre-check found it cannot succeed (no card was proposed): the model is told why.
+          const prepared = turn.prepared.get(toolCallId);
+          return refuse(
+            definition.name,
+            prepared && !prepared.ok ? prepared.message : 'This action needs an approval first.',
+          );
+        }
         return reported(definition.name, async () => {
-          const outcome = await gate.execute(approvalId, (record) =>
-            definition.execute(record.input, { ...toolContext, idempotencyKey: approvalId, abortSignal }),
+          // The person who approved it is the conversation's owner: only they can answer its cards.
+          const decision = { by: context.userEmail, at: now(), session: turn.signInSessionId ?? null };
+          const outcome = await gate.execute(
+            approvalId,
+            (record) => definition.execute(record.input, { ...toolContext, idempotencyKey: approvalId, abortSignal }),
+            decision,
           );
           if (outcome.type === 'error') throw new ChatToolError(outcome.message);
           return outcome.output;
@@ -153,43 +251,34 @@ export function createChatToolSet(options: ChatToolSetOptions): ChatToolSet {
   };
 
   const workingMemoryTool = (sessionId: string) =>
-    tool({
-      description:
-        'Keep short notes for later in this conversation: set keys (short slugs) to notes, or remove keys. Other notes are kept.',
-      inputSchema: memorySchema,
-      execute: (update) =>
-        reported('updateWorkingMemory', () =>
-          runSafely(async () => {
-            // One atomic store update: parallel turns of a conversation never lose each other's notes.
-            const saved = await store.updateSession(sessionId, {
-              workingMemory: { ...update, maxBytes: options.workingMemoryBytes },
-              updatedAt: now(),
-            });
-            if (!saved.ok && saved.reason === 'working_memory_full')
-              throw new ChatToolError(
-                `Working memory is full (${options.workingMemoryBytes} bytes); remove notes first.`,
-              );
-            if (!saved.ok) throw new ChatToolError('This conversation no longer exists.');
-            return { saved: true, keys: Object.keys(saved.session.workingMemory) };
-          }),
-        ),
-    });
+    workingMemoryToolFor({ ...options, schema: memorySchema, reported, runSafely }, sessionId);
 
   return {
     catalogue,
     capabilityOf: (toolName) => capabilityOf.get(toolName) ?? null,
-    forTurn({ context, sessionId, approvedCalls }) {
+    forTurn({ context, sessionId, approvedCalls, signInSessionId }) {
       const tools: ToolSet = {};
-      const toolApproval: Record<string, 'user-approval'> = {};
+      const toolApproval: Record<string, ToolApprovalStatus | ReturnType<typeof approvalOf>> = {};
+      const prepared = new Map<string, PreparedApproval>();
       for (const definition of definitions) {
         if (definition.businessTypes && !definition.businessTypes.includes(context.businessType)) continue;
         if (definition.capability !== null && context.capabilities[definition.capability] !== true) continue;
         const write = definition.capability !== null && options.capabilities[definition.capability]?.kind === 'write';
-        if (write) toolApproval[definition.name] = 'user-approval';
-        tools[definition.name] = toTool(definition, context, write, approvedCalls);
+        if (write)
+          toolApproval[definition.name] = definition.prepareApproval
+            ? approvalOf(definition, context, prepared)
+            : 'user-approval';
+        tools[definition.name] = toTool(definition, context, write, { approvedCalls, prepared, signInSessionId });
       }
       tools.updateWorkingMemory = workingMemoryTool(sessionId);
-      return { tools, toolApproval };
+      return {
+        tools,
+        toolApproval,
+        cardOf: (toolCallId) => {
+          const result = prepared.get(toolCallId);
+          return result?.ok ? result.card : undefined;
+        },
+      };
     },
   };
 }

@@ -14,4 +14,5 @@ export {
 export { type TokenBudgetOptions, type TokenBudgetPolicy, type TurnUsage } from './token-budget.js';
 export type { ChatRateLimit, ChatRateLimitPolicy } from './create-chat-admission.js';
 export type { ConversationJson, ConversationRecordJson } from './conversation-routes.js';
+export type { ApprovalDecisionData } from './answer-approvals.js';
 export { titleFromText, type ConversationTitleOptions } from './title-conversation.js';

@@ -26,12 +26,21 @@ export interface HostChatContext {
   projectKey: string;
   userRole?: string;
   businessType?: string;
+  /** The host's sign-in session, recorded with each approval decision (who decided, from which session). */
+  sessionId?: string;
   /** Capability flags (`canRefundOrders`…), as in a request body's context. */
   [flag: `can${string}`]: boolean | undefined;
 }
 
 /** The context a turn runs in, or why the request is refused. */
-export type ResolveChatContextResult = { ok: true; context: ChatContext } | { ok: false; error: DeskpilotError };
+export type ResolveChatContextResult =
+  | {
+      ok: true;
+      context: ChatContext;
+      /** The sign-in session the request comes from, when known (a grant's `sid`, the host's `sessionId`). */
+      signInSessionId?: string | undefined;
+    }
+  | { ok: false; error: DeskpilotError };
 
 /**
  * Identity and flags: from the host's session when it has a `resolveContext`, else from the signed
@@ -45,13 +54,11 @@ export async function resolveChatContext(options: ResolveChatContextOptions): Pr
   const { pageContext, proactiveHint, workingMemoryBlock } = parsed.data;
   if ('host' in options) {
     if (!options.host) return { ok: false, error: noSessionError() };
-    const hosted = safeParseChatContext(
-      { ...options.host, pageContext, proactiveHint, workingMemoryBlock },
-      parseOptions,
-    );
+    const { sessionId, ...identity } = options.host;
+    const hosted = safeParseChatContext({ ...identity, pageContext, proactiveHint, workingMemoryBlock }, parseOptions);
     // The host's own answer is malformed: its mistake, not the client's.
     if (!hosted.success) throw new TypeError(`resolveContext returned an invalid context: ${hosted.error.message}`);
-    return { ok: true, context: hosted.data };
+    return { ok: true, context: hosted.data, signInSessionId: sessionId };
   }
   if (!options.contextSecret) return { ok: true, context: parsed.data };
   const grant = await verifyChatGrant(
@@ -66,5 +73,5 @@ export async function resolveChatContext(options: ResolveChatContextOptions): Pr
   );
   if (!granted.success)
     return { ok: false, error: new DeskpilotError('unauthenticated', { detail: 'The chat grant is invalid.' }) };
-  return { ok: true, context: granted.data };
+  return { ok: true, context: granted.data, signInSessionId: grant.sessionId };
 }

@@ -1,4 +1,4 @@
-import { InvalidToolInputError, NoSuchToolError, convertToModelMessages } from 'ai';
+import { InvalidToolInputError, NoSuchToolError, convertToModelMessages, type UIMessageChunk } from 'ai';
 import type { DeskpilotEventListener } from '../../events/deskpilot-event.js';
 import type { HttpResponse } from '../../http/http-request.js';
 import type { ContextBudget } from '../context/bound-model-input.js';
@@ -32,6 +32,8 @@ export interface StreamAssistantTurnOptions {
    * when the provider reported none; awaited before `finish`, and called for every turn that ends.
    */
   recordUsage?: ((usage: TurnUsage | undefined) => Promise<void> | undefined) | undefined;
+  /** Chunks streamed right after `start`, before the model's (already in the stored message `history` ends with). */
+  leadingChunks?: readonly UIMessageChunk[] | undefined;
   /** Records an approval request; returns the approval id the client sees. */
   onApprovalRequest: NonNullable<RunToolLoopOptions['onApprovalRequest']>;
   store: ChatStore;
@@ -97,6 +99,7 @@ export async function streamAssistantTurn(options: StreamAssistantTurnOptions): 
       return total && { usage: total };
     },
     onError: (error) => errorTextOf(error, onError),
+    approvalDescriptorOf: turnTools.cardOf,
   });
   let streamFailed = false;
   // Run from the response body's `pull`: bound to the turn's trace context, so its store spans are beneath the turn.
@@ -146,7 +149,10 @@ export async function streamAssistantTurn(options: StreamAssistantTurnOptions): 
     // The loop's parts are read straight off the model's stream: the loop's own checks (approval
     // records, step budget, idle watchdog) and the UI chunks both run in this one stage.
     stream: loop,
-    translate: chunker.translate,
+    translate: (part, send) => {
+      chunker.translate(part, send);
+      if (part.type === 'start') for (const chunk of options.leadingChunks ?? []) send(chunk);
+    },
     onEnd,
     headers: options.headers,
     signal: cut,

@@ -18,6 +18,8 @@ export interface UIMessageChunkerOptions<Message extends UIMessage> {
   messageMetadata?: (options: { part: TextStreamPart<ToolSet> }) => Message['metadata'] | undefined;
   /** The text an error part (or a failed tool) shows the client. */
   onError: (error: unknown) => string;
+  /** What an approval request carries for the person who decides (its `approvalDescriptor`), by tool call id. */
+  approvalDescriptorOf?: ((toolCallId: string) => unknown) | undefined;
 }
 
 /** The loop's parts as UI message chunks, with the answer they add up to. */
@@ -52,11 +54,15 @@ export function createUIMessageChunker<Message extends UIMessage>(
       const metadata = options.messageMetadata?.({ part });
       if (part.type === 'abort') isAborted = true;
       if (part.type === 'tool-error' && !part.providerExecuted && invalidCalls.delete(part.toolCallId)) return;
-      const chunk = toUIMessageChunk<ToolSet, Message>(part, {
+      let chunk = toUIMessageChunk<ToolSet, Message>(part, {
         onError: options.onError,
         messageMetadata: metadata as never,
         responseMessageId: messageId,
       }) as UIMessageChunk | undefined;
+      if (chunk?.type === 'tool-approval-request') {
+        const descriptor = options.approvalDescriptorOf?.(chunk.toolCallId);
+        if (descriptor !== undefined) chunk = { ...chunk, approvalDescriptor: descriptor };
+      }
       const emit = (next: UIMessageChunk) => {
         assembler.add(next);
         send(next);

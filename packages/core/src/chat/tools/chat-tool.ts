@@ -27,6 +27,17 @@ export interface ChatBackends {
   tickets?: TicketBackend | undefined;
 }
 
+/** What an approval card shows a person before they decide: one line, then labelled values. */
+export interface ApprovalCard {
+  /** E.g. "Refund €129.00 of order ORD-1001 to Jane Doe". */
+  summary: string;
+  /** E.g. `{ label: 'Amount', value: '€129.00 (everything that remains)' }`, in the order shown. */
+  fields: Array<{ label: string; value: string }>;
+}
+
+/** A write call's pre-check: the card to propose, or why the call cannot succeed (no card, the model is told). */
+export type PreparedApproval = { ok: true; card: ApprovalCard } | { ok: false; message: string };
+
 /** A tool the assistant may be offered. */
 export interface ChatToolDefinition<Input = unknown, Output = unknown> {
   name: string;
@@ -44,6 +55,14 @@ export interface ChatToolDefinition<Input = unknown, Output = unknown> {
   description: string;
   inputSchema: z.ZodType<Input>;
   execute(input: Input, context: ChatToolContext): Promise<Output>;
+  /**
+   * For a write tool: reads what the call would change (no side effect) before it is proposed for
+   * approval. `{ ok: true, card }` proposes it with the card (`approval.descriptor` of the tool part,
+   * the summary as its `requestReason`); `{ ok: false, message }` proposes nothing, and the model gets
+   * `message` as the call's error (an order already refunded is answered as such). A pre-check that
+   * throws proposes nothing either (fail closed). @default none: a card with the input only
+   */
+  prepareApproval?(input: Input, context: ChatToolContext): Promise<PreparedApproval>;
 }
 
 /** Declares a tool with its input type inferred from the schema. */

@@ -6,7 +6,7 @@ import {
   type Order,
   type RefundResult,
 } from '../backends/commerce-backend.js';
-import { defineChatTool } from './chat-tool.js';
+import { defineChatTool, type ChatToolContext, type PreparedApproval } from './chat-tool.js';
 import { presentMoney, presentTime } from './present-money.js';
 import { requireIdempotencyKey } from './require-idempotency-key.js';
 import { emailSchema, limitSchema, reasonSchema, recordIdSchema } from './tool-input-schemas.js';
@@ -22,6 +22,78 @@ export function presentOrderSummary(order: Order) {
     customerEmail: order.customer.email,
     itemCount: order.items.reduce((sum, item) => sum + item.quantity, 0),
     total: presentMoney(order.totals.total),
+  };
+}
+
+// The port's documented rules (`CommerceBackend.refundOrder`, `cancelOrder`), checked before a card is
+// proposed; the backend still decides when the approved call runs.
+const refundableStatuses: readonly Order['status'][] = ['paid', 'shipped', 'delivered'];
+const cancellableStatuses: readonly Order['status'][] = ['pending', 'paid'];
+
+const customerLine = (order: Order) => `${order.customer.name} <${order.customer.email}>`;
+
+/** The card of a refund, or why it cannot succeed (read-only). */
+async function prepareRefund(
+  orderId: string,
+  amount: number | undefined,
+  reason: string,
+  context: ChatToolContext,
+): Promise<PreparedApproval> {
+  const order = await context.commerce.getOrder(context.projectKey, orderId);
+  if (!order) return { ok: false, message: `Order ${orderId} was not found: nothing to refund.` };
+  const { currency } = order.totals.total;
+  const remaining = order.totals.total.amount - order.totals.refunded.amount;
+  if (order.status === 'refunded' || (refundableStatuses.includes(order.status) && remaining <= 0))
+    return { ok: false, message: `Order ${orderId} is already fully refunded: nothing is left to refund.` };
+  if (!refundableStatuses.includes(order.status))
+    return {
+      ok: false,
+      message: `Order ${orderId} is ${order.status}; only paid, shipped or delivered orders can be refunded.`,
+    };
+  const left = presentMoney({ amount: remaining, currency });
+  if (amount !== undefined && amount > remaining)
+    return { ok: false, message: `At most ${left.display} of order ${orderId} can still be refunded.` };
+  const refund = presentMoney({ amount: amount ?? remaining, currency });
+  return {
+    ok: true,
+    card: {
+      summary: `Refund ${refund.display} of order ${orderId} to ${order.customer.name}`,
+      fields: [
+        { label: 'Amount', value: amount === undefined ? `${refund.display} (all that remains)` : refund.display },
+        { label: 'Order', value: `${orderId} · ${order.status} · total ${presentMoney(order.totals.total).display}` },
+        { label: 'Customer', value: customerLine(order) },
+        { label: 'Reason', value: reason },
+        { label: 'Refundable before', value: left.display },
+      ],
+    },
+  };
+}
+
+/** The card of a cancellation, with what happens to the payment, or why it cannot succeed (read-only). */
+async function prepareCancel(orderId: string, reason: string, context: ChatToolContext): Promise<PreparedApproval> {
+  const order = await context.commerce.getOrder(context.projectKey, orderId);
+  if (!order) return { ok: false, message: `Order ${orderId} was not found: nothing to cancel.` };
+  if (!cancellableStatuses.includes(order.status))
+    return {
+      ok: false,
+      message: `Order ${orderId} is ${order.status}; only pending or paid orders can be cancelled.`,
+    };
+  const paid = order.status === 'paid' ? order.totals.total.amount - order.totals.refunded.amount : 0;
+  const payment =
+    paid > 0
+      ? `${presentMoney({ amount: paid, currency: order.totals.total.currency }).display} refunded in full (${order.payment.method})`
+      : 'nothing was charged: the payment is voided';
+  return {
+    ok: true,
+    card: {
+      summary: `Cancel order ${orderId} of ${order.customer.name}`,
+      fields: [
+        { label: 'Order', value: `${orderId} · ${order.status} · total ${presentMoney(order.totals.total).display}` },
+        { label: 'Customer', value: customerLine(order) },
+        { label: 'Payment', value: payment },
+        { label: 'Reason', value: reason },
+      ],
+    },
   };
 }
 
@@ -150,6 +222,7 @@ export const refundOrderTool = defineChatTool({
       .describe('Minor units (cents), e.g. 1250 for 12.50.'),
     reason: reasonSchema,
   }),
+  prepareApproval: ({ orderId, amount, reason }, context) => prepareRefund(orderId, amount, reason, context),
   async execute({ orderId, amount, reason }, context) {
     const idempotencyKey = requireIdempotencyKey(context, 'refundOrder');
     const request = amount === undefined ? { orderId, reason } : { orderId, amount, reason };
@@ -169,6 +242,7 @@ export const cancelOrderTool = defineChatTool({
   description:
     "Cancel an order that has not shipped yet (pending or paid); a paid order is refunded in full. Needs the user's approval.",
   inputSchema: z.object({ orderId: recordIdSchema, reason: reasonSchema }),
+  prepareApproval: ({ orderId, reason }, context) => prepareCancel(orderId, reason, context),
   async execute({ orderId, reason }, context) {
     const idempotencyKey = requireIdempotencyKey(context, 'cancelOrder');
     const result = await context.commerce.cancelOrder(

@@ -1,9 +1,11 @@
 export {
   defineChatTool,
+  type ApprovalCard,
   type BusinessType,
   type ChatToolContext,
   type ChatToolDefinition,
   type ChatToolKind,
+  type PreparedApproval,
 } from './chat-tool.js';
 export { builtinChatTools } from './builtin-tools.js';
 export {
