@@ -164,6 +164,16 @@ export function createDeskpilotClient(options: DeskpilotClientOptions = {}) {
         credentials,
         // Problems (429, 401…) and network failures reach `useChat`'s `error` as DeskpilotClientErrors.
         fetch: (input, init) => call('chat service', input instanceof Request ? input.url : String(input), init),
+        // `useChat({ resume: true })` re-attaches to a running answer with a GET, which has no body:
+        // the identity part of the context rides in a header.
+        prepareReconnectToStreamRequest: async ({ headers }) => ({
+          headers: {
+            ...(headers as Record<string, string> | undefined),
+            'x-deskpilot-context': encodeContext(
+              identityOf(typeof transport.context === 'function' ? await transport.context() : transport.context),
+            ),
+          },
+        }),
         prepareSendMessagesRequest: async ({ id, messages, trigger, messageId }) => ({
           body: {
             sessionId: id,
@@ -176,6 +186,22 @@ export function createDeskpilotClient(options: DeskpilotClientOptions = {}) {
         }),
       }),
   };
+}
+
+/** The part of a context a reconnect needs: who asks (a grant, or the identity fields). */
+function identityOf(context: ChatContext): ChatContext {
+  const { grant, userEmail, projectKey } = context;
+  return Object.fromEntries(
+    Object.entries({ grant, userEmail, projectKey }).filter(([, value]) => value !== undefined),
+  );
+}
+
+/** JSON as base64url (UTF-8), as the chat service reads its context header. */
+function encodeContext(context: ChatContext): string {
+  const bytes = new TextEncoder().encode(JSON.stringify(context));
+  let binary = '';
+  for (const byte of bytes) binary += String.fromCharCode(byte);
+  return btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
 }
 
 /** What {@link createDeskpilotClient} returns. */

@@ -28,6 +28,7 @@ export {
   type ChatRateLimit,
   type ChatRateLimitPolicy,
   type ApprovalDecisionData,
+  chatContextHeader,
   type ConversationJson,
   type ConversationRecordJson,
   type ConversationTitleOptions,
@@ -97,7 +98,13 @@ export {
   type SignChatGrantOptions,
   type VerifyChatGrantOptions,
 } from './chat/context/index.js';
-export { readChatStream } from './chat/stream/index.js';
+export {
+  createMemoryResumableStreams,
+  readChatStream,
+  type MemoryResumableStreamsOptions,
+  type ResumableStreams,
+  type StreamRecording,
+} from './chat/stream/index.js';
 // The design card's blocks beneath createChatHandler, for a host that composes its own chat route
 export {
   defaultBudgetNotice,

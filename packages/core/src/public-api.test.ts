@@ -16,6 +16,7 @@ const rootValues = [
   'applyWorkingMemoryChange',
   'builtinCapabilities',
   'builtinChatTools',
+  'chatContextHeader',
   'chatExposedHeaders',
   'checkJsonValue',
   'commerceChatTools',
@@ -24,6 +25,7 @@ const rootValues = [
   'createHashGate',
   'createIdentityForwarder',
   'createMemoryApprovalStore',
+  'createMemoryResumableStreams',
   'createReadinessCheck',
   'createMemoryChatStore',
   'createMemorySessionStore',
@@ -169,6 +171,7 @@ const rootTypes = [
   'ModelCallOptions',
   'MemoryApprovalStore',
   'MemoryChatStore',
+  'MemoryResumableStreamsOptions',
   'MemorySessionStore',
   'MemoryTokenMeter',
   'MemoryTokenMeterOptions',
@@ -190,6 +193,7 @@ const rootTypes = [
   'RateLimiter',
   'RateLimitName',
   'RequestInfo',
+  'ResumableStreams',
   'SelectProjectResult',
   'Session',
   'SessionAndAccount',
@@ -205,6 +209,7 @@ const rootTypes = [
   'SessionStore',
   'SignChatGrantOptions',
   'StorageQuota',
+  'StreamRecording',
   'SlidingWindowLimiter',
   'SlidingWindowLimiterOptions',
   'TokenBudgetOptions',
@@ -238,6 +243,8 @@ const rootTypes = [
 
 // The root entry's values that belong to the chat: `@deskpilot/core/session` has every other one.
 const chatValues = [
+  'chatContextHeader',
+  'createMemoryResumableStreams',
   'purgeArchivedConversations',
   'titleFromText',
   'ChatToolError',

@@ -58,8 +58,8 @@ describe('createChatHandler: CORS for allowedOrigins', () => {
       expect(await response.text()).toBe('');
       expect(corsOf(response)).toEqual({
         'access-control-allow-origin': studio,
-        'access-control-allow-methods': 'POST',
-        'access-control-allow-headers': 'content-type',
+        'access-control-allow-methods': 'GET,POST',
+        'access-control-allow-headers': 'content-type,x-deskpilot-context',
         'access-control-expose-headers': exposed,
         'access-control-max-age': '600',
         vary: 'Origin',
@@ -75,7 +75,7 @@ describe('createChatHandler: CORS for allowedOrigins', () => {
       headers: { 'access-control-request-method': 'POST' },
     });
     expect(corsOf(preflight)).toMatchObject({
-      'access-control-allow-headers': 'content-type,x-request-id',
+      'access-control-allow-headers': 'content-type,x-deskpilot-context,x-request-id',
       'access-control-allow-credentials': 'true',
     });
     const answer = await call('/chat', { origin: studio, body: { sessionId: 'nope', messages: [] } });

@@ -1,4 +1,5 @@
 import { createCorsPolicy, type CorsPolicy } from '../../http/create-cors-policy.js';
+import { chatContextHeader } from './resume-route.js';
 
 /** Response headers a page calling the chat must be able to read: the rate limit's and the stream's. */
 export const chatExposedHeaders: readonly string[] = [
@@ -22,11 +23,16 @@ export interface ChatCorsOptions {
 /** The chat routes' CORS: pages of `allowedOrigins` may `POST` JSON and read {@link chatExposedHeaders}. */
 export function createChatCors(allowedOrigins: Iterable<string>, options: ChatCorsOptions = {}): CorsPolicy {
   const allowedHeaders = [
-    ...new Set(['content-type', ...(options.allowedHeaders ?? []).map((name) => name.trim().toLowerCase())]),
+    ...new Set([
+      'content-type',
+      chatContextHeader,
+      ...(options.allowedHeaders ?? []).map((name) => name.trim().toLowerCase()),
+    ]),
   ];
   return createCorsPolicy({
     allowedOrigins,
-    methods: ['POST'],
+    // GET: a reconnect to a running answer (`/chat/:sessionId/stream`).
+    methods: ['GET', 'POST'],
     allowedHeaders,
     exposedHeaders: chatExposedHeaders,
     maxAgeSeconds: 600,

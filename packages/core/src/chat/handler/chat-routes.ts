@@ -10,8 +10,9 @@ import type { ContextBudget } from '../context/bound-model-input.js';
 import { buildInstructions } from '../context/build-instructions.js';
 import type { ChatStore, StorageQuota } from '../conversation/chat-store.js';
 import { createChatStreamResponse } from '../stream/create-chat-stream-response.js';
+import type { ResumableStreams, StreamRecording } from '../stream/resumable-streams.js';
 import { answerApprovals } from './answer-approvals.js';
-import { ownConversation } from './conversation-routes.js';
+import { ownConversation } from './own-conversation.js';
 import { isUnsettledApproval, type ChatMessage } from './chat-message.js';
 import { assistantMessageSchema, chatBodySchema, historyBodySchema, userMessageSchema } from './chat-request.js';
 import type { ChatAdmission } from './create-chat-admission.js';
@@ -49,6 +50,8 @@ export interface ChatRouteDependencies {
   tokenBudget?: TokenBudget | undefined;
   /** What a new user message must fit. */
   storageQuota: StorageQuota;
+  /** Where running answers are recorded for pages that re-attach; false: nowhere. */
+  resumableStreams: ResumableStreams | false;
   /** How a new conversation gets its title; false: it gets none. */
   titles: ConversationTitleOptions | false;
   now: () => number;
@@ -241,6 +244,7 @@ async function runTurn(
           })
       : undefined;
   return streamAssistantTurn({
+    recording: await recordingOf(deps, session.id),
     model: admitted.picked,
     instructions: buildInstructions({ context, workingMemory: session.workingMemory, base: deps.instructions }),
     history: started.history,
@@ -276,6 +280,17 @@ async function runTurn(
   });
 }
 
+/** A recording of the turn's answer, when resumable streams are on and their store answers (else none: the turn goes on). */
+async function recordingOf(deps: ChatRouteDependencies, sessionId: string): Promise<StreamRecording | undefined> {
+  if (!deps.resumableStreams) return undefined;
+  try {
+    return await deps.resumableStreams.record(sessionId);
+  } catch (error) {
+    deps.onError(error);
+    return undefined;
+  }
+}
+
 /** A stream answered without the model: recorded outcomes or denials, then `finish`. */
 function replayWithoutModel(
   messageId: string,
@@ -306,7 +321,7 @@ export async function serveChatHistory(deps: ChatRouteDependencies, request: Htt
   // Its own limit: reading a conversation costs no model call.
   const admission = await deps.historyAdmission.admit(request, context.userEmail);
   if (!admission.allowed) throw admission.error;
-  const session = await ownConversation(deps, body.sessionId, context);
+  const session = await ownConversation(deps.store, body.sessionId, context);
   const payload = {
     sessionId: body.sessionId,
     messages: await deps.store.getMessages(session.id),

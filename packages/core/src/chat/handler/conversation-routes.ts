@@ -8,6 +8,7 @@ import { parseWithSchema } from '../../validation/parse-with-schema.js';
 import type { ChatContext } from '../context/parse-chat-context.js';
 import type { ChatSessionRecord, ConversationSummary, TurnStatus } from '../conversation/chat-store.js';
 import type { ChatRouteDependencies } from './chat-routes.js';
+import { ownConversation } from './own-conversation.js';
 
 /** A conversation as `POST /chat/conversations/update` answers it. */
 export interface ConversationRecordJson {
@@ -128,23 +129,6 @@ async function admit<Schema extends z.ZodType<{ context?: unknown }>>(
   };
 }
 
-/**
- * The conversation, when `context` owns it and it is not deleted. One answer for "no such
- * conversation" and "someone else's", so ids cannot be probed.
- */
-export async function ownConversation(
-  deps: Pick<ChatRouteDependencies, 'store'>,
-  sessionId: string,
-  context: ChatContext,
-): Promise<ChatSessionRecord> {
-  const session = await deps.store.getSession(sessionId);
-  if (!session || session.userEmail !== context.userEmail || session.projectKey !== context.projectKey)
-    throw new DeskpilotError('not_found', { detail: 'No such conversation.' });
-  if (session.deletedAt !== null)
-    throw new DeskpilotError('conversation_deleted', { detail: 'This conversation was deleted.' });
-  return session;
-}
-
 /** `POST /chat/conversations`: a page of the caller's conversations in the project, newest activity first. */
 export async function serveConversationList(deps: ChatRouteDependencies, request: HttpRequest): Promise<HttpResponse> {
   const { body, context, headers } = await admit(deps, request, conversationListBodySchema);
@@ -174,7 +158,7 @@ export async function serveConversationUpdate(
   request: HttpRequest,
 ): Promise<HttpResponse> {
   const { body, context, headers } = await admit(deps, request, conversationUpdateBodySchema);
-  const session = await ownConversation(deps, body.sessionId, context);
+  const session = await ownConversation(deps.store, body.sessionId, context);
   const archivedAt =
     body.archived === undefined ? undefined : body.archived ? (session.archivedAt ?? deps.now()) : null;
   const updated = await deps.store.updateConversation(session.id, {
@@ -191,7 +175,7 @@ export async function serveConversationDelete(
   request: HttpRequest,
 ): Promise<HttpResponse> {
   const { body, context, headers } = await admit(deps, request, conversationDeleteBodySchema);
-  const session = await ownConversation(deps, body.sessionId, context);
+  const session = await ownConversation(deps.store, body.sessionId, context);
   // Deleted by a concurrent request in between: the same outcome.
   await deps.store.deleteSession(session.id, deps.now());
   return { status: 204, headers, body: null };

@@ -54,7 +54,7 @@ describe('the routes a host registers', () => {
       '/chat/conversations/update',
       '/chat/conversations/delete',
     ];
-    expect(handler.paths).toEqual(paths);
+    expect(handler.paths).toEqual([...paths, '/chat/:sessionId/stream']);
     expect(paths.map(handler.isRoute)).toEqual(paths.map(() => true));
     expect(['/chat/', '/chats', '/chat/history/x', '/toString', '/hasOwnProperty', ''].map(handler.isRoute)).toEqual([
       false,

@@ -39,6 +39,8 @@ import type { ModelCallOptions } from '../tool-loop/run-tool-loop.js';
 import { recordFailure, withOpenSpan, withStoreSpans } from '../../telemetry/spans.js';
 import { resolveChatContext, type HostChatContext } from './resolve-chat-context.js';
 import type { ConversationTitleOptions } from './title-conversation.js';
+import { createMemoryResumableStreams, type ResumableStreams } from '../stream/resumable-streams.js';
+import { resumePath, serveResume } from './resume-route.js';
 
 export type { ChatModel, ChatModels } from './pick-chat-model.js';
 export type { HostChatContext } from './resolve-chat-context.js';
@@ -121,6 +123,13 @@ export interface ChatHandlerOptions {
    * saved. A rename always wins. `false`: no titles. @default {} (first words)
    */
   titles?: ConversationTitleOptions | false;
+  /**
+   * Where running answers are recorded, so that a reloaded page or a second tab re-attaches to one
+   * (`GET /chat/:sessionId/stream`, the AI SDK's `resume`) and receives it from its start, then live.
+   * In this process by default; `createRedisResumableStreams` (`@deskpilot/redis`) across replicas;
+   * `false` turns reconnects off (they get 204). @default createMemoryResumableStreams()
+   */
+  resumableStreams?: ResumableStreams | false;
   /** Role text of the assistant. @default defaultAssistantInstructions */
   instructions?: string;
   now?: () => number;
@@ -148,7 +157,7 @@ export interface ChatHandler {
   fetch(request: Request, info?: RequestInfo): Promise<Response>;
   /** The host-neutral entry: a streamed answer has a `ReadableStream` body. */
   handle(request: HttpRequest): Promise<HttpResponse>;
-  /** The paths it serves (`/chat`, `/chat/history`, `/chat/conversations`…): what a host registers with its router, all methods (CORS preflights included). */
+  /** The paths it serves (`/chat`, `/chat/history`, `/chat/conversations`…, and `/chat/:sessionId/stream` in the router syntax of Express, Hono and Fastify): what a host registers with its router, all methods (CORS preflights included). */
   readonly paths: readonly string[];
   /** Whether `path` is one of {@link paths}: what an adapter passes to {@link handle}. */
   isRoute(path: string): boolean;
@@ -283,6 +292,7 @@ function resolveDependencies(
     contextBudget,
     storageQuota: storageQuotaOf(limits),
     titles: options.titles ?? {},
+    resumableStreams: options.resumableStreams ?? createMemoryResumableStreams(),
     now,
     generateId: options.generateId ?? (() => `msg_${base64url.encode(crypto.getRandomValues(new Uint8Array(16)))}`),
     onError,
@@ -333,19 +343,29 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
     '/chat/conversations/delete': (request) => serveConversationDelete(dependencies, request),
   };
 
-  const routeOf = (request: HttpRequest) => (Object.hasOwn(routes, request.path) ? routes[request.path] : undefined);
+  // A reconnect is a GET (the AI SDK's `resume`): its context rides in a header.
+  const resume = (request: HttpRequest) => serveResume(dependencies, request);
+  const routeOf = (path: string) =>
+    Object.hasOwn(routes, path)
+      ? { method: 'POST', serve: routes[path]! }
+      : resumePath.test(path)
+        ? { method: 'GET', serve: resume }
+        : undefined;
   const answer = async (request: HttpRequest): Promise<HttpResponse> => {
     try {
-      const route = routeOf(request);
+      const route = routeOf(request.path);
       if (!route) throw new DeskpilotError('not_found', { detail: 'No such route.' });
-      if (request.method !== 'POST')
-        throw new DeskpilotError('method_not_allowed', { detail: 'Use POST.', headers: { allow: 'POST' } });
+      if (request.method !== route.method)
+        throw new DeskpilotError('method_not_allowed', {
+          detail: `Use ${route.method}.`,
+          headers: { allow: route.method },
+        });
       if (tracker.draining)
         throw new DeskpilotError('unavailable', {
           detail: 'The chat service is shutting down. Try again in a moment.',
           headers: { 'retry-after': '1' },
         });
-      return await route(request);
+      return await route.serve(request);
     } catch (error) {
       if (!DeskpilotError.isInstance(error) || error.status >= 500) dependencies.onError(error);
       return problemResponse(error);
@@ -354,7 +374,7 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
 
   const handle = async (request: HttpRequest): Promise<HttpResponse> => {
     // CORS covers the chat routes only, as the browser calls nothing else here.
-    const isRoute = routeOf(request) !== undefined;
+    const isRoute = routeOf(request.path) !== undefined;
     const preflight = isRoute ? cors.preflight(request) : null;
     if (preflight) return preflight;
     const response = await answer(request);
@@ -365,8 +385,8 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
   return {
     handle,
     fetch: async (request, info) => toFetchResponse(await handle(fromFetchRequest(request, info))),
-    paths: Object.keys(routes),
-    isRoute: (path) => Object.hasOwn(routes, path),
+    paths: [...Object.keys(routes), '/chat/:sessionId/stream'],
+    isRoute: (path) => routeOf(path) !== undefined,
     drain: (drainOptions) => tracker.drain(drainOptions),
   };
 }

@@ -15,4 +15,5 @@ export { type TokenBudgetOptions, type TokenBudgetPolicy, type TurnUsage } from 
 export type { ChatRateLimit, ChatRateLimitPolicy } from './create-chat-admission.js';
 export type { ConversationJson, ConversationRecordJson } from './conversation-routes.js';
 export type { ApprovalDecisionData } from './answer-approvals.js';
+export { chatContextHeader } from './resume-route.js';
 export { titleFromText, type ConversationTitleOptions } from './title-conversation.js';

@@ -4,6 +4,7 @@ import type { HttpResponse } from '../../http/http-request.js';
 import type { ContextBudget } from '../context/bound-model-input.js';
 import type { ChatStore } from '../conversation/chat-store.js';
 import { createChatStreamResponse } from '../stream/create-chat-stream-response.js';
+import type { StreamRecording } from '../stream/resumable-streams.js';
 import { createUIMessageChunker } from '../stream/ui-message-chunker.js';
 import { runToolLoop, type RunToolLoopOptions, type RunToolLoopResult } from '../tool-loop/run-tool-loop.js';
 import { ChatToolError } from '../tools/chat-tool-error.js';
@@ -32,6 +33,8 @@ export interface StreamAssistantTurnOptions {
    * when the provider reported none; awaited before `finish`, and called for every turn that ends.
    */
   recordUsage?: ((usage: TurnUsage | undefined) => Promise<void> | undefined) | undefined;
+  /** Records the answer's bytes for pages that re-attach (`GET /chat/:sessionId/stream`). */
+  recording?: StreamRecording | undefined;
   /** Chunks streamed right after `start`, before the model's (already in the stored message `history` ends with). */
   leadingChunks?: readonly UIMessageChunk[] | undefined;
   /** Records an approval request; returns the approval id the client sees. */
@@ -156,6 +159,7 @@ export async function streamAssistantTurn(options: StreamAssistantTurnOptions): 
     onEnd,
     headers: options.headers,
     signal: cut,
+    recording: options.recording,
     beforeFinish: () => closingErrors({ streamFailed, unsaved, cut: cut.aborted }),
   });
 }

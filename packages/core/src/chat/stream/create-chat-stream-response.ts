@@ -1,5 +1,6 @@
 import { UI_MESSAGE_STREAM_HEADERS, type UIMessageChunk } from 'ai';
 import type { HttpResponse } from '../../http/http-request.js';
+import type { StreamRecording } from './resumable-streams.js';
 
 /** Options of {@link createChatStreamResponse}. */
 export interface ChatStreamResponseOptions<Source = UIMessageChunk> {
@@ -30,6 +31,11 @@ export interface ChatStreamResponseOptions<Source = UIMessageChunk> {
    * producer can settle (save the turn) even while the client has stopped reading.
    */
   signal?: AbortSignal;
+  /**
+   * Receives every byte of the response as it is sent — also once the client has gone, since the
+   * stream is then read to its end — and is closed after `[DONE]`: what a resumable stream records.
+   */
+  recording?: StreamRecording | undefined;
 }
 
 // `no-transform`: a compression middleware in front (Express's `compression()` honours it) would
@@ -59,12 +65,15 @@ export function createChatStreamResponse<Source = UIMessageChunk>(
   // Once the client has gone, or the stream is cut, nothing more is sent to it.
   let ended = false;
   let sent = false;
+  const { recording } = options;
   const send = (chunk: UIMessageChunk) => {
     if (chunk.type === 'finish') finish = chunk;
     else if (!ended) {
-      client!.enqueue(encode(chunk));
+      const bytes = encode(chunk);
+      recording?.write(bytes);
+      client!.enqueue(bytes);
       sent = true;
-    }
+    } else if (recording) recording.write(encode(chunk));
   };
   /** The next value of the stream, or done. With `onEnd`, a failing stream ends as done, its error kept for `onEnd`; without, it errors the body. */
   let failure: { error: unknown } | undefined;
@@ -81,13 +90,20 @@ export function createChatStreamResponse<Source = UIMessageChunk>(
   let settled: Promise<void> | undefined;
   const settle = () => (settled ??= options.onEnd?.(failure?.error) ?? Promise.resolve());
 
-  /** Sends `[DONE]` and ends the response; once, and only while the client is there. */
+  /** Sends the closing chunks and `[DONE]`, to the client while it is there and to the recording; once. */
+  let closed = false;
   const end = () => {
+    if (closed) return;
+    closed = true;
+    const closing = [...(options.beforeFinish?.() ?? []), finish].map(encode);
+    closing.push(done);
+    if (recording) {
+      for (const bytes of closing) recording.write(bytes);
+      recording.close();
+    }
     if (ended) return;
     ended = true;
-    for (const chunk of options.beforeFinish?.() ?? []) client!.enqueue(encode(chunk));
-    client!.enqueue(encode(finish));
-    client!.enqueue(done);
+    for (const bytes of closing) client!.enqueue(bytes);
     client!.close();
   };
   /** Handles one value read: true when a chunk was sent to the client. */
