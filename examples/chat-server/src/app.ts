@@ -99,6 +99,11 @@ export async function createApp(config: ServerConfig, logger: Logger) {
     throw error;
   });
   const { chatStore, approvalStore } = storage;
+  // A reloaded page or a second tab re-attaches to a running answer on any replica through Redis;
+  // without it, in this process.
+  const resumableStreams = redis
+    ? await redis.createRedisResumableStreams({ client: redis.client, logger: coreLogger(logger) })
+    : undefined;
   // On Postgres the chat service sees the session service's sessions (one database): a signed grant
   // ends with its session. Read uncached, so another process's revocations are seen (within 5 s).
   const grantSessions =
@@ -153,6 +158,7 @@ export async function createApp(config: ServerConfig, logger: Logger) {
     trustedProxies: config.TRUSTED_PROXIES,
     stepBudget: config.STEP_BUDGET,
     titles: titlesFrom(config, models),
+    ...(resumableStreams ? { resumableStreams } : {}),
     // Silence is what a hung provider looks like: before the first chunk, and between two.
     modelCall: {
       idleTimeoutMs: config.MODEL_TIMEOUT_MS,
@@ -188,6 +194,7 @@ export async function createApp(config: ServerConfig, logger: Logger) {
     writeResponse(res, problemResponse(new DeskpilotError('not_found', { detail: 'No such route.' }))),
   );
   const close = async () => {
+    await resumableStreams?.close();
     await redis?.client.close();
     await storage.close();
   };
@@ -204,7 +211,7 @@ export async function createApp(config: ServerConfig, logger: Logger) {
     models,
     readiness,
     metrics,
-    storage: `${storage.label}${redis ? ', rate limit on Redis' : ''}`,
+    storage: `${storage.label}${redis ? ', rate limits and resumable answers on Redis' : ''}`,
     cleanUp,
     close,
   };

@@ -78,6 +78,42 @@ describe.skipIf(!databaseUrl || !redisUrl)(
       expect((await post(first!.url, { sessionId, context }, '/chat/history')).status).toBe(200);
       expect(`${first!.output()}${second!.output()}`.match(/"msg":"refundOrder /g)).toHaveLength(1);
     });
+
+    it('let a page re-attach on the other replica to an answer still running: from its first byte to finish', async () => {
+      const url = await freshPostgresSchema(databaseUrl!);
+      const [first, second] = await Promise.all(
+        [0, 1].map(() =>
+          spawnExample(serverFile, {
+            DATABASE_URL: url,
+            REDIS_URL: redisUrl,
+            RATE_LIMIT_ADDRESS_MAX: '1000000',
+            // The demo model pauses between parts: the answer is still running when the page reloads.
+            DEMO_MODEL_DELAY_MS: '40',
+          }),
+        ),
+      );
+      const context = { userEmail: `replica-${crypto.randomUUID()}@example.com`, projectKey: 'acme-b2c' };
+      const sessionId = crypto.randomUUID();
+      const running = await post(first!.url, { sessionId, messages: [user('show order ORD-1001')], context });
+      const reader = running.body!.getReader();
+      await reader.read();
+      // The page reloads: its first request is gone, and it re-attaches on the other replica.
+      await reader.cancel();
+      const resumed = await fetch(`${second!.url}/chat/${sessionId}/stream`, {
+        headers: { 'x-deskpilot-context': Buffer.from(JSON.stringify(context)).toString('base64url') },
+      });
+      expect(resumed.status, second!.output()).toBe(200);
+      const chunks = await readChunks(resumed);
+      expect(chunks[0]).toMatchObject({ type: 'start' });
+      expect(chunks.map((chunk) => chunk.type)).toContain('tool-output-available');
+      expect(chunks.at(-1)).toMatchObject({ type: 'finish' });
+      expect((await history(second!.url, sessionId, context)).lastTurnStatus).toBe('complete');
+      // Once it ended, there is nothing to re-attach to: the page reads the history.
+      const after = await fetch(`${first!.url}/chat/${sessionId}/stream`, {
+        headers: { 'x-deskpilot-context': Buffer.from(JSON.stringify(context)).toString('base64url') },
+      });
+      expect(after.status).toBe(204);
+    });
   },
 );
 

@@ -186,6 +186,22 @@ export function describeHostConformance(
       },
     );
 
+    it.skipIf(options.conversations === false)(
+      'lets a page re-attach to a running answer with a GET, and answers 204 once it ended',
+      async () => {
+        const cookie = await signIn();
+        const sessionId = crypto.randomUUID();
+        const running = await chat(cookie, [userMessage('show order ORD-1001')], sessionId);
+        const resumed = await send(`/chat/${sessionId}/stream`, { headers: { origin: studioOrigin, cookie } });
+        expect([200, 204]).toContain(resumed.status);
+        if (resumed.status === 200) expect((await readChunks(resumed)).at(-1)?.type).toBe('finish');
+        await readChunks(running);
+        expect((await send(`/chat/${sessionId}/stream`, { headers: { origin: studioOrigin, cookie } })).status).toBe(
+          204,
+        );
+      },
+    );
+
     it('refuses a chat without a session, whatever identity and capabilities the body claims: 401', async () => {
       const claimed = { userEmail: alice.email, projectKey: 'acme-b2c', userRole: 'admin', canRefundOrders: true };
       await expectProblem(

@@ -12,7 +12,7 @@ import { describe, expect, it } from 'vitest';
 import { createDeskpilotClient, DeskpilotClientError } from './index.js';
 
 /** The real handlers in process, behind a `fetch` that keeps cookies like a browser on one origin. */
-async function deployment(options: { rateLimit?: number } = {}) {
+async function deployment(options: { rateLimit?: number; delayMs?: number } = {}) {
   const passwordHash = { cost: 1024 };
   const directory = createMemoryUserDirectory({ passwordHash });
   for (const user of demoUsers) await directory.addUser(user);
@@ -26,7 +26,7 @@ async function deployment(options: { rateLimit?: number } = {}) {
   const chat = createChatHandler({
     store: createMemoryChatStore(),
     approvalStore: createMemoryApprovalStore(),
-    models: { fallback: createDemoModel() },
+    models: { fallback: createDemoModel({ delayMs: options.delayMs ?? 0 }) },
     commerce: createDemoCommerceBackend(),
     tickets: createDemoTicketBackend(),
     limits: { user: { policy: { limit: options.rateLimit ?? 20 } } },
@@ -138,6 +138,29 @@ describe('createDeskpilotClient: chat', () => {
       lastTurnStatus: 'complete',
       messages: [{ role: 'user' }, { role: 'assistant' }],
     });
+  });
+
+  it("re-attaches to a running answer (useChat's resume), its identity in a header, and finds nothing once it ended", async () => {
+    const client = await deployment({ delayMs: 20 });
+    const transport = client.chatTransport({ context: async () => ({ ...context, pageContext: { page: '/orders' } }) });
+    const running = await transport.sendMessages({
+      chatId: sessionId,
+      trigger: 'submit-message',
+      messageId: undefined,
+      abortSignal: undefined,
+      messages: [{ id: 'u1', role: 'user', parts: [{ type: 'text', text: 'show order ORD-1001' }] }],
+    });
+    const first = running.getReader();
+    await first.read();
+    await first.cancel();
+    const resumed = await transport.reconnectToStream({ chatId: sessionId });
+    expect(resumed).not.toBeNull();
+    const types: string[] = [];
+    for await (const chunk of resumed!) types.push(chunk.type);
+    expect(types[0]).toBe('start');
+    expect(types).toContain('tool-output-available');
+    expect(types.at(-1)).toBe('finish');
+    expect(await transport.reconnectToStream({ chatId: sessionId })).toBeNull();
   });
 
   it('lists, renames, archives and deletes conversations', async () => {

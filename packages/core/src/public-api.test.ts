@@ -328,6 +328,7 @@ describe('public API', () => {
       'testChatStore',
       'testInputConformance',
       'testRateLimiter',
+      'testResumableStreams',
       'testSessionLookup',
       'testSessionStore',
       'testTokenMeter',

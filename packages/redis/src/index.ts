@@ -8,3 +8,8 @@ export { connectRedis, type ConnectRedisOptions, type RedisClient } from './conn
 export { checkRedisReady, type RedisPingClient } from './check-redis-ready.js';
 export { fromIoRedis, type IoRedisLike } from './from-ioredis.js';
 export { createRedisTokenMeter, type RedisTokenMeterOptions } from './create-redis-token-meter.js';
+export {
+  createRedisResumableStreams,
+  type RedisResumableStreams,
+  type RedisResumableStreamsOptions,
+} from './create-redis-resumable-streams.js';

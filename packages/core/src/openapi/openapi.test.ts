@@ -36,6 +36,7 @@ describe('the OpenAPI documents', () => {
       '/chat/history',
       '/chat/conversations',
       '/chat/conversations/update',
+      '/chat/{sessionId}/stream',
       '/chat/conversations/delete',
     ]);
     const problem = (session.components as { schemas: { Problem: { properties: { code: { enum: string[] } } } } })

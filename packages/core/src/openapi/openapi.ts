@@ -260,6 +260,31 @@ function conversationPaths(rateLimit: Record<string, unknown>) {
         },
       },
     ),
+    '/chat/{sessionId}/stream': {
+      get: {
+        operationId: 'resumeChat',
+        summary:
+          'Re-attach to the conversation’s running answer (useChat `resume`): its stream from the first byte, then live; 204 when none runs.',
+        parameters: [
+          { name: 'sessionId', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } },
+          {
+            name: 'x-deskpilot-context',
+            in: 'header',
+            required: false,
+            description: 'The context’s JSON, base64url-encoded (`{ grant }`, or `userEmail` and `projectKey`).',
+            schema: { type: 'string', maxLength: 8192 },
+          },
+        ],
+        responses: {
+          '200': {
+            description: 'Server-sent events, as `POST /chat` sends them, from the answer’s first byte.',
+            content: { 'text/event-stream': { schema: { type: 'string' } } },
+          },
+          '204': { description: 'No answer runs: the conversation is complete in `/chat/history`.' },
+          ...problems(conversationCodes),
+        },
+      },
+    },
     '/chat/conversations/delete': route(
       'deleteConversation',
       'Delete one of the caller’s conversations: its messages and notes go, a tombstone stays (later requests for it get 410).',
