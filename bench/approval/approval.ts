@@ -98,7 +98,9 @@ async function plainTurn(url: string): Promise<void> {
 /** Proposes a refund, reads the history as a page would, approves: the refund runs once. */
 async function approvalRoundTrip(url: string, orderId: string): Promise<void> {
   const sessionId = crypto.randomUUID();
-  const first = await post(url, '/chat', { sessionId, context, messages: [user(`Refund order ${orderId}`)] });
+  // One cent each time: the order always has more left to refund, so every proposal gets its card
+  // (the tool's pre-check reads the order) and every approved refund runs.
+  const first = await post(url, '/chat', { sessionId, context, messages: [user(`Refund order ${orderId} for 0.01`)] });
   if (!first.includes('tool-approval-request')) throw new Error(`no approval proposed: ${first.slice(0, 300)}`);
   const history = JSON.parse(await post(url, '/chat/history', { sessionId, context })) as {
     messages: Array<{ parts: Array<{ type: string; state?: string; approval?: { id: string } }> }>;
@@ -138,7 +140,7 @@ async function main(): Promise<void> {
     }),
   );
   try {
-    // Warm-up: every path compiled, the demo order's one real refund out of the way.
+    // Warm-up: every path compiled.
     for (const server of servers)
       for (let index = 0; index < 10; index++) {
         await plainTurn(server.url);
@@ -152,8 +154,7 @@ async function main(): Promise<void> {
         for (let index = 0; index < iterations; index++) await plainTurn(server.url);
         own.plain.push((await cpu(server.child)) - before);
         before = await cpu(server.child);
-        // The approved tool runs every time; after the first refund (in the warm-up) the demo order
-        // answers `not_refundable`, an ordinary output: the gate's work is the same.
+        // The approved refund runs every time (one cent of the order).
         for (let index = 0; index < iterations; index++) await approvalRoundTrip(server.url, 'ORD-1001');
         own.approval.push((await cpu(server.child)) - before);
       }

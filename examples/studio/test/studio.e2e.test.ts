@@ -131,7 +131,11 @@ describe.skipIf(!hasChromium)(`studio in Chromium: the representative's day${ski
     await ask(page, 'Refund order ORD-1001');
     const approval = page.getByTestId('approval-card');
     await approval.waitFor();
-    expect(await approval.textContent()).toContain('Refund order ORD-1001 in full');
+    // The card says how much, of which order, to whom and why: the tool's pre-check read the order.
+    const card = await approval.textContent();
+    expect(card).toMatch(/Refund €[\d.,]+ of order ORD-1001 to /);
+    expect(card).toMatch(/Amount€[\d.,]+ \(all that remains\)/);
+    expect(card).toContain('Customer');
     mkdirSync(artifacts, { recursive: true });
     await page.screenshot({ path: `${artifacts}studio-approval.png` });
     expect(countOf(await outputAfter(platform.chat.output, ended), '"msg":"refundOrder ORD-1001')).toBe(0);
@@ -142,6 +146,10 @@ describe.skipIf(!hasChromium)(`studio in Chromium: the representative's day${ski
       .toMatch(/Done — I refunded ORD-1001 \(€[\d.,]+\)\. Order status: refunded\./);
     expect(await page.getByTestId('approval-card').count()).toBe(0);
     await expect.poll(() => countOf(platform.chat.output(), 'refundOrder ORD-1001 in acme-b2c')).toBe(1);
+    // Who approved it, and when, stays with the conversation.
+    expect(await page.getByTestId('approval-decision').last().textContent()).toMatch(
+      /^Approved by alice@example\.com at \d\d:\d\d$/,
+    );
   });
 
   it('deny: the cancellation never runs and the assistant says so', async () => {
@@ -153,6 +161,9 @@ describe.skipIf(!hasChromium)(`studio in Chromium: the representative's day${ski
     await expect
       .poll(() => assistantMessages(page).last().textContent())
       .toContain('Understood — I did not cancel ORD-1002.');
+    expect(await page.getByTestId('approval-decision').last().textContent()).toMatch(
+      /^Denied by alice@example\.com at \d\d:\d\d$/,
+    );
     expect(countOf(await outputAfter(platform.chat.output, ended), '"msg":"cancelOrder ')).toBe(0);
   });
 

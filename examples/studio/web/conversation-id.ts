@@ -24,3 +24,14 @@ export function newConversationId(
   storage.setItem(`deskpilot.conversation:${userEmail}:${projectKey}`, id);
   return { id, fresh: true };
 }
+
+/** Opens one of this user's conversations in a project (and keeps it open across reloads). */
+export function openConversationId(
+  userEmail: string,
+  projectKey: string,
+  id: string,
+  storage: Storage = localStorage,
+): ConversationRef {
+  storage.setItem(`deskpilot.conversation:${userEmail}:${projectKey}`, id);
+  return { id, fresh: false };
+}

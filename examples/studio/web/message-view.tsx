@@ -13,6 +13,55 @@ const approvalTitles: Record<string, (input: Record<string, unknown>) => string>
   addTicketComment: (input) => `Comment on ticket ${input.ticketId}`,
 };
 
+/** The card a write tool's pre-check gave its approval request (what a person needs to decide). */
+interface ApprovalCard {
+  summary: string;
+  fields: Array<{ label: string; value: string }>;
+}
+const isApprovalCard = (value: unknown): value is ApprovalCard =>
+  typeof (value as ApprovalCard | undefined)?.summary === 'string' && Array.isArray((value as ApprovalCard).fields);
+
+/** Who decided an approval card, and when: the conversation keeps it as a `data-approval-decision` part. */
+interface ApprovalDecision {
+  approved: boolean;
+  by: string | null;
+  at: string;
+  reason: string | null;
+}
+const reasons: Record<string, string> = {
+  expired: 'it expired',
+  altered: 'it was altered',
+  capability_revoked: 'the permission was revoked',
+  unanswered: 'it was not answered',
+  superseded: 'a new message came first',
+};
+
+/** "Approved by alice@example.com at 10:22", "Denied by …", or why nobody's decision stopped it. */
+function DecisionLine({ decision }: { decision: ApprovalDecision }) {
+  const time = new Date(decision.at).toLocaleTimeString('en-GB', { hour: '2-digit', minute: '2-digit' });
+  const text =
+    decision.by === null
+      ? `Not run at ${time}: ${reasons[decision.reason ?? ''] ?? decision.reason ?? 'refused'}`
+      : `${decision.approved ? 'Approved' : 'Denied'} by ${decision.by} at ${time}`;
+  return (
+    <p className={`decision ${decision.approved ? 'ok' : 'warn'}`} data-testid="approval-decision">
+      {text}
+    </p>
+  );
+}
+
+/** A file the user attached: an image shown, a PDF named. */
+function Attachment({ part }: { part: Extract<Part, { type: 'file' }> }) {
+  const name = part.filename ?? (part.mediaType === 'application/pdf' ? 'document.pdf' : 'image');
+  if (part.mediaType.startsWith('image/'))
+    return <img className="attachment" src={part.url} alt={name} data-testid="attachment" />;
+  return (
+    <a className="attachment file" href={part.url} download={name} data-testid="attachment">
+      📄 {name}
+    </a>
+  );
+}
+
 /** One chat message: text, cards, tool activity and approval cards, in stream order. */
 export function MessageView({
   message,
@@ -56,17 +105,31 @@ function PartView({
   onApproval: (id: string, approved: boolean) => void;
 }) {
   if (part.type === 'text') return <p className="text">{part.text}</p>;
+  if (part.type === 'file') return <Attachment part={part} />;
+  if (part.type === 'data-approval-decision') return <DecisionLine decision={part.data as ApprovalDecision} />;
   if (!isToolUIPart(part)) return null;
   const tool = part as ToolPart;
   const name = getToolName(tool);
   const input = (tool.input ?? {}) as Record<string, unknown>;
 
   switch (tool.state) {
-    case 'approval-requested':
+    case 'approval-requested': {
+      const card = isApprovalCard(tool.approval.descriptor) ? tool.approval.descriptor : undefined;
       return (
         <div className="approval" role="group" aria-label="Approval needed" data-testid="approval-card">
-          <div className="approval-title">{(approvalTitles[name] ?? (() => name))(input)}</div>
-          {typeof input.reason === 'string' && <div className="muted">Reason: {input.reason}</div>}
+          <div className="approval-title">{card?.summary ?? (approvalTitles[name] ?? (() => name))(input)}</div>
+          {card ? (
+            <dl className="approval-fields">
+              {card.fields.map((field) => (
+                <div key={field.label}>
+                  <dt>{field.label}</dt>
+                  <dd>{field.value}</dd>
+                </div>
+              ))}
+            </dl>
+          ) : (
+            typeof input.reason === 'string' && <div className="muted">Reason: {input.reason}</div>
+          )}
           <div className="approval-actions">
             <button
               type="button"
@@ -82,6 +145,7 @@ function PartView({
           </div>
         </div>
       );
+    }
     case 'approval-responded':
       return (
         <ToolChip

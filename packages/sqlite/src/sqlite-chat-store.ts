@@ -34,13 +34,15 @@ const lastMessageTextSql = `(SELECT substr(group_concat(json_extract(part.value,
   FROM json_each((SELECT message FROM deskpilot_chat_messages WHERE session_id = s.id ORDER BY position DESC LIMIT 1), '$.parts') AS part
   WHERE json_extract(part.value, '$.type') = 'text')`;
 
-// Two statements, not one with a flag: each matches its partial index.
+// One statement per case, not one with flags: each matches its partial index, and the cursor is a
+// row-value comparison in the index's order, so a page deep in the list is an index range, not a scan.
 const listSql = (
   archived: boolean,
+  after: boolean,
 ) => `SELECT ${chatSessionColumns.map((column) => `s.${column}`).join(', ')}, ${lastMessageTextSql} AS last_message_text
   FROM deskpilot_chat_sessions s
   WHERE s.user_email = ?1 AND s.project_key = ?2 AND s.archived_at IS ${archived ? 'NOT NULL' : 'NULL'} AND s.deleted_at IS NULL
-    AND (?3 IS NULL OR s.updated_at < ?3 OR (s.updated_at = ?3 AND s.id < ?4))
+    ${after ? 'AND (s.updated_at, s.id) < (?3, ?4)' : ''}
   ORDER BY s.updated_at DESC, s.id DESC LIMIT ?5`;
 
 const deletedConflict = () => new DeskpilotError('conflict', { detail: 'The conversation was deleted.' });
@@ -99,7 +101,8 @@ function conversationMethods(database: SqliteDatabase): ConversationMethods {
     async listSessions(query: ConversationQuery) {
       if (!canBeStored(query.userEmail) || !canBeStored(query.projectKey)) return [];
       const rows = database.run(() =>
-        sql(listSql(query.archived)).all(
+        // ?3 and ?4 exist (numbered up to ?5) whether or not the statement reads them.
+        sql(listSql(query.archived, query.after !== undefined)).all(
           query.userEmail,
           query.projectKey,
           query.after?.updatedAt ?? null,

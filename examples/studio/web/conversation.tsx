@@ -1,0 +1,227 @@
+import { useChat } from '@ai-sdk/react';
+import { isToolUIPart, lastAssistantMessageIsCompleteWithApprovalResponses, type FileUIPart, type UIMessage } from 'ai';
+import { useCallback, useEffect, useMemo, useRef, useState, type FormEvent, type KeyboardEvent } from 'react';
+import { MessageView } from './message-view.tsx';
+import { DeskpilotClientError, chatClient, chatSetup, explain } from './studio-api.ts';
+
+const suggestions = [
+  'Show order ORD-1001',
+  'Refund order ORD-1001',
+  'Cancel order ORD-1002',
+  'Find running shoes',
+  'Create a ticket about a late delivery for ORD-1003',
+];
+
+/** What a message may carry: the chat service's default file policy. */
+const attachable = 'image/png,image/jpeg,image/gif,image/webp,application/pdf';
+
+/** Files as the file parts a message carries (data URLs), read before the input is cleared. */
+function toFileParts(files: readonly File[]): Promise<FileUIPart[]> {
+  return Promise.all(
+    files.map(
+      (file) =>
+        new Promise<FileUIPart>((resolve, reject) => {
+          const reader = new FileReader();
+          reader.onload = () =>
+            resolve({ type: 'file', mediaType: file.type, filename: file.name, url: String(reader.result) });
+          reader.onerror = () => reject(reader.error ?? new Error(`${file.name} could not be read`));
+          reader.readAsDataURL(file);
+        }),
+    ),
+  );
+}
+
+interface ConversationProps {
+  chatId: string;
+  chatServiceUrl: string;
+  initialMessages: UIMessage[];
+  /** Re-attach to an answer still running (the conversation is stored: a reload may have cut one). */
+  resume: boolean;
+  onTurnEnded: () => void;
+  onToggleList: () => void;
+  onSignedOut: () => void;
+}
+
+/** One conversation: its messages, approval cards, and the composer (text and attachments). */
+export function Conversation(props: ConversationProps) {
+  const { chatId, chatServiceUrl, initialMessages } = props;
+  const transport = useMemo(
+    () =>
+      // The client's transport sends only the new message (or the answered approval) and a context
+      // fetched for each request, so the role and a signed grant are always current; problems and
+      // network failures reach `error` as DeskpilotClientErrors the page can explain.
+      chatClient(chatServiceUrl).chatTransport<UIMessage>({
+        context: async () => ({ ...(await chatSetup()).context, pageContext: { page: 'studio' } }),
+      }),
+    [chatServiceUrl],
+  );
+  const { messages, sendMessage, regenerate, addToolApprovalResponse, status, error, clearError, stop } = useChat({
+    id: chatId,
+    messages: initialMessages,
+    transport,
+    resume: props.resume,
+    sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
+    onFinish: props.onTurnEnded,
+  });
+  const [draft, setDraft] = useState('');
+  const [files, setFiles] = useState<File[]>([]);
+  const fileInput = useRef<HTMLInputElement>(null);
+  const bottom = useRef<HTMLDivElement>(null);
+  const busy = status === 'submitted' || status === 'streaming';
+
+  useEffect(() => {
+    // A block body: browsers now return a promise from scrollIntoView, and an effect may only return a cleanup.
+    bottom.current?.scrollIntoView({ block: 'end' });
+  }, [messages, status]);
+
+  const send = useCallback(
+    (text: string) => {
+      const trimmed = text.trim();
+      if (!trimmed || busy) return;
+      clearError();
+      setDraft('');
+      const attached = files;
+      setFiles([]);
+      if (fileInput.current) fileInput.current.value = '';
+      void (async () => {
+        const parts = await toFileParts(attached);
+        await sendMessage({ text: trimmed, ...(parts.length > 0 ? { files: parts } : {}) });
+      })();
+    },
+    [busy, clearError, sendMessage, files],
+  );
+  // After a failed request, send the same thing again: an answered approval as it stands (regenerating
+  // would drop the answer and ask the model anew), otherwise the last user message.
+  const retry = () => {
+    clearError();
+    const last = messages.at(-1);
+    const answeredApproval =
+      last?.role === 'assistant' &&
+      last.parts.some((part) => isToolUIPart(part) && part.state === 'approval-responded');
+    void (answeredApproval ? sendMessage() : regenerate());
+  };
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    send(draft);
+  };
+  const onKeyDown = (event: KeyboardEvent<HTMLTextAreaElement>) => {
+    if (event.key === 'Enter' && !event.shiftKey && !event.nativeEvent.isComposing) {
+      event.preventDefault();
+      send(draft);
+    }
+  };
+  const ended = DeskpilotClientError.isInstance(error, 'unauthenticated');
+
+  return (
+    <section className="chat" aria-label="Assistant">
+      <div className="chat-header">
+        <button type="button" className="quiet list-toggle" onClick={props.onToggleList}>
+          Conversations
+        </button>
+        <h2>Assistant</h2>
+      </div>
+      <div className="messages" role="log" aria-live="polite">
+        {messages.length === 0 && (
+          <div className="empty">
+            <p>Ask about orders, customers, products or tickets. Writes such as refunds wait for your approval.</p>
+            <div className="suggestions">
+              {suggestions.map((suggestion) => (
+                <button type="button" key={suggestion} className="chip" onClick={() => send(suggestion)}>
+                  {suggestion}
+                </button>
+              ))}
+            </div>
+          </div>
+        )}
+        {messages.map((message) => (
+          <MessageView
+            key={message.id}
+            message={message}
+            disabled={busy}
+            onApproval={(id, approved) => void addToolApprovalResponse({ id, approved })}
+          />
+        ))}
+        {status === 'submitted' && (
+          <p className="muted typing" role="status">
+            Assistant is thinking…
+          </p>
+        )}
+        {error && (
+          <div className="banner" role="alert">
+            <span>{explain(error)}</span>
+            {ended ? (
+              <button type="button" onClick={props.onSignedOut}>
+                Sign in
+              </button>
+            ) : (
+              <button type="button" onClick={retry}>
+                Retry
+              </button>
+            )}
+          </div>
+        )}
+        <div ref={bottom} />
+      </div>
+      <form className="composer" onSubmit={submit}>
+        {files.length > 0 && (
+          <div className="attached" data-testid="attached">
+            {files.map((file) => (
+              <span key={file.name} className="chip">
+                {file.name}
+              </span>
+            ))}
+            <button
+              type="button"
+              className="quiet"
+              onClick={() => {
+                setFiles([]);
+                if (fileInput.current) fileInput.current.value = '';
+              }}
+            >
+              Remove
+            </button>
+          </div>
+        )}
+        <div className="compose-row">
+          <label className="attach" title="Attach an image or a PDF">
+            <input
+              ref={fileInput}
+              type="file"
+              aria-label="Attach a file"
+              accept={attachable}
+              multiple
+              onChange={(event) => setFiles([...(event.target.files ?? [])])}
+            />
+            <svg aria-hidden="true" viewBox="0 0 24 24" width="20" height="20">
+              <path
+                d="M21 11.5 12.5 20a5 5 0 0 1-7-7l8.5-8.5a3.3 3.3 0 0 1 4.7 4.7L10.2 17.7a1.7 1.7 0 0 1-2.4-2.4L15.5 7.6"
+                fill="none"
+                stroke="currentColor"
+                strokeWidth="1.8"
+                strokeLinecap="round"
+              />
+            </svg>
+          </label>
+          <textarea
+            aria-label="Message"
+            placeholder="Message the assistant — Enter to send, Shift+Enter for a new line"
+            rows={2}
+            value={draft}
+            onChange={(event) => setDraft(event.target.value)}
+            onKeyDown={onKeyDown}
+            autoFocus
+          />
+          {busy ? (
+            <button type="button" onClick={() => void stop()}>
+              Stop
+            </button>
+          ) : (
+            <button type="submit" className="primary" disabled={!draft.trim()}>
+              Send
+            </button>
+          )}
+        </div>
+      </form>
+    </section>
+  );
+}
