@@ -347,6 +347,51 @@ for (const backend of inProcessBackends)
       fuzzTimeout,
     );
 
+    it(
+      `GET /chat/:sessionId/stream: ${fuzzRuns} reconnects with near-valid ids and context headers`,
+      async () => {
+        const started = performance.now();
+        const tally = createTally();
+        const encoded = (value: unknown) => Buffer.from(JSON.stringify(value) ?? 'null').toString('base64url');
+        const header = fc.oneof(
+          { weight: 4, arbitrary: context.map(encoded) },
+          { weight: 1, arbitrary: input.jsonValue.map(encoded) },
+          { weight: 1, arbitrary: fc.string({ maxLength: 40 }) },
+          { weight: 1, arbitrary: fc.string({ minLength: 9000, maxLength: 9001 }) },
+          { weight: 1, arbitrary: fc.constant(undefined) },
+        );
+        // Conversations of this run's own (the others may have been deleted by the fuzz above).
+        const live = [crypto.randomUUID(), crypto.randomUUID()];
+        for (const id of live)
+          await database.stores().chatStore.getOrCreateSession({
+            id,
+            userEmail: 'rep@example.com',
+            projectKey: 'acme-b2c',
+            createdAt: 0,
+            updatedAt: 0,
+          });
+        const path = fc.oneof(
+          { weight: 4, arbitrary: fc.constantFrom(...live) },
+          { weight: 2, arbitrary: sessionId },
+          { weight: 1, arbitrary: input.text.map((text) => encodeURIComponent(text)) },
+          { weight: 1, arbitrary: fc.constantFrom('%', '%E0%A4%A', '..', '%2F') },
+        );
+        await fc.assert(
+          fc.asyncProperty(path, header, async (id, value) => {
+            // Header values are Latin-1 on the wire: what a browser cannot send is not generated.
+            const headers: Record<string, string> =
+              value === undefined || !/^[\x20-\x7e]*$/.test(value) ? {} : { 'x-deskpilot-context': value };
+            await send('GET /chat/:id/stream', new Request(url(`/chat/${id}/stream`), { headers }), tally);
+          }),
+          { numRuns: fuzzRuns, seed: fuzzSeed },
+        );
+        tally.report('GET /chat/:sessionId/stream', started);
+        for (const code of ['2xx', 'invalid_request', 'not_found', 'rate_limited'])
+          expect(tally.get(code), code).toBeGreaterThan(0);
+      },
+      fuzzTimeout,
+    );
+
     it('stored exactly what the counted writes say: the store wrappers saw every write', async () => {
       const chats = await database.count('deskpilot_chat_sessions');
       expect(chats).toBeGreaterThan(0);
