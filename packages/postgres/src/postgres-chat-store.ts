@@ -73,15 +73,17 @@ const lastMessageTextSql = `(SELECT left(string_agg(part->>'text', E'\n' ORDER B
     jsonb_array_elements(last.message->'parts') WITH ORDINALITY AS parts(part, ordinal)
   WHERE part->>'type' = 'text')`;
 
-// Two statements, not one with a flag: each matches its partial index, and the row comparison is the
-// index's order, so a page is a range scan that stops at the limit.
+// One statement per case, not one with flags: each matches its partial index, and the cursor is a row
+// comparison in the index's order, so a page deep in the list is an index range that stops at the limit
+// (no `$3 IS NULL OR …` a generic plan could not use).
 const listSql = (
   archived: boolean,
+  after: boolean,
 ) => `SELECT ${chatSessionColumns.map((column) => `s.${column}`).join(', ')}, ${lastMessageTextSql} AS last_message_text
   FROM deskpilot_chat_sessions s
   WHERE s.user_email = $1 AND s.project_key = $2 AND s.archived_at IS ${archived ? 'NOT NULL' : 'NULL'} AND s.deleted_at IS NULL
-    AND ($3::bigint IS NULL OR (s.updated_at, s.id) < ($3::bigint, $4::text))
-  ORDER BY s.updated_at DESC, s.id DESC LIMIT $5`;
+    ${after ? 'AND (s.updated_at, s.id) < ($4::bigint, $5::text)' : ''}
+  ORDER BY s.updated_at DESC, s.id DESC LIMIT $3`;
 
 // The tombstone and the messages' removal in one statement.
 const deleteSql = `WITH removed AS (
@@ -204,12 +206,12 @@ type ConversationMethods = Pick<ChatStore, 'listSessions' | 'updateConversation'
 function conversationMethods(client: SqlClient): ConversationMethods {
   return {
     async listSessions(query) {
-      const { rows } = await client.query(listSql(query.archived), [
+      const { after } = query;
+      const { rows } = await client.query(listSql(query.archived, after !== undefined), [
         query.userEmail,
         query.projectKey,
-        query.after?.updatedAt ?? null,
-        query.after?.id ?? null,
         query.limit,
+        ...(after ? [after.updatedAt, after.id] : []),
       ]);
       return rows.map((row) => ({
         session: toSession(row),
