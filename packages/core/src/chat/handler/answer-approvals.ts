@@ -65,6 +65,7 @@ export type AnswerApprovalsResult =
       history: ChatMessage[];
       assistantId: string;
       approvedCalls: ReadonlyMap<string, string>;
+      approvedCards: ReadonlyMap<string, unknown>;
       /** The decision parts added to the message, to stream before the answer goes on. */
       decisions: UIMessageChunk[];
     };
@@ -125,6 +126,7 @@ export async function answerApprovals(options: AnswerApprovalsOptions): Promise<
     history: [...options.stored.slice(0, -1), message],
     assistantId: message.id,
     approvedCalls: reviewed.approvedCalls,
+    approvedCards: reviewed.approvedCards,
     decisions: decisions.map(({ type, id, data }) => ({ type, id, data })),
   };
 }

@@ -74,19 +74,26 @@ export interface RecordApprovalReviewsOptions {
   reviews: ReadonlyMap<string, ApprovalCardReview>;
 }
 
-/** The answered message, and the approval id of each call that may run, by tool call id. */
+/** The answered message, and the approval id and card of each call that may run, by tool call id. */
 export interface RecordApprovalReviewsResult {
   message: ChatMessage;
   approvedCalls: Map<string, string>;
+  /** The card (the approval request's descriptor) each approved call was shown with. */
+  approvedCards: Map<string, unknown>;
 }
 
 /** Writes the gate's verdicts into the reviewed cards of a message (pure). */
 export function recordApprovalReviews(options: RecordApprovalReviewsOptions): RecordApprovalReviewsResult {
   const approvedCalls = new Map<string, string>();
+  const approvedCards = new Map<string, unknown>();
   const parts = options.message.parts.map((part) => {
     const review = isUnsettledApproval(part) ? options.reviews.get(part.toolCallId) : undefined;
     if (!review || !isUnsettledApproval(part)) return part;
-    if (review.approved) approvedCalls.set(part.toolCallId, part.approval.id);
+    if (review.approved) {
+      approvedCalls.set(part.toolCallId, part.approval.id);
+      const { descriptor } = part.approval as { descriptor?: unknown };
+      if (descriptor !== undefined) approvedCards.set(part.toolCallId, descriptor);
+    }
     // The stored card keeps what it showed (its descriptor and request reason); the verdict is the gate's.
     const { approved: _approved, reason: _reason, ...shown } = part.approval as Record<string, unknown>;
     return {
@@ -100,7 +107,7 @@ export function recordApprovalReviews(options: RecordApprovalReviewsOptions): Re
       },
     };
   });
-  return { message: { ...options.message, parts: parts as ChatMessage['parts'] }, approvedCalls };
+  return { message: { ...options.message, parts: parts as ChatMessage['parts'] }, approvedCalls, approvedCards };
 }
 
 /** What a stream says about an answer that matched nothing pending: the recorded outcome, or denied. */

@@ -93,6 +93,7 @@ type TurnStart =
       history: ChatMessage[];
       assistantId: string;
       approvedCalls: ReadonlyMap<string, string>;
+      approvedCards?: ReadonlyMap<string, unknown>;
       /** Chunks to stream before the answer goes on (the decisions on answered cards). */
       decisions: UIMessageChunk[];
     };
@@ -253,6 +254,7 @@ async function runTurn(
       context,
       sessionId: session.id,
       approvedCalls: started.approvedCalls,
+      approvedCards: started.approvedCards,
       signInSessionId: admitted.signInSessionId,
     }),
     leadingChunks: started.decisions,

@@ -121,6 +121,59 @@ describe('approval cards: what a person needs to decide', () => {
   });
 });
 
+describe('approval cards: never more than the user may read, and what was approved is what runs', () => {
+  it('shows a user without canViewOrders only what the call asks: nothing read, no answer telling whether an order exists', async () => {
+    for (const orderId of ['ORD-1001', 'ORD-9999']) {
+      const { chunks, commerce } = await proposing(
+        { name: 'refundOrder', input: { orderId, reason: 'damaged' } },
+        { resolveContext: () => ({ ...context, canViewOrders: false, canViewCustomers: false }) },
+      );
+      expect(requestOf(chunks)).toMatchObject({
+        approvalDescriptor: {
+          summary: `Refund all that remains of order ${orderId}`,
+          fields: [
+            { label: 'Order', value: orderId },
+            { label: 'Reason', value: 'damaged' },
+          ],
+        },
+      });
+      expect(commerce.calls).toEqual([]);
+    }
+  });
+
+  it('leaves the customer off the card of a user without canViewCustomers', async () => {
+    const { chunks } = await proposing(
+      { name: 'refundOrder', input: { orderId: 'ORD-1001', reason: 'damaged' } },
+      { resolveContext: () => ({ ...context, canViewCustomers: false }) },
+    );
+    const order = (await createDemoCommerceBackend().getOrder('acme-b2c', 'ORD-1001'))!;
+    const card = JSON.stringify(requestOf(chunks)!.approvalDescriptor);
+    expect(card).not.toContain(order.customer.email);
+    expect(card).not.toContain(order.customer.name);
+    expect(card).toContain('Amount');
+  });
+
+  it('runs nothing when the order changed between the card and the approval, and tells the model', async () => {
+    const { card, question, post, commerce, chunks } = await (async () => {
+      const chat = await proposing({ name: 'refundOrder', input: { orderId: 'ORD-1001', reason: 'damaged' } });
+      return { ...chat, card: assistantFrom(chat.chunks) };
+    })();
+    expect(requestOf(chunks)).toBeDefined();
+    // Meanwhile someone refunded part of the order: "all that remains" is no longer what the card said.
+    await commerce.refundOrder(
+      'acme-b2c',
+      { orderId: 'ORD-1001', amount: 100, reason: 'goodwill' },
+      { idempotencyKey: 'elsewhere', requestedBy: 'lead@example.com' },
+    );
+    const answer = await readAll(await post(body([question, answerApprovals(card, true)])));
+    const failed = answer.find((chunk) => chunk.type === 'tool-output-error') as { errorText: string };
+    expect(failed.errorText).toMatch(
+      /^This changed since it was approved; it would now be: Refund €[\d.,]+ of order ORD-1001/,
+    );
+    expect(refunds(commerce)).toBe(1);
+  });
+});
+
 describe('approval decisions: who, when, from which session', () => {
   /** A refund proposed under the host's session `sess-1`, and the client's card. */
   async function proposed() {

@@ -16,6 +16,7 @@ import type { ChatStore } from '../conversation/chat-store.js';
 import { workingMemoryUpdateSchema, type WorkingMemoryUpdate } from '../conversation/working-memory.js';
 import type { ApprovalCard, ChatToolContext, ChatToolDefinition, PreparedApproval } from '../tools/chat-tool.js';
 import { ChatToolError, safeToolErrorMessage } from '../tools/chat-tool-error.js';
+import { canonicalJson } from '../approval/canonical-hash.js';
 import { inSpan } from '../../telemetry/spans.js';
 
 /** Options of {@link createChatToolSet}. */
@@ -55,6 +56,8 @@ export interface ChatToolSet {
     context: ChatContext;
     sessionId: string;
     approvedCalls: ReadonlyMap<string, string>;
+    /** The card each approved call was shown with (its approval request's descriptor), by tool call id. */
+    approvedCards?: ReadonlyMap<string, unknown> | undefined;
     /** Recorded with each approval this turn executes (who approved it, from which session). */
     signInSessionId?: string | undefined;
   }): ChatTurnTools;
@@ -122,9 +125,32 @@ function toolContextFor(
     userEmail: context.userEmail,
     projectKey: context.projectKey,
     businessType: context.businessType,
+    capabilities: context.capabilities,
     commerce: options.commerce,
     tickets: options.tickets,
   };
+}
+
+/**
+ * Runs an approved write, its pre-check first once more (when it has one): a card that comes out
+ * different from the one approved (the order changed meanwhile), or a call that can no longer
+ * succeed, runs nothing, and the model is told. Runs inside `gate.execute`: exactly once.
+ */
+async function runApproved(
+  definition: ChatToolDefinition,
+  input: unknown,
+  context: ChatToolContext,
+  approvedCard: unknown,
+): Promise<unknown> {
+  if (definition.prepareApproval) {
+    const now = await definition.prepareApproval(input, context);
+    if (!now.ok) throw new ChatToolError(now.message);
+    if (approvedCard !== undefined && canonicalJson(now.card) !== canonicalJson(approvedCard))
+      throw new ChatToolError(
+        `This changed since it was approved; it would now be: ${now.card.summary}. Nothing was done: propose it again to decide anew.`,
+      );
+  }
+  return definition.execute(input, context);
 }
 
 /**
@@ -210,6 +236,7 @@ export function createChatToolSet(options: ChatToolSetOptions): ChatToolSet {
     write: boolean,
     turn: {
       approvedCalls: ReadonlyMap<string, string>;
+      approvedCards: ReadonlyMap<string, unknown>;
       prepared: ReadonlyMap<string, PreparedApproval>;
       signInSessionId: string | undefined;
     },
@@ -240,7 +267,13 @@ export function createChatToolSet(options: ChatToolSetOptions): ChatToolSet {
           const decision = { by: context.userEmail, at: now(), session: turn.signInSessionId ?? null };
           const outcome = await gate.execute(
             approvalId,
-            (record) => definition.execute(record.input, { ...toolContext, idempotencyKey: approvalId, abortSignal }),
+            (record) =>
+              runApproved(
+                definition,
+                record.input,
+                { ...toolContext, idempotencyKey: approvalId, abortSignal },
+                turn.approvedCards.get(toolCallId),
+              ),
             decision,
           );
           if (outcome.type === 'error') throw new ChatToolError(outcome.message);
@@ -256,7 +289,7 @@ export function createChatToolSet(options: ChatToolSetOptions): ChatToolSet {
   return {
     catalogue,
     capabilityOf: (toolName) => capabilityOf.get(toolName) ?? null,
-    forTurn({ context, sessionId, approvedCalls, signInSessionId }) {
+    forTurn({ context, sessionId, approvedCalls, approvedCards = new Map(), signInSessionId }) {
       const tools: ToolSet = {};
       const toolApproval: Record<string, ToolApprovalStatus | ReturnType<typeof approvalOf>> = {};
       const prepared = new Map<string, PreparedApproval>();
@@ -268,7 +301,12 @@ export function createChatToolSet(options: ChatToolSetOptions): ChatToolSet {
           toolApproval[definition.name] = definition.prepareApproval
             ? approvalOf(definition, context, prepared)
             : 'user-approval';
-        tools[definition.name] = toTool(definition, context, write, { approvedCalls, prepared, signInSessionId });
+        tools[definition.name] = toTool(definition, context, write, {
+          approvedCalls,
+          approvedCards,
+          prepared,
+          signInSessionId,
+        });
       }
       tools.updateWorkingMemory = workingMemoryTool(sessionId);
       return {

@@ -13,6 +13,12 @@ export interface ChatToolContext {
   commerce: CommerceBackend;
   /** The ticket system, when the host connected one (tools that need it are offered only then). */
   tickets?: TicketBackend | undefined;
+  /**
+   * The capability flags of the request (resolved: every registered one true or false), for a tool
+   * that shows more only to those who may see it (a pre-check's card shows the customer only with
+   * `canViewCustomers`). Absent: none (least privilege).
+   */
+  capabilities?: Readonly<Record<string, boolean>> | undefined;
   /** For approved write tools: the approval id, passed downstream as the idempotency key. */
   idempotencyKey?: string | undefined;
   abortSignal?: AbortSignal | undefined;
@@ -60,7 +66,10 @@ export interface ChatToolDefinition<Input = unknown, Output = unknown> {
    * approval. `{ ok: true, card }` proposes it with the card (`approval.descriptor` of the tool part,
    * the summary as its `requestReason`); `{ ok: false, message }` proposes nothing, and the model gets
    * `message` as the call's error (an order already refunded is answered as such). A pre-check that
-   * throws proposes nothing either (fail closed). @default none: a card with the input only
+   * throws proposes nothing either (fail closed). It runs again when the approved call is about to
+   * run: a card that came out different (the order changed meanwhile) runs nothing, and the model is
+   * told. It must not show what the user's capabilities do not let them read. @default none: a card
+   * with the input only
    */
   prepareApproval?(input: Input, context: ChatToolContext): Promise<PreparedApproval>;
 }

@@ -30,15 +30,37 @@ export function presentOrderSummary(order: Order) {
 const refundableStatuses: readonly Order['status'][] = ['paid', 'shipped', 'delivered'];
 const cancellableStatuses: readonly Order['status'][] = ['pending', 'paid'];
 
-const customerLine = (order: Order) => `${order.customer.name} <${order.customer.email}>`;
+/** The customer, to those who may see customers. */
+const customerFields = (order: Order, context: ChatToolContext) =>
+  context.capabilities?.canViewCustomers === true
+    ? [{ label: 'Customer', value: `${order.customer.name} <${order.customer.email}>` }]
+    : [];
+const customerOf = (order: Order, context: ChatToolContext) =>
+  context.capabilities?.canViewCustomers === true ? ` to ${order.customer.name}` : '';
 
-/** The card of a refund, or why it cannot succeed (read-only). */
+/**
+ * The card of a call for someone who may not read orders: what the call asks, nothing read (and so
+ * no answer that would tell whether an order exists).
+ */
+function inputCard(summary: string, fields: Array<{ label: string; value: string }>): PreparedApproval {
+  return { ok: true, card: { summary, fields } };
+}
+
+/** The card of a refund, or why it cannot succeed (read-only; reads the order only for those who may). */
 async function prepareRefund(
   orderId: string,
   amount: number | undefined,
   reason: string,
   context: ChatToolContext,
 ): Promise<PreparedApproval> {
+  if (context.capabilities?.canViewOrders !== true)
+    return inputCard(
+      `Refund ${amount === undefined ? 'all that remains' : `${amount} minor units`} of order ${orderId}`,
+      [
+        { label: 'Order', value: orderId },
+        { label: 'Reason', value: reason },
+      ],
+    );
   const order = await context.commerce.getOrder(context.projectKey, orderId);
   if (!order) return { ok: false, message: `Order ${orderId} was not found: nothing to refund.` };
   const { currency } = order.totals.total;
@@ -57,11 +79,11 @@ async function prepareRefund(
   return {
     ok: true,
     card: {
-      summary: `Refund ${refund.display} of order ${orderId} to ${order.customer.name}`,
+      summary: `Refund ${refund.display} of order ${orderId}${customerOf(order, context)}`,
       fields: [
         { label: 'Amount', value: amount === undefined ? `${refund.display} (all that remains)` : refund.display },
         { label: 'Order', value: `${orderId} · ${order.status} · total ${presentMoney(order.totals.total).display}` },
-        { label: 'Customer', value: customerLine(order) },
+        ...customerFields(order, context),
         { label: 'Reason', value: reason },
         { label: 'Refundable before', value: left.display },
       ],
@@ -71,6 +93,11 @@ async function prepareRefund(
 
 /** The card of a cancellation, with what happens to the payment, or why it cannot succeed (read-only). */
 async function prepareCancel(orderId: string, reason: string, context: ChatToolContext): Promise<PreparedApproval> {
+  if (context.capabilities?.canViewOrders !== true)
+    return inputCard(`Cancel order ${orderId}`, [
+      { label: 'Order', value: orderId },
+      { label: 'Reason', value: reason },
+    ]);
   const order = await context.commerce.getOrder(context.projectKey, orderId);
   if (!order) return { ok: false, message: `Order ${orderId} was not found: nothing to cancel.` };
   if (!cancellableStatuses.includes(order.status))
@@ -86,10 +113,10 @@ async function prepareCancel(orderId: string, reason: string, context: ChatToolC
   return {
     ok: true,
     card: {
-      summary: `Cancel order ${orderId} of ${order.customer.name}`,
+      summary: `Cancel order ${orderId}${context.capabilities?.canViewCustomers === true ? ` of ${order.customer.name}` : ''}`,
       fields: [
         { label: 'Order', value: `${orderId} · ${order.status} · total ${presentMoney(order.totals.total).display}` },
-        { label: 'Customer', value: customerLine(order) },
+        ...customerFields(order, context),
         { label: 'Payment', value: payment },
         { label: 'Reason', value: reason },
       ],
