@@ -33,6 +33,70 @@ for (const backend of testBackends) {
       return createPostgresChatStore(database.client);
     });
 
+    // Real concurrency needs a second connection: Postgres only (PGlite has one).
+    const concurrent = !backend.name.includes('Postgres');
+    const message = (id: string) => ({ id, role: 'assistant' as const, parts: [{ type: 'text' as const, text: id }] });
+    /** `write` in a transaction held open until released; resolves once it wrote. */
+    async function heldWrite(write: (store: ReturnType<typeof createPostgresChatStore>) => Promise<unknown>) {
+      let release!: () => void;
+      const released = new Promise<void>((resolve) => (release = resolve));
+      let wrote!: () => void;
+      const written = new Promise<void>((resolve) => (wrote = resolve));
+      const done = database.client.transaction(async (transaction) => {
+        await write(createPostgresChatStore({ ...database.client, query: transaction.query.bind(transaction) }));
+        wrote();
+        await released;
+      });
+      await written;
+      return { release, done };
+    }
+
+    it.skipIf(concurrent)(
+      'deletes what a write held open stored: the deletion waits for it (saveTurn, addMessage, upsertMessages)',
+      async () => {
+        const store = createPostgresChatStore(database.client);
+        const writes = [
+          (id: string) => (s: typeof store) =>
+            s.saveTurn!(id, message('answer'), { lastTurnStatus: 'complete', updatedAt: 2_000 }),
+          (id: string) => (s: typeof store) => s.addMessage(id, message('question')),
+          (id: string) => (s: typeof store) => s.upsertMessages(id, [message('decision')]),
+        ];
+        for (const write of writes) {
+          const { session } = await store.getOrCreateSession(init());
+          const held = await heldWrite(write(session.id));
+          const deleting = store.deleteSession(session.id, 3_000);
+          held.release();
+          await held.done;
+          expect(await deleting).toBe(true);
+          const { rows } = await database.client.query(
+            'SELECT count(*)::int AS n FROM deskpilot_chat_messages WHERE session_id = $1',
+            [session.id],
+          );
+          expect(rows[0]!.n).toBe(0);
+        }
+      },
+    );
+
+    it('purges only what is still archived and idle when it deletes: a conversation brought back meanwhile stays', async () => {
+      const plain = createPostgresChatStore(database.client);
+      const { session } = await plain.getOrCreateSession(init());
+      await plain.updateConversation(session.id, { archivedAt: 2_000 });
+      // The representative brings it back right after the sweep found it.
+      const sweeping = createPostgresChatStore({
+        ...database.client,
+        query: async (sql: string, values?: readonly unknown[]) => {
+          const result = await database.client.query(sql, values);
+          if (sql.includes('SELECT id FROM deskpilot_chat_sessions')) {
+            await plain.updateConversation(session.id, { archivedAt: null });
+            await plain.updateSession(session.id, { updatedAt: 9_000 });
+          }
+          return result;
+        },
+      } as SqlClient);
+      expect(await sweeping.purgeArchived({ before: 5_000, deletedAt: 10_000, limit: 10 })).toBe(0);
+      expect((await plain.getSession(session.id))!.deletedAt).toBeNull();
+    });
+
     it('reads epoch milliseconds and versions back as numbers, not strings', async () => {
       const store = createPostgresChatStore(database.client);
       const { session } = await store.getOrCreateSession({

@@ -26,6 +26,12 @@ const userBytesOfSql = (email: string) =>
   `(SELECT coalesce(sum(${messageBytesSql('m.')}), 0) FROM deskpilot_chat_messages m JOIN deskpilot_chat_sessions s ON s.id = m.session_id WHERE s.user_email = ${email})`;
 const userBytesSql = userBytesOfSql('$2');
 
+// A write into a conversation first takes a share lock on its row, live (not deleted): a deletion
+// (which updates the row, then deletes the messages in a second statement of its transaction) waits
+// for the write and then deletes what it stored, or the write waits for the deletion and finds the
+// conversation gone. Without the lock, a message committed after the deletion's snapshot would stay.
+const liveSql = `SELECT id FROM deskpilot_chat_sessions WHERE id = $1 AND deleted_at IS NULL FOR SHARE`;
+
 // The insert, else the stored row (in the same snapshot), and only when the caller owns the
 // conversation, its messages (as they were before this statement) and the message to add, if any
 // ($6, $7), when it fits the quotas ($8 per conversation, $9 per user; null: none): one statement.
@@ -38,6 +44,8 @@ const openSessionSql = `WITH created AS (
     SELECT ${columns}, true AS created FROM created
     UNION ALL
     SELECT ${columns}, false AS created FROM deskpilot_chat_sessions WHERE id = $1 AND NOT EXISTS (SELECT FROM created)
+  ), live AS (
+    ${liveSql}
   ), sizes AS (
     SELECT CASE WHEN $8::bigint IS NULL THEN 0 ELSE ${conversationBytesSql} END AS conversation_bytes,
       CASE WHEN $9::bigint IS NULL THEN 0 ELSE ${userBytesSql} END AS user_bytes,
@@ -45,7 +53,8 @@ const openSessionSql = `WITH created AS (
   ), added AS (
     INSERT INTO deskpilot_chat_messages (session_id, id, message, bytes)
     SELECT $1, $6, $7::jsonb, sizes.message_bytes FROM opened, sizes
-    WHERE $6::text IS NOT NULL AND opened.user_email = $2 AND opened.project_key = $3 AND opened.deleted_at IS NULL
+    WHERE $6::text IS NOT NULL AND opened.user_email = $2 AND opened.project_key = $3
+      AND (opened.created OR EXISTS (SELECT FROM live))
       AND ($8::bigint IS NULL OR sizes.conversation_bytes + sizes.message_bytes <= $8)
       AND ($9::bigint IS NULL OR sizes.user_bytes + sizes.message_bytes <= $9)
     ON CONFLICT (session_id, id) DO NOTHING RETURNING id
@@ -85,14 +94,31 @@ const listSql = (
     ${after ? 'AND (s.updated_at, s.id) < ($4::bigint, $5::text)' : ''}
   ORDER BY s.updated_at DESC, s.id DESC LIMIT $3`;
 
-// The tombstone and the messages' removal in one statement.
-const deleteSql = `WITH removed AS (
-    UPDATE deskpilot_chat_sessions SET deleted_at = $2, working_memory = '{}', title = NULL, version = version + 1
-    WHERE id = ANY($1::text[]) AND deleted_at IS NULL RETURNING id
-  ), messages AS (
-    DELETE FROM deskpilot_chat_messages WHERE session_id IN (SELECT id FROM removed)
-  )
-  SELECT count(*)::int AS deleted FROM removed`;
+// A deletion: the tombstone first (its row lock waits for any write holding the conversation's
+// share lock), then, in the same transaction but a new statement (a new snapshot), the messages —
+// those of a write that committed meanwhile included. Conditions: the purge's, checked again under
+// the lock (a conversation brought back meanwhile is not deleted).
+async function tombstone(
+  client: SqlClient,
+  ids: readonly string[],
+  deletedAt: number,
+  purge?: { before: number },
+): Promise<number> {
+  return client.transaction(async (transaction) => {
+    const { rows } = await transaction.query(
+      `UPDATE deskpilot_chat_sessions SET deleted_at = $2, working_memory = '{}', title = NULL, version = version + 1
+       WHERE id = ANY($1::text[]) AND deleted_at IS NULL
+         AND ($3::bigint IS NULL OR (archived_at IS NOT NULL AND archived_at < $3 AND updated_at < $3))
+       RETURNING id`,
+      [[...ids], deletedAt, purge?.before ?? null],
+    );
+    if (rows.length === 0) return 0;
+    await transaction.query('DELETE FROM deskpilot_chat_messages WHERE session_id = ANY($1::text[])', [
+      rows.map((row) => String(row.id)),
+    ]);
+    return rows.length;
+  });
+}
 
 /** Which quota a message of `bytes` does not fit, given the sums stored. */
 function exceededQuota(row: SqlRow, quota: StorageQuota | undefined): keyof StorageQuota | undefined {
@@ -152,15 +178,16 @@ async function openSession(
 
 // The message, when its id is new and it fits the quotas ($4 per conversation, $5 for the
 // conversation's user; null: none), and the sums the quotas were checked against.
-const addMessageSql = `WITH sizes AS (
+const addMessageSql = `WITH live AS (
+    ${liveSql}
+  ), sizes AS (
     SELECT CASE WHEN $4::bigint IS NULL THEN 0 ELSE ${conversationBytesSql} END AS conversation_bytes,
       CASE WHEN $5::bigint IS NULL THEN 0 ELSE ${userBytesOfSql('(SELECT user_email FROM deskpilot_chat_sessions WHERE id = $1)')} END AS user_bytes,
       octet_length($3::jsonb::text) AS message_bytes
   ), added AS (
     INSERT INTO deskpilot_chat_messages (session_id, id, message, bytes)
-    SELECT $1, $2, $3::jsonb, sizes.message_bytes FROM sizes
-    WHERE NOT EXISTS (SELECT FROM deskpilot_chat_sessions WHERE id = $1 AND deleted_at IS NOT NULL)
-      AND ($4::bigint IS NULL OR sizes.conversation_bytes + sizes.message_bytes <= $4)
+    SELECT $1, $2, $3::jsonb, sizes.message_bytes FROM sizes, live
+    WHERE ($4::bigint IS NULL OR sizes.conversation_bytes + sizes.message_bytes <= $4)
       AND ($5::bigint IS NULL OR sizes.user_bytes + sizes.message_bytes <= $5)
     ON CONFLICT (session_id, id) DO NOTHING RETURNING id
   )
@@ -235,8 +262,7 @@ function conversationMethods(client: SqlClient): ConversationMethods {
       return rows[0] ? toSession(rows[0]) : null;
     },
     async deleteSession(id, deletedAt) {
-      const { rows } = await client.query(deleteSql, [[id], deletedAt]);
-      return rows[0]?.deleted === 1;
+      return (await tombstone(client, [id], deletedAt)) === 1;
     },
     async purgeArchived({ before, deletedAt, limit }) {
       const { rows: due } = await client.query(
@@ -245,8 +271,12 @@ function conversationMethods(client: SqlClient): ConversationMethods {
         [before, limit],
       );
       if (due.length === 0) return 0;
-      const { rows } = await client.query(deleteSql, [due.map((row) => String(row.id)), deletedAt]);
-      return Number(rows[0]?.deleted ?? 0);
+      return tombstone(
+        client,
+        due.map((row) => String(row.id)),
+        deletedAt,
+        { before },
+      );
     },
   };
 }
@@ -345,9 +375,10 @@ export function createPostgresChatStore(client: SqlClient): ChatStore {
       if (batch.size === 0) return;
       // Positions come from an identity column, assigned in array order (ORDER BY ordinal).
       await client.query(
-        `INSERT INTO deskpilot_chat_messages (session_id, id, message, bytes)
-         SELECT $1, item->>'id', item, octet_length(item::text) FROM jsonb_array_elements($2::jsonb) WITH ORDINALITY AS batch(item, ordinal)
-         WHERE NOT EXISTS (SELECT FROM deskpilot_chat_sessions WHERE id = $1 AND deleted_at IS NOT NULL) ORDER BY ordinal
+        `WITH live AS (${liveSql})
+         INSERT INTO deskpilot_chat_messages (session_id, id, message, bytes)
+         SELECT $1, item->>'id', item, octet_length(item::text)
+         FROM jsonb_array_elements($2::jsonb) WITH ORDINALITY AS batch(item, ordinal), live ORDER BY ordinal
          ON CONFLICT (session_id, id) DO UPDATE SET message = excluded.message, bytes = excluded.bytes`,
         [sessionId, JSON.stringify([...batch.values()])],
       );
