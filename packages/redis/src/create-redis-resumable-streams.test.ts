@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { createServer, connect, type Socket } from 'node:net';
 import { testResumableStreams } from '@deskpilot/core/testing';
 import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -56,5 +57,57 @@ describe.skipIf(!redisUrl)('createRedisResumableStreams (Redis)', () => {
     await client.set(`${prefix}:rs:sentinel:${key}:gone`, '1');
     expect(await other.resume(key)).toBeNull();
     expect(errors).toHaveLength(1);
+  });
+
+  it('ends a re-attached reader whose answer stops coming (the replica running it died) after idleTimeoutMs', async () => {
+    const running = await open();
+    const other = await createRedisResumableStreams({ client, keyPrefix: prefix, idleTimeoutMs: 300 });
+    opened.push(other);
+    const key = randomUUID();
+    const recording = await running.record(key);
+    recording.write(new TextEncoder().encode('data: {"type":"start"}\n\n'));
+    const resumed = (await other.resume(key))!;
+    let text = '';
+    for await (const chunk of resumed) text += new TextDecoder().decode(chunk);
+    expect(text).toBe('data: {"type":"start"}\n\n');
+    recording.close();
+  });
+
+  it('never holds an answer up while Redis is away: recording and resuming give up within timeoutMs', async () => {
+    // A proxy in front of Redis, cut once the streams are set up: node-redis then queues every command.
+    const sockets = new Set<Socket>();
+    const proxy = createServer((socket) => {
+      const upstream = connect(
+        new URL(redisUrl!).port ? Number(new URL(redisUrl!).port) : 6379,
+        new URL(redisUrl!).hostname,
+      );
+      sockets.add(socket).add(upstream);
+      socket.pipe(upstream).pipe(socket);
+      const close = () => (socket.destroy(), upstream.destroy());
+      socket.on('error', close).on('close', close);
+      upstream.on('error', close).on('close', close);
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    const port = (proxy.address() as { port: number }).port;
+    const proxied = createClient({ url: `redis://127.0.0.1:${port}` });
+    proxied.on('error', () => {});
+    await proxied.connect();
+    const errors: unknown[] = [];
+    const streams = await createRedisResumableStreams({
+      client: proxied,
+      keyPrefix: prefix,
+      timeoutMs: 300,
+      onError: (error) => errors.push(error),
+    });
+    proxy.close();
+    for (const socket of sockets) socket.destroy();
+    // Without the bound, record() and resume() stay pending for the whole outage: the test would time out.
+    const recording = await streams.record(randomUUID());
+    recording.write(new TextEncoder().encode('data: [DONE]\n\n'));
+    recording.close();
+    expect(await streams.resume(randomUUID())).toBeNull();
+    expect(errors.length).toBeGreaterThan(0);
+    await streams.close();
+    proxied.destroy();
   });
 });
