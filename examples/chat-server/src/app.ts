@@ -198,7 +198,8 @@ export async function createApp(config: ServerConfig, logger: Logger) {
     await redis?.client.close();
     await storage.close();
   };
-  // Expired approvals answer "denied" whether or not they are stored; purging them keeps the table small.
+  // Expired approvals nobody answered answer "denied" whether or not they are stored: purging them keeps
+  // the table small (an answered one stays: the record of who decided).
   // Archived conversations go after their retention period, when one is set.
   const retentionMs = config.ARCHIVED_RETENTION_DAYS && config.ARCHIVED_RETENTION_DAYS * 86_400_000;
   const cleanUp = async () => {

@@ -54,9 +54,10 @@ export function createPostgresApprovalStore(client: SqlClient): ApprovalStore {
       return rows.map(toRecord);
     },
     async deleteExpired(now) {
-      // An executing approval is mid-run: deleting it would lose the outcome a replay must receive.
+      // Only unanswered ones: an answered approval is the record of its decision (and an executing
+      // one is mid-run, its outcome owed to a replay).
       const { rowCount } = await client.query(
-        `DELETE FROM deskpilot_approvals WHERE expires_at <= $1 AND state <> 'executing'`,
+        `DELETE FROM deskpilot_approvals WHERE expires_at <= $1 AND state = 'pending'`,
         [now],
       );
       return rowCount;

@@ -62,9 +62,10 @@ export function createSqliteApprovalStore(database: SqliteDatabase): ApprovalSto
       return rows.map(toRecord);
     },
     async deleteExpired(now) {
-      // An executing approval is mid-run: deleting it would lose the outcome a replay must receive.
+      // Only unanswered ones: an answered approval is the record of its decision (and an executing
+      // one is mid-run, its outcome owed to a replay).
       const { changes } = database.run(() =>
-        sql(`DELETE FROM deskpilot_approvals WHERE expires_at <= ? AND state <> 'executing'`).run(now),
+        sql(`DELETE FROM deskpilot_approvals WHERE expires_at <= ? AND state = 'pending'`).run(now),
       );
       return Number(changes);
     },

@@ -219,7 +219,7 @@ export function testApprovalStore(make: () => ApprovalStore | Promise<ApprovalSt
       expect(await store.listPending(crypto.randomUUID())).toEqual([]);
     });
 
-    it('deletes expired approvals at or before now, except those executing', async () => {
+    it('deletes expired approvals nobody answered, at or before now, and keeps every answered one (the record of its decision)', async () => {
       const store = await make();
       const now = 10_000;
       const live = record({ expiresAt: now + 1 });
@@ -237,17 +237,17 @@ export function testApprovalStore(make: () => ApprovalStore | Promise<ApprovalSt
       });
       await store.transition(expiredDenied.id, 'pending', 'denied', { reason: 'expired' });
 
-      expect(await store.deleteExpired(now)).toBe(4);
+      expect(await store.deleteExpired(now)).toBe(2);
       expect(await store.get(live.id)).toEqual(live);
       expect(await store.get(expiredExecuting.id)).toEqual({ ...expiredExecuting, state: 'executing' });
-      for (const gone of [expiredPending, expiringNow, expiredDone, expiredDenied])
-        expect(await store.get(gone.id)).toBeNull();
+      for (const gone of [expiredPending, expiringNow]) expect(await store.get(gone.id)).toBeNull();
+      for (const kept of [expiredDone, expiredDenied]) expect(await store.get(kept.id)).not.toBeNull();
       expect(await store.deleteExpired(now)).toBe(0);
 
-      // Once its run is recorded, the executing approval goes at the next sweep.
+      // Once its run is recorded, the executing approval stays too: it is the record of what ran.
       await store.transition(expiredExecuting.id, 'executing', 'done', { outcome: { type: 'output', output: null } });
-      expect(await store.deleteExpired(now)).toBe(1);
-      expect(await store.get(expiredExecuting.id)).toBeNull();
+      expect(await store.deleteExpired(now)).toBe(0);
+      expect(await store.get(expiredExecuting.id)).toMatchObject({ state: 'done' });
     });
   });
 }

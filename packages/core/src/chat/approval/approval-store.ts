@@ -62,6 +62,10 @@ export interface ApprovalStore {
   ): Promise<ApprovalRecord | null>;
   /** Pending approvals of a conversation, oldest first. */
   listPending(chatSessionId: string): Promise<ApprovalRecord[]>;
-  /** Deletes approvals whose `expiresAt` is at or before `now` and that are not `executing`; returns how many. */
+  /**
+   * Deletes approvals whose `expiresAt` is at or before `now` and that nobody answered (still
+   * `pending`); returns how many. An answered one — `executing`, `done` or `denied` — is the record
+   * of who decided and what ran, and stays.
+   */
   deleteExpired(now: number): Promise<number>;
 }

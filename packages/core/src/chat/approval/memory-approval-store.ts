@@ -51,8 +51,9 @@ export function createMemoryApprovalStore(): MemoryApprovalStore {
     async deleteExpired(now) {
       let count = 0;
       for (const record of byId.values()) {
-        // An executing approval is mid-run: deleting it would lose the outcome a replay must receive.
-        if (record.expiresAt <= now && record.state !== 'executing') {
+        // Only unanswered ones: an answered approval is the record of its decision (and an executing
+        // one is mid-run, its outcome owed to a replay).
+        if (record.expiresAt <= now && record.state === 'pending') {
           byId.delete(record.id);
           count++;
         }

@@ -244,42 +244,49 @@ async function runTurn(
             onError: deps.onError,
           })
       : undefined;
-  return streamAssistantTurn({
-    recording: await recordingOf(deps, session.id),
-    model: admitted.picked,
-    instructions: buildInstructions({ context, workingMemory: session.workingMemory, base: deps.instructions }),
-    history: started.history,
-    assistantId: started.assistantId,
-    turnTools: deps.toolSet.forTurn({
-      context,
+  const recording = await recordingOf(deps, session.id);
+  try {
+    return await streamAssistantTurn({
+      recording,
+      model: admitted.picked,
+      instructions: buildInstructions({ context, workingMemory: session.workingMemory, base: deps.instructions }),
+      history: started.history,
+      assistantId: started.assistantId,
+      turnTools: deps.toolSet.forTurn({
+        context,
+        sessionId: session.id,
+        approvedCalls: started.approvedCalls,
+        approvedCards: started.approvedCards,
+        signInSessionId: admitted.signInSessionId,
+      }),
+      leadingChunks: started.decisions,
+      stepBudget: deps.stepBudget,
+      modelCall: deps.modelCall,
+      contextBudget: deps.contextBudget,
+      recordUsage: hold && ((usage) => hold.settle(usage)),
+      onApprovalRequest: async (call) => {
+        const { id } = await deps.gate.propose(scope, {
+          ...call,
+          capability: deps.toolSet.capabilityOf(call.toolName) ?? '',
+        });
+        deps.emit({ type: 'approval-proposed', tool: call.toolName });
+        return id;
+      },
+      store: deps.store,
       sessionId: session.id,
-      approvedCalls: started.approvedCalls,
-      approvedCards: started.approvedCards,
-      signInSessionId: admitted.signInSessionId,
-    }),
-    leadingChunks: started.decisions,
-    stepBudget: deps.stepBudget,
-    modelCall: deps.modelCall,
-    contextBudget: deps.contextBudget,
-    recordUsage: hold && ((usage) => hold.settle(usage)),
-    onApprovalRequest: async (call) => {
-      const { id } = await deps.gate.propose(scope, {
-        ...call,
-        capability: deps.toolSet.capabilityOf(call.toolName) ?? '',
-      });
-      deps.emit({ type: 'approval-proposed', tool: call.toolName });
-      return id;
-    },
-    store: deps.store,
-    sessionId: session.id,
-    headers: admitted.headers,
-    cut: turn.cut.signal,
-    afterSaved,
-    onSettled: turn.settle,
-    now: deps.now,
-    onError: deps.onError,
-    emit: deps.emit,
-  });
+      headers: admitted.headers,
+      cut: turn.cut.signal,
+      afterSaved,
+      onSettled: turn.settle,
+      now: deps.now,
+      onError: deps.onError,
+      emit: deps.emit,
+    });
+  } catch (error) {
+    // The turn did not start: nothing will be recorded, and a reader must not wait for it.
+    recording?.close();
+    throw error;
+  }
 }
 
 /** A recording of the turn's answer, when resumable streams are on and their store answers (else none: the turn goes on). */

@@ -63,7 +63,8 @@ export async function serveResume(deps: ChatRouteDependencies, request: HttpRequ
   return {
     status: 200,
     headers: [
-      ...Object.entries({ ...UI_MESSAGE_STREAM_HEADERS, 'cache-control': 'no-cache, no-transform' }),
+      // Identity comes from a header or a cookie: no cache may keep it.
+      ...Object.entries({ ...UI_MESSAGE_STREAM_HEADERS, 'cache-control': 'no-store, no-transform' }),
       ...Object.entries(admission.headers),
     ],
     body: stream,
