@@ -210,6 +210,18 @@ function workingMemoryToolFor(
   });
 }
 
+/** Every tool that exists, as the SDK validates tool parts against them. */
+function catalogueOf(
+  definitions: readonly ChatToolDefinition[],
+  inputSchemaOf: ReadonlyMap<string, Schema<unknown>>,
+  memorySchema: Schema<WorkingMemoryUpdate>,
+): ToolSet {
+  return Object.fromEntries([
+    ...definitions.map((definition) => [definition.name, tool({ inputSchema: inputSchemaOf.get(definition.name)! })]),
+    ['updateWorkingMemory', tool({ inputSchema: memorySchema })],
+  ]);
+}
+
 /** Creates the chat's tool set; each schema is wrapped once, so the SDK derives its JSON Schema once, not per request. */
 export function createChatToolSet(options: ChatToolSetOptions): ChatToolSet {
   const { gate, now } = options;
@@ -217,12 +229,7 @@ export function createChatToolSet(options: ChatToolSetOptions): ChatToolSet {
   const capabilityOf = new Map(definitions.map((definition) => [definition.name, definition.capability]));
   const inputSchemaOf = new Map(definitions.map((definition) => [definition.name, zodSchema(definition.inputSchema)]));
   const memorySchema = zodSchema(workingMemoryUpdateSchema);
-  const catalogue: ToolSet = Object.fromEntries([
-    ...definitions.map(
-      (definition) => [definition.name, tool({ inputSchema: inputSchemaOf.get(definition.name)! })] as const,
-    ),
-    ['updateWorkingMemory', tool({ inputSchema: memorySchema })] as const,
-  ]);
+  const catalogue = catalogueOf(definitions, inputSchemaOf, memorySchema);
 
   const { runSafely, reported, refuse } = toolOutcomes(options);
   const toolContextOf = (context: ChatContext) => toolContextFor(options, context);
@@ -312,10 +319,7 @@ export function createChatToolSet(options: ChatToolSetOptions): ChatToolSet {
       return {
         tools,
         toolApproval,
-        cardOf: (toolCallId) => {
-          const result = prepared.get(toolCallId);
-          return result?.ok ? result.card : undefined;
-        },
+        cardOf: (toolCallId) => ((result) => (result?.ok ? result.card : undefined))(prepared.get(toolCallId)),
       };
     },
   };
