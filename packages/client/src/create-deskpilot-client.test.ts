@@ -113,6 +113,15 @@ describe('createDeskpilotClient: sessions', () => {
 describe('createDeskpilotClient: chat', () => {
   const context = { userEmail: 'rep@example.com', projectKey: 'acme-b2c' };
   const sessionId = '6f1c2a7e-1d7b-4c1e-9a55-2f1f7c0e9b11';
+  /** Sends `text` as the conversation's new user message through `transport`; the answer's chunks. */
+  const ask = (transport: ReturnType<Awaited<ReturnType<typeof deployment>>['chatTransport']>, text: string) =>
+    transport.sendMessages({
+      chatId: sessionId,
+      trigger: 'submit-message',
+      messageId: undefined,
+      abortSignal: undefined,
+      messages: [{ id: 'u1', role: 'user', parts: [{ type: 'text', text }] }],
+    });
 
   it('streams a turn through the useChat transport with only the new message, then reads the history', async () => {
     const client = await deployment();
@@ -143,13 +152,7 @@ describe('createDeskpilotClient: chat', () => {
   it("re-attaches to a running answer (useChat's resume), its identity in a header, and finds nothing once it ended", async () => {
     const client = await deployment({ delayMs: 20 });
     const transport = client.chatTransport({ context: async () => ({ ...context, pageContext: { page: '/orders' } }) });
-    const running = await transport.sendMessages({
-      chatId: sessionId,
-      trigger: 'submit-message',
-      messageId: undefined,
-      abortSignal: undefined,
-      messages: [{ id: 'u1', role: 'user', parts: [{ type: 'text', text: 'show order ORD-1001' }] }],
-    });
+    const running = await ask(transport, 'show order ORD-1001');
     const first = running.getReader();
     await first.read();
     await first.cancel();
@@ -166,14 +169,7 @@ describe('createDeskpilotClient: chat', () => {
   it('lists, renames, archives and deletes conversations', async () => {
     const client = await deployment();
     const transport = client.chatTransport({ context });
-    const stream = await transport.sendMessages({
-      chatId: sessionId,
-      trigger: 'submit-message',
-      messageId: undefined,
-      abortSignal: undefined,
-      messages: [{ id: 'u1', role: 'user', parts: [{ type: 'text', text: 'show order ORD-1001' }] }],
-    });
-    const reader = stream.getReader();
+    const reader = (await ask(transport, 'show order ORD-1001')).getReader();
     while (!(await reader.read()).done);
     const page = await client.listConversations({ context });
     expect(page).toEqual({

@@ -228,6 +228,20 @@ for (const backend of inProcessBackends)
     }, 60_000);
     afterAll(() => database?.close());
 
+    /** Conversations of `rep@example.com` in `acme-b2c` with these ids (kept as they are when they exist). */
+    async function seedConversations(ids: readonly string[]) {
+      for (const id of ids)
+        await database
+          .stores()
+          .chatStore.getOrCreateSession({
+            id,
+            userEmail: 'rep@example.com',
+            projectKey: 'acme-b2c',
+            createdAt: 0,
+            updatedAt: 0,
+          });
+    }
+
     /** Posts one generated request and checks the answer and what it changed. */
     async function send(path: string, request: Request, tally: ReturnType<typeof createTally>) {
       const { chats, approvals, limiter, handler, errors, clock } = setup;
@@ -310,14 +324,7 @@ for (const backend of inProcessBackends)
       `POST /chat/conversations, /update and /delete: ${fuzzRuns} near-valid requests`,
       async () => {
         // The fuzz's conversations exist (the chat fuzz above made them; made here when run alone).
-        for (const id of sessionIds)
-          await database.stores().chatStore.getOrCreateSession({
-            id,
-            userEmail: 'rep@example.com',
-            projectKey: 'acme-b2c',
-            createdAt: 0,
-            updatedAt: 0,
-          });
+        await seedConversations(sessionIds);
         const started = performance.now();
         const tally = createTally();
         const requests = fc.oneof(
@@ -362,14 +369,7 @@ for (const backend of inProcessBackends)
         );
         // Conversations of this run's own (the others may have been deleted by the fuzz above).
         const live = [crypto.randomUUID(), crypto.randomUUID()];
-        for (const id of live)
-          await database.stores().chatStore.getOrCreateSession({
-            id,
-            userEmail: 'rep@example.com',
-            projectKey: 'acme-b2c',
-            createdAt: 0,
-            updatedAt: 0,
-          });
+        await seedConversations(live);
         const path = fc.oneof(
           { weight: 4, arbitrary: fc.constantFrom(...live) },
           { weight: 2, arbitrary: sessionId },
