@@ -231,15 +231,13 @@ for (const backend of inProcessBackends)
     /** Conversations of `rep@example.com` in `acme-b2c` with these ids (kept as they are when they exist). */
     async function seedConversations(ids: readonly string[]) {
       for (const id of ids)
-        await database
-          .stores()
-          .chatStore.getOrCreateSession({
-            id,
-            userEmail: 'rep@example.com',
-            projectKey: 'acme-b2c',
-            createdAt: 0,
-            updatedAt: 0,
-          });
+        await database.stores().chatStore.getOrCreateSession({
+          id,
+          userEmail: 'rep@example.com',
+          projectKey: 'acme-b2c',
+          createdAt: 0,
+          updatedAt: 0,
+        });
     }
 
     /** Posts one generated request and checks the answer and what it changed. */
