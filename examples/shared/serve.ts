@@ -65,10 +65,7 @@ export async function serve(options: ServeOptions): Promise<ServingServer> {
   const port = await new Promise<number>((resolve) => {
     server.listen(config.PORT, config.HOST, () => {
       const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : config.PORT;
-      logger.info(`listening on http://${config.HOST}:${port}`);
-      options.startedLines?.();
-      resolve(port);
+      resolve(typeof address === 'object' && address ? address.port : config.PORT);
     });
     server.on('error', (error) => {
       console.error(`[${options.name}] cannot listen: ${describeError(error)}`);
@@ -122,5 +119,8 @@ export async function serve(options: ServeOptions): Promise<ServingServer> {
       await closeLogs();
       process.exit(exitCode);
     }, logger);
+  // Said once the signals are handled: a supervisor (or a test) that acts on this line can stop it.
+  logger.info(`listening on http://${config.HOST}:${port}`);
+  options.startedLines?.();
   return { port, stop: once };
 }
