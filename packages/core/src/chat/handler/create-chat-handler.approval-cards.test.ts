@@ -1,6 +1,7 @@
 import type { UIMessage, UIMessageChunk } from 'ai';
 import { describe, expect, it } from 'vitest';
 import { createDemoCommerceBackend } from '../../demo.js';
+import { signChatGrant } from '../context/chat-grant.js';
 import { presentMoney } from '../tools/present-money.js';
 import {
   answerApprovals,
@@ -214,6 +215,36 @@ describe('approval decisions: who, when, from which session', () => {
     expect(stored.parts.find((part) => part.type === 'tool-refundOrder')).toMatchObject({
       state: 'output-available',
       approval: { approved: true, descriptor: expect.objectContaining({ summary: expect.any(String) }) },
+    });
+  });
+
+  it("records the signed grant's session (sid) as where a decision came from", async () => {
+    const secret = 'approval-cards-secret-that-is-at-least-32-characters';
+    const steps = [
+      toolStep({ name: 'refundOrder', input: { orderId: 'ORD-1001', reason: 'damaged' } }),
+      textStep('Done.'),
+    ];
+    const model = scriptedModel((_call, index) => steps[Math.min(index, steps.length - 1)]!);
+    const chat = await setupChat(model, { contextSecret: secret });
+    const grant = await signChatGrant(
+      {
+        userEmail: context.userEmail,
+        userRole: 'agent',
+        projectKey: context.projectKey,
+        businessType: 'b2c',
+        capabilities: { canRefundOrders: true },
+        sessionId: 'sess-from-grant',
+      },
+      secret,
+      { now: chat.clock.now },
+    );
+    const signed = (messages: UIMessage[]) => ({ messages, sessionId, context: { grant } });
+    const question = userMessage('refund order ORD-1001');
+    const card = assistantFrom(await readAll(await chat.post(signed([question]))));
+    await readAll(await chat.post(signed([question, answerApprovals(card, true)])));
+    expect(chat.approvalStore.dump()[0]).toMatchObject({
+      state: 'done',
+      decision: { by: 'rep@example.com', session: 'sess-from-grant' },
     });
   });
 
