@@ -209,7 +209,10 @@ function tallied(chatStore: ChatStore, approvalStore: ApprovalStore) {
       return updated;
     },
     getMessages: (sessionId) => count('load history', () => chatStore.getMessages(sessionId)),
-    addMessage: (sessionId, message) => count('save user turn', () => chatStore.addMessage(sessionId, message)),
+    getMessageTree: (sessionId) => count('load history', () => chatStore.getMessageTree(sessionId)),
+    setActiveMessage: (sessionId, messageId) => count('other', () => chatStore.setActiveMessage(sessionId, messageId)),
+    addMessage: (sessionId, message, quota, parentId) =>
+      count('save user turn', () => chatStore.addMessage(sessionId, message, quota, parentId)),
     async upsertMessages(sessionId, messages) {
       const role = messages.length === 1 ? messages[0]!.role : undefined;
       await count(role === 'user' ? 'save user turn' : role === 'assistant' ? save : 'other', () =>

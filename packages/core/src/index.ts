@@ -39,9 +39,11 @@ export {
 } from './chat/handler/index.js';
 export {
   applyWorkingMemoryChange,
+  branchView,
   createMemoryChatStore,
   workingMemorySize,
   type AddMessageResult,
+  type BranchView,
   type ChatSessionRecord,
   type ChatSessionInit,
   type ChatSessionUpdate,
@@ -51,8 +53,10 @@ export {
   type ConversationQuery,
   type ConversationSummary,
   type MemoryChatStore,
+  type MessageTree,
   type OpenSessionResult,
   type StorageQuota,
+  type TreeMessage,
   type TurnStatus,
   type WorkingMemory,
   type WorkingMemoryChange,

@@ -8,12 +8,14 @@ export {
   approvalRowValues,
   chatSessionColumns,
   chatSessionFromRow,
+  firstMessageParent,
   freezeAccount,
   isJsonObject,
   isJsonValue,
   isRecordOf,
   isStoredMessage,
   messageFromRow,
+  messageTreeFromRows,
   outcomeJson,
   readStoredRow,
   sessionColumns,
@@ -22,3 +24,4 @@ export {
   type StoredRowOptions,
   type StoredRowReader,
 } from './storage/stored-rows.js';
+export { branchTo, type MessageTree, type TreeMessage } from './chat/conversation/message-tree.js';

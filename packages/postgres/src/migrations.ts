@@ -140,6 +140,19 @@ const approvalDecisions: Migration = {
   ],
 };
 
+// Edits and regenerations as branches. A message's parent: NULL for the message stored just before it
+// (every row written before this migration included: nothing is rewritten, and a conversation nobody
+// branched keeps writing NULL), '' for a new first message, else the parent's id. A conversation's
+// active branch ends at active_message_id, or at its newest message when NULL. Nullable, no default.
+const messageBranches: Migration = {
+  version: 6,
+  name: 'message branches',
+  statements: [
+    `ALTER TABLE deskpilot_chat_messages ADD COLUMN parent_id text`,
+    `ALTER TABLE deskpilot_chat_sessions ADD COLUMN active_message_id text`,
+  ],
+};
+
 /** Every migration, in order. Append only: a released migration never changes. */
 export const migrations: readonly Migration[] = [
   initialSchema,
@@ -147,4 +160,5 @@ export const migrations: readonly Migration[] = [
   messageBytes,
   conversations,
   approvalDecisions,
+  messageBranches,
 ];

@@ -1,21 +1,31 @@
 import type { AddMessageResult, ChatStore, OpenSessionResult, StorageQuota } from '@deskpilot/core';
 import { DeskpilotError } from '@deskpilot/core/session';
 import {
+  branchTo,
   chatSessionColumns,
   chatSessionFromRow,
-  isStoredMessage,
+  firstMessageParent,
+  isJsonObject,
   messageFromRow,
+  messageTreeFromRows,
   readStoredRow,
+  type MessageTree,
 } from '@deskpilot/core/storage';
-import type { SqlClient, SqlRow } from './sql-client.js';
+import type { SqlClient, SqlExecutor, SqlRow } from './sql-client.js';
 
 type UIMessage = Awaited<ReturnType<ChatStore['getMessages']>>[number];
 
 const columns = chatSessionColumns.join(', ');
 const toSession = (row: SqlRow) => chatSessionFromRow(row);
 
-function isMessageList(value: unknown): value is UIMessage[] {
-  return Array.isArray(value) && value.every(isStoredMessage);
+function isRowList(value: unknown): value is SqlRow[] {
+  return Array.isArray(value) && value.every(isJsonObject);
+}
+
+/** The active branch of message rows (`id`, `parent_id`, `message`) and the session's `active_message_id`. */
+function activeBranchOf(rows: readonly SqlRow[], end: unknown): UIMessage[] {
+  const tree = messageTreeFromRows(rows, typeof end === 'string' ? end : null);
+  return branchTo(tree, tree.activeId);
 }
 
 // The bytes a quota counts: the conversation's ($1), and its user's across conversations ($2).
@@ -30,7 +40,18 @@ const userBytesSql = userBytesOfSql('$2');
 // (which updates the row, then deletes the messages in a second statement of its transaction) waits
 // for the write and then deletes what it stored, or the write waits for the deletion and finds the
 // conversation gone. Without the lock, a message committed after the deletion's snapshot would stay.
-const liveSql = `SELECT id FROM deskpilot_chat_sessions WHERE id = $1 AND deleted_at IS NULL FOR SHARE`;
+// These one-statement writes serve a conversation whose newest message ends its active branch (no
+// `active_message_id`: nobody branched, or the branch was never switched), where a new message's
+// parent is implicit (NULL: the message stored before it). Once branched, writes take `writeOnBranch`.
+const liveSql = `SELECT id FROM deskpilot_chat_sessions WHERE id = $1 AND deleted_at IS NULL AND active_message_id IS NULL FOR SHARE`;
+
+/** What a conversation's row says about a write that the one-statement path did not make. */
+const branchStateSql = `SELECT deleted_at IS NOT NULL AS deleted, active_message_id IS NOT NULL AS branched
+  FROM deskpilot_chat_sessions WHERE id = $1`;
+
+/** The rows of the messages of `$1` with their parents and the session's active end, in position order. */
+const treeSql = `SELECT m.id, m.parent_id, m.message, s.active_message_id FROM deskpilot_chat_messages m
+  JOIN deskpilot_chat_sessions s ON s.id = m.session_id WHERE m.session_id = $1 ORDER BY m.position`;
 
 // The insert, else the stored row (in the same snapshot), and only when the caller owns the
 // conversation, its messages (as they were before this statement) and the message to add, if any
@@ -62,19 +83,23 @@ const openSessionSql = `WITH created AS (
   SELECT opened.*, CASE
     WHEN opened.created THEN '[]'::json
     WHEN opened.user_email = $2 AND opened.project_key = $3 THEN
-      (SELECT coalesce(json_agg(message ORDER BY position), '[]') FROM deskpilot_chat_messages WHERE session_id = $1)
-    END AS messages, EXISTS (SELECT FROM added) AS added, sizes.*
+      (SELECT coalesce(json_agg(json_build_object('id', id, 'parent_id', parent_id, 'message', message) ORDER BY position), '[]')
+       FROM deskpilot_chat_messages WHERE session_id = $1)
+    END AS messages, EXISTS (SELECT FROM added) AS added, sizes.*,
+    (SELECT active_message_id FROM deskpilot_chat_sessions WHERE id = $1) AS active_message_id
   FROM opened, sizes`;
 
 // Nothing lands in a deleted conversation: the row lock the update takes orders it after (or before)
 // a deletion, whose own statement deletes the messages.
 const saveTurnSql = `WITH live AS (
     UPDATE deskpilot_chat_sessions SET last_turn_status = $4, updated_at = $5, version = version + 1
-    WHERE id = $1 AND deleted_at IS NULL RETURNING id
+    WHERE id = $1 AND deleted_at IS NULL AND active_message_id IS NULL RETURNING id
+  ), saved AS (
+    INSERT INTO deskpilot_chat_messages (session_id, id, message, bytes)
+    SELECT live.id, $2, $3::jsonb, octet_length($3::jsonb::text) FROM live
+    ON CONFLICT (session_id, id) DO UPDATE SET message = excluded.message, bytes = excluded.bytes
   )
-  INSERT INTO deskpilot_chat_messages (session_id, id, message, bytes)
-  SELECT live.id, $2, $3::jsonb, octet_length($3::jsonb::text) FROM live
-  ON CONFLICT (session_id, id) DO UPDATE SET message = excluded.message, bytes = excluded.bytes`;
+  SELECT id FROM live`;
 
 // The text parts of a conversation's last message, joined with a line feed, cut to 200 characters.
 const lastMessageTextSql = `(SELECT left(string_agg(part->>'text', E'\n' ORDER BY ordinal), 200)
@@ -106,7 +131,8 @@ async function tombstone(
 ): Promise<number> {
   return client.transaction(async (transaction) => {
     const { rows } = await transaction.query(
-      `UPDATE deskpilot_chat_sessions SET deleted_at = $2, working_memory = '{}', title = NULL, version = version + 1
+      `UPDATE deskpilot_chat_sessions
+       SET deleted_at = $2, working_memory = '{}', title = NULL, active_message_id = NULL, version = version + 1
        WHERE id = ANY($1::text[]) AND deleted_at IS NULL
          AND ($3::bigint IS NULL OR (archived_at IS NOT NULL AND archived_at < $3 AND updated_at < $3))
        RETURNING id`,
@@ -161,7 +187,10 @@ async function openSession(
     const messages =
       row.messages === null
         ? null
-        : readStoredRow('chat session', row).json('messages', isMessageList, 'a list of UI messages');
+        : activeBranchOf(
+            readStoredRow('chat session', row).json('messages', isRowList, 'a list of rows'),
+            row.active_message_id,
+          );
     if (messages === null || add === undefined || session.deletedAt !== null) return { session, created, messages };
     if (row.added === true) return { session, created, messages, added: { added: true } };
     const existing = messages.find((message) => message.id === add.id);
@@ -192,7 +221,95 @@ const addMessageSql = `WITH live AS (
     ON CONFLICT (session_id, id) DO NOTHING RETURNING id
   )
   SELECT EXISTS (SELECT FROM added) AS added,
-    EXISTS (SELECT FROM deskpilot_chat_sessions WHERE id = $1 AND deleted_at IS NOT NULL) AS deleted, sizes.* FROM sizes`;
+    EXISTS (SELECT FROM deskpilot_chat_sessions WHERE id = $1 AND deleted_at IS NOT NULL) AS deleted,
+    EXISTS (SELECT FROM deskpilot_chat_sessions WHERE id = $1 AND active_message_id IS NOT NULL) AS branched,
+    sizes.* FROM sizes`;
+
+/** Where a write on a branched conversation puts a new message: after a given parent (an edit), else at the active end. */
+interface BranchWrite {
+  /** Given: the new message starts a branch after it (null: a new first message). */
+  parentId?: string | null;
+  quota?: StorageQuota | undefined;
+  /** Also set the last turn's status and activity time (`saveTurn`). */
+  turn?: { lastTurnStatus: string; updatedAt: number };
+}
+
+/**
+ * Saves `messages` in one transaction that first locks the conversation's row, so concurrent writes
+ * queue and each new message follows the one written before it on the active branch. A known id is
+ * replaced in place (`addMessage`: left as stored). Null when the conversation is deleted; else, for
+ * the first message, what `addMessage` answers.
+ */
+async function writeOnBranch(
+  client: SqlClient,
+  sessionId: string,
+  messages: readonly UIMessage[],
+  write: BranchWrite & { addOnly?: boolean },
+): Promise<AddMessageResult | null> {
+  return client.transaction(async (transaction) => {
+    const { rows } = await transaction.query(
+      `SELECT active_message_id, user_email FROM deskpilot_chat_sessions WHERE id = $1 AND deleted_at IS NULL FOR NO KEY UPDATE`,
+      [sessionId],
+    );
+    if (!rows[0]) return null;
+    let end = typeof rows[0].active_message_id === 'string' ? rows[0].active_message_id : null;
+    let result: AddMessageResult | undefined;
+    for (const message of messages) {
+      const text = JSON.stringify(message);
+      const stored = await transaction.query(
+        'SELECT message FROM deskpilot_chat_messages WHERE session_id = $1 AND id = $2',
+        [sessionId, message.id],
+      );
+      if (stored.rows[0]) {
+        if (write.addOnly) result ??= { added: false, existing: messageFromRow(stored.rows[0]) };
+        else
+          await transaction.query(
+            'UPDATE deskpilot_chat_messages SET message = $3::jsonb, bytes = octet_length($3::jsonb::text) WHERE session_id = $1 AND id = $2',
+            [sessionId, message.id, text],
+          );
+        continue;
+      }
+      const quotaExceeded = write.quota && (await quotaLeft(transaction, sessionId, text, write.quota));
+      if (quotaExceeded) {
+        result ??= { added: false, quotaExceeded };
+        continue;
+      }
+      const parent = write.parentId === undefined ? end : (write.parentId ?? firstMessageParent);
+      await transaction.query(
+        `INSERT INTO deskpilot_chat_messages (session_id, id, message, bytes, parent_id)
+         VALUES ($1, $2, $3::jsonb, octet_length($3::jsonb::text), $4)`,
+        [sessionId, message.id, text, parent],
+      );
+      // Where the newest message ends the active branch, it still does (the parent stays implicit).
+      if (parent !== null) end = message.id;
+      result ??= { added: true };
+    }
+    await transaction.query(
+      `UPDATE deskpilot_chat_sessions SET active_message_id = $2,
+         last_turn_status = coalesce($3, last_turn_status), updated_at = coalesce($4, updated_at),
+         version = version + CASE WHEN $3::text IS NULL THEN 0 ELSE 1 END
+       WHERE id = $1`,
+      [sessionId, end, write.turn?.lastTurnStatus ?? null, write.turn?.updatedAt ?? null],
+    );
+    return result ?? { added: true };
+  });
+}
+
+/** Which quota a new message (`text`) would pass in a conversation, if any. */
+async function quotaLeft(
+  transaction: SqlExecutor,
+  sessionId: string,
+  text: string,
+  quota: StorageQuota,
+): Promise<keyof StorageQuota | undefined> {
+  const { rows } = await transaction.query(
+    `SELECT ${conversationBytesSql} AS conversation_bytes,
+       ${userBytesOfSql('(SELECT user_email FROM deskpilot_chat_sessions WHERE id = $1)')} AS user_bytes,
+       octet_length($2::jsonb::text) AS message_bytes`,
+    [sessionId, text],
+  );
+  return exceededQuota(rows[0]!, quota);
+}
 
 /** `addMessage`: the message, when its id is new and it fits the quota (one statement), else why not. */
 async function addMessageTo(
@@ -200,7 +317,14 @@ async function addMessageTo(
   sessionId: string,
   message: UIMessage,
   quota: StorageQuota | undefined,
+  parentId?: string | null,
 ): Promise<AddMessageResult> {
+  const onBranch = async () => {
+    const result = await writeOnBranch(client, sessionId, [message], { parentId, quota, addOnly: true });
+    if (!result) throw new DeskpilotError('conflict', { detail: 'The conversation was deleted.' });
+    return result;
+  };
+  if (parentId !== undefined) return onBranch();
   // Two attempts: the second only matters if the stored message vanished between the two statements.
   for (let attempt = 0; attempt < 2; attempt++) {
     const { rows } = await client.query(addMessageSql, [
@@ -212,6 +336,7 @@ async function addMessageTo(
     ]);
     if (rows[0]?.added === true) return { added: true };
     if (rows[0]?.deleted === true) throw new DeskpilotError('conflict', { detail: 'The conversation was deleted.' });
+    if (rows[0]?.branched === true) return onBranch();
     const stored = await client.query('SELECT message FROM deskpilot_chat_messages WHERE session_id = $1 AND id = $2', [
       sessionId,
       message.id,
@@ -281,6 +406,29 @@ function conversationMethods(client: SqlClient): ConversationMethods {
   };
 }
 
+/** The reads of a conversation's branches, and the switch between them. */
+function branchMethods(client: SqlClient): Pick<ChatStore, 'getMessages' | 'getMessageTree' | 'setActiveMessage'> {
+  return {
+    async getMessages(sessionId) {
+      const { rows } = await client.query(treeSql, [sessionId]);
+      return activeBranchOf(rows, rows[0]?.active_message_id);
+    },
+    async getMessageTree(sessionId): Promise<MessageTree> {
+      const { rows } = await client.query(treeSql, [sessionId]);
+      const end = rows[0]?.active_message_id;
+      return messageTreeFromRows(rows, typeof end === 'string' ? end : null);
+    },
+    async setActiveMessage(sessionId, messageId) {
+      const { rowCount } = await client.query(
+        `UPDATE deskpilot_chat_sessions SET active_message_id = $2 WHERE id = $1 AND deleted_at IS NULL
+         AND EXISTS (SELECT FROM deskpilot_chat_messages WHERE session_id = $1 AND id = $2)`,
+        [sessionId, messageId],
+      );
+      return rowCount > 0;
+    },
+  };
+}
+
 /**
  * Creates a {@link ChatStore} on Postgres or PGlite. Session creation is `INSERT … ON CONFLICT DO
  * NOTHING` (race-safe across replicas), updates carry the version in their `WHERE` clause, and
@@ -297,11 +445,18 @@ export function createPostgresChatStore(client: SqlClient): ChatStore {
     return rows[0] ? toSession(rows[0]) : null;
   };
 
-  const addMessage: ChatStore['addMessage'] = (sessionId, message, quota) =>
-    addMessageTo(client, sessionId, message, quota);
+  const addMessage: ChatStore['addMessage'] = (sessionId, message, quota, parentId) =>
+    addMessageTo(client, sessionId, message, quota, parentId);
+
+  /** After a one-statement write that stored nothing: the same write on a branch, unless the conversation is gone. */
+  const unlessDeleted = async (sessionId: string, write: () => Promise<unknown>) => {
+    const { rows } = await client.query(branchStateSql, [sessionId]);
+    if (rows[0]?.branched === true && rows[0].deleted !== true) await write();
+  };
 
   return {
     ...conversationMethods(client),
+    ...branchMethods(client),
     async getOrCreateSession(init) {
       // Two attempts: the second only matters if the row was deleted between our insert and select.
       for (let attempt = 0; attempt < 2; attempt++) {
@@ -321,13 +476,15 @@ export function createPostgresChatStore(client: SqlClient): ChatStore {
     openSession: (init, add, quota) => openSession(client, init, add, quota, addMessage),
     async saveTurn(sessionId, message, update) {
       // One statement, so both writes land or neither does.
-      await client.query(saveTurnSql, [
+      const { rows } = await client.query(saveTurnSql, [
         sessionId,
         message.id,
         JSON.stringify(message),
         update.lastTurnStatus,
         update.updatedAt,
       ]);
+      if (rows.length === 0)
+        await unlessDeleted(sessionId, () => writeOnBranch(client, sessionId, [message], { turn: update }));
     },
     getSession,
     async updateSession(id, update) {
@@ -359,13 +516,6 @@ export function createPostgresChatStore(client: SqlClient): ChatStore {
         ? { ok: false, reason: 'working_memory_full' }
         : { ok: false, reason: 'not_found' };
     },
-    async getMessages(sessionId) {
-      const { rows } = await client.query(
-        'SELECT id, message FROM deskpilot_chat_messages WHERE session_id = $1 ORDER BY position',
-        [sessionId],
-      );
-      return rows.map((row) => messageFromRow(row));
-    },
     addMessage,
     async upsertMessages(sessionId, messages) {
       // One statement cannot update a row twice: de-duplicate first, keeping the first position and
@@ -374,14 +524,18 @@ export function createPostgresChatStore(client: SqlClient): ChatStore {
       for (const message of messages) batch.set(message.id, message);
       if (batch.size === 0) return;
       // Positions come from an identity column, assigned in array order (ORDER BY ordinal).
-      await client.query(
-        `WITH live AS (${liveSql})
-         INSERT INTO deskpilot_chat_messages (session_id, id, message, bytes)
-         SELECT $1, item->>'id', item, octet_length(item::text)
-         FROM jsonb_array_elements($2::jsonb) WITH ORDINALITY AS batch(item, ordinal), live ORDER BY ordinal
-         ON CONFLICT (session_id, id) DO UPDATE SET message = excluded.message, bytes = excluded.bytes`,
+      const { rows } = await client.query(
+        `WITH live AS (${liveSql}), saved AS (
+           INSERT INTO deskpilot_chat_messages (session_id, id, message, bytes)
+           SELECT $1, item->>'id', item, octet_length(item::text)
+           FROM jsonb_array_elements($2::jsonb) WITH ORDINALITY AS batch(item, ordinal), live ORDER BY ordinal
+           ON CONFLICT (session_id, id) DO UPDATE SET message = excluded.message, bytes = excluded.bytes
+         )
+         SELECT id FROM live`,
         [sessionId, JSON.stringify([...batch.values()])],
       );
+      if (rows.length === 0)
+        await unlessDeleted(sessionId, () => writeOnBranch(client, sessionId, [...batch.values()], {}));
     },
   };
 }

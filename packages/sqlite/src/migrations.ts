@@ -109,4 +109,15 @@ export const sqliteMigrations: readonly SqliteMigration[] = [
       ALTER TABLE deskpilot_approvals ADD COLUMN decided_session TEXT;
     `,
   },
+  {
+    version: 4,
+    name: 'message branches',
+    // A message's parent: NULL for the message stored just before it (every row written before this
+    // migration included, so nothing is rewritten), '' for a new first message, else the parent's id.
+    // A conversation's active branch ends at active_message_id, or at its newest message when NULL.
+    sql: `
+      ALTER TABLE deskpilot_chat_messages ADD COLUMN parent_id TEXT;
+      ALTER TABLE deskpilot_chat_sessions ADD COLUMN active_message_id TEXT;
+    `,
+  },
 ];

@@ -10,7 +10,14 @@ import type {
 } from '@deskpilot/core';
 import { DeskpilotError } from '@deskpilot/core/session';
 import type { StatementSync } from 'node:sqlite';
-import { chatSessionColumns, chatSessionFromRow, messageFromRow } from '@deskpilot/core/storage';
+import {
+  branchTo,
+  chatSessionColumns,
+  chatSessionFromRow,
+  firstMessageParent,
+  messageFromRow,
+  messageTreeFromRows,
+} from '@deskpilot/core/storage';
 import type { SqliteDatabase } from './open-sqlite-database.js';
 import { canBeStored, jsonAsText, type Row } from './read-row.js';
 
@@ -47,12 +54,41 @@ const listSql = (
 
 const deletedConflict = () => new DeskpilotError('conflict', { detail: 'The conversation was deleted.' });
 
+/**
+ * In a transaction: inserts a new message at the end of the active branch, or after `parentId` (a new
+ * branch, made the active one). Where the newest message ends the active branch (no
+ * `active_message_id`), the parent stays implicit (NULL): the message stored before it.
+ */
+function insertMessage(
+  sql: (text: string) => StatementSync,
+  sessionId: string,
+  message: UIMessage,
+  parentId?: string | null,
+): void {
+  const text = JSON.stringify(message);
+  const end = sql('SELECT active_message_id FROM deskpilot_chat_sessions WHERE id = ?').get(
+    sessionId,
+  )?.active_message_id;
+  const active = typeof end === 'string' ? end : null;
+  const parent = parentId === undefined ? active : (parentId ?? firstMessageParent);
+  sql('INSERT INTO deskpilot_chat_messages (session_id, id, message, bytes, parent_id) VALUES (?, ?, ?, ?, ?)').run(
+    sessionId,
+    message.id,
+    text,
+    Buffer.byteLength(text),
+    parent,
+  );
+  if (parent !== null)
+    sql('UPDATE deskpilot_chat_sessions SET active_message_id = ? WHERE id = ?').run(message.id, sessionId);
+}
+
 /** In a transaction: `addMessage`'s answer, and the message saved when it is new and fits. */
 function addIn(
   sql: (text: string) => StatementSync,
   sessionId: string,
   message: UIMessage,
   quota: StorageQuota | undefined,
+  parentId?: string | null,
 ): AddMessageResult {
   const session = sql('SELECT deleted_at FROM deskpilot_chat_sessions WHERE id = ?').get(sessionId);
   if (session && session.deleted_at !== null) throw deletedConflict();
@@ -73,12 +109,7 @@ function addIn(
       return { added: false, quotaExceeded: 'conversationBytes' };
     if (Number(stored.user) + bytes > quota.userBytes) return { added: false, quotaExceeded: 'userBytes' };
   }
-  sql('INSERT INTO deskpilot_chat_messages (session_id, id, message, bytes) VALUES (?, ?, ?, ?)').run(
-    sessionId,
-    message.id,
-    text,
-    bytes,
-  );
+  insertMessage(sql, sessionId, message, parentId);
   return { added: true };
 }
 
@@ -90,7 +121,8 @@ function conversationMethods(database: SqliteDatabase): ConversationMethods {
   /** In a transaction: tombstones the conversation when it is live. */
   const remove = (id: string, deletedAt: number) => {
     const { changes } = sql(
-      `UPDATE deskpilot_chat_sessions SET deleted_at = ?, working_memory = '{}', title = NULL, version = version + 1
+      `UPDATE deskpilot_chat_sessions
+       SET deleted_at = ?, working_memory = '{}', title = NULL, active_message_id = NULL, version = version + 1
        WHERE id = ? AND deleted_at IS NULL`,
     ).run(deletedAt, id);
     if (changes === 0) return false;
@@ -147,6 +179,44 @@ function conversationMethods(database: SqliteDatabase): ConversationMethods {
   };
 }
 
+/** Every message of a conversation with its parent, and where its active branch ends. */
+function selectTree(sql: (text: string) => StatementSync, sessionId: string) {
+  const rows = sql(
+    `SELECT m.id, m.parent_id, m.message, s.active_message_id FROM deskpilot_chat_messages m
+     JOIN deskpilot_chat_sessions s ON s.id = m.session_id WHERE m.session_id = ? ORDER BY m.position`,
+  ).all(sessionId);
+  const end = rows[0]?.active_message_id;
+  return messageTreeFromRows(rows, typeof end === 'string' ? end : null, jsonAsText);
+}
+
+/** A conversation's active branch, first message first. */
+function activeBranch(sql: (text: string) => StatementSync, sessionId: string) {
+  const tree = selectTree(sql, sessionId);
+  return branchTo(tree, tree.activeId);
+}
+
+/** The reads of a conversation's branches, and the switch between them. */
+function branchMethods(
+  database: SqliteDatabase,
+): Pick<ChatStore, 'getMessages' | 'getMessageTree' | 'setActiveMessage'> {
+  const sql = (text: string) => database.statement(text);
+  return {
+    getMessages: async (sessionId) => (canBeStored(sessionId) ? database.run(() => activeBranch(sql, sessionId)) : []),
+    getMessageTree: async (sessionId) =>
+      canBeStored(sessionId) ? database.run(() => selectTree(sql, sessionId)) : { messages: [], activeId: null },
+    async setActiveMessage(sessionId, messageId) {
+      if (!canBeStored(sessionId) || !canBeStored(messageId)) return false;
+      const { changes } = database.run(() =>
+        sql(
+          `UPDATE deskpilot_chat_sessions SET active_message_id = ?2 WHERE id = ?1 AND deleted_at IS NULL
+           AND EXISTS (SELECT 1 FROM deskpilot_chat_messages WHERE session_id = ?1 AND id = ?2)`,
+        ).run(sessionId, messageId),
+      );
+      return changes > 0;
+    },
+  };
+}
+
 /**
  * Creates a {@link ChatStore} on SQLite. Each operation is a few statements run synchronously, in one
  * write transaction where it reads before it writes (`BEGIN IMMEDIATE`: no other process writes in
@@ -159,18 +229,15 @@ function conversationMethods(database: SqliteDatabase): ConversationMethods {
 export function createSqliteChatStore(database: SqliteDatabase): ChatStore {
   const sql = (text: string) => database.statement(text);
   const selectSession = (id: string) => sql(`SELECT ${columns} FROM deskpilot_chat_sessions WHERE id = ?`).get(id);
-  const selectMessages = (sessionId: string) =>
-    sql('SELECT id, message FROM deskpilot_chat_messages WHERE session_id = ? ORDER BY position')
-      .all(sessionId)
-      .map(toMessage);
   const isDeleted = (sessionId: string) =>
     sql('SELECT 1 FROM deskpilot_chat_sessions WHERE id = ? AND deleted_at IS NOT NULL').get(sessionId) !== undefined;
+  // A known message is replaced in place (its position and parent kept); a new one goes on the active branch.
   const upsert = (sessionId: string, message: UIMessage) => {
     const text = JSON.stringify(message);
-    sql(
-      `INSERT INTO deskpilot_chat_messages (session_id, id, message, bytes) VALUES (?, ?, ?, ?)
-       ON CONFLICT (session_id, id) DO UPDATE SET message = excluded.message, bytes = excluded.bytes`,
-    ).run(sessionId, message.id, text, Buffer.byteLength(text));
+    const { changes } = sql(
+      'UPDATE deskpilot_chat_messages SET message = ?, bytes = ? WHERE session_id = ? AND id = ?',
+    ).run(text, Buffer.byteLength(text), sessionId, message.id);
+    if (changes === 0) insertMessage(sql, sessionId, message);
   };
 
   /** In a transaction: the session with `init.id`, created when new. */
@@ -184,8 +251,8 @@ export function createSqliteChatStore(database: SqliteDatabase): ChatStore {
       : { session: toSession(selectSession(init.id)!), created: false };
   };
 
-  const add = (sessionId: string, message: UIMessage, quota: StorageQuota | undefined) =>
-    addIn(sql, sessionId, message, quota);
+  const add = (sessionId: string, message: UIMessage, quota: StorageQuota | undefined, parentId?: string | null) =>
+    addIn(sql, sessionId, message, quota, parentId);
 
   const getSession = async (id: string) => {
     if (!canBeStored(id)) return null;
@@ -195,13 +262,14 @@ export function createSqliteChatStore(database: SqliteDatabase): ChatStore {
 
   return {
     ...conversationMethods(database),
+    ...branchMethods(database),
     getOrCreateSession: async (init) => database.transaction(() => getOrCreate(init)),
     async openSession(init, message, quota) {
       return database.transaction(() => {
         const { session, created } = getOrCreate(init);
         const owned = session.userEmail === init.userEmail && session.projectKey === init.projectKey;
         if (!owned) return { session, created, messages: null };
-        const messages = created ? [] : selectMessages(session.id);
+        const messages = created ? [] : activeBranch(sql, session.id);
         return message && session.deletedAt === null
           ? { session, created, messages, added: add(session.id, message, quota) }
           : { session, created, messages };
@@ -234,8 +302,8 @@ export function createSqliteChatStore(database: SqliteDatabase): ChatStore {
         return { ok: true, session: toSession(next) } as const;
       });
     },
-    getMessages: async (sessionId) => (canBeStored(sessionId) ? database.run(() => selectMessages(sessionId)) : []),
-    addMessage: async (sessionId, message, quota) => database.transaction(() => add(sessionId, message, quota)),
+    addMessage: async (sessionId, message, quota, parentId) =>
+      database.transaction(() => add(sessionId, message, quota, parentId)),
     async upsertMessages(sessionId, messages) {
       if (messages.length === 0) return;
       database.transaction(() => {

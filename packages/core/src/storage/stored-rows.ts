@@ -1,6 +1,7 @@
 import type { UIMessage } from 'ai';
 import type { ApprovalOutcome, ApprovalRecord, ApprovalState } from '../chat/approval/approval-store.js';
 import type { ChatSessionRecord, TurnStatus } from '../chat/conversation/chat-store.js';
+import type { MessageTree } from '../chat/conversation/message-tree.js';
 import { DeskpilotError } from '../errors/deskpilot-error.js';
 import type { SessionRecord } from '../session/session-store.js';
 import type { Account, Membership } from '../session/user-directory.js';
@@ -280,4 +281,33 @@ export function approvalFromRow(row: StoredRow, options?: StoredRowOptions): App
             session: read.nullableText('decided_session'),
           },
   };
+}
+
+/**
+ * How the SQL stores keep a message's parent in its `parent_id` column: NULL for "the message stored
+ * just before it in the conversation" (every message while the newest branch is the active one, and
+ * all rows written before branches existed: nothing to rewrite), this value for a first message that
+ * starts a branch (an edit of the first message), else the parent's id. A message id is never empty.
+ */
+export const firstMessageParent = '';
+
+/**
+ * A conversation's {@link MessageTree} from its message rows (`id`, `parent_id`, `message`) in the order
+ * they were first saved, and the session's `active_message_id` (null: the newest message ends the
+ * active branch). For store implementations.
+ */
+export function messageTreeFromRows(
+  rows: readonly StoredRow[],
+  activeMessageId: string | null,
+  options?: StoredRowOptions,
+): MessageTree {
+  let previous: string | null = null;
+  const messages = rows.map((row) => {
+    const message = messageFromRow(row, options);
+    const stored = readStoredRow('chat message', row, options).nullableText('parent_id');
+    const parentId = stored === null ? previous : stored === firstMessageParent ? null : stored;
+    previous = message.id;
+    return { message, parentId };
+  });
+  return { messages, activeId: activeMessageId ?? previous };
 }

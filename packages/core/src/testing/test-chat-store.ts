@@ -1,6 +1,7 @@
 import type { UIMessage } from 'ai';
 import { describe, expect, it } from 'vitest';
 import type { ChatStore } from '../chat/conversation/chat-store.js';
+import { testChatBranches } from './test-chat-branches.js';
 import { testChatConversations } from './test-chat-conversations.js';
 
 type SessionInit = Parameters<ChatStore['getOrCreateSession']>[0];
@@ -544,4 +545,5 @@ export function testChatStore(make: () => ChatStore | Promise<ChatStore>): void 
     });
   });
   testChatConversations(make);
+  testChatBranches(make);
 }

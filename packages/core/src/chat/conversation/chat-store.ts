@@ -1,4 +1,5 @@
 import type { UIMessage } from 'ai';
+import type { MessageTree } from './message-tree.js';
 
 /** How the last assistant turn of a conversation ended. */
 export type TurnStatus = 'complete' | 'aborted' | 'awaiting_approval' | 'budget_exhausted' | 'failed';
@@ -94,8 +95,8 @@ export interface OpenSessionResult {
   session: ChatSessionRecord;
   created: boolean;
   /**
-   * The conversation's messages, in order, when `session` belongs to the `userEmail` and `projectKey`
-   * of the init (empty when just created); null when it belongs to someone else, whose messages are
+   * The conversation's active branch, as `getMessages` gives it, when `session` belongs to the
+   * `userEmail` and `projectKey` of the init (empty when just created); null when it belongs to someone else, whose messages are
    * never read.
    */
   messages: UIMessage[] | null;
@@ -161,19 +162,37 @@ export interface ChatStore {
    * activity since then; returns how many. For a retention policy.
    */
   purgeArchived(options: { before: number; deletedAt: number; limit: number }): Promise<number>;
-  /** The conversation's messages, in the order they were first saved. */
-  getMessages(sessionId: string): Promise<UIMessage[]>;
   /**
-   * Saves a message under a new id (appended). When the id is already stored in this conversation,
+   * The conversation's active branch, first message first: every message, in the order first saved,
+   * while no edit or regeneration started another branch.
+   */
+  getMessages(sessionId: string): Promise<UIMessage[]>;
+  /** Every message of every branch, with its parent, and where the active branch ends. */
+  getMessageTree(sessionId: string): Promise<MessageTree>;
+  /**
+   * Makes the branch that ends at `messageId` the active one: later messages are added after it.
+   * False (nothing changed) when it is not a message of the conversation, or the conversation was deleted.
+   */
+  setActiveMessage(sessionId: string, messageId: string): Promise<boolean>;
+  /**
+   * Saves a message under a new id, at the end of the active branch; or, given `parentId` (a message of
+   * the conversation, or null for a new first message), as a new branch after it, which becomes the
+   * active one (an edit). When the id is already stored in this conversation,
    * nothing changes and the stored message comes back: of concurrent calls with one id, exactly one adds.
    * A deleted conversation takes nothing: a `conflict` error.
    * With a `quota`, a new message that would take the conversation or its user past it is refused
    * (`quotaExceeded`); requests adding at the same moment may each pass, so the bound is the quota
    * plus the messages in flight.
    */
-  addMessage(sessionId: string, message: UIMessage, quota?: StorageQuota): Promise<AddMessageResult>;
+  addMessage(
+    sessionId: string,
+    message: UIMessage,
+    quota?: StorageQuota,
+    parentId?: string | null,
+  ): Promise<AddMessageResult>;
   /**
-   * Saves messages by id: a new id is appended, a known id is replaced in place (its position kept).
+   * Saves messages by id: a new id is added at the end of the active branch, a known id is replaced in
+   * place (its position and branch kept).
    * Saving the same message twice stores it once. A deleted conversation takes nothing (no error: a
    * turn that ends after its conversation was deleted is dropped).
    */

@@ -14,6 +14,7 @@ export type {
   WorkingMemory,
   WorkingMemoryChange,
 } from './chat-store.js';
+export { branchView, type BranchView, type MessageTree, type TreeMessage } from './message-tree.js';
 export { createMemoryChatStore, type MemoryChatStore } from './memory-chat-store.js';
 export {
   applyWorkingMemoryChange,

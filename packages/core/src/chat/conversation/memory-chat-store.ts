@@ -2,6 +2,7 @@ import type { UIMessage } from 'ai';
 import { utf8ByteLength } from '../../validation/utf8-byte-length.js';
 import { DeskpilotError } from '../../errors/deskpilot-error.js';
 import type { ChatSessionInit, ChatSessionRecord, ChatStore, ConversationQuery, StorageQuota } from './chat-store.js';
+import { branchTo, type MessageTree } from './message-tree.js';
 import { applyWorkingMemoryChange } from './working-memory.js';
 
 /** The fields of a new record that `init` gives (and nothing else a caller's object may carry). */
@@ -11,6 +12,17 @@ const pick = ({ id, userEmail, projectKey, createdAt, updatedAt }: ChatSessionIn
   projectKey,
   createdAt,
   updatedAt,
+});
+
+/** A new conversation's record. */
+const newRecord = (init: ChatSessionInit): ChatSessionRecord => ({
+  ...pick(init),
+  workingMemory: {},
+  lastTurnStatus: null,
+  version: 1,
+  title: null,
+  archivedAt: null,
+  deletedAt: null,
 });
 
 const sizeOf = (message: UIMessage) => utf8ByteLength(JSON.stringify(message));
@@ -69,6 +81,41 @@ function createSizeLedger(ownerOf: (sessionId: string) => string | undefined) {
   };
 }
 
+/** Each message's parent, and where the active branch ends, per conversation. */
+function createBranchLedger() {
+  const parents = new Map<string, Map<string, string | null>>();
+  const ends = new Map<string, string>();
+  return {
+    /** Records a new message: after `parentId` when given (a new branch), else at the end of the active one. */
+    place(sessionId: string, id: string, parentId?: string | null) {
+      let stored = parents.get(sessionId);
+      if (!stored) parents.set(sessionId, (stored = new Map()));
+      stored.set(id, parentId === undefined ? (ends.get(sessionId) ?? null) : parentId);
+      ends.set(sessionId, id);
+    },
+    /** The active branch ends at `id` when it is a message of the conversation. */
+    select(sessionId: string, id: string): boolean {
+      if (!parents.get(sessionId)?.has(id)) return false;
+      ends.set(sessionId, id);
+      return true;
+    },
+    tree(sessionId: string, messages: Iterable<UIMessage>): MessageTree {
+      const stored = parents.get(sessionId);
+      return {
+        messages: [...messages].map((message) => ({
+          message: structuredClone(message),
+          parentId: stored?.get(message.id) ?? null,
+        })),
+        activeId: ends.get(sessionId) ?? null,
+      };
+    },
+    forget(sessionId: string) {
+      parents.delete(sessionId);
+      ends.delete(sessionId);
+    },
+  };
+}
+
 const deletedConflict = () => new DeskpilotError('conflict', { detail: 'The conversation was deleted.' });
 
 type ConversationMethods = Pick<ChatStore, 'listSessions' | 'updateConversation' | 'deleteSession' | 'purgeArchived'>;
@@ -78,6 +125,7 @@ function conversationMethods(
   sessions: Map<string, ChatSessionRecord>,
   messagesBySession: Map<string, Map<string, UIMessage>>,
   sizes: ReturnType<typeof createSizeLedger>,
+  branches: ReturnType<typeof createBranchLedger>,
 ): ConversationMethods {
   const methods: ConversationMethods = {
     async listSessions(query) {
@@ -107,6 +155,7 @@ function conversationMethods(
       if (!session || session.deletedAt !== null) return false;
       sessions.set(id, { ...session, workingMemory: {}, title: null, deletedAt, version: session.version + 1 });
       sizes.forget(id);
+      branches.forget(id);
       messagesBySession.delete(id);
       return true;
     },
@@ -120,6 +169,25 @@ function conversationMethods(
     },
   };
   return methods;
+}
+
+/** The reads of a conversation's branches, and the switch between them, over the memory store's maps. */
+function branchMethods(
+  sessions: Map<string, ChatSessionRecord>,
+  messagesBySession: Map<string, Map<string, UIMessage>>,
+  branches: ReturnType<typeof createBranchLedger>,
+): Pick<ChatStore, 'getMessages' | 'getMessageTree' | 'setActiveMessage'> {
+  const treeOf = (sessionId: string) => branches.tree(sessionId, messagesBySession.get(sessionId)?.values() ?? []);
+  return {
+    async getMessages(sessionId) {
+      const tree = treeOf(sessionId);
+      return branchTo(tree, tree.activeId);
+    },
+    getMessageTree: async (sessionId) => treeOf(sessionId),
+    async setActiveMessage(sessionId, messageId) {
+      return sessions.get(sessionId)?.deletedAt === null && branches.select(sessionId, messageId);
+    },
+  };
 }
 
 /** A {@link ChatStore} in process memory: for tests, demos and single-process servers. */
@@ -140,30 +208,25 @@ export function createMemoryChatStore(): MemoryChatStore {
   // A Map keeps insertion order and `set` on a known key keeps its place: exactly the upsert contract.
   const messagesBySession = new Map<string, Map<string, UIMessage>>();
   const sizes = createSizeLedger((sessionId) => sessions.get(sessionId)?.userEmail);
+  const branches = createBranchLedger();
   const upsertInto = (sessionId: string, messages: UIMessage[]) => {
     let stored = messagesBySession.get(sessionId);
     if (!stored) messagesBySession.set(sessionId, (stored = new Map()));
     for (const message of messages) {
+      if (!stored.has(message.id)) branches.place(sessionId, message.id);
       stored.set(message.id, structuredClone(message));
       sizes.count(sessionId, message.id, sizeOf(message));
     }
   };
 
   const store: MemoryChatStore = {
-    ...conversationMethods(sessions, messagesBySession, sizes),
+    ...conversationMethods(sessions, messagesBySession, sizes, branches),
+    ...branchMethods(sessions, messagesBySession, branches),
     async getOrCreateSession(init) {
       // No await between the check and the write: concurrent calls cannot both create.
       const existing = sessions.get(init.id);
       if (existing) return { session: structuredClone(existing), created: false };
-      const session: ChatSessionRecord = {
-        ...pick(init),
-        workingMemory: {},
-        lastTurnStatus: null,
-        version: 1,
-        title: null,
-        archivedAt: null,
-        deletedAt: null,
-      };
+      const session = newRecord(init);
       sessions.set(session.id, session);
       return { session: structuredClone(session), created: true };
     },
@@ -212,10 +275,7 @@ export function createMemoryChatStore(): MemoryChatStore {
       sessions.set(id, next);
       return { ok: true, session: structuredClone(next) };
     },
-    async getMessages(sessionId) {
-      return [...(messagesBySession.get(sessionId)?.values() ?? [])].map((message) => structuredClone(message));
-    },
-    async addMessage(sessionId, message, quota) {
+    async addMessage(sessionId, message, quota, parentId) {
       // No await in here: the quota check and the write cannot interleave with another add.
       if (sessions.get(sessionId)?.deletedAt != null) throw deletedConflict();
       let stored = messagesBySession.get(sessionId);
@@ -227,6 +287,7 @@ export function createMemoryChatStore(): MemoryChatStore {
       if (quotaExceeded) return { added: false, quotaExceeded };
       stored.set(message.id, structuredClone(message));
       sizes.count(sessionId, message.id, bytes);
+      branches.place(sessionId, message.id, parentId);
       return { added: true };
     },
     async upsertMessages(sessionId, messages) {
