@@ -191,6 +191,37 @@ describe('createDeskpilotClient: chat', () => {
     });
   });
 
+  it('edits a message through the transport as useChat does, and switches between the branches', async () => {
+    const client = await deployment();
+    const transport = client.chatTransport({ context });
+    const drain = async (stream: ReadableStream<unknown>) => {
+      const reader = stream.getReader();
+      while (!(await reader.read()).done);
+    };
+    await drain(await ask(transport, 'show order ORD-1001'));
+    // useChat's sendMessage({ text, messageId: 'u1' }): the edited message, under its own id.
+    await drain(
+      await transport.sendMessages({
+        chatId: sessionId,
+        trigger: 'submit-message',
+        messageId: 'u1',
+        abortSignal: undefined,
+        messages: [{ id: 'u1', role: 'user', parts: [{ type: 'text', text: 'show order ORD-1002' }] }],
+      }),
+    );
+    const edited = (await client.chatHistory({ sessionId, context }))!;
+    const question = edited.messages[0]!;
+    expect(question.parts).toEqual([{ type: 'text', text: 'show order ORD-1002' }]);
+    expect(edited.siblings).toEqual({ [question.id]: ['u1', question.id] });
+    const first = await client.selectBranch({ sessionId, context, messageId: 'u1' });
+    expect(first.messages[0]!.parts).toEqual([{ type: 'text', text: 'show order ORD-1001' }]);
+    expect(first.siblings).toEqual({ u1: ['u1', question.id] });
+    expect((await client.chatHistory({ sessionId, context }))!.messages).toEqual(first.messages);
+    expect(
+      await client.selectBranch({ sessionId, context, messageId: 'nope' }).catch((error: unknown) => error),
+    ).toMatchObject({ code: 'not_found', status: 404 });
+  });
+
   it('rejects a refused chat request with the code and the wait', async () => {
     const client = await deployment({ rateLimit: 1 });
     const transport = client.chatTransport({ context });

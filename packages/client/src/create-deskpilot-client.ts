@@ -23,7 +23,13 @@ export type TurnStatus = 'complete' | 'aborted' | 'awaiting_approval' | 'budget_
 /** A stored conversation, as `POST /chat/history` answers it. */
 export interface ChatHistory<Message extends UIMessage = UIMessage> {
   sessionId: string;
+  /** The active branch, first message first (an edit or a regeneration starts a new branch). */
   messages: Message[];
+  /**
+   * For each message of `messages` that has siblings (other edits of it, other answers to the same
+   * message): all their ids, itself included, oldest first. Pass one to `selectBranch` to show it.
+   */
+  siblings: Record<string, string[]>;
   lastTurnStatus: TurnStatus;
   title: string | null;
   archived: boolean;
@@ -151,6 +157,15 @@ export function createDeskpilotClient(options: DeskpilotClientOptions = {}) {
       title?: string;
       archived?: boolean;
     }): Promise<Conversation> => (await chat('/chat/conversations/update', post(input))).json(),
+    /**
+     * Shows another branch of a conversation: the one through `messageId` (a sibling its history
+     * listed), down its newest messages. Later messages go on from there. Answers the history.
+     */
+    selectBranch: async <Message extends UIMessage = UIMessage>(input: {
+      sessionId: string;
+      messageId: string;
+      context?: ChatContext;
+    }): Promise<ChatHistory<Message>> => (await chat('/chat/conversations/branch', post(input))).json(),
     /** Deletes a conversation (its messages go; asking for it later is `conversation_deleted`). */
     deleteConversation: async (input: { sessionId: string; context?: ChatContext }): Promise<void> =>
       void (await chat('/chat/conversations/delete', post(input))),

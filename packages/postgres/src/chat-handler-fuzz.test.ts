@@ -101,7 +101,9 @@ const chatBody = fc.record(
       .map((message) => [message]),
     sessionId,
     context,
-    trigger: fc.option(fc.constant('submit-message'), { nil: undefined }),
+    trigger: fc.option(fc.constantFrom('submit-message', 'regenerate-message'), { nil: undefined }),
+    // Rarely: an edit of a message (its id, when it is the last message's) or a regeneration of one.
+    messageId: fc.option(fc.constantFrom('msg-1', 'msg-fuzz-answer'), { nil: undefined, freq: 8 }),
     // Rarely: neither provider is configured, so naming one is a 400.
     provider: fc.oneof(
       { weight: 30, arbitrary: fc.constant(undefined) },
@@ -163,6 +165,10 @@ const conversationBodies = {
     { requiredKeys: ['sessionId', 'context'] },
   ),
   '/chat/conversations/delete': fc.record({ sessionId, context }),
+  '/chat/conversations/branch': fc.record(
+    { sessionId, context, messageId: fc.oneof(fc.constant('msg-1'), input.text) },
+    { requiredKeys: ['sessionId', 'context', 'messageId'] },
+  ),
 };
 const conversationPaths = [
   ['sessionId'],
@@ -173,6 +179,7 @@ const conversationPaths = [
   ['archived'],
   ['cursor'],
   ['limit'],
+  ['messageId'],
 ];
 
 for (const backend of inProcessBackends)
@@ -197,6 +204,7 @@ for (const backend of inProcessBackends)
         updateConversation: (result, args) =>
           result !== null && (args[1] as { onlyIfUntitled?: boolean }).onlyIfUntitled !== true,
         deleteSession: (result) => result === true,
+        setActiveMessage: (result) => result === true,
       });
       const approvals = countingWrites<ApprovalStore>(stores.approvalStore, {
         create: always,
@@ -319,7 +327,7 @@ for (const backend of inProcessBackends)
     );
 
     it(
-      `POST /chat/conversations, /update and /delete: ${fuzzRuns} near-valid requests`,
+      `POST /chat/conversations, /update, /branch and /delete: ${fuzzRuns} near-valid requests`,
       async () => {
         // The fuzz's conversations exist (the chat fuzz above made them; made here when run alone).
         await seedConversations(sessionIds);

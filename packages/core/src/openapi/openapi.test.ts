@@ -2,6 +2,7 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
 import {
+  conversationBranchBodySchema,
   conversationDeleteBodySchema,
   conversationListBodySchema,
   conversationUpdateBodySchema,
@@ -37,6 +38,7 @@ describe('the OpenAPI documents', () => {
       '/chat/conversations',
       '/chat/conversations/update',
       '/chat/{sessionId}/stream',
+      '/chat/conversations/branch',
       '/chat/conversations/delete',
     ]);
     const problem = (session.components as { schemas: { Problem: { properties: { code: { enum: string[] } } } } })
@@ -103,6 +105,11 @@ describe('the OpenAPI documents', () => {
         ],
       ],
       [conversationDeleteBodySchema, '/chat/conversations/delete', [{ sessionId: id }, {}, { sessionId: id, x: 1 }]],
+      [
+        conversationBranchBodySchema,
+        '/chat/conversations/branch',
+        [{ sessionId: id, messageId: 'msg-1' }, { sessionId: id }, { sessionId: id, messageId: '' }],
+      ],
     );
     for (const [schema, path, samples] of cases) {
       const document = path.startsWith('/chat') ? chatOpenApi() : sessionOpenApi();

@@ -7,6 +7,7 @@ import {
   userMessageSchema,
 } from '../chat/handler/chat-request.js';
 import {
+  conversationBranchBodySchema,
   conversationDeleteBodySchema,
   conversationListBodySchema,
   conversationUpdateBodySchema,
@@ -218,7 +219,30 @@ function conversationSchema(withPreview: boolean) {
   };
 }
 
-/** `/chat/conversations` and its `/update` and `/delete`. */
+/** A conversation as `/chat/history` and `/chat/conversations/branch` answer it. */
+const historySchema = {
+  type: 'object',
+  required: ['sessionId', 'messages', 'siblings', 'lastTurnStatus', 'title', 'archived'],
+  properties: {
+    sessionId: { type: 'string', format: 'uuid' },
+    messages: {
+      type: 'array',
+      items: { type: 'object', description: 'AI SDK UI message' },
+      description: 'The active branch, first message first.',
+    },
+    siblings: {
+      type: 'object',
+      additionalProperties: { type: 'array', items: { type: 'string' }, minItems: 2 },
+      description:
+        'For each message of `messages` that has siblings (other edits of it, other answers to the same message): all their ids, itself included, oldest first.',
+    },
+    lastTurnStatus: turnStatus,
+    title: { type: ['string', 'null'] },
+    archived: { type: 'boolean' },
+  },
+};
+
+/** `/chat/conversations` and its `/update`, `/branch` and `/delete`. */
 function conversationPaths(rateLimit: Record<string, unknown>) {
   const route = (operationId: string, summary: string, body: $ZodType, answer: Record<string, unknown>) => ({
     post: {
@@ -285,6 +309,18 @@ function conversationPaths(rateLimit: Record<string, unknown>) {
         },
       },
     },
+    '/chat/conversations/branch': route(
+      'selectBranch',
+      'Show another branch of one of the caller’s conversations: the one through `messageId` (a sibling `/chat/history` listed), down its newest messages. Later messages go on from there.',
+      conversationBranchBodySchema,
+      {
+        '200': {
+          description: 'The conversation with that branch active, as `/chat/history` answers it.',
+          headers: rateLimit,
+          content: json(historySchema),
+        },
+      },
+    ),
     '/chat/conversations/delete': route(
       'deleteConversation',
       'Delete one of the caller’s conversations: its messages and notes go, a tombstone stays (later requests for it get 410).',
@@ -304,7 +340,7 @@ export function chatOpenApi(options: OpenApiOptions = {}): OpenApiDocument {
     maxItems: 200,
     items: message,
     description:
-      'AI SDK UI messages; only the last is read (a new user message, or the last assistant message with approval answers).',
+      'AI SDK UI messages; only the last is read: a new user message, an edit (with `messageId` its id: a new branch beside it), or the last assistant message with approval answers. With the `regenerate-message` trigger, none is read: `messageId` names the answer to replace (a new branch beside it), else the active branch’s last one.',
   };
   const rateLimit = { 'RateLimit-Policy': { schema: { type: 'string' } }, RateLimit: { schema: { type: 'string' } } };
   const paths = {
@@ -346,19 +382,9 @@ export function chatOpenApi(options: OpenApiOptions = {}): OpenApiDocument {
         requestBody: { required: true, content: json(bodySchema(historyBodySchema)) },
         responses: {
           '200': {
-            description: 'The stored conversation.',
+            description: 'The stored conversation’s active branch.',
             headers: rateLimit,
-            content: json({
-              type: 'object',
-              required: ['sessionId', 'messages', 'lastTurnStatus', 'title', 'archived'],
-              properties: {
-                sessionId: { type: 'string', format: 'uuid' },
-                messages: { type: 'array', items: { type: 'object', description: 'AI SDK UI message' } },
-                lastTurnStatus: turnStatus,
-                title: { type: ['string', 'null'] },
-                archived: { type: 'boolean' },
-              },
-            }),
+            content: json(historySchema),
           },
           ...problems(conversationCodes),
         },

@@ -63,7 +63,12 @@ export function newestLeafFrom(tree: MessageTree, messageId: string): string | n
   if (!tree.messages.some((entry) => entry.message.id === messageId)) return null;
   const children = childrenOf(tree);
   let leaf = messageId;
-  for (let next = children.get(leaf)?.at(-1); next !== undefined; next = children.get(leaf)?.at(-1)) leaf = next;
+  // Bounded like `branchTo`: a corrupted store could hold a cycle.
+  for (let steps = 0; steps < tree.messages.length; steps++) {
+    const next = children.get(leaf)?.at(-1);
+    if (next === undefined) break;
+    leaf = next;
+  }
   return leaf;
 }
 

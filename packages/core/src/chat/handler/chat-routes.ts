@@ -8,7 +8,8 @@ import type { ApprovalStore } from '../approval/approval-store.js';
 import type { ApprovalGate, ApprovalScope } from '../approval/create-approval-gate.js';
 import type { ContextBudget } from '../context/bound-model-input.js';
 import { buildInstructions } from '../context/build-instructions.js';
-import type { ChatStore, StorageQuota } from '../conversation/chat-store.js';
+import type { ChatSessionRecord, ChatStore, StorageQuota } from '../conversation/chat-store.js';
+import { branchView, type MessageTree } from '../conversation/message-tree.js';
 import { createChatStreamResponse } from '../stream/create-chat-stream-response.js';
 import type { ResumableStreams, StreamRecording } from '../stream/resumable-streams.js';
 import { answerApprovals } from './answer-approvals.js';
@@ -22,6 +23,7 @@ import { openConversation, type OpenConversationResult } from './open-conversati
 import { pickChatModel, type ChatModel, type ChatModels } from './pick-chat-model.js';
 import type { ResolveChatContextResult } from './resolve-chat-context.js';
 import type { ChatContext } from '../context/parse-chat-context.js';
+import { startBranch, type BranchRequest } from './start-branch.js';
 import { startUserTurn, storedUserMessage } from './start-user-turn.js';
 import type { ModelCallOptions } from '../tool-loop/run-tool-loop.js';
 import { streamAssistantTurn } from './stream-assistant-turn.js';
@@ -60,16 +62,34 @@ export interface ChatRouteDependencies {
   emit: DeskpilotEventListener;
 }
 
-/** What the request's last message is. */
-type LastMessage = { kind: 'user'; message: ChatMessage } | { kind: 'answers'; message: ChatMessage };
+/** What the request's last message is: a new user message, an edit, a regeneration, or approval answers. */
+type LastMessage =
+  | { kind: 'user'; message: ChatMessage }
+  | { kind: 'branch'; request: BranchRequest }
+  | { kind: 'answers'; message: ChatMessage };
 
-/** The new turn's last message: a user message, or an assistant message with approval answers. */
-async function parseLastMessage(deps: ChatRouteDependencies, last: unknown): Promise<LastMessage> {
-  if ((last as { role?: unknown } | undefined)?.role === 'user')
-    return {
-      kind: 'user',
-      message: storedUserMessage(parseWithSchema(deps.userMessageSchema, last, 'The last message is invalid.')),
-    };
+/**
+ * The new turn's last message: a user message, or an assistant message with approval answers. As
+ * `useChat` sends them, an edit is a user message with `messageId` its own id, and a regeneration has
+ * the `regenerate-message` trigger (its `messageId`, when given, names the answer to replace).
+ */
+async function parseLastMessage(
+  deps: ChatRouteDependencies,
+  body: { messages: unknown[]; trigger?: string | undefined; messageId?: string | undefined },
+): Promise<LastMessage> {
+  const last = body.messages.at(-1);
+  if (body.trigger === 'regenerate-message')
+    return { kind: 'branch', request: { kind: 'regenerate', messageId: body.messageId } };
+  if ((last as { role?: unknown } | undefined)?.role === 'user') {
+    const message = storedUserMessage(parseWithSchema(deps.userMessageSchema, last, 'The last message is invalid.'));
+    if (body.messageId === undefined) return { kind: 'user', message };
+    if (body.messageId !== message.id)
+      throw new DeskpilotError('invalid_request', {
+        detail: 'An edit sends the edited message last, under its own id.',
+        errors: [{ path: 'messageId', message: 'Must be the id of the last message' }],
+      });
+    return { kind: 'branch', request: { kind: 'edit', messageId: body.messageId, message } };
+  }
   const message = parseWithSchema(
     assistantMessageSchema,
     last,
@@ -107,6 +127,32 @@ async function beginTurn(
   signInSessionId: string | undefined,
 ): Promise<TurnStart> {
   const { session, messages: stored } = opened;
+  // An approval can only ever be answered through its card in the stored conversation: with no
+  // card left unsettled there (or no conversation before this request), none needs denying.
+  const mayHavePendingApprovals =
+    !opened.created &&
+    stored.some((message) => message.role === 'assistant' && message.parts.some(isUnsettledApproval));
+  if (last.kind === 'branch') {
+    const started = await startBranch({
+      store: deps.store,
+      approvalStore: deps.approvalStore,
+      gate: deps.gate,
+      sessionId: session.id,
+      stored,
+      mayHavePendingApprovals,
+      request: last.request,
+      generateId: deps.generateId,
+      quota: deps.storageQuota,
+    });
+    if (!started.ok) throw started.error;
+    return {
+      kind: 'resumed',
+      history: started.history,
+      assistantId: started.assistantId,
+      approvedCalls: new Map(),
+      decisions: [],
+    };
+  }
   if (last.kind === 'answers') {
     return answerApprovals({
       store: deps.store,
@@ -127,11 +173,7 @@ async function beginTurn(
     gate: deps.gate,
     sessionId: session.id,
     stored,
-    // An approval can only ever be answered through its card in the stored conversation: with no
-    // card left unsettled there (or no conversation before this request), none needs denying.
-    mayHavePendingApprovals:
-      !opened.created &&
-      stored.some((message) => message.role === 'assistant' && message.parts.some(isUnsettledApproval)),
+    mayHavePendingApprovals,
     message: last.message,
     added: opened.added,
     generateId: deps.generateId,
@@ -167,7 +209,7 @@ export async function serveChat(
   const { context, signInSessionId } = resolved;
   const picked = pickChatModel({ models: deps.models, provider: body.provider });
   if (!picked.ok) throw picked.error;
-  const last = await parseLastMessage(deps, body.messages.at(-1));
+  const last = await parseLastMessage(deps, body);
   const admission = await deps.admission.admit(request, context.userEmail);
   if (!admission.allowed) throw admission.error;
   // Before anything is stored: a refused turn leaves the conversation as it was. The reservation is
@@ -205,15 +247,19 @@ async function runTurn(
   },
 ): Promise<HttpResponse> {
   const { body, context, last, hold } = admitted;
-  // The user's message is added as the conversation opens, where the store can (one round trip).
-  const opened = await openConversation({
-    store: deps.store,
-    sessionId: body.sessionId,
-    context,
-    now: deps.now,
-    add: last.kind === 'user' ? last.message : undefined,
-    quota: deps.storageQuota,
-  });
+  // The user's message is added as the conversation opens, where the store can (one round trip). An
+  // edit or a regeneration needs a conversation that exists (404 for anyone else's), and creates none.
+  const opened =
+    last.kind === 'branch'
+      ? await openExisting(deps.store, body.sessionId, context)
+      : await openConversation({
+          store: deps.store,
+          sessionId: body.sessionId,
+          context,
+          now: deps.now,
+          add: last.kind === 'user' ? last.message : undefined,
+          quota: deps.storageQuota,
+        });
   if (!opened.ok) throw opened.error;
   const { session } = opened;
   const scope: ApprovalScope = {
@@ -289,6 +335,12 @@ async function runTurn(
   }
 }
 
+/** One of the caller's conversations with its active branch, when it exists and is not deleted. */
+async function openExisting(store: ChatStore, sessionId: string, context: ChatContext): Promise<OpenedConversation> {
+  const session = await ownConversation(store, sessionId, context);
+  return { ok: true, session, created: false, messages: (await store.getMessages(session.id)) as ChatMessage[] };
+}
+
 /** A recording of the turn's answer, when resumable streams are on and their store answers (else none: the turn goes on). */
 async function recordingOf(deps: ChatRouteDependencies, sessionId: string): Promise<StreamRecording | undefined> {
   if (!deps.resumableStreams) return undefined;
@@ -331,12 +383,19 @@ export async function serveChatHistory(deps: ChatRouteDependencies, request: Htt
   const admission = await deps.historyAdmission.admit(request, context.userEmail);
   if (!admission.allowed) throw admission.error;
   const session = await ownConversation(deps.store, body.sessionId, context);
-  const payload = {
-    sessionId: body.sessionId,
-    messages: await deps.store.getMessages(session.id),
+  const payload = historyJson(session, await deps.store.getMessageTree(session.id));
+  return jsonResponse(200, payload, [...Object.entries(admission.headers), ['cache-control', 'no-store']]);
+}
+
+/** A conversation as `POST /chat/history` answers it: its active branch, and the other branches along it. */
+export function historyJson(session: ChatSessionRecord, tree: MessageTree) {
+  const { messages, siblings } = branchView(tree);
+  return {
+    sessionId: session.id,
+    messages,
+    siblings,
     lastTurnStatus: session.lastTurnStatus,
     title: session.title,
     archived: session.archivedAt !== null,
   };
-  return jsonResponse(200, payload, [...Object.entries(admission.headers), ['cache-control', 'no-store']]);
 }

@@ -7,7 +7,8 @@ import { validText } from '../../validation/input-schemas.js';
 import { parseWithSchema } from '../../validation/parse-with-schema.js';
 import type { ChatContext } from '../context/parse-chat-context.js';
 import type { ChatSessionRecord, ConversationSummary, TurnStatus } from '../conversation/chat-store.js';
-import type { ChatRouteDependencies } from './chat-routes.js';
+import { newestLeafFrom } from '../conversation/message-tree.js';
+import { historyJson, type ChatRouteDependencies } from './chat-routes.js';
 import { ownConversation } from './own-conversation.js';
 
 /** A conversation as `POST /chat/conversations/update` answers it. */
@@ -82,6 +83,13 @@ export const conversationUpdateBodySchema = z
   .refine((body) => body.title !== undefined || body.archived !== undefined, {
     message: 'Give a title, archived, or both',
   });
+
+/** The body of `POST /chat/conversations/branch`: the message whose branch becomes the active one. */
+export const conversationBranchBodySchema = z.strictObject({
+  context,
+  sessionId: z.uuid(),
+  messageId: z.string().min(1).max(200),
+});
 
 /** The body of `POST /chat/conversations/delete`. */
 export const conversationDeleteBodySchema = z.strictObject({ context, sessionId: z.uuid() });
@@ -179,4 +187,23 @@ export async function serveConversationDelete(
   // Deleted by a concurrent request in between: the same outcome.
   await deps.store.deleteSession(session.id, deps.now());
   return { status: 204, headers, body: null };
+}
+
+/**
+ * `POST /chat/conversations/branch`: shows another branch of one of the caller's conversations — the
+ * one through `messageId` (a sibling the history listed), down its newest messages — and answers the
+ * history as `POST /chat/history` does. Later messages go on from there.
+ */
+export async function serveConversationBranch(
+  deps: ChatRouteDependencies,
+  request: HttpRequest,
+): Promise<HttpResponse> {
+  const { body, context, headers } = await admit(deps, request, conversationBranchBodySchema);
+  const session = await ownConversation(deps.store, body.sessionId, context);
+  const tree = await deps.store.getMessageTree(session.id);
+  const end = newestLeafFrom(tree, body.messageId);
+  if (end === null) throw new DeskpilotError('not_found', { detail: 'This conversation has no message with this id.' });
+  if (!(await deps.store.setActiveMessage(session.id, end)))
+    throw new DeskpilotError('conversation_deleted', { detail: 'This conversation was deleted.' });
+  return jsonResponse(200, historyJson(session, { ...tree, activeId: end }), headers);
 }

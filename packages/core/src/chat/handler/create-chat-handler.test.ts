@@ -53,6 +53,7 @@ describe('the routes a host registers', () => {
       '/chat/conversations',
       '/chat/conversations/update',
       '/chat/conversations/delete',
+      '/chat/conversations/branch',
     ];
     expect(handler.paths).toEqual([...paths, '/chat/:sessionId/stream']);
     expect(paths.map(handler.isRoute)).toEqual(paths.map(() => true));

@@ -30,7 +30,12 @@ import type { ChatToolDefinition } from '../tools/chat-tool.js';
 import { createChatCors, type ChatCorsOptions } from './chat-cors.js';
 import { chatBodySchema, userMessageSchema, type ChatLimits } from './chat-request.js';
 import { serveChat, serveChatHistory, type ChatRouteDependencies } from './chat-routes.js';
-import { serveConversationDelete, serveConversationList, serveConversationUpdate } from './conversation-routes.js';
+import {
+  serveConversationBranch,
+  serveConversationDelete,
+  serveConversationList,
+  serveConversationUpdate,
+} from './conversation-routes.js';
 import { createChatAdmission } from './create-chat-admission.js';
 import { createChatToolSet } from './create-chat-tool-set.js';
 import { createTurnTracker, type ChatDrainOptions, type ChatDrainResult } from './create-turn-tracker.js';
@@ -302,8 +307,9 @@ function resolveDependencies(
 
 /**
  * Creates the chat service's handler: `POST /chat` streams the assistant's answer as an AI SDK UI
- * message stream, `POST /chat/history` returns a conversation, `POST /chat/conversations` lists the
- * caller's conversations (`/update` renames or archives one, `/delete` deletes it); CORS for
+ * message stream (an edit or a regeneration starts a new branch), `POST /chat/history` returns a
+ * conversation's active branch, `POST /chat/conversations` lists the caller's conversations (`/update`
+ * renames or archives one, `/branch` shows another branch of it, `/delete` deletes it); CORS for
  * `allowedOrigins`. The steps
  * of a turn are named functions of this folder (`serveChat` in `chat-routes.ts` composes them).
  *
@@ -341,6 +347,7 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
     '/chat/conversations': (request) => serveConversationList(dependencies, request),
     '/chat/conversations/update': (request) => serveConversationUpdate(dependencies, request),
     '/chat/conversations/delete': (request) => serveConversationDelete(dependencies, request),
+    '/chat/conversations/branch': (request) => serveConversationBranch(dependencies, request),
   };
 
   // A reconnect is a GET (the AI SDK's `resume`): its context rides in a header.

@@ -68,18 +68,32 @@ export async function startUserTurn(options: StartUserTurnOptions): Promise<Star
   } else {
     current = [...current, user];
   }
-  if (options.mayHavePendingApprovals !== false)
-    for (const pending of await options.approvalStore.listPending(sessionId))
-      await options.gate.deny(pending.id, 'superseded');
-  const superseded = current
-    .filter((message) => message.role === 'assistant' && message.parts.some(isAwaitingApproval))
-    .map(denyAwaitingApprovals);
-  if (superseded.length > 0) await store.upsertMessages(sessionId, superseded);
+  const superseded = await supersedeApprovals({ ...options, messages: current });
   return {
     ok: true,
     history: current.map((message) => superseded.find((replacement) => replacement.id === message.id) ?? message),
     assistantId,
   };
+}
+
+/**
+ * What a new message, an edit or a regeneration does to approvals still waiting: every pending one of
+ * the conversation is denied in the approval store (nothing it proposed can run any more), and the
+ * cards among `messages` are stored as denied. Returns the messages it changed.
+ */
+export async function supersedeApprovals(
+  options: Pick<StartUserTurnOptions, 'store' | 'approvalStore' | 'gate' | 'sessionId' | 'mayHavePendingApprovals'> & {
+    messages: readonly ChatMessage[];
+  },
+): Promise<ChatMessage[]> {
+  if (options.mayHavePendingApprovals !== false)
+    for (const pending of await options.approvalStore.listPending(options.sessionId))
+      await options.gate.deny(pending.id, 'superseded');
+  const superseded = options.messages
+    .filter((message) => message.role === 'assistant' && message.parts.some(isAwaitingApproval))
+    .map(denyAwaitingApprovals);
+  if (superseded.length > 0) await options.store.upsertMessages(options.sessionId, superseded);
+  return superseded;
 }
 
 /** The 413 naming the quota a message did not fit. */

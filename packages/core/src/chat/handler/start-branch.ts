@@ -1,0 +1,84 @@
+import { DeskpilotError } from '../../errors/deskpilot-error.js';
+import type { MessageTree } from '../conversation/message-tree.js';
+import { branchTo } from '../conversation/message-tree.js';
+import type { ChatMessage } from './chat-message.js';
+import {
+  quotaError,
+  supersedeApprovals,
+  type StartUserTurnOptions,
+  type StartUserTurnResult,
+} from './start-user-turn.js';
+
+/** What a client asks for: an edit of a user message, or a new answer. */
+export type BranchRequest =
+  | {
+      kind: 'edit';
+      /** The id of the user message edited (any branch). */
+      messageId: string;
+      /** Its new content, stored under a new id. */
+      message: ChatMessage;
+    }
+  | {
+      kind: 'regenerate';
+      /** The answer to replace, or the user message to answer again; the active branch's last user message when absent. */
+      messageId: string | undefined;
+    };
+
+/** Options of {@link startBranch}. */
+export type StartBranchOptions = Pick<
+  StartUserTurnOptions,
+  'store' | 'approvalStore' | 'gate' | 'sessionId' | 'stored' | 'mayHavePendingApprovals' | 'generateId' | 'quota'
+> & { request: BranchRequest };
+
+const conflict = (detail: string): StartUserTurnResult => ({
+  ok: false,
+  error: new DeskpilotError('conflict', { detail }),
+});
+
+/**
+ * An edit or a regeneration: a new branch from that point, nothing stored rewritten. An edit stores
+ * the new content under a new id beside the edited message; a regeneration moves the active branch
+ * back to the user message, so that the answer goes beside the one it replaces. Approvals still
+ * waiting are denied; those already decided on the branch left behind stay as they are, and an
+ * approval answer sent for them later replays the recorded outcome (a write never runs twice).
+ */
+export async function startBranch(options: StartBranchOptions): Promise<StartUserTurnResult> {
+  const { store, sessionId, request } = options;
+  const tree = await store.getMessageTree(sessionId);
+  const entry = (id: string) => tree.messages.find((candidate) => candidate.message.id === id);
+  let history: ChatMessage[];
+  if (request.kind === 'edit') {
+    const edited = entry(request.messageId);
+    if (edited?.message.role !== 'user') return conflict('There is no message of yours with this id to edit.');
+    const message = { ...request.message, id: options.generateId() };
+    const added = await store.addMessage(sessionId, message, options.quota, edited.parentId);
+    if (added.quotaExceeded) return { ok: false, error: quotaError(added.quotaExceeded, options.quota) };
+    history = [...(branchTo(tree, edited.parentId) as ChatMessage[]), message];
+  } else {
+    const question = questionToAnswer(tree, options.stored, request.messageId);
+    if (!question) return conflict('There is no answer with this id to regenerate.');
+    if (!(await store.setActiveMessage(sessionId, question)))
+      return {
+        ok: false,
+        error: new DeskpilotError('conversation_deleted', { detail: 'This conversation was deleted.' }),
+      };
+    history = branchTo(tree, question) as ChatMessage[];
+  }
+  // The cards of the branch left behind, and any other approval still pending, can no longer be answered.
+  const superseded = await supersedeApprovals({ ...options, messages: options.stored });
+  return {
+    ok: true,
+    history: history.map((message) => superseded.find((replacement) => replacement.id === message.id) ?? message),
+    assistantId: options.generateId(),
+  };
+}
+
+/** The user message a regeneration answers again: the answer's question, or the user message named, or the active branch's last. */
+function questionToAnswer(tree: MessageTree, stored: readonly ChatMessage[], messageId: string | undefined) {
+  if (messageId === undefined) return stored.findLast((message) => message.role === 'user')?.id;
+  const named = tree.messages.find((candidate) => candidate.message.id === messageId);
+  if (named?.message.role === 'user') return named.message.id;
+  if (named?.message.role !== 'assistant' || named.parentId === null) return undefined;
+  const parent = tree.messages.find((candidate) => candidate.message.id === named.parentId);
+  return parent?.message.role === 'user' ? parent.message.id : undefined;
+}
