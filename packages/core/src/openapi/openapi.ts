@@ -340,7 +340,7 @@ export function chatOpenApi(options: OpenApiOptions = {}): OpenApiDocument {
     maxItems: 200,
     items: message,
     description:
-      'AI SDK UI messages; only the last is read: a new user message, an edit (with `messageId` its id: a new branch beside it), or the last assistant message with approval answers. With the `regenerate-message` trigger, none is read: `messageId` names the answer to replace (a new branch beside it), else the active branch’s last one.',
+      'AI SDK UI messages; only the last is read: a new user message, an edit (with `messageId` its id: a new branch beside it), or the last assistant message with approval answers. With the `regenerate-message` trigger the question is last: a new answer beside the stored one (`messageId`, when given, names the answer to replace), or, for a question never stored, an answer as to a new message.',
   };
   const rateLimit = { 'RateLimit-Policy': { schema: { type: 'string' } }, RateLimit: { schema: { type: 'string' } } };
   const paths = {

@@ -64,7 +64,7 @@ export interface ChatRouteDependencies {
 
 /** What the request's last message is: a new user message, an edit, a regeneration, or approval answers. */
 type LastMessage =
-  | { kind: 'user'; message: ChatMessage }
+  | { kind: 'user'; message: ChatMessage; regenerate?: { messageId: string | undefined } }
   | { kind: 'branch'; request: BranchRequest }
   | { kind: 'answers'; message: ChatMessage };
 
@@ -78,10 +78,15 @@ async function parseLastMessage(
   body: { messages: unknown[]; trigger?: string | undefined; messageId?: string | undefined },
 ): Promise<LastMessage> {
   const last = body.messages.at(-1);
-  if (body.trigger === 'regenerate-message')
+  const isUser = (last as { role?: unknown } | undefined)?.role === 'user';
+  if (body.trigger === 'regenerate-message' && !isUser)
     return { kind: 'branch', request: { kind: 'regenerate', messageId: body.messageId } };
-  if ((last as { role?: unknown } | undefined)?.role === 'user') {
+  if (isUser) {
     const message = storedUserMessage(parseWithSchema(deps.userMessageSchema, last, 'The last message is invalid.'));
+    // useChat's regenerate sends the question last: a new branch when it is stored, else (a retry of a
+    // message that was refused before it was stored) a new message like any other.
+    if (body.trigger === 'regenerate-message')
+      return { kind: 'user', message, regenerate: { messageId: body.messageId } };
     if (body.messageId === undefined) return { kind: 'user', message };
     if (body.messageId !== message.id)
       throw new DeskpilotError('invalid_request', {
@@ -132,27 +137,6 @@ async function beginTurn(
   const mayHavePendingApprovals =
     !opened.created &&
     stored.some((message) => message.role === 'assistant' && message.parts.some(isUnsettledApproval));
-  if (last.kind === 'branch') {
-    const started = await startBranch({
-      store: deps.store,
-      approvalStore: deps.approvalStore,
-      gate: deps.gate,
-      sessionId: session.id,
-      stored,
-      mayHavePendingApprovals,
-      request: last.request,
-      generateId: deps.generateId,
-      quota: deps.storageQuota,
-    });
-    if (!started.ok) throw started.error;
-    return {
-      kind: 'resumed',
-      history: started.history,
-      assistantId: started.assistantId,
-      approvedCalls: new Map(),
-      decisions: [],
-    };
-  }
   if (last.kind === 'answers') {
     return answerApprovals({
       store: deps.store,
@@ -167,6 +151,33 @@ async function beginTurn(
       emit: deps.emit,
     });
   }
+  let added = opened.added;
+  let regeneration: BranchRequest | undefined;
+  if (last.kind === 'user' && last.regenerate) {
+    added ??= await deps.store.addMessage(session.id, last.message, deps.storageQuota);
+    if (added.existing) regeneration = { kind: 'regenerate', messageId: last.regenerate.messageId ?? last.message.id };
+  }
+  if (last.kind === 'branch' || regeneration) {
+    const started = await startBranch({
+      store: deps.store,
+      approvalStore: deps.approvalStore,
+      gate: deps.gate,
+      sessionId: session.id,
+      stored,
+      mayHavePendingApprovals,
+      request: last.kind === 'branch' ? last.request : regeneration!,
+      generateId: deps.generateId,
+      quota: deps.storageQuota,
+    });
+    if (!started.ok) throw started.error;
+    return {
+      kind: 'resumed',
+      history: started.history,
+      assistantId: started.assistantId,
+      approvedCalls: new Map(),
+      decisions: [],
+    };
+  }
   const started = await startUserTurn({
     store: deps.store,
     approvalStore: deps.approvalStore,
@@ -175,7 +186,7 @@ async function beginTurn(
     stored,
     mayHavePendingApprovals,
     message: last.message,
-    added: opened.added,
+    added,
     generateId: deps.generateId,
     quota: deps.storageQuota,
   });

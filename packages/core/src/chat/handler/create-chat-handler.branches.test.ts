@@ -100,6 +100,24 @@ describe('edit and regenerate as branches', () => {
     expect(chat.errors).toEqual([]);
   });
 
+  it("answers useChat's retry of a message refused before it was stored as a new message, in a new conversation too", async () => {
+    const chat = await setup();
+    // regenerate() after a refusal (a 429, say): the question is last, and the server never had it.
+    await chat.send({ messages: [userMessage('where is ORD-1001?', 'u1')], trigger: 'regenerate-message' });
+    await chat.send({ messages: [userMessage('and ORD-1002?', 'u2')] });
+    await chat.send({ messages: [userMessage('and ORD-1003?', 'u3')], trigger: 'regenerate-message' });
+    const after = await chat.history();
+    expect(after.messages.map(textOf)).toEqual([
+      'where is ORD-1001?',
+      'Answer 1 to: where is ORD-1001?',
+      'and ORD-1002?',
+      'Answer 2 to: and ORD-1002?',
+      'and ORD-1003?',
+      'Answer 3 to: and ORD-1003?',
+    ]);
+    expect(after.siblings).toEqual({});
+  });
+
   it('goes on from the branch shown: a new message follows it', async () => {
     const chat = await setup();
     const before = await twoExchanges(chat);
