@@ -156,6 +156,41 @@ describe.skipIf(!hasChromium)(`studio in Chromium: the representative's workspac
     );
   });
 
+  it('edits a question: the new version is answered, and the arrows go back to the first, also after a reload', async () => {
+    await page.getByRole('button', { name: 'New conversation' }).click();
+    await ask(page, 'Show order ORD-1001');
+    await page.getByTestId('order-card').waitFor();
+    await settled(page);
+    const question = page.locator('article[data-role="user"]');
+    await question.getByRole('button', { name: 'Edit' }).click();
+    await question.getByLabel('Edit message').fill('Show order ORD-1003');
+    await question.getByRole('button', { name: 'Save and send' }).click();
+    await expect.poll(() => page.getByTestId('order-card').textContent(), { timeout: 20_000 }).toContain('ORD-1003');
+    await settled(page);
+    await expect.poll(() => question.getByTestId('version').textContent()).toBe('2 / 2');
+    expect(await question.locator('.text').textContent()).toBe('Show order ORD-1003');
+    await question.getByRole('button', { name: 'Previous version' }).click();
+    await expect.poll(() => question.locator('.text').textContent()).toBe('Show order ORD-1001');
+    expect(await question.getByTestId('version').textContent()).toBe('1 / 2');
+    expect(await page.getByTestId('order-card').textContent()).toContain('ORD-1001');
+    expect(await assistantMessages(page).count()).toBe(1);
+    // The version shown is the conversation's: a reload shows it again, and the next message follows it.
+    await page.reload();
+    await expect.poll(() => question.locator('.text').textContent()).toBe('Show order ORD-1001');
+    expect(await question.getByTestId('version').textContent()).toBe('1 / 2');
+  });
+
+  it('regenerates an answer: a second version beside the first, one arrow away', async () => {
+    const answer = assistantMessages(page).last();
+    await answer.getByRole('button', { name: 'Regenerate' }).click();
+    await settled(page);
+    await expect.poll(() => answer.getByTestId('version').textContent(), { timeout: 20_000 }).toBe('2 / 2');
+    expect(await assistantMessages(page).count()).toBe(1);
+    await answer.getByRole('button', { name: 'Previous version' }).click();
+    await expect.poll(() => answer.getByTestId('version').textContent()).toBe('1 / 2');
+    expect(await page.getByTestId('order-card').textContent()).toContain('ORD-1001');
+  });
+
   it('at 420 px the list is a drawer: it opens from the header, opens a conversation, and nothing scrolls sideways', async () => {
     await page.setViewportSize({ width: 420, height: 860 });
     expect(await conversations(page).isVisible()).toBe(false);

@@ -7,7 +7,14 @@ import { DeskpilotClientError, chatClient, chatSetup, explain, type ChatSetup, t
 
 type Loaded =
   | { state: 'loading' }
-  | { state: 'ready'; setup: ChatSetup; chatId: string; messages: UIMessage[]; stored: boolean }
+  | {
+      state: 'ready';
+      setup: ChatSetup;
+      chatId: string;
+      messages: UIMessage[];
+      siblings: Record<string, string[]>;
+      stored: boolean;
+    }
   | { state: 'failed'; error: unknown };
 
 /** The conversation list beside the open conversation, which is loaded from the chat service's history. */
@@ -35,6 +42,7 @@ export function ChatPanel({ session, onSignedOut }: { session: Session; onSigned
           setup,
           chatId: chat.id,
           messages: stored?.messages ?? [],
+          siblings: stored?.siblings ?? {},
           stored: stored !== null,
         });
     })().catch((error: unknown) => current && setLoaded({ state: 'failed', error }));
@@ -93,6 +101,7 @@ export function ChatPanel({ session, onSignedOut }: { session: Session; onSigned
           chatId={chat.id}
           chatServiceUrl={loaded.setup.chatServiceUrl}
           initialMessages={loaded.messages}
+          initialSiblings={loaded.siblings}
           // A stored conversation may have an answer still running (a reload mid-answer): re-attach to it.
           resume={loaded.stored}
           onTurnEnded={() => setVersion((count) => count + 1)}

@@ -1,8 +1,8 @@
 import { useChat } from '@ai-sdk/react';
 import { isToolUIPart, lastAssistantMessageIsCompleteWithApprovalResponses, type FileUIPart, type UIMessage } from 'ai';
 import { useCallback, useEffect, useMemo, useRef, useState, type FormEvent, type KeyboardEvent } from 'react';
-import { MessageView } from './message-view.tsx';
-import { DeskpilotClientError, chatClient, chatSetup, explain } from './studio-api.ts';
+import { MessageView, type MessageBranching } from './message-view.tsx';
+import { DeskpilotClientError, chatClient, chatSetup, explain, type ChatSetup } from './studio-api.ts';
 
 const suggestions = [
   'Show order ORD-1001',
@@ -31,10 +31,18 @@ function toFileParts(files: readonly File[]): Promise<FileUIPart[]> {
   );
 }
 
+/** A read of the conversation's history (as it is, or with another branch shown). */
+type HistoryRequest = (
+  client: ReturnType<typeof chatClient>,
+  context: ChatSetup['context'],
+) => Promise<{ messages: UIMessage[]; siblings: Record<string, string[]> } | null>;
+
 interface ConversationProps {
   chatId: string;
   chatServiceUrl: string;
   initialMessages: UIMessage[];
+  /** The other versions of the messages shown (the history's `siblings`). */
+  initialSiblings: Record<string, string[]>;
   /** Re-attach to an answer still running (the conversation is stored: a reload may have cut one). */
   resume: boolean;
   onTurnEnded: () => void;
@@ -55,14 +63,38 @@ export function Conversation(props: ConversationProps) {
       }),
     [chatServiceUrl],
   );
-  const { messages, sendMessage, regenerate, addToolApprovalResponse, status, error, clearError, stop } = useChat({
-    id: chatId,
-    messages: initialMessages,
-    transport,
-    resume: props.resume,
-    sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
-    onFinish: props.onTurnEnded,
-  });
+  const [siblings, setSiblings] = useState(props.initialSiblings);
+  const [branchError, setBranchError] = useState<unknown>(null);
+  // After an edit or a regeneration the server holds a new branch (an edited question under a new id):
+  // the history, read again once the answer has ended, shows its ids and the versions' arrows.
+  const branched = useRef(false);
+  const showHistory = useRef<(ask: HistoryRequest) => Promise<void>>(async () => {});
+  const { messages, setMessages, sendMessage, regenerate, addToolApprovalResponse, status, error, clearError, stop } =
+    useChat({
+      id: chatId,
+      messages: initialMessages,
+      transport,
+      resume: props.resume,
+      sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
+      onFinish: () => {
+        props.onTurnEnded();
+        if (branched.current) {
+          branched.current = false;
+          void showHistory.current((client, context) => client.chatHistory({ sessionId: chatId, context }));
+        }
+      },
+    });
+  showHistory.current = async (ask) => {
+    try {
+      const history = await ask(chatClient(chatServiceUrl), (await chatSetup()).context);
+      if (!history) return;
+      setMessages(history.messages);
+      setSiblings(history.siblings);
+      setBranchError(null);
+    } catch (failure) {
+      setBranchError(failure);
+    }
+  };
   const [draft, setDraft] = useState('');
   const [files, setFiles] = useState<File[]>([]);
   const fileInput = useRef<HTMLInputElement>(null);
@@ -94,6 +126,7 @@ export function Conversation(props: ConversationProps) {
   // would drop the answer and ask the model anew), otherwise the last user message.
   const retry = () => {
     clearError();
+    branched.current = true;
     const last = messages.at(-1);
     const answeredApproval =
       last?.role === 'assistant' &&
@@ -111,6 +144,22 @@ export function Conversation(props: ConversationProps) {
     }
   };
   const ended = DeskpilotClientError.isInstance(error, 'unauthenticated');
+  const branchingOf = (message: UIMessage): MessageBranching => ({
+    siblings: siblings[message.id],
+    onEdit: (text) => {
+      clearError();
+      branched.current = true;
+      const files = message.parts.filter((part): part is FileUIPart => part.type === 'file');
+      void sendMessage({ text, messageId: message.id, ...(files.length > 0 ? { files } : {}) });
+    },
+    onRegenerate: () => {
+      clearError();
+      branched.current = true;
+      void regenerate({ messageId: message.id });
+    },
+    onSwitch: (messageId) =>
+      void showHistory.current((client, context) => client.selectBranch({ sessionId: chatId, messageId, context })),
+  });
 
   return (
     <section className="chat" aria-label="Assistant">
@@ -139,12 +188,18 @@ export function Conversation(props: ConversationProps) {
             message={message}
             disabled={busy}
             onApproval={(id, approved) => void addToolApprovalResponse({ id, approved })}
+            branching={branchingOf(message)}
           />
         ))}
         {status === 'submitted' && (
           <p className="muted typing" role="status">
             Assistant is thinking…
           </p>
+        )}
+        {branchError !== null && (
+          <div className="banner" role="alert">
+            <span>{explain(branchError)}</span>
+          </div>
         )}
         {error && (
           <div className="banner" role="alert">

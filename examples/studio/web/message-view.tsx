@@ -1,5 +1,7 @@
 import { getToolName, isToolUIPart, type UIMessage } from 'ai';
+import { useState } from 'react';
 import { CustomerCard, OrderCard, ProductCard, isCard } from './cards.tsx';
+import { EditForm, MessageActions } from './message-actions.tsx';
 
 type Part = UIMessage['parts'][number];
 type ToolPart = Extract<Part, { toolCallId: string }>;
@@ -62,17 +64,33 @@ function Attachment({ part }: { part: Extract<Part, { type: 'file' }> }) {
   );
 }
 
+/** What a message view offers besides approvals: its versions, and a new one (an edit, another answer). */
+export interface MessageBranching {
+  /** The ids of this message and its other versions, oldest first; absent when it has none. */
+  siblings: readonly string[] | undefined;
+  /** A new version of a question: its text (the files it carried stay). */
+  onEdit: (text: string) => void;
+  /** Another answer in place of this one. */
+  onRegenerate: () => void;
+  /** Shows another version: one of `siblings`. */
+  onSwitch: (messageId: string) => void;
+}
+
 /** One chat message: text, cards, tool activity and approval cards, in stream order. */
 export function MessageView({
   message,
   disabled,
   onApproval,
+  branching,
 }: {
   message: UIMessage;
   disabled: boolean;
   onApproval: (id: string, approved: boolean) => void;
+  branching: MessageBranching;
 }) {
+  const [editing, setEditing] = useState(false);
   const model = (message.metadata as { model?: string } | undefined)?.model;
+  const text = message.parts.flatMap((part) => (part.type === 'text' ? [part.text] : [])).join('\n');
   return (
     <article className={`message ${message.role}`} data-role={message.role}>
       <div className="message-meta">
@@ -83,14 +101,36 @@ export function MessageView({
           </span>
         )}
       </div>
-      {message.parts.map((part, index) => (
-        <PartView
-          key={isToolUIPart(part) ? part.toolCallId : index}
-          part={part}
-          disabled={disabled}
-          onApproval={onApproval}
+      {message.parts.map((part, index) =>
+        editing && part.type === 'text' ? null : (
+          <PartView
+            key={isToolUIPart(part) ? part.toolCallId : index}
+            part={part}
+            disabled={disabled}
+            onApproval={onApproval}
+          />
+        ),
+      )}
+      {editing ? (
+        <EditForm
+          text={text}
+          onCancel={() => setEditing(false)}
+          onSave={(edited) => {
+            setEditing(false);
+            branching.onEdit(edited);
+          }}
         />
-      ))}
+      ) : (
+        <MessageActions
+          role={message.role}
+          messageId={message.id}
+          siblings={branching.siblings}
+          disabled={disabled}
+          onEdit={() => setEditing(true)}
+          onRegenerate={branching.onRegenerate}
+          onSwitch={branching.onSwitch}
+        />
+      )}
     </article>
   );
 }
