@@ -40,11 +40,21 @@ const answer = (index: number) => ({
   ],
 });
 
-/** Microseconds of each of `calls` runs of `run`, after 20 warm-up runs. */
-async function time(run: () => Promise<unknown>): Promise<number[]> {
+// A last message a representative's attachment makes heavy: a text and a 512 KiB PDF (a data URL).
+const heavyAnswer = (index: number) => ({
+  id: `heavy-${index}`,
+  role: 'assistant',
+  parts: [
+    { type: 'text', text: `Here is the invoice for ORD-${1000 + index}.` },
+    { type: 'file', mediaType: 'application/pdf', url: `data:application/pdf;base64,${'JVBERi0x'.repeat(87_382)}` },
+  ],
+});
+
+/** Microseconds of each of `runs` runs of `run`, after 20 warm-up runs. */
+async function time(run: () => Promise<unknown>, runs = calls): Promise<number[]> {
   for (let index = 0; index < 20; index++) await run();
   const samples: number[] = [];
-  for (let index = 0; index < calls; index++) {
+  for (let index = 0; index < runs; index++) {
     const started = process.hrtime.bigint();
     await run();
     samples.push(Number(process.hrtime.bigint() - started) / 1000);
@@ -175,6 +185,17 @@ async function measure(contender: Contender) {
       contender.query(withOffset, [owner.userEmail, owner.projectKey, pageSize + 1, depth]),
     ),
   };
+  // The first page again once each of its conversations ends with a heavy message: the list reads each
+  // one's stored preview; then the same rows without it (as written before the preview column), where
+  // the list reads the whole message.
+  for (const [index, summary] of top.entries())
+    await contender.store.upsertMessages(summary.session.id, [heavyAnswer(index)] as never);
+  const heavy = await time(() => contender.store.listSessions(query), Math.min(calls, 50));
+  if ((await contender.store.listSessions(query))[0]!.lastMessageText?.startsWith('Here is the invoice') !== true)
+    throw new Error('the heavy messages are not the last ones');
+  await contender.query(`UPDATE deskpilot_chat_messages SET preview = NULL WHERE id LIKE 'heavy-%'`, []);
+  const heavyLegacy = await time(() => contender.store.listSessions(query), Math.min(calls, 50));
+  Object.assign(figures, { heavy, heavyLegacy });
   const planOf = async (sql: string, values: unknown[]) =>
     (await contender.query(`${contender.explain} ${sql}`, values))
       .map((row) => String(row['QUERY PLAN'] ?? row.detail))
@@ -185,7 +206,7 @@ async function measure(contender: Contender) {
     list: await planOf(deep.sql, deep.values),
     offset: await planOf(withOffset, [owner.userEmail, owner.projectKey, pageSize + 1, depth]),
   };
-  return { figures, plans };
+  return { figures: figures as typeof figures & { heavy: number[]; heavyLegacy: number[] }, plans };
 }
 
 async function main(): Promise<void> {
@@ -211,6 +232,9 @@ async function main(): Promise<void> {
         formatRatio(m(figures.firstPage) / m(figures.bareFirstPage)),
         formatNumber(m(figures.offsetDeepPage)),
         formatRatio(m(figures.deepPage) / m(figures.offsetDeepPage)),
+        formatNumber(m(figures.heavy)),
+        formatNumber(m(figures.heavyLegacy)),
+        formatRatio(m(figures.heavy) / m(figures.heavyLegacy)),
       ]);
       plans.push(
         `${contender.name}, listSessions ${depth.toLocaleString('en')} deep:\n${plan.list}\n\n${contender.name}, OFFSET ${depth} (the anchor):\n${plan.offset}`,
@@ -233,6 +257,9 @@ async function main(): Promise<void> {
         'first page ÷ anchor',
         `anchor: OFFSET ${depth.toLocaleString('en')}`,
         'deep page ÷ OFFSET',
+        'first page, last messages of 0.5 MiB',
+        'the same without previews (rows before migration 7)',
+        'with ÷ without',
       ],
       rows,
     ),

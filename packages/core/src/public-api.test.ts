@@ -357,6 +357,7 @@ describe('public API', () => {
       'isRecordOf',
       'isStoredMessage',
       'messageFromRow',
+      'messagePreview',
       'messageTreeFromRows',
       'outcomeJson',
       'readStoredRow',

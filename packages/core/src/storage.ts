@@ -15,6 +15,7 @@ export {
   isRecordOf,
   isStoredMessage,
   messageFromRow,
+  messagePreview,
   messageTreeFromRows,
   outcomeJson,
   readStoredRow,

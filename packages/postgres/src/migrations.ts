@@ -153,6 +153,16 @@ const messageBranches: Migration = {
   ],
 };
 
+// What the conversation list shows of each message, kept beside it: the list reads a few hundred
+// characters per conversation instead of its whole last message (a file can make one megabytes).
+// Nullable, no default: rows written before it are read as before (their preview computed from the
+// message) until they are written again.
+const messagePreviews: Migration = {
+  version: 7,
+  name: 'message previews',
+  statements: [`ALTER TABLE deskpilot_chat_messages ADD COLUMN preview text`],
+};
+
 /** Every migration, in order. Append only: a released migration never changes. */
 export const migrations: readonly Migration[] = [
   initialSchema,
@@ -161,4 +171,5 @@ export const migrations: readonly Migration[] = [
   conversations,
   approvalDecisions,
   messageBranches,
+  messagePreviews,
 ];

@@ -97,6 +97,36 @@ for (const backend of testBackends) {
       expect((await plain.getSession(session.id))!.deletedAt).toBeNull();
     });
 
+    it('lists a message written before migration 7 (no preview) with the text read from the message', async () => {
+      const store = createPostgresChatStore(database.client);
+      const { session } = await store.getOrCreateSession(init());
+      await store.addMessage(session.id, message('Where is ORD-1001?'));
+      const before = await store.listSessions({
+        userEmail: session.userEmail,
+        projectKey: session.projectKey,
+        archived: false,
+        limit: 50,
+      });
+      await database.client.query('UPDATE deskpilot_chat_messages SET preview = NULL WHERE session_id = $1', [
+        session.id,
+      ]);
+      const after = await store.listSessions({
+        userEmail: session.userEmail,
+        projectKey: session.projectKey,
+        archived: false,
+        limit: 50,
+      });
+      const textOf = (page: typeof before) =>
+        page.find((summary) => summary.session.id === session.id)!.lastMessageText;
+      expect(textOf(before)).toBe('Where is ORD-1001?');
+      expect(textOf(after)).toBe('Where is ORD-1001?');
+      const { rows } = await database.client.query(
+        'SELECT preview FROM deskpilot_chat_messages WHERE session_id = $1',
+        [session.id],
+      );
+      expect(rows).toEqual([{ preview: null }]);
+    });
+
     it('reads epoch milliseconds and versions back as numbers, not strings', async () => {
       const store = createPostgresChatStore(database.client);
       const { session } = await store.getOrCreateSession({

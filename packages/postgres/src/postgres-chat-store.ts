@@ -53,6 +53,12 @@ const branchStateSql = `SELECT deleted_at IS NOT NULL AS deleted, active_message
 const treeSql = `SELECT m.id, m.parent_id, m.message, s.active_message_id FROM deskpilot_chat_messages m
   JOIN deskpilot_chat_sessions s ON s.id = m.session_id WHERE m.session_id = $1 ORDER BY m.position`;
 
+// What the conversation list shows of a message, kept beside it (the `preview` column): its text
+// parts joined with a line feed, cut to 200 characters, '' when it has none. Computed from the value
+// being written, so a list page never reads a whole message (a file can make one megabytes).
+const previewSql = (json: string) => `coalesce((SELECT left(string_agg(part->>'text', E'\\n' ORDER BY ordinal), 200)
+  FROM jsonb_array_elements(${json}->'parts') WITH ORDINALITY AS parts(part, ordinal) WHERE part->>'type' = 'text'), '')`;
+
 // The insert, else the stored row (in the same snapshot), and only when the caller owns the
 // conversation, its messages (as they were before this statement) and the message to add, if any
 // ($6, $7), when it fits the quotas ($8 per conversation, $9 per user; null: none): one statement.
@@ -72,8 +78,8 @@ const openSessionSql = `WITH created AS (
       CASE WHEN $9::bigint IS NULL THEN 0 ELSE ${userBytesSql} END AS user_bytes,
       octet_length($7::jsonb::text) AS message_bytes
   ), added AS (
-    INSERT INTO deskpilot_chat_messages (session_id, id, message, bytes)
-    SELECT $1, $6, $7::jsonb, sizes.message_bytes FROM opened, sizes
+    INSERT INTO deskpilot_chat_messages (session_id, id, message, bytes, preview)
+    SELECT $1, $6, $7::jsonb, sizes.message_bytes, ${previewSql('$7::jsonb')} FROM opened, sizes
     WHERE $6::text IS NOT NULL AND opened.user_email = $2 AND opened.project_key = $3
       AND (opened.created OR EXISTS (SELECT FROM live))
       AND ($8::bigint IS NULL OR sizes.conversation_bytes + sizes.message_bytes <= $8)
@@ -95,17 +101,16 @@ const saveTurnSql = `WITH live AS (
     UPDATE deskpilot_chat_sessions SET last_turn_status = $4, updated_at = $5, version = version + 1
     WHERE id = $1 AND deleted_at IS NULL AND active_message_id IS NULL RETURNING id
   ), saved AS (
-    INSERT INTO deskpilot_chat_messages (session_id, id, message, bytes)
-    SELECT live.id, $2, $3::jsonb, octet_length($3::jsonb::text) FROM live
-    ON CONFLICT (session_id, id) DO UPDATE SET message = excluded.message, bytes = excluded.bytes
+    INSERT INTO deskpilot_chat_messages (session_id, id, message, bytes, preview)
+    SELECT live.id, $2, $3::jsonb, octet_length($3::jsonb::text), ${previewSql('$3::jsonb')} FROM live
+    ON CONFLICT (session_id, id) DO UPDATE SET message = excluded.message, bytes = excluded.bytes, preview = excluded.preview
   )
   SELECT id FROM live`;
 
-// The text parts of a conversation's last message, joined with a line feed, cut to 200 characters.
-const lastMessageTextSql = `(SELECT left(string_agg(part->>'text', E'\n' ORDER BY ordinal), 200)
-  FROM (SELECT message FROM deskpilot_chat_messages m WHERE m.session_id = s.id ORDER BY position DESC LIMIT 1) AS last,
-    jsonb_array_elements(last.message->'parts') WITH ORDINALITY AS parts(part, ordinal)
-  WHERE part->>'type' = 'text')`;
+// The preview of a conversation's last message; for a row written before migration 7 (no preview),
+// computed from the message (CASE reads it only then).
+const lastMessageTextSql = `(SELECT nullif(CASE WHEN last.preview IS NOT NULL THEN last.preview ELSE ${previewSql('last.message')} END, '')
+  FROM deskpilot_chat_messages last WHERE last.session_id = s.id ORDER BY last.position DESC LIMIT 1)`;
 
 // One statement per case, not one with flags: each matches its partial index, and the cursor is a row
 // comparison in the index's order, so a page deep in the list is an index range that stops at the limit
@@ -214,8 +219,8 @@ const addMessageSql = `WITH live AS (
       CASE WHEN $5::bigint IS NULL THEN 0 ELSE ${userBytesOfSql('(SELECT user_email FROM deskpilot_chat_sessions WHERE id = $1)')} END AS user_bytes,
       octet_length($3::jsonb::text) AS message_bytes
   ), added AS (
-    INSERT INTO deskpilot_chat_messages (session_id, id, message, bytes)
-    SELECT $1, $2, $3::jsonb, sizes.message_bytes FROM sizes, live
+    INSERT INTO deskpilot_chat_messages (session_id, id, message, bytes, preview)
+    SELECT $1, $2, $3::jsonb, sizes.message_bytes, ${previewSql('$3::jsonb')} FROM sizes, live
     WHERE ($4::bigint IS NULL OR sizes.conversation_bytes + sizes.message_bytes <= $4)
       AND ($5::bigint IS NULL OR sizes.user_bytes + sizes.message_bytes <= $5)
     ON CONFLICT (session_id, id) DO NOTHING RETURNING id
@@ -264,7 +269,8 @@ async function writeOnBranch(
         if (write.addOnly) result ??= { added: false, existing: messageFromRow(stored.rows[0]) };
         else
           await transaction.query(
-            'UPDATE deskpilot_chat_messages SET message = $3::jsonb, bytes = octet_length($3::jsonb::text) WHERE session_id = $1 AND id = $2',
+            `UPDATE deskpilot_chat_messages SET message = $3::jsonb, bytes = octet_length($3::jsonb::text),
+               preview = ${previewSql('$3::jsonb')} WHERE session_id = $1 AND id = $2`,
             [sessionId, message.id, text],
           );
         continue;
@@ -276,8 +282,8 @@ async function writeOnBranch(
       }
       const parent = write.parentId === undefined ? end : (write.parentId ?? firstMessageParent);
       await transaction.query(
-        `INSERT INTO deskpilot_chat_messages (session_id, id, message, bytes, parent_id)
-         VALUES ($1, $2, $3::jsonb, octet_length($3::jsonb::text), $4)`,
+        `INSERT INTO deskpilot_chat_messages (session_id, id, message, bytes, parent_id, preview)
+         VALUES ($1, $2, $3::jsonb, octet_length($3::jsonb::text), $4, ${previewSql('$3::jsonb')})`,
         [sessionId, message.id, text, parent],
       );
       // Where the newest message ends the active branch, it still does (the parent stays implicit).
@@ -526,10 +532,10 @@ export function createPostgresChatStore(client: SqlClient): ChatStore {
       // Positions come from an identity column, assigned in array order (ORDER BY ordinal).
       const { rows } = await client.query(
         `WITH live AS (${liveSql}), saved AS (
-           INSERT INTO deskpilot_chat_messages (session_id, id, message, bytes)
-           SELECT $1, item->>'id', item, octet_length(item::text)
+           INSERT INTO deskpilot_chat_messages (session_id, id, message, bytes, preview)
+           SELECT $1, item->>'id', item, octet_length(item::text), ${previewSql('item')}
            FROM jsonb_array_elements($2::jsonb) WITH ORDINALITY AS batch(item, ordinal), live ORDER BY ordinal
-           ON CONFLICT (session_id, id) DO UPDATE SET message = excluded.message, bytes = excluded.bytes
+           ON CONFLICT (session_id, id) DO UPDATE SET message = excluded.message, bytes = excluded.bytes, preview = excluded.preview
          )
          SELECT id FROM live`,
         [sessionId, JSON.stringify([...batch.values()])],

@@ -120,4 +120,13 @@ export const sqliteMigrations: readonly SqliteMigration[] = [
       ALTER TABLE deskpilot_chat_sessions ADD COLUMN active_message_id TEXT;
     `,
   },
+  {
+    version: 5,
+    name: 'message previews',
+    // What the conversation list shows of each message (its text, 200 characters, '' without text),
+    // so a list page never reads a whole message; rows written before it are read as before.
+    sql: `
+      ALTER TABLE deskpilot_chat_messages ADD COLUMN preview TEXT;
+    `,
+  },
 ];

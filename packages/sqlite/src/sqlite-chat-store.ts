@@ -16,6 +16,7 @@ import {
   chatSessionFromRow,
   firstMessageParent,
   messageFromRow,
+  messagePreview,
   messageTreeFromRows,
 } from '@deskpilot/core/storage';
 import type { SqliteDatabase } from './open-sqlite-database.js';
@@ -36,10 +37,12 @@ function applyWorkingMemoryChange(memory: WorkingMemory, change: WorkingMemoryCh
   return Buffer.byteLength(JSON.stringify(next)) <= change.maxBytes ? next : null;
 }
 
-// The text parts of a conversation's last message, joined with a line feed, cut to 200 characters.
-const lastMessageTextSql = `(SELECT substr(group_concat(json_extract(part.value, '$.text'), char(10) ORDER BY part.key), 1, 200)
-  FROM json_each((SELECT message FROM deskpilot_chat_messages WHERE session_id = s.id ORDER BY position DESC LIMIT 1), '$.parts') AS part
-  WHERE json_extract(part.value, '$.type') = 'text')`;
+// The preview of a conversation's last message; for a row written before schema 5 (no preview),
+// computed from the message (CASE reads it only then).
+const lastMessageTextSql = `(SELECT nullif(CASE WHEN last.preview IS NOT NULL THEN last.preview ELSE
+    (SELECT coalesce(substr(group_concat(json_extract(part.value, '$.text'), char(10) ORDER BY part.key), 1, 200), '')
+     FROM json_each(last.message, '$.parts') AS part WHERE json_extract(part.value, '$.type') = 'text') END, '')
+  FROM deskpilot_chat_messages last WHERE last.session_id = s.id ORDER BY last.position DESC LIMIT 1)`;
 
 // One statement per case, not one with flags: each matches its partial index, and the cursor is a
 // row-value comparison in the index's order, so a page deep in the list is an index range, not a scan.
@@ -71,13 +74,9 @@ function insertMessage(
   )?.active_message_id;
   const active = typeof end === 'string' ? end : null;
   const parent = parentId === undefined ? active : (parentId ?? firstMessageParent);
-  sql('INSERT INTO deskpilot_chat_messages (session_id, id, message, bytes, parent_id) VALUES (?, ?, ?, ?, ?)').run(
-    sessionId,
-    message.id,
-    text,
-    Buffer.byteLength(text),
-    parent,
-  );
+  sql(
+    'INSERT INTO deskpilot_chat_messages (session_id, id, message, bytes, parent_id, preview) VALUES (?, ?, ?, ?, ?, ?)',
+  ).run(sessionId, message.id, text, Buffer.byteLength(text), parent, messagePreview(message));
   if (parent !== null)
     sql('UPDATE deskpilot_chat_sessions SET active_message_id = ? WHERE id = ?').run(message.id, sessionId);
 }
@@ -235,8 +234,8 @@ export function createSqliteChatStore(database: SqliteDatabase): ChatStore {
   const upsert = (sessionId: string, message: UIMessage) => {
     const text = JSON.stringify(message);
     const { changes } = sql(
-      'UPDATE deskpilot_chat_messages SET message = ?, bytes = ? WHERE session_id = ? AND id = ?',
-    ).run(text, Buffer.byteLength(text), sessionId, message.id);
+      'UPDATE deskpilot_chat_messages SET message = ?, bytes = ?, preview = ? WHERE session_id = ? AND id = ?',
+    ).run(text, Buffer.byteLength(text), messagePreview(message), sessionId, message.id);
     if (changes === 0) insertMessage(sql, sessionId, message);
   };
 

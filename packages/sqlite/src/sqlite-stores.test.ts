@@ -6,7 +6,7 @@ import {
   testSessionStore,
   testUserDirectory,
 } from '@deskpilot/core/testing';
-import { afterEach, describe } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { createSqliteStores } from './create-sqlite-stores.js';
 import { openSqliteDatabase, type SqliteDatabase } from './open-sqlite-database.js';
 
@@ -35,5 +35,31 @@ describe('SQLite stores', () => {
     approvalStore: async () => (await stores()).approvalStore,
     sessionStore: async () => (await stores()).sessionStore,
     userDirectory: async () => (await stores()).userDirectory,
+  });
+});
+
+describe('SQLite chat store: previews', () => {
+  it('lists a message written before schema 5 (no preview) with the text read from the message', async () => {
+    const database = await openSqliteDatabase();
+    opened.push(database);
+    const { chatStore } = createSqliteStores(database, { passwordHash: { cost: 1024 } });
+    const owner = { userEmail: 'rep@example.com', projectKey: 'acme-b2c' };
+    const { session } = await chatStore.getOrCreateSession({
+      id: crypto.randomUUID(),
+      ...owner,
+      createdAt: 1,
+      updatedAt: 1,
+    });
+    await chatStore.addMessage(session.id, {
+      id: 'm1',
+      role: 'user',
+      parts: [{ type: 'text', text: 'Where is 🚚 ORD-1001?' }],
+    });
+    const list = async () =>
+      (await chatStore.listSessions({ ...owner, archived: false, limit: 10 }))[0]!.lastMessageText;
+    expect(await list()).toBe('Where is 🚚 ORD-1001?');
+    database.statement('UPDATE deskpilot_chat_messages SET preview = NULL').run();
+    expect(database.statement('SELECT preview FROM deskpilot_chat_messages').all()).toEqual([{ preview: null }]);
+    expect(await list()).toBe('Where is 🚚 ORD-1001?');
   });
 });

@@ -97,6 +97,15 @@ export function testChatConversations(make: () => ChatStore | Promise<ChatStore>
       expect(byId.get(texts.id)).toBe('It shipped\n“today” 🚚');
       expect(byId.get(long.id)).toBe('🚚'.repeat(150) + 'x'.repeat(50));
       expect(byId.get(toolsOnly.id)).toBeNull();
+      // The last message replaced in place (a card settled, say): its new text.
+      const settled = {
+        id: 'msg-tools',
+        role: 'assistant' as const,
+        parts: [{ type: 'text' as const, text: 'Refunded.' }],
+      };
+      await store.upsertMessages(toolsOnly.id, [settled]);
+      const listed = await store.listSessions({ ...owner, archived: false, limit: 10 });
+      expect(listed.find((summary) => summary.session.id === toolsOnly.id)!.lastMessageText).toBe('Refunded.');
     });
 
     it('renames, archives and brings back: the version bumps, the activity time does not', async () => {

@@ -1,6 +1,7 @@
 import type { UIMessage } from 'ai';
 import { utf8ByteLength } from '../../validation/utf8-byte-length.js';
 import { DeskpilotError } from '../../errors/deskpilot-error.js';
+import { messagePreview } from '../../storage/stored-rows.js';
 import type { ChatSessionInit, ChatSessionRecord, ChatStore, ConversationQuery, StorageQuota } from './chat-store.js';
 import { branchTo, type MessageTree } from './message-tree.js';
 import { applyWorkingMemoryChange } from './working-memory.js';
@@ -27,10 +28,9 @@ const newRecord = (init: ChatSessionInit): ChatSessionRecord => ({
 
 const sizeOf = (message: UIMessage) => utf8ByteLength(JSON.stringify(message));
 
-/** The text parts of `message`, joined with a line feed and cut to 200 code points (the port's rule). */
+/** The preview of the last message: its text, as the SQL stores keep it (null without text). */
 function textOf(message: UIMessage | undefined): string | null {
-  const texts = message?.parts.flatMap((part) => (part.type === 'text' ? [part.text] : [])) ?? [];
-  return texts.length === 0 ? null : Array.from(texts.join('\n')).slice(0, 200).join('');
+  return (message && messagePreview(message)) || null;
 }
 
 /** Whether `session` is in the list `query` asks for, after its cursor. */
