@@ -37,12 +37,13 @@ function applyWorkingMemoryChange(memory: WorkingMemory, change: WorkingMemoryCh
   return Buffer.byteLength(JSON.stringify(next)) <= change.maxBytes ? next : null;
 }
 
-// The preview of a conversation's last message; for a row written before schema 5 (no preview),
-// computed from the message (CASE reads it only then).
+// The preview of a conversation's last message, from the index that carries it (the row is read only
+// for one written before schema 5, without a preview: its text computed from the message).
 const lastMessageTextSql = `(SELECT nullif(CASE WHEN last.preview IS NOT NULL THEN last.preview ELSE
     (SELECT coalesce(substr(group_concat(json_extract(part.value, '$.text'), char(10) ORDER BY part.key), 1, 200), '')
-     FROM json_each(last.message, '$.parts') AS part WHERE json_extract(part.value, '$.type') = 'text') END, '')
-  FROM deskpilot_chat_messages last WHERE last.session_id = s.id ORDER BY last.position DESC LIMIT 1)`;
+     FROM deskpilot_chat_messages legacy, json_each(legacy.message, '$.parts') AS part
+     WHERE legacy.position = last.position AND json_extract(part.value, '$.type') = 'text') END, '')
+  FROM (SELECT position, preview FROM deskpilot_chat_messages WHERE session_id = s.id ORDER BY position DESC LIMIT 1) AS last)`;
 
 // One statement per case, not one with flags: each matches its partial index, and the cursor is a
 // row-value comparison in the index's order, so a page deep in the list is an index range, not a scan.
