@@ -68,6 +68,11 @@ export function Conversation(props: ConversationProps) {
   // After an edit or a regeneration the server holds a new branch (an edited question under a new id):
   // the history, read again once the answer has ended, shows its ids and the versions' arrows.
   const branched = useRef(false);
+  // What Retry repeats after a failed edit or regeneration (null: the last message, or an approval answer).
+  const lastAction = useRef<(() => Promise<void>) | null>(null);
+  // Each read of the history, and each message sent, takes a number: a read that returns after a newer
+  // one (or after a message was sent) is not shown.
+  const reads = useRef(0);
   const showHistory = useRef<(ask: HistoryRequest) => Promise<void>>(async () => {});
   const { messages, setMessages, sendMessage, regenerate, addToolApprovalResponse, status, error, clearError, stop } =
     useChat({
@@ -76,18 +81,21 @@ export function Conversation(props: ConversationProps) {
       transport,
       resume: props.resume,
       sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
-      onFinish: () => {
+      onFinish: ({ isError }) => {
         props.onTurnEnded();
-        if (branched.current) {
+        // A refused or failed request changed nothing on the server: the page keeps what was asked, for Retry.
+        if (branched.current && !isError) {
           branched.current = false;
+          lastAction.current = null;
           void showHistory.current((client, context) => client.chatHistory({ sessionId: chatId, context }));
         }
       },
     });
   showHistory.current = async (ask) => {
+    const read = ++reads.current;
     try {
       const history = await ask(chatClient(chatServiceUrl), (await chatSetup()).context);
-      if (!history) return;
+      if (!history || read !== reads.current) return;
       setMessages(history.messages);
       setSiblings(history.siblings);
       setBranchError(null);
@@ -111,6 +119,9 @@ export function Conversation(props: ConversationProps) {
       const trimmed = text.trim();
       if (!trimmed || busy) return;
       clearError();
+      reads.current++;
+      lastAction.current = null;
+      branched.current = false;
       setDraft('');
       const attached = files;
       setFiles([]);
@@ -127,6 +138,7 @@ export function Conversation(props: ConversationProps) {
   const retry = () => {
     clearError();
     branched.current = true;
+    if (lastAction.current) return void lastAction.current();
     const last = messages.at(-1);
     const answeredApproval =
       last?.role === 'assistant' &&
@@ -144,19 +156,27 @@ export function Conversation(props: ConversationProps) {
     }
   };
   const ended = DeskpilotClientError.isInstance(error, 'unauthenticated');
+  /** An edit or a regeneration: a new branch, shown once its answer ends; Retry runs `again`. */
+  const act = (action: () => Promise<void>, again = action) => {
+    clearError();
+    reads.current++;
+    branched.current = true;
+    lastAction.current = again;
+    void action();
+  };
   const branchingOf = (message: UIMessage): MessageBranching => ({
-    siblings: siblings[message.id],
+    // Own keys only: a message id is the client's choice ("constructor" included).
+    siblings: Object.hasOwn(siblings, message.id) ? siblings[message.id] : undefined,
     onEdit: (text) => {
-      clearError();
-      branched.current = true;
       const files = message.parts.filter((part): part is FileUIPart => part.type === 'file');
-      void sendMessage({ text, messageId: message.id, ...(files.length > 0 ? { files } : {}) });
+      act(() => sendMessage({ text, messageId: message.id, ...(files.length > 0 ? { files } : {}) }));
     },
-    onRegenerate: () => {
-      clearError();
-      branched.current = true;
-      void regenerate({ messageId: message.id });
-    },
+    // Once asked, the answer is gone from the page: a retry asks again for its question's last answer.
+    onRegenerate: () =>
+      act(
+        () => regenerate({ messageId: message.id }),
+        () => regenerate(),
+      ),
     onSwitch: (messageId) =>
       void showHistory.current((client, context) => client.selectBranch({ sessionId: chatId, messageId, context })),
   });

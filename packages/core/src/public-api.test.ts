@@ -354,6 +354,7 @@ describe('public API', () => {
       'freezeAccount',
       'isJsonObject',
       'isJsonValue',
+      'isOnActiveBranch',
       'isRecordOf',
       'isStoredMessage',
       'messageFromRow',

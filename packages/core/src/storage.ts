@@ -11,6 +11,7 @@ export {
   firstMessageParent,
   freezeAccount,
   isJsonObject,
+  isOnActiveBranch,
   isJsonValue,
   isRecordOf,
   isStoredMessage,

@@ -6,6 +6,7 @@ import {
   chatSessionFromRow,
   firstMessageParent,
   isJsonObject,
+  isOnActiveBranch,
   messageFromRow,
   messageTreeFromRows,
   readStoredRow,
@@ -92,6 +93,7 @@ const openSessionSql = `WITH created AS (
       (SELECT coalesce(json_agg(json_build_object('id', id, 'parent_id', parent_id, 'message', message) ORDER BY position), '[]')
        FROM deskpilot_chat_messages WHERE session_id = $1)
     END AS messages, EXISTS (SELECT FROM added) AS added, sizes.*,
+    EXISTS (SELECT FROM deskpilot_chat_messages WHERE session_id = $1 AND id = $6) AS known,
     (SELECT active_message_id FROM deskpilot_chat_sessions WHERE id = $1) AS active_message_id
   FROM opened, sizes`;
 
@@ -200,6 +202,8 @@ async function openSession(
     if (row.added === true) return { session, created, messages, added: { added: true } };
     const existing = messages.find((message) => message.id === add.id);
     if (existing) return { session, created, messages, added: { added: false, existing } };
+    // Stored on a branch not shown: `addMessage` reads it (its bytes are no reason to refuse).
+    if (row.known === true) return { session, created, messages, added: await addMessage(session.id, add, quota) };
     const quotaExceeded = exceededQuota(row, quota);
     if (quotaExceeded) return { session, created, messages, added: { added: false, quotaExceeded } };
     // Not in this statement's snapshot: another request added it just after, and `addMessage` reads it.
@@ -234,6 +238,8 @@ const addMessageSql = `WITH live AS (
 interface BranchWrite {
   /** Given: the new message starts a branch after it (null: a new first message). */
   parentId?: string | null;
+  /** The message the first new one answers: when it is no longer on the active branch, the answer goes right after it. */
+  after?: string | undefined;
   quota?: StorageQuota | undefined;
   /** Also set the last turn's status and activity time (`saveTurn`). */
   turn?: { lastTurnStatus: string; updatedAt: number };
@@ -259,6 +265,7 @@ async function writeOnBranch(
     if (!rows[0]) return null;
     let end = typeof rows[0].active_message_id === 'string' ? rows[0].active_message_id : null;
     let result: AddMessageResult | undefined;
+    let after = write.after;
     for (const message of messages) {
       const text = JSON.stringify(message);
       const stored = await transaction.query(
@@ -280,14 +287,21 @@ async function writeOnBranch(
         result ??= { added: false, quotaExceeded };
         continue;
       }
-      const parent = write.parentId === undefined ? end : (write.parentId ?? firstMessageParent);
+      const offBranch =
+        write.parentId === undefined &&
+        after !== undefined &&
+        end !== null &&
+        !(await onBranch(transaction, sessionId, end, after));
+      const parent = offBranch ? after! : write.parentId === undefined ? end : (write.parentId ?? firstMessageParent);
       await transaction.query(
         `INSERT INTO deskpilot_chat_messages (session_id, id, message, bytes, parent_id, preview)
          VALUES ($1, $2, $3::jsonb, octet_length($3::jsonb::text), $4, ${previewSql('$3::jsonb')})`,
         [sessionId, message.id, text, parent],
       );
-      // Where the newest message ends the active branch, it still does (the parent stays implicit).
-      if (parent !== null) end = message.id;
+      // Where the newest message ends the active branch, it still does (the parent stays implicit); an
+      // answer placed off the active branch leaves it where it is.
+      if (parent !== null && !offBranch) end = message.id;
+      after = message.id;
       result ??= { added: true };
     }
     await transaction.query(
@@ -299,6 +313,15 @@ async function writeOnBranch(
     );
     return result ?? { added: true };
   });
+}
+
+/** Whether message `id` is on the branch that ends at `end`. */
+async function onBranch(transaction: SqlExecutor, sessionId: string, end: string, id: string): Promise<boolean> {
+  const { rows } = await transaction.query(
+    'SELECT id, parent_id FROM deskpilot_chat_messages WHERE session_id = $1 ORDER BY position',
+    [sessionId],
+  );
+  return isOnActiveBranch(rows, end, id);
 }
 
 /** Which quota a new message (`text`) would pass in a conversation, if any. */
@@ -480,7 +503,7 @@ export function createPostgresChatStore(client: SqlClient): ChatStore {
       });
     },
     openSession: (init, add, quota) => openSession(client, init, add, quota, addMessage),
-    async saveTurn(sessionId, message, update) {
+    async saveTurn(sessionId, message, update, after) {
       // One statement, so both writes land or neither does.
       const { rows } = await client.query(saveTurnSql, [
         sessionId,
@@ -490,7 +513,7 @@ export function createPostgresChatStore(client: SqlClient): ChatStore {
         update.updatedAt,
       ]);
       if (rows.length === 0)
-        await unlessDeleted(sessionId, () => writeOnBranch(client, sessionId, [message], { turn: update }));
+        await unlessDeleted(sessionId, () => writeOnBranch(client, sessionId, [message], { turn: update, after }));
     },
     getSession,
     async updateSession(id, update) {
@@ -523,7 +546,7 @@ export function createPostgresChatStore(client: SqlClient): ChatStore {
         : { ok: false, reason: 'not_found' };
     },
     addMessage,
-    async upsertMessages(sessionId, messages) {
+    async upsertMessages(sessionId, messages, after) {
       // One statement cannot update a row twice: de-duplicate first, keeping the first position and
       // the last content of a repeated id (the order a Map gives).
       const batch = new Map<string, UIMessage>();
@@ -541,7 +564,7 @@ export function createPostgresChatStore(client: SqlClient): ChatStore {
         [sessionId, JSON.stringify([...batch.values()])],
       );
       if (rows.length === 0)
-        await unlessDeleted(sessionId, () => writeOnBranch(client, sessionId, [...batch.values()], {}));
+        await unlessDeleted(sessionId, () => writeOnBranch(client, sessionId, [...batch.values()], { after }));
     },
   };
 }

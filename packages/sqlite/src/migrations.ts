@@ -127,11 +127,12 @@ export const sqliteMigrations: readonly SqliteMigration[] = [
     // so a list page never reads a whole message; rows written before it are read as before. SQLite
     // keeps a row's columns in order, and a new column comes after the message: reading it from the
     // row would walk the message's overflow pages. The index carries it, so the list reads the index
-    // only — and the sizes too (also after the message), so a quota check sums the index, not every
-    // stored message. It replaces the order index, whose columns it starts with.
+    // only — and the sizes and the parents too (also after the message), so a quota check sums the
+    // index and a branch is followed in it, never reading the messages. It replaces the order index,
+    // whose columns it starts with.
     sql: `
       ALTER TABLE deskpilot_chat_messages ADD COLUMN preview TEXT;
-      CREATE INDEX deskpilot_chat_messages_previews ON deskpilot_chat_messages (session_id, position, preview, bytes);
+      CREATE INDEX deskpilot_chat_messages_previews ON deskpilot_chat_messages (session_id, position, preview, bytes, id, parent_id);
       DROP INDEX deskpilot_chat_messages_order;
     `,
   },

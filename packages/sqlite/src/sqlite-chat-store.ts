@@ -15,6 +15,7 @@ import {
   chatSessionColumns,
   chatSessionFromRow,
   firstMessageParent,
+  isOnActiveBranch,
   messageFromRow,
   messagePreview,
   messageTreeFromRows,
@@ -58,27 +59,47 @@ const listSql = (
 
 const deletedConflict = () => new DeskpilotError('conflict', { detail: 'The conversation was deleted.' });
 
+/** Where a new message goes: after `parentId` (a new branch, made the active one), else on the active branch, answering `after`. */
+interface Placement {
+  parentId?: string | null | undefined;
+  after?: string | undefined;
+}
+
 /**
  * In a transaction: inserts a new message at the end of the active branch, or after `parentId` (a new
- * branch, made the active one). Where the newest message ends the active branch (no
- * `active_message_id`), the parent stays implicit (NULL): the message stored before it.
+ * branch, made the active one), or — an answer whose question `after` is no longer on the active
+ * branch — right after `after`, leaving the active branch as it is. Where the newest message ends the
+ * active branch (no `active_message_id`: nobody branched), the parent stays implicit (NULL).
  */
 function insertMessage(
   sql: (text: string) => StatementSync,
   sessionId: string,
   message: UIMessage,
-  parentId?: string | null,
+  placement: Placement = {},
 ): void {
   const text = JSON.stringify(message);
   const end = sql('SELECT active_message_id FROM deskpilot_chat_sessions WHERE id = ?').get(
     sessionId,
   )?.active_message_id;
   const active = typeof end === 'string' ? end : null;
-  const parent = parentId === undefined ? active : (parentId ?? firstMessageParent);
+  const offBranch =
+    placement.parentId === undefined &&
+    placement.after !== undefined &&
+    active !== null &&
+    !isOnActiveBranch(
+      sql('SELECT id, parent_id FROM deskpilot_chat_messages WHERE session_id = ? ORDER BY position').all(sessionId),
+      active,
+      placement.after,
+    );
+  const parent = offBranch
+    ? placement.after!
+    : placement.parentId === undefined
+      ? active
+      : (placement.parentId ?? firstMessageParent);
   sql(
     'INSERT INTO deskpilot_chat_messages (session_id, id, message, bytes, parent_id, preview) VALUES (?, ?, ?, ?, ?, ?)',
   ).run(sessionId, message.id, text, Buffer.byteLength(text), parent, messagePreview(message));
-  if (parent !== null)
+  if (parent !== null && !offBranch)
     sql('UPDATE deskpilot_chat_sessions SET active_message_id = ? WHERE id = ?').run(message.id, sessionId);
 }
 
@@ -109,7 +130,7 @@ function addIn(
       return { added: false, quotaExceeded: 'conversationBytes' };
     if (Number(stored.user) + bytes > quota.userBytes) return { added: false, quotaExceeded: 'userBytes' };
   }
-  insertMessage(sql, sessionId, message, parentId);
+  insertMessage(sql, sessionId, message, { parentId });
   return { added: true };
 }
 
@@ -232,12 +253,12 @@ export function createSqliteChatStore(database: SqliteDatabase): ChatStore {
   const isDeleted = (sessionId: string) =>
     sql('SELECT 1 FROM deskpilot_chat_sessions WHERE id = ? AND deleted_at IS NOT NULL').get(sessionId) !== undefined;
   // A known message is replaced in place (its position and parent kept); a new one goes on the active branch.
-  const upsert = (sessionId: string, message: UIMessage) => {
+  const upsert = (sessionId: string, message: UIMessage, after?: string) => {
     const text = JSON.stringify(message);
     const { changes } = sql(
       'UPDATE deskpilot_chat_messages SET message = ?, bytes = ?, preview = ? WHERE session_id = ? AND id = ?',
     ).run(text, Buffer.byteLength(text), messagePreview(message), sessionId, message.id);
-    if (changes === 0) insertMessage(sql, sessionId, message);
+    if (changes === 0) insertMessage(sql, sessionId, message, { after });
   };
 
   /** In a transaction: the session with `init.id`, created when new. */
@@ -275,10 +296,10 @@ export function createSqliteChatStore(database: SqliteDatabase): ChatStore {
           : { session, created, messages };
       });
     },
-    async saveTurn(sessionId, message, update) {
+    async saveTurn(sessionId, message, update, after) {
       database.transaction(() => {
         if (isDeleted(sessionId)) return;
-        upsert(sessionId, message);
+        upsert(sessionId, message, after);
         sql(
           'UPDATE deskpilot_chat_sessions SET last_turn_status = ?, updated_at = ?, version = version + 1 WHERE id = ?',
         ).run(update.lastTurnStatus, update.updatedAt, sessionId);
@@ -304,11 +325,13 @@ export function createSqliteChatStore(database: SqliteDatabase): ChatStore {
     },
     addMessage: async (sessionId, message, quota, parentId) =>
       database.transaction(() => add(sessionId, message, quota, parentId)),
-    async upsertMessages(sessionId, messages) {
+    async upsertMessages(sessionId, messages, after) {
       if (messages.length === 0) return;
       database.transaction(() => {
         if (isDeleted(sessionId)) return;
-        for (const message of messages) upsert(sessionId, message);
+        // A batch's later messages follow its earlier ones.
+        for (const [index, message] of messages.entries())
+          upsert(sessionId, message, index === 0 ? after : messages[index - 1]!.id);
       });
     },
   };

@@ -313,6 +313,29 @@ export function messageTreeFromRows(
 }
 
 /**
+ * Whether message `id` is on the active branch, from a conversation's message rows (`id`,
+ * `parent_id`, in the order saved) and its `active_message_id` (null: the newest message ends the
+ * active branch). For store implementations: where an answer goes when its question may have been
+ * edited away while it ran.
+ */
+export function isOnActiveBranch(rows: readonly StoredRow[], activeMessageId: string | null, id: string): boolean {
+  const parents = new Map<string, string | null>();
+  let previous: string | null = null;
+  for (const row of rows) {
+    const read = readStoredRow('chat message', row);
+    const own = read.text('id');
+    const stored = read.nullableText('parent_id');
+    parents.set(own, stored === null ? previous : stored === firstMessageParent ? null : stored);
+    previous = own;
+  }
+  for (let at = activeMessageId ?? previous, steps = 0; at !== null && steps <= parents.size; steps++) {
+    if (at === id) return true;
+    at = parents.get(at) ?? null;
+  }
+  return false;
+}
+
+/**
  * What a conversation list shows of a message (the SQL stores' `preview` column): its text parts
  * joined with a line feed, cut to 200 characters (code points); '' when it has none.
  */

@@ -13,11 +13,11 @@ function message(role: 'user' | 'assistant', text: string): UIMessage {
   return { id: `msg-${crypto.randomUUID()}`, role, parts: [{ type: 'text', text }] };
 }
 
-/** Saves an answer the way the handler does: `saveTurn` where the store has it. */
-async function answer(store: ChatStore, sessionId: string, text: string): Promise<UIMessage> {
+/** Saves an answer (to `after`, when given) the way the handler does: `saveTurn` where the store has it. */
+async function answer(store: ChatStore, sessionId: string, text: string, after?: string): Promise<UIMessage> {
   const reply = message('assistant', text);
-  if (store.saveTurn) await store.saveTurn(sessionId, reply, { lastTurnStatus: 'complete', updatedAt: 2_000 });
-  else await store.upsertMessages(sessionId, [reply]);
+  if (store.saveTurn) await store.saveTurn(sessionId, reply, { lastTurnStatus: 'complete', updatedAt: 2_000 }, after);
+  else await store.upsertMessages(sessionId, [reply], after);
   return reply;
 }
 
@@ -119,6 +119,17 @@ export function testChatBranches(make: () => ChatStore | Promise<ChatStore>): vo
       expect(await store.getMessages(sessionId)).toEqual([question, first, next]);
     });
 
+    it('gives a message stored on a branch not shown as the existing one to openSession, whatever the quota', async (context) => {
+      const store = await make();
+      if (!store.openSession) return context.skip();
+      const { sessionId, first, followUp } = await twoExchanges(store);
+      await store.setActiveMessage(sessionId, first.id);
+      const full = { conversationBytes: 1, userBytes: 1 };
+      const opened = await store.openSession({ ...init(), id: sessionId }, followUp, full);
+      expect(opened.added).toEqual({ added: false, existing: followUp });
+      expect(await store.addMessage(sessionId, followUp, full)).toEqual({ added: false, existing: followUp });
+    });
+
     it('refuses to end the active branch at a message the conversation does not have, or once deleted', async () => {
       const store = await make();
       const { sessionId, first, question } = await twoExchanges(store);
@@ -130,6 +141,43 @@ export function testChatBranches(make: () => ChatStore | Promise<ChatStore>): vo
       await store.deleteSession(sessionId, 5_000);
       expect(await store.setActiveMessage(sessionId, question.id)).toBe(false);
       expect(await store.getMessageTree(sessionId)).toEqual({ messages: [], activeId: null });
+    });
+
+    it('saves an answer whose question was edited away while it ran after that question, the edit still shown', async () => {
+      const store = await make();
+      const { sessionId, question, first, followUp, second } = await twoExchanges(store);
+      const third = message('user', 'and ORD-1004?');
+      await store.addMessage(sessionId, third);
+      // While the third question is being answered, another tab edits it.
+      const edited = message('user', 'and ORD-1005?');
+      await store.addMessage(sessionId, edited, undefined, second.id);
+      const late = await answer(store, sessionId, 'ORD-1004 shipped.', third.id);
+      expect(await store.getMessages(sessionId)).toEqual([question, first, followUp, second, edited]);
+      const tree = await store.getMessageTree(sessionId);
+      expect(tree.messages.find((entry) => entry.message.id === late.id)!.parentId).toBe(third.id);
+      // Its own branch, shown again, ends with it; the edit's answer goes on the edit's branch.
+      const reply = await answer(store, sessionId, 'ORD-1005 is on its way.', edited.id);
+      expect(await store.getMessages(sessionId)).toEqual([question, first, followUp, second, edited, reply]);
+      await store.setActiveMessage(sessionId, late.id);
+      expect(await store.getMessages(sessionId)).toEqual([question, first, followUp, second, third, late]);
+    });
+
+    it('saves an answer to an earlier question of the active branch at its end (turns that overlapped)', async () => {
+      const store = await make();
+      const { sessionId, question, first, followUp, second } = await twoExchanges(store);
+      const [one, two] = [message('user', 'one'), message('user', 'two')];
+      await store.addMessage(sessionId, one);
+      await store.addMessage(sessionId, two);
+      const toOne = await answer(store, sessionId, 'answer to one', one.id);
+      const toTwo = await answer(store, sessionId, 'answer to two', two.id);
+      expect(await store.getMessages(sessionId)).toEqual([question, first, followUp, second, one, two, toOne, toTwo]);
+      // The same on a branch shown after a switch.
+      await store.setActiveMessage(sessionId, first.id);
+      const [three, four] = [message('user', 'three'), message('user', 'four')];
+      await store.addMessage(sessionId, three);
+      await store.addMessage(sessionId, four);
+      const toThree = await answer(store, sessionId, 'answer to three', three.id);
+      expect(await store.getMessages(sessionId)).toEqual([question, first, three, four, toThree]);
     });
 
     it('keeps every message of concurrent saves on the active branch of a switched conversation', async () => {

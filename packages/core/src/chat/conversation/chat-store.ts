@@ -192,11 +192,13 @@ export interface ChatStore {
   ): Promise<AddMessageResult>;
   /**
    * Saves messages by id: a new id is added at the end of the active branch, a known id is replaced in
-   * place (its position and branch kept).
+   * place (its position and branch kept). With `after` (the message a new one answers), a new message
+   * goes at the end of the active branch only while `after` is on it; otherwise right after `after`,
+   * on a branch that stays where it is (an answer whose question was edited away while it ran).
    * Saving the same message twice stores it once. A deleted conversation takes nothing (no error: a
    * turn that ends after its conversation was deleted is dropped).
    */
-  upsertMessages(sessionId: string, messages: UIMessage[]): Promise<void>;
+  upsertMessages(sessionId: string, messages: UIMessage[], after?: string): Promise<void>;
   /**
    * Optional, one round trip where the store can: `getOrCreateSession`, then, when the caller owns
    * the conversation, its messages and `addMessage(add, quota)` if `add` is given. Without it the handler
@@ -204,7 +206,7 @@ export interface ChatStore {
    */
   openSession?(init: ChatSessionInit, add?: UIMessage, quota?: StorageQuota): Promise<OpenSessionResult>;
   /**
-   * Optional, one atomic write where the store can: `upsertMessages(sessionId, [message])` and
+   * Optional, one atomic write where the store can: `upsertMessages(sessionId, [message], after)` and
    * `updateSession(sessionId, { lastTurnStatus, updatedAt })` together — both or neither. Without it the
    * handler makes the two calls in that order. A deleted conversation takes neither.
    */
@@ -212,5 +214,6 @@ export interface ChatStore {
     sessionId: string,
     message: UIMessage,
     update: { lastTurnStatus: TurnStatus; updatedAt: number },
+    after?: string,
   ): Promise<void>;
 }

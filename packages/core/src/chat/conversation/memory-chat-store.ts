@@ -81,16 +81,32 @@ function createSizeLedger(ownerOf: (sessionId: string) => string | undefined) {
   };
 }
 
+/** Whether `id` is on the branch that ends at `end` (following parents). */
+function onBranch(parents: ReadonlyMap<string, string | null>, end: string | null, id: string): boolean {
+  for (let at = end, steps = 0; at !== null && steps <= parents.size; at = parents.get(at) ?? null, steps++)
+    if (at === id) return true;
+  return false;
+}
+
 /** Each message's parent, and where the active branch ends, per conversation. */
 function createBranchLedger() {
   const parents = new Map<string, Map<string, string | null>>();
   const ends = new Map<string, string>();
   return {
-    /** Records a new message: after `parentId` when given (a new branch), else at the end of the active one. */
-    place(sessionId: string, id: string, parentId?: string | null) {
+    /**
+     * Records a new message: after `parentId` when given (a new branch, made the active one), else at
+     * the end of the active branch — unless it answers `after` and `after` is no longer on it: then
+     * right after `after`, the active branch left as it is.
+     */
+    place(sessionId: string, id: string, parentId?: string | null, after?: string) {
       let stored = parents.get(sessionId);
       if (!stored) parents.set(sessionId, (stored = new Map()));
-      stored.set(id, parentId === undefined ? (ends.get(sessionId) ?? null) : parentId);
+      const end = ends.get(sessionId) ?? null;
+      if (parentId === undefined && after !== undefined && !onBranch(stored, end, after)) {
+        stored.set(id, after);
+        return;
+      }
+      stored.set(id, parentId === undefined ? end : parentId);
       ends.set(sessionId, id);
     },
     /** The active branch ends at `id` when it is a message of the conversation. */
@@ -209,11 +225,13 @@ export function createMemoryChatStore(): MemoryChatStore {
   const messagesBySession = new Map<string, Map<string, UIMessage>>();
   const sizes = createSizeLedger((sessionId) => sessions.get(sessionId)?.userEmail);
   const branches = createBranchLedger();
-  const upsertInto = (sessionId: string, messages: UIMessage[]) => {
+  const upsertInto = (sessionId: string, messages: UIMessage[], after?: string) => {
     let stored = messagesBySession.get(sessionId);
     if (!stored) messagesBySession.set(sessionId, (stored = new Map()));
-    for (const message of messages) {
-      if (!stored.has(message.id)) branches.place(sessionId, message.id);
+    for (const [index, message] of messages.entries()) {
+      // A batch's later messages follow its earlier ones.
+      if (!stored.has(message.id))
+        branches.place(sessionId, message.id, undefined, index === 0 ? after : messages[index - 1]!.id);
       stored.set(message.id, structuredClone(message));
       sizes.count(sessionId, message.id, sizeOf(message));
     }
@@ -239,7 +257,7 @@ export function createMemoryChatStore(): MemoryChatStore {
         ? { session, created, messages, added: await store.addMessage(session.id, add, quota) }
         : { session, created, messages };
     },
-    async saveTurn(sessionId, message, update) {
+    async saveTurn(sessionId, message, update, after) {
       // No await in here: the two writes land together.
       const session = sessions.get(sessionId);
       if (session?.deletedAt != null) return;
@@ -250,7 +268,7 @@ export function createMemoryChatStore(): MemoryChatStore {
           updatedAt: update.updatedAt,
           version: session.version + 1,
         });
-      upsertInto(sessionId, [message]);
+      upsertInto(sessionId, [message], after);
     },
     async getSession(id) {
       const session = sessions.get(id);
@@ -290,9 +308,9 @@ export function createMemoryChatStore(): MemoryChatStore {
       branches.place(sessionId, message.id, parentId);
       return { added: true };
     },
-    async upsertMessages(sessionId, messages) {
+    async upsertMessages(sessionId, messages, after) {
       if (sessions.get(sessionId)?.deletedAt != null) return;
-      upsertInto(sessionId, messages);
+      upsertInto(sessionId, messages, after);
     },
     dump() {
       const messages: Record<string, UIMessage[]> = {};

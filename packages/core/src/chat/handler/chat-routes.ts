@@ -23,7 +23,7 @@ import { openConversation, type OpenConversationResult } from './open-conversati
 import { pickChatModel, type ChatModel, type ChatModels } from './pick-chat-model.js';
 import type { ResolveChatContextResult } from './resolve-chat-context.js';
 import type { ChatContext } from '../context/parse-chat-context.js';
-import { startBranch, type BranchRequest } from './start-branch.js';
+import { branchRequestOf, startBranch, type BranchRequest, type UserIntent } from './start-branch.js';
 import { startUserTurn, storedUserMessage } from './start-user-turn.js';
 import type { ModelCallOptions } from '../tool-loop/run-tool-loop.js';
 import { streamAssistantTurn } from './stream-assistant-turn.js';
@@ -64,7 +64,7 @@ export interface ChatRouteDependencies {
 
 /** What the request's last message is: a new user message, an edit, a regeneration, or approval answers. */
 type LastMessage =
-  | { kind: 'user'; message: ChatMessage; regenerate?: { messageId: string | undefined } }
+  | { kind: 'user'; message: ChatMessage; intent?: UserIntent }
   | { kind: 'branch'; request: BranchRequest }
   | { kind: 'answers'; message: ChatMessage };
 
@@ -83,17 +83,16 @@ async function parseLastMessage(
     return { kind: 'branch', request: { kind: 'regenerate', messageId: body.messageId } };
   if (isUser) {
     const message = storedUserMessage(parseWithSchema(deps.userMessageSchema, last, 'The last message is invalid.'));
-    // useChat's regenerate sends the question last: a new branch when it is stored, else (a retry of a
-    // message that was refused before it was stored) a new message like any other.
+    // useChat's regenerate sends the question last; its edit, the edited message under its own id.
     if (body.trigger === 'regenerate-message')
-      return { kind: 'user', message, regenerate: { messageId: body.messageId } };
+      return { kind: 'user', message, intent: { kind: 'regenerate', messageId: body.messageId } };
     if (body.messageId === undefined) return { kind: 'user', message };
     if (body.messageId !== message.id)
       throw new DeskpilotError('invalid_request', {
         detail: 'An edit sends the edited message last, under its own id.',
         errors: [{ path: 'messageId', message: 'Must be the id of the last message' }],
       });
-    return { kind: 'branch', request: { kind: 'edit', messageId: body.messageId, message } };
+    return { kind: 'user', message, intent: { kind: 'edit' } };
   }
   const message = parseWithSchema(
     assistantMessageSchema,
@@ -151,21 +150,20 @@ async function beginTurn(
       emit: deps.emit,
     });
   }
-  let added = opened.added;
-  let regeneration: BranchRequest | undefined;
-  if (last.kind === 'user' && last.regenerate) {
-    added ??= await deps.store.addMessage(session.id, last.message, deps.storageQuota);
-    if (added.existing) regeneration = { kind: 'regenerate', messageId: last.regenerate.messageId ?? last.message.id };
-  }
-  if (last.kind === 'branch' || regeneration) {
+  // An edit or a regeneration of a message the conversation does not have (refused before it was
+  // stored, say) is a new message like any other.
+  const tree = last.kind === 'user' && last.intent ? await deps.store.getMessageTree(session.id) : undefined;
+  const request =
+    last.kind === 'branch' ? last.request : tree && branchRequestOf(tree, stored, last.message, last.intent!);
+  if (last.kind === 'branch' || request) {
     const started = await startBranch({
       store: deps.store,
       approvalStore: deps.approvalStore,
       gate: deps.gate,
       sessionId: session.id,
       stored,
-      mayHavePendingApprovals,
-      request: last.kind === 'branch' ? last.request : regeneration!,
+      tree,
+      request: last.kind === 'branch' ? last.request : request!,
       generateId: deps.generateId,
       quota: deps.storageQuota,
     });
@@ -186,7 +184,7 @@ async function beginTurn(
     stored,
     mayHavePendingApprovals,
     message: last.message,
-    added,
+    added: opened.added,
     generateId: deps.generateId,
     quota: deps.storageQuota,
   });
@@ -268,7 +266,7 @@ async function runTurn(
           sessionId: body.sessionId,
           context,
           now: deps.now,
-          add: last.kind === 'user' ? last.message : undefined,
+          add: last.kind === 'user' && !last.intent ? last.message : undefined,
           quota: deps.storageQuota,
         });
   if (!opened.ok) throw opened.error;

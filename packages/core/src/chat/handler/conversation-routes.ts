@@ -7,7 +7,9 @@ import { validText } from '../../validation/input-schemas.js';
 import { parseWithSchema } from '../../validation/parse-with-schema.js';
 import type { ChatContext } from '../context/parse-chat-context.js';
 import type { ChatSessionRecord, ConversationSummary, TurnStatus } from '../conversation/chat-store.js';
-import { newestLeafFrom } from '../conversation/message-tree.js';
+import { isToolUIPart } from 'ai';
+import { branchTo, newestLeafFrom, type MessageTree } from '../conversation/message-tree.js';
+import { denyAwaitingApprovals, isAwaitingApproval, type ChatMessage } from './chat-message.js';
 import { historyJson, type ChatRouteDependencies } from './chat-routes.js';
 import { ownConversation } from './own-conversation.js';
 
@@ -205,5 +207,36 @@ export async function serveConversationBranch(
   if (end === null) throw new DeskpilotError('not_found', { detail: 'This conversation has no message with this id.' });
   if (!(await deps.store.setActiveMessage(session.id, end)))
     throw new DeskpilotError('conversation_deleted', { detail: 'This conversation was deleted.' });
-  return jsonResponse(200, historyJson(session, { ...tree, activeId: end }), headers);
+  const shown = await leaveOtherBranches(deps, session.id, { ...tree, activeId: end });
+  return jsonResponse(200, historyJson(session, shown), headers);
+}
+
+/**
+ * A card waits for an answer only on the branch shown: those on the branches left are denied (in the
+ * approval store, and stored as denied), so that no approval can run from a branch nobody sees. Returns
+ * the tree as it is now.
+ */
+async function leaveOtherBranches(deps: ChatRouteDependencies, sessionId: string, tree: MessageTree) {
+  const shown = new Set(branchTo(tree, tree.activeId).map((message) => message.id));
+  const cardsShown = new Set(
+    tree.messages.flatMap(({ message }) =>
+      shown.has(message.id)
+        ? message.parts.flatMap((part) => (isToolUIPart(part) && part.approval ? [part.approval.id] : []))
+        : [],
+    ),
+  );
+  for (const pending of await deps.approvalStore.listPending(sessionId))
+    if (!cardsShown.has(pending.id)) await deps.gate.deny(pending.id, 'superseded');
+  const settled = tree.messages
+    .map(({ message }) => message as ChatMessage)
+    .filter((message) => !shown.has(message.id) && message.parts.some(isAwaitingApproval))
+    .map(denyAwaitingApprovals);
+  if (settled.length > 0) await deps.store.upsertMessages(sessionId, settled);
+  return {
+    ...tree,
+    messages: tree.messages.map((entry) => ({
+      ...entry,
+      message: settled.find((message) => message.id === entry.message.id) ?? entry.message,
+    })),
+  };
 }

@@ -118,6 +118,61 @@ describe('edit and regenerate as branches', () => {
     expect(after.siblings).toEqual({});
   });
 
+  it('regenerate() after an edit, with the client still holding the old id, answers the edited question', async () => {
+    const chat = await setup();
+    await twoExchanges(chat);
+    await chat.send({ messages: [userMessage('and ORD-1003?', 'u2')], messageId: 'u2' });
+    // The client's copy of the edited question still has the id it had.
+    await chat.send({ messages: [userMessage('and ORD-1003?', 'u2')], trigger: 'regenerate-message' });
+    const after = await chat.history();
+    expect(after.messages.slice(2).map(textOf)).toEqual(['and ORD-1003?', 'Answer 4 to: and ORD-1003?']);
+    expect(after.siblings[after.messages[3].id]).toHaveLength(2);
+  });
+
+  it('an edit that changes nothing asks for a new answer, and an edit of a message never stored is a new message', async () => {
+    const chat = await setup();
+    const before = await twoExchanges(chat);
+    // sendMessage() resending the stored question under its own id: no second copy of it.
+    await chat.send({ messages: [userMessage('and ORD-1002?', 'u2')], messageId: 'u2' });
+    const after = await chat.history();
+    expect(after.messages.slice(0, 3)).toEqual(before.slice(0, 3));
+    expect(after.siblings).toEqual({ [after.messages[3].id]: [before[3]!.id, after.messages[3].id] });
+    await chat.send({ messages: [userMessage('and ORD-1009?', 'u9')], messageId: 'u9' });
+    expect((await chat.history()).messages.slice(4).map(textOf)).toEqual([
+      'and ORD-1009?',
+      'Answer 4 to: and ORD-1009?',
+    ]);
+  });
+
+  it('saves an answer whose question was edited while it ran beside the edit, not on the branch shown', async () => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let calls = 0;
+    const chat = await setupChat(
+      scriptedModel(async () => {
+        const call = ++calls;
+        if (call === 2) await held;
+        return textStep(`Answer ${call}`);
+      }),
+    );
+    const post = (body: Record<string, unknown>) => chat.post({ sessionId, context, ...body });
+    await readAll(await post({ messages: [userMessage('first', 'u1')] }));
+    const running = post({ messages: [userMessage('second', 'u2')] }).then(readAll);
+    await expect.poll(() => calls).toBe(2);
+    // Another tab edits the question being answered.
+    await readAll(await post({ messages: [userMessage('second, edited', 'u2')], messageId: 'u2' }));
+    release();
+    await running;
+    const shown = (await (await chat.post({ sessionId, context }, '/chat/history')).json()) as {
+      messages: UIMessage[];
+    };
+    expect(shown.messages.map(textOf)).toEqual(['first', 'Answer 1', 'second, edited', 'Answer 3']);
+    const old = (await (
+      await chat.post({ sessionId, context, messageId: 'u2' }, '/chat/conversations/branch')
+    ).json()) as { messages: UIMessage[] };
+    expect(old.messages.map(textOf)).toEqual(['first', 'Answer 1', 'second', 'Answer 2']);
+  });
+
   it('goes on from the branch shown: a new message follows it', async () => {
     const chat = await setup();
     const before = await twoExchanges(chat);
@@ -144,8 +199,7 @@ describe('edit and regenerate as branches', () => {
     };
     // An edit names the last message's own id.
     await refused({ messages: [userMessage('x', 'u9')], messageId: 'u2' }, 400, 'invalid_request');
-    // An edit of a message the conversation does not have, or of an answer.
-    await refused({ messages: [userMessage('x', 'u9')], messageId: 'u9' }, 409, 'conflict');
+    // An edit of an answer; a regeneration of an answer the conversation does not have.
     await refused({ messages: [userMessage('x', before[1]!.id)], messageId: before[1]!.id }, 409, 'conflict');
     await refused({ messages: before, trigger: 'regenerate-message', messageId: 'nope' }, 409, 'conflict');
     // Someone else's conversation, or one that does not exist: no branch, and nothing created.
@@ -176,7 +230,7 @@ describe('edit and regenerate as branches', () => {
       scriptedModel((call) => {
         const prompt = JSON.stringify(call.prompt);
         if (prompt.lastIndexOf('tool-result') > prompt.lastIndexOf('"role":"user"')) return textStep('Refunded.');
-        const orderId = prompt.lastIndexOf('ORD-1002') > prompt.lastIndexOf('ORD-1001') ? 'ORD-1002' : 'ORD-1001';
+        const orderId = prompt.match(/ORD-\d{4}/g)!.at(-1)!;
         return toolStep({ name: 'refundOrder', input: { orderId, reason: 'damaged' } });
       }),
     );
@@ -203,6 +257,14 @@ describe('edit and regenerate as branches', () => {
       state: 'output-denied',
       approval: { approved: false, reason: 'superseded by a new message' },
     });
+    // A card left pending on a branch only switched away from is denied: approving it later runs nothing.
+    const third = assistantFrom(await post({ messages: [userMessage('refund ORD-1002 again', 'u1')], messageId: 'u1' }));
+    expect(third.parts).toEqual([expect.objectContaining({ state: 'approval-requested' })]);
+    await chat.post({ sessionId, context, messageId: second.id }, '/chat/conversations/branch');
+    expect(await chat.approvalStore.listPending(sessionId)).toEqual([]);
+    await chat.post({ sessionId, context, messageId: third.id }, '/chat/conversations/branch');
+    await post({ messages: [answerApprovals(third, true)] });
+    expect(refunds(chat.commerce)).toBe(1);
     // Back on the first branch, its approval sent again: the recorded outcome, not a second refund.
     const first = await chat.post({ sessionId, context, messageId: 'u1' }, '/chat/conversations/branch');
     expect(first.status).toBe(200);

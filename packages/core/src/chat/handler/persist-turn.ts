@@ -27,6 +27,8 @@ export interface PersistTurnOptions {
   sessionId: string;
   message: ChatMessage;
   status: TurnStatus;
+  /** The message the answer follows (its question, or the last message it was answered from). */
+  after?: string | undefined;
   now: () => number;
   /** Waits between save attempts. @default [50, 250, 1000] */
   retryDelaysMs?: readonly number[];
@@ -52,7 +54,7 @@ export async function persistTurn(options: PersistTurnOptions): Promise<PersistT
   if (store.saveTurn) {
     try {
       await withRetries(
-        () => store.saveTurn!(sessionId, message, { lastTurnStatus: status, updatedAt: options.now() }),
+        () => store.saveTurn!(sessionId, message, { lastTurnStatus: status, updatedAt: options.now() }, options.after),
         retries,
       );
       return { kind: 'saved' };
@@ -62,7 +64,7 @@ export async function persistTurn(options: PersistTurnOptions): Promise<PersistT
     }
   }
   try {
-    await withRetries(() => store.upsertMessages(sessionId, [message]), retries);
+    await withRetries(() => store.upsertMessages(sessionId, [message], options.after), retries);
   } catch (error) {
     // The next read of the history says so.
     await saveStatus('failed').catch(() => {});

@@ -1,6 +1,7 @@
 import { DeskpilotError } from '../../errors/deskpilot-error.js';
 import type { MessageTree } from '../conversation/message-tree.js';
 import { branchTo } from '../conversation/message-tree.js';
+import { canonicalJson } from '../approval/canonical-hash.js';
 import type { ChatMessage } from './chat-message.js';
 import {
   quotaError,
@@ -24,11 +25,44 @@ export type BranchRequest =
       messageId: string | undefined;
     };
 
+/** What a user message last in a request asks for besides being answered: an edit of itself, or a new answer. */
+export type UserIntent = { kind: 'edit' } | { kind: 'regenerate'; messageId: string | undefined };
+
+/**
+ * The branch a user message asks for, as `useChat` sends it: an edit under the id it replaces, or a
+ * regeneration with the question last. Undefined when the conversation does not have the message (it
+ * was refused before it was stored): then it is a new message like any other. An edit that changes
+ * nothing asks for a new answer to it; a regeneration with no `messageId` answers the question again
+ * when it is on the active branch, else (a client still showing an edited question under its old id)
+ * the active branch's last question.
+ */
+export function branchRequestOf(
+  tree: MessageTree,
+  stored: readonly ChatMessage[],
+  message: ChatMessage,
+  intent: UserIntent,
+): BranchRequest | undefined {
+  const known = tree.messages.find((entry) => entry.message.id === message.id)?.message;
+  if (!known) return undefined;
+  if (intent.kind === 'regenerate')
+    return {
+      kind: 'regenerate',
+      messageId: intent.messageId ?? (stored.some((candidate) => candidate.id === message.id) ? message.id : undefined),
+    };
+  return known.role === 'user' && canonicalJson(known.parts) === canonicalJson(message.parts)
+    ? { kind: 'regenerate', messageId: message.id }
+    : { kind: 'edit', messageId: message.id, message };
+}
+
 /** Options of {@link startBranch}. */
 export type StartBranchOptions = Pick<
   StartUserTurnOptions,
-  'store' | 'approvalStore' | 'gate' | 'sessionId' | 'stored' | 'mayHavePendingApprovals' | 'generateId' | 'quota'
-> & { request: BranchRequest };
+  'store' | 'approvalStore' | 'gate' | 'sessionId' | 'stored' | 'generateId' | 'quota'
+> & {
+  request: BranchRequest;
+  /** The conversation's tree, when the caller read it already. */
+  tree?: MessageTree | undefined;
+};
 
 const conflict = (detail: string): StartUserTurnResult => ({
   ok: false,
@@ -44,7 +78,7 @@ const conflict = (detail: string): StartUserTurnResult => ({
  */
 export async function startBranch(options: StartBranchOptions): Promise<StartUserTurnResult> {
   const { store, sessionId, request } = options;
-  const tree = await store.getMessageTree(sessionId);
+  const tree = options.tree ?? (await store.getMessageTree(sessionId));
   const entry = (id: string) => tree.messages.find((candidate) => candidate.message.id === id);
   let history: ChatMessage[];
   if (request.kind === 'edit') {
@@ -64,8 +98,9 @@ export async function startBranch(options: StartBranchOptions): Promise<StartUse
       };
     history = branchTo(tree, question) as ChatMessage[];
   }
-  // The cards of the branch left behind, and any other approval still pending, can no longer be answered.
-  const superseded = await supersedeApprovals({ ...options, messages: options.stored });
+  // The cards of the branch left behind, and any other approval still pending (on any branch), can no
+  // longer be answered.
+  const superseded = await supersedeApprovals({ ...options, messages: options.stored, mayHavePendingApprovals: true });
   return {
     ok: true,
     history: history.map((message) => superseded.find((replacement) => replacement.id === message.id) ?? message),

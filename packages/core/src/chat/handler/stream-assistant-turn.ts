@@ -126,6 +126,7 @@ export async function streamAssistantTurn(options: StreamAssistantTurnOptions): 
       sessionId: options.sessionId,
       message,
       status,
+      after: history.at(-1)?.id,
       now: options.now,
     });
     // An unsaved answer: the client is told (below, before `finish`).
