@@ -258,7 +258,9 @@ describe('edit and regenerate as branches', () => {
       approval: { approved: false, reason: 'superseded by a new message' },
     });
     // A card left pending on a branch only switched away from is denied: approving it later runs nothing.
-    const third = assistantFrom(await post({ messages: [userMessage('refund ORD-1002 again', 'u1')], messageId: 'u1' }));
+    const third = assistantFrom(
+      await post({ messages: [userMessage('refund ORD-1002 again', 'u1')], messageId: 'u1' }),
+    );
     expect(third.parts).toEqual([expect.objectContaining({ state: 'approval-requested' })]);
     await chat.post({ sessionId, context, messageId: second.id }, '/chat/conversations/branch');
     expect(await chat.approvalStore.listPending(sessionId)).toEqual([]);
