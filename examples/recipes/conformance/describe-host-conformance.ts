@@ -161,11 +161,13 @@ export function describeHostConformance(
     });
 
     it.skipIf(options.conversations === false)(
-      "serves the session user's conversation list: list, rename, delete, each behind the session",
+      "serves the session user's conversation list: list, rename, edit and switch back, delete, each behind the session",
       async () => {
         const cookie = await signIn();
         const sessionId = crypto.randomUUID();
-        await readChunks(await chat(cookie, [userMessage('show order ORD-1001')], sessionId));
+        const asked = userMessage('show order ORD-1001');
+        const firstId = asked.id;
+        await readChunks(await chat(cookie, [asked], sessionId));
         const manage = (path: string, json: object, withCookie = true) =>
           send(`/chat/conversations${path}`, {
             method: 'POST',
@@ -180,6 +182,20 @@ export function describeHostConformance(
         expect(await (await manage('/update', { sessionId, title: 'ORD-1001' })).json()).toMatchObject({
           title: 'ORD-1001',
         });
+        // An edit as useChat sends it (the edited message under its own id), then back to the first version.
+        const edited = { ...userMessage('show order ORD-1002'), id: firstId };
+        await readChunks(
+          await send('/chat', {
+            method: 'POST',
+            headers: { origin: studioOrigin, cookie },
+            json: { sessionId, context: {}, messages: [edited], messageId: firstId },
+          }),
+        );
+        const first = await manage('/branch', { sessionId, messageId: firstId });
+        expect(first.status).toBe(200);
+        const shown = await first.json();
+        expect(shown.messages[0].parts).toEqual([{ type: 'text', text: 'show order ORD-1001' }]);
+        expect(shown.siblings[firstId]).toHaveLength(2);
         await expectProblem(await manage('', {}, false), 401, 'unauthenticated');
         expect((await manage('/delete', { sessionId })).status).toBe(204);
         await expectProblem(await manage('/delete', { sessionId }), 410, 'conversation_deleted');
