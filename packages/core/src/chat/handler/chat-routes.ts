@@ -155,39 +155,19 @@ async function beginTurn(
   const tree = last.kind === 'user' && last.intent ? await deps.store.getMessageTree(session.id) : undefined;
   const request =
     last.kind === 'branch' ? last.request : tree && branchRequestOf(tree, stored, last.message, last.intent!);
-  if (last.kind === 'branch' || request) {
-    const started = await startBranch({
-      store: deps.store,
-      approvalStore: deps.approvalStore,
-      gate: deps.gate,
-      sessionId: session.id,
-      stored,
-      tree,
-      request: last.kind === 'branch' ? last.request : request!,
-      generateId: deps.generateId,
-      quota: deps.storageQuota,
-    });
-    if (!started.ok) throw started.error;
-    return {
-      kind: 'resumed',
-      history: started.history,
-      assistantId: started.assistantId,
-      approvedCalls: new Map(),
-      decisions: [],
-    };
-  }
-  const started = await startUserTurn({
+  const common = {
     store: deps.store,
     approvalStore: deps.approvalStore,
     gate: deps.gate,
     sessionId: session.id,
     stored,
-    mayHavePendingApprovals,
-    message: last.message,
-    added: opened.added,
     generateId: deps.generateId,
     quota: deps.storageQuota,
-  });
+  };
+  const started =
+    last.kind === 'branch' || request
+      ? await startBranch({ ...common, tree, request: last.kind === 'branch' ? last.request : request! })
+      : await startUserTurn({ ...common, mayHavePendingApprovals, message: last.message, added: opened.added });
   if (!started.ok) throw started.error;
   return {
     kind: 'resumed',
