@@ -8,11 +8,11 @@ import type { ApprovalStore } from '../approval/approval-store.js';
 import type { ApprovalGate, ApprovalScope } from '../approval/create-approval-gate.js';
 import type { ContextBudget } from '../context/bound-model-input.js';
 import { buildInstructions } from '../context/build-instructions.js';
-import type { ChatSessionRecord, ChatStore, StorageQuota } from '../conversation/chat-store.js';
-import { branchView, type MessageTree } from '../conversation/message-tree.js';
+import type { ChatStore, StorageQuota } from '../conversation/chat-store.js';
 import { createChatStreamResponse } from '../stream/create-chat-stream-response.js';
 import type { ResumableStreams, StreamRecording } from '../stream/resumable-streams.js';
 import { answerApprovals } from './answer-approvals.js';
+import { historyJson } from './history-json.js';
 import { ownConversation } from './own-conversation.js';
 import { isUnsettledApproval, type ChatMessage } from './chat-message.js';
 import { assistantMessageSchema, chatBodySchema, historyBodySchema, userMessageSchema } from './chat-request.js';
@@ -374,17 +374,4 @@ export async function serveChatHistory(deps: ChatRouteDependencies, request: Htt
   const session = await ownConversation(deps.store, body.sessionId, context);
   const payload = historyJson(session, await deps.store.getMessageTree(session.id));
   return jsonResponse(200, payload, [...Object.entries(admission.headers), ['cache-control', 'no-store']]);
-}
-
-/** A conversation as `POST /chat/history` answers it: its active branch, and the other branches along it. */
-export function historyJson(session: ChatSessionRecord, tree: MessageTree) {
-  const { messages, siblings } = branchView(tree);
-  return {
-    sessionId: session.id,
-    messages,
-    siblings,
-    lastTurnStatus: session.lastTurnStatus,
-    title: session.title,
-    archived: session.archivedAt !== null,
-  };
 }

@@ -7,10 +7,7 @@ import { validText } from '../../validation/input-schemas.js';
 import { parseWithSchema } from '../../validation/parse-with-schema.js';
 import type { ChatContext } from '../context/parse-chat-context.js';
 import type { ChatSessionRecord, ConversationSummary, TurnStatus } from '../conversation/chat-store.js';
-import { isToolUIPart } from 'ai';
-import { branchTo, newestLeafFrom, type MessageTree } from '../conversation/message-tree.js';
-import { denyAwaitingApprovals, isAwaitingApproval, type ChatMessage } from './chat-message.js';
-import { historyJson, type ChatRouteDependencies } from './chat-routes.js';
+import type { ChatRouteDependencies } from './chat-routes.js';
 import { ownConversation } from './own-conversation.js';
 
 /** A conversation as `POST /chat/conversations/update` answers it. */
@@ -118,7 +115,7 @@ function positionOf(cursor: string): { updatedAt: number; id: string } {
 }
 
 /** The body read with `schema`, the caller's context, and the admission headers (the history routes' limit). */
-async function admit<Schema extends z.ZodType<{ context?: unknown }>>(
+export async function admit<Schema extends z.ZodType<{ context?: unknown }>>(
   deps: ChatRouteDependencies,
   request: HttpRequest,
   schema: Schema,
@@ -189,54 +186,4 @@ export async function serveConversationDelete(
   // Deleted by a concurrent request in between: the same outcome.
   await deps.store.deleteSession(session.id, deps.now());
   return { status: 204, headers, body: null };
-}
-
-/**
- * `POST /chat/conversations/branch`: shows another branch of one of the caller's conversations — the
- * one through `messageId` (a sibling the history listed), down its newest messages — and answers the
- * history as `POST /chat/history` does. Later messages go on from there.
- */
-export async function serveConversationBranch(
-  deps: ChatRouteDependencies,
-  request: HttpRequest,
-): Promise<HttpResponse> {
-  const { body, context, headers } = await admit(deps, request, conversationBranchBodySchema);
-  const session = await ownConversation(deps.store, body.sessionId, context);
-  const tree = await deps.store.getMessageTree(session.id);
-  const end = newestLeafFrom(tree, body.messageId);
-  if (end === null) throw new DeskpilotError('not_found', { detail: 'This conversation has no message with this id.' });
-  if (!(await deps.store.setActiveMessage(session.id, end)))
-    throw new DeskpilotError('conversation_deleted', { detail: 'This conversation was deleted.' });
-  const shown = await leaveOtherBranches(deps, session.id, { ...tree, activeId: end });
-  return jsonResponse(200, historyJson(session, shown), headers);
-}
-
-/**
- * A card waits for an answer only on the branch shown: those on the branches left are denied (in the
- * approval store, and stored as denied), so that no approval can run from a branch nobody sees. Returns
- * the tree as it is now.
- */
-async function leaveOtherBranches(deps: ChatRouteDependencies, sessionId: string, tree: MessageTree) {
-  const shown = new Set(branchTo(tree, tree.activeId).map((message) => message.id));
-  const cardsShown = new Set(
-    tree.messages.flatMap(({ message }) =>
-      shown.has(message.id)
-        ? message.parts.flatMap((part) => (isToolUIPart(part) && part.approval ? [part.approval.id] : []))
-        : [],
-    ),
-  );
-  for (const pending of await deps.approvalStore.listPending(sessionId))
-    if (!cardsShown.has(pending.id)) await deps.gate.deny(pending.id, 'superseded');
-  const settled = tree.messages
-    .map(({ message }) => message as ChatMessage)
-    .filter((message) => !shown.has(message.id) && message.parts.some(isAwaitingApproval))
-    .map(denyAwaitingApprovals);
-  if (settled.length > 0) await deps.store.upsertMessages(sessionId, settled);
-  return {
-    ...tree,
-    messages: tree.messages.map((entry) => ({
-      ...entry,
-      message: settled.find((message) => message.id === entry.message.id) ?? entry.message,
-    })),
-  };
 }

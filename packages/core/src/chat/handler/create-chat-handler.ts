@@ -30,12 +30,8 @@ import type { ChatToolDefinition } from '../tools/chat-tool.js';
 import { createChatCors, type ChatCorsOptions } from './chat-cors.js';
 import { chatBodySchema, userMessageSchema, type ChatLimits } from './chat-request.js';
 import { serveChat, serveChatHistory, type ChatRouteDependencies } from './chat-routes.js';
-import {
-  serveConversationBranch,
-  serveConversationDelete,
-  serveConversationList,
-  serveConversationUpdate,
-} from './conversation-routes.js';
+import { serveConversationBranch } from './branch-route.js';
+import { serveConversationDelete, serveConversationList, serveConversationUpdate } from './conversation-routes.js';
 import { createChatAdmission } from './create-chat-admission.js';
 import { createChatToolSet } from './create-chat-tool-set.js';
 import { createTurnTracker, type ChatDrainOptions, type ChatDrainResult } from './create-turn-tracker.js';
