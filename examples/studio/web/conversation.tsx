@@ -81,16 +81,20 @@ export function Conversation(props: ConversationProps) {
       transport,
       resume: props.resume,
       sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
-      onFinish: ({ isError }) => {
+      onFinish: ({ message, isError }) => {
         props.onTurnEnded();
-        // A refused or failed request changed nothing on the server: the page keeps what was asked, for Retry.
-        if (branched.current && !isError) {
-          branched.current = false;
-          lastAction.current = null;
-          void showHistory.current((client, context) => client.chatHistory({ sessionId: chatId, context }));
-        }
+        if (!branched.current) return;
+        branched.current = false;
+        // A request refused before its answer began stored nothing: Retry sends it again. Once an answer
+        // began, the edit or the new branch is stored, so Retry asks for another answer instead.
+        if (!isError) lastAction.current = null;
+        else if (message.parts.length > 0) lastAction.current = () => regenerateLatest.current();
+        // Either way the page shows what the server keeps: its ids, and the versions' arrows.
+        void showHistory.current((client, context) => client.chatHistory({ sessionId: chatId, context }));
       },
     });
+  const regenerateLatest = useRef(() => regenerate());
+  regenerateLatest.current = () => regenerate();
   showHistory.current = async (ask) => {
     const read = ++reads.current;
     try {
@@ -137,6 +141,7 @@ export function Conversation(props: ConversationProps) {
   // would drop the answer and ask the model anew), otherwise the last user message.
   const retry = () => {
     clearError();
+    reads.current++;
     branched.current = true;
     if (lastAction.current) return void lastAction.current();
     const last = messages.at(-1);
@@ -207,7 +212,10 @@ export function Conversation(props: ConversationProps) {
             key={message.id}
             message={message}
             disabled={busy}
-            onApproval={(id, approved) => void addToolApprovalResponse({ id, approved })}
+            onApproval={(id, approved) => {
+              reads.current++;
+              void addToolApprovalResponse({ id, approved });
+            }}
             branching={branchingOf(message)}
           />
         ))}

@@ -266,6 +266,7 @@ async function writeOnBranch(
     let end = typeof rows[0].active_message_id === 'string' ? rows[0].active_message_id : null;
     let result: AddMessageResult | undefined;
     let after = write.after;
+    let shown = true;
     for (const message of messages) {
       const text = JSON.stringify(message);
       const stored = await transaction.query(
@@ -280,6 +281,7 @@ async function writeOnBranch(
                preview = ${previewSql('$3::jsonb')} WHERE session_id = $1 AND id = $2`,
             [sessionId, message.id, text],
           );
+        after = message.id;
         continue;
       }
       const quotaExceeded = write.quota && (await quotaLeft(transaction, sessionId, text, write.quota));
@@ -291,7 +293,9 @@ async function writeOnBranch(
         write.parentId === undefined &&
         after !== undefined &&
         end !== null &&
-        !(await onBranch(transaction, sessionId, end, after));
+        after !== end &&
+        (await offActiveBranch(transaction, sessionId, end, after));
+      shown &&= !offBranch;
       const parent = offBranch ? after! : write.parentId === undefined ? end : (write.parentId ?? firstMessageParent);
       await transaction.query(
         `INSERT INTO deskpilot_chat_messages (session_id, id, message, bytes, parent_id, preview)
@@ -304,24 +308,26 @@ async function writeOnBranch(
       after = message.id;
       result ??= { added: true };
     }
+    // An answer saved off the branch shown (its question was edited away) is not the conversation's status.
+    const turn = shown ? write.turn : undefined;
     await transaction.query(
       `UPDATE deskpilot_chat_sessions SET active_message_id = $2,
          last_turn_status = coalesce($3, last_turn_status), updated_at = coalesce($4, updated_at),
          version = version + CASE WHEN $3::text IS NULL THEN 0 ELSE 1 END
        WHERE id = $1`,
-      [sessionId, end, write.turn?.lastTurnStatus ?? null, write.turn?.updatedAt ?? null],
+      [sessionId, end, turn?.lastTurnStatus ?? null, turn?.updatedAt ?? null],
     );
     return result ?? { added: true };
   });
 }
 
-/** Whether message `id` is on the branch that ends at `end`. */
-async function onBranch(transaction: SqlExecutor, sessionId: string, end: string, id: string): Promise<boolean> {
+/** Whether message `id` is stored but not on the branch that ends at `end` (an unknown `id` is not: the message goes on). */
+async function offActiveBranch(transaction: SqlExecutor, sessionId: string, end: string, id: string) {
   const { rows } = await transaction.query(
     'SELECT id, parent_id FROM deskpilot_chat_messages WHERE session_id = $1 ORDER BY position',
     [sessionId],
   );
-  return isOnActiveBranch(rows, end, id);
+  return rows.some((row) => row.id === id) && !isOnActiveBranch(rows, end, id);
 }
 
 /** Which quota a new message (`text`) would pass in a conversation, if any. */

@@ -76,21 +76,18 @@ function insertMessage(
   sessionId: string,
   message: UIMessage,
   placement: Placement = {},
-): void {
+): boolean {
   const text = JSON.stringify(message);
   const end = sql('SELECT active_message_id FROM deskpilot_chat_sessions WHERE id = ?').get(
     sessionId,
   )?.active_message_id;
   const active = typeof end === 'string' ? end : null;
-  const offBranch =
-    placement.parentId === undefined &&
-    placement.after !== undefined &&
-    active !== null &&
-    !isOnActiveBranch(
-      sql('SELECT id, parent_id FROM deskpilot_chat_messages WHERE session_id = ? ORDER BY position').all(sessionId),
-      active,
-      placement.after,
-    );
+  // An answer whose question `after` is stored but no longer on the active branch goes right after it.
+  const rows =
+    placement.parentId === undefined && placement.after !== undefined && active !== null && placement.after !== active
+      ? sql('SELECT id, parent_id FROM deskpilot_chat_messages WHERE session_id = ? ORDER BY position').all(sessionId)
+      : [];
+  const offBranch = rows.some((row) => row.id === placement.after) && !isOnActiveBranch(rows, active, placement.after!);
   const parent = offBranch
     ? placement.after!
     : placement.parentId === undefined
@@ -101,6 +98,7 @@ function insertMessage(
   ).run(sessionId, message.id, text, Buffer.byteLength(text), parent, messagePreview(message));
   if (parent !== null && !offBranch)
     sql('UPDATE deskpilot_chat_sessions SET active_message_id = ? WHERE id = ?').run(message.id, sessionId);
+  return !offBranch;
 }
 
 /** In a transaction: `addMessage`'s answer, and the message saved when it is new and fits. */
@@ -252,13 +250,13 @@ export function createSqliteChatStore(database: SqliteDatabase): ChatStore {
   const selectSession = (id: string) => sql(`SELECT ${columns} FROM deskpilot_chat_sessions WHERE id = ?`).get(id);
   const isDeleted = (sessionId: string) =>
     sql('SELECT 1 FROM deskpilot_chat_sessions WHERE id = ? AND deleted_at IS NOT NULL').get(sessionId) !== undefined;
-  // A known message is replaced in place (its position and parent kept); a new one goes on the active branch.
-  const upsert = (sessionId: string, message: UIMessage, after?: string) => {
+  /** A known message is replaced in place; false when a new one went off the active branch. */
+  const upsert = (sessionId: string, message: UIMessage, after?: string): boolean => {
     const text = JSON.stringify(message);
     const { changes } = sql(
       'UPDATE deskpilot_chat_messages SET message = ?, bytes = ?, preview = ? WHERE session_id = ? AND id = ?',
     ).run(text, Buffer.byteLength(text), messagePreview(message), sessionId, message.id);
-    if (changes === 0) insertMessage(sql, sessionId, message, { after });
+    return changes > 0 || insertMessage(sql, sessionId, message, { after });
   };
 
   /** In a transaction: the session with `init.id`, created when new. */
@@ -299,7 +297,8 @@ export function createSqliteChatStore(database: SqliteDatabase): ChatStore {
     async saveTurn(sessionId, message, update, after) {
       database.transaction(() => {
         if (isDeleted(sessionId)) return;
-        upsert(sessionId, message, after);
+        // An answer saved off the branch shown (its question was edited away) is not the conversation's status.
+        if (!upsert(sessionId, message, after)) return;
         sql(
           'UPDATE deskpilot_chat_sessions SET last_turn_status = ?, updated_at = ?, version = version + 1 WHERE id = ?',
         ).run(update.lastTurnStatus, update.updatedAt, sessionId);

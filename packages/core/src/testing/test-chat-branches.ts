@@ -162,6 +162,38 @@ export function testChatBranches(make: () => ChatStore | Promise<ChatStore>): vo
       expect(await store.getMessages(sessionId)).toEqual([question, first, followUp, second, third, late]);
     });
 
+    it("leaves the conversation's status alone for an answer saved off the branch shown", async (context) => {
+      const store = await make();
+      if (!store.saveTurn) return context.skip();
+      const { sessionId, second } = await twoExchanges(store);
+      const third = message('user', 'refund ORD-1004');
+      await store.addMessage(sessionId, third);
+      await store.addMessage(sessionId, message('user', 'no, ORD-1005'), undefined, second.id);
+      const before = (await store.getSession(sessionId))!;
+      await store.saveTurn(
+        sessionId,
+        message('assistant', 'Approve?'),
+        { lastTurnStatus: 'awaiting_approval', updatedAt: 9_000 },
+        third.id,
+      );
+      expect(await store.getSession(sessionId)).toEqual(before);
+    });
+
+    it('keeps a batch together after a message replaced in place, and appends after an `after` it does not have', async () => {
+      const store = await make();
+      const { sessionId, question, first, followUp, second } = await twoExchanges(store);
+      const edited = message('user', 'and ORD-1005?');
+      await store.addMessage(sessionId, edited, undefined, first.id);
+      const reply = await answer(store, sessionId, 'ORD-1005 shipped.', edited.id);
+      // The first of the batch is stored (on the branch shown), the second is new: it follows the first.
+      const more = message('assistant', 'Anything else?');
+      await store.upsertMessages(sessionId, [reply, more], followUp.id);
+      expect(await store.getMessages(sessionId)).toEqual([question, first, edited, reply, more]);
+      const stray = await answer(store, sessionId, 'An answer to nothing stored.', 'msg-unknown');
+      expect(await store.getMessages(sessionId)).toEqual([question, first, edited, reply, more, stray]);
+      expect((await store.getMessageTree(sessionId)).messages.map((entry) => entry.message)).toContainEqual(second);
+    });
+
     it('saves an answer to an earlier question of the active branch at its end (turns that overlapped)', async () => {
       const store = await make();
       const { sessionId, question, first, followUp, second } = await twoExchanges(store);

@@ -95,19 +95,20 @@ function createBranchLedger() {
   return {
     /**
      * Records a new message: after `parentId` when given (a new branch, made the active one), else at
-     * the end of the active branch — unless it answers `after` and `after` is no longer on it: then
-     * right after `after`, the active branch left as it is.
+     * the end of the active branch — unless it answers `after`, a message no longer on it: then right
+     * after `after`, the active branch left as it is. False in that last case.
      */
-    place(sessionId: string, id: string, parentId?: string | null, after?: string) {
+    place(sessionId: string, id: string, parentId?: string | null, after?: string): boolean {
       let stored = parents.get(sessionId);
       if (!stored) parents.set(sessionId, (stored = new Map()));
       const end = ends.get(sessionId) ?? null;
-      if (parentId === undefined && after !== undefined && !onBranch(stored, end, after)) {
+      if (parentId === undefined && after !== undefined && stored.has(after) && !onBranch(stored, end, after)) {
         stored.set(id, after);
-        return;
+        return false;
       }
       stored.set(id, parentId === undefined ? end : parentId);
       ends.set(sessionId, id);
+      return true;
     },
     /** The active branch ends at `id` when it is a message of the conversation. */
     select(sessionId: string, id: string): boolean {
@@ -225,16 +226,19 @@ export function createMemoryChatStore(): MemoryChatStore {
   const messagesBySession = new Map<string, Map<string, UIMessage>>();
   const sizes = createSizeLedger((sessionId) => sessions.get(sessionId)?.userEmail);
   const branches = createBranchLedger();
-  const upsertInto = (sessionId: string, messages: UIMessage[], after?: string) => {
+  /** Saves `messages` (a batch's later messages follow its earlier ones); false when a new one went off the active branch. */
+  const upsertInto = (sessionId: string, messages: UIMessage[], after?: string): boolean => {
     let stored = messagesBySession.get(sessionId);
     if (!stored) messagesBySession.set(sessionId, (stored = new Map()));
+    let shown = true;
     for (const [index, message] of messages.entries()) {
-      // A batch's later messages follow its earlier ones.
       if (!stored.has(message.id))
-        branches.place(sessionId, message.id, undefined, index === 0 ? after : messages[index - 1]!.id);
+        shown =
+          branches.place(sessionId, message.id, undefined, index === 0 ? after : messages[index - 1]!.id) && shown;
       stored.set(message.id, structuredClone(message));
       sizes.count(sessionId, message.id, sizeOf(message));
     }
+    return shown;
   };
 
   const store: MemoryChatStore = {
@@ -261,14 +265,14 @@ export function createMemoryChatStore(): MemoryChatStore {
       // No await in here: the two writes land together.
       const session = sessions.get(sessionId);
       if (session?.deletedAt != null) return;
-      if (session)
+      // An answer saved off the branch shown (its question was edited away) is not the conversation's status.
+      if (upsertInto(sessionId, [message], after) && session)
         sessions.set(sessionId, {
           ...session,
           lastTurnStatus: update.lastTurnStatus,
           updatedAt: update.updatedAt,
           version: session.version + 1,
         });
-      upsertInto(sessionId, [message], after);
     },
     async getSession(id) {
       const session = sessions.get(id);

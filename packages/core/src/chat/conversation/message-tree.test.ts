@@ -47,6 +47,19 @@ describe('message trees', () => {
     expect(parentOf(conversation, 'unknown')).toBeUndefined();
   });
 
+  it('lists the siblings of a message whatever its id ("__proto__" included)', () => {
+    const odd = tree(
+      [
+        ['__proto__', null],
+        ['constructor', null],
+      ],
+      '__proto__',
+    );
+    expect(JSON.parse(JSON.stringify(branchView(odd).siblings))).toEqual({
+      ['__proto__']: ['__proto__', 'constructor'],
+    });
+  });
+
   it('ends a walk a corrupted store would make endless', () => {
     const loop = tree(
       [

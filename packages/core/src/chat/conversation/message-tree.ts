@@ -45,7 +45,8 @@ export function branchTo(tree: MessageTree, endId: string | null): UIMessage[] {
 export function branchView(tree: MessageTree): BranchView {
   const messages = branchTo(tree, tree.activeId);
   const children = childrenOf(tree);
-  const siblings: Record<string, string[]> = {};
+  // No prototype: a message id is the client's choice ("__proto__" included).
+  const siblings: Record<string, string[]> = Object.create(null) as Record<string, string[]>;
   let parentId: string | null = null;
   for (const message of messages) {
     const choices = children.get(parentId) ?? [];

@@ -8,13 +8,13 @@ import type { ApprovalStore } from '../approval/approval-store.js';
 import type { ApprovalGate, ApprovalScope } from '../approval/create-approval-gate.js';
 import type { ContextBudget } from '../context/bound-model-input.js';
 import { buildInstructions } from '../context/build-instructions.js';
-import type { ChatStore, StorageQuota } from '../conversation/chat-store.js';
+import type { ChatSessionRecord, ChatStore, StorageQuota } from '../conversation/chat-store.js';
 import { createChatStreamResponse } from '../stream/create-chat-stream-response.js';
 import type { ResumableStreams, StreamRecording } from '../stream/resumable-streams.js';
 import { answerApprovals } from './answer-approvals.js';
 import { historyJson } from './history-json.js';
 import { ownConversation } from './own-conversation.js';
-import { isUnsettledApproval, type ChatMessage } from './chat-message.js';
+import { denyAwaitingApprovals, isAwaitingApproval, isUnsettledApproval, type ChatMessage } from './chat-message.js';
 import { assistantMessageSchema, chatBodySchema, historyBodySchema, userMessageSchema } from './chat-request.js';
 import type { ChatAdmission } from './create-chat-admission.js';
 import type { ChatToolSet } from './create-chat-tool-set.js';
@@ -236,8 +236,9 @@ async function runTurn(
   },
 ): Promise<HttpResponse> {
   const { body, context, last, hold } = admitted;
-  // The user's message is added as the conversation opens, where the store can (one round trip). An
-  // edit or a regeneration needs a conversation that exists (404 for anyone else's), and creates none.
+  // The user's message is added as the conversation opens, where the store can (one round trip); an
+  // edit or a regeneration with the question last adds it only once it is known to be new. One with an
+  // answer last needs a conversation that exists (404 for anyone else's), and creates none.
   const opened =
     last.kind === 'branch'
       ? await openExisting(deps.store, body.sessionId, context)
@@ -263,22 +264,7 @@ async function runTurn(
     turn.settle();
     return replayWithoutModel(started.messageId, started.chunks, admitted.headers);
   }
-  const titles = deps.titles;
-  // The first exchange of a conversation with no title yet (a retry of it included) names it.
-  const question = started.history.length === 1 ? started.history[0] : undefined;
-  const afterSaved =
-    titles && session.title === null && question?.role === 'user'
-      ? (answer: ChatMessage) =>
-          titleConversation({
-            ...titles,
-            store: deps.store,
-            sessionId: session.id,
-            question,
-            answer,
-            signal: turn.cut.signal,
-            onError: deps.onError,
-          })
-      : undefined;
+  const afterSaved = afterSavedOf(deps, session, started.history, turn.cut.signal);
   const recording = await recordingOf(deps, session.id);
   try {
     return await streamAssistantTurn({
@@ -322,6 +308,47 @@ async function runTurn(
     recording?.close();
     throw error;
   }
+}
+
+/** What runs once an answer is saved: its hidden cards settled, and a new conversation's title. */
+function afterSavedOf(
+  deps: ChatRouteDependencies,
+  session: ChatSessionRecord,
+  history: ChatMessage[],
+  signal: AbortSignal,
+) {
+  const titles = deps.titles;
+  // The first exchange of a conversation with no title yet (a retry of it included) names it.
+  const question = history.length === 1 ? history[0] : undefined;
+  const title =
+    titles && session.title === null && question?.role === 'user'
+      ? (answer: ChatMessage) =>
+          titleConversation({
+            ...titles,
+            store: deps.store,
+            sessionId: session.id,
+            question,
+            answer,
+            signal,
+            onError: deps.onError,
+          })
+      : undefined;
+  return async (answer: ChatMessage) => {
+    await settleHiddenCards(deps, session.id, answer).catch(deps.onError);
+    await title?.(answer);
+  };
+}
+
+/**
+ * A card waits only on the branch shown: an answer saved off it (its question was edited away while it
+ * ran) has its cards denied, in the approval store and as stored.
+ */
+async function settleHiddenCards(deps: ChatRouteDependencies, sessionId: string, answer: ChatMessage) {
+  const cards = answer.parts.filter(isAwaitingApproval);
+  if (cards.length === 0) return;
+  if ((await deps.store.getMessages(sessionId)).some((message) => message.id === answer.id)) return;
+  for (const card of cards) await deps.gate.deny(card.approval.id, 'superseded');
+  await deps.store.upsertMessages(sessionId, [denyAwaitingApprovals(answer)]);
 }
 
 /** One of the caller's conversations with its active branch, when it exists and is not deleted. */

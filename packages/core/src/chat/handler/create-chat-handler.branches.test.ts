@@ -13,6 +13,7 @@ import {
 } from './chat.test-support.js';
 
 const context = { userEmail: 'rep@example.com', projectKey: 'acme-b2c', canRefundOrders: true };
+const requestOf = (chunks: Array<{ type: string }>) => chunks.find((chunk) => chunk.type === 'tool-approval-request');
 const refunds = (commerce: { calls: Array<{ method: string }> }) =>
   commerce.calls.filter((call) => call.method === 'refundOrder').length;
 /** The text of a message's text parts. */
@@ -171,6 +172,35 @@ describe('edit and regenerate as branches', () => {
       await chat.post({ sessionId, context, messageId: 'u2' }, '/chat/conversations/branch')
     ).json()) as { messages: UIMessage[] };
     expect(old.messages.map(textOf)).toEqual(['first', 'Answer 1', 'second', 'Answer 2']);
+  });
+
+  it('denies the card of an answer saved off the branch shown, and leaves the status to the branch shown', async () => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let calls = 0;
+    const chat = await setupChat(
+      scriptedModel(async () => {
+        const call = ++calls;
+        if (call === 2) {
+          await held;
+          return toolStep({ name: 'refundOrder', input: { orderId: 'ORD-1001', reason: 'damaged' } });
+        }
+        return textStep(`Answer ${call}`);
+      }),
+    );
+    const post = (body: Record<string, unknown>) => chat.post({ sessionId, context, ...body });
+    await readAll(await post({ messages: [userMessage('first', 'u1')] }));
+    const running = post({ messages: [userMessage('refund ORD-1001', 'u2')] }).then(readAll);
+    await expect.poll(() => calls).toBe(2);
+    await readAll(await post({ messages: [userMessage('never mind', 'u2')], messageId: 'u2' }));
+    release();
+    expect(requestOf(await running)).toBeDefined();
+    await expect.poll(async () => (await chat.approvalStore.listPending(sessionId)).length).toBe(0);
+    expect((await chat.store.getSession(sessionId))!.lastTurnStatus).toBe('complete');
+    const hidden = chat.store
+      .dump()
+      .messages[sessionId]!.find((message) => message.parts.some((part) => part.type === 'tool-refundOrder'))!;
+    expect(hidden.parts.find((part) => part.type === 'tool-refundOrder')).toMatchObject({ state: 'output-denied' });
   });
 
   it('goes on from the branch shown: a new message follows it', async () => {
