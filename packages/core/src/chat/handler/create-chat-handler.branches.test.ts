@@ -45,6 +45,31 @@ async function setup() {
   return { ...chat, model, send, history, select };
 }
 
+/**
+ * A first exchange, then a second question (`asked`) whose answer (`step`) is held back while another tab
+ * edits that question (`edited`); the held answer is released and still running.
+ */
+async function editedWhileAnswering(step: ReturnType<typeof textStep>, asked: string, edited: string) {
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  let calls = 0;
+  const chat = await setupChat(
+    scriptedModel(async () => {
+      const call = ++calls;
+      if (call !== 2) return textStep(`Answer ${call}`);
+      await held;
+      return step;
+    }),
+  );
+  const post = (body: Record<string, unknown>) => chat.post({ sessionId, context, ...body });
+  await readAll(await post({ messages: [userMessage('first', 'u1')] }));
+  const running = post({ messages: [userMessage(asked, 'u2')] }).then(readAll);
+  await expect.poll(() => calls).toBe(2);
+  await readAll(await post({ messages: [userMessage(edited, 'u2')], messageId: 'u2' }));
+  release();
+  return { chat, running };
+}
+
 /** Two exchanges, as `useChat` sends them: the last message only. */
 async function twoExchanges(chat: Awaited<ReturnType<typeof setup>>) {
   await chat.send({ messages: [userMessage('where is ORD-1001?', 'u1')] });
@@ -146,23 +171,7 @@ describe('edit and regenerate as branches', () => {
   });
 
   it('saves an answer whose question was edited while it ran beside the edit, not on the branch shown', async () => {
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => (release = resolve));
-    let calls = 0;
-    const chat = await setupChat(
-      scriptedModel(async () => {
-        const call = ++calls;
-        if (call === 2) await held;
-        return textStep(`Answer ${call}`);
-      }),
-    );
-    const post = (body: Record<string, unknown>) => chat.post({ sessionId, context, ...body });
-    await readAll(await post({ messages: [userMessage('first', 'u1')] }));
-    const running = post({ messages: [userMessage('second', 'u2')] }).then(readAll);
-    await expect.poll(() => calls).toBe(2);
-    // Another tab edits the question being answered.
-    await readAll(await post({ messages: [userMessage('second, edited', 'u2')], messageId: 'u2' }));
-    release();
+    const { chat, running } = await editedWhileAnswering(textStep('Answer 2'), 'second', 'second, edited');
     await running;
     const shown = (await (await chat.post({ sessionId, context }, '/chat/history')).json()) as {
       messages: UIMessage[];
@@ -175,25 +184,8 @@ describe('edit and regenerate as branches', () => {
   });
 
   it('denies the card of an answer saved off the branch shown, and leaves the status to the branch shown', async () => {
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => (release = resolve));
-    let calls = 0;
-    const chat = await setupChat(
-      scriptedModel(async () => {
-        const call = ++calls;
-        if (call === 2) {
-          await held;
-          return toolStep({ name: 'refundOrder', input: { orderId: 'ORD-1001', reason: 'damaged' } });
-        }
-        return textStep(`Answer ${call}`);
-      }),
-    );
-    const post = (body: Record<string, unknown>) => chat.post({ sessionId, context, ...body });
-    await readAll(await post({ messages: [userMessage('first', 'u1')] }));
-    const running = post({ messages: [userMessage('refund ORD-1001', 'u2')] }).then(readAll);
-    await expect.poll(() => calls).toBe(2);
-    await readAll(await post({ messages: [userMessage('never mind', 'u2')], messageId: 'u2' }));
-    release();
+    const refund = toolStep({ name: 'refundOrder', input: { orderId: 'ORD-1001', reason: 'damaged' } });
+    const { chat, running } = await editedWhileAnswering(refund, 'refund ORD-1001', 'never mind');
     expect(requestOf(await running)).toBeDefined();
     await expect.poll(async () => (await chat.approvalStore.listPending(sessionId)).length).toBe(0);
     expect((await chat.store.getSession(sessionId))!.lastTurnStatus).toBe('complete');
