@@ -73,7 +73,7 @@ export function Conversation(props: ConversationProps) {
   // Each read of the history, and each message sent, takes a number: a read that returns after a newer
   // one (or after a message was sent) is not shown.
   const reads = useRef(0);
-  const showHistory = useRef<(ask: HistoryRequest) => Promise<void>>(async () => {});
+  const showHistory = useRef<(ask: HistoryRequest, report?: boolean) => Promise<void>>(async () => {});
   const { messages, setMessages, sendMessage, regenerate, addToolApprovalResponse, status, error, clearError, stop } =
     useChat({
       id: chatId,
@@ -90,12 +90,13 @@ export function Conversation(props: ConversationProps) {
         if (!isError) lastAction.current = null;
         else if (message.parts.length > 0) lastAction.current = () => regenerateLatest.current();
         // Either way the page shows what the server keeps: its ids, and the versions' arrows.
-        void showHistory.current((client, context) => client.chatHistory({ sessionId: chatId, context }));
+        // Not reported when it fails: the turn's own error says what went wrong.
+        void showHistory.current((client, context) => client.chatHistory({ sessionId: chatId, context }), false);
       },
     });
   const regenerateLatest = useRef(() => regenerate());
   regenerateLatest.current = () => regenerate();
-  showHistory.current = async (ask) => {
+  showHistory.current = async (ask, report = true) => {
     const read = ++reads.current;
     try {
       const history = await ask(chatClient(chatServiceUrl), (await chatSetup()).context);
@@ -104,7 +105,7 @@ export function Conversation(props: ConversationProps) {
       setSiblings(history.siblings);
       setBranchError(null);
     } catch (failure) {
-      setBranchError(failure);
+      if (report && read === reads.current) setBranchError(failure);
     }
   };
   const [draft, setDraft] = useState('');
@@ -123,6 +124,7 @@ export function Conversation(props: ConversationProps) {
       const trimmed = text.trim();
       if (!trimmed || busy) return;
       clearError();
+      setBranchError(null);
       reads.current++;
       lastAction.current = null;
       branched.current = false;
@@ -141,6 +143,7 @@ export function Conversation(props: ConversationProps) {
   // would drop the answer and ask the model anew), otherwise the last user message.
   const retry = () => {
     clearError();
+    setBranchError(null);
     reads.current++;
     branched.current = true;
     if (lastAction.current) return void lastAction.current();
@@ -164,6 +167,7 @@ export function Conversation(props: ConversationProps) {
   /** An edit or a regeneration: a new branch, shown once its answer ends; Retry runs `again`. */
   const act = (action: () => Promise<void>, again = action) => {
     clearError();
+    setBranchError(null);
     reads.current++;
     branched.current = true;
     lastAction.current = again;
