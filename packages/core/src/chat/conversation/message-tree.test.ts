@@ -1,6 +1,6 @@
 import type { UIMessage } from 'ai';
 import { describe, expect, it } from 'vitest';
-import { branchTo, branchView, newestLeafFrom, parentOf, type MessageTree } from './message-tree.js';
+import { branchTo, branchView, messageOf, newestLeafFrom, type MessageTree } from './message-tree.js';
 
 const message = (id: string): UIMessage => ({ id, role: 'user', parts: [{ type: 'text', text: id }] });
 const tree = (entries: Array<[string, string | null]>, activeId: string | null): MessageTree => ({
@@ -42,9 +42,9 @@ describe('message trees', () => {
     expect(newestLeafFrom(conversation, 'q1')).toBe('a1r');
     expect(newestLeafFrom(conversation, 'a2')).toBe('a2');
     expect(newestLeafFrom(conversation, 'unknown')).toBeNull();
-    expect(parentOf(conversation, 'q2e')).toBe('a1');
-    expect(parentOf(conversation, 'q1')).toBeNull();
-    expect(parentOf(conversation, 'unknown')).toBeUndefined();
+    expect(messageOf(conversation, 'q2e')?.parentId).toBe('a1');
+    expect(messageOf(conversation, 'q1')?.parentId).toBeNull();
+    expect(messageOf(conversation, 'unknown')).toBeUndefined();
   });
 
   it('lists the siblings of a message whatever its id ("__proto__" included)', () => {

@@ -61,7 +61,7 @@ export function branchView(tree: MessageTree): BranchView {
  * each step, to a last message. Null when `messageId` is not in the tree.
  */
 export function newestLeafFrom(tree: MessageTree, messageId: string): string | null {
-  if (!tree.messages.some((entry) => entry.message.id === messageId)) return null;
+  if (!messageOf(tree, messageId)) return null;
   const children = childrenOf(tree);
   let leaf = messageId;
   // Bounded like `branchTo`: a corrupted store could hold a cycle.
@@ -73,9 +73,9 @@ export function newestLeafFrom(tree: MessageTree, messageId: string): string | n
   return leaf;
 }
 
-/** The id of the message `messageId` follows: null for a first message, undefined when it is not in the tree. */
-export function parentOf(tree: MessageTree, messageId: string): string | null | undefined {
-  return tree.messages.find((entry) => entry.message.id === messageId)?.parentId;
+/** The stored message with this id and its parent, on any branch; undefined when the tree has none. */
+export function messageOf(tree: MessageTree, messageId: string): TreeMessage | undefined {
+  return tree.messages.find((entry) => entry.message.id === messageId);
 }
 
 /** Child ids by parent id (null: the first messages), oldest first. */

@@ -1,6 +1,5 @@
 import { DeskpilotError } from '../../errors/deskpilot-error.js';
-import type { MessageTree } from '../conversation/message-tree.js';
-import { branchTo } from '../conversation/message-tree.js';
+import { branchTo, messageOf, type MessageTree } from '../conversation/message-tree.js';
 import { canonicalJson } from '../approval/canonical-hash.js';
 import type { ChatMessage } from './chat-message.js';
 import {
@@ -42,7 +41,7 @@ export function branchRequestOf(
   message: ChatMessage,
   intent: UserIntent,
 ): BranchRequest | undefined {
-  const known = tree.messages.find((entry) => entry.message.id === message.id)?.message;
+  const known = messageOf(tree, message.id)?.message;
   if (!known) return undefined;
   if (intent.kind === 'regenerate')
     return {
@@ -79,10 +78,9 @@ const conflict = (detail: string): StartUserTurnResult => ({
 export async function startBranch(options: StartBranchOptions): Promise<StartUserTurnResult> {
   const { store, sessionId, request } = options;
   const tree = options.tree ?? (await store.getMessageTree(sessionId));
-  const entry = (id: string) => tree.messages.find((candidate) => candidate.message.id === id);
   let history: ChatMessage[];
   if (request.kind === 'edit') {
-    const edited = entry(request.messageId);
+    const edited = messageOf(tree, request.messageId);
     if (edited?.message.role !== 'user') return conflict('There is no message of yours with this id to edit.');
     const message = { ...request.message, id: options.generateId() };
     const added = await store.addMessage(sessionId, message, options.quota, edited.parentId);
@@ -111,9 +109,9 @@ export async function startBranch(options: StartBranchOptions): Promise<StartUse
 /** The user message a regeneration answers again: the answer's question, or the user message named, or the active branch's last. */
 function questionToAnswer(tree: MessageTree, stored: readonly ChatMessage[], messageId: string | undefined) {
   if (messageId === undefined) return stored.findLast((message) => message.role === 'user')?.id;
-  const named = tree.messages.find((candidate) => candidate.message.id === messageId);
+  const named = messageOf(tree, messageId);
   if (named?.message.role === 'user') return named.message.id;
   if (named?.message.role !== 'assistant' || named.parentId === null) return undefined;
-  const parent = tree.messages.find((candidate) => candidate.message.id === named.parentId);
+  const parent = messageOf(tree, named.parentId);
   return parent?.message.role === 'user' ? parent.message.id : undefined;
 }
