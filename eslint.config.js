@@ -66,7 +66,7 @@ export default defineConfig(
     rules: restrictImports({}),
   },
   {
-    files: ['packages/postgres/src/**', 'packages/redis/src/**', 'packages/sqlite/src/**'],
+    files: ['packages/postgres/src/**', 'packages/redis/src/**', 'packages/sqlite/src/**', 'packages/smtp/src/**'],
     ignores: tests,
     rules: restrictImports({ paths: hostOnly, patterns: [hostOnlySubpaths] }),
   },

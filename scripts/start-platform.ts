@@ -31,6 +31,9 @@ const services = [
           PORT: String(ports.session),
           ALLOWED_ORIGINS: allowedOrigins,
           TRUSTED_PROXIES: process.env.TRUSTED_PROXIES ?? '127.0.0.1,::1',
+          // A development platform prints reset and verification emails here, unless SMTP_URL sends them.
+          EMAIL_CONSOLE: process.env.EMAIL_CONSOLE ?? (process.env.SMTP_URL ? 'false' : 'true'),
+          APP_URL: process.env.APP_URL ?? `http://localhost:${ports.studio}`,
         },
         { ownsProcess: false },
       ),

@@ -174,7 +174,7 @@ export function createEmailHasher(key: string | undefined): (email: string) => s
   return (email) => createHmac('sha256', secret).update(email).digest('hex').slice(0, 16);
 }
 
-/** The handlers' events as log lines: sign-ins with a hashed email, refusals, store errors, turns, tools, approvals. */
+/** The handlers' events as log lines: sign-ins and reset requests with a hashed email, recovery, refusals, store errors, turns, tools, approvals. */
 export function logEvents(logger: Logger, hashEmail?: (email: string) => string): DeskpilotEventListener {
   return (event: DeskpilotEvent) => {
     switch (event.type) {
@@ -183,6 +183,15 @@ export function logEvents(logger: Logger, hashEmail?: (email: string) => string)
           { event: event.type, outcome: event.outcome, emailHash: hashEmail?.(event.email) },
           `sign-in ${event.outcome}`,
         );
+      case 'password-reset-requested':
+        return logger.info(
+          { event: event.type, outcome: event.outcome, emailHash: hashEmail?.(event.email) },
+          `password reset link ${event.outcome}`,
+        );
+      case 'password-reset':
+        return logger.info({ event: event.type, outcome: event.outcome }, `password reset ${event.outcome}`);
+      case 'email-verified':
+        return logger.info({ event: event.type, outcome: event.outcome }, `email verification ${event.outcome}`);
       case 'rate-limited':
         return logger.warn({ event: event.type, limit: event.limit }, `rate limit ${event.limit} refused a request`);
       case 'store-error':

@@ -4,7 +4,14 @@
 // only when it is used: `pg` and PGlite cost an idle process memory it would not otherwise spend.
 import { join } from 'node:path';
 import type { ApprovalStore, ChatStore } from '@deskpilot/core';
-import type { Account, NewUser, SessionLookup, SessionStore, UserDirectory } from '@deskpilot/core/session';
+import type {
+  Account,
+  AccountTokenStore,
+  NewUser,
+  SessionLookup,
+  SessionStore,
+  UserDirectory,
+} from '@deskpilot/core/session';
 
 /** The storage variables a service reads (see `storageVariables` in environment.ts). */
 export interface StorageConfig {
@@ -25,6 +32,8 @@ export interface Storage {
   sessionLookup: SessionLookup;
   chatStore: ChatStore;
   approvalStore: ApprovalStore;
+  /** One-time links (password reset, email verification). */
+  accountTokenStore: AccountTokenStore;
   /**
    * The session store read uncached, on Postgres: the services share one database, so a chat grant can
    * end with its session. Not on an embedded database, which a service run alone may not share (a

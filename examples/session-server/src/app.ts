@@ -4,12 +4,14 @@ import {
   DeskpilotError,
   createReadinessCheck,
   describeError,
+  createConsoleEmailSender,
   createHashGate,
   createSessionHandler,
   createSessionService,
   healthResponse,
   problemResponse,
   readinessResponse,
+  type AccountRecoveryOptions,
   type RateLimiter,
 } from '@deskpilot/core/session';
 import { writeResponse } from '@deskpilot/core/node';
@@ -52,6 +54,7 @@ export async function createApp(config: ServerConfig, logger: Logger) {
       windowMs: 5 * 60 * 1000,
     });
 
+  const email = await emailSender(config);
   const sessions = createSessionService({
     store: sessionStore,
     directory: userDirectory,
@@ -68,7 +71,14 @@ export async function createApp(config: ServerConfig, logger: Logger) {
         : createHashGate({ maxInFlight: config.LOGIN_HASH_CONCURRENCY, maxQueued: config.LOGIN_HASH_QUEUE }),
     // Renewals are written after their reads are answered: a failed one is logged, the next read renews.
     logger: coreLogger(logger),
+    ...(email ? { recovery: recoveryOptions(config, storage.accountTokenStore, email.sender) } : {}),
   });
+  if (email?.verify)
+    email
+      .verify()
+      .catch((error: unknown) =>
+        logger.warn(`the SMTP server does not answer yet (reset links wait for it): ${describeError(error)}`),
+      );
 
   // Ready: the database answers at this release's schema version, and Redis answers when configured.
   const readiness = createReadinessCheck({
@@ -119,6 +129,7 @@ export async function createApp(config: ServerConfig, logger: Logger) {
     writeResponse(res, problemResponse(new DeskpilotError('not_found', { detail: 'No such route.' }))),
   );
   const close = async () => {
+    email?.close();
     await redis?.close();
     await storage.close();
   };
@@ -127,7 +138,30 @@ export async function createApp(config: ServerConfig, logger: Logger) {
     sessions,
     readiness,
     metrics,
-    storage: `${storage.label}${redis ? ', login throttles on Redis' : ''}`,
+    storage: `${storage.label}${redis ? ', login throttles on Redis' : ''}${email ? `, ${email.label}` : ''}`,
     close,
   };
+}
+
+/** Where reset and verification links go: SMTP, the console in development, or nowhere (no recovery routes). */
+async function emailSender(config: ServerConfig) {
+  if (config.SMTP_URL) {
+    // Loaded only when configured, like the Redis client.
+    const { createSmtpEmailSender } = await import('@deskpilot/smtp');
+    const sender = createSmtpEmailSender({ url: config.SMTP_URL, from: config.EMAIL_FROM });
+    return { sender, label: 'recovery emails over SMTP', verify: () => sender.verify(), close: () => sender.close() };
+  }
+  if (config.EMAIL_CONSOLE)
+    return { sender: createConsoleEmailSender(), label: 'recovery emails printed (EMAIL_CONSOLE)', close: () => {} };
+  return undefined;
+}
+
+/** Recovery over the service's own database, its links opening the studio's page (the token in the fragment). */
+function recoveryOptions(
+  config: ServerConfig,
+  tokens: AccountRecoveryOptions['tokens'],
+  email: AccountRecoveryOptions['email'],
+): AccountRecoveryOptions {
+  const page = (action: string) => (token: string) => new URL(`/#${action}=${token}`, config.APP_URL).href;
+  return { tokens, email, links: { passwordReset: page('reset-password'), emailVerification: page('verify-email') } };
 }

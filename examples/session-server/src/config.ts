@@ -37,6 +37,17 @@ const environment = z.object({
   SESSION_IDLE_TIMEOUT_MS: z._default(milliseconds, 2 * 60 * 60 * 1000),
   SESSION_ABSOLUTE_TIMEOUT_MS: z._default(milliseconds, 12 * 60 * 60 * 1000),
   SEED_DEMO_USERS: z._default(flag, true),
+  /**
+   * The SMTP server for password reset and verification links (`smtps://user:password@host:465`, or
+   * `smtp://…:587` with STARTTLS); with it (or EMAIL_CONSOLE) the recovery routes are served.
+   */
+  SMTP_URL: z.optional(z.url({ protocol: /^smtps?$/ })),
+  /** The sender of those emails. */
+  EMAIL_FROM: z._default(z.string().check(z.minLength(3)), 'Deskpilot <no-reply@localhost>'),
+  /** Development: print each email, links included, to standard error instead of sending it (without SMTP_URL). */
+  EMAIL_CONSOLE: z._default(flag, false),
+  /** Where the studio is reached: the page the emailed links open. */
+  APP_URL: z._default(z.url({ protocol: /^https?$/ }), `http://localhost:${studioDefaultPort}`),
   /** Password checks at once; unset, the smaller of libuv's thread pool and the cores; 0 turns the bound off. */
   LOGIN_HASH_CONCURRENCY: z.optional(integer(0)),
   /** Password checks waiting for a place; past it a sign-in is 503 `unavailable` at once. Unset: 2 × LOGIN_HASH_CONCURRENCY. */

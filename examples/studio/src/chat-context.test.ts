@@ -5,7 +5,7 @@ import { businessTypeOf, capabilitiesFor, chatContextFor } from './chat-context.
 const reads = { canViewOrders: true, canViewCustomers: true, canViewProducts: true, canViewTickets: true };
 const session = (role: string, projectKey = 'acme-b2c'): Session => ({
   id: 'id',
-  user: { id: 'u1', email: 'alice@example.com', name: 'Alice' },
+  user: { id: 'u1', email: 'alice@example.com', name: 'Alice', emailVerified: true },
   projectKey,
   clientId: 'acme',
   role,

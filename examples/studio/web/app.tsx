@@ -1,12 +1,15 @@
 import { useCallback, useEffect, useState } from 'react';
 import { ChatPanel } from './chat-panel.tsx';
+import { ForgotPasswordForm, ResetPasswordForm, takeEmailedLink, verifyEmail } from './account-recovery.tsx';
 import { LoginForm } from './login-form.tsx';
 import { Sidebar } from './sidebar.tsx';
 import { DeskpilotClientError, client, currentSession, explain, type Session } from './studio-api.ts';
 
 type View =
   | { state: 'loading' }
-  | { state: 'signed-out' }
+  | { state: 'signed-out'; notice?: string }
+  | { state: 'forgot-password' }
+  | { state: 'reset-password'; token: string }
   | { state: 'signed-in'; session: Session }
   | { state: 'unavailable'; message: string };
 
@@ -16,16 +19,31 @@ export function App() {
   const [notice, setNotice] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
 
-  const load = useCallback(async () => {
+  const load = useCallback(async (loadNotice?: string) => {
     setView({ state: 'loading' });
     try {
       const session = await currentSession();
-      setView(session ? { state: 'signed-in', session } : { state: 'signed-out' });
+      setView(session ? { state: 'signed-in', session } : { state: 'signed-out', notice: loadNotice });
+      if (session && loadNotice) setNotice(loadNotice);
     } catch (error) {
       setView({ state: 'unavailable', message: explain(error) });
     }
   }, []);
-  useEffect(() => void load(), [load]);
+  useEffect(() => {
+    // A link from an email opens the page: a reset asks for the new password; a verification is
+    // answered at once, then the page goes on as usual with what it said. Pasted into a tab already
+    // on the studio, only the fragment changes: no reload, a `hashchange`.
+    const follow = (loadOtherwise: boolean) => {
+      const link = takeEmailedLink();
+      if (link?.action === 'reset-password') setView({ state: 'reset-password', token: link.token });
+      else if (link?.action === 'verify-email') void verifyEmail(link.token).then(load);
+      else if (loadOtherwise) void load();
+    };
+    follow(true);
+    const onHashChange = () => follow(false);
+    window.addEventListener('hashchange', onHashChange);
+    return () => window.removeEventListener('hashchange', onHashChange);
+  }, [load]);
 
   const run = async (action: () => Promise<void>) => {
     setBusy(true);
@@ -61,7 +79,21 @@ export function App() {
     );
   }
   if (view.state === 'signed-out')
-    return <LoginForm onSignedIn={(session) => setView({ state: 'signed-in', session })} />;
+    return (
+      <LoginForm
+        notice={view.notice}
+        onSignedIn={(session) => setView({ state: 'signed-in', session })}
+        onForgotPassword={() => setView({ state: 'forgot-password' })}
+      />
+    );
+  if (view.state === 'forgot-password') return <ForgotPasswordForm onBack={() => setView({ state: 'signed-out' })} />;
+  if (view.state === 'reset-password')
+    return (
+      <ResetPasswordForm
+        token={view.token}
+        onDone={(done) => setView({ state: 'signed-out', ...(done ? { notice: done } : {}) })}
+      />
+    );
 
   const { session } = view;
   const membershipKey = (membership: { projectKey: string; clientId: string }) =>
@@ -107,6 +139,25 @@ export function App() {
         <span className="user" title={session.user.email}>
           {session.user.name}
         </span>
+        {!session.user.emailVerified && (
+          <button
+            type="button"
+            disabled={busy}
+            onClick={() =>
+              void run(async () => {
+                try {
+                  await client.requestEmailVerification();
+                  setNotice(`A verification link was sent to ${session.user.email}.`);
+                } catch (error) {
+                  if (!DeskpilotClientError.isInstance(error, 'not_found')) throw error;
+                  setNotice('Email verification is not set up on this server.');
+                }
+              })
+            }
+          >
+            Verify email
+          </button>
+        )}
         <button
           type="button"
           disabled={busy}

@@ -2,7 +2,16 @@ import { useState, type FormEvent } from 'react';
 import { client, explain, type Session } from './studio-api.ts';
 
 /** Sign-in form; the error of a failed attempt is announced and the password field cleared. */
-export function LoginForm({ onSignedIn }: { onSignedIn: (session: Session) => void }) {
+export function LoginForm({
+  onSignedIn,
+  onForgotPassword,
+  notice,
+}: {
+  onSignedIn: (session: Session) => void;
+  onForgotPassword: () => void;
+  /** Told above the form, e.g. after a password reset. */
+  notice?: string | undefined;
+}) {
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
   const [error, setError] = useState<string | null>(null);
@@ -33,6 +42,7 @@ export function LoginForm({ onSignedIn }: { onSignedIn: (session: Session) => vo
           Deskpilot <span className="brand-sub">Studio</span>
         </h1>
         <p className="muted">Sign in to your support workspace.</p>
+        {notice && <p role="status">{notice}</p>}
         <label>
           Email
           <input
@@ -63,6 +73,9 @@ export function LoginForm({ onSignedIn }: { onSignedIn: (session: Session) => vo
         )}
         <button type="submit" className="primary" disabled={busy}>
           {busy ? 'Signing in…' : 'Sign in'}
+        </button>
+        <button type="button" className="link" onClick={onForgotPassword}>
+          Forgot password?
         </button>
         <p className="hint">Demo: alice@example.com / alice-demo-password · bob@example.com / bob-demo-password</p>
       </form>

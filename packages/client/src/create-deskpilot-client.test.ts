@@ -1,4 +1,5 @@
 import {
+  createMemoryAccountTokenStore,
   createChatHandler,
   createMemoryApprovalStore,
   createMemoryChatStore,
@@ -16,11 +17,20 @@ async function deployment(options: { rateLimit?: number; delayMs?: number } = {}
   const passwordHash = { cost: 1024 };
   const directory = createMemoryUserDirectory({ passwordHash });
   for (const user of demoUsers) await directory.addUser(user);
+  const outbox: string[] = [];
   const service = createSessionService({
     store: createMemorySessionStore(),
     directory,
     passwordHash,
     cookie: { secure: false },
+    recovery: {
+      tokens: createMemoryAccountTokenStore(),
+      email: { send: async (message) => void outbox.push(message.text) },
+      links: {
+        passwordReset: (token) => `http://studio.test/#reset-password=${token}`,
+        emailVerification: (token) => `http://studio.test/#verify-email=${token}`,
+      },
+    },
   });
   const sessions = createSessionHandler({ service, allowedOrigins: ['http://studio.test'] });
   const chat = createChatHandler({
@@ -45,10 +55,16 @@ async function deployment(options: { rateLimit?: number; delayMs?: number } = {}
     if (set) cookie = /Max-Age=0/.test(set) ? '' : set.split(';')[0]!;
     return response;
   };
-  return createDeskpilotClient({ sessionBaseUrl: 'http://studio.test', chatBaseUrl: 'http://chat.test', fetch });
+  const client = createDeskpilotClient({
+    sessionBaseUrl: 'http://studio.test',
+    chatBaseUrl: 'http://chat.test',
+    fetch,
+  });
+  return Object.assign(client, { outbox });
 }
 
 const alice = { email: 'alice@example.com', password: 'alice-demo-password' };
+const bob = { email: 'bob@example.com', password: 'bob-demo-password' };
 
 describe('createDeskpilotClient: sessions', () => {
   it('signs in, reads the session, switches project, and signs out', async () => {
@@ -69,6 +85,24 @@ describe('createDeskpilotClient: sessions', () => {
     await client.login(alice);
     await client.logoutEverywhere();
     expect(await client.currentSession()).toBeNull();
+  });
+
+  it('resets a password and verifies an address with the links of the emails', async () => {
+    const client = await deployment();
+    const tokenOf = (text: string | undefined) => /=([\w-]{43})/.exec(text ?? '')![1]!;
+    await client.login(alice);
+    await client.requestPasswordReset(alice.email);
+    await client.requestPasswordReset('nobody@example.com');
+    await expect.poll(() => client.outbox.length).toBe(1);
+    await client.resetPassword({ token: tokenOf(client.outbox[0]), password: 'a new long password' });
+    expect(await client.currentSession()).toBeNull();
+    const again = client.resetPassword({ token: tokenOf(client.outbox[0]), password: 'another password' });
+    await expect(again).rejects.toMatchObject({ code: 'invalid_token', status: 400 });
+    await client.login({ email: alice.email, password: 'a new long password' });
+    await client.login(bob);
+    await client.requestEmailVerification();
+    await client.verifyEmail(tokenOf(client.outbox[1]));
+    expect((await client.currentSession())?.user.emailVerified).toBe(true);
   });
 
   it('turns problems into DeskpilotClientErrors with the stable code, field errors and nothing else', async () => {

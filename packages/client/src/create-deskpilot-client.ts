@@ -4,7 +4,8 @@ import { DeskpilotClientError, errorFromResponse } from './deskpilot-client-erro
 /** A session as the session routes answer it. */
 export interface Session {
   id: string;
-  user: { id: string; email: string; name: string };
+  /** `emailVerified`: the user proved the address (absent from a session service of an earlier release). */
+  user: { id: string; email: string; name: string; emailVerified?: boolean };
   projectKey: string;
   clientId: string;
   role: string;
@@ -133,6 +134,18 @@ export function createDeskpilotClient(options: DeskpilotClientOptions = {}) {
     logout: async (): Promise<void> => void (await session('/sessions/current', { method: 'DELETE' })),
     /** Signs out of every session of this user. */
     logoutEverywhere: async (): Promise<void> => void (await session('/sessions', { method: 'DELETE' })),
+    /** Asks for a password reset link; resolves the same whether or not the address has an account. */
+    requestPasswordReset: async (email: string): Promise<void> =>
+      void (await session('/sessions/password-reset', post({ email }))),
+    /** Sets a new password with a reset link's token; every session of the user ends (sign in again). */
+    resetPassword: async (input: { token: string; password: string }): Promise<void> =>
+      void (await session('/sessions/password-reset/confirm', post(input))),
+    /** Sends a verification link to the signed-in user's address. */
+    requestEmailVerification: async (): Promise<void> =>
+      void (await session('/sessions/current/email-verification', post({}))),
+    /** Marks the address verified with a verification link's token. */
+    verifyEmail: async (token: string): Promise<void> =>
+      void (await session('/sessions/email-verification/confirm', post({ token }))),
     /** A stored conversation, or null when it does not exist (yet) for this user, or was deleted. */
     chatHistory: async <Message extends UIMessage = UIMessage>(input: {
       sessionId: string;

@@ -70,7 +70,9 @@ export {
 
 // Sessions
 export {
+  createConsoleEmailSender,
   createHashGate,
+  createMemoryAccountTokenStore,
   createMemorySessionStore,
   createMemoryUserDirectory,
   createSessionHandler,
@@ -87,8 +89,16 @@ export {
   verifyCredentials,
   verifyPassword,
   type Account,
+  type AccountRecovery,
+  type AccountRecoveryOptions,
+  type AccountTokenPurpose,
+  type AccountTokenRecord,
+  type AccountTokenStore,
+  type ConsoleEmailSenderOptions,
   type Credentials,
   type DeviceCookieOptions,
+  type EmailMessage,
+  type EmailSender,
   type HashGate,
   type HashGateOptions,
   type HashGatePass,
@@ -102,6 +112,8 @@ export {
   type NewUserWithHash,
   type NewUserWithPassword,
   type PasswordHashOptions,
+  type PasswordResetRequestOutcome,
+  type PasswordResetResult,
   type RandomBytes,
   type RequiredSession,
   type ResolvedSession,
@@ -122,6 +134,7 @@ export {
   type User,
   type UserDirectory,
   type VerifyCredentialsOptions,
+  type VerifyEmailResult,
 } from './session/index.js';
 
 // The studio's proxies

@@ -3,6 +3,8 @@
 // the chat's run time: a session-only process may load it.
 export {
   accountFromRow,
+  accountTokenColumns,
+  accountTokenFromRow,
   approvalColumns,
   approvalFromRow,
   approvalRowValues,

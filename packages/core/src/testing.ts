@@ -9,6 +9,7 @@ export { createFakeClock, type FakeClock } from './testing/fake-clock.js';
 export { makeSessionRecord, testSessionStore } from './testing/test-session-store.js';
 export { testSessionLookup, type SessionLookupFixture } from './testing/test-session-lookup.js';
 export { testUserDirectory, type UserDirectoryUnderTest } from './testing/test-user-directory.js';
+export { testAccountTokenStore } from './testing/test-account-token-store.js';
 export { testRateLimiter, type RateLimiterFactory } from './testing/test-rate-limiter.js';
 export { testTokenMeter, type TokenMeterFactory } from './testing/test-token-meter.js';
 export { testChatStore } from './testing/test-chat-store.js';

@@ -1,10 +1,12 @@
 import type { ApprovalStore, ChatStore } from '@deskpilot/core';
 import {
   createSessionLookup,
+  type AccountTokenStore,
   type PasswordHashOptions,
   type SessionLookup,
   type SessionStore,
 } from '@deskpilot/core/session';
+import { createPostgresAccountTokenStore } from './postgres-account-token-store.js';
 import { createPostgresApprovalStore } from './postgres-approval-store.js';
 import { createPostgresChatStore } from './postgres-chat-store.js';
 import { createPostgresSessionLookup } from './postgres-session-lookup.js';
@@ -42,6 +44,8 @@ export interface PostgresStores {
   sessionLookup: SessionLookup;
   chatStore: ChatStore;
   approvalStore: ApprovalStore;
+  /** One-time links of the session service's `recovery` (password reset, email verification). */
+  accountTokenStore: AccountTokenStore;
 }
 
 /**
@@ -72,5 +76,6 @@ export function createPostgresStores(client: SqlClient, options: PostgresStoresO
       : createPostgresSessionLookup(client),
     chatStore: createPostgresChatStore(client),
     approvalStore: createPostgresApprovalStore(client),
+    accountTokenStore: createPostgresAccountTokenStore(client),
   };
 }

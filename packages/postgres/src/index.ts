@@ -15,6 +15,7 @@ export {
 export { createPostgresSessionLookup, type PostgresSessionLookupOptions } from './postgres-session-lookup.js';
 export { createPostgresChatStore } from './postgres-chat-store.js';
 export { createPostgresApprovalStore } from './postgres-approval-store.js';
+export { createPostgresAccountTokenStore } from './postgres-account-token-store.js';
 export { createPostgresStores, type PostgresStores, type PostgresStoresOptions } from './create-postgres-stores.js';
 export { openDatabase, type Database, type OpenDatabaseOptions } from './open-database.js';
 export {

@@ -23,6 +23,7 @@ const tableNames = async (client: SqlClient) => {
 };
 
 const expectedTables = [
+  'deskpilot_account_tokens',
   'deskpilot_approvals',
   'deskpilot_chat_messages',
   'deskpilot_chat_sessions',

@@ -163,6 +163,28 @@ const messagePreviews: Migration = {
   statements: [`ALTER TABLE deskpilot_chat_messages ADD COLUMN preview text`],
 };
 
+// When a user proved they receive mail at their address (NULL: not yet), and one-time links (password
+// reset, email verification) kept as a digest of their token, the key: a leaked table opens no account,
+// and a link is found by its digest, never compared character by character. Nullable column, no default.
+// `purpose` is checked by the code that reads it: a later one-time secret needs no migration.
+const accountRecovery: Migration = {
+  version: 8,
+  name: 'account recovery and verification',
+  statements: [
+    `ALTER TABLE deskpilot_users ADD COLUMN email_verified_at bigint`,
+    `CREATE TABLE deskpilot_account_tokens (
+      token_hash text PRIMARY KEY,
+      purpose text NOT NULL,
+      user_id text NOT NULL,
+      email text NOT NULL,
+      created_at bigint NOT NULL,
+      expires_at bigint NOT NULL
+    )`,
+    `CREATE INDEX deskpilot_account_tokens_user ON deskpilot_account_tokens (user_id, purpose)`,
+    `CREATE INDEX deskpilot_account_tokens_expiry ON deskpilot_account_tokens (expires_at)`,
+  ],
+};
+
 /** Every migration, in order. Append only: a released migration never changes. */
 export const migrations: readonly Migration[] = [
   initialSchema,
@@ -172,4 +194,5 @@ export const migrations: readonly Migration[] = [
   approvalDecisions,
   messageBranches,
   messagePreviews,
+  accountRecovery,
 ];

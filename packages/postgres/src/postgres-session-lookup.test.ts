@@ -184,7 +184,13 @@ for (const backend of testBackends) {
         [one.id, two.id, 'missing', one.id].map((id) => lookup.getSessionAndAccount(id)),
       );
       expect(answers).toEqual([
-        { record: one, account: { user: { id: 'user-1', email: 'rep@example.com', name: 'Rep' }, memberships: [] } },
+        {
+          record: one,
+          account: {
+            user: { id: 'user-1', email: 'rep@example.com', name: 'Rep', emailVerified: false },
+            memberships: [],
+          },
+        },
         { record: two, account: null },
         null,
         answers[0],

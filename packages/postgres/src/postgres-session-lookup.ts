@@ -11,7 +11,7 @@ export interface PostgresSessionLookupOptions {
 
 // Sessions, their users and their memberships in one statement (one snapshot, one round trip). A
 // session whose user is gone comes back with a null `email`.
-const lookupSql = `SELECT ${sessionColumns.map((column) => `s.${column}`).join(', ')}, u.email, u.name, ${membershipsSql} AS memberships
+const lookupSql = `SELECT ${sessionColumns.map((column) => `s.${column}`).join(', ')}, u.email, u.name, u.email_verified_at, ${membershipsSql} AS memberships
   FROM deskpilot_sessions s LEFT JOIN deskpilot_users u ON u.id = s.user_id
   WHERE s.id = ANY($1::text[])`;
 

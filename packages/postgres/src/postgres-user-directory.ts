@@ -46,7 +46,7 @@ export const membershipsSql = `COALESCE((SELECT jsonb_agg(jsonb_build_object('pr
   FROM deskpilot_memberships m WHERE m.user_id = u.id), '[]'::jsonb)`;
 
 // One round trip for a user and their memberships.
-const accountSql = `SELECT u.id, u.email, u.name, ${membershipsSql} AS memberships FROM deskpilot_users u WHERE u.id = $1`;
+const accountSql = `SELECT u.id, u.email, u.name, u.email_verified_at, ${membershipsSql} AS memberships FROM deskpilot_users u WHERE u.id = $1`;
 
 // ES2024's `String.prototype.isWellFormed` (Node ≥ 20); the project's TypeScript lib is ES2023.
 const isWellFormed = (text: string): boolean => (text as unknown as { isWellFormed(): boolean }).isWellFormed();
@@ -55,7 +55,7 @@ const isWellFormed = (text: string): boolean => (text as unknown as { isWellForm
  * False for text no row can hold: Postgres refuses NUL in `text` (an error, not a miss), and drivers
  * turn a lone surrogate into U+FFFD (which could then match another row).
  */
-const canBeStored = (text: string) => !text.includes('\u0000') && isWellFormed(text);
+export const canBeStored = (text: string) => !text.includes('\u0000') && isWellFormed(text);
 
 /**
  * Creates a {@link UserDirectory} on Postgres or PGlite. Emails are stored normalised
@@ -80,6 +80,7 @@ export function createPostgresUserDirectory(
         throw new TypeError('passwordHash is not a hash verifyPassword can read');
       const passwordHash = user.passwordHash ?? (await hashPassword(user.password, options.passwordHash));
       const memberships = user.memberships.map(({ projectKey, clientId, role }) => ({ projectKey, clientId, role }));
+      const verifiedAt = user.emailVerified ? Date.now() : null;
       return cache
         .write(
           undefined,
@@ -97,8 +98,8 @@ export function createPostgresUserDirectory(
                 [email, id],
               );
               await transaction.query(
-                'INSERT INTO deskpilot_users (id, email, name, password_hash) VALUES ($1, $2, $3, $4)',
-                [id, email, user.name, passwordHash],
+                'INSERT INTO deskpilot_users (id, email, name, password_hash, email_verified_at) VALUES ($1, $2, $3, $4, $5)',
+                [id, email, user.name, passwordHash, verifiedAt],
               );
               await transaction.query(
                 `INSERT INTO deskpilot_memberships (user_id, position, project_key, client_id, role)
@@ -106,7 +107,10 @@ export function createPostgresUserDirectory(
                FROM jsonb_array_elements($2::jsonb) WITH ORDINALITY AS list(item, ordinal)`,
                 [id, JSON.stringify(memberships)],
               );
-              const account = freezeAccount({ user: { id, email, name: user.name }, memberships });
+              const account = freezeAccount({
+                user: { id, email, name: user.name, emailVerified: verifiedAt !== null },
+                memberships,
+              });
               return { account, removed: removed.rows.map((row) => row.id) };
             }),
           ({ account, removed }) => ({ remove: removed, set: [[account.user.id, account]] }),
@@ -127,6 +131,24 @@ export function createPostgresUserDirectory(
         [nextHash, userId, previousHash],
       );
       return rowCount === 1;
+    },
+    async setEmailVerified(userId, email) {
+      if (![userId, email].every(canBeStored)) return false;
+      // The time of the first verification stays; a user with that email counts either way.
+      return cache
+        .write(
+          [userId],
+          async () => {
+            const { rows } = await client.query(
+              `UPDATE deskpilot_users u SET email_verified_at = coalesce(email_verified_at, $1)
+               WHERE id = $2 AND email = $3 RETURNING u.id, u.email, u.name, u.email_verified_at, ${membershipsSql} AS memberships`,
+              [Date.now(), userId, email],
+            );
+            return rows[0] ? accountFromRow(rows[0]) : null;
+          },
+          (account) => (account ? { set: [[userId, account]] } : { remove: [userId] }),
+        )
+        .then((account) => account !== null);
     },
     getAccount: (userId) =>
       canBeStored(userId)

@@ -32,6 +32,8 @@ import { inProcessBackends, type StoreDatabase } from './test-database.test-supp
 const studio = 'http://studio.test';
 const url = (path: string) => `http://sessions.test${path}`;
 const [alice, bob] = demoUsers;
+/** The user whose password the reset fuzzing changes (the demo users keep theirs for the other properties). */
+const fuzzUser = { email: 'fuzz@example.com', name: 'Fuzz', password: 'fuzz-demo-password' };
 /** Refusals that come before the login throttles count anything. */
 const beforeThrottle = new Set([
   'invalid_request',
@@ -62,6 +64,9 @@ for (const backend of inProcessBackends)
       const address = countingLimiter(
         createSlidingWindowLimiter({ limit: 1_000, windowMs: 5 * 60_000, now: clock.now }),
       );
+      await stores.userDirectory.addUser({ ...fuzzUser, memberships: [...alice!.memberships] });
+      // Recovery on, its links kept: the reset routes are fuzzed with links that work and links that do not.
+      const outbox: string[] = [];
       const service = createSessionService({
         store: sessions.store,
         directory: stores.userDirectory,
@@ -69,15 +74,23 @@ for (const backend of inProcessBackends)
         passwordHash: { cost: 16 },
         idleTimeoutMs: 365 * 24 * 3600_000,
         absoluteTimeoutMs: 365 * 24 * 3600_000,
+        recovery: {
+          tokens: stores.accountTokenStore,
+          email: { send: async (message) => void outbox.push(message.text) },
+          links: { passwordReset: (token) => `#reset=${token}`, emailVerification: (token) => `#verify=${token}` },
+        },
       });
       const errors: unknown[] = [];
       const handler = createSessionHandler({
         service,
         allowedOrigins: [studio],
         loginThrottle: { account, address },
+        recoveryThrottle: {
+          address: createSlidingWindowLimiter({ limit: 1_000_000, windowMs: 60_000, now: clock.now }),
+        },
         onError: (error) => errors.push(error),
       });
-      return { clock, sessions, account, address, service, handler, errors };
+      return { clock, sessions, account, address, service, handler, errors, outbox, stores };
     }
 
     beforeAll(async () => {
@@ -264,6 +277,66 @@ for (const backend of inProcessBackends)
           { numRuns: 2_000, seed: fuzzSeed },
         );
         tally.report('DELETE /sessions*', started);
+      },
+      fuzzTimeout,
+    );
+
+    it(
+      `POST /sessions/password-reset and /confirm: ${fuzzRuns} near-valid bodies each, with working, used and made-up links`,
+      async () => {
+        const started = performance.now();
+        const tally = createTally();
+        const { service, outbox, stores } = setup;
+        const emails = fc.oneof(
+          fc.constantFrom(fuzzUser.email, alice!.email, 'nobody@example.com'),
+          input.nonEmptyText,
+        );
+        const requests = fuzzRequest(nearValidBody(fc.record({ email: emails }), [['email']]), studio);
+        await fc.assert(
+          fc.asyncProperty(requests, async (generated) => {
+            await send(toRequest(url('/sessions/password-reset'), 'POST', generated), tally);
+          }),
+          { numRuns: fuzzRuns, seed: fuzzSeed },
+        );
+        tally.report('POST /sessions/password-reset', started);
+        for (const code of ['2xx', 'invalid_request', 'invalid_json', 'unsupported_media_type', 'cross_site_request'])
+          expect(tally.get(code), code).toBeGreaterThan(0);
+
+        const confirmed = createTally();
+        const used: string[] = [];
+        let run = 0;
+        /** A working link: asked for through the service, read from the outbox. */
+        const freshToken = async () => {
+          expect(await service.recovery!.requestPasswordReset(fuzzUser.email)).toBe('sent');
+          return /#reset=([\w-]{43})/.exec(outbox.at(-1)!)![1]!;
+        };
+        const tokens = fc.oneof(
+          { weight: 2, arbitrary: fc.constant('fresh') },
+          { weight: 1, arbitrary: fc.constant('used') },
+          { weight: 3, arbitrary: input.nonEmptyText },
+        );
+        const passwords = fc.oneof(fc.constant('a long new password'), input.nonEmptyText);
+        const bodies = fc.tuple(tokens, passwords);
+        const hashOf = async () => (await stores.userDirectory.findCredentials(fuzzUser.email))!.passwordHash;
+        await fc.assert(
+          fc.asyncProperty(bodies, fuzzRequest(fc.constant(''), studio), async ([choice, password], generated) => {
+            const token = choice === 'fresh' ? await freshToken() : choice === 'used' ? (used.at(-1) ?? 'x') : choice;
+            const body = nearValidBody(fc.constant({ token, password }), [['token'], ['password']]);
+            const [raw] = fc.sample(body, { numRuns: 1, seed: fuzzSeed + run++ });
+            const before = await hashOf();
+            const { code } = await send(
+              toRequest(url('/sessions/password-reset/confirm'), 'POST', { ...generated, body: raw! }),
+              confirmed,
+            );
+            // A refused reset leaves the password as it was; an accepted one used its link up.
+            if (code !== null) expect(await hashOf()).toBe(before);
+            else used.push(token);
+          }),
+          { numRuns: fuzzRuns, seed: fuzzSeed },
+        );
+        confirmed.report('POST /sessions/password-reset/confirm', started);
+        for (const code of ['2xx', 'invalid_token', 'invalid_request', 'invalid_json'])
+          expect(confirmed.get(code), code).toBeGreaterThan(0);
       },
       fuzzTimeout,
     );

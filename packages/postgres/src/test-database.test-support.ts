@@ -30,6 +30,7 @@ const tables = [
   'deskpilot_chat_messages',
   'deskpilot_chat_sessions',
   'deskpilot_approvals',
+  'deskpilot_account_tokens',
 ];
 const reset = (client: SqlExecutor) => client.query(`TRUNCATE ${tables.join(', ')}`).then(() => undefined);
 
@@ -80,7 +81,10 @@ export const testBackends = [
 ];
 
 /** The stores of one backend, as the behaviour suites use them (`createPostgresStores`' or `createSqliteStores`' answer). */
-export type StoreSet = Pick<PostgresStores, 'sessionStore' | 'sessionLookup' | 'chatStore' | 'approvalStore'> & {
+export type StoreSet = Pick<
+  PostgresStores,
+  'sessionStore' | 'sessionLookup' | 'chatStore' | 'approvalStore' | 'accountTokenStore'
+> & {
   userDirectory: UserDirectory & { addUser(user: NewUser): Promise<Account> };
 };
 

@@ -1,5 +1,6 @@
 import type { ApprovalStore, ChatStore } from '@deskpilot/core';
-import type { PasswordHashOptions, SessionLookup, SessionStore } from '@deskpilot/core/session';
+import type { AccountTokenStore, PasswordHashOptions, SessionLookup, SessionStore } from '@deskpilot/core/session';
+import { createSqliteAccountTokenStore } from './sqlite-account-token-store.js';
 import type { SqliteDatabase } from './open-sqlite-database.js';
 import { createSqliteApprovalStore } from './sqlite-approval-store.js';
 import { createSqliteChatStore } from './sqlite-chat-store.js';
@@ -24,6 +25,8 @@ export interface SqliteStores {
   sessionLookup: SessionLookup;
   chatStore: ChatStore;
   approvalStore: ApprovalStore;
+  /** One-time links of the session service's `recovery` (password reset, email verification). */
+  accountTokenStore: AccountTokenStore;
 }
 
 /**
@@ -45,5 +48,6 @@ export function createSqliteStores(database: SqliteDatabase, options: SqliteStor
     sessionLookup: createSqliteSessionLookup(database),
     chatStore: createSqliteChatStore(database),
     approvalStore: createSqliteApprovalStore(database),
+    accountTokenStore: createSqliteAccountTokenStore(database),
   };
 }

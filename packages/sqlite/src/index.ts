@@ -10,4 +10,5 @@ export {
 } from './sqlite-user-directory.js';
 export { createSqliteChatStore } from './sqlite-chat-store.js';
 export { createSqliteApprovalStore } from './sqlite-approval-store.js';
+export { createSqliteAccountTokenStore } from './sqlite-account-token-store.js';
 export { createSqliteStores, type SqliteStores, type SqliteStoresOptions } from './create-sqlite-stores.js';

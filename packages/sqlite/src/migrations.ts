@@ -136,4 +136,25 @@ export const sqliteMigrations: readonly SqliteMigration[] = [
       DROP INDEX deskpilot_chat_messages_order;
     `,
   },
+  {
+    version: 6,
+    name: 'account recovery and verification',
+    // When a user proved they receive mail at their address (NULL: not yet). One-time links (password
+    // reset, email verification) are kept as a digest of their token, the key: a leaked table opens no
+    // account, and a link is found by its digest, never compared character by character. `purpose` is
+    // checked by the code that reads it: a later one-time secret needs no migration.
+    sql: `
+      ALTER TABLE deskpilot_users ADD COLUMN email_verified_at INTEGER;
+      CREATE TABLE deskpilot_account_tokens (
+        token_hash TEXT PRIMARY KEY,
+        purpose TEXT NOT NULL,
+        user_id TEXT NOT NULL,
+        email TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        expires_at INTEGER NOT NULL
+      ) STRICT;
+      CREATE INDEX deskpilot_account_tokens_user ON deskpilot_account_tokens (user_id, purpose);
+      CREATE INDEX deskpilot_account_tokens_expiry ON deskpilot_account_tokens (expires_at);
+    `,
+  },
 ];

@@ -12,7 +12,7 @@ export interface SqliteSessionLookupOptions {
 
 // A session, its user and memberships in one statement. A session whose user is gone comes back
 // with a null `email`.
-const lookupSql = `SELECT ${sessionColumns.map((column) => `s.${column}`).join(', ')}, u.email, u.name, ${membershipsSql} AS memberships
+const lookupSql = `SELECT ${sessionColumns.map((column) => `s.${column}`).join(', ')}, u.email, u.name, u.email_verified_at, ${membershipsSql} AS memberships
   FROM deskpilot_sessions s LEFT JOIN deskpilot_users u ON u.id = s.user_id WHERE s.id = ?`;
 
 // What has changed since: `data_version` moves when another connection (another process, or another

@@ -1,4 +1,5 @@
 import {
+  testAccountTokenStore,
   testApprovalStore,
   testChatStore,
   testInputConformance,
@@ -24,6 +25,7 @@ async function stores() {
 describe('SQLite stores', () => {
   testSessionStore(async () => (await stores()).sessionStore);
   testUserDirectory(async () => (await stores()).userDirectory);
+  testAccountTokenStore(async () => (await stores()).accountTokenStore);
   testSessionLookup(async () => {
     const { sessionLookup, sessionStore, userDirectory } = await stores();
     return { lookup: sessionLookup, store: sessionStore, directory: userDirectory };

@@ -36,7 +36,7 @@ export const membershipsSql = `(SELECT json_group_array(json_object('projectKey'
   FROM deskpilot_memberships m WHERE m.user_id = u.id)`;
 
 // One statement for a user and their memberships.
-const accountSql = `SELECT u.id, u.email, u.name, ${membershipsSql} AS memberships FROM deskpilot_users u WHERE u.id = ?`;
+const accountSql = `SELECT u.id, u.email, u.name, u.email_verified_at, ${membershipsSql} AS memberships FROM deskpilot_users u WHERE u.id = ?`;
 
 /** A deep-frozen account from a row with the user's `id`, `email`, `name` and `memberships` (JSON text). */
 export const toAccount = (row: Row): Account => accountFromRow(row, jsonAsText);
@@ -68,19 +68,17 @@ export function createSqliteUserDirectory(
         const id = user.id ?? (existing?.id as string | undefined) ?? randomUUID();
         // Both the old holder of this email and of this id go: email and id stay unique.
         sql('DELETE FROM deskpilot_users WHERE email = ? OR id = ?').run(email, id);
-        sql('INSERT INTO deskpilot_users (id, email, name, password_hash) VALUES (?, ?, ?, ?)').run(
-          id,
-          email,
-          user.name,
-          passwordHash,
-        );
+        const verifiedAt = user.emailVerified ? Date.now() : null;
+        sql(
+          'INSERT INTO deskpilot_users (id, email, name, password_hash, email_verified_at) VALUES (?, ?, ?, ?, ?)',
+        ).run(id, email, user.name, passwordHash, verifiedAt);
         const insertMembership = sql(
           'INSERT INTO deskpilot_memberships (user_id, position, project_key, client_id, role) VALUES (?, ?, ?, ?, ?)',
         );
         memberships.forEach((membership, position) =>
           insertMembership.run(id, position, membership.projectKey, membership.clientId, membership.role),
         );
-        return freezeAccount({ user: { id, email, name: user.name }, memberships });
+        return freezeAccount({ user: { id, email, name: user.name, emailVerified: verifiedAt !== null }, memberships });
       });
     },
     async findCredentials(email) {
@@ -98,6 +96,16 @@ export function createSqliteUserDirectory(
           userId,
           previousHash,
         ),
+      );
+      return Number(changes) === 1;
+    },
+    async setEmailVerified(userId, email) {
+      if (![userId, email].every(canBeStored)) return false;
+      // The time of the first verification stays; a user with that email counts either way.
+      const { changes } = database.run(() =>
+        sql(
+          'UPDATE deskpilot_users SET email_verified_at = coalesce(email_verified_at, ?) WHERE id = ? AND email = ?',
+        ).run(Date.now(), userId, email),
       );
       return Number(changes) === 1;
     },

@@ -2,6 +2,7 @@
 export type ErrorCode =
   | 'invalid_request'
   | 'invalid_json'
+  | 'invalid_token'
   | 'unauthenticated'
   | 'invalid_credentials'
   | 'forbidden'
@@ -25,6 +26,7 @@ export type ErrorCode =
 export const errorStatus: Record<ErrorCode, number> = {
   invalid_request: 400,
   invalid_json: 400,
+  invalid_token: 400,
   provider_unavailable: 400,
   unauthenticated: 401,
   invalid_credentials: 401,
@@ -49,6 +51,7 @@ export const errorStatus: Record<ErrorCode, number> = {
 export const errorTitle: Record<ErrorCode, string> = {
   invalid_request: 'Invalid request',
   invalid_json: 'Malformed JSON body',
+  invalid_token: 'Invalid or expired link',
   provider_unavailable: 'Model provider not configured',
   unauthenticated: 'Not signed in',
   invalid_credentials: 'Invalid email or password',

@@ -11,16 +11,32 @@ export type RateLimitName =
   | 'chat-history-address'
   | 'login-address'
   | 'login-account-address'
-  | 'login-account';
+  | 'login-account'
+  | 'recovery-address'
+  | 'recovery-account';
 
 /**
  * What the handlers report as they work, for metrics and audit logs (`onEvent`). Plain data: no token,
- * cookie, grant or password ever; the one personal value is `email` on `login`, which a log should
- * hash with a key of its own before writing it.
+ * cookie, grant, link or password ever; the one personal value is `email` on `login` and
+ * `password-reset-requested`, which a log should hash with a key of its own before writing it.
  */
 export type DeskpilotEvent =
   /** A sign-in attempt: let in, or refused (wrong credentials, no access to the project, throttled). */
   | { type: 'login'; outcome: 'succeeded' | 'invalid_credentials' | 'forbidden' | 'throttled' | 'busy'; email: string }
+  /**
+   * A password reset link asked for, once its background work is done: `sent`, no such account
+   * (`unknown_email`), the store or the mail system `failed`, or not tried (`throttled`: the account's
+   * links are used up; `dropped`: the queue was full). The requester got the same answer in every case.
+   */
+  | {
+      type: 'password-reset-requested';
+      outcome: 'sent' | 'unknown_email' | 'failed' | 'throttled' | 'dropped';
+      email: string;
+    }
+  /** A new password set with a reset link, or refused. */
+  | { type: 'password-reset'; outcome: 'succeeded' | 'invalid_token' | 'weak_password' | 'busy' }
+  /** An email address verified with a verification link, or the link refused. */
+  | { type: 'email-verified'; outcome: 'succeeded' | 'invalid_token' }
   /** A request refused by a rate limit (429). */
   | { type: 'rate-limited'; limit: RateLimitName }
   /** A store (database, Redis) failed a request or a save: the operator's business, the client got a 503. */

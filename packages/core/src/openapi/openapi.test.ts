@@ -9,6 +9,12 @@ import {
 } from '../chat/handler/conversation-routes.js';
 import { errorStatus } from '../errors/deskpilot-error.js';
 import { loginBody, selectProjectBody } from '../session/session-routes.js';
+import {
+  emailVerificationRequestBody,
+  passwordResetBody,
+  passwordResetRequestBody,
+  verifyEmailBody,
+} from '../session/recovery-routes.js';
 import { chatOpenApi, sessionOpenApi, type OpenApiDocument } from './openapi.js';
 
 type Operation = { requestBody?: { content: Record<string, { schema: object }> }; responses: Record<string, unknown> };
@@ -31,6 +37,10 @@ describe('the OpenAPI documents', () => {
       '/sessions',
       '/sessions/current',
       '/sessions/current/project',
+      '/sessions/password-reset',
+      '/sessions/password-reset/confirm',
+      '/sessions/current/email-verification',
+      '/sessions/email-verification/confirm',
     ]);
     expect(Object.keys(chatOpenApi().paths as object)).toEqual([
       '/chat',
@@ -77,6 +87,18 @@ describe('the OpenAPI documents', () => {
           { projectKey: 'x', other: 1 },
         ],
       ],
+      [
+        passwordResetRequestBody,
+        '/sessions/password-reset',
+        [{ email: 'a@example.com' }, {}, { email: '' }, { email: 'a@example.com', other: 1 }],
+      ],
+      [
+        passwordResetBody,
+        '/sessions/password-reset/confirm',
+        [{ token: 't', password: 'pw' }, { token: 't' }, { token: '', password: 'pw' }, { token: 't', password: '' }],
+      ],
+      [emailVerificationRequestBody, '/sessions/current/email-verification', [{}, { other: 1 }, []]],
+      [verifyEmailBody, '/sessions/email-verification/confirm', [{ token: 't' }, {}, { token: 't'.repeat(201) }]],
     ];
     const id = crypto.randomUUID();
     // The conversation routes (the update's "title or archived" and the title's trimming are checks

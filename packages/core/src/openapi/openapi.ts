@@ -15,6 +15,12 @@ import {
 import { errorStatus, errorTitle, type ErrorCode } from '../errors/deskpilot-error.js';
 import { sessionSchema } from '../session/session-schema.js';
 import { loginBody, selectProjectBody } from '../session/session-routes.js';
+import {
+  emailVerificationRequestBody,
+  passwordResetBody,
+  passwordResetRequestBody,
+  verifyEmailBody,
+} from '../session/recovery-routes.js';
 
 /** An OpenAPI 3.1 document, as plain JSON. */
 export type OpenApiDocument = Record<string, unknown> & { openapi: '3.1.0' };
@@ -163,6 +169,7 @@ export function sessionOpenApi(options: OpenApiOptions = {}): OpenApiDocument {
         },
       },
     },
+    ...recoveryPaths(cookie, bodyCodes),
   };
   const components = {
     securitySchemes: {
@@ -173,6 +180,70 @@ export function sessionOpenApi(options: OpenApiOptions = {}): OpenApiDocument {
   const description =
     'Sign-in, cookie sessions and the active project. State-changing requests must carry an allowed `Origin` (CSRF).';
   return document('Deskpilot session service', description, options, paths, components);
+}
+
+/** The recovery routes, served when the session service has `recovery` (404 `not_found` otherwise). */
+function recoveryPaths(cookie: object, bodyCodes: readonly ErrorCode[]) {
+  const accepted = (description: string) => ({ '202': { description } });
+  return {
+    '/sessions/password-reset': {
+      post: {
+        operationId: 'requestPasswordReset',
+        summary:
+          'Ask for a password reset link. 202 whatever the email: the lookup and the email happen after the answer, so neither tells whether the address has an account.',
+        requestBody: { required: true, content: json(bodySchema(passwordResetRequestBody)) },
+        responses: {
+          ...accepted('Accepted: a link goes to the address if it has an account.'),
+          ...problems([...bodyCodes, 'rate_limited', 'not_found']),
+        },
+      },
+    },
+    '/sessions/password-reset/confirm': {
+      post: {
+        operationId: 'resetPassword',
+        summary:
+          "Set a new password with a reset link's token: the link is used up and every session of the user revoked.",
+        requestBody: { required: true, content: json(bodySchema(passwordResetBody)) },
+        responses: {
+          '204': {
+            description: 'Password changed; signed out everywhere (the cookie is cleared).',
+            headers: setCookie,
+          },
+          ...problems([...bodyCodes, 'invalid_token', 'rate_limited', 'store_unavailable', 'unavailable', 'not_found']),
+        },
+      },
+    },
+    '/sessions/current/email-verification': {
+      post: {
+        operationId: 'requestEmailVerification',
+        summary: "Send a verification link to the signed-in user's address.",
+        security: cookie,
+        requestBody: { required: true, content: json(bodySchema(emailVerificationRequestBody)) },
+        responses: {
+          ...accepted('Sent.'),
+          ...problems([
+            ...bodyCodes,
+            'unauthenticated',
+            'rate_limited',
+            'upstream_unavailable',
+            'store_unavailable',
+            'not_found',
+          ]),
+        },
+      },
+    },
+    '/sessions/email-verification/confirm': {
+      post: {
+        operationId: 'verifyEmail',
+        summary: "Mark the address verified with a verification link's token (used up).",
+        requestBody: { required: true, content: json(bodySchema(verifyEmailBody)) },
+        responses: {
+          '204': { description: 'Verified.' },
+          ...problems([...bodyCodes, 'invalid_token', 'rate_limited', 'store_unavailable', 'not_found']),
+        },
+      },
+    },
+  };
 }
 
 const turnStatus = { enum: ['complete', 'aborted', 'awaiting_approval', 'budget_exhausted', 'failed', null] };

@@ -70,7 +70,9 @@ export async function fetchSession(
     await response.body?.cancel().catch(() => {});
     throw new DeskpilotError('upstream_unavailable', { detail: `The session service answered ${response.status}.` });
   }
-  return parsed.data;
+  // A session service of an earlier release does not say; its users count as not verified.
+  const { user } = parsed.data;
+  return { ...parsed.data, user: { ...user, emailVerified: user.emailVerified === true } };
 }
 
 function withSlash(url: string | URL): string {

@@ -24,6 +24,14 @@ import {
   serveSelectProject,
   type SessionRouteDependencies,
 } from './session-routes.js';
+import type { AccountRecovery } from './account-recovery.js';
+import {
+  serveEmailVerificationRequest,
+  servePasswordReset,
+  servePasswordResetRequest,
+  serveVerifyEmail,
+  type RecoveryRouteDependencies,
+} from './recovery-routes.js';
 
 /** Options of {@link createSessionHandler}. */
 export interface SessionHandlerOptions {
@@ -57,6 +65,14 @@ export interface SessionHandlerOptions {
    * @default true
    */
   requireClientAddress?: boolean;
+  /**
+   * Throttles of the recovery routes (served when the service has `recovery`): `address` counts every
+   * recovery request from one client address (429 past it); `account` counts the reset links and
+   * verification links of one account — a reset request past it sends nothing and is answered the
+   * same (no enumeration), a verification request is 429.
+   * @default { address: 30, account: 3 } per 15 minutes
+   */
+  recoveryThrottle?: { address?: RateLimiter; account?: RateLimiter };
   /** Largest accepted request body. @default 16384 */
   maxBodyBytes?: number;
   /** Path prefix the routes live under. @default "" (routes at `/sessions…`) */
@@ -75,7 +91,12 @@ export interface SessionHandler {
   fetch(request: Request, info?: RequestInfo): Promise<Response>;
   /** Host-neutral entry used by adapters (no `Request` object needed). */
   handle(request: HttpRequest): Promise<HttpResponse>;
-  /** The paths it serves (`/sessions`, `/sessions/current`, `/sessions/current/project`, under `basePath`): what a host registers, or labels its metrics by. */
+  /**
+   * The paths it serves (`/sessions`, `/sessions/current`, `/sessions/current/project`, and with
+   * recovery `/sessions/password-reset`, `/sessions/password-reset/confirm`,
+   * `/sessions/current/email-verification`, `/sessions/email-verification/confirm`, under `basePath`):
+   * what a host registers, or labels its metrics by.
+   */
   readonly paths: readonly string[];
   /** Whether `path` is one of the session routes, under `basePath` or not: what an adapter passes to {@link handle}. */
   isRoute(path: string): boolean;
@@ -113,6 +134,40 @@ function traced(name: string, action: Action): Action {
       span.setAttribute('http.response.status_code', response.status);
       return response;
     });
+}
+
+/** The four recovery routes, with their throttles. */
+function recoveryRoutes(
+  deps: SessionRouteDependencies,
+  recovery: AccountRecovery,
+  throttle: SessionHandlerOptions['recoveryThrottle'],
+): Record<string, Record<string, Action>> {
+  const fifteenMinutes = 15 * 60 * 1000;
+  const limiter = (limit: number) =>
+    createSlidingWindowLimiter({ limit, windowMs: fifteenMinutes, now: deps.service.context.now });
+  const recoveryDeps: RecoveryRouteDependencies = {
+    ...deps,
+    recovery,
+    recoveryThrottle: { address: throttle?.address ?? limiter(30), account: throttle?.account ?? limiter(3) },
+  };
+  return {
+    '/sessions/password-reset': {
+      POST: traced('deskpilot.session.password_reset_request', (request) =>
+        servePasswordResetRequest(recoveryDeps, request),
+      ),
+    },
+    '/sessions/password-reset/confirm': {
+      POST: traced('deskpilot.session.password_reset', (request) => servePasswordReset(recoveryDeps, request)),
+    },
+    '/sessions/current/email-verification': {
+      POST: traced('deskpilot.session.email_verification_request', (request) =>
+        serveEmailVerificationRequest(recoveryDeps, request),
+      ),
+    },
+    '/sessions/email-verification/confirm': {
+      POST: traced('deskpilot.session.verify_email', (request) => serveVerifyEmail(recoveryDeps, request)),
+    },
+  };
 }
 
 /** The five routes of DESIGN §2 by path, then method. */
@@ -154,7 +209,10 @@ export function createSessionHandler(options: SessionHandlerOptions): SessionHan
     reportError(error);
   };
   const noStore: [string, string] = ['cache-control', 'no-store'];
-  const routes = sessionRoutes(dependencies);
+  const routes = {
+    ...sessionRoutes(dependencies),
+    ...(service.recovery ? recoveryRoutes(dependencies, service.recovery, options.recoveryThrottle) : {}),
+  };
 
   // Mounted under its prefix by the host (which strips it) or not: both reach the same routes.
   const routePath = (path: string) =>

@@ -14,6 +14,7 @@ import { normalizeEmail } from './user-directory.js';
 import { DeskpilotError } from '../errors/deskpilot-error.js';
 import { withStoreSpans } from '../telemetry/spans.js';
 import { consoleLogger, type Logger } from '../logging/logger.js';
+import { createAccountRecovery, type AccountRecovery, type AccountRecoveryOptions } from './account-recovery.js';
 
 /** Options of {@link createSessionService}. */
 export interface SessionServiceOptions {
@@ -54,6 +55,11 @@ export interface SessionServiceOptions {
    * @default { key: pepper (else random per process), maxAgeSeconds: 2592000 }
    */
   deviceCookie?: DeviceCookieOptions | false;
+  /**
+   * Password reset and email verification by email: the service's `recovery`, and the routes
+   * `createSessionHandler` serves for it. Off unless given.
+   */
+  recovery?: AccountRecoveryOptions;
   /** Clock in epoch milliseconds. @default Date.now */
   now?: () => number;
   /** Random source for tokens. @default crypto.getRandomValues */
@@ -93,6 +99,8 @@ export type SelectProjectResult =
 /** The session service: every operation of DESIGN §2 over a store and a directory. */
 export interface SessionService {
   readonly context: SessionContext;
+  /** Password reset and email verification, when the service was created with `recovery`. */
+  readonly recovery: AccountRecovery | undefined;
   /** The session of a `Cookie` header, renewing its idle expiry; null when there is none. */
   resolve(cookieHeader: string | null | undefined): Promise<ResolvedSession | null>;
   login(input: LoginInput): Promise<LoginResult>;
@@ -105,7 +113,7 @@ export interface SessionService {
   logout(cookieHeader: string | null | undefined): Promise<boolean>;
   /** Revokes every session of the cookie's user; null when the cookie has no session. */
   logoutEverywhere(cookieHeader: string | null | undefined): Promise<number | null>;
-  /** Deletes expired sessions; call it on an interval. */
+  /** Deletes expired sessions (and expired one-time links, with `recovery`); call it on an interval. Resolves to the sessions deleted. */
   deleteExpired(): Promise<number>;
 }
 
@@ -130,9 +138,18 @@ export function createSessionService(options: SessionServiceOptions): SessionSer
   const hashGate = options.hashGate === false ? undefined : (options.hashGate ?? createHashGate());
   const device = deviceCookieOf(options, context.now);
   const issue = (base: SessionBase, now: number) => issueSession(context, base, now);
+  const recovery =
+    options.recovery &&
+    createAccountRecovery(options.recovery, {
+      context,
+      hashThroughGate: (hash) => checkCredentials(hashGate, false, hash),
+      passwordHash: options.passwordHash,
+      onError: (error) => (options.logger ?? consoleLogger).error('account recovery failed', error),
+    });
 
   return {
     context,
+    recovery,
     resolve: (cookieHeader) => resolveSession(cookieHeader, context),
 
     async login(input) {
@@ -213,7 +230,11 @@ export function createSessionService(options: SessionServiceOptions): SessionSer
       return current ? store.deleteByUser(current.record.userId) : null;
     },
 
-    deleteExpired: () => store.deleteExpired(context.now()),
+    async deleteExpired() {
+      const now = context.now();
+      const [sessions] = await Promise.all([store.deleteExpired(now), options.recovery?.tokens.deleteExpired(now)]);
+      return sessions;
+    },
   };
 }
 

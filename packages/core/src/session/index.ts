@@ -61,3 +61,22 @@ export {
 } from './session-token.js';
 export { isSessionRoute } from './is-session-route.js';
 export { noSessionError, requireSession, type RequiredSession, type SessionSource } from './require-session.js';
+export {
+  createMemoryAccountTokenStore,
+  type AccountTokenPurpose,
+  type AccountTokenRecord,
+  type AccountTokenStore,
+} from './account-token-store.js';
+export {
+  createConsoleEmailSender,
+  type ConsoleEmailSenderOptions,
+  type EmailMessage,
+  type EmailSender,
+} from './email-sender.js';
+export type {
+  AccountRecovery,
+  AccountRecoveryOptions,
+  PasswordResetRequestOutcome,
+  PasswordResetResult,
+  VerifyEmailResult,
+} from './account-recovery.js';

@@ -1,5 +1,5 @@
 import { hashPassword, isPasswordHash, type PasswordHashOptions } from './password.js';
-import { normalizeEmail, type Account, type Membership, type UserDirectory } from './user-directory.js';
+import { normalizeEmail, type Account, type Membership, type User, type UserDirectory } from './user-directory.js';
 
 interface NewUserFields {
   /** @default a random UUID */
@@ -7,6 +7,8 @@ interface NewUserFields {
   email: string;
   name: string;
   memberships: Membership[];
+  /** Whether the email is known to be the user's (see `User.emailVerified`). @default false */
+  emailVerified?: boolean;
 }
 
 /** A user to add with a plain password, hashed on the way in. */
@@ -61,6 +63,17 @@ export function createMemoryUserDirectory(options: MemoryUserDirectoryOptions = 
   // Accounts are stored deep-frozen and handed out as they are: nobody can change them, reads copy nothing.
   const accounts = new WeakMap<object, Account>();
   const publicView = (stored: Account & { passwordHash: string }): Account => accounts.get(stored)!;
+  const store = (user: User, memberships: readonly Membership[], passwordHash: string) => {
+    const account: Account = Object.freeze({
+      user: Object.freeze({ ...user }),
+      memberships: Object.freeze(
+        memberships.map((membership) => Object.freeze({ ...membership })),
+      ) as Account['memberships'],
+    });
+    const stored = { ...account, passwordHash };
+    accounts.set(stored, account);
+    return stored;
+  };
 
   return {
     async addUser(user) {
@@ -68,17 +81,16 @@ export function createMemoryUserDirectory(options: MemoryUserDirectoryOptions = 
       const passwordHash = await passwordHashOf(user, options.passwordHash);
       const previous = byEmail.get(email);
       if (previous) byId.delete(previous.user.id);
-      const account: Account = Object.freeze({
-        user: Object.freeze({ id: user.id ?? crypto.randomUUID(), email, name: user.name }),
-        memberships: Object.freeze(
-          user.memberships.map((membership) => Object.freeze({ ...membership })),
-        ) as Account['memberships'],
-      });
-      const stored = { ...account, passwordHash };
-      accounts.set(stored, account);
+      const newUser = {
+        id: user.id ?? crypto.randomUUID(),
+        email,
+        name: user.name,
+        emailVerified: user.emailVerified ?? false,
+      };
+      const stored = store(newUser, user.memberships, passwordHash);
       byEmail.set(email, stored);
-      byId.set(account.user.id, stored);
-      return account;
+      byId.set(newUser.id, stored);
+      return publicView(stored);
     },
     async findCredentials(email) {
       const stored = byEmail.get(email);
@@ -88,6 +100,16 @@ export function createMemoryUserDirectory(options: MemoryUserDirectoryOptions = 
       const stored = byId.get(userId);
       if (!stored || stored.passwordHash !== previousHash) return false;
       stored.passwordHash = nextHash;
+      return true;
+    },
+    async setEmailVerified(userId, email) {
+      const stored = byId.get(userId);
+      if (!stored || stored.user.email !== email) return false;
+      if (!stored.user.emailVerified) {
+        const verified = store({ ...stored.user, emailVerified: true }, stored.memberships, stored.passwordHash);
+        byId.set(userId, verified);
+        byEmail.set(email, verified);
+      }
       return true;
     },
     async getAccount(userId) {

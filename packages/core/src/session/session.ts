@@ -4,7 +4,7 @@ import type { Account, Membership, User } from './user-directory.js';
 /** A session as the API shows it. Never contains the token or its digest. */
 export interface Session {
   id: string;
-  user: User;
+  user: User & { emailVerified: boolean };
   projectKey: string;
   clientId: string;
   role: string;
@@ -19,7 +19,12 @@ export interface Session {
 export function toSession(record: SessionRecord, account: Account, membership: Membership): Session {
   return {
     id: record.id,
-    user: { id: account.user.id, email: account.user.email, name: account.user.name },
+    user: {
+      id: account.user.id,
+      email: account.user.email,
+      name: account.user.name,
+      emailVerified: account.user.emailVerified === true,
+    },
     projectKey: membership.projectKey,
     clientId: membership.clientId,
     role: membership.role,

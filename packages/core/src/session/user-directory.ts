@@ -4,6 +4,11 @@ export interface User {
   /** Normalised: trimmed, lower case. */
   email: string;
   name: string;
+  /**
+   * Whether the user proved they receive mail at `email` (a verification link, a password reset, an
+   * identity provider that vouches for it). Absent from a directory that does not track it: not verified.
+   */
+  emailVerified?: boolean;
 }
 
 /** Access to one project for one client, with the role held there. */
@@ -47,6 +52,11 @@ export interface UserDirectory {
    * meanwhile is never overwritten); true when it was replaced.
    */
   updatePasswordHash(userId: string, previousHash: string, nextHash: string): Promise<boolean>;
+  /**
+   * Marks the user's email verified, only while it is still `email` (an address changed since the
+   * link was sent stays unverified); true when the user has that email (verified now or before).
+   */
+  setEmailVerified(userId: string, email: string): Promise<boolean>;
 }
 
 /** Trims and lower-cases an email address, the one spelling stored and compared. */

@@ -28,6 +28,7 @@ function spied(directory: MemoryUserDirectory) {
     findCredentials: vi.fn(directory.findCredentials),
     getAccount: vi.fn(directory.getAccount),
     updatePasswordHash: vi.fn(directory.updatePasswordHash),
+    setEmailVerified: vi.fn(directory.setEmailVerified),
   };
 }
 
@@ -45,7 +46,10 @@ describe('verifyCredentials', () => {
 
   it('returns the account for the right password, whatever the spelling of the email, else null', async () => {
     const directory = await withRep();
-    const account = { user: { id: 'u1', email: 'rep@example.com', name: 'Rep' }, memberships: member };
+    const account = {
+      user: { id: 'u1', email: 'rep@example.com', name: 'Rep', emailVerified: false },
+      memberships: member,
+    };
     expect(await verifyCredentials(directory, ' REP@Example.com ', 'correct horse', options)).toEqual(account);
     expect(directory.findCredentials).toHaveBeenLastCalledWith('rep@example.com');
     expect(await verifyCredentials(directory, 'rep@example.com', 'Correct horse', options)).toBeNull();
@@ -134,6 +138,7 @@ describe('verifyCredentials', () => {
       findCredentials: async () => ({ userId: 'u1', passwordHash: storedHash }),
       getAccount: async () => null,
       updatePasswordHash: async () => false,
+      setEmailVerified: async () => false,
     };
     expect(await verifyCredentials(directory, 'rep@example.com', 'correct horse', options)).toBeNull();
   });

@@ -28,8 +28,10 @@ describe('stored rows', () => {
   it('reads each record kind, JSON parsed by the driver or given as text', () => {
     expect(sessionFromRow(session)).toMatchObject({ id: 's1', secretHash: 'h', idleExpiresAt: 2 });
     const memberships = [{ projectKey: 'acme-b2c', clientId: 'acme', role: 'admin' }];
-    const user = { id: 'u1', email: 'a@example.com', name: 'A' };
+    const user = { id: 'u1', email: 'a@example.com', name: 'A', email_verified_at: null };
     const parsed = accountFromRow({ ...user, memberships });
+    expect(parsed.user).toEqual({ id: 'u1', email: 'a@example.com', name: 'A', emailVerified: false });
+    expect(accountFromRow({ ...user, email_verified_at: 5, memberships }).user.emailVerified).toBe(true);
     expect(accountFromRow({ ...user, memberships: JSON.stringify(memberships) }, { jsonAsText: true })).toEqual(parsed);
     expect(Object.isFrozen(parsed.memberships[0])).toBe(true);
     const chat = { id: 'c1', user_email: 'a@example.com', project_key: 'p', working_memory: '{"k":"v"}' };

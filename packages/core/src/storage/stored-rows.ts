@@ -3,6 +3,7 @@ import type { ApprovalOutcome, ApprovalRecord, ApprovalState } from '../chat/app
 import type { ChatSessionRecord, TurnStatus } from '../chat/conversation/chat-store.js';
 import type { MessageTree } from '../chat/conversation/message-tree.js';
 import { DeskpilotError } from '../errors/deskpilot-error.js';
+import type { AccountTokenPurpose, AccountTokenRecord } from '../session/account-token-store.js';
 import type { SessionRecord } from '../session/session-store.js';
 import type { Account, Membership } from '../session/user-directory.js';
 
@@ -134,13 +135,19 @@ export function freezeAccount(account: Account): Account {
 }
 
 /**
- * A deep-frozen account from a row with the user's id (in `idColumn`), `email`, `name` and
- * `memberships` (a JSON list of `{ projectKey, clientId, role }`).
+ * A deep-frozen account from a row with the user's id (in `idColumn`), `email`, `name`,
+ * `email_verified_at` (epoch milliseconds or null) and `memberships` (a JSON list of
+ * `{ projectKey, clientId, role }`).
  */
 export function accountFromRow(row: StoredRow, options: StoredRowOptions & { idColumn?: string } = {}): Account {
   const read = readStoredRow('user', row, options);
   return freezeAccount({
-    user: { id: read.text(options.idColumn ?? 'id'), email: read.text('email'), name: read.text('name') },
+    user: {
+      id: read.text(options.idColumn ?? 'id'),
+      email: read.text('email'),
+      name: read.text('name'),
+      emailVerified: read.nullableInteger('email_verified_at') !== null,
+    },
     memberships: read.json('memberships', isMemberships, 'a list of memberships'),
   });
 }
@@ -342,4 +349,29 @@ export function isOnActiveBranch(rows: readonly StoredRow[], activeMessageId: st
 export function messagePreview(message: UIMessage): string {
   const texts = message.parts.flatMap((part) => (part.type === 'text' ? [part.text] : []));
   return Array.from(texts.join('\n')).slice(0, 200).join('');
+}
+
+const accountTokenPurposes: readonly AccountTokenPurpose[] = ['password-reset', 'email-verification'];
+
+/** The columns of a one-time link, in the order {@link accountTokenFromRow} reads them. */
+export const accountTokenColumns: readonly string[] = [
+  'token_hash',
+  'purpose',
+  'user_id',
+  'email',
+  'created_at',
+  'expires_at',
+];
+
+/** A one-time link's record from a row holding {@link accountTokenColumns}. */
+export function accountTokenFromRow(row: StoredRow): AccountTokenRecord {
+  const read = readStoredRow('account token', row);
+  return Object.freeze({
+    tokenHash: read.text('token_hash'),
+    purpose: read.oneOf('purpose', accountTokenPurposes),
+    userId: read.text('user_id'),
+    email: read.text('email'),
+    createdAt: read.integer('created_at'),
+    expiresAt: read.integer('expires_at'),
+  });
 }

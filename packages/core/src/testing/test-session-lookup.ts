@@ -32,7 +32,7 @@ export function testSessionLookup(make: () => SessionLookupFixture | Promise<Ses
       await store.create(record);
       expect(await lookup.getSessionAndAccount(record.id)).toEqual({
         record,
-        account: { user: { id: 'user-1', email: 'rep@example.com', name: 'Rep' }, memberships },
+        account: { user: { id: 'user-1', email: 'rep@example.com', name: 'Rep', emailVerified: false }, memberships },
       });
       expect(await lookup.getSessionAndAccount('missing')).toBeNull();
     });
@@ -72,7 +72,7 @@ export function testSessionLookup(make: () => SessionLookupFixture | Promise<Ses
       await lookup.getSessionAndAccount(record.id);
       await directory.addUser({ ...rep, name: 'Rep Renamed', memberships: memberships.slice(1) });
       expect((await lookup.getSessionAndAccount(record.id))?.account).toEqual({
-        user: { id: 'user-1', email: 'rep@example.com', name: 'Rep Renamed' },
+        user: { id: 'user-1', email: 'rep@example.com', name: 'Rep Renamed', emailVerified: false },
         memberships: memberships.slice(1),
       });
       await directory.addUser({ ...rep, id: 'user-2' });

@@ -51,7 +51,7 @@ export function testUserDirectory(make: () => UserDirectoryUnderTest | Promise<U
     it('finds the credentials of a user by the normalised email, the hash exactly as stored', async () => {
       const directory = await make();
       const account = await directory.addUser(rep({ email: ' Rep@Example.COM ' }));
-      expect(account.user).toEqual({ id: 'user-1', email: 'rep@example.com', name: 'Rep' });
+      expect(account.user).toEqual({ id: 'user-1', email: 'rep@example.com', name: 'Rep', emailVerified: false });
       expect(await directory.findCredentials('rep@example.com')).toEqual({ userId: 'user-1', passwordHash: firstHash });
     });
 
@@ -68,14 +68,34 @@ export function testUserDirectory(make: () => UserDirectoryUnderTest | Promise<U
       await directory.addUser(rep());
       await directory.addUser(rep({ id: 'user-2', email: 'solo@example.com', name: 'Solo', memberships: [] }));
       expect(await directory.getAccount('user-1')).toEqual({
-        user: { id: 'user-1', email: 'rep@example.com', name: 'Rep' },
+        user: { id: 'user-1', email: 'rep@example.com', name: 'Rep', emailVerified: false },
         memberships,
       });
       expect(await directory.getAccount('user-2')).toEqual({
-        user: { id: 'user-2', email: 'solo@example.com', name: 'Solo' },
+        user: { id: 'user-2', email: 'solo@example.com', name: 'Solo', emailVerified: false },
         memberships: [],
       });
       expect(await directory.getAccount('missing')).toBeNull();
+    });
+
+    it('marks an email verified only while the user still has it, and keeps it verified', async () => {
+      const directory = await make();
+      await directory.addUser(rep());
+      await directory.addUser(rep({ id: 'user-2', email: 'known@example.com', emailVerified: true, memberships: [] }));
+      expect((await directory.getAccount('user-2'))?.user.emailVerified).toBe(true);
+      // A link sent to an address the user no longer has verifies nothing.
+      expect(await directory.setEmailVerified('user-1', 'old@example.com')).toBe(false);
+      expect(await directory.setEmailVerified('missing', 'rep@example.com')).toBe(false);
+      expect((await directory.getAccount('user-1'))?.user.emailVerified).toBe(false);
+      expect(await directory.setEmailVerified('user-1', 'rep@example.com')).toBe(true);
+      expect(await directory.setEmailVerified('user-1', 'rep@example.com')).toBe(true);
+      expect(await directory.getAccount('user-1')).toEqual({
+        user: { id: 'user-1', email: 'rep@example.com', name: 'Rep', emailVerified: true },
+        memberships,
+      });
+      // The hash is untouched, and a password change keeps the address verified.
+      expect(await directory.updatePasswordHash('user-1', firstHash, secondHash)).toBe(true);
+      expect((await directory.getAccount('user-1'))?.user.emailVerified).toBe(true);
     });
 
     it('never hands out the password hash with an account', async () => {
@@ -96,7 +116,7 @@ export function testUserDirectory(make: () => UserDirectoryUnderTest | Promise<U
       expect((await directory.findCredentials('rep@example.com'))?.passwordHash).toBe(secondHash);
       expect(await directory.updatePasswordHash('missing', secondHash, thirdHash)).toBe(false);
       expect(await directory.getAccount('user-1')).toEqual({
-        user: { id: 'user-1', email: 'rep@example.com', name: 'Rep' },
+        user: { id: 'user-1', email: 'rep@example.com', name: 'Rep', emailVerified: false },
         memberships,
       });
     });
@@ -109,7 +129,7 @@ export function testUserDirectory(make: () => UserDirectoryUnderTest | Promise<U
       expect(await directory.findCredentials('rep@example.com')).toEqual({ userId: 'new', passwordHash: secondHash });
       expect(await directory.getAccount('old')).toBeNull();
       expect(await directory.getAccount('new')).toEqual({
-        user: { id: 'new', email: 'rep@example.com', name: 'Rep' },
+        user: { id: 'new', email: 'rep@example.com', name: 'Rep', emailVerified: false },
         memberships: [],
       });
     });
@@ -134,7 +154,7 @@ export function testUserDirectory(make: () => UserDirectoryUnderTest | Promise<U
         credentials.passwordHash = secondHash;
       } catch {}
       expect(await directory.getAccount('user-1')).toEqual({
-        user: { id: 'user-1', email: 'rep@example.com', name: 'Rep' },
+        user: { id: 'user-1', email: 'rep@example.com', name: 'Rep', emailVerified: false },
         memberships,
       });
       expect(await directory.findCredentials('rep@example.com')).toEqual({ userId: 'user-1', passwordHash: firstHash });
@@ -147,7 +167,10 @@ export function testUserDirectory(make: () => UserDirectoryUnderTest | Promise<U
       expect(await directory.getAccount(input)).toBeNull();
       expect(await directory.updatePasswordHash(input, firstHash, secondHash)).toBe(false);
       expect(await directory.updatePasswordHash('user-1', input, secondHash)).toBe(false);
+      expect(await directory.setEmailVerified(input, 'rep@example.com')).toBe(false);
+      expect(await directory.setEmailVerified('user-1', input)).toBe(false);
       expect((await directory.findCredentials('rep@example.com'))?.passwordHash).toBe(firstHash);
+      expect((await directory.getAccount('user-1'))?.user.emailVerified).toBe(false);
     });
 
     it('never matches a lone surrogate to the U+FFFD a driver would turn it into', async () => {

@@ -1,0 +1,5 @@
+export {
+  createSmtpEmailSender,
+  type SmtpEmailSender,
+  type SmtpEmailSenderOptions,
+} from './create-smtp-email-sender.js';
