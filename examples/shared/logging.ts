@@ -190,6 +190,15 @@ export function logEvents(logger: Logger, hashEmail?: (email: string) => string)
         );
       case 'password-reset':
         return logger.info({ event: event.type, outcome: event.outcome }, `password reset ${event.outcome}`);
+      case 'passkey-sign-in':
+        return logger.info({ event: event.type, outcome: event.outcome }, `passkey sign-in ${event.outcome}`);
+      case 'passkey-registration':
+        return logger.info(
+          { event: event.type, outcome: event.outcome, emailHash: hashEmail?.(event.email) },
+          `passkey registration ${event.outcome}`,
+        );
+      case 'passkey-removed':
+        return logger.info({ event: event.type, emailHash: hashEmail?.(event.email) }, 'passkey removed');
       case 'email-verified':
         return logger.info({ event: event.type, outcome: event.outcome }, `email verification ${event.outcome}`);
       case 'rate-limited':

@@ -8,6 +8,7 @@ import type {
   Account,
   AccountTokenStore,
   NewUser,
+  PasskeyStore,
   SessionLookup,
   SessionStore,
   UserDirectory,
@@ -34,6 +35,8 @@ export interface Storage {
   approvalStore: ApprovalStore;
   /** One-time links (password reset, email verification). */
   accountTokenStore: AccountTokenStore;
+  /** Passkeys (WebAuthn credentials). */
+  passkeyStore: PasskeyStore;
   /**
    * The session store read uncached, on Postgres: the services share one database, so a chat grant can
    * end with its session. Not on an embedded database, which a service run alone may not share (a

@@ -45,13 +45,13 @@ export async function createApp(config: ServerConfig, logger: Logger) {
     for (const user of seededDemoUsers)
       if (!(await userDirectory.findCredentials(user.email))) await userDirectory.addUser(user);
 
-  const throttle = (prefix: string, limit: number): RateLimiter | undefined =>
+  const throttle = (prefix: string, limit: number, windowMs = 5 * 60 * 1000): RateLimiter | undefined =>
     redis &&
     redisModule!.createRedisRateLimiter({
       client: redis,
       prefix: `deskpilot:login:${prefix}:`,
       limit,
-      windowMs: 5 * 60 * 1000,
+      windowMs,
     });
 
   const email = await emailSender(config);
@@ -72,6 +72,17 @@ export async function createApp(config: ServerConfig, logger: Logger) {
     // Renewals are written after their reads are answered: a failed one is logged, the next read renews.
     logger: coreLogger(logger),
     ...(email ? { recovery: recoveryOptions(config, storage.accountTokenStore, email.sender) } : {}),
+    // The studio's page runs the ceremonies: its domain is the relying party, its origins the allowed ones.
+    ...(config.PASSKEYS
+      ? {
+          passkeys: {
+            store: storage.passkeyStore,
+            challenges: storage.accountTokenStore,
+            rpId: config.PASSKEY_RP_ID ?? new URL(config.APP_URL).hostname,
+            origins: config.ALLOWED_ORIGINS,
+          },
+        }
+      : {}),
   });
   if (email?.verify)
     email
@@ -121,6 +132,11 @@ export async function createApp(config: ServerConfig, logger: Logger) {
       accountAddress: throttle('account-address', 10),
       account: throttle('account', 100),
     },
+    // Shared on Redis too: per process, N replicas would send N times the links one account may get.
+    recoveryThrottle: {
+      address: throttle('recovery-address', 30, 15 * 60 * 1000),
+      account: throttle('recovery-account', 3, 15 * 60 * 1000),
+    },
     logger: coreLogger(logger),
     onEvent: allListeners(logEvents(logger, createEmailHasher(config.LOG_EMAIL_HASH_KEY)), metrics?.onEvent),
   });
@@ -162,6 +178,11 @@ function recoveryOptions(
   tokens: AccountRecoveryOptions['tokens'],
   email: AccountRecoveryOptions['email'],
 ): AccountRecoveryOptions {
-  const page = (action: string) => (token: string) => new URL(`/#${action}=${token}`, config.APP_URL).href;
+  // The studio's own page, path kept (a studio served under /desk/ gets /desk/#…).
+  const page = (action: string) => (token: string) => {
+    const url = new URL(config.APP_URL);
+    url.hash = `${action}=${token}`;
+    return url.href;
+  };
   return { tokens, email, links: { passwordReset: page('reset-password'), emailVerification: page('verify-email') } };
 }

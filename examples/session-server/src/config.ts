@@ -46,7 +46,11 @@ const environment = z.object({
   EMAIL_FROM: z._default(z.string().check(z.minLength(3)), 'Deskpilot <no-reply@localhost>'),
   /** Development: print each email, links included, to standard error instead of sending it (without SMTP_URL). */
   EMAIL_CONSOLE: z._default(flag, false),
-  /** Where the studio is reached: the page the emailed links open. */
+  /** Passkeys (WebAuthn) for the studio's users: registration when signed in, and sign-in with one. */
+  PASSKEYS: z._default(flag, true),
+  /** The passkeys' relying party id; unset, the host name of APP_URL (a passkey belongs to that domain). */
+  PASSKEY_RP_ID: z.optional(matching(/^[a-z0-9.-]{1,253}$/, 'expected a domain name such as desk.example.com')),
+  /** Where the studio is reached: the page the emailed links open, and (its host) the passkeys' domain. */
   APP_URL: z._default(z.url({ protocol: /^https?$/ }), `http://localhost:${studioDefaultPort}`),
   /** Password checks at once; unset, the smaller of libuv's thread pool and the cores; 0 turns the bound off. */
   LOGIN_HASH_CONCURRENCY: z.optional(integer(0)),

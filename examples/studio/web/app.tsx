@@ -2,6 +2,7 @@ import { useCallback, useEffect, useState } from 'react';
 import { ChatPanel } from './chat-panel.tsx';
 import { ForgotPasswordForm, ResetPasswordForm, takeEmailedLink, verifyEmail } from './account-recovery.tsx';
 import { LoginForm } from './login-form.tsx';
+import { PasskeyManager } from './passkeys.tsx';
 import { Sidebar } from './sidebar.tsx';
 import { DeskpilotClientError, client, currentSession, explain, type Session } from './studio-api.ts';
 
@@ -18,6 +19,11 @@ export function App() {
   const [view, setView] = useState<View>({ state: 'loading' });
   const [notice, setNotice] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
+  const [managingPasskeys, setManagingPasskeys] = useState(false);
+  // The passkey panel belongs to a signed-in person: it closes with their session.
+  useEffect(() => {
+    if (view.state !== 'signed-in') setManagingPasskeys(false);
+  }, [view.state]);
 
   const load = useCallback(async (loadNotice?: string) => {
     setView({ state: 'loading' });
@@ -158,6 +164,9 @@ export function App() {
             Verify email
           </button>
         )}
+        <button type="button" aria-expanded={managingPasskeys} onClick={() => setManagingPasskeys(!managingPasskeys)}>
+          Passkeys
+        </button>
         <button
           type="button"
           disabled={busy}
@@ -176,6 +185,7 @@ export function App() {
           {notice}
         </div>
       )}
+      {managingPasskeys && <PasskeyManager onClose={() => setManagingPasskeys(false)} />}
       <div className="columns">
         <Sidebar key={`${session.id}`} session={session} />
         <ChatPanel

@@ -1,4 +1,5 @@
 import { useState, type FormEvent } from 'react';
+import { passkeysSupported, signInWithPasskey } from './passkeys.tsx';
 import { client, explain, type Session } from './studio-api.ts';
 
 /** Sign-in form; the error of a failed attempt is announced and the password field cleared. */
@@ -74,6 +75,24 @@ export function LoginForm({
         <button type="submit" className="primary" disabled={busy}>
           {busy ? 'Signing in…' : 'Sign in'}
         </button>
+        {passkeysSupported() && (
+          <button
+            type="button"
+            disabled={busy}
+            onClick={() =>
+              void (async () => {
+                setBusy(true);
+                setError(null);
+                const outcome = await signInWithPasskey();
+                setBusy(false);
+                if ('session' in outcome) onSignedIn(outcome.session);
+                else setError(outcome.error);
+              })()
+            }
+          >
+            Use a passkey
+          </button>
+        )}
         <button type="button" className="link" onClick={onForgotPassword}>
           Forgot password?
         </button>

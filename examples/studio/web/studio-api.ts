@@ -1,8 +1,8 @@
 // The page's calls: the session routes and the chat through @deskpilot/client, the two studio routes
 // of its own (the chat context, the data API), and one sentence for every error the page meets.
-import { createDeskpilotClient, DeskpilotClientError, type Session } from '@deskpilot/client';
+import { createDeskpilotClient, DeskpilotClientError, type Passkey, type Session } from '@deskpilot/client';
 
-export type { Session };
+export type { Passkey, Session };
 
 /** The session routes on the studio's own origin (its proxy; the session cookie rides along). */
 export const client = createDeskpilotClient();

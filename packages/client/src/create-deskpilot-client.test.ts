@@ -1,5 +1,6 @@
 import {
   createMemoryAccountTokenStore,
+  createMemoryPasskeyStore,
   createChatHandler,
   createMemoryApprovalStore,
   createMemoryChatStore,
@@ -9,6 +10,7 @@ import {
   createSessionService,
 } from '@deskpilot/core';
 import { createDemoCommerceBackend, createDemoModel, createDemoTicketBackend, demoUsers } from '@deskpilot/core/demo';
+import { createSoftwareAuthenticator } from '@deskpilot/core/testing';
 import { describe, expect, it } from 'vitest';
 import { createDeskpilotClient, DeskpilotClientError } from './index.js';
 
@@ -18,7 +20,14 @@ async function deployment(options: { rateLimit?: number; delayMs?: number } = {}
   const directory = createMemoryUserDirectory({ passwordHash });
   for (const user of demoUsers) await directory.addUser(user);
   const outbox: string[] = [];
+  const passkeys = {
+    store: createMemoryPasskeyStore(),
+    challenges: createMemoryAccountTokenStore(),
+    rpId: 'studio.test',
+    origins: ['http://studio.test'],
+  };
   const service = createSessionService({
+    passkeys,
     store: createMemorySessionStore(),
     directory,
     passwordHash,
@@ -103,6 +112,26 @@ describe('createDeskpilotClient: sessions', () => {
     await client.requestEmailVerification();
     await client.verifyEmail(tokenOf(client.outbox[1]));
     expect((await client.currentSession())?.user.emailVerified).toBe(true);
+  });
+
+  it('registers a passkey, lists it, signs in with it, and removes it', async () => {
+    const client = await deployment();
+    const authenticator = createSoftwareAuthenticator({ origin: 'http://studio.test', rpId: 'studio.test' });
+    await client.login(alice);
+    const options = await client.passkeyRegistrationOptions();
+    const passkey = await client.registerPasskey(authenticator.register(options as never), 'Laptop');
+    expect(passkey).toMatchObject({ name: 'Laptop', lastUsedAt: null });
+    expect(await client.listPasskeys()).toEqual([passkey]);
+    await client.logout();
+    const signInOptions = await client.passkeySignInOptions();
+    const session = await client.signInWithPasskey(authenticator.authenticate(signInOptions as never), 'acme-b2b');
+    expect(session).toMatchObject({ user: { email: alice.email }, projectKey: 'acme-b2b' });
+    await client.removePasskey(passkey.id);
+    expect(await client.listPasskeys()).toEqual([]);
+    const refused = client.signInWithPasskey(
+      authenticator.authenticate((await client.passkeySignInOptions()) as never),
+    );
+    await expect(refused).rejects.toMatchObject({ code: 'invalid_passkey', status: 401 });
   });
 
   it('turns problems into DeskpilotClientErrors with the stable code, field errors and nothing else', async () => {

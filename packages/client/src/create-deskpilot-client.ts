@@ -15,6 +15,16 @@ export interface Session {
   idleExpiresAt: string;
 }
 
+/** A passkey as its owner sees it. */
+export interface Passkey {
+  id: string;
+  name: string;
+  deviceType: 'singleDevice' | 'multiDevice';
+  backedUp: boolean;
+  createdAt: string;
+  lastUsedAt: string | null;
+}
+
 /** The chat context a request carries (identity and flags, or a signed `grant`, plus the page's fields). */
 export type ChatContext = Record<string, unknown>;
 
@@ -80,6 +90,48 @@ export interface ChatTransportOptions {
   provider?: 'openai' | 'anthropic';
 }
 
+type SessionCall = (path: string, init?: RequestInit) => Promise<Response>;
+
+/** The account calls of the session routes: recovery by email and passkeys. */
+function accountCalls(session: SessionCall, post: (body: unknown) => RequestInit) {
+  return {
+    /** Asks for a password reset link; resolves the same whether or not the address has an account. */
+    requestPasswordReset: async (email: string): Promise<void> =>
+      void (await session('/sessions/password-reset', post({ email }))),
+    /** Sets a new password with a reset link's token; every session of the user ends (sign in again). */
+    resetPassword: async (input: { token: string; password: string }): Promise<void> =>
+      void (await session('/sessions/password-reset/confirm', post(input))),
+    /** Sends a verification link to the signed-in user's address. */
+    requestEmailVerification: async (): Promise<void> =>
+      void (await session('/sessions/current/email-verification', post({}))),
+    /** Options to register a passkey (pass them to `startRegistration` of `@simplewebauthn/browser`). */
+    passkeyRegistrationOptions: async (): Promise<Record<string, unknown>> =>
+      (await session('/sessions/current/passkeys/options', post({}))).json(),
+    /** Stores a passkey: the browser's answer to {@link passkeyRegistrationOptions}. */
+    registerPasskey: async (response: object, name?: string): Promise<Passkey> =>
+      (
+        await session('/sessions/current/passkeys', post(name === undefined ? { response } : { response, name }))
+      ).json(),
+    /** The signed-in user's passkeys, oldest first. */
+    listPasskeys: async (): Promise<Passkey[]> =>
+      ((await (await session('/sessions/current/passkeys')).json()) as { passkeys: Passkey[] }).passkeys,
+    /** Removes one of the signed-in user's passkeys. */
+    removePasskey: async (id: string): Promise<void> =>
+      void (await session('/sessions/current/passkeys/remove', post({ id }))),
+    /** Options to sign in with a passkey (pass them to `startAuthentication`). */
+    passkeySignInOptions: async (): Promise<Record<string, unknown>> =>
+      (await session('/sessions/passkey/options', post({}))).json(),
+    /** Signs in with the browser's answer to {@link passkeySignInOptions}; the session cookie is set by the answer. */
+    signInWithPasskey: async (response: object, projectKey?: string): Promise<Session> =>
+      (
+        await session('/sessions/passkey', post(projectKey === undefined ? { response } : { response, projectKey }))
+      ).json(),
+    /** Marks the address verified with a verification link's token. */
+    verifyEmail: async (token: string): Promise<void> =>
+      void (await session('/sessions/email-verification/confirm', post({ token }))),
+  };
+}
+
 /**
  * A typed client for a Deskpilot deployment, in the browser or on Node: the session routes, the chat
  * history, and the `useChat` transport. Every failure is a {@link DeskpilotClientError} with the
@@ -134,18 +186,7 @@ export function createDeskpilotClient(options: DeskpilotClientOptions = {}) {
     logout: async (): Promise<void> => void (await session('/sessions/current', { method: 'DELETE' })),
     /** Signs out of every session of this user. */
     logoutEverywhere: async (): Promise<void> => void (await session('/sessions', { method: 'DELETE' })),
-    /** Asks for a password reset link; resolves the same whether or not the address has an account. */
-    requestPasswordReset: async (email: string): Promise<void> =>
-      void (await session('/sessions/password-reset', post({ email }))),
-    /** Sets a new password with a reset link's token; every session of the user ends (sign in again). */
-    resetPassword: async (input: { token: string; password: string }): Promise<void> =>
-      void (await session('/sessions/password-reset/confirm', post(input))),
-    /** Sends a verification link to the signed-in user's address. */
-    requestEmailVerification: async (): Promise<void> =>
-      void (await session('/sessions/current/email-verification', post({}))),
-    /** Marks the address verified with a verification link's token. */
-    verifyEmail: async (token: string): Promise<void> =>
-      void (await session('/sessions/email-verification/confirm', post({ token }))),
+    ...accountCalls(session, post),
     /** A stored conversation, or null when it does not exist (yet) for this user, or was deleted. */
     chatHistory: async <Message extends UIMessage = UIMessage>(input: {
       sessionId: string;

@@ -8,6 +8,7 @@ export {
   type ConversationPage,
   type DeskpilotClient,
   type DeskpilotClientOptions,
+  type Passkey,
   type Session,
   type TurnStatus,
 } from './create-deskpilot-client.js';

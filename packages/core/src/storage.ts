@@ -21,6 +21,8 @@ export {
   messagePreview,
   messageTreeFromRows,
   outcomeJson,
+  passkeyColumns,
+  passkeyFromRow,
   readStoredRow,
   sessionColumns,
   sessionFromRow,

@@ -10,6 +10,12 @@ export { makeSessionRecord, testSessionStore } from './testing/test-session-stor
 export { testSessionLookup, type SessionLookupFixture } from './testing/test-session-lookup.js';
 export { testUserDirectory, type UserDirectoryUnderTest } from './testing/test-user-directory.js';
 export { testAccountTokenStore } from './testing/test-account-token-store.js';
+export { testPasskeyStore } from './testing/test-passkey-store.js';
+export {
+  createSoftwareAuthenticator,
+  type CeremonyOverrides,
+  type SoftwareAuthenticator,
+} from './testing/software-authenticator.js';
 export { testRateLimiter, type RateLimiterFactory } from './testing/test-rate-limiter.js';
 export { testTokenMeter, type TokenMeterFactory } from './testing/test-token-meter.js';
 export { testChatStore } from './testing/test-chat-store.js';

@@ -2,11 +2,13 @@ import type { ApprovalStore, ChatStore } from '@deskpilot/core';
 import {
   createSessionLookup,
   type AccountTokenStore,
+  type PasskeyStore,
   type PasswordHashOptions,
   type SessionLookup,
   type SessionStore,
 } from '@deskpilot/core/session';
 import { createPostgresAccountTokenStore } from './postgres-account-token-store.js';
+import { createPostgresPasskeyStore } from './postgres-passkey-store.js';
 import { createPostgresApprovalStore } from './postgres-approval-store.js';
 import { createPostgresChatStore } from './postgres-chat-store.js';
 import { createPostgresSessionLookup } from './postgres-session-lookup.js';
@@ -46,6 +48,8 @@ export interface PostgresStores {
   approvalStore: ApprovalStore;
   /** One-time links of the session service's `recovery` (password reset, email verification). */
   accountTokenStore: AccountTokenStore;
+  /** Passkeys of the session service's `passkeys`. */
+  passkeyStore: PasskeyStore;
 }
 
 /**
@@ -77,5 +81,6 @@ export function createPostgresStores(client: SqlClient, options: PostgresStoresO
     chatStore: createPostgresChatStore(client),
     approvalStore: createPostgresApprovalStore(client),
     accountTokenStore: createPostgresAccountTokenStore(client),
+    passkeyStore: createPostgresPasskeyStore(client),
   };
 }

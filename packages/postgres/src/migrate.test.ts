@@ -29,6 +29,7 @@ const expectedTables = [
   'deskpilot_chat_sessions',
   'deskpilot_memberships',
   'deskpilot_migrations',
+  'deskpilot_passkeys',
   'deskpilot_sessions',
   'deskpilot_users',
 ];

@@ -185,6 +185,29 @@ const accountRecovery: Migration = {
   ],
 };
 
+// Passkeys (WebAuthn credentials): the public key and the signature counter, never anything secret.
+// `position` orders a user's passkeys as they were added.
+const passkeys: Migration = {
+  version: 9,
+  name: 'passkeys',
+  statements: [
+    `CREATE TABLE deskpilot_passkeys (
+      id text PRIMARY KEY,
+      position bigint GENERATED ALWAYS AS IDENTITY,
+      user_id text NOT NULL,
+      public_key text NOT NULL,
+      counter bigint NOT NULL,
+      transports jsonb NOT NULL,
+      device_type text NOT NULL CHECK (device_type IN ('singleDevice', 'multiDevice')),
+      backed_up boolean NOT NULL,
+      name text NOT NULL,
+      created_at bigint NOT NULL,
+      last_used_at bigint
+    )`,
+    `CREATE INDEX deskpilot_passkeys_user ON deskpilot_passkeys (user_id, position)`,
+  ],
+};
+
 /** Every migration, in order. Append only: a released migration never changes. */
 export const migrations: readonly Migration[] = [
   initialSchema,
@@ -195,4 +218,5 @@ export const migrations: readonly Migration[] = [
   messageBranches,
   messagePreviews,
   accountRecovery,
+  passkeys,
 ];

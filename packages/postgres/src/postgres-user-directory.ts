@@ -80,17 +80,23 @@ export function createPostgresUserDirectory(
         throw new TypeError('passwordHash is not a hash verifyPassword can read');
       const passwordHash = user.passwordHash ?? (await hashPassword(user.password, options.passwordHash));
       const memberships = user.memberships.map(({ projectKey, clientId, role }) => ({ projectKey, clientId, role }));
-      const verifiedAt = user.emailVerified ? Date.now() : null;
       return cache
         .write(
           undefined,
           () =>
             client.transaction(async (transaction) => {
               await transaction.query(`SELECT pg_advisory_xact_lock(${usersLockKey})`);
-              const existing = await transaction.query<{ id: string }>(
-                'SELECT id FROM deskpilot_users WHERE email = $1',
+              const existing = await transaction.query<{ id: string; email_verified_at: number | null }>(
+                'SELECT id, email_verified_at FROM deskpilot_users WHERE email = $1',
                 [email],
               );
+              // Re-adding an address keeps what was proved of it, unless told otherwise.
+              const verifiedAt =
+                user.emailVerified === undefined
+                  ? (existing.rows[0]?.email_verified_at ?? null)
+                  : user.emailVerified
+                    ? Date.now()
+                    : null;
               const id = user.id ?? existing.rows[0]?.id ?? randomUUID();
               // Both the old holder of this email and of this id go: email and id stay unique.
               const removed = await transaction.query<{ id: string }>(

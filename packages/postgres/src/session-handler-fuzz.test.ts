@@ -1,4 +1,4 @@
-import { createFakeClock } from '@deskpilot/core/testing';
+import { createFakeClock, createSoftwareAuthenticator } from '@deskpilot/core/testing';
 import {
   createSessionHandler,
   createSessionService,
@@ -74,6 +74,12 @@ for (const backend of inProcessBackends)
         passwordHash: { cost: 16 },
         idleTimeoutMs: 365 * 24 * 3600_000,
         absoluteTimeoutMs: 365 * 24 * 3600_000,
+        passkeys: {
+          store: stores.passkeyStore,
+          challenges: stores.accountTokenStore,
+          rpId: 'studio.test',
+          origins: [studio],
+        },
         recovery: {
           tokens: stores.accountTokenStore,
           email: { send: async (message) => void outbox.push(message.text) },
@@ -337,6 +343,57 @@ for (const backend of inProcessBackends)
         confirmed.report('POST /sessions/password-reset/confirm', started);
         for (const code of ['2xx', 'invalid_token', 'invalid_request', 'invalid_json'])
           expect(confirmed.get(code), code).toBeGreaterThan(0);
+      },
+      fuzzTimeout,
+    );
+
+    it(
+      `POST /sessions/passkey: ${fuzzRuns / 5} near-valid sign-ins around genuine answers`,
+      async () => {
+        const started = performance.now();
+        const tally = createTally();
+        const { service, stores } = setup;
+        const authenticator = createSoftwareAuthenticator({ origin: studio, rpId: 'studio.test' });
+        const account = (await stores.userDirectory.getAccount(
+          (await stores.userDirectory.findCredentials(bob!.email))!.userId,
+        ))!;
+        const registered = await service.passkeys!.register(
+          account,
+          authenticator.register(await service.passkeys!.registrationOptions(account)),
+          'Fuzz key',
+        );
+        expect(registered.ok).toBe(true);
+        const passkeyId = authenticator.ids[0]!;
+        let run = 0;
+        await fc.assert(
+          fc.asyncProperty(fuzzRequest(fc.constant(''), studio), async (generated) => {
+            const response = authenticator.authenticate(await service.passkeys!.signInOptions());
+            const paths = [
+              ['response', 'id'],
+              ['response', 'response', 'signature'],
+              ['response', 'response', 'clientDataJSON'],
+              ['response', 'type'],
+              ['projectKey'],
+            ];
+            const [raw] = fc.sample(nearValidBody(fc.constant({ response }), paths), {
+              numRuns: 1,
+              seed: fuzzSeed + run++,
+            });
+            const before = (await stores.passkeyStore.get(passkeyId))!.counter;
+            const { code } = await send(
+              toRequest(url('/sessions/passkey'), 'POST', { ...generated, body: raw! }),
+              tally,
+            );
+            // A refused sign-in moves no counter (and, checked by send, writes no session); a genuine
+            // answer naming a project of no membership (\`forbidden\`) was a use of the passkey all the same.
+            if (code !== null && code !== 'forbidden')
+              expect((await stores.passkeyStore.get(passkeyId))!.counter).toBe(before);
+          }),
+          { numRuns: fuzzRuns / 5, seed: fuzzSeed },
+        );
+        tally.report('POST /sessions/passkey', started);
+        for (const code of ['2xx', 'invalid_request', 'invalid_json', 'invalid_passkey'])
+          expect(tally.get(code), code).toBeGreaterThan(0);
       },
       fuzzTimeout,
     );

@@ -31,6 +31,7 @@ const tables = [
   'deskpilot_chat_sessions',
   'deskpilot_approvals',
   'deskpilot_account_tokens',
+  'deskpilot_passkeys',
 ];
 const reset = (client: SqlExecutor) => client.query(`TRUNCATE ${tables.join(', ')}`).then(() => undefined);
 
@@ -83,7 +84,7 @@ export const testBackends = [
 /** The stores of one backend, as the behaviour suites use them (`createPostgresStores`' or `createSqliteStores`' answer). */
 export type StoreSet = Pick<
   PostgresStores,
-  'sessionStore' | 'sessionLookup' | 'chatStore' | 'approvalStore' | 'accountTokenStore'
+  'sessionStore' | 'sessionLookup' | 'chatStore' | 'approvalStore' | 'accountTokenStore' | 'passkeyStore'
 > & {
   userDirectory: UserDirectory & { addUser(user: NewUser): Promise<Account> };
 };

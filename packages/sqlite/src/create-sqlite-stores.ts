@@ -1,5 +1,12 @@
 import type { ApprovalStore, ChatStore } from '@deskpilot/core';
-import type { AccountTokenStore, PasswordHashOptions, SessionLookup, SessionStore } from '@deskpilot/core/session';
+import type {
+  AccountTokenStore,
+  PasskeyStore,
+  PasswordHashOptions,
+  SessionLookup,
+  SessionStore,
+} from '@deskpilot/core/session';
+import { createSqlitePasskeyStore } from './sqlite-passkey-store.js';
 import { createSqliteAccountTokenStore } from './sqlite-account-token-store.js';
 import type { SqliteDatabase } from './open-sqlite-database.js';
 import { createSqliteApprovalStore } from './sqlite-approval-store.js';
@@ -27,6 +34,8 @@ export interface SqliteStores {
   approvalStore: ApprovalStore;
   /** One-time links of the session service's `recovery` (password reset, email verification). */
   accountTokenStore: AccountTokenStore;
+  /** Passkeys of the session service's `passkeys`. */
+  passkeyStore: PasskeyStore;
 }
 
 /**
@@ -49,5 +58,6 @@ export function createSqliteStores(database: SqliteDatabase, options: SqliteStor
     chatStore: createSqliteChatStore(database),
     approvalStore: createSqliteApprovalStore(database),
     accountTokenStore: createSqliteAccountTokenStore(database),
+    passkeyStore: createSqlitePasskeyStore(database),
   };
 }

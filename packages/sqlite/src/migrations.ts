@@ -157,4 +157,26 @@ export const sqliteMigrations: readonly SqliteMigration[] = [
       CREATE INDEX deskpilot_account_tokens_expiry ON deskpilot_account_tokens (expires_at);
     `,
   },
+  {
+    version: 7,
+    name: 'passkeys',
+    // Passkeys (WebAuthn credentials): the public key and the signature counter, never anything secret.
+    // The rowid orders a user's passkeys as they were added.
+    sql: `
+      CREATE TABLE deskpilot_passkeys (
+        position INTEGER PRIMARY KEY,
+        id TEXT NOT NULL UNIQUE,
+        user_id TEXT NOT NULL,
+        public_key TEXT NOT NULL,
+        counter INTEGER NOT NULL,
+        transports TEXT NOT NULL,
+        device_type TEXT NOT NULL CHECK (device_type IN ('singleDevice', 'multiDevice')),
+        backed_up INTEGER NOT NULL,
+        name TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        last_used_at INTEGER
+      ) STRICT;
+      CREATE INDEX deskpilot_passkeys_user ON deskpilot_passkeys (user_id, position);
+    `,
+  },
 ];

@@ -1,5 +1,6 @@
 import {
   testAccountTokenStore,
+  testPasskeyStore,
   testApprovalStore,
   testChatStore,
   testInputConformance,
@@ -26,6 +27,7 @@ describe('SQLite stores', () => {
   testSessionStore(async () => (await stores()).sessionStore);
   testUserDirectory(async () => (await stores()).userDirectory);
   testAccountTokenStore(async () => (await stores()).accountTokenStore);
+  testPasskeyStore(async () => (await stores()).passkeyStore);
   testSessionLookup(async () => {
     const { sessionLookup, sessionStore, userDirectory } = await stores();
     return { lookup: sessionLookup, store: sessionStore, directory: userDirectory };

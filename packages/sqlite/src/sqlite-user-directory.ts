@@ -64,11 +64,17 @@ export function createSqliteUserDirectory(
       const passwordHash = user.passwordHash ?? (await hashPassword(user.password, options.passwordHash));
       const memberships = user.memberships.map(({ projectKey, clientId, role }) => ({ projectKey, clientId, role }));
       return database.transaction(() => {
-        const existing = sql('SELECT id FROM deskpilot_users WHERE email = ?').get(email);
+        const existing = sql('SELECT id, email_verified_at FROM deskpilot_users WHERE email = ?').get(email);
+        // Re-adding an address keeps what was proved of it, unless told otherwise.
+        const verifiedAt =
+          user.emailVerified === undefined
+            ? ((existing?.email_verified_at as number | null | undefined) ?? null)
+            : user.emailVerified
+              ? Date.now()
+              : null;
         const id = user.id ?? (existing?.id as string | undefined) ?? randomUUID();
         // Both the old holder of this email and of this id go: email and id stay unique.
         sql('DELETE FROM deskpilot_users WHERE email = ? OR id = ?').run(email, id);
-        const verifiedAt = user.emailVerified ? Date.now() : null;
         sql(
           'INSERT INTO deskpilot_users (id, email, name, password_hash, email_verified_at) VALUES (?, ?, ?, ?, ?)',
         ).run(id, email, user.name, passwordHash, verifiedAt);

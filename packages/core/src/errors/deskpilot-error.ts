@@ -5,7 +5,9 @@ export type ErrorCode =
   | 'invalid_token'
   | 'unauthenticated'
   | 'invalid_credentials'
+  | 'invalid_passkey'
   | 'forbidden'
+  | 'reauthentication_required'
   | 'cross_site_request'
   | 'not_found'
   | 'method_not_allowed'
@@ -30,7 +32,9 @@ export const errorStatus: Record<ErrorCode, number> = {
   provider_unavailable: 400,
   unauthenticated: 401,
   invalid_credentials: 401,
+  invalid_passkey: 401,
   forbidden: 403,
+  reauthentication_required: 403,
   cross_site_request: 403,
   not_found: 404,
   method_not_allowed: 405,
@@ -55,7 +59,9 @@ export const errorTitle: Record<ErrorCode, string> = {
   provider_unavailable: 'Model provider not configured',
   unauthenticated: 'Not signed in',
   invalid_credentials: 'Invalid email or password',
+  invalid_passkey: 'Passkey not accepted',
   forbidden: 'Forbidden',
+  reauthentication_required: 'Sign in again first',
   cross_site_request: 'Cross-site request refused',
   not_found: 'Not found',
   method_not_allowed: 'Method not allowed',

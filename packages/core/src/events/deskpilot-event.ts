@@ -17,8 +17,9 @@ export type RateLimitName =
 
 /**
  * What the handlers report as they work, for metrics and audit logs (`onEvent`). Plain data: no token,
- * cookie, grant, link or password ever; the one personal value is `email` on `login` and
- * `password-reset-requested`, which a log should hash with a key of its own before writing it.
+ * cookie, grant, link or password ever; the one personal value is `email` on `login`,
+ * `password-reset-requested` and the passkey changes, which a log should hash with a key of its own
+ * before writing it.
  */
 export type DeskpilotEvent =
   /** A sign-in attempt: let in, or refused (wrong credentials, no access to the project, throttled). */
@@ -37,6 +38,16 @@ export type DeskpilotEvent =
   | { type: 'password-reset'; outcome: 'succeeded' | 'invalid_token' | 'weak_password' | 'busy' }
   /** An email address verified with a verification link, or the link refused. */
   | { type: 'email-verified'; outcome: 'succeeded' | 'invalid_token' }
+  /** A sign-in with a passkey: let in, or refused (not a valid answer to a live challenge; no access to the project). */
+  | { type: 'passkey-sign-in'; outcome: 'succeeded' | 'invalid_passkey' | 'forbidden' }
+  /** A passkey registered by a signed-in user (`email`: whose account gained a way in), or refused. */
+  | {
+      type: 'passkey-registration';
+      outcome: 'succeeded' | 'invalid_passkey' | 'already_registered' | 'too_many';
+      email: string;
+    }
+  /** A passkey removed by its owner. */
+  | { type: 'passkey-removed'; email: string }
   /** A request refused by a rate limit (429). */
   | { type: 'rate-limited'; limit: RateLimitName }
   /** A store (database, Redis) failed a request or a save: the operator's business, the client got a 503. */

@@ -41,6 +41,11 @@ describe('the OpenAPI documents', () => {
       '/sessions/password-reset/confirm',
       '/sessions/current/email-verification',
       '/sessions/email-verification/confirm',
+      '/sessions/current/passkeys/options',
+      '/sessions/current/passkeys',
+      '/sessions/current/passkeys/remove',
+      '/sessions/passkey/options',
+      '/sessions/passkey',
     ]);
     expect(Object.keys(chatOpenApi().paths as object)).toEqual([
       '/chat',

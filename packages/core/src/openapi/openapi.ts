@@ -21,6 +21,12 @@ import {
   passwordResetRequestBody,
   verifyEmailBody,
 } from '../session/recovery-routes.js';
+import {
+  passkeyOptionsBody,
+  passkeySignInBody,
+  registerPasskeyBody,
+  removePasskeyBody,
+} from '../session/passkey-routes.js';
 
 /** An OpenAPI 3.1 document, as plain JSON. */
 export type OpenApiDocument = Record<string, unknown> & { openapi: '3.1.0' };
@@ -170,6 +176,7 @@ export function sessionOpenApi(options: OpenApiOptions = {}): OpenApiDocument {
       },
     },
     ...recoveryPaths(cookie, bodyCodes),
+    ...passkeyPaths(cookie, bodyCodes, session),
   };
   const components = {
     securitySchemes: {
@@ -240,6 +247,99 @@ function recoveryPaths(cookie: object, bodyCodes: readonly ErrorCode[]) {
         responses: {
           '204': { description: 'Verified.' },
           ...problems([...bodyCodes, 'invalid_token', 'rate_limited', 'store_unavailable', 'not_found']),
+        },
+      },
+    },
+  };
+}
+
+/** The passkey routes, served when the session service has `passkeys` (404 `not_found` otherwise). */
+function passkeyPaths(cookie: object, bodyCodes: readonly ErrorCode[], session: object) {
+  const webAuthnOptions = {
+    description:
+      'WebAuthn options (`PublicKeyCredentialCreationOptionsJSON` / `PublicKeyCredentialRequestOptionsJSON`): pass them to `navigator.credentials` (`startRegistration` / `startAuthentication` of `@simplewebauthn/browser`).',
+    content: json({ type: 'object' }),
+  };
+  const passkey = {
+    type: 'object',
+    required: ['id', 'name', 'deviceType', 'backedUp', 'createdAt', 'lastUsedAt'],
+    properties: {
+      id: { type: 'string' },
+      name: { type: 'string' },
+      deviceType: { enum: ['singleDevice', 'multiDevice'] },
+      backedUp: { type: 'boolean' },
+      createdAt: { type: 'string', format: 'date-time' },
+      lastUsedAt: { type: ['string', 'null'], format: 'date-time' },
+    },
+  };
+  const signedIn = ['unauthenticated', 'store_unavailable', 'not_found'] as const;
+  return {
+    '/sessions/current/passkeys/options': {
+      post: {
+        operationId: 'passkeyRegistrationOptions',
+        summary: 'Start registering a passkey for the signed-in user (user verification required).',
+        security: cookie,
+        requestBody: { required: true, content: json(bodySchema(passkeyOptionsBody)) },
+        responses: { '200': webAuthnOptions, ...problems([...bodyCodes, ...signedIn]) },
+      },
+    },
+    '/sessions/current/passkeys': {
+      get: {
+        operationId: 'listPasskeys',
+        summary: "The signed-in user's passkeys, oldest first.",
+        security: cookie,
+        responses: {
+          '200': {
+            description: 'The passkeys.',
+            content: json({
+              type: 'object',
+              required: ['passkeys'],
+              properties: { passkeys: { type: 'array', items: passkey } },
+            }),
+          },
+          ...problems([...signedIn]),
+        },
+      },
+      post: {
+        operationId: 'registerPasskey',
+        summary: "Store a passkey: the browser's answer to the registration options, verified.",
+        security: cookie,
+        requestBody: { required: true, content: json(bodySchema(registerPasskeyBody)) },
+        responses: {
+          '201': { description: 'Registered.', content: json(passkey) },
+          ...problems([...bodyCodes, ...signedIn, 'invalid_passkey', 'conflict']),
+        },
+      },
+    },
+    '/sessions/current/passkeys/remove': {
+      post: {
+        operationId: 'removePasskey',
+        summary: "Remove one of the signed-in user's passkeys.",
+        security: cookie,
+        requestBody: { required: true, content: json(bodySchema(removePasskeyBody)) },
+        responses: { '204': { description: 'Removed.' }, ...problems([...bodyCodes, ...signedIn]) },
+      },
+    },
+    '/sessions/passkey/options': {
+      post: {
+        operationId: 'passkeySignInOptions',
+        summary: 'Start signing in with a passkey (discoverable: no email asked).',
+        requestBody: { required: true, content: json(bodySchema(passkeyOptionsBody)) },
+        responses: {
+          '200': webAuthnOptions,
+          ...problems([...bodyCodes, 'rate_limited', 'store_unavailable', 'not_found']),
+        },
+      },
+    },
+    '/sessions/passkey': {
+      post: {
+        operationId: 'signInWithPasskey',
+        summary:
+          "Sign in with the browser's answer to the sign-in options: a new session and its cookie, as `POST /sessions`.",
+        requestBody: { required: true, content: json(bodySchema(passkeySignInBody)) },
+        responses: {
+          '201': { description: 'Signed in.', headers: setCookie, content: json(session) },
+          ...problems([...bodyCodes, 'invalid_passkey', 'forbidden', 'rate_limited', 'store_unavailable', 'not_found']),
         },
       },
     },

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { DeskpilotError } from '../errors/deskpilot-error.js';
 import type { DeskpilotEvent } from '../events/deskpilot-event.js';
 import { createSlidingWindowLimiter } from '../limiter/create-sliding-window-limiter.js';
 import type { AccountRecoveryOptions } from './account-recovery.js';
@@ -132,6 +133,24 @@ describe('password reset request', () => {
     await expect.poll(() => mail.sent.length).toBe(1);
   });
 
+  it('does not even begin the lookup before the answer, with a store that answers at once', async () => {
+    let lookups = 0;
+    const { call, mail } = await setup({
+      directory: (directory) => ({
+        ...directory,
+        findCredentials: (email) => {
+          lookups++;
+          return directory.findCredentials(email);
+        },
+      }),
+    });
+    const response = await call('/sessions/password-reset', { email: alice.email });
+    expect(response.status).toBe(202);
+    expect(lookups).toBe(0);
+    await expect.poll(() => mail.sent.length).toBe(1);
+    expect(lookups).toBe(1);
+  });
+
   it('sends an account at most 3 links per 15 minutes, answering the same past it; an address past its limit is 429', async () => {
     const { requestReset, mail, events, clock } = await setup();
     for (let attempt = 0; attempt < 4; attempt++)
@@ -225,6 +244,59 @@ describe('password reset', () => {
     ]);
     // No event carries a link or a password.
     expect(JSON.stringify(events)).not.toMatch(new RegExp(`${token}|a new long password`));
+  });
+
+  it('lets no sign-in with the old password that raced the reset outlive it', async () => {
+    let holding = false;
+    let held!: () => void;
+    let release!: () => void;
+    const reachedAccount = new Promise<void>((resolve) => (held = resolve));
+    const paused = new Promise<void>((resolve) => (release = resolve));
+    const { call, token, store, directory } = await withLink({
+      directory: (directory) => ({
+        ...directory,
+        // The sign-in's password check is done; it reads the account when the reset runs.
+        getAccount: async (userId) => {
+          if (holding) {
+            holding = false;
+            held();
+            await paused;
+          }
+          return directory.getAccount(userId);
+        },
+      }),
+    });
+    holding = true;
+    const racing = call('/sessions', alice);
+    await reachedAccount;
+    expect((await call('/sessions/password-reset/confirm', { token, password: 'a new long password' })).status).toBe(
+      204,
+    );
+    release();
+    // Without the check after the session is stored, this sign-in got a 201 and a live session.
+    const signIn = await racing;
+    expect(signIn.status).toBe(401);
+    expect(signIn.headers.get('set-cookie')).toBeNull();
+    expect(await store.deleteByUser((await directory.findCredentials(alice.email))!.userId)).toBe(0);
+  });
+
+  it('gives the link back when a store fails after it was used, so the reset can be tried again', async () => {
+    let failures = 1;
+    const { call, login, current, token, store } = await withLink();
+    const cookie = await login();
+    const deleteByUser = store.deleteByUser.bind(store);
+    store.deleteByUser = async (userId) => {
+      if (failures-- > 0) throw new DeskpilotError('store_unavailable', { detail: 'The store is down.' });
+      return deleteByUser(userId);
+    };
+    const failed = await call('/sessions/password-reset/confirm', { token, password: 'a new long password' });
+    expect(failed.status).toBe(503);
+    // Nothing changed: the old password and its session still work, and so does the link.
+    expect((await current(cookie)).status).toBe(200);
+    const retried = await call('/sessions/password-reset/confirm', { token, password: 'a new long password' });
+    expect(retried.status).toBe(204);
+    expect((await current(cookie)).status).toBe(401);
+    expect((await call('/sessions', alice)).status).toBe(401);
   });
 
   it('voids the other reset links of the user once one is used', async () => {

@@ -2,8 +2,9 @@ import * as base64url from 'jose/base64url';
 import type { AccountTokenPurpose, AccountTokenRecord, AccountTokenStore } from './account-token-store.js';
 import type { EmailMessage, EmailSender } from './email-sender.js';
 import { hashPassword, type PasswordHashOptions } from './password.js';
+import type { PasskeyStore } from './passkey-store.js';
 import type { SessionContext } from './session-context.js';
-import { normalizeEmail, type User } from './user-directory.js';
+import { normalizeEmail, type User, type UserDirectory } from './user-directory.js';
 
 /** Options of the session service's `recovery`: password reset and email verification by email. */
 export interface AccountRecoveryOptions {
@@ -76,6 +77,8 @@ export interface AccountRecoveryDependencies {
   passwordHash: PasswordHashOptions | undefined;
   /** Told about background failures (a store, the mail system). */
   onError: (error: unknown) => void;
+  /** The service's passkeys, when it has them: a reset removes the user's (an intruder may have added one). */
+  passkeyStore?: PasskeyStore | undefined;
 }
 
 const tokenPattern = /^[A-Za-z0-9_-]{43}$/;
@@ -137,20 +140,13 @@ export function createAccountRecovery(
     }
   }
 
-  /** Replaces the user's hash, whatever it is now (a sign-in may upgrade it meanwhile: read again and retry). */
-  async function replacePasswordHash(user: User, nextHash: string): Promise<boolean> {
-    for (let attempt = 0; attempt < 5; attempt++) {
-      const credentials = await context.directory.findCredentials(user.email);
-      if (credentials?.userId !== user.id) return false;
-      if (await context.directory.updatePasswordHash(user.id, credentials.passwordHash, nextHash)) return true;
-    }
-    return false;
-  }
-
   return {
     requestPasswordReset(email) {
       const normalized = normalizeEmail(email);
-      return queue.run(() => sendResetLink(normalized));
+      // Begun on a later turn of the event loop, never inside the request: with a store that answers
+      // synchronously (SQLite, memory), the lookup and the insert would otherwise run before the
+      // answer is written, and an existing account would answer measurably later.
+      return queue.run(() => nextTurn().then(() => sendResetLink(normalized)));
     },
 
     async resetPassword({ token, password }) {
@@ -163,11 +159,25 @@ export function createAccountRecovery(
       if (nextHash === 'busy') return { ok: false, reason: 'busy' };
       if (!(await tokens.consume(live.record.tokenHash, 'password-reset')))
         return { ok: false, reason: 'invalid_token' };
-      if (!(await replacePasswordHash(live.user, nextHash))) return { ok: false, reason: 'invalid_token' };
-      const revokedSessions = await context.store.deleteByUser(live.user.id);
-      await tokens.deleteByUser(live.user.id, 'password-reset');
-      await context.directory.setEmailVerified(live.user.id, live.user.email);
-      return { ok: true, user: { ...live.user, emailVerified: true }, revokedSessions };
+      let replaced = false;
+      try {
+        // Sessions and passkeys go before the password changes, sessions again after: a store failing
+        // in between leaves no way in of the intruder's alive (a sign-in racing the change is refused,
+        // see login). A passkey the user needs again is added after signing in with the new password.
+        let revokedSessions = await context.store.deleteByUser(live.user.id);
+        await dependencies.passkeyStore?.deleteByUser(live.user.id);
+        replaced = await replacePasswordHash(context.directory, live.user, nextHash);
+        if (!replaced) return { ok: false, reason: 'invalid_token' };
+        revokedSessions += await context.store.deleteByUser(live.user.id);
+        await tokens.deleteByUser(live.user.id, 'password-reset');
+        await context.directory.setEmailVerified(live.user.id, live.user.email);
+        return { ok: true, user: { ...live.user, emailVerified: true }, revokedSessions };
+      } catch (error) {
+        // A store failed after the link was used up, before the password changed: give the link back,
+        // so the user can try again. Once the password changed, the link stays used.
+        if (!replaced) await tokens.create(live.record).catch(() => {});
+        throw error;
+      }
     },
 
     async requestEmailVerification(userId) {
@@ -191,6 +201,16 @@ export function createAccountRecovery(
   };
 }
 
+/** Replaces the user's hash, whatever it is now (a sign-in may upgrade it meanwhile: read again and retry). */
+async function replacePasswordHash(directory: UserDirectory, user: User, nextHash: string): Promise<boolean> {
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const credentials = await directory.findCredentials(user.email);
+    if (credentials?.userId !== user.id) return false;
+    if (await directory.updatePasswordHash(user.id, credentials.passwordHash, nextHash)) return true;
+  }
+  return false;
+}
+
 function within(ttlMs: number): string {
   const minutes = Math.round(ttlMs / 60_000);
   return minutes % 60 === 0 && minutes >= 60
@@ -208,7 +228,7 @@ function resetMessage(to: string, link: string, appName: string, ttlMs: number):
       '',
       link,
       '',
-      'Choosing a new password signs you out everywhere. If you did not ask, ignore this message: your password stays as it is.',
+      'Choosing a new password signs you out everywhere and removes your passkeys. If you did not ask, ignore this message: your password stays as it is.',
     ].join('\n'),
   };
 }
@@ -246,6 +266,11 @@ function createWorkQueue(maxRunning: number, maxQueued: number) {
       return new Promise<T>((resolve, reject) => waiting.push(() => void start().then(resolve, reject)));
     },
   };
+}
+
+/** Resolves on a later turn of the event loop (a macrotask: after the current request's answer). */
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, 0));
 }
 
 function positive(value: number, name: string): number {

@@ -1,5 +1,5 @@
-/** What a one-time link is for. */
-export type AccountTokenPurpose = 'password-reset' | 'email-verification';
+/** What a one-time secret is for: an emailed link, or a passkey ceremony's challenge. */
+export type AccountTokenPurpose = 'password-reset' | 'email-verification' | 'passkey-registration' | 'passkey-sign-in';
 
 /** A one-time link's stored record: the digest of its token, never the token. */
 export interface AccountTokenRecord {

@@ -25,6 +25,16 @@ import {
   type SessionRouteDependencies,
 } from './session-routes.js';
 import type { AccountRecovery } from './account-recovery.js';
+import type { SessionPasskeys } from './create-session-service.js';
+import {
+  serveListPasskeys,
+  servePasskeyRegistrationOptions,
+  servePasskeySignIn,
+  servePasskeySignInOptions,
+  serveRegisterPasskey,
+  serveRemovePasskey,
+  type PasskeyRouteDependencies,
+} from './passkey-routes.js';
 import {
   serveEmailVerificationRequest,
   servePasswordReset,
@@ -170,6 +180,30 @@ function recoveryRoutes(
   };
 }
 
+/** The six passkey routes: the signed-in user's passkeys, and sign-in with one. */
+function passkeyRoutes(
+  deps: SessionRouteDependencies,
+  passkeys: SessionPasskeys,
+): Record<string, Record<string, Action>> {
+  const passkeyDeps: PasskeyRouteDependencies = { ...deps, passkeys };
+  const route = (
+    name: string,
+    serve: (deps: PasskeyRouteDependencies, request: HttpRequest) => Promise<HttpResponse>,
+  ) => traced(`deskpilot.session.${name}`, (request) => serve(passkeyDeps, request));
+  return {
+    '/sessions/current/passkeys/options': {
+      POST: route('passkey_registration_options', servePasskeyRegistrationOptions),
+    },
+    '/sessions/current/passkeys': {
+      GET: route('passkeys_list', serveListPasskeys),
+      POST: route('passkey_register', serveRegisterPasskey),
+    },
+    '/sessions/current/passkeys/remove': { POST: route('passkey_remove', serveRemovePasskey) },
+    '/sessions/passkey/options': { POST: route('passkey_sign_in_options', servePasskeySignInOptions) },
+    '/sessions/passkey': { POST: route('passkey_sign_in', servePasskeySignIn) },
+  };
+}
+
 /** The five routes of DESIGN §2 by path, then method. */
 function sessionRoutes(deps: SessionRouteDependencies): Record<string, Record<string, Action>> {
   return {
@@ -212,6 +246,7 @@ export function createSessionHandler(options: SessionHandlerOptions): SessionHan
   const routes = {
     ...sessionRoutes(dependencies),
     ...(service.recovery ? recoveryRoutes(dependencies, service.recovery, options.recoveryThrottle) : {}),
+    ...(service.passkeys ? passkeyRoutes(dependencies, service.passkeys) : {}),
   };
 
   // Mounted under its prefix by the host (which strips it) or not: both reach the same routes.

@@ -6,8 +6,9 @@ import { createSessionCookie, type SessionCookieOptions } from './session-cookie
 import { createSessionLookup, type SessionLookup } from './session-lookup.js';
 import type { SessionRecord, SessionStore } from './session-store.js';
 import { createSecretHasher, createSessionToken, secureRandomBytes, type RandomBytes } from './session-token.js';
-import type { UserDirectory } from './user-directory.js';
-import { verifyCredentials } from './verify-credentials.js';
+import type { Account, UserDirectory } from './user-directory.js';
+import { checkPassword } from './verify-credentials.js';
+import { verifyPassword } from './password.js';
 import { createHashGate, type HashGate } from './create-hash-gate.js';
 import { createDeviceCookie, type DeviceCookieOptions } from './device-cookie.js';
 import { normalizeEmail } from './user-directory.js';
@@ -15,6 +16,8 @@ import { DeskpilotError } from '../errors/deskpilot-error.js';
 import { withStoreSpans } from '../telemetry/spans.js';
 import { consoleLogger, type Logger } from '../logging/logger.js';
 import { createAccountRecovery, type AccountRecovery, type AccountRecoveryOptions } from './account-recovery.js';
+import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
+import { createPasskeys, type PasskeyOptions, type Passkeys } from './passkeys.js';
 
 /** Options of {@link createSessionService}. */
 export interface SessionServiceOptions {
@@ -60,6 +63,11 @@ export interface SessionServiceOptions {
    * `createSessionHandler` serves for it. Off unless given.
    */
   recovery?: AccountRecoveryOptions;
+  /**
+   * Passkeys (WebAuthn): registration for a signed-in user, and sign-in with a discoverable passkey,
+   * ending in the same session issuance as a password. Off unless given.
+   */
+  passkeys?: PasskeyOptions;
   /** Clock in epoch milliseconds. @default Date.now */
   now?: () => number;
   /** Random source for tokens. @default crypto.getRandomValues */
@@ -92,6 +100,14 @@ export type LoginResult =
   /** Too many password checks under way in this process: nothing was checked; try again shortly. */
   | { ok: false; reason: 'busy' };
 
+/** The passkey ceremonies, and a sign-in with one that starts a session as `login` does. */
+export interface SessionPasskeys extends Passkeys {
+  signIn(
+    response: AuthenticationResponseJSON,
+    input?: { projectKey?: string | undefined; cookieHeader?: string | null | undefined },
+  ): Promise<LoginResult | { ok: false; reason: 'invalid_passkey' }>;
+}
+
 /** Outcome of a project switch. */
 export type SelectProjectResult =
   { ok: true; session: Session; setCookie: string } | { ok: false; reason: 'unauthenticated' | 'forbidden' };
@@ -101,6 +117,8 @@ export interface SessionService {
   readonly context: SessionContext;
   /** Password reset and email verification, when the service was created with `recovery`. */
   readonly recovery: AccountRecovery | undefined;
+  /** The passkey ceremonies and passkey sign-in, when the service was created with `passkeys`. */
+  readonly passkeys: SessionPasskeys | undefined;
   /** The session of a `Cookie` header, renewing its idle expiry; null when there is none. */
   resolve(cookieHeader: string | null | undefined): Promise<ResolvedSession | null>;
   login(input: LoginInput): Promise<LoginResult>;
@@ -113,7 +131,10 @@ export interface SessionService {
   logout(cookieHeader: string | null | undefined): Promise<boolean>;
   /** Revokes every session of the cookie's user; null when the cookie has no session. */
   logoutEverywhere(cookieHeader: string | null | undefined): Promise<number | null>;
-  /** Deletes expired sessions (and expired one-time links, with `recovery`); call it on an interval. Resolves to the sessions deleted. */
+  /**
+   * Deletes expired sessions, and expired one-time links and passkey challenges; call it on an
+   * interval. Resolves to the sessions deleted.
+   */
   deleteExpired(): Promise<number>;
 }
 
@@ -138,6 +159,9 @@ export function createSessionService(options: SessionServiceOptions): SessionSer
   const hashGate = options.hashGate === false ? undefined : (options.hashGate ?? createHashGate());
   const device = deviceCookieOf(options, context.now);
   const issue = (base: SessionBase, now: number) => issueSession(context, base, now);
+
+  const startSession = (account: Account, projectKey: string | undefined, cookieHeader: string | null | undefined) =>
+    startSessionFor(context, device, account, projectKey, cookieHeader);
   const recovery =
     options.recovery &&
     createAccountRecovery(options.recovery, {
@@ -145,48 +169,43 @@ export function createSessionService(options: SessionServiceOptions): SessionSer
       hashThroughGate: (hash) => checkCredentials(hashGate, false, hash),
       passwordHash: options.passwordHash,
       onError: (error) => (options.logger ?? consoleLogger).error('account recovery failed', error),
+      passkeyStore: options.passkeys?.store,
     });
+
+  const passkeys = options.passkeys && createPasskeys(options.passkeys, context);
 
   return {
     context,
     recovery,
+    passkeys: passkeys && {
+      ...passkeys,
+      async signIn(response, input = {}) {
+        const verified = await passkeys.verifySignIn(response);
+        return verified.ok ? startSession(verified.account, input.projectKey, input.cookieHeader) : verified;
+      },
+    },
     resolve: (cookieHeader) => resolveSession(cookieHeader, context),
 
     async login(input) {
       // A browser this account signed in from before waits ahead of unknown clients (a flood).
       const email = normalizeEmail(input.email);
       const knownDevice = device?.recognize(input.cookieHeader, email);
-      const account = await checkCredentials(hashGate, knownDevice !== undefined, () =>
-        verifyCredentials(directory, input.email, input.password, credentialOptions),
+      const checked = await checkCredentials(hashGate, knownDevice !== undefined, () =>
+        checkPassword(directory, input.email, input.password, credentialOptions),
       );
-      if (account === 'busy') return { ok: false, reason: 'busy' };
-      if (!account) {
+      if (checked === 'busy') return { ok: false, reason: 'busy' };
+      if (!checked) {
         if (knownDevice !== undefined) device!.noteFailure(knownDevice);
         return { ok: false, reason: 'invalid_credentials' };
       }
-      const membership =
-        input.projectKey === undefined ? account.memberships[0] : findMembership(account, input.projectKey);
-      if (!membership) return { ok: false, reason: 'forbidden' };
-
-      // A session that came with the login request is revoked, never adopted or reused.
-      const previousToken = cookie.read(input.cookieHeader);
-      const previous = previousToken === null ? null : await authenticateToken(previousToken, context);
-      if (previous) await store.delete(previous.record.id);
-
-      const now = context.now();
-      const { record, setCookie } = issue(
-        {
-          userId: account.user.id,
-          projectKey: membership.projectKey,
-          clientId: membership.clientId,
-          createdAt: now,
-          expiresAt: now + context.absoluteTimeoutMs,
-        },
-        now,
-      );
-      await store.create(record);
-      const session = toSession(record, account, membership);
-      return { ok: true, session, setCookie, ...(device ? { setDeviceCookie: device.issue(email) } : {}) };
+      const result = await startSession(checked.account, input.projectKey, input.cookieHeader);
+      // The password checked may have been replaced (a reset) while it was checked: then the reset's
+      // revocation may have run before this session existed. It must not outlive the password.
+      if (result.ok && !(await stillTheirPassword(directory, email, input.password, checked.passwordHash))) {
+        await store.delete(result.session.id);
+        return { ok: false, reason: 'invalid_credentials' };
+      }
+      return result;
     },
 
     async selectProject(cookieHeader, target) {
@@ -232,7 +251,12 @@ export function createSessionService(options: SessionServiceOptions): SessionSer
 
     async deleteExpired() {
       const now = context.now();
-      const [sessions] = await Promise.all([store.deleteExpired(now), options.recovery?.tokens.deleteExpired(now)]);
+      // Reset links and passkey challenges, each store once (they may be one).
+      const oneTimeStores = new Set([options.recovery?.tokens, options.passkeys?.challenges]);
+      const [sessions] = await Promise.all([
+        store.deleteExpired(now),
+        ...[...oneTimeStores].map((tokens) => tokens?.deleteExpired(now)),
+      ]);
       return sessions;
     },
   };
@@ -250,6 +274,55 @@ function deviceCookieOf(options: SessionServiceOptions, now: () => number) {
     now,
     randomBytes: options.randomBytes,
   });
+}
+
+/** A new session for an account whose sign-in was verified (password or passkey): the one way in. */
+async function startSessionFor(
+  context: SessionContext,
+  device: ReturnType<typeof deviceCookieOf>,
+  account: Account,
+  projectKey: string | undefined,
+  cookieHeader: string | null | undefined,
+): Promise<LoginResult> {
+  const membership = projectKey === undefined ? account.memberships[0] : findMembership(account, projectKey);
+  if (!membership) return { ok: false, reason: 'forbidden' };
+
+  // A session that came with the sign-in request is revoked, never adopted or reused.
+  const previousToken = context.cookie.read(cookieHeader);
+  const previous = previousToken === null ? null : await authenticateToken(previousToken, context);
+  if (previous) await context.store.delete(previous.record.id);
+
+  const now = context.now();
+  const { record, setCookie } = issueSession(
+    context,
+    {
+      userId: account.user.id,
+      projectKey: membership.projectKey,
+      clientId: membership.clientId,
+      createdAt: now,
+      expiresAt: now + context.absoluteTimeoutMs,
+    },
+    now,
+  );
+  await context.store.create(record);
+  const session = toSession(record, account, membership);
+  const setDeviceCookie = device?.issue(account.user.email);
+  return { ok: true, session, setCookie, ...(setDeviceCookie === undefined ? {} : { setDeviceCookie }) };
+}
+
+/**
+ * Whether the password a sign-in checked is still the account's: its hash unchanged, or replaced by one
+ * of the same password (another sign-in's upgrade won the race). Not after a reset to another password.
+ */
+async function stillTheirPassword(
+  directory: UserDirectory,
+  email: string,
+  password: string,
+  checkedHash: string,
+): Promise<boolean> {
+  const current = await directory.findCredentials(email);
+  if (!current) return false;
+  return current.passwordHash === checkedHash || verifyPassword(password, current.passwordHash);
 }
 
 /** Runs the password check through the gate: `busy` at once when its lane is full. */

@@ -3,6 +3,7 @@ export {
   type LoginInput,
   type LoginResult,
   type SelectProjectResult,
+  type SessionPasskeys,
   type SessionService,
   type SessionServiceOptions,
 } from './create-session-service.js';
@@ -80,3 +81,11 @@ export type {
   PasswordResetResult,
   VerifyEmailResult,
 } from './account-recovery.js';
+export { createMemoryPasskeyStore, type PasskeyRecord, type PasskeyStore } from './passkey-store.js';
+export type {
+  PasskeyOptions,
+  PasskeyRegistrationResult,
+  PasskeySignInResult,
+  PasskeySummary,
+  Passkeys,
+} from './passkeys.js';

@@ -7,7 +7,10 @@ interface NewUserFields {
   email: string;
   name: string;
   memberships: Membership[];
-  /** Whether the email is known to be the user's (see `User.emailVerified`). @default false */
+  /**
+   * Whether the email is known to be the user's (see `User.emailVerified`).
+   * @default what the directory knew of this email (re-adding a user keeps it), else false
+   */
   emailVerified?: boolean;
 }
 
@@ -85,7 +88,8 @@ export function createMemoryUserDirectory(options: MemoryUserDirectoryOptions = 
         id: user.id ?? crypto.randomUUID(),
         email,
         name: user.name,
-        emailVerified: user.emailVerified ?? false,
+        // Re-adding an address keeps what was proved of it, unless told otherwise.
+        emailVerified: user.emailVerified ?? previous?.user.emailVerified === true,
       };
       const stored = store(newUser, user.memberships, passwordHash);
       byEmail.set(email, stored);

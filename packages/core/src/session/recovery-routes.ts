@@ -1,14 +1,12 @@
 import * as z from 'zod/mini';
 import { DeskpilotError } from '../errors/deskpilot-error.js';
-import { addressBucket } from '../http/address-bucket.js';
 import type { HttpRequest, HttpResponse } from '../http/http-request.js';
-import { missingClientAddressError } from '../http/missing-client-address-error.js';
 import { readJsonBody } from '../http/read-json-body.js';
 import { retryAfterSeconds, type RateLimiter } from '../limiter/rate-limit-decision.js';
 import { parseWithSchema } from '../validation/parse-with-schema.js';
 import type { AccountRecovery, PasswordResetResult } from './account-recovery.js';
 import { noSessionError } from './require-session.js';
-import type { SessionRouteDependencies } from './session-routes.js';
+import { throttleAddress as throttleByAddress, type SessionRouteDependencies } from './session-routes.js';
 import { normalizeEmail } from './user-directory.js';
 
 /** What the recovery routes run on: the session routes' dependencies, recovery, and their throttles. */
@@ -43,17 +41,13 @@ function invalidTokenError(): DeskpilotError {
 }
 
 /** Throws `rate_limited` when this request's address has used up its recovery requests. */
-async function throttleAddress(deps: RecoveryRouteDependencies, request: HttpRequest): Promise<void> {
-  if (!request.clientAddress && deps.requireClientAddress)
-    throw missingClientAddressError('createSessionHandler', 'recovery throttling');
-  const decision = await deps.recoveryThrottle.address.check(addressBucket(deps.clientAddress(request)));
-  if (decision.allowed) return;
-  deps.emit({ type: 'rate-limited', limit: 'recovery-address' });
-  throw new DeskpilotError('rate_limited', {
+const throttleAddress = (deps: RecoveryRouteDependencies, request: HttpRequest) =>
+  throttleByAddress(deps, request, {
+    limiter: deps.recoveryThrottle.address,
+    name: 'recovery-address',
+    what: 'recovery throttling',
     detail: 'Too many requests. Try again later.',
-    headers: { 'retry-after': String(retryAfterSeconds(decision)) },
   });
-}
 
 /**
  * `POST /sessions/password-reset`: 202 whatever the email. The lookup and the email happen after the

@@ -77,6 +77,26 @@ export async function throttleLogin(
   }
 }
 
+/**
+ * Throws `rate_limited` (with `Retry-After`, reported as `name`) when this request's client address has
+ * used up `limiter`; `what` names the throttle in the error of a request without a client address.
+ */
+export async function throttleAddress(
+  deps: SessionRouteDependencies,
+  request: HttpRequest,
+  throttle: { limiter: RateLimiter; name: RateLimitName; what: string; detail: string },
+): Promise<void> {
+  if (!request.clientAddress && deps.requireClientAddress)
+    throw missingClientAddressError('createSessionHandler', throttle.what);
+  const decision = await throttle.limiter.check(addressBucket(deps.clientAddress(request)));
+  if (decision.allowed) return;
+  deps.emit({ type: 'rate-limited', limit: throttle.name });
+  throw new DeskpilotError('rate_limited', {
+    detail: throttle.detail,
+    headers: { 'retry-after': String(retryAfterSeconds(decision)) },
+  });
+}
+
 /** The answer to each refused login. */
 const loginRefusal: Record<Exclude<LoginResult, { ok: true }>['reason'], () => DeskpilotError> = {
   invalid_credentials: () => new DeskpilotError('invalid_credentials', { detail: 'Invalid email or password.' }),

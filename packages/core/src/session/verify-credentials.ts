@@ -42,14 +42,30 @@ export async function verifyCredentials(
   password: string,
   options: VerifyCredentialsOptions = {},
 ): Promise<Account | null> {
+  return (await checkPassword(directory, email, password, options))?.account ?? null;
+}
+
+/**
+ * {@link verifyCredentials}, with the hash the directory holds afterwards (the upgraded one when the
+ * upgrade was written): the session service checks it is still there once the session exists, so a
+ * sign-in racing a password reset never outlives it.
+ */
+export async function checkPassword(
+  directory: UserDirectory,
+  email: string,
+  password: string,
+  options: VerifyCredentialsOptions = {},
+): Promise<{ account: Account; passwordHash: string } | null> {
   const decoy = decoyHash(options.passwordHash);
   const credentials = await directory.findCredentials(normalizeEmail(email));
   const checkedHash = credentials?.passwordHash ?? (await decoy);
   const matches = await verifyPassword(password, checkedHash);
   if (!credentials || !matches) return null;
+  let passwordHash = checkedHash;
   if (passwordNeedsRehash(checkedHash, options.passwordHash)) {
     const upgraded = await hashPassword(password, options.passwordHash);
-    await directory.updatePasswordHash(credentials.userId, checkedHash, upgraded);
+    if (await directory.updatePasswordHash(credentials.userId, checkedHash, upgraded)) passwordHash = upgraded;
   }
-  return directory.getAccount(credentials.userId);
+  const account = await directory.getAccount(credentials.userId);
+  return account && { account, passwordHash };
 }

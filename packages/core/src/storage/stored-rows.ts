@@ -4,6 +4,7 @@ import type { ChatSessionRecord, TurnStatus } from '../chat/conversation/chat-st
 import type { MessageTree } from '../chat/conversation/message-tree.js';
 import { DeskpilotError } from '../errors/deskpilot-error.js';
 import type { AccountTokenPurpose, AccountTokenRecord } from '../session/account-token-store.js';
+import type { PasskeyRecord } from '../session/passkey-store.js';
 import type { SessionRecord } from '../session/session-store.js';
 import type { Account, Membership } from '../session/user-directory.js';
 
@@ -24,6 +25,8 @@ export interface StoredRowReader {
   integer(column: string): number;
   nullableInteger(column: string): number | null;
   oneOf<Value extends string>(column: string, values: readonly Value[]): Value;
+  /** A boolean: `true`/`false`, or SQLite's 1/0. */
+  flag(column: string): boolean;
   /** A JSON value that passes `check` (parsed first when JSON arrives as text). */
   json<Value>(column: string, check: (value: unknown) => value is Value, expected: string): Value;
 }
@@ -50,6 +53,12 @@ export function readStoredRow(what: string, row: StoredRow, options: StoredRowOp
     nullableText: (column) => (row[column] === null ? null : reader.text(column)),
     integer: (column) => (Number.isSafeInteger(row[column]) ? (row[column] as number) : fail(column, 'a safe integer')),
     nullableInteger: (column) => (row[column] === null ? null : reader.integer(column)),
+    flag: (column) =>
+      row[column] === true || row[column] === 1
+        ? true
+        : row[column] === false || row[column] === 0
+          ? false
+          : fail(column, 'a flag'),
     oneOf: (column, values) =>
       values.includes(row[column] as never)
         ? (row[column] as (typeof values)[number])
@@ -351,7 +360,12 @@ export function messagePreview(message: UIMessage): string {
   return Array.from(texts.join('\n')).slice(0, 200).join('');
 }
 
-const accountTokenPurposes: readonly AccountTokenPurpose[] = ['password-reset', 'email-verification'];
+const accountTokenPurposes: readonly AccountTokenPurpose[] = [
+  'password-reset',
+  'email-verification',
+  'passkey-registration',
+  'passkey-sign-in',
+];
 
 /** The columns of a one-time link, in the order {@link accountTokenFromRow} reads them. */
 export const accountTokenColumns: readonly string[] = [
@@ -374,4 +388,38 @@ export function accountTokenFromRow(row: StoredRow): AccountTokenRecord {
     createdAt: read.integer('created_at'),
     expiresAt: read.integer('expires_at'),
   });
+}
+
+/** The columns of a passkey, in the order {@link passkeyFromRow} reads them. */
+export const passkeyColumns: readonly string[] = [
+  'id',
+  'user_id',
+  'public_key',
+  'counter',
+  'transports',
+  'device_type',
+  'backed_up',
+  'name',
+  'created_at',
+  'last_used_at',
+];
+
+const isStringList = (value: unknown): value is string[] =>
+  Array.isArray(value) && value.every((entry) => typeof entry === 'string');
+
+/** A passkey from a row holding {@link passkeyColumns} (`backed_up` a boolean, or 0/1 from SQLite). */
+export function passkeyFromRow(row: StoredRow, options?: StoredRowOptions): PasskeyRecord {
+  const read = readStoredRow('passkey', row, options);
+  return {
+    id: read.text('id'),
+    userId: read.text('user_id'),
+    publicKey: read.text('public_key'),
+    counter: read.integer('counter'),
+    transports: read.json('transports', isStringList, 'a list of strings'),
+    deviceType: read.oneOf('device_type', ['singleDevice', 'multiDevice'] as const),
+    backedUp: read.flag('backed_up'),
+    name: read.text('name'),
+    createdAt: read.integer('created_at'),
+    lastUsedAt: read.nullableInteger('last_used_at'),
+  };
 }

@@ -96,6 +96,13 @@ export function testUserDirectory(make: () => UserDirectoryUnderTest | Promise<U
       // The hash is untouched, and a password change keeps the address verified.
       expect(await directory.updatePasswordHash('user-1', firstHash, secondHash)).toBe(true);
       expect((await directory.getAccount('user-1'))?.user.emailVerified).toBe(true);
+      // Re-adding the user (a re-seed, a rename) keeps it unless told otherwise; a new address starts unverified.
+      await directory.addUser(rep({ name: 'Rep Renamed' }));
+      expect((await directory.getAccount('user-1'))?.user.emailVerified).toBe(true);
+      await directory.addUser(rep({ emailVerified: false }));
+      expect((await directory.getAccount('user-1'))?.user.emailVerified).toBe(false);
+      await directory.addUser(rep({ email: 'rep@new.example.com' }));
+      expect((await directory.getAccount('user-1'))?.user.emailVerified).toBe(false);
     });
 
     it('never hands out the password hash with an account', async () => {

@@ -1,0 +1,4 @@
+import { testPasskeyStore } from '../testing/test-passkey-store.js';
+import { createMemoryPasskeyStore } from './passkey-store.js';
+
+testPasskeyStore(() => createMemoryPasskeyStore());

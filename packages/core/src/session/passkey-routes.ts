@@ -1,0 +1,170 @@
+import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server';
+import * as z from 'zod/mini';
+import { DeskpilotError } from '../errors/deskpilot-error.js';
+import { jsonResponse, type HttpRequest, type HttpResponse } from '../http/http-request.js';
+import { readJsonBody } from '../http/read-json-body.js';
+import { parseWithSchema } from '../validation/parse-with-schema.js';
+import type { SessionPasskeys } from './create-session-service.js';
+import { noSessionError } from './require-session.js';
+import { throttleAddress as throttleByAddress, type SessionRouteDependencies } from './session-routes.js';
+
+/** What the passkey routes run on. */
+export interface PasskeyRouteDependencies extends SessionRouteDependencies {
+  passkeys: SessionPasskeys;
+}
+
+const text = (max: number) => z.string().check(z.minLength(1), z.maxLength(max));
+/**
+ * A browser's WebAuthn answer (`PublicKeyCredential.toJSON()`) with the fields of one ceremony:
+ * checked in depth (CBOR, signature, origin, challenge) by the WebAuthn library.
+ */
+const credential = <Response extends z.ZodMiniType>(response: Response) =>
+  z.object({
+    id: text(1400),
+    rawId: text(1400),
+    type: z.literal('public-key'),
+    response,
+    clientExtensionResults: z._default(z.record(z.string(), z.unknown()), {}),
+    authenticatorAttachment: z.optional(z.string().check(z.maxLength(40))),
+  });
+const base64 = text(16_000);
+const attestation = z.looseObject({
+  clientDataJSON: base64,
+  attestationObject: base64,
+  transports: z.optional(z.array(z.string().check(z.maxLength(40))).check(z.maxLength(10))),
+});
+const assertion = z.looseObject({
+  clientDataJSON: base64,
+  authenticatorData: base64,
+  signature: base64,
+  userHandle: z.optional(z.nullable(z.string().check(z.maxLength(200)))),
+});
+/** The body of `POST /sessions/current/passkeys`. */
+export const registerPasskeyBody = z.strictObject({
+  response: credential(attestation),
+  name: z._default(z.string().check(z.trim(), z.minLength(1), z.maxLength(100)), 'Passkey'),
+});
+/** The body of `POST /sessions/passkey`. */
+export const passkeySignInBody = z.strictObject({
+  response: credential(assertion),
+  projectKey: z.optional(z.string().check(z.trim(), z.minLength(1), z.maxLength(200))),
+});
+/** The body of `POST /sessions/current/passkeys/remove`. */
+export const removePasskeyBody = z.strictObject({ id: text(1400) });
+/** The body of the two options routes: `{}`. */
+export const passkeyOptionsBody = z.strictObject({});
+
+const cookieOf = (request: HttpRequest) => request.headers.get('cookie');
+
+/**
+ * The signed-in account of a request, or `unauthenticated`; with `recentSignInMs`, a session signed in
+ * longer ago than that is `reauthentication_required`.
+ */
+async function signedIn(deps: PasskeyRouteDependencies, request: HttpRequest, recentSignInMs?: number) {
+  const resolved = await deps.service.resolve(cookieOf(request));
+  if (!resolved) throw noSessionError();
+  if (
+    recentSignInMs !== undefined &&
+    Date.parse(resolved.session.createdAt) < deps.service.context.now() - recentSignInMs
+  )
+    throw new DeskpilotError('reauthentication_required', {
+      detail: 'To add a passkey, sign in again first: your sign-in is too old for it.',
+    });
+  const account = await deps.service.context.directory.getAccount(resolved.session.user.id);
+  if (!account) throw noSessionError();
+  return account;
+}
+
+/** Throws `rate_limited` when this request's address has used up its sign-in attempts (the login throttle's). */
+const throttleAddress = (deps: PasskeyRouteDependencies, request: HttpRequest) =>
+  throttleByAddress(deps, request, {
+    limiter: deps.loginThrottle.address,
+    name: 'login-address',
+    what: 'passkey throttling',
+    detail: 'Too many sign-in attempts. Try again later.',
+  });
+
+/** `POST /sessions/current/passkeys/options`: options for registering a passkey. */
+export async function servePasskeyRegistrationOptions(
+  deps: PasskeyRouteDependencies,
+  request: HttpRequest,
+): Promise<HttpResponse> {
+  parseWithSchema(passkeyOptionsBody, await readJsonBody(request, deps.maxBodyBytes));
+  const account = await signedIn(deps, request, deps.passkeys.recentSignInMs);
+  // Each call stores a challenge: bounded per address, as sign-in options are.
+  await throttleAddress(deps, request);
+  return jsonResponse(200, await deps.passkeys.registrationOptions(account));
+}
+
+/** `POST /sessions/current/passkeys`: verifies and stores a new passkey of the signed-in user. */
+export async function serveRegisterPasskey(
+  deps: PasskeyRouteDependencies,
+  request: HttpRequest,
+): Promise<HttpResponse> {
+  const body = parseWithSchema(registerPasskeyBody, await readJsonBody(request, deps.maxBodyBytes));
+  const account = await signedIn(deps, request, deps.passkeys.recentSignInMs);
+  const result = await deps.passkeys.register(account, body.response as unknown as RegistrationResponseJSON, body.name);
+  deps.emit({
+    type: 'passkey-registration',
+    outcome: result.ok ? 'succeeded' : result.reason,
+    email: account.user.email,
+  });
+  if (result.ok) return jsonResponse(201, result.passkey);
+  // A registration that does not verify is a bad request of a signed-in user (400), not a failed sign-in.
+  throw new DeskpilotError(result.reason === 'invalid_passkey' ? 'invalid_request' : 'conflict', {
+    detail: result.detail,
+  });
+}
+
+/** `GET /sessions/current/passkeys`: the signed-in user's passkeys. */
+export async function serveListPasskeys(deps: PasskeyRouteDependencies, request: HttpRequest): Promise<HttpResponse> {
+  const account = await signedIn(deps, request);
+  return jsonResponse(200, { passkeys: await deps.passkeys.list(account.user.id) });
+}
+
+/** `POST /sessions/current/passkeys/remove`: deletes one of the signed-in user's passkeys. */
+export async function serveRemovePasskey(deps: PasskeyRouteDependencies, request: HttpRequest): Promise<HttpResponse> {
+  const body = parseWithSchema(removePasskeyBody, await readJsonBody(request, deps.maxBodyBytes));
+  const account = await signedIn(deps, request);
+  // One answer for "no such passkey" and "someone else's": nothing to probe.
+  if (!(await deps.passkeys.remove(account.user.id, body.id)))
+    throw new DeskpilotError('not_found', { detail: 'No such passkey.' });
+  deps.emit({ type: 'passkey-removed', email: account.user.email });
+  return { status: 204, headers: [], body: null };
+}
+
+/** `POST /sessions/passkey/options`: options for signing in with a passkey (no email asked). */
+export async function servePasskeySignInOptions(
+  deps: PasskeyRouteDependencies,
+  request: HttpRequest,
+): Promise<HttpResponse> {
+  parseWithSchema(passkeyOptionsBody, await readJsonBody(request, deps.maxBodyBytes));
+  await throttleAddress(deps, request);
+  return jsonResponse(200, await deps.passkeys.signInOptions());
+}
+
+/** `POST /sessions/passkey`: signs in with a passkey: a new session and its cookie, as `POST /sessions`. */
+export async function servePasskeySignIn(deps: PasskeyRouteDependencies, request: HttpRequest): Promise<HttpResponse> {
+  const body = parseWithSchema(passkeySignInBody, await readJsonBody(request, deps.maxBodyBytes));
+  await throttleAddress(deps, request);
+  const result = await deps.passkeys.signIn(body.response as unknown as AuthenticationResponseJSON, {
+    projectKey: body.projectKey,
+    cookieHeader: cookieOf(request),
+  });
+  if (!result.ok) {
+    deps.emit({
+      type: 'passkey-sign-in',
+      outcome: result.reason === 'invalid_passkey' ? 'invalid_passkey' : 'forbidden',
+    });
+    throw result.reason === 'invalid_passkey'
+      ? new DeskpilotError('invalid_passkey', {
+          detail: 'This passkey was not accepted. Try again, or sign in with your password.',
+        })
+      : new DeskpilotError('forbidden', { detail: 'No access to this project.' });
+  }
+  deps.emit({ type: 'passkey-sign-in', outcome: 'succeeded' });
+  const response = jsonResponse(201, result.session);
+  response.headers.push(['set-cookie', result.setCookie]);
+  if (result.setDeviceCookie) response.headers.push(['set-cookie', result.setDeviceCookie]);
+  return response;
+}
