@@ -190,6 +190,8 @@ export function logEvents(logger: Logger, hashEmail?: (email: string) => string)
         );
       case 'password-reset':
         return logger.info({ event: event.type, outcome: event.outcome }, `password reset ${event.outcome}`);
+      case 'sso-sign-in':
+        return logger.info({ event: event.type, outcome: event.outcome }, `single sign-on ${event.outcome}`);
       case 'passkey-sign-in':
         return logger.info({ event: event.type, outcome: event.outcome }, `passkey sign-in ${event.outcome}`);
       case 'passkey-registration':

@@ -12,6 +12,7 @@ import {
   problemResponse,
   readinessResponse,
   type AccountRecoveryOptions,
+  type NewUser,
   type RateLimiter,
 } from '@deskpilot/core/session';
 import { writeResponse } from '@deskpilot/core/node';
@@ -80,6 +81,18 @@ export async function createApp(config: ServerConfig, logger: Logger) {
             challenges: storage.accountTokenStore,
             rpId: config.PASSKEY_RP_ID ?? new URL(config.APP_URL).hostname,
             origins: config.ALLOWED_ORIGINS,
+          },
+        }
+      : {}),
+    ...(config.SSO_PROVIDERS
+      ? {
+          sso: {
+            providers: config.SSO_PROVIDERS,
+            // Through the studio, which forwards /sessions/* here: the provider sees the studio's origin.
+            redirectUri: config.SSO_REDIRECT_URI ?? new URL('/sessions/sso/callback', config.APP_URL).href,
+            landingUrl: config.APP_URL,
+            allowInsecureRequests: config.SSO_ALLOW_HTTP,
+            addUser: (user: NewUser) => userDirectory.addUser(user),
           },
         }
       : {}),

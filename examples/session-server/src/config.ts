@@ -18,6 +18,39 @@ import {
 
 const milliseconds = integer(1);
 
+/** Text that parses as JSON (the value is never echoed: it holds client secrets). */
+const json = z.pipe(
+  z.string(),
+  z.transform((text, context) => {
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      context.issues.push({ code: 'custom', message: 'not JSON', input: '' });
+      return z.NEVER;
+    }
+  }),
+);
+const name = z.string().check(z.minLength(1), z.maxLength(200));
+const membership = z.strictObject({ projectKey: name, clientId: name, role: name });
+/** One identity provider of SSO_PROVIDERS (`SsoProvider` of @deskpilot/core). */
+const ssoProvider = z.strictObject({
+  id: matching(/^[A-Za-z0-9_-]{1,64}$/, 'letters, digits, _ and - only'),
+  name,
+  issuer: z.url({ protocol: /^https?$/ }),
+  clientId: name,
+  clientSecret: name,
+  domains: z.array(name).check(z.minLength(1)),
+  scopes: z.optional(z.array(name)),
+  emailVerifiedClaim: z.optional(name),
+  requiredClaims: z.optional(z.record(z.string(), z.union([z.string(), z.boolean(), z.array(z.string())]))),
+  provisioning: z.optional(
+    z.strictObject({
+      memberships: z.array(membership),
+      byClaim: z.optional(z.strictObject({ claim: name, values: z.record(z.string(), z.array(membership)) })),
+    }),
+  ),
+});
+
 /** Environment of the reference session server (DESIGN §5). */
 const environment = z.object({
   PORT: z._default(port, 4360),
@@ -50,6 +83,15 @@ const environment = z.object({
   PASSKEYS: z._default(flag, true),
   /** The passkeys' relying party id; unset, the host name of APP_URL (a passkey belongs to that domain). */
   PASSKEY_RP_ID: z.optional(matching(/^[a-z0-9.-]{1,253}$/, 'expected a domain name such as desk.example.com')),
+  /**
+   * OpenID Connect identity providers, as JSON: `[{ "id", "name", "issuer", "clientId", "clientSecret",
+   * "domains": [...], "provisioning"?: { "memberships": [...] } }]`. Set, the single sign-on routes are served.
+   */
+  SSO_PROVIDERS: z.optional(z.pipe(json, z.array(ssoProvider).check(z.minLength(1)))),
+  /** The callback the providers redirect to; unset, `<APP_URL origin>/sessions/sso/callback` (through the studio). */
+  SSO_REDIRECT_URI: z.optional(z.url({ protocol: /^https?$/ })),
+  /** Development only: identity providers on plain http. */
+  SSO_ALLOW_HTTP: z._default(flag, false),
   /** Where the studio is reached: the page the emailed links open, and (its host) the passkeys' domain. */
   APP_URL: z._default(z.url({ protocol: /^https?$/ }), `http://localhost:${studioDefaultPort}`),
   /** Password checks at once; unset, the smaller of libuv's thread pool and the cores; 0 turns the bound off. */

@@ -52,14 +52,19 @@ export interface Platform {
   close(): void;
 }
 
-/** Starts the platform; `chatEnv` goes to the chat service (its grant secret to the studio too), `otherEnv` to the session service and the studio. */
+/** Starts the platform; `chatEnv` goes to the chat service (its grant secret to the studio too), `otherEnv` to the session service and the studio; `studioPort` when a test must know the studio's origin first. */
 export async function startPlatform(
   chatEnv: Record<string, string> = {},
   otherEnv: Record<string, string> = {},
+  options: { studioPort?: number } = {},
 ): Promise<Platform> {
   const cleanups: Array<() => void> = [];
   const onCleanup = (cleanup: () => void) => void cleanups.push(cleanup);
-  const [studioPort, sessionPort, chatPort] = [await freePort(), await freePort(), await freePort()];
+  const [studioPort, sessionPort, chatPort] = [
+    options.studioPort ?? (await freePort()),
+    await freePort(),
+    await freePort(),
+  ];
   const studioUrl = `http://localhost:${studioPort}`;
   // The services' development default on the studio's free port: every loopback name of it.
   const allowedOrigins = loopbackOrigins(studioPort).join(',');

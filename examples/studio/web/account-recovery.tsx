@@ -4,6 +4,24 @@ import { DeskpilotClientError, client, explain } from './studio-api.ts';
 /** What an emailed link asks of the page: its token travels in the fragment, never to a server log. */
 export type EmailedLink = { action: 'reset-password' | 'verify-email'; token: string };
 
+/** Why a single sign-on came back refused (`#sso-error=…` on the landing page), as a sentence. */
+const ssoErrors: Record<string, string> = {
+  invalid_flow: 'That sign-in expired or was started in another browser. Try again.',
+  provider_error: 'Your identity provider did not confirm the sign-in. Try again.',
+  unknown_domain: 'Your identity provider may not sign in this address.',
+  unverified_email: 'Your identity provider has not verified your email address.',
+  no_account: 'There is no account for this address yet. Ask your administrator.',
+  forbidden: 'Your account has no access to this project.',
+};
+
+/** A single sign-on refusal in the address bar, taken out of it: the sentence to show, or null. */
+export function takeSsoError(): string | null {
+  const match = /^#sso-error=([a-z_]{1,40})$/.exec(window.location.hash);
+  if (!match) return null;
+  window.history.replaceState(null, '', window.location.pathname + window.location.search);
+  return ssoErrors[match[1]!] ?? 'The single sign-on did not succeed. Try again.';
+}
+
 /** The link in the address bar (`#reset-password=…`, `#verify-email=…`), taken out of it and its history entry. */
 export function takeEmailedLink(): EmailedLink | null {
   const match = /^#(reset-password|verify-email)=([\w-]{1,200})$/.exec(window.location.hash);

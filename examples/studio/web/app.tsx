@@ -1,6 +1,12 @@
 import { useCallback, useEffect, useState } from 'react';
 import { ChatPanel } from './chat-panel.tsx';
-import { ForgotPasswordForm, ResetPasswordForm, takeEmailedLink, verifyEmail } from './account-recovery.tsx';
+import {
+  ForgotPasswordForm,
+  ResetPasswordForm,
+  takeEmailedLink,
+  takeSsoError,
+  verifyEmail,
+} from './account-recovery.tsx';
 import { LoginForm } from './login-form.tsx';
 import { PasskeyManager } from './passkeys.tsx';
 import { Sidebar } from './sidebar.tsx';
@@ -43,7 +49,7 @@ export function App() {
       const link = takeEmailedLink();
       if (link?.action === 'reset-password') setView({ state: 'reset-password', token: link.token });
       else if (link?.action === 'verify-email') void verifyEmail(link.token).then(load);
-      else if (loadOtherwise) void load();
+      else if (loadOtherwise) void load(takeSsoError() ?? undefined);
     };
     follow(true);
     const onHashChange = () => follow(false);

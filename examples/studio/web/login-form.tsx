@@ -93,6 +93,28 @@ export function LoginForm({
             Use a passkey
           </button>
         )}
+        <button
+          type="button"
+          disabled={busy}
+          onClick={() =>
+            void (async () => {
+              setError(null);
+              if (!email.includes('@'))
+                return setError('Enter your work email first: it names your company’s sign-in.');
+              setBusy(true);
+              try {
+                const provider = await client.discoverSso(email);
+                if (provider) return window.location.assign(client.ssoStartUrl(provider.id));
+                setError('No single sign-on for this address: sign in with your password.');
+              } catch (failure) {
+                setError(explain(failure));
+              }
+              setBusy(false);
+            })()
+          }
+        >
+          Company sign-in (SSO)
+        </button>
         <button type="button" className="link" onClick={onForgotPassword}>
           Forgot password?
         </button>

@@ -93,7 +93,7 @@ export interface ChatTransportOptions {
 type SessionCall = (path: string, init?: RequestInit) => Promise<Response>;
 
 /** The account calls of the session routes: recovery by email and passkeys. */
-function accountCalls(session: SessionCall, post: (body: unknown) => RequestInit) {
+function accountCalls(session: SessionCall, post: (body: unknown) => RequestInit, sessionBaseUrl: string) {
   return {
     /** Asks for a password reset link; resolves the same whether or not the address has an account. */
     requestPasswordReset: async (email: string): Promise<void> =>
@@ -126,6 +126,22 @@ function accountCalls(session: SessionCall, post: (body: unknown) => RequestInit
       (
         await session('/sessions/passkey', post(projectKey === undefined ? { response } : { response, projectKey }))
       ).json(),
+    /** Where a browser goes to sign in through an identity provider (a navigation, not a fetch: it leaves the page). */
+    ssoStartUrl: (providerId: string, projectKey?: string): string =>
+      `${sessionBaseUrl}/sessions/sso/start?${new URLSearchParams({ provider: providerId, ...(projectKey === undefined ? {} : { projectKey }) })}`,
+    /** The identity provider of an email's domain (home-realm discovery), or null: then sign in with a password. */
+    discoverSso: async (email: string): Promise<{ id: string; name: string } | null> => {
+      try {
+        return (
+          (await (await session('/sessions/sso/discover', post({ email }))).json()) as {
+            provider: { id: string; name: string };
+          }
+        ).provider;
+      } catch (error) {
+        if (DeskpilotClientError.isInstance(error, 'not_found')) return null;
+        throw error;
+      }
+    },
     /** Marks the address verified with a verification link's token. */
     verifyEmail: async (token: string): Promise<void> =>
       void (await session('/sessions/email-verification/confirm', post({ token }))),
@@ -186,7 +202,7 @@ export function createDeskpilotClient(options: DeskpilotClientOptions = {}) {
     logout: async (): Promise<void> => void (await session('/sessions/current', { method: 'DELETE' })),
     /** Signs out of every session of this user. */
     logoutEverywhere: async (): Promise<void> => void (await session('/sessions', { method: 'DELETE' })),
-    ...accountCalls(session, post),
+    ...accountCalls(session, post, options.sessionBaseUrl ?? ''),
     /** A stored conversation, or null when it does not exist (yet) for this user, or was deleted. */
     chatHistory: async <Message extends UIMessage = UIMessage>(input: {
       sessionId: string;

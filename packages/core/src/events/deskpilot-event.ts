@@ -13,6 +13,7 @@ export type RateLimitName =
   | 'login-account-address'
   | 'login-account'
   | 'recovery-address'
+  | 'sso-address'
   | 'recovery-account';
 
 /**
@@ -38,6 +39,18 @@ export type DeskpilotEvent =
   | { type: 'password-reset'; outcome: 'succeeded' | 'invalid_token' | 'weak_password' | 'busy' }
   /** An email address verified with a verification link, or the link refused. */
   | { type: 'email-verified'; outcome: 'succeeded' | 'invalid_token' }
+  /** A single sign-on through an identity provider: let in, or refused (see `SsoRefusal`). */
+  | {
+      type: 'sso-sign-in';
+      outcome:
+        | 'succeeded'
+        | 'invalid_flow'
+        | 'provider_error'
+        | 'unknown_domain'
+        | 'unverified_email'
+        | 'no_account'
+        | 'forbidden';
+    }
   /** A sign-in with a passkey: let in, or refused (not a valid answer to a live challenge; no access to the project). */
   | { type: 'passkey-sign-in'; outcome: 'succeeded' | 'invalid_passkey' | 'forbidden' }
   /** A passkey registered by a signed-in user (`email`: whose account gained a way in), or refused. */

@@ -10,6 +10,8 @@ export interface HttpRequest {
   method: string;
   /** The path, without query string (relative to where the handler is mounted). */
   path: string;
+  /** The query string with its `?` (`""` for none), when the host gives it: what a GET route reads. */
+  search?: string | undefined;
   headers: { get(name: string): string | null };
   /** The raw body, or null when there is none. Read at most once. */
   body: AsyncIterable<Uint8Array> | Iterable<Uint8Array> | null;
@@ -41,9 +43,11 @@ export interface RequestInfo {
 
 /** Reads a fetch `Request` as an {@link HttpRequest}. */
 export function fromFetchRequest(request: Request, info: RequestInfo = {}): HttpRequest {
+  const url = new URL(request.url);
   return {
     method: request.method,
-    path: new URL(request.url).pathname,
+    path: url.pathname,
+    search: url.search,
     headers: request.headers,
     body: request.body as AsyncIterable<Uint8Array> | null,
     clientAddress: info.clientAddress,

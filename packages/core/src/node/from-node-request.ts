@@ -11,6 +11,8 @@ export interface NodeSocketLike {
 /** The parts of a Node `IncomingMessage` the translation reads (typed by shape: core never imports node:http). */
 export interface NodeRequestLike extends AsyncIterable<Uint8Array> {
   method?: string | undefined;
+  /** The request target (`/path?query`): its query string becomes `search`. */
+  url?: string | undefined;
   headers: Record<string, string | string[] | undefined>;
   socket: NodeSocketLike;
   /** Set by a body parser that already consumed the stream (Express `req.body`). */
@@ -36,6 +38,7 @@ export function fromNodeRequest(req: NodeRequestLike, path: string, options: Fro
   return {
     method,
     path,
+    search: searchOf(req.url),
     headers: {
       get(name) {
         const value = req.headers[name.toLowerCase()];
@@ -46,6 +49,12 @@ export function fromNodeRequest(req: NodeRequestLike, path: string, options: Fro
     clientAddress: options.clientAddress ?? req.socket.remoteAddress,
     signal: connectionSignal(req.socket),
   };
+}
+
+/** The query string of a request target, with its `?`; `""` without one. */
+function searchOf(target: string | undefined): string {
+  const start = target?.indexOf('?') ?? -1;
+  return start === -1 ? '' : target!.slice(start);
 }
 
 function nodeBody(req: NodeRequestLike): HttpRequest['body'] {

@@ -46,6 +46,9 @@ describe('the OpenAPI documents', () => {
       '/sessions/current/passkeys/remove',
       '/sessions/passkey/options',
       '/sessions/passkey',
+      '/sessions/sso/discover',
+      '/sessions/sso/start',
+      '/sessions/sso/callback',
     ]);
     expect(Object.keys(chatOpenApi().paths as object)).toEqual([
       '/chat',

@@ -27,6 +27,7 @@ import {
   registerPasskeyBody,
   removePasskeyBody,
 } from '../session/passkey-routes.js';
+import { ssoDiscoverBody } from '../session/sso-routes.js';
 
 /** An OpenAPI 3.1 document, as plain JSON. */
 export type OpenApiDocument = Record<string, unknown> & { openapi: '3.1.0' };
@@ -177,6 +178,7 @@ export function sessionOpenApi(options: OpenApiOptions = {}): OpenApiDocument {
     },
     ...recoveryPaths(cookie, bodyCodes),
     ...passkeyPaths(cookie, bodyCodes, session),
+    ...ssoPaths(bodyCodes),
   };
   const components = {
     securitySchemes: {
@@ -248,6 +250,57 @@ function recoveryPaths(cookie: object, bodyCodes: readonly ErrorCode[]) {
           '204': { description: 'Verified.' },
           ...problems([...bodyCodes, 'invalid_token', 'rate_limited', 'store_unavailable', 'not_found']),
         },
+      },
+    },
+  };
+}
+
+/** The single sign-on routes, served when the session service has `sso` (404 `not_found` otherwise). */
+function ssoPaths(bodyCodes: readonly ErrorCode[]) {
+  const found = { '302': { description: 'To the identity provider, or back to the landing page.' } };
+  return {
+    '/sessions/sso/discover': {
+      post: {
+        operationId: 'discoverIdentityProvider',
+        summary: "Home-realm discovery: the identity provider of an email's domain.",
+        requestBody: { required: true, content: json(bodySchema(ssoDiscoverBody)) },
+        responses: {
+          '200': {
+            description: 'The provider.',
+            content: json({
+              type: 'object',
+              required: ['provider'],
+              properties: {
+                provider: {
+                  type: 'object',
+                  required: ['id', 'name'],
+                  properties: { id: { type: 'string' }, name: { type: 'string' } },
+                },
+              },
+            }),
+          },
+          ...problems([...bodyCodes, 'not_found']),
+        },
+      },
+    },
+    '/sessions/sso/start': {
+      get: {
+        operationId: 'startSingleSignOn',
+        summary:
+          "A browser navigation: to the provider's authorization endpoint (PKCE, state, nonce), with the sealed flow cookie.",
+        parameters: [
+          { name: 'provider', in: 'query', required: true, schema: { type: 'string' } },
+          { name: 'projectKey', in: 'query', required: false, schema: { type: 'string' } },
+        ],
+        responses: { ...found, ...problems(['invalid_request', 'not_found', 'rate_limited', 'upstream_unavailable']) },
+      },
+    },
+    '/sessions/sso/callback': {
+      get: {
+        operationId: 'finishSingleSignOn',
+        summary:
+          "The provider's redirect: to the landing page signed in (`Set-Cookie`), or with `#sso-error=<reason>`.",
+        responses: { ...found, ...problems(['rate_limited', 'store_unavailable', 'not_found']) },
       },
     },
   };

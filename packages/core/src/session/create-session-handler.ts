@@ -25,7 +25,8 @@ import {
   type SessionRouteDependencies,
 } from './session-routes.js';
 import type { AccountRecovery } from './account-recovery.js';
-import type { SessionPasskeys } from './create-session-service.js';
+import type { SessionPasskeys, SessionSso } from './create-session-service.js';
+import { serveSsoCallback, serveSsoDiscover, serveSsoStart, type SsoRouteDependencies } from './sso-routes.js';
 import {
   serveListPasskeys,
   servePasskeyRegistrationOptions,
@@ -83,6 +84,12 @@ export interface SessionHandlerOptions {
    * @default { address: 30, account: 3 } per 15 minutes
    */
   recoveryThrottle?: { address?: RateLimiter; account?: RateLimiter };
+  /**
+   * Single sign-on starts and callbacks per client address (served when the service has `sso`): a
+   * budget of its own, so an office signing in through its provider never uses up the password throttle.
+   * @default 300 per 5 minutes
+   */
+  ssoThrottle?: RateLimiter;
   /** Largest accepted request body. @default 16384 */
   maxBodyBytes?: number;
   /** Path prefix the routes live under. @default "" (routes at `/sessions…`) */
@@ -204,6 +211,26 @@ function passkeyRoutes(
   };
 }
 
+/** The three single sign-on routes: discovery, start, callback. */
+function ssoRoutes(
+  deps: SessionRouteDependencies,
+  sso: SessionSso,
+  throttle: RateLimiter | undefined,
+): Record<string, Record<string, Action>> {
+  const ssoThrottle =
+    throttle ?? createSlidingWindowLimiter({ limit: 300, windowMs: 5 * 60 * 1000, now: deps.service.context.now });
+  const ssoDeps: SsoRouteDependencies = { ...deps, sso, ssoThrottle };
+  return {
+    '/sessions/sso/discover': {
+      POST: traced('deskpilot.session.sso_discover', (request) => serveSsoDiscover(ssoDeps, request)),
+    },
+    '/sessions/sso/start': { GET: traced('deskpilot.session.sso_start', (request) => serveSsoStart(ssoDeps, request)) },
+    '/sessions/sso/callback': {
+      GET: traced('deskpilot.session.sso_callback', (request) => serveSsoCallback(ssoDeps, request)),
+    },
+  };
+}
+
 /** The five routes of DESIGN §2 by path, then method. */
 function sessionRoutes(deps: SessionRouteDependencies): Record<string, Record<string, Action>> {
   return {
@@ -247,6 +274,7 @@ export function createSessionHandler(options: SessionHandlerOptions): SessionHan
     ...sessionRoutes(dependencies),
     ...(service.recovery ? recoveryRoutes(dependencies, service.recovery, options.recoveryThrottle) : {}),
     ...(service.passkeys ? passkeyRoutes(dependencies, service.passkeys) : {}),
+    ...(service.sso ? ssoRoutes(dependencies, service.sso, options.ssoThrottle) : {}),
   };
 
   // Mounted under its prefix by the host (which strips it) or not: both reach the same routes.

@@ -18,6 +18,7 @@ import { consoleLogger, type Logger } from '../logging/logger.js';
 import { createAccountRecovery, type AccountRecovery, type AccountRecoveryOptions } from './account-recovery.js';
 import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
 import { createPasskeys, type PasskeyOptions, type Passkeys } from './passkeys.js';
+import { createSingleSignOn, type SingleSignOn, type SingleSignOnOptions, type SsoRefusal } from './single-sign-on.js';
 
 /** Options of {@link createSessionService}. */
 export interface SessionServiceOptions {
@@ -68,6 +69,12 @@ export interface SessionServiceOptions {
    * ending in the same session issuance as a password. Off unless given.
    */
   passkeys?: PasskeyOptions;
+  /**
+   * OpenID Connect single sign-on (`openid-client`): per identity provider, home-realm discovery by
+   * email domain, authorization code with PKCE, state and nonce, and provisioning when configured,
+   * ending in the same session issuance as a password. Off unless given.
+   */
+  sso?: SingleSignOnOptions;
   /** Clock in epoch milliseconds. @default Date.now */
   now?: () => number;
   /** Random source for tokens. @default crypto.getRandomValues */
@@ -108,6 +115,17 @@ export interface SessionPasskeys extends Passkeys {
   ): Promise<LoginResult | { ok: false; reason: 'invalid_passkey' }>;
 }
 
+/** Single sign-on, and the sign-in that ends it as `login` does. */
+export interface SessionSso extends SingleSignOn {
+  /** Finishes a sign-in from the callback's query string (`?code=…&state=…`) and this browser's cookies. */
+  signIn(
+    search: string,
+    cookieHeader: string | null | undefined,
+  ): Promise<Extract<LoginResult, { ok: true }> | { ok: false; reason: SsoRefusal }>;
+  /** The landing page, with `#sso-error=<reason>` for a refusal. */
+  landing(refusal?: SsoRefusal): string;
+}
+
 /** Outcome of a project switch. */
 export type SelectProjectResult =
   { ok: true; session: Session; setCookie: string } | { ok: false; reason: 'unauthenticated' | 'forbidden' };
@@ -119,6 +137,8 @@ export interface SessionService {
   readonly recovery: AccountRecovery | undefined;
   /** The passkey ceremonies and passkey sign-in, when the service was created with `passkeys`. */
   readonly passkeys: SessionPasskeys | undefined;
+  /** Single sign-on, when the service was created with `sso`. */
+  readonly sso: SessionSso | undefined;
   /** The session of a `Cookie` header, renewing its idle expiry; null when there is none. */
   resolve(cookieHeader: string | null | undefined): Promise<ResolvedSession | null>;
   login(input: LoginInput): Promise<LoginResult>;
@@ -173,6 +193,7 @@ export function createSessionService(options: SessionServiceOptions): SessionSer
     });
 
   const passkeys = options.passkeys && createPasskeys(options.passkeys, context);
+  const sso = options.sso && sessionSso(options, options.sso, context, startSession);
 
   return {
     context,
@@ -184,6 +205,7 @@ export function createSessionService(options: SessionServiceOptions): SessionSer
         return verified.ok ? startSession(verified.account, input.projectKey, input.cookieHeader) : verified;
       },
     },
+    sso,
     resolve: (cookieHeader) => resolveSession(cookieHeader, context),
 
     async login(input) {
@@ -323,6 +345,40 @@ async function stillTheirPassword(
   const current = await directory.findCredentials(email);
   if (!current) return false;
   return current.passwordHash === checkedHash || verifyPassword(password, current.passwordHash);
+}
+
+/** The service's single sign-on: the flow of `createSingleSignOn`, ending in `startSession`. */
+function sessionSso(
+  serviceOptions: SessionServiceOptions,
+  options: SingleSignOnOptions,
+  context: SessionContext,
+  startSession: (
+    account: Account,
+    projectKey: string | undefined,
+    cookieHeader: string | null | undefined,
+  ) => Promise<LoginResult>,
+): SessionSso {
+  const singleSignOn = createSingleSignOn(options, context, {
+    cookiePrefix: serviceOptions.cookie?.prefix ?? 'deskpilot',
+    secure: serviceOptions.cookie?.secure ?? true,
+    pepper: serviceOptions.pepper,
+  });
+  return {
+    ...singleSignOn,
+    async signIn(search, cookieHeader) {
+      const callbackUrl = new URL(options.redirectUri);
+      callbackUrl.search = search;
+      const finished = await singleSignOn.finish(callbackUrl, cookieHeader);
+      if (!finished.ok) return finished;
+      const started = await startSession(finished.account, finished.projectKey, cookieHeader);
+      return started.ok ? started : { ok: false, reason: 'forbidden' };
+    },
+    landing(refusal) {
+      const url = new URL(options.landingUrl);
+      if (refusal) url.hash = `sso-error=${refusal}`;
+      return url.href;
+    },
+  };
 }
 
 /** Runs the password check through the gate: `busy` at once when its lane is full. */

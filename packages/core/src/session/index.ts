@@ -5,6 +5,7 @@ export {
   type SelectProjectResult,
   type SessionPasskeys,
   type SessionService,
+  type SessionSso,
   type SessionServiceOptions,
 } from './create-session-service.js';
 export type { SessionContext } from './session-context.js';
@@ -89,3 +90,4 @@ export type {
   PasskeySummary,
   Passkeys,
 } from './passkeys.js';
+export type { SingleSignOn, SingleSignOnOptions, SsoProvider, SsoRefusal } from './single-sign-on.js';

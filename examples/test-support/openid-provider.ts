@@ -1,0 +1,69 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import Provider from 'oidc-provider';
+
+/** The people the test provider can sign in (`sub` → claims). */
+export const testPeople: Record<string, Record<string, unknown>> = {
+  ana: { email: 'ana@acme.example', email_verified: true, name: 'Ana Acme', groups: ['desk-admins'] },
+  alice: { email: 'alice@example.com', email_verified: true, name: 'Alice' },
+  bob: { email: 'bob@example.com', email_verified: true, name: 'Bob' },
+  rep: { email: 'rep@example.com', email_verified: true, name: 'Rep' },
+  outsider: { email: 'eve@elsewhere.example', email_verified: true, name: 'Eve' },
+  unverified: { email: 'uma@acme.example', email_verified: false, name: 'Uma' },
+  /** As Entra ID sends it: an email, no `email_verified`, and `xms_edov` (the domain is the tenant's, verified). */
+  assigned: { email: 'alice@example.com', name: 'Alice (assigned address)', xms_edov: true },
+  /** As Google sends it for a Workspace account: `hd`, the Workspace domain. */
+  workspace: { email: 'alice@example.com', email_verified: true, name: 'Alice', hd: 'example.com' },
+  /** A name no text column may hold. */
+  mallory: { email: 'mallory@acme.example', email_verified: true, name: 'Mallory\u0000\u0007 Malicious' },
+};
+
+/** A registered client of the test provider. */
+export interface TestClient {
+  clientId: string;
+  clientSecret: string;
+  redirectUris: string[];
+}
+
+/**
+ * A real, certified OpenID Provider (`oidc-provider`) on a free loopback port, with one interaction
+ * step that signs in (and consents for) whichever person `signIn(sub)` named last. Everything else is
+ * the provider's own: discovery, keys, PKCE, codes used once, signed ID tokens, UserInfo.
+ */
+export async function startOpenIdProvider(clients: TestClient[]) {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  let signingIn = 'alice';
+  const provider = new Provider(issuer, {
+    clients: clients.map((client) => ({
+      client_id: client.clientId,
+      client_secret: client.clientSecret,
+      redirect_uris: client.redirectUris,
+    })),
+    claims: { openid: ['sub'], email: ['email', 'email_verified', 'xms_edov', 'hd'], profile: ['name', 'groups'] },
+    findAccount: (_ctx, sub) => ({ accountId: sub, claims: () => ({ sub, ...testPeople[sub] }) }),
+    pkce: { required: () => true },
+    features: { devInteractions: { enabled: false } },
+    interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
+    cookies: { keys: ['a-cookie-key-for-the-test-provider'] },
+  });
+  const callback = provider.callback();
+  server.on('request', async (req, res) => {
+    if (!req.url?.startsWith('/interaction/')) return callback(req, res);
+    // The person "signs in" at the provider and consents, in one step.
+    const details = await provider.interactionDetails(req, res);
+    const grant = new provider.Grant({ accountId: signingIn, clientId: String(details.params.client_id) });
+    grant.addOIDCScope(String(details.params.scope));
+    const grantId = await grant.save();
+    await provider.interactionFinished(req, res, { login: { accountId: signingIn }, consent: { grantId } });
+  });
+  return {
+    issuer,
+    /** Who signs in at the next interaction. */
+    signIn(sub: string) {
+      signingIn = sub;
+    },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}

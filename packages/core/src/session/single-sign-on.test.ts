@@ -1,0 +1,380 @@
+import * as fc from 'fast-check';
+import { EncryptJWT } from 'jose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DeskpilotEvent } from '../events/deskpilot-event.js';
+import { createSessionHandler } from './create-session-handler.js';
+import type { SessionServiceOptions } from './create-session-service.js';
+import { cookiePair, createTestSessions } from './session.test-support.js';
+import type { SsoProvider } from './single-sign-on.js';
+import { startOpenIdProvider } from '../../../../examples/test-support/openid-provider.ts';
+
+const studio = 'http://localhost:3000';
+const redirectUri = 'http://desk.test/sessions/sso/callback';
+
+let provider: Awaited<ReturnType<typeof startOpenIdProvider>>;
+let issuer: string;
+
+beforeAll(async () => {
+  provider = await startOpenIdProvider([
+    { clientId: 'desk', clientSecret: 'desk-secret-of-at-least-32-characters', redirectUris: [redirectUri] },
+    { clientId: 'other', clientSecret: 'other-secret-of-at-least-32-characters', redirectUris: [redirectUri] },
+  ]);
+  issuer = provider.issuer;
+}, 30_000);
+afterAll(() => provider?.close());
+
+function acme(overrides: Partial<SsoProvider> = {}): SsoProvider {
+  return {
+    id: 'acme',
+    name: 'Acme (test provider)',
+    issuer,
+    clientId: 'desk',
+    clientSecret: 'desk-secret-of-at-least-32-characters',
+    domains: ['acme.example', 'example.com'],
+    ...overrides,
+  };
+}
+
+async function setup(options: { providers?: SsoProvider[]; service?: Partial<SessionServiceOptions> } = {}) {
+  const fixture = await createTestSessions({
+    pepper: 'a-pepper-of-the-sso-tests',
+    cookie: { secure: false },
+    ...options.service,
+  });
+  const withSso = await createTestSessions({
+    store: fixture.store,
+    directory: fixture.directory,
+    // The provider's clock is the real one: so is the service's, unless a test moves it.
+    now: options.service?.now ?? Date.now,
+    pepper: 'a-pepper-of-the-sso-tests',
+    cookie: { secure: false },
+    sso: {
+      providers: options.providers ?? [acme()],
+      redirectUri,
+      landingUrl: `${studio}/`,
+      allowInsecureRequests: true,
+      addUser: (user) => fixture.directory.addUser(user),
+    },
+  });
+  const events: DeskpilotEvent[] = [];
+  const handler = createSessionHandler({
+    service: withSso.service,
+    allowedOrigins: [studio],
+    onEvent: (event) => events.push(event),
+  });
+  const get = (path: string, cookie?: string) =>
+    handler.fetch(new Request(`http://desk.test${path}`, { headers: cookie ? { cookie } : {} }), {
+      clientAddress: '192.0.2.1',
+    });
+  /** A browser at the provider: follows its redirects, with its cookies, back to the callback URL. */
+  async function atProvider(location: string): Promise<URL> {
+    const jar = new Map<string, string>();
+    let url = new URL(location);
+    for (let hop = 0; hop < 10; hop++) {
+      if (url.href.startsWith(redirectUri)) return url;
+      const response = await fetch(url, {
+        redirect: 'manual',
+        headers: { cookie: [...jar].map(([name, value]) => `${name}=${value}`).join('; ') },
+      });
+      for (const cookie of response.headers.getSetCookie()) {
+        const [pair] = cookie.split(';');
+        const [name, ...value] = pair!.split('=');
+        jar.set(name!, value.join('='));
+      }
+      const next = response.headers.get('location');
+      if (!next) throw new Error(`the provider answered ${response.status} at ${url.pathname}`);
+      url = new URL(next, url);
+    }
+    throw new Error('too many redirects at the provider');
+  }
+  /** Starts a sign-in: the flow cookie, and the callback URL the provider sends the browser to. */
+  async function throughProvider(person: string, query = 'provider=acme') {
+    provider.signIn(person);
+    const start = await get(`/sessions/sso/start?${query}`);
+    expect(start.status).toBe(302);
+    const flow = cookiePair(start.headers.get('set-cookie')!);
+    return { flow, callback: await atProvider(start.headers.get('location')!) };
+  }
+  const callback = (url: URL, cookie?: string) => get(`/sessions/sso/callback${url.search}`, cookie);
+  return { ...withSso, directory: fixture.directory, events, handler, get, throughProvider, callback };
+}
+
+const landing = (response: Response) => response.headers.get('location');
+
+describe('single sign-on with a real OpenID Provider', () => {
+  it('signs an existing user in: authorization code with PKCE, state and nonce; the session as a password gives', async () => {
+    const { throughProvider, callback, get, events } = await setup();
+    const { flow, callback: url } = await throughProvider('alice', 'provider=acme&projectKey=acme-b2b');
+    const authorize = new URL(url);
+    expect(authorize.searchParams.get('code')).toBeTruthy();
+    const answer = await callback(url, flow);
+    expect(answer.status).toBe(302);
+    expect(landing(answer)).toBe(`${studio}/`);
+    const cookies = answer.headers.getSetCookie();
+    expect(cookies[0]).toMatch(/^deskpilot_session=[\w-]{22}\.[\w-]{43};/);
+    expect(cookies.at(-1)).toMatch(/^deskpilot_sso=; Max-Age=0/);
+    const current = await get('/sessions/current', cookiePair(cookies[0]!));
+    expect(await current.json()).toMatchObject({
+      user: { email: 'alice@example.com', emailVerified: true },
+      projectKey: 'acme-b2b',
+      role: 'agent',
+    });
+    expect(events).toContainEqual({ type: 'sso-sign-in', outcome: 'succeeded' });
+  });
+
+  it('sends the browser to the provider with PKCE (S256), state, nonce and the configured scopes', async () => {
+    const { get } = await setup();
+    const start = await get('/sessions/sso/start?provider=acme');
+    const location = new URL(start.headers.get('location')!);
+    expect(location.origin).toBe(issuer);
+    for (const parameter of ['state', 'nonce', 'code_challenge'])
+      expect(location.searchParams.get(parameter)).toMatch(/^[\w-]{22,}$/);
+    expect(location.searchParams.get('code_challenge_method')).toBe('S256');
+    expect(location.searchParams.get('scope')).toBe('openid email profile');
+    expect(location.searchParams.get('redirect_uri')).toBe(redirectUri);
+    expect(start.headers.get('set-cookie')).toMatch(
+      /^deskpilot_sso=[^;]+; Max-Age=600; Path=\/; HttpOnly; SameSite=Lax$/,
+    );
+    expect((await get('/sessions/sso/start?provider=nope')).status).toBe(404);
+  });
+
+  describe('refusals, each to the landing page with #sso-error and no session', () => {
+    const refused = (response: Response, reason: string) => {
+      expect(response.status).toBe(302);
+      expect(landing(response)).toBe(`${studio}/#sso-error=${reason}`);
+      expect(response.headers.getSetCookie().some((cookie) => cookie.startsWith('deskpilot_session='))).toBe(false);
+    };
+
+    it('wrong state: the answer of another sign-in, or a state changed on the way', async () => {
+      const { throughProvider, callback } = await setup();
+      const first = await throughProvider('alice');
+      const second = await throughProvider('alice');
+      refused(await callback(first.callback, second.flow), 'invalid_flow');
+      const changed = new URL(first.callback);
+      changed.searchParams.set('state', 'changed-on-the-way');
+      refused(await callback(changed, first.flow), 'invalid_flow');
+    });
+
+    it('no flow cookie: an answer opened in another browser (login CSRF)', async () => {
+      const { throughProvider, callback } = await setup();
+      const { callback: url } = await throughProvider('alice');
+      refused(await callback(url), 'invalid_flow');
+      refused(await callback(url, 'deskpilot_sso=forged'), 'invalid_flow');
+    });
+
+    it('replayed code: a code works once', async () => {
+      const { throughProvider, callback } = await setup();
+      const { flow, callback: url } = await throughProvider('alice');
+      expect((await callback(url, flow)).headers.getSetCookie()[0]).toMatch(/^deskpilot_session=/);
+      refused(await callback(url, flow), 'provider_error');
+    });
+
+    it('wrong nonce: a flow whose nonce is not the one the ID token carries', async () => {
+      const { throughProvider, callback } = await setup();
+      const { flow, callback: url } = await throughProvider('alice');
+      // The same state and verifier, another nonce, sealed as the service seals (its key from the pepper).
+      const key = new Uint8Array(
+        await crypto.subtle.digest('SHA-256', new TextEncoder().encode('deskpilot sso flow a-pepper-of-the-sso-tests')),
+      );
+      const { jwtDecrypt } = await import('jose');
+      const { payload } = await jwtDecrypt(flow.slice('deskpilot_sso='.length), key);
+      const tampered = await new EncryptJWT({ ...payload, nonce: 'another-nonce' })
+        .setProtectedHeader({ alg: 'dir', enc: 'A256GCM' })
+        .encrypt(key);
+      refused(await callback(url, `deskpilot_sso=${tampered}`), 'provider_error');
+    });
+
+    it('wrong audience: a code the provider issued to another client', async () => {
+      const other = await setup({
+        providers: [acme({ clientId: 'other', clientSecret: 'other-secret-of-at-least-32-characters' })],
+      });
+      const { throughProvider, callback } = await setup();
+      const stolen = await other.throughProvider('alice');
+      const mine = await throughProvider('alice');
+      // This browser's flow, with the code issued to `other` (and its state, so only the code differs).
+      const swapped = new URL(mine.callback);
+      swapped.searchParams.set('code', stolen.callback.searchParams.get('code')!);
+      refused(await callback(swapped, mine.flow), 'provider_error');
+    });
+
+    it('expired token: the ID token is past its expiry by the service’s clock', async () => {
+      const { throughProvider, callback } = await setup({ service: { now: () => Date.now() + 2 * 60 * 60 * 1000 } });
+      const { flow, callback: url } = await throughProvider('alice');
+      refused(await callback(url, flow), 'provider_error');
+    });
+
+    it('unknown domain: a provider vouches only for its own domains', async () => {
+      const { throughProvider, callback } = await setup();
+      const { flow, callback: url } = await throughProvider('outsider');
+      refused(await callback(url, flow), 'unknown_domain');
+    });
+
+    it('an email the provider does not say is verified, and a person with no account', async () => {
+      const { throughProvider, callback } = await setup();
+      const unverified = await throughProvider('unverified');
+      refused(await callback(unverified.callback, unverified.flow), 'unverified_email');
+      const stranger = await throughProvider('ana');
+      refused(await callback(stranger.callback, stranger.flow), 'no_account');
+    });
+  });
+
+  it('takes the email as verified by the claim a provider names (Entra ID: xms_edov), never without it', async () => {
+    const strict = await setup();
+    const refused = await strict.throughProvider('assigned');
+    expect(landing(await strict.callback(refused.callback, refused.flow))).toBe(
+      `${studio}/#sso-error=unverified_email`,
+    );
+    const entra = await setup({ providers: [acme({ emailVerifiedClaim: 'xms_edov' })] });
+    const accepted = await entra.throughProvider('assigned');
+    expect(landing(await entra.callback(accepted.callback, accepted.flow))).toBe(`${studio}/`);
+    // A person with email_verified but no xms_edov is not verified for this provider.
+    const other = await entra.throughProvider('alice');
+    expect(landing(await entra.callback(other.callback, other.flow))).toBe(`${studio}/#sso-error=unverified_email`);
+  });
+
+  it('requires the claims a provider is configured with (Google Workspace: hd)', async () => {
+    const google = await setup({ providers: [acme({ requiredClaims: { hd: ['example.com', 'acme.example'] } })] });
+    // A personal account with a verified address of the domain, but no Workspace domain: refused.
+    const personal = await google.throughProvider('alice');
+    expect(landing(await google.callback(personal.callback, personal.flow))).toBe(
+      `${studio}/#sso-error=unknown_domain`,
+    );
+    const workspace = await google.throughProvider('workspace');
+    expect(landing(await google.callback(workspace.callback, workspace.flow))).toBe(`${studio}/`);
+  });
+
+  it('refuses a planted second flow cookie (login CSRF): with two, neither is used', async () => {
+    const { throughProvider, callback } = await setup();
+    const attacker = await throughProvider('alice');
+    const victim = await throughProvider('alice');
+    const answer = await callback(attacker.callback, `${attacker.flow}; ${victim.flow}`);
+    expect(landing(answer)).toBe(`${studio}/#sso-error=invalid_flow`);
+  });
+
+  it('provisions a person on first sign-in when configured, memberships from a claim', async () => {
+    const admins = [{ projectKey: 'acme-b2b', clientId: 'acme', role: 'admin' }];
+    // The same project by default as a viewer: the group's role wins, once.
+    const { throughProvider, callback, get, directory } = await setup({
+      providers: [
+        acme({
+          provisioning: {
+            memberships: [
+              { projectKey: 'acme-b2c', clientId: 'acme', role: 'viewer' },
+              { projectKey: 'acme-b2b', clientId: 'acme', role: 'viewer' },
+            ],
+            byClaim: { claim: 'groups', values: { 'desk-admins': admins } },
+          },
+        }),
+      ],
+    });
+    const { flow, callback: url } = await throughProvider('ana');
+    const answer = await callback(url, flow);
+    const current = await get('/sessions/current', cookiePair(answer.headers.getSetCookie()[0]!));
+    expect(await current.json()).toMatchObject({
+      user: { email: 'ana@acme.example', name: 'Ana Acme', emailVerified: true },
+      // The group's membership first (the session's project is the first), the default one of the same project dropped.
+      projectKey: 'acme-b2b',
+      role: 'admin',
+      memberships: [
+        { projectKey: 'acme-b2b', role: 'admin' },
+        { projectKey: 'acme-b2c', role: 'viewer' },
+      ],
+    });
+    // Nobody knows the provisioned user's password: only the provider (or a reset) lets them in.
+    expect((await directory.findCredentials('ana@acme.example'))?.passwordHash).toMatch(/^\$scrypt\$/);
+
+    // A name no text column may hold is cleaned, and two tabs finishing a first sign-in share one account.
+    const first = await throughProvider('mallory');
+    const second = await throughProvider('mallory');
+    const [one, two] = await Promise.all([
+      callback(first.callback, first.flow),
+      callback(second.callback, second.flow),
+    ]);
+    const sessions = await Promise.all(
+      [one, two].map(async (answer) =>
+        (await get('/sessions/current', cookiePair(answer.headers.getSetCookie()[0]!))).json(),
+      ),
+    );
+    expect(sessions.map((session) => (session as { user: { id: string; name: string } }).user)).toEqual([
+      expect.objectContaining({ name: 'Mallory Malicious' }),
+      expect.objectContaining({ id: (sessions[0] as { user: { id: string } }).user.id }),
+    ]);
+  });
+
+  it('discovers the provider of an email domain (home realm), and says when there is none', async () => {
+    const { handler } = await setup();
+    const discover = (email: string) =>
+      handler.fetch(
+        new Request('http://desk.test/sessions/sso/discover', {
+          method: 'POST',
+          headers: { origin: studio, 'content-type': 'application/json' },
+          body: JSON.stringify({ email }),
+        }),
+        { clientAddress: '192.0.2.1' },
+      );
+    expect(await (await discover(' Ana@ACME.example ')).json()).toEqual({
+      provider: { id: 'acme', name: 'Acme (test provider)' },
+    });
+    const none = await discover('someone@elsewhere.example');
+    expect(none.status).toBe(404);
+  });
+});
+
+describe('single sign-on routes under fuzzing', () => {
+  it('answers any callback query and cookie with a redirect to the landing page (a refusal), never a 5xx', async () => {
+    const { handler, throughProvider } = await setup();
+    const { flow } = await throughProvider('alice');
+    let run = 0;
+    // Any text in the parameters; what a header can carry in the cookie (a Request refuses the rest).
+    const text = fc.string({ unit: 'grapheme', maxLength: 40 });
+    const ascii = fc.string({ unit: 'grapheme-ascii', maxLength: 60 });
+    const query = fc.oneof(
+      fc.dictionary(fc.constantFrom('code', 'state', 'iss', 'error', 'session_state', '__proto__'), text),
+      ascii.map((raw) => ({ raw })),
+    );
+    const cookie = fc.oneof(
+      fc.constant(flow),
+      fc.constant(''),
+      ascii.map((raw) => `deskpilot_sso=${raw}`),
+    );
+    await fc.assert(
+      fc.asyncProperty(query, cookie, async (parameters, cookieHeader) => {
+        const search =
+          'raw' in parameters && Object.keys(parameters).length === 1
+            ? `?${encodeURI(String(parameters.raw)).replaceAll('#', '%23')}`
+            : `?${new URLSearchParams(parameters as Record<string, string>)}`;
+        // Each from an address of its own: the per-address throttle (100 in 5 minutes) stays out of it.
+        const answer = await handler.fetch(
+          new Request(`http://desk.test/sessions/sso/callback${search}`, {
+            headers: cookieHeader ? { cookie: cookieHeader } : {},
+          }),
+          { clientAddress: `198.51.100.${run++ % 250}` },
+        );
+        expect(answer.status).toBe(302);
+        expect(answer.headers.get('location')).toMatch(/^http:\/\/localhost:3000\/#sso-error=[a-z_]+$/);
+        expect(answer.headers.getSetCookie().some((value) => value.startsWith('deskpilot_session='))).toBe(false);
+      }),
+      { numRuns: 300, seed: 20_261_127 },
+    );
+  });
+
+  it('answers any start query with a redirect, a 400, a 404 or (past the throttle) a 429, never a 5xx', async () => {
+    const { get } = await setup();
+    const text = fc.string({ unit: 'grapheme', maxLength: 300 });
+    await fc.assert(
+      fc.asyncProperty(
+        fc.option(fc.oneof(fc.constant('acme'), text)),
+        fc.option(text),
+        async (provider, projectKey) => {
+          const query = new URLSearchParams({
+            ...(provider === null ? {} : { provider }),
+            ...(projectKey === null ? {} : { projectKey }),
+          });
+          const answer = await get(`/sessions/sso/start?${query}`);
+          expect([302, 400, 404, 429]).toContain(answer.status);
+        },
+      ),
+      { numRuns: 300, seed: 20_261_127 },
+    );
+  });
+});

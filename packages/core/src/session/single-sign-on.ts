@@ -1,0 +1,360 @@
+import { parseCookie, stringifySetCookie } from 'cookie';
+import type { SessionContext } from './session-context.js';
+import { hashPassword } from './password.js';
+import { normalizeEmail, type Account, type Membership, type UserDirectory } from './user-directory.js';
+import type { NewUser } from './memory-user-directory.js';
+
+/** One identity provider (an OpenID Provider: Okta, Entra ID, Google Workspace, Keycloak…). */
+export interface SsoProvider {
+  /** Names it in URLs and events: letters, digits, `-`, `_`. */
+  id: string;
+  /** What the sign-in page shows ("Acme (Okta)"). */
+  name: string;
+  /** The issuer identifier: its discovery document is `<issuer>/.well-known/openid-configuration`. */
+  issuer: string;
+  clientId: string;
+  clientSecret: string;
+  /** The email domains it is the home realm of: it may vouch only for addresses in them. */
+  domains: readonly string[];
+  /** @default ["openid", "email", "profile"] */
+  scopes?: readonly string[];
+  /**
+   * The claim that must be `true` for the email to count as verified: Entra ID sends no
+   * `email_verified`, its `xms_edov` optional claim says the email's domain is verified by the tenant.
+   * @default "email_verified"
+   */
+  emailVerifiedClaim?: string;
+  /**
+   * Claims that must have these values (one of them, for a list): `{ hd: 'acme.com' }` for Google, whose
+   * issuer is shared by every Google account, `{ tid: '<tenant id>' }` for Entra ID.
+   */
+  requiredClaims?: Readonly<Record<string, string | boolean | readonly string[]>>;
+  /**
+   * Just-in-time provisioning: a person the provider vouches for who has no account yet gets one, with
+   * these memberships (and those of `byClaim`, by the values of one claim, e.g. `groups`). Off unless
+   * given: then only existing users sign in.
+   */
+  provisioning?: {
+    memberships: readonly Membership[];
+    byClaim?: { claim: string; values: Readonly<Record<string, readonly Membership[]>> };
+  };
+}
+
+/** Options of the session service's `sso`: OpenID Connect single sign-on on `openid-client`. */
+export interface SingleSignOnOptions {
+  providers: readonly SsoProvider[];
+  /** The callback route as the provider redirects to it: `https://desk.example.com/sessions/sso/callback`. */
+  redirectUri: string;
+  /** Where the browser lands after signing in (errors as `#sso-error=<code>`): the studio. */
+  landingUrl: string;
+  /**
+   * Key of the sealed cookie that carries a sign-in's state, nonce and PKCE verifier from start to
+   * callback. Give every replica the same one. @default the service's `pepper`, else random per process
+   */
+  flowKey?: string;
+  /** How long a sign-in may take at the provider. @default 600_000 (10 min) */
+  flowTtlMs?: number;
+  /** Development only: a provider on plain http (a local test provider). @default false */
+  allowInsecureRequests?: boolean;
+  /** Adds a provisioned user; required with `provisioning` (the shipped directories' `addUser`). */
+  addUser?: (user: NewUser) => Promise<Account>;
+}
+
+/** Why a single sign-on was refused (a `#sso-error=` on the landing page, and the event's outcome). */
+export type SsoRefusal =
+  | 'invalid_flow' // no, an expired, or another browser's flow cookie; a wrong state
+  | 'provider_error' // the provider refused (a replayed code, a denied consent) or answered what does not verify (nonce, audience, expiry, signature)
+  | 'unknown_domain' // an email outside the provider's domains
+  | 'unverified_email' // the provider does not say the email is verified
+  | 'no_account' // nobody with that email, and no provisioning
+  | 'forbidden'; // no membership in the asked project
+
+/** Single sign-on over the service's stores: discovery, start, callback. */
+export interface SingleSignOn {
+  /** Home-realm discovery: the provider for an email's domain, or null. */
+  providerFor(email: string): { id: string; name: string } | null;
+  /** The provider's authorization URL, and the `Set-Cookie` carrying the sealed flow; null for an unknown provider. */
+  start(providerId: string, projectKey?: string): Promise<{ location: string; setCookie: string } | null>;
+  /** Verifies the provider's answer (`callbackUrl` with its `code` and `state`) against this browser's flow. */
+  finish(
+    callbackUrl: URL,
+    cookieHeader: string | null | undefined,
+  ): Promise<
+    { ok: true; account: Account; projectKey?: string; providerId: string } | { ok: false; reason: SsoRefusal }
+  >;
+  /** The `Set-Cookie` that deletes the flow cookie. */
+  readonly clearFlow: string;
+}
+
+type OpenIdClient = typeof import('openid-client');
+// Loaded on first use: a session service without single sign-on never loads it.
+let openIdClient: Promise<OpenIdClient> | undefined;
+const loadOpenIdClient = () => (openIdClient ??= import('openid-client'));
+
+interface Flow {
+  provider: string;
+  state: string;
+  nonce: string;
+  verifier: string;
+  projectKey?: string;
+}
+
+const encoder = new TextEncoder();
+const isFlow = (value: Record<string, unknown>): value is Record<string, unknown> & Flow =>
+  ['provider', 'state', 'nonce', 'verifier'].every((key) => typeof value[key] === 'string') &&
+  (value.projectKey === undefined || typeof value.projectKey === 'string');
+
+/** A provider's `name` claim as a name to store: text without control characters, at most 200; else undefined. */
+function displayName(claim: unknown): string | undefined {
+  if (typeof claim !== 'string') return undefined;
+  const cleaned = claim
+    .replace(/[\u0000-\u001f\u007f]/g, '')
+    .trim()
+    .slice(0, 200);
+  const wellFormed = (cleaned as unknown as { isWellFormed(): boolean }).isWellFormed();
+  return cleaned !== '' && wellFormed ? cleaned : undefined;
+}
+
+/** The account of a person the provider vouched for: existing, or provisioned when configured. */
+async function accountFor(
+  provider: SsoProvider,
+  claims: Record<string, unknown>,
+  directory: UserDirectory,
+  provision: {
+    addUser?: SingleSignOnOptions['addUser'];
+    randomBytes: SessionContext['randomBytes'];
+    /** Provisionings under way in this process, by email: a second tab waits for the first's. */
+    inFlight: Map<string, Promise<Account>>;
+  },
+): Promise<{ ok: true; account: Account } | { ok: false; reason: SsoRefusal }> {
+  for (const [claim, expected] of Object.entries(provider.requiredClaims ?? {})) {
+    const allowed: readonly unknown[] = Array.isArray(expected) ? expected : [expected];
+    if (!allowed.includes(claims[claim])) return { ok: false, reason: 'unknown_domain' };
+  }
+  if (typeof claims.email !== 'string') return { ok: false, reason: 'unverified_email' };
+  const email = normalizeEmail(claims.email);
+  const domain = email.slice(email.lastIndexOf('@') + 1);
+  if (!provider.domains.some((allowed) => normalizeEmail(allowed) === domain))
+    return { ok: false, reason: 'unknown_domain' };
+  if (claims[provider.emailVerifiedClaim ?? 'email_verified'] !== true)
+    return { ok: false, reason: 'unverified_email' };
+  const credentials = await directory.findCredentials(email);
+  const existing = credentials && (await directory.getAccount(credentials.userId));
+  if (existing) {
+    // The provider proved the address: what the directory knew or not, it is verified now.
+    if (!existing.user.emailVerified) await directory.setEmailVerified(existing.user.id, email);
+    return { ok: true, account: existing };
+  }
+  if (!provider.provisioning) return { ok: false, reason: 'no_account' };
+  const byClaim = provider.provisioning.byClaim;
+  const claimed = byClaim ? claims[byClaim.claim] : undefined;
+  const values = Array.isArray(claimed) ? claimed : [claimed];
+  // The claim's memberships first: where a project appears in both, the group's role is the one held.
+  const memberships = [
+    ...values.flatMap((value) =>
+      byClaim && typeof value === 'string' && Object.hasOwn(byClaim.values, value) ? byClaim.values[value]! : [],
+    ),
+    ...provider.provisioning.memberships,
+  ].filter(
+    (membership, index, all) =>
+      all.findIndex((other) => other.projectKey === membership.projectKey && other.clientId === membership.clientId) ===
+      index,
+  );
+  const name = displayName(claims.name) ?? email;
+  // No password anyone knows: a hash of random bytes (the user signs in through the provider, or resets).
+  const password = Array.from(provision.randomBytes(32), (byte) => byte.toString(16).padStart(2, '0')).join('');
+  // One provisioning per email at a time here (`addUser` replaces by email): two tabs finishing a first
+  // sign-in together get the same account.
+  let adding = provision.inFlight.get(email);
+  if (!adding) {
+    adding = (async () =>
+      provision.addUser!({
+        email,
+        name,
+        passwordHash: await hashPassword(password),
+        emailVerified: true,
+        memberships: memberships.map((membership) => ({ ...membership })),
+      }))().finally(() => provision.inFlight.delete(email));
+    provision.inFlight.set(email, adding);
+  }
+  return { ok: true, account: await adding };
+}
+
+/**
+ * The cookie that carries one sign-in's flow from start to callback: a JWE (`dir`, A256GCM, jose loaded
+ * on first use) under a key derived from `keyMaterial` (random per process without one), so only this
+ * service reads or makes one, and it expires with the flow.
+ */
+function createFlowCookie(
+  name: string,
+  attributes: { httpOnly: true; secure: boolean; sameSite: 'lax'; path: '/' },
+  keyMaterial: string | undefined,
+  context: SessionContext,
+) {
+  const key = (async () =>
+    new Uint8Array(
+      await crypto.subtle.digest(
+        'SHA-256',
+        keyMaterial ? encoder.encode(`deskpilot sso flow ${keyMaterial}`) : new Uint8Array(context.randomBytes(32)),
+      ),
+    ))();
+  const occurrence = new RegExp(`(?:^|;)\\s*${name}\\s*=`, 'g');
+  return {
+    clear: stringifySetCookie({ name, value: '', maxAge: 0, ...attributes }),
+    async seal(flow: Flow, ttlMs: number): Promise<string> {
+      const { EncryptJWT } = await import('jose');
+      const now = context.now();
+      const sealed = await new EncryptJWT({ ...flow })
+        .setProtectedHeader({ alg: 'dir', enc: 'A256GCM' })
+        .setIssuedAt(Math.floor(now / 1000))
+        .setExpirationTime(Math.floor((now + ttlMs) / 1000))
+        .encrypt(await key);
+      return stringifySetCookie({ name, value: sealed, maxAge: Math.floor(ttlMs / 1000), ...attributes });
+    },
+    async read(cookieHeader: string | null | undefined): Promise<Flow | null> {
+      // Two flow cookies (one planted beside ours) are ambiguous: neither is used.
+      if (!cookieHeader || (cookieHeader.match(occurrence)?.length ?? 0) !== 1) return null;
+      const sealed = parseCookie(cookieHeader)[name];
+      if (!sealed) return null;
+      try {
+        const { jwtDecrypt } = await import('jose');
+        const { payload } = await jwtDecrypt(sealed, await key, { currentDate: new Date(context.now()) });
+        return isFlow(payload) ? payload : null;
+      } catch {
+        return null;
+      }
+    },
+  };
+}
+
+/** Each provider's configuration, discovered once (again after a failure): its endpoints and keys. */
+function createDiscovery(options: SingleSignOnOptions, context: SessionContext) {
+  const configurations = new Map<string, ReturnType<OpenIdClient['discovery']>>();
+
+  /** The provider's configuration, discovered once (again after a failure). */
+  return async function configurationOf(provider: SsoProvider) {
+    const client = await loadOpenIdClient();
+    let configuration = configurations.get(provider.id);
+    if (!configuration) {
+      configuration = client.discovery(
+        new URL(provider.issuer),
+        provider.clientId,
+        // The service's clock, so a test clock (or a skewed host) checks expiry as the service does.
+        { client_secret: provider.clientSecret, [client.clockSkew]: Math.round((context.now() - Date.now()) / 1000) },
+        undefined,
+        options.allowInsecureRequests ? { execute: [client.allowInsecureRequests] } : {},
+      );
+      configurations.set(provider.id, configuration);
+      configuration.catch(() => configurations.delete(provider.id));
+    }
+    return configuration;
+  };
+}
+
+/** Creates the service's {@link SingleSignOn}. */
+export function createSingleSignOn(
+  options: SingleSignOnOptions,
+  context: SessionContext,
+  settings: { cookiePrefix: string; secure: boolean; pepper: string | undefined },
+): SingleSignOn {
+  const providers = new Map(options.providers.map((provider) => [provider.id, provider]));
+  for (const provider of options.providers) {
+    if (!/^[A-Za-z0-9_-]{1,64}$/.test(provider.id))
+      throw new TypeError(`sso provider id ${JSON.stringify(provider.id)} is not URL-safe`);
+    if (provider.provisioning && !options.addUser) throw new TypeError('sso provisioning needs sso.addUser');
+    if (new URL(provider.issuer).protocol !== 'https:' && !options.allowInsecureRequests)
+      throw new TypeError(
+        `sso provider ${provider.id}: the issuer must be https (allowInsecureRequests is for development)`,
+      );
+  }
+  const flowTtlMs = options.flowTtlMs ?? 10 * 60 * 1000;
+  const flowCookie = createFlowCookie(
+    // `__Host-`: only this host, over https, with Path=/, may set it; no sibling subdomain or plain-http
+    // page can plant a flow of its own (login CSRF).
+    `${settings.secure ? '__Host-' : ''}${settings.cookiePrefix}_sso`,
+    { httpOnly: true, secure: settings.secure, sameSite: 'lax', path: '/' },
+    options.flowKey ?? settings.pepper,
+    context,
+  );
+  const configurationOf = createDiscovery(options, context);
+  const provisioning = new Map<string, Promise<Account>>();
+
+  return {
+    clearFlow: flowCookie.clear,
+
+    providerFor(email) {
+      const normalized = normalizeEmail(email);
+      const domain = normalized.slice(normalized.lastIndexOf('@') + 1);
+      const provider = options.providers.find((candidate) =>
+        candidate.domains.some((allowed) => normalizeEmail(allowed) === domain),
+      );
+      return provider ? { id: provider.id, name: provider.name } : null;
+    },
+
+    async start(providerId, projectKey) {
+      const provider = providers.get(providerId);
+      if (!provider) return null;
+      const client = await loadOpenIdClient();
+      const configuration = await configurationOf(provider);
+      const flow: Flow = {
+        provider: provider.id,
+        state: client.randomState(),
+        nonce: client.randomNonce(),
+        verifier: client.randomPKCECodeVerifier(),
+        ...(projectKey === undefined ? {} : { projectKey }),
+      };
+      const location = client.buildAuthorizationUrl(configuration, {
+        redirect_uri: options.redirectUri,
+        scope: (provider.scopes ?? ['openid', 'email', 'profile']).join(' '),
+        code_challenge: await client.calculatePKCECodeChallenge(flow.verifier),
+        code_challenge_method: 'S256',
+        state: flow.state,
+        nonce: flow.nonce,
+      });
+      return { location: location.href, setCookie: await flowCookie.seal(flow, flowTtlMs) };
+    },
+
+    async finish(callbackUrl, cookieHeader) {
+      const flow = await flowCookie.read(cookieHeader);
+      const provider = flow ? providers.get(flow.provider) : undefined;
+      if (!flow || !provider || callbackUrl.searchParams.get('state') !== flow.state)
+        return { ok: false, reason: 'invalid_flow' };
+      const client = await loadOpenIdClient();
+      let claims: Record<string, unknown> | undefined;
+      try {
+        const configuration = await configurationOf(provider);
+        const tokens = await client.authorizationCodeGrant(configuration, callbackUrl, {
+          pkceCodeVerifier: flow.verifier,
+          expectedState: flow.state,
+          expectedNonce: flow.nonce,
+          idTokenExpected: true,
+        });
+        const idToken = tokens.claims();
+        // A provider may keep the email out of the ID token (as the specification's default has it):
+        // then it comes from the UserInfo endpoint, for the same subject.
+        // The email and whether it is verified come as a pair from one answer, never one from each.
+        if (idToken && typeof idToken.email !== 'string') {
+          const userInfo = await client.fetchUserInfo(configuration, tokens.access_token, idToken.sub);
+          const verified = provider.emailVerifiedClaim ?? 'email_verified';
+          const { email: _email, [verified]: _verified, ...rest } = idToken;
+          claims = { ...userInfo, ...rest, email: userInfo.email, [verified]: userInfo[verified] };
+        } else claims = idToken;
+      } catch {
+        return { ok: false, reason: 'provider_error' };
+      }
+      if (!claims) return { ok: false, reason: 'provider_error' };
+      const outcome = await accountFor(provider, claims, context.directory, {
+        addUser: options.addUser,
+        randomBytes: context.randomBytes,
+        inFlight: provisioning,
+      });
+      if (!outcome.ok) return outcome;
+      return {
+        ok: true,
+        account: outcome.account,
+        providerId: provider.id,
+        ...(flow.projectKey === undefined ? {} : { projectKey: flow.projectKey }),
+      };
+    },
+  };
+}

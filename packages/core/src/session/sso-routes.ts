@@ -1,0 +1,77 @@
+import * as z from 'zod/mini';
+import { DeskpilotError } from '../errors/deskpilot-error.js';
+import { jsonResponse, type HttpRequest, type HttpResponse } from '../http/http-request.js';
+import { readJsonBody } from '../http/read-json-body.js';
+import type { RateLimiter } from '../limiter/rate-limit-decision.js';
+import { parseWithSchema } from '../validation/parse-with-schema.js';
+import type { SessionSso } from './create-session-service.js';
+import { throttleAddress as throttleByAddress, type SessionRouteDependencies } from './session-routes.js';
+
+/** What the single sign-on routes run on. */
+export interface SsoRouteDependencies extends SessionRouteDependencies {
+  sso: SessionSso;
+  /** Single sign-ons per client address: a budget of its own, apart from the password guesses'. */
+  ssoThrottle: RateLimiter;
+}
+
+/** The body of `POST /sessions/sso/discover`. */
+export const ssoDiscoverBody = z.strictObject({ email: z.string().check(z.trim(), z.minLength(3), z.maxLength(320)) });
+
+const redirect = (location: string, cookies: string[]): HttpResponse => ({
+  status: 302,
+  headers: [['location', location], ...cookies.map((cookie): [string, string] => ['set-cookie', cookie])],
+  body: null,
+});
+
+const throttleAddress = (deps: SsoRouteDependencies, request: HttpRequest) =>
+  throttleByAddress(deps, request, {
+    limiter: deps.ssoThrottle,
+    name: 'sso-address',
+    what: 'single sign-on throttling',
+    detail: 'Too many sign-in attempts. Try again later.',
+  });
+
+/** `POST /sessions/sso/discover`: the identity provider of an email's domain (home-realm discovery). */
+export async function serveSsoDiscover(deps: SsoRouteDependencies, request: HttpRequest): Promise<HttpResponse> {
+  const body = parseWithSchema(ssoDiscoverBody, await readJsonBody(request, deps.maxBodyBytes));
+  const provider = deps.sso.providerFor(body.email);
+  // Which domains sign in through a provider is no secret: it says nothing of any account.
+  if (!provider)
+    throw new DeskpilotError('not_found', { detail: 'No single sign-on for this address: use your password.' });
+  return jsonResponse(200, { provider });
+}
+
+/** `GET /sessions/sso/start?provider=…[&projectKey=…]`: to the provider, with this browser's sealed flow. */
+export async function serveSsoStart(deps: SsoRouteDependencies, request: HttpRequest): Promise<HttpResponse> {
+  const query = new URLSearchParams(request.search ?? '');
+  const projectKey = query.get('projectKey') ?? undefined;
+  if (projectKey !== undefined && (projectKey.length === 0 || projectKey.length > 200))
+    throw new DeskpilotError('invalid_request', { detail: 'projectKey must be 1 to 200 characters.' });
+  await throttleAddress(deps, request);
+  let started: Awaited<ReturnType<SessionSso['start']>>;
+  try {
+    started = await deps.sso.start(query.get('provider') ?? '', projectKey);
+  } catch (cause) {
+    // Its discovery document or keys unreachable: the provider's outage, not ours.
+    throw new DeskpilotError('upstream_unavailable', {
+      detail: 'The identity provider cannot be reached. Try again in a moment.',
+      cause,
+    });
+  }
+  if (!started) throw new DeskpilotError('not_found', { detail: 'No such identity provider.' });
+  return redirect(started.location, [started.setCookie]);
+}
+
+/**
+ * `GET /sessions/sso/callback?code=…&state=…`: the provider's answer. Signed in: to the landing page with
+ * the session cookie. Refused: to the landing page with `#sso-error=<reason>`. Either way the flow cookie
+ * goes: a flow is used once.
+ */
+export async function serveSsoCallback(deps: SsoRouteDependencies, request: HttpRequest): Promise<HttpResponse> {
+  await throttleAddress(deps, request);
+  const result = await deps.sso.signIn(request.search ?? '', request.headers.get('cookie'));
+  deps.emit({ type: 'sso-sign-in', outcome: result.ok ? 'succeeded' : result.reason });
+  if (!result.ok) return redirect(deps.sso.landing(result.reason), [deps.sso.clearFlow]);
+  const cookies = [result.setCookie, ...(result.setDeviceCookie ? [result.setDeviceCookie] : []), deps.sso.clearFlow];
+  return redirect(deps.sso.landing(), cookies);
+}
