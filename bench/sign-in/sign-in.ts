@@ -7,6 +7,7 @@
 // outside the measured window. One process, one method after the other, each warmed up first.
 import {
   createMemoryAccountTokenStore,
+  createMemoryIdentityLinkStore,
   createMemoryPasskeyStore,
   createMemorySessionStore,
   createMemoryUserDirectory,
@@ -53,6 +54,7 @@ async function deployment(storage: 'memory' | 'sqlite', issuer: string) {
           userDirectory: createMemoryUserDirectory(),
           passkeyStore: createMemoryPasskeyStore(),
           accountTokenStore: createMemoryAccountTokenStore(),
+          identityLinkStore: createMemoryIdentityLinkStore(),
         }
       : createSqliteStores(await openSqliteDatabase());
   const user = await stores.userDirectory.addUser({
@@ -74,6 +76,7 @@ async function deployment(storage: 'memory' | 'sqlite', issuer: string) {
       redirectUri,
       landingUrl: `${studio}/`,
       allowInsecureRequests: true,
+      identityLinks: stores.identityLinkStore,
     },
     // One sign-in at a time: the gate never refuses.
     hashGate: false,

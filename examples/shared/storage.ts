@@ -7,6 +7,7 @@ import type { ApprovalStore, ChatStore } from '@deskpilot/core';
 import type {
   Account,
   AccountTokenStore,
+  IdentityLinkStore,
   NewUser,
   PasskeyStore,
   SessionLookup,
@@ -37,6 +38,8 @@ export interface Storage {
   accountTokenStore: AccountTokenStore;
   /** Passkeys (WebAuthn credentials). */
   passkeyStore: PasskeyStore;
+  /** Single sign-on's links of provider identities to users. */
+  identityLinkStore: IdentityLinkStore;
   /**
    * The session store read uncached, on Postgres: the services share one database, so a chat grant can
    * end with its session. Not on an embedded database, which a service run alone may not share (a

@@ -93,6 +93,7 @@ export async function createApp(config: ServerConfig, logger: Logger) {
             landingUrl: config.APP_URL,
             allowInsecureRequests: config.SSO_ALLOW_HTTP,
             addUser: (user: NewUser) => userDirectory.addUser(user),
+            identityLinks: storage.identityLinkStore,
           },
         }
       : {}),

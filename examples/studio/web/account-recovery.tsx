@@ -11,6 +11,8 @@ const ssoErrors: Record<string, string> = {
   unknown_domain: 'Your identity provider may not sign in this address.',
   unverified_email: 'Your identity provider has not verified your email address.',
   no_account: 'There is no account for this address yet. Ask your administrator.',
+  identity_conflict:
+    'This address’s account belongs to another person at your identity provider. Ask your administrator.',
   forbidden: 'Your account has no access to this project.',
 };
 

@@ -11,6 +11,7 @@ export { testSessionLookup, type SessionLookupFixture } from './testing/test-ses
 export { testUserDirectory, type UserDirectoryUnderTest } from './testing/test-user-directory.js';
 export { testAccountTokenStore } from './testing/test-account-token-store.js';
 export { testPasskeyStore } from './testing/test-passkey-store.js';
+export { testIdentityLinkStore } from './testing/test-identity-link-store.js';
 export {
   createSoftwareAuthenticator,
   type CeremonyOverrides,

@@ -2,6 +2,7 @@ import type { ApprovalStore, ChatStore } from '@deskpilot/core';
 import {
   createSessionLookup,
   type AccountTokenStore,
+  type IdentityLinkStore,
   type PasskeyStore,
   type PasswordHashOptions,
   type SessionLookup,
@@ -9,6 +10,7 @@ import {
 } from '@deskpilot/core/session';
 import { createPostgresAccountTokenStore } from './postgres-account-token-store.js';
 import { createPostgresPasskeyStore } from './postgres-passkey-store.js';
+import { createPostgresIdentityLinkStore } from './postgres-identity-link-store.js';
 import { createPostgresApprovalStore } from './postgres-approval-store.js';
 import { createPostgresChatStore } from './postgres-chat-store.js';
 import { createPostgresSessionLookup } from './postgres-session-lookup.js';
@@ -50,6 +52,8 @@ export interface PostgresStores {
   accountTokenStore: AccountTokenStore;
   /** Passkeys of the session service's `passkeys`. */
   passkeyStore: PasskeyStore;
+  /** Single sign-on's links of provider identities to users. */
+  identityLinkStore: IdentityLinkStore;
 }
 
 /**
@@ -82,5 +86,6 @@ export function createPostgresStores(client: SqlClient, options: PostgresStoresO
     approvalStore: createPostgresApprovalStore(client),
     accountTokenStore: createPostgresAccountTokenStore(client),
     passkeyStore: createPostgresPasskeyStore(client),
+    identityLinkStore: createPostgresIdentityLinkStore(client),
   };
 }

@@ -17,6 +17,7 @@ export { createPostgresChatStore } from './postgres-chat-store.js';
 export { createPostgresApprovalStore } from './postgres-approval-store.js';
 export { createPostgresAccountTokenStore } from './postgres-account-token-store.js';
 export { createPostgresPasskeyStore } from './postgres-passkey-store.js';
+export { createPostgresIdentityLinkStore } from './postgres-identity-link-store.js';
 export { createPostgresStores, type PostgresStores, type PostgresStoresOptions } from './create-postgres-stores.js';
 export { openDatabase, type Database, type OpenDatabaseOptions } from './open-database.js';
 export {

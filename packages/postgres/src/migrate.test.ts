@@ -27,6 +27,7 @@ const expectedTables = [
   'deskpilot_approvals',
   'deskpilot_chat_messages',
   'deskpilot_chat_sessions',
+  'deskpilot_identity_links',
   'deskpilot_memberships',
   'deskpilot_migrations',
   'deskpilot_passkeys',

@@ -208,6 +208,25 @@ const passkeys: Migration = {
   ],
 };
 
+// Single sign-on: which person at which identity provider (issuer + subject) is which user. One user
+// per person, one person per user at each provider: an address the provider hands to someone else
+// never opens the account of the person it was linked to.
+const identityLinks: Migration = {
+  version: 10,
+  name: 'identity links',
+  statements: [
+    `CREATE TABLE deskpilot_identity_links (
+      issuer text NOT NULL,
+      subject text NOT NULL,
+      user_id text NOT NULL,
+      linked_at bigint NOT NULL,
+      PRIMARY KEY (issuer, subject),
+      UNIQUE (issuer, user_id)
+    )`,
+    `CREATE INDEX deskpilot_identity_links_user ON deskpilot_identity_links (user_id)`,
+  ],
+};
+
 /** Every migration, in order. Append only: a released migration never changes. */
 export const migrations: readonly Migration[] = [
   initialSchema,
@@ -219,4 +238,5 @@ export const migrations: readonly Migration[] = [
   messagePreviews,
   accountRecovery,
   passkeys,
+  identityLinks,
 ];

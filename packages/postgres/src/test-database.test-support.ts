@@ -32,6 +32,7 @@ const tables = [
   'deskpilot_approvals',
   'deskpilot_account_tokens',
   'deskpilot_passkeys',
+  'deskpilot_identity_links',
 ];
 const reset = (client: SqlExecutor) => client.query(`TRUNCATE ${tables.join(', ')}`).then(() => undefined);
 

@@ -1,12 +1,14 @@
 import type { ApprovalStore, ChatStore } from '@deskpilot/core';
 import type {
   AccountTokenStore,
+  IdentityLinkStore,
   PasskeyStore,
   PasswordHashOptions,
   SessionLookup,
   SessionStore,
 } from '@deskpilot/core/session';
 import { createSqlitePasskeyStore } from './sqlite-passkey-store.js';
+import { createSqliteIdentityLinkStore } from './sqlite-identity-link-store.js';
 import { createSqliteAccountTokenStore } from './sqlite-account-token-store.js';
 import type { SqliteDatabase } from './open-sqlite-database.js';
 import { createSqliteApprovalStore } from './sqlite-approval-store.js';
@@ -36,6 +38,8 @@ export interface SqliteStores {
   accountTokenStore: AccountTokenStore;
   /** Passkeys of the session service's `passkeys`. */
   passkeyStore: PasskeyStore;
+  /** Single sign-on's links of provider identities to users. */
+  identityLinkStore: IdentityLinkStore;
 }
 
 /**
@@ -59,5 +63,6 @@ export function createSqliteStores(database: SqliteDatabase, options: SqliteStor
     approvalStore: createSqliteApprovalStore(database),
     accountTokenStore: createSqliteAccountTokenStore(database),
     passkeyStore: createSqlitePasskeyStore(database),
+    identityLinkStore: createSqliteIdentityLinkStore(database),
   };
 }

@@ -179,4 +179,21 @@ export const sqliteMigrations: readonly SqliteMigration[] = [
       CREATE INDEX deskpilot_passkeys_user ON deskpilot_passkeys (user_id, position);
     `,
   },
+  {
+    version: 8,
+    name: 'identity links',
+    // Single sign-on: which person at which identity provider (issuer + subject) is which user. One user
+    // per person, one person per user at each provider.
+    sql: `
+      CREATE TABLE deskpilot_identity_links (
+        issuer TEXT NOT NULL,
+        subject TEXT NOT NULL,
+        user_id TEXT NOT NULL,
+        linked_at INTEGER NOT NULL,
+        PRIMARY KEY (issuer, subject),
+        UNIQUE (issuer, user_id)
+      ) STRICT;
+      CREATE INDEX deskpilot_identity_links_user ON deskpilot_identity_links (user_id);
+    `,
+  },
 ];

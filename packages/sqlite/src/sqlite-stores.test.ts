@@ -1,6 +1,7 @@
 import {
   testAccountTokenStore,
   testPasskeyStore,
+  testIdentityLinkStore,
   testApprovalStore,
   testChatStore,
   testInputConformance,
@@ -28,6 +29,7 @@ describe('SQLite stores', () => {
   testUserDirectory(async () => (await stores()).userDirectory);
   testAccountTokenStore(async () => (await stores()).accountTokenStore);
   testPasskeyStore(async () => (await stores()).passkeyStore);
+  testIdentityLinkStore(async () => (await stores()).identityLinkStore);
   testSessionLookup(async () => {
     const { sessionLookup, sessionStore, userDirectory } = await stores();
     return { lookup: sessionLookup, store: sessionStore, directory: userDirectory };

@@ -49,6 +49,7 @@ export type DeskpilotEvent =
         | 'unknown_domain'
         | 'unverified_email'
         | 'no_account'
+        | 'identity_conflict'
         | 'forbidden';
     }
   /** A sign-in with a passkey: let in, or refused (not a valid answer to a live challenge; no access to the project). */

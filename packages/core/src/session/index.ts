@@ -91,3 +91,4 @@ export type {
   Passkeys,
 } from './passkeys.js';
 export type { SingleSignOn, SingleSignOnOptions, SsoProvider, SsoRefusal } from './single-sign-on.js';
+export { createMemoryIdentityLinkStore, type IdentityLink, type IdentityLinkStore } from './identity-link-store.js';

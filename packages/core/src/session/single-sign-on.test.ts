@@ -6,6 +6,7 @@ import { createSessionHandler } from './create-session-handler.js';
 import type { SessionServiceOptions } from './create-session-service.js';
 import { cookiePair, createTestSessions } from './session.test-support.js';
 import type { SsoProvider } from './single-sign-on.js';
+import { createMemoryIdentityLinkStore, type IdentityLinkStore } from './identity-link-store.js';
 import { startOpenIdProvider } from '../../../../examples/test-support/openid-provider.ts';
 
 const studio = 'http://localhost:3000';
@@ -35,7 +36,14 @@ function acme(overrides: Partial<SsoProvider> = {}): SsoProvider {
   };
 }
 
-async function setup(options: { providers?: SsoProvider[]; service?: Partial<SessionServiceOptions> } = {}) {
+async function setup(
+  options: {
+    providers?: SsoProvider[];
+    service?: Partial<SessionServiceOptions>;
+    identityLinks?: IdentityLinkStore;
+  } = {},
+) {
+  const identityLinks = options.identityLinks ?? createMemoryIdentityLinkStore();
   const fixture = await createTestSessions({
     pepper: 'a-pepper-of-the-sso-tests',
     cookie: { secure: false },
@@ -54,6 +62,7 @@ async function setup(options: { providers?: SsoProvider[]; service?: Partial<Ses
       landingUrl: `${studio}/`,
       allowInsecureRequests: true,
       addUser: (user) => fixture.directory.addUser(user),
+      identityLinks,
     },
   });
   const events: DeskpilotEvent[] = [];
@@ -96,7 +105,7 @@ async function setup(options: { providers?: SsoProvider[]; service?: Partial<Ses
     return { flow, callback: await atProvider(start.headers.get('location')!) };
   }
   const callback = (url: URL, cookie?: string) => get(`/sessions/sso/callback${url.search}`, cookie);
-  return { ...withSso, directory: fixture.directory, events, handler, get, throughProvider, callback };
+  return { ...withSso, directory: fixture.directory, identityLinks, events, handler, get, throughProvider, callback };
 }
 
 const landing = (response: Response) => response.headers.get('location');
@@ -241,6 +250,20 @@ describe('single sign-on with a real OpenID Provider', () => {
     );
     const workspace = await google.throughProvider('workspace');
     expect(landing(await google.callback(workspace.callback, workspace.flow))).toBe(`${studio}/`);
+  });
+
+  it('binds the person (iss + sub) on first sign-in: an address given to someone else later opens nothing', async () => {
+    const { throughProvider, callback, identityLinks, directory } = await setup();
+    const first = await throughProvider('alice');
+    expect(landing(await callback(first.callback, first.flow))).toBe(`${studio}/`);
+    const aliceId = (await directory.findCredentials('alice@example.com'))!.userId;
+    expect(await identityLinks.find(issuer, 'alice')).toBe(aliceId);
+    // Another person at the provider now holds alice@example.com (a reassigned address).
+    const successor = await throughProvider('workspace');
+    expect(landing(await callback(successor.callback, successor.flow))).toBe(`${studio}/#sso-error=identity_conflict`);
+    // The bound person still signs in.
+    const again = await throughProvider('alice');
+    expect(landing(await callback(again.callback, again.flow))).toBe(`${studio}/`);
   });
 
   it('refuses a planted second flow cookie (login CSRF): with two, neither is used', async () => {

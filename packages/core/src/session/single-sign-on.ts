@@ -3,6 +3,7 @@ import type { SessionContext } from './session-context.js';
 import { hashPassword } from './password.js';
 import { normalizeEmail, type Account, type Membership, type UserDirectory } from './user-directory.js';
 import type { NewUser } from './memory-user-directory.js';
+import type { IdentityLinkStore } from './identity-link-store.js';
 
 /** One identity provider (an OpenID Provider: Okta, Entra ID, Google Workspace, Keycloak…). */
 export interface SsoProvider {
@@ -58,6 +59,11 @@ export interface SingleSignOnOptions {
   allowInsecureRequests?: boolean;
   /** Adds a provisioned user; required with `provisioning` (the shipped directories' `addUser`). */
   addUser?: (user: NewUser) => Promise<Account>;
+  /**
+   * Which person at which provider (`iss` + `sub`) is which user: bound on the first sign-in, so an
+   * address a provider later gives to someone else never opens the account of the person it was bound to.
+   */
+  identityLinks: IdentityLinkStore;
 }
 
 /** Why a single sign-on was refused (a `#sso-error=` on the landing page, and the event's outcome). */
@@ -67,6 +73,7 @@ export type SsoRefusal =
   | 'unknown_domain' // an email outside the provider's domains
   | 'unverified_email' // the provider does not say the email is verified
   | 'no_account' // nobody with that email, and no provisioning
+  | 'identity_conflict' // the account of that email is bound to another person at this provider (a reassigned address)
   | 'forbidden'; // no membership in the asked project
 
 /** Single sign-on over the service's stores: discovery, start, callback. */
@@ -115,6 +122,20 @@ function displayName(claim: unknown): string | undefined {
   return cleaned !== '' && wellFormed ? cleaned : undefined;
 }
 
+/**
+ * Binds the person to the user, or finds them bound already (another tab's sign-in won the race);
+ * false when either is bound to someone else at this provider.
+ */
+async function bind(
+  links: IdentityLinkStore,
+  person: { issuer: string; subject: string },
+  userId: string,
+  now: number,
+): Promise<boolean> {
+  if (await links.link({ ...person, userId, linkedAt: now })) return true;
+  return (await links.find(person.issuer, person.subject)) === userId;
+}
+
 /** The account of a person the provider vouched for: existing, or provisioned when configured. */
 async function accountFor(
   provider: SsoProvider,
@@ -125,6 +146,8 @@ async function accountFor(
     randomBytes: SessionContext['randomBytes'];
     /** Provisionings under way in this process, by email: a second tab waits for the first's. */
     inFlight: Map<string, Promise<Account>>;
+    links: IdentityLinkStore;
+    now: () => number;
   },
 ): Promise<{ ok: true; account: Account } | { ok: false; reason: SsoRefusal }> {
   for (const [claim, expected] of Object.entries(provider.requiredClaims ?? {})) {
@@ -138,9 +161,19 @@ async function accountFor(
     return { ok: false, reason: 'unknown_domain' };
   if (claims[provider.emailVerifiedClaim ?? 'email_verified'] !== true)
     return { ok: false, reason: 'unverified_email' };
+  // The person, not the address, is who signs in: bound to a user on first sign-in, that user after.
+  const person = { issuer: provider.issuer, subject: claims.sub as string };
+  const linked = await provision.links.find(person.issuer, person.subject);
+  if (linked !== null) {
+    const account = await directory.getAccount(linked);
+    return account ? { ok: true, account } : { ok: false, reason: 'no_account' };
+  }
   const credentials = await directory.findCredentials(email);
   const existing = credentials && (await directory.getAccount(credentials.userId));
   if (existing) {
+    // A user bound to another person at this provider: the address went to someone else.
+    if (!(await bind(provision.links, person, existing.user.id, provision.now())))
+      return { ok: false, reason: 'identity_conflict' };
     // The provider proved the address: what the directory knew or not, it is verified now.
     if (!existing.user.emailVerified) await directory.setEmailVerified(existing.user.id, email);
     return { ok: true, account: existing };
@@ -177,7 +210,10 @@ async function accountFor(
       }))().finally(() => provision.inFlight.delete(email));
     provision.inFlight.set(email, adding);
   }
-  return { ok: true, account: await adding };
+  const account = await adding;
+  return (await bind(provision.links, person, account.user.id, provision.now()))
+    ? { ok: true, account }
+    : { ok: false, reason: 'identity_conflict' };
 }
 
 /**
@@ -251,13 +287,8 @@ function createDiscovery(options: SingleSignOnOptions, context: SessionContext) 
   };
 }
 
-/** Creates the service's {@link SingleSignOn}. */
-export function createSingleSignOn(
-  options: SingleSignOnOptions,
-  context: SessionContext,
-  settings: { cookiePrefix: string; secure: boolean; pepper: string | undefined },
-): SingleSignOn {
-  const providers = new Map(options.providers.map((provider) => [provider.id, provider]));
+/** Throws a TypeError naming the first provider configured wrong. */
+function checkProviders(options: SingleSignOnOptions): void {
   for (const provider of options.providers) {
     if (!/^[A-Za-z0-9_-]{1,64}$/.test(provider.id))
       throw new TypeError(`sso provider id ${JSON.stringify(provider.id)} is not URL-safe`);
@@ -267,6 +298,16 @@ export function createSingleSignOn(
         `sso provider ${provider.id}: the issuer must be https (allowInsecureRequests is for development)`,
       );
   }
+}
+
+/** Creates the service's {@link SingleSignOn}. */
+export function createSingleSignOn(
+  options: SingleSignOnOptions,
+  context: SessionContext,
+  settings: { cookiePrefix: string; secure: boolean; pepper: string | undefined },
+): SingleSignOn {
+  const providers = new Map(options.providers.map((provider) => [provider.id, provider]));
+  checkProviders(options);
   const flowTtlMs = options.flowTtlMs ?? 10 * 60 * 1000;
   const flowCookie = createFlowCookie(
     // `__Host-`: only this host, over https, with Path=/, may set it; no sibling subdomain or plain-http
@@ -277,7 +318,13 @@ export function createSingleSignOn(
     context,
   );
   const configurationOf = createDiscovery(options, context);
-  const provisioning = new Map<string, Promise<Account>>();
+  const provision = {
+    addUser: options.addUser,
+    randomBytes: context.randomBytes,
+    inFlight: new Map<string, Promise<Account>>(),
+    links: options.identityLinks,
+    now: context.now,
+  };
 
   return {
     clearFlow: flowCookie.clear,
@@ -342,12 +389,11 @@ export function createSingleSignOn(
       } catch {
         return { ok: false, reason: 'provider_error' };
       }
-      if (!claims) return { ok: false, reason: 'provider_error' };
-      const outcome = await accountFor(provider, claims, context.directory, {
-        addUser: options.addUser,
-        randomBytes: context.randomBytes,
-        inFlight: provisioning,
-      });
+      // The subject identifies the person: at most 255 characters (OpenID Connect), text a store can hold.
+      const subject = claims?.sub;
+      if (!claims || typeof subject !== 'string' || !/^[\x21-\x7e]{1,255}$/.test(subject))
+        return { ok: false, reason: 'provider_error' };
+      const outcome = await accountFor(provider, claims, context.directory, provision);
       if (!outcome.ok) return outcome;
       return {
         ok: true,
