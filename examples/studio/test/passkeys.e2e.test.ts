@@ -1,6 +1,6 @@
 import type { Browser, CDPSession, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hasChromium, launchChromium, startPlatform, type Platform } from './platform.ts';
+import { hasChromium, launchChromium, startPlatform, type Platform, watchPageErrors } from './platform.ts';
 
 const skipReason = hasChromium ? '' : ' (SKIPPED: Chromium is not installed; `apt-get install chromium`)';
 const timeout = 60_000;
@@ -20,11 +20,7 @@ describe.skipIf(!hasChromium)(`studio in Chromium: passkeys${skipReason}`, () =>
     browser = await launchChromium();
     const context = await browser.newContext();
     page = await context.newPage();
-    page.on('pageerror', (error) => pageErrors.push(error.message));
-    page.on('console', (message) => {
-      if (message.type() === 'error' && !message.text().startsWith('Failed to load resource'))
-        pageErrors.push(message.text());
-    });
+    watchPageErrors(page, pageErrors);
     devtools = await context.newCDPSession(page);
     await devtools.send('WebAuthn.enable');
     ({ authenticatorId } = await devtools.send('WebAuthn.addVirtualAuthenticator', {

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser } from 'playwright-core';
+import { chromium, type Browser, type Page } from 'playwright-core';
 import { loopbackOrigins } from '../../shared/environment.ts';
 import { spawnExample, temporaryDataDir, type RunningExample } from '../../test-support/spawn-example.ts';
 
@@ -29,6 +29,15 @@ export function launchChromium(): Promise<Browser> {
       '--disable-component-update',
       '--disable-sync',
     ],
+  });
+}
+
+/** Collects a page's uncaught errors and console errors (not the HTTP errors a scenario causes) into `errors`. */
+export function watchPageErrors(page: Page, errors: string[]): void {
+  page.on('pageerror', (error) => errors.push(error.message));
+  page.on('console', (message) => {
+    if (message.type() === 'error' && !message.text().startsWith('Failed to load resource'))
+      errors.push(message.text());
   });
 }
 

@@ -1,7 +1,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSmtpSink } from '../../test-support/smtp-sink.ts';
-import { hasChromium, launchChromium, startPlatform, type Platform } from './platform.ts';
+import { hasChromium, launchChromium, startPlatform, type Platform, watchPageErrors } from './platform.ts';
 
 const skipReason = hasChromium ? '' : ' (SKIPPED: Chromium is not installed; `apt-get install chromium`)';
 const timeout = 60_000;
@@ -19,11 +19,7 @@ describe.skipIf(!hasChromium)(`studio in Chromium: forgot password and email ver
     platform = await startPlatform({}, { SMTP_URL: smtp.url, APP_URL: 'http://localhost:3000' });
     browser = await launchChromium();
     page = await (await browser.newContext()).newPage();
-    page.on('pageerror', (error) => pageErrors.push(error.message));
-    page.on('console', (message) => {
-      if (message.type() === 'error' && !message.text().startsWith('Failed to load resource'))
-        pageErrors.push(message.text());
-    });
+    watchPageErrors(page, pageErrors);
   }, timeout);
   afterAll(async () => {
     await browser?.close();

@@ -1,7 +1,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startOpenIdProvider } from '../../test-support/openid-provider.ts';
-import { freePort, hasChromium, launchChromium, startPlatform, type Platform } from './platform.ts';
+import { freePort, hasChromium, launchChromium, startPlatform, type Platform, watchPageErrors } from './platform.ts';
 
 const skipReason = hasChromium ? '' : ' (SKIPPED: Chromium is not installed; `apt-get install chromium`)';
 const timeout = 60_000;
@@ -30,11 +30,7 @@ describe.skipIf(!hasChromium)(`studio in Chromium: single sign-on${skipReason}`,
     );
     browser = await launchChromium();
     page = await (await browser.newContext()).newPage();
-    page.on('pageerror', (error) => pageErrors.push(error.message));
-    page.on('console', (message) => {
-      if (message.type() === 'error' && !message.text().startsWith('Failed to load resource'))
-        pageErrors.push(message.text());
-    });
+    watchPageErrors(page, pageErrors);
   }, timeout);
   afterAll(async () => {
     await browser?.close();
@@ -61,7 +57,7 @@ describe.skipIf(!hasChromium)(`studio in Chromium: single sign-on${skipReason}`,
     async () => {
       // Another browser: the provider's own session of Bob stays in the first one.
       page = await (await browser.newContext()).newPage();
-      page.on('pageerror', (error) => pageErrors.push(error.message));
+      watchPageErrors(page, pageErrors);
       provider.signIn('outsider');
       await page.goto(platform.studioUrl);
       await page.getByLabel('Email').fill('bob@example.com');
