@@ -37,6 +37,9 @@ export function createPostgresIdentityLinkStore(client: SqlClient): IdentityLink
       );
       return rowCount === 1;
     },
+    isLinked: async (userId) =>
+      (await one('SELECT user_id FROM deskpilot_identity_links WHERE user_id = $1 LIMIT 1', [userId], 'user_id')) !==
+      null,
     async deleteByUser(userId) {
       if (!canBeStored(userId)) return 0;
       const { rowCount } = await client.query('DELETE FROM deskpilot_identity_links WHERE user_id = $1', [userId]);

@@ -103,6 +103,11 @@ export function createPostgresUserDirectory(
                 'DELETE FROM deskpilot_users WHERE email = $1 OR id = $2 RETURNING id',
                 [email, id],
               );
+              // A user added again may be someone else under the same address (or id): whoever their single
+              // sign-on bound to the one replaced signs in anew, bound by email again.
+              await transaction.query('DELETE FROM deskpilot_identity_links WHERE user_id = ANY($1::text[])', [
+                removed.rows.map((row) => row.id),
+              ]);
               await transaction.query(
                 'INSERT INTO deskpilot_users (id, email, name, password_hash, email_verified_at) VALUES ($1, $2, $3, $4, $5)',
                 [id, email, user.name, passwordHash, verifiedAt],

@@ -34,6 +34,8 @@ export function createSqliteIdentityLinkStore(database: SqliteDatabase): Identit
       );
       return Number(changes) === 1;
     },
+    isLinked: async (userId) =>
+      one('SELECT user_id FROM deskpilot_identity_links WHERE user_id = ? LIMIT 1', [userId], 'user_id') !== null,
     async deleteByUser(userId) {
       if (!canBeStored(userId)) return 0;
       const { changes } = database.run(() => sql('DELETE FROM deskpilot_identity_links WHERE user_id = ?').run(userId));

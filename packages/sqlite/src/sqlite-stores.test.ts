@@ -69,3 +69,20 @@ describe('SQLite chat store: previews', () => {
     expect(await list()).toBe('Where is 🚚 ORD-1001?');
   });
 });
+
+describe('SQLite user directory: a user added again', () => {
+  it('loses their identity links (the address may be someone else’s now), keeping the id', async () => {
+    const { userDirectory, identityLinkStore } = await stores();
+    const rep = { email: 'rep@example.com', name: 'Rep', password: 'correct horse', memberships: [] };
+    const account = await userDirectory.addUser(rep);
+    await identityLinkStore.link({
+      issuer: 'https://idp.example.com',
+      subject: 's',
+      userId: account.user.id,
+      linkedAt: 1,
+    });
+    const again = await userDirectory.addUser({ ...rep, name: 'Someone else' });
+    expect(again.user.id).toBe(account.user.id);
+    expect(await identityLinkStore.find('https://idp.example.com', 's')).toBeNull();
+  });
+});

@@ -74,6 +74,11 @@ export function createSqliteUserDirectory(
               : null;
         const id = user.id ?? (existing?.id as string | undefined) ?? randomUUID();
         // Both the old holder of this email and of this id go: email and id stay unique.
+        // A user added again may be someone else under the same address (or id): whoever their single
+        // sign-on bound to the one replaced signs in anew, bound by email again.
+        sql(
+          'DELETE FROM deskpilot_identity_links WHERE user_id IN (SELECT id FROM deskpilot_users WHERE email = ? OR id = ?)',
+        ).run(email, id);
         sql('DELETE FROM deskpilot_users WHERE email = ? OR id = ?').run(email, id);
         sql(
           'INSERT INTO deskpilot_users (id, email, name, password_hash, email_verified_at) VALUES (?, ?, ?, ?, ?)',

@@ -32,7 +32,7 @@ export type DeskpilotEvent =
    */
   | {
       type: 'password-reset-requested';
-      outcome: 'sent' | 'unknown_email' | 'failed' | 'throttled' | 'dropped';
+      outcome: 'sent' | 'unknown_email' | 'sso_account' | 'failed' | 'throttled' | 'dropped';
       email: string;
     }
   /** A new password set with a reset link, or refused. */

@@ -2,6 +2,7 @@ import * as base64url from 'jose/base64url';
 import type { AccountTokenPurpose, AccountTokenRecord, AccountTokenStore } from './account-token-store.js';
 import type { EmailMessage, EmailSender } from './email-sender.js';
 import { hashPassword, type PasswordHashOptions } from './password.js';
+import type { IdentityLinkStore } from './identity-link-store.js';
 import type { PasskeyStore } from './passkey-store.js';
 import type { SessionContext } from './session-context.js';
 import { normalizeEmail, type User, type UserDirectory } from './user-directory.js';
@@ -35,7 +36,7 @@ export interface AccountRecoveryOptions {
 }
 
 /** What became of a reset request, once its background work is done (for events, never for the requester). */
-export type PasswordResetRequestOutcome = 'sent' | 'unknown_email' | 'failed';
+export type PasswordResetRequestOutcome = 'sent' | 'unknown_email' | 'sso_account' | 'failed';
 
 /** Outcome of a password reset. */
 export type PasswordResetResult =
@@ -79,6 +80,11 @@ export interface AccountRecoveryDependencies {
   onError: (error: unknown) => void;
   /** The service's passkeys, when it has them: a reset removes the user's (an intruder may have added one). */
   passkeyStore?: PasskeyStore | undefined;
+  /**
+   * Single sign-on's links, when the service has it: a user bound to a person at an identity provider
+   * recovers there, never by email (an address the provider gave to someone else must not reset them).
+   */
+  identityLinks?: IdentityLinkStore | undefined;
 }
 
 const tokenPattern = /^[A-Za-z0-9_-]{43}$/;
@@ -129,6 +135,7 @@ export function createAccountRecovery(
       const credentials = await context.directory.findCredentials(email);
       const account = credentials && (await context.directory.getAccount(credentials.userId));
       if (!account) return 'unknown_email';
+      if (await dependencies.identityLinks?.isLinked(account.user.id)) return 'sso_account';
       const token = await issueToken('password-reset', account.user, resetTtlMs);
       await options.email.send(
         resetMessage(account.user.email, options.links.passwordReset(token), appName, resetTtlMs),
@@ -154,7 +161,8 @@ export function createAccountRecovery(
         return { ok: false, reason: 'weak_password', minLength: minPasswordLength };
       // Checked before the costly hash, used up after it: a busy gate leaves the link working.
       const live = await liveToken(token, 'password-reset');
-      if (!live) return { ok: false, reason: 'invalid_token' };
+      if (!live || (await dependencies.identityLinks?.isLinked(live.user.id)))
+        return { ok: false, reason: 'invalid_token' };
       const nextHash = await dependencies.hashThroughGate(() => hashPassword(password, dependencies.passwordHash));
       if (nextHash === 'busy') return { ok: false, reason: 'busy' };
       if (!(await tokens.consume(live.record.tokenHash, 'password-reset')))

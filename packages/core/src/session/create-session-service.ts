@@ -190,6 +190,7 @@ export function createSessionService(options: SessionServiceOptions): SessionSer
       passwordHash: options.passwordHash,
       onError: (error) => (options.logger ?? consoleLogger).error('account recovery failed', error),
       passkeyStore: options.passkeys?.store,
+      identityLinks: options.sso?.identityLinks,
     });
 
   const passkeys = options.passkeys && createPasskeys(options.passkeys, context);

@@ -24,6 +24,8 @@ export interface IdentityLinkStore {
    * at this provider. Of concurrent links of one person, one wins.
    */
   link(link: IdentityLink): Promise<boolean>;
+  /** Whether a user is bound to a person at any provider (then they recover through it, not by email). */
+  isLinked(userId: string): Promise<boolean>;
   /** Removes every link of a user; returns how many. */
   deleteByUser(userId: string): Promise<number>;
 }
@@ -49,6 +51,7 @@ export function createMemoryIdentityLinkStore(): IdentityLinkStore {
       byUser.set(user(link.issuer, link.userId), stored);
       return true;
     },
+    isLinked: async (userId) => [...byUser.values()].some((link) => link.userId === userId),
     async deleteByUser(userId) {
       let deleted = 0;
       for (const [key, link] of byUser)

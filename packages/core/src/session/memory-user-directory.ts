@@ -1,3 +1,4 @@
+import type { IdentityLinkStore } from './identity-link-store.js';
 import { hashPassword, isPasswordHash, type PasswordHashOptions } from './password.js';
 import { normalizeEmail, type Account, type Membership, type User, type UserDirectory } from './user-directory.js';
 
@@ -37,6 +38,11 @@ export interface MemoryUserDirectoryOptions {
    * @default N=2^17, r=8, p=1 (those of `hashPassword`)
    */
   passwordHash?: PasswordHashOptions;
+  /**
+   * Single sign-on's links: a user added again (by email or id) loses theirs, as the SQL directories
+   * do in the same transaction (the address may be someone else's now).
+   */
+  identityLinks?: IdentityLinkStore;
 }
 
 /** A {@link UserDirectory} in process memory. */
@@ -84,6 +90,9 @@ export function createMemoryUserDirectory(options: MemoryUserDirectoryOptions = 
       const passwordHash = await passwordHashOf(user, options.passwordHash);
       const previous = byEmail.get(email);
       if (previous) byId.delete(previous.user.id);
+      for (const replaced of new Set([previous?.user.id, user.id]))
+        if (replaced !== undefined && (replaced === previous?.user.id || byId.has(replaced)))
+          await options.identityLinks?.deleteByUser(replaced);
       const newUser = {
         id: user.id ?? crypto.randomUUID(),
         email,

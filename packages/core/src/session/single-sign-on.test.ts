@@ -6,6 +6,8 @@ import { createSessionHandler } from './create-session-handler.js';
 import type { SessionServiceOptions } from './create-session-service.js';
 import { cookiePair, createTestSessions } from './session.test-support.js';
 import type { SsoProvider } from './single-sign-on.js';
+import { createMemoryAccountTokenStore } from './account-token-store.js';
+import type { EmailMessage } from './email-sender.js';
 import { createMemoryIdentityLinkStore, type IdentityLinkStore } from './identity-link-store.js';
 import { startOpenIdProvider } from '../../../../examples/test-support/openid-provider.ts';
 
@@ -44,6 +46,7 @@ async function setup(
   } = {},
 ) {
   const identityLinks = options.identityLinks ?? createMemoryIdentityLinkStore();
+  const outbox: EmailMessage[] = [];
   const fixture = await createTestSessions({
     pepper: 'a-pepper-of-the-sso-tests',
     cookie: { secure: false },
@@ -63,6 +66,12 @@ async function setup(
       allowInsecureRequests: true,
       addUser: (user) => fixture.directory.addUser(user),
       identityLinks,
+    },
+    // Recovery beside it: a user bound to a person at the provider recovers there, not by email.
+    recovery: {
+      tokens: createMemoryAccountTokenStore(),
+      email: { send: async (message) => void outbox.push(message) },
+      links: { passwordReset: (token) => `#reset=${token}`, emailVerification: (token) => `#verify=${token}` },
     },
   });
   const events: DeskpilotEvent[] = [];
@@ -105,7 +114,17 @@ async function setup(
     return { flow, callback: await atProvider(start.headers.get('location')!) };
   }
   const callback = (url: URL, cookie?: string) => get(`/sessions/sso/callback${url.search}`, cookie);
-  return { ...withSso, directory: fixture.directory, identityLinks, events, handler, get, throughProvider, callback };
+  return {
+    ...withSso,
+    directory: fixture.directory,
+    identityLinks,
+    outbox,
+    events,
+    handler,
+    get,
+    throughProvider,
+    callback,
+  };
 }
 
 const landing = (response: Response) => response.headers.get('location');
@@ -264,6 +283,38 @@ describe('single sign-on with a real OpenID Provider', () => {
     // The bound person still signs in.
     const again = await throughProvider('alice');
     expect(landing(await callback(again.callback, again.flow))).toBe(`${studio}/`);
+  });
+
+  it('signs a person in anew, bound by email, when the user they were bound to was added again', async () => {
+    const { throughProvider, callback, identityLinks, directory, get } = await setup();
+    const first = await throughProvider('alice');
+    await callback(first.callback, first.flow);
+    const before = (await directory.findCredentials('alice@example.com'))!.userId;
+    // An administrator adds alice@example.com again: a new user (the directory's memory store gives a new id).
+    const account = (await directory.getAccount(before))!;
+    await directory.addUser({ ...account.user, id: undefined, password: 'x', memberships: [...account.memberships] });
+    const after = (await directory.findCredentials('alice@example.com'))!.userId;
+    expect(after).not.toBe(before);
+    const again = await throughProvider('alice');
+    const answer = await callback(again.callback, again.flow);
+    const session = await get('/sessions/current', cookiePair(answer.headers.getSetCookie()[0]!));
+    expect(((await session.json()) as { user: { id: string } }).user.id).toBe(after);
+    expect(await identityLinks.find(issuer, 'alice')).toBe(after);
+  });
+
+  it('sends no password reset link to a user bound at a provider: they recover there', async () => {
+    const { throughProvider, callback, service, outbox } = await setup();
+    expect(await service.recovery!.requestPasswordReset('alice@example.com')).toBe('sent');
+    const token = /#reset=([\w-]{43})/.exec(outbox[0]!.text)![1]!;
+    const first = await throughProvider('alice');
+    await callback(first.callback, first.flow);
+    expect(await service.recovery!.requestPasswordReset('alice@example.com')).toBe('sso_account');
+    expect(outbox).toHaveLength(1);
+    // A link sent before the binding opens nothing after it.
+    expect(await service.recovery!.resetPassword({ token, password: 'a new long password' })).toEqual({
+      ok: false,
+      reason: 'invalid_token',
+    });
   });
 
   it('refuses a planted second flow cookie (login CSRF): with two, neither is used', async () => {

@@ -145,7 +145,7 @@ async function accountFor(
     addUser?: SingleSignOnOptions['addUser'];
     randomBytes: SessionContext['randomBytes'];
     /** Provisionings under way in this process, by email: a second tab waits for the first's. */
-    inFlight: Map<string, Promise<Account>>;
+    inFlight: Map<string, Promise<Account | null>>;
     links: IdentityLinkStore;
     now: () => number;
   },
@@ -162,11 +162,19 @@ async function accountFor(
   if (claims[provider.emailVerifiedClaim ?? 'email_verified'] !== true)
     return { ok: false, reason: 'unverified_email' };
   // The person, not the address, is who signs in: bound to a user on first sign-in, that user after.
-  const person = { issuer: provider.issuer, subject: claims.sub as string };
+  // Keyed by the ID token's `iss` (openid-client checked it is the provider's), not the configured spelling.
+  const issuer = typeof claims.iss === 'string' ? claims.iss : new URL(provider.issuer).href;
+  const person = { issuer, subject: claims.sub as string };
   const linked = await provision.links.find(person.issuer, person.subject);
   if (linked !== null) {
-    const account = await directory.getAccount(linked);
-    return account ? { ok: true, account } : { ok: false, reason: 'no_account' };
+    let account = await directory.getAccount(linked);
+    // A first sign-in of this person under way here (another tab) binds before it provisions: wait for
+    // it, or its link would look like one to a user who is gone.
+    const pending = provision.inFlight.get(email);
+    if (!account && pending) account = (await pending.catch(() => null)) && (await directory.getAccount(linked));
+    if (account) return { ok: true, account };
+    // Bound to a user no longer there: the link goes, and the person is found by email as on a first sign-in.
+    await provision.links.deleteByUser(linked);
   }
   const credentials = await directory.findCredentials(email);
   const existing = credentials && (await directory.getAccount(credentials.userId));
@@ -194,24 +202,31 @@ async function accountFor(
       index,
   );
   const name = displayName(claims.name) ?? email;
-  // No password anyone knows: a hash of random bytes (the user signs in through the provider, or resets).
+  // No password anyone knows: a hash of random bytes (the user signs in through the provider).
   const password = Array.from(provision.randomBytes(32), (byte) => byte.toString(16).padStart(2, '0')).join('');
   // One provisioning per email at a time here (`addUser` replaces by email): two tabs finishing a first
   // sign-in together get the same account.
   let adding = provision.inFlight.get(email);
   if (!adding) {
-    adding = (async () =>
-      provision.addUser!({
+    // Bound first, under the id the user will have: a person who lost the race changes no account. In
+    // flight from the start, so a second tab of the same person waits for this one.
+    const id = crypto.randomUUID();
+    adding = (async () => {
+      if (!(await provision.links.link({ ...person, userId: id, linkedAt: provision.now() }))) return null;
+      return provision.addUser!({
+        id,
         email,
         name,
         passwordHash: await hashPassword(password),
         emailVerified: true,
         memberships: memberships.map((membership) => ({ ...membership })),
-      }))().finally(() => provision.inFlight.delete(email));
+      });
+    })().finally(() => provision.inFlight.delete(email));
     provision.inFlight.set(email, adding);
   }
   const account = await adding;
-  return (await bind(provision.links, person, account.user.id, provision.now()))
+  // Provisioned by another tab of the same person: theirs; by anyone else, or not at all: a conflict.
+  return account && (await provision.links.find(person.issuer, person.subject)) === account.user.id
     ? { ok: true, account }
     : { ok: false, reason: 'identity_conflict' };
 }
@@ -321,7 +336,7 @@ export function createSingleSignOn(
   const provision = {
     addUser: options.addUser,
     randomBytes: context.randomBytes,
-    inFlight: new Map<string, Promise<Account>>(),
+    inFlight: new Map<string, Promise<Account | null>>(),
     links: options.identityLinks,
     now: context.now,
   };

@@ -24,6 +24,8 @@ export function testIdentityLinkStore(make: () => IdentityLinkStore | Promise<Id
       expect(await store.link(link())).toBe(true);
       expect(await store.find('https://idp.example.com', 'sub-1')).toBe('user-1');
       expect(await store.subjectOf('https://idp.example.com', 'user-1')).toBe('sub-1');
+      expect(await store.isLinked('user-1')).toBe(true);
+      expect(await store.isLinked('user-2')).toBe(false);
       expect(await store.find('https://other.example.com', 'sub-1')).toBeNull();
       expect(await store.subjectOf('https://other.example.com', 'user-1')).toBeNull();
       // The same user may be linked at another provider.
@@ -48,6 +50,7 @@ export function testIdentityLinkStore(make: () => IdentityLinkStore | Promise<Id
       await store.link(link());
       await store.link(link({ issuer: 'https://other.example.com' }));
       expect(await store.deleteByUser('user-1')).toBe(2);
+      expect(await store.isLinked('user-1')).toBe(false);
       expect(await store.find('https://idp.example.com', 'sub-1')).toBeNull();
       expect(await store.link(link({ userId: 'user-2' }))).toBe(true);
       expect(await store.deleteByUser('user-1')).toBe(0);
@@ -66,6 +69,7 @@ export function testIdentityLinkStore(make: () => IdentityLinkStore | Promise<Id
       expect(await store.subjectOf(input, 'user-1')).toBeNull();
       expect(await store.subjectOf('https://idp.example.com', input)).toBeNull();
       expect(await store.deleteByUser(input)).toBe(0);
+      expect(await store.isLinked(input)).toBe(false);
     });
   });
 }
