@@ -16,6 +16,7 @@ import { DeskpilotError } from '../errors/deskpilot-error.js';
 import { withStoreSpans } from '../telemetry/spans.js';
 import { consoleLogger, type Logger } from '../logging/logger.js';
 import { createAccountRecovery, type AccountRecovery, type AccountRecoveryOptions } from './account-recovery.js';
+import type { EmailMessage } from './email-sender.js';
 import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
 import { createPasskeys, type PasskeyOptions, type Passkeys } from './passkeys.js';
 import { createSingleSignOn, type SingleSignOn, type SingleSignOnOptions, type SsoRefusal } from './single-sign-on.js';
@@ -193,19 +194,14 @@ export function createSessionService(options: SessionServiceOptions): SessionSer
       identityLinks: options.sso?.identityLinks,
     });
 
-  const passkeys = options.passkeys && createPasskeys(options.passkeys, context);
+  const passkeys =
+    options.passkeys && sessionPasskeys(options, createPasskeys(options.passkeys, context), startSession);
   const sso = options.sso && sessionSso(options, options.sso, context, startSession);
 
   return {
     context,
     recovery,
-    passkeys: passkeys && {
-      ...passkeys,
-      async signIn(response, input = {}) {
-        const verified = await passkeys.verifySignIn(response);
-        return verified.ok ? startSession(verified.account, input.projectKey, input.cookieHeader) : verified;
-      },
-    },
+    passkeys,
     sso,
     resolve: (cookieHeader) => resolveSession(cookieHeader, context),
 
@@ -379,6 +375,49 @@ function sessionSso(
       if (refusal) url.hash = `sso-error=${refusal}`;
       return url.href;
     },
+  };
+}
+
+/** The service's passkeys: the ceremonies, the owner told of a new passkey, sign-in ending in `startSession`. */
+function sessionPasskeys(
+  options: SessionServiceOptions,
+  passkeys: Passkeys,
+  startSession: (
+    account: Account,
+    projectKey: string | undefined,
+    cookieHeader: string | null | undefined,
+  ) => Promise<LoginResult>,
+): SessionPasskeys {
+  return {
+    ...passkeys,
+    async register(account, response, name) {
+      const result = await passkeys.register(account, response, name);
+      // A new way into the account: its owner hears of it (by email, when the service sends any).
+      if (result.ok && options.recovery)
+        options.recovery.email
+          .send(passkeyAddedMessage(account.user.email, result.passkey.name, options.recovery.appName ?? 'Deskpilot'))
+          .catch((error: unknown) =>
+            (options.logger ?? consoleLogger).error('passkey notification could not be sent', error),
+          );
+      return result;
+    },
+    async signIn(response, input = {}) {
+      const verified = await passkeys.verifySignIn(response);
+      return verified.ok ? startSession(verified.account, input.projectKey, input.cookieHeader) : verified;
+    },
+  };
+}
+
+/** The email telling a user a passkey was added to their account. */
+function passkeyAddedMessage(to: string, name: string, appName: string): EmailMessage {
+  return {
+    to,
+    subject: `A passkey was added to your ${appName} account`,
+    text: [
+      `A passkey named "${name}" was added to the ${appName} account for ${to}. It can sign in without a password.`,
+      '',
+      'If this was not you, reset your password now: a reset removes every passkey and signs you out everywhere.',
+    ].join('\n'),
   };
 }
 

@@ -42,7 +42,18 @@ const assertion = z.looseObject({
 /** The body of `POST /sessions/current/passkeys`. */
 export const registerPasskeyBody = z.strictObject({
   response: credential(attestation),
-  name: z._default(z.string().check(z.trim(), z.minLength(1), z.maxLength(100)), 'Passkey'),
+  // One line of text: the name goes into the email telling the owner (no line breaks to forge lines with).
+  name: z._default(
+    z
+      .string()
+      .check(
+        z.trim(),
+        z.minLength(1),
+        z.maxLength(100),
+        z.regex(/^[^\u0000-\u001f\u007f\u2028\u2029]*$/, 'one line, no control characters'),
+      ),
+    'Passkey',
+  ),
 });
 /** The body of `POST /sessions/passkey`. */
 export const passkeySignInBody = z.strictObject({

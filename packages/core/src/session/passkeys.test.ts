@@ -230,6 +230,15 @@ describe('passkeys: registration refusals', () => {
     ).toBe('conflict');
   });
 
+  it('refuses a name of more than one line: it goes into the owner’s email', async () => {
+    const { login, call, authenticator } = await setup();
+    const cookie = await login();
+    const options = await (await call('/sessions/current/passkeys/options', {}, cookie)).json();
+    const forged = { response: authenticator.register(options), name: 'Laptop\n\nThis was you: no action needed.' };
+    const refused = await call('/sessions/current/passkeys', forged, cookie);
+    expect(await refused.json()).toMatchObject({ code: 'invalid_request', errors: [{ path: 'name' }] });
+  });
+
   it('refuses bodies that are not a WebAuthn answer with a 400, never a 500', async () => {
     const { login, call } = await setup();
     const cookie = await login();
@@ -303,8 +312,11 @@ describe('passkeys and the rest of the account', () => {
       ).ok,
     ).toBe(true);
 
+    // The owner hears of the new passkey by email.
+    await expect.poll(() => outbox.length).toBe(1);
+    expect(outbox[0]).toContain('A passkey named "Planted" was added');
     await service.recovery!.requestPasswordReset(alice.email);
-    const token = /#reset=([\w-]{43})/.exec(outbox[0]!)![1]!;
+    const token = /#reset=([\w-]{43})/.exec(outbox[1]!)![1]!;
     expect((await service.recovery!.resetPassword({ token, password: 'a new long password' })).ok).toBe(true);
     expect(await store.listByUser(account.user.id)).toEqual([]);
     expect(
