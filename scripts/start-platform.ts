@@ -2,6 +2,7 @@
 // service and the studio, each on its own port as if alone, sharing one Node runtime, one copy of
 // their modules and one embedded database file. A small machine runs the whole demo (bench/
 // platform-memory). Ctrl+C (or SIGTERM) stops the three together, each draining as it would alone.
+import { randomBytes } from 'node:crypto';
 import { loopbackOrigins } from '../examples/shared/environment.ts';
 import { closeLogs } from '../examples/shared/logging.ts';
 import { StartFailure } from '../examples/shared/start-failure.ts';
@@ -16,7 +17,13 @@ const configured = platformPorts();
 const ports = { session: configured.session.port, chat: configured.chat.port, studio: configured.studio.port };
 // The services allow the studio's origin, on its port, unless ALLOWED_ORIGINS says otherwise.
 const allowedOrigins = process.env.ALLOWED_ORIGINS ?? loopbackOrigins(ports.studio).join(',');
-const env = { LOG_FORMAT: process.stdout.isTTY ? 'pretty' : 'json', ...process.env };
+// Step-up for risky approvals is on in the demo: the session service signs proofs the chat service
+// checks, with a secret of this run unless STEP_UP_SECRET is given (proofs live five minutes).
+const env = {
+  LOG_FORMAT: process.stdout.isTTY ? 'pretty' : 'json',
+  STEP_UP_SECRET: randomBytes(32).toString('base64url'),
+  ...process.env,
+};
 
 // The session service believes the studio's X-Forwarded-For (the studio runs on this machine), so
 // login throttling per address sees the browser. DATA_DIR, when set, passes through as the platform's

@@ -201,6 +201,13 @@ export function logEvents(logger: Logger, hashEmail?: (email: string) => string)
         );
       case 'passkey-removed':
         return logger.info({ event: event.type, emailHash: hashEmail?.(event.email) }, 'passkey removed');
+      case 'step-up':
+        return logger.info(
+          { event: event.type, outcome: event.outcome, method: event.method, emailHash: hashEmail?.(event.email) },
+          `step-up ${event.outcome}${event.method ? ` (${event.method})` : ''}`,
+        );
+      case 'sso-sign-out':
+        return logger.info({ event: event.type, outcome: event.outcome }, `single sign-on logout (${event.outcome})`);
       case 'email-verified':
         return logger.info({ event: event.type, outcome: event.outcome }, `email verification ${event.outcome}`);
       case 'rate-limited':

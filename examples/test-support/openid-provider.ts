@@ -1,5 +1,6 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { exportJWK, generateKeyPair, type JWK } from 'jose';
 import Provider from 'oidc-provider';
 
 /** The people the test provider can sign in (`sub` → claims). */
@@ -23,6 +24,8 @@ export interface TestClient {
   clientId: string;
   clientSecret: string;
   redirectUris: string[];
+  /** Where the provider may send the browser after signing out there (RP-initiated logout). */
+  postLogoutRedirectUris?: string[];
 }
 
 /**
@@ -35,20 +38,25 @@ export async function startOpenIdProvider(clients: TestClient[]) {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   let signingIn = 'alice';
-  const provider = new Provider(issuer, {
-    clients: clients.map((client) => ({
-      client_id: client.clientId,
-      client_secret: client.clientSecret,
-      redirect_uris: client.redirectUris,
-    })),
-    claims: { openid: ['sub'], email: ['email', 'email_verified', 'xms_edov', 'hd'], profile: ['name', 'groups'] },
-    findAccount: (_ctx, sub) => ({ accountId: sub, claims: () => ({ sub, ...testPeople[sub] }) }),
-    pkce: { required: () => true },
-    features: { devInteractions: { enabled: false } },
-    interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
-    cookies: { keys: ['a-cookie-key-for-the-test-provider'] },
-  });
-  const callback = provider.callback();
+  let rotations = 0;
+  const make = (jwks?: { keys: JWK[] }) =>
+    new Provider(issuer, {
+      ...(jwks ? { jwks } : {}),
+      clients: clients.map((client) => ({
+        client_id: client.clientId,
+        client_secret: client.clientSecret,
+        redirect_uris: client.redirectUris,
+        post_logout_redirect_uris: client.postLogoutRedirectUris ?? [],
+      })),
+      claims: { openid: ['sub'], email: ['email', 'email_verified', 'xms_edov', 'hd'], profile: ['name', 'groups'] },
+      findAccount: (_ctx, sub) => ({ accountId: sub, claims: () => ({ sub, ...testPeople[sub] }) }),
+      pkce: { required: () => true },
+      features: { devInteractions: { enabled: false } },
+      interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
+      cookies: { keys: ['a-cookie-key-for-the-test-provider'] },
+    });
+  let provider = make();
+  let callback = provider.callback();
   server.on('request', async (req, res) => {
     if (!req.url?.startsWith('/interaction/')) return callback(req, res);
     // The person "signs in" at the provider and consents, in one step.
@@ -63,6 +71,17 @@ export async function startOpenIdProvider(clients: TestClient[]) {
     /** Who signs in at the next interaction. */
     signIn(sub: string) {
       signingIn = sub;
+    },
+    /**
+     * Rotates the signing key at once, as a provider that does not publish its next key ahead would: a
+     * new RS256 key signs, and it is the only one the key set lists. The provider keeps its issuer and
+     * port; what was under way there (codes, sessions) is gone.
+     */
+    async rotateKeys() {
+      const { privateKey } = await generateKeyPair('RS256', { extractable: true });
+      const jwk = { ...(await exportJWK(privateKey)), kid: `key-${++rotations}`, alg: 'RS256', use: 'sig' };
+      provider = make({ keys: [jwk] });
+      callback = provider.callback();
     },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };

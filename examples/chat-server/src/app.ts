@@ -4,6 +4,8 @@ import { chatRouter } from '@deskpilot/chat-express';
 import {
   DeskpilotError,
   createChatHandler,
+  createStepUpVerifier,
+  stepUpPolicy,
   purgeArchivedConversations,
   createReadinessCheck,
   describeError,
@@ -168,6 +170,15 @@ export async function createApp(config: ServerConfig, logger: Logger) {
     contextBudget: { maxChars: config.HISTORY_BUDGET_CHARS },
     contextSecret: config.CHAT_CONTEXT_SECRET,
     ...(grantSessions ? { grantSessions } : {}),
+    // Approvals the policy names need a fresh user verification, proved by the session service.
+    ...(config.STEP_UP_SECRET
+      ? {
+          stepUp: {
+            policy: stepUpPolicy(config.STEP_UP_POLICY),
+            verifier: createStepUpVerifier({ secret: config.STEP_UP_SECRET }),
+          },
+        }
+      : {}),
     allowedOrigins: config.ALLOWED_ORIGINS,
     logger: coreLogger(logger),
     onEvent: allListeners(logEvents(logger), metrics?.onEvent),

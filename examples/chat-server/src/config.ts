@@ -16,6 +16,26 @@ import {
 
 const positiveInt = integer(1);
 
+/** STEP_UP_POLICY: `tool` or `tool>amount`, comma-separated, into `stepUpPolicy`'s rules. */
+const stepUpRules = z.pipe(
+  z
+    .string()
+    .check(
+      z.regex(
+        /^\s*[A-Za-z][\w-]{0,63}(>\d{1,12})?(\s*,\s*[A-Za-z][\w-]{0,63}(>\d{1,12})?)*\s*$/,
+        'expected tool names, each alone or with >amount in minor units: cancelOrder,refundOrder>10000',
+      ),
+    ),
+  z.transform((value): Record<string, true | { amountAbove: number }> =>
+    Object.fromEntries(
+      value.split(',').map((entry) => {
+        const [tool, amount] = entry.trim().split('>');
+        return [tool!, amount === undefined ? true : { amountAbove: Number(amount) }];
+      }),
+    ),
+  ),
+);
+
 /** Environment of the reference chat server (DESIGN §5). */
 const environment = z.object({
   PORT: z._default(port, 8080),
@@ -48,6 +68,16 @@ const environment = z.object({
   TOKEN_BUDGET: z.optional(positiveInt),
   TOKEN_BUDGET_WINDOW_MS: z._default(positiveInt, 86_400_000),
   CHAT_CONTEXT_SECRET: z.optional(z.string().check(z.minLength(32, 'must be at least 32 characters'))),
+  /**
+   * Step-up for risky approvals: the secret the session service signs step-up proofs with (its
+   * STEP_UP_SECRET). Set, approvals STEP_UP_POLICY names need a fresh user verification.
+   */
+  STEP_UP_SECRET: z.optional(z.string().check(z.minLength(32, 'must be at least 32 characters'))),
+  /**
+   * Which approvals need a step-up: comma-separated tool names, each alone (always) or with
+   * `>amount` (above that many minor units), e.g. `cancelOrder,refundOrder>10000`.
+   */
+  STEP_UP_POLICY: z._default(stepUpRules, { cancelOrder: true, refundOrder: { amountAbove: 10_000 } }),
   RATE_LIMIT_MAX: z._default(positiveInt, 20),
   RATE_LIMIT_WINDOW_MS: z._default(positiveInt, 60_000),
   RATE_LIMIT_ADDRESS_MAX: z.optional(integer(0)),

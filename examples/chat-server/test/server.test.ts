@@ -74,6 +74,17 @@ describe('reference chat server', () => {
     expect(stderr).not.toContain('cannot start');
   });
 
+  it('reads STEP_UP_POLICY as step-up rules (every cancel and refunds above 100.00 by default), and names a malformed one', () => {
+    expect(readConfig({}).STEP_UP_POLICY).toEqual({ cancelOrder: true, refundOrder: { amountAbove: 10_000 } });
+    expect(readConfig({ STEP_UP_POLICY: ' refundOrder>500 , createTicket' }).STEP_UP_POLICY).toEqual({
+      refundOrder: { amountAbove: 500 },
+      createTicket: true,
+    });
+    for (const malformed of ['refundOrder>', 'refundOrder>1.5', ',', 'refund order'])
+      expect(() => readConfig({ STEP_UP_POLICY: malformed })).toThrow(/STEP_UP_POLICY: expected tool names/);
+    expect(() => readConfig({ STEP_UP_SECRET: 'short' })).toThrow(/STEP_UP_SECRET: must be at least 32 characters/);
+  });
+
   it('builds the provider models from the keys, the first configured one answering by default', () => {
     const models = modelsFrom(readConfig({ OPENAI_API_KEY: 'sk-test', ANTHROPIC_API_KEY: 'ak-test' }));
     expect(models.openai?.provider).toMatch(/^openai/);

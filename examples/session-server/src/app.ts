@@ -84,6 +84,10 @@ export async function createApp(config: ServerConfig, logger: Logger) {
           },
         }
       : {}),
+    // Proofs that the user verified themselves just now, for the chat service's risky approvals.
+    ...(config.STEP_UP_SECRET
+      ? { stepUp: { secret: config.STEP_UP_SECRET, recentSignInMs: config.STEP_UP_RECENT_SIGN_IN_MS } }
+      : {}),
     ...(config.SSO_PROVIDERS
       ? {
           sso: {

@@ -92,6 +92,13 @@ const environment = z.object({
   SSO_REDIRECT_URI: z.optional(z.url({ protocol: /^https?$/ })),
   /** Development only: identity providers on plain http. */
   SSO_ALLOW_HTTP: z._default(flag, false),
+  /**
+   * Step-up for risky approvals: the secret (≥ 32 characters) this service signs step-up proofs with,
+   * shared with the chat service's STEP_UP_SECRET. Set, the step-up routes are served.
+   */
+  STEP_UP_SECRET: z.optional(z.string().check(z.minLength(32, 'must be at least 32 characters'))),
+  /** For users without a passkey: a sign-in this recent counts as a step-up (else they type their password); 0: always the password. */
+  STEP_UP_RECENT_SIGN_IN_MS: z._default(integer(0), 300_000),
   /** Where the studio is reached: the page the emailed links open, and (its host) the passkeys' domain. */
   APP_URL: z._default(z.url({ protocol: /^https?$/ }), `http://localhost:${studioDefaultPort}`),
   /** Password checks at once; unset, the smaller of libuv's thread pool and the cores; 0 turns the bound off. */

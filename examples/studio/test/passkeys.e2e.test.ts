@@ -1,6 +1,13 @@
 import type { Browser, CDPSession, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hasChromium, launchChromium, startPlatform, type Platform, watchPageErrors } from './platform.ts';
+import {
+  addVirtualAuthenticator,
+  hasChromium,
+  launchChromium,
+  startPlatform,
+  type Platform,
+  watchPageErrors,
+} from './platform.ts';
 
 const skipReason = hasChromium ? '' : ' (SKIPPED: Chromium is not installed; `apt-get install chromium`)';
 const timeout = 60_000;
@@ -21,18 +28,7 @@ describe.skipIf(!hasChromium)(`studio in Chromium: passkeys${skipReason}`, () =>
     const context = await browser.newContext();
     page = await context.newPage();
     watchPageErrors(page, pageErrors);
-    devtools = await context.newCDPSession(page);
-    await devtools.send('WebAuthn.enable');
-    ({ authenticatorId } = await devtools.send('WebAuthn.addVirtualAuthenticator', {
-      options: {
-        protocol: 'ctap2',
-        transport: 'internal',
-        hasResidentKey: true,
-        hasUserVerification: true,
-        isUserVerified: true,
-        automaticPresenceSimulation: true,
-      },
-    }));
+    ({ devtools, authenticatorId } = await addVirtualAuthenticator(context, page));
   }, timeout);
   afterAll(async () => {
     await browser?.close();

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type CDPSession, type Page } from 'playwright-core';
 import { loopbackOrigins } from '../../shared/environment.ts';
 import { spawnExample, temporaryDataDir, type RunningExample } from '../../test-support/spawn-example.ts';
 
@@ -39,6 +39,29 @@ export function watchPageErrors(page: Page, errors: string[]): void {
     if (message.type() === 'error' && !message.text().startsWith('Failed to load resource'))
       errors.push(message.text());
   });
+}
+
+/**
+ * Chromium's virtual authenticator (the DevTools protocol's WebAuthn domain) for a page: a platform
+ * authenticator with discoverable credentials and user verification, no hardware, answering at once.
+ */
+export async function addVirtualAuthenticator(
+  context: BrowserContext,
+  page: Page,
+): Promise<{ devtools: CDPSession; authenticatorId: string }> {
+  const devtools = await context.newCDPSession(page);
+  await devtools.send('WebAuthn.enable');
+  const { authenticatorId } = await devtools.send('WebAuthn.addVirtualAuthenticator', {
+    options: {
+      protocol: 'ctap2',
+      transport: 'internal',
+      hasResidentKey: true,
+      hasUserVerification: true,
+      isUserVerified: true,
+      automaticPresenceSimulation: true,
+    },
+  });
+  return { devtools, authenticatorId };
 }
 
 /** A port that was free a moment ago (the services must know the studio's origin before it starts). */

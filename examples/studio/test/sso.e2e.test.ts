@@ -19,7 +19,13 @@ describe.skipIf(!hasChromium)(`studio in Chromium: single sign-on${skipReason}`,
     const studioPort = await freePort();
     const studioUrl = `http://localhost:${studioPort}`;
     const client = { clientId: 'studio', clientSecret: 'a-studio-secret-of-at-least-32-characters' };
-    provider = await startOpenIdProvider([{ ...client, redirectUris: [`${studioUrl}/sessions/sso/callback`] }]);
+    provider = await startOpenIdProvider([
+      {
+        ...client,
+        redirectUris: [`${studioUrl}/sessions/sso/callback`],
+        postLogoutRedirectUris: [studioUrl, `${studioUrl}/`],
+      },
+    ]);
     const providers = [
       { id: 'acme', name: 'Acme (test provider)', issuer: provider.issuer, ...client, domains: ['example.com'] },
     ];
@@ -48,6 +54,24 @@ describe.skipIf(!hasChromium)(`studio in Chromium: single sign-on${skipReason}`,
       await expect.poll(() => page.getByTestId('role').textContent(), { timeout: 20_000 }).toBe('viewer');
       expect(await page.locator('.user').getAttribute('title')).toBe('bob@example.com');
       expect(new URL(page.url()).origin).toBe(platform.studioUrl);
+    },
+    timeout,
+  );
+
+  it(
+    'logs out at the provider too (RP-initiated logout): its sign-out page, then back to the studio signed out',
+    async () => {
+      await page.getByRole('button', { name: 'Log out' }).click();
+      await expect.poll(() => new URL(page.url()).origin, { timeout: 20_000 }).toBe(provider.issuer);
+      expect(new URL(page.url()).pathname).toBe('/session/end');
+      await page.getByRole('button', { name: 'Yes, sign me out' }).click();
+      await expect
+        .poll(() => page.getByRole('button', { name: 'Company sign-in (SSO)' }).isVisible(), { timeout: 20_000 })
+        .toBe(true);
+      expect(new URL(page.url()).origin).toBe(platform.studioUrl);
+      const cookies = await page.context().cookies(platform.studioUrl);
+      expect(cookies.map((cookie) => cookie.name)).not.toContain('deskpilot_session');
+      expect(cookies.map((cookie) => cookie.name)).not.toContain('deskpilot_sso_out');
     },
     timeout,
   );

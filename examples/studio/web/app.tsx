@@ -178,7 +178,12 @@ export function App() {
           disabled={busy}
           onClick={() =>
             void run(async () => {
-              await client.logout();
+              // Signed in through the company's identity provider: signed out there too, then back here.
+              const endSessionUrl = await client.ssoLogout().catch((error: unknown) => {
+                if (DeskpilotClientError.isInstance(error, 'not_found')) return client.logout().then(() => null);
+                throw error;
+              });
+              if (endSessionUrl) return window.location.assign(endSessionUrl);
               setView({ state: 'signed-out' });
             })
           }

@@ -53,6 +53,8 @@ interface ConversationProps {
 /** One conversation: its messages, approval cards, and the composer (text and attachments). */
 export function Conversation(props: ConversationProps) {
   const { chatId, chatServiceUrl, initialMessages } = props;
+  // The step-up proofs of approved cards, by approval id, until the answer that carries them ends.
+  const stepUpProofs = useRef<Record<string, string>>({});
   const transport = useMemo(
     () =>
       // The client's transport sends only the new message (or the answered approval) and a context
@@ -60,6 +62,7 @@ export function Conversation(props: ConversationProps) {
       // network failures reach `error` as DeskpilotClientErrors the page can explain.
       chatClient(chatServiceUrl).chatTransport<UIMessage>({
         context: async () => ({ ...(await chatSetup()).context, pageContext: { page: 'studio' } }),
+        stepUp: () => stepUpProofs.current,
       }),
     [chatServiceUrl],
   );
@@ -82,6 +85,7 @@ export function Conversation(props: ConversationProps) {
       resume: props.resume,
       sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
       onFinish: ({ message, isError }) => {
+        stepUpProofs.current = {};
         props.onTurnEnded();
         if (!branched.current) return;
         branched.current = false;
@@ -216,8 +220,10 @@ export function Conversation(props: ConversationProps) {
             key={message.id}
             message={message}
             disabled={busy}
-            onApproval={(id, approved) => {
+            onApproval={(id, approved, proof) => {
               reads.current++;
+              // Sent with the request that carries the answer (the transport reads them), then dropped.
+              if (proof) stepUpProofs.current[id] = proof;
               void addToolApprovalResponse({ id, approved });
             }}
             branching={branchingOf(message)}

@@ -2,6 +2,7 @@ import { getToolName, isToolUIPart, type UIMessage } from 'ai';
 import { useState } from 'react';
 import { CustomerCard, OrderCard, ProductCard, isCard } from './cards.tsx';
 import { EditForm, MessageActions } from './message-actions.tsx';
+import { StepUpApprove, stepUpOf } from './step-up.tsx';
 
 type Part = UIMessage['parts'][number];
 type ToolPart = Extract<Part, { toolCallId: string }>;
@@ -29,6 +30,8 @@ interface ApprovalDecision {
   by: string | null;
   at: string;
   reason: string | null;
+  /** How the approver confirmed it was them, when the approval needed a step-up. */
+  stepUp?: { method: 'passkey' | 'password' | 'recent-sign-in'; credentialId: string | null };
 }
 const reasons: Record<string, string> = {
   expired: 'it expired',
@@ -36,6 +39,13 @@ const reasons: Record<string, string> = {
   capability_revoked: 'the permission was revoked',
   unanswered: 'it was not answered',
   superseded: 'a new message came first',
+  step_up_required: 'it needed your confirmation (passkey or password)',
+  step_up_failed: 'the confirmation was not valid for it',
+};
+const stepUpMethods: Record<string, string> = {
+  passkey: 'with a passkey',
+  password: 'with their password',
+  'recent-sign-in': 'by a recent sign-in',
 };
 
 /** "Approved by alice@example.com at 10:22", "Denied by …", or why nobody's decision stopped it. */
@@ -44,7 +54,7 @@ function DecisionLine({ decision }: { decision: ApprovalDecision }) {
   const text =
     decision.by === null
       ? `Not run at ${time}: ${reasons[decision.reason ?? ''] ?? decision.reason ?? 'refused'}`
-      : `${decision.approved ? 'Approved' : 'Denied'} by ${decision.by} at ${time}`;
+      : `${decision.approved ? 'Approved' : 'Denied'} by ${decision.by} at ${time}${decision.stepUp ? `, confirmed ${stepUpMethods[decision.stepUp.method]}` : ''}`;
   return (
     <p className={`decision ${decision.approved ? 'ok' : 'warn'}`} data-testid="approval-decision">
       {text}
@@ -85,7 +95,7 @@ export function MessageView({
 }: {
   message: UIMessage;
   disabled: boolean;
-  onApproval: (id: string, approved: boolean) => void;
+  onApproval: (id: string, approved: boolean, proof?: string) => void;
   branching: MessageBranching;
 }) {
   const [editing, setEditing] = useState(false);
@@ -142,7 +152,7 @@ function PartView({
 }: {
   part: Part;
   disabled: boolean;
-  onApproval: (id: string, approved: boolean) => void;
+  onApproval: (id: string, approved: boolean, proof?: string) => void;
 }) {
   if (part.type === 'text') return <p className="text">{part.text}</p>;
   if (part.type === 'file') return <Attachment part={part} />;
@@ -155,6 +165,7 @@ function PartView({
   switch (tool.state) {
     case 'approval-requested': {
       const card = isApprovalCard(tool.approval.descriptor) ? tool.approval.descriptor : undefined;
+      const stepUp = stepUpOf(tool.approval.descriptor);
       return (
         <div className="approval" role="group" aria-label="Approval needed" data-testid="approval-card">
           <div className="approval-title">{card?.summary ?? (approvalTitles[name] ?? (() => name))(input)}</div>
@@ -170,19 +181,29 @@ function PartView({
           ) : (
             typeof input.reason === 'string' && <div className="muted">Reason: {input.reason}</div>
           )}
-          <div className="approval-actions">
-            <button
-              type="button"
-              className="primary"
+          {stepUp ? (
+            <StepUpApprove
+              approvalId={tool.approval.id}
+              binding={stepUp.binding}
               disabled={disabled}
-              onClick={() => onApproval(tool.approval.id, true)}
-            >
-              Approve
-            </button>
-            <button type="button" disabled={disabled} onClick={() => onApproval(tool.approval.id, false)}>
-              Deny
-            </button>
-          </div>
+              onApproved={(proof) => onApproval(tool.approval.id, true, proof)}
+              onDenied={() => onApproval(tool.approval.id, false)}
+            />
+          ) : (
+            <div className="approval-actions">
+              <button
+                type="button"
+                className="primary"
+                disabled={disabled}
+                onClick={() => onApproval(tool.approval.id, true)}
+              >
+                Approve
+              </button>
+              <button type="button" disabled={disabled} onClick={() => onApproval(tool.approval.id, false)}>
+                Deny
+              </button>
+            </div>
+          )}
         </div>
       );
     }

@@ -112,7 +112,12 @@ export function PasskeyManager({ onClose }: { onClose: () => void }) {
                 aria-label={`Remove ${passkey.name}`}
                 onClick={() =>
                   void run(async () => {
-                    await client.removePasskey(passkey.id);
+                    // One of your passkeys confirms it is you: a session alone removes none.
+                    const options = await client.passkeyRemovalOptions();
+                    const response = await startAuthentication({
+                      optionsJSON: options as unknown as PublicKeyCredentialRequestOptionsJSON,
+                    });
+                    await client.removePasskey(passkey.id, response);
                     return `Passkey “${passkey.name}” removed.`;
                   })
                 }

@@ -8,6 +8,8 @@ import {
   createMemoryUserDirectory,
   createSessionHandler,
   createSessionService,
+  createStepUpVerifier,
+  stepUpPolicy,
 } from '@deskpilot/core';
 import { createDemoCommerceBackend, createDemoModel, createDemoTicketBackend, demoUsers } from '@deskpilot/core/demo';
 import { createSoftwareAuthenticator } from '@deskpilot/core/testing';
@@ -15,7 +17,7 @@ import { describe, expect, it } from 'vitest';
 import { createDeskpilotClient, DeskpilotClientError } from './index.js';
 
 /** The real handlers in process, behind a `fetch` that keeps cookies like a browser on one origin. */
-async function deployment(options: { rateLimit?: number; delayMs?: number } = {}) {
+async function deployment(options: { rateLimit?: number; delayMs?: number; stepUpSecret?: string } = {}) {
   const passwordHash = { cost: 1024 };
   const directory = createMemoryUserDirectory({ passwordHash });
   for (const user of demoUsers) await directory.addUser(user);
@@ -32,6 +34,7 @@ async function deployment(options: { rateLimit?: number; delayMs?: number } = {}
     directory,
     passwordHash,
     cookie: { secure: false },
+    ...(options.stepUpSecret ? { stepUp: { secret: options.stepUpSecret } } : {}),
     recovery: {
       tokens: createMemoryAccountTokenStore(),
       email: { send: async (message) => void outbox.push(message.text) },
@@ -49,6 +52,14 @@ async function deployment(options: { rateLimit?: number; delayMs?: number } = {}
     commerce: createDemoCommerceBackend(),
     tickets: createDemoTicketBackend(),
     limits: { user: { policy: { limit: options.rateLimit ?? 20 } } },
+    ...(options.stepUpSecret
+      ? {
+          stepUp: {
+            policy: stepUpPolicy({ refundOrder: true }),
+            verifier: createStepUpVerifier({ secret: options.stepUpSecret }),
+          },
+        }
+      : {}),
     logger: { warn: () => {}, error: () => {} },
   });
   let cookie = '';
@@ -126,7 +137,7 @@ describe('createDeskpilotClient: sessions', () => {
     const signInOptions = await client.passkeySignInOptions();
     const session = await client.signInWithPasskey(authenticator.authenticate(signInOptions as never), 'acme-b2b');
     expect(session).toMatchObject({ user: { email: alice.email }, projectKey: 'acme-b2b' });
-    await client.removePasskey(passkey.id);
+    await client.removePasskey(passkey.id, authenticator.authenticate((await client.passkeyRemovalOptions()) as never));
     expect(await client.listPasskeys()).toEqual([]);
     const refused = client.signInWithPasskey(
       authenticator.authenticate((await client.passkeySignInOptions()) as never),
@@ -283,6 +294,80 @@ describe('createDeskpilotClient: chat', () => {
     expect(
       await client.selectBranch({ sessionId, context, messageId: 'nope' }).catch((error: unknown) => error),
     ).toMatchObject({ code: 'not_found', status: 404 });
+  });
+
+  it('approves a refund that needs a step-up: the card names its binding, the passkey signs over it, the transport sends the proof', async () => {
+    const client = await deployment({ stepUpSecret: 'step-up-secret-for-tests-0123456789abcdef' });
+    await client.login(alice);
+    const authenticator = createSoftwareAuthenticator({ origin: 'http://studio.test', rpId: 'studio.test' });
+    const passkey = await client.registerPasskey(
+      authenticator.register((await client.passkeyRegistrationOptions()) as never),
+    );
+    // A passkey counts for step-up from the next sign-in: sign in with it.
+    await client.signInWithPasskey(authenticator.authenticate((await client.passkeySignInOptions()) as never));
+    const refunder = { userEmail: alice.email, projectKey: 'acme-b2c', canRefundOrders: true };
+    const proofs: Record<string, string> = {};
+    const transport = client.chatTransport({ context: refunder, stepUp: () => proofs });
+    const question = {
+      id: 'u1',
+      role: 'user' as const,
+      parts: [{ type: 'text' as const, text: 'refund order ORD-1001' }],
+    };
+    const chunks: Array<Record<string, unknown>> = [];
+    for await (const chunk of await transport.sendMessages({
+      chatId: sessionId,
+      trigger: 'submit-message',
+      messageId: undefined,
+      abortSignal: undefined,
+      messages: [question],
+    }))
+      chunks.push(chunk as Record<string, unknown>);
+    const input = chunks.find((chunk) => chunk.type === 'tool-input-available')!;
+    const card = chunks.find((chunk) => chunk.type === 'tool-approval-request') as {
+      approvalId: string;
+      toolCallId: string;
+      approvalDescriptor: { stepUp: { binding: string } };
+    };
+    const { binding } = card.approvalDescriptor.stepUp;
+    const challenge = await client.stepUpOptions(binding);
+    if (challenge.method !== 'passkey') throw new Error(`expected a passkey step-up, got ${challenge.method}`);
+    const proof = await client.stepUp({ binding, response: authenticator.authenticate(challenge.options as never) });
+    expect(proof).toMatchObject({ method: 'passkey', credentialId: passkey.id });
+    proofs[card.approvalId] = proof.token;
+    const start = chunks.find((chunk) => chunk.type === 'start') as { messageId: string };
+    const answered = {
+      id: start.messageId,
+      role: 'assistant' as const,
+      parts: [
+        {
+          type: 'tool-refundOrder',
+          toolCallId: card.toolCallId,
+          state: 'approval-responded',
+          input: input.input,
+          approval: { id: card.approvalId, approved: true },
+        },
+      ],
+    };
+    const types: string[] = [];
+    const decisions: unknown[] = [];
+    for await (const chunk of await transport.sendMessages({
+      chatId: sessionId,
+      trigger: 'submit-message',
+      messageId: undefined,
+      abortSignal: undefined,
+      messages: [question, answered as never],
+    })) {
+      types.push(chunk.type);
+      if (chunk.type === 'data-approval-decision') decisions.push(chunk.data);
+    }
+    expect(types).toContain('tool-output-available');
+    expect(decisions).toEqual([
+      expect.objectContaining({
+        approved: true,
+        by: alice.email,
+        stepUp: expect.objectContaining({ credentialId: passkey.id }),
+      }),
+    ]);
   });
 
   it('rejects a refused chat request with the code and the wait', async () => {

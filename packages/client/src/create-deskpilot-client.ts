@@ -88,6 +88,27 @@ export interface ChatTransportOptions {
   context: ChatContext | (() => ChatContext | Promise<ChatContext>);
   /** `openai` or `anthropic`, when the chat service has both. */
   provider?: 'openai' | 'anthropic';
+  /**
+   * The step-up proofs to send with the next request, by approval id (from `client.stepUp`), asked for
+   * every time: a card whose approval needs a step-up puts its proof here before it answers.
+   */
+  stepUp?: () => Record<string, string> | undefined;
+}
+
+/** How the signed-in user steps up for an approval (`client.stepUpOptions`). */
+export type StepUpChallenge =
+  | { method: 'passkey'; options: Record<string, unknown> }
+  | { method: 'password' }
+  | { method: 'recent-sign-in' }
+  /** Sign in again first: the user's passkeys were all added since this sign-in, or they sign in at their identity provider. */
+  | { method: 'sign-in-again' };
+
+/** A step-up proof for the chat service (`client.stepUp`). */
+export interface StepUpProofResponse {
+  token: string;
+  method: 'passkey' | 'password' | 'recent-sign-in';
+  credentialId: string | null;
+  expiresAt: string;
 }
 
 type SessionCall = (path: string, init?: RequestInit) => Promise<Response>;
@@ -115,9 +136,12 @@ function accountCalls(session: SessionCall, post: (body: unknown) => RequestInit
     /** The signed-in user's passkeys, oldest first. */
     listPasskeys: async (): Promise<Passkey[]> =>
       ((await (await session('/sessions/current/passkeys')).json()) as { passkeys: Passkey[] }).passkeys,
-    /** Removes one of the signed-in user's passkeys. */
-    removePasskey: async (id: string): Promise<void> =>
-      void (await session('/sessions/current/passkeys/remove', post({ id }))),
+    /** Options for the assertion a removal needs (pass them to `startAuthentication`): one of the user's passkeys confirms. */
+    passkeyRemovalOptions: async (): Promise<Record<string, unknown>> =>
+      (await session('/sessions/current/passkeys/remove/options', post({}))).json(),
+    /** Removes one of the signed-in user's passkeys, with the browser's answer to {@link passkeyRemovalOptions}. */
+    removePasskey: async (id: string, response: object): Promise<void> =>
+      void (await session('/sessions/current/passkeys/remove', post({ id, response }))),
     /** Options to sign in with a passkey (pass them to `startAuthentication`). */
     passkeySignInOptions: async (): Promise<Record<string, unknown>> =>
       (await session('/sessions/passkey/options', post({}))).json(),
@@ -142,6 +166,22 @@ function accountCalls(session: SessionCall, post: (body: unknown) => RequestInit
         throw error;
       }
     },
+    /**
+     * How the signed-in user steps up for an approval card's `approval.descriptor.stepUp.binding`: their
+     * passkey (pass `options` to `startAuthentication`), their password, or nothing more (a recent sign-in).
+     */
+    stepUpOptions: async (binding: string): Promise<StepUpChallenge> =>
+      (await session('/sessions/current/step-up/options', post({ binding }))).json(),
+    /** Verifies the user afresh (a passkey answer, or the password, or neither) and returns the proof to send with the approval. */
+    stepUp: async (input: { binding: string; response?: object; password?: string }): Promise<StepUpProofResponse> =>
+      (await session('/sessions/current/step-up', post(input))).json(),
+    /**
+     * Logs out here and answers where to sign out at the identity provider too (RP-initiated logout):
+     * send the browser there when it is not null (a session that came from single sign-on).
+     */
+    ssoLogout: async (): Promise<string | null> =>
+      ((await (await session('/sessions/sso/logout', post({}))).json()) as { endSessionUrl: string | null })
+        .endSessionUrl,
     /** Marks the address verified with a verification link's token. */
     verifyEmail: async (token: string): Promise<void> =>
       void (await session('/sessions/email-verification/confirm', post({ token }))),
@@ -267,10 +307,17 @@ export function createDeskpilotClient(options: DeskpilotClientOptions = {}) {
             messageId,
             context: typeof transport.context === 'function' ? await transport.context() : transport.context,
             ...(transport.provider ? { provider: transport.provider } : {}),
+            ...stepUpOf(transport),
           },
         }),
       }),
   };
+}
+
+/** The `stepUp` field of a request, when there are proofs to send. */
+function stepUpOf(transport: ChatTransportOptions): { stepUp?: Record<string, string> } {
+  const proofs = transport.stepUp?.();
+  return proofs && Object.keys(proofs).length > 0 ? { stepUp: proofs } : {};
 }
 
 /** The part of a context a reconnect needs: who asks (a grant, or the identity fields). */

@@ -10,6 +10,8 @@ export {
   type DeskpilotClientOptions,
   type Passkey,
   type Session,
+  type StepUpChallenge,
+  type StepUpProofResponse,
   type TurnStatus,
 } from './create-deskpilot-client.js';
 export { DeskpilotClientError } from './deskpilot-client-error.js';

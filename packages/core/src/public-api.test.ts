@@ -92,6 +92,11 @@ const rootValues = [
   'requireSession',
   'runToolLoop',
   'safeParseChatContext',
+  'createStepUpVerifier',
+  'signStepUpProof',
+  'stepUpBinding',
+  'stepUpPolicy',
+  'verifyStepUpProof',
 ];
 
 const rootTypes = [
@@ -273,6 +278,24 @@ const rootTypes = [
   'SessionRoutesForwarder',
   'SessionRoutesForwarderOptions',
   'SessionSource',
+  'ApprovalStepUp',
+  'ChatStepUpOptions',
+  'SessionStepUp',
+  'SignStepUpProofOptions',
+  'StepUpAnswer',
+  'StepUpCall',
+  'StepUpChallenge',
+  'StepUpMethod',
+  'StepUpOptions',
+  'StepUpPolicy',
+  'StepUpProof',
+  'StepUpRefusal',
+  'StepUpRequest',
+  'StepUpResult',
+  'StepUpRule',
+  'StepUpVerifier',
+  'StepUpVerifierOptions',
+  'VerifyStepUpProofOptions',
 ];
 
 // The root entry's values that belong to the chat: `@deskpilot/core/session` has every other one.
@@ -312,6 +335,8 @@ const chatValues = [
   'parseChatContext',
   'runToolLoop',
   'safeParseChatContext',
+  'createStepUpVerifier',
+  'stepUpPolicy',
 ];
 
 /** The type-only names the root entry's source lists (`export type { X }`, or `type X` inside an export block). */
@@ -402,6 +427,7 @@ describe('public API', () => {
       'readStoredRow',
       'sessionColumns',
       'sessionFromRow',
+      'stepUpRowValues',
     ]);
   });
 

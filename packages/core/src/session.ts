@@ -139,6 +139,11 @@ export {
   type SessionLookupOptions,
   type SessionPasskeys,
   type SessionSso,
+  type SessionStepUp,
+  type StepUpAnswer,
+  type StepUpChallenge,
+  type StepUpOptions,
+  type StepUpResult,
   type SingleSignOn,
   type SingleSignOnOptions,
   type SsoProvider,
@@ -153,6 +158,16 @@ export {
   type VerifyCredentialsOptions,
   type VerifyEmailResult,
 } from './session/index.js';
+// Step-up proofs: signed by the session service, checked by the chat service
+export {
+  signStepUpProof,
+  stepUpBinding,
+  verifyStepUpProof,
+  type SignStepUpProofOptions,
+  type StepUpMethod,
+  type StepUpProof,
+  type VerifyStepUpProofOptions,
+} from './step-up/step-up-proof.js';
 
 // The studio's proxies
 export {

@@ -26,6 +26,7 @@ export {
   readStoredRow,
   sessionColumns,
   sessionFromRow,
+  stepUpRowValues,
   type StoredRow,
   type StoredRowOptions,
   type StoredRowReader,

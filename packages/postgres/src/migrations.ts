@@ -227,6 +227,16 @@ const identityLinks: Migration = {
   ],
 };
 
+// The fresh user verification an approval was approved with (step-up): how, which passkey, when.
+// Nullable columns, nothing rewritten: earlier decisions and those without a step-up have none.
+const approvalStepUp: Migration = {
+  version: 11,
+  name: 'approval step-up',
+  statements: [
+    `ALTER TABLE deskpilot_approvals ADD COLUMN step_up_method text, ADD COLUMN step_up_credential text, ADD COLUMN step_up_at bigint`,
+  ],
+};
+
 /** Every migration, in order. Append only: a released migration never changes. */
 export const migrations: readonly Migration[] = [
   initialSchema,
@@ -239,4 +249,5 @@ export const migrations: readonly Migration[] = [
   accountRecovery,
   passkeys,
   identityLinks,
+  approvalStepUp,
 ];

@@ -1,5 +1,11 @@
 import type { ApprovalStore } from '@deskpilot/core';
-import { approvalColumns, approvalFromRow, approvalRowValues, outcomeJson } from '@deskpilot/core/storage';
+import {
+  approvalColumns,
+  approvalFromRow,
+  approvalRowValues,
+  outcomeJson,
+  stepUpRowValues,
+} from '@deskpilot/core/storage';
 import type { SqlClient, SqlRow } from './sql-client.js';
 
 const columns = approvalColumns.join(', ');
@@ -17,7 +23,7 @@ export function createPostgresApprovalStore(client: SqlClient): ApprovalStore {
     async create(record) {
       await client.query(
         `INSERT INTO deskpilot_approvals (${columns})
-         VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8, $9::jsonb, $10, $11::jsonb, $12, $13, $14, $15, $16, $17)`,
+         VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8, $9::jsonb, $10, $11::jsonb, $12, $13, $14, $15, $16, $17, $18, $19, $20)`,
         approvalRowValues(record),
       );
     },
@@ -30,7 +36,10 @@ export function createPostgresApprovalStore(client: SqlClient): ApprovalStore {
       const { rows } = await client.query(
         `UPDATE deskpilot_approvals SET state = $3, outcome = COALESCE($4::jsonb, outcome), reason = COALESCE($5, reason),
            decided_by = CASE WHEN $6 THEN $7 ELSE decided_by END, decided_at = COALESCE($8, decided_at),
-           decided_session = CASE WHEN $6 THEN $9 ELSE decided_session END
+           decided_session = CASE WHEN $6 THEN $9 ELSE decided_session END,
+           step_up_method = CASE WHEN $6 THEN $10 ELSE step_up_method END,
+           step_up_credential = CASE WHEN $6 THEN $11 ELSE step_up_credential END,
+           step_up_at = CASE WHEN $6 THEN $12::bigint ELSE step_up_at END
          WHERE id = $1 AND state = $2 RETURNING ${columns}`,
         [
           id,
@@ -42,6 +51,7 @@ export function createPostgresApprovalStore(client: SqlClient): ApprovalStore {
           changes?.decision?.by ?? null,
           changes?.decision?.at ?? null,
           changes?.decision?.session ?? null,
+          ...stepUpRowValues(changes?.decision?.stepUp),
         ],
       );
       return rows[0] ? toRecord(rows[0]) : null;

@@ -3,6 +3,8 @@ import {
   createSessionHandler,
   createSessionService,
   createSlidingWindowLimiter,
+  stepUpBinding,
+  verifyStepUpProof,
   type SessionStore,
 } from '@deskpilot/core';
 import { demoUsers } from '@deskpilot/core/demo';
@@ -80,6 +82,8 @@ for (const backend of inProcessBackends)
           rpId: 'studio.test',
           origins: [studio],
         },
+        // Step-up on, always by passkey or password (no sign-in counts as recent).
+        stepUp: { secret: 'fuzz-step-up-secret-of-at-least-32-chars', recentSignInMs: 0 },
         recovery: {
           tokens: stores.accountTokenStore,
           email: { send: async (message) => void outbox.push(message.text) },
@@ -118,7 +122,7 @@ for (const backend of inProcessBackends)
       const sent = performance.now();
       const response = await handler.fetch(request, client);
       const setCookie = response.headers.get('set-cookie');
-      const code = await expectSafeAnswer(response);
+      const code = await expectSafeAnswer(response.clone());
       tally.add(code, performance.now() - sent);
       // Only this request's errors: the property must blame the request that caused them.
       expect(errors.slice(before.errors)).toEqual([]);
@@ -131,7 +135,7 @@ for (const backend of inProcessBackends)
           expect(account.size + address.size).toBe(before.size);
         }
       }
-      return { code, setCookie };
+      return { code, setCookie, response };
     }
 
     it(
@@ -392,6 +396,66 @@ for (const backend of inProcessBackends)
           { numRuns: fuzzRuns / 5, seed: fuzzSeed },
         );
         tally.report('POST /sessions/passkey', started);
+        for (const code of ['2xx', 'invalid_request', 'invalid_json', 'invalid_passkey'])
+          expect(tally.get(code), code).toBeGreaterThan(0);
+      },
+      fuzzTimeout,
+    );
+
+    it(
+      `POST /sessions/current/step-up: ${fuzzRuns / 5} near-valid step-ups around genuine passkey answers`,
+      async () => {
+        const started = performance.now();
+        const tally = createTally();
+        const { service, stores, clock } = setup;
+        const authenticator = createSoftwareAuthenticator({ origin: studio, rpId: 'studio.test' });
+        const signedIn = await service.login({ email: alice!.email, password: alice!.password });
+        if (!signedIn.ok) throw new Error('alice could not sign in');
+        const cookie = signedIn.setCookie.split(';')[0]!;
+        const account = (await stores.userDirectory.getAccount(signedIn.session.user.id))!;
+        const registered = await service.passkeys!.register(
+          account,
+          authenticator.register(await service.passkeys!.registrationOptions(account)),
+          'Step-up key',
+        );
+        expect(registered.ok).toBe(true);
+        const passkeyId = authenticator.ids[0]!;
+        let run = 0;
+        await fc.assert(
+          fc.asyncProperty(fuzzRequest(fc.constant(''), studio), async (generated) => {
+            const binding = stepUpBinding({ id: `apv_${run}`, toolName: 'refundOrder', inputHash: 'f'.repeat(64) });
+            const challenge = await service.stepUp!.challenge(signedIn.session, binding);
+            if (challenge.method !== 'passkey') throw new Error(`expected a passkey step-up, got ${challenge.method}`);
+            const response = authenticator.authenticate(challenge.options);
+            const paths = [
+              ['binding'],
+              ['response', 'id'],
+              ['response', 'response', 'signature'],
+              ['response', 'response', 'clientDataJSON'],
+              ['password'],
+            ];
+            const [raw] = fc.sample(nearValidBody(fc.constant({ binding, response }), paths), {
+              numRuns: 1,
+              seed: fuzzSeed + run++,
+            });
+            const before = (await stores.passkeyStore.get(passkeyId))!.counter;
+            const answer = await send(
+              toRequest(url('/sessions/current/step-up'), 'POST', { ...generated, body: raw! }, { cookie }),
+              tally,
+            );
+            // A refused step-up moves no counter; a proof names this binding, this user, this passkey.
+            if (answer.code !== null) expect((await stores.passkeyStore.get(passkeyId))!.counter).toBe(before);
+            else {
+              const { token } = (await answer.response.json()) as { token: string };
+              const proof = await verifyStepUpProof(token, 'fuzz-step-up-secret-of-at-least-32-chars', {
+                now: clock.now,
+              });
+              expect(proof).toMatchObject({ binding, email: alice!.email, credentialId: passkeyId });
+            }
+          }),
+          { numRuns: fuzzRuns / 5, seed: fuzzSeed },
+        );
+        tally.report('POST /sessions/current/step-up', started);
         for (const code of ['2xx', 'invalid_request', 'invalid_json', 'invalid_passkey'])
           expect(tally.get(code), code).toBeGreaterThan(0);
       },

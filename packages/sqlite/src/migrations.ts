@@ -196,4 +196,15 @@ export const sqliteMigrations: readonly SqliteMigration[] = [
       CREATE INDEX deskpilot_identity_links_user ON deskpilot_identity_links (user_id);
     `,
   },
+  {
+    version: 9,
+    name: 'approval step-up',
+    // The fresh user verification an approval was approved with: how, which passkey, when. Nullable:
+    // approvals decided before, and those no policy asked a step-up for, have none.
+    sql: `
+      ALTER TABLE deskpilot_approvals ADD COLUMN step_up_method TEXT;
+      ALTER TABLE deskpilot_approvals ADD COLUMN step_up_credential TEXT;
+      ALTER TABLE deskpilot_approvals ADD COLUMN step_up_at INTEGER;
+    `,
+  },
 ];

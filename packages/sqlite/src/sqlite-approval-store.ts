@@ -1,5 +1,11 @@
-import type { ApprovalStore } from '@deskpilot/core';
-import { approvalColumns, approvalFromRow, approvalRowValues, outcomeJson } from '@deskpilot/core/storage';
+import type { ApprovalDecision, ApprovalStore } from '@deskpilot/core';
+import {
+  approvalColumns,
+  approvalFromRow,
+  approvalRowValues,
+  outcomeJson,
+  stepUpRowValues,
+} from '@deskpilot/core/storage';
 import type { SqliteDatabase } from './open-sqlite-database.js';
 import { canBeStored, jsonAsText, type Row } from './read-row.js';
 
@@ -35,7 +41,10 @@ export function createSqliteApprovalStore(database: SqliteDatabase): ApprovalSto
         sql(
           `UPDATE deskpilot_approvals SET state = ?, outcome = coalesce(?, outcome), reason = coalesce(?, reason),
              decided_by = CASE WHEN ? THEN ? ELSE decided_by END, decided_at = coalesce(?, decided_at),
-             decided_session = CASE WHEN ? THEN ? ELSE decided_session END
+             decided_session = CASE WHEN ? THEN ? ELSE decided_session END,
+             step_up_method = CASE WHEN ? THEN ? ELSE step_up_method END,
+             step_up_credential = CASE WHEN ? THEN ? ELSE step_up_credential END,
+             step_up_at = CASE WHEN ? THEN ? ELSE step_up_at END
            WHERE id = ? AND state = ? RETURNING ${columns}`,
         ).get(
           to,
@@ -46,6 +55,7 @@ export function createSqliteApprovalStore(database: SqliteDatabase): ApprovalSto
           changes?.decision?.at ?? null,
           changes?.decision ? 1 : 0,
           changes?.decision?.session ?? null,
+          ...stepUpChanges(changes?.decision),
           id,
           from,
         ),
@@ -70,4 +80,11 @@ export function createSqliteApprovalStore(database: SqliteDatabase): ApprovalSto
       return Number(changes);
     },
   };
+}
+
+/** The step-up columns' parameters of a transition: each "is a decision given" flag, then its value. */
+function stepUpChanges(decision: ApprovalDecision | undefined) {
+  const flag = decision ? 1 : 0;
+  const [method, credential, at] = stepUpRowValues(decision?.stepUp);
+  return [flag, method, flag, credential, flag, at];
 }

@@ -1,6 +1,7 @@
 import type { ApprovalDenialReason } from '../chat/approval/create-approval-gate.js';
 import type { TurnStatus } from '../chat/conversation/chat-store.js';
 import { DeskpilotError } from '../errors/deskpilot-error.js';
+import type { StepUpMethod } from '../step-up/step-up-proof.js';
 
 /** Which rate limit refused a request. */
 export type RateLimitName =
@@ -19,7 +20,7 @@ export type RateLimitName =
 /**
  * What the handlers report as they work, for metrics and audit logs (`onEvent`). Plain data: no token,
  * cookie, grant, link or password ever; the one personal value is `email` on `login`,
- * `password-reset-requested` and the passkey changes, which a log should hash with a key of its own
+ * `password-reset-requested`, the passkey changes and `step-up`, which a log should hash with a key of its own
  * before writing it.
  */
 export type DeskpilotEvent =
@@ -52,6 +53,8 @@ export type DeskpilotEvent =
         | 'identity_conflict'
         | 'forbidden';
     }
+  /** A logout through `POST /sessions/sso/logout`: also at the identity provider (`provider`), or here only (`local`). */
+  | { type: 'sso-sign-out'; outcome: 'provider' | 'local' }
   /** A sign-in with a passkey: let in, or refused (not a valid answer to a live challenge; no access to the project). */
   | { type: 'passkey-sign-in'; outcome: 'succeeded' | 'invalid_passkey' | 'forbidden' }
   /** A passkey registered by a signed-in user (`email`: whose account gained a way in), or refused. */
@@ -62,6 +65,13 @@ export type DeskpilotEvent =
     }
   /** A passkey removed by its owner. */
   | { type: 'passkey-removed'; email: string }
+  /** A step-up for a risky approval: a proof signed (`method`: how the user verified), or refused. */
+  | {
+      type: 'step-up';
+      outcome: 'succeeded' | 'invalid_passkey' | 'invalid_credentials' | 'reauthentication_required' | 'busy';
+      method?: StepUpMethod;
+      email: string;
+    }
   /** A request refused by a rate limit (429). */
   | { type: 'rate-limited'; limit: RateLimitName }
   /** A store (database, Redis) failed a request or a save: the operator's business, the client got a 503. */

@@ -43,12 +43,16 @@ describe('the OpenAPI documents', () => {
       '/sessions/email-verification/confirm',
       '/sessions/current/passkeys/options',
       '/sessions/current/passkeys',
+      '/sessions/current/passkeys/remove/options',
       '/sessions/current/passkeys/remove',
       '/sessions/passkey/options',
       '/sessions/passkey',
       '/sessions/sso/discover',
       '/sessions/sso/start',
       '/sessions/sso/callback',
+      '/sessions/sso/logout',
+      '/sessions/current/step-up/options',
+      '/sessions/current/step-up',
     ]);
     expect(Object.keys(chatOpenApi().paths as object)).toEqual([
       '/chat',

@@ -27,7 +27,8 @@ import {
   registerPasskeyBody,
   removePasskeyBody,
 } from '../session/passkey-routes.js';
-import { ssoDiscoverBody } from '../session/sso-routes.js';
+import { ssoDiscoverBody, ssoLogoutBody } from '../session/sso-routes.js';
+import { stepUpBody, stepUpOptionsBody } from '../session/step-up-routes.js';
 
 /** An OpenAPI 3.1 document, as plain JSON. */
 export type OpenApiDocument = Record<string, unknown> & { openapi: '3.1.0' };
@@ -179,6 +180,7 @@ export function sessionOpenApi(options: OpenApiOptions = {}): OpenApiDocument {
     ...recoveryPaths(cookie, bodyCodes),
     ...passkeyPaths(cookie, bodyCodes, session),
     ...ssoPaths(bodyCodes),
+    ...stepUpPaths(cookie, bodyCodes),
   };
   const components = {
     securitySchemes: {
@@ -303,8 +305,100 @@ function ssoPaths(bodyCodes: readonly ErrorCode[]) {
         responses: { ...found, ...problems(['rate_limited', 'store_unavailable', 'not_found']) },
       },
     },
+    '/sessions/sso/logout': {
+      post: {
+        operationId: 'singleSignOnLogout',
+        summary:
+          'Log out here (the session revoked, its cookie cleared) and get where to sign out at the identity provider too (RP-initiated logout): its end-session URL with the ID token as `id_token_hint`, or null.',
+        requestBody: { required: true, content: json(bodySchema(ssoLogoutBody)) },
+        responses: {
+          '200': {
+            description: 'Logged out here; send the browser to `endSessionUrl` when it is not null.',
+            content: json({
+              type: 'object',
+              required: ['endSessionUrl'],
+              properties: { endSessionUrl: { type: ['string', 'null'], format: 'uri' } },
+            }),
+          },
+          ...problems([...bodyCodes, 'store_unavailable', 'not_found']),
+        },
+      },
+    },
   };
 }
+
+/** The step-up routes, served when the session service has `stepUp` (404 `not_found` otherwise). */
+function stepUpPaths(cookie: object, bodyCodes: readonly ErrorCode[]) {
+  const signedIn = ['unauthenticated', 'rate_limited', 'store_unavailable', 'not_found'] as const;
+  return {
+    '/sessions/current/step-up/options': {
+      post: {
+        operationId: 'stepUpOptions',
+        summary:
+          "How the signed-in user steps up for an approval's binding: with their passkey (WebAuthn request options whose challenge begins with the binding), their password, or nothing more after a recent sign-in.",
+        security: cookie,
+        requestBody: { required: true, content: json(bodySchema(stepUpOptionsBody)) },
+        responses: {
+          '200': {
+            description: 'The method, and for `passkey` the options to pass to `navigator.credentials.get`.',
+            content: json({
+              type: 'object',
+              required: ['method'],
+              properties: { method: { enum: ['passkey', 'password', 'recent-sign-in'] }, options: { type: 'object' } },
+            }),
+          },
+          ...problems([...bodyCodes, ...signedIn]),
+        },
+      },
+    },
+    '/sessions/current/step-up': {
+      post: {
+        operationId: 'stepUp',
+        summary:
+          'Verify the signed-in user afresh (a passkey answer, the password, or a recent sign-in) and answer a short-lived proof for the chat service, sent in `POST /chat` as `stepUp[approvalId]`.',
+        security: cookie,
+        requestBody: { required: true, content: json(bodySchema(stepUpBody)) },
+        responses: {
+          '200': {
+            description: 'The signed proof (a JWS the chat service checks with the shared step-up secret).',
+            content: json({
+              type: 'object',
+              required: ['token', 'method', 'credentialId', 'expiresAt'],
+              properties: {
+                token: { type: 'string' },
+                method: { enum: ['passkey', 'password', 'recent-sign-in'] },
+                credentialId: { type: ['string', 'null'] },
+                expiresAt: { type: 'string', format: 'date-time' },
+              },
+            }),
+          },
+          ...problems([
+            ...bodyCodes,
+            ...signedIn,
+            'invalid_passkey',
+            'invalid_credentials',
+            'reauthentication_required',
+            'unavailable',
+          ]),
+        },
+      },
+    },
+  };
+}
+
+/** A passkey as its owner sees it. */
+const passkeySchema = {
+  type: 'object',
+  required: ['id', 'name', 'deviceType', 'backedUp', 'createdAt', 'lastUsedAt'],
+  properties: {
+    id: { type: 'string' },
+    name: { type: 'string' },
+    deviceType: { enum: ['singleDevice', 'multiDevice'] },
+    backedUp: { type: 'boolean' },
+    createdAt: { type: 'string', format: 'date-time' },
+    lastUsedAt: { type: ['string', 'null'], format: 'date-time' },
+  },
+};
 
 /** The passkey routes, served when the session service has `passkeys` (404 `not_found` otherwise). */
 function passkeyPaths(cookie: object, bodyCodes: readonly ErrorCode[], session: object) {
@@ -312,18 +406,6 @@ function passkeyPaths(cookie: object, bodyCodes: readonly ErrorCode[], session: 
     description:
       'WebAuthn options (`PublicKeyCredentialCreationOptionsJSON` / `PublicKeyCredentialRequestOptionsJSON`): pass them to `navigator.credentials` (`startRegistration` / `startAuthentication` of `@simplewebauthn/browser`).',
     content: json({ type: 'object' }),
-  };
-  const passkey = {
-    type: 'object',
-    required: ['id', 'name', 'deviceType', 'backedUp', 'createdAt', 'lastUsedAt'],
-    properties: {
-      id: { type: 'string' },
-      name: { type: 'string' },
-      deviceType: { enum: ['singleDevice', 'multiDevice'] },
-      backedUp: { type: 'boolean' },
-      createdAt: { type: 'string', format: 'date-time' },
-      lastUsedAt: { type: ['string', 'null'], format: 'date-time' },
-    },
   };
   const signedIn = ['unauthenticated', 'store_unavailable', 'not_found'] as const;
   return {
@@ -347,7 +429,7 @@ function passkeyPaths(cookie: object, bodyCodes: readonly ErrorCode[], session: 
             content: json({
               type: 'object',
               required: ['passkeys'],
-              properties: { passkeys: { type: 'array', items: passkey } },
+              properties: { passkeys: { type: 'array', items: passkeySchema } },
             }),
           },
           ...problems([...signedIn]),
@@ -359,18 +441,32 @@ function passkeyPaths(cookie: object, bodyCodes: readonly ErrorCode[], session: 
         security: cookie,
         requestBody: { required: true, content: json(bodySchema(registerPasskeyBody)) },
         responses: {
-          '201': { description: 'Registered.', content: json(passkey) },
+          '201': { description: 'Registered.', content: json(passkeySchema) },
           ...problems([...bodyCodes, ...signedIn, 'invalid_passkey', 'conflict']),
         },
+      },
+    },
+    '/sessions/current/passkeys/remove/options': {
+      post: {
+        operationId: 'passkeyRemovalOptions',
+        summary:
+          "Start removing a passkey: one of the user's passkeys confirms it is them (a session alone removes none).",
+        security: cookie,
+        requestBody: { required: true, content: json(bodySchema(passkeyOptionsBody)) },
+        responses: { '200': webAuthnOptions, ...problems([...bodyCodes, ...signedIn, 'rate_limited']) },
       },
     },
     '/sessions/current/passkeys/remove': {
       post: {
         operationId: 'removePasskey',
-        summary: "Remove one of the signed-in user's passkeys.",
+        summary:
+          "Remove one of the signed-in user's passkeys, with the assertion of one of their passkeys (the answer to the removal options).",
         security: cookie,
         requestBody: { required: true, content: json(bodySchema(removePasskeyBody)) },
-        responses: { '204': { description: 'Removed.' }, ...problems([...bodyCodes, ...signedIn]) },
+        responses: {
+          '204': { description: 'Removed.' },
+          ...problems([...bodyCodes, ...signedIn, 'invalid_passkey', 'rate_limited']),
+        },
       },
     },
     '/sessions/passkey/options': {

@@ -1,5 +1,11 @@
 /** What a one-time secret is for: an emailed link, or a passkey ceremony's challenge. */
-export type AccountTokenPurpose = 'password-reset' | 'email-verification' | 'passkey-registration' | 'passkey-sign-in';
+export type AccountTokenPurpose =
+  | 'password-reset'
+  | 'email-verification'
+  | 'passkey-registration'
+  | 'passkey-sign-in'
+  | 'passkey-step-up'
+  | 'passkey-removal';
 
 /** A one-time link's stored record: the digest of its token, never the token. */
 export interface AccountTokenRecord {

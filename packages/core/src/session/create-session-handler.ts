@@ -26,13 +26,22 @@ import {
 } from './session-routes.js';
 import type { AccountRecovery } from './account-recovery.js';
 import type { SessionPasskeys, SessionSso } from './create-session-service.js';
-import { serveSsoCallback, serveSsoDiscover, serveSsoStart, type SsoRouteDependencies } from './sso-routes.js';
+import type { SessionStepUp } from './step-up.js';
+import { serveStepUp, serveStepUpOptions, type StepUpRouteDependencies } from './step-up-routes.js';
+import {
+  serveSsoCallback,
+  serveSsoLogout,
+  serveSsoDiscover,
+  serveSsoStart,
+  type SsoRouteDependencies,
+} from './sso-routes.js';
 import {
   serveListPasskeys,
   servePasskeyRegistrationOptions,
   servePasskeySignIn,
   servePasskeySignInOptions,
   serveRegisterPasskey,
+  servePasskeyRemovalOptions,
   serveRemovePasskey,
   type PasskeyRouteDependencies,
 } from './passkey-routes.js';
@@ -187,7 +196,7 @@ function recoveryRoutes(
   };
 }
 
-/** The six passkey routes: the signed-in user's passkeys, and sign-in with one. */
+/** The seven passkey routes: the signed-in user's passkeys, and sign-in with one. */
 function passkeyRoutes(
   deps: SessionRouteDependencies,
   passkeys: SessionPasskeys,
@@ -205,9 +214,25 @@ function passkeyRoutes(
       GET: route('passkeys_list', serveListPasskeys),
       POST: route('passkey_register', serveRegisterPasskey),
     },
+    '/sessions/current/passkeys/remove/options': {
+      POST: route('passkey_removal_options', servePasskeyRemovalOptions),
+    },
     '/sessions/current/passkeys/remove': { POST: route('passkey_remove', serveRemovePasskey) },
     '/sessions/passkey/options': { POST: route('passkey_sign_in_options', servePasskeySignInOptions) },
     '/sessions/passkey': { POST: route('passkey_sign_in', servePasskeySignIn) },
+  };
+}
+
+/** The two step-up routes: how the signed-in user verifies afresh, and the proof once they did. */
+function stepUpRoutes(deps: SessionRouteDependencies, stepUp: SessionStepUp): Record<string, Record<string, Action>> {
+  const stepUpDeps: StepUpRouteDependencies = { ...deps, stepUp };
+  return {
+    '/sessions/current/step-up/options': {
+      POST: traced('deskpilot.session.step_up_options', (request) => serveStepUpOptions(stepUpDeps, request)),
+    },
+    '/sessions/current/step-up': {
+      POST: traced('deskpilot.session.step_up', (request) => serveStepUp(stepUpDeps, request)),
+    },
   };
 }
 
@@ -227,6 +252,9 @@ function ssoRoutes(
     '/sessions/sso/start': { GET: traced('deskpilot.session.sso_start', (request) => serveSsoStart(ssoDeps, request)) },
     '/sessions/sso/callback': {
       GET: traced('deskpilot.session.sso_callback', (request) => serveSsoCallback(ssoDeps, request)),
+    },
+    '/sessions/sso/logout': {
+      POST: traced('deskpilot.session.sso_logout', (request) => serveSsoLogout(ssoDeps, request)),
     },
   };
 }
@@ -275,6 +303,7 @@ export function createSessionHandler(options: SessionHandlerOptions): SessionHan
     ...(service.recovery ? recoveryRoutes(dependencies, service.recovery, options.recoveryThrottle) : {}),
     ...(service.passkeys ? passkeyRoutes(dependencies, service.passkeys) : {}),
     ...(service.sso ? ssoRoutes(dependencies, service.sso, options.ssoThrottle) : {}),
+    ...(service.stepUp ? stepUpRoutes(dependencies, service.stepUp) : {}),
   };
 
   // Mounted under its prefix by the host (which strips it) or not: both reach the same routes.

@@ -19,6 +19,7 @@ import { createAccountRecovery, type AccountRecovery, type AccountRecoveryOption
 import type { EmailMessage } from './email-sender.js';
 import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
 import { createPasskeys, type PasskeyOptions, type Passkeys } from './passkeys.js';
+import { createSessionStepUp, type SessionStepUp, type StepUpOptions } from './step-up.js';
 import { createSingleSignOn, type SingleSignOn, type SingleSignOnOptions, type SsoRefusal } from './single-sign-on.js';
 
 /** Options of {@link createSessionService}. */
@@ -76,6 +77,13 @@ export interface SessionServiceOptions {
    * ending in the same session issuance as a password. Off unless given.
    */
   sso?: SingleSignOnOptions;
+  /**
+   * Step-up for risky approvals: a signed proof that the signed-in user verified themselves just now —
+   * with a passkey when they have one (the assertion bound to the approval), else their password or a
+   * recent sign-in — which the chat service checks before it runs an approval its policy names. Off
+   * unless given.
+   */
+  stepUp?: StepUpOptions;
   /** Clock in epoch milliseconds. @default Date.now */
   now?: () => number;
   /** Random source for tokens. @default crypto.getRandomValues */
@@ -122,7 +130,10 @@ export interface SessionSso extends SingleSignOn {
   signIn(
     search: string,
     cookieHeader: string | null | undefined,
-  ): Promise<Extract<LoginResult, { ok: true }> | { ok: false; reason: SsoRefusal }>;
+  ): Promise<
+    | (Extract<LoginResult, { ok: true }> & { setSignOutCookie: string; providerId: string })
+    | { ok: false; reason: SsoRefusal }
+  >;
   /** The landing page, with `#sso-error=<reason>` for a refusal. */
   landing(refusal?: SsoRefusal): string;
 }
@@ -140,6 +151,8 @@ export interface SessionService {
   readonly passkeys: SessionPasskeys | undefined;
   /** Single sign-on, when the service was created with `sso`. */
   readonly sso: SessionSso | undefined;
+  /** Step-up verification for risky approvals, when the service was created with `stepUp`. */
+  readonly stepUp: SessionStepUp | undefined;
   /** The session of a `Cookie` header, renewing its idle expiry; null when there is none. */
   resolve(cookieHeader: string | null | undefined): Promise<ResolvedSession | null>;
   login(input: LoginInput): Promise<LoginResult>;
@@ -197,12 +210,14 @@ export function createSessionService(options: SessionServiceOptions): SessionSer
   const passkeys =
     options.passkeys && sessionPasskeys(options, createPasskeys(options.passkeys, context), startSession);
   const sso = options.sso && sessionSso(options, options.sso, context, startSession);
+  const stepUp = options.stepUp && sessionStepUp(options, options.stepUp, context, passkeys, hashGate);
 
   return {
     context,
     recovery,
     passkeys,
     sso,
+    stepUp,
     resolve: (cookieHeader) => resolveSession(cookieHeader, context),
 
     async login(input) {
@@ -368,7 +383,13 @@ function sessionSso(
       const finished = await singleSignOn.finish(callbackUrl, cookieHeader);
       if (!finished.ok) return finished;
       const started = await startSession(finished.account, finished.projectKey, cookieHeader);
-      return started.ok ? started : { ok: false, reason: 'forbidden' };
+      if (!started.ok) return { ok: false, reason: 'forbidden' };
+      // Kept as long as the session may live: signing out later can sign out at the provider too.
+      const setSignOutCookie = await singleSignOn.sealSignOut(
+        { provider: finished.providerId, userId: finished.account.user.id, idToken: finished.idToken },
+        Date.parse(started.session.expiresAt) - context.now(),
+      );
+      return { ...started, setSignOutCookie, providerId: finished.providerId };
     },
     landing(refusal) {
       const url = new URL(options.landingUrl);
@@ -419,6 +440,27 @@ function passkeyAddedMessage(to: string, name: string, appName: string): EmailMe
       'If this was not you, reset your password now: a reset removes every passkey and signs you out everywhere.',
     ].join('\n'),
   };
+}
+
+/** The service's step-up: passkeys when the user has one, else the password through the hash gate, or a recent sign-in. */
+function sessionStepUp(
+  options: SessionServiceOptions,
+  stepUp: StepUpOptions,
+  context: SessionContext,
+  passkeys: Passkeys | undefined,
+  hashGate: HashGate | undefined,
+): SessionStepUp {
+  return createSessionStepUp(stepUp, {
+    context,
+    passkeys,
+    isBoundAtProvider: async (userId) => (options.sso ? options.sso.identityLinks.isLinked(userId) : false),
+    checkPassword: async (email, password) => {
+      const checked = await checkCredentials(hashGate, false, () =>
+        checkPassword(context.directory, email, password, { passwordHash: options.passwordHash }),
+      );
+      return checked === 'busy' ? 'busy' : checked && { userId: checked.account.user.id };
+    },
+  });
 }
 
 /** Runs the password check through the gate: `busy` at once when its lane is full. */

@@ -91,4 +91,5 @@ export type {
   Passkeys,
 } from './passkeys.js';
 export type { SingleSignOn, SingleSignOnOptions, SsoProvider, SsoRefusal } from './single-sign-on.js';
+export type { SessionStepUp, StepUpAnswer, StepUpChallenge, StepUpOptions, StepUpResult } from './step-up.js';
 export { createMemoryIdentityLinkStore, type IdentityLink, type IdentityLinkStore } from './identity-link-store.js';

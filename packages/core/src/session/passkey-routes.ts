@@ -55,13 +55,18 @@ export const registerPasskeyBody = z.strictObject({
     'Passkey',
   ),
 });
+/** A browser's answer to a passkey assertion (sign-in, step-up). */
+export const passkeyAssertion = credential(assertion);
 /** The body of `POST /sessions/passkey`. */
 export const passkeySignInBody = z.strictObject({
-  response: credential(assertion),
+  response: passkeyAssertion,
   projectKey: z.optional(z.string().check(z.trim(), z.minLength(1), z.maxLength(200))),
 });
-/** The body of `POST /sessions/current/passkeys/remove`. */
-export const removePasskeyBody = z.strictObject({ id: text(1400) });
+/**
+ * The body of `POST /sessions/current/passkeys/remove`: which passkey, and the assertion of one of the
+ * user's passkeys (the answer to the removal options) saying it is them.
+ */
+export const removePasskeyBody = z.strictObject({ id: text(1400), response: passkeyAssertion });
 /** The body of the two options routes: `{}`. */
 export const passkeyOptionsBody = z.strictObject({});
 
@@ -87,7 +92,7 @@ async function signedIn(deps: PasskeyRouteDependencies, request: HttpRequest, re
 }
 
 /** Throws `rate_limited` when this request's address has used up its sign-in attempts (the login throttle's). */
-const throttleAddress = (deps: PasskeyRouteDependencies, request: HttpRequest) =>
+export const throttlePasskeyAddress = (deps: SessionRouteDependencies, request: HttpRequest) =>
   throttleByAddress(deps, request, {
     limiter: deps.loginThrottle.address,
     name: 'login-address',
@@ -103,7 +108,7 @@ export async function servePasskeyRegistrationOptions(
   parseWithSchema(passkeyOptionsBody, await readJsonBody(request, deps.maxBodyBytes));
   const account = await signedIn(deps, request, deps.passkeys.recentSignInMs);
   // Each call stores a challenge: bounded per address, as sign-in options are.
-  await throttleAddress(deps, request);
+  await throttlePasskeyAddress(deps, request);
   return jsonResponse(200, await deps.passkeys.registrationOptions(account));
 }
 
@@ -133,13 +138,37 @@ export async function serveListPasskeys(deps: PasskeyRouteDependencies, request:
   return jsonResponse(200, { passkeys: await deps.passkeys.list(account.user.id) });
 }
 
-/** `POST /sessions/current/passkeys/remove`: deletes one of the signed-in user's passkeys. */
+/** `POST /sessions/current/passkeys/remove/options`: options for the assertion a removal needs. */
+export async function servePasskeyRemovalOptions(
+  deps: PasskeyRouteDependencies,
+  request: HttpRequest,
+): Promise<HttpResponse> {
+  parseWithSchema(passkeyOptionsBody, await readJsonBody(request, deps.maxBodyBytes));
+  const account = await signedIn(deps, request);
+  await throttlePasskeyAddress(deps, request);
+  return jsonResponse(200, await deps.passkeys.removalOptions(account.user.id));
+}
+
+/**
+ * `POST /sessions/current/passkeys/remove`: deletes one of the signed-in user's passkeys, once one of
+ * their passkeys confirmed it is them: a stolen session alone cannot take away the factor a step-up
+ * asks for (a user who lost every passkey resets their password, which removes them all).
+ */
 export async function serveRemovePasskey(deps: PasskeyRouteDependencies, request: HttpRequest): Promise<HttpResponse> {
   const body = parseWithSchema(removePasskeyBody, await readJsonBody(request, deps.maxBodyBytes));
   const account = await signedIn(deps, request);
+  await throttlePasskeyAddress(deps, request);
+  const removed = await deps.passkeys.remove(
+    account.user.id,
+    body.id,
+    body.response as unknown as AuthenticationResponseJSON,
+  );
+  if (removed === 'invalid_passkey')
+    throw new DeskpilotError('invalid_passkey', {
+      detail: 'This passkey was not accepted. Confirm with one of your passkeys to remove one.',
+    });
   // One answer for "no such passkey" and "someone else's": nothing to probe.
-  if (!(await deps.passkeys.remove(account.user.id, body.id)))
-    throw new DeskpilotError('not_found', { detail: 'No such passkey.' });
+  if (removed === 'not_found') throw new DeskpilotError('not_found', { detail: 'No such passkey.' });
   deps.emit({ type: 'passkey-removed', email: account.user.email });
   return { status: 204, headers: [], body: null };
 }
@@ -150,14 +179,14 @@ export async function servePasskeySignInOptions(
   request: HttpRequest,
 ): Promise<HttpResponse> {
   parseWithSchema(passkeyOptionsBody, await readJsonBody(request, deps.maxBodyBytes));
-  await throttleAddress(deps, request);
+  await throttlePasskeyAddress(deps, request);
   return jsonResponse(200, await deps.passkeys.signInOptions());
 }
 
 /** `POST /sessions/passkey`: signs in with a passkey: a new session and its cookie, as `POST /sessions`. */
 export async function servePasskeySignIn(deps: PasskeyRouteDependencies, request: HttpRequest): Promise<HttpResponse> {
   const body = parseWithSchema(passkeySignInBody, await readJsonBody(request, deps.maxBodyBytes));
-  await throttleAddress(deps, request);
+  await throttlePasskeyAddress(deps, request);
   const result = await deps.passkeys.signIn(body.response as unknown as AuthenticationResponseJSON, {
     projectKey: body.projectKey,
     cookieHeader: cookieOf(request),

@@ -151,15 +151,45 @@ describe('passkeys: a sign-in answer that is not genuine opens nothing (401 inva
     expect(await code(await call('/sessions/passkey', { response: unknown }))).toBe('invalid_passkey');
   });
 
-  it('refuses a passkey that was removed, and lets only its owner remove it', async () => {
-    const { login, register, call, signIn } = await setup();
+  it('refuses a passkey that was removed, and lets only its owner remove it, confirmed by one of their passkeys', async () => {
+    const { login, register, call, signIn, authenticator } = await setup();
     const aliceCookie = await login();
     const { id } = (await (await register(aliceCookie)).json()) as { id: string };
+    const confirm = async (cookie: string) =>
+      authenticator.authenticate(await (await call('/sessions/current/passkeys/remove/options', {}, cookie)).json());
     const bobCookie = await login(bob);
-    expect(await code(await call('/sessions/current/passkeys/remove', { id }, bobCookie))).toBe('not_found');
+    // Bob has no passkey to confirm with: the assertion of Alice's device is not one of his.
+    const asBob = await call(
+      '/sessions/current/passkeys/remove',
+      { id, response: await confirm(bobCookie) },
+      bobCookie,
+    );
+    expect(await code(asBob)).toBe('invalid_passkey');
     expect((await signIn()).status).toBe(201);
-    expect((await call('/sessions/current/passkeys/remove', { id }, aliceCookie)).status).toBe(204);
+    const removed = await call(
+      '/sessions/current/passkeys/remove',
+      { id, response: await confirm(aliceCookie) },
+      aliceCookie,
+    );
+    expect(removed.status).toBe(204);
     expect(await code(await signIn())).toBe('invalid_passkey');
+  });
+
+  it('removes no passkey on a session alone: without a fresh assertion, or with a replayed one, nothing changes', async () => {
+    const { login, register, call, authenticator, store } = await setup();
+    const cookie = await login();
+    const { id } = (await (await register(cookie)).json()) as { id: string };
+    expect(await code(await call('/sessions/current/passkeys/remove', { id }, cookie))).toBe('invalid_request');
+    const response = authenticator.authenticate(
+      await (await call('/sessions/current/passkeys/remove/options', {}, cookie)).json(),
+    );
+    const notMine = await call('/sessions/current/passkeys/remove', { id: 'AAAAAAAAAAAAAAAAAAAAAA', response }, cookie);
+    expect(await code(notMine)).toBe('not_found');
+    // That assertion's challenge is used up: the same answer removes nothing now.
+    expect(await code(await call('/sessions/current/passkeys/remove', { id, response }, cookie))).toBe(
+      'invalid_passkey',
+    );
+    expect(await store.get(id)).not.toBeNull();
   });
 });
 

@@ -50,6 +50,9 @@ export type PasskeyRegistrationResult =
   /** The answer is not a valid registration of the ceremony this user started (or it expired, or was used). */
   | { ok: false; reason: 'invalid_passkey' | 'already_registered' | 'too_many'; detail: string };
 
+/** Outcome of a removal: removed, the assertion refused, or no such passkey of the user. */
+export type PasskeyRemovalResult = 'removed' | 'invalid_passkey' | 'not_found';
+
 /** Outcome of a sign-in ceremony: the verified account, or why not. */
 export type PasskeySignInResult = { ok: true; account: Account } | { ok: false; reason: 'invalid_passkey' };
 
@@ -63,11 +66,35 @@ export interface Passkeys {
   register(account: Account, response: RegistrationResponseJSON, name: string): Promise<PasskeyRegistrationResult>;
   list(userId: string): Promise<PasskeySummary[]>;
   /** Deletes one of the user's passkeys; false when the user has none such. */
-  remove(userId: string, id: string): Promise<boolean>;
+  remove(userId: string, id: string, response: AuthenticationResponseJSON): Promise<PasskeyRemovalResult>;
+  /**
+   * Options for the assertion a removal needs: one of the user's passkeys says it is them (a session
+   * alone cannot take away the factor a step-up asks for).
+   */
+  removalOptions(userId: string): Promise<PublicKeyCredentialRequestOptionsJSON>;
   /** Options for a discoverable sign-in (`startAuthentication`): no email asked, the passkey names the user. */
   signInOptions(): Promise<PublicKeyCredentialRequestOptionsJSON>;
   /** Verifies a sign-in answer: the challenge unused and unexpired, the signature, user verification, the counter. */
   verifySignIn(response: AuthenticationResponseJSON): Promise<PasskeySignInResult>;
+  /**
+   * Options for a step-up assertion by one of `credentialIds` (passkeys of the user): the challenge is
+   * the binding (32 bytes, what the proof will name) followed by 16 fresh bytes, single use.
+   */
+  stepUpOptions(
+    userId: string,
+    binding: string,
+    credentialIds: readonly string[],
+  ): Promise<PublicKeyCredentialRequestOptionsJSON>;
+  /**
+   * Verifies a step-up answer: one of `credentialIds` (passkeys of this user) signed, with user
+   * verification, over a challenge issued for this binding.
+   */
+  verifyStepUp(
+    userId: string,
+    binding: string,
+    response: AuthenticationResponseJSON,
+    credentialIds: readonly string[],
+  ): Promise<{ ok: true; credentialId: string } | { ok: false }>;
 }
 
 type WebAuthn = typeof import('@simplewebauthn/server');
@@ -141,13 +168,20 @@ export function createPasskeys(options: PasskeyOptions, context: SessionContext)
   const maxPerUser = options.maxPerUser ?? 20;
   const expected = { expectedOrigin: [...options.origins], expectedRPID: options.rpId, requireUserVerification: true };
   const supportedAlgorithmIDs = [...algorithms];
+  const assertions: AssertionDependencies = { store, challenges, context, expected };
 
   /**
    * A fresh challenge, stored as the digest of its base64url (what the browser's answer echoes)
    * until the ceremony's answer uses it.
    */
-  async function challengeFor(purpose: AccountTokenPurpose, userId: string): Promise<Uint8Array<ArrayBuffer>> {
-    const challenge = new Uint8Array(context.randomBytes(32));
+  async function challengeFor(
+    purpose: AccountTokenPurpose,
+    userId: string,
+    prefix: Uint8Array = new Uint8Array(0),
+  ): Promise<Uint8Array<ArrayBuffer>> {
+    const challenge = new Uint8Array(prefix.length + (prefix.length > 0 ? 16 : 32));
+    challenge.set(prefix);
+    challenge.set(context.randomBytes(prefix.length > 0 ? 16 : 32), prefix.length);
     const now = context.now();
     await challenges.create({
       tokenHash: context.hashSecret(base64url.encode(challenge)),
@@ -206,44 +240,105 @@ export function createPasskeys(options: PasskeyOptions, context: SessionContext)
     },
 
     list: async (userId) => (await store.listByUser(userId)).map(summary),
-    remove: (userId, id) => store.delete(userId, id),
+    removalOptions: async (userId) =>
+      requestOptions(options.rpId, await challengeFor('passkey-removal', userId), await store.listByUser(userId)),
 
-    async signInOptions() {
-      const { generateAuthenticationOptions } = await loadWebAuthn();
-      return generateAuthenticationOptions({
-        rpID: options.rpId,
-        userVerification: 'required',
-        challenge: await challengeFor('passkey-sign-in', ''),
-      });
+    async remove(userId, id, response) {
+      if (!(await verifyAssertion(assertions, response, 'passkey-removal', userId))) return 'invalid_passkey';
+      return (await store.delete(userId, id)) ? 'removed' : 'not_found';
     },
+
+    signInOptions: async () => requestOptions(options.rpId, await challengeFor('passkey-sign-in', ''), []),
 
     async verifySignIn(response) {
-      const refused: PasskeySignInResult = { ok: false, reason: 'invalid_passkey' };
-      const passkey = typeof response.id === 'string' ? await store.get(response.id) : null;
-      if (!passkey) return refused;
-      const { verifyAuthenticationResponse } = await loadWebAuthn();
-      let verification: Awaited<ReturnType<WebAuthn['verifyAuthenticationResponse']>>;
-      try {
-        verification = await verifyAuthenticationResponse({
-          response,
-          expectedChallenge: usesChallenge(challenges, context, 'passkey-sign-in', ''),
-          credential: {
-            id: passkey.id,
-            publicKey: new Uint8Array(base64url.decode(passkey.publicKey)),
-            counter: passkey.counter,
-            transports: passkey.transports as never,
-          },
-          ...expected,
-        });
-      } catch {
-        return refused;
-      }
-      const info = verification.authenticationInfo;
-      if (!verification.verified || !info.userVerified) return refused;
-      // The counter moves only from the value this check read: a cloned authenticator racing the real one loses.
-      if (!(await store.recordUse(passkey.id, passkey.counter, info.newCounter, context.now()))) return refused;
-      const account = await context.directory.getAccount(passkey.userId);
-      return account ? { ok: true, account } : refused;
+      const verified = await verifyAssertion(assertions, response, 'passkey-sign-in', '');
+      const account = verified && (await context.directory.getAccount(verified.userId));
+      return account ? { ok: true, account } : { ok: false, reason: 'invalid_passkey' };
+    },
+
+    stepUpOptions: async (userId, binding, credentialIds) =>
+      requestOptions(
+        options.rpId,
+        await challengeFor('passkey-step-up', userId, base64url.decode(binding)),
+        (await store.listByUser(userId)).filter((passkey) => credentialIds.includes(passkey.id)),
+      ),
+
+    async verifyStepUp(userId, binding, response, credentialIds) {
+      if (!credentialIds.includes(response.id)) return { ok: false };
+      const verified = await verifyAssertion(assertions, response, 'passkey-step-up', userId, binding);
+      return verified && verified.userId === userId ? { ok: true, credentialId: verified.id } : { ok: false };
     },
   };
+}
+
+/** A step-up challenge (base64url) is its binding's 32 bytes followed by 16 fresh ones. */
+function startsWithBinding(challenge: string, binding: string): boolean {
+  try {
+    const bytes = base64url.decode(challenge);
+    const expected = base64url.decode(binding);
+    return expected.length === 32 && bytes.length === 48 && expected.every((byte, index) => bytes[index] === byte);
+  } catch {
+    return false;
+  }
+}
+
+/** What {@link verifyAssertion} checks against. */
+interface AssertionDependencies {
+  store: PasskeyStore;
+  challenges: AccountTokenStore;
+  context: SessionContext;
+  expected: { expectedOrigin: string[]; expectedRPID: string; requireUserVerification: boolean };
+}
+
+/**
+ * The passkey that signed an assertion: the challenge one this service issued for `purpose` (and
+ * `userId`; for a step-up, beginning with `binding`), unused and unexpired, the signature, user
+ * verification, and a counter that moved from the value read. Null for any refusal.
+ */
+async function verifyAssertion(
+  deps: AssertionDependencies,
+  response: AuthenticationResponseJSON,
+  purpose: AccountTokenPurpose,
+  userId: string,
+  binding?: string,
+): Promise<PasskeyRecord | null> {
+  const { store, context } = deps;
+  const passkey = typeof response.id === 'string' ? await store.get(response.id) : null;
+  if (!passkey || (userId !== '' && passkey.userId !== userId)) return null;
+  const { verifyAuthenticationResponse } = await loadWebAuthn();
+  const issued = usesChallenge(deps.challenges, context, purpose, userId);
+  let verification: Awaited<ReturnType<WebAuthn['verifyAuthenticationResponse']>>;
+  try {
+    verification = await verifyAuthenticationResponse({
+      response,
+      expectedChallenge: async (challenge) =>
+        (binding === undefined || startsWithBinding(challenge, binding)) && (await issued(challenge)),
+      credential: {
+        id: passkey.id,
+        publicKey: new Uint8Array(base64url.decode(passkey.publicKey)),
+        counter: passkey.counter,
+        transports: passkey.transports as never,
+      },
+      ...deps.expected,
+    });
+  } catch {
+    return null;
+  }
+  const info = verification.authenticationInfo;
+  if (!verification.verified || !info.userVerified) return null;
+  // The counter moves only from the value this check read: a cloned authenticator racing the real one loses.
+  if (!(await store.recordUse(passkey.id, passkey.counter, info.newCounter, context.now()))) return null;
+  return passkey;
+}
+
+/** Options for `navigator.credentials.get` over a challenge: user verification, these passkeys (none: any, discoverable). */
+async function requestOptions(rpId: string, challenge: Uint8Array<ArrayBuffer>, allowed: readonly PasskeyRecord[]) {
+  return (await loadWebAuthn()).generateAuthenticationOptions({
+    rpID: rpId,
+    userVerification: 'required',
+    challenge,
+    ...(allowed.length > 0
+      ? { allowCredentials: allowed.map((passkey) => ({ id: passkey.id, transports: passkey.transports as never })) }
+      : {}),
+  });
 }

@@ -19,7 +19,12 @@ let issuer: string;
 
 beforeAll(async () => {
   provider = await startOpenIdProvider([
-    { clientId: 'desk', clientSecret: 'desk-secret-of-at-least-32-characters', redirectUris: [redirectUri] },
+    {
+      clientId: 'desk',
+      clientSecret: 'desk-secret-of-at-least-32-characters',
+      redirectUris: [redirectUri],
+      postLogoutRedirectUris: [`${studio}/`],
+    },
     { clientId: 'other', clientSecret: 'other-secret-of-at-least-32-characters', redirectUris: [redirectUri] },
   ]);
   issuer = provider.issuer;
@@ -114,6 +119,16 @@ async function setup(
     return { flow, callback: await atProvider(start.headers.get('location')!) };
   }
   const callback = (url: URL, cookie?: string) => get(`/sessions/sso/callback${url.search}`, cookie);
+  /** `POST /sessions/sso/logout` from the studio with these cookies. */
+  const logout = (cookie: string) =>
+    handler.fetch(
+      new Request('http://desk.test/sessions/sso/logout', {
+        method: 'POST',
+        headers: { origin: studio, 'content-type': 'application/json', cookie },
+        body: '{}',
+      }),
+      { clientAddress: '192.0.2.1' },
+    );
   return {
     ...withSso,
     directory: fixture.directory,
@@ -124,6 +139,7 @@ async function setup(
     get,
     throughProvider,
     callback,
+    logout,
   };
 }
 
@@ -375,6 +391,71 @@ describe('single sign-on with a real OpenID Provider', () => {
     ]);
   });
 
+  it('signs out at the provider too (RP-initiated logout): the ID token as id_token_hint, back to the landing page', async () => {
+    const { throughProvider, callback, logout, get, events } = await setup();
+    const { flow, callback: url } = await throughProvider('alice');
+    const cookies = (await callback(url, flow)).headers.getSetCookie().map(cookiePair);
+    const session = cookies.find((cookie) => cookie.startsWith('deskpilot_session='))!;
+    const hint = cookies.find((cookie) => cookie.startsWith('deskpilot_sso_out='))!;
+    expect(hint.length).toBeLessThan(4000);
+    const answer = await logout(`${session}; ${hint}`);
+    expect(answer.status).toBe(200);
+    expect(answer.headers.getSetCookie()).toEqual([
+      expect.stringMatching(/^deskpilot_session=; Max-Age=0/),
+      expect.stringMatching(/^deskpilot_sso_out=; Max-Age=0/),
+    ]);
+    const { endSessionUrl } = (await answer.json()) as { endSessionUrl: string };
+    const end = new URL(endSessionUrl);
+    expect(end.origin).toBe(issuer);
+    expect(end.searchParams.get('post_logout_redirect_uri')).toBe(`${studio}/`);
+    const idToken = JSON.parse(
+      Buffer.from(end.searchParams.get('id_token_hint')!.split('.')[1]!, 'base64url').toString(),
+    );
+    expect(idToken).toMatchObject({ iss: issuer, aud: 'desk', sub: 'alice' });
+    expect((await get('/sessions/current', session)).status).toBe(401);
+    expect(events).toContainEqual({ type: 'sso-sign-out', outcome: 'provider' });
+
+    // The provider takes it: its confirmation, then back to the landing page.
+    const confirm = await fetch(end, { redirect: 'manual' });
+    expect(confirm.status).toBe(200);
+    const form = await confirm.text();
+    const action = new URL(/action="([^"]+)"/.exec(form)![1]!, issuer);
+    const xsrf = /name="xsrf" value="([^"]+)"/.exec(form)![1]!;
+    const providerCookies = confirm.headers
+      .getSetCookie()
+      .map((cookie) => cookie.split(';')[0])
+      .join('; ');
+    const signedOut = await fetch(action, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: providerCookies },
+      body: new URLSearchParams({ xsrf, logout: 'yes' }),
+    });
+    expect(signedOut.status).toBe(303);
+    expect(signedOut.headers.get('location')).toBe(`${studio}/`);
+  });
+
+  it("signs out here only without a provider's hint, or with another user's", async () => {
+    const { throughProvider, callback, logout, service } = await setup();
+    const { flow, callback: url } = await throughProvider('alice');
+    const hint = (await callback(url, flow)).headers
+      .getSetCookie()
+      .map(cookiePair)
+      .find((cookie) => cookie.startsWith('deskpilot_sso_out='))!;
+    const signInBob = async () => {
+      const bob = await service.login({ email: 'bob@example.com', password: 'bob-demo-password' });
+      if (!bob.ok) throw new Error('bob could not sign in');
+      return cookiePair(bob.setCookie);
+    };
+    // A password session; the same with alice's hint beside it (a shared browser); a garbled hint.
+    for (const cookie of [await signInBob(), `${await signInBob()}; ${hint}`, `${await signInBob()}; ${hint}x`]) {
+      const answer = await logout(cookie);
+      expect(answer.status).toBe(200);
+      expect(await answer.json()).toEqual({ endSessionUrl: null });
+      expect(await service.resolve(cookie.split('; ')[0])).toBeNull();
+    }
+  });
+
   it('discovers the provider of an email domain (home realm), and says when there is none', async () => {
     const { handler } = await setup();
     const discover = (email: string) =>
@@ -391,6 +472,39 @@ describe('single sign-on with a real OpenID Provider', () => {
     });
     const none = await discover('someone@elsewhere.example');
     expect(none.status).toBe(404);
+  });
+});
+
+describe('single sign-on across a key rotation at the provider', () => {
+  it('signs in right after the provider rotates its signing key, even one it did not publish ahead', async () => {
+    // The ID token comes from the token endpoint, over TLS, to an authenticated client: TLS proves its
+    // issuer (OpenID Connect Core 3.1.3.7), so openid-client checks its claims, not its signature against
+    // a cached key set, and no rotation (announced or not) can refuse a sign-in.
+    const rotating = await startOpenIdProvider([
+      { clientId: 'desk', clientSecret: 'desk-secret-of-at-least-32-characters', redirectUris: [redirectUri] },
+    ]);
+    try {
+      const { throughProvider, callback } = await setup({ providers: [acme({ issuer: rotating.issuer })] });
+      const signIn = async () => {
+        const { flow, callback: url } = await throughProvider('alice');
+        return landing(await callback(url, flow));
+      };
+      const kids = async () =>
+        ((await (await fetch(`${rotating.issuer}/jwks`)).json()) as { keys: Array<{ kid: string }> }).keys.map(
+          (key) => key.kid,
+        );
+      expect(await signIn()).toBe(`${studio}/`);
+      for (let rotation = 1; rotation <= 2; rotation++) {
+        const before = await kids();
+        await rotating.rotateKeys();
+        // The provider now publishes (and signs with) only the new key.
+        expect(await kids()).toEqual([`key-${rotation}`]);
+        expect(before).not.toContain(`key-${rotation}`);
+        expect(await signIn()).toBe(`${studio}/`);
+      }
+    } finally {
+      await rotating.close();
+    }
   });
 });
 

@@ -55,6 +55,11 @@ export interface SingleSignOnOptions {
   flowKey?: string;
   /** How long a sign-in may take at the provider. @default 600_000 (10 min) */
   flowTtlMs?: number;
+  /**
+   * Where the provider sends the browser after signing out there (RP-initiated logout, `POST
+   * /sessions/sso/logout`): register it at the provider as a post-logout redirect URI. @default landingUrl
+   */
+  postLogoutRedirectUri?: string;
   /** Development only: a provider on plain http (a local test provider). @default false */
   allowInsecureRequests?: boolean;
   /** Adds a provisioned user; required with `provisioning` (the shipped directories' `addUser`). */
@@ -87,16 +92,40 @@ export interface SingleSignOn {
     callbackUrl: URL,
     cookieHeader: string | null | undefined,
   ): Promise<
-    { ok: true; account: Account; projectKey?: string; providerId: string } | { ok: false; reason: SsoRefusal }
+    | { ok: true; account: Account; projectKey?: string; providerId: string; idToken: string }
+    | { ok: false; reason: SsoRefusal }
   >;
   /** The `Set-Cookie` that deletes the flow cookie. */
   readonly clearFlow: string;
+  /**
+   * The `Set-Cookie` of the sealed sign-out hint a single sign-on leaves (the provider and its ID token,
+   * for the user), living as long as a session may (`maxAgeMs`).
+   */
+  sealSignOut(hint: SignOutHint, maxAgeMs: number): Promise<string>;
+  /**
+   * Where to send the browser to sign out at the provider (its `end_session_endpoint` with the ID token
+   * as `id_token_hint`), from this browser's sign-out hint: null without a hint, for another user's, or
+   * for a provider with no such endpoint.
+   */
+  endSessionUrl(cookieHeader: string | null | undefined, userId: string | null): Promise<string | null>;
+  /** The `Set-Cookie` that deletes the sign-out hint. */
+  readonly clearSignOut: string;
 }
 
 type OpenIdClient = typeof import('openid-client');
 // Loaded on first use: a session service without single sign-on never loads it.
 let openIdClient: Promise<OpenIdClient> | undefined;
 const loadOpenIdClient = () => (openIdClient ??= import('openid-client'));
+
+/** What a single sign-on leaves for signing out at the provider later: which provider, whose, its ID token. */
+export interface SignOutHint {
+  provider: string;
+  userId: string;
+  idToken: string;
+}
+
+const isSignOutHint = (value: Record<string, unknown>): value is Record<string, unknown> & SignOutHint =>
+  ['provider', 'userId', 'idToken'].every((key) => typeof value[key] === 'string');
 
 interface Flow {
   provider: string;
@@ -232,16 +261,53 @@ async function accountFor(
 }
 
 /**
- * The cookie that carries one sign-in's flow from start to callback: a JWE (`dir`, A256GCM, jose loaded
- * on first use) under a key derived from `keyMaterial` (random per process without one), so only this
- * service reads or makes one, and it expires with the flow.
+ * A cookie sealed for this service: a JWE (`dir`, A256GCM, jose loaded on first use) under the flow key,
+ * so only this service reads or makes one, and it expires with its payload. One carries a sign-in's flow
+ * from start to callback, another the hint for signing out at the provider.
  */
-function createFlowCookie(
+function createSealedCookie<Payload extends object>(
   name: string,
   attributes: { httpOnly: true; secure: boolean; sameSite: 'lax'; path: '/' },
-  keyMaterial: string | undefined,
+  key: Promise<Uint8Array>,
   context: SessionContext,
+  isPayload: (value: Record<string, unknown>) => value is Record<string, unknown> & Payload,
 ) {
+  const occurrence = new RegExp(`(?:^|;)\\s*${name}\\s*=`, 'g');
+  return {
+    clear: stringifySetCookie({ name, value: '', maxAge: 0, ...attributes }),
+    async seal(payload: Payload, ttlMs: number): Promise<string> {
+      const { EncryptJWT } = await import('jose');
+      const now = context.now();
+      const sealed = await new EncryptJWT({ ...(payload as Record<string, unknown>) })
+        .setProtectedHeader({ alg: 'dir', enc: 'A256GCM' })
+        .setIssuedAt(Math.floor(now / 1000))
+        .setExpirationTime(Math.floor((now + ttlMs) / 1000))
+        .encrypt(await key);
+      return stringifySetCookie({ name, value: sealed, maxAge: Math.floor(ttlMs / 1000), ...attributes });
+    },
+    async read(cookieHeader: string | null | undefined): Promise<Payload | null> {
+      // Two such cookies (one planted beside ours) are ambiguous: neither is used.
+      if (!cookieHeader || (cookieHeader.match(occurrence)?.length ?? 0) !== 1) return null;
+      const sealed = parseCookie(cookieHeader)[name];
+      if (!sealed) return null;
+      try {
+        const { jwtDecrypt } = await import('jose');
+        const { payload } = await jwtDecrypt(sealed, await key, { currentDate: new Date(context.now()) });
+        return isPayload(payload) ? payload : null;
+      } catch {
+        return null;
+      }
+    },
+  };
+}
+
+/** The two cookies sealed under the flow key: a sign-in's flow, and the hint for signing out at the provider. */
+function sealedCookies(
+  options: SingleSignOnOptions,
+  context: SessionContext,
+  settings: { cookiePrefix: string; secure: boolean; pepper: string | undefined },
+) {
+  const keyMaterial = options.flowKey ?? settings.pepper;
   const key = (async () =>
     new Uint8Array(
       await crypto.subtle.digest(
@@ -249,33 +315,35 @@ function createFlowCookie(
         keyMaterial ? encoder.encode(`deskpilot sso flow ${keyMaterial}`) : new Uint8Array(context.randomBytes(32)),
       ),
     ))();
-  const occurrence = new RegExp(`(?:^|;)\\s*${name}\\s*=`, 'g');
+  const attributes = { httpOnly: true, secure: settings.secure, sameSite: 'lax', path: '/' } as const;
+  // `__Host-`: only this host, over https, with Path=/, may set them; no sibling subdomain or plain-http
+  // page can plant a flow of its own (login CSRF).
+  const prefix = `${settings.secure ? '__Host-' : ''}${settings.cookiePrefix}`;
   return {
-    clear: stringifySetCookie({ name, value: '', maxAge: 0, ...attributes }),
-    async seal(flow: Flow, ttlMs: number): Promise<string> {
-      const { EncryptJWT } = await import('jose');
-      const now = context.now();
-      const sealed = await new EncryptJWT({ ...flow })
-        .setProtectedHeader({ alg: 'dir', enc: 'A256GCM' })
-        .setIssuedAt(Math.floor(now / 1000))
-        .setExpirationTime(Math.floor((now + ttlMs) / 1000))
-        .encrypt(await key);
-      return stringifySetCookie({ name, value: sealed, maxAge: Math.floor(ttlMs / 1000), ...attributes });
-    },
-    async read(cookieHeader: string | null | undefined): Promise<Flow | null> {
-      // Two flow cookies (one planted beside ours) are ambiguous: neither is used.
-      if (!cookieHeader || (cookieHeader.match(occurrence)?.length ?? 0) !== 1) return null;
-      const sealed = parseCookie(cookieHeader)[name];
-      if (!sealed) return null;
-      try {
-        const { jwtDecrypt } = await import('jose');
-        const { payload } = await jwtDecrypt(sealed, await key, { currentDate: new Date(context.now()) });
-        return isFlow(payload) ? payload : null;
-      } catch {
-        return null;
-      }
-    },
+    flowCookie: createSealedCookie(`${prefix}_sso`, attributes, key, context, isFlow),
+    signOutCookie: createSealedCookie(`${prefix}_sso_out`, attributes, key, context, isSignOutHint),
   };
+}
+
+/**
+ * The provider's end-session URL with the ID token as `id_token_hint` and the landing page to come back
+ * to; null without a configuration or an `end_session_endpoint` (Google has none): signed out here only.
+ */
+async function endSessionUrlOf(
+  configuration: Awaited<ReturnType<OpenIdClient['discovery']>> | null,
+  idToken: string,
+  options: SingleSignOnOptions,
+): Promise<string | null> {
+  if (!configuration) return null;
+  const client = await loadOpenIdClient();
+  try {
+    return client.buildEndSessionUrl(configuration, {
+      id_token_hint: idToken,
+      post_logout_redirect_uri: options.postLogoutRedirectUri ?? options.landingUrl,
+    }).href;
+  } catch {
+    return null;
+  }
 }
 
 /** Each provider's configuration, discovered once (again after a failure): its endpoints and keys. */
@@ -324,14 +392,7 @@ export function createSingleSignOn(
   const providers = new Map(options.providers.map((provider) => [provider.id, provider]));
   checkProviders(options);
   const flowTtlMs = options.flowTtlMs ?? 10 * 60 * 1000;
-  const flowCookie = createFlowCookie(
-    // `__Host-`: only this host, over https, with Path=/, may set it; no sibling subdomain or plain-http
-    // page can plant a flow of its own (login CSRF).
-    `${settings.secure ? '__Host-' : ''}${settings.cookiePrefix}_sso`,
-    { httpOnly: true, secure: settings.secure, sameSite: 'lax', path: '/' },
-    options.flowKey ?? settings.pepper,
-    context,
-  );
+  const { flowCookie, signOutCookie } = sealedCookies(options, context, settings);
   const configurationOf = createDiscovery(options, context);
   const provision = {
     addUser: options.addUser,
@@ -343,6 +404,16 @@ export function createSingleSignOn(
 
   return {
     clearFlow: flowCookie.clear,
+    clearSignOut: signOutCookie.clear,
+    sealSignOut: (hint, maxAgeMs) => signOutCookie.seal(hint, maxAgeMs),
+
+    async endSessionUrl(cookieHeader, userId) {
+      const hint = await signOutCookie.read(cookieHeader);
+      const provider = hint ? providers.get(hint.provider) : undefined;
+      // Another user's hint (a browser shared after a sign-in elsewhere) signs nobody out at the provider.
+      if (!hint || !provider || (userId !== null && hint.userId !== userId)) return null;
+      return endSessionUrlOf(await configurationOf(provider).catch(() => null), hint.idToken, options);
+    },
 
     providerFor(email) {
       const normalized = normalizeEmail(email);
@@ -383,6 +454,7 @@ export function createSingleSignOn(
         return { ok: false, reason: 'invalid_flow' };
       const client = await loadOpenIdClient();
       let claims: Record<string, unknown> | undefined;
+      let idToken = '';
       try {
         const configuration = await configurationOf(provider);
         const tokens = await client.authorizationCodeGrant(configuration, callbackUrl, {
@@ -391,16 +463,17 @@ export function createSingleSignOn(
           expectedNonce: flow.nonce,
           idTokenExpected: true,
         });
-        const idToken = tokens.claims();
+        const idTokenClaims = tokens.claims();
+        idToken = tokens.id_token ?? '';
         // A provider may keep the email out of the ID token (as the specification's default has it):
         // then it comes from the UserInfo endpoint, for the same subject.
         // The email and whether it is verified come as a pair from one answer, never one from each.
-        if (idToken && typeof idToken.email !== 'string') {
-          const userInfo = await client.fetchUserInfo(configuration, tokens.access_token, idToken.sub);
+        if (idTokenClaims && typeof idTokenClaims.email !== 'string') {
+          const userInfo = await client.fetchUserInfo(configuration, tokens.access_token, idTokenClaims.sub);
           const verified = provider.emailVerifiedClaim ?? 'email_verified';
-          const { email: _email, [verified]: _verified, ...rest } = idToken;
+          const { email: _email, [verified]: _verified, ...rest } = idTokenClaims;
           claims = { ...userInfo, ...rest, email: userInfo.email, [verified]: userInfo[verified] };
-        } else claims = idToken;
+        } else claims = idTokenClaims;
       } catch {
         return { ok: false, reason: 'provider_error' };
       }
@@ -414,6 +487,7 @@ export function createSingleSignOn(
         ok: true,
         account: outcome.account,
         providerId: provider.id,
+        idToken,
         ...(flow.projectKey === undefined ? {} : { projectKey: flow.projectKey }),
       };
     },

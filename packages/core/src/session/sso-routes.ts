@@ -72,6 +72,31 @@ export async function serveSsoCallback(deps: SsoRouteDependencies, request: Http
   const result = await deps.sso.signIn(request.search ?? '', request.headers.get('cookie'));
   deps.emit({ type: 'sso-sign-in', outcome: result.ok ? 'succeeded' : result.reason });
   if (!result.ok) return redirect(deps.sso.landing(result.reason), [deps.sso.clearFlow]);
-  const cookies = [result.setCookie, ...(result.setDeviceCookie ? [result.setDeviceCookie] : []), deps.sso.clearFlow];
+  const cookies = [
+    result.setCookie,
+    ...(result.setDeviceCookie ? [result.setDeviceCookie] : []),
+    result.setSignOutCookie,
+    deps.sso.clearFlow,
+  ];
   return redirect(deps.sso.landing(), cookies);
+}
+
+/** The body of `POST /sessions/sso/logout`: `{}`. */
+export const ssoLogoutBody = z.strictObject({});
+
+/**
+ * `POST /sessions/sso/logout`: logs out here (the session revoked, its cookie cleared) and answers
+ * where to sign out at the identity provider too (`endSessionUrl`, RP-initiated logout with the ID token
+ * as `id_token_hint`), or null when the session did not come from a provider that has one.
+ */
+export async function serveSsoLogout(deps: SsoRouteDependencies, request: HttpRequest): Promise<HttpResponse> {
+  parseWithSchema(ssoLogoutBody, await readJsonBody(request, deps.maxBodyBytes));
+  const cookieHeader = request.headers.get('cookie');
+  const resolved = await deps.service.resolve(cookieHeader);
+  const endSessionUrl = await deps.sso.endSessionUrl(cookieHeader, resolved?.session.user.id ?? null);
+  if (resolved) await deps.service.logout(cookieHeader);
+  deps.emit({ type: 'sso-sign-out', outcome: endSessionUrl ? 'provider' : 'local' });
+  const response = jsonResponse(200, { endSessionUrl });
+  response.headers.push(['set-cookie', deps.service.context.cookie.clear()], ['set-cookie', deps.sso.clearSignOut]);
+  return response;
 }

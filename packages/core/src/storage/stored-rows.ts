@@ -1,5 +1,11 @@
 import type { UIMessage } from 'ai';
-import type { ApprovalOutcome, ApprovalRecord, ApprovalState } from '../chat/approval/approval-store.js';
+import type {
+  ApprovalOutcome,
+  ApprovalRecord,
+  ApprovalState,
+  ApprovalStepUp,
+} from '../chat/approval/approval-store.js';
+import type { StepUpMethod } from '../step-up/step-up-proof.js';
 import type { ChatSessionRecord, TurnStatus } from '../chat/conversation/chat-store.js';
 import type { MessageTree } from '../chat/conversation/message-tree.js';
 import { DeskpilotError } from '../errors/deskpilot-error.js';
@@ -209,6 +215,7 @@ export function messageFromRow(row: StoredRow, options?: StoredRowOptions): UIMe
 }
 
 const approvalStates: readonly ApprovalState[] = ['pending', 'executing', 'done', 'denied'];
+const stepUpMethods: readonly StepUpMethod[] = ['passkey', 'password', 'recent-sign-in'];
 
 /** The columns of an approval, in the order {@link approvalFromRow} reads them. */
 export const approvalColumns: readonly string[] = [
@@ -229,6 +236,9 @@ export const approvalColumns: readonly string[] = [
   'decided_by',
   'decided_at',
   'decided_session',
+  'step_up_method',
+  'step_up_credential',
+  'step_up_at',
 ];
 
 function isOutcome(value: unknown): value is ApprovalOutcome | null {
@@ -264,7 +274,13 @@ export function approvalRowValues(record: ApprovalRecord): Array<string | number
     record.decision?.by ?? null,
     record.decision?.at ?? null,
     record.decision?.session ?? null,
+    ...stepUpRowValues(record.decision?.stepUp),
   ];
+}
+
+/** The step-up columns of a decision (`step_up_method`, `step_up_credential`, `step_up_at`): nulls without one. */
+export function stepUpRowValues(stepUp: ApprovalStepUp | undefined): [string | null, string | null, number | null] {
+  return stepUp ? [stepUp.method, stepUp.credentialId, stepUp.at] : [null, null, null];
 }
 
 /** The JSON text an approval's `outcome` is stored as. */
@@ -295,6 +311,15 @@ export function approvalFromRow(row: StoredRow, options?: StoredRowOptions): App
             by: read.nullableText('decided_by'),
             at: read.integer('decided_at'),
             session: read.nullableText('decided_session'),
+            ...(row.step_up_at == null
+              ? {}
+              : {
+                  stepUp: {
+                    method: read.oneOf('step_up_method', stepUpMethods),
+                    credentialId: read.nullableText('step_up_credential'),
+                    at: read.integer('step_up_at'),
+                  },
+                }),
           },
   };
 }
@@ -365,6 +390,8 @@ const accountTokenPurposes: readonly AccountTokenPurpose[] = [
   'email-verification',
   'passkey-registration',
   'passkey-sign-in',
+  'passkey-step-up',
+  'passkey-removal',
 ];
 
 /** The columns of a one-time link, in the order {@link accountTokenFromRow} reads them. */

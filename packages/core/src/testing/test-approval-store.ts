@@ -174,6 +174,38 @@ export function testApprovalStore(make: () => ApprovalStore | Promise<ApprovalSt
       expect((await store.get(expired.id))!.decision).toEqual(nobody);
     });
 
+    it('keeps the step-up an approval was approved with (method, passkey, time), and none for a decision without one', async () => {
+      const store = await make();
+      const withPasskey = record();
+      const withPassword = record();
+      const without = record();
+      for (const created of [withPasskey, withPassword, without]) await store.create(created);
+      const passkey = {
+        by: 'alice@example.com',
+        at: 5_000,
+        session: 'sess_1',
+        stepUp: { method: 'passkey' as const, credentialId: 'cred_“1”', at: 4_900 },
+      };
+      await store.transition(withPasskey.id, 'pending', 'executing', { decision: passkey });
+      await store.transition(withPasskey.id, 'executing', 'done', { outcome: { type: 'output', output: 1 } });
+      expect((await store.get(withPasskey.id))!.decision).toEqual(passkey);
+      const password = {
+        by: 'alice@example.com',
+        at: 6_000,
+        session: null,
+        stepUp: { method: 'password' as const, credentialId: null, at: 5_999 },
+      };
+      await store.transition(withPassword.id, 'pending', 'executing', { decision: password });
+      expect((await store.get(withPassword.id))!.decision).toEqual(password);
+      await store.transition(without.id, 'pending', 'denied', {
+        reason: 'step_up_failed',
+        decision: { by: null, at: 7_000, session: null },
+      });
+      const denied = (await store.get(without.id))!;
+      expect(denied.decision).toEqual({ by: null, at: 7_000, session: null });
+      expect(denied.decision).not.toHaveProperty('stepUp');
+    });
+
     it('lets exactly one of concurrent pending → executing transitions win', async () => {
       const store = await make();
       const created = record();

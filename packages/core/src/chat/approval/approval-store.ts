@@ -1,8 +1,19 @@
+import type { StepUpMethod } from '../../step-up/step-up-proof.js';
+
 /** Life of an approval: `pending` → `executing` → `done`, or `pending` → `denied`. */
 export type ApprovalState = 'pending' | 'executing' | 'done' | 'denied';
 
 /** The recorded result of an executed approval, replayed to any later answer for the same id. */
 export type ApprovalOutcome = { type: 'output'; output: unknown } | { type: 'error'; message: string };
+
+/** The fresh user verification an approval was approved with (step-up): how, with which passkey, when. */
+export interface ApprovalStepUp {
+  method: StepUpMethod;
+  /** The passkey that signed, for `passkey`; otherwise null. */
+  credentialId: string | null;
+  /** When the person verified themselves, epoch milliseconds. */
+  at: number;
+}
 
 /** Who decided an approval, when, and from which sign-in session. */
 export interface ApprovalDecision {
@@ -12,6 +23,8 @@ export interface ApprovalDecision {
   at: number;
   /** The session it was decided from (the grant's or host session's id), when known. */
   session: string | null;
+  /** The step-up it was approved with, when its policy asked for one. */
+  stepUp?: ApprovalStepUp;
 }
 
 /** A write-tool call the server proposed and is waiting for a person to approve. */

@@ -42,7 +42,17 @@ export interface ApprovalAnswer {
 
 /** Why an answer will not run. */
 export type ApprovalDenialReason =
-  'denied_by_user' | 'unknown' | 'cross_session' | 'expired' | 'altered' | 'capability_revoked' | 'already_decided';
+  | 'denied_by_user'
+  | 'unknown'
+  | 'cross_session'
+  | 'expired'
+  | 'altered'
+  | 'capability_revoked'
+  | 'already_decided'
+  /** Its step-up policy asks for a fresh user verification and the answer came with none. */
+  | 'step_up_required'
+  /** The answer's step-up proof is not a valid one for this approval by this person. */
+  | 'step_up_failed';
 
 /** The gate's verdict on an answer. */
 export type ApprovalReview =

@@ -3,6 +3,7 @@ export type {
   ApprovalOutcome,
   ApprovalRecord,
   ApprovalState,
+  ApprovalStepUp,
   ApprovalStore,
 } from './approval-store.js';
 export { createMemoryApprovalStore, type MemoryApprovalStore } from './memory-approval-store.js';
@@ -16,3 +17,15 @@ export {
   type ApprovalReview,
   type ApprovalScope,
 } from './create-approval-gate.js';
+export {
+  createStepUpVerifier,
+  stepUpPolicy,
+  type ChatStepUpOptions,
+  type StepUpCall,
+  type StepUpPolicy,
+  type StepUpRefusal,
+  type StepUpRequest,
+  type StepUpRule,
+  type StepUpVerifier,
+  type StepUpVerifierOptions,
+} from './step-up.js';

@@ -35,7 +35,7 @@ export function createMemoryApprovalStore(): MemoryApprovalStore {
         state: to,
         outcome: changes?.outcome === undefined ? record.outcome : structuredClone(changes.outcome),
         reason: changes?.reason === undefined ? record.reason : changes.reason,
-        decision: changes?.decision === undefined ? record.decision : { ...changes.decision },
+        decision: changes?.decision === undefined ? record.decision : structuredClone(changes.decision),
       };
       // `set` on a known key keeps its insertion position, and so its place among equal `createdAt`.
       byId.set(id, next);

@@ -92,7 +92,8 @@ export function recordApprovalReviews(options: RecordApprovalReviewsOptions): Re
     if (review.approved) {
       approvedCalls.set(part.toolCallId, part.approval.id);
       const { descriptor } = part.approval as { descriptor?: unknown };
-      if (descriptor !== undefined) approvedCards.set(part.toolCallId, descriptor);
+      // The card as its tool's pre-check made it: what the step-up asked for is not part of it.
+      if (descriptor !== undefined) approvedCards.set(part.toolCallId, cardOf(descriptor));
     }
     // The stored card keeps what it showed (its descriptor and request reason); the verdict is the gate's.
     const { approved: _approved, reason: _reason, ...shown } = part.approval as Record<string, unknown>;
@@ -116,4 +117,11 @@ function recordedOutcome(toolCallId: string, part: ChatToolPart | undefined): UI
   if (part?.state === 'output-error')
     return { type: 'tool-output-error', toolCallId, errorText: part.errorText ?? 'The tool failed.' };
   return { type: 'tool-output-denied', toolCallId };
+}
+
+/** A descriptor without the step-up request the handler added to it. */
+function cardOf(descriptor: unknown): unknown {
+  if (descriptor === null || typeof descriptor !== 'object' || !('stepUp' in descriptor)) return descriptor;
+  const { stepUp: _stepUp, ...card } = descriptor as Record<string, unknown>;
+  return card;
 }

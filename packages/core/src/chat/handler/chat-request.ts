@@ -81,6 +81,11 @@ export function chatBodySchema(maxMessages: number) {
     trigger: z.enum(['submit-message', 'regenerate-message']).optional(),
     messageId: z.string().max(200).optional(),
     id: z.string().max(200).optional(),
+    // Step-up proofs for the approvals answered in this request, by approval id (signed by the session service).
+    stepUp: z
+      .record(z.string().min(1).max(200), z.string().min(1).max(4096))
+      .refine((proofs) => Object.keys(proofs).length <= 20, 'At most 20 step-up proofs')
+      .optional(),
   });
 }
 

@@ -6,6 +6,9 @@ import { readJsonBody } from '../../http/read-json-body.js';
 import { parseWithSchema } from '../../validation/parse-with-schema.js';
 import type { ApprovalStore } from '../approval/approval-store.js';
 import type { ApprovalGate, ApprovalScope } from '../approval/create-approval-gate.js';
+import type { ApprovalStepUp } from '../approval/approval-store.js';
+import { asksStepUp, type ChatStepUpOptions, type StepUpRequest } from '../approval/step-up.js';
+import { stepUpBinding } from '../../step-up/step-up-proof.js';
 import type { ContextBudget } from '../context/bound-model-input.js';
 import { buildInstructions } from '../context/build-instructions.js';
 import type { ChatSessionRecord, ChatStore, StorageQuota } from '../conversation/chat-store.js';
@@ -60,6 +63,8 @@ export interface ChatRouteDependencies {
   generateId: () => string;
   onError: (error: unknown) => void;
   emit: DeskpilotEventListener;
+  /** Which approvals need a fresh user verification, and how a proof is checked; none when not configured. */
+  stepUp?: ChatStepUpOptions | undefined;
 }
 
 /** What the request's last message is: a new user message, an edit, a regeneration, or approval answers. */
@@ -118,6 +123,7 @@ type TurnStart =
       assistantId: string;
       approvedCalls: ReadonlyMap<string, string>;
       approvedCards?: ReadonlyMap<string, unknown>;
+      approvedStepUps?: ReadonlyMap<string, ApprovalStepUp>;
       /** Chunks to stream before the answer goes on (the decisions on answered cards). */
       decisions: UIMessageChunk[];
     };
@@ -129,6 +135,7 @@ async function beginTurn(
   opened: OpenedConversation,
   scope: ApprovalScope,
   signInSessionId: string | undefined,
+  stepUpProofs: Readonly<Record<string, string>> | undefined,
 ): Promise<TurnStart> {
   const { session, messages: stored } = opened;
   // An approval can only ever be answered through its card in the stored conversation: with no
@@ -146,6 +153,9 @@ async function beginTurn(
       scope,
       capabilityOf: deps.toolSet.capabilityOf,
       signInSessionId,
+      stepUp: deps.stepUp,
+      stepUpProofs,
+      onError: deps.onError,
       now: deps.now,
       emit: deps.emit,
     });
@@ -226,7 +236,7 @@ async function runTurn(
   deps: ChatRouteDependencies,
   turn: RunningTurn,
   admitted: {
-    body: { sessionId: string };
+    body: { sessionId: string; stepUp?: Record<string, string> | undefined };
     context: ChatContext;
     signInSessionId: string | undefined;
     picked: ChatModel;
@@ -258,13 +268,23 @@ async function runTurn(
     projectKey: context.projectKey,
     capabilities: context.capabilities,
   };
-  const started = await beginTurn(deps, last, opened, scope, admitted.signInSessionId);
+  const started = await beginTurn(deps, last, opened, scope, admitted.signInSessionId, body.stepUp);
   if (started.kind === 'replay') {
     await hold?.settle(undefined);
     turn.settle();
     return replayWithoutModel(started.messageId, started.chunks, admitted.headers);
   }
   const afterSaved = afterSavedOf(deps, session, started.history, turn.cut.signal);
+  const turnTools = deps.toolSet.forTurn({
+    context,
+    sessionId: session.id,
+    approvedCalls: started.approvedCalls,
+    approvedCards: started.approvedCards,
+    approvedStepUps: started.approvedStepUps,
+    signInSessionId: admitted.signInSessionId,
+  });
+  // The step-up each card of this turn asks for, by tool call id (what its approval request carries).
+  const stepUps = new Map<string, StepUpRequest>();
   const recording = await recordingOf(deps, session.id);
   try {
     return await streamAssistantTurn({
@@ -273,25 +293,22 @@ async function runTurn(
       instructions: buildInstructions({ context, workingMemory: session.workingMemory, base: deps.instructions }),
       history: started.history,
       assistantId: started.assistantId,
-      turnTools: deps.toolSet.forTurn({
-        context,
-        sessionId: session.id,
-        approvedCalls: started.approvedCalls,
-        approvedCards: started.approvedCards,
-        signInSessionId: admitted.signInSessionId,
-      }),
+      turnTools,
+      approvalDescriptorOf: (toolCallId) => withStepUp(turnTools.cardOf(toolCallId), stepUps.get(toolCallId)),
       leadingChunks: started.decisions,
       stepBudget: deps.stepBudget,
       modelCall: deps.modelCall,
       contextBudget: deps.contextBudget,
       recordUsage: hold && ((usage) => hold.settle(usage)),
       onApprovalRequest: async (call) => {
-        const { id } = await deps.gate.propose(scope, {
-          ...call,
-          capability: deps.toolSet.capabilityOf(call.toolName) ?? '',
-        });
+        const capability = deps.toolSet.capabilityOf(call.toolName) ?? '';
+        const record = await deps.gate.propose(scope, { ...call, capability });
+        const card = turnTools.cardOf(call.toolCallId);
+        // The card asks the browser for a fresh user verification over this approval's binding.
+        if (deps.stepUp && asksStepUp(deps.stepUp.policy, { ...call, capability, card }, deps.onError))
+          stepUps.set(call.toolCallId, { binding: stepUpBinding(record) });
         deps.emit({ type: 'approval-proposed', tool: call.toolName });
-        return id;
+        return record.id;
       },
       store: deps.store,
       sessionId: session.id,
@@ -401,4 +418,9 @@ export async function serveChatHistory(deps: ChatRouteDependencies, request: Htt
   const session = await ownConversation(deps.store, body.sessionId, context);
   const payload = historyJson(session, await deps.store.getMessageTree(session.id));
   return jsonResponse(200, payload, [...Object.entries(admission.headers), ['cache-control', 'no-store']]);
+}
+
+/** A card with the step-up it asks for (`approval.descriptor.stepUp`), when its approval needs one. */
+function withStepUp(card: unknown, stepUp: StepUpRequest | undefined): unknown {
+  return stepUp ? { ...(card as object | undefined), stepUp } : card;
 }

@@ -17,6 +17,7 @@ import {
 } from '../../events/deskpilot-event.js';
 import type { ApprovalStore } from '../approval/approval-store.js';
 import { createApprovalGate } from '../approval/create-approval-gate.js';
+import { checkStepUpTools, type ChatStepUpOptions } from '../approval/step-up.js';
 import type { CommerceBackend } from '../backends/commerce-backend.js';
 import type { TicketBackend } from '../backends/ticket-backend.js';
 import { builtinCapabilities, type CapabilityRegistry } from '../context/capabilities.js';
@@ -91,6 +92,15 @@ export interface ChatHandlerOptions {
   contextBudget?: ContextBudget;
   /** How long a proposed write can be approved. @default 900000 */
   approvalTtlMs?: number;
+  /**
+   * Step-up for risky approvals: calls the `policy` names (`stepUpPolicy({ cancelOrder: true,
+   * refundOrder: { amountAbove: 10_000 } })`) are approved only with a fresh user verification — a
+   * proof from the session service (`POST /sessions/current/step-up`) over the approval's binding, sent
+   * in the request's `stepUp` by approval id. The card carries `approval.descriptor.stepUp.binding`; an
+   * answer without a valid proof runs nothing and is denied (`step_up_required`, `step_up_failed`), and
+   * the approval record keeps how the person verified, with which passkey, and when. @default none
+   */
+  stepUp?: ChatStepUpOptions;
   /** When set, identity and flags come only from `context.grant`, a JWS signed with this secret. */
   contextSecret?: string;
   /**
@@ -225,6 +235,7 @@ function resolveDependencies(
   const store = withStoreSpans(options.store, 'chat_store');
   const approvalStore = withStoreSpans(options.approvalStore, 'approval_store');
   const gate = createApprovalGate({ store: approvalStore, ttlMs: options.approvalTtlMs, now, onError });
+  const definitions = toolDefinitionsOf(options);
   // With neither a secret nor the host's session, a client can claim any identity: say so, once.
   if (!options.contextSecret && !options.resolveContext)
     logger.warn('chat: no context secret configured; identity and capability flags are taken from the request body');
@@ -255,7 +266,7 @@ function resolveDependencies(
       onRefused,
     }),
     toolSet: createChatToolSet({
-      definitions: options.tools ?? builtinChatTools,
+      definitions,
       capabilities,
       gate,
       store,
@@ -293,6 +304,7 @@ function resolveDependencies(
     contextBudget,
     storageQuota: storageQuotaOf(limits),
     titles: options.titles ?? {},
+    stepUp: options.stepUp,
     resumableStreams: options.resumableStreams ?? createMemoryResumableStreams(),
     now,
     generateId: options.generateId ?? (() => `msg_${base64url.encode(crypto.getRandomValues(new Uint8Array(16)))}`),
@@ -392,4 +404,15 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
     isRoute: (path) => routeOf(path) !== undefined,
     drain: (drainOptions) => tracker.drain(drainOptions),
   };
+}
+
+/** The handler's tools; a step-up policy naming a tool it does not have stops it from starting. */
+function toolDefinitionsOf(options: ChatHandlerOptions): readonly ChatToolDefinition[] {
+  const definitions = options.tools ?? builtinChatTools;
+  if (options.stepUp)
+    checkStepUpTools(
+      options.stepUp.policy,
+      definitions.map((definition) => definition.name),
+    );
+  return definitions;
 }

@@ -7,6 +7,7 @@ import {
   type ToolSet,
 } from 'ai';
 import type { DeskpilotEventListener } from '../../events/deskpilot-event.js';
+import type { ApprovalDecision, ApprovalRecord, ApprovalStepUp } from '../approval/approval-store.js';
 import type { ApprovalGate } from '../approval/create-approval-gate.js';
 import type { CommerceBackend } from '../backends/commerce-backend.js';
 import type { TicketBackend } from '../backends/ticket-backend.js';
@@ -58,6 +59,8 @@ export interface ChatToolSet {
     approvedCalls: ReadonlyMap<string, string>;
     /** The card each approved call was shown with (its approval request's descriptor), by tool call id. */
     approvedCards?: ReadonlyMap<string, unknown> | undefined;
+    /** The step-up each approved call was approved with, by tool call id: recorded with its decision. */
+    approvedStepUps?: ReadonlyMap<string, ApprovalStepUp> | undefined;
     /** Recorded with each approval this turn executes (who approved it, from which session). */
     signInSessionId?: string | undefined;
   }): ChatTurnTools;
@@ -177,6 +180,19 @@ function approvalStatusOf(options: {
   };
 }
 
+/**
+ * Who approved a call — the conversation's owner: only they can answer its cards — when, from which
+ * session, with which step-up.
+ */
+function decisionOf(
+  context: ChatContext,
+  at: number,
+  signInSessionId: string | undefined,
+  stepUp: ApprovalStepUp | undefined,
+): ApprovalDecision {
+  return { by: context.userEmail, at, session: signInSessionId ?? null, ...(stepUp ? { stepUp } : {}) };
+}
+
 /** The `updateWorkingMemory` tool of one conversation. */
 function workingMemoryToolFor(
   options: Pick<ChatToolSetOptions, 'store' | 'now' | 'workingMemoryBytes'> & {
@@ -244,6 +260,7 @@ export function createChatToolSet(options: ChatToolSetOptions): ChatToolSet {
     turn: {
       approvedCalls: ReadonlyMap<string, string>;
       approvedCards: ReadonlyMap<string, unknown>;
+      approvedStepUps: ReadonlyMap<string, ApprovalStepUp>;
       prepared: ReadonlyMap<string, PreparedApproval>;
       signInSessionId: string | undefined;
     },
@@ -270,19 +287,15 @@ export function createChatToolSet(options: ChatToolSetOptions): ChatToolSet {
           );
         }
         return reported(definition.name, async () => {
-          // The person who approved it is the conversation's owner: only they can answer its cards.
-          const decision = { by: context.userEmail, at: now(), session: turn.signInSessionId ?? null };
-          const outcome = await gate.execute(
-            approvalId,
-            (record) =>
-              runApproved(
-                definition,
-                record.input,
-                { ...toolContext, idempotencyKey: approvalId, abortSignal },
-                turn.approvedCards.get(toolCallId),
-              ),
-            decision,
-          );
+          const run = (record: ApprovalRecord) =>
+            runApproved(
+              definition,
+              record.input,
+              { ...toolContext, idempotencyKey: approvalId, abortSignal },
+              turn.approvedCards.get(toolCallId),
+            );
+          const stepUp = turn.approvedStepUps.get(toolCallId);
+          const outcome = await gate.execute(approvalId, run, decisionOf(context, now(), turn.signInSessionId, stepUp));
           if (outcome.type === 'error') throw new ChatToolError(outcome.message);
           return outcome.output;
         });
@@ -296,7 +309,14 @@ export function createChatToolSet(options: ChatToolSetOptions): ChatToolSet {
   return {
     catalogue,
     capabilityOf: (toolName) => capabilityOf.get(toolName) ?? null,
-    forTurn({ context, sessionId, approvedCalls, approvedCards = new Map(), signInSessionId }) {
+    forTurn({
+      context,
+      sessionId,
+      approvedCalls,
+      approvedCards = new Map(),
+      approvedStepUps = new Map(),
+      signInSessionId,
+    }) {
       const tools: ToolSet = {};
       const toolApproval: Record<string, ToolApprovalStatus | ReturnType<typeof approvalOf>> = {};
       const prepared = new Map<string, PreparedApproval>();
@@ -311,6 +331,7 @@ export function createChatToolSet(options: ChatToolSetOptions): ChatToolSet {
         tools[definition.name] = toTool(definition, context, write, {
           approvedCalls,
           approvedCards,
+          approvedStepUps,
           prepared,
           signInSessionId,
         });

@@ -24,6 +24,8 @@ export interface StreamAssistantTurnOptions {
   /** Id of the assistant message (a retry answers anew in place). */
   assistantId: string;
   turnTools: ChatTurnTools;
+  /** What an approval request carries as its `approval.descriptor`, by tool call id. @default the tool's card */
+  approvalDescriptorOf?: (toolCallId: string) => unknown;
   stepBudget?: number | undefined;
   modelCall?: RunToolLoopOptions['modelCall'];
   /** How much of `history` the model is sent. */
@@ -102,7 +104,7 @@ export async function streamAssistantTurn(options: StreamAssistantTurnOptions): 
       return total && { usage: total };
     },
     onError: (error) => errorTextOf(error, onError),
-    approvalDescriptorOf: turnTools.cardOf,
+    approvalDescriptorOf: options.approvalDescriptorOf ?? turnTools.cardOf,
   });
   let streamFailed = false;
   // Run from the response body's `pull`: bound to the turn's trace context, so its store spans are beneath the turn.

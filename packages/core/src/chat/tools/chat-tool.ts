@@ -39,6 +39,11 @@ export interface ApprovalCard {
   summary: string;
   /** E.g. `{ label: 'Amount', value: '€129.00 (everything that remains)' }`, in the order shown. */
   fields: Array<{ label: string; value: string }>;
+  /**
+   * The money the call moves, machine-readable (minor units, ISO 4217 currency): what a step-up
+   * policy's `amountAbove` reads. Absent when the card cannot tell (the user may not read the order).
+   */
+  amount?: { minor: number; currency: string };
 }
 
 /** A write call's pre-check: the card to propose, or why the call cannot succeed (no card, the model is told). */

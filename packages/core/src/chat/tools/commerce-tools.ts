@@ -80,6 +80,7 @@ async function prepareRefund(
     ok: true,
     card: {
       summary: `Refund ${refund.display} of order ${orderId}${customerOf(order, context)}`,
+      amount: { minor: amount ?? remaining, currency },
       fields: [
         { label: 'Amount', value: amount === undefined ? `${refund.display} (all that remains)` : refund.display },
         { label: 'Order', value: `${orderId} · ${order.status} · total ${presentMoney(order.totals.total).display}` },
@@ -114,6 +115,7 @@ async function prepareCancel(orderId: string, reason: string, context: ChatToolC
     ok: true,
     card: {
       summary: `Cancel order ${orderId}${context.capabilities?.canViewCustomers === true ? ` of ${order.customer.name}` : ''}`,
+      amount: { minor: paid, currency: order.totals.total.currency },
       fields: [
         { label: 'Order', value: `${orderId} · ${order.status} · total ${presentMoney(order.totals.total).display}` },
         ...customerFields(order, context),

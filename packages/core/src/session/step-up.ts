@@ -1,0 +1,153 @@
+import type { AuthenticationResponseJSON, PublicKeyCredentialRequestOptionsJSON } from '@simplewebauthn/server';
+import { signStepUpProof, type StepUpMethod, type StepUpProof } from '../step-up/step-up-proof.js';
+import type { Passkeys } from './passkeys.js';
+import type { SessionContext } from './session-context.js';
+import type { Session } from './session.js';
+import { normalizeEmail } from './user-directory.js';
+
+/** Options of the session service's `stepUp`: proofs of a fresh user verification, for risky approvals. */
+export interface StepUpOptions {
+  /**
+   * The secret proofs are signed with (HS256), at least 32 characters: the chat service checks them
+   * with the same one (`createStepUpVerifier({ secret })`). Use a secret of its own, not the chat grant's.
+   */
+  secret: string;
+  /**
+   * How long a proof may be presented to the chat service: long enough for the other cards of the same
+   * answer to be decided (they are sent together). @default 300_000 (5 min)
+   */
+  ttlMs?: number;
+  /**
+   * For a user without a passkey: a sign-in this recent counts as a fresh verification (an SSO user
+   * steps up by signing in again); older sessions type their password. `0`: always the password.
+   * @default 300_000 (5 min)
+   */
+  recentSignInMs?: number;
+}
+
+/**
+ * How the signed-in user steps up now: their passkey (with the assertion's options), their password,
+ * nothing more (a recent sign-in), or by signing in again (their passkeys were all added since this
+ * session signed in; or, bound at an identity provider, they have no password to give here).
+ */
+export type StepUpChallenge =
+  | { method: 'passkey'; options: PublicKeyCredentialRequestOptionsJSON }
+  | { method: 'password' }
+  | { method: 'recent-sign-in' }
+  | { method: 'sign-in-again' };
+
+/** What a step-up answer carries: the assertion of a passkey, or the password, or nothing (a recent sign-in). */
+export interface StepUpAnswer {
+  binding: string;
+  response?: AuthenticationResponseJSON | undefined;
+  password?: string | undefined;
+}
+
+/** Outcome of a step-up: the signed proof, or why not. */
+export type StepUpResult =
+  | { ok: true; token: string; proof: StepUpProof; expiresAt: number }
+  | { ok: false; reason: 'invalid_passkey' | 'invalid_credentials' | 'reauthentication_required' | 'busy' };
+
+/** Step-up verification over the service's passkeys and directory. */
+export interface SessionStepUp {
+  /** How this session's user steps up: a passkey if they have one, else a recent sign-in, else their password. */
+  challenge(session: Session, binding: string): Promise<StepUpChallenge>;
+  /** Verifies the answer and signs a proof over `binding`. */
+  verify(session: Session, answer: StepUpAnswer): Promise<StepUpResult>;
+}
+
+/** What a step-up runs on beside its options. */
+export interface SessionStepUpDependencies {
+  context: SessionContext;
+  passkeys: Passkeys | undefined;
+  /** Whether the user is bound to a person at an identity provider (single sign-on): then no password step-up. */
+  isBoundAtProvider(userId: string): Promise<boolean>;
+  /** The password check of the signed-in user, through the service's hash gate (`busy` when its lane is full). */
+  checkPassword(email: string, password: string): Promise<{ userId: string } | null | 'busy'>;
+}
+
+/** Creates the service's {@link SessionStepUp}. */
+export function createSessionStepUp(options: StepUpOptions, deps: SessionStepUpDependencies): SessionStepUp {
+  const { secret } = options;
+  if (typeof secret !== 'string' || secret.length < 32)
+    throw new TypeError('stepUp.secret must be at least 32 characters');
+  const ttlMs = options.ttlMs ?? 300_000;
+  const recentSignInMs = options.recentSignInMs ?? 5 * 60 * 1000;
+  if (!Number.isSafeInteger(ttlMs) || ttlMs < 1000 || ttlMs > 600_000)
+    throw new TypeError('stepUp.ttlMs must be a whole number of milliseconds from 1000 to 600000');
+  if (!Number.isSafeInteger(recentSignInMs) || recentSignInMs < 0)
+    throw new TypeError('stepUp.recentSignInMs must be a whole number of milliseconds ≥ 0');
+  const { context, passkeys } = deps;
+  /**
+   * The user's passkeys, and those that may step up this session: registered before it signed in. A
+   * passkey added since (by whoever holds the session) counts from the next sign-in, never for this one.
+   */
+  const passkeysOf = async (session: Session) => {
+    const all = passkeys ? await passkeys.list(session.user.id) : [];
+    const signedInAt = Date.parse(session.createdAt);
+    const eligible = all.filter((passkey) => Date.parse(passkey.createdAt) <= signedInAt);
+    return { any: all.length > 0, eligible: eligible.map((passkey) => passkey.id) };
+  };
+  const recent = (session: Session) =>
+    recentSignInMs > 0 && Date.parse(session.createdAt) >= context.now() - recentSignInMs;
+
+  const sign = async (
+    session: Session,
+    binding: string,
+    method: StepUpMethod,
+    credentialId: string | null,
+  ): Promise<StepUpResult> => {
+    const proof: StepUpProof = {
+      userId: session.user.id,
+      email: normalizeEmail(session.user.email),
+      sessionId: session.id,
+      binding,
+      method,
+      credentialId,
+      verifiedAt: context.now(),
+    };
+    return {
+      ok: true,
+      token: await signStepUpProof(proof, secret, { ttlMs }),
+      proof,
+      expiresAt: proof.verifiedAt + ttlMs,
+    };
+  };
+
+  return {
+    async challenge(session, binding) {
+      const owned = await passkeysOf(session);
+      if (owned.eligible.length > 0)
+        return { method: 'passkey', options: await passkeys!.stepUpOptions(session.user.id, binding, owned.eligible) };
+      if (owned.any) return { method: 'sign-in-again' };
+      if (recent(session)) return { method: 'recent-sign-in' };
+      return (await deps.isBoundAtProvider(session.user.id)) ? { method: 'sign-in-again' } : { method: 'password' };
+    },
+
+    async verify(session, answer) {
+      // A user with a passkey proves it with the passkey: a password (or a stolen session) is not enough.
+      const owned = await passkeysOf(session);
+      if (owned.eligible.length > 0) {
+        if (!answer.response) return { ok: false, reason: 'invalid_passkey' };
+        const { id: userId } = session.user;
+        const verified = await passkeys!.verifyStepUp(userId, answer.binding, answer.response, owned.eligible);
+        return verified.ok
+          ? sign(session, answer.binding, 'passkey', verified.credentialId)
+          : { ok: false, reason: 'invalid_passkey' };
+      }
+      // Passkeys added since this sign-in only: sign in again (with one) first.
+      if (owned.any) return { ok: false, reason: 'reauthentication_required' };
+      // A user bound at an identity provider recovers there, and steps up by signing in there again.
+      if (answer.password !== undefined && !(await deps.isBoundAtProvider(session.user.id))) {
+        const checked = await deps.checkPassword(session.user.email, answer.password);
+        if (checked === 'busy') return { ok: false, reason: 'busy' };
+        return checked?.userId === session.user.id
+          ? sign(session, answer.binding, 'password', null)
+          : { ok: false, reason: 'invalid_credentials' };
+      }
+      return recent(session)
+        ? sign(session, answer.binding, 'recent-sign-in', null)
+        : { ok: false, reason: 'reauthentication_required' };
+    },
+  };
+}

@@ -1,0 +1,142 @@
+import { sha256 } from '@noble/hashes/sha2.js';
+import { utf8ToBytes } from '@noble/hashes/utils.js';
+import * as base64url from 'jose/base64url';
+
+/**
+ * How a person proved, just now, that they are at the keyboard: a passkey assertion over the
+ * approval's binding, their password typed again, or a sign-in recent enough to count as one.
+ */
+export type StepUpMethod = 'passkey' | 'password' | 'recent-sign-in';
+
+/** What the session service vouches for: this user verified themselves, this way, over this binding. */
+export interface StepUpProof {
+  /** The session service's user id. */
+  userId: string;
+  /** The user's address, lower-cased: the chat service compares it with the approval's user. */
+  email: string;
+  /** The sign-in session the verification happened in. */
+  sessionId: string;
+  /** The {@link stepUpBinding} of the approval it is for (what the passkey signed over). */
+  binding: string;
+  method: StepUpMethod;
+  /** The passkey that signed, for `passkey`; otherwise null. */
+  credentialId: string | null;
+  /** Epoch milliseconds. */
+  verifiedAt: number;
+}
+
+const audience = 'deskpilot-step-up';
+const type = 'deskpilot-step-up+jwt';
+const methods: readonly StepUpMethod[] = ['passkey', 'password', 'recent-sign-in'];
+/** A binding is a SHA-256 digest in base64url: 43 characters. */
+export const stepUpBindingPattern = /^[A-Za-z0-9_-]{43}$/;
+
+/**
+ * The binding of an approval: SHA-256 over its id, tool and input hash, in base64url. A passkey
+ * assertion over it (inside its WebAuthn challenge) and a proof naming it are good for this approval
+ * of this exact call and nothing else.
+ *
+ * @example
+ * const binding = stepUpBinding({ id: record.id, toolName: record.toolName, inputHash: record.inputHash });
+ */
+export function stepUpBinding(approval: { id: string; toolName: string; inputHash: string }): string {
+  // Length-prefixed fields: no two different approvals spell the same bytes.
+  const fields = [approval.id, approval.toolName, approval.inputHash].map((field) => `${field.length}:${field}`);
+  return base64url.encode(sha256(utf8ToBytes(`deskpilot-step-up/v1\n${fields.join('\n')}`)));
+}
+
+function keyOf(secret: string): Uint8Array {
+  if (typeof secret !== 'string' || secret.length < 32)
+    throw new TypeError('The step-up secret must be at least 32 characters');
+  return utf8ToBytes(secret);
+}
+
+/** Options of {@link signStepUpProof}. */
+export interface SignStepUpProofOptions {
+  /** How long the proof may be presented. @default 300_000 (5 min) */
+  ttlMs?: number;
+}
+
+/**
+ * Signs a {@link StepUpProof} (HS256, its own audience and type: a chat grant signed with the same
+ * secret is never taken for one). The session service calls it once it verified the person.
+ */
+export async function signStepUpProof(
+  proof: StepUpProof,
+  secret: string,
+  options: SignStepUpProofOptions = {},
+): Promise<string> {
+  const ttlMs = options.ttlMs ?? 300_000;
+  if (!Number.isSafeInteger(ttlMs) || ttlMs < 1000) throw new TypeError('ttlMs must be a whole number ≥ 1000');
+  const key = keyOf(secret);
+  // Loaded on first use: a session service that never steps up never loads jose's signing code.
+  const { SignJWT } = await import('jose');
+  const issuedAt = Math.floor(proof.verifiedAt / 1000);
+  return new SignJWT({
+    email: proof.email,
+    sid: proof.sessionId,
+    bnd: proof.binding,
+    mth: proof.method,
+    ...(proof.credentialId === null ? {} : { cid: proof.credentialId }),
+    vat: proof.verifiedAt,
+  })
+    .setProtectedHeader({ alg: 'HS256', typ: type })
+    .setSubject(proof.userId)
+    .setAudience(audience)
+    .setIssuedAt(issuedAt)
+    .setExpirationTime(Math.floor((proof.verifiedAt + ttlMs) / 1000))
+    .sign(key);
+}
+
+/** Options of {@link verifyStepUpProof}. */
+export interface VerifyStepUpProofOptions {
+  /** Clock in epoch milliseconds. @default Date.now */
+  now?: () => number;
+  /** The longest lifetime a proof may claim. @default 600 seconds */
+  maxAgeSeconds?: number;
+}
+
+const text = (value: unknown, max: number): value is string =>
+  typeof value === 'string' && value.length > 0 && value.length <= max;
+
+/**
+ * The proof a token carries, or null when it is not one this secret signed, unexpired and well formed.
+ * Never throws for bad input: a forged, expired or garbled token is simply no proof.
+ */
+export async function verifyStepUpProof(
+  token: unknown,
+  secret: string,
+  options: VerifyStepUpProofOptions = {},
+): Promise<StepUpProof | null> {
+  const key = keyOf(secret);
+  if (typeof token !== 'string' || token.length === 0 || token.length > 4096) return null;
+  const { jwtVerify } = await import('jose');
+  const now = (options.now ?? Date.now)();
+  try {
+    const { payload } = await jwtVerify(token, key, {
+      algorithms: ['HS256'],
+      audience,
+      typ: type,
+      currentDate: new Date(now),
+      requiredClaims: ['sub', 'exp', 'iat'],
+      maxTokenAge: options.maxAgeSeconds ?? 600,
+      clockTolerance: 5,
+    });
+    const { sub, email, sid, bnd, mth, cid, vat } = payload as Record<string, unknown>;
+    if (!text(sub, 200) || !text(email, 320) || !text(sid, 200) || !text(bnd, 43)) return null;
+    if (!stepUpBindingPattern.test(bnd) || !methods.includes(mth as StepUpMethod)) return null;
+    if (!(cid === undefined || text(cid, 1400)) || (mth === 'passkey') !== (cid !== undefined)) return null;
+    if (typeof vat !== 'number' || !Number.isSafeInteger(vat) || vat > now + 5000) return null;
+    return {
+      userId: sub,
+      email,
+      sessionId: sid,
+      binding: bnd,
+      method: mth as StepUpMethod,
+      credentialId: cid ?? null,
+      verifiedAt: vat,
+    };
+  } catch {
+    return null;
+  }
+}
