@@ -131,7 +131,7 @@ export interface SessionSso extends SingleSignOn {
     search: string,
     cookieHeader: string | null | undefined,
   ): Promise<
-    | (Extract<LoginResult, { ok: true }> & { setSignOutCookie: string; providerId: string })
+    | (Extract<LoginResult, { ok: true }> & { setSignOutCookie: string | null; providerId: string })
     | { ok: false; reason: SsoRefusal }
   >;
   /** The landing page, with `#sso-error=<reason>` for a refusal. */
@@ -208,7 +208,7 @@ export function createSessionService(options: SessionServiceOptions): SessionSer
     });
 
   const passkeys =
-    options.passkeys && sessionPasskeys(options, createPasskeys(options.passkeys, context), startSession);
+    options.passkeys && sessionPasskeys(options, context, createPasskeys(options.passkeys, context), startSession);
   const sso = options.sso && sessionSso(options, options.sso, context, startSession);
   const stepUp = options.stepUp && sessionStepUp(options, options.stepUp, context, passkeys, hashGate);
 
@@ -386,7 +386,12 @@ function sessionSso(
       if (!started.ok) return { ok: false, reason: 'forbidden' };
       // Kept as long as the session may live: signing out later can sign out at the provider too.
       const setSignOutCookie = await singleSignOn.sealSignOut(
-        { provider: finished.providerId, userId: finished.account.user.id, idToken: finished.idToken },
+        {
+          provider: finished.providerId,
+          userId: finished.account.user.id,
+          signedInAt: Date.parse(started.session.createdAt),
+          idToken: finished.idToken,
+        },
         Date.parse(started.session.expiresAt) - context.now(),
       );
       return { ...started, setSignOutCookie, providerId: finished.providerId };
@@ -402,6 +407,7 @@ function sessionSso(
 /** The service's passkeys: the ceremonies, the owner told of a new passkey, sign-in ending in `startSession`. */
 function sessionPasskeys(
   options: SessionServiceOptions,
+  context: SessionContext,
   passkeys: Passkeys,
   startSession: (
     account: Account,
@@ -422,6 +428,19 @@ function sessionPasskeys(
           );
       return result;
     },
+    async remove(userId, id, response, credentialIds) {
+      const result = await passkeys.remove(userId, id, response, credentialIds);
+      // A way in gone: its owner hears of it too (an intruder removing theirs is news).
+      const recovery = result === 'removed' ? options.recovery : undefined;
+      const account = recovery && (await context.directory.getAccount(userId));
+      if (recovery && account)
+        recovery.email
+          .send(passkeyRemovedMessage(account.user.email, recovery.appName ?? 'Deskpilot'))
+          .catch((error: unknown) =>
+            (options.logger ?? consoleLogger).error('passkey notification could not be sent', error),
+          );
+      return result;
+    },
     async signIn(response, input = {}) {
       const verified = await passkeys.verifySignIn(response);
       return verified.ok ? startSession(verified.account, input.projectKey, input.cookieHeader) : verified;
@@ -436,6 +455,19 @@ function passkeyAddedMessage(to: string, name: string, appName: string): EmailMe
     subject: `A passkey was added to your ${appName} account`,
     text: [
       `A passkey named "${name}" was added to the ${appName} account for ${to}. It can sign in without a password.`,
+      '',
+      'If this was not you, reset your password now: a reset removes every passkey and signs you out everywhere.',
+    ].join('\n'),
+  };
+}
+
+/** The email telling a user a passkey was removed from their account. */
+function passkeyRemovedMessage(to: string, appName: string): EmailMessage {
+  return {
+    to,
+    subject: `A passkey was removed from your ${appName} account`,
+    text: [
+      `A passkey was removed from the ${appName} account for ${to}, confirmed with one of its passkeys.`,
       '',
       'If this was not you, reset your password now: a reset removes every passkey and signs you out everywhere.',
     ].join('\n'),

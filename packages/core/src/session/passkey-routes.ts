@@ -5,6 +5,7 @@ import { jsonResponse, type HttpRequest, type HttpResponse } from '../http/http-
 import { readJsonBody } from '../http/read-json-body.js';
 import { parseWithSchema } from '../validation/parse-with-schema.js';
 import type { SessionPasskeys } from './create-session-service.js';
+import { passkeysBefore } from './passkeys.js';
 import { noSessionError } from './require-session.js';
 import { throttleAddress as throttleByAddress, type SessionRouteDependencies } from './session-routes.js';
 
@@ -138,15 +139,23 @@ export async function serveListPasskeys(deps: PasskeyRouteDependencies, request:
   return jsonResponse(200, { passkeys: await deps.passkeys.list(account.user.id) });
 }
 
+/** The signed-in user's id and the passkeys that speak for this session (registered before it signed in). */
+async function removalContext(deps: PasskeyRouteDependencies, request: HttpRequest) {
+  const resolved = await deps.service.resolve(cookieOf(request));
+  if (!resolved) throw noSessionError();
+  const { user, createdAt } = resolved.session;
+  return { user, credentialIds: passkeysBefore(await deps.passkeys.list(user.id), createdAt) };
+}
+
 /** `POST /sessions/current/passkeys/remove/options`: options for the assertion a removal needs. */
 export async function servePasskeyRemovalOptions(
   deps: PasskeyRouteDependencies,
   request: HttpRequest,
 ): Promise<HttpResponse> {
   parseWithSchema(passkeyOptionsBody, await readJsonBody(request, deps.maxBodyBytes));
-  const account = await signedIn(deps, request);
+  const { user, credentialIds } = await removalContext(deps, request);
   await throttlePasskeyAddress(deps, request);
-  return jsonResponse(200, await deps.passkeys.removalOptions(account.user.id));
+  return jsonResponse(200, await deps.passkeys.removalOptions(user.id, credentialIds));
 }
 
 /**
@@ -156,20 +165,18 @@ export async function servePasskeyRemovalOptions(
  */
 export async function serveRemovePasskey(deps: PasskeyRouteDependencies, request: HttpRequest): Promise<HttpResponse> {
   const body = parseWithSchema(removePasskeyBody, await readJsonBody(request, deps.maxBodyBytes));
-  const account = await signedIn(deps, request);
+  const { user, credentialIds } = await removalContext(deps, request);
   await throttlePasskeyAddress(deps, request);
-  const removed = await deps.passkeys.remove(
-    account.user.id,
-    body.id,
-    body.response as unknown as AuthenticationResponseJSON,
-  );
+  const response = body.response as unknown as AuthenticationResponseJSON;
+  const removed = await deps.passkeys.remove(user.id, body.id, response, credentialIds);
   if (removed === 'invalid_passkey')
     throw new DeskpilotError('invalid_passkey', {
-      detail: 'This passkey was not accepted. Confirm with one of your passkeys to remove one.',
+      detail:
+        'This passkey was not accepted. Confirm with one of your passkeys (one added since you signed in counts after your next sign-in).',
     });
   // One answer for "no such passkey" and "someone else's": nothing to probe.
   if (removed === 'not_found') throw new DeskpilotError('not_found', { detail: 'No such passkey.' });
-  deps.emit({ type: 'passkey-removed', email: account.user.email });
+  deps.emit({ type: 'passkey-removed', email: user.email });
   return { status: 204, headers: [], body: null };
 }
 

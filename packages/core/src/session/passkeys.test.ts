@@ -175,10 +175,42 @@ describe('passkeys: a sign-in answer that is not genuine opens nothing (401 inva
     expect(await code(await signIn())).toBe('invalid_passkey');
   });
 
+  it("a passkey added in this session cannot remove the owner's: it speaks for the session only after its next sign-in", async () => {
+    const { login, call, clock, store } = await setup();
+    // The owner's passkey, then a session an attacker holds (a stolen cookie, under 10 minutes old).
+    const ownerDevice = createSoftwareAuthenticator({ origin: studio, rpId: 'localhost' });
+    const ownerCookie = await login();
+    const optionsFor = async (cookie: string) => (await call('/sessions/current/passkeys/options', {}, cookie)).json();
+    const owners = await call(
+      '/sessions/current/passkeys',
+      { response: ownerDevice.register(await optionsFor(ownerCookie)), name: 'Owner' },
+      ownerCookie,
+    );
+    const { id: ownersId } = (await owners.json()) as { id: string };
+    clock.advance(60_000);
+    const stolen = await login();
+    clock.advance(1_000);
+    const attackerDevice = createSoftwareAuthenticator({ origin: studio, rpId: 'localhost' });
+    const planted = await call(
+      '/sessions/current/passkeys',
+      { response: attackerDevice.register(await optionsFor(stolen)), name: 'Planted' },
+      stolen,
+    );
+    expect(planted.status).toBe(201);
+    const removalOptions = (await (await call('/sessions/current/passkeys/remove/options', {}, stolen)).json()) as {
+      allowCredentials: Array<{ id: string }>;
+    };
+    expect(removalOptions.allowCredentials.map((credential) => credential.id)).toEqual([ownersId]);
+    const response = attackerDevice.authenticate(removalOptions as never);
+    const refused = await call('/sessions/current/passkeys/remove', { id: ownersId, response }, stolen);
+    expect(await code(refused)).toBe('invalid_passkey');
+    expect(await store.get(ownersId)).not.toBeNull();
+  });
+
   it('removes no passkey on a session alone: without a fresh assertion, or with a replayed one, nothing changes', async () => {
     const { login, register, call, authenticator, store } = await setup();
+    const { id } = (await (await register(await login())).json()) as { id: string };
     const cookie = await login();
-    const { id } = (await (await register(cookie)).json()) as { id: string };
     expect(await code(await call('/sessions/current/passkeys/remove', { id }, cookie))).toBe('invalid_request');
     const response = authenticator.authenticate(
       await (await call('/sessions/current/passkeys/remove/options', {}, cookie)).json(),
@@ -349,6 +381,7 @@ describe('passkeys and the rest of the account', () => {
     const token = /#reset=([\w-]{43})/.exec(outbox[1]!)![1]!;
     expect((await service.recovery!.resetPassword({ token, password: 'a new long password' })).ok).toBe(true);
     expect(await store.listByUser(account.user.id)).toEqual([]);
+    expect(outbox).toHaveLength(2);
     expect(
       (await service.passkeys!.signIn(authenticator.authenticate(await service.passkeys!.signInOptions()))).ok,
     ).toBe(false);

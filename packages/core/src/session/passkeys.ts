@@ -66,12 +66,18 @@ export interface Passkeys {
   register(account: Account, response: RegistrationResponseJSON, name: string): Promise<PasskeyRegistrationResult>;
   list(userId: string): Promise<PasskeySummary[]>;
   /** Deletes one of the user's passkeys; false when the user has none such. */
-  remove(userId: string, id: string, response: AuthenticationResponseJSON): Promise<PasskeyRemovalResult>;
+  remove(
+    userId: string,
+    id: string,
+    response: AuthenticationResponseJSON,
+    credentialIds: readonly string[],
+  ): Promise<PasskeyRemovalResult>;
   /**
-   * Options for the assertion a removal needs: one of the user's passkeys says it is them (a session
-   * alone cannot take away the factor a step-up asks for).
+   * Options for the assertion a removal needs: one of `credentialIds` (the user's passkeys registered
+   * before this session signed in, {@link passkeysBefore}) says it is them. A session alone, or a
+   * passkey it added, cannot take away the factor a step-up asks for.
    */
-  removalOptions(userId: string): Promise<PublicKeyCredentialRequestOptionsJSON>;
+  removalOptions(userId: string, credentialIds: readonly string[]): Promise<PublicKeyCredentialRequestOptionsJSON>;
   /** Options for a discoverable sign-in (`startAuthentication`): no email asked, the passkey names the user. */
   signInOptions(): Promise<PublicKeyCredentialRequestOptionsJSON>;
   /** Verifies a sign-in answer: the challenge unused and unexpired, the signature, user verification, the counter. */
@@ -240,10 +246,15 @@ export function createPasskeys(options: PasskeyOptions, context: SessionContext)
     },
 
     list: async (userId) => (await store.listByUser(userId)).map(summary),
-    removalOptions: async (userId) =>
-      requestOptions(options.rpId, await challengeFor('passkey-removal', userId), await store.listByUser(userId)),
+    removalOptions: async (userId, credentialIds) =>
+      requestOptions(
+        options.rpId,
+        await challengeFor('passkey-removal', userId),
+        (await store.listByUser(userId)).filter((passkey) => credentialIds.includes(passkey.id)),
+      ),
 
-    async remove(userId, id, response) {
+    async remove(userId, id, response, credentialIds) {
+      if (!credentialIds.includes(response.id)) return 'invalid_passkey';
       if (!(await verifyAssertion(assertions, response, 'passkey-removal', userId))) return 'invalid_passkey';
       return (await store.delete(userId, id)) ? 'removed' : 'not_found';
     },
@@ -341,4 +352,13 @@ async function requestOptions(rpId: string, challenge: Uint8Array<ArrayBuffer>, 
       ? { allowCredentials: allowed.map((passkey) => ({ id: passkey.id, transports: passkey.transports as never })) }
       : {}),
   });
+}
+
+/**
+ * The passkeys that speak for a session: those registered at or before its sign-in (`createdAt`, kept
+ * through project switches). One added since, by whoever holds the session, counts from the next sign-in.
+ */
+export function passkeysBefore(passkeys: readonly PasskeySummary[], signedInAt: string): string[] {
+  const since = Date.parse(signedInAt);
+  return passkeys.filter((passkey) => Date.parse(passkey.createdAt) <= since).map((passkey) => passkey.id);
 }

@@ -43,9 +43,10 @@ function withCookie(response: HttpResponse, setCookie: string): HttpResponse {
   return response;
 }
 
-/** A 204 that clears the session cookie. */
+/** A 204 that clears the session cookie (and a single sign-on's sign-out hint, which went with the session). */
 function clearedCookieResponse(deps: SessionRouteDependencies): HttpResponse {
-  return withCookie({ status: 204, headers: [], body: null }, deps.service.context.cookie.clear());
+  const response = withCookie({ status: 204, headers: [], body: null }, deps.service.context.cookie.clear());
+  return deps.service.sso ? withCookie(response, deps.service.sso.clearSignOut) : response;
 }
 
 /** Throws `rate_limited` when a login attempt for `email` from this request's address is throttled. */

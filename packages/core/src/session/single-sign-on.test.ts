@@ -435,7 +435,7 @@ describe('single sign-on with a real OpenID Provider', () => {
     expect(signedOut.headers.get('location')).toBe(`${studio}/`);
   });
 
-  it("signs out here only without a provider's hint, or with another user's", async () => {
+  it("signs out here only without a provider's hint, with another session's, or with no session at all", async () => {
     const { throughProvider, callback, logout, service } = await setup();
     const { flow, callback: url } = await throughProvider('alice');
     const hint = (await callback(url, flow)).headers
@@ -454,6 +454,35 @@ describe('single sign-on with a real OpenID Provider', () => {
       expect(await answer.json()).toEqual({ endSessionUrl: null });
       expect(await service.resolve(cookie.split('; ')[0])).toBeNull();
     }
+    // The hint alone, its session gone: nothing (its ID token stays with it).
+    expect(await (await logout(hint)).json()).toEqual({ endSessionUrl: null });
+    // Alice's later password session does not pick up the hint of her single sign-on.
+    const later = await service.login({ email: 'alice@example.com', password: 'alice-demo-password' });
+    if (!later.ok) throw new Error('alice could not sign in');
+    expect(await (await logout(`${cookiePair(later.setCookie)}; ${hint}`)).json()).toEqual({ endSessionUrl: null });
+  });
+
+  it('clears the hint on a plain logout, and leaves none for an ID token too large for a cookie', async () => {
+    const { throughProvider, callback, handler, service } = await setup();
+    const { flow, callback: url } = await throughProvider('alice');
+    const cookies = (await callback(url, flow)).headers.getSetCookie().map(cookiePair);
+    const loggedOut = await handler.fetch(
+      new Request('http://desk.test/sessions/current', {
+        method: 'DELETE',
+        headers: { origin: studio, cookie: cookies.join('; ') },
+      }),
+      { clientAddress: '192.0.2.1' },
+    );
+    expect(loggedOut.status).toBe(204);
+    expect(loggedOut.headers.getSetCookie()).toEqual([
+      expect.stringMatching(/^deskpilot_session=; Max-Age=0/),
+      expect.stringMatching(/^deskpilot_sso_out=; Max-Age=0/),
+    ]);
+    const hint = { provider: 'acme', userId: 'user-1', signedInAt: 0 };
+    expect(await service.sso!.sealSignOut({ ...hint, idToken: 'x'.repeat(1_000) }, 60_000)).toMatch(
+      /^deskpilot_sso_out=/,
+    );
+    expect(await service.sso!.sealSignOut({ ...hint, idToken: 'x'.repeat(3_000) }, 60_000)).toBeNull();
   });
 
   it('discovers the provider of an email domain (home realm), and says when there is none', async () => {

@@ -99,15 +99,20 @@ export interface SingleSignOn {
   readonly clearFlow: string;
   /**
    * The `Set-Cookie` of the sealed sign-out hint a single sign-on leaves (the provider and its ID token,
-   * for the user), living as long as a session may (`maxAgeMs`).
+   * for that session), living as long as the session may (`maxAgeMs`); null when the ID token is too
+   * large for a cookie (then signing out is local).
    */
-  sealSignOut(hint: SignOutHint, maxAgeMs: number): Promise<string>;
+  sealSignOut(hint: Omit<SignOutHint, 'purpose'>, maxAgeMs: number): Promise<string | null>;
   /**
    * Where to send the browser to sign out at the provider (its `end_session_endpoint` with the ID token
-   * as `id_token_hint`), from this browser's sign-out hint: null without a hint, for another user's, or
-   * for a provider with no such endpoint.
+   * as `id_token_hint`), from this browser's sign-out hint for this very session (its user and sign-in
+   * time): null without a session, without a hint or with another session's, or for a provider with no
+   * such endpoint.
    */
-  endSessionUrl(cookieHeader: string | null | undefined, userId: string | null): Promise<string | null>;
+  endSessionUrl(
+    cookieHeader: string | null | undefined,
+    session: { userId: string; signedInAt: number } | null,
+  ): Promise<string | null>;
   /** The `Set-Cookie` that deletes the sign-out hint. */
   readonly clearSignOut: string;
 }
@@ -117,17 +122,25 @@ type OpenIdClient = typeof import('openid-client');
 let openIdClient: Promise<OpenIdClient> | undefined;
 const loadOpenIdClient = () => (openIdClient ??= import('openid-client'));
 
-/** What a single sign-on leaves for signing out at the provider later: which provider, whose, its ID token. */
+/**
+ * What a single sign-on leaves for signing out at the provider later: which provider, its ID token, and
+ * the session it is for (the user, and when they signed in: kept through project switches).
+ */
 export interface SignOutHint {
+  purpose: 'sign-out';
   provider: string;
   userId: string;
+  signedInAt: number;
   idToken: string;
 }
 
 const isSignOutHint = (value: Record<string, unknown>): value is Record<string, unknown> & SignOutHint =>
-  ['provider', 'userId', 'idToken'].every((key) => typeof value[key] === 'string');
+  value.purpose === 'sign-out' &&
+  ['provider', 'userId', 'idToken'].every((key) => typeof value[key] === 'string') &&
+  typeof value.signedInAt === 'number';
 
 interface Flow {
+  purpose: 'flow';
   provider: string;
   state: string;
   nonce: string;
@@ -137,6 +150,7 @@ interface Flow {
 
 const encoder = new TextEncoder();
 const isFlow = (value: Record<string, unknown>): value is Record<string, unknown> & Flow =>
+  value.purpose === 'flow' &&
   ['provider', 'state', 'nonce', 'verifier'].every((key) => typeof value[key] === 'string') &&
   (value.projectKey === undefined || typeof value.projectKey === 'string');
 
@@ -301,6 +315,19 @@ function createSealedCookie<Payload extends object>(
   };
 }
 
+/** Home-realm discovery: the provider whose domains hold the email's, or null. */
+function providerOfDomain(providers: readonly SsoProvider[], email: string): { id: string; name: string } | null {
+  const normalized = normalizeEmail(email);
+  const domain = normalized.slice(normalized.lastIndexOf('@') + 1);
+  const provider = providers.find((candidate) =>
+    candidate.domains.some((allowed) => normalizeEmail(allowed) === domain),
+  );
+  return provider ? { id: provider.id, name: provider.name } : null;
+}
+
+/** The largest sign-out hint cookie set (name, value and attributes): below the 4,096 bytes browsers keep. */
+const maxSignOutCookieBytes = 3_800;
+
 /** The two cookies sealed under the flow key: a sign-in's flow, and the hint for signing out at the provider. */
 function sealedCookies(
   options: SingleSignOnOptions,
@@ -405,24 +432,21 @@ export function createSingleSignOn(
   return {
     clearFlow: flowCookie.clear,
     clearSignOut: signOutCookie.clear,
-    sealSignOut: (hint, maxAgeMs) => signOutCookie.seal(hint, maxAgeMs),
+    async sealSignOut(hint, maxAgeMs) {
+      const setCookie = await signOutCookie.seal({ purpose: 'sign-out', ...hint }, maxAgeMs);
+      // Browsers drop a cookie past 4 KB, and proxies may refuse the answer that sets it: none then.
+      return setCookie.length <= maxSignOutCookieBytes ? setCookie : null;
+    },
 
-    async endSessionUrl(cookieHeader, userId) {
-      const hint = await signOutCookie.read(cookieHeader);
+    async endSessionUrl(cookieHeader, session) {
+      const hint = session && (await signOutCookie.read(cookieHeader));
       const provider = hint ? providers.get(hint.provider) : undefined;
-      // Another user's hint (a browser shared after a sign-in elsewhere) signs nobody out at the provider.
-      if (!hint || !provider || (userId !== null && hint.userId !== userId)) return null;
+      // Only for the session it came with: not after it ended, not for another user's or a later sign-in.
+      if (!hint || !provider || hint.userId !== session!.userId || hint.signedInAt !== session!.signedInAt) return null;
       return endSessionUrlOf(await configurationOf(provider).catch(() => null), hint.idToken, options);
     },
 
-    providerFor(email) {
-      const normalized = normalizeEmail(email);
-      const domain = normalized.slice(normalized.lastIndexOf('@') + 1);
-      const provider = options.providers.find((candidate) =>
-        candidate.domains.some((allowed) => normalizeEmail(allowed) === domain),
-      );
-      return provider ? { id: provider.id, name: provider.name } : null;
-    },
+    providerFor: (email) => providerOfDomain(options.providers, email),
 
     async start(providerId, projectKey) {
       const provider = providers.get(providerId);
@@ -430,6 +454,7 @@ export function createSingleSignOn(
       const client = await loadOpenIdClient();
       const configuration = await configurationOf(provider);
       const flow: Flow = {
+        purpose: 'flow',
         provider: provider.id,
         state: client.randomState(),
         nonce: client.randomNonce(),

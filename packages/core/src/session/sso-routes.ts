@@ -75,7 +75,7 @@ export async function serveSsoCallback(deps: SsoRouteDependencies, request: Http
   const cookies = [
     result.setCookie,
     ...(result.setDeviceCookie ? [result.setDeviceCookie] : []),
-    result.setSignOutCookie,
+    ...(result.setSignOutCookie ? [result.setSignOutCookie] : []),
     deps.sso.clearFlow,
   ];
   return redirect(deps.sso.landing(), cookies);
@@ -93,7 +93,8 @@ export async function serveSsoLogout(deps: SsoRouteDependencies, request: HttpRe
   parseWithSchema(ssoLogoutBody, await readJsonBody(request, deps.maxBodyBytes));
   const cookieHeader = request.headers.get('cookie');
   const resolved = await deps.service.resolve(cookieHeader);
-  const endSessionUrl = await deps.sso.endSessionUrl(cookieHeader, resolved?.session.user.id ?? null);
+  const session = resolved && { userId: resolved.session.user.id, signedInAt: Date.parse(resolved.session.createdAt) };
+  const endSessionUrl = await deps.sso.endSessionUrl(cookieHeader, session);
   if (resolved) await deps.service.logout(cookieHeader);
   deps.emit({ type: 'sso-sign-out', outcome: endSessionUrl ? 'provider' : 'local' });
   const response = jsonResponse(200, { endSessionUrl });

@@ -1,6 +1,6 @@
 import type { AuthenticationResponseJSON, PublicKeyCredentialRequestOptionsJSON } from '@simplewebauthn/server';
 import { signStepUpProof, type StepUpMethod, type StepUpProof } from '../step-up/step-up-proof.js';
-import type { Passkeys } from './passkeys.js';
+import { passkeysBefore, type Passkeys } from './passkeys.js';
 import type { SessionContext } from './session-context.js';
 import type { Session } from './session.js';
 import { normalizeEmail } from './user-directory.js';
@@ -84,9 +84,7 @@ export function createSessionStepUp(options: StepUpOptions, deps: SessionStepUpD
    */
   const passkeysOf = async (session: Session) => {
     const all = passkeys ? await passkeys.list(session.user.id) : [];
-    const signedInAt = Date.parse(session.createdAt);
-    const eligible = all.filter((passkey) => Date.parse(passkey.createdAt) <= signedInAt);
-    return { any: all.length > 0, eligible: eligible.map((passkey) => passkey.id) };
+    return { any: all.length > 0, eligible: passkeysBefore(all, session.createdAt) };
   };
   const recent = (session: Session) =>
     recentSignInMs > 0 && Date.parse(session.createdAt) >= context.now() - recentSignInMs;
