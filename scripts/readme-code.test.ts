@@ -117,7 +117,8 @@ function shellProblem(command: string): string | null {
   if (tool === 'npx') {
     if (verb === '-p') return null;
     if (verb === 'vitest') return existsSync(`${root}${rest[1]}`) ? null : `no ${rest[1]}`;
-    if (verb === 'deskpilot-migrate') return packageJson('packages/postgres').bin?.[verb] ? null : 'no such bin';
+    if (verb === 'deskpilot-migrate' || verb === 'deskpilot-audit')
+      return packageJson('packages/postgres').bin?.[verb] ? null : 'no such bin';
     return `unknown npx command ${verb}`;
   }
   if (tool !== 'npm') return `unknown command ${tool}`;

@@ -97,6 +97,10 @@ const rootValues = [
   'stepUpBinding',
   'stepUpPolicy',
   'verifyStepUpProof',
+  'auditHash',
+  'chainAuditRecord',
+  'createMemoryAuditStore',
+  'verifyAuditChain',
 ];
 
 const rootTypes = [
@@ -296,6 +300,12 @@ const rootTypes = [
   'StepUpVerifier',
   'StepUpVerifierOptions',
   'VerifyStepUpProofOptions',
+  'AuditEvent',
+  'AuditHead',
+  'AuditQuery',
+  'AuditRecord',
+  'AuditStore',
+  'AuditVerification',
 ];
 
 // The root entry's values that belong to the chat: `@deskpilot/core/session` has every other one.
@@ -387,6 +397,7 @@ describe('public API', () => {
       'makeSessionRecord',
       'testAccountTokenStore',
       'testApprovalStore',
+      'testAuditStore',
       'testChatStore',
       'testIdentityLinkStore',
       'testInputConformance',
@@ -408,6 +419,8 @@ describe('public API', () => {
       'approvalColumns',
       'approvalFromRow',
       'approvalRowValues',
+      'auditColumns',
+      'auditFromRow',
       'branchTo',
       'chatSessionColumns',
       'chatSessionFromRow',

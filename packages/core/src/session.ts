@@ -158,6 +158,19 @@ export {
   type VerifyCredentialsOptions,
   type VerifyEmailResult,
 } from './session/index.js';
+// The audit trail: append-only records, one hash chain per project
+export {
+  auditHash,
+  chainAuditRecord,
+  createMemoryAuditStore,
+  verifyAuditChain,
+  type AuditEvent,
+  type AuditHead,
+  type AuditQuery,
+  type AuditRecord,
+  type AuditStore,
+  type AuditVerification,
+} from './audit/audit-store.js';
 // Step-up proofs: signed by the session service, checked by the chat service
 export {
   signStepUpProof,

@@ -8,6 +8,8 @@ export {
   approvalColumns,
   approvalFromRow,
   approvalRowValues,
+  auditColumns,
+  auditFromRow,
   chatSessionColumns,
   chatSessionFromRow,
   firstMessageParent,

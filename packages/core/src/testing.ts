@@ -12,6 +12,7 @@ export { testUserDirectory, type UserDirectoryUnderTest } from './testing/test-u
 export { testAccountTokenStore } from './testing/test-account-token-store.js';
 export { testPasskeyStore } from './testing/test-passkey-store.js';
 export { testIdentityLinkStore } from './testing/test-identity-link-store.js';
+export { testAuditStore } from './testing/test-audit-store.js';
 export {
   createSoftwareAuthenticator,
   type CeremonyOverrides,

@@ -2,9 +2,8 @@
 // deskpilot-migrate: the migrations of @deskpilot/postgres from a shell or a deploy pipeline.
 import { parseArgs } from 'node:util';
 import { describeError } from '@deskpilot/core/session';
-import { Pool } from 'pg';
 import { readSchemaVersion } from './check-database-ready.js';
-import { fromPgPool } from './from-pg-pool.js';
+import { connect, databaseUrlProblem } from './cli-database.js';
 import { migrate } from './migrate.js';
 import { migrationFiles } from './migration-sql.js';
 import { checkSchemaName, prepareSchema } from './schema.js';
@@ -53,28 +52,9 @@ async function main(argv: string[]): Promise<number> {
   const databaseUrl = values['database-url'] ?? process.env.DATABASE_URL;
   if (!databaseUrl)
     return (printError(`deskpilot-migrate: no database: pass --database-url or set DATABASE_URL\n\n${usage}`), 2);
-  // pg reads any URL as Postgres's (mysql://… would migrate the Postgres found at that host): the
-  // scheme is checked here, and only it is echoed (the URL may hold a password).
-  const scheme = URL.parse(databaseUrl)?.protocol;
-  // Also pg's Unix-socket forms: `socket:/run/postgresql?db=app` and a bare directory path.
-  if (scheme !== 'postgres:' && scheme !== 'postgresql:' && scheme !== 'socket:' && !databaseUrl.startsWith('/')) {
-    const got = scheme ? `a ${scheme}// URL` : 'no URL';
-    return (
-      printError(
-        `deskpilot-migrate: the database URL must start with postgres:// or postgresql:// (or be a socket: URL or a socket path; got ${got})\n\n${usage}`,
-      ),
-      2
-    );
-  }
-
-  const client = fromPgPool(
-    new Pool({
-      connectionString: databaseUrl,
-      max: 1,
-      connectionTimeoutMillis: 10_000,
-      ...(values.schema ? { options: `-c search_path=${values.schema}` } : {}),
-    }),
-  );
+  const problem = databaseUrlProblem(databaseUrl);
+  if (problem) return (printError(`deskpilot-migrate: ${problem}\n\n${usage}`), 2);
+  const client = connect(databaseUrl, values.schema);
   try {
     if (values.check) {
       const { version, expected } = await readSchemaVersion(client);

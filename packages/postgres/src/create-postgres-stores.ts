@@ -3,6 +3,7 @@ import {
   createSessionLookup,
   type AccountTokenStore,
   type IdentityLinkStore,
+  type AuditStore,
   type PasskeyStore,
   type PasswordHashOptions,
   type SessionLookup,
@@ -11,6 +12,7 @@ import {
 import { createPostgresAccountTokenStore } from './postgres-account-token-store.js';
 import { createPostgresPasskeyStore } from './postgres-passkey-store.js';
 import { createPostgresIdentityLinkStore } from './postgres-identity-link-store.js';
+import { createPostgresAuditStore } from './postgres-audit-store.js';
 import { createPostgresApprovalStore } from './postgres-approval-store.js';
 import { createPostgresChatStore } from './postgres-chat-store.js';
 import { createPostgresSessionLookup } from './postgres-session-lookup.js';
@@ -54,6 +56,8 @@ export interface PostgresStores {
   passkeyStore: PasskeyStore;
   /** Single sign-on's links of provider identities to users. */
   identityLinkStore: IdentityLinkStore;
+  /** The audit trail: append-only, one hash chain per project. */
+  auditStore: AuditStore;
 }
 
 /**
@@ -87,5 +91,6 @@ export function createPostgresStores(client: SqlClient, options: PostgresStoresO
     accountTokenStore: createPostgresAccountTokenStore(client),
     passkeyStore: createPostgresPasskeyStore(client),
     identityLinkStore: createPostgresIdentityLinkStore(client),
+    auditStore: createPostgresAuditStore(client),
   };
 }

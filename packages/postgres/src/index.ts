@@ -18,6 +18,7 @@ export { createPostgresApprovalStore } from './postgres-approval-store.js';
 export { createPostgresAccountTokenStore } from './postgres-account-token-store.js';
 export { createPostgresPasskeyStore } from './postgres-passkey-store.js';
 export { createPostgresIdentityLinkStore } from './postgres-identity-link-store.js';
+export { createPostgresAuditStore } from './postgres-audit-store.js';
 export { createPostgresStores, type PostgresStores, type PostgresStoresOptions } from './create-postgres-stores.js';
 export { openDatabase, type Database, type OpenDatabaseOptions } from './open-database.js';
 export {

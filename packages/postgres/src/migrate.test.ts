@@ -25,6 +25,8 @@ const tableNames = async (client: SqlClient) => {
 const expectedTables = [
   'deskpilot_account_tokens',
   'deskpilot_approvals',
+  'deskpilot_audit',
+  'deskpilot_audit_heads',
   'deskpilot_chat_messages',
   'deskpilot_chat_sessions',
   'deskpilot_identity_links',

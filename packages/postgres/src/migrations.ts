@@ -237,6 +237,35 @@ const approvalStepUp: Migration = {
   ],
 };
 
+// The audit trail: append-only records, one hash chain per project, and each chain's head (its last
+// record, and how far retention pruned). `seq` counts from 1 per project.
+const auditTrail: Migration = {
+  version: 12,
+  name: 'audit trail',
+  statements: [
+    `CREATE TABLE deskpilot_audit (
+      project_key text NOT NULL,
+      seq bigint NOT NULL,
+      at bigint NOT NULL,
+      type text NOT NULL,
+      actor text,
+      session text,
+      subject text,
+      data jsonb NOT NULL,
+      prev_hash text NOT NULL,
+      hash text NOT NULL,
+      PRIMARY KEY (project_key, seq)
+    )`,
+    `CREATE INDEX deskpilot_audit_at ON deskpilot_audit (project_key, at)`,
+    `CREATE TABLE deskpilot_audit_heads (
+      project_key text PRIMARY KEY,
+      seq bigint NOT NULL,
+      hash text NOT NULL,
+      pruned_through bigint NOT NULL
+    )`,
+  ],
+};
+
 /** Every migration, in order. Append only: a released migration never changes. */
 export const migrations: readonly Migration[] = [
   initialSchema,
@@ -250,4 +279,5 @@ export const migrations: readonly Migration[] = [
   passkeys,
   identityLinks,
   approvalStepUp,
+  auditTrail,
 ];

@@ -33,6 +33,8 @@ const tables = [
   'deskpilot_account_tokens',
   'deskpilot_passkeys',
   'deskpilot_identity_links',
+  'deskpilot_audit',
+  'deskpilot_audit_heads',
 ];
 const reset = (client: SqlExecutor) => client.query(`TRUNCATE ${tables.join(', ')}`).then(() => undefined);
 

@@ -2,6 +2,7 @@ import type { ApprovalStore, ChatStore } from '@deskpilot/core';
 import type {
   AccountTokenStore,
   IdentityLinkStore,
+  AuditStore,
   PasskeyStore,
   PasswordHashOptions,
   SessionLookup,
@@ -9,6 +10,7 @@ import type {
 } from '@deskpilot/core/session';
 import { createSqlitePasskeyStore } from './sqlite-passkey-store.js';
 import { createSqliteIdentityLinkStore } from './sqlite-identity-link-store.js';
+import { createSqliteAuditStore } from './sqlite-audit-store.js';
 import { createSqliteAccountTokenStore } from './sqlite-account-token-store.js';
 import type { SqliteDatabase } from './open-sqlite-database.js';
 import { createSqliteApprovalStore } from './sqlite-approval-store.js';
@@ -40,6 +42,8 @@ export interface SqliteStores {
   passkeyStore: PasskeyStore;
   /** Single sign-on's links of provider identities to users. */
   identityLinkStore: IdentityLinkStore;
+  /** The audit trail: append-only, one hash chain per project. */
+  auditStore: AuditStore;
 }
 
 /**
@@ -64,5 +68,6 @@ export function createSqliteStores(database: SqliteDatabase, options: SqliteStor
     accountTokenStore: createSqliteAccountTokenStore(database),
     passkeyStore: createSqlitePasskeyStore(database),
     identityLinkStore: createSqliteIdentityLinkStore(database),
+    auditStore: createSqliteAuditStore(database),
   };
 }

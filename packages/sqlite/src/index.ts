@@ -13,4 +13,5 @@ export { createSqliteApprovalStore } from './sqlite-approval-store.js';
 export { createSqliteAccountTokenStore } from './sqlite-account-token-store.js';
 export { createSqlitePasskeyStore } from './sqlite-passkey-store.js';
 export { createSqliteIdentityLinkStore } from './sqlite-identity-link-store.js';
+export { createSqliteAuditStore } from './sqlite-audit-store.js';
 export { createSqliteStores, type SqliteStores, type SqliteStoresOptions } from './create-sqlite-stores.js';

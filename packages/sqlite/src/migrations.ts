@@ -207,4 +207,32 @@ export const sqliteMigrations: readonly SqliteMigration[] = [
       ALTER TABLE deskpilot_approvals ADD COLUMN step_up_at INTEGER;
     `,
   },
+  {
+    version: 10,
+    name: 'audit trail',
+    // Append-only records, one hash chain per project, and each chain's head (its last record, and how
+    // far retention pruned). `seq` counts from 1 per project.
+    sql: `
+      CREATE TABLE deskpilot_audit (
+        project_key TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        at INTEGER NOT NULL,
+        type TEXT NOT NULL,
+        actor TEXT,
+        session TEXT,
+        subject TEXT,
+        data TEXT NOT NULL,
+        prev_hash TEXT NOT NULL,
+        hash TEXT NOT NULL,
+        PRIMARY KEY (project_key, seq)
+      ) STRICT;
+      CREATE INDEX deskpilot_audit_at ON deskpilot_audit (project_key, at);
+      CREATE TABLE deskpilot_audit_heads (
+        project_key TEXT PRIMARY KEY,
+        seq INTEGER NOT NULL,
+        hash TEXT NOT NULL,
+        pruned_through INTEGER NOT NULL
+      ) STRICT;
+    `,
+  },
 ];

@@ -2,6 +2,7 @@ import {
   testAccountTokenStore,
   testPasskeyStore,
   testIdentityLinkStore,
+  testAuditStore,
   testApprovalStore,
   testChatStore,
   testInputConformance,
@@ -30,6 +31,7 @@ describe('SQLite stores', () => {
   testAccountTokenStore(async () => (await stores()).accountTokenStore);
   testPasskeyStore(async () => (await stores()).passkeyStore);
   testIdentityLinkStore(async () => (await stores()).identityLinkStore);
+  testAuditStore(async () => (await stores()).auditStore);
   testSessionLookup(async () => {
     const { sessionLookup, sessionStore, userDirectory } = await stores();
     return { lookup: sessionLookup, store: sessionStore, directory: userDirectory };

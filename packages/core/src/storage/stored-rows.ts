@@ -6,6 +6,7 @@ import type {
   ApprovalStepUp,
 } from '../chat/approval/approval-store.js';
 import type { StepUpMethod } from '../step-up/step-up-proof.js';
+import type { AuditRecord } from '../audit/audit-store.js';
 import type { ChatSessionRecord, TurnStatus } from '../chat/conversation/chat-store.js';
 import type { MessageTree } from '../chat/conversation/message-tree.js';
 import { DeskpilotError } from '../errors/deskpilot-error.js';
@@ -448,5 +449,36 @@ export function passkeyFromRow(row: StoredRow, options?: StoredRowOptions): Pass
     name: read.text('name'),
     createdAt: read.integer('created_at'),
     lastUsedAt: read.nullableInteger('last_used_at'),
+  };
+}
+
+/** The columns of an audit record, in the order {@link auditFromRow} reads them. */
+export const auditColumns: readonly string[] = [
+  'project_key',
+  'seq',
+  'at',
+  'type',
+  'actor',
+  'session',
+  'subject',
+  'data',
+  'prev_hash',
+  'hash',
+];
+
+/** An audit record from a row holding {@link auditColumns}. */
+export function auditFromRow(row: StoredRow, options?: StoredRowOptions): AuditRecord {
+  const read = readStoredRow('audit record', row, options);
+  return {
+    projectKey: read.text('project_key'),
+    seq: read.integer('seq'),
+    at: read.integer('at'),
+    type: read.text('type'),
+    actor: read.nullableText('actor'),
+    session: read.nullableText('session'),
+    subject: read.nullableText('subject'),
+    data: read.json('data', isJsonObject, 'a JSON object') as AuditRecord['data'],
+    prevHash: read.text('prev_hash'),
+    hash: read.text('hash'),
   };
 }

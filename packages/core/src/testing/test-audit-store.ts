@@ -1,0 +1,97 @@
+import { describe, expect, it } from 'vitest';
+import { auditHash, verifyAuditChain, type AuditEvent, type AuditStore } from '../audit/audit-store.js';
+
+const event = (overrides: Partial<AuditEvent> = {}): AuditEvent => ({
+  projectKey: 'acme-b2c',
+  type: 'approval-approved',
+  actor: 'Alice.Ops@example.com',
+  session: 'sess_“1”',
+  subject: 'apv_1',
+  data: { tool: 'refundOrder', amount: { minor: 30_095, currency: 'EUR' }, note: 'ünïcode ✓', nothing: null },
+  at: 1_000,
+  ...overrides,
+});
+
+/**
+ * Conformance suite for an {@link AuditStore}: call it inside a test file with a factory returning a
+ * fresh, empty store. It checks the chain (seq, hashes, one chain per project, also under concurrent
+ * appends), the queries, retention, and that verification holds on what the store returns.
+ *
+ * @example
+ * testAuditStore(() => createMemoryAuditStore());
+ */
+export function testAuditStore(make: () => AuditStore | Promise<AuditStore>): void {
+  describe('AuditStore conformance', () => {
+    it('chains each project: seq from 1, each record linked to the one before, the head its last', async () => {
+      const store = await make();
+      const first = await store.append(event());
+      const second = await store.append(event({ type: 'approval-executed', at: 2_000, data: { outcome: 'output' } }));
+      const other = await store.append(event({ projectKey: 'globex-b2c', at: 1_500 }));
+      expect(first).toMatchObject({ seq: 1, prevHash: '' });
+      expect(second).toMatchObject({ seq: 2, prevHash: first.hash });
+      expect(other).toMatchObject({ seq: 1, prevHash: '' });
+      expect(first.hash).toBe(auditHash(first));
+      expect(first.hash).toMatch(/^[0-9a-f]{64}$/);
+      expect(await store.chain('acme-b2c', 0, 10)).toEqual([first, second]);
+      expect(await store.chain('acme-b2c', 1, 10)).toEqual([second]);
+      expect(await store.head('acme-b2c')).toEqual({
+        projectKey: 'acme-b2c',
+        seq: 2,
+        hash: second.hash,
+        prunedThrough: 0,
+      });
+      expect(await store.head('nobody')).toBeNull();
+      expect(await verifyAuditChain(store, 'acme-b2c')).toMatchObject({ ok: true, records: 2 });
+      expect(await verifyAuditChain(store, 'nobody')).toMatchObject({ ok: true, records: 0 });
+    });
+
+    it('keeps every field exactly, text and JSON alike', async () => {
+      const store = await make();
+      const appended = await store.append(event({ actor: null, session: null, subject: null }));
+      const [read] = await store.chain('acme-b2c', 0, 1);
+      expect(read).toEqual(appended);
+      expect(read!.data).toEqual(event().data);
+      expect(auditHash(read!)).toBe(read!.hash);
+    });
+
+    it('lists a project newest first, by actor, type and time, a page at a time', async () => {
+      const store = await make();
+      for (let index = 1; index <= 5; index++)
+        await store.append(
+          event({ at: index * 1_000, actor: index % 2 ? 'a@example.com' : 'b@example.com', type: `t${index % 3}` }),
+        );
+      await store.append(event({ projectKey: 'globex-b2c' }));
+      const seqs = async (query: Parameters<AuditStore['list']>[0]) => (await store.list(query)).map((r) => r.seq);
+      expect(await seqs({ projectKey: 'acme-b2c' })).toEqual([5, 4, 3, 2, 1]);
+      expect(await seqs({ projectKey: 'acme-b2c', actor: 'a@example.com' })).toEqual([5, 3, 1]);
+      expect(await seqs({ projectKey: 'acme-b2c', type: 't1' })).toEqual([4, 1]);
+      expect(await seqs({ projectKey: 'acme-b2c', from: 2_000, to: 4_000 })).toEqual([3, 2]);
+      expect(await seqs({ projectKey: 'acme-b2c', limit: 2 })).toEqual([5, 4]);
+      expect(await seqs({ projectKey: 'acme-b2c', beforeSeq: 4, limit: 2 })).toEqual([3, 2]);
+      expect(await seqs({ projectKey: 'nobody' })).toEqual([]);
+    });
+
+    it('chains concurrent appends to one project without a gap or a fork', async () => {
+      const store = await make();
+      await Promise.all(Array.from({ length: 20 }, (_, index) => store.append(event({ at: index }))));
+      const chain = await store.chain('acme-b2c', 0, 100);
+      expect(chain.map((record) => record.seq)).toEqual(Array.from({ length: 20 }, (_, index) => index + 1));
+      expect(await verifyAuditChain(store, 'acme-b2c', { pageSize: 7 })).toMatchObject({ ok: true, records: 20 });
+    });
+
+    it('prunes the oldest records (never the last), and the rest still verifies from where retention stopped', async () => {
+      const store = await make();
+      for (let index = 1; index <= 4; index++) await store.append(event({ at: index * 1_000 }));
+      expect(await store.prune('acme-b2c', 2_500)).toBe(2);
+      expect((await store.chain('acme-b2c', 0, 10)).map((record) => record.seq)).toEqual([3, 4]);
+      expect(await store.head('acme-b2c')).toMatchObject({ seq: 4, prunedThrough: 2 });
+      expect(await verifyAuditChain(store, 'acme-b2c')).toMatchObject({ ok: true, records: 2 });
+      expect(await store.prune('acme-b2c', 99_000)).toBe(1);
+      expect((await store.chain('acme-b2c', 0, 10)).map((record) => record.seq)).toEqual([4]);
+      expect(await store.prune('nobody', 99_000)).toBe(0);
+      const next = await store.append(event({ at: 5_000 }));
+      expect(next).toMatchObject({ seq: 5, prevHash: (await store.chain('acme-b2c', 3, 1))[0]!.hash });
+      expect(await verifyAuditChain(store, 'acme-b2c')).toMatchObject({ ok: true, records: 2 });
+    });
+  });
+}

@@ -1,0 +1,91 @@
+#!/usr/bin/env node
+// deskpilot-audit: checks and exports the audit trail of @deskpilot/postgres from a shell.
+import { parseArgs } from 'node:util';
+import { describeError, verifyAuditChain } from '@deskpilot/core/session';
+import { connect, databaseUrlProblem } from './cli-database.js';
+import { createPostgresAuditStore } from './postgres-audit-store.js';
+import { checkSchemaName } from './schema.js';
+
+const usage = `Usage: deskpilot-audit verify [--project KEY]... [--database-url URL] [--schema NAME]
+       deskpilot-audit export --project KEY [--database-url URL] [--schema NAME]
+
+verify  walks each project's hash chain (every project without --project): a record edited or deleted
+        in the database is named, "<project>: record <seq> <edited|missing|truncated>"
+export  prints a project's records as JSON lines, oldest first
+  --database-url URL  postgres:// URL (default: DATABASE_URL)
+  --schema NAME       the schema the tables are in (default: the first of the search_path)
+Exit codes: 0 sound (or exported), 1 a chain broken or the command failed, 2 bad arguments.`;
+
+const print = (text: string) => void process.stdout.write(`${text}\n`);
+const printError = (text: string) => void process.stderr.write(`${text}\n`);
+
+async function main(argv: string[]): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        project: { type: 'string', multiple: true },
+        'database-url': { type: 'string' },
+        schema: { type: 'string' },
+        help: { type: 'boolean' },
+      },
+    });
+    if (parsed.values.schema !== undefined) checkSchemaName(parsed.values.schema);
+  } catch (error) {
+    return (printError(`deskpilot-audit: ${(error as Error).message}\n\n${usage}`), 2);
+  }
+  const { values, positionals } = parsed;
+  if (values.help) return (print(usage), 0);
+  const [command, ...extra] = positionals;
+  const projects = values.project ?? [];
+  if (
+    (command !== 'verify' && command !== 'export') ||
+    extra.length > 0 ||
+    (command === 'export' && projects.length !== 1)
+  )
+    return (
+      printError(`deskpilot-audit: ${command ? `cannot ${command} that way` : 'verify or export?'}\n\n${usage}`),
+      2
+    );
+  const databaseUrl = values['database-url'] ?? process.env.DATABASE_URL;
+  if (!databaseUrl) return (printError(`deskpilot-audit: no database: pass --database-url or set DATABASE_URL`), 2);
+  const problem = databaseUrlProblem(databaseUrl);
+  if (problem) return (printError(`deskpilot-audit: ${problem}`), 2);
+  const client = connect(databaseUrl, values.schema);
+  const store = createPostgresAuditStore(client);
+  try {
+    if (command === 'export') {
+      for (let after = 0; ;) {
+        const page = await store.chain(projects[0]!, after, 1000);
+        for (const record of page) print(JSON.stringify(record));
+        if (page.length < 1000) return 0;
+        after = page.at(-1)!.seq;
+      }
+    }
+    const keys =
+      projects.length > 0
+        ? projects
+        : (
+            await client.query<{ project_key: string }>('SELECT project_key FROM deskpilot_audit_heads ORDER BY 1')
+          ).rows.map((row) => row.project_key);
+    let broken = 0;
+    for (const projectKey of keys) {
+      const result = await verifyAuditChain(store, projectKey);
+      if (result.ok) print(`${projectKey}: ${result.records} records, chain sound`);
+      else {
+        broken++;
+        printError(`${projectKey}: record ${result.seq} ${result.problem}`);
+      }
+    }
+    return broken === 0 ? 0 : 1;
+  } catch (error) {
+    printError(`deskpilot-audit: ${describeError(error)}`);
+    return 1;
+  } finally {
+    await client.close();
+  }
+}
+
+process.exitCode = await main(process.argv.slice(2));

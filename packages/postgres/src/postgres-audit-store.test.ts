@@ -1,0 +1,112 @@
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { verifyAuditChain } from '@deskpilot/core/session';
+import { testAuditStore } from '@deskpilot/core/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createPostgresAuditStore } from './postgres-audit-store.js';
+import {
+  databaseUrl,
+  onPostgres,
+  openTestSchema,
+  testBackends,
+  type TestDatabase,
+} from './test-database.test-support.js';
+
+for (const backend of testBackends) {
+  describe.skipIf(backend.skip)(`createPostgresAuditStore ${backend.name}`, () => {
+    let database: TestDatabase;
+    beforeAll(async () => {
+      database = await backend.open();
+    }, 60_000);
+    afterAll(() => database?.close());
+
+    testAuditStore(async () => {
+      await database.reset();
+      return createPostgresAuditStore(database.client);
+    });
+
+    it('names the row an operator edited, or deleted, in the database: the verify finds what the chain no longer proves', async () => {
+      await database.reset();
+      const store = createPostgresAuditStore(database.client);
+      for (let index = 1; index <= 4; index++)
+        await store.append({
+          projectKey: 'acme-b2c',
+          type: 'approval-executed',
+          actor: 'alice@example.com',
+          session: 'sess-1',
+          subject: `apv_${index}`,
+          data: { tool: 'refundOrder', orderId: 'ORD-1001', amount: { minor: index * 1_000, currency: 'EUR' } },
+          at: index * 1_000,
+        });
+      expect(await verifyAuditChain(store, 'acme-b2c')).toMatchObject({ ok: true, records: 4 });
+      // Someone with the database's password lowers the refunded amount of record 2.
+      await database.client.query(
+        `UPDATE deskpilot_audit SET data = jsonb_set(data, '{amount,minor}', '1') WHERE project_key = 'acme-b2c' AND seq = 2`,
+      );
+      expect(await verifyAuditChain(store, 'acme-b2c')).toEqual({
+        ok: false,
+        projectKey: 'acme-b2c',
+        seq: 2,
+        problem: 'edited',
+      });
+      // Or deletes record 3 outright.
+      await database.client.query(`DELETE FROM deskpilot_audit WHERE project_key = 'acme-b2c' AND seq IN (2, 3)`);
+      expect(await verifyAuditChain(store, 'acme-b2c')).toMatchObject({ ok: false, seq: 2, problem: 'missing' });
+    });
+  });
+}
+
+/** Runs the built `deskpilot-audit` (needs `npm run build`): its exit code and output. */
+function runAuditCli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const cli = fileURLToPath(new URL('../dist/audit-cli.js', import.meta.url));
+  const child = spawn(process.execPath, [cli, ...args], {
+    env: { ...process.env, DATABASE_URL: databaseUrl },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
+}
+
+describe.skipIf(!databaseUrl)(`deskpilot-audit ${onPostgres}`, () => {
+  it('verifies every chain, names the record edited in the database, and exports a project as JSON lines', async () => {
+    const database = await openTestSchema();
+    try {
+      const store = createPostgresAuditStore(database.client);
+      for (const projectKey of ['acme-b2c', 'globex-b2c'])
+        for (let index = 1; index <= 3; index++)
+          await store.append({
+            projectKey,
+            type: 'sign-in',
+            actor: 'alice@example.com',
+            session: null,
+            subject: null,
+            data: { method: 'password' },
+            at: index * 1_000,
+          });
+      const schema = ['--schema', database.schema];
+      const sound = await runAuditCli(['verify', ...schema]);
+      expect(sound).toMatchObject({ code: 0, stderr: '' });
+      expect(sound.stdout).toBe('acme-b2c: 3 records, chain sound\nglobex-b2c: 3 records, chain sound\n');
+      await database.client.query(
+        `UPDATE deskpilot_audit SET actor = 'mallory@example.com' WHERE project_key = 'globex-b2c' AND seq = 3`,
+      );
+      const broken = await runAuditCli(['verify', ...schema]);
+      expect(broken.code).toBe(1);
+      expect(broken.stderr).toBe('globex-b2c: record 3 edited\n');
+      const exported = await runAuditCli(['export', '--project', 'acme-b2c', ...schema]);
+      expect(exported.code).toBe(0);
+      const lines = exported.stdout
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as { seq: number; hash: string });
+      expect(lines.map((line) => line.seq)).toEqual([1, 2, 3]);
+      expect(await runAuditCli(['export', ...schema])).toMatchObject({ code: 2 });
+      expect(await runAuditCli(['erase', ...schema])).toMatchObject({ code: 2 });
+    } finally {
+      await database.close();
+    }
+  });
+});

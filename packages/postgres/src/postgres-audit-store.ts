@@ -1,0 +1,128 @@
+import { chainAuditRecord, type AuditQuery, type AuditStore } from '@deskpilot/core/session';
+import { auditColumns, auditFromRow } from '@deskpilot/core/storage';
+import type { SqlClient, SqlRow } from './sql-client.js';
+
+const columns = auditColumns.join(', ');
+const toRecord = (row: SqlRow) => auditFromRow(row);
+
+/**
+ * Creates an {@link AuditStore} on Postgres or PGlite. `append` runs in one transaction that locks the
+ * project's head row (`SELECT … FOR UPDATE`): concurrent appends, from any replica, chain one after the
+ * other. The trail is append-only in the code; grant the application role no `UPDATE` on
+ * `deskpilot_audit` to make it so in the database too.
+ *
+ * @example
+ * const audit = createPostgresAuditStore(db.client);
+ */
+export function createPostgresAuditStore(client: SqlClient): AuditStore {
+  return {
+    append: (event) =>
+      client.transaction(async (transaction) => {
+        await transaction.query(
+          `INSERT INTO deskpilot_audit_heads (project_key, seq, hash, pruned_through) VALUES ($1, 0, '', 0)
+           ON CONFLICT (project_key) DO NOTHING`,
+          [event.projectKey],
+        );
+        const { rows } = await transaction.query<{ seq: string | number; hash: string }>(
+          'SELECT seq, hash FROM deskpilot_audit_heads WHERE project_key = $1 FOR UPDATE',
+          [event.projectKey],
+        );
+        const head = rows[0]!;
+        const record = chainAuditRecord(
+          Number(head.seq) === 0 ? null : { seq: Number(head.seq), hash: head.hash },
+          event,
+        );
+        await transaction.query(
+          `INSERT INTO deskpilot_audit (${columns}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10)`,
+          [
+            record.projectKey,
+            record.seq,
+            record.at,
+            record.type,
+            record.actor,
+            record.session,
+            record.subject,
+            JSON.stringify(record.data),
+            record.prevHash,
+            record.hash,
+          ],
+        );
+        await transaction.query('UPDATE deskpilot_audit_heads SET seq = $2, hash = $3 WHERE project_key = $1', [
+          record.projectKey,
+          record.seq,
+          record.hash,
+        ]);
+        return record;
+      }),
+
+    async list(query) {
+      const { where, values } = listConditions(query);
+      const { rows } = await client.query(
+        `SELECT ${columns} FROM deskpilot_audit WHERE ${where} ORDER BY seq DESC LIMIT $${values.length + 1}`,
+        [...values, query.limit ?? 100],
+      );
+      return rows.map(toRecord);
+    },
+
+    async chain(projectKey, afterSeq, limit) {
+      const { rows } = await client.query(
+        `SELECT ${columns} FROM deskpilot_audit WHERE project_key = $1 AND seq > $2 ORDER BY seq LIMIT $3`,
+        [projectKey, afterSeq, limit],
+      );
+      return rows.map(toRecord);
+    },
+
+    async head(projectKey) {
+      const { rows } = await client.query<{ seq: string | number; hash: string; pruned_through: string | number }>(
+        'SELECT seq, hash, pruned_through FROM deskpilot_audit_heads WHERE project_key = $1 AND seq > 0',
+        [projectKey],
+      );
+      const head = rows[0];
+      return head
+        ? { projectKey, seq: Number(head.seq), hash: head.hash, prunedThrough: Number(head.pruned_through) }
+        : null;
+    },
+
+    prune: (projectKey, before) =>
+      client.transaction(async (transaction) => {
+        // A prefix of the chain, never its last record: up to the first record at or after `before`.
+        const { rows } = await transaction.query<{ seq: string | number }>(
+          `SELECT h.seq FROM deskpilot_audit_heads h WHERE h.project_key = $1 FOR UPDATE`,
+          [projectKey],
+        );
+        if (!rows[0]) return 0;
+        const { rows: cut } = await transaction.query<{ keep: string | number | null }>(
+          `SELECT min(seq) AS keep FROM deskpilot_audit WHERE project_key = $1 AND (at >= $2 OR seq = $3)`,
+          [projectKey, before, rows[0].seq],
+        );
+        const keep = Number(cut[0]?.keep ?? rows[0].seq);
+        const { rowCount } = await transaction.query(
+          'DELETE FROM deskpilot_audit WHERE project_key = $1 AND seq < $2',
+          [projectKey, keep],
+        );
+        if (rowCount > 0)
+          await transaction.query('UPDATE deskpilot_audit_heads SET pruned_through = $2 WHERE project_key = $1', [
+            projectKey,
+            keep - 1,
+          ]);
+        return rowCount;
+      }),
+  };
+}
+
+/** The `WHERE` of a query, with its numbered parameters. */
+function listConditions(query: AuditQuery): { where: string; values: unknown[] } {
+  const conditions = ['project_key = $1'];
+  const values: unknown[] = [query.projectKey];
+  const add = (column: string, operator: string, value: unknown) => {
+    if (value === undefined) return;
+    values.push(value);
+    conditions.push(`${column} ${operator} $${values.length}`);
+  };
+  add('actor', '=', query.actor);
+  add('type', '=', query.type);
+  add('at', '>=', query.from);
+  add('at', '<', query.to);
+  add('seq', '<', query.beforeSeq);
+  return { where: conditions.join(' AND '), values };
+}

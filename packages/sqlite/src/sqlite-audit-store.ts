@@ -1,0 +1,98 @@
+import { chainAuditRecord, type AuditStore } from '@deskpilot/core/session';
+import { auditColumns, auditFromRow } from '@deskpilot/core/storage';
+import type { SqliteDatabase } from './open-sqlite-database.js';
+import { jsonAsText, type Row } from './read-row.js';
+
+const columns = auditColumns.join(', ');
+const toRecord = (row: Row) => auditFromRow(row, jsonAsText);
+
+/**
+ * Creates an {@link AuditStore} on SQLite. `append` is one write transaction (`BEGIN IMMEDIATE`): the
+ * head is read and moved with the record, so appends chain one after the other.
+ *
+ * @example
+ * const audit = createSqliteAuditStore(database);
+ */
+export function createSqliteAuditStore(database: SqliteDatabase): AuditStore {
+  const sql = (text: string) => database.statement(text);
+  const headOf = (projectKey: string) =>
+    sql('SELECT seq, hash, pruned_through FROM deskpilot_audit_heads WHERE project_key = ?').get(projectKey) as
+      { seq: number; hash: string; pruned_through: number } | undefined;
+  return {
+    async append(event) {
+      return database.transaction(() => {
+        const head = headOf(event.projectKey);
+        const record = chainAuditRecord(head ? { seq: Number(head.seq), hash: head.hash } : null, event);
+        sql(`INSERT INTO deskpilot_audit (${columns}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(
+          record.projectKey,
+          record.seq,
+          record.at,
+          record.type,
+          record.actor,
+          record.session,
+          record.subject,
+          JSON.stringify(record.data),
+          record.prevHash,
+          record.hash,
+        );
+        sql(
+          `INSERT INTO deskpilot_audit_heads (project_key, seq, hash, pruned_through) VALUES (?, ?, ?, 0)
+           ON CONFLICT (project_key) DO UPDATE SET seq = excluded.seq, hash = excluded.hash`,
+        ).run(record.projectKey, record.seq, record.hash);
+        return record;
+      });
+    },
+
+    async list(query) {
+      const conditions = ['project_key = ?'];
+      const values: Array<string | number> = [query.projectKey];
+      const where = (condition: string, value: string | number) => (conditions.push(condition), values.push(value));
+      if (query.actor !== undefined) where('actor = ?', query.actor);
+      if (query.type !== undefined) where('type = ?', query.type);
+      if (query.from !== undefined) where('at >= ?', query.from);
+      if (query.to !== undefined) where('at < ?', query.to);
+      if (query.beforeSeq !== undefined) where('seq < ?', query.beforeSeq);
+      const rows = database.run(() =>
+        sql(`SELECT ${columns} FROM deskpilot_audit WHERE ${conditions.join(' AND ')} ORDER BY seq DESC LIMIT ?`).all(
+          ...values,
+          query.limit ?? 100,
+        ),
+      );
+      return rows.map(toRecord);
+    },
+
+    async chain(projectKey, afterSeq, limit) {
+      const rows = database.run(() =>
+        sql(`SELECT ${columns} FROM deskpilot_audit WHERE project_key = ? AND seq > ? ORDER BY seq LIMIT ?`).all(
+          projectKey,
+          afterSeq,
+          limit,
+        ),
+      );
+      return rows.map(toRecord);
+    },
+
+    async head(projectKey) {
+      const head = database.run(() => headOf(projectKey));
+      return head
+        ? { projectKey, seq: Number(head.seq), hash: head.hash, prunedThrough: Number(head.pruned_through) }
+        : null;
+    },
+
+    async prune(projectKey, before) {
+      return database.transaction(() => {
+        const head = headOf(projectKey);
+        if (!head) return 0;
+        // A prefix of the chain, never its last record: up to the first record at or after `before`.
+        const cut = sql(
+          'SELECT min(seq) AS keep FROM deskpilot_audit WHERE project_key = ? AND (at >= ? OR seq = ?)',
+        ).get(projectKey, before, head.seq) as { keep: number | null };
+        const keep = Number(cut.keep ?? head.seq);
+        const { changes } = sql('DELETE FROM deskpilot_audit WHERE project_key = ? AND seq < ?').run(projectKey, keep);
+        if (Number(changes) > 0)
+          sql('UPDATE deskpilot_audit_heads SET pruned_through = ? WHERE project_key = ?').run(keep - 1, projectKey);
+        return Number(changes);
+      });
+    },
+  };
+}
