@@ -101,6 +101,9 @@ const rootValues = [
   'chainAuditRecord',
   'createMemoryAuditStore',
   'verifyAuditChain',
+  'checkAuditEvent',
+  'checkAuditNumber',
+  'checkAuditQuery',
 ];
 
 const rootTypes = [
@@ -306,6 +309,7 @@ const rootTypes = [
   'AuditRecord',
   'AuditStore',
   'AuditVerification',
+  'VerifyAuditChainOptions',
 ];
 
 // The root entry's values that belong to the chat: `@deskpilot/core/session` has every other one.
@@ -421,6 +425,7 @@ describe('public API', () => {
       'approvalRowValues',
       'auditColumns',
       'auditFromRow',
+      'auditRowValues',
       'branchTo',
       'chatSessionColumns',
       'chatSessionFromRow',

@@ -162,6 +162,9 @@ export {
 export {
   auditHash,
   chainAuditRecord,
+  checkAuditEvent,
+  checkAuditNumber,
+  checkAuditQuery,
   createMemoryAuditStore,
   verifyAuditChain,
   type AuditEvent,
@@ -170,6 +173,7 @@ export {
   type AuditRecord,
   type AuditStore,
   type AuditVerification,
+  type VerifyAuditChainOptions,
 } from './audit/audit-store.js';
 // Step-up proofs: signed by the session service, checked by the chat service
 export {

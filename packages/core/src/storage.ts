@@ -10,6 +10,7 @@ export {
   approvalRowValues,
   auditColumns,
   auditFromRow,
+  auditRowValues,
   chatSessionColumns,
   chatSessionFromRow,
   firstMessageParent,

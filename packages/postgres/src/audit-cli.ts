@@ -6,11 +6,14 @@ import { connect, databaseUrlProblem } from './cli-database.js';
 import { createPostgresAuditStore } from './postgres-audit-store.js';
 import { checkSchemaName } from './schema.js';
 
-const usage = `Usage: deskpilot-audit verify [--project KEY]... [--database-url URL] [--schema NAME]
+const usage = `Usage: deskpilot-audit verify [--project KEY]... [--expect-head SEQ:HASH] [--database-url URL] [--schema NAME]
        deskpilot-audit export --project KEY [--database-url URL] [--schema NAME]
 
-verify  walks each project's hash chain (every project without --project): a record edited or deleted
-        in the database is named, "<project>: record <seq> <edited|missing|truncated>"
+verify  walks each project's hash chain (every project without --project) up to its head: a record
+        edited or deleted in the database is named, "<project>: record <seq> <edited|missing|truncated>".
+        A sound chain prints its head ("head SEQ:HASH"): keep it where the database's users cannot
+        change it, and pass it back with --expect-head (one project) to catch history rewritten with
+        its head ("rewritten")
 export  prints a project's records as JSON lines, oldest first
   --database-url URL  postgres:// URL (default: DATABASE_URL)
   --schema NAME       the schema the tables are in (default: the first of the search_path)
@@ -27,6 +30,7 @@ async function main(argv: string[]): Promise<number> {
       allowPositionals: true,
       options: {
         project: { type: 'string', multiple: true },
+        'expect-head': { type: 'string' },
         'database-url': { type: 'string' },
         schema: { type: 'string' },
         help: { type: 'boolean' },
@@ -40,10 +44,12 @@ async function main(argv: string[]): Promise<number> {
   if (values.help) return (print(usage), 0);
   const [command, ...extra] = positionals;
   const projects = values.project ?? [];
+  const expectHead = /^(\d{1,15}):([0-9a-f]{64})$/.exec(values['expect-head'] ?? '');
   if (
     (command !== 'verify' && command !== 'export') ||
     extra.length > 0 ||
-    (command === 'export' && projects.length !== 1)
+    (command === 'export' && projects.length !== 1) ||
+    (values['expect-head'] !== undefined && (command !== 'verify' || projects.length !== 1 || !expectHead))
   )
     return (
       printError(`deskpilot-audit: ${command ? `cannot ${command} that way` : 'verify or export?'}\n\n${usage}`),
@@ -72,12 +78,20 @@ async function main(argv: string[]): Promise<number> {
           ).rows.map((row) => row.project_key);
     let broken = 0;
     for (const projectKey of keys) {
-      const result = await verifyAuditChain(store, projectKey);
-      if (result.ok) print(`${projectKey}: ${result.records} records, chain sound`);
-      else {
+      const result = await verifyAuditChain(
+        store,
+        projectKey,
+        expectHead ? { expectHead: { seq: Number(expectHead[1]), hash: expectHead[2]! } } : {},
+      );
+      if (!result.ok) {
         broken++;
         printError(`${projectKey}: record ${result.seq} ${result.problem}`);
-      }
+      } else if (!result.head) {
+        // A project named that has no trail at all: a typo, or a trail deleted with its head.
+        broken++;
+        printError(`${projectKey}: no audit records`);
+      } else
+        print(`${projectKey}: ${result.records} records, chain sound, head ${result.head.seq}:${result.head.hash}`);
     }
     return broken === 0 ? 0 : 1;
   } catch (error) {

@@ -1,7 +1,5 @@
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
 import { Pool } from 'pg';
 import { describe, expect, it, onTestFinished } from 'vitest';
@@ -10,27 +8,13 @@ import { fromPglite } from './from-pglite.js';
 import { migrate } from './migrate.js';
 import { migrationFiles } from './migration-sql.js';
 import { openDatabase } from './open-database.js';
-import { databaseUrl, onPostgres } from './test-database.test-support.js';
+import { databaseUrl, onPostgres, runBuiltCli } from './test-database.test-support.js';
 import { migrations } from './migrations.js';
 
 const packageRoot = new URL('../', import.meta.url);
-const cli = fileURLToPath(new URL('dist/cli.js', packageRoot));
 
 /** Runs the built `deskpilot-migrate` (needs `npm run build`); resolves to its exit code and output. */
-function runCli(
-  args: string[],
-  env: Record<string, string | undefined> = {},
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [cli, ...args], {
-    env: { ...process.env, DATABASE_URL: '', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
-}
+const runCli = (args: string[], env: Record<string, string | undefined> = {}) => runBuiltCli('cli.js', args, env);
 
 /** A schema name of this test's own, dropped afterwards. */
 async function scratchSchema(): Promise<string> {

@@ -1,6 +1,5 @@
-import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
-import { verifyAuditChain } from '@deskpilot/core/session';
+import { auditHash, verifyAuditChain } from '@deskpilot/core/session';
+import { auditFromRow } from '@deskpilot/core/storage';
 import { testAuditStore } from '@deskpilot/core/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPostgresAuditStore } from './postgres-audit-store.js';
@@ -8,6 +7,7 @@ import {
   databaseUrl,
   onPostgres,
   openTestSchema,
+  runBuiltCli,
   testBackends,
   type TestDatabase,
 } from './test-database.test-support.js';
@@ -56,19 +56,8 @@ for (const backend of testBackends) {
   });
 }
 
-/** Runs the built `deskpilot-audit` (needs `npm run build`): its exit code and output. */
-function runAuditCli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const cli = fileURLToPath(new URL('../dist/audit-cli.js', import.meta.url));
-  const child = spawn(process.execPath, [cli, ...args], {
-    env: { ...process.env, DATABASE_URL: databaseUrl },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
-}
+/** Runs the built `deskpilot-audit` (needs `npm run build`) against this machine's Postgres. */
+const runAuditCli = (args: string[]) => runBuiltCli('audit-cli.js', args, { DATABASE_URL: databaseUrl });
 
 describe.skipIf(!databaseUrl)(`deskpilot-audit ${onPostgres}`, () => {
   it('verifies every chain, names the record edited in the database, and exports a project as JSON lines', async () => {
@@ -89,13 +78,37 @@ describe.skipIf(!databaseUrl)(`deskpilot-audit ${onPostgres}`, () => {
       const schema = ['--schema', database.schema];
       const sound = await runAuditCli(['verify', ...schema]);
       expect(sound).toMatchObject({ code: 0, stderr: '' });
-      expect(sound.stdout).toBe('acme-b2c: 3 records, chain sound\nglobex-b2c: 3 records, chain sound\n');
+      const heads = await Promise.all(['acme-b2c', 'globex-b2c'].map((project) => store.head(project)));
+      expect(sound.stdout).toBe(
+        heads.map((head) => `${head!.projectKey}: 3 records, chain sound, head 3:${head!.hash}\n`).join(''),
+      );
+      const kept = `3:${heads[1]!.hash}`;
+      const expecting = ['verify', '--project', 'globex-b2c', '--expect-head', kept, ...schema];
+      expect(await runAuditCli(expecting)).toMatchObject({ code: 0 });
+      expect(await runAuditCli(['verify', '--project', 'typo', ...schema])).toMatchObject({
+        code: 1,
+        stderr: 'typo: no audit records\n',
+      });
+      expect(await runAuditCli(['verify', '--expect-head', kept, ...schema])).toMatchObject({ code: 2 });
       await database.client.query(
         `UPDATE deskpilot_audit SET actor = 'mallory@example.com' WHERE project_key = 'globex-b2c' AND seq = 3`,
       );
       const broken = await runAuditCli(['verify', ...schema]);
       expect(broken.code).toBe(1);
       expect(broken.stderr).toBe('globex-b2c: record 3 edited\n');
+      // Rewritten along with its head, the chain holds again, but not against the head kept before.
+      const { rows } = await database.client.query<Record<string, unknown>>(
+        `SELECT * FROM deskpilot_audit WHERE project_key = 'globex-b2c' AND seq = 3`,
+      );
+      const forged = auditHash(auditFromRow(rows[0]!));
+      await database.client.query(`UPDATE deskpilot_audit SET hash = $1 WHERE project_key = 'globex-b2c' AND seq = 3`, [
+        forged,
+      ]);
+      await database.client.query(`UPDATE deskpilot_audit_heads SET hash = $1 WHERE project_key = 'globex-b2c'`, [
+        forged,
+      ]);
+      expect(await runAuditCli(['verify', '--project', 'globex-b2c', ...schema])).toMatchObject({ code: 0 });
+      expect(await runAuditCli(expecting)).toMatchObject({ code: 1, stderr: 'globex-b2c: record 3 rewritten\n' });
       const exported = await runAuditCli(['export', '--project', 'acme-b2c', ...schema]);
       expect(exported.code).toBe(0);
       const lines = exported.stdout

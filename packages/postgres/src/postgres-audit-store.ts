@@ -1,5 +1,11 @@
-import { chainAuditRecord, type AuditQuery, type AuditStore } from '@deskpilot/core/session';
-import { auditColumns, auditFromRow } from '@deskpilot/core/storage';
+import {
+  chainAuditRecord,
+  checkAuditNumber,
+  checkAuditQuery,
+  type AuditQuery,
+  type AuditStore,
+} from '@deskpilot/core/session';
+import { auditColumns, auditFromRow, auditRowValues } from '@deskpilot/core/storage';
 import type { SqlClient, SqlRow } from './sql-client.js';
 
 const columns = auditColumns.join(', ');
@@ -34,18 +40,7 @@ export function createPostgresAuditStore(client: SqlClient): AuditStore {
         );
         await transaction.query(
           `INSERT INTO deskpilot_audit (${columns}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10)`,
-          [
-            record.projectKey,
-            record.seq,
-            record.at,
-            record.type,
-            record.actor,
-            record.session,
-            record.subject,
-            JSON.stringify(record.data),
-            record.prevHash,
-            record.hash,
-          ],
+          auditRowValues(record),
         );
         await transaction.query('UPDATE deskpilot_audit_heads SET seq = $2, hash = $3 WHERE project_key = $1', [
           record.projectKey,
@@ -56,15 +51,18 @@ export function createPostgresAuditStore(client: SqlClient): AuditStore {
       }),
 
     async list(query) {
+      const limit = checkAuditQuery(query);
       const { where, values } = listConditions(query);
       const { rows } = await client.query(
         `SELECT ${columns} FROM deskpilot_audit WHERE ${where} ORDER BY seq DESC LIMIT $${values.length + 1}`,
-        [...values, query.limit ?? 100],
+        [...values, limit],
       );
       return rows.map(toRecord);
     },
 
     async chain(projectKey, afterSeq, limit) {
+      checkAuditNumber(afterSeq, 'afterSeq');
+      checkAuditNumber(limit, 'limit');
       const { rows } = await client.query(
         `SELECT ${columns} FROM deskpilot_audit WHERE project_key = $1 AND seq > $2 ORDER BY seq LIMIT $3`,
         [projectKey, afterSeq, limit],
@@ -83,8 +81,9 @@ export function createPostgresAuditStore(client: SqlClient): AuditStore {
         : null;
     },
 
-    prune: (projectKey, before) =>
-      client.transaction(async (transaction) => {
+    async prune(projectKey, before) {
+      checkAuditNumber(before, 'before');
+      return client.transaction(async (transaction) => {
         // A prefix of the chain, never its last record: up to the first record at or after `before`.
         const { rows } = await transaction.query<{ seq: string | number }>(
           `SELECT h.seq FROM deskpilot_audit_heads h WHERE h.project_key = $1 FOR UPDATE`,
@@ -106,7 +105,8 @@ export function createPostgresAuditStore(client: SqlClient): AuditStore {
             keep - 1,
           ]);
         return rowCount;
-      }),
+      });
+    },
   };
 }
 

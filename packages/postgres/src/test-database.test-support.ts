@@ -1,4 +1,6 @@
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
 import { Pool, type PoolConfig } from 'pg';
 import { fromPglite } from './from-pglite.js';
@@ -143,3 +145,23 @@ export const inProcessBackends: Array<{ name: string; open(): Promise<StoreDatab
   { name: 'on PGlite', open: async () => onSqlClient(await openTestPglite()) },
   { name: 'on SQLite', open: openTestSqlite },
 ];
+
+/**
+ * Runs one of the package's built commands (`dist/cli.js`, `dist/audit-cli.js`: needs `npm run build`)
+ * with `env` over this process's (DATABASE_URL cleared unless given); its exit code and output.
+ */
+export function runBuiltCli(
+  file: string,
+  args: string[],
+  env: Record<string, string | undefined> = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [fileURLToPath(new URL(`../dist/${file}`, import.meta.url)), ...args], {
+    env: { ...process.env, DATABASE_URL: '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
+}

@@ -1,5 +1,5 @@
-import { chainAuditRecord, type AuditStore } from '@deskpilot/core/session';
-import { auditColumns, auditFromRow } from '@deskpilot/core/storage';
+import { chainAuditRecord, checkAuditNumber, checkAuditQuery, type AuditStore } from '@deskpilot/core/session';
+import { auditColumns, auditFromRow, auditRowValues } from '@deskpilot/core/storage';
 import type { SqliteDatabase } from './open-sqlite-database.js';
 import { jsonAsText, type Row } from './read-row.js';
 
@@ -24,16 +24,7 @@ export function createSqliteAuditStore(database: SqliteDatabase): AuditStore {
         const head = headOf(event.projectKey);
         const record = chainAuditRecord(head ? { seq: Number(head.seq), hash: head.hash } : null, event);
         sql(`INSERT INTO deskpilot_audit (${columns}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(
-          record.projectKey,
-          record.seq,
-          record.at,
-          record.type,
-          record.actor,
-          record.session,
-          record.subject,
-          JSON.stringify(record.data),
-          record.prevHash,
-          record.hash,
+          ...auditRowValues(record),
         );
         sql(
           `INSERT INTO deskpilot_audit_heads (project_key, seq, hash, pruned_through) VALUES (?, ?, ?, 0)
@@ -44,6 +35,7 @@ export function createSqliteAuditStore(database: SqliteDatabase): AuditStore {
     },
 
     async list(query) {
+      const limit = checkAuditQuery(query);
       const conditions = ['project_key = ?'];
       const values: Array<string | number> = [query.projectKey];
       const where = (condition: string, value: string | number) => (conditions.push(condition), values.push(value));
@@ -55,13 +47,15 @@ export function createSqliteAuditStore(database: SqliteDatabase): AuditStore {
       const rows = database.run(() =>
         sql(`SELECT ${columns} FROM deskpilot_audit WHERE ${conditions.join(' AND ')} ORDER BY seq DESC LIMIT ?`).all(
           ...values,
-          query.limit ?? 100,
+          limit,
         ),
       );
       return rows.map(toRecord);
     },
 
     async chain(projectKey, afterSeq, limit) {
+      checkAuditNumber(afterSeq, 'afterSeq');
+      checkAuditNumber(limit, 'limit');
       const rows = database.run(() =>
         sql(`SELECT ${columns} FROM deskpilot_audit WHERE project_key = ? AND seq > ? ORDER BY seq LIMIT ?`).all(
           projectKey,
@@ -80,6 +74,7 @@ export function createSqliteAuditStore(database: SqliteDatabase): AuditStore {
     },
 
     async prune(projectKey, before) {
+      checkAuditNumber(before, 'before');
       return database.transaction(() => {
         const head = headOf(projectKey);
         if (!head) return 0;

@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { testAuditStore } from '../testing/test-audit-store.js';
-import { createMemoryAuditStore, verifyAuditChain, type AuditRecord, type AuditStore } from './audit-store.js';
+import {
+  auditHash,
+  createMemoryAuditStore,
+  verifyAuditChain,
+  type AuditRecord,
+  type AuditStore,
+} from './audit-store.js';
 
 testAuditStore(() => createMemoryAuditStore());
 
@@ -24,6 +30,16 @@ async function tampered(change: (records: AuditRecord[]) => AuditRecord[]): Prom
   };
 }
 
+/** Record `seq` changed by `edit`, and given the hash of what it now holds (the intruder recomputes it). */
+const rehashed =
+  (seq: number, edit: (record: AuditRecord) => AuditRecord) =>
+  (records: AuditRecord[]): AuditRecord[] =>
+    records.map((record) => {
+      if (record.seq !== seq) return record;
+      const edited = edit(record);
+      return { ...edited, hash: auditHash(edited) };
+    });
+
 describe('verifyAuditChain: an edited or deleted record is named', () => {
   it('names an edited record: any field changed, the hash no longer holds', async () => {
     for (const edit of [
@@ -42,15 +58,33 @@ describe('verifyAuditChain: an edited or deleted record is named', () => {
   });
 
   it('names a record rewritten with a hash of its own: the next no longer links to it', async () => {
-    const { auditHash } = await import('./audit-store.js');
-    const store = await tampered((records) =>
-      records.map((record) => {
-        if (record.seq !== 3) return record;
-        const edited = { ...record, actor: 'mallory@example.com' };
-        return { ...edited, hash: auditHash(edited) };
-      }),
-    );
+    const store = await tampered(rehashed(3, (record) => ({ ...record, actor: 'mallory@example.com' })));
     expect(await verifyAuditChain(store, 'acme-b2c')).toMatchObject({ ok: false, seq: 4, problem: 'edited' });
+  });
+
+  it('names the last record edited and re-hashed: it no longer is the head', async () => {
+    const store = await tampered(rehashed(5, (record) => ({ ...record, actor: 'mallory@example.com' })));
+    expect(await verifyAuditChain(store, 'acme-b2c')).toMatchObject({ ok: false, seq: 5, problem: 'edited' });
+  });
+
+  it('with a head kept elsewhere, names history rewritten together with its head', async () => {
+    const honest = await tampered((records) => records);
+    const kept = (await honest.head('acme-b2c'))!;
+    expect(await verifyAuditChain(honest, 'acme-b2c', { expectHead: kept })).toMatchObject({ ok: true });
+    // Someone rewrote record 5 and the head with it: the chain alone holds, the kept head does not.
+    const rewritten = await tampered(
+      rehashed(5, (record) => ({ ...record, data: { tool: 'refundOrder', amount: 1 } })),
+    );
+    const forged = (await rewritten.chain('acme-b2c', 4, 1))[0]!;
+    const withForgedHead = { ...rewritten, head: async () => ({ ...kept, hash: forged.hash }) };
+    expect(await verifyAuditChain(withForgedHead, 'acme-b2c')).toMatchObject({ ok: true });
+    expect(await verifyAuditChain(withForgedHead, 'acme-b2c', { expectHead: kept })).toEqual({
+      ok: false,
+      projectKey: 'acme-b2c',
+      seq: 5,
+      problem: 'rewritten',
+    });
+    await expect(verifyAuditChain(honest, 'acme-b2c', { pageSize: 0 })).rejects.toThrow(TypeError);
   });
 
   it('names a deleted record, and a chain cut short of its head', async () => {

@@ -1,5 +1,6 @@
 import { canonicalHash } from '../chat/approval/canonical-hash.js';
-import type { JsonValue } from '../validation/check-json-value.js';
+import { checkJsonValue, type JsonValue } from '../validation/check-json-value.js';
+import { isValidText } from '../validation/valid-text.js';
 
 /** One thing that happened, as the audit trail keeps it: who did what, about what, when, from which session. */
 export interface AuditEvent {
@@ -80,8 +81,59 @@ export function auditHash(record: Omit<AuditRecord, 'hash'>): string {
   return canonicalHash({ v: 1, projectKey, seq, prevHash, at, type, actor, session, subject, data });
 }
 
-/** The record an event becomes after `previous` (null: the first of its chain). What every store's `append` writes. */
+/**
+ * Throws a TypeError for an event no store could keep exactly (and whose hash would then never hold
+ * again): a time that is not a safe integer, text that is not valid text (NUL, a lone surrogate) or a
+ * field left `undefined`, data that is not a JSON object within 32 levels and 64 KiB.
+ */
+export function checkAuditEvent(event: AuditEvent): void {
+  const text = (name: keyof AuditEvent, nullable: boolean, max: number) => {
+    const value = event[name];
+    if (nullable && value === null) return;
+    if (typeof value !== 'string' || value.length === 0 || value.length > max || !isValidText(value))
+      throw new TypeError(
+        `audit event ${name}: expected ${nullable ? 'null or ' : ''}valid text of 1 to ${max} characters`,
+      );
+  };
+  text('projectKey', false, 200);
+  text('type', false, 100);
+  text('actor', true, 320);
+  text('session', true, 200);
+  text('subject', true, 1000);
+  if (!Number.isSafeInteger(event.at) || event.at < 0)
+    throw new TypeError('audit event at: expected epoch milliseconds (a safe integer)');
+  const data: unknown = event.data;
+  if (data === null || typeof data !== 'object' || Array.isArray(data))
+    throw new TypeError('audit event data: expected a JSON object');
+  const problems = checkJsonValue(data, { maxDepth: 32, maxBytes: 64 * 1024 });
+  if (problems.length > 0) throw new TypeError(`audit event data: ${problems[0]!.message}`);
+}
+
+/**
+ * Throws a TypeError for a query every store would not answer alike: times and `beforeSeq` that are not
+ * safe integers, a `limit` outside 1 to 1000. Returns the limit to use.
+ */
+export function checkAuditQuery(query: AuditQuery): number {
+  for (const name of ['from', 'to', 'beforeSeq'] as const)
+    if (query[name] !== undefined && !Number.isSafeInteger(query[name]))
+      throw new TypeError(`audit query ${name}: expected a safe integer`);
+  const limit = query.limit ?? 100;
+  if (!Number.isSafeInteger(limit) || limit < 1 || limit > 1000)
+    throw new TypeError('audit query limit: expected a whole number from 1 to 1000');
+  return limit;
+}
+
+/** Throws a TypeError unless `value` is a safe integer (a time, a `seq`, a count): what every store compares alike. */
+export function checkAuditNumber(value: number, name: string): void {
+  if (!Number.isSafeInteger(value)) throw new TypeError(`audit ${name}: expected a safe integer`);
+}
+
+/**
+ * The record an event becomes after `previous` (null: the first of its chain): what every store's
+ * `append` writes. Checks the event first ({@link checkAuditEvent}).
+ */
 export function chainAuditRecord(previous: { seq: number; hash: string } | null, event: AuditEvent): AuditRecord {
+  checkAuditEvent(event);
   const unhashed = {
     projectKey: event.projectKey,
     type: event.type,
@@ -102,9 +154,12 @@ export type AuditVerification =
   | {
       ok: false;
       projectKey: string;
-      /** The first `seq` that does not hold: edited, missing, or the chain ending before its head. */
+      /**
+       * The first `seq` that does not hold: edited, missing, the chain ending before its head, or (with
+       * `expectHead`) a record kept elsewhere that the chain no longer holds as it was.
+       */
       seq: number;
-      problem: 'edited' | 'missing' | 'truncated';
+      problem: 'edited' | 'missing' | 'truncated' | 'rewritten';
     };
 
 /**
@@ -119,28 +174,64 @@ export type AuditVerification =
 export async function verifyAuditChain(
   store: AuditStore,
   projectKey: string,
-  options: { pageSize?: number } = {},
+  options: VerifyAuditChainOptions = {},
 ): Promise<AuditVerification> {
   const pageSize = options.pageSize ?? 1000;
+  if (!Number.isSafeInteger(pageSize) || pageSize < 1) throw new TypeError('pageSize must be a whole number ≥ 1');
+  const first = await walkChain(store, projectKey, pageSize);
+  // Retention ran between reading the head and the first page: read both again, once.
+  const result = !first.ok && first.problem === 'missing' ? await walkChain(store, projectKey, pageSize) : first;
+  const expected = options.expectHead;
+  if (result.ok && expected && !result.seen(expected))
+    return { ok: false, projectKey, seq: expected.seq, problem: 'rewritten' };
+  if (!result.ok) return result;
+  return { ok: true, projectKey, records: result.records, head: result.head };
+}
+
+/** Options of {@link verifyAuditChain}. */
+export interface VerifyAuditChainOptions {
+  /** Records read at a time. @default 1000 */
+  pageSize?: number;
+  /**
+   * A head read earlier and kept where the database's users cannot change it: the chain must still hold
+   * that record, unchanged. What catches history rewritten by someone who also rewrote the head.
+   */
+  expectHead?: { seq: number; hash: string };
+}
+
+/** One walk from where retention stopped to the head as read at its start (records appended meanwhile are the next walk's). */
+async function walkChain(store: AuditStore, projectKey: string, pageSize: number) {
   const head = await store.head(projectKey);
+  const last = head?.seq ?? 0;
+  const hashes = new Map<number, string>();
   let previous: { seq: number; hash: string } | null = null;
   let records = 0;
-  for (;;) {
+  const broken = (seq: number, problem: 'edited' | 'missing' | 'truncated') =>
+    ({ ok: false, projectKey, seq, problem }) as const;
+  while ((previous?.seq ?? 0) < last) {
     const page = await store.chain(projectKey, previous?.seq ?? 0, pageSize);
     for (const record of page) {
+      if (record.seq > last) break;
       // Records up to `prunedThrough` may be gone (retention); every later one must be there, in order.
       const expectedSeq: number = previous ? previous.seq + 1 : Math.min(record.seq, (head?.prunedThrough ?? 0) + 1);
-      if (record.seq !== expectedSeq) return { ok: false, projectKey, seq: expectedSeq, problem: 'missing' };
+      if (record.seq !== expectedSeq) return broken(expectedSeq, 'missing');
       if (record.hash !== auditHash(record) || (previous && record.prevHash !== previous.hash))
-        return { ok: false, projectKey, seq: record.seq, problem: 'edited' };
+        return broken(record.seq, 'edited');
       previous = { seq: record.seq, hash: record.hash };
+      hashes.set(record.seq, record.hash);
       records++;
     }
     if (page.length < pageSize) break;
   }
-  if (head && (previous?.seq !== head.seq || previous.hash !== head.hash))
-    return { ok: false, projectKey, seq: (previous?.seq ?? head.prunedThrough) + 1, problem: 'truncated' };
-  return { ok: true, projectKey, records, head };
+  if (head && previous?.seq === head.seq && previous.hash !== head.hash) return broken(head.seq, 'edited');
+  if (head && previous?.seq !== head.seq) return broken((previous?.seq ?? head.prunedThrough) + 1, 'truncated');
+  return {
+    ok: true as const,
+    records,
+    head,
+    seen: (expected: { seq: number; hash: string }) =>
+      hashes.get(expected.seq) === expected.hash || (head !== null && expected.seq <= head.prunedThrough),
+  };
 }
 
 /** An in-memory {@link AuditStore} (a process's own; tests, development). */
@@ -165,7 +256,7 @@ export function createMemoryAuditStore(): AuditStore {
       return copy(record);
     },
     async list(query) {
-      const limit = query.limit ?? 100;
+      const limit = checkAuditQuery(query);
       return (chains.get(query.projectKey) ?? [])
         .filter(
           (record) =>
@@ -180,6 +271,8 @@ export function createMemoryAuditStore(): AuditStore {
         .map(copy);
     },
     async chain(projectKey, afterSeq, limit) {
+      checkAuditNumber(afterSeq, 'afterSeq');
+      checkAuditNumber(limit, 'limit');
       return (chains.get(projectKey) ?? [])
         .filter((record) => record.seq > afterSeq)
         .slice(0, limit)
@@ -190,6 +283,7 @@ export function createMemoryAuditStore(): AuditStore {
       return head ? { ...head } : null;
     },
     async prune(projectKey, before) {
+      checkAuditNumber(before, 'before');
       const chain = chains.get(projectKey) ?? [];
       // A prefix of the chain, never the last record: what stays is still one unbroken chain.
       let removed = 0;

@@ -466,6 +466,22 @@ export const auditColumns: readonly string[] = [
   'hash',
 ];
 
+/** The values of an audit record in {@link auditColumns} order, for an `INSERT` (`data` as JSON text). */
+export function auditRowValues(record: AuditRecord): Array<string | number | null> {
+  return [
+    record.projectKey,
+    record.seq,
+    record.at,
+    record.type,
+    record.actor,
+    record.session,
+    record.subject,
+    JSON.stringify(record.data),
+    record.prevHash,
+    record.hash,
+  ];
+}
+
 /** An audit record from a row holding {@link auditColumns}. */
 export function auditFromRow(row: StoredRow, options?: StoredRowOptions): AuditRecord {
   const read = readStoredRow('audit record', row, options);

@@ -79,6 +79,47 @@ export function testAuditStore(make: () => AuditStore | Promise<AuditStore>): vo
       expect(await verifyAuditChain(store, 'acme-b2c', { pageSize: 7 })).toMatchObject({ ok: true, records: 20 });
     });
 
+    it('refuses what it could not keep exactly, and queries every store answers alike, storing nothing', async () => {
+      const store = await make();
+      for (const bad of [
+        event({ actor: 'lone \ud800 surrogate' }),
+        event({ type: 'nul\u0000' }),
+        event({ session: undefined as unknown as null }),
+        event({ projectKey: '' }),
+        event({ at: 2 ** 53 + 2 }),
+        event({ at: 1.5 }),
+        event({ data: [] as unknown as AuditEvent['data'] }),
+        event({ data: { text: 'nul\u0000' } }),
+        event({ data: { value: Number.NaN } }),
+      ])
+        await expect(store.append(bad)).rejects.toThrow(TypeError);
+      expect(await store.head('acme-b2c')).toBeNull();
+      for (const query of [
+        { limit: 0 },
+        { limit: -1 },
+        { limit: 1001 },
+        { from: 1.5 },
+        { to: Infinity },
+        { beforeSeq: Number.NaN },
+      ])
+        await expect(store.list({ projectKey: 'acme-b2c', ...query })).rejects.toThrow(TypeError);
+      await expect(store.prune('acme-b2c', Number.NaN)).rejects.toThrow(TypeError);
+      await expect(store.chain('acme-b2c', 0.5, 10)).rejects.toThrow(TypeError);
+    });
+
+    it('verifies a chain that grows while it is walked: up to the head it read first', async () => {
+      const store = await make();
+      for (let index = 0; index < 30; index++) await store.append(event({ at: index }));
+      const growing = {
+        ...store,
+        chain: async (...args: Parameters<AuditStore['chain']>) => {
+          await store.append(event({ at: 1_000 }));
+          return store.chain(...args);
+        },
+      };
+      expect(await verifyAuditChain(growing, 'acme-b2c', { pageSize: 7 })).toMatchObject({ ok: true, records: 30 });
+    });
+
     it('prunes the oldest records (never the last), and the rest still verifies from where retention stopped', async () => {
       const store = await make();
       for (let index = 1; index <= 4; index++) await store.append(event({ at: index * 1_000 }));
