@@ -7,11 +7,14 @@ import type { ApprovalStore, ChatStore } from '@deskpilot/core';
 import type {
   Account,
   AccountTokenStore,
+  AuditStore,
   IdentityLinkStore,
+  InvitationStore,
   NewUser,
   PasskeyStore,
   SessionLookup,
   SessionStore,
+  TeamDirectory,
   UserDirectory,
 } from '@deskpilot/core/session';
 
@@ -30,7 +33,7 @@ export interface StorageConfig {
 export interface Storage {
   kind: 'postgres' | 'sqlite' | 'pglite';
   sessionStore: SessionStore;
-  userDirectory: UserDirectory & { addUser(user: NewUser): Promise<Account> };
+  userDirectory: UserDirectory & TeamDirectory & { addUser(user: NewUser): Promise<Account> };
   sessionLookup: SessionLookup;
   chatStore: ChatStore;
   approvalStore: ApprovalStore;
@@ -40,6 +43,10 @@ export interface Storage {
   passkeyStore: PasskeyStore;
   /** Single sign-on's links of provider identities to users. */
   identityLinkStore: IdentityLinkStore;
+  /** The audit trail: append-only, one hash chain per project. */
+  auditStore: AuditStore;
+  /** Invitations of a project's admins. */
+  invitationStore: InvitationStore;
   /**
    * The session store read uncached, on Postgres: the services share one database, so a chat grant can
    * end with its session. Not on an embedded database, which a service run alone may not share (a

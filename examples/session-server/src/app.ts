@@ -73,6 +73,16 @@ export async function createApp(config: ServerConfig, logger: Logger) {
     // Renewals are written after their reads are answered: a failed one is logged, the next read renews.
     logger: coreLogger(logger),
     ...(email ? { recovery: recoveryOptions(config, storage.accountTokenStore, email.sender) } : {}),
+    // Every sign-in and team change lands in the project's hash-chained trail, in the same database.
+    audit: storage.auditStore,
+    // Admins manage their projects' members; invitations are emailed when email is configured, else the
+    // token is answered once to the admin who invited (the studio shows the link to pass on).
+    team: {
+      directory: userDirectory,
+      invitations: storage.invitationStore,
+      invitationLink: studioPage(config, 'invitation'),
+      ...(email ? { email: email.sender } : {}),
+    },
     // The studio's page runs the ceremonies: its domain is the relying party, its origins the allowed ones.
     ...(config.PASSKEYS
       ? {
@@ -196,11 +206,15 @@ function recoveryOptions(
   tokens: AccountRecoveryOptions['tokens'],
   email: AccountRecoveryOptions['email'],
 ): AccountRecoveryOptions {
-  // The studio's own page, path kept (a studio served under /desk/ gets /desk/#…).
-  const page = (action: string) => (token: string) => {
+  const page = (action: string) => studioPage(config, action);
+  return { tokens, email, links: { passwordReset: page('reset-password'), emailVerification: page('verify-email') } };
+}
+
+/** A link to the studio's own page with `#<action>=<token>`, path kept (a studio under /desk/ gets /desk/#…). */
+function studioPage(config: ServerConfig, action: string): (token: string) => string {
+  return (token) => {
     const url = new URL(config.APP_URL);
     url.hash = `${action}=${token}`;
     return url.href;
   };
-  return { tokens, email, links: { passwordReset: page('reset-password'), emailVerification: page('verify-email') } };
 }

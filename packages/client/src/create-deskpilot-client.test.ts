@@ -1,4 +1,6 @@
 import {
+  createMemoryAuditStore,
+  createMemoryInvitationStore,
   createMemoryAccountTokenStore,
   createMemoryPasskeyStore,
   createChatHandler,
@@ -34,6 +36,8 @@ async function deployment(options: { rateLimit?: number; delayMs?: number; stepU
     directory,
     passwordHash,
     cookie: { secure: false },
+    audit: createMemoryAuditStore(),
+    team: { directory, invitations: createMemoryInvitationStore() },
     ...(options.stepUpSecret ? { stepUp: { secret: options.stepUpSecret } } : {}),
     recovery: {
       tokens: createMemoryAccountTokenStore(),
@@ -85,6 +89,48 @@ async function deployment(options: { rateLimit?: number; delayMs?: number; stepU
 
 const alice = { email: 'alice@example.com', password: 'alice-demo-password' };
 const bob = { email: 'bob@example.com', password: 'bob-demo-password' };
+
+describe('createDeskpilotClient: teams', () => {
+  it('lists a team, invites, accepts as a new account, changes a role, and reads the audit trail', async () => {
+    const client = await deployment();
+    await client.login(alice);
+    const team = await client.teamMembers('acme-b2c');
+    expect(team.members.map((member) => member.user.email)).toEqual([alice.email]);
+    const { invitation, token } = await client.invite({
+      projectKey: 'acme-b2c',
+      email: 'dana@example.com',
+      role: 'viewer',
+    });
+    expect((await client.teamMembers('acme-b2c')).invitations.map((pending) => pending.id)).toEqual([invitation.id]);
+    await client.logout();
+    expect(
+      await client.acceptInvitation({ token: token!, name: 'Dana', password: 'dana-long-password' }),
+    ).toMatchObject({
+      user: { email: 'dana@example.com' },
+      projectKey: 'acme-b2c',
+      role: 'viewer',
+    });
+    await expect(client.teamMembers('acme-b2c')).rejects.toMatchObject({ code: 'forbidden', status: 403 });
+    await client.logout();
+    await client.login(alice);
+    const dana = (await client.teamMembers('acme-b2c')).members.find(
+      (member) => member.user.email === 'dana@example.com',
+    )!;
+    expect(
+      await client.changeMemberRole({ projectKey: 'acme-b2c', userId: dana.user.id, role: 'agent' }),
+    ).toMatchObject({
+      memberships: [{ role: 'agent' }],
+    });
+    await expect(
+      client.removeMember({ projectKey: 'acme-b2c', userId: (await client.currentSession())!.user.id }),
+    ).rejects.toMatchObject({ code: 'last_admin', status: 409 });
+    const page = await client.auditLog({ projectKey: 'acme-b2c', limit: 3 });
+    expect(page.records.map((record) => record.type)).toEqual(['member-role-changed', 'sign-in', 'sign-in']);
+    const rest = await client.auditLog({ projectKey: 'acme-b2c', before: page.next! });
+    expect(rest.records.map((record) => record.type)).toEqual(['invitation-accepted', 'invitation-created', 'sign-in']);
+    expect(client.auditExportUrl('acme-b2c')).toBe('http://studio.test/sessions/team/audit/export?projectKey=acme-b2c');
+  });
+});
 
 describe('createDeskpilotClient: sessions', () => {
   it('signs in, reads the session, switches project, and signs out', async () => {

@@ -111,7 +111,108 @@ export interface StepUpProofResponse {
   expiresAt: string;
 }
 
+/** A member of a project, with their memberships there (`client.teamMembers`). */
+export interface TeamMember {
+  user: { id: string; email: string; name: string; emailVerified?: boolean };
+  memberships: Array<{ projectKey: string; clientId: string; role: string }>;
+}
+
+/** A pending invitation, as its project's admins see it (never its token). */
+export interface Invitation {
+  id: string;
+  projectKey: string;
+  clientId: string;
+  role: string;
+  email: string;
+  invitedBy: string;
+  createdAt: string;
+  expiresAt: string;
+}
+
+/** A project's team (`client.teamMembers`). */
+export interface Team {
+  projectKey: string;
+  roles: string[];
+  members: TeamMember[];
+  invitations: Invitation[];
+}
+
+/** One record of a project's audit trail, in its hash chain. */
+export interface AuditRecord {
+  projectKey: string;
+  seq: number;
+  /** Epoch milliseconds; `time` is the same instant in ISO 8601. */
+  at: number;
+  time: string;
+  type: string;
+  actor: string | null;
+  session: string | null;
+  subject: string | null;
+  data: Record<string, unknown>;
+  prevHash: string;
+  hash: string;
+}
+
+/** Filters of `client.auditLog`. */
+export interface AuditFilter {
+  projectKey: string;
+  actor?: string;
+  type?: string;
+  /** ISO 8601, inclusive. */
+  from?: string;
+  /** ISO 8601, exclusive. */
+  to?: string;
+  /** The next page: the `next` of the page before. */
+  before?: string;
+  /** 1 to 1000. @default 50 */
+  limit?: number;
+}
+
 type SessionCall = (path: string, init?: RequestInit) => Promise<Response>;
+
+/** The team calls of the session routes: a project's admins manage its members and read its audit trail. */
+function teamCalls(session: SessionCall, post: (body: unknown) => RequestInit, sessionBaseUrl: string) {
+  const query = (values: Record<string, string | number | undefined>) =>
+    new URLSearchParams(
+      Object.entries(values).flatMap(([name, value]) => (value === undefined ? [] : [[name, String(value)]])),
+    ).toString();
+  return {
+    /** A project's members, roles and pending invitations (its admins only). */
+    teamMembers: async (projectKey: string): Promise<Team> =>
+      (await session(`/sessions/team/members?${query({ projectKey })}`)).json(),
+    /** Sets a member's role (409 `last_admin` when it would leave the project without an admin). */
+    changeMemberRole: async (input: { projectKey: string; userId: string; role: string }): Promise<TeamMember> =>
+      (await session('/sessions/team/members/role', post(input))).json(),
+    /** Removes a member from a project (409 `last_admin` for its last admin). */
+    removeMember: async (input: { projectKey: string; userId: string }): Promise<void> =>
+      void (await session('/sessions/team/members/remove', post(input))),
+    /** Invites an address: `token` (and `link`) only when the service does not email it. */
+    invite: async (input: {
+      projectKey: string;
+      email: string;
+      role: string;
+      clientId?: string;
+    }): Promise<{ invitation: Invitation; token?: string; link?: string }> =>
+      (await session('/sessions/team/invitations', post(input))).json(),
+    /** Revokes a pending invitation. */
+    revokeInvitation: async (input: { projectKey: string; id: string }): Promise<void> =>
+      void (await session('/sessions/team/invitations/revoke', post(input))),
+    /**
+     * Accepts an invitation: signed in as the invited address, the token alone; without an account, with
+     * a name and a password (the account is made and signed in, its cookie set by the answer).
+     */
+    acceptInvitation: async (input: { token: string; name?: string; password?: string }): Promise<Session> => {
+      const answer = await (await session('/sessions/invitations/accept', post(input))).json();
+      return input.password === undefined ? answer.session : answer;
+    },
+    /** A page of a project's audit trail, newest first (its admins only); `next` asks for the following page. */
+    auditLog: async (filter: AuditFilter): Promise<{ records: AuditRecord[]; next: string | null }> =>
+      (await session(`/sessions/team/audit?${query({ ...filter })}`)).json(),
+    /** Where a project's whole audit trail downloads as JSON lines (a link for the browser to follow). */
+    auditExportUrl: (projectKey: string): string =>
+      `${sessionBaseUrl}/sessions/team/audit/export?${query({ projectKey })}`,
+  };
+}
 
 /** The account calls of the session routes: recovery by email and passkeys. */
 function accountCalls(session: SessionCall, post: (body: unknown) => RequestInit, sessionBaseUrl: string) {
@@ -243,6 +344,7 @@ export function createDeskpilotClient(options: DeskpilotClientOptions = {}) {
     /** Signs out of every session of this user. */
     logoutEverywhere: async (): Promise<void> => void (await session('/sessions', { method: 'DELETE' })),
     ...accountCalls(session, post, options.sessionBaseUrl ?? ''),
+    ...teamCalls(session, post, options.sessionBaseUrl ?? ''),
     /** A stored conversation, or null when it does not exist (yet) for this user, or was deleted. */
     chatHistory: async <Message extends UIMessage = UIMessage>(input: {
       sessionId: string;

@@ -1,5 +1,7 @@
 export {
   createDeskpilotClient,
+  type AuditFilter,
+  type AuditRecord,
   type ChatContext,
   type ChatHistory,
   type ChatTransportOptions,
@@ -8,10 +10,13 @@ export {
   type ConversationPage,
   type DeskpilotClient,
   type DeskpilotClientOptions,
+  type Invitation,
   type Passkey,
   type Session,
   type StepUpChallenge,
   type StepUpProofResponse,
+  type Team,
+  type TeamMember,
   type TurnStatus,
 } from './create-deskpilot-client.js';
 export { DeskpilotClientError } from './deskpilot-client-error.js';

@@ -104,6 +104,9 @@ const rootValues = [
   'checkAuditEvent',
   'checkAuditNumber',
   'checkAuditQuery',
+  'applyMembershipChange',
+  'createMemoryInvitationStore',
+  'createTeamAdmin',
 ];
 
 const rootTypes = [
@@ -310,6 +313,22 @@ const rootTypes = [
   'AuditStore',
   'AuditVerification',
   'VerifyAuditChainOptions',
+  'InvitationRecord',
+  'InvitationStore',
+  'InvitationSummary',
+  'MembershipChange',
+  'MembershipChangeResult',
+  'NewAccount',
+  'ProjectMember',
+  'SessionTeam',
+  'SignInMethod',
+  'TeamAdmin',
+  'TeamCaller',
+  'TeamDependencies',
+  'TeamDirectory',
+  'TeamOptions',
+  'TeamRefusal',
+  'TeamResult',
 ];
 
 // The root entry's values that belong to the chat: `@deskpilot/core/session` has every other one.
@@ -405,11 +424,13 @@ describe('public API', () => {
       'testChatStore',
       'testIdentityLinkStore',
       'testInputConformance',
+      'testInvitationStore',
       'testPasskeyStore',
       'testRateLimiter',
       'testResumableStreams',
       'testSessionLookup',
       'testSessionStore',
+      'testTeamDirectory',
       'testTokenMeter',
       'testUserDirectory',
     ]);
@@ -431,6 +452,9 @@ describe('public API', () => {
       'chatSessionFromRow',
       'firstMessageParent',
       'freezeAccount',
+      'invitationColumns',
+      'invitationFromRow',
+      'invitationRowValues',
       'isJsonObject',
       'isJsonValue',
       'isOnActiveBranch',

@@ -140,6 +140,8 @@ export {
   type SessionPasskeys,
   type SessionSso,
   type SessionStepUp,
+  type SessionTeam,
+  type SignInMethod,
   type StepUpAnswer,
   type StepUpChallenge,
   type StepUpOptions,
@@ -175,6 +177,26 @@ export {
   type AuditVerification,
   type VerifyAuditChainOptions,
 } from './audit/audit-store.js';
+// Teams: memberships, roles and invitations administered by a project's admins
+export {
+  applyMembershipChange,
+  createMemoryInvitationStore,
+  createTeamAdmin,
+  type InvitationRecord,
+  type InvitationStore,
+  type InvitationSummary,
+  type MembershipChange,
+  type MembershipChangeResult,
+  type NewAccount,
+  type ProjectMember,
+  type TeamAdmin,
+  type TeamCaller,
+  type TeamDependencies,
+  type TeamDirectory,
+  type TeamOptions,
+  type TeamRefusal,
+  type TeamResult,
+} from './team/index.js';
 // Step-up proofs: signed by the session service, checked by the chat service
 export {
   signStepUpProof,

@@ -4,6 +4,7 @@ import {
   type AccountTokenStore,
   type IdentityLinkStore,
   type AuditStore,
+  type InvitationStore,
   type PasskeyStore,
   type PasswordHashOptions,
   type SessionLookup,
@@ -13,6 +14,7 @@ import { createPostgresAccountTokenStore } from './postgres-account-token-store.
 import { createPostgresPasskeyStore } from './postgres-passkey-store.js';
 import { createPostgresIdentityLinkStore } from './postgres-identity-link-store.js';
 import { createPostgresAuditStore } from './postgres-audit-store.js';
+import { createPostgresInvitationStore } from './postgres-invitation-store.js';
 import { createPostgresApprovalStore } from './postgres-approval-store.js';
 import { createPostgresChatStore } from './postgres-chat-store.js';
 import { createPostgresSessionLookup } from './postgres-session-lookup.js';
@@ -58,6 +60,8 @@ export interface PostgresStores {
   identityLinkStore: IdentityLinkStore;
   /** The audit trail: append-only, one hash chain per project. */
   auditStore: AuditStore;
+  /** Invitations of the session service's `team` (its `directory` is `userDirectory`). */
+  invitationStore: InvitationStore;
 }
 
 /**
@@ -92,5 +96,6 @@ export function createPostgresStores(client: SqlClient, options: PostgresStoresO
     passkeyStore: createPostgresPasskeyStore(client),
     identityLinkStore: createPostgresIdentityLinkStore(client),
     auditStore: createPostgresAuditStore(client),
+    invitationStore: createPostgresInvitationStore(client),
   };
 }

@@ -19,6 +19,7 @@ export { createPostgresAccountTokenStore } from './postgres-account-token-store.
 export { createPostgresPasskeyStore } from './postgres-passkey-store.js';
 export { createPostgresIdentityLinkStore } from './postgres-identity-link-store.js';
 export { createPostgresAuditStore } from './postgres-audit-store.js';
+export { createPostgresInvitationStore } from './postgres-invitation-store.js';
 export { createPostgresStores, type PostgresStores, type PostgresStoresOptions } from './create-postgres-stores.js';
 export { openDatabase, type Database, type OpenDatabaseOptions } from './open-database.js';
 export {

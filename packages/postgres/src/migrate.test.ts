@@ -30,6 +30,7 @@ const expectedTables = [
   'deskpilot_chat_messages',
   'deskpilot_chat_sessions',
   'deskpilot_identity_links',
+  'deskpilot_invitations',
   'deskpilot_memberships',
   'deskpilot_migrations',
   'deskpilot_passkeys',

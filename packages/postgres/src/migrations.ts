@@ -266,6 +266,29 @@ const auditTrail: Migration = {
   ],
 };
 
+// Teams: invitations (by the digest of their token, never the token), and memberships found by project
+// (a project's member list, and the count of its admins each change checks).
+const teams: Migration = {
+  version: 13,
+  name: 'teams',
+  statements: [
+    `CREATE TABLE deskpilot_invitations (
+      id text PRIMARY KEY,
+      token_hash text NOT NULL UNIQUE,
+      project_key text NOT NULL,
+      client_id text NOT NULL,
+      role text NOT NULL,
+      email text NOT NULL,
+      invited_by text NOT NULL,
+      created_at bigint NOT NULL,
+      expires_at bigint NOT NULL
+    )`,
+    `CREATE INDEX deskpilot_invitations_project ON deskpilot_invitations (project_key, created_at)`,
+    `CREATE INDEX deskpilot_invitations_expiry ON deskpilot_invitations (expires_at)`,
+    `CREATE INDEX deskpilot_memberships_project ON deskpilot_memberships (project_key, role)`,
+  ],
+};
+
 /** Every migration, in order. Append only: a released migration never changes. */
 export const migrations: readonly Migration[] = [
   initialSchema,
@@ -280,4 +303,5 @@ export const migrations: readonly Migration[] = [
   identityLinks,
   approvalStepUp,
   auditTrail,
+  teams,
 ];

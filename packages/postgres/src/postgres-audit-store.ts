@@ -2,14 +2,45 @@ import {
   chainAuditRecord,
   checkAuditNumber,
   checkAuditQuery,
+  type AuditEvent,
   type AuditQuery,
+  type AuditRecord,
   type AuditStore,
 } from '@deskpilot/core/session';
 import { auditColumns, auditFromRow, auditRowValues } from '@deskpilot/core/storage';
-import type { SqlClient, SqlRow } from './sql-client.js';
+import type { SqlClient, SqlExecutor, SqlRow } from './sql-client.js';
 
 const columns = auditColumns.join(', ');
 const toRecord = (row: SqlRow) => auditFromRow(row);
+
+/**
+ * Appends `event` at the end of its project's chain inside the caller's transaction (it locks the
+ * project's head row until that transaction ends): what `append` runs, and what another store runs to
+ * record a change in the same transaction as the change.
+ */
+export async function appendAuditRecord(transaction: SqlExecutor, event: AuditEvent): Promise<AuditRecord> {
+  await transaction.query(
+    `INSERT INTO deskpilot_audit_heads (project_key, seq, hash, pruned_through) VALUES ($1, 0, '', 0)
+     ON CONFLICT (project_key) DO NOTHING`,
+    [event.projectKey],
+  );
+  const { rows } = await transaction.query<{ seq: string | number; hash: string }>(
+    'SELECT seq, hash FROM deskpilot_audit_heads WHERE project_key = $1 FOR UPDATE',
+    [event.projectKey],
+  );
+  const head = rows[0]!;
+  const record = chainAuditRecord(Number(head.seq) === 0 ? null : { seq: Number(head.seq), hash: head.hash }, event);
+  await transaction.query(
+    `INSERT INTO deskpilot_audit (${columns}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10)`,
+    auditRowValues(record),
+  );
+  await transaction.query('UPDATE deskpilot_audit_heads SET seq = $2, hash = $3 WHERE project_key = $1', [
+    record.projectKey,
+    record.seq,
+    record.hash,
+  ]);
+  return record;
+}
 
 /**
  * Creates an {@link AuditStore} on Postgres or PGlite. `append` runs in one transaction that locks the
@@ -22,33 +53,7 @@ const toRecord = (row: SqlRow) => auditFromRow(row);
  */
 export function createPostgresAuditStore(client: SqlClient): AuditStore {
   return {
-    append: (event) =>
-      client.transaction(async (transaction) => {
-        await transaction.query(
-          `INSERT INTO deskpilot_audit_heads (project_key, seq, hash, pruned_through) VALUES ($1, 0, '', 0)
-           ON CONFLICT (project_key) DO NOTHING`,
-          [event.projectKey],
-        );
-        const { rows } = await transaction.query<{ seq: string | number; hash: string }>(
-          'SELECT seq, hash FROM deskpilot_audit_heads WHERE project_key = $1 FOR UPDATE',
-          [event.projectKey],
-        );
-        const head = rows[0]!;
-        const record = chainAuditRecord(
-          Number(head.seq) === 0 ? null : { seq: Number(head.seq), hash: head.hash },
-          event,
-        );
-        await transaction.query(
-          `INSERT INTO deskpilot_audit (${columns}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10)`,
-          auditRowValues(record),
-        );
-        await transaction.query('UPDATE deskpilot_audit_heads SET seq = $2, hash = $3 WHERE project_key = $1', [
-          record.projectKey,
-          record.seq,
-          record.hash,
-        ]);
-        return record;
-      }),
+    append: (event) => client.transaction((transaction) => appendAuditRecord(transaction, event)),
 
     async list(query) {
       const limit = checkAuditQuery(query);

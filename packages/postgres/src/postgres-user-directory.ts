@@ -5,12 +5,19 @@ import {
   normalizeEmail,
   type Account,
   type NewUser,
+  applyMembershipChange,
   type PasswordHashOptions,
+  type AuditEvent,
+  type Membership,
+  type MembershipChange,
+  type MembershipChangeResult,
+  type TeamDirectory,
   type UserDirectory,
 } from '@deskpilot/core/session';
-import { createReadCache, noReadCache, type ReadCacheOptions } from './read-cache.js';
+import { appendAuditRecord } from './postgres-audit-store.js';
+import { createReadCache, noReadCache, type ReadCache, type ReadCacheOptions } from './read-cache.js';
 import { accountFromRow, freezeAccount, readStoredRow } from '@deskpilot/core/storage';
-import type { SqlClient } from './sql-client.js';
+import type { SqlClient, SqlExecutor } from './sql-client.js';
 
 /** Options of {@link createPostgresUserDirectory}. */
 export interface PostgresUserDirectoryOptions {
@@ -28,8 +35,8 @@ export interface PostgresUserDirectoryOptions {
   cache?: boolean | ReadCacheOptions;
 }
 
-/** A {@link UserDirectory} on Postgres or PGlite. */
-export interface PostgresUserDirectory extends UserDirectory {
+/** A {@link UserDirectory} on Postgres or PGlite, whose memberships a team administers ({@link TeamDirectory}). */
+export interface PostgresUserDirectory extends UserDirectory, TeamDirectory {
   /**
    * Adds or replaces, by email, a user; resolves to the stored account. Re-adding an email without an
    * `id` keeps the stored user id, so sessions survive re-seeding at every start.
@@ -161,6 +168,7 @@ export function createPostgresUserDirectory(
         )
         .then((account) => account !== null);
     },
+    ...teamMethods(client, cache),
     getAccount: (userId) =>
       canBeStored(userId)
         ? cache.read(userId, async () => {
@@ -169,4 +177,131 @@ export function createPostgresUserDirectory(
           })
         : Promise.resolve(null),
   };
+}
+
+// A project's membership changes are serialised by one transaction-scoped advisory lock per project
+// (this class id, "dt" in ASCII, and the hash of its key): two admins demoting each other at once are
+// answered one after the other, so the second sees the first and the project keeps its admin.
+const teamLockClass = 25716;
+
+/** The account of a user id inside a transaction, or null. */
+async function accountIn(transaction: SqlExecutor, userId: string) {
+  const { rows } = await transaction.query(accountSql, [userId]);
+  return rows[0] ? accountFromRow(rows[0]) : null;
+}
+
+/** The {@link TeamDirectory} half of the Postgres directory. */
+function teamMethods(client: SqlClient, cache: ReadCache<Account>): TeamDirectory {
+  return {
+    async findUserByEmail(email) {
+      if (!canBeStored(email)) return null;
+      const { rows } = await client.query(
+        `SELECT u.id, u.email, u.name, u.email_verified_at, '[]'::jsonb AS memberships FROM deskpilot_users u WHERE u.email = $1`,
+        [email],
+      );
+      return rows[0] ? accountFromRow(rows[0]).user : null;
+    },
+
+    async listMembers(projectKey) {
+      if (!canBeStored(projectKey)) return [];
+      const { rows } = await client.query(
+        `SELECT u.id, u.email, u.name, u.email_verified_at,
+           jsonb_agg(jsonb_build_object('projectKey', m.project_key, 'clientId', m.client_id, 'role', m.role) ORDER BY m.position) AS memberships
+         FROM deskpilot_memberships m JOIN deskpilot_users u ON u.id = m.user_id
+         WHERE m.project_key = $1 GROUP BY u.id ORDER BY u.email`,
+        [projectKey],
+      );
+      return rows.map((row) => {
+        const { user, memberships } = accountFromRow(row);
+        return { user, memberships };
+      });
+    },
+
+    async createUser(user) {
+      if (![user.email, user.name, user.passwordHash].every(canBeStored)) return null;
+      return cache.write(
+        undefined,
+        () =>
+          client.transaction(async (transaction) => {
+            await transaction.query(`SELECT pg_advisory_xact_lock(${usersLockKey})`);
+            const id = randomUUID();
+            const inserted = await transaction.query(
+              `INSERT INTO deskpilot_users (id, email, name, password_hash, email_verified_at) VALUES ($1, $2, $3, $4, $5)
+                 ON CONFLICT (email) DO NOTHING`,
+              [id, user.email, user.name, user.passwordHash, user.emailVerified ? Date.now() : null],
+            );
+            if (inserted.rowCount !== 1) return null;
+            await transaction.query(
+              `INSERT INTO deskpilot_memberships (user_id, position, project_key, client_id, role)
+                 SELECT $1, ordinal, item->>'projectKey', item->>'clientId', item->>'role'
+                 FROM jsonb_array_elements($2::jsonb) WITH ORDINALITY AS list(item, ordinal)`,
+              [
+                id,
+                JSON.stringify(
+                  user.memberships.map(({ projectKey, clientId, role }) => ({ projectKey, clientId, role })),
+                ),
+              ],
+            );
+            return accountIn(transaction, id);
+          }),
+        (account) => (account ? { set: [[account.user.id, account]] } : {}),
+      );
+    },
+
+    changeMembership: (change, audit) => changeMembership(client, cache, change, audit),
+  };
+}
+
+/** {@link TeamDirectory.changeMembership} on Postgres: one transaction under the project's lock, the audit event in it. */
+async function changeMembership(
+  client: SqlClient,
+  cache: ReadCache<Account>,
+  change: MembershipChange,
+  audit: ((before: Membership[]) => AuditEvent) | undefined,
+): Promise<MembershipChangeResult> {
+  const texts = [change.userId, change.projectKey, change.role ?? '', change.clientId ?? '', change.keepRole ?? ''];
+  if (!texts.every(canBeStored)) return { ok: false, reason: 'no_user' };
+  const result = await cache.write(
+    [change.userId],
+    () =>
+      client.transaction(async (transaction) => {
+        await transaction.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [teamLockClass, change.projectKey]);
+        const account = await accountIn(transaction, change.userId);
+        if (!account) return { ok: false as const, reason: 'no_user' as const };
+        const { rows } = await transaction.query<{ holders: string | number }>(
+          `SELECT count(DISTINCT user_id) AS holders FROM deskpilot_memberships
+               WHERE project_key = $1 AND role = $2 AND user_id <> $3`,
+          [change.projectKey, change.keepRole ?? '', change.userId],
+        );
+        const applied = applyMembershipChange(account.memberships, change, Number(rows[0]?.holders ?? 0));
+        if (typeof applied === 'string') return { ok: false as const, reason: applied };
+        const event = audit?.(applied.before);
+        if (change.remove)
+          await transaction.query('DELETE FROM deskpilot_memberships WHERE user_id = $1 AND project_key = $2', [
+            change.userId,
+            change.projectKey,
+          ]);
+        else if (applied.before.length > 0)
+          await transaction.query(
+            'UPDATE deskpilot_memberships SET role = $3 WHERE user_id = $1 AND project_key = $2',
+            [change.userId, change.projectKey, change.role],
+          );
+        else
+          await transaction.query(
+            `INSERT INTO deskpilot_memberships (user_id, position, project_key, client_id, role)
+                 SELECT $1, coalesce(max(position), 0) + 1, $2, $3, $4 FROM deskpilot_memberships WHERE user_id = $1`,
+            [change.userId, change.projectKey, change.clientId, change.role],
+          );
+        if (event) await appendAuditRecord(transaction, event);
+        return {
+          ok: true as const,
+          before: applied.before,
+          audited: event !== undefined,
+          account: await accountIn(transaction, change.userId),
+        };
+      }),
+    (outcome) => (outcome.ok && outcome.account ? { set: [[change.userId, outcome.account]] } : {}),
+  );
+  if (!result.ok) return result;
+  return { ok: true, before: result.before, audited: result.audited };
 }

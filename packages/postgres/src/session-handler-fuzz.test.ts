@@ -5,6 +5,7 @@ import {
   createSlidingWindowLimiter,
   stepUpBinding,
   verifyStepUpProof,
+  verifyAuditChain,
   type SessionStore,
 } from '@deskpilot/core';
 import { demoUsers } from '@deskpilot/core/demo';
@@ -82,6 +83,9 @@ for (const backend of inProcessBackends)
           rpId: 'studio.test',
           origins: [studio],
         },
+        // Teams on, their changes in the trail: every refused request must leave both as they were.
+        audit: stores.auditStore,
+        team: { directory: stores.userDirectory, invitations: stores.invitationStore },
         // Step-up on, always by passkey or password (no sign-in counts as recent).
         stepUp: { secret: 'fuzz-step-up-secret-of-at-least-32-chars', recentSignInMs: 0 },
         recovery: {
@@ -458,6 +462,96 @@ for (const backend of inProcessBackends)
         tally.report('POST /sessions/current/step-up', started);
         for (const code of ['2xx', 'invalid_request', 'invalid_json', 'invalid_passkey'])
           expect(tally.get(code), code).toBeGreaterThan(0);
+      },
+      fuzzTimeout,
+    );
+
+    it(
+      `the team routes: ${fuzzRuns / 2} near-valid requests by an admin, a non-admin and nobody`,
+      async () => {
+        const started = performance.now();
+        const tally = createTally();
+        const { service, stores } = setup;
+        const cookieOf = async (user: { email: string; password: string }) => {
+          const result = await service.login({ email: user.email, password: user.password });
+          if (!result.ok) throw new Error(`${user.email} could not sign in`);
+          return result.setCookie.split(';')[0]!;
+        };
+        const cookies = { alice: await cookieOf(alice!), bob: await cookieOf(bob!), none: '' };
+        const ids = await Promise.all(
+          [alice!, bob!, fuzzUser].map(
+            async (user) => (await stores.userDirectory.findCredentials(user.email))!.userId,
+          ),
+        );
+        const projectKey = fc.oneof(fc.constantFrom('acme-b2c', 'acme-b2b', 'globex-b2c'), input.nonEmptyText);
+        const userId = fc.oneof(fc.constantFrom(...ids), input.nonEmptyText);
+        const role = fc.oneof(fc.constantFrom('admin', 'agent', 'viewer'), input.nonEmptyText);
+        const email = fc.oneof(fc.constantFrom('new@example.com', bob!.email, ' New@Example.com '), input.nonEmptyText);
+        const routes = {
+          '/sessions/team/members/role': [
+            fc.record({ projectKey, userId, role }),
+            [['projectKey'], ['userId'], ['role']],
+          ],
+          '/sessions/team/members/remove': [fc.record({ projectKey, userId }), [['projectKey'], ['userId']]],
+          '/sessions/team/invitations': [fc.record({ projectKey, email, role }), [['projectKey'], ['email'], ['role']]],
+          '/sessions/team/invitations/revoke': [
+            fc.record({ projectKey, id: input.nonEmptyText }),
+            [['projectKey'], ['id']],
+          ],
+          '/sessions/invitations/accept': [
+            fc.record(
+              { token: input.nonEmptyText, name: input.nonEmptyText, password: input.nonEmptyText },
+              { requiredKeys: ['token'] },
+            ),
+            [['token'], ['name'], ['password']],
+          ],
+        } as const;
+        const memberships = async () =>
+          JSON.stringify(
+            await Promise.all(
+              ['acme-b2c', 'acme-b2b', 'globex-b2c'].map((key) => stores.userDirectory.listMembers(key)),
+            ),
+          );
+        const request = fc.oneof(
+          ...Object.entries(routes).map(([path, [body, paths]]) =>
+            fuzzRequest(nearValidBody(body as fc.Arbitrary<object>, paths as unknown as string[][]), studio).map(
+              (generated) => ({ path, generated }),
+            ),
+          ),
+        );
+        const query = fc
+          .tuple(
+            fc.constantFrom('/sessions/team/members', '/sessions/team/audit', '/sessions/team/audit/export'),
+            fc.dictionary(
+              fc.constantFrom('projectKey', 'actor', 'type', 'from', 'to', 'before', 'limit', 'x'),
+              input.text,
+            ),
+          )
+          .map(([path, values]) => `${path}?${new URLSearchParams(values).toString()}`);
+        await fc.assert(
+          fc.asyncProperty(
+            fc.oneof(request, query),
+            fc.constantFrom<keyof typeof cookies>('alice', 'alice', 'bob', 'none'),
+            async (generated, who) => {
+              const headers: Record<string, string> = cookies[who] ? { cookie: cookies[who] } : {};
+              const before = await memberships();
+              const { code, response } =
+                typeof generated === 'string'
+                  ? await send(new Request(url(generated), { headers }), tally)
+                  : await send(toRequest(url(generated.path), 'POST', generated.generated, headers), tally);
+              if (code === null) await response.body?.cancel();
+              // A refused request changes no membership.
+              else expect(await memberships()).toBe(before);
+            },
+          ),
+          { numRuns: fuzzRuns / 2, seed: fuzzSeed },
+        );
+        tally.report('team routes', started);
+        for (const code of ['2xx', 'invalid_request', 'invalid_json', 'forbidden', 'not_found', 'unauthenticated'])
+          expect(tally.get(code), code).toBeGreaterThan(0);
+        // Whatever was changed, each trail still verifies.
+        for (const key of ['acme-b2c', 'acme-b2b', 'globex-b2c'])
+          expect(await verifyAuditChain(stores.auditStore, key)).toMatchObject({ ok: true });
       },
       fuzzTimeout,
     );

@@ -6,7 +6,7 @@ import { Pool, type PoolConfig } from 'pg';
 import { fromPglite } from './from-pglite.js';
 import { fromPgPool } from './from-pg-pool.js';
 import { migrate } from './migrate.js';
-import type { Account, NewUser, UserDirectory } from '@deskpilot/core/session';
+import type { Account, NewUser, TeamDirectory, UserDirectory } from '@deskpilot/core/session';
 import { createSqliteStores, openSqliteDatabase } from '@deskpilot/sqlite';
 import { createPostgresStores, type PostgresStores, type PostgresStoresOptions } from './create-postgres-stores.js';
 import type { SqlClient, SqlExecutor } from './sql-client.js';
@@ -37,6 +37,7 @@ const tables = [
   'deskpilot_identity_links',
   'deskpilot_audit',
   'deskpilot_audit_heads',
+  'deskpilot_invitations',
 ];
 const reset = (client: SqlExecutor) => client.query(`TRUNCATE ${tables.join(', ')}`).then(() => undefined);
 
@@ -89,9 +90,16 @@ export const testBackends = [
 /** The stores of one backend, as the behaviour suites use them (`createPostgresStores`' or `createSqliteStores`' answer). */
 export type StoreSet = Pick<
   PostgresStores,
-  'sessionStore' | 'sessionLookup' | 'chatStore' | 'approvalStore' | 'accountTokenStore' | 'passkeyStore'
+  | 'sessionStore'
+  | 'sessionLookup'
+  | 'chatStore'
+  | 'approvalStore'
+  | 'accountTokenStore'
+  | 'passkeyStore'
+  | 'auditStore'
+  | 'invitationStore'
 > & {
-  userDirectory: UserDirectory & { addUser(user: NewUser): Promise<Account> };
+  userDirectory: UserDirectory & TeamDirectory & { addUser(user: NewUser): Promise<Account> };
 };
 
 /** One database of a behaviour suite, whatever its engine. */

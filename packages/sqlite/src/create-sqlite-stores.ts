@@ -3,6 +3,7 @@ import type {
   AccountTokenStore,
   IdentityLinkStore,
   AuditStore,
+  InvitationStore,
   PasskeyStore,
   PasswordHashOptions,
   SessionLookup,
@@ -11,6 +12,7 @@ import type {
 import { createSqlitePasskeyStore } from './sqlite-passkey-store.js';
 import { createSqliteIdentityLinkStore } from './sqlite-identity-link-store.js';
 import { createSqliteAuditStore } from './sqlite-audit-store.js';
+import { createSqliteInvitationStore } from './sqlite-invitation-store.js';
 import { createSqliteAccountTokenStore } from './sqlite-account-token-store.js';
 import type { SqliteDatabase } from './open-sqlite-database.js';
 import { createSqliteApprovalStore } from './sqlite-approval-store.js';
@@ -44,6 +46,8 @@ export interface SqliteStores {
   identityLinkStore: IdentityLinkStore;
   /** The audit trail: append-only, one hash chain per project. */
   auditStore: AuditStore;
+  /** Invitations of the session service's `team` (its `directory` is `userDirectory`). */
+  invitationStore: InvitationStore;
 }
 
 /**
@@ -69,5 +73,6 @@ export function createSqliteStores(database: SqliteDatabase, options: SqliteStor
     passkeyStore: createSqlitePasskeyStore(database),
     identityLinkStore: createSqliteIdentityLinkStore(database),
     auditStore: createSqliteAuditStore(database),
+    invitationStore: createSqliteInvitationStore(database),
   };
 }

@@ -14,4 +14,5 @@ export { createSqliteAccountTokenStore } from './sqlite-account-token-store.js';
 export { createSqlitePasskeyStore } from './sqlite-passkey-store.js';
 export { createSqliteIdentityLinkStore } from './sqlite-identity-link-store.js';
 export { createSqliteAuditStore } from './sqlite-audit-store.js';
+export { createSqliteInvitationStore } from './sqlite-invitation-store.js';
 export { createSqliteStores, type SqliteStores, type SqliteStoresOptions } from './create-sqlite-stores.js';

@@ -235,4 +235,25 @@ export const sqliteMigrations: readonly SqliteMigration[] = [
       ) STRICT;
     `,
   },
+  {
+    version: 11,
+    name: 'teams',
+    // Invitations (by the digest of their token, never the token), and memberships found by project.
+    sql: `
+      CREATE TABLE deskpilot_invitations (
+        id TEXT PRIMARY KEY,
+        token_hash TEXT NOT NULL UNIQUE,
+        project_key TEXT NOT NULL,
+        client_id TEXT NOT NULL,
+        role TEXT NOT NULL,
+        email TEXT NOT NULL,
+        invited_by TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        expires_at INTEGER NOT NULL
+      ) STRICT;
+      CREATE INDEX deskpilot_invitations_project ON deskpilot_invitations (project_key, created_at);
+      CREATE INDEX deskpilot_invitations_expiry ON deskpilot_invitations (expires_at);
+      CREATE INDEX deskpilot_memberships_project ON deskpilot_memberships (project_key, role);
+    `,
+  },
 ];

@@ -1,10 +1,34 @@
-import { chainAuditRecord, checkAuditNumber, checkAuditQuery, type AuditStore } from '@deskpilot/core/session';
+import {
+  chainAuditRecord,
+  checkAuditNumber,
+  checkAuditQuery,
+  type AuditEvent,
+  type AuditRecord,
+  type AuditStore,
+} from '@deskpilot/core/session';
 import { auditColumns, auditFromRow, auditRowValues } from '@deskpilot/core/storage';
 import type { SqliteDatabase } from './open-sqlite-database.js';
 import { jsonAsText, type Row } from './read-row.js';
 
 const columns = auditColumns.join(', ');
 const toRecord = (row: Row) => auditFromRow(row, jsonAsText);
+
+/**
+ * Appends `event` at the end of its project's chain; call it inside `database.transaction`: what
+ * `append` runs, and what another store runs to record a change in the same transaction as the change.
+ */
+export function appendAuditRecord(database: SqliteDatabase, event: AuditEvent): AuditRecord {
+  const sql = (text: string) => database.statement(text);
+  const head = sql('SELECT seq, hash FROM deskpilot_audit_heads WHERE project_key = ?').get(event.projectKey) as
+    { seq: number; hash: string } | undefined;
+  const record = chainAuditRecord(head ? { seq: Number(head.seq), hash: head.hash } : null, event);
+  sql(`INSERT INTO deskpilot_audit (${columns}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(...auditRowValues(record));
+  sql(
+    `INSERT INTO deskpilot_audit_heads (project_key, seq, hash, pruned_through) VALUES (?, ?, ?, 0)
+     ON CONFLICT (project_key) DO UPDATE SET seq = excluded.seq, hash = excluded.hash`,
+  ).run(record.projectKey, record.seq, record.hash);
+  return record;
+}
 
 /**
  * Creates an {@link AuditStore} on SQLite. `append` is one write transaction (`BEGIN IMMEDIATE`): the
@@ -20,18 +44,7 @@ export function createSqliteAuditStore(database: SqliteDatabase): AuditStore {
       { seq: number; hash: string; pruned_through: number } | undefined;
   return {
     async append(event) {
-      return database.transaction(() => {
-        const head = headOf(event.projectKey);
-        const record = chainAuditRecord(head ? { seq: Number(head.seq), hash: head.hash } : null, event);
-        sql(`INSERT INTO deskpilot_audit (${columns}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(
-          ...auditRowValues(record),
-        );
-        sql(
-          `INSERT INTO deskpilot_audit_heads (project_key, seq, hash, pruned_through) VALUES (?, ?, ?, 0)
-           ON CONFLICT (project_key) DO UPDATE SET seq = excluded.seq, hash = excluded.hash`,
-        ).run(record.projectKey, record.seq, record.hash);
-        return record;
-      });
+      return database.transaction(() => appendAuditRecord(database, event));
     },
 
     async list(query) {

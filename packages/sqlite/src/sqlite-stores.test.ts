@@ -3,6 +3,8 @@ import {
   testPasskeyStore,
   testIdentityLinkStore,
   testAuditStore,
+  testInvitationStore,
+  testTeamDirectory,
   testApprovalStore,
   testChatStore,
   testInputConformance,
@@ -32,6 +34,11 @@ describe('SQLite stores', () => {
   testPasskeyStore(async () => (await stores()).passkeyStore);
   testIdentityLinkStore(async () => (await stores()).identityLinkStore);
   testAuditStore(async () => (await stores()).auditStore);
+  testInvitationStore(async () => (await stores()).invitationStore);
+  testTeamDirectory(async () => {
+    const { userDirectory, auditStore } = await stores();
+    return { directory: userDirectory, audit: auditStore };
+  });
   testSessionLookup(async () => {
     const { sessionLookup, sessionStore, userDirectory } = await stores();
     return { lookup: sessionLookup, store: sessionStore, directory: userDirectory };

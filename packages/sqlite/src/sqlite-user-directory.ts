@@ -5,9 +5,12 @@ import {
   normalizeEmail,
   type Account,
   type NewUser,
+  applyMembershipChange,
   type PasswordHashOptions,
+  type TeamDirectory,
   type UserDirectory,
 } from '@deskpilot/core/session';
+import { appendAuditRecord } from './sqlite-audit-store.js';
 import type { SqliteDatabase } from './open-sqlite-database.js';
 import { accountFromRow, freezeAccount, readStoredRow } from '@deskpilot/core/storage';
 import { canBeStored, jsonAsText, type Row } from './read-row.js';
@@ -22,8 +25,8 @@ export interface SqliteUserDirectoryOptions {
   passwordHash?: PasswordHashOptions;
 }
 
-/** A {@link UserDirectory} on SQLite. */
-export interface SqliteUserDirectory extends UserDirectory {
+/** A {@link UserDirectory} on SQLite, whose memberships a team administers ({@link TeamDirectory}). */
+export interface SqliteUserDirectory extends UserDirectory, TeamDirectory {
   /**
    * Adds or replaces, by email, a user; resolves to the stored account. Re-adding an email without an
    * `id` keeps the stored user id, so sessions survive re-seeding at every start.
@@ -120,10 +123,100 @@ export function createSqliteUserDirectory(
       );
       return Number(changes) === 1;
     },
+    ...teamMethods(database),
     async getAccount(userId) {
       if (!canBeStored(userId)) return null;
       const row = database.run(() => sql(accountSql).get(userId));
       return row ? toAccount(row) : null;
+    },
+  };
+}
+
+/** The {@link TeamDirectory} half of the SQLite directory: each change one write transaction (`BEGIN IMMEDIATE`). */
+function teamMethods(database: SqliteDatabase): TeamDirectory {
+  const sql = (text: string) => database.statement(text);
+  const accountOf = (userId: string) => {
+    const row = sql(accountSql).get(userId);
+    return row ? toAccount(row) : null;
+  };
+  return {
+    async findUserByEmail(email) {
+      if (!canBeStored(email)) return null;
+      const row = database.run(() =>
+        sql(`SELECT id, email, name, email_verified_at, '[]' AS memberships FROM deskpilot_users WHERE email = ?`).get(
+          email,
+        ),
+      );
+      return row ? toAccount(row).user : null;
+    },
+
+    async listMembers(projectKey) {
+      if (!canBeStored(projectKey)) return [];
+      const rows = database.run(() =>
+        sql(
+          `SELECT u.id, u.email, u.name, u.email_verified_at,
+             json_group_array(json_object('projectKey', m.project_key, 'clientId', m.client_id, 'role', m.role) ORDER BY m.position) AS memberships
+           FROM deskpilot_memberships m JOIN deskpilot_users u ON u.id = m.user_id
+           WHERE m.project_key = ? GROUP BY u.id ORDER BY u.email`,
+        ).all(projectKey),
+      );
+      return rows.map((row) => {
+        const { user, memberships } = toAccount(row);
+        return { user, memberships };
+      });
+    },
+
+    async createUser(user) {
+      if (![user.email, user.name, user.passwordHash].every(canBeStored)) return null;
+      return database.transaction(() => {
+        const id = randomUUID();
+        const { changes } = sql(
+          `INSERT INTO deskpilot_users (id, email, name, password_hash, email_verified_at) VALUES (?, ?, ?, ?, ?)
+           ON CONFLICT (email) DO NOTHING`,
+        ).run(id, user.email, user.name, user.passwordHash, user.emailVerified ? Date.now() : null);
+        if (Number(changes) !== 1) return null;
+        const insert = sql(
+          'INSERT INTO deskpilot_memberships (user_id, position, project_key, client_id, role) VALUES (?, ?, ?, ?, ?)',
+        );
+        user.memberships.forEach((membership, position) =>
+          insert.run(id, position, membership.projectKey, membership.clientId, membership.role),
+        );
+        return accountOf(id);
+      });
+    },
+
+    async changeMembership(change, audit) {
+      const texts = [change.userId, change.projectKey, change.role ?? '', change.clientId ?? '', change.keepRole ?? ''];
+      if (!texts.every(canBeStored)) return { ok: false, reason: 'no_user' };
+      return database.transaction(() => {
+        const account = accountOf(change.userId);
+        if (!account) return { ok: false, reason: 'no_user' };
+        const holders = sql(
+          `SELECT count(DISTINCT user_id) AS holders FROM deskpilot_memberships
+           WHERE project_key = ? AND role = ? AND user_id <> ?`,
+        ).get(change.projectKey, change.keepRole ?? '', change.userId) as { holders: number } | undefined;
+        const applied = applyMembershipChange(account.memberships, change, Number(holders?.holders ?? 0));
+        if (typeof applied === 'string') return { ok: false, reason: applied };
+        const event = audit?.(applied.before);
+        if (change.remove)
+          sql('DELETE FROM deskpilot_memberships WHERE user_id = ? AND project_key = ?').run(
+            change.userId,
+            change.projectKey,
+          );
+        else if (applied.before.length > 0)
+          sql('UPDATE deskpilot_memberships SET role = ? WHERE user_id = ? AND project_key = ?').run(
+            change.role,
+            change.userId,
+            change.projectKey,
+          );
+        else
+          sql(
+            `INSERT INTO deskpilot_memberships (user_id, position, project_key, client_id, role)
+             SELECT ?, coalesce(max(position), -1) + 1, ?, ?, ? FROM deskpilot_memberships WHERE user_id = ?`,
+          ).run(change.userId, change.projectKey, change.clientId ?? '', change.role, change.userId);
+        if (event) appendAuditRecord(database, event);
+        return { ok: true, before: applied.before, audited: event !== undefined };
+      });
     },
   };
 }

@@ -12,6 +12,7 @@ export type ErrorCode =
   | 'not_found'
   | 'method_not_allowed'
   | 'conflict'
+  | 'last_admin'
   | 'conversation_deleted'
   | 'payload_too_large'
   | 'quota_exceeded'
@@ -39,6 +40,7 @@ export const errorStatus: Record<ErrorCode, number> = {
   not_found: 404,
   method_not_allowed: 405,
   conflict: 409,
+  last_admin: 409,
   conversation_deleted: 410,
   payload_too_large: 413,
   quota_exceeded: 413,
@@ -66,6 +68,7 @@ export const errorTitle: Record<ErrorCode, string> = {
   not_found: 'Not found',
   method_not_allowed: 'Method not allowed',
   conflict: 'Conflict',
+  last_admin: 'A project keeps one admin',
   conversation_deleted: 'Conversation deleted',
   payload_too_large: 'Payload too large',
   quota_exceeded: 'Storage quota exceeded',

@@ -53,6 +53,14 @@ describe('the OpenAPI documents', () => {
       '/sessions/sso/logout',
       '/sessions/current/step-up/options',
       '/sessions/current/step-up',
+      '/sessions/team/members',
+      '/sessions/team/members/role',
+      '/sessions/team/members/remove',
+      '/sessions/team/invitations',
+      '/sessions/team/invitations/revoke',
+      '/sessions/invitations/accept',
+      '/sessions/team/audit',
+      '/sessions/team/audit/export',
     ]);
     expect(Object.keys(chatOpenApi().paths as object)).toEqual([
       '/chat',

@@ -29,6 +29,13 @@ import {
 } from '../session/passkey-routes.js';
 import { ssoDiscoverBody, ssoLogoutBody } from '../session/sso-routes.js';
 import { stepUpBody, stepUpOptionsBody } from '../session/step-up-routes.js';
+import {
+  acceptInvitationBody,
+  changeRoleBody,
+  inviteBody,
+  removeMemberBody,
+  revokeInvitationBody,
+} from '../team/team-routes.js';
 
 /** An OpenAPI 3.1 document, as plain JSON. */
 export type OpenApiDocument = Record<string, unknown> & { openapi: '3.1.0' };
@@ -181,6 +188,7 @@ export function sessionOpenApi(options: OpenApiOptions = {}): OpenApiDocument {
     ...passkeyPaths(cookie, bodyCodes, session),
     ...ssoPaths(bodyCodes),
     ...stepUpPaths(cookie, bodyCodes),
+    ...teamPaths(cookie, bodyCodes, session),
   };
   const components = {
     securitySchemes: {
@@ -380,6 +388,256 @@ function stepUpPaths(cookie: object, bodyCodes: readonly ErrorCode[]) {
             'reauthentication_required',
             'unavailable',
           ]),
+        },
+      },
+    },
+  };
+}
+
+/** An invitation as an admin sees it (never its token). */
+const invitationSchema = {
+  type: 'object',
+  required: ['id', 'projectKey', 'clientId', 'role', 'email', 'invitedBy', 'createdAt', 'expiresAt'],
+  properties: {
+    id: { type: 'string' },
+    projectKey: { type: 'string' },
+    clientId: { type: 'string' },
+    role: { type: 'string' },
+    email: { type: 'string' },
+    invitedBy: { type: 'string', description: 'The user id of the admin who invited.' },
+    createdAt: { type: 'string', format: 'date-time' },
+    expiresAt: { type: 'string', format: 'date-time' },
+  },
+};
+
+/** A member of a project, with their memberships there. */
+const memberSchema = {
+  type: 'object',
+  required: ['user', 'memberships'],
+  properties: {
+    user: {
+      type: 'object',
+      required: ['id', 'email', 'name'],
+      properties: { id: { type: 'string' }, email: { type: 'string' }, name: { type: 'string' } },
+    },
+    memberships: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['projectKey', 'clientId', 'role'],
+        properties: { projectKey: { type: 'string' }, clientId: { type: 'string' }, role: { type: 'string' } },
+      },
+    },
+  },
+};
+
+/** An audit record: its place in the project's hash chain, and what happened. */
+const auditRecordSchema = {
+  type: 'object',
+  required: ['projectKey', 'seq', 'at', 'time', 'type', 'actor', 'session', 'subject', 'data', 'prevHash', 'hash'],
+  properties: {
+    projectKey: { type: 'string' },
+    seq: { type: 'integer', description: "Its place in the project's chain, from 1." },
+    at: { type: 'integer', description: 'Epoch milliseconds (what the hash covers).' },
+    time: { type: 'string', format: 'date-time' },
+    type: { type: 'string', description: '`sign-in`, `member-role-changed`, `invitation-created`…' },
+    actor: { type: ['string', 'null'], description: 'The email of who did it; null for the system.' },
+    session: { type: ['string', 'null'] },
+    subject: { type: ['string', 'null'] },
+    data: { type: 'object' },
+    prevHash: { type: 'string' },
+    hash: { type: 'string', description: 'SHA-256 (hex) over `prevHash` and every field but `time`.' },
+  },
+};
+
+/** What the team routes' documents share. */
+function teamRouteParts(cookie: object) {
+  const admin = ['unauthenticated', 'forbidden', 'not_found', 'store_unavailable'] as const;
+  const project = { name: 'projectKey', in: 'query', required: true, schema: { type: 'string' } };
+  const query = (name: string, description: string, schema: object = { type: 'string' }) => ({
+    name,
+    in: 'query',
+    required: false,
+    description,
+    schema,
+  });
+  const post = (operationId: string, summary: string, body: $ZodType, responses: object) => ({
+    post: {
+      operationId,
+      summary,
+      security: cookie,
+      requestBody: { required: true, content: json(bodySchema(body)) },
+      responses,
+    },
+  });
+  const noContent = { '204': { description: 'Done.' } };
+  return { admin, project, query, post, noContent };
+}
+
+/** The team routes, served when the session service has `team` (404 `not_found` otherwise). */
+function teamPaths(cookie: object, bodyCodes: readonly ErrorCode[], session: object) {
+  return {
+    ...teamMemberPaths(cookie, bodyCodes),
+    ...teamInvitationPaths(cookie, bodyCodes, session),
+    ...teamAuditPaths(cookie),
+  };
+}
+
+/** Listing members, changing roles, removing members. */
+function teamMemberPaths(cookie: object, bodyCodes: readonly ErrorCode[]) {
+  const { admin, project, post, noContent } = teamRouteParts(cookie);
+  return {
+    '/sessions/team/members': {
+      get: {
+        operationId: 'teamMembers',
+        summary: "A project's members, its roles and its pending invitations (its admins only).",
+        security: cookie,
+        parameters: [project],
+        responses: {
+          '200': {
+            description: 'The team.',
+            content: json({
+              type: 'object',
+              required: ['projectKey', 'roles', 'members', 'invitations'],
+              properties: {
+                projectKey: { type: 'string' },
+                roles: { type: 'array', items: { type: 'string' } },
+                members: { type: 'array', items: memberSchema },
+                invitations: { type: 'array', items: invitationSchema },
+              },
+            }),
+          },
+          ...problems([...admin, 'invalid_request']),
+        },
+      },
+    },
+    '/sessions/team/members/role': post(
+      'changeMemberRole',
+      "Set a member's role; it takes effect on their next request. A project keeps at least one admin.",
+      changeRoleBody,
+      {
+        '200': { description: 'The member as they are now.', content: json(memberSchema) },
+        ...problems([...bodyCodes, ...admin, 'last_admin']),
+      },
+    ),
+    '/sessions/team/members/remove': post(
+      'removeMember',
+      'Remove a member from the project: their sessions there end at their next request. A project keeps at least one admin.',
+      removeMemberBody,
+      { ...noContent, ...problems([...bodyCodes, ...admin, 'last_admin']) },
+    ),
+  };
+}
+
+/** Inviting, revoking and accepting. */
+function teamInvitationPaths(cookie: object, bodyCodes: readonly ErrorCode[], session: object) {
+  const { admin, post, noContent } = teamRouteParts(cookie);
+  return {
+    '/sessions/team/invitations': post(
+      'invite',
+      'Invite an address with a role: emailed when the service sends email, else the token is answered this once.',
+      inviteBody,
+      {
+        '201': {
+          description: 'Invited.',
+          content: json({
+            type: 'object',
+            required: ['invitation'],
+            properties: {
+              invitation: invitationSchema,
+              token: { type: 'string', description: 'Only when the invitation was not emailed: pass it on.' },
+              link: { type: 'string', description: 'The invitation page with the token, when configured.' },
+            },
+          }),
+        },
+        ...problems([...bodyCodes, ...admin, 'conflict']),
+      },
+    ),
+    '/sessions/team/invitations/revoke': post(
+      'revokeInvitation',
+      'Revoke a pending invitation.',
+      revokeInvitationBody,
+      {
+        ...noContent,
+        ...problems([...bodyCodes, ...admin]),
+      },
+    ),
+    '/sessions/invitations/accept': {
+      post: {
+        operationId: 'acceptInvitation',
+        summary:
+          'Accept an invitation: signed in as the invited address (the token alone), or without an account (the token, a name and a password: the account is made and signed in).',
+        requestBody: { required: true, content: json(bodySchema(acceptInvitationBody)) },
+        responses: {
+          '200': {
+            description: 'Joined: the invitation and the session as it is now.',
+            content: json({
+              type: 'object',
+              required: ['invitation', 'session'],
+              properties: { invitation: invitationSchema, session },
+            }),
+          },
+          '201': { description: 'A new account, signed in.', headers: setCookie, content: json(session) },
+          ...problems([
+            ...bodyCodes,
+            'unauthenticated',
+            'forbidden',
+            'invalid_token',
+            'conflict',
+            'rate_limited',
+            'store_unavailable',
+            'unavailable',
+          ]),
+        },
+      },
+    },
+  };
+}
+
+/** The audit trail, by page and whole. */
+function teamAuditPaths(cookie: object) {
+  const { admin, project, query } = teamRouteParts(cookie);
+  return {
+    '/sessions/team/audit': {
+      get: {
+        operationId: 'teamAudit',
+        summary: "The project's audit trail, newest first, a page at a time (its admins only).",
+        security: cookie,
+        parameters: [
+          project,
+          query('actor', 'Only records by this actor (an email).'),
+          query('type', 'Only records of this type.'),
+          query('from', 'Only records at or after this time (ISO 8601).', { type: 'string', format: 'date-time' }),
+          query('to', 'Only records before this time (ISO 8601).', { type: 'string', format: 'date-time' }),
+          query('before', 'The next page: the `next` of the page before.'),
+          query('limit', 'Records per page, 1 to 1000.', { type: 'string', default: '50' }),
+        ],
+        responses: {
+          '200': {
+            description: 'A page of records, and the cursor of the next (null at the end).',
+            content: json({
+              type: 'object',
+              required: ['records', 'next'],
+              properties: { records: { type: 'array', items: auditRecordSchema }, next: { type: ['string', 'null'] } },
+            }),
+          },
+          ...problems([...admin, 'invalid_request']),
+        },
+      },
+    },
+    '/sessions/team/audit/export': {
+      get: {
+        operationId: 'exportTeamAudit',
+        summary:
+          "The project's whole audit trail as JSON lines, oldest first, each record with its hashes (its admins only).",
+        security: cookie,
+        parameters: [project],
+        responses: {
+          '200': {
+            description: 'One audit record per line.',
+            content: { 'application/x-ndjson': { schema: auditRecordSchema } },
+          },
+          ...problems([...admin, 'invalid_request']),
         },
       },
     },

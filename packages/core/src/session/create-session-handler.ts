@@ -25,7 +25,18 @@ import {
   type SessionRouteDependencies,
 } from './session-routes.js';
 import type { AccountRecovery } from './account-recovery.js';
-import type { SessionPasskeys, SessionSso } from './create-session-service.js';
+import type { SessionPasskeys, SessionSso, SessionTeam } from './create-session-service.js';
+import {
+  serveAcceptInvitation,
+  serveAuditExport,
+  serveAuditLog,
+  serveChangeRole,
+  serveInvite,
+  serveListMembers,
+  serveRemoveMember,
+  serveRevokeInvitation,
+  type TeamRouteDependencies,
+} from '../team/team-routes.js';
 import type { SessionStepUp } from './step-up.js';
 import { serveStepUp, serveStepUpOptions, type StepUpRouteDependencies } from './step-up-routes.js';
 import {
@@ -259,6 +270,23 @@ function ssoRoutes(
   };
 }
 
+/** The team routes: a project's admins manage members, invitations, and read the audit trail. */
+function teamRoutes(deps: SessionRouteDependencies, team: SessionTeam): Record<string, Record<string, Action>> {
+  const teamDeps: TeamRouteDependencies = { ...deps, team };
+  const route = (name: string, serve: (deps: TeamRouteDependencies, request: HttpRequest) => Promise<HttpResponse>) =>
+    traced(`deskpilot.session.${name}`, (request) => serve(teamDeps, request));
+  return {
+    '/sessions/team/members': { GET: route('team_members', serveListMembers) },
+    '/sessions/team/members/role': { POST: route('team_change_role', serveChangeRole) },
+    '/sessions/team/members/remove': { POST: route('team_remove_member', serveRemoveMember) },
+    '/sessions/team/invitations': { POST: route('team_invite', serveInvite) },
+    '/sessions/team/invitations/revoke': { POST: route('team_revoke_invitation', serveRevokeInvitation) },
+    '/sessions/invitations/accept': { POST: route('invitation_accept', serveAcceptInvitation) },
+    '/sessions/team/audit': { GET: route('team_audit', serveAuditLog) },
+    '/sessions/team/audit/export': { GET: route('team_audit_export', serveAuditExport) },
+  };
+}
+
 /** The five routes of DESIGN §2 by path, then method. */
 function sessionRoutes(deps: SessionRouteDependencies): Record<string, Record<string, Action>> {
   return {
@@ -304,6 +332,7 @@ export function createSessionHandler(options: SessionHandlerOptions): SessionHan
     ...(service.passkeys ? passkeyRoutes(dependencies, service.passkeys) : {}),
     ...(service.sso ? ssoRoutes(dependencies, service.sso, options.ssoThrottle) : {}),
     ...(service.stepUp ? stepUpRoutes(dependencies, service.stepUp) : {}),
+    ...(service.team ? teamRoutes(dependencies, service.team) : {}),
   };
 
   // Mounted under its prefix by the host (which strips it) or not: both reach the same routes.

@@ -21,6 +21,9 @@ import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
 import { createPasskeys, type PasskeyOptions, type Passkeys } from './passkeys.js';
 import { createSessionStepUp, type SessionStepUp, type StepUpOptions } from './step-up.js';
 import { createSingleSignOn, type SingleSignOn, type SingleSignOnOptions, type SsoRefusal } from './single-sign-on.js';
+import type { AuditStore } from '../audit/audit-store.js';
+import { createTeamAdmin, type TeamAdmin, type TeamOptions, type TeamResult } from '../team/create-team-admin.js';
+import { hashPassword } from './password.js';
 
 /** Options of {@link createSessionService}. */
 export interface SessionServiceOptions {
@@ -84,6 +87,17 @@ export interface SessionServiceOptions {
    * unless given.
    */
   stepUp?: StepUpOptions;
+  /**
+   * The audit trail (`createPostgresStores(…).auditStore`, or any `AuditStore`): every sign-in by any
+   * method, failed password sign-ins of existing accounts, and the team's changes are appended to the
+   * trail of the project they concern. Off unless given.
+   */
+  audit?: AuditStore;
+  /**
+   * Team administration: a project's admins list members, change roles, remove members and invite by
+   * email (the routes `createSessionHandler` serves under `/sessions/team/…`). Off unless given.
+   */
+  team?: TeamOptions;
   /** Clock in epoch milliseconds. @default Date.now */
   now?: () => number;
   /** Random source for tokens. @default crypto.getRandomValues */
@@ -138,6 +152,17 @@ export interface SessionSso extends SingleSignOn {
   landing(refusal?: SsoRefusal): string;
 }
 
+/** How a session began: what the audit trail records of a sign-in. */
+export type SignInMethod = 'password' | 'passkey' | 'sso' | 'invitation';
+
+/** Team administration, and an invitation accepted by someone without an account, who is then signed in. */
+export interface SessionTeam extends Omit<TeamAdmin, 'acceptAsNewAccount'> {
+  acceptAsNewAccount(
+    input: { token: string; name: string; password: string },
+    cookieHeader: string | null | undefined,
+  ): Promise<TeamResult<Extract<LoginResult, { ok: true }>>>;
+}
+
 /** Outcome of a project switch. */
 export type SelectProjectResult =
   { ok: true; session: Session; setCookie: string } | { ok: false; reason: 'unauthenticated' | 'forbidden' };
@@ -153,6 +178,8 @@ export interface SessionService {
   readonly sso: SessionSso | undefined;
   /** Step-up verification for risky approvals, when the service was created with `stepUp`. */
   readonly stepUp: SessionStepUp | undefined;
+  /** Team administration, when the service was created with `team`. */
+  readonly team: SessionTeam | undefined;
   /** The session of a `Cookie` header, renewing its idle expiry; null when there is none. */
   resolve(cookieHeader: string | null | undefined): Promise<ResolvedSession | null>;
   login(input: LoginInput): Promise<LoginResult>;
@@ -194,8 +221,8 @@ export function createSessionService(options: SessionServiceOptions): SessionSer
   const device = deviceCookieOf(options, context.now);
   const issue = (base: SessionBase, now: number) => issueSession(context, base, now);
 
-  const startSession = (account: Account, projectKey: string | undefined, cookieHeader: string | null | undefined) =>
-    startSessionFor(context, device, account, projectKey, cookieHeader);
+  const startSession: StartSession = (account, projectKey, cookieHeader, method) =>
+    startSessionFor(context, { device, audit: options.audit }, account, projectKey, cookieHeader, method);
   const recovery =
     options.recovery &&
     createAccountRecovery(options.recovery, {
@@ -211,6 +238,8 @@ export function createSessionService(options: SessionServiceOptions): SessionSer
     options.passkeys && sessionPasskeys(options, context, createPasskeys(options.passkeys, context), startSession);
   const sso = options.sso && sessionSso(options, options.sso, context, startSession);
   const stepUp = options.stepUp && sessionStepUp(options, options.stepUp, context, passkeys, hashGate);
+  const team = options.team && sessionTeam(options, options.team, context, hashGate, startSession);
+  const logger = options.logger ?? consoleLogger;
 
   return {
     context,
@@ -218,6 +247,7 @@ export function createSessionService(options: SessionServiceOptions): SessionSer
     passkeys,
     sso,
     stepUp,
+    team,
     resolve: (cookieHeader) => resolveSession(cookieHeader, context),
 
     async login(input) {
@@ -230,9 +260,10 @@ export function createSessionService(options: SessionServiceOptions): SessionSer
       if (checked === 'busy') return { ok: false, reason: 'busy' };
       if (!checked) {
         if (knownDevice !== undefined) device!.noteFailure(knownDevice);
+        if (options.audit) auditFailedSignIn(context, options.audit, email, logger);
         return { ok: false, reason: 'invalid_credentials' };
       }
-      const result = await startSession(checked.account, input.projectKey, input.cookieHeader);
+      const result = await startSession(checked.account, input.projectKey, input.cookieHeader, 'password');
       // The password checked may have been replaced (a reset) while it was checked: then the reset's
       // revocation may have run before this session existed. It must not outlive the password.
       if (result.ok && !(await stillTheirPassword(directory, email, input.password, checked.passwordHash))) {
@@ -283,20 +314,22 @@ export function createSessionService(options: SessionServiceOptions): SessionSer
       return current ? store.deleteByUser(current.record.userId) : null;
     },
 
-    async deleteExpired() {
-      const now = context.now();
-      // Reset links and passkey challenges, each store once (they may be one).
-      const oneTimeStores = new Set([options.recovery?.tokens, options.passkeys?.challenges]);
-      const [sessions] = await Promise.all([
-        store.deleteExpired(now),
-        ...[...oneTimeStores].map((tokens) => tokens?.deleteExpired(now)),
-      ]);
-      return sessions;
-    },
+    deleteExpired: () => deleteExpiredRecords(options, context),
   };
 }
 
-/** The service's options, normalised and checked once: what every operation runs on. */
+/** Deletes expired sessions, one-time links, passkey challenges and invitations; resolves to the sessions deleted. */
+async function deleteExpiredRecords(options: SessionServiceOptions, context: SessionContext): Promise<number> {
+  const now = context.now();
+  // Each store once (they may be one).
+  const oneTimeStores = new Set([options.recovery?.tokens, options.passkeys?.challenges, options.team?.invitations]);
+  const [sessions] = await Promise.all([
+    context.store.deleteExpired(now),
+    ...[...oneTimeStores].map((tokens) => tokens?.deleteExpired(now)),
+  ]);
+  return sessions;
+}
+
 /** The service's device cookie, unless turned off. */
 function deviceCookieOf(options: SessionServiceOptions, now: () => number) {
   if (options.deviceCookie === false) return undefined;
@@ -310,13 +343,25 @@ function deviceCookieOf(options: SessionServiceOptions, now: () => number) {
   });
 }
 
-/** A new session for an account whose sign-in was verified (password or passkey): the one way in. */
-async function startSessionFor(
-  context: SessionContext,
-  device: ReturnType<typeof deviceCookieOf>,
+/** Starts a session for a verified sign-in. */
+type StartSession = (
   account: Account,
   projectKey: string | undefined,
   cookieHeader: string | null | undefined,
+  method: SignInMethod,
+) => Promise<LoginResult>;
+
+/**
+ * A new session for an account whose sign-in was verified (password, passkey, single sign-on, an
+ * accepted invitation): the one way in, and the one place a sign-in enters the audit trail.
+ */
+async function startSessionFor(
+  context: SessionContext,
+  { device, audit }: { device: ReturnType<typeof deviceCookieOf>; audit: AuditStore | undefined },
+  account: Account,
+  projectKey: string | undefined,
+  cookieHeader: string | null | undefined,
+  method: SignInMethod,
 ): Promise<LoginResult> {
   const membership = projectKey === undefined ? account.memberships[0] : findMembership(account, projectKey);
   if (!membership) return { ok: false, reason: 'forbidden' };
@@ -339,6 +384,23 @@ async function startSessionFor(
     now,
   );
   await context.store.create(record);
+  if (audit) {
+    try {
+      await audit.append({
+        projectKey: membership.projectKey,
+        type: 'sign-in',
+        actor: account.user.email,
+        session: record.id,
+        subject: account.user.id,
+        data: { method },
+        at: now,
+      });
+    } catch (error) {
+      // A sign-in the trail cannot record does not happen: fail closed.
+      await context.store.delete(record.id).catch(() => {});
+      throw error;
+    }
+  }
   const session = toSession(record, account, membership);
   const setDeviceCookie = device?.issue(account.user.email);
   return { ok: true, session, setCookie, ...(setDeviceCookie === undefined ? {} : { setDeviceCookie }) };
@@ -364,11 +426,7 @@ function sessionSso(
   serviceOptions: SessionServiceOptions,
   options: SingleSignOnOptions,
   context: SessionContext,
-  startSession: (
-    account: Account,
-    projectKey: string | undefined,
-    cookieHeader: string | null | undefined,
-  ) => Promise<LoginResult>,
+  startSession: StartSession,
 ): SessionSso {
   const singleSignOn = createSingleSignOn(options, context, {
     cookiePrefix: serviceOptions.cookie?.prefix ?? 'deskpilot',
@@ -382,7 +440,7 @@ function sessionSso(
       callbackUrl.search = search;
       const finished = await singleSignOn.finish(callbackUrl, cookieHeader);
       if (!finished.ok) return finished;
-      const started = await startSession(finished.account, finished.projectKey, cookieHeader);
+      const started = await startSession(finished.account, finished.projectKey, cookieHeader, 'sso');
       if (!started.ok) return { ok: false, reason: 'forbidden' };
       // Kept as long as the session may live: signing out later can sign out at the provider too.
       const setSignOutCookie = await singleSignOn.sealSignOut(
@@ -409,11 +467,7 @@ function sessionPasskeys(
   options: SessionServiceOptions,
   context: SessionContext,
   passkeys: Passkeys,
-  startSession: (
-    account: Account,
-    projectKey: string | undefined,
-    cookieHeader: string | null | undefined,
-  ) => Promise<LoginResult>,
+  startSession: StartSession,
 ): SessionPasskeys {
   return {
     ...passkeys,
@@ -443,7 +497,7 @@ function sessionPasskeys(
     },
     async signIn(response, input = {}) {
       const verified = await passkeys.verifySignIn(response);
-      return verified.ok ? startSession(verified.account, input.projectKey, input.cookieHeader) : verified;
+      return verified.ok ? startSession(verified.account, input.projectKey, input.cookieHeader, 'passkey') : verified;
     },
   };
 }
@@ -493,6 +547,64 @@ function sessionStepUp(
       return checked === 'busy' ? 'busy' : checked && { userId: checked.account.user.id };
     },
   });
+}
+
+/** The service's team: the rules of `createTeamAdmin`, and a new account's sign-in through `startSession`. */
+function sessionTeam(
+  options: SessionServiceOptions,
+  team: TeamOptions,
+  context: SessionContext,
+  hashGate: HashGate | undefined,
+  startSession: StartSession,
+): SessionTeam {
+  const admin = createTeamAdmin(team, {
+    context,
+    audit: options.audit,
+    hashPassword: (password) => checkCredentials(hashGate, false, () => hashPassword(password, options.passwordHash)),
+  });
+  return {
+    ...admin,
+    async acceptAsNewAccount(input, cookieHeader) {
+      const accepted = await admin.acceptAsNewAccount(input);
+      if (!accepted.ok) return accepted;
+      const started = await startSession(
+        accepted.value,
+        accepted.value.memberships[0]?.projectKey,
+        cookieHeader,
+        'invitation',
+      );
+      // The account has its one membership: a refusal here is a store that changed under us.
+      if (!started.ok)
+        throw new DeskpilotError('conflict', { detail: 'The new account could not sign in. Try signing in.' });
+      return { ok: true, value: started };
+    },
+  };
+}
+
+/**
+ * Records a refused password sign-in of an existing account in the trail of each of its projects. On a
+ * later turn of the event loop, after the answer: an address with an account must not answer later
+ * than one without (no enumeration by timing).
+ */
+function auditFailedSignIn(context: SessionContext, audit: AuditStore, email: string, logger: Logger): void {
+  setTimeout(() => {
+    void (async () => {
+      const credentials = await context.directory.findCredentials(email);
+      const account = credentials && (await context.directory.getAccount(credentials.userId));
+      if (!account) return;
+      const at = context.now();
+      for (const projectKey of new Set(account.memberships.map((membership) => membership.projectKey)))
+        await audit.append({
+          projectKey,
+          type: 'sign-in-failed',
+          actor: email,
+          session: null,
+          subject: account.user.id,
+          data: { method: 'password' },
+          at,
+        });
+    })().catch((error: unknown) => logger.error('a failed sign-in could not be recorded in the audit trail', error));
+  }, 0);
 }
 
 /** Runs the password check through the gate: `busy` at once when its lane is full. */

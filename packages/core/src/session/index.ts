@@ -7,6 +7,8 @@ export {
   type SessionService,
   type SessionSso,
   type SessionServiceOptions,
+  type SessionTeam,
+  type SignInMethod,
 } from './create-session-service.js';
 export type { SessionContext } from './session-context.js';
 export { createHashGate, type HashGate, type HashGateOptions, type HashGatePass } from './create-hash-gate.js';

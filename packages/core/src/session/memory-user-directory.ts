@@ -1,6 +1,7 @@
 import type { IdentityLinkStore } from './identity-link-store.js';
 import { hashPassword, isPasswordHash, type PasswordHashOptions } from './password.js';
 import { normalizeEmail, type Account, type Membership, type User, type UserDirectory } from './user-directory.js';
+import { applyMembershipChange, type TeamDirectory } from '../team/team-directory.js';
 
 interface NewUserFields {
   /** @default a random UUID */
@@ -45,8 +46,8 @@ export interface MemoryUserDirectoryOptions {
   identityLinks?: IdentityLinkStore;
 }
 
-/** A {@link UserDirectory} in process memory. */
-export interface MemoryUserDirectory extends UserDirectory {
+/** A {@link UserDirectory} in process memory, whose memberships a team administers ({@link TeamDirectory}). */
+export interface MemoryUserDirectory extends UserDirectory, TeamDirectory {
   /** Adds (or replaces, by email) a user; resolves to the stored account. */
   addUser(user: NewUser): Promise<Account>;
 }
@@ -125,9 +126,65 @@ export function createMemoryUserDirectory(options: MemoryUserDirectoryOptions = 
       }
       return true;
     },
+    ...memoryTeamMethods(byId, byEmail, store, publicView),
     async getAccount(userId) {
       const stored = byId.get(userId);
       return stored ? publicView(stored) : null;
+    },
+  };
+}
+
+type StoredAccount = Account & { passwordHash: string };
+
+/** The {@link TeamDirectory} half of the memory directory, over its two maps. */
+function memoryTeamMethods(
+  byId: Map<string, StoredAccount>,
+  byEmail: Map<string, StoredAccount>,
+  store: (user: User, memberships: readonly Membership[], passwordHash: string) => StoredAccount,
+  publicView: (stored: StoredAccount) => Account,
+): TeamDirectory {
+  return {
+    async findUserByEmail(email) {
+      return byEmail.get(email)?.user ?? null;
+    },
+    async listMembers(projectKey) {
+      const members = [];
+      for (const stored of byId.values()) {
+        const memberships = stored.memberships.filter((membership) => membership.projectKey === projectKey);
+        if (memberships.length > 0) members.push({ user: stored.user, memberships });
+      }
+      return members.sort((a, b) => (a.user.email < b.user.email ? -1 : a.user.email > b.user.email ? 1 : 0));
+    },
+    async createUser(user) {
+      if (byEmail.has(user.email)) return null;
+      const id = crypto.randomUUID();
+      const stored = store(
+        { id, email: user.email, name: user.name, emailVerified: user.emailVerified },
+        user.memberships,
+        user.passwordHash,
+      );
+      byEmail.set(user.email, stored);
+      byId.set(id, stored);
+      return publicView(stored);
+    },
+    async changeMembership(change) {
+      const stored = byId.get(change.userId);
+      if (!stored) return { ok: false, reason: 'no_user' };
+      let others = 0;
+      for (const other of byId.values())
+        if (
+          other !== stored &&
+          other.memberships.some(
+            (membership) => membership.projectKey === change.projectKey && membership.role === change.keepRole,
+          )
+        )
+          others++;
+      const applied = applyMembershipChange(stored.memberships, change, others);
+      if (typeof applied === 'string') return { ok: false, reason: applied };
+      const changed = store(stored.user, applied.after, stored.passwordHash);
+      byId.set(stored.user.id, changed);
+      byEmail.set(stored.user.email, changed);
+      return { ok: true, before: applied.before, audited: false };
     },
   };
 }

@@ -12,6 +12,7 @@ import type { MessageTree } from '../chat/conversation/message-tree.js';
 import { DeskpilotError } from '../errors/deskpilot-error.js';
 import type { AccountTokenPurpose, AccountTokenRecord } from '../session/account-token-store.js';
 import type { PasskeyRecord } from '../session/passkey-store.js';
+import type { InvitationRecord } from '../team/invitation-store.js';
 import type { SessionRecord } from '../session/session-store.js';
 import type { Account, Membership } from '../session/user-directory.js';
 
@@ -416,6 +417,50 @@ export function accountTokenFromRow(row: StoredRow): AccountTokenRecord {
     createdAt: read.integer('created_at'),
     expiresAt: read.integer('expires_at'),
   });
+}
+
+/** The columns of an invitation, in the order {@link invitationFromRow} reads them and {@link invitationRowValues} lists them. */
+export const invitationColumns: readonly string[] = [
+  'id',
+  'token_hash',
+  'project_key',
+  'client_id',
+  'role',
+  'email',
+  'invited_by',
+  'created_at',
+  'expires_at',
+];
+
+/** An invitation from a row holding {@link invitationColumns}. */
+export function invitationFromRow(row: StoredRow): InvitationRecord {
+  const read = readStoredRow('invitation', row);
+  return Object.freeze({
+    id: read.text('id'),
+    tokenHash: read.text('token_hash'),
+    projectKey: read.text('project_key'),
+    clientId: read.text('client_id'),
+    role: read.text('role'),
+    email: read.text('email'),
+    invitedBy: read.text('invited_by'),
+    createdAt: read.integer('created_at'),
+    expiresAt: read.integer('expires_at'),
+  });
+}
+
+/** The values of an invitation's row, in the order of {@link invitationColumns}. */
+export function invitationRowValues(record: InvitationRecord): Array<string | number> {
+  return [
+    record.id,
+    record.tokenHash,
+    record.projectKey,
+    record.clientId,
+    record.role,
+    record.email,
+    record.invitedBy,
+    record.createdAt,
+    record.expiresAt,
+  ];
 }
 
 /** The columns of a passkey, in the order {@link passkeyFromRow} reads them. */

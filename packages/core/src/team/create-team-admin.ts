@@ -1,0 +1,430 @@
+import * as base64url from 'jose/base64url';
+import type { AuditEvent, AuditQuery, AuditRecord, AuditStore } from '../audit/audit-store.js';
+import type { EmailMessage, EmailSender } from '../session/email-sender.js';
+import { authenticateToken } from '../session/resolve-session.js';
+import type { SessionContext } from '../session/session-context.js';
+import { normalizeEmail, type Account, type Membership } from '../session/user-directory.js';
+import type { InvitationRecord, InvitationStore } from './invitation-store.js';
+import type { MembershipChange, MembershipChangeResult, ProjectMember, TeamDirectory } from './team-directory.js';
+
+/** Options of the session service's `team`: memberships and invitations administered by a project's admins. */
+export interface TeamOptions {
+  /** Where memberships change: the shipped directories (memory, Postgres, SQLite) are one. */
+  directory: TeamDirectory;
+  invitations: InvitationStore;
+  /** The roles an admin may give. @default ["admin", "agent", "viewer"] */
+  roles?: readonly string[];
+  /** The role that administers a project (and that a project always keeps one holder of). @default "admin" */
+  adminRole?: string;
+  /** How long an invitation works. @default 604_800_000 (7 days) */
+  invitationTtlMs?: number;
+  /**
+   * Sends each invitation to the invitee. Without it, the token (and `invitationLink`'s page) is
+   * answered once to the admin who invited, to pass on.
+   */
+  email?: EmailSender;
+  /**
+   * The page an invitation opens, given its token; put the token in the fragment (`#invitation=…`): a
+   * fragment never reaches a server's log or another site's `Referer`. Required with `email`.
+   */
+  invitationLink?: (token: string) => string;
+  /** Shortest password of an account made by accepting an invitation. @default 8 */
+  minPasswordLength?: number;
+  /** The product's name in the invitation. @default "Deskpilot" */
+  appName?: string;
+}
+
+/** An admin signed in, acting on one project they administer. */
+export interface TeamCaller {
+  projectKey: string;
+  account: Account;
+  membership: Membership;
+  sessionId: string;
+}
+
+/** An invitation as an admin sees it: never its token or digest. */
+export type InvitationSummary = Omit<InvitationRecord, 'tokenHash'>;
+
+/** Why a team operation changed nothing. */
+export type TeamRefusal =
+  | 'unauthenticated'
+  /** The caller is a member of the project but not its admin. */
+  | 'forbidden'
+  /** No such project for this caller (not a member there), or no such member or invitation. */
+  | 'not_found'
+  | 'last_admin'
+  | 'already_member'
+  | 'invalid_role'
+  | 'invalid_token'
+  /** The invitation is for another address than the signed-in user's. */
+  | 'wrong_account'
+  /** The invitation's address has an account: sign in with it, then accept. */
+  | 'sign_in_first'
+  | 'weak_password'
+  | 'busy';
+
+/** A team operation's outcome: data, never an exception for an expected refusal. */
+export type TeamResult<T> = { ok: true; value: T } | { ok: false; reason: TeamRefusal };
+
+/** What the team needs of the session service. */
+export interface TeamDependencies {
+  context: SessionContext;
+  audit: AuditStore | undefined;
+  /** Hashes a new account's password through the service's hash gate: `busy` when it is full. */
+  hashPassword: (password: string) => Promise<string | 'busy'>;
+}
+
+/** Team administration over the session service's stores (see {@link TeamOptions}). */
+export interface TeamAdmin {
+  readonly roles: readonly string[];
+  readonly adminRole: string;
+  /** Shortest password of an account made by accepting an invitation. */
+  readonly minPasswordLength: number;
+  /** The cookie's user, as an admin of `projectKey`: `not_found` when not a member there, `forbidden` when not its admin. */
+  authorize(cookieHeader: string | null | undefined, projectKey: string): Promise<TeamResult<TeamCaller>>;
+  listMembers(caller: TeamCaller): Promise<ProjectMember[]>;
+  /** Sets a member's role in the caller's project; refuses to leave it without an admin. */
+  changeRole(caller: TeamCaller, userId: string, role: string): Promise<TeamResult<ProjectMember>>;
+  /** Removes a member from the caller's project: their sessions there end at their next request. */
+  removeMember(caller: TeamCaller, userId: string): Promise<TeamResult<null>>;
+  /** Invites an address with a role: emailed when the team has `email`, else the token is answered once. */
+  invite(
+    caller: TeamCaller,
+    input: { email: string; role: string; clientId?: string | undefined },
+  ): Promise<TeamResult<{ invitation: InvitationSummary; token?: string; link?: string }>>;
+  listInvitations(caller: TeamCaller): Promise<InvitationSummary[]>;
+  revokeInvitation(caller: TeamCaller, id: string): Promise<TeamResult<null>>;
+  /** The signed-in user joins the invitation's project; the invitation must be for their address. */
+  acceptInvitation(cookieHeader: string | null | undefined, token: string): Promise<TeamResult<InvitationSummary>>;
+  /** Someone without an account accepts: an account for the invited address, with this name and password. */
+  acceptAsNewAccount(input: { token: string; name: string; password: string }): Promise<TeamResult<Account>>;
+  /** The caller's project's audit trail, newest first; null when the service keeps none. */
+  auditLog(caller: TeamCaller, query: Omit<AuditQuery, 'projectKey'>): Promise<AuditRecord[] | null>;
+  /** The whole trail of the caller's project, oldest first, a page at a time (what an export writes). */
+  auditChain(caller: TeamCaller): AsyncIterable<AuditRecord> | null;
+}
+
+const tokenPattern = /^[A-Za-z0-9_-]{43}$/;
+
+/** What the team's operations share: the options, normalised once, and the service's stores. */
+interface Team {
+  options: TeamOptions;
+  context: SessionContext;
+  audit: AuditStore | undefined;
+  directory: TeamDirectory;
+  invitations: InvitationStore;
+  roles: readonly string[];
+  adminRole: string;
+  ttlMs: number;
+  minPasswordLength: number;
+  hashPassword: TeamDependencies['hashPassword'];
+}
+
+/** Creates the session service's {@link TeamAdmin}. */
+export function createTeamAdmin(options: TeamOptions, dependencies: TeamDependencies): TeamAdmin {
+  const roles = Object.freeze([...(options.roles ?? ['admin', 'agent', 'viewer'])]);
+  const adminRole = options.adminRole ?? 'admin';
+  if (!roles.includes(adminRole)) throw new TypeError(`team.roles must include the admin role "${adminRole}"`);
+  if (options.email && !options.invitationLink) throw new TypeError('team.email needs team.invitationLink');
+  const ttlMs = options.invitationTtlMs ?? 7 * 24 * 60 * 60 * 1000;
+  if (!(ttlMs > 0) || !Number.isFinite(ttlMs)) throw new TypeError('team.invitationTtlMs must be a positive number');
+  const team: Team = {
+    options,
+    context: dependencies.context,
+    audit: dependencies.audit,
+    directory: options.directory,
+    invitations: options.invitations,
+    roles,
+    adminRole,
+    ttlMs,
+    minPasswordLength: options.minPasswordLength ?? 8,
+    hashPassword: dependencies.hashPassword,
+  };
+  const { context, audit } = team;
+  return {
+    roles,
+    adminRole,
+    minPasswordLength: team.minPasswordLength,
+
+    async authorize(cookieHeader, projectKey) {
+      const token = context.cookie.read(cookieHeader);
+      const current = token === null ? null : await authenticateToken(token, context);
+      if (!current) return { ok: false, reason: 'unauthenticated' };
+      const membership = current.account.memberships.find((candidate) => candidate.projectKey === projectKey);
+      if (!membership) return { ok: false, reason: 'not_found' };
+      const isAdmin = current.account.memberships.some(
+        (candidate) => candidate.projectKey === projectKey && candidate.role === adminRole,
+      );
+      if (!isAdmin) return { ok: false, reason: 'forbidden' };
+      return { ok: true, value: { projectKey, account: current.account, membership, sessionId: current.record.id } };
+    },
+
+    ...memberOperations(team),
+    ...invitationOperations(team),
+    ...acceptOperations(team),
+
+    auditLog: async (caller, query) => audit?.list({ ...query, projectKey: caller.projectKey }) ?? null,
+
+    auditChain: (caller) => (audit ? walkChain(audit, caller.projectKey) : null),
+  };
+}
+
+/** An audit event of `caller` (null: nobody signed in) at the service's time. */
+function teamEvent(
+  team: Team,
+  caller: TeamCaller | null,
+  fields: Omit<AuditEvent, 'actor' | 'session' | 'at'>,
+): AuditEvent {
+  return {
+    ...fields,
+    actor: caller?.account.user.email ?? null,
+    session: caller?.sessionId ?? null,
+    at: team.context.now(),
+  };
+}
+
+/** A membership change with its audit event: in the store's own transaction when it can, else right after. */
+async function changeAudited(
+  team: Team,
+  change: MembershipChange,
+  describe: (before: Membership[]) => AuditEvent,
+): Promise<MembershipChangeResult> {
+  const result = await team.directory.changeMembership(change, team.audit && describe);
+  if (result.ok && !result.audited && team.audit) await team.audit.append(describe(result.before));
+  return result;
+}
+
+/** The member of the caller's project with this user id, if any. */
+async function memberOf(team: Team, caller: TeamCaller, userId: string): Promise<ProjectMember | undefined> {
+  return (await team.directory.listMembers(caller.projectKey)).find((candidate) => candidate.user.id === userId);
+}
+
+/** Listing members, changing their roles, removing them. */
+function memberOperations(team: Team): Pick<TeamAdmin, 'listMembers' | 'changeRole' | 'removeMember'> {
+  const { directory, roles, adminRole } = team;
+  const event = (caller: TeamCaller | null, fields: Omit<AuditEvent, 'actor' | 'session' | 'at'>) =>
+    teamEvent(team, caller, fields);
+  const change = (input: MembershipChange, describe: (before: Membership[]) => AuditEvent) =>
+    changeAudited(team, input, describe);
+  const member = (caller: TeamCaller, userId: string) => memberOf(team, caller, userId);
+  return {
+    listMembers: (caller) => directory.listMembers(caller.projectKey),
+
+    async changeRole(caller, userId, role) {
+      if (!roles.includes(role)) return { ok: false, reason: 'invalid_role' };
+      const target = await member(caller, userId);
+      if (!target) return { ok: false, reason: 'not_found' };
+      const result = await change({ userId, projectKey: caller.projectKey, role, keepRole: adminRole }, (before) =>
+        event(caller, {
+          projectKey: caller.projectKey,
+          type: 'member-role-changed',
+          subject: userId,
+          data: { email: target.user.email, from: before.map((membership) => membership.role), to: role },
+        }),
+      );
+      if (!result.ok) return { ok: false, reason: result.reason === 'last_role_holder' ? 'last_admin' : 'not_found' };
+      return { ok: true, value: (await member(caller, userId)) ?? target };
+    },
+
+    async removeMember(caller, userId) {
+      const target = await member(caller, userId);
+      if (!target) return { ok: false, reason: 'not_found' };
+      const result = await change(
+        { userId, projectKey: caller.projectKey, remove: true, keepRole: adminRole },
+        (before) =>
+          event(caller, {
+            projectKey: caller.projectKey,
+            type: 'member-removed',
+            subject: userId,
+            data: { email: target.user.email, roles: before.map((membership) => membership.role) },
+          }),
+      );
+      if (!result.ok) return { ok: false, reason: result.reason === 'last_role_holder' ? 'last_admin' : 'not_found' };
+      return { ok: true, value: null };
+    },
+  };
+}
+
+/** Inviting, listing and revoking invitations. */
+function invitationOperations(team: Team): Pick<TeamAdmin, 'invite' | 'listInvitations' | 'revokeInvitation'> {
+  const { options, context, audit, directory, invitations, roles, ttlMs } = team;
+  const event = (caller: TeamCaller | null, fields: Omit<AuditEvent, 'actor' | 'session' | 'at'>) =>
+    teamEvent(team, caller, fields);
+  return {
+    async invite(caller, input) {
+      if (!roles.includes(input.role)) return { ok: false, reason: 'invalid_role' };
+      const email = normalizeEmail(input.email);
+      const members = await directory.listMembers(caller.projectKey);
+      if (members.some((candidate) => candidate.user.email === email)) return { ok: false, reason: 'already_member' };
+      const token = base64url.encode(context.randomBytes(32));
+      const now = context.now();
+      const record: InvitationRecord = {
+        id: crypto.randomUUID(),
+        tokenHash: context.hashSecret(token),
+        projectKey: caller.projectKey,
+        clientId: input.clientId ?? caller.membership.clientId,
+        role: input.role,
+        email,
+        invitedBy: caller.account.user.id,
+        createdAt: now,
+        expiresAt: now + ttlMs,
+      };
+      await invitations.create(record);
+      const invitation = summary(record);
+      await audit?.append(
+        event(caller, {
+          projectKey: caller.projectKey,
+          type: 'invitation-created',
+          subject: record.id,
+          data: {
+            email,
+            role: record.role,
+            clientId: record.clientId,
+            expiresAt: new Date(record.expiresAt).toISOString(),
+          },
+        }),
+      );
+      const link = options.invitationLink?.(token);
+      if (options.email && link !== undefined) {
+        await options.email.send(invitationMessage(record, caller, link, options.appName ?? 'Deskpilot'));
+        return { ok: true, value: { invitation } };
+      }
+      return { ok: true, value: { invitation, token, ...(link === undefined ? {} : { link }) } };
+    },
+
+    listInvitations: async (caller) =>
+      (await invitations.list(caller.projectKey, context.now())).map((record) => summary(record)),
+
+    async revokeInvitation(caller, id) {
+      const revoked = await invitations.revoke(caller.projectKey, id);
+      if (!revoked) return { ok: false, reason: 'not_found' };
+      await audit?.append(
+        event(caller, {
+          projectKey: caller.projectKey,
+          type: 'invitation-revoked',
+          subject: id,
+          data: { email: revoked.email, role: revoked.role },
+        }),
+      );
+      return { ok: true, value: null };
+    },
+  };
+}
+
+/** The invitation of a well-formed token, unless expired. */
+async function liveInvitation(team: Team, token: string): Promise<InvitationRecord | null> {
+  if (!tokenPattern.test(token)) return null;
+  const record = await team.invitations.find(team.context.hashSecret(token));
+  return record && record.expiresAt > team.context.now() ? record : null;
+}
+
+/** Accepting an invitation: signed in as the invited address, or as someone new with a name and password. */
+function acceptOperations(team: Team): Pick<TeamAdmin, 'acceptInvitation' | 'acceptAsNewAccount'> {
+  const { options, context, audit, directory, invitations, minPasswordLength } = team;
+  const event = (caller: TeamCaller | null, fields: Omit<AuditEvent, 'actor' | 'session' | 'at'>) =>
+    teamEvent(team, caller, fields);
+  const change = (input: MembershipChange, describe: (before: Membership[]) => AuditEvent) =>
+    changeAudited(team, input, describe);
+  return {
+    async acceptInvitation(cookieHeader, token) {
+      const sessionToken = context.cookie.read(cookieHeader);
+      const current = sessionToken === null ? null : await authenticateToken(sessionToken, context);
+      if (!current) return { ok: false, reason: 'unauthenticated' };
+      const live = await liveInvitation(team, token);
+      if (!live) return { ok: false, reason: 'invalid_token' };
+      if (live.email !== current.account.user.email) return { ok: false, reason: 'wrong_account' };
+      if (!(await invitations.consume(live.tokenHash))) return { ok: false, reason: 'invalid_token' };
+      const caller = {
+        projectKey: live.projectKey,
+        account: current.account,
+        membership: current.membership,
+        sessionId: current.record.id,
+      };
+      const alreadyMember = current.account.memberships.some((candidate) => candidate.projectKey === live.projectKey);
+      const accepted = (before: Membership[]) =>
+        event(caller, {
+          projectKey: live.projectKey,
+          type: 'invitation-accepted',
+          subject: live.id,
+          data: {
+            userId: current.account.user.id,
+            role: live.role,
+            clientId: live.clientId,
+            added: before.length === 0,
+          },
+        });
+      if (alreadyMember) await audit?.append(accepted([current.membership]));
+      else
+        await change(
+          { userId: current.account.user.id, projectKey: live.projectKey, role: live.role, clientId: live.clientId },
+          accepted,
+        );
+      return { ok: true, value: summary(live) };
+    },
+
+    async acceptAsNewAccount(input) {
+      if (input.password.length < minPasswordLength) return { ok: false, reason: 'weak_password' };
+      const live = await liveInvitation(team, input.token);
+      if (!live) return { ok: false, reason: 'invalid_token' };
+      if (await directory.findUserByEmail(live.email)) return { ok: false, reason: 'sign_in_first' };
+      const passwordHash = await team.hashPassword(input.password);
+      if (passwordHash === 'busy') return { ok: false, reason: 'busy' };
+      if (!(await invitations.consume(live.tokenHash))) return { ok: false, reason: 'invalid_token' };
+      const membership = { projectKey: live.projectKey, clientId: live.clientId, role: live.role };
+      const account = await directory.createUser({
+        email: live.email,
+        name: input.name,
+        passwordHash,
+        // The link went to that address: following it proved the address (not so for a token handed over).
+        emailVerified: options.email !== undefined,
+        memberships: [membership],
+      });
+      if (!account) return { ok: false, reason: 'sign_in_first' };
+      await audit?.append({
+        projectKey: live.projectKey,
+        type: 'invitation-accepted',
+        actor: account.user.email,
+        session: null,
+        subject: live.id,
+        data: { userId: account.user.id, role: live.role, clientId: live.clientId, added: true, newAccount: true },
+        at: context.now(),
+      });
+      return { ok: true, value: account };
+    },
+  };
+}
+
+/** An invitation without its digest. */
+function summary({ tokenHash: _digest, ...invitation }: InvitationRecord): InvitationSummary {
+  return invitation;
+}
+
+/** A project's whole trail, oldest first, read a page at a time from just after retention's cut. */
+async function* walkChain(audit: AuditStore, projectKey: string): AsyncIterable<AuditRecord> {
+  const head = await audit.head(projectKey);
+  if (!head) return;
+  let after = head.prunedThrough;
+  for (;;) {
+    const page = await audit.chain(projectKey, after, 500);
+    yield* page;
+    if (page.length < 500) return;
+    after = page.at(-1)!.seq;
+  }
+}
+
+/** The email inviting someone to a project. */
+function invitationMessage(record: InvitationRecord, caller: TeamCaller, link: string, appName: string): EmailMessage {
+  const days = Math.max(1, Math.round((record.expiresAt - record.createdAt) / (24 * 60 * 60 * 1000)));
+  return {
+    to: record.email,
+    subject: `You are invited to ${record.projectKey} on ${appName}`,
+    text: [
+      `${caller.account.user.name} invited you to the project ${record.projectKey} on ${appName}, as ${record.role}.`,
+      '',
+      `Accept within ${days} day${days === 1 ? '' : 's'}: ${link}`,
+      '',
+      'Sign in with the address this message was sent to (or create your account on that page), and you join.',
+      'If you did not expect this, ignore it: nothing happens unless the link is opened.',
+    ].join('\n'),
+  };
+}

@@ -1,0 +1,19 @@
+export {
+  createTeamAdmin,
+  type InvitationSummary,
+  type TeamAdmin,
+  type TeamCaller,
+  type TeamDependencies,
+  type TeamOptions,
+  type TeamRefusal,
+  type TeamResult,
+} from './create-team-admin.js';
+export { createMemoryInvitationStore, type InvitationRecord, type InvitationStore } from './invitation-store.js';
+export {
+  applyMembershipChange,
+  type MembershipChange,
+  type MembershipChangeResult,
+  type NewAccount,
+  type ProjectMember,
+  type TeamDirectory,
+} from './team-directory.js';

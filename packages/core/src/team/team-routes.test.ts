@@ -1,0 +1,379 @@
+import { describe, expect, it, vi } from 'vitest';
+import { auditHash, createMemoryAuditStore, verifyAuditChain, type AuditRecord } from '../audit/audit-store.js';
+import { createMemorySessionStore } from '../session/memory-session-store.js';
+import { createMemoryUserDirectory } from '../session/memory-user-directory.js';
+import { createSessionService } from '../session/create-session-service.js';
+import { createSessionHandler } from '../session/create-session-handler.js';
+import type { EmailMessage } from '../session/email-sender.js';
+import { alice, cookiePair, testPasswordHash } from '../session/session.test-support.js';
+import { createFakeClock } from '../testing/fake-clock.js';
+import { demoUsers } from '../demo.js';
+import { createMemoryInvitationStore } from './invitation-store.js';
+import type { TeamOptions } from './create-team-admin.js';
+
+const studio = 'http://localhost:3000';
+const carol = { email: 'carol@example.com', password: 'carol-demo-password' } as const;
+
+async function setup(team: Partial<TeamOptions> = {}) {
+  const clock = createFakeClock();
+  const directory = createMemoryUserDirectory({ passwordHash: testPasswordHash });
+  for (const user of demoUsers) await directory.addUser(user);
+  // Carol: agent of acme-b2c (alice's project), so alice's team has someone to manage.
+  await directory.addUser({
+    id: 'carol',
+    email: carol.email,
+    name: 'Carol',
+    password: carol.password,
+    memberships: [
+      { projectKey: 'acme-b2c', clientId: 'acme', role: 'agent' },
+      { projectKey: 'globex-b2c', clientId: 'globex', role: 'agent' },
+    ],
+  });
+  const audit = createMemoryAuditStore();
+  const invitations = createMemoryInvitationStore();
+  const sent: EmailMessage[] = [];
+  const service = createSessionService({
+    store: createMemorySessionStore(),
+    directory,
+    now: clock.now,
+    passwordHash: testPasswordHash,
+    audit,
+    team: { directory, invitations, ...team },
+  });
+  const handler = createSessionHandler({ service, allowedOrigins: [studio] });
+  const send = (method: string, path: string, body?: unknown, cookie?: string, origin = studio) =>
+    handler.fetch(
+      new Request(`http://sessions.test${path}`, {
+        method,
+        headers: {
+          origin,
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+          ...(cookie ? { cookie } : {}),
+        },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      }),
+      { clientAddress: '192.0.2.1' },
+    );
+  const post = (path: string, body: unknown, cookie?: string) => send('POST', path, body, cookie);
+  const get = (path: string, cookie?: string) => send('GET', path, undefined, cookie);
+  const login = async (credentials: object, projectKey?: string) => {
+    const response = await post('/sessions', { ...credentials, ...(projectKey ? { projectKey } : {}) });
+    expect(response.status).toBe(201);
+    return cookiePair(response.headers.get('set-cookie')!);
+  };
+  const userId = async (email: string) => (await directory.findUserByEmail(email))!.id;
+  return { clock, directory, audit, invitations, sent, service, send, post, get, login, userId };
+}
+
+async function problem(response: Response) {
+  expect(response.headers.get('content-type')).toBe('application/problem+json');
+  return ((await response.json()) as { code: string }).code;
+}
+
+describe('team routes: who may administer', () => {
+  it('answers a non-admin member 403, an admin of another project 404 (as for no such project), nobody 401', async () => {
+    const { get, post, login, userId } = await setup();
+    const aliceCookie = await login(alice);
+    // alice is an agent of acme-b2b: a member, not its admin.
+    const asAgent = await get('/sessions/team/members?projectKey=acme-b2b', aliceCookie);
+    expect([asAgent.status, await problem(asAgent)]).toEqual([403, 'forbidden']);
+    const elsewhere = await get('/sessions/team/members?projectKey=globex-b2c', aliceCookie);
+    const nowhere = await get('/sessions/team/members?projectKey=no-such-project', aliceCookie);
+    expect([elsewhere.status, nowhere.status]).toEqual([404, 404]);
+    expect(await elsewhere.text()).toBe(await nowhere.text());
+    const carolId = await userId(carol.email);
+    const change = await post(
+      '/sessions/team/members/role',
+      { projectKey: 'globex-b2c', userId: carolId, role: 'viewer' },
+      aliceCookie,
+    );
+    expect(change.status).toBe(404);
+    const anonymous = await get('/sessions/team/members?projectKey=acme-b2c');
+    expect([anonymous.status, await problem(anonymous)]).toEqual([401, 'unauthenticated']);
+    const audit = await get('/sessions/team/audit?projectKey=acme-b2b', aliceCookie);
+    expect(audit.status).toBe(403);
+  });
+
+  it('refuses a cross-site change before any work', async () => {
+    const { send, login, userId, directory } = await setup();
+    const aliceCookie = await login(alice);
+    const response = await send(
+      'POST',
+      '/sessions/team/members/remove',
+      { projectKey: 'acme-b2c', userId: await userId(carol.email) },
+      aliceCookie,
+      'https://evil.example',
+    );
+    expect(response.status).toBe(403);
+    expect((await directory.listMembers('acme-b2c')).map((member) => member.user.email)).toContain(carol.email);
+  });
+});
+
+describe('team routes: members and roles', () => {
+  it('lists the members with their roles, and never a password hash', async () => {
+    const { get, login } = await setup();
+    const response = await get('/sessions/team/members?projectKey=acme-b2c', await login(alice));
+    expect(response.status).toBe(200);
+    const body = (await response.json()) as { members: Array<{ user: { email: string } }>; roles: string[] };
+    expect(body.members.map((member) => member.user.email)).toEqual(['alice@example.com', 'carol@example.com']);
+    expect(body.roles).toEqual(['admin', 'agent', 'viewer']);
+    expect(JSON.stringify(body)).not.toContain('scrypt');
+  });
+
+  it("changes a role, which the member's session shows on its next request", async () => {
+    const { get, post, login, userId } = await setup();
+    const aliceCookie = await login(alice);
+    const carolCookie = await login(carol, 'acme-b2c');
+    const changed = await post(
+      '/sessions/team/members/role',
+      { projectKey: 'acme-b2c', userId: await userId(carol.email), role: 'viewer' },
+      aliceCookie,
+    );
+    expect(changed.status).toBe(200);
+    expect(await changed.json()).toMatchObject({ memberships: [{ projectKey: 'acme-b2c', role: 'viewer' }] });
+    expect(await (await get('/sessions/current', carolCookie)).json()).toMatchObject({ role: 'viewer' });
+    const unknownRole = await post(
+      '/sessions/team/members/role',
+      { projectKey: 'acme-b2c', userId: await userId(carol.email), role: 'owner' },
+      aliceCookie,
+    );
+    expect([unknownRole.status, await problem(unknownRole)]).toEqual([400, 'invalid_request']);
+    const bobInAcme = await post(
+      '/sessions/team/members/role',
+      { projectKey: 'acme-b2c', userId: await userId('bob@example.com'), role: 'agent' },
+      aliceCookie,
+    );
+    expect(bobInAcme.status).toBe(404);
+  });
+
+  it('never removes or demotes the last admin; with a second admin it may leave', async () => {
+    const { post, login, userId, directory } = await setup();
+    const aliceCookie = await login(alice);
+    const aliceId = await userId(alice.email);
+    for (const [path, body] of [
+      ['/sessions/team/members/role', { projectKey: 'acme-b2c', userId: aliceId, role: 'agent' }],
+      ['/sessions/team/members/remove', { projectKey: 'acme-b2c', userId: aliceId }],
+    ] as const) {
+      const refused = await post(path, body, aliceCookie);
+      expect([refused.status, await problem(refused)]).toEqual([409, 'last_admin']);
+    }
+    expect((await directory.getAccount(aliceId))?.memberships[0]?.role).toBe('admin');
+    const carolId = await userId(carol.email);
+    await post('/sessions/team/members/role', { projectKey: 'acme-b2c', userId: carolId, role: 'admin' }, aliceCookie);
+    const left = await post('/sessions/team/members/remove', { projectKey: 'acme-b2c', userId: aliceId }, aliceCookie);
+    expect(left.status).toBe(204);
+  });
+
+  it("ends a removed member's sessions in that project at once, and only there", async () => {
+    const { get, post, login, userId } = await setup();
+    const aliceCookie = await login(alice);
+    const carolInAcme = await login(carol, 'acme-b2c');
+    const carolInGlobex = await login(carol, 'globex-b2c');
+    const removed = await post(
+      '/sessions/team/members/remove',
+      { projectKey: 'acme-b2c', userId: await userId(carol.email) },
+      aliceCookie,
+    );
+    expect(removed.status).toBe(204);
+    expect((await get('/sessions/current', carolInAcme)).status).toBe(401);
+    expect((await get('/sessions/current', carolInGlobex)).status).toBe(200);
+  });
+});
+
+describe('team routes: invitations', () => {
+  it('hands the token to the admin once without an email sender; the invitee accepts it once, signed in as the invited address', async () => {
+    const { get, post, login, directory } = await setup();
+    const aliceCookie = await login(alice);
+    const invited = await post(
+      '/sessions/team/invitations',
+      { projectKey: 'acme-b2c', email: ' Bob@Example.com ', role: 'agent' },
+      aliceCookie,
+    );
+    expect(invited.status).toBe(201);
+    const { invitation, token } = (await invited.json()) as {
+      invitation: { id: string; email: string };
+      token: string;
+    };
+    expect(invitation.email).toBe('bob@example.com');
+    expect(token).toMatch(/^[\w-]{43}$/);
+    const listed = await (await get('/sessions/team/members?projectKey=acme-b2c', aliceCookie)).text();
+    expect(listed).toContain(invitation.id);
+    expect(listed).not.toContain(token);
+    expect(listed).not.toContain('tokenHash');
+
+    const wrong = await post('/sessions/invitations/accept', { token }, await login(carol));
+    expect([wrong.status, await problem(wrong)]).toEqual([403, 'forbidden']);
+    const bobCookie = await login({ email: 'bob@example.com', password: 'bob-demo-password' });
+    const accepted = await post('/sessions/invitations/accept', { token }, bobCookie);
+    expect(accepted.status).toBe(200);
+    expect(await accepted.json()).toMatchObject({
+      session: { memberships: expect.arrayContaining([{ projectKey: 'acme-b2c', clientId: 'acme', role: 'agent' }]) },
+    });
+    const again = await post('/sessions/invitations/accept', { token }, bobCookie);
+    expect([again.status, await problem(again)]).toEqual([400, 'invalid_token']);
+    expect((await directory.listMembers('acme-b2c')).map((member) => member.user.email)).toContain('bob@example.com');
+  });
+
+  it('refuses an expired, revoked or made-up invitation, and an invitation for a member', async () => {
+    const { clock, post, login } = await setup({ invitationTtlMs: 60_000 });
+    const aliceCookie = await login(alice);
+    const invite = async (email: string) =>
+      (await (
+        await post('/sessions/team/invitations', { projectKey: 'acme-b2c', email, role: 'viewer' }, aliceCookie)
+      ).json()) as { invitation: { id: string }; token: string };
+    const bobCookie = await login({ email: 'bob@example.com', password: 'bob-demo-password' });
+    const revoked = await invite('bob@example.com');
+    expect(
+      (
+        await post(
+          '/sessions/team/invitations/revoke',
+          { projectKey: 'acme-b2c', id: revoked.invitation.id },
+          aliceCookie,
+        )
+      ).status,
+    ).toBe(204);
+    const expired = await invite('bob@example.com');
+    clock.advance(60_000);
+    for (const token of [revoked.token, expired.token, 'A'.repeat(43), 'not a token']) {
+      const refused = await post('/sessions/invitations/accept', { token }, bobCookie);
+      expect([refused.status, await problem(refused)]).toEqual([400, 'invalid_token']);
+    }
+    const member = await post(
+      '/sessions/team/invitations',
+      { projectKey: 'acme-b2c', email: carol.email, role: 'viewer' },
+      aliceCookie,
+    );
+    expect([member.status, await problem(member)]).toEqual([409, 'conflict']);
+  });
+
+  it('emails the invitation when it can; someone without an account accepts with a name and a password and is signed in', async () => {
+    const sent: EmailMessage[] = [];
+    const { get, post, login, directory } = await setup({
+      email: { send: async (message) => void sent.push(message) },
+      invitationLink: (token) => `${studio}/#invitation=${token}`,
+    });
+    const aliceCookie = await login(alice);
+    const invited = await post(
+      '/sessions/team/invitations',
+      { projectKey: 'acme-b2c', email: 'dana@example.com', role: 'agent' },
+      aliceCookie,
+    );
+    expect(invited.status).toBe(201);
+    const answer = await invited.text();
+    expect(sent).toHaveLength(1);
+    const token = /#invitation=([\w-]{43})/.exec(sent[0]!.text)![1]!;
+    expect(answer).not.toContain(token);
+    expect(sent[0]).toMatchObject({ to: 'dana@example.com' });
+
+    const weak = await post('/sessions/invitations/accept', { token, name: 'Dana', password: 'short' });
+    expect([weak.status, await problem(weak)]).toEqual([400, 'invalid_request']);
+    const joined = await post('/sessions/invitations/accept', { token, name: 'Dana', password: 'dana-new-password' });
+    expect(joined.status).toBe(201);
+    expect(await joined.json()).toMatchObject({
+      user: { email: 'dana@example.com', name: 'Dana', emailVerified: true },
+      projectKey: 'acme-b2c',
+      role: 'agent',
+    });
+    const danaCookie = cookiePair(joined.headers.get('set-cookie')!);
+    expect((await get('/sessions/current', danaCookie)).status).toBe(200);
+    expect((await directory.findUserByEmail('dana@example.com'))?.name).toBe('Dana');
+    const danaAgain = await login({ email: 'dana@example.com', password: 'dana-new-password' });
+    expect(danaAgain).toContain('deskpilot_session=');
+  });
+
+  it('tells someone whose address has an account to sign in first, and leaves the invitation usable', async () => {
+    const { post, login } = await setup();
+    const aliceCookie = await login(alice);
+    const { token } = (await (
+      await post(
+        '/sessions/team/invitations',
+        { projectKey: 'acme-b2c', email: 'bob@example.com', role: 'agent' },
+        aliceCookie,
+      )
+    ).json()) as { token: string };
+    const taken = await post('/sessions/invitations/accept', { token, name: 'Mallory', password: 'mallory-password' });
+    expect([taken.status, await problem(taken)]).toEqual([409, 'conflict']);
+    const bobCookie = await login({ email: 'bob@example.com', password: 'bob-demo-password' });
+    expect((await post('/sessions/invitations/accept', { token }, bobCookie)).status).toBe(200);
+  });
+});
+
+describe('team routes: the audit trail', () => {
+  it('records sign-ins, refused passwords of existing accounts, and every team change, with actor and session', async () => {
+    const { audit, post, login, userId, service } = await setup();
+    const aliceCookie = await login(alice);
+    const aliceSession = (await service.resolve(aliceCookie))!.session.id;
+    expect((await post('/sessions', { email: carol.email, password: 'wrong-password' })).status).toBe(401);
+    expect((await post('/sessions', { email: 'nobody@example.com', password: 'wrong-password' })).status).toBe(401);
+    await post(
+      '/sessions/team/members/role',
+      { projectKey: 'acme-b2c', userId: await userId(carol.email), role: 'viewer' },
+      aliceCookie,
+    );
+    await post(
+      '/sessions/team/invitations',
+      { projectKey: 'acme-b2c', email: 'dana@example.com', role: 'agent' },
+      aliceCookie,
+    );
+    await vi.waitFor(async () =>
+      expect((await audit.list({ projectKey: 'acme-b2c', type: 'sign-in-failed' })).length).toBe(1),
+    );
+    const trail = (await audit.list({ projectKey: 'acme-b2c' })).reverse();
+    expect(trail.map((record) => record.type)).toEqual([
+      'sign-in',
+      'sign-in-failed',
+      'member-role-changed',
+      'invitation-created',
+    ]);
+    expect(trail[0]).toMatchObject({ actor: 'alice@example.com', session: aliceSession, data: { method: 'password' } });
+    expect(trail[1]).toMatchObject({ actor: carol.email, session: null });
+    expect(trail[2]).toMatchObject({
+      actor: 'alice@example.com',
+      session: aliceSession,
+      data: { email: carol.email, from: ['agent'], to: 'viewer' },
+    });
+    // The unknown address left no trace anywhere.
+    expect(JSON.stringify(await audit.list({ projectKey: 'globex-b2c' }))).not.toContain('nobody@example.com');
+    expect(await verifyAuditChain(audit, 'acme-b2c')).toMatchObject({ ok: true, records: 4 });
+  });
+
+  it('answers the trail newest first, filtered and a page at a time, and exports it whole as JSON lines that verify', async () => {
+    const { clock, get, post, login, userId } = await setup();
+    const aliceCookie = await login(alice);
+    const carolId = await userId(carol.email);
+    for (const role of ['viewer', 'agent', 'viewer']) {
+      clock.advance(1_000);
+      await post('/sessions/team/members/role', { projectKey: 'acme-b2c', userId: carolId, role }, aliceCookie);
+    }
+    const page = async (query: string) =>
+      (await (await get(`/sessions/team/audit?projectKey=acme-b2c${query}`, aliceCookie)).json()) as {
+        records: AuditRecord[];
+        next: string | null;
+      };
+    const first = await page('&type=member-role-changed&limit=2');
+    expect(first.records.map((record) => record.data.to)).toEqual(['viewer', 'agent']);
+    const second = await page(`&type=member-role-changed&limit=2&before=${first.next}`);
+    expect(second.records.map((record) => record.data.to)).toEqual(['viewer']);
+    expect(second.next).toBeNull();
+    const since = new Date(clock.now() - 1_000).toISOString();
+    expect((await page(`&from=${since}`)).records).toHaveLength(2);
+    expect((await page('&actor=carol@example.com')).records).toEqual([]);
+    const bad = await get('/sessions/team/audit?projectKey=acme-b2c&from=yesterday&limit=5000', aliceCookie);
+    expect([bad.status, await problem(bad)]).toEqual([400, 'invalid_request']);
+
+    const exported = await get('/sessions/team/audit/export?projectKey=acme-b2c', aliceCookie);
+    expect(exported.headers.get('content-type')).toBe('application/x-ndjson; charset=utf-8');
+    const lines = (await exported.text())
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as AuditRecord & { time: string });
+    expect(lines.map((record) => record.seq)).toEqual([1, 2, 3, 4]);
+    let previous = '';
+    for (const { time, hash, ...record } of lines) {
+      expect(time).toBe(new Date(record.at).toISOString());
+      expect(record.prevHash).toBe(previous);
+      expect(auditHash(record)).toBe(hash);
+      previous = hash;
+    }
+  });
+});

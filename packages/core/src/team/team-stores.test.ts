@@ -1,0 +1,7 @@
+import { createMemoryUserDirectory } from '../session/memory-user-directory.js';
+import { testInvitationStore } from '../testing/test-invitation-store.js';
+import { testTeamDirectory } from '../testing/test-team-directory.js';
+import { createMemoryInvitationStore } from './invitation-store.js';
+
+testTeamDirectory(() => ({ directory: createMemoryUserDirectory() }));
+testInvitationStore(() => createMemoryInvitationStore());
