@@ -153,6 +153,9 @@ export async function createApp(config: ServerConfig, logger: Logger) {
   const chat = createChatHandler({
     store: chatStore,
     approvalStore,
+    // Each approval proposed, approved, denied and executed lands in its project's audit trail, in the
+    // approval's own transaction (the stores share one database).
+    audit: storage.auditStore,
     models,
     commerce: loggedDemoCommerce(logger),
     tickets: createDemoTicketBackend(),

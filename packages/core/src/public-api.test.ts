@@ -419,6 +419,7 @@ describe('public API', () => {
       'createSoftwareAuthenticator',
       'makeSessionRecord',
       'testAccountTokenStore',
+      'testApprovalAudit',
       'testApprovalStore',
       'testAuditStore',
       'testChatStore',

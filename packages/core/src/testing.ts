@@ -24,6 +24,7 @@ export { testRateLimiter, type RateLimiterFactory } from './testing/test-rate-li
 export { testTokenMeter, type TokenMeterFactory } from './testing/test-token-meter.js';
 export { testChatStore } from './testing/test-chat-store.js';
 export { testApprovalStore } from './testing/test-approval-store.js';
+export { testApprovalAudit } from './testing/test-approval-audit.js';
 export { testResumableStreams } from './testing/test-resumable-streams.js';
 export {
   createInputArbitraries,

@@ -1,5 +1,6 @@
 import { isDeskpilotError, type ApprovalRecord } from '@deskpilot/core';
-import { testApprovalStore } from '@deskpilot/core/testing';
+import { testApprovalAudit, testApprovalStore } from '@deskpilot/core/testing';
+import { createPostgresAuditStore } from './postgres-audit-store.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPostgresApprovalStore } from './postgres-approval-store.js';
 import { testBackends, type TestDatabase } from './test-database.test-support.js';
@@ -34,6 +35,10 @@ for (const backend of testBackends) {
     testApprovalStore(async () => {
       await database.reset();
       return createPostgresApprovalStore(database.client);
+    });
+    testApprovalAudit(async () => {
+      await database.reset();
+      return { store: createPostgresApprovalStore(database.client), audit: createPostgresAuditStore(database.client) };
     });
 
     it('reads epoch milliseconds back as numbers, not strings', async () => {

@@ -19,26 +19,23 @@ const toRecord = (row: SqlRow) => auditFromRow(row);
  * record a change in the same transaction as the change.
  */
 export async function appendAuditRecord(transaction: SqlExecutor, event: AuditEvent): Promise<AuditRecord> {
-  await transaction.query(
-    `INSERT INTO deskpilot_audit_heads (project_key, seq, hash, pruned_through) VALUES ($1, 0, '', 0)
-     ON CONFLICT (project_key) DO NOTHING`,
-    [event.projectKey],
-  );
+  // One statement creates the head on a project's first record, locks it and reads it: an upsert that
+  // updates takes the row lock, and a concurrent one waits, then sees this transaction's head.
   const { rows } = await transaction.query<{ seq: string | number; hash: string }>(
-    'SELECT seq, hash FROM deskpilot_audit_heads WHERE project_key = $1 FOR UPDATE',
+    `INSERT INTO deskpilot_audit_heads (project_key, seq, hash, pruned_through) VALUES ($1, 0, '', 0)
+     ON CONFLICT (project_key) DO UPDATE SET seq = deskpilot_audit_heads.seq RETURNING seq, hash`,
     [event.projectKey],
   );
   const head = rows[0]!;
   const record = chainAuditRecord(Number(head.seq) === 0 ? null : { seq: Number(head.seq), hash: head.hash }, event);
+  // The record and the head's move in one statement.
   await transaction.query(
-    `INSERT INTO deskpilot_audit (${columns}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10)`,
+    `WITH appended AS (
+       INSERT INTO deskpilot_audit (${columns}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10) RETURNING project_key, seq, hash
+     )
+     UPDATE deskpilot_audit_heads h SET seq = a.seq, hash = a.hash FROM appended a WHERE h.project_key = a.project_key`,
     auditRowValues(record),
   );
-  await transaction.query('UPDATE deskpilot_audit_heads SET seq = $2, hash = $3 WHERE project_key = $1', [
-    record.projectKey,
-    record.seq,
-    record.hash,
-  ]);
   return record;
 }
 

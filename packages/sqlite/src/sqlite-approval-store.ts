@@ -1,4 +1,5 @@
-import type { ApprovalDecision, ApprovalStore } from '@deskpilot/core';
+import type { ApprovalDecision, ApprovalRecord, ApprovalState, ApprovalStore } from '@deskpilot/core';
+import { appendAuditRecord } from './sqlite-audit-store.js';
 import {
   approvalColumns,
   approvalFromRow,
@@ -21,46 +22,64 @@ const toRecord = (row: Row) => approvalFromRow(row, jsonAsText);
  */
 export function createSqliteApprovalStore(database: SqliteDatabase): ApprovalStore {
   const sql = (text: string) => database.statement(text);
-  return {
-    async create(record) {
-      database.run(() =>
-        sql(`INSERT INTO deskpilot_approvals (${columns}) VALUES (${approvalColumns.map(() => '?').join(', ')})`).run(
-          ...approvalRowValues(record),
-        ),
-      );
-    },
-    async get(id) {
-      if (!canBeStored(id)) return null;
-      const row = database.run(() => sql(`SELECT ${columns} FROM deskpilot_approvals WHERE id = ?`).get(id));
-      return row ? toRecord(row) : null;
-    },
-    async transition(id, from, to, changes) {
-      if (!canBeStored(id)) return null;
-      // A null parameter means "not given": coalesce keeps the stored outcome or reason.
-      const row = database.run(() =>
-        sql(
-          `UPDATE deskpilot_approvals SET state = ?, outcome = coalesce(?, outcome), reason = coalesce(?, reason),
+  const insert = (record: ApprovalRecord) =>
+    sql(`INSERT INTO deskpilot_approvals (${columns}) VALUES (${approvalColumns.map(() => '?').join(', ')})`).run(
+      ...approvalRowValues(record),
+    );
+  /** The one `UPDATE … RETURNING` of a transition: of concurrent claims, exactly one matches. */
+  const update = (
+    id: string,
+    from: ApprovalState,
+    to: ApprovalState,
+    changes: Parameters<ApprovalStore['transition']>[3],
+  ): ApprovalRecord | null => {
+    // A null parameter means "not given": coalesce keeps the stored outcome or reason.
+    const row = sql(
+      `UPDATE deskpilot_approvals SET state = ?, outcome = coalesce(?, outcome), reason = coalesce(?, reason),
              decided_by = CASE WHEN ? THEN ? ELSE decided_by END, decided_at = coalesce(?, decided_at),
              decided_session = CASE WHEN ? THEN ? ELSE decided_session END,
              step_up_method = CASE WHEN ? THEN ? ELSE step_up_method END,
              step_up_credential = CASE WHEN ? THEN ? ELSE step_up_credential END,
              step_up_at = CASE WHEN ? THEN ? ELSE step_up_at END
            WHERE id = ? AND state = ? RETURNING ${columns}`,
-        ).get(
-          to,
-          changes?.outcome === undefined ? null : outcomeJson(changes.outcome),
-          changes?.reason ?? null,
-          changes?.decision ? 1 : 0,
-          changes?.decision?.by ?? null,
-          changes?.decision?.at ?? null,
-          changes?.decision ? 1 : 0,
-          changes?.decision?.session ?? null,
-          ...stepUpChanges(changes?.decision),
-          id,
-          from,
-        ),
-      );
+    ).get(
+      to,
+      changes?.outcome === undefined ? null : outcomeJson(changes.outcome),
+      changes?.reason ?? null,
+      changes?.decision ? 1 : 0,
+      changes?.decision?.by ?? null,
+      changes?.decision?.at ?? null,
+      changes?.decision ? 1 : 0,
+      changes?.decision?.session ?? null,
+      ...stepUpChanges(changes?.decision),
+      id,
+      from,
+    );
+    return row ? toRecord(row) : null;
+  };
+  return {
+    appendsAudit: true,
+    async create(record, audit) {
+      if (!audit) database.run(() => insert(record));
+      else
+        database.transaction(() => {
+          insert(record);
+          appendAuditRecord(database, audit);
+        });
+    },
+    async get(id) {
+      if (!canBeStored(id)) return null;
+      const row = database.run(() => sql(`SELECT ${columns} FROM deskpilot_approvals WHERE id = ?`).get(id));
       return row ? toRecord(row) : null;
+    },
+    async transition(id, from, to, changes, audit) {
+      if (!canBeStored(id)) return null;
+      if (!audit) return database.run(() => update(id, from, to, changes));
+      return database.transaction(() => {
+        const record = update(id, from, to, changes);
+        if (record) appendAuditRecord(database, audit(record));
+        return record;
+      });
     },
     async listPending(chatSessionId) {
       if (!canBeStored(chatSessionId)) return [];

@@ -5,6 +5,7 @@ import {
   testAuditStore,
   testInvitationStore,
   testTeamDirectory,
+  testApprovalAudit,
   testApprovalStore,
   testChatStore,
   testInputConformance,
@@ -45,6 +46,10 @@ describe('SQLite stores', () => {
   });
   testChatStore(async () => (await stores()).chatStore);
   testApprovalStore(async () => (await stores()).approvalStore);
+  testApprovalAudit(async () => {
+    const { approvalStore, auditStore } = await stores();
+    return { store: approvalStore, audit: auditStore };
+  });
   testInputConformance({
     chatStore: async () => (await stores()).chatStore,
     approvalStore: async () => (await stores()).approvalStore,

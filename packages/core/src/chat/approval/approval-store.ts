@@ -1,3 +1,4 @@
+import type { AuditEvent } from '../../audit/audit-store.js';
 import type { StepUpMethod } from '../../step-up/step-up-proof.js';
 
 /** Life of an approval: `pending` → `executing` → `done`, or `pending` → `denied`. */
@@ -59,19 +60,29 @@ export interface ApprovalRecord {
  * Run `testApprovalStore` from `@deskpilot/core/testing` against any implementation.
  */
 export interface ApprovalStore {
-  /** Records a new approval (duplicate ids are an error). */
-  create(record: ApprovalRecord): Promise<void>;
+  /**
+   * True when `create` and `transition` append the `audit` event they are given in their own
+   * transaction, to the audit trail of the same database (the Postgres and SQLite stores): the change
+   * and its record land together or not at all. A store without it ignores the event, and the gate
+   * appends it right after the change.
+   */
+  readonly appendsAudit?: boolean;
+  /** Records a new approval (duplicate ids are an error), and `audit` with it when the store `appendsAudit`. */
+  create(record: ApprovalRecord, audit?: AuditEvent): Promise<void>;
   /** The approval, or null. */
   get(id: string): Promise<ApprovalRecord | null>;
   /**
    * Moves an approval from state `from` to state `to` (setting `outcome`, `reason`, `decision` when given);
-   * returns the new record, or null when it was not in `from` (or does not exist).
+   * returns the new record, or null when it was not in `from` (or does not exist). With `audit` and a
+   * store that `appendsAudit`, the event it builds from the new record is appended in the same
+   * transaction (only when the approval moved).
    */
   transition(
     id: string,
     from: ApprovalState,
     to: ApprovalState,
     changes?: { outcome?: ApprovalOutcome; reason?: string; decision?: ApprovalDecision },
+    audit?: (record: ApprovalRecord) => AuditEvent,
   ): Promise<ApprovalRecord | null>;
   /** Pending approvals of a conversation, oldest first. */
   listPending(chatSessionId: string): Promise<ApprovalRecord[]>;

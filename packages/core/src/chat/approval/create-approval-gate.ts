@@ -1,6 +1,14 @@
 import { base64url } from 'jose';
 import { consoleLogger, type Logger } from '../../logging/logger.js';
-import type { ApprovalDecision, ApprovalOutcome, ApprovalRecord, ApprovalStore } from './approval-store.js';
+import type { AuditStore } from '../../audit/audit-store.js';
+import { approvalAuditEvent, type ApprovalAuditType } from './approval-audit.js';
+import type {
+  ApprovalDecision,
+  ApprovalOutcome,
+  ApprovalRecord,
+  ApprovalState,
+  ApprovalStore,
+} from './approval-store.js';
 import { canonicalHash } from './canonical-hash.js';
 import { safeToolErrorMessage } from '../tools/chat-tool-error.js';
 
@@ -19,6 +27,13 @@ export interface ApprovalGateOptions {
   logger?: Logger;
   /** Receives unexpected tool failures (the stream only gets a safe message). @default `logger.error` */
   onError?: (error: unknown) => void;
+  /**
+   * The audit trail: each approval proposed, approved, denied and executed (with the approver, the
+   * session, the step-up and the result) is appended to its project's chain — in the same transaction
+   * as the approval's change when the store `appendsAudit` (give the stores of one database), else
+   * right after it. An approval the trail could not record as approved does not run.
+   */
+  audit?: AuditStore;
 }
 
 /** Who is asking: an approval only ever serves the conversation, user and project that proposed it. */
@@ -28,6 +43,8 @@ export interface ApprovalScope {
   projectKey: string;
   /** Capability flags in force now. */
   capabilities: Record<string, boolean>;
+  /** The sign-in session the request comes from (a grant's or the host's), when known: what the audit trail records. */
+  signInSessionId?: string | null | undefined;
 }
 
 /** A client's answer to one approval card. */
@@ -98,24 +115,9 @@ export function createApprovalGate(options: ApprovalGateOptions): ApprovalGate {
   const waitForOutcomeMs = options.waitForOutcomeMs ?? 15_000;
   const logger = options.logger ?? consoleLogger;
   const onError = options.onError ?? ((error: unknown) => logger.error('approved action failed', error));
+  const transition = auditedTransition(store, options.audit, now);
 
-  const waitForOutcome = async (id: string): Promise<ApprovalOutcome> => {
-    const deadline = Date.now() + waitForOutcomeMs;
-    for (let delay = 10; ; delay = Math.min(delay * 2, 250)) {
-      const record = await store.get(id);
-      if (record?.state === 'done' && record.outcome) return record.outcome;
-      if (!record || record.state !== 'executing' || Date.now() >= deadline) {
-        return {
-          type: 'error',
-          message:
-            record?.state === 'executing'
-              ? 'The approved action is still running.'
-              : 'The approved action did not run.',
-        };
-      }
-      await new Promise((resolve) => setTimeout(resolve, delay));
-    }
-  };
+  const waitForOutcome = (id: string) => waitForOutcomeOf(store, id, waitForOutcomeMs);
 
   return {
     async propose(scope, call) {
@@ -137,7 +139,16 @@ export function createApprovalGate(options: ApprovalGateOptions): ApprovalGate {
         expiresAt: createdAt + ttlMs,
         decision: null,
       };
-      await store.create(record);
+      const event =
+        options.audit &&
+        approvalAuditEvent('approval-proposed', record, createdAt, {
+          session: scope.signInSessionId ?? null,
+        });
+      if (event && store.appendsAudit) await store.create(record, event);
+      else {
+        await store.create(record);
+        if (event) await options.audit!.append(event);
+      }
       return record;
     },
 
@@ -164,11 +175,18 @@ export function createApprovalGate(options: ApprovalGateOptions): ApprovalGate {
     },
 
     async deny(id, reason, decision) {
-      await store.transition(id, 'pending', 'denied', { reason, ...(decision ? { decision } : {}) });
+      await transition(id, 'pending', 'denied', { reason, ...(decision ? { decision } : {}) }, 'approval-denied');
     },
 
     async execute(id, run, decision) {
-      const claimed = await store.transition(id, 'pending', 'executing', decision ? { decision } : undefined);
+      // Recorded as approved before it runs: what the trail cannot record does not run.
+      const claimed = await transition(
+        id,
+        'pending',
+        'executing',
+        decision ? { decision } : undefined,
+        'approval-approved',
+      );
       if (!claimed) return waitForOutcome(id);
       let outcome: ApprovalOutcome;
       try {
@@ -177,8 +195,51 @@ export function createApprovalGate(options: ApprovalGateOptions): ApprovalGate {
         onError(error);
         outcome = { type: 'error', message: safeToolErrorMessage(error) };
       }
-      await store.transition(id, 'executing', 'done', { outcome });
+      try {
+        await transition(id, 'executing', 'done', { outcome }, 'approval-executed', outcome);
+      } catch (error) {
+        // It ran: its outcome is kept for every replay even when the trail cannot take its record now.
+        if (!options.audit) throw error;
+        onError(error);
+        await store.transition(id, 'executing', 'done', { outcome });
+      }
       return outcome;
     },
   };
+}
+
+/** A store transition with its audit record: in the store's own transaction when it can, else right after. */
+function auditedTransition(store: ApprovalStore, audit: AuditStore | undefined, now: () => number) {
+  return async (
+    id: string,
+    from: ApprovalState,
+    to: ApprovalState,
+    changes: Parameters<ApprovalStore['transition']>[3],
+    type: ApprovalAuditType,
+    outcome?: ApprovalOutcome,
+  ): Promise<ApprovalRecord | null> => {
+    if (!audit) return store.transition(id, from, to, changes);
+    const describe = (record: ApprovalRecord) => approvalAuditEvent(type, record, now(), { outcome });
+    if (store.appendsAudit) return store.transition(id, from, to, changes, describe);
+    const next = await store.transition(id, from, to, changes);
+    if (next) await audit.append(describe(next));
+    return next;
+  };
+}
+
+/** While another request runs an approval, its outcome once recorded (polled), or why there is none. */
+async function waitForOutcomeOf(store: ApprovalStore, id: string, waitForOutcomeMs: number): Promise<ApprovalOutcome> {
+  const deadline = Date.now() + waitForOutcomeMs;
+  for (let delay = 10; ; delay = Math.min(delay * 2, 250)) {
+    const record = await store.get(id);
+    if (record?.state === 'done' && record.outcome) return record.outcome;
+    if (!record || record.state !== 'executing' || Date.now() >= deadline) {
+      return {
+        type: 'error',
+        message:
+          record?.state === 'executing' ? 'The approved action is still running.' : 'The approved action did not run.',
+      };
+    }
+    await new Promise((resolve) => setTimeout(resolve, delay));
+  }
 }

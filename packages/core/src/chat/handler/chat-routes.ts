@@ -267,6 +267,7 @@ async function runTurn(
     userEmail: context.userEmail,
     projectKey: context.projectKey,
     capabilities: context.capabilities,
+    signInSessionId: admitted.signInSessionId ?? null,
   };
   const started = await beginTurn(deps, last, opened, scope, admitted.signInSessionId, body.stepUp);
   if (started.kind === 'replay') {

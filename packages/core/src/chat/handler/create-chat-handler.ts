@@ -1,3 +1,4 @@
+import type { AuditStore } from '../../audit/audit-store.js';
 import { base64url } from 'jose';
 import { DeskpilotError } from '../../errors/deskpilot-error.js';
 import {
@@ -54,6 +55,13 @@ export type { ConversationTitleOptions } from './title-conversation.js';
 export interface ChatHandlerOptions {
   store: ChatStore;
   approvalStore: ApprovalStore;
+  /**
+   * The audit trail (`createPostgresStores(…).auditStore`, or any `AuditStore`): every approval
+   * proposed, approved, denied and executed — who, from which sign-in session, in which conversation,
+   * with which step-up, and the result — appended to its project's chain, in the approval's own
+   * transaction when the approval store `appendsAudit`. Off unless given.
+   */
+  audit?: AuditStore;
   models: ChatModels;
   commerce: CommerceBackend;
   /** The ticket system; without one, the ticket tools are not offered. */
@@ -210,14 +218,25 @@ const movedOptions: Readonly<Record<string, string>> = {
   tokenBudget: 'limits.tokens: { policy: { limit, windowMs, reserveTokens }, limiter: meter }',
 };
 
+/** Throws a TypeError naming where an option of an earlier release moved. */
+function checkMovedOptions(options: ChatHandlerOptions): void {
+  for (const [name, place] of Object.entries(movedOptions))
+    if (Object.hasOwn(options, name)) throw new TypeError(`createChatHandler: the option ${name} moved to ${place}`);
+}
+
+/** The check that a grant's session is still live, when the handler has `grantSessions` (which needs signed grants). */
+function grantSessionCheckOf(options: ChatHandlerOptions, now: () => number) {
+  if (options.grantSessions && !options.contextSecret)
+    throw new TypeError('grantSessions needs contextSecret: only signed grants name a session');
+  return options.grantSessions && createGrantSessionCheck(options.grantSessions, now);
+}
+
 function resolveDependencies(
   options: ChatHandlerOptions,
   logger: Logger,
   reportError: (error: unknown) => void,
 ): ChatRouteDependencies {
-  for (const [name, place] of Object.entries(movedOptions)) {
-    if (Object.hasOwn(options, name)) throw new TypeError(`createChatHandler: the option ${name} moved to ${place}`);
-  }
+  checkMovedOptions(options);
   const emit = createEventEmitter(options.onEvent, reportError);
   // A store's failure is also an event: the operator counts outages, not only reads them.
   const onError = (error: unknown) => {
@@ -228,13 +247,17 @@ function resolveDependencies(
   const limits = options.limits ?? {};
   const capabilities = options.capabilities ?? builtinCapabilities;
   const grantPolicy = resolveChatGrantPolicy(options.grantPolicy);
-  if (options.grantSessions && !options.contextSecret)
-    throw new TypeError('grantSessions needs contextSecret: only signed grants name a session');
-  const checkGrantSession = options.grantSessions && createGrantSessionCheck(options.grantSessions, now);
+  const checkGrantSession = grantSessionCheckOf(options, now);
   // Each store call a span of its own when the host traces; a no-op otherwise.
   const store = withStoreSpans(options.store, 'chat_store');
   const approvalStore = withStoreSpans(options.approvalStore, 'approval_store');
-  const gate = createApprovalGate({ store: approvalStore, ttlMs: options.approvalTtlMs, now, onError });
+  const gate = createApprovalGate({
+    store: approvalStore,
+    ttlMs: options.approvalTtlMs,
+    now,
+    onError,
+    audit: options.audit,
+  });
   const definitions = toolDefinitionsOf(options);
   // With neither a secret nor the host's session, a client can claim any identity: say so, once.
   if (!options.contextSecret && !options.resolveContext)
