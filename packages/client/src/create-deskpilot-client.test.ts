@@ -129,6 +129,17 @@ describe('createDeskpilotClient: teams', () => {
     const rest = await client.auditLog({ projectKey: 'acme-b2c', before: page.next! });
     expect(rest.records.map((record) => record.type)).toEqual(['invitation-accepted', 'invitation-created', 'sign-in']);
     expect(client.auditExportUrl('acme-b2c')).toBe('http://studio.test/sessions/team/audit/export?projectKey=acme-b2c');
+    const own = await client.listSessions();
+    expect(own.map((summary) => summary.current)).toEqual([true]);
+    const aliceId = (await client.currentSession())!.user.id;
+    expect(await client.memberSessions({ projectKey: 'acme-b2c', userId: aliceId })).toMatchObject([
+      { id: own[0]!.id, current: true, projectKey: 'acme-b2c' },
+    ]);
+    await client.revokeSession(own[0]!.id);
+    expect(await client.currentSession()).toBeNull();
+    await client.login(alice);
+    expect(await client.revokeMemberSessions({ projectKey: 'acme-b2c', userId: aliceId })).toBe(1);
+    expect(await client.currentSession()).toBeNull();
   });
 });
 

@@ -117,6 +117,21 @@ export interface TeamMember {
   memberships: Array<{ projectKey: string; clientId: string; role: string }>;
 }
 
+/** A session as its owner, or an admin of its project, reviews it (`client.listSessions`). */
+export interface SessionSummary {
+  id: string;
+  /** The session of this client. */
+  current: boolean;
+  projectKey: string;
+  clientId: string;
+  createdAt: string;
+  /** To the renewal interval (a minute by default). */
+  lastSeenAt: string;
+  expiresAt: string;
+  clientAddress: string | null;
+  userAgent: string | null;
+}
+
 /** A pending invitation, as its project's admins see it (never its token). */
 export interface Invitation {
   id: string;
@@ -205,6 +220,12 @@ function teamCalls(session: SessionCall, post: (body: unknown) => RequestInit, s
       const answer = await (await session('/sessions/invitations/accept', post(input))).json();
       return input.password === undefined ? answer.session : answer;
     },
+    /** A member's live sessions in a project (its admins only). */
+    memberSessions: async (input: { projectKey: string; userId: string }): Promise<SessionSummary[]> =>
+      (await (await session(`/sessions/team/sessions?${query(input)}`)).json()).sessions,
+    /** Ends one of a member's sessions in a project (`id`), or all of them; resolves to how many ended. */
+    revokeMemberSessions: async (input: { projectKey: string; userId: string; id?: string }): Promise<number> =>
+      (await (await session('/sessions/team/sessions/revoke', post(input))).json()).revoked,
     /** A page of a project's audit trail, newest first (its admins only); `next` asks for the following page. */
     auditLog: async (filter: AuditFilter): Promise<{ records: AuditRecord[]; next: string | null }> =>
       (await session(`/sessions/team/audit?${query({ ...filter })}`)).json(),
@@ -341,6 +362,12 @@ export function createDeskpilotClient(options: DeskpilotClientOptions = {}) {
       (await session('/sessions/current/project', post(target))).json(),
     /** Signs out of this session. */
     logout: async (): Promise<void> => void (await session('/sessions/current', { method: 'DELETE' })),
+    /** This user's live sessions (where and when each was signed in, last seen), this one `current`. */
+    listSessions: async (): Promise<SessionSummary[]> =>
+      (await (await session('/sessions/current/sessions')).json()).sessions,
+    /** Ends one of this user's sessions by id (this one too: signed out). */
+    revokeSession: async (id: string): Promise<void> =>
+      void (await session('/sessions/current/sessions/revoke', post({ id }))),
     /** Signs out of every session of this user. */
     logoutEverywhere: async (): Promise<void> => void (await session('/sessions', { method: 'DELETE' })),
     ...accountCalls(session, post, options.sessionBaseUrl ?? ''),

@@ -13,6 +13,7 @@ export {
   type Invitation,
   type Passkey,
   type Session,
+  type SessionSummary,
   type StepUpChallenge,
   type StepUpProofResponse,
   type Team,

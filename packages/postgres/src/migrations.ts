@@ -289,6 +289,14 @@ const teams: Migration = {
   ],
 };
 
+// Where each session was signed in from (its client address and user agent), for the people who review
+// their sessions and their team's. Nullable: sessions from before have none.
+const sessionClients: Migration = {
+  version: 14,
+  name: 'session clients',
+  statements: [`ALTER TABLE deskpilot_sessions ADD COLUMN client_address text, ADD COLUMN user_agent text`],
+};
+
 /** Every migration, in order. Append only: a released migration never changes. */
 export const migrations: readonly Migration[] = [
   initialSchema,
@@ -304,4 +312,5 @@ export const migrations: readonly Migration[] = [
   approvalStepUp,
   auditTrail,
   teams,
+  sessionClients,
 ];

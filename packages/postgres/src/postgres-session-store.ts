@@ -1,6 +1,7 @@
 import type { SessionRecord, SessionStore } from '@deskpilot/core';
 import { createReadCache, noReadCache, type ReadCacheOptions } from './read-cache.js';
 import { sessionColumns, sessionFromRow } from '@deskpilot/core/storage';
+import { canBeStored } from './postgres-user-directory.js';
 import type { SqlClient, SqlRow } from './sql-client.js';
 
 /** Options of {@link createPostgresSessionStore}. */
@@ -23,7 +24,7 @@ export interface PostgresSessionStoreOptions {
 const columns = sessionColumns.join(', ');
 const toSessionRecord = (row: SqlRow) => sessionFromRow(row);
 
-const insertSql = `INSERT INTO deskpilot_sessions (${columns}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`;
+const insertSql = `INSERT INTO deskpilot_sessions (${columns}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`;
 const insertParams = (record: SessionRecord) => [
   record.id,
   record.secretHash,
@@ -34,6 +35,8 @@ const insertParams = (record: SessionRecord) => [
   record.expiresAt,
   record.idleExpiresAt,
   record.version,
+  record.clientAddress ?? null,
+  record.userAgent ?? null,
 ];
 
 // The renewals gathered in one window in one statement: each idle expiry only moves forward and never
@@ -149,6 +152,14 @@ export function createPostgresSessionStore(client: SqlClient, options: PostgresS
     },
     delete: async (id) => (await deleteWhere('id = $1', id, [id])) > 0,
     deleteByUser: (userId) => deleteWhere('user_id = $1', userId),
+    async listByUser(userId) {
+      if (!canBeStored(userId)) return [];
+      const { rows } = await client.query(
+        `SELECT ${columns} FROM deskpilot_sessions WHERE user_id = $1 ORDER BY created_at, id`,
+        [userId],
+      );
+      return rows.map(toSessionRecord);
+    },
     deleteExpired: (now) => deleteWhere('least(expires_at, idle_expires_at) <= $1', now),
   };
 }

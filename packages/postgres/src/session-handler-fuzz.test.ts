@@ -498,6 +498,12 @@ for (const backend of inProcessBackends)
             fc.record({ projectKey, id: input.nonEmptyText }),
             [['projectKey'], ['id']],
           ],
+          // Always with an id (made up, or another's): the admin's own sessions stay for the other requests.
+          '/sessions/team/sessions/revoke': [
+            fc.record({ projectKey, userId, id: input.nonEmptyText }),
+            [['projectKey'], ['userId'], ['id']],
+          ],
+          '/sessions/current/sessions/revoke': [fc.record({ id: input.nonEmptyText }), [['id']]],
           '/sessions/invitations/accept': [
             fc.record(
               { token: input.nonEmptyText, name: input.nonEmptyText, password: input.nonEmptyText },
@@ -521,7 +527,13 @@ for (const backend of inProcessBackends)
         );
         const query = fc
           .tuple(
-            fc.constantFrom('/sessions/team/members', '/sessions/team/audit', '/sessions/team/audit/export'),
+            fc.constantFrom(
+              '/sessions/team/members',
+              '/sessions/team/audit',
+              '/sessions/team/audit/export',
+              '/sessions/team/sessions',
+              '/sessions/current/sessions',
+            ),
             fc.dictionary(
               fc.constantFrom('projectKey', 'actor', 'type', 'from', 'to', 'before', 'limit', 'x'),
               input.text,

@@ -256,4 +256,13 @@ export const sqliteMigrations: readonly SqliteMigration[] = [
       CREATE INDEX deskpilot_memberships_project ON deskpilot_memberships (project_key, role);
     `,
   },
+  {
+    version: 12,
+    name: 'session clients',
+    // Where each session was signed in from, for the people who review their sessions. Nullable.
+    sql: `
+      ALTER TABLE deskpilot_sessions ADD COLUMN client_address TEXT;
+      ALTER TABLE deskpilot_sessions ADD COLUMN user_agent TEXT;
+    `,
+  },
 ];

@@ -167,7 +167,9 @@ describe('openSqliteDatabase', () => {
     });
     const raw = new DatabaseSync(file);
     raw.exec(`UPDATE deskpilot_chat_sessions SET working_memory = 'not json'`);
-    raw.exec(`INSERT INTO deskpilot_sessions VALUES ('big', 'h', 'u', 'p', 'c', 1, 9007199254740993, 1, 1)`);
+    raw.exec(
+      `INSERT INTO deskpilot_sessions VALUES ('big', 'h', 'u', 'p', 'c', 1, 9007199254740993, 1, 1, NULL, NULL)`,
+    );
     raw.close();
     for (const read of [stores.chatStore.getSession('chat-1'), stores.sessionStore.get('big')]) {
       const error = await read.catch((caught: unknown) => caught);

@@ -17,6 +17,8 @@ const values = (record: SessionRecord) =>
     record.expiresAt,
     record.idleExpiresAt,
     record.version,
+    record.clientAddress ?? null,
+    record.userAgent ?? null,
   ] as const;
 
 // Thrown inside the replace transaction to roll its delete back; never leaves this module.
@@ -31,7 +33,7 @@ const rollback = Symbol('rollback');
  */
 export function createSqliteSessionStore(database: SqliteDatabase): SessionStore {
   const sql = (text: string) => database.statement(text);
-  const insert = `INSERT INTO deskpilot_sessions (${columns}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+  const insert = `INSERT INTO deskpilot_sessions (${columns}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
   // Renewals are written after the turn of the event loop that asked for them, all in one transaction:
   // never inside the read that triggered them (a write may wait for another process's lock).
   const renewals = createRenewals((batch) =>
@@ -83,6 +85,13 @@ export function createSqliteSessionStore(database: SqliteDatabase): SessionStore
     },
     delete: async (id) => canBeStored(id) && deleteWhere('id = ?', id) > 0,
     deleteByUser: async (userId) => (canBeStored(userId) ? deleteWhere('user_id = ?', userId) : 0),
+    async listByUser(userId) {
+      if (!canBeStored(userId)) return [];
+      const rows = database.run(() =>
+        sql(`SELECT ${columns} FROM deskpilot_sessions WHERE user_id = ? ORDER BY created_at, id`).all(userId),
+      );
+      return rows.map(toRecord);
+    },
     deleteExpired: async (now) => deleteWhere('min(expires_at, idle_expires_at) <= ?', now),
   };
 }

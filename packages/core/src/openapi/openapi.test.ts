@@ -37,6 +37,8 @@ describe('the OpenAPI documents', () => {
       '/sessions',
       '/sessions/current',
       '/sessions/current/project',
+      '/sessions/current/sessions',
+      '/sessions/current/sessions/revoke',
       '/sessions/password-reset',
       '/sessions/password-reset/confirm',
       '/sessions/current/email-verification',
@@ -59,6 +61,8 @@ describe('the OpenAPI documents', () => {
       '/sessions/team/invitations',
       '/sessions/team/invitations/revoke',
       '/sessions/invitations/accept',
+      '/sessions/team/sessions',
+      '/sessions/team/sessions/revoke',
       '/sessions/team/audit',
       '/sessions/team/audit/export',
     ]);

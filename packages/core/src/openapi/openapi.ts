@@ -14,7 +14,7 @@ import {
 } from '../chat/handler/conversation-routes.js';
 import { errorStatus, errorTitle, type ErrorCode } from '../errors/deskpilot-error.js';
 import { sessionSchema } from '../session/session-schema.js';
-import { loginBody, selectProjectBody } from '../session/session-routes.js';
+import { loginBody, revokeSessionBody, selectProjectBody } from '../session/session-routes.js';
 import {
   emailVerificationRequestBody,
   passwordResetBody,
@@ -34,6 +34,7 @@ import {
   changeRoleBody,
   inviteBody,
   removeMemberBody,
+  revokeMemberSessionsBody,
   revokeInvitationBody,
 } from '../team/team-routes.js';
 
@@ -184,6 +185,7 @@ export function sessionOpenApi(options: OpenApiOptions = {}): OpenApiDocument {
         },
       },
     },
+    ...ownSessionPaths(cookie, bodyCodes),
     ...recoveryPaths(cookie, bodyCodes),
     ...passkeyPaths(cookie, bodyCodes, session),
     ...ssoPaths(bodyCodes),
@@ -199,6 +201,43 @@ export function sessionOpenApi(options: OpenApiOptions = {}): OpenApiDocument {
   const description =
     'Sign-in, cookie sessions and the active project. State-changing requests must carry an allowed `Origin` (CSRF).';
   return document('Deskpilot session service', description, options, paths, components);
+}
+
+/** The signed-in user's own sessions: listed, and ended one at a time. */
+function ownSessionPaths(cookie: object, bodyCodes: readonly ErrorCode[]) {
+  return {
+    '/sessions/current/sessions': {
+      get: {
+        operationId: 'listSessions',
+        summary:
+          "The signed-in user's live sessions: where and when each was signed in, last seen; this one `current`.",
+        security: cookie,
+        responses: {
+          '200': {
+            description: 'The sessions, oldest first.',
+            content: json({
+              type: 'object',
+              required: ['sessions'],
+              properties: { sessions: { type: 'array', items: sessionSummarySchema } },
+            }),
+          },
+          ...problems(['unauthenticated', 'store_unavailable']),
+        },
+      },
+    },
+    '/sessions/current/sessions/revoke': {
+      post: {
+        operationId: 'revokeSession',
+        summary: "End one of the signed-in user's sessions (this one too: its cookie is cleared).",
+        security: cookie,
+        requestBody: { required: true, content: json(bodySchema(revokeSessionBody)) },
+        responses: {
+          '204': { description: 'Ended.' },
+          ...problems([...bodyCodes, 'unauthenticated', 'not_found', 'store_unavailable']),
+        },
+      },
+    },
+  };
 }
 
 /** The recovery routes, served when the session service has `recovery` (404 `not_found` otherwise). */
@@ -394,6 +433,33 @@ function stepUpPaths(cookie: object, bodyCodes: readonly ErrorCode[]) {
   };
 }
 
+/** A session as its owner or an admin of its project reviews it (never its token). */
+const sessionSummarySchema = {
+  type: 'object',
+  required: [
+    'id',
+    'current',
+    'projectKey',
+    'clientId',
+    'createdAt',
+    'lastSeenAt',
+    'expiresAt',
+    'clientAddress',
+    'userAgent',
+  ],
+  properties: {
+    id: { type: 'string' },
+    current: { type: 'boolean', description: 'The session of the request that asked.' },
+    projectKey: { type: 'string' },
+    clientId: { type: 'string' },
+    createdAt: { type: 'string', format: 'date-time' },
+    lastSeenAt: { type: 'string', format: 'date-time', description: 'To the renewal interval (a minute by default).' },
+    expiresAt: { type: 'string', format: 'date-time' },
+    clientAddress: { type: ['string', 'null'] },
+    userAgent: { type: ['string', 'null'] },
+  },
+};
+
 /** An invitation as an admin sees it (never its token). */
 const invitationSchema = {
   type: 'object',
@@ -479,6 +545,7 @@ function teamPaths(cookie: object, bodyCodes: readonly ErrorCode[], session: obj
   return {
     ...teamMemberPaths(cookie, bodyCodes),
     ...teamInvitationPaths(cookie, bodyCodes, session),
+    ...teamSessionPaths(cookie, bodyCodes),
     ...teamAuditPaths(cookie),
   };
 }
@@ -591,6 +658,44 @@ function teamInvitationPaths(cookie: object, bodyCodes: readonly ErrorCode[], se
         },
       },
     },
+  };
+}
+
+/** A member's sessions, listed and revoked. */
+function teamSessionPaths(cookie: object, bodyCodes: readonly ErrorCode[]) {
+  const { admin, project, post } = teamRouteParts(cookie);
+  return {
+    '/sessions/team/sessions': {
+      get: {
+        operationId: 'memberSessions',
+        summary: "A member's live sessions in the project (its admins only).",
+        security: cookie,
+        parameters: [project, { name: 'userId', in: 'query', required: true, schema: { type: 'string' } }],
+        responses: {
+          '200': {
+            description: 'The sessions, oldest first.',
+            content: json({
+              type: 'object',
+              required: ['sessions'],
+              properties: { sessions: { type: 'array', items: sessionSummarySchema } },
+            }),
+          },
+          ...problems([...admin, 'invalid_request']),
+        },
+      },
+    },
+    '/sessions/team/sessions/revoke': post(
+      'revokeMemberSessions',
+      "End one of a member's sessions in the project (`id`), or all of them.",
+      revokeMemberSessionsBody,
+      {
+        '200': {
+          description: 'How many ended.',
+          content: json({ type: 'object', required: ['revoked'], properties: { revoked: { type: 'integer' } } }),
+        },
+        ...problems([...bodyCodes, ...admin]),
+      },
+    ),
   };
 }
 

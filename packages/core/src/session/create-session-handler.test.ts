@@ -549,8 +549,20 @@ describe('routing and failures', () => {
     const response = await handler.fetch(new Request('http://sessions.test/auth/sessions/current'));
     expect(response.status).toBe(401);
     // What a host registers, or labels its metrics by: the routes under the base path.
-    expect(handler.paths).toEqual(['/auth/sessions', '/auth/sessions/current', '/auth/sessions/current/project']);
-    expect((await setup()).handler.paths).toEqual(['/sessions', '/sessions/current', '/sessions/current/project']);
+    expect(handler.paths).toEqual([
+      '/auth/sessions',
+      '/auth/sessions/current',
+      '/auth/sessions/current/project',
+      '/auth/sessions/current/sessions',
+      '/auth/sessions/current/sessions/revoke',
+    ]);
+    expect((await setup()).handler.paths).toEqual([
+      '/sessions',
+      '/sessions/current',
+      '/sessions/current/project',
+      '/sessions/current/sessions',
+      '/sessions/current/sessions/revoke',
+    ]);
   });
 
   it('turns an unexpected failure into a bare 500 and reports it', async () => {

@@ -20,7 +20,9 @@ import {
   serveCurrentSession,
   serveLogin,
   serveLogout,
+  serveListSessions,
   serveLogoutEverywhere,
+  serveRevokeSession,
   serveSelectProject,
   type SessionRouteDependencies,
 } from './session-routes.js';
@@ -33,7 +35,9 @@ import {
   serveChangeRole,
   serveInvite,
   serveListMembers,
+  serveMemberSessions,
   serveRemoveMember,
+  serveRevokeMemberSessions,
   serveRevokeInvitation,
   type TeamRouteDependencies,
 } from '../team/team-routes.js';
@@ -282,6 +286,8 @@ function teamRoutes(deps: SessionRouteDependencies, team: SessionTeam): Record<s
     '/sessions/team/invitations': { POST: route('team_invite', serveInvite) },
     '/sessions/team/invitations/revoke': { POST: route('team_revoke_invitation', serveRevokeInvitation) },
     '/sessions/invitations/accept': { POST: route('invitation_accept', serveAcceptInvitation) },
+    '/sessions/team/sessions': { GET: route('team_member_sessions', serveMemberSessions) },
+    '/sessions/team/sessions/revoke': { POST: route('team_revoke_sessions', serveRevokeMemberSessions) },
     '/sessions/team/audit': { GET: route('team_audit', serveAuditLog) },
     '/sessions/team/audit/export': { GET: route('team_audit_export', serveAuditExport) },
   };
@@ -300,6 +306,12 @@ function sessionRoutes(deps: SessionRouteDependencies): Record<string, Record<st
     },
     '/sessions/current/project': {
       POST: traced('deskpilot.session.select_project', (request) => serveSelectProject(deps, request)),
+    },
+    '/sessions/current/sessions': {
+      GET: traced('deskpilot.session.list_sessions', (request) => serveListSessions(deps, request)),
+    },
+    '/sessions/current/sessions/revoke': {
+      POST: traced('deskpilot.session.revoke_session', (request) => serveRevokeSession(deps, request)),
     },
   };
 }

@@ -24,6 +24,8 @@ import { createSingleSignOn, type SingleSignOn, type SingleSignOnOptions, type S
 import type { AuditStore } from '../audit/audit-store.js';
 import { createTeamAdmin, type TeamAdmin, type TeamOptions, type TeamResult } from '../team/create-team-admin.js';
 import { hashPassword } from './password.js';
+import { listOwnSessions, revokeOwnSession, type RevokeSessionResult } from './own-sessions.js';
+import type { SessionSummary } from './session-summary.js';
 
 /** Options of {@link createSessionService}. */
 export interface SessionServiceOptions {
@@ -112,8 +114,18 @@ export interface SessionServiceOptions {
   logger?: Logger;
 }
 
+/** The request a sign-in came with: where its session is signed in from (what its owner and admins see). */
+export interface SignInClient {
+  /** The client address, after the trusted proxies. */
+  address?: string | undefined;
+  /** The request's `User-Agent`. */
+  userAgent?: string | null | undefined;
+}
+
 /** Input of a login. */
 export interface LoginInput {
+  /** Where the sign-in comes from, kept with the session. */
+  client?: SignInClient | undefined;
   email: string;
   password: string;
   /** Project to make active; must be one of the user's memberships. @default the first membership */
@@ -134,7 +146,11 @@ export type LoginResult =
 export interface SessionPasskeys extends Passkeys {
   signIn(
     response: AuthenticationResponseJSON,
-    input?: { projectKey?: string | undefined; cookieHeader?: string | null | undefined },
+    input?: {
+      projectKey?: string | undefined;
+      cookieHeader?: string | null | undefined;
+      client?: SignInClient | undefined;
+    },
   ): Promise<LoginResult | { ok: false; reason: 'invalid_passkey' }>;
 }
 
@@ -144,6 +160,7 @@ export interface SessionSso extends SingleSignOn {
   signIn(
     search: string,
     cookieHeader: string | null | undefined,
+    client?: SignInClient,
   ): Promise<
     | (Extract<LoginResult, { ok: true }> & { setSignOutCookie: string | null; providerId: string })
     | { ok: false; reason: SsoRefusal }
@@ -160,6 +177,7 @@ export interface SessionTeam extends Omit<TeamAdmin, 'acceptAsNewAccount'> {
   acceptAsNewAccount(
     input: { token: string; name: string; password: string },
     cookieHeader: string | null | undefined,
+    client?: SignInClient,
   ): Promise<TeamResult<Extract<LoginResult, { ok: true }>>>;
 }
 
@@ -192,6 +210,10 @@ export interface SessionService {
   logout(cookieHeader: string | null | undefined): Promise<boolean>;
   /** Revokes every session of the cookie's user; null when the cookie has no session. */
   logoutEverywhere(cookieHeader: string | null | undefined): Promise<number | null>;
+  /** The live sessions of the cookie's user (where and when each was signed in, last seen), oldest first; null when signed out. */
+  listSessions(cookieHeader: string | null | undefined): Promise<SessionSummary[] | null>;
+  /** Revokes one of the cookie's user's sessions by id (`current`: the cookie's own). */
+  revokeSession(cookieHeader: string | null | undefined, id: string): Promise<RevokeSessionResult>;
   /**
    * Deletes expired sessions, and expired one-time links and passkey challenges; call it on an
    * interval. Resolves to the sessions deleted.
@@ -221,8 +243,8 @@ export function createSessionService(options: SessionServiceOptions): SessionSer
   const device = deviceCookieOf(options, context.now);
   const issue = (base: SessionBase, now: number) => issueSession(context, base, now);
 
-  const startSession: StartSession = (account, projectKey, cookieHeader, method) =>
-    startSessionFor(context, { device, audit: options.audit }, account, projectKey, cookieHeader, method);
+  const startSession: StartSession = (account, projectKey, cookieHeader, method, client) =>
+    startSessionFor(context, { device, audit: options.audit }, account, { projectKey, cookieHeader, method, client });
   const recovery =
     options.recovery &&
     createAccountRecovery(options.recovery, {
@@ -263,7 +285,13 @@ export function createSessionService(options: SessionServiceOptions): SessionSer
         if (options.audit) auditFailedSignIn(context, options.audit, email, logger);
         return { ok: false, reason: 'invalid_credentials' };
       }
-      const result = await startSession(checked.account, input.projectKey, input.cookieHeader, 'password');
+      const result = await startSession(
+        checked.account,
+        input.projectKey,
+        input.cookieHeader,
+        'password',
+        input.client,
+      );
       // The password checked may have been replaced (a reset) while it was checked: then the reset's
       // revocation may have run before this session existed. It must not outlive the password.
       if (result.ok && !(await stillTheirPassword(directory, email, input.password, checked.passwordHash))) {
@@ -289,6 +317,7 @@ export function createSessionService(options: SessionServiceOptions): SessionSer
             clientId: membership.clientId,
             createdAt: current.record.createdAt,
             expiresAt: current.record.expiresAt,
+            ...signedInFrom(current.record),
           },
           context.now(),
         );
@@ -307,6 +336,9 @@ export function createSessionService(options: SessionServiceOptions): SessionSer
       const current = token === null ? null : await authenticateToken(token, context);
       return current ? store.delete(current.record.id) : false;
     },
+
+    listSessions: (cookieHeader) => listOwnSessions(context, cookieHeader),
+    revokeSession: (cookieHeader, id) => revokeOwnSession(context, options.audit, cookieHeader, id),
 
     async logoutEverywhere(cookieHeader) {
       const token = cookie.read(cookieHeader);
@@ -349,7 +381,19 @@ type StartSession = (
   projectKey: string | undefined,
   cookieHeader: string | null | undefined,
   method: SignInMethod,
+  client?: SignInClient,
 ) => Promise<LoginResult>;
+
+/** Where a session was signed in from, as its record keeps it (bounded: headers are the client's to fill). */
+function signedInFrom(client: {
+  clientAddress?: string;
+  userAgent?: string;
+}): Pick<SessionRecord, 'clientAddress' | 'userAgent'> {
+  return {
+    ...(client.clientAddress ? { clientAddress: client.clientAddress.slice(0, 100) } : {}),
+    ...(client.userAgent ? { userAgent: client.userAgent.slice(0, 400) } : {}),
+  };
+}
 
 /**
  * A new session for an account whose sign-in was verified (password, passkey, single sign-on, an
@@ -359,9 +403,17 @@ async function startSessionFor(
   context: SessionContext,
   { device, audit }: { device: ReturnType<typeof deviceCookieOf>; audit: AuditStore | undefined },
   account: Account,
-  projectKey: string | undefined,
-  cookieHeader: string | null | undefined,
-  method: SignInMethod,
+  {
+    projectKey,
+    cookieHeader,
+    method,
+    client,
+  }: {
+    projectKey: string | undefined;
+    cookieHeader: string | null | undefined;
+    method: SignInMethod;
+    client: SignInClient | undefined;
+  },
 ): Promise<LoginResult> {
   const membership = projectKey === undefined ? account.memberships[0] : findMembership(account, projectKey);
   if (!membership) return { ok: false, reason: 'forbidden' };
@@ -380,6 +432,7 @@ async function startSessionFor(
       clientId: membership.clientId,
       createdAt: now,
       expiresAt: now + context.absoluteTimeoutMs,
+      ...signedInFrom({ clientAddress: client?.address, userAgent: client?.userAgent ?? undefined }),
     },
     now,
   );
@@ -435,12 +488,12 @@ function sessionSso(
   });
   return {
     ...singleSignOn,
-    async signIn(search, cookieHeader) {
+    async signIn(search, cookieHeader, client) {
       const callbackUrl = new URL(options.redirectUri);
       callbackUrl.search = search;
       const finished = await singleSignOn.finish(callbackUrl, cookieHeader);
       if (!finished.ok) return finished;
-      const started = await startSession(finished.account, finished.projectKey, cookieHeader, 'sso');
+      const started = await startSession(finished.account, finished.projectKey, cookieHeader, 'sso', client);
       if (!started.ok) return { ok: false, reason: 'forbidden' };
       // Kept as long as the session may live: signing out later can sign out at the provider too.
       const setSignOutCookie = await singleSignOn.sealSignOut(
@@ -497,7 +550,9 @@ function sessionPasskeys(
     },
     async signIn(response, input = {}) {
       const verified = await passkeys.verifySignIn(response);
-      return verified.ok ? startSession(verified.account, input.projectKey, input.cookieHeader, 'passkey') : verified;
+      return verified.ok
+        ? startSession(verified.account, input.projectKey, input.cookieHeader, 'passkey', input.client)
+        : verified;
     },
   };
 }
@@ -564,7 +619,7 @@ function sessionTeam(
   });
   return {
     ...admin,
-    async acceptAsNewAccount(input, cookieHeader) {
+    async acceptAsNewAccount(input, cookieHeader, client) {
       const accepted = await admin.acceptAsNewAccount(input);
       if (!accepted.ok) return accepted;
       const started = await startSession(
@@ -572,6 +627,7 @@ function sessionTeam(
         accepted.value.memberships[0]?.projectKey,
         cookieHeader,
         'invitation',
+        client,
       );
       // The account has its one membership: a refusal here is a store that changed under us.
       if (!started.ok)

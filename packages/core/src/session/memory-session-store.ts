@@ -62,6 +62,11 @@ export function createMemorySessionStore(): MemorySessionStore {
       for (const id of ids) remove(byId.get(id)!);
       return ids.length;
     },
+    async listByUser(userId) {
+      return [...(byUser.get(userId) ?? [])]
+        .map((id) => byId.get(id)!)
+        .sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    },
     async deleteExpired(now) {
       let count = 0;
       for (const record of byId.values()) {

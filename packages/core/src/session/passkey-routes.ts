@@ -7,7 +7,7 @@ import { parseWithSchema } from '../validation/parse-with-schema.js';
 import type { SessionPasskeys } from './create-session-service.js';
 import { passkeysBefore } from './passkeys.js';
 import { noSessionError } from './require-session.js';
-import { throttleAddress as throttleByAddress, type SessionRouteDependencies } from './session-routes.js';
+import { signInClient, throttleAddress as throttleByAddress, type SessionRouteDependencies } from './session-routes.js';
 
 /** What the passkey routes run on. */
 export interface PasskeyRouteDependencies extends SessionRouteDependencies {
@@ -197,6 +197,7 @@ export async function servePasskeySignIn(deps: PasskeyRouteDependencies, request
   const result = await deps.passkeys.signIn(body.response as unknown as AuthenticationResponseJSON, {
     projectKey: body.projectKey,
     cookieHeader: cookieOf(request),
+    client: signInClient(deps, request),
   });
   if (!result.ok) {
     deps.emit({

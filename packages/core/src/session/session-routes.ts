@@ -9,7 +9,7 @@ import { missingClientAddressError } from '../http/missing-client-address-error.
 import { readJsonBody } from '../http/read-json-body.js';
 import { retryAfterSeconds, type RateLimiter } from '../limiter/rate-limit-decision.js';
 import { parseWithSchema } from '../validation/parse-with-schema.js';
-import type { LoginResult, SessionService } from './create-session-service.js';
+import type { LoginResult, SessionService, SignInClient } from './create-session-service.js';
 import { normalizeEmail } from './user-directory.js';
 import { noSessionError } from './require-session.js';
 
@@ -33,10 +33,17 @@ export const loginBody = z.strictObject({
   password: z.string().check(z.minLength(1), z.maxLength(1024)),
   projectKey: z.optional(key),
 });
+/** The body of `POST /sessions/current/sessions/revoke`. */
+export const revokeSessionBody = z.strictObject({ id: z.string().check(z.minLength(1), z.maxLength(200)) });
 /** The body of `POST /sessions/current/project`. */
 export const selectProjectBody = z.strictObject({ projectKey: key, clientId: z.optional(key) });
 
 const cookieHeader = (request: HttpRequest) => request.headers.get('cookie');
+
+/** Where a sign-in request comes from: its client address (after the trusted proxies) and `User-Agent`. */
+export function signInClient(deps: SessionRouteDependencies, request: HttpRequest): SignInClient {
+  return { address: deps.clientAddress(request), userAgent: request.headers.get('user-agent') };
+}
 
 function withCookie(response: HttpResponse, setCookie: string): HttpResponse {
   response.headers.push(['set-cookie', setCookie]);
@@ -114,7 +121,11 @@ const loginRefusal: Record<Exclude<LoginResult, { ok: true }>['reason'], () => D
 export async function serveLogin(deps: SessionRouteDependencies, request: HttpRequest): Promise<HttpResponse> {
   const body = parseWithSchema(loginBody, await readJsonBody(request, deps.maxBodyBytes));
   await throttleLogin(deps, request, body.email);
-  const result = await deps.service.login({ ...body, cookieHeader: cookieHeader(request) });
+  const result = await deps.service.login({
+    ...body,
+    cookieHeader: cookieHeader(request),
+    client: signInClient(deps, request),
+  });
   const email = normalizeEmail(body.email);
   deps.emit({ type: 'login', outcome: result.ok ? 'succeeded' : result.reason, email });
   if (!result.ok) throw loginRefusal[result.reason]();
@@ -155,4 +166,20 @@ export async function serveSelectProject(deps: SessionRouteDependencies, request
       : noSessionError();
   }
   return withCookie(jsonResponse(200, result.session), result.setCookie);
+}
+
+/** `GET /sessions/current/sessions`: the user's live sessions, this one marked `current`. */
+export async function serveListSessions(deps: SessionRouteDependencies, request: HttpRequest): Promise<HttpResponse> {
+  const sessions = await deps.service.listSessions(cookieHeader(request));
+  if (!sessions) throw noSessionError();
+  return jsonResponse(200, { sessions });
+}
+
+/** `POST /sessions/current/sessions/revoke`: ends one of the user's sessions (this one too: its cookie is cleared). */
+export async function serveRevokeSession(deps: SessionRouteDependencies, request: HttpRequest): Promise<HttpResponse> {
+  const body = parseWithSchema(revokeSessionBody, await readJsonBody(request, deps.maxBodyBytes));
+  const result = await deps.service.revokeSession(cookieHeader(request), body.id);
+  if (result === 'unauthenticated') throw noSessionError();
+  if (result === 'not_found') throw new DeskpilotError('not_found', { detail: 'No such session of yours.' });
+  return result === 'current' ? clearedCookieResponse(deps) : { status: 204, headers: [], body: null };
 }

@@ -16,6 +16,12 @@ export interface SessionRecord {
   idleExpiresAt: number;
   /** Bumped by every successful write; writers pass the version they read. */
   version: number;
+  /**
+   * Where it was signed in from, for the people who review their sessions: the client address and the
+   * `User-Agent` of the sign-in request (kept through project switches). Absent when not known.
+   */
+  clientAddress?: string;
+  userAgent?: string;
 }
 
 /**
@@ -44,6 +50,8 @@ export interface SessionStore {
   delete(id: string): Promise<boolean>;
   /** Deletes every session of a user; returns how many. */
   deleteByUser(userId: string): Promise<number>;
+  /** Every stored session of a user (expired ones not yet deleted included), oldest first. */
+  listByUser(userId: string): Promise<SessionRecord[]>;
   /** Deletes sessions past their absolute or idle expiry at `now`; returns how many. */
   deleteExpired(now: number): Promise<number>;
 }

@@ -5,7 +5,7 @@ import { readJsonBody } from '../http/read-json-body.js';
 import type { RateLimiter } from '../limiter/rate-limit-decision.js';
 import { parseWithSchema } from '../validation/parse-with-schema.js';
 import type { SessionSso } from './create-session-service.js';
-import { throttleAddress as throttleByAddress, type SessionRouteDependencies } from './session-routes.js';
+import { signInClient, throttleAddress as throttleByAddress, type SessionRouteDependencies } from './session-routes.js';
 
 /** What the single sign-on routes run on. */
 export interface SsoRouteDependencies extends SessionRouteDependencies {
@@ -69,7 +69,11 @@ export async function serveSsoStart(deps: SsoRouteDependencies, request: HttpReq
  */
 export async function serveSsoCallback(deps: SsoRouteDependencies, request: HttpRequest): Promise<HttpResponse> {
   await throttleAddress(deps, request);
-  const result = await deps.sso.signIn(request.search ?? '', request.headers.get('cookie'));
+  const result = await deps.sso.signIn(
+    request.search ?? '',
+    request.headers.get('cookie'),
+    signInClient(deps, request),
+  );
   deps.emit({ type: 'sso-sign-in', outcome: result.ok ? 'succeeded' : result.reason });
   if (!result.ok) return redirect(deps.sso.landing(result.reason), [deps.sso.clearFlow]);
   const cookies = [

@@ -113,6 +113,8 @@ export const sessionColumns: readonly string[] = [
   'expires_at',
   'idle_expires_at',
   'version',
+  'client_address',
+  'user_agent',
 ];
 
 /** A session record from a row holding {@link sessionColumns}. */
@@ -128,7 +130,14 @@ export function sessionFromRow(row: StoredRow, options?: StoredRowOptions): Sess
     expiresAt: read.integer('expires_at'),
     idleExpiresAt: read.integer('idle_expires_at'),
     version: read.integer('version'),
+    ...optionalText('clientAddress', read.nullableText('client_address')),
+    ...optionalText('userAgent', read.nullableText('user_agent')),
   };
+}
+
+/** `{ [name]: value }`, or nothing for null: a record's optional field as a row's nullable column. */
+function optionalText<Name extends string>(name: Name, value: string | null): { [key in Name]?: string } {
+  return (value === null ? {} : { [name]: value }) as { [key in Name]?: string };
 }
 
 function isMemberships(value: unknown): value is Membership[] {

@@ -3,6 +3,7 @@ import type { AuditEvent, AuditQuery, AuditRecord, AuditStore } from '../audit/a
 import type { EmailMessage, EmailSender } from '../session/email-sender.js';
 import { authenticateToken } from '../session/resolve-session.js';
 import type { SessionContext } from '../session/session-context.js';
+import { isLive, toSessionSummary, type SessionSummary } from '../session/session-summary.js';
 import { normalizeEmail, type Account, type Membership } from '../session/user-directory.js';
 import type { InvitationRecord, InvitationStore } from './invitation-store.js';
 import type { MembershipChange, MembershipChangeResult, ProjectMember, TeamDirectory } from './team-directory.js';
@@ -98,6 +99,13 @@ export interface TeamAdmin {
   acceptInvitation(cookieHeader: string | null | undefined, token: string): Promise<TeamResult<InvitationSummary>>;
   /** Someone without an account accepts: an account for the invited address, with this name and password. */
   acceptAsNewAccount(input: { token: string; name: string; password: string }): Promise<TeamResult<Account>>;
+  /** A member's live sessions in the caller's project (where and when signed in, last seen); `not_found` for a non-member. */
+  memberSessions(caller: TeamCaller, userId: string): Promise<TeamResult<SessionSummary[]>>;
+  /**
+   * Revokes a member's sessions in the caller's project: the one with `id`, or all of them. Resolves to
+   * how many ended; `not_found` for a non-member, or an `id` that is not one of theirs there.
+   */
+  revokeMemberSessions(caller: TeamCaller, userId: string, id?: string): Promise<TeamResult<number>>;
   /** The caller's project's audit trail, newest first; null when the service keeps none. */
   auditLog(caller: TeamCaller, query: Omit<AuditQuery, 'projectKey'>): Promise<AuditRecord[] | null>;
   /** The whole trail of the caller's project, oldest first, a page at a time (what an export writes). */
@@ -162,6 +170,7 @@ export function createTeamAdmin(options: TeamOptions, dependencies: TeamDependen
     ...memberOperations(team),
     ...invitationOperations(team),
     ...acceptOperations(team),
+    ...sessionOperations(team),
 
     auditLog: async (caller, query) => audit?.list({ ...query, projectKey: caller.projectKey }) ?? null,
 
@@ -390,6 +399,41 @@ function acceptOperations(team: Team): Pick<TeamAdmin, 'acceptInvitation' | 'acc
         at: context.now(),
       });
       return { ok: true, value: account };
+    },
+  };
+}
+
+/** A member's sessions in the caller's project: listed, and revoked one or all. */
+function sessionOperations(team: Team): Pick<TeamAdmin, 'memberSessions' | 'revokeMemberSessions'> {
+  const { context, audit } = team;
+  const sessionsOf = async (caller: TeamCaller, userId: string) => {
+    const now = context.now();
+    return (await context.store.listByUser(userId)).filter(
+      (record) => record.projectKey === caller.projectKey && isLive(record, now),
+    );
+  };
+  return {
+    async memberSessions(caller, userId) {
+      if (!(await memberOf(team, caller, userId))) return { ok: false, reason: 'not_found' };
+      const sessions = await sessionsOf(caller, userId);
+      return { ok: true, value: sessions.map((record) => toSessionSummary(record, context, caller.sessionId)) };
+    },
+    async revokeMemberSessions(caller, userId, id) {
+      const target = await memberOf(team, caller, userId);
+      if (!target) return { ok: false, reason: 'not_found' };
+      const sessions = (await sessionsOf(caller, userId)).filter((record) => id === undefined || record.id === id);
+      if (id !== undefined && sessions.length === 0) return { ok: false, reason: 'not_found' };
+      let revoked = 0;
+      for (const record of sessions) if (await context.store.delete(record.id)) revoked++;
+      await audit?.append(
+        teamEvent(team, caller, {
+          projectKey: caller.projectKey,
+          type: 'session-revoked',
+          subject: id ?? userId,
+          data: { userId, email: target.user.email, by: 'admin', revoked },
+        }),
+      );
+      return { ok: true, value: revoked };
     },
   };
 }

@@ -41,12 +41,20 @@ async function setup(team: Partial<TeamOptions> = {}) {
     team: { directory, invitations, ...team },
   });
   const handler = createSessionHandler({ service, allowedOrigins: [studio] });
-  const send = (method: string, path: string, body?: unknown, cookie?: string, origin = studio) =>
+  const send = (
+    method: string,
+    path: string,
+    body?: unknown,
+    cookie?: string,
+    origin = studio,
+    userAgent = 'TestBrowser/1.0',
+  ) =>
     handler.fetch(
       new Request(`http://sessions.test${path}`, {
         method,
         headers: {
           origin,
+          'user-agent': userAgent,
           ...(body === undefined ? {} : { 'content-type': 'application/json' }),
           ...(cookie ? { cookie } : {}),
         },
@@ -305,6 +313,10 @@ describe('team routes: the audit trail', () => {
     const aliceSession = (await service.resolve(aliceCookie))!.session.id;
     expect((await post('/sessions', { email: carol.email, password: 'wrong-password' })).status).toBe(401);
     expect((await post('/sessions', { email: 'nobody@example.com', password: 'wrong-password' })).status).toBe(401);
+    // Recorded after the answer (no timing to tell an account by): wait for it before going on.
+    await vi.waitFor(async () =>
+      expect((await audit.list({ projectKey: 'acme-b2c', type: 'sign-in-failed' })).length).toBe(1),
+    );
     await post(
       '/sessions/team/members/role',
       { projectKey: 'acme-b2c', userId: await userId(carol.email), role: 'viewer' },
@@ -375,5 +387,108 @@ describe('team routes: the audit trail', () => {
       expect(auditHash(record)).toBe(hash);
       previous = hash;
     }
+  });
+});
+
+describe('session administration', () => {
+  type Summary = {
+    id: string;
+    current: boolean;
+    projectKey: string;
+    clientAddress: string | null;
+    userAgent: string | null;
+    createdAt: string;
+    lastSeenAt: string;
+  };
+  const sessionsOf = async (response: Response) => {
+    expect(response.status).toBe(200);
+    return ((await response.json()) as { sessions: Summary[] }).sessions;
+  };
+
+  it('shows users their own live sessions (where, when, last seen) and lets them end one, this one included', async () => {
+    const { clock, get, post, send, login } = await setup();
+    const laptop = await login(carol, 'acme-b2c');
+    clock.advance(60_000);
+    const phone = cookiePair(
+      (
+        await send('POST', '/sessions', { ...carol, projectKey: 'globex-b2c' }, undefined, studio, 'PhoneBrowser/2.0')
+      ).headers.get('set-cookie')!,
+    );
+    clock.advance(5 * 60_000);
+    await get('/sessions/current', laptop); // activity: the laptop's last seen moves
+    const listed = await sessionsOf(await get('/sessions/current/sessions', laptop));
+    expect(
+      listed.map((summary) => [summary.current, summary.projectKey, summary.clientAddress, summary.userAgent]),
+    ).toEqual([
+      [true, 'acme-b2c', '192.0.2.1', 'TestBrowser/1.0'],
+      [false, 'globex-b2c', '192.0.2.1', 'PhoneBrowser/2.0'],
+    ]);
+    expect(Date.parse(listed[0]!.lastSeenAt)).toBe(clock.now());
+    expect(Date.parse(listed[1]!.lastSeenAt)).toBe(Date.parse(listed[1]!.createdAt));
+    expect(JSON.stringify(listed)).not.toMatch(/secret|digest|hash/i);
+
+    expect((await post('/sessions/current/sessions/revoke', { id: listed[1]!.id }, laptop)).status).toBe(204);
+    expect((await get('/sessions/current', phone)).status).toBe(401);
+    const self = await post('/sessions/current/sessions/revoke', { id: listed[0]!.id }, laptop);
+    expect(self.status).toBe(204);
+    expect(self.headers.get('set-cookie')).toMatch(/Max-Age=0/);
+    expect((await get('/sessions/current', laptop)).status).toBe(401);
+  });
+
+  it("answers another user's session as one that does not exist, and ends nothing", async () => {
+    const { get, post, login } = await setup();
+    const aliceCookie = await login(alice);
+    const aliceSession = (await sessionsOf(await get('/sessions/current/sessions', aliceCookie)))[0]!.id;
+    const carolCookie = await login(carol);
+    const refused = await post('/sessions/current/sessions/revoke', { id: aliceSession }, carolCookie);
+    expect([refused.status, await problem(refused)]).toEqual([404, 'not_found']);
+    expect((await get('/sessions/current', aliceCookie)).status).toBe(200);
+  });
+
+  it("lets an admin see a member's sessions in the project and end one or all of them; never another project's", async () => {
+    const { clock, get, post, login, userId, audit } = await setup();
+    const aliceCookie = await login(alice);
+    const carolId = await userId(carol.email);
+    const later = async (projectKey: string) => {
+      clock.advance(1_000);
+      return login(carol, projectKey);
+    };
+    const [first, second, elsewhere] = [await later('acme-b2c'), await later('acme-b2c'), await later('globex-b2c')];
+    const listed = await sessionsOf(
+      await get(`/sessions/team/sessions?projectKey=acme-b2c&userId=${carolId}`, aliceCookie),
+    );
+    expect(listed.map((summary) => summary.projectKey)).toEqual(['acme-b2c', 'acme-b2c']);
+    const one = await post(
+      '/sessions/team/sessions/revoke',
+      { projectKey: 'acme-b2c', userId: carolId, id: listed[0]!.id },
+      aliceCookie,
+    );
+    expect(await one.json()).toEqual({ revoked: 1 });
+    expect([(await get('/sessions/current', first)).status, (await get('/sessions/current', second)).status]).toEqual([
+      401, 200,
+    ]);
+    const all = await post('/sessions/team/sessions/revoke', { projectKey: 'acme-b2c', userId: carolId }, aliceCookie);
+    expect(await all.json()).toEqual({ revoked: 1 });
+    expect((await get('/sessions/current', second)).status).toBe(401);
+    expect((await get('/sessions/current', elsewhere)).status).toBe(200);
+    // A session in another project is not this admin's to see or end.
+    const otherId = (await sessionsOf(await get('/sessions/current/sessions', elsewhere)))[0]!.id;
+    const foreign = await post(
+      '/sessions/team/sessions/revoke',
+      { projectKey: 'acme-b2c', userId: carolId, id: otherId },
+      aliceCookie,
+    );
+    expect(foreign.status).toBe(404);
+    const bobId = await userId('bob@example.com');
+    expect((await get(`/sessions/team/sessions?projectKey=acme-b2c&userId=${bobId}`, aliceCookie)).status).toBe(404);
+    expect((await get(`/sessions/team/sessions?projectKey=globex-b2c&userId=${carolId}`, aliceCookie)).status).toBe(
+      404,
+    );
+    expect(
+      (await audit.list({ projectKey: 'acme-b2c', type: 'session-revoked' })).map((record) => record.data),
+    ).toEqual([
+      { userId: carolId, email: carol.email, by: 'admin', revoked: 1 },
+      { userId: carolId, email: carol.email, by: 'admin', revoked: 1 },
+    ]);
   });
 });

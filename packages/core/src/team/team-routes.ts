@@ -6,7 +6,7 @@ import { readJsonBody } from '../http/read-json-body.js';
 import { parseWithSchema } from '../validation/parse-with-schema.js';
 import { isValidText } from '../validation/valid-text.js';
 import { noSessionError } from '../session/require-session.js';
-import { throttleAddress, type SessionRouteDependencies } from '../session/session-routes.js';
+import { signInClient, throttleAddress, type SessionRouteDependencies } from '../session/session-routes.js';
 import type { SessionTeam } from '../session/create-session-service.js';
 import type { InvitationSummary, TeamCaller, TeamRefusal } from './create-team-admin.js';
 
@@ -35,6 +35,10 @@ export const teamQuery = z.strictObject({ projectKey: key });
 export const changeRoleBody = z.strictObject({ projectKey: key, userId: key, role: text(100) });
 /** The body of `POST /sessions/team/members/remove`. */
 export const removeMemberBody = z.strictObject({ projectKey: key, userId: key });
+/** The query of `GET /sessions/team/sessions`. */
+export const memberSessionsQuery = z.strictObject({ projectKey: key, userId: key });
+/** The body of `POST /sessions/team/sessions/revoke`: one session (`id`), or all of the member's in the project. */
+export const revokeMemberSessionsBody = z.strictObject({ projectKey: key, userId: key, id: z.optional(key) });
 /** The body of `POST /sessions/team/invitations`. */
 export const inviteBody = z.strictObject({ projectKey: key, email, role: text(100), clientId: z.optional(key) });
 /** The body of `POST /sessions/team/invitations/revoke`. */
@@ -199,11 +203,29 @@ export async function serveAcceptInvitation(deps: TeamRouteDependencies, request
   const result = await deps.team.acceptAsNewAccount(
     { token: body.token, name: body.name, password: body.password },
     cookieHeader(request),
+    signInClient(deps, request),
   );
   const signedIn = valueOf(result);
   const response = jsonResponse(201, signedIn.session, [['set-cookie', signedIn.setCookie]]);
   if (signedIn.setDeviceCookie) response.headers.push(['set-cookie', signedIn.setDeviceCookie]);
   return response;
+}
+
+/** `GET /sessions/team/sessions?projectKey=…&userId=…`: a member's live sessions in the project. */
+export async function serveMemberSessions(deps: TeamRouteDependencies, request: HttpRequest): Promise<HttpResponse> {
+  const query = parseWithSchema(memberSessionsQuery, queryOf(request));
+  const caller = await admin(deps, request, query.projectKey);
+  return jsonResponse(200, { sessions: valueOf(await deps.team.memberSessions(caller, query.userId)) });
+}
+
+/** `POST /sessions/team/sessions/revoke`: ends one of a member's sessions in the project, or all of them. */
+export async function serveRevokeMemberSessions(
+  deps: TeamRouteDependencies,
+  request: HttpRequest,
+): Promise<HttpResponse> {
+  const body = parseWithSchema(revokeMemberSessionsBody, await readJsonBody(request, deps.maxBodyBytes));
+  const caller = await admin(deps, request, body.projectKey);
+  return jsonResponse(200, { revoked: valueOf(await deps.team.revokeMemberSessions(caller, body.userId, body.id)) });
 }
 
 /** `GET /sessions/team/audit?projectKey=…`: the trail newest first, filtered, a page at a time (`next`). */

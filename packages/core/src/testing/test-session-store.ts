@@ -35,6 +35,22 @@ export function testSessionStore(make: () => SessionStore | Promise<SessionStore
       expect(await store.get('missing')).toBeNull();
     });
 
+    it("keeps where a session was signed in from, through a replace, and lists a user's sessions oldest first", async () => {
+      const store = await make();
+      const from = { clientAddress: '203.0.113.7', userAgent: 'Mozilla/5.0 (X11; Linux x86_64) Chromium/156' };
+      const first = record({ ...from, createdAt: 2_000 });
+      const second = record({ createdAt: 1_000 });
+      const other = record({ userId: 'user-2' });
+      for (const item of [first, second, other]) await store.create(item);
+      expect(await store.get(first.id)).toEqual(first);
+      const rotated = record({ ...from, createdAt: 2_000, id: `${first.id}-next` });
+      expect(await store.replace(first.id, 1, rotated)).toBe(true);
+      expect((await store.listByUser('user-1')).map((listed) => listed.id)).toEqual([second.id, rotated.id]);
+      expect((await store.listByUser('user-1'))[1]).toEqual(rotated);
+      expect(await store.listByUser('nobody')).toEqual([]);
+      expect(await store.listByUser('\u0000')).toEqual([]);
+    });
+
     it('refuses a duplicate id', async () => {
       const store = await make();
       const created = record();
