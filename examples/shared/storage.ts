@@ -12,6 +12,7 @@ import type {
   InvitationStore,
   NewUser,
   PasskeyStore,
+  RolePolicyStore,
   SessionLookup,
   SessionStore,
   TeamDirectory,
@@ -47,6 +48,8 @@ export interface Storage {
   auditStore: AuditStore;
   /** Invitations of a project's admins. */
   invitationStore: InvitationStore;
+  /** Each project's role policy. */
+  rolePolicyStore: RolePolicyStore;
   /**
    * The session store read uncached, on Postgres: the services share one database, so a chat grant can
    * end with its session. Not on an embedded database, which a service run alone may not share (a

@@ -80,6 +80,8 @@ export async function createApp(config: ServerConfig, logger: Logger) {
     team: {
       directory: userDirectory,
       invitations: storage.invitationStore,
+      // Each project's role → capability flags, editable by its admins; the studio builds chat grants from it.
+      policies: storage.rolePolicyStore,
       invitationLink: studioPage(config, 'invitation'),
       ...(email ? { email: email.sender } : {}),
     },

@@ -18,7 +18,7 @@ import express from 'express';
 import type { Logger } from 'pino';
 import { requestLogging } from '../../shared/logging.ts';
 import { mountMetrics, routeLabels } from '../../shared/metrics.ts';
-import { chatContextFor } from './chat-context.ts';
+import { chatContextFor, fetchChatIdentity } from './chat-context.ts';
 import type { StudioConfig } from './config.ts';
 import { createDataApi } from './data-api.ts';
 
@@ -116,11 +116,17 @@ export async function createStudioApp(config: StudioConfig, logger: Logger) {
   app.get('/studio/chat-context', async (req, res) => {
     res.set('cache-control', 'no-store');
     try {
-      const required = await requireSession(req.headers.cookie, () => sessionOf(req));
+      // The flags come from the project's role policy as it is now: a change shows on the next request.
+      const identity = await fetchChatIdentity(req.headers.cookie, {
+        sessionServiceUrl: config.SESSION_SERVICE_URL,
+        cookieName: `${prefix}_session`,
+        requestHeaders: req.headers,
+      });
+      const required = await requireSession(req.headers.cookie, async () => identity?.session ?? null);
       if (!required.ok) return await writeResponse(res, required.response);
       res.json({
         chatServiceUrl: config.CHAT_SERVICE_URL,
-        context: await chatContextFor(required.session, config.CHAT_CONTEXT_SECRET),
+        context: await chatContextFor(identity!.session, config.CHAT_CONTEXT_SECRET, identity!.capabilities),
       });
     } catch (error) {
       await writeResponse(res, problemResponse(error));

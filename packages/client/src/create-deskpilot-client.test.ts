@@ -1,6 +1,7 @@
 import {
   createMemoryAuditStore,
   createMemoryInvitationStore,
+  createMemoryRolePolicyStore,
   createMemoryAccountTokenStore,
   createMemoryPasskeyStore,
   createChatHandler,
@@ -37,7 +38,7 @@ async function deployment(options: { rateLimit?: number; delayMs?: number; stepU
     passwordHash,
     cookie: { secure: false },
     audit: createMemoryAuditStore(),
-    team: { directory, invitations: createMemoryInvitationStore() },
+    team: { directory, invitations: createMemoryInvitationStore(), policies: createMemoryRolePolicyStore() },
     ...(options.stepUpSecret ? { stepUp: { secret: options.stepUpSecret } } : {}),
     recovery: {
       tokens: createMemoryAccountTokenStore(),
@@ -129,6 +130,11 @@ describe('createDeskpilotClient: teams', () => {
     const rest = await client.auditLog({ projectKey: 'acme-b2c', before: page.next! });
     expect(rest.records.map((record) => record.type)).toEqual(['invitation-accepted', 'invitation-created', 'sign-in']);
     expect(client.auditExportUrl('acme-b2c')).toBe('http://studio.test/sessions/team/audit/export?projectKey=acme-b2c');
+    const policy = await client.teamPolicy('acme-b2c');
+    expect(policy.version).toBe(0);
+    const roles = { ...policy.roles, admin: { ...policy.roles.admin, canRefundOrders: false } };
+    expect(await client.setTeamPolicy({ projectKey: 'acme-b2c', roles, version: 0 })).toMatchObject({ version: 1 });
+    expect((await client.capabilities()).capabilities).toMatchObject({ canRefundOrders: false, canCancelOrders: true });
     const own = await client.listSessions();
     expect(own.map((summary) => summary.current)).toEqual([true]);
     const aliceId = (await client.currentSession())!.user.id;

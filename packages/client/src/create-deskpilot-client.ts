@@ -168,6 +168,18 @@ export interface AuditRecord {
   hash: string;
 }
 
+/** A project's role policy (`client.teamPolicy`): role → the capability flags it grants or withholds. */
+export interface TeamPolicy {
+  projectKey: string;
+  roles: Record<string, Record<string, boolean>>;
+  /** 0 for the built-in policy; pass it back to `setTeamPolicy`. */
+  version: number;
+  updatedAt: string | null;
+  updatedBy: string | null;
+  /** The flags a policy may name; a flag a role does not name: read on, write off. */
+  capabilities: Array<{ name: string; kind: 'read' | 'write' }>;
+}
+
 /** Filters of `client.auditLog`. */
 export interface AuditFilter {
   projectKey: string;
@@ -220,6 +232,22 @@ function teamCalls(session: SessionCall, post: (body: unknown) => RequestInit, s
       const answer = await (await session('/sessions/invitations/accept', post(input))).json();
       return input.password === undefined ? answer.session : answer;
     },
+    /** A project's role policy (its admins only). */
+    teamPolicy: async (projectKey: string): Promise<TeamPolicy> =>
+      (await session(`/sessions/team/policy?${query({ projectKey })}`)).json(),
+    /** Replaces a project's role policy from the `version` read (409 `conflict` when it changed meanwhile). */
+    setTeamPolicy: async (input: {
+      projectKey: string;
+      roles: Record<string, Record<string, boolean>>;
+      version: number;
+    }): Promise<TeamPolicy> => (await session('/sessions/team/policy', post(input))).json(),
+    /** The signed-in user's capability flags in the active project, under its role policy now. */
+    capabilities: async (): Promise<{
+      projectKey: string;
+      role: string;
+      capabilities: Record<string, boolean>;
+      session: Session;
+    }> => (await session('/sessions/current/capabilities')).json(),
     /** A member's live sessions in a project (its admins only). */
     memberSessions: async (input: { projectKey: string; userId: string }): Promise<SessionSummary[]> =>
       (await (await session(`/sessions/team/sessions?${query(input)}`)).json()).sessions,

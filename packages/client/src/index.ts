@@ -17,6 +17,7 @@ export {
   type StepUpChallenge,
   type StepUpProofResponse,
   type Team,
+  type TeamPolicy,
   type TeamMember,
   type TurnStatus,
 } from './create-deskpilot-client.js';

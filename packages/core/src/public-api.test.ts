@@ -107,6 +107,10 @@ const rootValues = [
   'applyMembershipChange',
   'createMemoryInvitationStore',
   'createTeamAdmin',
+  'capabilitiesOf',
+  'createMemoryRolePolicyStore',
+  'defaultRolePolicy',
+  'rolePolicyProblem',
 ];
 
 const rootTypes = [
@@ -320,6 +324,9 @@ const rootTypes = [
   'MembershipChangeResult',
   'NewAccount',
   'ProjectMember',
+  'RolePolicy',
+  'RolePolicyStore',
+  'StoredRolePolicy',
   'SessionTeam',
   'SessionSummary',
   'RevokeSessionResult',
@@ -432,6 +439,7 @@ describe('public API', () => {
       'testPasskeyStore',
       'testRateLimiter',
       'testResumableStreams',
+      'testRolePolicyStore',
       'testSessionLookup',
       'testSessionStore',
       'testTeamDirectory',
@@ -471,6 +479,7 @@ describe('public API', () => {
       'passkeyColumns',
       'passkeyFromRow',
       'readStoredRow',
+      'rolePolicyFromRow',
       'sessionColumns',
       'sessionFromRow',
       'stepUpRowValues',

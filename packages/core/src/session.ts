@@ -183,8 +183,12 @@ export {
 // Teams: memberships, roles and invitations administered by a project's admins
 export {
   applyMembershipChange,
+  capabilitiesOf,
   createMemoryInvitationStore,
+  createMemoryRolePolicyStore,
   createTeamAdmin,
+  defaultRolePolicy,
+  rolePolicyProblem,
   type InvitationRecord,
   type InvitationStore,
   type InvitationSummary,
@@ -192,6 +196,9 @@ export {
   type MembershipChangeResult,
   type NewAccount,
   type ProjectMember,
+  type RolePolicy,
+  type RolePolicyStore,
+  type StoredRolePolicy,
   type TeamAdmin,
   type TeamCaller,
   type TeamDependencies,

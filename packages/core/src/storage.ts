@@ -30,6 +30,7 @@ export {
   passkeyColumns,
   passkeyFromRow,
   readStoredRow,
+  rolePolicyFromRow,
   sessionColumns,
   sessionFromRow,
   stepUpRowValues,

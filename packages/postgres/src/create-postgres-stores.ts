@@ -5,6 +5,7 @@ import {
   type IdentityLinkStore,
   type AuditStore,
   type InvitationStore,
+  type RolePolicyStore,
   type PasskeyStore,
   type PasswordHashOptions,
   type SessionLookup,
@@ -15,6 +16,7 @@ import { createPostgresPasskeyStore } from './postgres-passkey-store.js';
 import { createPostgresIdentityLinkStore } from './postgres-identity-link-store.js';
 import { createPostgresAuditStore } from './postgres-audit-store.js';
 import { createPostgresInvitationStore } from './postgres-invitation-store.js';
+import { createPostgresRolePolicyStore } from './postgres-role-policy-store.js';
 import { createPostgresApprovalStore } from './postgres-approval-store.js';
 import { createPostgresChatStore } from './postgres-chat-store.js';
 import { createPostgresSessionLookup } from './postgres-session-lookup.js';
@@ -62,6 +64,8 @@ export interface PostgresStores {
   auditStore: AuditStore;
   /** Invitations of the session service's `team` (its `directory` is `userDirectory`). */
   invitationStore: InvitationStore;
+  /** Each project's role policy (role → capability flags), for the session service's `team`. */
+  rolePolicyStore: RolePolicyStore;
 }
 
 /**
@@ -97,5 +101,6 @@ export function createPostgresStores(client: SqlClient, options: PostgresStoresO
     identityLinkStore: createPostgresIdentityLinkStore(client),
     auditStore: createPostgresAuditStore(client),
     invitationStore: createPostgresInvitationStore(client),
+    rolePolicyStore: createPostgresRolePolicyStore(client),
   };
 }

@@ -34,6 +34,7 @@ const expectedTables = [
   'deskpilot_memberships',
   'deskpilot_migrations',
   'deskpilot_passkeys',
+  'deskpilot_role_policies',
   'deskpilot_sessions',
   'deskpilot_users',
 ];

@@ -297,6 +297,22 @@ const sessionClients: Migration = {
   statements: [`ALTER TABLE deskpilot_sessions ADD COLUMN client_address text, ADD COLUMN user_agent text`],
 };
 
+// Each project's role policy (role → capability flags), as its admins last set it; a project with no row
+// has the built-in one.
+const rolePolicies: Migration = {
+  version: 15,
+  name: 'role policies',
+  statements: [
+    `CREATE TABLE deskpilot_role_policies (
+      project_key text PRIMARY KEY,
+      roles jsonb NOT NULL,
+      version bigint NOT NULL,
+      updated_at bigint NOT NULL,
+      updated_by text
+    )`,
+  ],
+};
+
 /** Every migration, in order. Append only: a released migration never changes. */
 export const migrations: readonly Migration[] = [
   initialSchema,
@@ -313,4 +329,5 @@ export const migrations: readonly Migration[] = [
   auditTrail,
   teams,
   sessionClients,
+  rolePolicies,
 ];

@@ -1,4 +1,5 @@
-import { testInvitationStore, testTeamDirectory } from '@deskpilot/core/testing';
+import { testInvitationStore, testRolePolicyStore, testTeamDirectory } from '@deskpilot/core/testing';
+import { createPostgresRolePolicyStore } from './postgres-role-policy-store.js';
 import { afterAll, beforeAll, describe } from 'vitest';
 import { createPostgresAuditStore } from './postgres-audit-store.js';
 import { createPostgresInvitationStore } from './postgres-invitation-store.js';
@@ -16,6 +17,13 @@ for (const backend of testBackends) {
     testInvitationStore(async () => {
       await database.reset();
       return createPostgresInvitationStore(database.client);
+    });
+    testRolePolicyStore(async () => {
+      await database.reset();
+      return {
+        store: createPostgresRolePolicyStore(database.client),
+        audit: createPostgresAuditStore(database.client),
+      };
     });
     for (const cache of [false, true])
       describe(cache ? 'with the read cache' : 'uncached', () => {

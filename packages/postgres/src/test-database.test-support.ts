@@ -38,6 +38,7 @@ const tables = [
   'deskpilot_audit',
   'deskpilot_audit_heads',
   'deskpilot_invitations',
+  'deskpilot_role_policies',
 ];
 const reset = (client: SqlExecutor) => client.query(`TRUNCATE ${tables.join(', ')}`).then(() => undefined);
 

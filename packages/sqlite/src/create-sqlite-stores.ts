@@ -4,6 +4,7 @@ import type {
   IdentityLinkStore,
   AuditStore,
   InvitationStore,
+  RolePolicyStore,
   PasskeyStore,
   PasswordHashOptions,
   SessionLookup,
@@ -13,6 +14,7 @@ import { createSqlitePasskeyStore } from './sqlite-passkey-store.js';
 import { createSqliteIdentityLinkStore } from './sqlite-identity-link-store.js';
 import { createSqliteAuditStore } from './sqlite-audit-store.js';
 import { createSqliteInvitationStore } from './sqlite-invitation-store.js';
+import { createSqliteRolePolicyStore } from './sqlite-role-policy-store.js';
 import { createSqliteAccountTokenStore } from './sqlite-account-token-store.js';
 import type { SqliteDatabase } from './open-sqlite-database.js';
 import { createSqliteApprovalStore } from './sqlite-approval-store.js';
@@ -48,6 +50,8 @@ export interface SqliteStores {
   auditStore: AuditStore;
   /** Invitations of the session service's `team` (its `directory` is `userDirectory`). */
   invitationStore: InvitationStore;
+  /** Each project's role policy (role → capability flags), for the session service's `team`. */
+  rolePolicyStore: RolePolicyStore;
 }
 
 /**
@@ -74,5 +78,6 @@ export function createSqliteStores(database: SqliteDatabase, options: SqliteStor
     identityLinkStore: createSqliteIdentityLinkStore(database),
     auditStore: createSqliteAuditStore(database),
     invitationStore: createSqliteInvitationStore(database),
+    rolePolicyStore: createSqliteRolePolicyStore(database),
   };
 }

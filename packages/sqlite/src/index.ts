@@ -15,4 +15,5 @@ export { createSqlitePasskeyStore } from './sqlite-passkey-store.js';
 export { createSqliteIdentityLinkStore } from './sqlite-identity-link-store.js';
 export { createSqliteAuditStore } from './sqlite-audit-store.js';
 export { createSqliteInvitationStore } from './sqlite-invitation-store.js';
+export { createSqliteRolePolicyStore } from './sqlite-role-policy-store.js';
 export { createSqliteStores, type SqliteStores, type SqliteStoresOptions } from './create-sqlite-stores.js';

@@ -265,4 +265,18 @@ export const sqliteMigrations: readonly SqliteMigration[] = [
       ALTER TABLE deskpilot_sessions ADD COLUMN user_agent TEXT;
     `,
   },
+  {
+    version: 13,
+    name: 'role policies',
+    // Each project's role policy as its admins last set it; a project with no row has the built-in one.
+    sql: `
+      CREATE TABLE deskpilot_role_policies (
+        project_key TEXT PRIMARY KEY,
+        roles TEXT NOT NULL,
+        version INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL,
+        updated_by TEXT
+      ) STRICT;
+    `,
+  },
 ];

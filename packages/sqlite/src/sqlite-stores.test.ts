@@ -4,6 +4,7 @@ import {
   testIdentityLinkStore,
   testAuditStore,
   testInvitationStore,
+  testRolePolicyStore,
   testTeamDirectory,
   testApprovalAudit,
   testApprovalStore,
@@ -36,6 +37,10 @@ describe('SQLite stores', () => {
   testIdentityLinkStore(async () => (await stores()).identityLinkStore);
   testAuditStore(async () => (await stores()).auditStore);
   testInvitationStore(async () => (await stores()).invitationStore);
+  testRolePolicyStore(async () => {
+    const { rolePolicyStore, auditStore } = await stores();
+    return { store: rolePolicyStore, audit: auditStore };
+  });
   testTeamDirectory(async () => {
     const { userDirectory, auditStore } = await stores();
     return { directory: userDirectory, audit: auditStore };

@@ -63,6 +63,8 @@ describe('the OpenAPI documents', () => {
       '/sessions/invitations/accept',
       '/sessions/team/sessions',
       '/sessions/team/sessions/revoke',
+      '/sessions/team/policy',
+      '/sessions/current/capabilities',
       '/sessions/team/audit',
       '/sessions/team/audit/export',
     ]);

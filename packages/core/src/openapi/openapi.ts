@@ -33,6 +33,7 @@ import {
   acceptInvitationBody,
   changeRoleBody,
   inviteBody,
+  policyBody,
   removeMemberBody,
   revokeMemberSessionsBody,
   revokeInvitationBody,
@@ -546,6 +547,7 @@ function teamPaths(cookie: object, bodyCodes: readonly ErrorCode[], session: obj
     ...teamMemberPaths(cookie, bodyCodes),
     ...teamInvitationPaths(cookie, bodyCodes, session),
     ...teamSessionPaths(cookie, bodyCodes),
+    ...teamPolicyPaths(cookie, bodyCodes),
     ...teamAuditPaths(cookie),
   };
 }
@@ -696,6 +698,81 @@ function teamSessionPaths(cookie: object, bodyCodes: readonly ErrorCode[]) {
         ...problems([...bodyCodes, ...admin]),
       },
     ),
+  };
+}
+
+/** A project's role policy, and the capability flags a signed-in user has under it. */
+function teamPolicyPaths(cookie: object, bodyCodes: readonly ErrorCode[]) {
+  const { admin, project } = teamRouteParts(cookie);
+  const flags = { type: 'object', additionalProperties: { type: 'boolean' } };
+  const policy = {
+    type: 'object',
+    required: ['projectKey', 'roles', 'version', 'updatedAt', 'updatedBy', 'capabilities'],
+    properties: {
+      projectKey: { type: 'string' },
+      roles: { type: 'object', additionalProperties: flags, description: 'Role → the flags it grants or withholds.' },
+      version: { type: 'integer', description: '0 for the built-in policy.' },
+      updatedAt: { type: ['string', 'null'], format: 'date-time' },
+      updatedBy: { type: ['string', 'null'] },
+      capabilities: {
+        type: 'array',
+        description: 'The flags a policy may name; a flag a role does not name: read on, write off.',
+        items: {
+          type: 'object',
+          required: ['name', 'kind'],
+          properties: { name: { type: 'string' }, kind: { enum: ['read', 'write'] } },
+        },
+      },
+    },
+  };
+  return {
+    '/sessions/team/policy': {
+      get: {
+        operationId: 'teamPolicy',
+        summary: "The project's role policy (role → capability flags), and the flags it may name (its admins only).",
+        security: cookie,
+        parameters: [project],
+        responses: {
+          '200': { description: 'The policy.', content: json(policy) },
+          ...problems([...admin, 'invalid_request']),
+        },
+      },
+      post: {
+        operationId: 'setTeamPolicy',
+        summary:
+          "Replace the project's role policy, from the version read (409 when it changed meanwhile); members have it on their next request.",
+        security: cookie,
+        requestBody: { required: true, content: json(bodySchema(policyBody)) },
+        responses: {
+          '200': { description: 'The policy stored.', content: json(policy) },
+          ...problems([...bodyCodes, ...admin, 'conflict']),
+        },
+      },
+    },
+    '/sessions/current/capabilities': {
+      get: {
+        operationId: 'currentCapabilities',
+        summary:
+          "The signed-in user's capability flags in the active project, under its role policy now: what a chat context is built from.",
+        security: cookie,
+        responses: {
+          '200': {
+            description: 'The flags.',
+            content: json({
+              type: 'object',
+              required: ['projectKey', 'role', 'capabilities', 'session'],
+              properties: {
+                projectKey: { type: 'string' },
+                role: { type: 'string' },
+                capabilities: flags,
+                session: { $ref: '#/components/schemas/Session' },
+              },
+            }),
+          },
+          ...problems(['unauthenticated', 'store_unavailable', 'not_found']),
+        },
+      },
+    },
   };
 }
 

@@ -30,6 +30,9 @@ import type { AccountRecovery } from './account-recovery.js';
 import type { SessionPasskeys, SessionSso, SessionTeam } from './create-session-service.js';
 import {
   serveAcceptInvitation,
+  serveCapabilities,
+  servePolicy,
+  serveSetPolicy,
   serveAuditExport,
   serveAuditLog,
   serveChangeRole,
@@ -287,6 +290,8 @@ function teamRoutes(deps: SessionRouteDependencies, team: SessionTeam): Record<s
     '/sessions/team/invitations/revoke': { POST: route('team_revoke_invitation', serveRevokeInvitation) },
     '/sessions/invitations/accept': { POST: route('invitation_accept', serveAcceptInvitation) },
     '/sessions/team/sessions': { GET: route('team_member_sessions', serveMemberSessions) },
+    '/sessions/team/policy': { GET: route('team_policy', servePolicy), POST: route('team_set_policy', serveSetPolicy) },
+    '/sessions/current/capabilities': { GET: route('capabilities', serveCapabilities) },
     '/sessions/team/sessions/revoke': { POST: route('team_revoke_sessions', serveRevokeMemberSessions) },
     '/sessions/team/audit': { GET: route('team_audit', serveAuditLog) },
     '/sessions/team/audit/export': { GET: route('team_audit_export', serveAuditExport) },

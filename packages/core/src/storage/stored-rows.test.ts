@@ -12,6 +12,8 @@ const session = {
   expires_at: 3,
   idle_expires_at: 2,
   version: 1,
+  client_address: null,
+  user_agent: null,
 };
 
 /** The error a read throws, or undefined. */

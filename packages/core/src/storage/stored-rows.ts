@@ -13,6 +13,7 @@ import { DeskpilotError } from '../errors/deskpilot-error.js';
 import type { AccountTokenPurpose, AccountTokenRecord } from '../session/account-token-store.js';
 import type { PasskeyRecord } from '../session/passkey-store.js';
 import type { InvitationRecord } from '../team/invitation-store.js';
+import type { StoredRolePolicy } from '../team/role-policy.js';
 import type { SessionRecord } from '../session/session-store.js';
 import type { Account, Membership } from '../session/user-directory.js';
 
@@ -471,6 +472,24 @@ export function invitationRowValues(record: InvitationRecord): Array<string | nu
     record.expiresAt,
   ];
 }
+
+/** A project's stored role policy from a row (`project_key`, `roles` as JSON, `version`, `updated_at`, `updated_by`). */
+export function rolePolicyFromRow(row: StoredRow, options?: StoredRowOptions): StoredRolePolicy {
+  const read = readStoredRow('role policy', row, options);
+  return {
+    projectKey: read.text('project_key'),
+    roles: read.json('roles', isRoleFlags, 'roles with their flags'),
+    version: read.integer('version'),
+    updatedAt: read.integer('updated_at'),
+    updatedBy: read.nullableText('updated_by'),
+  };
+}
+
+const isRoleFlags = (value: unknown): value is Record<string, Record<string, boolean>> =>
+  isJsonObject(value) &&
+  Object.values(value).every(
+    (flags) => isJsonObject(flags) && Object.values(flags).every((flag) => typeof flag === 'boolean'),
+  );
 
 /** The columns of a passkey, in the order {@link passkeyFromRow} reads them. */
 export const passkeyColumns: readonly string[] = [

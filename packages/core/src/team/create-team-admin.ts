@@ -6,6 +6,14 @@ import type { SessionContext } from '../session/session-context.js';
 import { isLive, toSessionSummary, type SessionSummary } from '../session/session-summary.js';
 import { normalizeEmail, type Account, type Membership } from '../session/user-directory.js';
 import type { InvitationRecord, InvitationStore } from './invitation-store.js';
+import { builtinCapabilities, type CapabilityRegistry } from '../chat/context/capabilities.js';
+import {
+  capabilitiesOf,
+  defaultRolePolicy,
+  type RolePolicy,
+  type RolePolicyStore,
+  type StoredRolePolicy,
+} from './role-policy.js';
 import type { MembershipChange, MembershipChangeResult, ProjectMember, TeamDirectory } from './team-directory.js';
 
 /** Options of the session service's `team`: memberships and invitations administered by a project's admins. */
@@ -31,6 +39,13 @@ export interface TeamOptions {
   invitationLink?: (token: string) => string;
   /** Shortest password of an account made by accepting an invitation. @default 8 */
   minPasswordLength?: number;
+  /**
+   * Where each project's role policy (role → capability flags) is kept, editable by its admins.
+   * Without it every project has `defaultRolePolicy`, and the policy cannot be changed.
+   */
+  policies?: RolePolicyStore;
+  /** The capability flags a policy may name. @default builtinCapabilities */
+  capabilities?: CapabilityRegistry;
   /** The product's name in the invitation. @default "Deskpilot" */
   appName?: string;
 }
@@ -62,6 +77,8 @@ export type TeamRefusal =
   /** The invitation's address has an account: sign in with it, then accept. */
   | 'sign_in_first'
   | 'weak_password'
+  /** The policy changed since the version the admin read. */
+  | 'conflict'
   | 'busy';
 
 /** A team operation's outcome: data, never an exception for an expected refusal. */
@@ -78,6 +95,8 @@ export interface TeamDependencies {
 /** Team administration over the session service's stores (see {@link TeamOptions}). */
 export interface TeamAdmin {
   readonly roles: readonly string[];
+  /** The capability flags a policy may name, with their kinds. */
+  readonly capabilities: CapabilityRegistry;
   readonly adminRole: string;
   /** Shortest password of an account made by accepting an invitation. */
   readonly minPasswordLength: number;
@@ -106,6 +125,15 @@ export interface TeamAdmin {
    * how many ended; `not_found` for a non-member, or an `id` that is not one of theirs there.
    */
   revokeMemberSessions(caller: TeamCaller, userId: string, id?: string): Promise<TeamResult<number>>;
+  /** The caller's project's role policy: the stored one, or the built-in one (`version` 0). */
+  policy(caller: TeamCaller): Promise<StoredRolePolicy>;
+  /**
+   * Replaces the caller's project's role policy while its version is still `expectedVersion`
+   * (`conflict` when another change came first); `not_found` when the team keeps no policies.
+   */
+  setPolicy(caller: TeamCaller, policy: RolePolicy, expectedVersion: number): Promise<TeamResult<StoredRolePolicy>>;
+  /** The capability flags of a role in a project, under its policy now (what a chat context is built from). */
+  capabilitiesFor(projectKey: string, role: string): Promise<Record<string, boolean>>;
   /** The caller's project's audit trail, newest first; null when the service keeps none. */
   auditLog(caller: TeamCaller, query: Omit<AuditQuery, 'projectKey'>): Promise<AuditRecord[] | null>;
   /** The whole trail of the caller's project, oldest first, a page at a time (what an export writes). */
@@ -126,6 +154,7 @@ interface Team {
   ttlMs: number;
   minPasswordLength: number;
   hashPassword: TeamDependencies['hashPassword'];
+  capabilities: CapabilityRegistry;
 }
 
 /** Creates the session service's {@link TeamAdmin}. */
@@ -147,10 +176,12 @@ export function createTeamAdmin(options: TeamOptions, dependencies: TeamDependen
     ttlMs,
     minPasswordLength: options.minPasswordLength ?? 8,
     hashPassword: dependencies.hashPassword,
+    capabilities: options.capabilities ?? builtinCapabilities,
   };
   const { context, audit } = team;
   return {
     roles,
+    capabilities: team.capabilities,
     adminRole,
     minPasswordLength: team.minPasswordLength,
 
@@ -171,6 +202,7 @@ export function createTeamAdmin(options: TeamOptions, dependencies: TeamDependen
     ...invitationOperations(team),
     ...acceptOperations(team),
     ...sessionOperations(team),
+    ...policyOperations(team),
 
     auditLog: async (caller, query) => audit?.list({ ...query, projectKey: caller.projectKey }) ?? null,
 
@@ -435,6 +467,43 @@ function sessionOperations(team: Team): Pick<TeamAdmin, 'memberSessions' | 'revo
       );
       return { ok: true, value: revoked };
     },
+  };
+}
+
+/** A project's role policy: read by its admins and by whoever builds a chat context, changed by its admins. */
+function policyOperations(team: Team): Pick<TeamAdmin, 'policy' | 'setPolicy' | 'capabilitiesFor'> {
+  const { options, audit } = team;
+  const current = async (projectKey: string): Promise<StoredRolePolicy> =>
+    (await options.policies?.get(projectKey)) ?? {
+      ...structuredClone(defaultRolePolicy),
+      projectKey,
+      version: 0,
+      updatedAt: 0,
+      updatedBy: null,
+    };
+  return {
+    policy: (caller) => current(caller.projectKey),
+    async setPolicy(caller, policy, expectedVersion) {
+      const store = options.policies;
+      if (!store) return { ok: false, reason: 'not_found' };
+      const describe = (before: StoredRolePolicy | null) =>
+        teamEvent(team, caller, {
+          projectKey: caller.projectKey,
+          type: 'policy-changed',
+          subject: caller.projectKey,
+          data: { from: (before ?? defaultRolePolicy).roles, to: policy.roles, version: expectedVersion + 1 },
+        });
+      const change = { expectedVersion, updatedAt: team.context.now(), updatedBy: caller.account.user.email };
+      let stored: StoredRolePolicy | null;
+      if (audit && store.appendsAudit) stored = await store.set(caller.projectKey, policy, change, describe);
+      else {
+        const before = audit ? await store.get(caller.projectKey) : null;
+        stored = await store.set(caller.projectKey, policy, change);
+        if (stored && audit) await audit.append(describe(before));
+      }
+      return stored ? { ok: true, value: stored } : { ok: false, reason: 'conflict' };
+    },
+    capabilitiesFor: async (projectKey, role) => capabilitiesOf(await current(projectKey), role, team.capabilities),
   };
 }
 

@@ -17,3 +17,12 @@ export {
   type ProjectMember,
   type TeamDirectory,
 } from './team-directory.js';
+export {
+  capabilitiesOf,
+  createMemoryRolePolicyStore,
+  defaultRolePolicy,
+  rolePolicyProblem,
+  type RolePolicy,
+  type RolePolicyStore,
+  type StoredRolePolicy,
+} from './role-policy.js';

@@ -10,6 +10,7 @@ import { createFakeClock } from '../testing/fake-clock.js';
 import { demoUsers } from '../demo.js';
 import { createMemoryInvitationStore } from './invitation-store.js';
 import type { TeamOptions } from './create-team-admin.js';
+import { createMemoryRolePolicyStore } from './role-policy.js';
 
 const studio = 'http://localhost:3000';
 const carol = { email: 'carol@example.com', password: 'carol-demo-password' } as const;
@@ -38,7 +39,7 @@ async function setup(team: Partial<TeamOptions> = {}) {
     now: clock.now,
     passwordHash: testPasswordHash,
     audit,
-    team: { directory, invitations, ...team },
+    team: { directory, invitations, policies: createMemoryRolePolicyStore(), ...team },
   });
   const handler = createSessionHandler({ service, allowedOrigins: [studio] });
   const send = (
@@ -490,5 +491,96 @@ describe('session administration', () => {
       { userId: carolId, email: carol.email, by: 'admin', revoked: 1 },
       { userId: carolId, email: carol.email, by: 'admin', revoked: 1 },
     ]);
+  });
+});
+
+describe('roles decide capabilities', () => {
+  const capabilitiesOf = async (get: (path: string, cookie?: string) => Promise<Response>, cookie: string) => {
+    const response = await get('/sessions/current/capabilities', cookie);
+    expect(response.status).toBe(200);
+    return (await response.json()) as { role: string; capabilities: Record<string, boolean> };
+  };
+
+  it("gives each role the built-in least privilege until the project's admins change its policy", async () => {
+    const { get, login } = await setup();
+    const carolCookie = await login(carol, 'acme-b2c');
+    expect(await capabilitiesOf(get, carolCookie)).toMatchObject({
+      projectKey: 'acme-b2c',
+      role: 'agent',
+      capabilities: {
+        canViewOrders: true,
+        canViewCustomers: true,
+        canViewProducts: true,
+        canViewTickets: true,
+        canRefundOrders: false,
+        canCancelOrders: false,
+        canCreateTickets: true,
+        canUpdateTickets: true,
+      },
+      session: { user: { email: carol.email }, role: 'agent' },
+    });
+    expect(Object.keys((await capabilitiesOf(get, carolCookie)).capabilities)).toHaveLength(8);
+    const policy = await get('/sessions/team/policy?projectKey=acme-b2c', await login(alice));
+    expect(await policy.json()).toMatchObject({
+      version: 0,
+      updatedBy: null,
+      roles: { agent: { canCreateTickets: true } },
+    });
+    expect((await get('/sessions/team/policy?projectKey=acme-b2c', carolCookie)).status).toBe(403);
+  });
+
+  it("takes a policy change and a role change on the member's next request, and records the change", async () => {
+    const { get, post, login, userId, audit } = await setup();
+    const aliceCookie = await login(alice);
+    const carolCookie = await login(carol, 'acme-b2c');
+    const roles = {
+      admin: { canRefundOrders: true, canCancelOrders: true },
+      agent: { canRefundOrders: true, canViewCustomers: false },
+    };
+    const changed = await post('/sessions/team/policy', { projectKey: 'acme-b2c', roles, version: 0 }, aliceCookie);
+    expect(changed.status).toBe(200);
+    expect(await changed.json()).toMatchObject({ version: 1, updatedBy: alice.email, roles });
+    expect((await capabilitiesOf(get, carolCookie)).capabilities).toMatchObject({
+      canRefundOrders: true,
+      canViewCustomers: false,
+      canCreateTickets: false,
+    });
+    await post(
+      '/sessions/team/members/role',
+      { projectKey: 'acme-b2c', userId: await userId(carol.email), role: 'viewer' },
+      aliceCookie,
+    );
+    expect(await capabilitiesOf(get, carolCookie)).toMatchObject({
+      role: 'viewer',
+      capabilities: { canRefundOrders: false, canViewOrders: true },
+    });
+    const stale = await post('/sessions/team/policy', { projectKey: 'acme-b2c', roles: {}, version: 0 }, aliceCookie);
+    expect([stale.status, await problem(stale)]).toEqual([409, 'conflict']);
+    expect((await audit.list({ projectKey: 'acme-b2c', type: 'policy-changed' }))[0]).toMatchObject({
+      actor: alice.email,
+      data: { to: roles, version: 1, from: { agent: { canCreateTickets: true } } },
+    });
+  });
+
+  it('refuses a policy naming a role or a flag nobody knows, changing nothing', async () => {
+    const { get, post, login } = await setup();
+    const aliceCookie = await login(alice);
+    for (const [roles, path] of [
+      [{ owner: { canRefundOrders: true } }, 'roles.owner'],
+      [{ agent: { canLaunchMissiles: true } }, 'roles.agent.canLaunchMissiles'],
+    ] as const) {
+      const refused = await post('/sessions/team/policy', { projectKey: 'acme-b2c', roles, version: 0 }, aliceCookie);
+      expect(refused.status).toBe(400);
+      expect(await refused.json()).toMatchObject({ code: 'invalid_request', errors: [{ path }] });
+    }
+    const notBoolean = await post(
+      '/sessions/team/policy',
+      { projectKey: 'acme-b2c', roles: { agent: { canRefundOrders: 'yes' } }, version: 0 },
+      aliceCookie,
+    );
+    expect(notBoolean.status).toBe(400);
+    expect(await (await get('/sessions/team/policy?projectKey=acme-b2c', aliceCookie)).json()).toMatchObject({
+      version: 0,
+    });
   });
 });

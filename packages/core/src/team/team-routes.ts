@@ -9,6 +9,7 @@ import { noSessionError } from '../session/require-session.js';
 import { signInClient, throttleAddress, type SessionRouteDependencies } from '../session/session-routes.js';
 import type { SessionTeam } from '../session/create-session-service.js';
 import type { InvitationSummary, TeamCaller, TeamRefusal } from './create-team-admin.js';
+import { rolePolicyProblem, type StoredRolePolicy } from './role-policy.js';
 
 /** What the team routes run on: the session routes' dependencies and the service's team. */
 export interface TeamRouteDependencies extends SessionRouteDependencies {
@@ -39,6 +40,13 @@ export const removeMemberBody = z.strictObject({ projectKey: key, userId: key })
 export const memberSessionsQuery = z.strictObject({ projectKey: key, userId: key });
 /** The body of `POST /sessions/team/sessions/revoke`: one session (`id`), or all of the member's in the project. */
 export const revokeMemberSessionsBody = z.strictObject({ projectKey: key, userId: key, id: z.optional(key) });
+const flags = z.record(z.string().check(z.maxLength(100)), z.boolean());
+/** The body of `POST /sessions/team/policy`: every role's flags, and the version they replace (0: the built-in policy). */
+export const policyBody = z.strictObject({
+  projectKey: key,
+  roles: z.record(z.string().check(z.minLength(1), z.maxLength(100)), flags),
+  version: z.int().check(z.minimum(0), z.maximum(Number.MAX_SAFE_INTEGER)),
+});
 /** The body of `POST /sessions/team/invitations`. */
 export const inviteBody = z.strictObject({ projectKey: key, email, role: text(100), clientId: z.optional(key) });
 /** The body of `POST /sessions/team/invitations/revoke`. */
@@ -103,6 +111,10 @@ const refusal: Record<TeamRefusal, () => DeskpilotError> = {
     new DeskpilotError('forbidden', { detail: 'This invitation is for another address: sign in with that one.' }),
   sign_in_first: () =>
     new DeskpilotError('conflict', { detail: 'The invited address has an account: sign in with it, then accept.' }),
+  conflict: () =>
+    new DeskpilotError('conflict', {
+      detail: 'The policy was changed meanwhile: read it again, then make your change.',
+    }),
   weak_password: () =>
     new DeskpilotError('invalid_request', {
       detail: 'The password is too short.',
@@ -226,6 +238,48 @@ export async function serveRevokeMemberSessions(
   const body = parseWithSchema(revokeMemberSessionsBody, await readJsonBody(request, deps.maxBodyBytes));
   const caller = await admin(deps, request, body.projectKey);
   return jsonResponse(200, { revoked: valueOf(await deps.team.revokeMemberSessions(caller, body.userId, body.id)) });
+}
+
+/** `GET /sessions/team/policy?projectKey=…`: the project's role policy, and the flags it may name. */
+export async function servePolicy(deps: TeamRouteDependencies, request: HttpRequest): Promise<HttpResponse> {
+  const query = parseWithSchema(teamQuery, queryOf(request));
+  const caller = await admin(deps, request, query.projectKey);
+  return jsonResponse(200, policyJson(deps, await deps.team.policy(caller)));
+}
+
+/** `POST /sessions/team/policy`: replaces the project's role policy (409 when it changed since `version`). */
+export async function serveSetPolicy(deps: TeamRouteDependencies, request: HttpRequest): Promise<HttpResponse> {
+  const body = parseWithSchema(policyBody, await readJsonBody(request, deps.maxBodyBytes));
+  const caller = await admin(deps, request, body.projectKey);
+  const problem = rolePolicyProblem(body, deps.team.roles, deps.team.capabilities);
+  if (problem)
+    throw new DeskpilotError('invalid_request', {
+      detail: 'The policy names an unknown role or flag.',
+      errors: [problem],
+    });
+  return jsonResponse(200, policyJson(deps, valueOf(await deps.team.setPolicy(caller, body, body.version))));
+}
+
+/**
+ * `GET /sessions/current/capabilities`: the signed-in user's capability flags in their active project,
+ * from its role policy now, with the session — what a studio builds the chat context (or grant) from,
+ * per request, in one call.
+ */
+export async function serveCapabilities(deps: TeamRouteDependencies, request: HttpRequest): Promise<HttpResponse> {
+  const resolved = await deps.service.resolve(cookieHeader(request));
+  if (!resolved) throw noSessionError();
+  const { session } = resolved;
+  const capabilities = await deps.team.capabilitiesFor(session.projectKey, session.role);
+  return jsonResponse(200, { projectKey: session.projectKey, role: session.role, capabilities, session });
+}
+
+/** A policy as the API shows it: the flags it may name beside it. */
+function policyJson(deps: TeamRouteDependencies, policy: StoredRolePolicy) {
+  return {
+    ...policy,
+    updatedAt: policy.updatedAt === 0 ? null : new Date(policy.updatedAt).toISOString(),
+    capabilities: Object.entries(deps.team.capabilities).map(([name, { kind }]) => ({ name, kind })),
+  };
 }
 
 /** `GET /sessions/team/audit?projectKey=…`: the trail newest first, filtered, a page at a time (`next`). */
