@@ -7,7 +7,10 @@ import {
   takeSsoError,
   verifyEmail,
 } from './account-recovery.tsx';
+import { ActivityPage } from './activity.tsx';
+import { InvitationForm, acceptPendingInvitation, pendingInvitation } from './invitation.tsx';
 import { LoginForm } from './login-form.tsx';
+import { TeamPage } from './team.tsx';
 import { PasskeyManager } from './passkeys.tsx';
 import { Sidebar } from './sidebar.tsx';
 import { DeskpilotClientError, client, currentSession, explain, type Session } from './studio-api.ts';
@@ -26,21 +29,38 @@ export function App() {
   const [notice, setNotice] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const [managingPasskeys, setManagingPasskeys] = useState(false);
-  // The passkey panel belongs to a signed-in person: it closes with their session.
+  const [page, setPage] = useState<'chat' | 'team' | 'activity'>('chat');
+  const [invitation, setInvitation] = useState<string | null>(null);
+  // The passkey panel and the admin pages belong to a signed-in admin: they close with the session.
+  const signedInRole = view.state === 'signed-in' ? `${view.session.projectKey}/${view.session.role}` : null;
   useEffect(() => {
     if (view.state !== 'signed-in') setManagingPasskeys(false);
-  }, [view.state]);
+    setPage('chat');
+  }, [view.state, signedInRole]);
 
-  const load = useCallback(async (loadNotice?: string) => {
-    setView({ state: 'loading' });
-    try {
-      const session = await currentSession();
-      setView(session ? { state: 'signed-in', session } : { state: 'signed-out', notice: loadNotice });
-      if (session && loadNotice) setNotice(loadNotice);
-    } catch (error) {
-      setView({ state: 'unavailable', message: explain(error) });
-    }
+  /** Signed in (by any method): a pending invitation is accepted now. */
+  const signedIn = useCallback(async (session: Session, signedInNotice?: string) => {
+    const accepted = await acceptPendingInvitation();
+    setInvitation(null);
+    setView({ state: 'signed-in', session: accepted?.session ?? session });
+    const told = accepted?.notice ?? signedInNotice;
+    if (told) setNotice(told);
   }, []);
+
+  const load = useCallback(
+    async (loadNotice?: string) => {
+      setView({ state: 'loading' });
+      try {
+        const session = await currentSession();
+        if (session) return await signedIn(session, loadNotice);
+        setInvitation(pendingInvitation());
+        setView({ state: 'signed-out', notice: loadNotice });
+      } catch (error) {
+        setView({ state: 'unavailable', message: explain(error) });
+      }
+    },
+    [signedIn],
+  );
   useEffect(() => {
     // A link from an email opens the page: a reset asks for the new password; a verification is
     // answered at once, then the page goes on as usual with what it said. Pasted into a tab already
@@ -49,7 +69,8 @@ export function App() {
       const link = takeEmailedLink();
       if (link?.action === 'reset-password') setView({ state: 'reset-password', token: link.token });
       else if (link?.action === 'verify-email') void verifyEmail(link.token).then(load);
-      else if (loadOtherwise) void load(takeSsoError() ?? undefined);
+      // An invitation link: accepted at once when signed in, else after signing in (or a new account).
+      else if (loadOtherwise || pendingInvitation()) void load(takeSsoError() ?? undefined);
     };
     follow(true);
     const onHashChange = () => follow(false);
@@ -93,10 +114,12 @@ export function App() {
   if (view.state === 'signed-out')
     return (
       <LoginForm
-        notice={view.notice}
-        onSignedIn={(session) => setView({ state: 'signed-in', session })}
+        notice={invitation ? 'You are invited: sign in with the invited address to join.' : view.notice}
+        onSignedIn={(session) => void signedIn(session)}
         onForgotPassword={() => setView({ state: 'forgot-password' })}
-      />
+      >
+        {invitation && <InvitationForm token={invitation} onJoined={(session) => void signedIn(session)} />}
+      </LoginForm>
     );
   if (view.state === 'forgot-password') return <ForgotPasswordForm onBack={() => setView({ state: 'signed-out' })} />;
   if (view.state === 'reset-password')
@@ -170,6 +193,20 @@ export function App() {
             Verify email
           </button>
         )}
+        {session.role === 'admin' && (
+          <nav className="admin-nav" aria-label="Administration">
+            {(['chat', 'team', 'activity'] as const).map((target) => (
+              <button
+                key={target}
+                type="button"
+                aria-current={page === target ? 'page' : undefined}
+                onClick={() => setPage(target)}
+              >
+                {target === 'chat' ? 'Chat' : target === 'team' ? 'Team' : 'Activity'}
+              </button>
+            ))}
+          </nav>
+        )}
         <button type="button" aria-expanded={managingPasskeys} onClick={() => setManagingPasskeys(!managingPasskeys)}>
           Passkeys
         </button>
@@ -197,14 +234,20 @@ export function App() {
         </div>
       )}
       {managingPasskeys && <PasskeyManager onClose={() => setManagingPasskeys(false)} />}
-      <div className="columns">
-        <Sidebar key={`${session.id}`} session={session} />
-        <ChatPanel
-          key={`${session.user.email}/${session.projectKey}/${session.role}`}
-          session={session}
-          onSignedOut={() => setView({ state: 'signed-out' })}
-        />
-      </div>
+      {page === 'team' ? (
+        <TeamPage key={session.projectKey} session={session} />
+      ) : page === 'activity' ? (
+        <ActivityPage key={session.projectKey} projectKey={session.projectKey} />
+      ) : (
+        <div className="columns">
+          <Sidebar key={`${session.id}`} session={session} />
+          <ChatPanel
+            key={`${session.user.email}/${session.projectKey}/${session.role}`}
+            session={session}
+            onSignedOut={() => setView({ state: 'signed-out' })}
+          />
+        </div>
+      )}
     </div>
   );
 }

@@ -1,4 +1,4 @@
-import { useState, type FormEvent } from 'react';
+import { useState, type FormEvent, type ReactNode } from 'react';
 import { passkeysSupported, signInWithPasskey } from './passkeys.tsx';
 import { client, explain, type Session } from './studio-api.ts';
 
@@ -7,11 +7,14 @@ export function LoginForm({
   onSignedIn,
   onForgotPassword,
   notice,
+  children,
 }: {
   onSignedIn: (session: Session) => void;
   onForgotPassword: () => void;
   /** Told above the form, e.g. after a password reset. */
   notice?: string | undefined;
+  /** Shown below the form (an invitation's "create your account"). */
+  children?: ReactNode;
 }) {
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
@@ -120,6 +123,7 @@ export function LoginForm({
         </button>
         <p className="hint">Demo: alice@example.com / alice-demo-password · bob@example.com / bob-demo-password</p>
       </form>
+      {children}
     </main>
   );
 }

@@ -1,8 +1,18 @@
 // The page's calls: the session routes and the chat through @deskpilot/client, the two studio routes
 // of its own (the chat context, the data API), and one sentence for every error the page meets.
-import { createDeskpilotClient, DeskpilotClientError, type Passkey, type Session } from '@deskpilot/client';
+import {
+  createDeskpilotClient,
+  DeskpilotClientError,
+  type AuditRecord,
+  type Passkey,
+  type Session,
+  type SessionSummary,
+  type Team,
+  type TeamMember,
+  type TeamPolicy,
+} from '@deskpilot/client';
 
-export type { Passkey, Session };
+export type { AuditRecord, Passkey, Session, SessionSummary, Team, TeamMember, TeamPolicy };
 
 /** The session routes on the studio's own origin (its proxy; the session cookie rides along). */
 export const client = createDeskpilotClient();

@@ -473,6 +473,8 @@ function sessionOperations(team: Team): Pick<TeamAdmin, 'memberSessions' | 'revo
 /** A project's role policy: read by its admins and by whoever builds a chat context, changed by its admins. */
 function policyOperations(team: Team): Pick<TeamAdmin, 'policy' | 'setPolicy' | 'capabilitiesFor'> {
   const { options, audit } = team;
+  const effectiveFlags = (policy: RolePolicy) =>
+    Object.fromEntries(team.roles.map((role) => [role, capabilitiesOf(policy, role, team.capabilities)]));
   const current = async (projectKey: string): Promise<StoredRolePolicy> =>
     (await options.policies?.get(projectKey)) ?? {
       ...structuredClone(defaultRolePolicy),
@@ -491,7 +493,12 @@ function policyOperations(team: Team): Pick<TeamAdmin, 'policy' | 'setPolicy' | 
           projectKey: caller.projectKey,
           type: 'policy-changed',
           subject: caller.projectKey,
-          data: { from: (before ?? defaultRolePolicy).roles, to: policy.roles, version: expectedVersion + 1 },
+          // Each role's every flag before and after, as members had them: what an auditor compares.
+          data: {
+            from: effectiveFlags(before ?? defaultRolePolicy),
+            to: effectiveFlags(policy),
+            version: expectedVersion + 1,
+          },
         });
       const change = { expectedVersion, updatedAt: team.context.now(), updatedBy: caller.account.user.email };
       let stored: StoredRolePolicy | null;

@@ -558,7 +558,11 @@ describe('roles decide capabilities', () => {
     expect([stale.status, await problem(stale)]).toEqual([409, 'conflict']);
     expect((await audit.list({ projectKey: 'acme-b2c', type: 'policy-changed' }))[0]).toMatchObject({
       actor: alice.email,
-      data: { to: roles, version: 1, from: { agent: { canCreateTickets: true } } },
+      data: {
+        version: 1,
+        from: { agent: { canRefundOrders: false, canCreateTickets: true, canViewCustomers: true } },
+        to: { agent: { canRefundOrders: true, canCreateTickets: false, canViewCustomers: false } },
+      },
     });
   });
 
