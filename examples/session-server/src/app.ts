@@ -75,6 +75,9 @@ export async function createApp(config: ServerConfig, logger: Logger) {
     ...(email ? { recovery: recoveryOptions(config, storage.accountTokenStore, email.sender) } : {}),
     // Every sign-in and team change lands in the project's hash-chained trail, in the same database.
     audit: storage.auditStore,
+    ...(config.AUDIT_RETENTION_DAYS === undefined
+      ? {}
+      : { auditRetentionMs: config.AUDIT_RETENTION_DAYS * 24 * 60 * 60 * 1000 }),
     // Admins manage their projects' members; invitations are emailed when email is configured, else the
     // token is answered once to the admin who invited (the studio shows the link to pass on).
     team: {

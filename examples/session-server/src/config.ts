@@ -99,6 +99,8 @@ const environment = z.object({
   STEP_UP_SECRET: z.optional(z.string().check(z.minLength(32, 'must be at least 32 characters'))),
   /** For users without a passkey: a sign-in this recent counts as a step-up (else they type their password); 0: always the password. */
   STEP_UP_RECENT_SIGN_IN_MS: z._default(integer(0), 300_000),
+  /** Audit records older than this many days are pruned (hourly; each chain stays verifiable). Unset: kept for ever. */
+  AUDIT_RETENTION_DAYS: z.optional(integer(1)),
   /** Where the studio is reached: the page the emailed links open, and (its host) the passkeys' domain. */
   APP_URL: z._default(z.url({ protocol: /^https?$/ }), `http://localhost:${studioDefaultPort}`),
   /** Password checks at once; unset, the smaller of libuv's thread pool and the cores; 0 turns the bound off. */

@@ -101,6 +101,7 @@ const rootValues = [
   'chainAuditRecord',
   'createMemoryAuditStore',
   'verifyAuditChain',
+  'pruneAuditTrails',
   'checkAuditEvent',
   'checkAuditNumber',
   'checkAuditQuery',

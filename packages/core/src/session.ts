@@ -171,6 +171,7 @@ export {
   checkAuditNumber,
   checkAuditQuery,
   createMemoryAuditStore,
+  pruneAuditTrails,
   verifyAuditChain,
   type AuditEvent,
   type AuditHead,

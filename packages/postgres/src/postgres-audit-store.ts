@@ -83,6 +83,13 @@ export function createPostgresAuditStore(client: SqlClient): AuditStore {
         : null;
     },
 
+    async projects() {
+      const { rows } = await client.query<{ project_key: string }>(
+        'SELECT project_key FROM deskpilot_audit_heads WHERE seq > 0 ORDER BY project_key COLLATE "C"',
+      );
+      return rows.map((row) => row.project_key);
+    },
+
     async prune(projectKey, before) {
       checkAuditNumber(before, 'before');
       return client.transaction(async (transaction) => {

@@ -3,6 +3,9 @@ import { connect } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { onTestFinished } from 'vitest';
 import {
+  createMemoryAuditStore,
+  createMemoryInvitationStore,
+  createMemoryRolePolicyStore,
   createMemorySessionStore,
   createMemoryUserDirectory,
   createSessionHandler,
@@ -44,7 +47,13 @@ export async function createSessionApp(
   const passwordHash = { cost: 1024 };
   const directory = createMemoryUserDirectory({ passwordHash });
   for (const user of demoUsers) await directory.addUser(user);
-  const service = createSessionService({ store: createMemorySessionStore(), directory, passwordHash });
+  const service = createSessionService({
+    store: createMemorySessionStore(),
+    directory,
+    passwordHash,
+    audit: createMemoryAuditStore(),
+    team: { directory, invitations: createMemoryInvitationStore(), policies: createMemoryRolePolicyStore() },
+  });
   const app = express();
   if (options.trustProxy !== undefined) app.set('trust proxy', options.trustProxy);
   for (const middleware of options.before ?? []) app.use(middleware);

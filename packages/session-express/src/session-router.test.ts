@@ -183,4 +183,28 @@ describe('sessionRouter over real HTTP', () => {
       ).toBe(201);
     });
   });
+
+  it('serves the team routes: a GET with its query, a change, and the admin rules answered as problems', async () => {
+    const { url } = await listen((await createSessionApp({ before: [express.json()] })).app);
+    const alice = await loginOver(url);
+    const origin = { origin: 'http://localhost:3000', 'content-type': 'application/json' };
+    const members = await fetch(`${url}/sessions/team/members?projectKey=acme-b2c`, { headers: { cookie: alice } });
+    expect(members.status).toBe(200);
+    const team = (await members.json()) as { members: Array<{ user: { id: string } }> };
+    expect(team.members).toHaveLength(1);
+    const lastAdmin = await fetch(`${url}/sessions/team/members/role`, {
+      method: 'POST',
+      headers: { ...origin, cookie: alice },
+      body: JSON.stringify({ projectKey: 'acme-b2c', userId: team.members[0]!.user.id, role: 'agent' }),
+    });
+    expect([lastAdmin.status, lastAdmin.headers.get('content-type')]).toEqual([409, 'application/problem+json']);
+    expect(await lastAdmin.json()).toMatchObject({ code: 'last_admin' });
+    const agentThere = await fetch(`${url}/sessions/team/members?projectKey=acme-b2b`, { headers: { cookie: alice } });
+    const elsewhere = await fetch(`${url}/sessions/team/members?projectKey=globex-b2c`, { headers: { cookie: alice } });
+    expect([agentThere.status, elsewhere.status]).toEqual([403, 404]);
+    const audit = await fetch(`${url}/sessions/team/audit?projectKey=acme-b2c&type=sign-in`, {
+      headers: { cookie: alice },
+    });
+    expect(((await audit.json()) as { records: unknown[] }).records).toHaveLength(1);
+  });
 });

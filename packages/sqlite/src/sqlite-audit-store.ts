@@ -79,6 +79,11 @@ export function createSqliteAuditStore(database: SqliteDatabase): AuditStore {
       return rows.map(toRecord);
     },
 
+    async projects() {
+      const rows = database.run(() => sql('SELECT project_key FROM deskpilot_audit_heads ORDER BY project_key').all());
+      return rows.map((row) => String(row.project_key));
+    },
+
     async head(projectKey) {
       const head = database.run(() => headOf(projectKey));
       return head

@@ -67,6 +67,8 @@ export interface AuditStore {
   chain(projectKey: string, afterSeq: number, limit: number): Promise<AuditRecord[]>;
   /** Where a project's chain stands; null for a project with no record yet. */
   head(projectKey: string): Promise<AuditHead | null>;
+  /** Every project with a trail, in key order: what verification and retention walk. */
+  projects(): Promise<string[]>;
   /**
    * Retention: deletes the oldest records of a project while they are older than `before` (epoch
    * milliseconds) — a prefix of the chain, never its last record — and records how far it went in the
@@ -282,6 +284,7 @@ export function createMemoryAuditStore(): AuditStore {
       const head = heads.get(projectKey);
       return head ? { ...head } : null;
     },
+    projects: async () => [...heads.keys()].sort(),
     async prune(projectKey, before) {
       checkAuditNumber(before, 'before');
       const chain = chains.get(projectKey) ?? [];
@@ -295,4 +298,18 @@ export function createMemoryAuditStore(): AuditStore {
       return removed;
     },
   };
+}
+
+/**
+ * Retention: prunes every project's trail of its records older than `before` (epoch milliseconds), each
+ * a prefix of its chain that leaves the rest verifiable; resolves to how many records went.
+ *
+ * @example
+ * await pruneAuditTrails(audit, Date.now() - 365 * 24 * 60 * 60 * 1000); // keep a year
+ */
+export async function pruneAuditTrails(store: AuditStore, before: number): Promise<number> {
+  checkAuditNumber(before, 'before');
+  let pruned = 0;
+  for (const projectKey of await store.projects()) pruned += await store.prune(projectKey, before);
+  return pruned;
 }

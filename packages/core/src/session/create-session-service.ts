@@ -21,7 +21,7 @@ import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
 import { createPasskeys, type PasskeyOptions, type Passkeys } from './passkeys.js';
 import { createSessionStepUp, type SessionStepUp, type StepUpOptions } from './step-up.js';
 import { createSingleSignOn, type SingleSignOn, type SingleSignOnOptions, type SsoRefusal } from './single-sign-on.js';
-import type { AuditStore } from '../audit/audit-store.js';
+import { pruneAuditTrails, type AuditStore } from '../audit/audit-store.js';
 import { createTeamAdmin, type TeamAdmin, type TeamOptions, type TeamResult } from '../team/create-team-admin.js';
 import { hashPassword } from './password.js';
 import { listOwnSessions, revokeOwnSession, type RevokeSessionResult } from './own-sessions.js';
@@ -95,6 +95,11 @@ export interface SessionServiceOptions {
    * trail of the project they concern. Off unless given.
    */
   audit?: AuditStore;
+  /**
+   * How long audit records are kept: `deleteExpired()` prunes each project's trail of older ones (at
+   * most once an hour), a prefix of the chain that leaves the rest verifiable. Unset: kept for ever.
+   */
+  auditRetentionMs?: number;
   /**
    * Team administration: a project's admins list members, change roles, remove members and invite by
    * email (the routes `createSessionHandler` serves under `/sessions/team/…`). Off unless given.
@@ -261,7 +266,7 @@ export function createSessionService(options: SessionServiceOptions): SessionSer
   const sso = options.sso && sessionSso(options, options.sso, context, startSession);
   const stepUp = options.stepUp && sessionStepUp(options, options.stepUp, context, passkeys, hashGate);
   const team = options.team && sessionTeam(options, options.team, context, hashGate, startSession);
-  const logger = options.logger ?? consoleLogger;
+  const pruneAudit = auditRetention(options, context.now);
 
   return {
     context,
@@ -282,7 +287,7 @@ export function createSessionService(options: SessionServiceOptions): SessionSer
       if (checked === 'busy') return { ok: false, reason: 'busy' };
       if (!checked) {
         if (knownDevice !== undefined) device!.noteFailure(knownDevice);
-        if (options.audit) auditFailedSignIn(context, options.audit, email, logger);
+        if (options.audit) auditFailedSignIn(context, options.audit, email, options.logger ?? consoleLogger);
         return { ok: false, reason: 'invalid_credentials' };
       }
       const result = await startSession(
@@ -346,13 +351,18 @@ export function createSessionService(options: SessionServiceOptions): SessionSer
       return current ? store.deleteByUser(current.record.userId) : null;
     },
 
-    deleteExpired: () => deleteExpiredRecords(options, context),
+    deleteExpired: () => deleteExpiredRecords(options, context, pruneAudit),
   };
 }
 
 /** Deletes expired sessions, one-time links, passkey challenges and invitations; resolves to the sessions deleted. */
-async function deleteExpiredRecords(options: SessionServiceOptions, context: SessionContext): Promise<number> {
+async function deleteExpiredRecords(
+  options: SessionServiceOptions,
+  context: SessionContext,
+  pruneAudit: () => Promise<unknown>,
+): Promise<number> {
   const now = context.now();
+  await pruneAudit();
   // Each store once (they may be one).
   const oneTimeStores = new Set([options.recovery?.tokens, options.passkeys?.challenges, options.team?.invitations]);
   const [sessions] = await Promise.all([
@@ -360,6 +370,20 @@ async function deleteExpiredRecords(options: SessionServiceOptions, context: Ses
     ...[...oneTimeStores].map((tokens) => tokens?.deleteExpired(now)),
   ]);
   return sessions;
+}
+
+/** Retention of the audit trail: prunes what is older than `auditRetentionMs`, at most once an hour. */
+function auditRetention(options: SessionServiceOptions, now: () => number): () => Promise<unknown> {
+  const { audit, auditRetentionMs } = options;
+  if (auditRetentionMs === undefined || !audit) return async () => 0;
+  positive(auditRetentionMs, 'auditRetentionMs');
+  let next = 0;
+  return async () => {
+    const at = now();
+    if (at < next) return 0;
+    next = at + 60 * 60 * 1000;
+    return pruneAuditTrails(audit, at - auditRetentionMs);
+  };
 }
 
 /** The service's device cookie, unless turned off. */

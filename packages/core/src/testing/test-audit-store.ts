@@ -130,6 +130,8 @@ export function testAuditStore(make: () => AuditStore | Promise<AuditStore>): vo
       expect(await store.prune('acme-b2c', 99_000)).toBe(1);
       expect((await store.chain('acme-b2c', 0, 10)).map((record) => record.seq)).toEqual([4]);
       expect(await store.prune('nobody', 99_000)).toBe(0);
+      await store.append(event({ projectKey: 'globex-b2c', at: 1_000 }));
+      expect(await store.projects()).toEqual(['acme-b2c', 'globex-b2c']);
       const next = await store.append(event({ at: 5_000 }));
       expect(next).toMatchObject({ seq: 5, prevHash: (await store.chain('acme-b2c', 3, 1))[0]!.hash });
       expect(await verifyAuditChain(store, 'acme-b2c')).toMatchObject({ ok: true, records: 2 });
