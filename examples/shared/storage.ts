@@ -11,6 +11,7 @@ import type {
   IdentityLinkStore,
   InvitationStore,
   NewUser,
+  OrganizationStore,
   PasskeyStore,
   RolePolicyStore,
   SessionLookup,
@@ -50,6 +51,8 @@ export interface Storage {
   invitationStore: InvitationStore;
   /** Each project's role policy. */
   rolePolicyStore: RolePolicyStore;
+  /** Organisations above projects, and their admins. */
+  organizationStore: OrganizationStore;
   /**
    * The session store read uncached, on Postgres: the services share one database, so a chat grant can
    * end with its session. Not on an embedded database, which a service run alone may not share (a

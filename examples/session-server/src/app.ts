@@ -12,6 +12,7 @@ import {
   problemResponse,
   readinessResponse,
   type AccountRecoveryOptions,
+  normalizeEmail,
   type NewUser,
   type RateLimiter,
 } from '@deskpilot/core/session';
@@ -21,7 +22,7 @@ import type { ServerConfig } from './config.ts';
 import { seededDemoUsers } from './demo-seed.ts';
 import { coreLogger, createEmailHasher, logEvents, requestLogging } from '../../shared/logging.ts';
 import { allListeners, mountMetrics, routeLabels } from '../../shared/metrics.ts';
-import { openStorage } from '../../shared/storage.ts';
+import { openStorage, type Storage } from '../../shared/storage.ts';
 
 /** The session service's own routes, as metrics label them beside the session handler's (anything else is `other`). */
 const routes = ['/healthz', '/readyz', '/metrics', '/openapi.json'];
@@ -45,6 +46,8 @@ export async function createApp(config: ServerConfig, logger: Logger) {
   if (config.SEED_DEMO_USERS)
     for (const user of seededDemoUsers)
       if (!(await userDirectory.findCredentials(user.email))) await userDirectory.addUser(user);
+
+  await seedOrganizations(config, storage);
 
   const throttle = (prefix: string, limit: number, windowMs = 5 * 60 * 1000): RateLimiter | undefined =>
     redis &&
@@ -85,6 +88,7 @@ export async function createApp(config: ServerConfig, logger: Logger) {
       invitations: storage.invitationStore,
       // Each project's role → capability flags, editable by its admins; the studio builds chat grants from it.
       policies: storage.rolePolicyStore,
+      organizations: storage.organizationStore,
       invitationLink: studioPage(config, 'invitation'),
       ...(email ? { email: email.sender } : {}),
     },
@@ -203,6 +207,24 @@ async function emailSender(config: ServerConfig) {
   if (config.EMAIL_CONSOLE)
     return { sender: createConsoleEmailSender(), label: 'recovery emails printed (EMAIL_CONSOLE)', close: () => {} };
   return undefined;
+}
+
+/** The demo's organisations: its companies, each over its projects. */
+const demoOrganizations = {
+  acme: { projects: ['acme-b2c', 'acme-b2b'], admins: [] },
+  globex: { projects: ['globex-b2c'], admins: [] },
+};
+
+/** Places ORGANIZATIONS' projects and adds their admins (by email, once they have an account). */
+async function seedOrganizations(config: ServerConfig, storage: Storage): Promise<void> {
+  const organizations = config.ORGANIZATIONS ?? (config.SEED_DEMO_USERS ? demoOrganizations : {});
+  for (const [organization, { projects, admins }] of Object.entries(organizations)) {
+    for (const projectKey of projects) await storage.organizationStore.addProject(organization, projectKey);
+    for (const email of admins) {
+      const user = await storage.userDirectory.findUserByEmail(normalizeEmail(email));
+      if (user) await storage.organizationStore.setAdmin(organization, user.id, true);
+    }
+  }
 }
 
 /** Recovery over the service's own database, its links opening the studio's page (the token in the fragment). */

@@ -33,6 +33,12 @@ const json = z.pipe(
 const name = z.string().check(z.minLength(1), z.maxLength(200));
 const membership = z.strictObject({ projectKey: name, clientId: name, role: name });
 /** One identity provider of SSO_PROVIDERS (`SsoProvider` of @deskpilot/core). */
+/** One organisation of ORGANIZATIONS: its projects, and the emails of its admins. */
+const organization = z.strictObject({
+  projects: z.array(name).check(z.minLength(1)),
+  admins: z._default(z.array(z.string().check(z.minLength(3), z.maxLength(320))), []),
+});
+
 const ssoProvider = z.strictObject({
   id: matching(/^[A-Za-z0-9_-]{1,64}$/, 'letters, digits, _ and - only'),
   name,
@@ -70,6 +76,12 @@ const environment = z.object({
   SESSION_IDLE_TIMEOUT_MS: z._default(milliseconds, 2 * 60 * 60 * 1000),
   SESSION_ABSOLUTE_TIMEOUT_MS: z._default(milliseconds, 12 * 60 * 60 * 1000),
   SEED_DEMO_USERS: z._default(flag, true),
+  /**
+   * Organisations above projects, as JSON: `{"acme":{"projects":["acme-b2c","acme-b2b"],"admins":["lead@example.com"]}}`.
+   * An admin of an organisation administers each of its projects. Applied at start (projects placed,
+   * admins added by email); unset with the demo users, the demo's `acme` and `globex` without admins.
+   */
+  ORGANIZATIONS: z.optional(z.pipe(json, z.record(name, organization))),
   /**
    * The SMTP server for password reset and verification links (`smtps://user:password@host:465`, or
    * `smtp://…:587` with STARTTLS); with it (or EMAIL_CONSOLE) the recovery routes are served.

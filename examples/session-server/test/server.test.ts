@@ -24,6 +24,31 @@ describe('reference session server', () => {
     expect(output()).not.toContain(cookie.split('=')[1]);
   });
 
+  it('places ORGANIZATIONS at start: an admin of acme administers its projects, member or not', async () => {
+    const env = {
+      COOKIE_SECURE: 'false',
+      ORGANIZATIONS: JSON.stringify({ acme: { projects: ['acme-b2c', 'acme-b2b'], admins: ['bob@example.com'] } }),
+    };
+    const { child, url } = await spawnExample(serverFile, env);
+    const login = await fetch(`${url}/sessions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: 'http://localhost:3000' },
+      body: JSON.stringify({ email: 'bob@example.com', password: 'bob-demo-password' }),
+    });
+    const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
+    const organizations = await fetch(`${url}/sessions/organizations`, { headers: { cookie } });
+    expect(await organizations.json()).toEqual({
+      organizations: [{ organization: 'acme', projects: ['acme-b2b', 'acme-b2c'] }],
+    });
+    const members = await fetch(`${url}/sessions/team/members?projectKey=acme-b2b`, { headers: { cookie } });
+    expect(members.status).toBe(200);
+    expect((await fetch(`${url}/sessions/team/members?projectKey=globex-b2c`, { headers: { cookie } })).status).toBe(
+      403,
+    );
+    child.kill('SIGTERM');
+    expect(await exitCode(child)).toBe(0);
+  });
+
   it('refuses a bad configuration with a readable message', async () => {
     const { code, stderr } = await runToExit(serverFile, { PORT: 'eighty', COOKIE_SECURE: 'maybe' });
     expect(code).toBe(2);

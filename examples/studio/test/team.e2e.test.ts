@@ -189,3 +189,50 @@ describe.skipIf(!hasChromium)(`studio in Chromium: a team lead runs her team${sk
     timeout,
   );
 });
+
+// An organisation's admin (Bob, a viewer in globex, admin of the acme organisation) runs acme's
+// projects from the studio, though he is a member of none of them.
+describe.skipIf(!hasChromium)(`studio in Chromium: an organisation's admin${skipReason}`, () => {
+  let platform: Platform;
+  let browser: Browser;
+  let page: Page;
+  const pageErrors: string[] = [];
+
+  beforeAll(async () => {
+    const organizations = {
+      ORGANIZATIONS: JSON.stringify({
+        acme: { projects: ['acme-b2c', 'acme-b2b'], admins: ['bob@example.com'] },
+        globex: { projects: ['globex-b2c'] },
+      }),
+    };
+    platform = await startPlatform({}, organizations);
+    browser = await launchChromium();
+    page = await (await browser.newContext()).newPage();
+    watchPageErrors(page, pageErrors);
+  }, timeout);
+  afterAll(async () => {
+    await browser?.close();
+    platform?.close();
+  });
+
+  it(
+    "picks one of the organisation's projects and changes a role there",
+    async () => {
+      await signIn(page, platform.studioUrl, 'bob@example.com', 'bob-demo-password');
+      expect(await page.getByTestId('role').textContent()).toBe('viewer');
+      await page.getByRole('navigation', { name: 'Administration' }).getByRole('button', { name: 'Team' }).click();
+      const picker = page.getByLabel('Project to administer');
+      expect(await picker.locator('option').allTextContents()).toEqual(['acme-b2b', 'acme-b2c']);
+      await picker.selectOption('acme-b2b');
+      await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Team · acme-b2b');
+      await page.getByLabel('Role of Alice Martin').selectOption('admin');
+      await expect.poll(() => page.getByRole('status').textContent()).toBe('Alice Martin is now admin.');
+
+      await page.getByRole('navigation', { name: 'Administration' }).getByRole('button', { name: 'Activity' }).click();
+      const changed = page.getByRole('main', { name: 'Activity' }).locator('tr[data-type="member-role-changed"]');
+      await expect.poll(() => changed.textContent()).toMatch(/bob@example\.com.*alice@example\.com: agent → admin/);
+      expect(pageErrors).toEqual([]);
+    },
+    timeout,
+  );
+});

@@ -30,12 +30,27 @@ export function App() {
   const [busy, setBusy] = useState(false);
   const [managingPasskeys, setManagingPasskeys] = useState(false);
   const [page, setPage] = useState<'chat' | 'team' | 'activity'>('chat');
+  // The projects this person administers: their own as admin, and every project of an organisation
+  // they administer; the admin pages work on one of them.
+  const [administrable, setAdministrable] = useState<string[]>([]);
+  const [adminProject, setAdminProject] = useState<string | null>(null);
   const [invitation, setInvitation] = useState<string | null>(null);
   // The passkey panel and the admin pages belong to a signed-in admin: they close with the session.
   const signedInRole = view.state === 'signed-in' ? `${view.session.projectKey}/${view.session.role}` : null;
   useEffect(() => {
     if (view.state !== 'signed-in') setManagingPasskeys(false);
     setPage('chat');
+    if (view.state !== 'signed-in') return setAdministrable([]);
+    const { session } = view;
+    const own = session.memberships.filter((membership) => membership.role === 'admin').map((m) => m.projectKey);
+    void client
+      .organizations()
+      .catch(() => [])
+      .then((organizations) => {
+        const projects = [...new Set([...own, ...organizations.flatMap((organization) => organization.projects)])];
+        setAdministrable(projects);
+        setAdminProject(projects.includes(session.projectKey) ? session.projectKey : (projects[0] ?? null));
+      });
   }, [view.state, signedInRole]);
 
   /** Signed in (by any method): a pending invitation is accepted now. */
@@ -193,7 +208,7 @@ export function App() {
             Verify email
           </button>
         )}
-        {session.role === 'admin' && (
+        {administrable.length > 0 && (
           <nav className="admin-nav" aria-label="Administration">
             {(['chat', 'team', 'activity'] as const).map((target) => (
               <button
@@ -234,10 +249,22 @@ export function App() {
         </div>
       )}
       {managingPasskeys && <PasskeyManager onClose={() => setManagingPasskeys(false)} />}
-      {page === 'team' ? (
-        <TeamPage key={session.projectKey} session={session} />
-      ) : page === 'activity' ? (
-        <ActivityPage key={session.projectKey} projectKey={session.projectKey} />
+      {page !== 'chat' && adminProject && administrable.length > 1 && (
+        <label className="admin-project">
+          Project to administer
+          <select value={adminProject} onChange={(event) => setAdminProject(event.target.value)}>
+            {administrable.map((projectKey) => (
+              <option key={projectKey} value={projectKey}>
+                {projectKey}
+              </option>
+            ))}
+          </select>
+        </label>
+      )}
+      {page === 'team' && adminProject ? (
+        <TeamPage key={adminProject} projectKey={adminProject} session={session} />
+      ) : page === 'activity' && adminProject ? (
+        <ActivityPage key={adminProject} projectKey={adminProject} />
       ) : (
         <div className="columns">
           <Sidebar key={`${session.id}`} session={session} />

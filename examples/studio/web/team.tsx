@@ -20,8 +20,7 @@ interface TeamContext {
  * The Team page, for a project's admins: members and their roles, removal, their sessions,
  * invitations, and the project's role policy (which capabilities each role has).
  */
-export function TeamPage({ session }: { session: Session }) {
-  const { projectKey } = session;
+export function TeamPage({ projectKey, session }: { projectKey: string; session: Session }) {
   const [team, setTeam] = useState<Team | null>(null);
   const [policy, setPolicy] = useState<TeamPolicy | null>(null);
   const [message, setMessage] = useState<{ text: string; error: boolean } | null>(null);

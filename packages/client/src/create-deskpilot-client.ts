@@ -232,6 +232,9 @@ function teamCalls(session: SessionCall, post: (body: unknown) => RequestInit, s
       const answer = await (await session('/sessions/invitations/accept', post(input))).json();
       return input.password === undefined ? answer.session : answer;
     },
+    /** The organisations the signed-in user administers, each with its projects (whose admin they are too). */
+    organizations: async (): Promise<Array<{ organization: string; projects: string[] }>> =>
+      (await (await session('/sessions/organizations')).json()).organizations,
     /** A project's role policy (its admins only). */
     teamPolicy: async (projectKey: string): Promise<TeamPolicy> =>
       (await session(`/sessions/team/policy?${query({ projectKey })}`)).json(),

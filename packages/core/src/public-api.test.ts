@@ -110,6 +110,7 @@ const rootValues = [
   'createTeamAdmin',
   'capabilitiesOf',
   'createMemoryRolePolicyStore',
+  'createMemoryOrganizationStore',
   'defaultRolePolicy',
   'rolePolicyProblem',
 ];
@@ -324,6 +325,7 @@ const rootTypes = [
   'MembershipChange',
   'MembershipChangeResult',
   'NewAccount',
+  'OrganizationStore',
   'ProjectMember',
   'RolePolicy',
   'RolePolicyStore',
@@ -437,6 +439,7 @@ describe('public API', () => {
       'testIdentityLinkStore',
       'testInputConformance',
       'testInvitationStore',
+      'testOrganizationStore',
       'testPasskeyStore',
       'testRateLimiter',
       'testResumableStreams',

@@ -6,6 +6,7 @@ import {
   type AuditStore,
   type InvitationStore,
   type RolePolicyStore,
+  type OrganizationStore,
   type PasskeyStore,
   type PasswordHashOptions,
   type SessionLookup,
@@ -17,6 +18,7 @@ import { createPostgresIdentityLinkStore } from './postgres-identity-link-store.
 import { createPostgresAuditStore } from './postgres-audit-store.js';
 import { createPostgresInvitationStore } from './postgres-invitation-store.js';
 import { createPostgresRolePolicyStore } from './postgres-role-policy-store.js';
+import { createPostgresOrganizationStore } from './postgres-organization-store.js';
 import { createPostgresApprovalStore } from './postgres-approval-store.js';
 import { createPostgresChatStore } from './postgres-chat-store.js';
 import { createPostgresSessionLookup } from './postgres-session-lookup.js';
@@ -66,6 +68,8 @@ export interface PostgresStores {
   invitationStore: InvitationStore;
   /** Each project's role policy (role → capability flags), for the session service's `team`. */
   rolePolicyStore: RolePolicyStore;
+  /** Organisations above projects and their admins, for the session service's `team`. */
+  organizationStore: OrganizationStore;
 }
 
 /**
@@ -102,5 +106,6 @@ export function createPostgresStores(client: SqlClient, options: PostgresStoresO
     auditStore: createPostgresAuditStore(client),
     invitationStore: createPostgresInvitationStore(client),
     rolePolicyStore: createPostgresRolePolicyStore(client),
+    organizationStore: createPostgresOrganizationStore(client),
   };
 }

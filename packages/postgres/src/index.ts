@@ -21,6 +21,7 @@ export { createPostgresIdentityLinkStore } from './postgres-identity-link-store.
 export { createPostgresAuditStore } from './postgres-audit-store.js';
 export { createPostgresInvitationStore } from './postgres-invitation-store.js';
 export { createPostgresRolePolicyStore } from './postgres-role-policy-store.js';
+export { createPostgresOrganizationStore } from './postgres-organization-store.js';
 export { createPostgresStores, type PostgresStores, type PostgresStoresOptions } from './create-postgres-stores.js';
 export { openDatabase, type Database, type OpenDatabaseOptions } from './open-database.js';
 export {

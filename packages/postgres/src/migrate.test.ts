@@ -33,6 +33,8 @@ const expectedTables = [
   'deskpilot_invitations',
   'deskpilot_memberships',
   'deskpilot_migrations',
+  'deskpilot_organization_admins',
+  'deskpilot_organization_projects',
   'deskpilot_passkeys',
   'deskpilot_role_policies',
   'deskpilot_sessions',

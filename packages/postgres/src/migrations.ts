@@ -313,6 +313,24 @@ const rolePolicies: Migration = {
   ],
 };
 
+// Organisations above projects: each project in at most one, and the admins of each.
+const organizations: Migration = {
+  version: 16,
+  name: 'organizations',
+  statements: [
+    `CREATE TABLE deskpilot_organization_projects (
+      project_key text PRIMARY KEY,
+      organization text NOT NULL
+    )`,
+    `CREATE INDEX deskpilot_organization_projects_organization ON deskpilot_organization_projects (organization)`,
+    `CREATE TABLE deskpilot_organization_admins (
+      organization text NOT NULL,
+      user_id text NOT NULL,
+      PRIMARY KEY (user_id, organization)
+    )`,
+  ],
+};
+
 /** Every migration, in order. Append only: a released migration never changes. */
 export const migrations: readonly Migration[] = [
   initialSchema,
@@ -330,4 +348,5 @@ export const migrations: readonly Migration[] = [
   teams,
   sessionClients,
   rolePolicies,
+  organizations,
 ];

@@ -1,4 +1,10 @@
-import { testInvitationStore, testRolePolicyStore, testTeamDirectory } from '@deskpilot/core/testing';
+import {
+  testInvitationStore,
+  testOrganizationStore,
+  testRolePolicyStore,
+  testTeamDirectory,
+} from '@deskpilot/core/testing';
+import { createPostgresOrganizationStore } from './postgres-organization-store.js';
 import { createPostgresRolePolicyStore } from './postgres-role-policy-store.js';
 import { afterAll, beforeAll, describe } from 'vitest';
 import { createPostgresAuditStore } from './postgres-audit-store.js';
@@ -17,6 +23,10 @@ for (const backend of testBackends) {
     testInvitationStore(async () => {
       await database.reset();
       return createPostgresInvitationStore(database.client);
+    });
+    testOrganizationStore(async () => {
+      await database.reset();
+      return createPostgresOrganizationStore(database.client);
     });
     testRolePolicyStore(async () => {
       await database.reset();

@@ -39,6 +39,8 @@ const tables = [
   'deskpilot_audit_heads',
   'deskpilot_invitations',
   'deskpilot_role_policies',
+  'deskpilot_organization_projects',
+  'deskpilot_organization_admins',
 ];
 const reset = (client: SqlExecutor) => client.query(`TRUNCATE ${tables.join(', ')}`).then(() => undefined);
 

@@ -5,6 +5,7 @@ import type {
   AuditStore,
   InvitationStore,
   RolePolicyStore,
+  OrganizationStore,
   PasskeyStore,
   PasswordHashOptions,
   SessionLookup,
@@ -15,6 +16,7 @@ import { createSqliteIdentityLinkStore } from './sqlite-identity-link-store.js';
 import { createSqliteAuditStore } from './sqlite-audit-store.js';
 import { createSqliteInvitationStore } from './sqlite-invitation-store.js';
 import { createSqliteRolePolicyStore } from './sqlite-role-policy-store.js';
+import { createSqliteOrganizationStore } from './sqlite-organization-store.js';
 import { createSqliteAccountTokenStore } from './sqlite-account-token-store.js';
 import type { SqliteDatabase } from './open-sqlite-database.js';
 import { createSqliteApprovalStore } from './sqlite-approval-store.js';
@@ -52,6 +54,8 @@ export interface SqliteStores {
   invitationStore: InvitationStore;
   /** Each project's role policy (role → capability flags), for the session service's `team`. */
   rolePolicyStore: RolePolicyStore;
+  /** Organisations above projects and their admins, for the session service's `team`. */
+  organizationStore: OrganizationStore;
 }
 
 /**
@@ -79,5 +83,6 @@ export function createSqliteStores(database: SqliteDatabase, options: SqliteStor
     auditStore: createSqliteAuditStore(database),
     invitationStore: createSqliteInvitationStore(database),
     rolePolicyStore: createSqliteRolePolicyStore(database),
+    organizationStore: createSqliteOrganizationStore(database),
   };
 }

@@ -16,4 +16,5 @@ export { createSqliteIdentityLinkStore } from './sqlite-identity-link-store.js';
 export { createSqliteAuditStore } from './sqlite-audit-store.js';
 export { createSqliteInvitationStore } from './sqlite-invitation-store.js';
 export { createSqliteRolePolicyStore } from './sqlite-role-policy-store.js';
+export { createSqliteOrganizationStore } from './sqlite-organization-store.js';
 export { createSqliteStores, type SqliteStores, type SqliteStoresOptions } from './create-sqlite-stores.js';

@@ -279,4 +279,21 @@ export const sqliteMigrations: readonly SqliteMigration[] = [
       ) STRICT;
     `,
   },
+  {
+    version: 14,
+    name: 'organizations',
+    // Organisations above projects: each project in at most one, and the admins of each.
+    sql: `
+      CREATE TABLE deskpilot_organization_projects (
+        project_key TEXT PRIMARY KEY,
+        organization TEXT NOT NULL
+      ) STRICT;
+      CREATE INDEX deskpilot_organization_projects_organization ON deskpilot_organization_projects (organization);
+      CREATE TABLE deskpilot_organization_admins (
+        organization TEXT NOT NULL,
+        user_id TEXT NOT NULL,
+        PRIMARY KEY (user_id, organization)
+      ) STRICT;
+    `,
+  },
 ];

@@ -4,6 +4,7 @@ import {
   testIdentityLinkStore,
   testAuditStore,
   testInvitationStore,
+  testOrganizationStore,
   testRolePolicyStore,
   testTeamDirectory,
   testApprovalAudit,
@@ -37,6 +38,7 @@ describe('SQLite stores', () => {
   testIdentityLinkStore(async () => (await stores()).identityLinkStore);
   testAuditStore(async () => (await stores()).auditStore);
   testInvitationStore(async () => (await stores()).invitationStore);
+  testOrganizationStore(async () => (await stores()).organizationStore);
   testRolePolicyStore(async () => {
     const { rolePolicyStore, auditStore } = await stores();
     return { store: rolePolicyStore, audit: auditStore };

@@ -65,6 +65,7 @@ describe('the OpenAPI documents', () => {
       '/sessions/team/sessions/revoke',
       '/sessions/team/policy',
       '/sessions/current/capabilities',
+      '/sessions/organizations',
       '/sessions/team/audit',
       '/sessions/team/audit/export',
     ]);

@@ -548,6 +548,7 @@ function teamPaths(cookie: object, bodyCodes: readonly ErrorCode[], session: obj
     ...teamInvitationPaths(cookie, bodyCodes, session),
     ...teamSessionPaths(cookie, bodyCodes),
     ...teamPolicyPaths(cookie, bodyCodes),
+    ...organizationPaths(cookie),
     ...teamAuditPaths(cookie),
   };
 }
@@ -766,6 +767,42 @@ function teamPolicyPaths(cookie: object, bodyCodes: readonly ErrorCode[]) {
                 role: { type: 'string' },
                 capabilities: flags,
                 session: { $ref: '#/components/schemas/Session' },
+              },
+            }),
+          },
+          ...problems(['unauthenticated', 'store_unavailable', 'not_found']),
+        },
+      },
+    },
+  };
+}
+
+/** The organisations a signed-in user administers. */
+function organizationPaths(cookie: object) {
+  return {
+    '/sessions/organizations': {
+      get: {
+        operationId: 'organizations',
+        summary: 'The organisations the signed-in user administers, each with its projects (whose admin they are too).',
+        security: cookie,
+        responses: {
+          '200': {
+            description: 'The organisations, in key order.',
+            content: json({
+              type: 'object',
+              required: ['organizations'],
+              properties: {
+                organizations: {
+                  type: 'array',
+                  items: {
+                    type: 'object',
+                    required: ['organization', 'projects'],
+                    properties: {
+                      organization: { type: 'string' },
+                      projects: { type: 'array', items: { type: 'string' } },
+                    },
+                  },
+                },
               },
             }),
           },

@@ -31,6 +31,7 @@ import type { SessionPasskeys, SessionSso, SessionTeam } from './create-session-
 import {
   serveAcceptInvitation,
   serveCapabilities,
+  serveOrganizations,
   servePolicy,
   serveSetPolicy,
   serveAuditExport,
@@ -292,6 +293,7 @@ function teamRoutes(deps: SessionRouteDependencies, team: SessionTeam): Record<s
     '/sessions/team/sessions': { GET: route('team_member_sessions', serveMemberSessions) },
     '/sessions/team/policy': { GET: route('team_policy', servePolicy), POST: route('team_set_policy', serveSetPolicy) },
     '/sessions/current/capabilities': { GET: route('capabilities', serveCapabilities) },
+    '/sessions/organizations': { GET: route('organizations', serveOrganizations) },
     '/sessions/team/sessions/revoke': { POST: route('team_revoke_sessions', serveRevokeMemberSessions) },
     '/sessions/team/audit': { GET: route('team_audit', serveAuditLog) },
     '/sessions/team/audit/export': { GET: route('team_audit_export', serveAuditExport) },

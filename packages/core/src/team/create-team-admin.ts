@@ -6,6 +6,7 @@ import type { SessionContext } from '../session/session-context.js';
 import { isLive, toSessionSummary, type SessionSummary } from '../session/session-summary.js';
 import { normalizeEmail, type Account, type Membership } from '../session/user-directory.js';
 import type { InvitationRecord, InvitationStore } from './invitation-store.js';
+import type { OrganizationStore } from './organization-store.js';
 import { builtinCapabilities, type CapabilityRegistry } from '../chat/context/capabilities.js';
 import {
   capabilitiesOf,
@@ -46,6 +47,11 @@ export interface TeamOptions {
   policies?: RolePolicyStore;
   /** The capability flags a policy may name. @default builtinCapabilities */
   capabilities?: CapabilityRegistry;
+  /**
+   * Organisations above projects: an admin of a project's organisation administers the project too,
+   * member of it or not. Without it, only a project's own admins do.
+   */
+  organizations?: OrganizationStore;
   /** The product's name in the invitation. @default "Deskpilot" */
   appName?: string;
 }
@@ -54,7 +60,10 @@ export interface TeamOptions {
 export interface TeamCaller {
   projectKey: string;
   account: Account;
-  membership: Membership;
+  /** Their membership in the project; null for an admin of its organisation who is not a member. */
+  membership: Membership | null;
+  /** The organisation whose admin they act as, when they are not the project's own admin. */
+  organization: string | null;
   sessionId: string;
 }
 
@@ -125,6 +134,10 @@ export interface TeamAdmin {
    * how many ended; `not_found` for a non-member, or an `id` that is not one of theirs there.
    */
   revokeMemberSessions(caller: TeamCaller, userId: string, id?: string): Promise<TeamResult<number>>;
+  /** The organisations the cookie's user administers, each with its projects; null when signed out. */
+  organizations(
+    cookieHeader: string | null | undefined,
+  ): Promise<Array<{ organization: string; projects: string[] }> | null>;
   /** The caller's project's role policy: the stored one, or the built-in one (`version` 0). */
   policy(caller: TeamCaller): Promise<StoredRolePolicy>;
   /**
@@ -189,13 +202,17 @@ export function createTeamAdmin(options: TeamOptions, dependencies: TeamDependen
       const token = context.cookie.read(cookieHeader);
       const current = token === null ? null : await authenticateToken(token, context);
       if (!current) return { ok: false, reason: 'unauthenticated' };
-      const membership = current.account.memberships.find((candidate) => candidate.projectKey === projectKey);
-      if (!membership) return { ok: false, reason: 'not_found' };
-      const isAdmin = current.account.memberships.some(
+      const { account } = current;
+      const membership = account.memberships.find((candidate) => candidate.projectKey === projectKey) ?? null;
+      const isAdmin = account.memberships.some(
         (candidate) => candidate.projectKey === projectKey && candidate.role === adminRole,
       );
-      if (!isAdmin) return { ok: false, reason: 'forbidden' };
-      return { ok: true, value: { projectKey, account: current.account, membership, sessionId: current.record.id } };
+      const caller = { projectKey, account, membership, sessionId: current.record.id };
+      if (isAdmin) return { ok: true, value: { ...caller, organization: null } };
+      // An admin of the project's organisation administers it, member or not.
+      const organization = await organizationAdministered(team, projectKey, account.user.id);
+      if (organization !== null) return { ok: true, value: { ...caller, organization } };
+      return { ok: false, reason: membership ? 'forbidden' : 'not_found' };
     },
 
     ...memberOperations(team),
@@ -203,6 +220,18 @@ export function createTeamAdmin(options: TeamOptions, dependencies: TeamDependen
     ...acceptOperations(team),
     ...sessionOperations(team),
     ...policyOperations(team),
+
+    async organizations(cookieHeader) {
+      const token = context.cookie.read(cookieHeader);
+      const current = token === null ? null : await authenticateToken(token, context);
+      if (!current) return null;
+      const store = options.organizations;
+      if (!store) return [];
+      const administered = await store.administeredBy(current.account.user.id);
+      return Promise.all(
+        administered.map(async (organization) => ({ organization, projects: await store.projects(organization) })),
+      );
+    },
 
     auditLog: async (caller, query) => audit?.list({ ...query, projectKey: caller.projectKey }) ?? null,
 
@@ -218,10 +247,20 @@ function teamEvent(
 ): AuditEvent {
   return {
     ...fields,
+    // An organisation's admin acting on one of its projects: the record says in which capacity.
+    data: caller?.organization ? { ...fields.data, asAdminOf: caller.organization } : fields.data,
     actor: caller?.account.user.email ?? null,
     session: caller?.sessionId ?? null,
     at: team.context.now(),
   };
+}
+
+/** The organisation of `projectKey` when `userId` administers it, else null. */
+async function organizationAdministered(team: Team, projectKey: string, userId: string): Promise<string | null> {
+  const organizations = team.options.organizations;
+  const organization = organizations && (await organizations.organizationOf(projectKey));
+  if (!organizations || !organization) return null;
+  return (await organizations.administeredBy(userId)).includes(organization) ? organization : null;
 }
 
 /** A membership change with its audit event: in the store's own transaction when it can, else right after. */
@@ -303,7 +342,8 @@ function invitationOperations(team: Team): Pick<TeamAdmin, 'invite' | 'listInvit
         id: crypto.randomUUID(),
         tokenHash: context.hashSecret(token),
         projectKey: caller.projectKey,
-        clientId: input.clientId ?? caller.membership.clientId,
+        clientId:
+          input.clientId ?? caller.membership?.clientId ?? members[0]?.memberships[0]?.clientId ?? caller.projectKey,
         role: input.role,
         email,
         invitedBy: caller.account.user.id,
@@ -379,6 +419,7 @@ function acceptOperations(team: Team): Pick<TeamAdmin, 'acceptInvitation' | 'acc
         projectKey: live.projectKey,
         account: current.account,
         membership: current.membership,
+        organization: null,
         sessionId: current.record.id,
       };
       const alreadyMember = current.account.memberships.some((candidate) => candidate.projectKey === live.projectKey);

@@ -26,3 +26,4 @@ export {
   type RolePolicyStore,
   type StoredRolePolicy,
 } from './role-policy.js';
+export { createMemoryOrganizationStore, type OrganizationStore } from './organization-store.js';

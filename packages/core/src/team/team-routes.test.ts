@@ -11,6 +11,7 @@ import { demoUsers } from '../demo.js';
 import { createMemoryInvitationStore } from './invitation-store.js';
 import type { TeamOptions } from './create-team-admin.js';
 import { createMemoryRolePolicyStore } from './role-policy.js';
+import { createMemoryOrganizationStore } from './organization-store.js';
 
 const studio = 'http://localhost:3000';
 const carol = { email: 'carol@example.com', password: 'carol-demo-password' } as const;
@@ -32,6 +33,14 @@ async function setup(team: Partial<TeamOptions> = {}) {
   });
   const audit = createMemoryAuditStore();
   const invitations = createMemoryInvitationStore();
+  // The demo's organisations: acme (its two stores) and globex.
+  const organizations = createMemoryOrganizationStore();
+  for (const [organization, projectKey] of [
+    ['acme', 'acme-b2c'],
+    ['acme', 'acme-b2b'],
+    ['globex', 'globex-b2c'],
+  ])
+    await organizations.addProject(organization!, projectKey!);
   const sent: EmailMessage[] = [];
   const service = createSessionService({
     store: createMemorySessionStore(),
@@ -39,7 +48,7 @@ async function setup(team: Partial<TeamOptions> = {}) {
     now: clock.now,
     passwordHash: testPasswordHash,
     audit,
-    team: { directory, invitations, policies: createMemoryRolePolicyStore(), ...team },
+    team: { directory, invitations, policies: createMemoryRolePolicyStore(), organizations, ...team },
   });
   const handler = createSessionHandler({ service, allowedOrigins: [studio] });
   const send = (
@@ -71,7 +80,7 @@ async function setup(team: Partial<TeamOptions> = {}) {
     return cookiePair(response.headers.get('set-cookie')!);
   };
   const userId = async (email: string) => (await directory.findUserByEmail(email))!.id;
-  return { clock, directory, audit, invitations, sent, service, send, post, get, login, userId };
+  return { clock, directory, audit, invitations, organizations, sent, service, send, post, get, login, userId };
 }
 
 async function problem(response: Response) {
@@ -586,5 +595,59 @@ describe('roles decide capabilities', () => {
     expect(await (await get('/sessions/team/policy?projectKey=acme-b2c', aliceCookie)).json()).toMatchObject({
       version: 0,
     });
+  });
+});
+
+describe("an organisation's admins", () => {
+  const bob = { email: 'bob@example.com', password: 'bob-demo-password' };
+
+  it('administer every project of their organisation, member or not; no other', async () => {
+    const { get, post, login, userId, organizations, audit } = await setup();
+    await organizations.setAdmin('acme', await userId(bob.email), true);
+    const bobCookie = await login(bob);
+    expect(await (await get('/sessions/organizations', bobCookie)).json()).toEqual({
+      organizations: [{ organization: 'acme', projects: ['acme-b2b', 'acme-b2c'] }],
+    });
+    // Bob is no member of acme-b2b, yet its admin through acme; Alice is its agent only.
+    const members = await get('/sessions/team/members?projectKey=acme-b2b', bobCookie);
+    expect(members.status).toBe(200);
+    const aliceId = await userId(alice.email);
+    const promoted = await post(
+      '/sessions/team/members/role',
+      { projectKey: 'acme-b2b', userId: aliceId, role: 'admin' },
+      bobCookie,
+    );
+    expect(promoted.status).toBe(200);
+    const invited = await post(
+      '/sessions/team/invitations',
+      { projectKey: 'acme-b2b', email: 'dana@example.com', role: 'agent' },
+      bobCookie,
+    );
+    expect(await invited.json()).toMatchObject({ invitation: { clientId: 'acme', projectKey: 'acme-b2b' } });
+    expect((await audit.list({ projectKey: 'acme-b2b', type: 'member-role-changed' }))[0]).toMatchObject({
+      actor: bob.email,
+      data: { to: 'admin', asAdminOf: 'acme' },
+    });
+    // In globex, his own project, he is a viewer: not its admin. Outside both, nothing is his.
+    expect((await get('/sessions/team/members?projectKey=globex-b2c', bobCookie)).status).toBe(403);
+    expect((await get('/sessions/team/members?projectKey=initech', bobCookie)).status).toBe(404);
+  });
+
+  it('stop at once when they no longer administer it, and an organisation keeps its projects’ last admins', async () => {
+    const { get, post, login, userId, organizations } = await setup();
+    const bobId = await userId(bob.email);
+    await organizations.setAdmin('acme', bobId, true);
+    const bobCookie = await login(bob);
+    const aliceId = await userId(alice.email);
+    const lastAdmin = await post(
+      '/sessions/team/members/role',
+      { projectKey: 'acme-b2c', userId: aliceId, role: 'agent' },
+      bobCookie,
+    );
+    expect([lastAdmin.status, await problem(lastAdmin)]).toEqual([409, 'last_admin']);
+    await organizations.setAdmin('acme', bobId, false);
+    expect((await get('/sessions/team/members?projectKey=acme-b2c', bobCookie)).status).toBe(404);
+    expect(await (await get('/sessions/organizations', bobCookie)).json()).toEqual({ organizations: [] });
+    expect((await get('/sessions/organizations')).status).toBe(401);
   });
 });

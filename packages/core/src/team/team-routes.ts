@@ -240,6 +240,13 @@ export async function serveRevokeMemberSessions(
   return jsonResponse(200, { revoked: valueOf(await deps.team.revokeMemberSessions(caller, body.userId, body.id)) });
 }
 
+/** `GET /sessions/organizations`: the organisations the signed-in user administers, each with its projects. */
+export async function serveOrganizations(deps: TeamRouteDependencies, request: HttpRequest): Promise<HttpResponse> {
+  const organizations = await deps.team.organizations(cookieHeader(request));
+  if (!organizations) throw noSessionError();
+  return jsonResponse(200, { organizations });
+}
+
 /** `GET /sessions/team/policy?projectKey=…`: the project's role policy, and the flags it may name. */
 export async function servePolicy(deps: TeamRouteDependencies, request: HttpRequest): Promise<HttpResponse> {
   const query = parseWithSchema(teamQuery, queryOf(request));
