@@ -4,11 +4,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
+import { signChatGrant } from '@deskpilot/core';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { readChunks, readHistory, userMessage } from '../examples/test-support/chat-client.ts';
 import { temporaryDataDir } from '../examples/test-support/spawn-example.ts';
 import { freePort } from '../examples/studio/test/platform.ts';
 
+const grantSecret = 'start-platform-test-grant-secret-0123456789';
 const launcher = fileURLToPath(new URL('./start-platform.ts', import.meta.url));
 const compileCache = new URL('../examples/shared/compile-cache.mjs', import.meta.url).href;
 
@@ -47,10 +49,23 @@ describe('npm start (scripts/start-platform.ts)', () => {
       CHAT_PORT: String(chat),
       STUDIO_PORT: String(studio),
       COOKIE_SECURE: 'false',
+      // The platform signs chat grants with a secret of its run; this one is the test's, to sign its own.
+      CHAT_CONTEXT_SECRET: grantSecret,
     };
     const platform = await startPlatform({ ...env, DEMO_MODEL_DELAY_MS: '150', SHUTDOWN_GRACE_MS: '20000' });
     const chatUrl = `http://127.0.0.1:${chat}`;
-    const body = { sessionId: crypto.randomUUID(), context: { userEmail: 'rep@example.com', projectKey: 'acme-b2c' } };
+    const grant = await signChatGrant(
+      {
+        userEmail: 'rep@example.com',
+        userRole: 'agent',
+        projectKey: 'acme-b2c',
+        businessType: 'b2c',
+        capabilities: {},
+      },
+      grantSecret,
+      { expiresInSeconds: 600 },
+    );
+    const body = { sessionId: crypto.randomUUID(), context: { grant } };
 
     const response = await fetch(`${chatUrl}/chat`, {
       method: 'POST',

@@ -18,10 +18,13 @@ const ports = { session: configured.session.port, chat: configured.chat.port, st
 // The services allow the studio's origin, on its port, unless ALLOWED_ORIGINS says otherwise.
 const allowedOrigins = process.env.ALLOWED_ORIGINS ?? loopbackOrigins(ports.studio).join(',');
 // Step-up for risky approvals is on in the demo: the session service signs proofs the chat service
-// checks, with a secret of this run unless STEP_UP_SECRET is given (proofs live five minutes).
+// checks, with a secret of this run unless STEP_UP_SECRET is given (proofs live five minutes). So are
+// signed chat grants: the studio signs each chat context (naming the sign-in session, which the audit
+// trail then records with every approval) and the chat service believes nothing else.
 const env = {
   LOG_FORMAT: process.stdout.isTTY ? 'pretty' : 'json',
   STEP_UP_SECRET: randomBytes(32).toString('base64url'),
+  CHAT_CONTEXT_SECRET: randomBytes(32).toString('base64url'),
   ...process.env,
 };
 

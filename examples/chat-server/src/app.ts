@@ -154,8 +154,9 @@ export async function createApp(config: ServerConfig, logger: Logger) {
     store: chatStore,
     approvalStore,
     // Each approval proposed, approved, denied and executed lands in its project's audit trail, in the
-    // approval's own transaction (the stores share one database).
-    audit: storage.auditStore,
+    // approval's own transaction (the stores share one database) — with signed grants only: identity a
+    // request body claims is never recorded as evidence.
+    ...(config.CHAT_CONTEXT_SECRET ? { audit: storage.auditStore } : {}),
     models,
     commerce: loggedDemoCommerce(logger),
     tickets: createDemoTicketBackend(),

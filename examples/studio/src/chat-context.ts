@@ -92,7 +92,8 @@ export async function fetchChatIdentity(
     throw new DeskpilotError('upstream_unavailable', { detail: 'The session service is unreachable.', cause });
   }
   if (response.status === 401) return null;
-  if (response.status === 404) {
+  // Only the session service's own 404 (a problem: no team routes there), never a proxy's misroute.
+  if (response.status === 404 && response.headers.get('content-type')?.startsWith('application/problem+json')) {
     await response.body?.cancel();
     const session = await fetchSession(cookieHeader, {
       sessionServiceUrl: options.sessionServiceUrl,

@@ -39,7 +39,8 @@ describe.skipIf(!hasChromium)(`studio in Chromium: a team lead runs her team${sk
       DATA_DIR: temporaryDataDir((cleanup) => void cleanups.push(cleanup)),
       CHAT_CONTEXT_SECRET: 'e2e-chat-context-secret-of-at-least-32-chars',
     };
-    platform = await startPlatform(shared, shared);
+    // Invitations are emailed (printed by the session service): only an emailed link makes an account.
+    platform = await startPlatform(shared, { ...shared, EMAIL_CONSOLE: 'true' });
     browser = await launchChromium();
     lead = await (await browser.newContext()).newPage();
     agent = await (await browser.newContext()).newPage();
@@ -80,8 +81,9 @@ describe.skipIf(!hasChromium)(`studio in Chromium: a team lead runs her team${sk
       await invitations.getByLabel('Email').fill('dana@example.com');
       await invitations.getByLabel('Role').selectOption('agent');
       await invitations.getByRole('button', { name: 'Invite' }).click();
-      const link = await invitations.getByTestId('invitation-link').textContent();
-      expect(link).toMatch(/#invitation=[\w-]{43}$/);
+      await expect.poll(() => lead.getByRole('status').textContent()).toBe('Invitation sent to dana@example.com.');
+      expect(await invitations.getByTestId('invitation-link').count()).toBe(0);
+      const link = /To: dana@example\.com[\s\S]*?(http\S+#invitation=[\w-]{43})/.exec(platform.session.output())![1]!;
       await expect.poll(() => invitations.locator('li[data-invitation="dana@example.com"]').count()).toBe(1);
 
       const policy = lead.getByRole('region', { name: 'Role policy' });

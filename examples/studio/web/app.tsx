@@ -8,7 +8,7 @@ import {
   verifyEmail,
 } from './account-recovery.tsx';
 import { ActivityPage } from './activity.tsx';
-import { InvitationForm, acceptPendingInvitation, pendingInvitation } from './invitation.tsx';
+import { InvitationForm, acceptPendingInvitation, dropInvitation, pendingInvitation } from './invitation.tsx';
 import { LoginForm } from './login-form.tsx';
 import { TeamPage } from './team.tsx';
 import { PasskeyManager } from './passkeys.tsx';
@@ -53,14 +53,19 @@ export function App() {
       });
   }, [view.state, signedInRole]);
 
-  /** Signed in (by any method): a pending invitation is accepted now. */
+  /** Signed in (by any method): a pending invitation waits for the person to accept it. */
   const signedIn = useCallback(async (session: Session, signedInNotice?: string) => {
+    setInvitation(pendingInvitation());
+    setView({ state: 'signed-in', session });
+    if (signedInNotice) setNotice(signedInNotice);
+  }, []);
+  /** The signed-in person accepts the invitation they opened: joined, or why not. */
+  const accept = async () => {
     const accepted = await acceptPendingInvitation();
     setInvitation(null);
-    setView({ state: 'signed-in', session: accepted?.session ?? session });
-    const told = accepted?.notice ?? signedInNotice;
-    if (told) setNotice(told);
-  }, []);
+    if (accepted?.session) setView({ state: 'signed-in', session: accepted.session });
+    if (accepted) setNotice(accepted.notice);
+  };
 
   const load = useCallback(
     async (loadNotice?: string) => {
@@ -246,6 +251,23 @@ export function App() {
       {notice && (
         <div className="banner" role="alert">
           {notice}
+        </div>
+      )}
+      {invitation && (
+        <div className="banner invitation-offer" role="region" aria-label="Invitation">
+          You were invited to join a project.
+          <button type="button" className="primary" onClick={() => void accept()}>
+            Accept invitation
+          </button>
+          <button
+            type="button"
+            onClick={() => {
+              dropInvitation();
+              setInvitation(null);
+            }}
+          >
+            Dismiss
+          </button>
         </div>
       )}
       {managingPasskeys && <PasskeyManager onClose={() => setManagingPasskeys(false)} />}

@@ -41,7 +41,7 @@ export async function appendAuditRecord(transaction: SqlExecutor, event: AuditEv
 
 /**
  * Creates an {@link AuditStore} on Postgres or PGlite. `append` runs in one transaction that locks the
- * project's head row (`SELECT … FOR UPDATE`): concurrent appends, from any replica, chain one after the
+ * project's head row (its upsert takes the row lock): concurrent appends, from any replica, chain one after the
  * other. The trail is append-only in the code; grant the application role no `UPDATE` on
  * `deskpilot_audit` to make it so in the database too.
  *

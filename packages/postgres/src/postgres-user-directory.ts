@@ -266,6 +266,9 @@ async function changeMembership(
     () =>
       client.transaction(async (transaction) => {
         await transaction.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [teamLockClass, change.projectKey]);
+        // And the user's row: changes of one user in two projects (two invitations accepted at once)
+        // take positions in their list one after the other.
+        await transaction.query('SELECT 1 FROM deskpilot_users WHERE id = $1 FOR UPDATE', [change.userId]);
         const account = await accountIn(transaction, change.userId);
         if (!account) return { ok: false as const, reason: 'no_user' as const };
         const { rows } = await transaction.query<{ holders: string | number }>(

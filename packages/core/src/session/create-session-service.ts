@@ -362,13 +362,16 @@ async function deleteExpiredRecords(
   pruneAudit: () => Promise<unknown>,
 ): Promise<number> {
   const now = context.now();
-  await pruneAudit();
   // Each store once (they may be one).
   const oneTimeStores = new Set([options.recovery?.tokens, options.passkeys?.challenges, options.team?.invitations]);
   const [sessions] = await Promise.all([
     context.store.deleteExpired(now),
     ...[...oneTimeStores].map((tokens) => tokens?.deleteExpired(now)),
   ]);
+  // After the sweep, and on its own: a trail that cannot be pruned now never keeps sessions alive.
+  await pruneAudit().catch((error: unknown) =>
+    (options.logger ?? consoleLogger).error('audit retention failed; the next sweep tries again', error),
+  );
   return sessions;
 }
 
@@ -381,8 +384,9 @@ function auditRetention(options: SessionServiceOptions, now: () => number): () =
   return async () => {
     const at = now();
     if (at < next) return 0;
+    const pruned = await pruneAuditTrails(audit, at - auditRetentionMs);
     next = at + 60 * 60 * 1000;
-    return pruneAuditTrails(audit, at - auditRetentionMs);
+    return pruned;
   };
 }
 

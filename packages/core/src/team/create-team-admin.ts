@@ -38,6 +38,8 @@ export interface TeamOptions {
    * fragment never reaches a server's log or another site's `Referer`. Required with `email`.
    */
   invitationLink?: (token: string) => string;
+  /** Most pending invitations a project holds; past it, inviting is refused until some are used or revoked. @default 500 */
+  maxPendingInvitations?: number;
   /** Shortest password of an account made by accepting an invitation. @default 8 */
   minPasswordLength?: number;
   /**
@@ -86,6 +88,9 @@ export type TeamRefusal =
   /** The invitation's address has an account: sign in with it, then accept. */
   | 'sign_in_first'
   | 'weak_password'
+  /** The client named is not one of the project's. */
+  | 'invalid_client'
+  | 'too_many_invitations'
   /** The policy changed since the version the admin read. */
   | 'conflict'
   | 'busy';
@@ -320,6 +325,9 @@ function memberOperations(team: Team): Pick<TeamAdmin, 'listMembers' | 'changeRo
           }),
       );
       if (!result.ok) return { ok: false, reason: result.reason === 'last_role_holder' ? 'last_admin' : 'not_found' };
+      // Someone removed does not come back through an invitation still pending for their address.
+      for (const pending of await team.invitations.list(caller.projectKey, team.context.now()))
+        if (pending.email === target.user.email) await team.invitations.revoke(caller.projectKey, pending.id);
       return { ok: true, value: null };
     },
   };
@@ -328,6 +336,7 @@ function memberOperations(team: Team): Pick<TeamAdmin, 'listMembers' | 'changeRo
 /** Inviting, listing and revoking invitations. */
 function invitationOperations(team: Team): Pick<TeamAdmin, 'invite' | 'listInvitations' | 'revokeInvitation'> {
   const { options, context, audit, directory, invitations, roles, ttlMs } = team;
+  const maxPending = options.maxPendingInvitations ?? 500;
   const event = (caller: TeamCaller | null, fields: Omit<AuditEvent, 'actor' | 'session' | 'at'>) =>
     teamEvent(team, caller, fields);
   return {
@@ -336,14 +345,20 @@ function invitationOperations(team: Team): Pick<TeamAdmin, 'invite' | 'listInvit
       const email = normalizeEmail(input.email);
       const members = await directory.listMembers(caller.projectKey);
       if (members.some((candidate) => candidate.user.email === email)) return { ok: false, reason: 'already_member' };
+      // The client a membership names goes downstream as identity: only one the project already has.
+      const clients = new Set(members.flatMap((candidate) => candidate.memberships.map((held) => held.clientId)));
+      if (caller.membership) clients.add(caller.membership.clientId);
+      const clientId = input.clientId ?? caller.membership?.clientId ?? [...clients][0];
+      if (clientId === undefined || !clients.has(clientId)) return { ok: false, reason: 'invalid_client' };
+      if ((await invitations.list(caller.projectKey, context.now())).length >= maxPending)
+        return { ok: false, reason: 'too_many_invitations' };
       const token = base64url.encode(context.randomBytes(32));
       const now = context.now();
       const record: InvitationRecord = {
         id: crypto.randomUUID(),
         tokenHash: context.hashSecret(token),
         projectKey: caller.projectKey,
-        clientId:
-          input.clientId ?? caller.membership?.clientId ?? members[0]?.memberships[0]?.clientId ?? caller.projectKey,
+        clientId,
         role: input.role,
         email,
         invitedBy: caller.account.user.id,
@@ -414,6 +429,9 @@ function acceptOperations(team: Team): Pick<TeamAdmin, 'acceptInvitation' | 'acc
       const live = await liveInvitation(team, token);
       if (!live) return { ok: false, reason: 'invalid_token' };
       if (live.email !== current.account.user.email) return { ok: false, reason: 'wrong_account' };
+      // A member already: the invitation would change nothing (nor their role), and stays for nobody.
+      if (current.account.memberships.some((candidate) => candidate.projectKey === live.projectKey))
+        return { ok: false, reason: 'already_member' };
       if (!(await invitations.consume(live.tokenHash))) return { ok: false, reason: 'invalid_token' };
       const caller = {
         projectKey: live.projectKey,
@@ -422,7 +440,6 @@ function acceptOperations(team: Team): Pick<TeamAdmin, 'acceptInvitation' | 'acc
         organization: null,
         sessionId: current.record.id,
       };
-      const alreadyMember = current.account.memberships.some((candidate) => candidate.projectKey === live.projectKey);
       const accepted = (before: Membership[]) =>
         event(caller, {
           projectKey: live.projectKey,
@@ -435,16 +452,26 @@ function acceptOperations(team: Team): Pick<TeamAdmin, 'acceptInvitation' | 'acc
             added: before.length === 0,
           },
         });
-      if (alreadyMember) await audit?.append(accepted([current.membership]));
-      else
-        await change(
-          { userId: current.account.user.id, projectKey: live.projectKey, role: live.role, clientId: live.clientId },
+      const joined = await restoringOnFailure(invitations, live, () =>
+        change(
+          {
+            userId: current.account.user.id,
+            projectKey: live.projectKey,
+            role: live.role,
+            clientId: live.clientId,
+            addOnly: true,
+          },
           accepted,
-        );
+        ),
+      );
+      if (!joined.ok) return { ok: false, reason: joined.reason === 'already_member' ? 'already_member' : 'not_found' };
       return { ok: true, value: summary(live) };
     },
 
     async acceptAsNewAccount(input) {
+      // Only a link that went to the address proves whoever holds it owns the address: a token handed to
+      // the inviting admin must not let the admin make (and keep the password of) the invitee's account.
+      if (!options.email) return { ok: false, reason: 'sign_in_first' };
       if (input.password.length < minPasswordLength) return { ok: false, reason: 'weak_password' };
       const live = await liveInvitation(team, input.token);
       if (!live) return { ok: false, reason: 'invalid_token' };
@@ -453,15 +480,20 @@ function acceptOperations(team: Team): Pick<TeamAdmin, 'acceptInvitation' | 'acc
       if (passwordHash === 'busy') return { ok: false, reason: 'busy' };
       if (!(await invitations.consume(live.tokenHash))) return { ok: false, reason: 'invalid_token' };
       const membership = { projectKey: live.projectKey, clientId: live.clientId, role: live.role };
-      const account = await directory.createUser({
-        email: live.email,
-        name: input.name,
-        passwordHash,
-        // The link went to that address: following it proved the address (not so for a token handed over).
-        emailVerified: options.email !== undefined,
-        memberships: [membership],
+      const created = await restoringOnFailure(invitations, live, async () => {
+        const account = await directory.createUser({
+          email: live.email,
+          name: input.name,
+          passwordHash,
+          // The link went to that address: following it proved the address (not so for a token handed over).
+          emailVerified: options.email !== undefined,
+          memberships: [membership],
+        });
+        // Someone took the address meanwhile (another invitation, a sign-up elsewhere): they sign in first.
+        return account ? { ok: true as const, account } : { ok: false as const };
       });
-      if (!account) return { ok: false, reason: 'sign_in_first' };
+      if (!created.ok) return { ok: false, reason: 'sign_in_first' };
+      const { account } = created;
       await audit?.append({
         projectKey: live.projectKey,
         type: 'invitation-accepted',
@@ -553,6 +585,26 @@ function policyOperations(team: Team): Pick<TeamAdmin, 'policy' | 'setPolicy' | 
     },
     capabilitiesFor: async (projectKey, role) => capabilitiesOf(await current(projectKey), role, team.capabilities),
   };
+}
+
+/**
+ * Runs what an invitation, already used up, was for; when that fails or refuses, the invitation is put
+ * back (still live, same token), so the invitee can try again rather than ask for a new one.
+ */
+async function restoringOnFailure<Result extends { ok: boolean }>(
+  invitations: InvitationStore,
+  invitation: InvitationRecord,
+  action: () => Promise<Result>,
+): Promise<Result> {
+  let result: Result;
+  try {
+    result = await action();
+  } catch (error) {
+    await invitations.create(invitation).catch(() => {});
+    throw error;
+  }
+  if (!result.ok) await invitations.create(invitation).catch(() => {});
+  return result;
 }
 
 /** An invitation without its digest. */

@@ -28,6 +28,8 @@ export type MembershipChange = {
   userId: string;
   projectKey: string;
   keepRole?: string | undefined;
+  /** Only add: a user who has a membership there already is `already_member`, and nothing changes. */
+  addOnly?: boolean | undefined;
 } & (
   | { role: string; clientId?: string | undefined; remove?: undefined }
   | { remove: true; role?: undefined; clientId?: undefined }
@@ -42,7 +44,7 @@ export type MembershipChangeResult =
       /** True when the store appended the audit event in the change's own transaction. */
       audited: boolean;
     }
-  | { ok: false; reason: 'no_user' | 'not_member' | 'last_role_holder' };
+  | { ok: false; reason: 'no_user' | 'not_member' | 'last_role_holder' | 'already_member' };
 
 /**
  * Storage port for a team's memberships, beside {@link UserDirectory} (the shipped directories
@@ -81,8 +83,9 @@ export function applyMembershipChange(
   memberships: readonly Membership[],
   change: MembershipChange,
   otherKeepRoleHolders: number,
-): { before: Membership[]; after: Membership[] } | 'not_member' | 'last_role_holder' {
+): { before: Membership[]; after: Membership[] } | 'not_member' | 'last_role_holder' | 'already_member' {
   const before = memberships.filter((membership) => membership.projectKey === change.projectKey);
+  if (change.addOnly && before.length > 0) return 'already_member';
   let after: Membership[];
   if (change.remove) after = memberships.filter((membership) => membership.projectKey !== change.projectKey);
   else if (before.length > 0)

@@ -316,6 +316,111 @@ describe('team routes: invitations', () => {
   });
 });
 
+describe('team routes: invitations, what they cannot do', () => {
+  const bob = { email: 'bob@example.com', password: 'bob-demo-password' };
+  const inviteBob = async (post: (path: string, body: unknown, cookie?: string) => Promise<Response>, cookie: string) =>
+    (await (
+      await post('/sessions/team/invitations', { projectKey: 'acme-b2c', email: bob.email, role: 'viewer' }, cookie)
+    ).json()) as { invitation: { id: string }; token: string };
+
+  it('lets no one make an account with a token handed to the admin: only an emailed link proves the address', async () => {
+    const { post, login } = await setup();
+    const aliceCookie = await login(alice);
+    const { token } = (await (
+      await post(
+        '/sessions/team/invitations',
+        { projectKey: 'acme-b2c', email: 'victim@example.com', role: 'agent' },
+        aliceCookie,
+      )
+    ).json()) as { token: string };
+    const made = await post('/sessions/invitations/accept', {
+      token,
+      name: 'Not the victim',
+      password: 'chosen-by-the-admin',
+    });
+    expect([made.status, await problem(made)]).toEqual([409, 'conflict']);
+  });
+
+  it('names only a client the project has, and ends with the member it was for', async () => {
+    const { get, post, login, userId } = await setup();
+    const aliceCookie = await login(alice);
+    const foreign = await post(
+      '/sessions/team/invitations',
+      { projectKey: 'acme-b2c', email: 'dana@example.com', role: 'agent', clientId: 'globex' },
+      aliceCookie,
+    );
+    expect(foreign.status).toBe(400);
+    expect(await foreign.json()).toMatchObject({ code: 'invalid_request', errors: [{ path: 'clientId' }] });
+    // Carol is removed while an invitation for her address (to come back) is pending: it goes with her.
+    await post(
+      '/sessions/team/members/remove',
+      { projectKey: 'acme-b2c', userId: await userId(carol.email) },
+      aliceCookie,
+    );
+    const back = (await (
+      await post(
+        '/sessions/team/invitations',
+        { projectKey: 'acme-b2c', email: carol.email, role: 'admin' },
+        aliceCookie,
+      )
+    ).json()) as { token: string };
+    await post(
+      '/sessions/team/members/role',
+      { projectKey: 'acme-b2c', userId: await userId(alice.email), role: 'admin' },
+      aliceCookie,
+    );
+    const rejoined = await post('/sessions/invitations/accept', { token: back.token }, await login(carol));
+    expect(rejoined.status).toBe(200);
+    await post(
+      '/sessions/team/members/remove',
+      { projectKey: 'acme-b2c', userId: await userId(carol.email) },
+      aliceCookie,
+    );
+    const pending = (await (await get('/sessions/team/members?projectKey=acme-b2c', aliceCookie)).json()) as {
+      invitations: unknown[];
+    };
+    expect(pending.invitations).toEqual([]);
+  });
+
+  it("changes no member's role: a second invitation accepted by a member is refused", async () => {
+    const { post, login, directory, userId } = await setup();
+    const aliceCookie = await login(alice);
+    const asViewer = await inviteBob(post, aliceCookie);
+    const asAdmin = (await (
+      await post('/sessions/team/invitations', { projectKey: 'acme-b2c', email: bob.email, role: 'admin' }, aliceCookie)
+    ).json()) as { token: string };
+    const bobCookie = await login(bob);
+    expect((await post('/sessions/invitations/accept', { token: asViewer.token }, bobCookie)).status).toBe(200);
+    const second = await post('/sessions/invitations/accept', { token: asAdmin.token }, bobCookie);
+    expect([second.status, await problem(second)]).toEqual([409, 'conflict']);
+    expect((await directory.getAccount(await userId(bob.email)))?.memberships).toContainEqual({
+      projectKey: 'acme-b2c',
+      clientId: 'acme',
+      role: 'viewer',
+    });
+  });
+
+  it('gives the invitation back when joining fails, so the invitee can try again', async () => {
+    const tokens: string[] = [];
+    const { post, login, directory } = await setup({
+      email: { send: async (message) => void tokens.push(/#invitation=([\w-]{43})/.exec(message.text)![1]!) },
+      invitationLink: (token) => `${studio}/#invitation=${token}`,
+    });
+    await post(
+      '/sessions/team/invitations',
+      { projectKey: 'acme-b2c', email: 'dana@example.com', role: 'agent' },
+      await login(alice),
+    );
+    const body = { token: tokens[0], name: 'Dana', password: 'dana-long-password' };
+    // The address taken between the check and the account (another tab): refused, the invitation kept.
+    const createUser = vi.spyOn(directory, 'createUser').mockResolvedValueOnce(null);
+    const lost = await post('/sessions/invitations/accept', body);
+    expect([lost.status, await problem(lost)]).toEqual([409, 'conflict']);
+    createUser.mockRestore();
+    expect((await post('/sessions/invitations/accept', body)).status).toBe(201);
+  });
+});
+
 describe('team routes: the audit trail', () => {
   it('records sign-ins, refused passwords of existing accounts, and every team change, with actor and session', async () => {
     const { audit, post, login, userId, service } = await setup();
@@ -355,7 +460,8 @@ describe('team routes: the audit trail', () => {
       data: { email: carol.email, from: ['agent'], to: 'viewer' },
     });
     // The unknown address left no trace anywhere.
-    expect(JSON.stringify(await audit.list({ projectKey: 'globex-b2c' }))).not.toContain('nobody@example.com');
+    for (const projectKey of ['acme-b2c', 'acme-b2b', 'globex-b2c'])
+      expect(JSON.stringify(await audit.list({ projectKey }))).not.toContain('nobody@example.com');
     expect(await verifyAuditChain(audit, 'acme-b2c')).toMatchObject({ ok: true, records: 4 });
   });
 

@@ -111,6 +111,15 @@ const refusal: Record<TeamRefusal, () => DeskpilotError> = {
     new DeskpilotError('forbidden', { detail: 'This invitation is for another address: sign in with that one.' }),
   sign_in_first: () =>
     new DeskpilotError('conflict', { detail: 'The invited address has an account: sign in with it, then accept.' }),
+  invalid_client: () =>
+    new DeskpilotError('invalid_request', {
+      detail: 'Not a client of this project.',
+      errors: [{ path: 'clientId', message: 'Must be a client the project already has' }],
+    }),
+  too_many_invitations: () =>
+    new DeskpilotError('conflict', {
+      detail: 'Too many pending invitations: revoke some, or wait for them to be used.',
+    }),
   conflict: () =>
     new DeskpilotError('conflict', {
       detail: 'The policy was changed meanwhile: read it again, then make your change.',

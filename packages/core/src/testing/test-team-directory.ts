@@ -138,6 +138,39 @@ export function testTeamDirectory(make: () => TeamDirectoryUnderTest | Promise<T
       expect(admins).toHaveLength(1);
     });
 
+    it('adds one user to two projects at the same moment, and an add-only change leaves a member as they are', async () => {
+      const { directory } = await make();
+      await seed(directory);
+      const [b2b, initech] = await Promise.all([
+        directory.changeMembership({
+          userId: 'carol',
+          projectKey: 'acme',
+          role: 'agent',
+          clientId: 'acme',
+          addOnly: true,
+        }),
+        directory.changeMembership({
+          userId: 'carol',
+          projectKey: 'initech',
+          role: 'viewer',
+          clientId: 'initech',
+          addOnly: true,
+        }),
+      ]);
+      expect([b2b.ok, initech.ok]).toEqual([true, true]);
+      expect((await directory.getAccount('carol'))?.memberships).toHaveLength(3);
+      expect(
+        await directory.changeMembership({
+          userId: 'bob',
+          projectKey: 'acme',
+          role: 'admin',
+          clientId: 'acme',
+          addOnly: true,
+        }),
+      ).toEqual({ ok: false, reason: 'already_member' });
+      expect((await directory.getAccount('bob'))?.memberships).toEqual([globex('admin'), acme('agent')]);
+    });
+
     it('appends the audit event in the change itself when it says so, built from the memberships before', async () => {
       const { directory, audit } = await make();
       await seed(directory);

@@ -222,7 +222,14 @@ function auditedTransition(store: ApprovalStore, audit: AuditStore | undefined, 
     const describe = (record: ApprovalRecord) => approvalAuditEvent(type, record, now(), { outcome });
     if (store.appendsAudit) return store.transition(id, from, to, changes, describe);
     const next = await store.transition(id, from, to, changes);
-    if (next) await audit.append(describe(next));
+    if (!next) return next;
+    try {
+      await audit.append(describe(next));
+    } catch (error) {
+      // Not recorded as approved, so not run: back to pending (an answer may approve it again).
+      if (type === 'approval-approved') await store.transition(id, to, from).catch(() => {});
+      throw error;
+    }
     return next;
   };
 }

@@ -193,10 +193,21 @@ describe('the audit trail of an approval', () => {
         return trail.append(event);
       },
     };
-    const { login, talk, commerce } = await platform([refund], failing);
+    const { login, talk, commerce, approvalStore } = await platform([refund], failing);
     const alice = await login();
     const first = await talk(alice.cookie, [question]);
     await talk(alice.cookie, [question, answerApprovals(assistantFrom(first), true)]);
     expect(commerce.calls.filter((call) => call.method === 'refundOrder')).toHaveLength(0);
+    // Back to pending, not stuck "running": once the trail answers again, it can be approved.
+    expect((approvalStore.dump() as ApprovalRecord[]).map((record) => record.state)).toEqual(['pending']);
+  });
+
+  it('records nothing for a chat that believes the identity a body claims', async () => {
+    await expect(
+      setupChat(
+        scriptedModel(() => textStep('Hi.')),
+        { audit: createMemoryAuditStore() },
+      ),
+    ).rejects.toThrow(/audit needs a verified identity/);
   });
 });

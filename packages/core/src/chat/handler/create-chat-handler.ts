@@ -59,7 +59,9 @@ export interface ChatHandlerOptions {
    * The audit trail (`createPostgresStores(…).auditStore`, or any `AuditStore`): every approval
    * proposed, approved, denied and executed — who, from which sign-in session, in which conversation,
    * with which step-up, and the result — appended to its project's chain, in the approval's own
-   * transaction when the approval store `appendsAudit`. Off unless given.
+   * transaction when the approval store `appendsAudit` (give both the stores of one database: such a
+   * store appends to its own database's trail). Needs `contextSecret` or `resolveContext`: identity
+   * claimed in a request body is never recorded as evidence. Off unless given.
    */
   audit?: AuditStore;
   models: ChatModels;
@@ -226,6 +228,9 @@ function checkMovedOptions(options: ChatHandlerOptions): void {
 
 /** The check that a grant's session is still live, when the handler has `grantSessions` (which needs signed grants). */
 function grantSessionCheckOf(options: ChatHandlerOptions, now: () => number) {
+  // The trail is evidence: it records only who a signed grant or the host's session says is asking.
+  if (options.audit && !options.contextSecret && !options.resolveContext)
+    throw new TypeError('audit needs a verified identity: set contextSecret (signed grants) or resolveContext');
   if (options.grantSessions && !options.contextSecret)
     throw new TypeError('grantSessions needs contextSecret: only signed grants name a session');
   return options.grantSessions && createGrantSessionCheck(options.grantSessions, now);
