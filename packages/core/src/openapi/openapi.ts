@@ -214,14 +214,7 @@ function ownSessionPaths(cookie: object, bodyCodes: readonly ErrorCode[]) {
           "The signed-in user's live sessions: where and when each was signed in, last seen; this one `current`.",
         security: cookie,
         responses: {
-          '200': {
-            description: 'The sessions, oldest first.',
-            content: json({
-              type: 'object',
-              required: ['sessions'],
-              properties: { sessions: { type: 'array', items: sessionSummarySchema } },
-            }),
-          },
+          '200': sessionListAnswer,
           ...problems(['unauthenticated', 'store_unavailable']),
         },
       },
@@ -461,6 +454,16 @@ const sessionSummarySchema = {
   },
 };
 
+/** The answer listing sessions (a user's own, or a member's). */
+const sessionListAnswer = {
+  description: 'The sessions, oldest first.',
+  content: json({
+    type: 'object',
+    required: ['sessions'],
+    properties: { sessions: { type: 'array', items: sessionSummarySchema } },
+  }),
+};
+
 /** An invitation as an admin sees it (never its token). */
 const invitationSchema = {
   type: 'object',
@@ -675,14 +678,7 @@ function teamSessionPaths(cookie: object, bodyCodes: readonly ErrorCode[]) {
         security: cookie,
         parameters: [project, { name: 'userId', in: 'query', required: true, schema: { type: 'string' } }],
         responses: {
-          '200': {
-            description: 'The sessions, oldest first.',
-            content: json({
-              type: 'object',
-              required: ['sessions'],
-              properties: { sessions: { type: 'array', items: sessionSummarySchema } },
-            }),
-          },
+          '200': sessionListAnswer,
           ...problems([...admin, 'invalid_request']),
         },
       },
