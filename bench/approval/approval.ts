@@ -1,5 +1,5 @@
-// An approval round trip's cost today, the baseline of the audit trail's target (issue 27: an approval
-// with its audit record ≤ 10 % over this): the server's CPU per round trip — the turn that proposes a
+// An approval round trip's cost, with and without its audit records (the target, issue 27: an approval
+// with its audit record ≤ 10 % over one without): the server's CPU per round trip — the turn that proposes a
 // refund and stops at the approval card, the history read a page makes, the turn that answers
 // "Approve" and runs the refund once — beside a plain turn (one text answer) on the same server, in
 // the same rounds. On the memory stores, SQLite (the embedded default) and Postgres (when reachable).
@@ -18,8 +18,10 @@ import { chatRouter } from '@deskpilot/chat-express';
 import {
   createChatHandler,
   createMemoryApprovalStore,
+  createMemoryAuditStore,
   createMemoryChatStore,
   type ApprovalStore,
+  type AuditStore,
   type ChatStore,
 } from '@deskpilot/core';
 import { createDemoCommerceBackend, createDemoModel, createDemoTicketBackend } from '@deskpilot/core/demo';
@@ -33,9 +35,14 @@ const databaseUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5
 
 async function storesOf(
   store: Store,
-): Promise<{ chatStore: ChatStore; approvalStore: ApprovalStore; drop(): Promise<void> }> {
+): Promise<{ chatStore: ChatStore; approvalStore: ApprovalStore; auditStore: AuditStore; drop(): Promise<void> }> {
   if (store === 'memory')
-    return { chatStore: createMemoryChatStore(), approvalStore: createMemoryApprovalStore(), drop: async () => {} };
+    return {
+      chatStore: createMemoryChatStore(),
+      approvalStore: createMemoryApprovalStore(),
+      auditStore: createMemoryAuditStore(),
+      drop: async () => {},
+    };
   if (store === 'sqlite') {
     const folder = mkdtempSync(join(tmpdir(), 'deskpilot-approval-'));
     const database = await openSqliteDatabase({ file: join(folder, 'deskpilot.sqlite') });
@@ -52,12 +59,17 @@ async function storesOf(
   };
 }
 
-/** The child: a chat server on `store`, as examples/chat-server assembles one (the demo model, no delay). */
-async function serve(store: Store): Promise<void> {
-  const { chatStore, approvalStore, drop } = await storesOf(store);
+/**
+ * The child: a chat server on `store`, as examples/chat-server assembles one (the demo model, no delay),
+ * with identity from the host (`resolveContext`, what an audit needs), and the audit trail on or off.
+ */
+async function serve(store: Store, audited: boolean): Promise<void> {
+  const { chatStore, approvalStore, auditStore, drop } = await storesOf(store);
   const chat = createChatHandler({
     store: chatStore,
     approvalStore,
+    resolveContext: () => ({ ...context, sessionId: 'bench-sign-in-session' }),
+    ...(audited ? { audit: auditStore } : {}),
     models: { fallback: createDemoModel() },
     commerce: createDemoCommerceBackend(),
     tickets: createDemoTicketBackend(),
@@ -130,13 +142,16 @@ async function main(): Promise<void> {
     () => false,
   );
   const stores: Store[] = ['memory', 'sqlite', ...(postgres ? (['postgres'] as const) : [])];
+  // Each store twice: without the audit trail, and with it (each approval's four records).
+  const kinds = stores.flatMap((store) => [`${store}` as const, `${store}+audit` as const]);
   const servers = await Promise.all(
-    stores.map(async (store) => {
-      const child = fork(new URL(import.meta.url), ['serve', store], {
+    kinds.map(async (kind) => {
+      const [store, audited] = kind.split('+') as [Store, string | undefined];
+      const child = fork(new URL(import.meta.url), ['serve', store, audited ? 'audit' : 'plain'], {
         stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
       });
       const [ready] = (await once(child, 'message')) as [{ port: number }];
-      return { store, child, url: `http://127.0.0.1:${ready.port}` };
+      return { store: kind, child, url: `http://127.0.0.1:${ready.port}` };
     }),
   );
   try {
@@ -146,7 +161,7 @@ async function main(): Promise<void> {
         await plainTurn(server.url);
         await approvalRoundTrip(server.url, 'ORD-1001');
       }
-    const figures = new Map(stores.map((store) => [store, { plain: [] as number[], approval: [] as number[] }]));
+    const figures = new Map(kinds.map((kind) => [kind, { plain: [] as number[], approval: [] as number[] }]));
     for (let round = 0; round < rounds; round++) {
       for (const server of rotate(servers, round)) {
         const own = figures.get(server.store)!;
@@ -160,12 +175,16 @@ async function main(): Promise<void> {
       }
     }
     const rows = stores.map((store) => {
-      const { plain, approval } = figures.get(store)!;
-      const ratios = plain.map((value, index) => approval[index]! / value);
+      const plain = figures.get(store)!;
+      const audited = figures.get(`${store}+audit`)!;
+      const ratios = plain.approval.map((value, index) => audited.approval[index]! / value);
+      const scale = plain.plain.map((value, index) => plain.approval[index]! / value);
       return [
         store,
-        formatNumber(median(plain) / iterations),
-        formatNumber(median(approval) / iterations),
+        formatNumber(median(plain.plain) / iterations),
+        formatNumber(median(plain.approval) / iterations),
+        formatRatio(median(scale)),
+        formatNumber(median(audited.approval) / iterations),
         formatRatio(median(ratios)),
       ];
     });
@@ -174,7 +193,14 @@ async function main(): Promise<void> {
     );
     console.log(
       markdownTable(
-        ['store', 'plain turn: server CPU µs', 'approval round trip: server CPU µs', 'round trip ÷ plain turn'],
+        [
+          'store',
+          'plain turn: server CPU µs',
+          'approval round trip: server CPU µs',
+          'round trip ÷ plain turn',
+          'with its audit records: server CPU µs',
+          'audited ÷ not audited',
+        ],
         rows,
       ),
     );
@@ -183,5 +209,5 @@ async function main(): Promise<void> {
   }
 }
 
-if (process.argv[2] === 'serve') await serve(process.argv[3] as Store);
+if (process.argv[2] === 'serve') await serve(process.argv[3] as Store, process.argv[4] === 'audit');
 else await main();
