@@ -1,5 +1,5 @@
 import type { AuditStore } from '../audit/audit-store.js';
-import { authenticateToken } from './resolve-session.js';
+import { authenticateCookie } from './resolve-session.js';
 import type { SessionContext } from './session-context.js';
 import { isLive, toSessionSummary, type SessionSummary } from './session-summary.js';
 
@@ -11,8 +11,7 @@ export async function listOwnSessions(
   context: SessionContext,
   cookieHeader: string | null | undefined,
 ): Promise<SessionSummary[] | null> {
-  const token = context.cookie.read(cookieHeader);
-  const current = token === null ? null : await authenticateToken(token, context);
+  const current = await authenticateCookie(cookieHeader, context);
   if (!current) return null;
   const now = context.now();
   return (await context.store.listByUser(current.record.userId))
@@ -27,8 +26,7 @@ export async function revokeOwnSession(
   cookieHeader: string | null | undefined,
   id: string,
 ): Promise<RevokeSessionResult> {
-  const token = context.cookie.read(cookieHeader);
-  const current = token === null ? null : await authenticateToken(token, context);
+  const current = await authenticateCookie(cookieHeader, context);
   if (!current) return 'unauthenticated';
   const target = id === current.record.id ? current.record : await context.store.get(id);
   // Someone else's session answers as one that does not exist: nothing to probe.

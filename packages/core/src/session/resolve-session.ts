@@ -30,6 +30,19 @@ export async function resolveSession(
   cookieHeader: string | null | undefined,
   context: SessionContext,
 ): Promise<ResolvedSession | null> {
+  const current = await authenticateCookie(cookieHeader, context);
+  return current && { session: toSession(current.record, current.account, current.membership) };
+}
+
+/**
+ * The pieces behind a `Cookie` header's live session, its idle expiry renewed as {@link resolveSession}
+ * renews it (what a route that needs the account, not the session's JSON, authenticates with); null
+ * for no live session.
+ */
+export async function authenticateCookie(
+  cookieHeader: string | null | undefined,
+  context: SessionContext,
+): Promise<AuthenticatedSession | null> {
   const token = context.cookie.read(cookieHeader);
   if (token === null) return null;
   let current = await authenticateToken(token, context);
@@ -47,10 +60,9 @@ export async function resolveSession(
     } else {
       // Lost a race (a concurrent renewal or a rotation): answer from what is stored now.
       current = await authenticateToken(token, context);
-      if (!current) return null;
     }
   }
-  return { session: toSession(current.record, current.account, current.membership) };
+  return current;
 }
 
 /** Verifies a raw token against the store without renewing it; null when it is not a live session. */

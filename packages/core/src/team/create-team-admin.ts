@@ -1,7 +1,7 @@
 import * as base64url from 'jose/base64url';
 import type { AuditEvent, AuditQuery, AuditRecord, AuditStore } from '../audit/audit-store.js';
 import type { EmailMessage, EmailSender } from '../session/email-sender.js';
-import { authenticateToken } from '../session/resolve-session.js';
+import { authenticateCookie } from '../session/resolve-session.js';
 import type { SessionContext } from '../session/session-context.js';
 import { isLive, toSessionSummary, type SessionSummary } from '../session/session-summary.js';
 import { normalizeEmail, type Account, type Membership } from '../session/user-directory.js';
@@ -204,8 +204,7 @@ export function createTeamAdmin(options: TeamOptions, dependencies: TeamDependen
     minPasswordLength: team.minPasswordLength,
 
     async authorize(cookieHeader, projectKey) {
-      const token = context.cookie.read(cookieHeader);
-      const current = token === null ? null : await authenticateToken(token, context);
+      const current = await authenticateCookie(cookieHeader, context);
       if (!current) return { ok: false, reason: 'unauthenticated' };
       const { account } = current;
       const membership = account.memberships.find((candidate) => candidate.projectKey === projectKey) ?? null;
@@ -227,8 +226,7 @@ export function createTeamAdmin(options: TeamOptions, dependencies: TeamDependen
     ...policyOperations(team),
 
     async organizations(cookieHeader) {
-      const token = context.cookie.read(cookieHeader);
-      const current = token === null ? null : await authenticateToken(token, context);
+      const current = await authenticateCookie(cookieHeader, context);
       if (!current) return null;
       const store = options.organizations;
       if (!store) return [];
@@ -279,6 +277,16 @@ async function changeAudited(
   return result;
 }
 
+/** Revokes a project's pending invitations that `matches`. */
+async function revokeInvitationsWhere(
+  team: Team,
+  projectKey: string,
+  matches: (invitation: InvitationRecord) => boolean,
+): Promise<void> {
+  for (const pending of await team.invitations.list(projectKey, team.context.now()))
+    if (matches(pending)) await team.invitations.revoke(projectKey, pending.id);
+}
+
 /** The member of the caller's project with this user id, if any. */
 async function memberOf(team: Team, caller: TeamCaller, userId: string): Promise<ProjectMember | undefined> {
   return (await team.directory.listMembers(caller.projectKey)).find((candidate) => candidate.user.id === userId);
@@ -308,6 +316,9 @@ function memberOperations(team: Team): Pick<TeamAdmin, 'listMembers' | 'changeRo
         }),
       );
       if (!result.ok) return { ok: false, reason: result.reason === 'last_role_holder' ? 'last_admin' : 'not_found' };
+      // An admin no longer: the invitations they sent as one are void.
+      if (role !== adminRole && result.before.some((held) => held.role === adminRole))
+        await revokeInvitationsWhere(team, caller.projectKey, (pending) => pending.invitedBy === userId);
       return { ok: true, value: (await member(caller, userId)) ?? target };
     },
 
@@ -325,9 +336,13 @@ function memberOperations(team: Team): Pick<TeamAdmin, 'listMembers' | 'changeRo
           }),
       );
       if (!result.ok) return { ok: false, reason: result.reason === 'last_role_holder' ? 'last_admin' : 'not_found' };
-      // Someone removed does not come back through an invitation still pending for their address.
-      for (const pending of await team.invitations.list(caller.projectKey, team.context.now()))
-        if (pending.email === target.user.email) await team.invitations.revoke(caller.projectKey, pending.id);
+      // Someone removed does not come back through an invitation still pending for their address, and
+      // the invitations they sent as an admin go with them.
+      await revokeInvitationsWhere(
+        team,
+        caller.projectKey,
+        (pending) => pending.email === target.user.email || pending.invitedBy === userId,
+      );
       return { ok: true, value: null };
     },
   };
@@ -423,8 +438,7 @@ function acceptOperations(team: Team): Pick<TeamAdmin, 'acceptInvitation' | 'acc
     changeAudited(team, input, describe);
   return {
     async acceptInvitation(cookieHeader, token) {
-      const sessionToken = context.cookie.read(cookieHeader);
-      const current = sessionToken === null ? null : await authenticateToken(sessionToken, context);
+      const current = await authenticateCookie(cookieHeader, context);
       if (!current) return { ok: false, reason: 'unauthenticated' };
       const live = await liveInvitation(team, token);
       if (!live) return { ok: false, reason: 'invalid_token' };

@@ -112,6 +112,16 @@ describe('team routes: who may administer', () => {
     expect(audit.status).toBe(403);
   });
 
+  it('keeps an admin who only works on the team pages signed in: each request renews the idle expiry', async () => {
+    const { clock, get, login } = await setup();
+    const aliceCookie = await login(alice);
+    clock.advance(90 * 60 * 1000);
+    expect((await get('/sessions/team/members?projectKey=acme-b2c', aliceCookie)).status).toBe(200);
+    clock.advance(60 * 60 * 1000);
+    // Two and a half hours after signing in, past the first idle expiry: still signed in.
+    expect((await get('/sessions/team/audit?projectKey=acme-b2c', aliceCookie)).status).toBe(200);
+  });
+
   it('refuses a cross-site change before any work', async () => {
     const { send, login, userId, directory } = await setup();
     const aliceCookie = await login(alice);
@@ -380,6 +390,29 @@ describe('team routes: invitations, what they cannot do', () => {
       invitations: unknown[];
     };
     expect(pending.invitations).toEqual([]);
+  });
+
+  it('voids the invitations an admin sent once they are an admin no longer', async () => {
+    const { get, post, login, userId } = await setup();
+    const aliceCookie = await login(alice);
+    const carolId = await userId(carol.email);
+    await post('/sessions/team/members/role', { projectKey: 'acme-b2c', userId: carolId, role: 'admin' }, aliceCookie);
+    const carolCookie = await login(carol, 'acme-b2c');
+    await post(
+      '/sessions/team/invitations',
+      { projectKey: 'acme-b2c', email: 'eve@example.com', role: 'admin' },
+      carolCookie,
+    );
+    await post(
+      '/sessions/team/invitations',
+      { projectKey: 'acme-b2c', email: 'dana@example.com', role: 'agent' },
+      aliceCookie,
+    );
+    await post('/sessions/team/members/role', { projectKey: 'acme-b2c', userId: carolId, role: 'agent' }, aliceCookie);
+    const pending = (await (await get('/sessions/team/members?projectKey=acme-b2c', aliceCookie)).json()) as {
+      invitations: Array<{ email: string }>;
+    };
+    expect(pending.invitations.map((invitation) => invitation.email)).toEqual(['dana@example.com']);
   });
 
   it("changes no member's role: a second invitation accepted by a member is refused", async () => {
