@@ -2,8 +2,10 @@ import {
   DeskpilotError,
   capabilitiesOf,
   defaultRolePolicy,
+  fetchCapabilities,
   fetchSession,
   signChatGrant,
+  type FetchSessionOptions,
   type Session,
 } from '@deskpilot/core';
 
@@ -57,53 +59,18 @@ export async function chatContextFor(
 
 /**
  * The session of a browser request and its capability flags under its project's role policy now, in
- * one call to the session service (`GET /sessions/current/capabilities`, only the session cookie and
- * the correlation headers passed on); null when signed out. A session service without team
- * administration (404) answers the session alone, and the built-in policy applies.
+ * one call to the session service (`fetchCapabilities`); null when signed out. A session service without
+ * team administration answers the session alone, and the built-in policy applies.
  */
 export async function fetchChatIdentity(
   cookieHeader: string | undefined,
-  options: {
-    sessionServiceUrl: string;
-    cookieName: string;
-    requestHeaders: Record<string, string | string[] | undefined>;
-  },
+  options: FetchSessionOptions,
 ): Promise<{ session: Session; capabilities: Record<string, boolean> } | null> {
-  const cookie = (cookieHeader ?? '')
-    .split(';')
-    .map((pair) => pair.trim())
-    .filter((pair) => pair.slice(0, pair.indexOf('=')) === options.cookieName)
-    .join('; ');
-  if (cookie === '') return null;
-  const correlation = Object.fromEntries(
-    ['x-request-id', 'traceparent', 'tracestate'].flatMap((name) => {
-      const value = options.requestHeaders[name];
-      return typeof value === 'string' ? [[name, value]] : [];
-    }),
-  );
-  let response: Response;
   try {
-    response = await fetch(new URL('/sessions/current/capabilities', options.sessionServiceUrl), {
-      headers: { ...correlation, cookie, accept: 'application/json' },
-      signal: AbortSignal.timeout(5_000),
-      redirect: 'error',
-    });
-  } catch (cause) {
-    throw new DeskpilotError('upstream_unavailable', { detail: 'The session service is unreachable.', cause });
-  }
-  if (response.status === 401) return null;
-  // Only the session service's own 404 (a problem: no team routes there), never a proxy's misroute.
-  if (response.status === 404 && response.headers.get('content-type')?.startsWith('application/problem+json')) {
-    await response.body?.cancel();
-    const session = await fetchSession(cookieHeader, {
-      sessionServiceUrl: options.sessionServiceUrl,
-      cookieName: options.cookieName,
-      requestHeaders: options.requestHeaders,
-    });
+    return await fetchCapabilities(cookieHeader, options);
+  } catch (error) {
+    if (!DeskpilotError.isInstance(error) || error.code !== 'not_found') throw error;
+    const session = await fetchSession(cookieHeader, options);
     return session && { session, capabilities: capabilitiesFor(session.role) };
   }
-  if (!response.ok)
-    throw new DeskpilotError('upstream_unavailable', { detail: `The session service answered ${response.status}.` });
-  const body = (await response.json()) as { session: Session; capabilities: Record<string, boolean> };
-  return { session: body.session, capabilities: body.capabilities };
 }

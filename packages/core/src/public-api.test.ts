@@ -49,6 +49,7 @@ const rootValues = [
   'endToEndHeaders',
   'errorStatus',
   'errorTitle',
+  'fetchCapabilities',
   'fetchSession',
   'forwardRequest',
   'forwardedFor',

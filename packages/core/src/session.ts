@@ -228,6 +228,7 @@ export {
   defaultDeniedHeaders,
   downstreamHeaders,
   endToEndHeaders,
+  fetchCapabilities,
   fetchSession,
   forwardedFor,
   forwardRequest,

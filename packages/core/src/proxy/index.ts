@@ -8,7 +8,7 @@ export {
   type IdentityHeaderOptions,
   type IncomingHeaders,
 } from './identity-headers.js';
-export { fetchSession, type FetchSessionOptions } from './fetch-session.js';
+export { fetchCapabilities, fetchSession, type FetchSessionOptions } from './fetch-session.js';
 export { forwardRequest, type ForwardRequestOptions } from './forward-request.js';
 export { forwardedFor, type ForwardedForOptions } from './forwarded-for.js';
 export {
