@@ -142,6 +142,7 @@ export {
   type BusinessType,
   type ChatToolContext,
   type ChatToolDefinition,
+  type ChatToolSource,
   type ChatToolKind,
   type PreparedApproval,
   type PresentedMoney,

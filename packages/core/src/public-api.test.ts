@@ -162,6 +162,7 @@ const rootTypes = [
   'ChatStore',
   'ChatToolContext',
   'ChatToolDefinition',
+  'ChatToolSource',
   'ChatToolKind',
   'CheckJsonValueOptions',
   'ContextBudget',

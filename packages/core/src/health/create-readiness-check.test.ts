@@ -101,6 +101,34 @@ describe('probe responses', () => {
     });
   });
 
+  it('an optional dependency that fails is reported, 200 degraded, and a required one still decides', async () => {
+    const failed: string[] = [];
+    const readiness = createReadinessCheck({
+      checks: { chat_store: async () => {} },
+      optional: { mcp_kb: () => Promise.reject(new Error('connect ECONNREFUSED http://kb:7400/mcp')) },
+      onCheckFailed: (name) => failed.push(name),
+    });
+    const response = readinessResponse(await readiness());
+    expect(response.status).toBe(200);
+    expect(JSON.parse(response.body as string)).toEqual({
+      status: 'degraded',
+      checks: [
+        { name: 'chat_store', ok: true },
+        { name: 'mcp_kb', ok: false, required: false },
+      ],
+    });
+    expect(response.body).not.toContain('ECONNREFUSED');
+    expect(failed).toEqual(['mcp_kb']);
+
+    const storeDown = createReadinessCheck({
+      checks: { chat_store: () => Promise.reject(new Error('down')) },
+      optional: { mcp_kb: () => Promise.reject(new Error('down')) },
+    });
+    const notReady = readinessResponse(await storeDown());
+    expect(notReady.status).toBe(503);
+    expect(JSON.parse(notReady.body as string).detail).toBe('Not ready: chat_store.');
+  });
+
   it('not ready is 503 problem+json, code unavailable, naming each failing dependency and nothing else', async () => {
     const readiness = createReadinessCheck({
       checks: {

@@ -9,6 +9,12 @@ export type ReadinessProbe = () => Promise<void>;
 export interface ReadinessCheckOptions {
   /** The dependencies to check, by a name safe to show to anyone (`chat_store`, `redis`): never a URL. */
   checks: Record<string, ReadinessProbe>;
+  /**
+   * Dependencies the service works without, reported beside the checks with `required: false`: a
+   * failing one never makes it not ready (an MCP server down: the chat goes on without its tools, so
+   * a load balancer must not take the replica out). @default none
+   */
+  optional?: Record<string, ReadinessProbe>;
   /** Longest one check may take before it counts as failed, so a hung database cannot hang the probe. @default 2000 */
   timeoutMs?: number;
   /** Told why a check failed, for the operator's log: the error may name hosts, so it never reaches the client. */
@@ -19,12 +25,14 @@ export interface ReadinessCheckOptions {
 export interface ReadinessCheckEntry {
   name: string;
   ok: boolean;
+  /** `false` for an optional check (its failure does not make the service not ready); absent for a required one. */
+  required?: false;
 }
 
-/** The outcome of {@link ReadinessCheck}: ready when every check passed and the process is not draining. */
+/** The outcome of {@link ReadinessCheck}: ready when every required check passed and the process is not draining. */
 export interface ReadinessCheckResult {
   ready: boolean;
-  /** Every check, in the order of the options; `{ name: 'shutdown', ok: false }` alone once draining. */
+  /** Every check, in the order of the options, then the optional ones; `{ name: 'shutdown', ok: false }` alone once draining. */
   checks: ReadinessCheckEntry[];
 }
 
@@ -74,11 +82,16 @@ async function passesWithin(
 export function createReadinessCheck(options: ReadinessCheckOptions): ReadinessCheck {
   const timeoutMs = options.timeoutMs ?? 2_000;
   if (!(timeoutMs > 0) || !Number.isFinite(timeoutMs)) throw new TypeError('timeoutMs must be a positive number');
-  const entries = Object.entries(options.checks);
+  const entries: Array<[string, ReadinessProbe, boolean]> = [
+    ...Object.entries(options.checks).map(([name, probe]) => [name, probe, true] as [string, ReadinessProbe, boolean]),
+    ...Object.entries(options.optional ?? {}).map(
+      ([name, probe]) => [name, probe, false] as [string, ReadinessProbe, boolean],
+    ),
+  ];
   const running = new Map<string, Promise<void>>();
   let draining = false;
 
-  const runOne = async (name: string, probe: ReadinessProbe): Promise<ReadinessCheckEntry> => {
+  const runOne = async (name: string, probe: ReadinessProbe, required: boolean): Promise<ReadinessCheckEntry> => {
     let attempt = running.get(name);
     if (!attempt) {
       // A probe that throws synchronously fails like one that rejects.
@@ -89,13 +102,13 @@ export function createReadinessCheck(options: ReadinessCheckOptions): ReadinessC
     }
     const outcome = await passesWithin(attempt, timeoutMs);
     if (!outcome.ok) options.onCheckFailed?.(name, outcome.error);
-    return { name, ok: outcome.ok };
+    return required ? { name, ok: outcome.ok } : { name, ok: outcome.ok, required: false };
   };
 
   const check = (async () => {
     if (draining) return { ready: false, checks: [{ name: 'shutdown', ok: false }] };
-    const checks = await Promise.all(entries.map(([name, probe]) => runOne(name, probe)));
-    return { ready: checks.every((entry) => entry.ok), checks };
+    const checks = await Promise.all(entries.map(([name, probe, required]) => runOne(name, probe, required)));
+    return { ready: checks.every((entry) => entry.ok || entry.required === false), checks };
   }) as ReadinessCheck;
   check.startDraining = () => {
     draining = true;
@@ -117,7 +130,8 @@ export function healthResponse(): HttpResponse {
 }
 
 /**
- * The readiness answer for a {@link ReadinessCheckResult}: 200 `{ status: 'ready', checks }`, or 503
+ * The readiness answer for a {@link ReadinessCheckResult}: 200 `{ status: 'ready', checks }` (`'degraded'`
+ * when an optional check failed), or 503
  * `application/problem+json` with code `unavailable`, a detail naming the failing checks, and `checks`.
  */
 export function readinessResponse(result: ReadinessCheckResult): HttpResponse {
@@ -125,10 +139,13 @@ export function readinessResponse(result: ReadinessCheckResult): HttpResponse {
     return {
       status: 200,
       headers: [['content-type', 'application/json'], ...probeHeaders],
-      body: JSON.stringify({ status: 'ready', checks: result.checks }),
+      body: JSON.stringify({
+        status: result.checks.every((entry) => entry.ok) ? 'ready' : 'degraded',
+        checks: result.checks,
+      }),
     };
   }
-  const failing = result.checks.filter((entry) => !entry.ok).map((entry) => entry.name);
+  const failing = result.checks.filter((entry) => !entry.ok && entry.required !== false).map((entry) => entry.name);
   const problem = toProblemDetails(new DeskpilotError('unavailable', { detail: `Not ready: ${failing.join(', ')}.` }));
   return {
     status: problem.status,

@@ -1,4 +1,4 @@
-import { createUIMessageStream, safeValidateUIMessages, type UIMessageChunk } from 'ai';
+import { createUIMessageStream, getToolName, isToolUIPart, safeValidateUIMessages, type UIMessageChunk } from 'ai';
 import { DeskpilotError } from '../../errors/deskpilot-error.js';
 import type { DeskpilotEventListener } from '../../events/deskpilot-event.js';
 import { jsonResponse, type HttpRequest, type HttpResponse } from '../../http/http-request.js';
@@ -21,6 +21,8 @@ import { denyAwaitingApprovals, isAwaitingApproval, isUnsettledApproval, type Ch
 import { assistantMessageSchema, chatBodySchema, historyBodySchema, userMessageSchema } from './chat-request.js';
 import type { ChatAdmission } from './create-chat-admission.js';
 import type { ChatToolSet } from './create-chat-tool-set.js';
+import type { ChatToolDefinition } from '../tools/chat-tool.js';
+import type { ChatToolSource } from '../tools/chat-tool-source.js';
 import type { RunningTurn } from './create-turn-tracker.js';
 import { openConversation, type OpenConversationResult } from './open-conversation.js';
 import { pickChatModel, type ChatModel, type ChatModels } from './pick-chat-model.js';
@@ -43,6 +45,8 @@ export interface ChatRouteDependencies {
   /** The history reads' own limit. */
   historyAdmission: ChatAdmission;
   toolSet: ChatToolSet;
+  /** Where more tools come from per project (MCP servers), asked once per turn. */
+  toolSources: readonly ChatToolSource[];
   resolveContext: (input: unknown, request: HttpRequest) => Promise<ResolveChatContextResult>;
   bodyLimits: { maxBytes: number; maxDepth: number };
   bodySchema: ReturnType<typeof chatBodySchema>;
@@ -105,7 +109,11 @@ async function parseLastMessage(
     'The last message must be a user message or an assistant message with approval answers.',
   ) as ChatMessage;
   // Parts of tools that do not exist at all are refused here; capabilities are checked later, per answer.
-  const validation = await safeValidateUIMessages({ messages: [message], tools: deps.toolSet.catalogue });
+  const toolNames = message.parts.flatMap((part) => (isToolUIPart(part) ? [getToolName(part)] : []));
+  const validation = await safeValidateUIMessages({
+    messages: [message],
+    tools: deps.toolSet.catalogueWith(toolNames),
+  });
   if (!validation.success)
     throw new DeskpilotError('invalid_request', { detail: 'The last message is invalid.', cause: validation.error });
   return { kind: 'answers', message };
@@ -276,7 +284,9 @@ async function runTurn(
     return replayWithoutModel(started.messageId, started.chunks, admitted.headers);
   }
   const afterSaved = afterSavedOf(deps, session, started.history, turn.cut.signal);
+  const sourced = await sourcedTools(deps, context.projectKey, turn.cut.signal);
   const turnTools = deps.toolSet.forTurn({
+    sourced,
     context,
     sessionId: session.id,
     approvedCalls: started.approvedCalls,
@@ -326,6 +336,24 @@ async function runTurn(
     recording?.close();
     throw error;
   }
+}
+
+/** The tool sources' tools for a project; a source that fails anyway (it should not) is reported and left out. */
+async function sourcedTools(
+  deps: ChatRouteDependencies,
+  projectKey: string,
+  signal: AbortSignal,
+): Promise<ChatToolDefinition[]> {
+  if (deps.toolSources.length === 0) return [];
+  const lists = await Promise.all(
+    deps.toolSources.map((source) =>
+      source.toolsFor({ projectKey, signal }).catch((error: unknown) => {
+        deps.onError(error);
+        return [];
+      }),
+    ),
+  );
+  return lists.flat();
 }
 
 /** What runs once an answer is saved: its hidden cards settled, and a new conversation's title. */

@@ -21,7 +21,7 @@ import { createApprovalGate } from '../approval/create-approval-gate.js';
 import { checkStepUpTools, type ChatStepUpOptions } from '../approval/step-up.js';
 import type { CommerceBackend } from '../backends/commerce-backend.js';
 import type { TicketBackend } from '../backends/ticket-backend.js';
-import { builtinCapabilities, type CapabilityRegistry } from '../context/capabilities.js';
+import { builtinCapabilities, defineCapabilities, type CapabilityRegistry } from '../context/capabilities.js';
 import { resolveChatGrantPolicy, type ChatGrantPolicy } from '../context/chat-grant.js';
 import { createGrantSessionCheck, type GrantSessionsOptions } from '../context/grant-sessions.js';
 import type { ContextBudget } from '../context/bound-model-input.js';
@@ -29,6 +29,7 @@ import { createTokenBudget, estimateTokens } from './token-budget.js';
 import type { ChatStore, StorageQuota } from '../conversation/chat-store.js';
 import { builtinChatTools } from '../tools/builtin-tools.js';
 import type { ChatToolDefinition } from '../tools/chat-tool.js';
+import type { ChatToolSource } from '../tools/chat-tool-source.js';
 import { createChatCors, type ChatCorsOptions } from './chat-cors.js';
 import { chatBodySchema, userMessageSchema, type ChatLimits } from './chat-request.js';
 import { serveChat, serveChatHistory, type ChatRouteDependencies } from './chat-routes.js';
@@ -70,6 +71,12 @@ export interface ChatHandlerOptions {
   tickets?: TicketBackend;
   /** @default builtinChatTools */
   tools?: readonly ChatToolDefinition[];
+  /**
+   * Where more tools come from at run time, per project: `createMcpToolSource` (`@deskpilot/mcp`)
+   * offers the tools of a project's MCP servers. Their capabilities join the registry; their writes go
+   * through the same approval gate; a name a tool of `tools` already has stays that tool. @default none
+   */
+  toolSources?: readonly ChatToolSource[];
   /** @default builtinCapabilities */
   capabilities?: CapabilityRegistry;
   /**
@@ -209,6 +216,17 @@ function storageQuotaOf(limits: ChatLimits): StorageQuota {
   };
 }
 
+/** The context budget, with its defaults. */
+function contextBudgetOf(options: ChatHandlerOptions): Required<ContextBudget> {
+  return {
+    maxChars: positiveBudget(options.contextBudget?.maxChars ?? 200_000, 'contextBudget.maxChars'),
+    maxToolResultChars: positiveBudget(
+      options.contextBudget?.maxToolResultChars ?? 8_000,
+      'contextBudget.maxToolResultChars',
+    ),
+  };
+}
+
 /** Options of earlier releases, and where each went: passed anyway (built in a variable, say), they would be ignored. */
 const movedOptions: Readonly<Record<string, string>> = {
   rateLimit: 'limits.user.policy',
@@ -250,7 +268,7 @@ function resolveDependencies(
   };
   const now = options.now ?? Date.now;
   const limits = options.limits ?? {};
-  const capabilities = options.capabilities ?? builtinCapabilities;
+  const capabilities = withSourceCapabilities(options.capabilities ?? builtinCapabilities, options.toolSources ?? []);
   const grantPolicy = resolveChatGrantPolicy(options.grantPolicy);
   const checkGrantSession = grantSessionCheckOf(options, now);
   // Each store call a span of its own when the host traces; a no-op otherwise.
@@ -269,13 +287,7 @@ function resolveDependencies(
     logger.warn('chat: no context secret configured; identity and capability flags are taken from the request body');
   const addressing = { trustedProxies: options.trustedProxies, requireClientAddress: options.requireClientAddress };
   const onRefused = (limit: RateLimitName) => emit({ type: 'rate-limited', limit });
-  const contextBudget = {
-    maxChars: positiveBudget(options.contextBudget?.maxChars ?? 200_000, 'contextBudget.maxChars'),
-    maxToolResultChars: positiveBudget(
-      options.contextBudget?.maxToolResultChars ?? 8_000,
-      'contextBudget.maxToolResultChars',
-    ),
-  };
+  const contextBudget = contextBudgetOf(options);
   return {
     store,
     approvalStore,
@@ -304,7 +316,9 @@ function resolveDependencies(
       now,
       onError,
       emit,
+      sources: options.toolSources,
     }),
+    toolSources: options.toolSources ?? [],
     resolveContext: async (input, request) =>
       resolveChatContext({
         input,
@@ -432,6 +446,22 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
     isRoute: (path) => routeOf(path) !== undefined,
     drain: (drainOptions) => tracker.drain(drainOptions),
   };
+}
+
+/** The registry with every source's capabilities: one named twice with two kinds stops the handler from starting. */
+function withSourceCapabilities(registry: CapabilityRegistry, sources: readonly ChatToolSource[]): CapabilityRegistry {
+  if (sources.length === 0) return registry;
+  const merged: Record<string, { kind: 'read' | 'write' }> = { ...registry };
+  for (const source of sources)
+    for (const [name, definition] of Object.entries(source.capabilities)) {
+      const known = merged[name];
+      if (known && known.kind !== definition.kind)
+        throw new TypeError(
+          `The capability ${name} is a ${known.kind} capability; a tool source registers it as ${definition.kind}`,
+        );
+      merged[name] = definition;
+    }
+  return defineCapabilities(merged);
 }
 
 /** The handler's tools; a step-up policy naming a tool it does not have stops it from starting. */

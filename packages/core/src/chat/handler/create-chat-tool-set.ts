@@ -1,4 +1,6 @@
 import {
+  asSchema,
+  jsonSchema,
   tool,
   zodSchema,
   type Schema,
@@ -16,6 +18,7 @@ import type { ChatContext } from '../context/parse-chat-context.js';
 import type { ChatStore } from '../conversation/chat-store.js';
 import { workingMemoryUpdateSchema, type WorkingMemoryUpdate } from '../conversation/working-memory.js';
 import type { ApprovalCard, ChatToolContext, ChatToolDefinition, PreparedApproval } from '../tools/chat-tool.js';
+import type { ChatToolSource } from '../tools/chat-tool-source.js';
 import { ChatToolError, safeToolErrorMessage } from '../tools/chat-tool-error.js';
 import { canonicalJson } from '../approval/canonical-hash.js';
 import { inSpan } from '../../telemetry/spans.js';
@@ -35,6 +38,8 @@ export interface ChatToolSetOptions {
   onError: (error: unknown) => void;
   /** Receives each execution's outcome. @default none */
   emit?: DeskpilotEventListener | undefined;
+  /** Where more tools come from at run time (a project's MCP servers): their tools are passed to `forTurn`. @default none */
+  sources?: readonly ChatToolSource[] | undefined;
 }
 
 /** What one turn may use. */
@@ -50,6 +55,11 @@ export interface ChatTurnTools {
 export interface ChatToolSet {
   /** Every tool that exists, whoever may use it: what stored and incoming tool parts are validated against. */
   catalogue: ToolSet;
+  /**
+   * The catalogue with the tools of `toolNames` that belong to a source (any input shape: an answer
+   * runs the input its approval recorded, never the one sent), for validating parts of those tools.
+   */
+  catalogueWith(toolNames: Iterable<string>): ToolSet;
   /** The capability a tool needs, `null` for one that needs none or does not exist. */
   capabilityOf(toolName: string): string | null;
   /** The AI SDK tool set of one turn: only offered tools, each re-checked at execution. */
@@ -63,6 +73,8 @@ export interface ChatToolSet {
     approvedStepUps?: ReadonlyMap<string, ApprovalStepUp> | undefined;
     /** Recorded with each approval this turn executes (who approved it, from which session). */
     signInSessionId?: string | undefined;
+    /** The sources' tools for this turn's project (a name the handler already has is left out). */
+    sourced?: readonly ChatToolDefinition[] | undefined;
   }): ChatTurnTools;
 }
 
@@ -109,14 +121,28 @@ function toolOutcomes(options: Pick<ChatToolSetOptions, 'onError' | 'emit'>) {
  */
 function availableDefinitions(options: ChatToolSetOptions): readonly ChatToolDefinition[] {
   for (const definition of options.definitions) {
-    if (definition.capability !== null && !Object.hasOwn(options.capabilities, definition.capability)) {
-      throw new TypeError(
-        `Tool ${definition.name} needs the capability ${definition.capability}, which is not registered: add it with defineCapabilities({ ${definition.capability}: { kind: 'read' | 'write' } }).`,
-      );
-    }
+    const problem = definitionProblem(definition, options.capabilities);
+    if (problem) throw new TypeError(problem);
   }
   const backends = { commerce: options.commerce, tickets: options.tickets };
   return options.definitions.filter((definition) => definition.availableWith?.(backends) ?? true);
+}
+
+/** Why a definition cannot be offered (its capability is not registered, or it would skip the gate of a write), or null. */
+function definitionProblem(definition: ChatToolDefinition, capabilities: CapabilityRegistry): string | null {
+  if (definition.capability !== null && !Object.hasOwn(capabilities, definition.capability))
+    return `Tool ${definition.name} needs the capability ${definition.capability}, which is not registered: add it with defineCapabilities({ ${definition.capability}: { kind: 'read' | 'write' } }).`;
+  if (definition.requiresApproval === false && isWrite(definition, capabilities))
+    return `Tool ${definition.name} needs the write capability ${definition.capability}: a write always asks for approval.`;
+  return null;
+}
+
+/** Whether a tool's calls wait for the user's approval: a write capability's, or one that asks for it. */
+function isWrite(definition: ChatToolDefinition, capabilities: CapabilityRegistry): boolean {
+  return (
+    definition.requiresApproval === true ||
+    (definition.capability !== null && capabilities[definition.capability]?.kind === 'write')
+  );
 }
 
 /** What a tool knows of the request it runs for. */
@@ -226,6 +252,74 @@ function workingMemoryToolFor(
   });
 }
 
+/** What a turn knows of its calls: the approved ones (with their cards and step-ups), and the pre-checks so far. */
+interface TurnCalls {
+  approvedCalls: ReadonlyMap<string, string>;
+  approvedCards: ReadonlyMap<string, unknown>;
+  approvedStepUps: ReadonlyMap<string, ApprovalStepUp>;
+  prepared: ReadonlyMap<string, PreparedApproval>;
+  signInSessionId: string | undefined;
+}
+
+/** The handler's definitions with their schemas wrapped once, then a turn's sourced ones, wrapped now. */
+function withSchemas(
+  definitions: readonly ChatToolDefinition[],
+  inputSchemaOf: ReadonlyMap<string, Schema<unknown>>,
+  sourced: readonly ChatToolDefinition[],
+): Array<{ definition: ChatToolDefinition; inputSchema: Schema<unknown> }> {
+  return [
+    ...definitions.map((definition) => ({ definition, inputSchema: inputSchemaOf.get(definition.name)! })),
+    ...sourced.map((definition) => ({ definition, inputSchema: asSchema(definition.inputSchema) })),
+  ];
+}
+
+/** The sources' tools as far as configuration knows them: each one's capability, and the catalogue with them. */
+function sourceLookup(sources: readonly ChatToolSource[], catalogue: ToolSet) {
+  const sourceCapabilityOf = (toolName: string) => {
+    for (const source of sources) {
+      const capability = source.capabilityOf(toolName);
+      if (capability !== undefined) return capability;
+    }
+    return undefined;
+  };
+  // Tool parts of a source's tool are checked for shape only: an answer runs its approval's recorded input.
+  const anyInput = tool({ inputSchema: jsonSchema<unknown>({}) });
+  const catalogueWith = (toolNames: Iterable<string>): ToolSet => {
+    const sourced = [...toolNames].filter((name) => !Object.hasOwn(catalogue, name) && sourceCapabilityOf(name));
+    return sourced.length === 0
+      ? catalogue
+      : { ...catalogue, ...Object.fromEntries(sourced.map((name) => [name, anyInput])) };
+  };
+  return { sourceCapabilityOf, catalogueWith };
+}
+
+/**
+ * Keeps the sources' definitions that can be offered: a name the handler already has (a built-in, the
+ * memory tool) or that came twice, and a definition that fails {@link definitionProblem}, are left out
+ * and reported once each (a source must never shadow a tool, nor skip the gate).
+ */
+function sourcedFilter(options: Pick<ChatToolSetOptions, 'capabilities' | 'onError'>, reserved: ReadonlySet<string>) {
+  const reported = new Set<string>();
+  const report = (name: string, message: string) => {
+    if (reported.has(name) || reported.size >= 1_000) return;
+    reported.add(name);
+    options.onError(new TypeError(message));
+  };
+  return (sourced: readonly ChatToolDefinition[]): ChatToolDefinition[] => {
+    const seen = new Set<string>();
+    return sourced.filter((definition) => {
+      const problem = reserved.has(definition.name)
+        ? `A tool source offers ${definition.name}, a name the chat already has: the source's tool is left out.`
+        : seen.has(definition.name)
+          ? `Two tools of the sources are named ${definition.name}: the second is left out.`
+          : definitionProblem(definition, options.capabilities);
+      seen.add(definition.name);
+      if (problem) report(definition.name, problem);
+      return problem === null;
+    });
+  };
+}
+
 /** Every tool that exists, as the SDK validates tool parts against them. */
 function catalogueOf(
   definitions: readonly ChatToolDefinition[],
@@ -243,9 +337,11 @@ export function createChatToolSet(options: ChatToolSetOptions): ChatToolSet {
   const { gate, now } = options;
   const definitions = availableDefinitions(options);
   const capabilityOf = new Map(definitions.map((definition) => [definition.name, definition.capability]));
-  const inputSchemaOf = new Map(definitions.map((definition) => [definition.name, zodSchema(definition.inputSchema)]));
+  const inputSchemaOf = new Map(definitions.map((definition) => [definition.name, asSchema(definition.inputSchema)]));
   const memorySchema = zodSchema(workingMemoryUpdateSchema);
   const catalogue = catalogueOf(definitions, inputSchemaOf, memorySchema);
+  const { sourceCapabilityOf, catalogueWith } = sourceLookup(options.sources ?? [], catalogue);
+  const acceptSourced = sourcedFilter(options, new Set([...inputSchemaOf.keys(), 'updateWorkingMemory']));
 
   const { runSafely, reported, refuse } = toolOutcomes(options);
   const toolContextOf = (context: ChatContext) => toolContextFor(options, context);
@@ -255,20 +351,15 @@ export function createChatToolSet(options: ChatToolSetOptions): ChatToolSet {
   /** A definition as an SDK tool: permission re-checked, writes only through the approval gate. */
   const toTool = (
     definition: ChatToolDefinition,
+    inputSchema: Schema<unknown>,
     context: ChatContext,
     write: boolean,
-    turn: {
-      approvedCalls: ReadonlyMap<string, string>;
-      approvedCards: ReadonlyMap<string, unknown>;
-      approvedStepUps: ReadonlyMap<string, ApprovalStepUp>;
-      prepared: ReadonlyMap<string, PreparedApproval>;
-      signInSessionId: string | undefined;
-    },
+    turn: TurnCalls,
   ) => {
     const toolContext = toolContextOf(context);
     return tool({
       description: definition.description,
-      inputSchema: inputSchemaOf.get(definition.name)!,
+      inputSchema,
       execute: async (input: unknown, { toolCallId, abortSignal }) => {
         if (definition.capability !== null && context.capabilities[definition.capability] !== true) {
           return refuse(definition.name, `You do not have permission to use ${definition.name}.`);
@@ -308,7 +399,8 @@ export function createChatToolSet(options: ChatToolSetOptions): ChatToolSet {
 
   return {
     catalogue,
-    capabilityOf: (toolName) => capabilityOf.get(toolName) ?? null,
+    catalogueWith,
+    capabilityOf: (toolName) => capabilityOf.get(toolName) ?? sourceCapabilityOf(toolName) ?? null,
     forTurn({
       context,
       sessionId,
@@ -316,19 +408,20 @@ export function createChatToolSet(options: ChatToolSetOptions): ChatToolSet {
       approvedCards = new Map(),
       approvedStepUps = new Map(),
       signInSessionId,
+      sourced = [],
     }) {
       const tools: ToolSet = {};
       const toolApproval: Record<string, ToolApprovalStatus | ReturnType<typeof approvalOf>> = {};
       const prepared = new Map<string, PreparedApproval>();
-      for (const definition of definitions) {
+      for (const { definition, inputSchema } of withSchemas(definitions, inputSchemaOf, acceptSourced(sourced))) {
         if (definition.businessTypes && !definition.businessTypes.includes(context.businessType)) continue;
         if (definition.capability !== null && context.capabilities[definition.capability] !== true) continue;
-        const write = definition.capability !== null && options.capabilities[definition.capability]?.kind === 'write';
+        const write = isWrite(definition, options.capabilities);
         if (write)
           toolApproval[definition.name] = definition.prepareApproval
             ? approvalOf(definition, context, prepared)
             : 'user-approval';
-        tools[definition.name] = toTool(definition, context, write, {
+        tools[definition.name] = toTool(definition, inputSchema, context, write, {
           approvedCalls,
           approvedCards,
           approvedStepUps,

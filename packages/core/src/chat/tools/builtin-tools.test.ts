@@ -65,7 +65,7 @@ describe('builtinChatTools', () => {
   it.each(builtinChatTools.map((tool) => [tool.name, tool] as const))(
     '%s: its schema converts to the JSON Schema the model is sent',
     (_name, tool) => {
-      const schema = z.toJSONSchema(tool.inputSchema, { target: 'draft-7', io: 'input' });
+      const schema = z.toJSONSchema(tool.inputSchema as z.ZodType, { target: 'draft-7', io: 'input' });
       expect(schema).toMatchObject({ type: 'object' });
       expect(schema.properties).not.toHaveProperty('projectKey');
       expect(schema.properties).not.toHaveProperty('userEmail');
@@ -76,7 +76,7 @@ describe('builtinChatTools', () => {
     '%s: identity in the arguments is dropped, the context decides',
     async (_name, tool) => {
       const input = sampleInputs[tool.name]!;
-      const parsed = tool.inputSchema.parse({
+      const parsed = (tool.inputSchema as z.ZodType).parse({
         ...input,
         projectKey: 'globex-b2c',
         userEmail: 'mallory@example.com',

@@ -1,5 +1,6 @@
 import { createFakeClock } from '../../testing/fake-clock.js';
 import { createDemoCommerceBackend, createDemoTicketBackend } from '../../demo.js';
+import { asSchema } from 'ai';
 import type { ChatToolContext, ChatToolDefinition } from './chat-tool.js';
 
 /** A tool context on fresh demo backends and a fake clock: project `acme-b2c`, user `rep@example.com`. */
@@ -21,5 +22,7 @@ export function createToolTestContext(overrides: Partial<ChatToolContext> = {}) 
 /** Validates raw model arguments the way the AI SDK does, then runs the tool. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read fields of any tool's output
 export async function runTool(tool: ChatToolDefinition, rawInput: unknown, context: ChatToolContext): Promise<any> {
-  return tool.execute(await tool.inputSchema.parseAsync(rawInput), context);
+  const parsed = await asSchema(tool.inputSchema).validate!(rawInput);
+  if (!parsed.success) throw parsed.error;
+  return tool.execute(parsed.value, context);
 }

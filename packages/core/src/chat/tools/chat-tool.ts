@@ -1,3 +1,4 @@
+import type { Schema } from 'ai';
 import type { z } from 'zod';
 import type { CommerceBackend } from '../backends/commerce-backend.js';
 import type { TicketBackend } from '../backends/ticket-backend.js';
@@ -64,7 +65,14 @@ export interface ChatToolDefinition<Input = unknown, Output = unknown> {
   availableWith?: (backends: ChatBackends) => boolean;
   /** Shown to the model. */
   description: string;
-  inputSchema: z.ZodType<Input>;
+  /** A Zod schema, or a JSON Schema wrapped with the AI SDK's `jsonSchema()` (a tool that comes from another system). */
+  inputSchema: z.ZodType<Input> | Schema<Input>;
+  /**
+   * `true`: every call waits for the user's approval, whatever its capability (a tool an MCP server
+   * marks destructive). It can only add the gate: a write capability's tool always asks, and `false`
+   * for one is refused when the handler starts. @default whether its capability is a write capability
+   */
+  requiresApproval?: boolean;
   execute(input: Input, context: ChatToolContext): Promise<Output>;
   /**
    * For a write tool: reads what the call would change (no side effect) before it is proposed for
@@ -80,9 +88,9 @@ export interface ChatToolDefinition<Input = unknown, Output = unknown> {
 }
 
 /** Declares a tool with its input type inferred from the schema. */
-export function defineChatTool<Schema extends z.ZodType, Output>(
-  definition: Omit<ChatToolDefinition<z.infer<Schema>, Output>, 'inputSchema'> & { inputSchema: Schema },
-): ChatToolDefinition<z.infer<Schema>, Output> {
-  // TypeScript cannot see that a generic `Schema` is a `ZodType` of its own output; it is by definition.
-  return definition as ChatToolDefinition<z.infer<Schema>, Output>;
+export function defineChatTool<InputSchema extends z.ZodType, Output>(
+  definition: Omit<ChatToolDefinition<z.infer<InputSchema>, Output>, 'inputSchema'> & { inputSchema: InputSchema },
+): ChatToolDefinition<z.infer<InputSchema>, Output> & { inputSchema: InputSchema } {
+  // TypeScript cannot see that a generic `InputSchema` is a `ZodType` of its own output; it is by definition.
+  return definition as ChatToolDefinition<z.infer<InputSchema>, Output> & { inputSchema: InputSchema };
 }

@@ -7,6 +7,7 @@ export {
   type ChatToolKind,
   type PreparedApproval,
 } from './chat-tool.js';
+export type { ChatToolSource } from './chat-tool-source.js';
 export { builtinChatTools } from './builtin-tools.js';
 export {
   cancelOrderTool,
