@@ -18,6 +18,7 @@ export default defineConfig({
       { find: /^@deskpilot\/postgres$/, replacement: source('./packages/postgres/src/index.ts') },
       { find: /^@deskpilot\/redis$/, replacement: source('./packages/redis/src/index.ts') },
       { find: /^@deskpilot\/smtp$/, replacement: source('./packages/smtp/src/index.ts') },
+      { find: /^@deskpilot\/mcp$/, replacement: source('./packages/mcp/src/index.ts') },
       { find: /^@deskpilot\/sqlite$/, replacement: source('./packages/sqlite/src/index.ts') },
       { find: /^@deskpilot\/client$/, replacement: source('./packages/client/src/index.ts') },
     ],

@@ -93,6 +93,7 @@ export {
 } from './chat/approval/index.js';
 export {
   builtinCapabilities,
+  capabilityNamePattern,
   defaultAssistantInstructions,
   defineCapabilities,
   isSessionActive,

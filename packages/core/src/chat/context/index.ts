@@ -1,5 +1,6 @@
 export {
   builtinCapabilities,
+  capabilityNamePattern,
   defineCapabilities,
   resolveCapabilities,
   type CapabilityKind,
