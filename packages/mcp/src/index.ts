@@ -3,3 +3,9 @@ export type { McpHttpServer, McpServerConfig, McpStdioServer } from './mcp-serve
 export type { McpToolOutput } from './mcp-tool-definition.js';
 export { McpResponseTooLargeError } from './limited-fetch.js';
 export { idempotencyKeyMeta } from './mcp-connection.js';
+export {
+  approvalStatusToolName,
+  createMcpEndpoint,
+  type McpEndpoint,
+  type McpEndpointOptions,
+} from './create-mcp-endpoint.js';

@@ -21,7 +21,6 @@ import { denyAwaitingApprovals, isAwaitingApproval, isUnsettledApproval, type Ch
 import { assistantMessageSchema, chatBodySchema, historyBodySchema, userMessageSchema } from './chat-request.js';
 import type { ChatAdmission } from './create-chat-admission.js';
 import type { ChatToolSet } from './create-chat-tool-set.js';
-import type { ChatToolDefinition } from '../tools/chat-tool.js';
 import type { ChatToolSource } from '../tools/chat-tool-source.js';
 import type { RunningTurn } from './create-turn-tracker.js';
 import { openConversation, type OpenConversationResult } from './open-conversation.js';
@@ -31,6 +30,7 @@ import type { ChatContext } from '../context/parse-chat-context.js';
 import { branchRequestOf, startBranch, type BranchRequest, type UserIntent } from './start-branch.js';
 import { startUserTurn, storedUserMessage } from './start-user-turn.js';
 import type { ModelCallOptions } from '../tool-loop/run-tool-loop.js';
+import { sourcedTools } from './sourced-tools.js';
 import { streamAssistantTurn } from './stream-assistant-turn.js';
 import { titleConversation, type ConversationTitleOptions } from './title-conversation.js';
 import type { TokenBudget, TokenHold } from './token-budget.js';
@@ -336,24 +336,6 @@ async function runTurn(
     recording?.close();
     throw error;
   }
-}
-
-/** The tool sources' tools for a project; a source that fails anyway (it should not) is reported and left out. */
-async function sourcedTools(
-  deps: ChatRouteDependencies,
-  projectKey: string,
-  signal: AbortSignal,
-): Promise<ChatToolDefinition[]> {
-  if (deps.toolSources.length === 0) return [];
-  const lists = await Promise.all(
-    deps.toolSources.map((source) =>
-      source.toolsFor({ projectKey, signal }).catch((error: unknown) => {
-        deps.onError(error);
-        return [];
-      }),
-    ),
-  );
-  return lists.flat();
 }
 
 /** What runs once an answer is saved: its hidden cards settled, and a new conversation's title. */

@@ -37,6 +37,7 @@ import { serveConversationBranch } from './branch-route.js';
 import { serveConversationDelete, serveConversationList, serveConversationUpdate } from './conversation-routes.js';
 import { createChatAdmission } from './create-chat-admission.js';
 import { createChatToolSet } from './create-chat-tool-set.js';
+import { createChatToolAccess, type ChatToolAccess } from './chat-tool-access.js';
 import { createTurnTracker, type ChatDrainOptions, type ChatDrainResult } from './create-turn-tracker.js';
 import type { ChatModels } from './pick-chat-model.js';
 import type { ModelCallOptions } from '../tool-loop/run-tool-loop.js';
@@ -50,6 +51,13 @@ export type { ChatModel, ChatModels } from './pick-chat-model.js';
 export type { HostChatContext } from './resolve-chat-context.js';
 export type { ModelCallOptions } from '../tool-loop/run-tool-loop.js';
 export type { ChatDrainOptions, ChatDrainResult } from './create-turn-tracker.js';
+export type {
+  ChatToolAccess,
+  ChatToolApprovalStatus,
+  ChatToolCallResult,
+  ChatToolCaller,
+  ChatToolDescription,
+} from './chat-tool-access.js';
 export type { ConversationTitleOptions } from './title-conversation.js';
 
 /** Options of {@link createChatHandler}. */
@@ -196,6 +204,11 @@ export interface ChatHandler {
    * the stores. Calling it again returns the same result.
    */
   drain(options?: ChatDrainOptions): Promise<ChatDrainResult>;
+  /**
+   * The same tools for callers outside a conversation, under the same rules (verified identity,
+   * flags, rate limit, approval gate): what `createMcpEndpoint` (`@deskpilot/mcp`) serves over MCP.
+   */
+  readonly tools: ChatToolAccess;
 }
 
 /** The handler's options, normalised once: what the routes run on. */
@@ -445,6 +458,7 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
     paths: [...Object.keys(routes), '/chat/:sessionId/stream'],
     isRoute: (path) => routeOf(path) !== undefined,
     drain: (drainOptions) => tracker.drain(drainOptions),
+    tools: createChatToolAccess(dependencies, Boolean(options.contextSecret || options.resolveContext)),
   };
 }
 

@@ -1,0 +1,297 @@
+import { asSchema, type JSONSchema7, type Tool, type ToolApprovalStatus, type UIMessage } from 'ai';
+import { base64url } from 'jose';
+import { DeskpilotError } from '../../errors/deskpilot-error.js';
+import type { HttpRequest } from '../../http/http-request.js';
+import { stepUpBinding } from '../../step-up/step-up-proof.js';
+import type { ApprovalOutcome, ApprovalState } from '../approval/approval-store.js';
+import { asksStepUp } from '../approval/step-up.js';
+import type { ChatContext } from '../context/parse-chat-context.js';
+import { ChatToolError, safeToolErrorMessage } from '../tools/chat-tool-error.js';
+import type { ApprovalCard } from '../tools/chat-tool.js';
+import type { ChatRouteDependencies } from './chat-routes.js';
+import type { ChatTurnTools } from './create-chat-tool-set.js';
+import { openConversation } from './open-conversation.js';
+import { sourcedTools } from './sourced-tools.js';
+
+/** Who calls the chat's tools from outside a conversation (an MCP client), as the handler verified it. */
+export interface ChatToolCaller {
+  context: ChatContext;
+  /** The sign-in session the caller's grant or host session names: recorded with each approval. */
+  signInSessionId?: string | undefined;
+  /** The request it came with: its client address is what the per-address limit counts. */
+  request: HttpRequest;
+}
+
+/** One tool a caller may use, as another protocol describes it. */
+export interface ChatToolDescription {
+  name: string;
+  description: string;
+  inputSchema: JSONSchema7;
+  /** Calls wait for the user's approval in the studio: the call answers `approval-required`. */
+  requiresApproval: boolean;
+}
+
+/** How a call from outside ended. */
+export type ChatToolCallResult =
+  | { type: 'output'; output: unknown }
+  /**
+   * A write, recorded as a pending approval in a new conversation of the caller (`conversationId`)
+   * that the user answers in the studio; nothing ran. `approval(caller, approvalId)` tells the outcome.
+   */
+  | {
+      type: 'approval-required';
+      approvalId: string;
+      conversationId: string;
+      card: ApprovalCard | null;
+      expiresAt: number;
+    }
+  /** The call was refused or failed; the message is safe to show. */
+  | { type: 'error'; message: string };
+
+/** A pending or settled approval, as its owner may read it. */
+export interface ChatToolApprovalStatus {
+  approvalId: string;
+  toolName: string;
+  state: ApprovalState;
+  /** The recorded result once it ran (`done`). */
+  outcome: ApprovalOutcome | null;
+  /** Why it was denied, when it was. */
+  reason: string | null;
+  expiresAt: number;
+}
+
+/**
+ * The chat's tools for callers outside a conversation — an MCP server endpoint (`createMcpEndpoint`
+ * from `@deskpilot/mcp`) — under the same rules: identity only from a signed grant or the host's
+ * session, the caller's capability flags, the per-user rate limit, and every write through the
+ * approval gate, answered by the user in the studio.
+ */
+export interface ChatToolAccess {
+  /**
+   * Who calls: the host's session (`resolveContext`), or a signed grant sent as
+   * `Authorization: Bearer <grant>`. A handler with neither refuses (`unauthenticated`): identity is
+   * never taken on a caller's word here.
+   */
+  authenticate(
+    request: HttpRequest,
+  ): Promise<{ ok: true; caller: ChatToolCaller } | { ok: false; error: DeskpilotError }>;
+  /** The tools the caller's flags and project allow (the memory tool aside: it belongs to a conversation). */
+  list(caller: ChatToolCaller): Promise<ChatToolDescription[]>;
+  /**
+   * Calls a tool: a read runs; a write is proposed for approval and runs nothing. Counted by the
+   * per-user rate limit; a 429 is thrown as a `DeskpilotError`.
+   */
+  call(
+    caller: ChatToolCaller,
+    name: string,
+    input: unknown,
+    options?: { client?: string; signal?: AbortSignal },
+  ): Promise<ChatToolCallResult>;
+  /** An approval of the caller's (same user and project), or null. */
+  approval(caller: ChatToolCaller, approvalId: string): Promise<ChatToolApprovalStatus | null>;
+}
+
+/** The bearer token of a request, when it carries one. */
+function bearerOf(request: HttpRequest): string | undefined {
+  const match = /^Bearer[ \t]+([A-Za-z0-9._~+/=-]+)[ \t]*$/i.exec(request.headers.get('authorization') ?? '');
+  return match?.[1];
+}
+
+/** The two messages that hold a proposal made from outside: who asked for what, then its card. */
+function proposalMessages(
+  deps: ChatRouteDependencies,
+  call: { name: string; input: unknown; toolCallId: string; client: string },
+  approval: { id: string; descriptor: unknown; reason: string | undefined },
+): UIMessage[] {
+  const question: UIMessage = {
+    id: deps.generateId(),
+    role: 'user',
+    parts: [{ type: 'text', text: `${call.client} asked to run ${call.name} (over MCP).` }],
+  };
+  const card = {
+    type: `tool-${call.name}`,
+    toolCallId: call.toolCallId,
+    state: 'approval-requested',
+    input: call.input,
+    approval: {
+      id: approval.id,
+      ...(approval.descriptor === undefined ? {} : { descriptor: approval.descriptor }),
+      ...(approval.reason ? { requestReason: approval.reason } : {}),
+    },
+  };
+  const answer = {
+    id: deps.generateId(),
+    role: 'assistant',
+    metadata: { status: 'awaiting_approval' },
+    parts: [{ type: 'step-start' }, card],
+  } as UIMessage;
+  return [question, answer];
+}
+
+/** Records the proposal and the conversation the user answers it in. */
+async function propose(
+  deps: ChatRouteDependencies,
+  caller: ChatToolCaller,
+  turn: ChatTurnTools,
+  call: { name: string; input: unknown; toolCallId: string; conversationId: string; client: string },
+): Promise<ChatToolCallResult> {
+  const { context } = caller;
+  const scope = {
+    chatSessionId: call.conversationId,
+    userEmail: context.userEmail,
+    projectKey: context.projectKey,
+    capabilities: context.capabilities,
+    signInSessionId: caller.signInSessionId ?? null,
+  };
+  const capability = deps.toolSet.capabilityOf(call.name) ?? '';
+  const record = await deps.gate.propose(scope, {
+    toolName: call.name,
+    toolCallId: call.toolCallId,
+    input: call.input,
+    capability,
+  });
+  deps.emit({ type: 'approval-proposed', tool: call.name });
+  const card = turn.cardOf(call.toolCallId) ?? null;
+  const stepUp =
+    deps.stepUp &&
+    asksStepUp(
+      deps.stepUp.policy,
+      { toolName: call.name, input: call.input, capability, card: card ?? undefined },
+      deps.onError,
+    )
+      ? { binding: stepUpBinding(record) }
+      : undefined;
+  const descriptor = stepUp ? { ...card, stepUp } : (card ?? undefined);
+  const opened = await openConversation({
+    store: deps.store,
+    sessionId: call.conversationId,
+    context,
+    now: deps.now,
+  });
+  if (!opened.ok) throw opened.error;
+  const [question, answer] = proposalMessages(deps, call, { id: record.id, descriptor, reason: card?.summary });
+  await deps.store.upsertMessages(call.conversationId, [question!, answer!]);
+  await deps.store.updateConversation(call.conversationId, {
+    title: `${card?.summary ?? call.name} (from ${call.client})`.slice(0, 200),
+  });
+  return {
+    type: 'approval-required',
+    approvalId: record.id,
+    conversationId: call.conversationId,
+    card,
+    expiresAt: record.expiresAt,
+  };
+}
+
+/** Who calls: the host's session, or a signed grant as a bearer token; nobody without one of the two. */
+async function authenticate(
+  deps: ChatRouteDependencies,
+  verifiedIdentity: boolean,
+  request: HttpRequest,
+): ReturnType<ChatToolAccess['authenticate']> {
+  if (!verifiedIdentity)
+    return {
+      ok: false,
+      error: new DeskpilotError('unauthenticated', {
+        detail: 'Tools are served to callers with a verified identity only: configure contextSecret or resolveContext.',
+      }),
+    };
+  const bearer = bearerOf(request);
+  const resolved = await deps.resolveContext(bearer ? { grant: bearer } : {}, request).catch((error: unknown) => {
+    if (DeskpilotError.isInstance(error)) return { ok: false as const, error };
+    throw error;
+  });
+  if (!resolved.ok) return resolved;
+  return { ok: true, caller: { context: resolved.context, signInSessionId: resolved.signInSessionId, request } };
+}
+
+/** An approval of the caller's (same user and project), or null. */
+async function approvalStatus(
+  deps: ChatRouteDependencies,
+  caller: ChatToolCaller,
+  approvalId: string,
+): Promise<ChatToolApprovalStatus | null> {
+  const record =
+    typeof approvalId === 'string' && approvalId.length <= 200 ? await deps.approvalStore.get(approvalId) : null;
+  if (!record || record.userEmail !== caller.context.userEmail || record.projectKey !== caller.context.projectKey)
+    return null;
+  const expired = record.state === 'pending' && deps.now() >= record.expiresAt;
+  return {
+    approvalId: record.id,
+    toolName: record.toolName,
+    state: expired ? 'denied' : record.state,
+    outcome: record.outcome,
+    reason: expired ? 'expired' : record.reason,
+    expiresAt: record.expiresAt,
+  };
+}
+
+/** Creates the tool access of a chat handler over its normalised dependencies. */
+export function createChatToolAccess(deps: ChatRouteDependencies, verifiedIdentity: boolean): ChatToolAccess {
+  const turnOf = async (caller: ChatToolCaller, conversationId: string, signal?: AbortSignal) =>
+    deps.toolSet.forTurn({
+      context: caller.context,
+      sessionId: conversationId,
+      approvedCalls: new Map(),
+      signInSessionId: caller.signInSessionId,
+      sourced: await sourcedTools(deps, caller.context.projectKey, signal),
+    });
+
+  return {
+    authenticate: (request) => authenticate(deps, verifiedIdentity, request),
+    approval: (caller, approvalId) => approvalStatus(deps, caller, approvalId),
+    async list(caller) {
+      const turn = await turnOf(caller, 'tool-list');
+      const listed = Object.entries(turn.tools).filter(([name]) => name !== 'updateWorkingMemory');
+      return Promise.all(
+        listed.map(async ([name, tool]) => ({
+          name,
+          description: typeof tool.description === 'string' ? tool.description : name,
+          inputSchema: await asSchema((tool as Tool).inputSchema).jsonSchema,
+          requiresApproval: Object.hasOwn(turn.toolApproval, name),
+        })),
+      );
+    },
+
+    async call(caller, name, input, options = {}) {
+      const admission = await deps.admission.admit(caller.request, caller.context.userEmail);
+      if (!admission.allowed) throw admission.error;
+      const conversationId = crypto.randomUUID();
+      const turn = await turnOf(caller, conversationId, options.signal);
+      const tool = name === 'updateWorkingMemory' ? undefined : (turn.tools[name] as Tool | undefined);
+      if (!tool?.execute) return { type: 'error', message: `No tool named ${name} is offered to you.` };
+      const parsed = await asSchema(tool.inputSchema).validate?.(input);
+      if (parsed && !parsed.success) return { type: 'error', message: `The input of ${name} is invalid.` };
+      const value = parsed ? parsed.value : input;
+      const toolCallId = `mcp_${base64url.encode(crypto.getRandomValues(new Uint8Array(12)))}`;
+      const approval = (turn.toolApproval as Record<string, unknown>)[name] as
+        | ToolApprovalStatus
+        | ((input: unknown, options: { toolCallId: string }) => Promise<ToolApprovalStatus>)
+        | undefined;
+      const status = typeof approval === 'function' ? await approval(value, { toolCallId }) : approval;
+      const asks = status !== undefined && status !== 'not-applicable';
+      if (asks)
+        return propose(deps, caller, turn, {
+          name,
+          input: value,
+          toolCallId,
+          conversationId,
+          client: options.client ?? 'An MCP client',
+        });
+      try {
+        // A write whose pre-check found it cannot succeed refuses here, with the reason.
+        const output: unknown = await tool.execute(value, {
+          toolCallId,
+          messages: [],
+          abortSignal: options.signal,
+        } as never);
+        return { type: 'output', output };
+      } catch (error) {
+        return {
+          type: 'error',
+          message: ChatToolError.isInstance(error) ? error.message : safeToolErrorMessage(error),
+        };
+      }
+    },
+  };
+}

@@ -1,0 +1,20 @@
+import type { ChatToolDefinition } from '../tools/chat-tool.js';
+import type { ChatToolSource } from '../tools/chat-tool-source.js';
+
+/** The tool sources' tools for a project; a source that fails anyway (it should not) is reported and left out. */
+export async function sourcedTools(
+  deps: { toolSources: readonly ChatToolSource[]; onError: (error: unknown) => void },
+  projectKey: string,
+  signal?: AbortSignal,
+): Promise<ChatToolDefinition[]> {
+  if (deps.toolSources.length === 0) return [];
+  const lists = await Promise.all(
+    deps.toolSources.map((source) =>
+      source.toolsFor({ projectKey, signal }).catch((error: unknown) => {
+        deps.onError(error);
+        return [];
+      }),
+    ),
+  );
+  return lists.flat();
+}

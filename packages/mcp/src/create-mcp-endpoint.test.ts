@@ -1,0 +1,233 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { signChatGrant, type ChatHandlerOptions } from '@deskpilot/core';
+import type { UIMessage } from 'ai';
+import { fromNodeRequest, writeResponse } from '@deskpilot/core/node';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { answered, chatWith, playedModel, sayText } from './chat-with-mcp.test-support.js';
+import { approvalStatusToolName, createMcpEndpoint } from './create-mcp-endpoint.js';
+
+const secret = 'mcp-endpoint-test-secret-0123456789abcdef';
+const admin = {
+  userEmail: 'alice@example.com',
+  userRole: 'admin',
+  projectKey: 'acme-b2c',
+  businessType: 'b2c' as const,
+  capabilities: { canRefundOrders: true, canCreateTickets: true } as Record<string, boolean>,
+};
+const viewer = {
+  ...admin,
+  userEmail: 'bob@example.com',
+  userRole: 'viewer',
+  capabilities: {} as Record<string, boolean>,
+};
+
+const servers: Server[] = [];
+const clients: Client[] = [];
+afterEach(async () => {
+  await Promise.all(clients.splice(0).map((client) => client.close()));
+  for (const server of servers.splice(0)) {
+    server.closeAllConnections();
+    server.close();
+  }
+});
+
+/** The chat handler and its MCP endpoint on one loopback server: `/chat` for the studio, `/mcp` for agents. */
+async function platform(options: Partial<ChatHandlerOptions> = { contextSecret: secret }) {
+  const chat = chatWith(playedModel([sayText('Refunded.')]), options);
+  const mcp = createMcpEndpoint({ tools: chat.handler.tools, allowedOrigins: ['http://studio.test'] });
+  const http = createServer((req, res) => {
+    const path = req.url!.split('?')[0]!;
+    const request = fromNodeRequest(req, path, { clientAddress: '192.0.2.7' });
+    const handled = path === '/mcp' ? mcp.handle(request) : chat.handler.handle(request);
+    handled.then((response) => writeResponse(res, response)).catch(() => res.destroy());
+  });
+  servers.push(http);
+  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
+  /** An MCP client of the official SDK, signed in with a grant for `claims`. */
+  const connect = async (claims = admin) => {
+    const client = new Client({ name: 'ide-assistant', version: '1.0.0' });
+    const grant = await signChatGrant(claims, secret);
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${url}/mcp`), {
+        requestInit: { headers: { authorization: `Bearer ${grant}` } },
+      }),
+    );
+    clients.push(client);
+    return client;
+  };
+  return { ...chat, url, connect };
+}
+
+const textOf = (result: unknown) => ((result as CallToolResult).content[0] as { text: string }).text;
+
+describe('our tools served over MCP', () => {
+  it('lists the tools the caller’s grant allows, writes marked as needing approval', async () => {
+    const { connect } = await platform();
+    const adminTools = (await (await connect()).listTools()).tools;
+    const names = adminTools.map((tool) => tool.name);
+    expect(names).toEqual(
+      expect.arrayContaining(['getOrder', 'searchTickets', 'refundOrder', 'createTicket', approvalStatusToolName]),
+    );
+    expect(names).not.toContain('updateWorkingMemory');
+    expect(names).not.toContain('cancelOrder');
+    expect(adminTools.find((tool) => tool.name === 'refundOrder')).toMatchObject({
+      annotations: { readOnlyHint: false },
+      description: expect.stringContaining('Needs the user'),
+    });
+    const viewerNames = (await (await connect(viewer)).listTools()).tools.map((tool) => tool.name);
+    expect(viewerNames).toContain('getOrder');
+    expect(viewerNames).not.toContain('refundOrder');
+  });
+
+  it('runs a read at once', async () => {
+    const client = await (await platform()).connect();
+    const result = await client.callTool({ name: 'getOrder', arguments: { orderId: 'ORD-1001' } });
+    expect(result.isError).toBeFalsy();
+    expect(result.structuredContent).toMatchObject({ orderId: 'ORD-1001' });
+  });
+
+  it('a write answers "approval required" with the approval id and runs nothing; approved in the studio, it runs once and the client reads the outcome', async () => {
+    const chat = await platform();
+    const client = await chat.connect();
+    const result = await client.callTool({
+      name: 'refundOrder',
+      arguments: { orderId: 'ORD-1001', reason: 'damaged' },
+    });
+    expect(textOf(result)).toMatch(/^Approval required: nothing ran/);
+    const { approvalId, conversationId } = result.structuredContent as { approvalId: string; conversationId: string };
+    expect(approvalId).toMatch(/^apv_/);
+    expect(chat.commerce.calls.filter((call) => call.method === 'refundOrder')).toEqual([]);
+    expect(await client.callTool({ name: approvalStatusToolName, arguments: { approvalId } })).toMatchObject({
+      structuredContent: { state: 'pending', toolName: 'refundOrder' },
+    });
+
+    // The studio: the conversation holds the card; the user approves it like any other.
+    const grant = await signChatGrant(admin, secret);
+    const history = await fetch(`${chat.url}/chat/history`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ sessionId: conversationId, context: { grant } }),
+    }).then((response) => response.json() as Promise<{ messages: UIMessage[] }>);
+    const [question, card] = history.messages;
+    expect(question!.parts[0]).toMatchObject({
+      type: 'text',
+      text: expect.stringContaining('asked to run refundOrder'),
+    });
+    expect(card!.parts[1]).toMatchObject({
+      type: 'tool-refundOrder',
+      state: 'approval-requested',
+      approval: { id: approvalId },
+    });
+    const approve = () =>
+      fetch(`${chat.url}/chat`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          sessionId: conversationId,
+          messages: [question, answerCard(card!)],
+          context: { grant },
+          trigger: 'submit-message',
+        }),
+      }).then((response) => response.text());
+    await Promise.all([approve(), approve()]);
+    expect(chat.commerce.calls.filter((call) => call.method === 'refundOrder')).toHaveLength(1);
+    expect(await client.callTool({ name: approvalStatusToolName, arguments: { approvalId } })).toMatchObject({
+      structuredContent: { state: 'done', outcome: { type: 'output' } },
+    });
+    // Another user cannot read it.
+    const other = await chat.connect({ ...admin, userEmail: 'carol@example.com' });
+    expect(await other.callTool({ name: approvalStatusToolName, arguments: { approvalId } })).toMatchObject({
+      isError: true,
+    });
+  });
+
+  it('refuses a tool the caller may not use, and bad input, as tool errors', async () => {
+    const client = await (await platform()).connect(viewer);
+    expect(
+      textOf(await client.callTool({ name: 'refundOrder', arguments: { orderId: 'ORD-1001', reason: 'x' } })),
+    ).toBe('No tool named refundOrder is offered to you.');
+    expect(await client.callTool({ name: 'getOrder', arguments: { orderId: 42 } })).toMatchObject({ isError: true });
+  });
+
+  it('refuses a request without a grant, with a forged one, and any request when the chat has no verified identity', async () => {
+    const { url } = await platform();
+    const initialize = (authorization?: string) =>
+      fetch(`${url}/mcp`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          ...(authorization ? { authorization } : {}),
+        },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+      });
+    const missing = await initialize();
+    expect(missing.status).toBe(401);
+    expect(missing.headers.get('www-authenticate')).toBe('Bearer');
+    expect(await missing.json()).toMatchObject({ code: 'unauthenticated' });
+    const forged = await signChatGrant(admin, 'another-secret-0123456789abcdef0123');
+    expect((await initialize(`Bearer ${forged}`)).status).toBe(401);
+
+    const trusting = await platform({});
+    const grant = await signChatGrant(admin, secret);
+    const refused = await fetch(`${trusting.url}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${grant}` },
+      body: '{}',
+    });
+    expect(refused.status).toBe(401);
+    expect(await refused.json()).toMatchObject({ detail: expect.stringContaining('verified identity') });
+  });
+
+  it('refuses a page of another origin', async () => {
+    const { url } = await platform();
+    const grant = await signChatGrant(admin, secret);
+    const response = await fetch(`${url}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${grant}`, origin: 'https://evil.test' },
+      body: '{}',
+    });
+    expect(response.status).toBe(403);
+  });
+
+  it('counts calls in the per-user rate limit', async () => {
+    const chat = await platform({
+      contextSecret: secret,
+      limits: { user: { policy: { limit: 2, windowMs: 60_000 } } },
+    });
+    const client = await chat.connect();
+    const call = () => client.callTool({ name: 'getOrder', arguments: { orderId: 'ORD-1001' } });
+    await call();
+    await call();
+    expect(textOf(await call())).toBe('Too many requests: try again later.');
+  });
+});
+
+/** The card as `useChat`'s `addToolApprovalResponse` answers it: approved. */
+function answerCard(card: UIMessage): UIMessage {
+  return answered(
+    [
+      { type: 'start', messageId: card.id },
+      ...card.parts.flatMap((part: UIMessage['parts'][number]) => {
+        const tool = part as { type: string; toolCallId?: string; input?: unknown; approval?: { id: string } };
+        return tool.approval
+          ? [
+              {
+                type: 'tool-input-available',
+                toolCallId: tool.toolCallId!,
+                toolName: tool.type.slice(5),
+                input: tool.input,
+              },
+              { type: 'tool-approval-request', toolCallId: tool.toolCallId!, approvalId: tool.approval.id },
+            ]
+          : [];
+      }),
+    ] as never,
+    true,
+  );
+}

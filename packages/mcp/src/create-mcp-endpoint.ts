@@ -1,0 +1,198 @@
+import {
+  DeskpilotError,
+  fromFetchRequest,
+  problemResponse,
+  toFetchResponse,
+  type ChatToolAccess,
+  type ChatToolCallResult,
+  type ChatToolCaller,
+  type HttpRequest,
+  type HttpResponse,
+} from '@deskpilot/core';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import {
+  CallToolRequestSchema,
+  ListToolsRequestSchema,
+  type CallToolResult,
+  type Tool,
+} from '@modelcontextprotocol/sdk/types.js';
+
+/** Options of {@link createMcpEndpoint}. */
+export interface McpEndpointOptions {
+  /** The chat's tools: `createChatHandler(…).tools` (its identity rules, flags, limits and approval gate). */
+  tools: ChatToolAccess;
+  /**
+   * Origins whose pages may call the endpoint; a request from any other `Origin` is 403 (a browser
+   * page must not reach a user's tools through their cookie). Requests without `Origin` (agents,
+   * desktop clients) pass. @default []
+   */
+  allowedOrigins?: Iterable<string>;
+  /** The name the endpoint gives itself to clients. @default 'deskpilot' */
+  name?: string;
+  /** Bytes of one request body. @default 1048576 */
+  maxBodyBytes?: number;
+}
+
+/** An MCP server endpoint (Streamable HTTP, stateless) as a fetch handler and a host-neutral one. */
+export interface McpEndpoint {
+  fetch(request: Request, info?: { clientAddress?: string }): Promise<Response>;
+  handle(request: HttpRequest): Promise<HttpResponse>;
+}
+
+/** The tool an MCP client asks an approval's outcome with. */
+export const approvalStatusToolName = 'deskpilot_approvalStatus';
+
+const approvalStatusTool: Tool = {
+  name: approvalStatusToolName,
+  description:
+    'The state of an approval a write call asked for (pending, executing, done with its result, or denied), by its approval id.',
+  inputSchema: { type: 'object', properties: { approvalId: { type: 'string' } }, required: ['approvalId'] },
+  annotations: { readOnlyHint: true },
+};
+
+/** A tool result as JSON text, and as structured content when it is an object. */
+function jsonResult(value: unknown, isError = false): CallToolResult {
+  return {
+    content: [{ type: 'text', text: JSON.stringify(value) }],
+    ...(value !== null && typeof value === 'object' && !Array.isArray(value)
+      ? { structuredContent: value as Record<string, unknown> }
+      : {}),
+    ...(isError ? { isError } : {}),
+  };
+}
+
+/** How a call's outcome is answered over MCP: a write answers "approval required" with the approval's id instead of running. */
+function callResult(result: ChatToolCallResult): CallToolResult {
+  switch (result.type) {
+    case 'output':
+      return jsonResult(result.output);
+    case 'error':
+      return { isError: true, content: [{ type: 'text', text: result.message }] };
+    case 'approval-required':
+      return {
+        content: [
+          {
+            type: 'text',
+            text:
+              `Approval required: nothing ran. The user approves or denies this in the studio (approval ${result.approvalId}); ` +
+              `call ${approvalStatusToolName} with this approval id for the outcome.`,
+          },
+        ],
+        structuredContent: {
+          status: 'approval_required',
+          approvalId: result.approvalId,
+          conversationId: result.conversationId,
+          expiresAt: new Date(result.expiresAt).toISOString(),
+          ...(result.card ? { card: result.card } : {}),
+        },
+      };
+  }
+}
+
+/** The MCP server of one authenticated request: the caller's tools, and the approval status tool. */
+function serverFor(tools: ChatToolAccess, caller: ChatToolCaller, name: string, userAgent: string | null): Server {
+  const server = new Server({ name, version: '1' }, { capabilities: { tools: {} } });
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({
+    tools: [
+      ...(await tools.list(caller)).map((tool): Tool => ({
+        name: tool.name,
+        description: tool.requiresApproval
+          ? `${tool.description} (Needs the user's approval: a call answers with an approval id and runs nothing.)`
+          : tool.description,
+        inputSchema: tool.inputSchema as Tool['inputSchema'],
+        annotations: { readOnlyHint: !tool.requiresApproval },
+      })),
+      approvalStatusTool,
+    ],
+  }));
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+    const { name: toolName, arguments: input = {} } = request.params;
+    try {
+      if (toolName === approvalStatusToolName) {
+        const status = await tools.approval(caller, String((input as { approvalId?: unknown }).approvalId ?? ''));
+        return status ? jsonResult(status) : jsonResult({ error: 'No such approval of yours.' }, true);
+      }
+      const client = `An MCP client${userAgent ? ` (${userAgent.slice(0, 80)})` : ''}`;
+      return callResult(await tools.call(caller, toolName, input, { client, signal: extra.signal }));
+    } catch (error) {
+      if (DeskpilotError.isInstance(error) && error.code === 'rate_limited')
+        return { isError: true, content: [{ type: 'text', text: 'Too many requests: try again later.' }] };
+      throw error;
+    }
+  });
+  return server;
+}
+
+/** A request body as a web stream (`ReadableStream.from`, which Node has and the DOM typings lack). */
+const streamOf = (body: NonNullable<HttpRequest['body']>) =>
+  (ReadableStream as unknown as { from(source: HttpRequest['body']): ReadableStream<Uint8Array> }).from(body);
+
+/** The headers the Streamable HTTP transport reads, copied onto the fetch request it is given. */
+const transportHeaders = ['accept', 'content-type', 'mcp-protocol-version', 'mcp-session-id', 'last-event-id', 'host'];
+
+/**
+ * Creates an MCP server endpoint (Streamable HTTP, stateless, JSON answers) over the chat's tools:
+ * each request is authenticated like a chat request — a signed grant as `Authorization: Bearer
+ * <grant>`, or the host's session — and lists and calls only the tools the caller's flags allow.
+ * A write never runs here: it is recorded as a pending approval in a new conversation of the caller,
+ * which they approve or deny in the studio, and the call answers "approval required" with the
+ * approval's id (`deskpilot_approvalStatus` tells the outcome). Reads are rate limited per user like turns.
+ *
+ * @example
+ * const chat = createChatHandler({ ...options, contextSecret });
+ * const mcp = createMcpEndpoint({ tools: chat.tools });
+ * app.all('/mcp', (req, res, next) =>
+ *   mcp.handle(fromNodeRequest(req, req.path, { clientAddress: req.ip })).then((r) => writeResponse(res, r), next));
+ */
+export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
+  const allowedOrigins = new Set([...(options.allowedOrigins ?? [])].map((origin) => origin.toLowerCase()));
+  const name = options.name ?? 'deskpilot';
+  const maxBodyBytes = options.maxBodyBytes ?? 1024 * 1024;
+
+  const answer = async (request: Request, http: HttpRequest): Promise<Response> => {
+    const origin = http.headers.get('origin');
+    if (origin !== null && !allowedOrigins.has(origin.toLowerCase()))
+      return toFetchResponse(
+        problemResponse(new DeskpilotError('forbidden', { detail: 'This origin may not call the MCP endpoint.' })),
+      );
+    const authenticated = await options.tools.authenticate(http);
+    if (!authenticated.ok)
+      return toFetchResponse(problemResponse(authenticated.error, [['www-authenticate', 'Bearer']]));
+    const server = serverFor(options.tools, authenticated.caller, name, http.headers.get('user-agent'));
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: true,
+      maxRequestBodySize: maxBodyBytes,
+    });
+    await server.connect(transport);
+    try {
+      return await transport.handleRequest(request);
+    } finally {
+      await server.close();
+    }
+  };
+
+  const fetchHandler = (request: Request, info: { clientAddress?: string } = {}) =>
+    answer(request, fromFetchRequest(request, info));
+
+  return {
+    fetch: fetchHandler,
+    async handle(http) {
+      const headers = new Headers();
+      for (const header of transportHeaders) {
+        const value = http.headers.get(header);
+        if (value !== null) headers.set(header, value);
+      }
+      const hasBody = http.method !== 'GET' && http.method !== 'HEAD' && http.body !== null;
+      const request = new Request(`http://${http.headers.get('host') ?? 'localhost'}${http.path}`, {
+        method: http.method,
+        headers,
+        ...(hasBody ? { body: streamOf(http.body!), duplex: 'half' } : {}),
+        ...(http.signal ? { signal: http.signal } : {}),
+      } as RequestInit);
+      const response = await answer(request, http);
+      return { status: response.status, headers: [...response.headers], body: response.body };
+    },
+  };
+}
