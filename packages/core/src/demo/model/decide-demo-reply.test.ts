@@ -101,6 +101,60 @@ describe('decideDemoReply', () => {
   });
 });
 
+describe('decideDemoReply: a connected knowledge base (MCP tools named <server>_<tool>)', () => {
+  const kb = [...everyTool, 'kb_searchArticles', 'kb_publishArticle'];
+  const ok = (toolName: string, value: unknown): DemoToolCall => ({
+    toolName,
+    toolCallId: toolName,
+    input: {},
+    outcome: { kind: 'ok', value },
+  });
+
+  it('searches it, then answers from the result', () => {
+    expect(decide('search the knowledge base for returns?', [], kb)).toEqual(
+      call('kb_searchArticles', { query: 'returns' }),
+    );
+    const result = { source: 'kb', content: 'Returns policy: 30 days.' };
+    expect(decide('search the knowledge base for returns', [ok('kb_searchArticles', result)], kb)).toEqual({
+      type: 'text',
+      text: 'From the knowledge base: Returns policy: 30 days.',
+    });
+  });
+
+  it('publishes an article with a title and a body, and says what it did', () => {
+    expect(decide('publish an article titled Returns: customers have 30 days', [], kb)).toEqual(
+      call('kb_publishArticle', { title: 'Returns', body: 'customers have 30 days' }),
+    );
+    expect(
+      decide(
+        'publish an article titled Returns: x',
+        [ok('kb_publishArticle', { content: 'Published "Returns".' })],
+        kb,
+      ),
+    ).toEqual({ type: 'text', text: 'Done — Published "Returns".' });
+    expect(
+      decide(
+        'publish an article titled Returns: x',
+        [{ toolName: 'kb_publishArticle', toolCallId: 'c', input: {}, outcome: { kind: 'denied' } }],
+        kb,
+      ).type,
+    ).toBe('text');
+  });
+
+  it('says so when no knowledge base is offered, and lists it in the help only when it is', () => {
+    expect(decide('search the knowledge base for returns')).toEqual({
+      type: 'text',
+      text: 'No knowledge base is connected to this project, or you may not search it.',
+    });
+    expect(decide('publish an article titled X: y', [], [...everyTool, 'kb_searchArticles'])).toEqual({
+      type: 'text',
+      text: "You don't have permission to publish knowledge-base articles in this project.",
+    });
+    expect((decide('hello', [], kb) as { text: string }).text).toContain('search the knowledge base');
+    expect((decide('hello') as { text: string }).text).not.toContain('knowledge base');
+  });
+});
+
 describe('parsing helpers', () => {
   it('reads a refund amount in minor units only when it is one', () => {
     expect(refundAmountIn('refund ORD-1 for 12.50')).toBe(1250);

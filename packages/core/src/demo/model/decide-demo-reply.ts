@@ -13,6 +13,8 @@ interface TurnView {
   outcome(name: string): DemoToolOutcome | undefined;
   /** A call of `name`, or null when tools may not be called in this reply (`toolChoice: 'none'`). */
   call(name: string, input: Record<string, unknown>): DemoReply | null;
+  /** The offered tool named `<server>_<tool>` (a tool of a connected MCP server), if any. */
+  fromServer(tool: string): string | undefined;
 }
 
 /** One intent rule: the reply when it applies to the user's text, else null. */
@@ -233,6 +235,57 @@ function orderWrite(options: {
   };
 }
 
+const searchArticlesPattern =
+  /\b(?:search|check|look\s+(?:in|up))\s+(?:the\s+)?(?:knowledge\s*base|kb|help\s+articles?)\s+(?:for|about|on)\s+(.+)$/is;
+const publishArticlePattern = /\bpublish\s+(?:an?\s+|the\s+)?(?:help\s+)?article\s+(?:titled\s+|called\s+)?(.+)$/is;
+
+/** The text of a knowledge-base result (an MCP tool's `content`), first lines only. */
+const articleText = (value: unknown) =>
+  clip(readField(value, 'content', 'text') ?? (typeof value === 'string' ? value : ''), 400).trim();
+
+/** "search the knowledge base for …" and "publish an article …": the tools of a connected knowledge base (MCP). */
+const knowledgeBaseIntents: DemoIntent[] = [
+  {
+    help: {
+      tool: '*_searchArticles',
+      line: `search the knowledge base: ${quoted('search the knowledge base for returns')}`,
+    },
+    respond(text, turn) {
+      const match = searchArticlesPattern.exec(text);
+      if (!match) return null;
+      const tool = turn.fromServer('searchArticles');
+      if (!tool) return say('No knowledge base is connected to this project, or you may not search it.');
+      const query = clip(match[1]!.trim().replace(/[?.!]+$/, ''), 200);
+      const outcome = turn.outcome(tool);
+      if (!outcome) return turn.call(tool, { query }) ?? say(noTools('search the knowledge base'));
+      if (outcome.kind !== 'ok') return say(failure(outcome, 'search the knowledge base', 'read'));
+      const found = articleText(outcome.value);
+      return say(found ? `From the knowledge base: ${found}` : `The knowledge base has nothing on ${quoted(query)}.`);
+    },
+  },
+  {
+    help: {
+      tool: '*_publishArticle',
+      line: `publish an article: ${quoted('publish an article titled Returns: customers have 30 days')}`,
+    },
+    respond(text, turn) {
+      const match = publishArticlePattern.exec(text);
+      if (!match) return null;
+      const tool = turn.fromServer('publishArticle');
+      if (!tool) return say(noPermission('publish knowledge-base articles'));
+      const [title, ...rest] = match[1]!.split(':');
+      const input = {
+        title: clip(title!.trim().replace(/^[“"]|[”"]$/g, ''), 200),
+        body: clip(rest.join(':').trim(), 4000),
+      };
+      const outcome = turn.outcome(tool);
+      if (!outcome) return turn.call(tool, input) ?? say(noTools('publish the article'));
+      if (outcome.kind !== 'ok') return say(failure(outcome, `publish ${quoted(input.title)}`, 'write'));
+      return say(`Done — ${sentence(articleText(outcome.value) || `published ${quoted(input.title)}`)}`);
+    },
+  },
+];
+
 /**
  * The intent rules, first match wins. The order matters: a note or a new ticket may mention an order,
  * and a refund names one, so those come before the plain order look-up.
@@ -254,6 +307,7 @@ const intents: DemoIntent[] = [
       return say(outcome.kind === 'ok' ? `Noted: ${sentence(note)}` : failure(outcome, 'save that note', 'write'));
     },
   },
+  ...knowledgeBaseIntents,
   {
     help: { tool: 'createTicket', line: `open a ticket: ${quoted('create a ticket: parcel arrived damaged')}` },
     respond(text, turn) {
@@ -586,12 +640,18 @@ const helpOrder = [
   'getBusinessUnit',
   'listQuotes',
   'updateWorkingMemory',
+  '*_searchArticles',
+  '*_publishArticle',
 ];
+
+/** Whether the help line's tool is offered (`*_tool`: a tool of a connected MCP server). */
+const offersHelpTool = (turn: TurnView, tool: string) =>
+  tool.startsWith('*_') ? turn.fromServer(tool.slice(2)) !== undefined : turn.offered(tool);
 
 /** The help text, listing only what the offered tools allow. */
 function helpText(turn: TurnView): string {
   const lines = intents
-    .flatMap((intent) => (intent.help && turn.offered(intent.help.tool) ? [intent.help] : []))
+    .flatMap((intent) => (intent.help && offersHelpTool(turn, intent.help.tool) ? [intent.help] : []))
     .sort((a, b) => helpOrder.indexOf(a.tool) - helpOrder.indexOf(b.tool))
     .map((help) => `- ${help.line}`);
   const intro = "Hi! I'm Deskpilot's offline demo assistant: I follow simple scripted rules, no AI provider involved.";
@@ -612,6 +672,8 @@ export function decideDemoReply(demoTurn: DemoTurn): DemoReply {
     outcome: (name) => demoTurn.calls.findLast((call) => call.toolName === name)?.outcome,
     call: (name, input) =>
       demoTurn.toolsAllowed && demoTurn.offered.has(name) ? { type: 'tool-call', toolName: name, input } : null,
+    fromServer: (tool) =>
+      [...demoTurn.offered].find((name) => /^[a-z][a-z0-9]{0,15}_/.test(name) && name.endsWith(`_${tool}`)),
   };
   try {
     for (const intent of intents) {
