@@ -34,6 +34,8 @@ async function isDeskpilot(port: number): Promise<boolean> {
 
 const problems: string[] = [];
 for (const [service, { port, variable }] of Object.entries(platformPorts())) {
+  // With MCP_SERVERS of its own, the platform starts no demo knowledge base.
+  if (service === 'knowledgeBase' && process.env.MCP_SERVERS) continue;
   if (!(await isTaken(port))) continue;
   if (!(await isDeskpilot(port))) {
     problems.push(

@@ -1,4 +1,4 @@
-// The platform's ports, from SESSION_PORT, CHAT_PORT and STUDIO_PORT or their defaults: shared by
+// The platform's ports, from SESSION_PORT, CHAT_PORT, STUDIO_PORT and KNOWLEDGE_BASE_PORT or their defaults: shared by
 // `npm start`'s port check and its launcher.
 
 /** A service's port from its variable, or its default; exits with a clear line when the value is not a port. */
@@ -17,5 +17,6 @@ export function platformPorts() {
     session: { port: portOf('SESSION_PORT', 4360), variable: 'SESSION_PORT' },
     chat: { port: portOf('CHAT_PORT', 8080), variable: 'CHAT_PORT' },
     studio: { port: portOf('STUDIO_PORT', 3000), variable: 'STUDIO_PORT' },
+    knowledgeBase: { port: portOf('KNOWLEDGE_BASE_PORT', 4370), variable: 'KNOWLEDGE_BASE_PORT' },
   } as const;
 }

@@ -11,6 +11,7 @@ import { stopOnSignals } from '../examples/shared/stop-on-signals.ts';
 import { startChatServer } from '../examples/chat-server/src/main.ts';
 import { startSessionServer } from '../examples/session-server/src/main.ts';
 import { startStudio } from '../examples/studio/src/main.ts';
+import { startKnowledgeBase } from '../examples/knowledge-base/src/knowledge-base.ts';
 import { platformPorts } from './platform-ports.ts';
 
 const configured = platformPorts();
@@ -28,6 +29,25 @@ const env = {
   ...process.env,
 };
 
+// The company's own tools in the demo: a small knowledge base served over MCP, whose search runs at
+// once (an admin marked it read-only) and whose "publish" needs canUseKb and an approval. MCP_SERVERS
+// of your own replaces it.
+const knowledgeBase = process.env.MCP_SERVERS
+  ? undefined
+  : await startKnowledgeBase({ port: configured.knowledgeBase.port }).catch((error: unknown) => {
+      console.error(`knowledge base | ${(error as Error).message}`);
+      process.exit(1);
+    });
+const mcpEnv = knowledgeBase
+  ? {
+      MCP_SERVERS: JSON.stringify([
+        { name: 'kb', url: knowledgeBase.url, projects: '*', tools: { searchArticles: { readOnly: true } } },
+      ]),
+    }
+  : {};
+// The session service knows the knowledge base's flags, so a project's role policy can grant them.
+const capabilitiesEnv = knowledgeBase ? { CAPABILITIES: JSON.stringify({ canUseKb: 'write', canViewKb: 'read' }) } : {};
+
 // The session service believes the studio's X-Forwarded-For (the studio runs on this machine), so
 // login throttling per address sees the browser. DATA_DIR, when set, passes through as the platform's
 // data root.
@@ -40,6 +60,7 @@ const services = [
           ...env,
           PORT: String(ports.session),
           ALLOWED_ORIGINS: allowedOrigins,
+          ...capabilitiesEnv,
           TRUSTED_PROXIES: process.env.TRUSTED_PROXIES ?? '127.0.0.1,::1',
           // A development platform prints reset and verification emails here, unless SMTP_URL sends them.
           EMAIL_CONSOLE: process.env.EMAIL_CONSOLE ?? (process.env.SMTP_URL ? 'false' : 'true'),
@@ -51,7 +72,10 @@ const services = [
   {
     name: 'chat',
     start: () =>
-      startChatServer({ ...env, PORT: String(ports.chat), ALLOWED_ORIGINS: allowedOrigins }, { ownsProcess: false }),
+      startChatServer(
+        { ...env, ...mcpEnv, PORT: String(ports.chat), ALLOWED_ORIGINS: allowedOrigins },
+        { ownsProcess: false },
+      ),
   },
   {
     name: 'studio',
@@ -79,6 +103,7 @@ const started = new Map<string, ServingServer>();
 /** Stops every server started so far, together; exits with the worst of their codes (or `exitCode`). */
 async function stopAll(signal: string, exitCode = 0): Promise<never> {
   const codes = await Promise.all([...started.values()].map((server) => server.stop(signal)));
+  await knowledgeBase?.close();
   await closeLogs();
   process.exit(Math.max(exitCode, ...codes));
 }
@@ -106,6 +131,12 @@ console.log(`
   Deskpilot Studio is up: http://localhost:${started.get('studio')!.port}
   Demo logins:
     alice@example.com / alice-demo-password   admin in acme-b2c, agent in acme-b2b
-    bob@example.com   / bob-demo-password     viewer in globex-b2c
+    bob@example.com   / bob-demo-password     viewer in globex-b2c${
+      knowledgeBase
+        ? `
+  Knowledge base (MCP): ${knowledgeBase.url} — try "search the knowledge base for returns"; to publish,
+    an admin grants canUseKb on the Team page's role policy first.`
+        : ''
+    }
   Ctrl+C stops everything.
 `);

@@ -76,6 +76,18 @@ const onOff = z.pipe(
   z.transform((value: 'true' | 'false' | '1' | '0') => value === 'true' || value === '1'),
 );
 
+/** Text that parses as JSON (the value is never echoed: it holds client secrets). */
+export const json = z.pipe(
+  z.string(),
+  z.transform((text, context) => {
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      context.issues.push({ code: 'custom', message: 'not JSON', input: '' });
+      return z.NEVER;
+    }
+  }),
+);
 /** `true` or `false`. */
 export const flag = z.pipe(
   z.enum(['true', 'false']),

@@ -1,6 +1,7 @@
 import { createAnthropic } from '@ai-sdk/anthropic';
 import { createOpenAI } from '@ai-sdk/openai';
 import { chatRouter } from '@deskpilot/chat-express';
+import { createMcpEndpoint, createMcpToolSource } from '@deskpilot/mcp';
 import {
   DeskpilotError,
   createChatHandler,
@@ -19,7 +20,7 @@ import {
   type CommerceBackend,
 } from '@deskpilot/core';
 import { createDemoCommerceBackend, createDemoModel, createDemoTicketBackend } from '@deskpilot/core/demo';
-import { writeResponse } from '@deskpilot/core/node';
+import { fromNodeRequest, writeResponse } from '@deskpilot/core/node';
 import { chatOpenApi } from '@deskpilot/core/openapi';
 import { defaultSettingsMiddleware, wrapLanguageModel } from 'ai';
 import express from 'express';
@@ -30,7 +31,7 @@ import { allListeners, mountMetrics, routeLabels } from '../../shared/metrics.ts
 import { openStorage } from '../../shared/storage.ts';
 
 /** The chat service's own routes, as metrics label them beside the chat handler's (anything else is `other`). */
-const routes = ['/healthz', '/readyz', '/metrics', '/openapi.json'];
+const routes = ['/healthz', '/readyz', '/metrics', '/openapi.json', '/mcp'];
 
 /**
  * A Responses API model that sends the whole conversation on every call (`store: false`), as this
@@ -143,6 +144,13 @@ export async function createApp(config: ServerConfig, logger: Logger) {
         }
       : {}),
   };
+  // The company's own tools: each MCP server's, behind the same capabilities and approval gate.
+  const mcp =
+    config.MCP_SERVERS &&
+    createMcpToolSource({
+      servers: config.MCP_SERVERS,
+      onError: (error) => logger.warn({ component: 'mcp' }, `mcp: ${describeError(error)}`),
+    });
   const app = express();
   app.disable('x-powered-by');
   app.use(requestLogging(logger));
@@ -160,6 +168,7 @@ export async function createApp(config: ServerConfig, logger: Logger) {
     models,
     commerce: loggedDemoCommerce(logger),
     tickets: createDemoTicketBackend(),
+    ...(mcp ? { toolSources: [mcp] } : {}),
     limits,
     trustedProxies: config.TRUSTED_PROXIES,
     stepBudget: config.STEP_BUDGET,
@@ -193,6 +202,8 @@ export async function createApp(config: ServerConfig, logger: Logger) {
       chat_store: () => storage.checkReady(),
       ...(redis ? { redis: () => redis.checkRedisReady(redis.client) } : {}),
     },
+    // An MCP server that does not answer is reported (`mcp_<name>`), never failing the probe: the chat goes on without it.
+    ...(mcp ? { optional: mcp.readinessChecks } : {}),
     onCheckFailed: (name, error) => logger.warn({ check: name }, `not ready: ${name}: ${describeError(error)}`),
   });
   // Before the chat routes: no CORS, no rate limit, no grant for the probes.
@@ -204,11 +215,21 @@ export async function createApp(config: ServerConfig, logger: Logger) {
     '/openapi.json',
     (_req, res) => void res.type('application/json').set('cache-control', 'no-cache').send(openApi),
   );
+  // The chat's tools over MCP, for agents with a grant the studio signed (never on a body's word).
+  if (config.MCP_ENDPOINT && config.CHAT_CONTEXT_SECRET) {
+    const endpoint = createMcpEndpoint({ tools: chat.tools, allowedOrigins: config.ALLOWED_ORIGINS });
+    app.all('/mcp', (req, res, next) => {
+      endpoint
+        .handle(fromNodeRequest(req, req.path, { clientAddress: req.ip }))
+        .then((response) => writeResponse(res, response), next);
+    });
+  }
   app.use(chatRouter(chat));
   app.use((_req, res) =>
     writeResponse(res, problemResponse(new DeskpilotError('not_found', { detail: 'No such route.' }))),
   );
   const close = async () => {
+    await mcp?.close();
     await resumableStreams?.close();
     await redis?.client.close();
     await storage.close();

@@ -1,10 +1,13 @@
 import * as z from 'zod/mini';
 import {
   addressRangeList,
+  flag,
   integer,
+  json,
   logFormat,
   logLevel,
   loopbackOrigins,
+  matching,
   metricsVariables,
   originList,
   port,
@@ -35,6 +38,40 @@ const stepUpRules = z.pipe(
     ),
   ),
 );
+
+const text = z.string().check(z.minLength(1), z.maxLength(2000));
+const count = z.number().check(z.int(), z.positive());
+/** One server of MCP_SERVERS (`McpServerConfig` of @deskpilot/mcp, which checks the rest at start). */
+const mcpServer = z.strictObject({
+  name: matching(/^[a-z][a-z0-9]{0,15}$/, 'a short lower-case name: [a-z][a-z0-9]{0,15}'),
+  projects: z.union([z.literal('*'), z.array(text).check(z.minLength(1))]),
+  url: z.optional(z.url({ protocol: /^https?$/ })),
+  headers: z.optional(z.record(z.string(), z.string())),
+  oauth: z.optional(
+    z.strictObject({
+      clientId: text,
+      clientSecret: text,
+      issuer: z.url({ protocol: /^https?$/ }),
+      scope: z.optional(text),
+    }),
+  ),
+  command: z.optional(text),
+  args: z.optional(z.array(z.string())),
+  env: z.optional(z.record(z.string(), z.string())),
+  cwd: z.optional(text),
+  allow: z.optional(z.array(text)),
+  deny: z.optional(z.array(text)),
+  capability: z.optional(text),
+  tools: z.optional(
+    z.record(z.string(), z.strictObject({ readOnly: z.optional(z.boolean()), capability: z.optional(text) })),
+  ),
+  timeoutMs: z.optional(count),
+  connectTimeoutMs: z.optional(count),
+  maxTools: z.optional(count),
+  maxResultChars: z.optional(count),
+  maxResponseBytes: z.optional(count),
+  listTtlMs: z.optional(count),
+});
 
 /** Environment of the reference chat server (DESIGN §5). */
 const environment = z.object({
@@ -91,6 +128,14 @@ const environment = z.object({
   /** Days an archived conversation (with no activity since) is kept before it is deleted; unset: kept. */
   ARCHIVED_RETENTION_DAYS: z.optional(integer(1, 36_500)),
   DEMO_MODEL_DELAY_MS: z._default(integer(0, 1000), 0),
+  /**
+   * MCP servers whose tools the chat offers, behind the capabilities and approval gate, as JSON:
+   * `[{ "name": "kb", "url": "https://kb.internal/mcp", "projects": ["acme-b2c"], "tools": { "searchArticles": { "readOnly": true } } }]`
+   * (headers, OAuth client credentials, allow/deny lists, timeouts and bounds as in @deskpilot/mcp).
+   */
+  MCP_SERVERS: z.optional(z.pipe(json, z.array(mcpServer))),
+  /** Serve the chat's tools over MCP at `/mcp` to callers with a signed grant (needs CHAT_CONTEXT_SECRET). */
+  MCP_ENDPOINT: z._default(flag, true),
   /** On SIGTERM or SIGINT, how long running requests and chat turns may take to finish. */
   SHUTDOWN_GRACE_MS: z._default(positiveInt, 10_000),
   ...storageVariables,

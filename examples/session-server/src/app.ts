@@ -8,6 +8,7 @@ import {
   createHashGate,
   createSessionHandler,
   createSessionService,
+  defineCapabilities,
   healthResponse,
   problemResponse,
   readinessResponse,
@@ -89,6 +90,13 @@ export async function createApp(config: ServerConfig, logger: Logger) {
       // Each project's role → capability flags, editable by its admins; the studio builds chat grants from it.
       policies: storage.rolePolicyStore,
       organizations: storage.organizationStore,
+      ...(config.CAPABILITIES
+        ? {
+            capabilities: defineCapabilities(
+              Object.fromEntries(Object.entries(config.CAPABILITIES).map(([flag, kind]) => [flag, { kind }])),
+            ),
+          }
+        : {}),
       invitationLink: studioPage(config, 'invitation'),
       ...(email ? { email: email.sender } : {}),
     },

@@ -3,6 +3,7 @@ import {
   addressRangeList,
   flag,
   integer,
+  json,
   logFormat,
   logLevel,
   loopbackOrigins,
@@ -18,18 +19,6 @@ import {
 
 const milliseconds = integer(1);
 
-/** Text that parses as JSON (the value is never echoed: it holds client secrets). */
-const json = z.pipe(
-  z.string(),
-  z.transform((text, context) => {
-    try {
-      return JSON.parse(text) as unknown;
-    } catch {
-      context.issues.push({ code: 'custom', message: 'not JSON', input: '' });
-      return z.NEVER;
-    }
-  }),
-);
 const name = z.string().check(z.minLength(1), z.maxLength(200));
 const membership = z.strictObject({ projectKey: name, clientId: name, role: name });
 /** One identity provider of SSO_PROVIDERS (`SsoProvider` of @deskpilot/core). */
@@ -82,6 +71,14 @@ const environment = z.object({
    * admins added by email); unset with the demo users, the demo's `acme` and `globex` without admins.
    */
   ORGANIZATIONS: z.optional(z.pipe(json, z.record(name, organization))),
+  /**
+   * Capability flags beside the built-in ones, as JSON `{ "canUseKb": "write", "canViewKb": "read" }`:
+   * what role policies may grant (the chat service's MCP servers need theirs). Writes stay off until a
+   * policy grants them.
+   */
+  CAPABILITIES: z.optional(
+    z.pipe(json, z.record(matching(/^can[A-Z][A-Za-z0-9]*$/, 'looks like canDoSomething'), z.enum(['read', 'write']))),
+  ),
   /**
    * The SMTP server for password reset and verification links (`smtps://user:password@host:465`, or
    * `smtp://…:587` with STARTTLS); with it (or EMAIL_CONSOLE) the recovery routes are served.

@@ -97,17 +97,12 @@ export {
   type StepUpVerifierOptions,
 } from './chat/approval/index.js';
 export {
-  builtinCapabilities,
-  capabilityNamePattern,
   defaultAssistantInstructions,
-  defineCapabilities,
   isSessionActive,
   parseChatContext,
   safeParseChatContext,
   signChatGrant,
   verifyChatGrant,
-  type CapabilityKind,
-  type CapabilityRegistry,
   type ChatContext,
   type ChatContextLimits,
   type ChatGrantClaims,

@@ -181,6 +181,14 @@ export {
   type AuditVerification,
   type VerifyAuditChainOptions,
 } from './audit/audit-store.js';
+// Capability flags: what role policies grant and chat tools need (pure data, no chat dependency)
+export {
+  builtinCapabilities,
+  capabilityNamePattern,
+  defineCapabilities,
+  type CapabilityKind,
+  type CapabilityRegistry,
+} from './chat/context/capabilities.js';
 // Teams: memberships, roles and invitations administered by a project's admins
 export {
   applyMembershipChange,

@@ -21,8 +21,11 @@ export interface McpStdioServer {
   cwd?: string;
 }
 
-/** One MCP server a project's chat takes tools from, and how its tools meet the gate. */
-export type McpServerConfig = (McpHttpServer | McpStdioServer) & {
+/**
+ * One MCP server a project's chat takes tools from — reached by `url` (Streamable HTTP) or started by
+ * `command` (stdio), one of the two — and how its tools meet the gate.
+ */
+export interface McpServerConfig extends Partial<McpHttpServer>, Partial<McpStdioServer> {
   /**
    * Short and unique (`[a-z][a-z0-9]{0,15}`): its tools are offered as `<name>_<tool>`, so no server
    * can shadow a built-in or another server's tool.
@@ -57,7 +60,7 @@ export type McpServerConfig = (McpHttpServer | McpStdioServer) & {
   maxResponseBytes?: number;
   /** How long a tool list is reused (a server's `tools/list_changed` notice drops it sooner). @default 60000 */
   listTtlMs?: number;
-};
+}
 
 /** A server's configuration, checked and with its defaults. */
 export interface ResolvedMcpServer {
@@ -103,14 +106,16 @@ function capabilityName(name: string, where: string): string {
 
 /** How the server is reached: a URL, or a command to start. */
 function transportOf(config: McpServerConfig): ResolvedMcpServer['transport'] {
-  if ('url' in config && config.url !== undefined) {
+  if (config.url !== undefined && config.command !== undefined)
+    throw new TypeError(`MCP server ${config.name}: give a url or a command, not both`);
+  if (config.url !== undefined) {
     const url = new URL(config.url);
     if (url.protocol !== 'http:' && url.protocol !== 'https:')
       throw new TypeError(`MCP server ${config.name}: url must be http or https`);
-    return { kind: 'http', server: { ...config, url } };
+    return { kind: 'http', server: { url, headers: config.headers, oauth: config.oauth } };
   }
-  if ('command' in config && typeof config.command === 'string' && config.command !== '')
-    return { kind: 'stdio', server: config };
+  if (typeof config.command === 'string' && config.command !== '')
+    return { kind: 'stdio', server: { command: config.command, args: config.args, env: config.env, cwd: config.cwd } };
   throw new TypeError(`MCP server ${config.name}: give a url (Streamable HTTP) or a command (stdio)`);
 }
 
