@@ -42,12 +42,18 @@ async function startPlatform(env: Record<string, string>): Promise<{ child: Chil
 describe('npm start (scripts/start-platform.ts)', () => {
   it('on Ctrl+C (SIGINT to the whole process group) lets a running turn finish, saves it, and exits 0', async () => {
     const dataDir = temporaryDataDir();
-    const [session, chat, studio] = [await freePort(), await freePort(), await freePort()];
+    const [session, chat, studio, knowledgeBase] = [
+      await freePort(),
+      await freePort(),
+      await freePort(),
+      await freePort(),
+    ];
     const env = {
       DATA_DIR: dataDir,
       SESSION_PORT: String(session),
       CHAT_PORT: String(chat),
       STUDIO_PORT: String(studio),
+      KNOWLEDGE_BASE_PORT: String(knowledgeBase),
       COOKIE_SECURE: 'false',
       // The platform signs chat grants with a secret of its run; this one is the test's, to sign its own.
       CHAT_CONTEXT_SECRET: grantSecret,
@@ -98,12 +104,18 @@ describe('npm start (scripts/start-platform.ts)', () => {
   }, 90_000);
 
   it('stops and exits 0 when the same Ctrl+C also ended the reader of its output (npm start | tee run.log)', async () => {
-    const [session, chat, studio] = [await freePort(), await freePort(), await freePort()];
+    const [session, chat, studio, knowledgeBase] = [
+      await freePort(),
+      await freePort(),
+      await freePort(),
+      await freePort(),
+    ];
     const platform = await startPlatform({
       DATA_DIR: temporaryDataDir(),
       SESSION_PORT: String(session),
       CHAT_PORT: String(chat),
       STUDIO_PORT: String(studio),
+      KNOWLEDGE_BASE_PORT: String(knowledgeBase),
     });
     // The reader goes first: every line the servers write while they stop meets a broken pipe.
     platform.child.stdout!.destroy();
