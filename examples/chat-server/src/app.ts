@@ -249,6 +249,11 @@ export async function createApp(config: ServerConfig, logger: Logger) {
     readiness,
     metrics,
     storage: `${storage.label}${redis ? ', rate limits and resumable answers on Redis' : ''}`,
+    // Which MCP servers the chat takes tools from, and whether /mcp serves its own: names only, never a URL or a header.
+    tools: [
+      ...(config.MCP_SERVERS ? [`MCP servers ${config.MCP_SERVERS.map((server) => server.name).join(', ')}`] : []),
+      ...(config.MCP_ENDPOINT && config.CHAT_CONTEXT_SECRET ? ['served over MCP at /mcp'] : []),
+    ].join('; '),
     cleanUp,
     close,
   };

@@ -18,9 +18,10 @@ export async function startChatServer(
   const stopTracing = await startTracing('chat', config, { aiSdk: true });
   // Once running, JSON lines on stdout; a start that fails (above and below) is a plain line on stderr.
   const logger = createLogger({ service: 'chat-server', level: config.LOG_LEVEL, format: config.LOG_FORMAT });
-  const { app, metrics, chat, models, readiness, storage, cleanUp, close } = await createApp(config, logger).catch(
-    cannotStart,
-  ); // a database, data directory or Redis that cannot be used: said plainly
+  const { app, metrics, chat, models, readiness, storage, tools, cleanUp, close } = await createApp(
+    config,
+    logger,
+  ).catch(cannotStart); // a database, data directory or Redis that cannot be used: said plainly
   return serve({
     name: 'chat-server',
     app,
@@ -33,6 +34,7 @@ export async function startChatServer(
         `default model: ${models.label}${models.label.startsWith('deskpilot:') ? ' (offline demo model: no provider key set)' : ''}`,
       );
       logger.info(`storage: ${storage}`);
+      if (tools) logger.info(`tools: ${tools}`);
     },
     cleanup: cleanUp,
     // Every running turn, those whose client left included, finishes and is saved, or is cut at the
