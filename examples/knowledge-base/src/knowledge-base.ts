@@ -118,7 +118,14 @@ export async function startKnowledgeBase(options: { port?: number; host?: string
     }
     // Stateless: a server and a transport per request.
     const server = mcpServerOf(knowledgeBase);
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    // No authentication (a loopback demo): a web page must not reach it through DNS rebinding either.
+    const { port } = http.address() as AddressInfo;
+    const transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: true,
+      enableDnsRebindingProtection: true,
+      allowedHosts: [`127.0.0.1:${port}`, `localhost:${port}`],
+    });
     res.on('close', () => void server.close());
     server
       .connect(transport)

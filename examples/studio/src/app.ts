@@ -18,7 +18,7 @@ import express from 'express';
 import type { Logger } from 'pino';
 import { requestLogging } from '../../shared/logging.ts';
 import { mountMetrics, routeLabels } from '../../shared/metrics.ts';
-import { chatContextFor, fetchChatIdentity } from './chat-context.ts';
+import { chatContextFor, fetchChatIdentity, toolsGrantFor } from './chat-context.ts';
 import type { StudioConfig } from './config.ts';
 import { createDataApi } from './data-api.ts';
 
@@ -31,6 +31,7 @@ const routes = [
   '/index.html',
   '/studio/session',
   '/studio/chat-context',
+  '/studio/tools-grant',
   '/sessions',
   '/sessions/current',
   '/sessions/current/project',
@@ -127,6 +128,29 @@ export async function createStudioApp(config: StudioConfig, logger: Logger) {
       res.json({
         chatServiceUrl: config.CHAT_SERVICE_URL,
         context: await chatContextFor(identity!.session, config.CHAT_CONTEXT_SECRET, identity!.capabilities),
+      });
+    } catch (error) {
+      await writeResponse(res, problemResponse(error));
+    }
+  });
+
+  // A grant for another agent (an IDE assistant, a desktop client) to call the chat's tools over MCP
+  // as this user: refused by the chat itself, so the agent cannot answer the cards its writes propose.
+  app.get('/studio/tools-grant', async (req, res) => {
+    res.set('cache-control', 'no-store');
+    try {
+      const identity = await fetchChatIdentity(req.headers.cookie, {
+        sessionServiceUrl: config.SESSION_SERVICE_URL,
+        cookieName: `${prefix}_session`,
+        requestHeaders: req.headers,
+      });
+      const required = await requireSession(req.headers.cookie, async () => identity?.session ?? null);
+      if (!required.ok) return await writeResponse(res, required.response);
+      if (!config.CHAT_CONTEXT_SECRET)
+        throw new DeskpilotError('not_found', { detail: 'The chat service signs no grants (CHAT_CONTEXT_SECRET).' });
+      res.json({
+        mcpUrl: new URL('/mcp', config.CHAT_SERVICE_URL).href,
+        ...(await toolsGrantFor(identity!.session, config.CHAT_CONTEXT_SECRET, identity!.capabilities)),
       });
     } catch (error) {
       await writeResponse(res, problemResponse(error));

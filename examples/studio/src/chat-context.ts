@@ -34,6 +34,31 @@ export interface PageChatContext extends Record<string, unknown> {
 }
 
 /**
+ * A grant for the `tools` use (ten minutes, the longest the chat service takes): what an MCP client
+ * sends as its bearer token. Bound to the session like the page's grants.
+ */
+export async function toolsGrantFor(
+  session: Session,
+  secret: string,
+  capabilities: Record<string, boolean>,
+): Promise<{ grant: string; expiresAt: string }> {
+  const expiresInSeconds = 600;
+  const grant = await signChatGrant(
+    {
+      userEmail: session.user.email,
+      userRole: session.role,
+      projectKey: session.projectKey,
+      businessType: businessTypeOf(session.projectKey),
+      capabilities,
+      sessionId: session.id,
+    },
+    secret,
+    { expiresInSeconds, use: 'tools' },
+  );
+  return { grant, expiresAt: new Date(Date.now() + expiresInSeconds * 1000).toISOString() };
+}
+
+/**
  * Builds the page's chat context from a session and its flags (the project's role policy, as the session
  * service answers it per request). With a secret, adds a grant (5 minutes) that the chat service then
  * trusts instead of the body's identity and flags.

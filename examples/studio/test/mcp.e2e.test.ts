@@ -1,4 +1,6 @@
 import type { Browser, Page } from 'playwright-core';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startKnowledgeBase } from '@deskpilot/example-knowledge-base';
 import { temporaryDataDir } from '../../test-support/spawn-example.ts';
@@ -112,6 +114,52 @@ describe.skipIf(!hasChromium)(`studio in Chromium: the company's MCP tools behin
         'Gift cards',
       ]);
       expect(pageErrors).toEqual([]);
+    },
+    timeout,
+  );
+  it(
+    'an agent with the studio’s tools grant calls the chat’s tools over MCP; its refund waits for her approval in the studio',
+    async () => {
+      const { grant, mcpUrl } = await page.evaluate(async () => (await fetch('/studio/tools-grant')).json());
+      const agent = new Client({ name: 'ide-assistant', version: '1.0.0' });
+      await agent.connect(
+        new StreamableHTTPClientTransport(new URL(mcpUrl), {
+          requestInit: { headers: { authorization: `Bearer ${grant}` } },
+        }),
+      );
+      try {
+        const names = (await agent.listTools()).tools.map((tool) => tool.name);
+        expect(names).toEqual(
+          expect.arrayContaining(['getOrder', 'refundOrder', 'kb_searchArticles', 'kb_publishArticle']),
+        );
+        const refund = await agent.callTool({
+          name: 'refundOrder',
+          arguments: { orderId: 'ORD-1002', reason: 'arrived late' },
+        });
+        const { approvalId } = refund.structuredContent as { approvalId: string };
+
+        await page.reload();
+        await page
+          .getByText(/Refund .* of order ORD-1002/)
+          .first()
+          .click();
+        const approval = page.getByTestId('approval-card');
+        await approval.waitFor();
+        expect(await approval.textContent()).toMatch(/ORD-1002.*arrived late/s);
+        await approval.getByRole('button', { name: /^Approve/ }).click();
+        await expect
+          .poll(
+            async () =>
+              (
+                (await agent.callTool({ name: 'deskpilot_approvalStatus', arguments: { approvalId } }))
+                  .structuredContent as { state: string }
+              ).state,
+          )
+          .toBe('done');
+        expect(pageErrors).toEqual([]);
+      } finally {
+        await agent.close();
+      }
     },
     timeout,
   );

@@ -107,6 +107,7 @@ export {
   type ChatContextLimits,
   type ChatGrantClaims,
   type ChatGrantPolicy,
+  type ChatGrantUse,
   type ContextBudget,
   type GrantSessionsOptions,
   type InstructionLimits,

@@ -151,6 +151,7 @@ const rootTypes = [
   'ChatDrainResult',
   'ChatGrantClaims',
   'ChatGrantPolicy',
+  'ChatGrantUse',
   'ChatHandler',
   'ChatHandlerOptions',
   'ChatLimits',

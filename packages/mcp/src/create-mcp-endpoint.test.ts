@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { signChatGrant, type ChatHandlerOptions } from '@deskpilot/core';
 import type { UIMessage } from 'ai';
@@ -38,7 +38,11 @@ afterEach(async () => {
 /** The chat handler and its MCP endpoint on one loopback server: `/chat` for the studio, `/mcp` for agents. */
 async function platform(options: Partial<ChatHandlerOptions> = { contextSecret: secret }) {
   const chat = chatWith(playedModel([sayText('Refunded.')]), options);
-  const mcp = createMcpEndpoint({ tools: chat.handler.tools, allowedOrigins: ['http://studio.test'] });
+  const mcp = createMcpEndpoint({
+    tools: chat.handler.tools,
+    allowedOrigins: ['http://studio.test'],
+    onError: (error) => chat.errors.push(error),
+  });
   const http = createServer((req, res) => {
     const path = req.url!.split('?')[0]!;
     const request = fromNodeRequest(req, path, { clientAddress: '192.0.2.7' });
@@ -51,7 +55,7 @@ async function platform(options: Partial<ChatHandlerOptions> = { contextSecret: 
   /** An MCP client of the official SDK, signed in with a grant for `claims`. */
   const connect = async (claims = admin) => {
     const client = new Client({ name: 'ide-assistant', version: '1.0.0' });
-    const grant = await signChatGrant(claims, secret);
+    const grant = await signChatGrant(claims, secret, { use: 'tools' });
     await client.connect(
       new StreamableHTTPClientTransport(new URL(`${url}/mcp`), {
         requestInit: { headers: { authorization: `Bearer ${grant}` } },
@@ -99,12 +103,23 @@ describe('our tools served over MCP', () => {
       arguments: { orderId: 'ORD-1001', reason: 'damaged' },
     });
     expect(textOf(result)).toMatch(/^Approval required: nothing ran/);
-    const { approvalId, conversationId } = result.structuredContent as { approvalId: string; conversationId: string };
+    const { approvalId } = result.structuredContent as { approvalId: string };
     expect(approvalId).toMatch(/^apv_/);
+    expect(result.structuredContent).not.toHaveProperty('conversationId');
+    const conversationId = chat.approvalStore.dump()[0]!.chatSessionId;
     expect(chat.commerce.calls.filter((call) => call.method === 'refundOrder')).toEqual([]);
     expect(await client.callTool({ name: approvalStatusToolName, arguments: { approvalId } })).toMatchObject({
       structuredContent: { state: 'pending', toolName: 'refundOrder' },
     });
+
+    // The agent's own grant cannot answer the card: the chat refuses a grant for the tools use.
+    const toolsGrant = await signChatGrant(admin, secret, { use: 'tools' });
+    const selfApproval = await fetch(`${chat.url}/chat/history`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ sessionId: conversationId, context: { grant: toolsGrant } }),
+    });
+    expect(selfApproval.status).toBe(401);
 
     // The studio: the conversation holds the card; the user approves it like any other.
     const grant = await signChatGrant(admin, secret);
@@ -116,8 +131,10 @@ describe('our tools served over MCP', () => {
     const [question, card] = history.messages;
     expect(question!.parts[0]).toMatchObject({
       type: 'text',
-      text: expect.stringContaining('asked to run refundOrder'),
+      text: 'An MCP client asked to run refundOrder.',
     });
+    // What the client says of itself stays out of the model's sight.
+    expect(question!.metadata).toMatchObject({ source: 'mcp', client: expect.stringContaining('node') });
     expect(card!.parts[1]).toMatchObject({
       type: 'tool-refundOrder',
       state: 'approval-requested',
@@ -154,7 +171,7 @@ describe('our tools served over MCP', () => {
     expect(await client.callTool({ name: 'getOrder', arguments: { orderId: 42 } })).toMatchObject({ isError: true });
   });
 
-  it('refuses a request without a grant, with a forged one, and any request when the chat has no verified identity', async () => {
+  it('refuses a request without a grant, with a forged one, with a chat grant, and any request when the chat has no verified identity', async () => {
     const { url } = await platform();
     const initialize = (authorization?: string) =>
       fetch(`${url}/mcp`, {
@@ -170,11 +187,13 @@ describe('our tools served over MCP', () => {
     expect(missing.status).toBe(401);
     expect(missing.headers.get('www-authenticate')).toBe('Bearer');
     expect(await missing.json()).toMatchObject({ code: 'unauthenticated' });
-    const forged = await signChatGrant(admin, 'another-secret-0123456789abcdef0123');
+    const forged = await signChatGrant(admin, 'another-secret-0123456789abcdef0123', { use: 'tools' });
     expect((await initialize(`Bearer ${forged}`)).status).toBe(401);
+    // A page's chat grant could answer cards: it is no credential here.
+    expect((await initialize(`Bearer ${await signChatGrant(admin, secret)}`)).status).toBe(401);
 
     const trusting = await platform({});
-    const grant = await signChatGrant(admin, secret);
+    const grant = await signChatGrant(admin, secret, { use: 'tools' });
     const refused = await fetch(`${trusting.url}/mcp`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${grant}` },
@@ -186,13 +205,58 @@ describe('our tools served over MCP', () => {
 
   it('refuses a page of another origin', async () => {
     const { url } = await platform();
-    const grant = await signChatGrant(admin, secret);
+    const grant = await signChatGrant(admin, secret, { use: 'tools' });
     const response = await fetch(`${url}/mcp`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${grant}`, origin: 'https://evil.test' },
       body: '{}',
     });
     expect(response.status).toBe(403);
+  });
+
+  it('answers bad requests with a problem, never a 500: an odd Host, a batch, a body that is not JSON or too large', async () => {
+    const { url } = await platform();
+    const grant = await signChatGrant(admin, secret, { use: 'tools' });
+    const { port } = new URL(url);
+    const headers = (extra: Record<string, string> = {}) => ({
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      authorization: `Bearer ${grant}`,
+      ...extra,
+    });
+    const oddHost = await rawPost(Number(port), '/mcp', { ...headers(), host: 'a:99999' }, '{}');
+    expect(oddHost.status).toBeLessThan(500);
+    const post = (body: string) => fetch(`${url}/mcp`, { method: 'POST', headers: headers(), body });
+    const batch = await post(JSON.stringify([{ jsonrpc: '2.0', id: 1, method: 'tools/list' }]));
+    expect(batch.status).toBe(400);
+    expect(await batch.json()).toMatchObject({ code: 'invalid_request', detail: expect.stringContaining('batches') });
+    expect((await post('{not json')).status).toBe(400);
+    expect((await post(JSON.stringify({ pad: 'x'.repeat(1024 * 1024) }))).status).toBe(413);
+  });
+
+  it('a store failure is reported, and the client reads no internals', async () => {
+    const chat = await platform();
+    chat.approvalStore.get = () => Promise.reject(new Error('connect ECONNREFUSED db.internal:5432 password=hunter2'));
+    const client = await chat.connect();
+    const result = await client.callTool({ name: approvalStatusToolName, arguments: { approvalId: 'apv_x' } });
+    expect(result).toMatchObject({ isError: true });
+    expect(JSON.stringify(result)).not.toContain('hunter2');
+    expect(JSON.stringify(result)).not.toContain('db.internal');
+    expect(String(chat.errors.at(-1))).toContain('hunter2');
+  });
+
+  it('counts every request in the user’s read limit, listings included', async () => {
+    const chat = await platform({
+      contextSecret: secret,
+      limits: { history: { policy: { limit: 4, windowMs: 60_000 } } },
+    });
+    const client = await chat.connect();
+    let listed = 0;
+    const refusal = await (async () => {
+      for (; listed < 10; listed += 1) await client.listTools();
+    })().catch((error: unknown) => error);
+    expect(listed).toBeLessThan(4);
+    expect(String(refusal)).toMatch(/rate_limited/);
   });
 
   it('counts calls in the per-user rate limit', async () => {
@@ -207,6 +271,18 @@ describe('our tools served over MCP', () => {
     expect(textOf(await call())).toBe('Too many requests: try again later.');
   });
 });
+
+/** A POST over a raw connection, with headers `fetch` would not send as given (a Host). */
+function rawPost(port: number, path: string, headers: Record<string, string>, body: string) {
+  return new Promise<{ status: number }>((resolve, reject) => {
+    const request = httpRequest({ host: '127.0.0.1', port, path, method: 'POST', headers }, (response) => {
+      response.resume();
+      resolve({ status: response.statusCode ?? 0 });
+    });
+    request.on('error', reject);
+    request.end(body);
+  });
+}
 
 /** The card as `useChat`'s `addToolApprovalResponse` answers it: approved. */
 function answerCard(card: UIMessage): UIMessage {

@@ -1,5 +1,6 @@
 import {
   DeskpilotError,
+  consoleLogger,
   fromFetchRequest,
   problemResponse,
   toFetchResponse,
@@ -13,7 +14,9 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import {
   CallToolRequestSchema,
+  ErrorCode,
   ListToolsRequestSchema,
+  McpError,
   type CallToolResult,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
@@ -32,6 +35,8 @@ export interface McpEndpointOptions {
   name?: string;
   /** Bytes of one request body. @default 1048576 */
   maxBodyBytes?: number;
+  /** Receives unexpected failures (the client gets a safe message only). @default consoleLogger.error */
+  onError?: (error: unknown) => void;
 }
 
 /** An MCP server endpoint (Streamable HTTP, stateless) as a fetch handler and a host-neutral one. */
@@ -82,7 +87,6 @@ function callResult(result: ChatToolCallResult): CallToolResult {
         structuredContent: {
           status: 'approval_required',
           approvalId: result.approvalId,
-          conversationId: result.conversationId,
           expiresAt: new Date(result.expiresAt).toISOString(),
           ...(result.card ? { card: result.card } : {}),
         },
@@ -91,11 +95,15 @@ function callResult(result: ChatToolCallResult): CallToolResult {
 }
 
 /** The MCP server of one authenticated request: the caller's tools, and the approval status tool. */
-function serverFor(tools: ChatToolAccess, caller: ChatToolCaller, name: string, userAgent: string | null): Server {
-  const server = new Server({ name, version: '1' }, { capabilities: { tools: {} } });
+function serverFor(
+  tools: ChatToolAccess,
+  caller: ChatToolCaller,
+  options: { name: string; userAgent: string | null; onError: (error: unknown) => void },
+): Server {
+  const server = new Server({ name: options.name, version: '1' }, { capabilities: { tools: {} } });
   server.setRequestHandler(ListToolsRequestSchema, async () => ({
     tools: [
-      ...(await tools.list(caller)).map((tool): Tool => ({
+      ...(await listed(tools, caller, options.onError)).map((tool): Tool => ({
         name: tool.name,
         description: tool.requiresApproval
           ? `${tool.description} (Needs the user's approval: a call answers with an approval id and runs nothing.)`
@@ -113,15 +121,34 @@ function serverFor(tools: ChatToolAccess, caller: ChatToolCaller, name: string, 
         const status = await tools.approval(caller, String((input as { approvalId?: unknown }).approvalId ?? ''));
         return status ? jsonResult(status) : jsonResult({ error: 'No such approval of yours.' }, true);
       }
-      const client = `An MCP client${userAgent ? ` (${userAgent.slice(0, 80)})` : ''}`;
-      return callResult(await tools.call(caller, toolName, input, { client, signal: extra.signal }));
+      return callResult(
+        await tools.call(caller, toolName, input, { client: options.userAgent ?? undefined, signal: extra.signal }),
+      );
     } catch (error) {
-      if (DeskpilotError.isInstance(error) && error.code === 'rate_limited')
-        return { isError: true, content: [{ type: 'text', text: 'Too many requests: try again later.' }] };
-      throw error;
+      return failedCall(error, options.onError);
     }
   });
   return server;
+}
+
+/** The caller's tools, without one named like the endpoint's own; a failure is reported and answered safely. */
+async function listed(tools: ChatToolAccess, caller: ChatToolCaller, onError: (error: unknown) => void) {
+  try {
+    return (await tools.list(caller)).filter((tool) => tool.name !== approvalStatusToolName);
+  } catch (error) {
+    onError(error);
+    throw new McpError(ErrorCode.InternalError, 'The tools could not be listed.');
+  }
+}
+
+/** A call that failed, as a tool error the client may read: an expected refusal says why, anything else nothing. */
+function failedCall(error: unknown, onError: (error: unknown) => void): CallToolResult {
+  const text = (message: string): CallToolResult => ({ isError: true, content: [{ type: 'text', text: message }] });
+  if (DeskpilotError.isInstance(error) && error.code === 'rate_limited')
+    return text('Too many requests: try again later.');
+  if (DeskpilotError.isInstance(error) && error.status < 500) return text(error.detail ?? error.message);
+  onError(error);
+  return text('The call failed.');
 }
 
 /** A request body as a web stream (`ReadableStream.from`, which Node has and the DOM typings lack). */
@@ -129,7 +156,36 @@ const streamOf = (body: NonNullable<HttpRequest['body']>) =>
   (ReadableStream as unknown as { from(source: HttpRequest['body']): ReadableStream<Uint8Array> }).from(body);
 
 /** The headers the Streamable HTTP transport reads, copied onto the fetch request it is given. */
-const transportHeaders = ['accept', 'content-type', 'mcp-protocol-version', 'mcp-session-id', 'last-event-id', 'host'];
+const transportHeaders = ['accept', 'content-type', 'mcp-protocol-version', 'mcp-session-id', 'last-event-id'];
+
+/** A request body too large for the endpoint. */
+const tooLarge = (maxBytes: number) =>
+  new DeskpilotError('payload_too_large', { detail: `At most ${maxBytes} bytes.` });
+
+/**
+ * The JSON body of a POST, read at most `maxBytes`: a batch (an array) is refused, so each message
+ * is one request and counts once in the rate limit; anything else goes on to the transport.
+ */
+async function bodyOf(request: Request, maxBytes: number): Promise<unknown> {
+  if (Number(request.headers.get('content-length') ?? 0) > maxBytes) throw tooLarge(maxBytes);
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  if (request.body)
+    for await (const chunk of request.body as unknown as AsyncIterable<Uint8Array>) {
+      size += chunk.byteLength;
+      if (size > maxBytes) throw tooLarge(maxBytes);
+      chunks.push(chunk);
+    }
+  let body: unknown;
+  try {
+    body = JSON.parse(new TextDecoder().decode(Buffer.concat(chunks)));
+  } catch {
+    throw new DeskpilotError('invalid_request', { detail: 'The body is not JSON.' });
+  }
+  if (Array.isArray(body))
+    throw new DeskpilotError('invalid_request', { detail: 'Send one message per request: batches are not accepted.' });
+  return body;
+}
 
 /**
  * Creates an MCP server endpoint (Streamable HTTP, stateless, JSON answers) over the chat's tools:
@@ -149,17 +205,23 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
   const allowedOrigins = new Set([...(options.allowedOrigins ?? [])].map((origin) => origin.toLowerCase()));
   const name = options.name ?? 'deskpilot';
   const maxBodyBytes = options.maxBodyBytes ?? 1024 * 1024;
+  if (!Number.isSafeInteger(maxBodyBytes) || maxBodyBytes < 1)
+    throw new TypeError('maxBodyBytes must be a positive integer');
+  const onError = options.onError ?? ((error: unknown) => consoleLogger.error('mcp endpoint error', error));
 
-  const answer = async (request: Request, http: HttpRequest): Promise<Response> => {
+  const serve = async (request: Request, http: HttpRequest): Promise<Response> => {
     const origin = http.headers.get('origin');
     if (origin !== null && !allowedOrigins.has(origin.toLowerCase()))
-      return toFetchResponse(
-        problemResponse(new DeskpilotError('forbidden', { detail: 'This origin may not call the MCP endpoint.' })),
-      );
+      throw new DeskpilotError('forbidden', { detail: 'This origin may not call the MCP endpoint.' });
     const authenticated = await options.tools.authenticate(http);
     if (!authenticated.ok)
       return toFetchResponse(problemResponse(authenticated.error, [['www-authenticate', 'Bearer']]));
-    const server = serverFor(options.tools, authenticated.caller, name, http.headers.get('user-agent'));
+    const parsedBody = request.method === 'POST' ? await bodyOf(request, maxBodyBytes) : undefined;
+    const server = serverFor(options.tools, authenticated.caller, {
+      name,
+      userAgent: http.headers.get('user-agent'),
+      onError,
+    });
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
       enableJsonResponse: true,
@@ -167,9 +229,18 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
     });
     await server.connect(transport);
     try {
-      return await transport.handleRequest(request);
+      return await transport.handleRequest(request, parsedBody === undefined ? {} : { parsedBody });
     } finally {
       await server.close();
+    }
+  };
+  // Bad input is a 4xx problem; anything unexpected is reported and answered 500 without internals.
+  const answer = async (request: Request, http: HttpRequest): Promise<Response> => {
+    try {
+      return await serve(request, http);
+    } catch (error) {
+      if (!DeskpilotError.isInstance(error) || error.status >= 500) onError(error);
+      return toFetchResponse(problemResponse(error));
     }
   };
 
@@ -185,7 +256,8 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
         if (value !== null) headers.set(header, value);
       }
       const hasBody = http.method !== 'GET' && http.method !== 'HEAD' && http.body !== null;
-      const request = new Request(`http://${http.headers.get('host') ?? 'localhost'}${http.path}`, {
+      // The transport reads only the path: no client-sent Host can make the URL invalid.
+      const request = new Request(new URL(http.path.startsWith('/') ? http.path : '/', 'http://mcp.invalid'), {
         method: http.method,
         headers,
         ...(hasBody ? { body: streamOf(http.body!), duplex: 'half' } : {}),

@@ -149,6 +149,31 @@ describe('MCP servers as a tool source', () => {
     expect(kb.log.calls).toEqual([]);
   });
 
+  it('the card shows every input field and what the server claims in its summary; an input too large to show is not proposed', async () => {
+    const { source } = knowledgeBase();
+    const model = playedModel([
+      callTool('kb_publishArticle', { title: 'Returns', body: 'x'.repeat(2_001) }, 'call-huge'),
+      callTool('kb_publishArticle', { title: 'Returns', body: '30 days', note: 'extra field the schema lacks' }),
+      sayText('ok'),
+    ]);
+    const chat = chatWith(model, { toolSources: [source] });
+    const chunks = await chat.post([ask('publish')], { ...context, canUseKb: true });
+    const huge = chunks.find((chunk) => chunk.type === 'tool-output-error' && chunk.toolCallId === 'call-huge');
+    expect(huge).toMatchObject({ errorText: expect.stringContaining('too large to show for approval') });
+    const request = chunks.find((chunk) => chunk.type === 'tool-approval-request') as {
+      approvalDescriptor?: { summary: string; fields: Array<{ label: string; value: string }> };
+    };
+    expect(request.approvalDescriptor).toEqual({
+      summary: 'publishArticle on kb (the server calls it read-only; no admin confirmed it)',
+      fields: [
+        { label: 'title', value: 'Returns' },
+        { label: 'body', value: '30 days' },
+        { label: 'note', value: 'extra field the schema lacks' },
+      ],
+    });
+    expect(chat.approvalStore.dump()).toHaveLength(1);
+  });
+
   it('a prompt injection in a result is data: the write the model then calls still waits for approval, and nothing runs', async () => {
     // The admin marked readInjected read-only: the injection arrives without any approval.
     const { source } = knowledgeBase({ tools: { readInjected: { readOnly: true } } });
@@ -276,6 +301,79 @@ describe('MCP servers as a tool source', () => {
     expect(await readiness()).toEqual({ ready: true, checks: [{ name: 'mcp_kb', ok: false, required: false }] });
   });
 
+  it('a turn that gives up while a list is shared does not cut it short for the others, nor drop the connection', async () => {
+    let initializations = 0;
+    const counting: typeof fetch = (input, init) => {
+      if (typeof init?.body === 'string' && init.body.includes('"initialize"')) initializations += 1;
+      return fetch(input, init);
+    };
+    const { source, errors } = knowledgeBase({ tools: { searchArticles: { readOnly: true } } }, { fetch: counting });
+    const leaving = new AbortController();
+    const [gaveUp, stayed] = await Promise.all([
+      source.toolsFor({ projectKey: 'acme-b2c', signal: leaving.signal }).finally(() => {}),
+      source.toolsFor({ projectKey: 'acme-b2c' }),
+      Promise.resolve().then(() => leaving.abort()),
+    ]);
+    expect(gaveUp).toEqual([]);
+    expect(stayed.map((tool) => tool.name)).toContain('kb_searchArticles');
+    const search = stayed.find((tool) => tool.name === 'kb_searchArticles')!;
+    const aborted = AbortSignal.abort();
+    await expect(
+      search.execute({ query: 'x' }, {
+        userEmail: 'a@example.com',
+        projectKey: 'acme-b2c',
+        abortSignal: aborted,
+      } as never),
+    ).rejects.toThrow();
+    expect(
+      await search.execute({ query: 'returns' }, { userEmail: 'a@example.com', projectKey: 'acme-b2c' } as never),
+    ).toMatchObject({ source: 'kb' });
+    expect(initializations).toBe(1);
+    expect(errors).toEqual([]);
+  });
+
+  it('opens the connection anew after timeouts in a row (a wedged server)', async () => {
+    let initializations = 0;
+    const counting: typeof fetch = (input, init) => {
+      if (typeof init?.body === 'string' && init.body.includes('"initialize"')) initializations += 1;
+      return fetch(input, init);
+    };
+    const { source } = knowledgeBase({ timeoutMs: 100, tools: { hang: { readOnly: true } } }, { fetch: counting });
+    const hang = (await source.toolsFor({ projectKey: 'acme-b2c' })).find((tool) => tool.name === 'kb_hang')!;
+    const call = () =>
+      hang.execute({}, { userEmail: 'a@example.com', projectKey: 'acme-b2c' } as never).catch(() => {});
+    await call();
+    await call();
+    expect(initializations).toBe(1);
+    await call();
+    await call();
+    expect(initializations).toBe(2);
+  });
+
+  it('two tool names that become one when made safe: the first is offered, the other left out and reported', async () => {
+    const other = await startMcpTestServer({
+      register: (server) => {
+        for (const name of ['search.v1', 'search_v1'])
+          server.registerTool(name, { description: name, inputSchema: {} }, async () => ({
+            content: [{ type: 'text', text: name }],
+          }));
+      },
+    });
+    const errors: unknown[] = [];
+    const source = createMcpToolSource({
+      servers: [{ name: 'docs', url: other.url, projects: '*', tools: { 'search.v1': { readOnly: true } } }],
+      onError: (error) => errors.push(error),
+    });
+    sources.push(source);
+    const tools = await source.toolsFor({ projectKey: 'acme-b2c' });
+    expect(tools.map((tool) => [tool.name, tool.capability, tool.requiresApproval])).toEqual([
+      ['docs_search_v1', 'canViewDocs', false],
+    ]);
+    expect(source.capabilityOf('docs_search_v1')).toBe('canViewDocs');
+    expect(errors.map(String)).toEqual([expect.stringContaining('search_v1 is offered as docs_search_v1')]);
+    await other.close();
+  });
+
   it('reuses a tool list for listTtlMs, then lists again', async () => {
     const clock = createFakeClock();
     let listings = 0;
@@ -321,6 +419,8 @@ describe('MCP servers as a tool source', () => {
     [{ projects: [] }, /projects must list project keys/],
     [{ capability: 'useKb' }, /capability names look like canDoSomething/],
     [{ timeoutMs: 0 }, /timeoutMs must be a positive integer/],
+    [{ name: 'deskpilot' }, /deskpilot is reserved/],
+    [{ command: 'node' }, /a url or a command, not both/],
     [
       { tools: { a: { readOnly: true, capability: 'canShare' }, b: { capability: 'canShare' } } },
       /canShare is used both/,

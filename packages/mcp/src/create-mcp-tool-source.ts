@@ -49,8 +49,20 @@ function offeredTools(
   report: (key: string, message: string) => void,
 ): ChatToolDefinition[] {
   const definitions: ChatToolDefinition[] = [];
+  const offered = new Set<string>();
   for (const tool of tools) {
     if ((server.allow && !server.allow.has(tool.name)) || server.deny.has(tool.name)) continue;
+    // Two names that become one once made safe (`search.v1`, `search_v1`): the first stays, so the
+    // name always means one tool, under the capability configured for it.
+    const name = offeredToolName(server.name, tool.name);
+    if (offered.has(name)) {
+      report(
+        `${server.name}:${tool.name}`,
+        `MCP server ${server.name}: ${tool.name} is offered as ${name}, like a tool before it: left out`,
+      );
+      continue;
+    }
+    offered.add(name);
     if (definitions.length === server.maxTools) {
       report(
         `${server.name}:max`,
@@ -95,7 +107,8 @@ export function createMcpToolSource(options: McpToolSourceOptions): McpToolSourc
   const onError = options.onError ?? ((error: unknown) => consoleLogger.warn('mcp', error));
   const reported = new Set<string>();
   const report = (key: string, message: string) => {
-    if (reported.has(key)) return;
+    // Keyed by names a server chooses: bounded, so a server listing endless names cannot grow it.
+    if (reported.has(key) || reported.size >= 1_000) return;
     reported.add(key);
     onError(new McpToolLeftOutError(message));
   };

@@ -9,14 +9,14 @@ export class McpResponseTooLargeError extends Error {
 }
 
 /**
- * `fetch` whose POST answers (each one carries the result of a call) fail once they pass `maxBytes`:
- * the body is counted as it streams in, so a 10 MB answer is cut at the limit, never held whole. The
- * long-lived GET stream of server notices is left alone.
+ * `fetch` whose answers fail once one passes `maxBytes`: the body is counted as it streams in, so a
+ * 10 MB answer is cut at the limit, never held whole — a call's answer (POST), and the event stream a
+ * result may come back on (GET) alike.
  */
 export function limitedFetch(maxBytes: number, fetchImpl: typeof fetch = fetch): typeof fetch {
   return async (input, init) => {
     const response = await fetchImpl(input, init);
-    if ((init?.method ?? 'GET').toUpperCase() !== 'POST' || !response.body) return response;
+    if (!response.body) return response;
     let received = 0;
     const counted = response.body.pipeThrough(
       new TransformStream<Uint8Array, Uint8Array>({

@@ -2,6 +2,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
+  ErrorCode,
   McpError,
   ToolListChangedNotificationSchema,
   type CallToolResult,
@@ -39,6 +40,25 @@ export interface McpConnectionOptions {
 const maxListPages = 10;
 /** The longest wait before a server that failed is tried again. */
 const maxBackoffMs = 30_000;
+/** Timeouts in a row after which a connection counts as wedged and is opened anew (a stuck stdio child). */
+const maxTimeoutsInARow = 3;
+
+/** Whether an error is the SDK's request timeout. */
+const isTimeout = (error: unknown) => error instanceof McpError && error.code === ErrorCode.RequestTimeout;
+
+/**
+ * `work`, or null once `signal` aborts: a caller that gives up does not cancel what others share. The
+ * work goes on (and settles the shared state) whatever this caller does.
+ */
+function unlessAborted<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T | null> {
+  if (!signal) return work;
+  if (signal.aborted) return Promise.resolve(null);
+  return new Promise<T | null>((resolve, reject) => {
+    const abort = () => resolve(null);
+    signal.addEventListener('abort', abort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', abort));
+  });
+}
 
 /** The MCP key under which a call carries its approval id, for a server that deduplicates writes. */
 export const idempotencyKeyMeta = 'io.deskpilot/idempotency-key';
@@ -67,6 +87,54 @@ async function transportOf(server: ResolvedMcpServer, options: McpConnectionOpti
   });
 }
 
+/** A connected client; `onListChanged` runs when the server says its tool list changed. */
+async function connectClient(
+  server: ResolvedMcpServer,
+  options: McpConnectionOptions,
+  onListChanged: () => void,
+): Promise<Client> {
+  const connection = new Client(options.clientInfo, { capabilities: {} });
+  connection.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+    onListChanged();
+    return Promise.resolve();
+  });
+  await connection.connect(await transportOf(server, options), { timeout: server.connectTimeoutMs });
+  return connection;
+}
+
+/** A growing pause after each failure (1 s, doubling, at most {@link maxBackoffMs}), reset by a success. */
+function createBackoff(now: () => number) {
+  let retryAt = 0;
+  let pauseMs = 0;
+  return {
+    failed() {
+      pauseMs = Math.min(maxBackoffMs, pauseMs === 0 ? 1_000 : pauseMs * 2);
+      retryAt = now() + pauseMs;
+    },
+    succeeded() {
+      pauseMs = 0;
+    },
+    waiting: () => now() < retryAt,
+  };
+}
+
+/** One tool call, bounded by the server's timeout, carrying the approval id when there is one. */
+function callTool(
+  connection: Client,
+  server: ResolvedMcpServer,
+  call: { name: string; input: unknown; idempotencyKey?: string | undefined; signal?: AbortSignal | undefined },
+): Promise<CallToolResult> {
+  return connection.callTool(
+    {
+      name: call.name,
+      arguments: call.input as Record<string, unknown>,
+      ...(call.idempotencyKey ? { _meta: { [idempotencyKeyMeta]: call.idempotencyKey } } : {}),
+    },
+    undefined,
+    { timeout: server.timeoutMs, maxTotalTimeout: server.timeoutMs, signal: call.signal },
+  ) as Promise<CallToolResult>;
+}
+
 /** Every page of a server's tool list, at most {@link maxListPages}, each bounded by the server's timeout. */
 async function listTools(connection: Client, server: ResolvedMcpServer, signal?: AbortSignal): Promise<Tool[]> {
   const tools: Tool[] = [];
@@ -90,13 +158,12 @@ export function createMcpConnection(server: ResolvedMcpServer, options: McpConne
   let client: Promise<Client> | null = null;
   let listed: { tools: readonly Tool[]; at: number } | null = null;
   let listing: Promise<readonly Tool[] | null> | null = null;
-  let retryAt = 0;
-  let backoffMs = 0;
+  const backoff = createBackoff(now);
+  let timeoutsInARow = 0;
   let closed = false;
 
   const failed = (error: unknown) => {
-    backoffMs = Math.min(maxBackoffMs, backoffMs === 0 ? 1_000 : backoffMs * 2);
-    retryAt = now() + backoffMs;
+    backoff.failed();
     options.onError(error);
   };
   const drop = (broken: Promise<Client>) => {
@@ -105,15 +172,10 @@ export function createMcpConnection(server: ResolvedMcpServer, options: McpConne
     listed = null;
     void broken.then((connected) => connected.close()).catch(() => {});
   };
-  const connect = async (): Promise<Client> => {
-    const connection = new Client(options.clientInfo, { capabilities: {} });
-    connection.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+  const connect = () =>
+    connectClient(server, options, () => {
       listed = null;
-      return Promise.resolve();
     });
-    await connection.connect(await transportOf(server, options), { timeout: server.connectTimeoutMs });
-    return connection;
-  };
   const connected = (): Promise<Client> => {
     if (closed) return Promise.reject(new Error(`The MCP connection to ${server.name} is closed`));
     if (!client) {
@@ -129,26 +191,37 @@ export function createMcpConnection(server: ResolvedMcpServer, options: McpConne
     }
     return client;
   };
-  /** Runs a request; a failure of the connection itself (not an error the server answered) drops it. */
-  const onConnection = async <T>(run: (connection: Client) => Promise<T>): Promise<T> => {
+  /**
+   * Runs a request; a failure of the connection itself (not an error the server answered, nor the
+   * caller's own abort) drops it, and so do timeouts in a row (a wedged server).
+   */
+  const onConnection = async <T>(run: (connection: Client) => Promise<T>, signal?: AbortSignal): Promise<T> => {
     const attempt = connected();
     try {
-      return await run(await attempt);
+      const result = await run(await attempt);
+      timeoutsInARow = 0;
+      return result;
     } catch (error) {
-      if (!(error instanceof McpError)) drop(attempt);
+      if (signal?.aborted) throw error;
+      if (isTimeout(error)) timeoutsInARow += 1;
+      if (!(error instanceof McpError) || timeoutsInARow >= maxTimeoutsInARow) {
+        timeoutsInARow = 0;
+        drop(attempt);
+      }
       throw error;
     }
   };
-  const listAll = (signal?: AbortSignal) => onConnection((connection) => listTools(connection, server, signal));
+  // Shared by every turn asking at once: no caller's signal may cut it short for the others.
+  const listAll = () => onConnection((connection) => listTools(connection, server));
 
   return {
     tools(signal) {
       if (closed) return Promise.resolve(null);
       if (listed && now() - listed.at < server.listTtlMs) return Promise.resolve(listed.tools);
-      if (now() < retryAt) return Promise.resolve(null);
-      listing ??= listAll(signal)
+      if (backoff.waiting()) return Promise.resolve(null);
+      listing ??= listAll()
         .then((tools) => {
-          backoffMs = 0;
+          backoff.succeeded();
           listed = { tools, at: now() };
           return tools;
         })
@@ -159,23 +232,24 @@ export function createMcpConnection(server: ResolvedMcpServer, options: McpConne
         .finally(() => {
           listing = null;
         });
-      return listing;
+      return unlessAborted(listing, signal).then((tools) => tools ?? null);
     },
     call(name, input, { signal, idempotencyKey }) {
-      return onConnection((connection) =>
-        connection.callTool(
-          {
-            name,
-            arguments: input as Record<string, unknown>,
-            ...(idempotencyKey ? { _meta: { [idempotencyKeyMeta]: idempotencyKey } } : {}),
-          },
-          undefined,
-          { timeout: server.timeoutMs, maxTotalTimeout: server.timeoutMs, signal },
-        ),
-      ) as Promise<CallToolResult>;
+      return onConnection(
+        (connection) => callTool(connection, server, { name, input, idempotencyKey, signal }),
+        signal,
+      );
     },
     async ping() {
-      await onConnection((connection) => connection.ping({ timeout: server.connectTimeoutMs }));
+      // Probes come as often as anyone asks for /readyz: a server that failed waits out its pause.
+      if (backoff.waiting()) throw new Error(`MCP server ${server.name} failed recently; it is tried again later`);
+      try {
+        await onConnection((connection) => connection.ping({ timeout: server.connectTimeoutMs }));
+        backoff.succeeded();
+      } catch (error) {
+        failed(error);
+        throw error;
+      }
     },
     async close() {
       closed = true;

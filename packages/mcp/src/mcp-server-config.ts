@@ -123,6 +123,8 @@ function transportOf(config: McpServerConfig): ResolvedMcpServer['transport'] {
 export function resolveMcpServer(config: McpServerConfig): ResolvedMcpServer {
   if (!serverNamePattern.test(config.name))
     throw new TypeError(`MCP server names look like [a-z][a-z0-9]{0,15}, not ${JSON.stringify(config.name)}`);
+  // `deskpilot_…` names the tools Deskpilot itself serves over MCP (`deskpilot_approvalStatus`).
+  if (config.name === 'deskpilot') throw new TypeError('The MCP server name deskpilot is reserved');
   const where = `MCP server ${config.name}`;
   if (config.projects !== '*' && (!Array.isArray(config.projects) || config.projects.length === 0))
     throw new TypeError(`${where}: projects must list project keys, or be '*'`);

@@ -1,4 +1,4 @@
-import { ChatToolError, type ApprovalCard, type ChatToolDefinition } from '@deskpilot/core';
+import { ChatToolError, type ApprovalCard, type ChatToolDefinition, type PreparedApproval } from '@deskpilot/core';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { jsonSchema } from 'ai';
 import type { McpConnection } from './mcp-connection.js';
@@ -54,16 +54,35 @@ export function boundedResult(server: ResolvedMcpServer, result: CallToolResult)
   };
 }
 
-/** The card of a call: the tool and server, each input field (a few, each cut), and what the server claims of itself. */
-function cardOf(server: ResolvedMcpServer, tool: Tool, input: unknown): ApprovalCard {
-  const fields = Object.entries(input && typeof input === 'object' ? input : {})
-    .slice(0, 8)
-    .map(([label, value]) => ({ label, value: cut(typeof value === 'string' ? value : JSON.stringify(value), 200) }));
+/** Fields a card shows at most, and characters of one field's value: a call whose input does not fit is not proposed. */
+const maxCardFields = 24;
+const maxCardValueChars = 2_000;
+
+/**
+ * The card of a call: the tool and server (with what the server claims of itself, in the summary no
+ * input can imitate), and every input field in full — a person approves only what they can see, so an
+ * input too large to show is not proposed at all.
+ */
+function cardOf(server: ResolvedMcpServer, tool: Tool, input: unknown): PreparedApproval {
+  const entries = Object.entries(input && typeof input === 'object' ? input : {});
+  const fields = entries.map(([label, value]) => ({
+    label,
+    value: typeof value === 'string' ? value : JSON.stringify(value),
+  }));
+  if (fields.length > maxCardFields || fields.some((field) => field.value.length > maxCardValueChars))
+    return {
+      ok: false,
+      message: `This call's input is too large to show for approval (at most ${maxCardFields} fields of ${maxCardValueChars} characters); nothing was proposed.`,
+    };
   const hints = tool.annotations;
-  if (hints?.destructiveHint === true) fields.push({ label: 'Server says', value: 'destructive' });
-  else if (hints?.readOnlyHint === true)
-    fields.push({ label: 'Server says', value: 'read-only (not confirmed by an admin)' });
-  return { summary: cut(`${tool.title ?? tool.name} on ${server.name}`, 200), fields };
+  const claim =
+    hints?.destructiveHint === true
+      ? ' (the server calls it destructive)'
+      : hints?.readOnlyHint === true
+        ? ' (the server calls it read-only; no admin confirmed it)'
+        : '';
+  const card: ApprovalCard = { summary: `${cut(tool.title ?? tool.name, 120)} on ${server.name}${claim}`, fields };
+  return { ok: true, card };
 }
 
 /** Why a call failed, in words the model may read (never a URL or a header). */
@@ -102,7 +121,7 @@ export function mcpToolDefinition(
           ? { success: true, value: value as Record<string, unknown> }
           : { success: false, error: new TypeError('The input must be an object') },
     }),
-    prepareApproval: (input) => Promise.resolve({ ok: true, card: cardOf(server, tool, input) }),
+    prepareApproval: (input) => Promise.resolve(cardOf(server, tool, input)),
     async execute(input, context) {
       try {
         const result = await connection.call(tool.name, input, {

@@ -18,7 +18,14 @@ export interface ChatGrantClaims {
   sessionId?: string;
 }
 
-const audience = 'deskpilot-chat';
+/**
+ * What a grant may be used for: `chat`, the page's chat requests (`context.grant`); `tools`, another
+ * agent's calls of the chat's tools (an MCP client's bearer token). Each is refused where the other is
+ * expected: an agent holding a tools grant cannot answer the approval cards its calls propose.
+ */
+export type ChatGrantUse = 'chat' | 'tools';
+
+const audiences: Record<ChatGrantUse, string> = { chat: 'deskpilot-chat', tools: 'deskpilot-tools' };
 const claimsSchema = z.object({
   sub: z.string().min(3).max(320),
   role: z.string().min(1).max(64),
@@ -40,12 +47,16 @@ export interface ChatGrantPolicy {
 export interface SignChatGrantOptions extends Pick<ChatGrantPolicy, 'maxLifetimeSeconds'> {
   /** Lifetime of the grant; at most `maxLifetimeSeconds`. @default 300 */
   expiresInSeconds?: number;
+  /** What the grant is for. @default 'chat' */
+  use?: ChatGrantUse;
   /** Clock in epoch milliseconds. @default Date.now */
   now?: () => number;
 }
 
 /** Options of {@link verifyChatGrant}. */
 export interface VerifyChatGrantOptions extends ChatGrantPolicy {
+  /** What the grant must be for: one signed for another use is refused. @default 'chat' */
+  use?: ChatGrantUse;
   /** Clock in epoch milliseconds. @default Date.now */
   now?: () => number;
 }
@@ -98,7 +109,7 @@ export async function signChatGrant(
   })
     .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
     .setSubject(claims.userEmail.trim().toLowerCase())
-    .setAudience(audience)
+    .setAudience(audiences[options.use ?? 'chat'])
     .setIssuedAt(issuedAt)
     .setExpirationTime(issuedAt + lifetime)
     .sign(key(secret));
@@ -122,7 +133,7 @@ export async function verifyChatGrant(
     // older than the maximum lifetime or later than now plus the tolerance.
     const { payload } = await jwtVerify(grant, key(secret), {
       algorithms: ['HS256'],
-      audience,
+      audience: audiences[options.use ?? 'chat'],
       currentDate: new Date((options.now ?? Date.now)()),
       requiredClaims: ['sub', 'exp', 'iat'],
       maxTokenAge: maxLifetimeSeconds,

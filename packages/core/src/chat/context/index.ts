@@ -22,6 +22,7 @@ export {
   verifyChatGrant,
   type ChatGrantClaims,
   type ChatGrantPolicy,
+  type ChatGrantUse,
   type SignChatGrantOptions,
   type VerifyChatGrantOptions,
 } from './chat-grant.js';

@@ -48,6 +48,8 @@ export interface ChatRouteDependencies {
   /** Where more tools come from per project (MCP servers), asked once per turn. */
   toolSources: readonly ChatToolSource[];
   resolveContext: (input: unknown, request: HttpRequest) => Promise<ResolveChatContextResult>;
+  /** Who calls the tools from outside a conversation (`handler.tools`); absent: nobody may. */
+  resolveToolCaller?: ((request: HttpRequest) => Promise<ResolveChatContextResult>) | undefined;
   bodyLimits: { maxBytes: number; maxDepth: number };
   bodySchema: ReturnType<typeof chatBodySchema>;
   userMessageSchema: ReturnType<typeof userMessageSchema>;
@@ -287,6 +289,7 @@ async function runTurn(
   const sourced = await sourcedTools(deps, context.projectKey, turn.cut.signal);
   const turnTools = deps.toolSet.forTurn({
     sourced,
+    approvedToolNames: approvedToolNamesOf(started.history, started.approvedCalls),
     context,
     sessionId: session.id,
     approvedCalls: started.approvedCalls,
@@ -336,6 +339,13 @@ async function runTurn(
     recording?.close();
     throw error;
   }
+}
+
+/** The tools of the calls an answer approved, from the message that holds their cards. */
+function approvedToolNamesOf(history: ChatMessage[], approvedCalls: ReadonlyMap<string, string>): string[] {
+  if (approvedCalls.size === 0) return [];
+  const parts = history.at(-1)?.parts ?? [];
+  return parts.flatMap((part) => (isToolUIPart(part) && approvedCalls.has(part.toolCallId) ? [getToolName(part)] : []));
 }
 
 /** What runs once an answer is saved: its hidden cards settled, and a new conversation's title. */

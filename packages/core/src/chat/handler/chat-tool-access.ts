@@ -68,9 +68,9 @@ export interface ChatToolApprovalStatus {
  */
 export interface ChatToolAccess {
   /**
-   * Who calls: the host's session (`resolveContext`), or a signed grant sent as
-   * `Authorization: Bearer <grant>`. A handler with neither refuses (`unauthenticated`): identity is
-   * never taken on a caller's word here.
+   * Who calls: the host's `resolveToolCaller`, or a grant signed for the `tools` use sent as
+   * `Authorization: Bearer <grant>` (a chat grant is refused: its holder could answer the cards). A
+   * handler with neither refuses (`unauthenticated`): identity is never taken on a caller's word here.
    */
   authenticate(
     request: HttpRequest,
@@ -91,22 +91,18 @@ export interface ChatToolAccess {
   approval(caller: ChatToolCaller, approvalId: string): Promise<ChatToolApprovalStatus | null>;
 }
 
-/** The bearer token of a request, when it carries one. */
-function bearerOf(request: HttpRequest): string | undefined {
-  const match = /^Bearer[ \t]+([A-Za-z0-9._~+/=-]+)[ \t]*$/i.exec(request.headers.get('authorization') ?? '');
-  return match?.[1];
-}
-
-/** The two messages that hold a proposal made from outside: who asked for what, then its card. */
+/** The two messages that hold a proposal made from outside: what was asked, then its card. */
 function proposalMessages(
   deps: ChatRouteDependencies,
-  call: { name: string; input: unknown; toolCallId: string; client: string },
+  call: { name: string; input: unknown; toolCallId: string; client: string | undefined },
   approval: { id: string; descriptor: unknown; reason: string | undefined },
-): UIMessage[] {
+): [UIMessage, UIMessage] {
+  // The caller's own words (its user agent) stay in metadata: the model never reads them as the user's.
   const question: UIMessage = {
     id: deps.generateId(),
     role: 'user',
-    parts: [{ type: 'text', text: `${call.client} asked to run ${call.name} (over MCP).` }],
+    metadata: { source: 'mcp', ...(call.client ? { client: call.client.slice(0, 200) } : {}) },
+    parts: [{ type: 'text', text: `An MCP client asked to run ${call.name}.` }],
   };
   const card = {
     type: `tool-${call.name}`,
@@ -128,14 +124,29 @@ function proposalMessages(
   return [question, answer];
 }
 
-/** Records the proposal and the conversation the user answers it in. */
+/** A message added within the storage quota, or the quota error. */
+async function addWithinQuota(deps: ChatRouteDependencies, conversationId: string, message: UIMessage) {
+  const added = await deps.store.addMessage(conversationId, message, deps.storageQuota);
+  if (added.quotaExceeded)
+    throw new DeskpilotError('quota_exceeded', {
+      detail: 'Your conversations hold as much as they may: delete some first.',
+    });
+}
+
+/**
+ * Records the proposal in a new conversation of the caller, where the user answers it: the
+ * conversation and the question first (within the storage quota), then the approval, then its card.
+ */
 async function propose(
   deps: ChatRouteDependencies,
   caller: ChatToolCaller,
   turn: ChatTurnTools,
-  call: { name: string; input: unknown; toolCallId: string; conversationId: string; client: string },
+  call: { name: string; input: unknown; toolCallId: string; conversationId: string; client: string | undefined },
 ): Promise<ChatToolCallResult> {
   const { context } = caller;
+  const card = turn.cardOf(call.toolCallId) ?? null;
+  const opened = await openConversation({ store: deps.store, sessionId: call.conversationId, context, now: deps.now });
+  if (!opened.ok) throw opened.error;
   const scope = {
     chatSessionId: call.conversationId,
     userEmail: context.userEmail,
@@ -144,6 +155,8 @@ async function propose(
     signInSessionId: caller.signInSessionId ?? null,
   };
   const capability = deps.toolSet.capabilityOf(call.name) ?? '';
+  const draft = proposalMessages(deps, call, { id: '', descriptor: undefined, reason: undefined });
+  await addWithinQuota(deps, call.conversationId, draft[0]);
   const record = await deps.gate.propose(scope, {
     toolName: call.name,
     toolCallId: call.toolCallId,
@@ -151,7 +164,6 @@ async function propose(
     capability,
   });
   deps.emit({ type: 'approval-proposed', tool: call.name });
-  const card = turn.cardOf(call.toolCallId) ?? null;
   const stepUp =
     deps.stepUp &&
     asksStepUp(
@@ -162,17 +174,16 @@ async function propose(
       ? { binding: stepUpBinding(record) }
       : undefined;
   const descriptor = stepUp ? { ...card, stepUp } : (card ?? undefined);
-  const opened = await openConversation({
-    store: deps.store,
-    sessionId: call.conversationId,
-    context,
-    now: deps.now,
-  });
-  if (!opened.ok) throw opened.error;
-  const [question, answer] = proposalMessages(deps, call, { id: record.id, descriptor, reason: card?.summary });
-  await deps.store.upsertMessages(call.conversationId, [question!, answer!]);
+  const [, answer] = proposalMessages(deps, call, { id: record.id, descriptor, reason: card?.summary });
+  try {
+    await addWithinQuota(deps, call.conversationId, answer);
+  } catch (error) {
+    // No card to answer it from: the approval can never be decided, so it is denied now.
+    await deps.gate.deny(record.id, 'superseded').catch(deps.onError);
+    throw error;
+  }
   await deps.store.updateConversation(call.conversationId, {
-    title: `${card?.summary ?? call.name} (from ${call.client})`.slice(0, 200),
+    title: `${card?.summary ?? call.name} (over MCP)`.slice(0, 200),
   });
   return {
     type: 'approval-required',
@@ -183,25 +194,27 @@ async function propose(
   };
 }
 
-/** Who calls: the host's session, or a signed grant as a bearer token; nobody without one of the two. */
+/** Who calls: the host's own check, or a grant for the `tools` use as a bearer token; nobody without one of them. */
 async function authenticate(
   deps: ChatRouteDependencies,
-  verifiedIdentity: boolean,
   request: HttpRequest,
 ): ReturnType<ChatToolAccess['authenticate']> {
-  if (!verifiedIdentity)
+  if (!deps.resolveToolCaller)
     return {
       ok: false,
       error: new DeskpilotError('unauthenticated', {
-        detail: 'Tools are served to callers with a verified identity only: configure contextSecret or resolveContext.',
+        detail:
+          'Tools are served to callers with a verified identity only: configure contextSecret or resolveToolCaller.',
       }),
     };
-  const bearer = bearerOf(request);
-  const resolved = await deps.resolveContext(bearer ? { grant: bearer } : {}, request).catch((error: unknown) => {
+  const resolved = await deps.resolveToolCaller(request).catch((error: unknown) => {
     if (DeskpilotError.isInstance(error)) return { ok: false as const, error };
     throw error;
   });
   if (!resolved.ok) return resolved;
+  // Every request counts, listings and status reads included, in the user's read limit (calls also in the turn limit).
+  const admission = await deps.historyAdmission.admit(request, resolved.context.userEmail);
+  if (!admission.allowed) return { ok: false, error: admission.error };
   return { ok: true, caller: { context: resolved.context, signInSessionId: resolved.signInSessionId, request } };
 }
 
@@ -226,8 +239,25 @@ async function approvalStatus(
   };
 }
 
+/** Characters and nesting an outside call's input may have: what a proposal stores and a card shows. */
+const maxInputChars = 64 * 1024;
+const maxInputDepth = 32;
+
+/** Whether a call's input is a JSON object within {@link maxInputChars} and {@link maxInputDepth} (checked without recursion). */
+function isBoundedObject(input: unknown): boolean {
+  if (input === null || typeof input !== 'object' || Array.isArray(input)) return false;
+  const pending: Array<[unknown, number]> = [[input, 1]];
+  while (pending.length > 0) {
+    const [value, depth] = pending.pop()!;
+    if (value === null || typeof value !== 'object') continue;
+    if (depth > maxInputDepth) return false;
+    for (const child of Object.values(value)) pending.push([child, depth + 1]);
+  }
+  return JSON.stringify(input).length <= maxInputChars;
+}
+
 /** Creates the tool access of a chat handler over its normalised dependencies. */
-export function createChatToolAccess(deps: ChatRouteDependencies, verifiedIdentity: boolean): ChatToolAccess {
+export function createChatToolAccess(deps: ChatRouteDependencies): ChatToolAccess {
   const turnOf = async (caller: ChatToolCaller, conversationId: string, signal?: AbortSignal) =>
     deps.toolSet.forTurn({
       context: caller.context,
@@ -238,7 +268,7 @@ export function createChatToolAccess(deps: ChatRouteDependencies, verifiedIdenti
     });
 
   return {
-    authenticate: (request) => authenticate(deps, verifiedIdentity, request),
+    authenticate: (request) => authenticate(deps, request),
     approval: (caller, approvalId) => approvalStatus(deps, caller, approvalId),
     async list(caller) {
       const turn = await turnOf(caller, 'tool-list');
@@ -260,6 +290,8 @@ export function createChatToolAccess(deps: ChatRouteDependencies, verifiedIdenti
       const turn = await turnOf(caller, conversationId, options.signal);
       const tool = name === 'updateWorkingMemory' ? undefined : (turn.tools[name] as Tool | undefined);
       if (!tool?.execute) return { type: 'error', message: `No tool named ${name} is offered to you.` };
+      if (!isBoundedObject(input))
+        return { type: 'error', message: `The input of ${name} is too large or not an object.` };
       const parsed = await asSchema(tool.inputSchema).validate?.(input);
       if (parsed && !parsed.success) return { type: 'error', message: `The input of ${name} is invalid.` };
       const value = parsed ? parsed.value : input;
@@ -276,7 +308,7 @@ export function createChatToolAccess(deps: ChatRouteDependencies, verifiedIdenti
           input: value,
           toolCallId,
           conversationId,
-          client: options.client ?? 'An MCP client',
+          client: options.client,
         });
       try {
         // A write whose pre-check found it cannot succeed refuses here, with the reason.

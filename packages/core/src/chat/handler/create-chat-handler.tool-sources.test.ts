@@ -167,6 +167,17 @@ describe('createChatHandler: tools from a tool source', () => {
     kb.source.toolsFor = () => Promise.reject(new Error('server went away'));
     const answered = await readAll(await chat.post(body([question, answerApprovals(card, true)])));
     expect(types(answered).at(-1)).toBe('finish');
+    expect(answered).toContainEqual(
+      expect.objectContaining({
+        type: 'tool-output-error',
+        errorText: 'kb_publish cannot be reached now; nothing was done. Propose it again later.',
+      }),
+    );
+    expect(kb.calls).toEqual([]);
+    // Decided for good: an answer sent again replays the recorded error and runs nothing.
+    expect(chat.approvalStore.dump()[0]).toMatchObject({ state: 'done', outcome: { type: 'error' } });
+    kb.source.toolsFor = async () => [kb.tool('kb_publish', 'canPublishArticles')];
+    await readAll(await chat.post(body([question, answerApprovals(card, true)])));
     expect(kb.calls).toEqual([]);
     // Without the flag, the same answer is refused by the gate: the capability came from configuration.
     const revoked = await setupChat(

@@ -42,7 +42,7 @@ import { createTurnTracker, type ChatDrainOptions, type ChatDrainResult } from '
 import type { ChatModels } from './pick-chat-model.js';
 import type { ModelCallOptions } from '../tool-loop/run-tool-loop.js';
 import { recordFailure, withOpenSpan, withStoreSpans } from '../../telemetry/spans.js';
-import { resolveChatContext, type HostChatContext } from './resolve-chat-context.js';
+import { resolveChatContext, type HostChatContext, type ResolveChatContextOptions } from './resolve-chat-context.js';
 import type { ConversationTitleOptions } from './title-conversation.js';
 import { createMemoryResumableStreams, type ResumableStreams } from '../stream/resumable-streams.js';
 import { resumePath, serveResume } from './resume-route.js';
@@ -137,6 +137,15 @@ export interface ChatHandlerOptions {
    * the place of `contextSecret` (no grant round trip).
    */
   resolveContext?: (request: HttpRequest) => HostChatContext | null | Promise<HostChatContext | null>;
+  /**
+   * Who calls the chat's tools from outside a conversation (`handler.tools`, the MCP endpoint of
+   * `@deskpilot/mcp`), for a host that authenticates agents itself (its own API tokens, say): the
+   * trusted context, or null (401). Give agents a credential the chat itself does not accept, or they
+   * could answer the approval cards their calls propose. Without it, callers present a grant signed
+   * with `contextSecret` for the `tools` use (`signChatGrant(claims, secret, { use: 'tools' })`) as a
+   * bearer token; without either, `handler.tools` refuses everyone. @default none
+   */
+  resolveToolCaller?: (request: HttpRequest) => HostChatContext | null | Promise<HostChatContext | null>;
   /** Limits on a grant's timestamps (`exp - iat`, age, clock skew). @default { maxLifetimeSeconds: 600, clockToleranceSeconds: 60 } */
   grantPolicy?: ChatGrantPolicy;
   /**
@@ -209,6 +218,29 @@ export interface ChatHandler {
    * flags, rate limit, approval gate): what `createMcpEndpoint` (`@deskpilot/mcp`) serves over MCP.
    */
   readonly tools: ChatToolAccess;
+}
+
+/** Who calls the tools from outside a conversation: the host's own check, or a grant for the `tools` use; never a body, never a chat grant. */
+function toolCallerOf(
+  options: ChatHandlerOptions,
+  shared: Pick<ResolveChatContextOptions, 'capabilities' | 'grantPolicy' | 'checkGrantSession' | 'now'>,
+) {
+  if (!options.resolveToolCaller && !options.contextSecret) return undefined;
+  return async (request: HttpRequest) =>
+    resolveChatContext({
+      ...shared,
+      input: { grant: bearerOf(request) },
+      limits: options.limits,
+      contextSecret: options.contextSecret,
+      grantUse: 'tools',
+      ...(options.resolveToolCaller ? { host: await options.resolveToolCaller(request) } : {}),
+    });
+}
+
+/** The bearer token of a request, when it carries one. */
+function bearerOf(request: HttpRequest): string | undefined {
+  const match = /^Bearer[ \t]+([A-Za-z0-9._~+/=-]+)[ \t]*$/i.exec(request.headers.get('authorization') ?? '');
+  return match?.[1];
 }
 
 /** The handler's options, normalised once: what the routes run on. */
@@ -343,6 +375,7 @@ function resolveDependencies(
         now,
         ...(options.resolveContext ? { host: await options.resolveContext(request) } : {}),
       }),
+    resolveToolCaller: toolCallerOf(options, { capabilities, grantPolicy, checkGrantSession, now }),
     bodyLimits: { maxBytes: limits.maxBodyBytes ?? 1024 * 1024, maxDepth: limits.maxBodyDepth ?? 64 },
     bodySchema: chatBodySchema(limits.maxMessages ?? 200),
     userMessageSchema: userMessageSchema(limits.maxTextLength ?? 16_000, limits.files),
@@ -458,7 +491,7 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
     paths: [...Object.keys(routes), '/chat/:sessionId/stream'],
     isRoute: (path) => routeOf(path) !== undefined,
     drain: (drainOptions) => tracker.drain(drainOptions),
-    tools: createChatToolAccess(dependencies, Boolean(options.contextSecret || options.resolveContext)),
+    tools: createChatToolAccess(dependencies),
   };
 }
 

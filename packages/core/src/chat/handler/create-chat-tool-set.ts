@@ -75,6 +75,11 @@ export interface ChatToolSet {
     signInSessionId?: string | undefined;
     /** The sources' tools for this turn's project (a name the handler already has is left out). */
     sourced?: readonly ChatToolDefinition[] | undefined;
+    /**
+     * The tools of the approved calls: one of a source that did not answer this turn still runs its
+     * approval, to a recorded error ("cannot be reached; nothing was done"), never to a turn that fails.
+     */
+    approvedToolNames?: Iterable<string> | undefined;
   }): ChatTurnTools;
 }
 
@@ -273,6 +278,37 @@ function withSchemas(
   ];
 }
 
+/**
+ * The sources' tools of a turn, with a stand-in for each approved call's tool that belongs to a source
+ * but did not come this turn (its server is down): the approval runs it exactly once, to an error that
+ * says nothing was done.
+ */
+function withStandIns(
+  sourced: readonly ChatToolDefinition[],
+  approvedToolNames: Iterable<string>,
+  definitions: readonly ChatToolDefinition[],
+  sourceCapabilityOf: (toolName: string) => string | undefined,
+): ChatToolDefinition[] {
+  const names = new Set([...definitions, ...sourced].map((definition) => definition.name));
+  const standIns = [...new Set(approvedToolNames)].flatMap((name): ChatToolDefinition[] => {
+    const capability = names.has(name) ? undefined : sourceCapabilityOf(name);
+    if (capability === undefined) return [];
+    return [
+      {
+        name,
+        kind: 'source',
+        capability,
+        requiresApproval: true,
+        description: `${name} cannot be reached now.`,
+        inputSchema: jsonSchema<unknown>({}),
+        execute: () =>
+          Promise.reject(new ChatToolError(`${name} cannot be reached now; nothing was done. Propose it again later.`)),
+      },
+    ];
+  });
+  return [...sourced, ...standIns];
+}
+
 /** The sources' tools as far as configuration knows them: each one's capability, and the catalogue with them. */
 function sourceLookup(sources: readonly ChatToolSource[], catalogue: ToolSet) {
   const sourceCapabilityOf = (toolName: string) => {
@@ -342,12 +378,10 @@ export function createChatToolSet(options: ChatToolSetOptions): ChatToolSet {
   const catalogue = catalogueOf(definitions, inputSchemaOf, memorySchema);
   const { sourceCapabilityOf, catalogueWith } = sourceLookup(options.sources ?? [], catalogue);
   const acceptSourced = sourcedFilter(options, new Set([...inputSchemaOf.keys(), 'updateWorkingMemory']));
-
   const { runSafely, reported, refuse } = toolOutcomes(options);
   const toolContextOf = (context: ChatContext) => toolContextFor(options, context);
   const approvalOf = (definition: ChatToolDefinition, context: ChatContext, prepared: Map<string, PreparedApproval>) =>
     approvalStatusOf({ definition, toolContext: toolContextOf(context), prepared, onError: options.onError });
-
   /** A definition as an SDK tool: permission re-checked, writes only through the approval gate. */
   const toTool = (
     definition: ChatToolDefinition,
@@ -409,11 +443,14 @@ export function createChatToolSet(options: ChatToolSetOptions): ChatToolSet {
       approvedStepUps = new Map(),
       signInSessionId,
       sourced = [],
+      approvedToolNames = [],
     }) {
       const tools: ToolSet = {};
       const toolApproval: Record<string, ToolApprovalStatus | ReturnType<typeof approvalOf>> = {};
       const prepared = new Map<string, PreparedApproval>();
-      for (const { definition, inputSchema } of withSchemas(definitions, inputSchemaOf, acceptSourced(sourced))) {
+      const extra = withStandIns(acceptSourced(sourced), approvedToolNames, definitions, sourceCapabilityOf);
+      const turn = { approvedCalls, approvedCards, approvedStepUps, prepared, signInSessionId };
+      for (const { definition, inputSchema } of withSchemas(definitions, inputSchemaOf, extra)) {
         if (definition.businessTypes && !definition.businessTypes.includes(context.businessType)) continue;
         if (definition.capability !== null && context.capabilities[definition.capability] !== true) continue;
         const write = isWrite(definition, options.capabilities);
@@ -421,13 +458,7 @@ export function createChatToolSet(options: ChatToolSetOptions): ChatToolSet {
           toolApproval[definition.name] = definition.prepareApproval
             ? approvalOf(definition, context, prepared)
             : 'user-approval';
-        tools[definition.name] = toTool(definition, inputSchema, context, write, {
-          approvedCalls,
-          approvedCards,
-          approvedStepUps,
-          prepared,
-          signInSessionId,
-        });
+        tools[definition.name] = toTool(definition, inputSchema, context, write, turn);
       }
       tools.updateWorkingMemory = workingMemoryTool(sessionId);
       return {

@@ -1,7 +1,7 @@
 import { DeskpilotError } from '../../errors/deskpilot-error.js';
 import { noSessionError } from '../../session/require-session.js';
 import type { CapabilityRegistry } from '../context/capabilities.js';
-import { verifyChatGrant, type ChatGrantPolicy } from '../context/chat-grant.js';
+import { verifyChatGrant, type ChatGrantPolicy, type ChatGrantUse } from '../context/chat-grant.js';
 import { safeParseChatContext, type ChatContext, type ChatContextLimits } from '../context/parse-chat-context.js';
 
 /** Options of {@link resolveChatContext}. */
@@ -14,6 +14,8 @@ export interface ResolveChatContextOptions {
   contextSecret?: string | undefined;
   grantPolicy: Required<ChatGrantPolicy>;
   now: () => number;
+  /** What the grant must be for. @default 'chat' */
+  grantUse?: ChatGrantUse | undefined;
   /** Checks that a verified grant's session is live, when the handler has `grantSessions`. */
   checkGrantSession?: ((sessionId: string | undefined) => Promise<void>) | undefined;
   /** What the host's `resolveContext` answered, when it has one: null is no session. */
@@ -64,7 +66,7 @@ export async function resolveChatContext(options: ResolveChatContextOptions): Pr
   const grant = await verifyChatGrant(
     (options.input as { grant?: unknown } | undefined)?.grant,
     options.contextSecret,
-    { ...options.grantPolicy, now: options.now },
+    { ...options.grantPolicy, now: options.now, use: options.grantUse ?? 'chat' },
   );
   await options.checkGrantSession?.(grant.sessionId);
   const granted = safeParseChatContext(
