@@ -112,50 +112,51 @@ export async function createStudioApp(config: StudioConfig, logger: Logger) {
     }
   });
 
+  /**
+   * Answers with what `answer` builds from the signed-in user's session and flags (the project's role
+   * policy as it is now: a change shows on the next request), or 401. Never cached: it follows the session.
+   */
+  const forSignedIn =
+    (answer: (identity: NonNullable<Awaited<ReturnType<typeof fetchChatIdentity>>>) => Promise<unknown>) =>
+    async (req: express.Request, res: express.Response) => {
+      res.set('cache-control', 'no-store');
+      try {
+        const identity = await fetchChatIdentity(req.headers.cookie, {
+          sessionServiceUrl: config.SESSION_SERVICE_URL,
+          cookieName: `${prefix}_session`,
+          requestHeaders: req.headers,
+        });
+        const required = await requireSession(req.headers.cookie, async () => identity?.session ?? null);
+        if (!required.ok) return await writeResponse(res, required.response);
+        res.json(await answer(identity!));
+      } catch (error) {
+        await writeResponse(res, problemResponse(error));
+      }
+    };
+
   // What the page needs to talk to the chat service for the signed-in user: where it is, and the
-  // context (signed when the chat service requires grants). Never cached: it follows the session.
-  app.get('/studio/chat-context', async (req, res) => {
-    res.set('cache-control', 'no-store');
-    try {
-      // The flags come from the project's role policy as it is now: a change shows on the next request.
-      const identity = await fetchChatIdentity(req.headers.cookie, {
-        sessionServiceUrl: config.SESSION_SERVICE_URL,
-        cookieName: `${prefix}_session`,
-        requestHeaders: req.headers,
-      });
-      const required = await requireSession(req.headers.cookie, async () => identity?.session ?? null);
-      if (!required.ok) return await writeResponse(res, required.response);
-      res.json({
-        chatServiceUrl: config.CHAT_SERVICE_URL,
-        context: await chatContextFor(identity!.session, config.CHAT_CONTEXT_SECRET, identity!.capabilities),
-      });
-    } catch (error) {
-      await writeResponse(res, problemResponse(error));
-    }
-  });
+  // context (signed when the chat service requires grants).
+  app.get(
+    '/studio/chat-context',
+    forSignedIn(async ({ session, capabilities }) => ({
+      chatServiceUrl: config.CHAT_SERVICE_URL,
+      context: await chatContextFor(session, config.CHAT_CONTEXT_SECRET, capabilities),
+    })),
+  );
 
   // A grant for another agent (an IDE assistant, a desktop client) to call the chat's tools over MCP
   // as this user: refused by the chat itself, so the agent cannot answer the cards its writes propose.
-  app.get('/studio/tools-grant', async (req, res) => {
-    res.set('cache-control', 'no-store');
-    try {
-      const identity = await fetchChatIdentity(req.headers.cookie, {
-        sessionServiceUrl: config.SESSION_SERVICE_URL,
-        cookieName: `${prefix}_session`,
-        requestHeaders: req.headers,
-      });
-      const required = await requireSession(req.headers.cookie, async () => identity?.session ?? null);
-      if (!required.ok) return await writeResponse(res, required.response);
+  app.get(
+    '/studio/tools-grant',
+    forSignedIn(async ({ session, capabilities }) => {
       if (!config.CHAT_CONTEXT_SECRET)
         throw new DeskpilotError('not_found', { detail: 'The chat service signs no grants (CHAT_CONTEXT_SECRET).' });
-      res.json({
+      return {
         mcpUrl: new URL('/mcp', config.CHAT_SERVICE_URL).href,
-        ...(await toolsGrantFor(identity!.session, config.CHAT_CONTEXT_SECRET, identity!.capabilities)),
-      });
-    } catch (error) {
-      await writeResponse(res, problemResponse(error));
-    }
-  });
+        ...(await toolsGrantFor(session, config.CHAT_CONTEXT_SECRET, capabilities)),
+      };
+    }),
+  );
 
   app.use(express.static(webRoot, { index: 'index.html', maxAge: 0 }));
   app.use((_req, res) =>

@@ -4,7 +4,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { createRemoteJWKSet, exportJWK, generateKeyPair, jwtVerify } from 'jose';
 import Provider from 'oidc-provider';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
 import { z } from 'zod';
 import { createMcpToolSource } from './create-mcp-tool-source.js';
 
@@ -113,69 +113,53 @@ async function startProtectedMcpServer(issuer: () => string) {
   return { resource, seen };
 }
 
+/** The billing server, its authorization server, and a source whose credentials name `issuer` (default: that server). */
+async function billingWithOAuth(issuerOf: (authorizationServer: string) => string = (issuer) => issuer) {
+  let issuer = '';
+  const billing = await startProtectedMcpServer(() => issuer);
+  const authorization = await startAuthorizationServer(() => billing.resource);
+  issuer = authorization.issuer;
+  const errors: unknown[] = [];
+  const source = createMcpToolSource({
+    servers: [
+      {
+        name: 'billing',
+        url: billing.resource,
+        projects: '*',
+        oauth: {
+          clientId: 'deskpilot-chat',
+          clientSecret: 'client-secret-of-the-chat-service',
+          issuer: issuerOf(authorization.issuer),
+        },
+        tools: { getInvoice: { readOnly: true } },
+      },
+    ],
+    onError: (error) => errors.push(error),
+  });
+  onTestFinished(() => source.close());
+  return { billing, authorization, source, errors };
+}
+
 describe('an MCP server that asks for OAuth client credentials', () => {
   it('gets a token from the authorization server it names, sends the secret only there, and calls with the token', async () => {
-    let issuer = '';
-    const billing = await startProtectedMcpServer(() => issuer);
-    const authorization = await startAuthorizationServer(() => billing.resource);
-    issuer = authorization.issuer;
-    const errors: unknown[] = [];
-    const source = createMcpToolSource({
-      servers: [
-        {
-          name: 'billing',
-          url: billing.resource,
-          projects: '*',
-          oauth: { clientId: 'deskpilot-chat', clientSecret: 'client-secret-of-the-chat-service', issuer },
-          tools: { getInvoice: { readOnly: true } },
-        },
-      ],
-      onError: (error) => errors.push(error),
-    });
-    try {
-      const [tool] = await source.toolsFor({ projectKey: 'acme-b2c' });
-      expect(errors).toEqual([]);
-      expect(tool?.name).toBe('billing_getInvoice');
-      expect(authorization.tokens).toEqual(['200']);
-      expect(billing.seen[0]).toBeUndefined();
-      expect(billing.seen.at(-1)).toBe('bearer');
-      const output = await tool!.execute({ invoiceId: 'INV-7' }, {
-        userEmail: 'rep@example.com',
-        projectKey: 'acme-b2c',
-      } as never);
-      expect(output).toMatchObject({ content: 'Invoice INV-7: paid' });
-    } finally {
-      await source.close();
-    }
+    const { billing, authorization, source, errors } = await billingWithOAuth();
+    const [tool] = await source.toolsFor({ projectKey: 'acme-b2c' });
+    expect(errors).toEqual([]);
+    expect(tool?.name).toBe('billing_getInvoice');
+    expect(authorization.tokens).toEqual(['200']);
+    expect(billing.seen[0]).toBeUndefined();
+    expect(billing.seen.at(-1)).toBe('bearer');
+    const output = await tool!.execute({ invoiceId: 'INV-7' }, {
+      userEmail: 'rep@example.com',
+      projectKey: 'acme-b2c',
+    } as never);
+    expect(output).toMatchObject({ content: 'Invoice INV-7: paid' });
   });
 
   it('refuses to send the credentials to an authorization server other than the configured issuer', async () => {
-    let issuer = '';
-    const billing = await startProtectedMcpServer(() => issuer);
-    const authorization = await startAuthorizationServer(() => billing.resource);
-    issuer = authorization.issuer;
-    const errors: unknown[] = [];
-    const source = createMcpToolSource({
-      servers: [
-        {
-          name: 'billing',
-          url: billing.resource,
-          projects: '*',
-          oauth: {
-            clientId: 'deskpilot-chat',
-            clientSecret: 'client-secret-of-the-chat-service',
-            issuer: 'https://auth.elsewhere.example',
-          },
-        },
-      ],
-      onError: (error) => errors.push(error),
-    });
-    try {
-      expect(await source.toolsFor({ projectKey: 'acme-b2c' })).toEqual([]);
-      expect(authorization.tokens).toEqual([]);
-      expect(errors).toHaveLength(1);
-    } finally {
-      await source.close();
-    }
+    const { authorization, source, errors } = await billingWithOAuth(() => 'https://auth.elsewhere.example');
+    expect(await source.toolsFor({ projectKey: 'acme-b2c' })).toEqual([]);
+    expect(authorization.tokens).toEqual([]);
+    expect(errors).toHaveLength(1);
   });
 });
