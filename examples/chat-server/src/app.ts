@@ -128,6 +128,8 @@ export async function createApp(config: ServerConfig, logger: Logger) {
     address: addressLimit === 0 ? false : counted('chat-address', { limit: addressLimit, windowMs }),
     // History reads: their own limit (60 per window per user), shared on Redis like the others.
     history: counted('chat-history', { limit: 60, windowMs }),
+    // Agents over MCP (/mcp): their own 60 a window per user, apart from the page's.
+    tools: counted('chat-tools', { limit: 60, windowMs }),
     ...(config.TOKEN_BUDGET
       ? {
           tokens: {

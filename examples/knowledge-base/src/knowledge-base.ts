@@ -124,7 +124,7 @@ export async function startKnowledgeBase(options: { port?: number; host?: string
       sessionIdGenerator: undefined,
       enableJsonResponse: true,
       enableDnsRebindingProtection: true,
-      allowedHosts: [`127.0.0.1:${port}`, `localhost:${port}`],
+      allowedHosts: [`${options.host ?? '127.0.0.1'}:${port}`, `127.0.0.1:${port}`, `localhost:${port}`],
     });
     res.on('close', () => void server.close());
     server

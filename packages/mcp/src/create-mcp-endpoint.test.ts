@@ -114,12 +114,13 @@ describe('our tools served over MCP', () => {
 
     // The agent's own grant cannot answer the card: the chat refuses a grant for the tools use.
     const toolsGrant = await signChatGrant(admin, secret, { use: 'tools' });
-    const selfApproval = await fetch(`${chat.url}/chat/history`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ sessionId: conversationId, context: { grant: toolsGrant } }),
-    });
-    expect(selfApproval.status).toBe(401);
+    const asAgent = (path: string, body: object) =>
+      fetch(`${chat.url}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ sessionId: conversationId, context: { grant: toolsGrant }, ...body }),
+      });
+    expect((await asAgent('/chat/history', {})).status).toBe(401);
 
     // The studio: the conversation holds the card; the user approves it like any other.
     const grant = await signChatGrant(admin, secret);
@@ -151,6 +152,10 @@ describe('our tools served over MCP', () => {
           trigger: 'submit-message',
         }),
       }).then((response) => response.text());
+    // The agent answering the card itself, with its own grant: refused, and nothing runs.
+    const selfApproval = await asAgent('/chat', { messages: [question, answerCard(card!)], trigger: 'submit-message' });
+    expect(selfApproval.status).toBe(401);
+    expect(chat.commerce.calls.filter((call) => call.method === 'refundOrder')).toEqual([]);
     await Promise.all([approve(), approve()]);
     expect(chat.commerce.calls.filter((call) => call.method === 'refundOrder')).toHaveLength(1);
     expect(await client.callTool({ name: approvalStatusToolName, arguments: { approvalId } })).toMatchObject({
@@ -203,6 +208,39 @@ describe('our tools served over MCP', () => {
     expect(await refused.json()).toMatchObject({ detail: expect.stringContaining('verified identity') });
   });
 
+  it('answers anything but POST with 405 before anyone is asked who calls (stateless: no stream to open, no session to end)', async () => {
+    const { url } = await platform();
+    const { port } = new URL(url);
+    for (const method of ['GET', 'DELETE', 'TRACE', 'PUT']) {
+      const response = await rawRequest(Number(port), method, '/mcp', {});
+      expect(response.status, method).toBe(405);
+    }
+  });
+
+  it('a host that authenticates agents itself (resolveToolCaller) serves them its own way, and a grant counts for nothing then', async () => {
+    const chat = await platform({
+      resolveToolCaller: (request) =>
+        request.headers.get('x-agent-key') === 'agent-key-of-alice'
+          ? { userEmail: 'alice@example.com', projectKey: 'acme-b2c', userRole: 'admin', canRefundOrders: true }
+          : null,
+    });
+    const post = (headers: Record<string, string>) =>
+      fetch(`${chat.url}/mcp`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+      });
+    const listed = await post({ 'x-agent-key': 'agent-key-of-alice' });
+    expect(listed.status).toBe(200);
+    const names = ((await listed.json()) as { result: { tools: Array<{ name: string }> } }).result.tools.map(
+      (tool) => tool.name,
+    );
+    expect(names).toContain('refundOrder');
+    expect(
+      (await post({ authorization: `Bearer ${await signChatGrant(admin, secret, { use: 'tools' })}` })).status,
+    ).toBe(401);
+  });
+
   it('refuses a page of another origin', async () => {
     const { url } = await platform();
     const grant = await signChatGrant(admin, secret, { use: 'tools' });
@@ -224,7 +262,7 @@ describe('our tools served over MCP', () => {
       authorization: `Bearer ${grant}`,
       ...extra,
     });
-    const oddHost = await rawPost(Number(port), '/mcp', { ...headers(), host: 'a:99999' }, '{}');
+    const oddHost = await rawRequest(Number(port), 'POST', '/mcp', { ...headers(), host: 'a:99999' }, '{}');
     expect(oddHost.status).toBeLessThan(500);
     const post = (body: string) => fetch(`${url}/mcp`, { method: 'POST', headers: headers(), body });
     const batch = await post(JSON.stringify([{ jsonrpc: '2.0', id: 1, method: 'tools/list' }]));
@@ -245,10 +283,10 @@ describe('our tools served over MCP', () => {
     expect(String(chat.errors.at(-1))).toContain('hunter2');
   });
 
-  it('counts every request in the user’s read limit, listings included', async () => {
+  it('counts every request in a limit of its own, listings included, apart from the page’s limits', async () => {
     const chat = await platform({
       contextSecret: secret,
-      limits: { history: { policy: { limit: 4, windowMs: 60_000 } } },
+      limits: { tools: { policy: { limit: 4, windowMs: 60_000 } } },
     });
     const client = await chat.connect();
     let listed = 0;
@@ -259,23 +297,35 @@ describe('our tools served over MCP', () => {
     expect(String(refusal)).toMatch(/rate_limited/);
   });
 
-  it('counts calls in the per-user rate limit', async () => {
+  it('an agent’s calls never use up its user’s turn limit', async () => {
     const chat = await platform({
       contextSecret: secret,
       limits: { user: { policy: { limit: 2, windowMs: 60_000 } } },
     });
     const client = await chat.connect();
-    const call = () => client.callTool({ name: 'getOrder', arguments: { orderId: 'ORD-1001' } });
-    await call();
-    await call();
-    expect(textOf(await call())).toBe('Too many requests: try again later.');
+    for (let call = 0; call < 4; call += 1)
+      expect(await client.callTool({ name: 'getOrder', arguments: { orderId: 'ORD-1001' } })).not.toMatchObject({
+        isError: true,
+      });
+    const grant = await signChatGrant(admin, secret);
+    const turn = await fetch(`${chat.url}/chat`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        sessionId: crypto.randomUUID(),
+        messages: [{ id: 'u1', role: 'user', parts: [{ type: 'text', text: 'hello' }] }],
+        context: { grant },
+      }),
+    });
+    expect(turn.status).toBe(200);
+    await turn.text();
   });
 });
 
-/** A POST over a raw connection, with headers `fetch` would not send as given (a Host). */
-function rawPost(port: number, path: string, headers: Record<string, string>, body: string) {
+/** A request over a raw connection, with what `fetch` would not send as given (a Host, a TRACE). */
+function rawRequest(port: number, method: string, path: string, headers: Record<string, string>, body?: string) {
   return new Promise<{ status: number }>((resolve, reject) => {
-    const request = httpRequest({ host: '127.0.0.1', port, path, method: 'POST', headers }, (response) => {
+    const request = httpRequest({ host: '127.0.0.1', port, path, method, headers }, (response) => {
       response.resume();
       resolve({ status: response.statusCode ?? 0 });
     });

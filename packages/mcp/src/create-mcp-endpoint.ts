@@ -158,6 +158,21 @@ const streamOf = (body: NonNullable<HttpRequest['body']>) =>
 /** The headers the Streamable HTTP transport reads, copied onto the fetch request it is given. */
 const transportHeaders = ['accept', 'content-type', 'mcp-protocol-version', 'mcp-session-id', 'last-event-id'];
 
+/** Levels a body may nest: deeper, a value is refused before anything walks it recursively. */
+const maxBodyDepth = 64;
+
+/** Whether a parsed JSON value nests deeper than `max` (walked without recursion). */
+function nestedDeeperThan(value: unknown, max: number): boolean {
+  const pending: Array<[unknown, number]> = [[value, 1]];
+  while (pending.length > 0) {
+    const [item, depth] = pending.pop()!;
+    if (item === null || typeof item !== 'object') continue;
+    if (depth > max) return true;
+    for (const child of Object.values(item)) pending.push([child, depth + 1]);
+  }
+  return false;
+}
+
 /** A request body too large for the endpoint. */
 const tooLarge = (maxBytes: number) =>
   new DeskpilotError('payload_too_large', { detail: `At most ${maxBytes} bytes.` });
@@ -184,13 +199,15 @@ async function bodyOf(request: Request, maxBytes: number): Promise<unknown> {
   }
   if (Array.isArray(body))
     throw new DeskpilotError('invalid_request', { detail: 'Send one message per request: batches are not accepted.' });
+  if (nestedDeeperThan(body, maxBodyDepth))
+    throw new DeskpilotError('invalid_request', { detail: `The body nests deeper than ${maxBodyDepth} levels.` });
   return body;
 }
 
 /**
  * Creates an MCP server endpoint (Streamable HTTP, stateless, JSON answers) over the chat's tools:
  * each request is authenticated like a chat request — a signed grant as `Authorization: Bearer
- * <grant>`, or the host's session — and lists and calls only the tools the caller's flags allow.
+ * <grant>` for the `tools` use, or the host's `resolveToolCaller` — and lists and calls only the tools the caller's flags allow.
  * A write never runs here: it is recorded as a pending approval in a new conversation of the caller,
  * which they approve or deny in the studio, and the call answers "approval required" with the
  * approval's id (`deskpilot_approvalStatus` tells the outcome). Reads are rate limited per user like turns.
@@ -209,14 +226,18 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
     throw new TypeError('maxBodyBytes must be a positive integer');
   const onError = options.onError ?? ((error: unknown) => consoleLogger.error('mcp endpoint error', error));
 
-  const serve = async (request: Request, http: HttpRequest): Promise<Response> => {
+  const serve = async (requestOf: () => Request, http: HttpRequest): Promise<Response> => {
+    // Stateless, JSON answers: there is no stream to open (GET) or session to end (DELETE).
+    if (http.method !== 'POST')
+      throw new DeskpilotError('method_not_allowed', { detail: 'Use POST.', headers: { allow: 'POST' } });
     const origin = http.headers.get('origin');
     if (origin !== null && !allowedOrigins.has(origin.toLowerCase()))
       throw new DeskpilotError('forbidden', { detail: 'This origin may not call the MCP endpoint.' });
     const authenticated = await options.tools.authenticate(http);
     if (!authenticated.ok)
       return toFetchResponse(problemResponse(authenticated.error, [['www-authenticate', 'Bearer']]));
-    const parsedBody = request.method === 'POST' ? await bodyOf(request, maxBodyBytes) : undefined;
+    const request = requestOf();
+    const parsedBody = await bodyOf(request, maxBodyBytes);
     const server = serverFor(options.tools, authenticated.caller, {
       name,
       userAgent: http.headers.get('user-agent'),
@@ -229,13 +250,13 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
     });
     await server.connect(transport);
     try {
-      return await transport.handleRequest(request, parsedBody === undefined ? {} : { parsedBody });
+      return await transport.handleRequest(request, { parsedBody });
     } finally {
       await server.close();
     }
   };
   // Bad input is a 4xx problem; anything unexpected is reported and answered 500 without internals.
-  const answer = async (request: Request, http: HttpRequest): Promise<Response> => {
+  const answer = async (request: () => Request, http: HttpRequest): Promise<Response> => {
     try {
       return await serve(request, http);
     } catch (error) {
@@ -245,7 +266,7 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
   };
 
   const fetchHandler = (request: Request, info: { clientAddress?: string } = {}) =>
-    answer(request, fromFetchRequest(request, info));
+    answer(() => request, fromFetchRequest(request, info));
 
   return {
     fetch: fetchHandler,
@@ -257,12 +278,13 @@ export function createMcpEndpoint(options: McpEndpointOptions): McpEndpoint {
       }
       const hasBody = http.method !== 'GET' && http.method !== 'HEAD' && http.body !== null;
       // The transport reads only the path: no client-sent Host can make the URL invalid.
-      const request = new Request(new URL(http.path.startsWith('/') ? http.path : '/', 'http://mcp.invalid'), {
-        method: http.method,
-        headers,
-        ...(hasBody ? { body: streamOf(http.body!), duplex: 'half' } : {}),
-        ...(http.signal ? { signal: http.signal } : {}),
-      } as RequestInit);
+      const request = () =>
+        new Request(new URL(http.path.startsWith('/') ? http.path : '/', 'http://mcp.invalid'), {
+          method: http.method,
+          headers,
+          ...(hasBody ? { body: streamOf(http.body!), duplex: 'half' } : {}),
+          ...(http.signal ? { signal: http.signal } : {}),
+        } as RequestInit);
       const response = await answer(request, http);
       return { status: response.status, headers: [...response.headers], body: response.body };
     },

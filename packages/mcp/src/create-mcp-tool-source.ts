@@ -136,12 +136,12 @@ export function createMcpToolSource(options: McpToolSourceOptions): McpToolSourc
       const server = servers.find((candidate) => toolName.startsWith(`${candidate.name}_`));
       return server && (capabilityByName.get(toolName) ?? server.writeCapability);
     },
-    async toolsFor({ projectKey, signal }) {
+    async toolsFor({ projectKey, signal, refresh }) {
       const serving = servers.filter((server) => server.projects === '*' || server.projects.has(projectKey));
       const lists = await Promise.all(
         serving.map(async (server) => {
           const connection = connections.get(server.name)!;
-          const tools = await connection.tools(signal);
+          const tools = await connection.tools(signal, refresh);
           return tools ? offeredTools(server, tools, connection, report) : [];
         }),
       );

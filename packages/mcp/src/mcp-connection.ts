@@ -13,8 +13,11 @@ import type { ResolvedMcpServer } from './mcp-server-config.js';
 
 /** One pooled connection to an MCP server, shared by every turn that uses it. */
 export interface McpConnection {
-  /** The server's tools (a cached list, or a fresh one), or null while it cannot be reached. Never throws. */
-  tools(signal?: AbortSignal): Promise<readonly Tool[] | null>;
+  /**
+   * The server's tools (a cached list, or a fresh one), or null while it cannot be reached. Never
+   * throws. `refresh`: list now even during the pause after a failure (a turn runs approved calls).
+   */
+  tools(signal?: AbortSignal, refresh?: boolean): Promise<readonly Tool[] | null>;
   /** Calls a tool, connecting first when needed; bounded by the server's timeout. */
   call(
     name: string,
@@ -40,7 +43,7 @@ export interface McpConnectionOptions {
 const maxListPages = 10;
 /** The longest wait before a server that failed is tried again. */
 const maxBackoffMs = 30_000;
-/** Timeouts in a row after which a connection counts as wedged and is opened anew (a stuck stdio child). */
+/** Listing or ping timeouts in a row after which a stdio child counts as wedged and is started anew. */
 const maxTimeoutsInARow = 3;
 
 /** Whether an error is the SDK's request timeout. */
@@ -102,6 +105,42 @@ async function connectClient(
   return connection;
 }
 
+/**
+ * The one client of a connection: opened on first use, dropped (and closed) when it broke — by a
+ * server that went away (its process ended, its stream closed) or by its caller — so the next use
+ * opens a new one. `onDropped` runs for each drop.
+ */
+function createClientSlot(connect: () => Promise<Client>, onDropped: () => void) {
+  let client: Promise<Client> | null = null;
+  const drop = (broken: Promise<Client>) => {
+    if (client !== broken) return;
+    client = null;
+    onDropped();
+    void broken.then((connection) => connection.close()).catch(() => {});
+  };
+  return {
+    get(): Promise<Client> {
+      if (!client) {
+        const attempt = connect();
+        client = attempt;
+        attempt.then(
+          (connection) => {
+            connection.onclose = () => drop(attempt);
+          },
+          () => drop(attempt),
+        );
+      }
+      return client;
+    },
+    drop,
+    async close() {
+      const open = client;
+      client = null;
+      await open?.then((connection) => connection.close()).catch(() => {});
+    },
+  };
+}
+
 /** A growing pause after each failure (1 s, doubling, at most {@link maxBackoffMs}), reset by a success. */
 function createBackoff(now: () => number) {
   let retryAt = 0;
@@ -113,6 +152,7 @@ function createBackoff(now: () => number) {
     },
     succeeded() {
       pauseMs = 0;
+      retryAt = 0;
     },
     waiting: () => now() < retryAt,
   };
@@ -155,56 +195,49 @@ async function listTools(connection: Client, server: ResolvedMcpServer, signal?:
  */
 export function createMcpConnection(server: ResolvedMcpServer, options: McpConnectionOptions): McpConnection {
   const { now } = options;
-  let client: Promise<Client> | null = null;
   let listed: { tools: readonly Tool[]; at: number } | null = null;
   let listing: Promise<readonly Tool[] | null> | null = null;
+  // Turns wait out a failure; readiness probes have a pause of their own, so a probe never hides tools.
   const backoff = createBackoff(now);
+  const pingBackoff = createBackoff(now);
   let timeoutsInARow = 0;
+  // Bumped when the connection is dropped or the server's list changed: a listing begun before is stale.
+  let generation = 0;
   let closed = false;
 
   const failed = (error: unknown) => {
     backoff.failed();
     options.onError(error);
   };
-  const drop = (broken: Promise<Client>) => {
-    if (client !== broken) return;
-    client = null;
+  // A dropped connection or a change notice makes the list stale.
+  const forget = () => {
     listed = null;
-    void broken.then((connected) => connected.close()).catch(() => {});
+    generation += 1;
   };
-  const connect = () =>
-    connectClient(server, options, () => {
-      listed = null;
-    });
-  const connected = (): Promise<Client> => {
-    if (closed) return Promise.reject(new Error(`The MCP connection to ${server.name} is closed`));
-    if (!client) {
-      const attempt = connect();
-      client = attempt;
-      attempt.then(
-        (connection) => {
-          // A server that goes away (its process ended, its stream closed): the next use reconnects.
-          connection.onclose = () => drop(attempt);
-        },
-        () => drop(attempt),
-      );
-    }
-    return client;
-  };
+  const slot = createClientSlot(() => connectClient(server, options, forget), forget);
+  const connected = (): Promise<Client> =>
+    closed ? Promise.reject(new Error(`The MCP connection to ${server.name} is closed`)) : slot.get();
+  const drop = slot.drop;
   /**
    * Runs a request; a failure of the connection itself (not an error the server answered, nor the
-   * caller's own abort) drops it, and so do timeouts in a row (a wedged server).
+   * caller's own abort) drops it. A stdio child whose listings or pings time out in a row is wedged,
+   * and started anew; a call that takes long never counts (it may be a slow tool, and others' calls
+   * share the connection).
    */
-  const onConnection = async <T>(run: (connection: Client) => Promise<T>, signal?: AbortSignal): Promise<T> => {
+  const onConnection = async <T>(
+    run: (connection: Client) => Promise<T>,
+    request: { signal?: AbortSignal | undefined; probe?: boolean } = {},
+  ): Promise<T> => {
     const attempt = connected();
     try {
       const result = await run(await attempt);
-      timeoutsInARow = 0;
+      if (request.probe) timeoutsInARow = 0;
       return result;
     } catch (error) {
-      if (signal?.aborted) throw error;
-      if (isTimeout(error)) timeoutsInARow += 1;
-      if (!(error instanceof McpError) || timeoutsInARow >= maxTimeoutsInARow) {
+      if (request.signal?.aborted) throw error;
+      if (request.probe && isTimeout(error)) timeoutsInARow += 1;
+      const wedged = server.transport.kind === 'stdio' && timeoutsInARow >= maxTimeoutsInARow;
+      if (!(error instanceof McpError) || wedged) {
         timeoutsInARow = 0;
         drop(attempt);
       }
@@ -212,17 +245,19 @@ export function createMcpConnection(server: ResolvedMcpServer, options: McpConne
     }
   };
   // Shared by every turn asking at once: no caller's signal may cut it short for the others.
-  const listAll = () => onConnection((connection) => listTools(connection, server));
+  const listAll = () => onConnection((connection) => listTools(connection, server), { probe: true });
 
   return {
-    tools(signal) {
+    tools(signal, refresh = false) {
       if (closed) return Promise.resolve(null);
       if (listed && now() - listed.at < server.listTtlMs) return Promise.resolve(listed.tools);
-      if (backoff.waiting()) return Promise.resolve(null);
+      if (backoff.waiting() && !refresh) return Promise.resolve(null);
+      const begun = generation;
       listing ??= listAll()
         .then((tools) => {
           backoff.succeeded();
-          listed = { tools, at: now() };
+          // A list from before a drop or a change notice is answered once, never kept.
+          if (generation === begun) listed = { tools, at: now() };
           return tools;
         })
         .catch((error: unknown) => {
@@ -235,27 +270,25 @@ export function createMcpConnection(server: ResolvedMcpServer, options: McpConne
       return unlessAborted(listing, signal).then((tools) => tools ?? null);
     },
     call(name, input, { signal, idempotencyKey }) {
-      return onConnection(
-        (connection) => callTool(connection, server, { name, input, idempotencyKey, signal }),
+      return onConnection((connection) => callTool(connection, server, { name, input, idempotencyKey, signal }), {
         signal,
-      );
+      });
     },
     async ping() {
-      // Probes come as often as anyone asks for /readyz: a server that failed waits out its pause.
-      if (backoff.waiting()) throw new Error(`MCP server ${server.name} failed recently; it is tried again later`);
+      // Probes come as often as anyone asks for /readyz: a server that failed waits out its own pause.
+      if (pingBackoff.waiting()) throw new Error(`MCP server ${server.name} failed recently; it is tried again later`);
       try {
-        await onConnection((connection) => connection.ping({ timeout: server.connectTimeoutMs }));
-        backoff.succeeded();
+        await onConnection((connection) => connection.ping({ timeout: server.connectTimeoutMs }), { probe: true });
+        pingBackoff.succeeded();
       } catch (error) {
-        failed(error);
+        pingBackoff.failed();
+        options.onError(error);
         throw error;
       }
     },
     async close() {
       closed = true;
-      const open = client;
-      client = null;
-      await open?.then((connection) => connection.close()).catch(() => {});
+      await slot.close();
     },
   };
 }

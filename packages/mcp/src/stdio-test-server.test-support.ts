@@ -1,14 +1,18 @@
-// A real MCP server over stdio (the official SDK), started as a child process by the stdio test.
+// A real MCP server over stdio (the official SDK), started as a child process by the stdio tests.
+// PID_FILE: where it writes its process id; HANG_LISTING=1: it never answers a tool listing (wedged).
+import { writeFileSync } from 'node:fs';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 
+if (process.env.PID_FILE) writeFileSync(process.env.PID_FILE, String(process.pid));
 const server = new McpServer({ name: 'local-notes', version: '1.0.0' });
 server.registerTool(
   'lookupNote',
   { description: 'Find a note', inputSchema: { topic: z.string() } },
-  async ({ topic }) => ({
-    content: [{ type: 'text', text: `Note on ${topic} from process ${process.pid}` }],
-  }),
+  async ({ topic }) => ({ content: [{ type: 'text', text: `Note on ${topic} from process ${process.pid}` }] }),
 );
+if (process.env.HANG_LISTING === '1')
+  server.server.setRequestHandler(ListToolsRequestSchema, () => new Promise(() => {}));
 await server.connect(new StdioServerTransport());

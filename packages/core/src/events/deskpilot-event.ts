@@ -10,6 +10,8 @@ export type RateLimitName =
   | 'chat-tokens'
   | 'chat-history'
   | 'chat-history-address'
+  | 'chat-tools'
+  | 'chat-tools-address'
   | 'login-address'
   | 'login-account-address'
   | 'login-account'

@@ -54,6 +54,12 @@ export interface ChatLimits extends ChatContextLimits {
    */
   history?: ChatRateLimit;
   /**
+   * Requests per `userEmail` of callers outside a conversation (`handler.tools`: an agent over MCP),
+   * counted apart from the page's limits so that an agent cannot use up its user's, with a cap per
+   * client address of 10 × its `limit`. @default { policy: { limit: 60, windowMs: user windowMs, maxKeys: 100000 } }
+   */
+  tools?: ChatRateLimit;
+  /**
    * Model tokens each user (`userEmail`) may use per window: once used up, `POST /chat` answers 429
    * `token_budget_exceeded` (with `Retry-After`, the window's end) before calling the model. A turn
    * let in reserves `policy.reserveTokens` at once (atomically: parallel turns at the edge let one in)

@@ -44,6 +44,8 @@ export interface ChatRouteDependencies {
   admission: ChatAdmission;
   /** The history reads' own limit. */
   historyAdmission: ChatAdmission;
+  /** The limit of callers outside a conversation (`handler.tools`). */
+  toolsAdmission: ChatAdmission;
   toolSet: ChatToolSet;
   /** Where more tools come from per project (MCP servers), asked once per turn. */
   toolSources: readonly ChatToolSource[];
@@ -286,10 +288,11 @@ async function runTurn(
     return replayWithoutModel(started.messageId, started.chunks, admitted.headers);
   }
   const afterSaved = afterSavedOf(deps, session, started.history, turn.cut.signal);
-  const sourced = await sourcedTools(deps, context.projectKey, turn.cut.signal);
+  const approvedToolNames = approvedToolNamesOf(started.history, started.approvedCalls);
+  const sourced = await sourcedTools(deps, context.projectKey, turn.cut.signal, approvedToolNames.length > 0);
   const turnTools = deps.toolSet.forTurn({
     sourced,
-    approvedToolNames: approvedToolNamesOf(started.history, started.approvedCalls),
+    approvedToolNames,
     context,
     sessionId: session.id,
     approvedCalls: started.approvedCalls,

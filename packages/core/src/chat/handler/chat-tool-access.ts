@@ -10,6 +10,7 @@ import { ChatToolError, safeToolErrorMessage } from '../tools/chat-tool-error.js
 import type { ApprovalCard } from '../tools/chat-tool.js';
 import type { ChatRouteDependencies } from './chat-routes.js';
 import type { ChatTurnTools } from './create-chat-tool-set.js';
+import type { ChatMessage } from './chat-message.js';
 import { openConversation } from './open-conversation.js';
 import { sourcedTools } from './sourced-tools.js';
 
@@ -124,13 +125,14 @@ function proposalMessages(
   return [question, answer];
 }
 
+/** What a proposal over the storage quota answers. */
+const quotaError = () =>
+  new DeskpilotError('quota_exceeded', { detail: 'Your conversations hold as much as they may: delete some first.' });
+
 /** A message added within the storage quota, or the quota error. */
 async function addWithinQuota(deps: ChatRouteDependencies, conversationId: string, message: UIMessage) {
   const added = await deps.store.addMessage(conversationId, message, deps.storageQuota);
-  if (added.quotaExceeded)
-    throw new DeskpilotError('quota_exceeded', {
-      detail: 'Your conversations hold as much as they may: delete some first.',
-    });
+  if (added.quotaExceeded) throw quotaError();
 }
 
 /**
@@ -145,8 +147,19 @@ async function propose(
 ): Promise<ChatToolCallResult> {
   const { context } = caller;
   const card = turn.cardOf(call.toolCallId) ?? null;
-  const opened = await openConversation({ store: deps.store, sessionId: call.conversationId, context, now: deps.now });
+  const draft = proposalMessages(deps, call, { id: '', descriptor: undefined, reason: undefined });
+  // The question is added as the conversation opens, within the storage quota: over it, nothing is created.
+  const opened = await openConversation({
+    store: deps.store,
+    sessionId: call.conversationId,
+    context,
+    now: deps.now,
+    add: draft[0] as ChatMessage,
+    quota: deps.storageQuota,
+  });
   if (!opened.ok) throw opened.error;
+  if (opened.added?.quotaExceeded) throw quotaError();
+  if (!opened.added) await addWithinQuota(deps, call.conversationId, draft[0]);
   const scope = {
     chatSessionId: call.conversationId,
     userEmail: context.userEmail,
@@ -155,8 +168,6 @@ async function propose(
     signInSessionId: caller.signInSessionId ?? null,
   };
   const capability = deps.toolSet.capabilityOf(call.name) ?? '';
-  const draft = proposalMessages(deps, call, { id: '', descriptor: undefined, reason: undefined });
-  await addWithinQuota(deps, call.conversationId, draft[0]);
   const record = await deps.gate.propose(scope, {
     toolName: call.name,
     toolCallId: call.toolCallId,
@@ -212,8 +223,9 @@ async function authenticate(
     throw error;
   });
   if (!resolved.ok) return resolved;
-  // Every request counts, listings and status reads included, in the user's read limit (calls also in the turn limit).
-  const admission = await deps.historyAdmission.admit(request, resolved.context.userEmail);
+  // Every request counts, listings and status reads included, in a limit of its own: an agent never
+  // uses up the limits its user's page needs (to answer its cards, say).
+  const admission = await deps.toolsAdmission.admit(request, resolved.context.userEmail);
   if (!admission.allowed) return { ok: false, error: admission.error };
   return { ok: true, caller: { context: resolved.context, signInSessionId: resolved.signInSessionId, request } };
 }
@@ -284,8 +296,6 @@ export function createChatToolAccess(deps: ChatRouteDependencies): ChatToolAcces
     },
 
     async call(caller, name, input, options = {}) {
-      const admission = await deps.admission.admit(caller.request, caller.context.userEmail);
-      if (!admission.allowed) throw admission.error;
       const conversationId = crypto.randomUUID();
       const turn = await turnOf(caller, conversationId, options.signal);
       const tool = name === 'updateWorkingMemory' ? undefined : (turn.tools[name] as Tool | undefined);

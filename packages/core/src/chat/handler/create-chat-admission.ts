@@ -35,7 +35,7 @@ export interface ChatAdmissionOptions {
   /** Told which limit refused a request. */
   onRefused?: ((limit: RateLimitName) => void) | undefined;
   /** The policy's name in `RateLimit` headers and events (the address cap is `<name>-address`). @default 'chat' */
-  name?: 'chat' | 'chat-history' | undefined;
+  name?: 'chat' | 'chat-history' | 'chat-tools' | undefined;
 }
 
 /** A request let in, with the per-user `RateLimit` headers to answer; or refused, with a `rate_limited` error. */

@@ -159,8 +159,13 @@ describe('createChatHandler: tools from a tool source', () => {
 
   it('an approval answered while the source is down is re-checked against the configured capability and runs nothing', async () => {
     const kb = knowledgeBase();
-    const steps = [toolStep({ name: 'kb_publish', input: { query: 'draft' } }), textStep('ok')];
-    const model = scriptedModel((_call, index) => steps[Math.min(index, 1)]!);
+    // After the approval runs, the model calls the tool again, with another input.
+    const steps = [
+      toolStep({ name: 'kb_publish', input: { query: 'draft' } }),
+      toolStep({ name: 'kb_publish', input: { query: 'other' }, id: 'call-again' }),
+      textStep('ok'),
+    ];
+    const model = scriptedModel((_call, index) => steps[Math.min(index, 2)]!);
     const chat = await setupChat(model, { toolSources: [kb.source] });
     const question = userMessage('publish');
     const card = assistantFrom(await readAll(await chat.post(body([question]))));
@@ -173,12 +178,22 @@ describe('createChatHandler: tools from a tool source', () => {
         errorText: 'kb_publish cannot be reached now; nothing was done. Propose it again later.',
       }),
     );
+    expect(answered).toContainEqual(
+      expect.objectContaining({
+        type: 'tool-output-error',
+        toolCallId: 'call-again',
+        errorText: expect.stringContaining('needs an approval first'),
+      }),
+    );
+    expect(types(answered)).not.toContain('tool-approval-request');
     expect(kb.calls).toEqual([]);
     // Decided for good: an answer sent again replays the recorded error and runs nothing.
     expect(chat.approvalStore.dump()[0]).toMatchObject({ state: 'done', outcome: { type: 'error' } });
     kb.source.toolsFor = async () => [kb.tool('kb_publish', 'canPublishArticles')];
     await readAll(await chat.post(body([question, answerApprovals(card, true)])));
     expect(kb.calls).toEqual([]);
+    // The stand-in is offered for the answered call only: the model calling it anew proposes nothing.
+    expect(chat.approvalStore.dump()).toHaveLength(1);
     // Without the flag, the same answer is refused by the gate: the capability came from configuration.
     const revoked = await setupChat(
       scriptedModel((_call, index) => steps[Math.min(index, 1)]!),

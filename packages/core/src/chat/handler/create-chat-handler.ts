@@ -35,7 +35,7 @@ import { chatBodySchema, userMessageSchema, type ChatLimits } from './chat-reque
 import { serveChat, serveChatHistory, type ChatRouteDependencies } from './chat-routes.js';
 import { serveConversationBranch } from './branch-route.js';
 import { serveConversationDelete, serveConversationList, serveConversationUpdate } from './conversation-routes.js';
-import { createChatAdmission } from './create-chat-admission.js';
+import { createChatAdmission, type ChatAdmissionOptions } from './create-chat-admission.js';
 import { createChatToolSet } from './create-chat-tool-set.js';
 import { createChatToolAccess, type ChatToolAccess } from './chat-tool-access.js';
 import { createTurnTracker, type ChatDrainOptions, type ChatDrainResult } from './create-turn-tracker.js';
@@ -261,6 +261,28 @@ function storageQuotaOf(limits: ChatLimits): StorageQuota {
   };
 }
 
+/**
+ * The admissions of the handler's routes: turns (per address, then per user), history reads, and the
+ * tool calls of agents, each its own per-user limit (the reads' and the agents' 60 a window unless set).
+ */
+function admissionsOf(
+  limits: ChatLimits,
+  shared: Pick<ChatAdmissionOptions, 'trustedProxies' | 'requireClientAddress' | 'now' | 'onRefused'>,
+) {
+  const apart = (name: 'chat-history' | 'chat-tools', limit: ChatLimits['history']) =>
+    createChatAdmission({
+      ...shared,
+      name,
+      user: { ...limit, policy: { limit: 60, windowMs: limits.user?.policy?.windowMs, ...limit?.policy } },
+      address: limits.address === false ? false : undefined,
+    });
+  return {
+    admission: createChatAdmission({ ...shared, user: limits.user, address: limits.address }),
+    historyAdmission: apart('chat-history', limits.history),
+    toolsAdmission: apart('chat-tools', limits.tools),
+  };
+}
+
 /** The context budget, with its defaults. */
 function contextBudgetOf(options: ChatHandlerOptions): Required<ContextBudget> {
   return {
@@ -338,18 +360,7 @@ function resolveDependencies(
     approvalStore,
     models: options.models,
     gate,
-    admission: createChatAdmission({ ...addressing, user: limits.user, address: limits.address, now, onRefused }),
-    historyAdmission: createChatAdmission({
-      ...addressing,
-      name: 'chat-history',
-      user: {
-        ...limits.history,
-        policy: { limit: 60, windowMs: limits.user?.policy?.windowMs, ...limits.history?.policy },
-      },
-      address: limits.address === false ? false : undefined,
-      now,
-      onRefused,
-    }),
+    ...admissionsOf(limits, { ...addressing, now, onRefused }),
     toolSet: createChatToolSet({
       definitions,
       capabilities,

@@ -281,14 +281,14 @@ function withSchemas(
 /**
  * The sources' tools of a turn, with a stand-in for each approved call's tool that belongs to a source
  * but did not come this turn (its server is down): the approval runs it exactly once, to an error that
- * says nothing was done.
+ * says nothing was done. A stand-in proposes nothing (`not-applicable`): a new call of it refuses.
  */
 function withStandIns(
   sourced: readonly ChatToolDefinition[],
   approvedToolNames: Iterable<string>,
   definitions: readonly ChatToolDefinition[],
   sourceCapabilityOf: (toolName: string) => string | undefined,
-): ChatToolDefinition[] {
+): { extra: ChatToolDefinition[]; standIns: ReadonlySet<ChatToolDefinition> } {
   const names = new Set([...definitions, ...sourced].map((definition) => definition.name));
   const standIns = [...new Set(approvedToolNames)].flatMap((name): ChatToolDefinition[] => {
     const capability = names.has(name) ? undefined : sourceCapabilityOf(name);
@@ -306,7 +306,7 @@ function withStandIns(
       },
     ];
   });
-  return [...sourced, ...standIns];
+  return { extra: [...sourced, ...standIns], standIns: new Set(standIns) };
 }
 
 /** The sources' tools as far as configuration knows them: each one's capability, and the catalogue with them. */
@@ -368,9 +368,38 @@ function catalogueOf(
   ]);
 }
 
+/**
+ * Runs an approved write through the gate: exactly once, with the stored input, the approval id as
+ * the idempotency key downstream, and who approved it recorded with the decision.
+ */
+async function executeApproved(
+  options: Pick<ChatToolSetOptions, 'gate' | 'now'>,
+  call: {
+    definition: ChatToolDefinition;
+    toolContext: ChatToolContext;
+    approvalId: string;
+    toolCallId: string;
+    context: ChatContext;
+    turn: TurnCalls;
+    abortSignal?: AbortSignal | undefined;
+  },
+): Promise<unknown> {
+  const { toolCallId, turn } = call;
+  const run = (record: ApprovalRecord) =>
+    runApproved(
+      call.definition,
+      record.input,
+      { ...call.toolContext, idempotencyKey: call.approvalId, abortSignal: call.abortSignal },
+      turn.approvedCards.get(toolCallId),
+    );
+  const decision = decisionOf(call.context, options.now(), turn.signInSessionId, turn.approvedStepUps.get(toolCallId));
+  const outcome = await options.gate.execute(call.approvalId, run, decision);
+  if (outcome.type === 'error') throw new ChatToolError(outcome.message);
+  return outcome.output;
+}
+
 /** Creates the chat's tool set; each schema is wrapped once, so the SDK derives its JSON Schema once, not per request. */
 export function createChatToolSet(options: ChatToolSetOptions): ChatToolSet {
-  const { gate, now } = options;
   const definitions = availableDefinitions(options);
   const capabilityOf = new Map(definitions.map((definition) => [definition.name, definition.capability]));
   const inputSchemaOf = new Map(definitions.map((definition) => [definition.name, asSchema(definition.inputSchema)]));
@@ -411,26 +440,14 @@ export function createChatToolSet(options: ChatToolSetOptions): ChatToolSet {
             prepared && !prepared.ok ? prepared.message : 'This action needs an approval first.',
           );
         }
-        return reported(definition.name, async () => {
-          const run = (record: ApprovalRecord) =>
-            runApproved(
-              definition,
-              record.input,
-              { ...toolContext, idempotencyKey: approvalId, abortSignal },
-              turn.approvedCards.get(toolCallId),
-            );
-          const stepUp = turn.approvedStepUps.get(toolCallId);
-          const outcome = await gate.execute(approvalId, run, decisionOf(context, now(), turn.signInSessionId, stepUp));
-          if (outcome.type === 'error') throw new ChatToolError(outcome.message);
-          return outcome.output;
-        });
+        return reported(definition.name, () =>
+          executeApproved(options, { definition, toolContext, approvalId, toolCallId, context, turn, abortSignal }),
+        );
       },
     });
   };
-
   const workingMemoryTool = (sessionId: string) =>
     workingMemoryToolFor({ ...options, schema: memorySchema, reported, runSafely }, sessionId);
-
   return {
     catalogue,
     catalogueWith,
@@ -448,7 +465,12 @@ export function createChatToolSet(options: ChatToolSetOptions): ChatToolSet {
       const tools: ToolSet = {};
       const toolApproval: Record<string, ToolApprovalStatus | ReturnType<typeof approvalOf>> = {};
       const prepared = new Map<string, PreparedApproval>();
-      const extra = withStandIns(acceptSourced(sourced), approvedToolNames, definitions, sourceCapabilityOf);
+      const { extra, standIns } = withStandIns(
+        acceptSourced(sourced),
+        approvedToolNames,
+        definitions,
+        sourceCapabilityOf,
+      );
       const turn = { approvedCalls, approvedCards, approvedStepUps, prepared, signInSessionId };
       for (const { definition, inputSchema } of withSchemas(definitions, inputSchemaOf, extra)) {
         if (definition.businessTypes && !definition.businessTypes.includes(context.businessType)) continue;
@@ -459,6 +481,7 @@ export function createChatToolSet(options: ChatToolSetOptions): ChatToolSet {
             ? approvalOf(definition, context, prepared)
             : 'user-approval';
         tools[definition.name] = toTool(definition, inputSchema, context, write, turn);
+        if (standIns.has(definition)) toolApproval[definition.name] = 'not-applicable';
       }
       tools.updateWorkingMemory = workingMemoryTool(sessionId);
       return {

@@ -6,11 +6,12 @@ export async function sourcedTools(
   deps: { toolSources: readonly ChatToolSource[]; onError: (error: unknown) => void },
   projectKey: string,
   signal?: AbortSignal,
+  refresh = false,
 ): Promise<ChatToolDefinition[]> {
   if (deps.toolSources.length === 0) return [];
   const lists = await Promise.all(
     deps.toolSources.map((source) =>
-      source.toolsFor({ projectKey, signal }).catch((error: unknown) => {
+      source.toolsFor({ projectKey, signal, refresh }).catch((error: unknown) => {
         deps.onError(error);
         return [];
       }),

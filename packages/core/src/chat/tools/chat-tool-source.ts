@@ -16,7 +16,12 @@ export interface ChatToolSource {
    * not answer — it never throws for that (the chat goes on without them). `signal` ends when the
    * turn is cut.
    */
-  toolsFor(request: { projectKey: string; signal?: AbortSignal | undefined }): Promise<readonly ChatToolDefinition[]>;
+  toolsFor(request: {
+    projectKey: string;
+    signal?: AbortSignal | undefined;
+    /** The turn runs approved calls: ask the systems now, even those in a pause after a failure. */
+    refresh?: boolean | undefined;
+  }): Promise<readonly ChatToolDefinition[]>;
   /**
    * The capability a tool of this source needs, from configuration alone (no I/O): what an approval
    * answer is re-checked against while the system is unreachable. `undefined` for a name that is not
