@@ -74,7 +74,7 @@ describe('chat server with MCP servers', () => {
       },
     });
     // The operator reads which server failed; its API key is in no log line.
-    expect(server.output()).toMatch(/"component":"mcp".*mcp: /);
+    await expect.poll(() => server.output()).toMatch(/"component":"mcp".*mcp: /);
     expect(server.output()).not.toContain('kb-api-key-0123');
     const answered = await readChunks(
       await postJson(
