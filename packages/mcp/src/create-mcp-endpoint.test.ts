@@ -281,6 +281,9 @@ describe('our tools served over MCP', () => {
     expect(JSON.stringify(result)).not.toContain('hunter2');
     expect(JSON.stringify(result)).not.toContain('db.internal');
     expect(String(chat.errors.at(-1))).toContain('hunter2');
+    // An id the gate never made is nobody's approval: the store is not even asked.
+    const odd = await client.callTool({ name: approvalStatusToolName, arguments: { approvalId: 'apv_\u0000x' } });
+    expect(textOf(odd)).toContain('No such approval of yours.');
   });
 
   it('counts every request in a limit of its own, listings included, apart from the page’s limits', async () => {

@@ -236,8 +236,8 @@ async function approvalStatus(
   caller: ChatToolCaller,
   approvalId: string,
 ): Promise<ChatToolApprovalStatus | null> {
-  const record =
-    typeof approvalId === 'string' && approvalId.length <= 200 ? await deps.approvalStore.get(approvalId) : null;
+  // An id the gate never made (control characters, a megabyte) is nobody's approval: the store is not asked.
+  const record = /^[\x21-\x7e]{1,200}$/.test(approvalId) ? await deps.approvalStore.get(approvalId) : null;
   if (!record || record.userEmail !== caller.context.userEmail || record.projectKey !== caller.context.projectKey)
     return null;
   const expired = record.state === 'pending' && deps.now() >= record.expiresAt;
