@@ -214,6 +214,7 @@ describe('our tools served over MCP', () => {
     for (const method of ['GET', 'DELETE', 'TRACE', 'PUT']) {
       const response = await rawRequest(Number(port), method, '/mcp', {});
       expect(response.status, method).toBe(405);
+      expect(response.allow, method).toBe('POST');
     }
   });
 
@@ -239,6 +240,21 @@ describe('our tools served over MCP', () => {
     expect(
       (await post({ authorization: `Bearer ${await signChatGrant(admin, secret, { use: 'tools' })}` })).status,
     ).toBe(401);
+  });
+
+  it('a write over the user’s storage quota is refused, and leaves no conversation behind', async () => {
+    const chat = await platform({ contextSecret: secret, limits: { storage: { userBytes: 16 } } });
+    const client = await chat.connect();
+    const refused = await client.callTool({ name: 'refundOrder', arguments: { orderId: 'ORD-1001', reason: 'late' } });
+    expect(refused).toMatchObject({ isError: true });
+    expect(textOf(refused)).toContain('delete some first');
+    const listed = await fetch(`${chat.url}/chat/conversations`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ context: { grant: await signChatGrant(admin, secret) } }),
+    }).then((response) => response.json() as Promise<{ conversations: unknown[] }>);
+    expect(listed.conversations).toEqual([]);
+    expect(chat.approvalStore.dump()).toEqual([]);
   });
 
   it('refuses a page of another origin', async () => {
@@ -327,10 +343,10 @@ describe('our tools served over MCP', () => {
 
 /** A request over a raw connection, with what `fetch` would not send as given (a Host, a TRACE). */
 function rawRequest(port: number, method: string, path: string, headers: Record<string, string>, body?: string) {
-  return new Promise<{ status: number }>((resolve, reject) => {
+  return new Promise<{ status: number; allow: string | undefined }>((resolve, reject) => {
     const request = httpRequest({ host: '127.0.0.1', port, path, method, headers }, (response) => {
       response.resume();
-      resolve({ status: response.statusCode ?? 0 });
+      resolve({ status: response.statusCode ?? 0, allow: response.headers.allow });
     });
     request.on('error', reject);
     request.end(body);

@@ -144,8 +144,6 @@ async function listed(tools: ChatToolAccess, caller: ChatToolCaller, onError: (e
 /** A call that failed, as a tool error the client may read: an expected refusal says why, anything else nothing. */
 function failedCall(error: unknown, onError: (error: unknown) => void): CallToolResult {
   const text = (message: string): CallToolResult => ({ isError: true, content: [{ type: 'text', text: message }] });
-  if (DeskpilotError.isInstance(error) && error.code === 'rate_limited')
-    return text('Too many requests: try again later.');
   if (DeskpilotError.isInstance(error) && error.status < 500) return text(error.detail ?? error.message);
   onError(error);
   return text('The call failed.');

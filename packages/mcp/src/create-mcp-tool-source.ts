@@ -141,7 +141,11 @@ export function createMcpToolSource(options: McpToolSourceOptions): McpToolSourc
       const lists = await Promise.all(
         serving.map(async (server) => {
           const connection = connections.get(server.name)!;
-          const tools = await connection.tools(signal, refresh);
+          // Listed now, pause or not, only for a server one of the turn's approved calls belongs to.
+          const tools = await connection.tools(
+            signal,
+            refresh?.some((name) => name.startsWith(`${server.name}_`)),
+          );
           return tools ? offeredTools(server, tools, connection, report) : [];
         }),
       );

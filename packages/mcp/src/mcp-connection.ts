@@ -1,5 +1,5 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
   ErrorCode,
@@ -8,14 +8,14 @@ import {
   type CallToolResult,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
-import { limitedFetch } from './limited-fetch.js';
+import { limitedFetch, McpResponseTooLargeError } from './limited-fetch.js';
 import type { ResolvedMcpServer } from './mcp-server-config.js';
 
 /** One pooled connection to an MCP server, shared by every turn that uses it. */
 export interface McpConnection {
   /**
    * The server's tools (a cached list, or a fresh one), or null while it cannot be reached. Never
-   * throws. `refresh`: list now even during the pause after a failure (a turn runs approved calls).
+   * throws. `refresh`: list now even during the pause after a failure (a turn runs approved calls of it).
    */
   tools(signal?: AbortSignal, refresh?: boolean): Promise<readonly Tool[] | null>;
   /** Calls a tool, connecting first when needed; bounded by the server's timeout. */
@@ -43,8 +43,20 @@ export interface McpConnectionOptions {
 const maxListPages = 10;
 /** The longest wait before a server that failed is tried again. */
 const maxBackoffMs = 30_000;
-/** Listing or ping timeouts in a row after which a stdio child counts as wedged and is started anew. */
+/** Listing timeouts in a row after which a stdio child counts as wedged and is started anew. */
 const maxTimeoutsInARow = 3;
+
+/**
+ * Whether a failed request means the connection itself is gone: not an error the server answered
+ * (an `McpError`), nor, over HTTP, one answer that was too large or an error status of one request
+ * (other turns' requests on the connection are fine; a lost session, 404, is not).
+ */
+function brokeConnection(server: ResolvedMcpServer, error: unknown): boolean {
+  if (error instanceof McpError) return false;
+  if (server.transport.kind !== 'http') return true;
+  if (error instanceof McpResponseTooLargeError) return false;
+  return !(error instanceof StreamableHTTPError && error.code !== 404);
+}
 
 /** Whether an error is the SDK's request timeout. */
 const isTimeout = (error: unknown) => error instanceof McpError && error.code === ErrorCode.RequestTimeout;
@@ -214,7 +226,13 @@ export function createMcpConnection(server: ResolvedMcpServer, options: McpConne
     listed = null;
     generation += 1;
   };
-  const slot = createClientSlot(() => connectClient(server, options, forget), forget);
+  const slot = createClientSlot(
+    () => connectClient(server, options, forget),
+    () => {
+      forget();
+      timeoutsInARow = 0;
+    },
+  );
   const connected = (): Promise<Client> =>
     closed ? Promise.reject(new Error(`The MCP connection to ${server.name} is closed`)) : slot.get();
   const drop = slot.drop;
@@ -229,18 +247,17 @@ export function createMcpConnection(server: ResolvedMcpServer, options: McpConne
     request: { signal?: AbortSignal | undefined; probe?: boolean } = {},
   ): Promise<T> => {
     const attempt = connected();
+    // A connect that fails drops its own attempt (the slot does): it is no request's timeout.
+    const connection = await attempt;
     try {
-      const result = await run(await attempt);
+      const result = await run(connection);
       if (request.probe) timeoutsInARow = 0;
       return result;
     } catch (error) {
       if (request.signal?.aborted) throw error;
       if (request.probe && isTimeout(error)) timeoutsInARow += 1;
       const wedged = server.transport.kind === 'stdio' && timeoutsInARow >= maxTimeoutsInARow;
-      if (!(error instanceof McpError) || wedged) {
-        timeoutsInARow = 0;
-        drop(attempt);
-      }
+      if (wedged || brokeConnection(server, error)) drop(attempt);
       throw error;
     }
   };
@@ -278,7 +295,7 @@ export function createMcpConnection(server: ResolvedMcpServer, options: McpConne
       // Probes come as often as anyone asks for /readyz: a server that failed waits out its own pause.
       if (pingBackoff.waiting()) throw new Error(`MCP server ${server.name} failed recently; it is tried again later`);
       try {
-        await onConnection((connection) => connection.ping({ timeout: server.connectTimeoutMs }), { probe: true });
+        await onConnection((connection) => connection.ping({ timeout: server.connectTimeoutMs }));
         pingBackoff.succeeded();
       } catch (error) {
         pingBackoff.failed();

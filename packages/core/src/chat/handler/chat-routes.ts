@@ -289,7 +289,9 @@ async function runTurn(
   }
   const afterSaved = afterSavedOf(deps, session, started.history, turn.cut.signal);
   const approvedToolNames = approvedToolNamesOf(started.history, started.approvedCalls);
-  const sourced = await sourcedTools(deps, context.projectKey, turn.cut.signal, approvedToolNames.length > 0);
+  // Approved calls of a source's tools: their systems are asked now, even in a pause after a failure.
+  const refresh = approvedToolNames.filter((name) => !Object.hasOwn(deps.toolSet.catalogue, name));
+  const sourced = await sourcedTools(deps, context.projectKey, turn.cut.signal, refresh);
   const turnTools = deps.toolSet.forTurn({
     sourced,
     approvedToolNames,

@@ -79,8 +79,9 @@ export interface ChatToolAccess {
   /** The tools the caller's flags and project allow (the memory tool aside: it belongs to a conversation). */
   list(caller: ChatToolCaller): Promise<ChatToolDescription[]>;
   /**
-   * Calls a tool: a read runs; a write is proposed for approval and runs nothing. Counted by the
-   * per-user rate limit; a 429 is thrown as a `DeskpilotError`.
+   * Calls a tool: a read runs; a write is proposed for approval and runs nothing (over the caller's
+   * storage quota: `quota_exceeded`, thrown as a `DeskpilotError`). The request was counted when it
+   * was authenticated.
    */
   call(
     caller: ChatToolCaller,
@@ -148,7 +149,8 @@ async function propose(
   const { context } = caller;
   const card = turn.cardOf(call.toolCallId) ?? null;
   const draft = proposalMessages(deps, call, { id: '', descriptor: undefined, reason: undefined });
-  // The question is added as the conversation opens, within the storage quota: over it, nothing is created.
+  // The question is added as the conversation opens, within the storage quota; over it, the conversation
+  // this call opened is deleted again (a tombstone): a refused call leaves nothing in the user's list.
   const opened = await openConversation({
     store: deps.store,
     sessionId: call.conversationId,
@@ -158,8 +160,13 @@ async function propose(
     quota: deps.storageQuota,
   });
   if (!opened.ok) throw opened.error;
-  if (opened.added?.quotaExceeded) throw quotaError();
-  if (!opened.added) await addWithinQuota(deps, call.conversationId, draft[0]);
+  try {
+    if (opened.added?.quotaExceeded) throw quotaError();
+    if (!opened.added) await addWithinQuota(deps, call.conversationId, draft[0]);
+  } catch (error) {
+    await deps.store.deleteSession(call.conversationId, deps.now()).catch(deps.onError);
+    throw error;
+  }
   const scope = {
     chatSessionId: call.conversationId,
     userEmail: context.userEmail,

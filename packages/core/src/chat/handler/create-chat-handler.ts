@@ -158,7 +158,7 @@ export interface ChatHandlerOptions {
   grantSessions?: GrantSessionsOptions;
   /**
    * Every bound: request sizes (`maxBodyBytes`, `maxMessages`, `maxTextLength`, `files`…), storage
-   * quotas, and the rate limits — `user`, `address`, `history` and the `tokens` budget, each a
+   * quotas, and the rate limits — `user`, `address`, `history`, `tools` (agents over MCP) and the `tokens` budget, each a
    * `{ policy, limiter? }` (a shared limiter or meter, e.g. Redis, counts across replicas).
    */
   limits?: ChatLimits;

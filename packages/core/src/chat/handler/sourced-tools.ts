@@ -6,7 +6,7 @@ export async function sourcedTools(
   deps: { toolSources: readonly ChatToolSource[]; onError: (error: unknown) => void },
   projectKey: string,
   signal?: AbortSignal,
-  refresh = false,
+  refresh: readonly string[] = [],
 ): Promise<ChatToolDefinition[]> {
   if (deps.toolSources.length === 0) return [];
   const lists = await Promise.all(

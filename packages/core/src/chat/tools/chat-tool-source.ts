@@ -19,8 +19,11 @@ export interface ChatToolSource {
   toolsFor(request: {
     projectKey: string;
     signal?: AbortSignal | undefined;
-    /** The turn runs approved calls: ask the systems now, even those in a pause after a failure. */
-    refresh?: boolean | undefined;
+    /**
+     * The tools of this source whose approved calls the turn runs: ask their systems now, even one in
+     * a pause after a failure (an approval is decided once).
+     */
+    refresh?: readonly string[] | undefined;
   }): Promise<readonly ChatToolDefinition[]>;
   /**
    * The capability a tool of this source needs, from configuration alone (no I/O): what an approval
