@@ -2,6 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { createMemoryTokenMeter } from '../../limiter/token-meter.js';
 import { readAll, scriptedModel, setupChat, textStep } from './chat.test-support.js';
 
+// The meters' own clock, frozen: a test that crosses a wall-clock window boundary must not split its counts.
+const frozen = () => Date.UTC(2026, 0, 1, 12);
+
 const context = { userEmail: 'rep@example.com', projectKey: 'acme-b2c' };
 // A PNG signature and ~500 KB after it: one attachment near the default 512 KiB file limit.
 const bigPng = btoa('\x89PNG\r\n\x1a\n' + 'x'.repeat(500_000));
@@ -23,7 +26,7 @@ const turn = (sessionId: string, index: number) => ({
 describe('POST /chat: storage quotas', () => {
   it('refuses a turn past the conversation quota (4 MiB by default) with 413 quota_exceeded, nothing stored, no model call', async () => {
     const model = scriptedModel(() => textStep('Got it.'));
-    const meter = createMemoryTokenMeter({ windowMs: 60_000 });
+    const meter = createMemoryTokenMeter({ windowMs: 60_000, now: frozen });
     const { post, store } = await setupChat(model, {
       limits: {
         user: { policy: { limit: 100 } },

@@ -13,6 +13,9 @@ import {
 } from './chat.test-support.js';
 import type { ChatHandlerOptions } from './create-chat-handler.js';
 
+// The meters' own clock, frozen: a test that crosses a wall-clock window boundary must not split its counts.
+const frozen = () => Date.UTC(2026, 0, 1, 12);
+
 const context = { userEmail: 'rep@example.com', projectKey: 'acme-b2c', canRefundOrders: true };
 const body = (text: string, id = sessionId) => ({ sessionId: id, context, messages: [userMessage(text)] });
 // Each mock model call reports 10 input and 5 output tokens.
@@ -94,7 +97,7 @@ describe('POST /chat: token budget', () => {
   });
 
   it('counts tokens in a shared meter, and reports a meter that fails to count without failing the turn', async () => {
-    const meter = createMemoryTokenMeter({ windowMs: 60_000 });
+    const meter = createMemoryTokenMeter({ windowMs: 60_000, now: frozen });
     const failing = {
       used: () => ({ used: 0, resetMs: 1 }),
       reserve: (_key: string, tokens: number) => ({ reserved: true as const, tokens, window: 0 }),
@@ -117,7 +120,7 @@ describe('POST /chat: token budget', () => {
   });
 
   it('reserves when a turn is let in: of 15 parallel turns at the edge of the budget, one runs', async () => {
-    const meter = createMemoryTokenMeter({ windowMs: 60_000 });
+    const meter = createMemoryTokenMeter({ windowMs: 60_000, now: frozen });
     meter.add('rep@example.com', 390);
     const model = scriptedModel(() => textStep('Hello.'));
     const { post } = await setupChat(model, {
@@ -133,7 +136,7 @@ describe('POST /chat: token budget', () => {
   });
 
   it('gives the reservation back when no model call is made (a refused conversation), and holds it while a turn runs', async () => {
-    const meter = createMemoryTokenMeter({ windowMs: 60_000 });
+    const meter = createMemoryTokenMeter({ windowMs: 60_000, now: frozen });
     let release: () => void = () => {};
     const model = scriptedModel(async () => {
       await new Promise<void>((resolve) => (release = resolve));
@@ -160,7 +163,7 @@ describe('POST /chat: token budget', () => {
   });
 
   it('counts a turn whose provider reports no usage by estimate, marked estimated, also when the call fails', async () => {
-    const meter = createMemoryTokenMeter({ windowMs: 60_000 });
+    const meter = createMemoryTokenMeter({ windowMs: 60_000, now: frozen });
     const silent = scriptedModel(() =>
       textStep('Hello.').map((part) =>
         part.type === 'finish'
@@ -186,7 +189,7 @@ describe('POST /chat: token budget', () => {
     expect(meter.used('rep@example.com').used).toBe(usage!.totalTokens);
     expect((await store.getMessages(sessionId)).at(-1)!.metadata).toMatchObject({ usage: { estimated: true } });
 
-    const failing = createMemoryTokenMeter({ windowMs: 60_000 });
+    const failing = createMemoryTokenMeter({ windowMs: 60_000, now: frozen });
     const broken = scriptedModel(() => [
       { type: 'stream-start', warnings: [] },
       { type: 'error', error: new Error('provider down') },
