@@ -16,7 +16,7 @@ import {
   toolOutcomes,
   typesOf,
 } from './chat-with-mcp.test-support.js';
-import { createMcpToolSource, type McpToolSourceOptions } from './create-mcp-tool-source.js';
+import { createMcpToolSource, type McpToolSource, type McpToolSourceOptions } from './create-mcp-tool-source.js';
 import { idempotencyKeyMeta } from './mcp-connection.js';
 import type { McpServerConfig } from './mcp-server-config.js';
 import { startMcpTestServer, type McpTestServer } from './mcp-test-server.test-support.js';
@@ -143,11 +143,24 @@ describe('MCP servers as a tool source', () => {
     expect(kb.log.calls.map((call) => call.tool)).toEqual(['publishArticle']);
   });
 
-  it('a tool the server marks destructive always asks, even when an admin marked it read-only', async () => {
-    const { source } = knowledgeBase({ tools: { deleteArticle: { readOnly: true } } });
+  it('a tool the server marks destructive always asks, even when an admin marked it read-only, and needs the write capability', async () => {
+    const { source } = knowledgeBase({
+      tools: { deleteArticle: { readOnly: true }, searchArticles: { readOnly: true } },
+    });
+    expect(source.capabilityOf('kb_deleteArticle')).toBe('canViewKb');
+    const reader = playedModel([callTool('kb_deleteArticle', { id: 'a-1' }), sayText('ok')]);
+    const refused = await chatWith(reader, { toolSources: [source] }).post([ask('delete a-1')], context);
+    expect(offered(reader)).toContain('kb_searchArticles');
+    expect(offered(reader)).not.toContain('kb_deleteArticle');
+    expect(typesOf(refused)).not.toContain('tool-approval-request');
+    // Known destructive from its listing on: answers and re-checks ask for the write capability too.
+    expect(source.capabilityOf('kb_deleteArticle')).toBe('canUseKb');
+
     const model = playedModel([callTool('kb_deleteArticle', { id: 'a-1' }), sayText('ok')]);
-    const chat = chatWith(model, { toolSources: [source] });
-    const chunks = await chat.post([ask('delete a-1')], context);
+    const chunks = await chatWith(model, { toolSources: [source] }).post([ask('delete a-1')], {
+      ...context,
+      canUseKb: true,
+    });
     expect(typesOf(chunks)).toContain('tool-approval-request');
     expect(kb.log.calls).toEqual([]);
   });
@@ -209,7 +222,15 @@ describe('MCP servers as a tool source', () => {
   });
 
   it('a server that dies mid-call: the call fails without internals, and the next turn reconnects', async () => {
-    const { source } = knowledgeBase({ tools: { dieMidCall: { readOnly: true }, searchArticles: { readOnly: true } } });
+    let initializations = 0;
+    const counting: typeof fetch = (input, init) => {
+      if (typeof init?.body === 'string' && init.body.includes('"initialize"')) initializations += 1;
+      return fetch(input, init);
+    };
+    const { source } = knowledgeBase(
+      { tools: { dieMidCall: { readOnly: true }, searchArticles: { readOnly: true } } },
+      { fetch: counting },
+    );
     const model = playedModel([callTool('kb_dieMidCall', {}), sayText('It went away.')]);
     const chat = chatWith(model, { toolSources: [source] });
     const chunks = await chat.post([ask('die')], context);
@@ -217,11 +238,14 @@ describe('MCP servers as a tool source', () => {
       error: 'kb could not be reached; the call may not have run.',
     });
     expect(JSON.stringify(chunks)).not.toContain('127.0.0.1');
+    expect(initializations).toBe(1);
 
     const again = playedModel([callTool('kb_searchArticles', { query: 'x' }), sayText('ok')]);
     const next = chatWith(again, { toolSources: [source] });
     const after = await next.post([ask('search')], context);
     expect(toolOutcomes(after).kb_searchArticles).toMatchObject({ source: 'kb' });
+    // The broken connection was dropped and a new one opened, not the old one used again.
+    expect(initializations).toBe(2);
   });
 
   it('a 10 MB answer fails the call at maxResponseBytes, and a long one is cut to maxResultChars and said so', async () => {
@@ -239,6 +263,25 @@ describe('MCP servers as a tool source', () => {
     expect(outcomes.kb_longResult).toMatchObject({ truncated: true });
     expect((outcomes.kb_longResult as { content: string }).content).toHaveLength(1_000);
     expect(JSON.stringify(chunks).length).toBeLessThan(20_000);
+  });
+
+  it('what the model reads of a result is bounded by the chat’s context budget, at every step', async () => {
+    const { source } = knowledgeBase({ tools: { longResult: { readOnly: true }, searchArticles: { readOnly: true } } });
+    const model = playedModel([
+      callTool('kb_longResult', {}, 'call-1'),
+      callTool('kb_searchArticles', { query: 'returns' }, 'call-2'),
+      sayText('ok'),
+    ]);
+    const chat = chatWith(model, { toolSources: [source], contextBudget: { maxToolResultChars: 2_000 } });
+    const chunks = await chat.post([ask('long')], context);
+    // The page and the store get the source's 16,000 characters; the model reads at most the budget's 2,000.
+    expect((toolOutcomes(chunks).kb_longResult as { content: string }).content).toHaveLength(16_000);
+    for (const step of [1, 2]) {
+      const prompt = JSON.stringify(model.doStreamCalls[step]!.prompt);
+      expect(prompt).toContain('yyyy');
+      expect(prompt).not.toContain('y'.repeat(2_001));
+      expect(prompt.length).toBeLessThan(6_000);
+    }
   });
 
   it('an error result reaches the model as the tool’s error', async () => {
@@ -303,6 +346,35 @@ describe('MCP servers as a tool source', () => {
 
     const readiness = createReadinessCheck({ checks: {}, optional: source.readinessChecks, timeoutMs: 1_000 });
     expect(await readiness()).toEqual({ ready: true, checks: [{ name: 'mcp_kb', ok: false, required: false }] });
+  });
+
+  it('an approved call is run even during the pause after its server failed: its server is listed at once, not left out', async () => {
+    const clock = createFakeClock();
+    let down = false;
+    const flaky: typeof fetch = (input, init) =>
+      down ? Promise.reject(new TypeError('fetch failed')) : fetch(input, init);
+    const { source, errors } = knowledgeBase({ listTtlMs: 1_000 }, { now: clock.now, fetch: flaky });
+    const model = playedModel([callTool('kb_publishArticle', { title: 'T', body: 'B' }), sayText('Published.')]);
+    const chat = chatWith(model, { toolSources: [source] });
+    const question = ask('publish');
+    const proposed = await chat.post([question], { ...context, canUseKb: true });
+    expect(typesOf(proposed)).toContain('tool-approval-request');
+
+    // Another conversation's turn finds the server down: its tools are left out, and a pause begins.
+    clock.advance(1_001);
+    down = true;
+    const other = playedModel([sayText('Still here.')]);
+    await chatWith(other, { toolSources: [source] }).post([ask('hello')], context);
+    expect(offered(other).filter((name) => name.startsWith('kb_'))).toEqual([]);
+    expect(errors).toHaveLength(1);
+
+    // Back up within the pause: the approval runs the call once instead of ending it as unreachable.
+    down = false;
+    const approved = await chat.post([question, answered(proposed, true)], { ...context, canUseKb: true });
+    expect(approved.find((chunk) => chunk.type === 'tool-output-available')).toMatchObject({
+      output: { content: 'Published "T".' },
+    });
+    expect(kb.log.calls.map((call) => call.tool)).toEqual(['publishArticle']);
   });
 
   it('a turn that gives up while a list is shared does not cut it short for the others, nor drop the connection', async () => {
@@ -428,19 +500,129 @@ describe('MCP servers as a tool source', () => {
     expect(() => knowledgeBase(server)).toThrow(message);
   });
 
-  it('refuses two servers of one name', () => {
-    expect(() =>
-      createMcpToolSource({
-        servers: [
-          { name: 'kb', url: kb.url, projects: '*' },
-          { name: 'kb', url: kb.url, projects: '*' },
-        ],
-      }),
-    ).toThrow(/Two MCP servers are named kb/);
+  it('refuses two servers of one name for one project, or that give their tools other capabilities', () => {
+    const make =
+      (...servers: McpServerConfig[]) =>
+      () =>
+        createMcpToolSource({ servers });
+    expect(
+      make({ name: 'kb', url: kb.url, projects: '*' }, { name: 'kb', url: kb.url, projects: ['acme-b2c'] }),
+    ).toThrow(/Two MCP servers are named kb: entries of one name list their projects/);
+    expect(
+      make(
+        { name: 'kb', url: kb.url, projects: ['acme-b2c', 'globex-b2b'] },
+        { name: 'kb', url: kb.url, projects: ['globex-b2b'] },
+      ),
+    ).toThrow(/Two MCP servers named kb serve the project globex-b2b/);
+    expect(
+      make(
+        { name: 'kb', url: kb.url, projects: ['acme-b2c'], tools: { searchArticles: { readOnly: true } } },
+        { name: 'kb', url: kb.url, projects: ['globex-b2b'] },
+      ),
+    ).toThrow(/must give their tools the same capability and tools settings/);
+  });
+
+  it('one server name for several projects, each with its own address, credentials and lists: the same tools and flags, separate connections', async () => {
+    const globex = await startMcpTestServer();
+    const shared = { name: 'kb', tools: { searchArticles: { readOnly: true } } };
+    const source = createMcpToolSource({
+      servers: [
+        { ...shared, url: kb.url, projects: ['acme-b2c'], headers: { authorization: 'Bearer acme-key' } },
+        {
+          ...shared,
+          url: globex.url,
+          projects: ['globex-b2b'],
+          headers: { authorization: 'Bearer globex-key' },
+          allow: ['searchArticles'],
+        },
+      ],
+    });
+    sources.push(source);
+    const namesFor = async (projectKey: string) =>
+      (await source.toolsFor({ projectKey })).map((tool) => tool.name).sort();
+    expect(await namesFor('acme-b2c')).toContain('kb_publishArticle');
+    expect(await namesFor('globex-b2b')).toEqual(['kb_searchArticles']);
+    expect(await namesFor('initech')).toEqual([]);
+    const search = (await source.toolsFor({ projectKey: 'globex-b2b' }))[0]!;
+    await search.execute({ query: 'returns' }, { userEmail: 'a@example.com', projectKey: 'globex-b2b' } as never);
+    expect(globex.log.calls.map((call) => call.tool)).toEqual(['searchArticles']);
+    expect(kb.log.calls).toEqual([]);
+    expect(new Set(kb.log.headers.map((headers) => headers.authorization))).toEqual(new Set(['Bearer acme-key']));
+    expect(new Set(globex.log.headers.map((headers) => headers.authorization))).toEqual(new Set(['Bearer globex-key']));
+    expect(source.capabilityOf('kb_searchArticles')).toBe('canViewKb');
+    expect(Object.keys(source.readinessChecks)).toEqual(['mcp_kb', 'mcp_kb_2']);
+    await globex.close();
   });
 });
 
 describe('MCP servers over stdio (local development)', () => {
+  const stdioServer = fileURLToPath(new URL('./stdio-test-server.test-support.ts', import.meta.url));
+  /** A source on the stdio notes server, every tool marked read-only. */
+  function notes(server: Partial<McpServerConfig> = {}) {
+    const errors: unknown[] = [];
+    const source = createMcpToolSource({
+      servers: [
+        {
+          name: 'notes',
+          command: process.execPath,
+          args: [stdioServer],
+          projects: '*',
+          tools: { lookupNote: { readOnly: true }, hang: { readOnly: true }, dieMidCall: { readOnly: true } },
+          connectTimeoutMs: 10_000,
+          ...server,
+        } as McpServerConfig,
+      ],
+      onError: (error) => errors.push(error),
+    });
+    sources.push(source);
+    return { source, errors };
+  }
+  const lookup = async (source: McpToolSource) => {
+    const model = playedModel([callTool('notes_lookupNote', { topic: 'refunds' }), sayText('ok')]);
+    const chunks = await chatWith(model, { toolSources: [source] }).post([ask('notes on refunds')], context);
+    const output = toolOutcomes(chunks).notes_lookupNote as { content: string };
+    expect(output.content).toMatch(/^Note on refunds from process \d+$/);
+    return Number(output.content.split(' ').at(-1));
+  };
+
+  it('a stdio server that dies mid-call: the call fails without internals, and the next turn starts it anew', async () => {
+    const { source } = notes();
+    const first = await lookup(source);
+    const model = playedModel([callTool('notes_dieMidCall', {}), sayText('It went away.')]);
+    const chunks = await chatWith(model, { toolSources: [source] }).post([ask('die')], context);
+    expect(toolOutcomes(chunks).notes_dieMidCall).toEqual({
+      error: 'notes could not be reached; the call may not have run.',
+    });
+    expect(typesOf(chunks).at(-1)).toBe('finish');
+    const second = await lookup(source);
+    expect(second).not.toBe(first);
+    expect(() => process.kill(first, 0)).toThrow();
+  });
+
+  it('a stdio server that answers 10 MB: the call fails at maxResponseBytes, nothing of it kept, and a new child answers next', async () => {
+    const { source } = notes({
+      maxResponseBytes: 1024 * 1024,
+      tools: { lookupNote: { readOnly: true }, hugeResult: { readOnly: true } },
+    });
+    const first = await lookup(source);
+    const model = playedModel([callTool('notes_hugeResult', {}), sayText('Too big.')]);
+    const chunks = await chatWith(model, { toolSources: [source] }).post([ask('huge')], context);
+    expect(toolOutcomes(chunks).notes_hugeResult).toEqual({
+      error: 'notes could not be reached; the call may not have run.',
+    });
+    expect(JSON.stringify(chunks).length).toBeLessThan(20_000);
+    expect(await lookup(source)).not.toBe(first);
+  });
+
+  it('a stdio server that hangs: the call fails at its timeout, and the same child answers the next call', async () => {
+    const { source } = notes({ timeoutMs: 300 });
+    const first = await lookup(source);
+    const model = playedModel([callTool('notes_hang', {}), sayText('It did not answer.')]);
+    const chunks = await chatWith(model, { toolSources: [source] }).post([ask('hang')], context);
+    expect(toolOutcomes(chunks).notes_hang).toEqual({ error: 'notes did not answer within 300 ms.' });
+    expect(await lookup(source)).toBe(first);
+  });
+
   it('starts a stdio server anew once its listings time out in a row (a wedged child)', async () => {
     const pidFile = join(mkdtempSync(join(tmpdir(), 'mcp-stdio-')), 'pid');
     const clock = createFakeClock();

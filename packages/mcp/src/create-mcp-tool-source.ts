@@ -82,6 +82,42 @@ function offeredTools(
 }
 
 /**
+ * Servers may share a name, one entry per group of projects (each with its own URL, credentials, allow
+ * and deny lists, limits): their tools are then one set of names behind one set of capabilities, so
+ * the entries must agree on those, and no project may have two of them.
+ */
+function checkSharedNames(servers: readonly ResolvedMcpServer[]) {
+  const byName = new Map<string, ResolvedMcpServer[]>();
+  for (const server of servers) byName.set(server.name, [...(byName.get(server.name) ?? []), server]);
+  for (const [name, entries] of byName) {
+    if (entries.length === 1) continue;
+    const seen = new Set<string>();
+    for (const entry of entries) {
+      if (entry.projects === '*')
+        throw new TypeError(`Two MCP servers are named ${name}: entries of one name list their projects, not '*'`);
+      for (const project of entry.projects) {
+        if (seen.has(project)) throw new TypeError(`Two MCP servers named ${name} serve the project ${project}`);
+        seen.add(project);
+      }
+      const [first] = entries;
+      if (
+        entry.writeCapability !== first!.writeCapability ||
+        JSON.stringify(entry.tools) !== JSON.stringify(first!.tools)
+      )
+        throw new TypeError(
+          `The MCP servers named ${name} must give their tools the same capability and tools settings`,
+        );
+    }
+  }
+}
+
+/** A server's readiness check: `mcp_<name>`, numbered from the second entry of a shared name on (`mcp_kb_2`). */
+function readinessName(servers: readonly ResolvedMcpServer[], server: ResolvedMcpServer): string {
+  const index = servers.filter((candidate) => candidate.name === server.name).indexOf(server);
+  return index === 0 ? `mcp_${server.name}` : `mcp_${server.name}_${index + 1}`;
+}
+
+/**
  * Creates a chat tool source from MCP servers: each project's chat is offered the tools of the servers
  * configured for it, named `<server>_<tool>`, behind the chat's capabilities and approval gate. A
  * server's tools need its write capability (`canUse<Name>`, off unless granted) and wait for approval
@@ -98,11 +134,7 @@ function offeredTools(
  */
 export function createMcpToolSource(options: McpToolSourceOptions): McpToolSource {
   const servers = options.servers.map(resolveMcpServer);
-  const names = new Set<string>();
-  for (const server of servers) {
-    if (names.has(server.name)) throw new TypeError(`Two MCP servers are named ${server.name}`);
-    names.add(server.name);
-  }
+  checkSharedNames(servers);
   const capabilities: CapabilityRegistry = capabilitiesOfServers(servers);
   const onError = options.onError ?? ((error: unknown) => consoleLogger.warn('mcp', error));
   const reported = new Set<string>();
@@ -114,7 +146,7 @@ export function createMcpToolSource(options: McpToolSourceOptions): McpToolSourc
   };
   const connections = new Map(
     servers.map((server) => [
-      server.name,
+      server,
       createMcpConnection(server, {
         onError,
         now: options.now ?? Date.now,
@@ -129,30 +161,40 @@ export function createMcpToolSource(options: McpToolSourceOptions): McpToolSourc
       Object.entries(server.tools).map(([tool, setting]) => [offeredToolName(server.name, tool), setting.capability]),
     ),
   );
+  // Tools an admin marked read-only that their server calls destructive: under the write capability
+  // from the first listing that said so on (at most one per configured tool).
+  const destructive = new Set<string>();
 
   return {
     capabilities,
     capabilityOf(toolName) {
       const server = servers.find((candidate) => toolName.startsWith(`${candidate.name}_`));
-      return server && (capabilityByName.get(toolName) ?? server.writeCapability);
+      if (!server) return undefined;
+      if (destructive.has(toolName)) return server.writeCapability;
+      return capabilityByName.get(toolName) ?? server.writeCapability;
     },
     async toolsFor({ projectKey, signal, refresh }) {
       const serving = servers.filter((server) => server.projects === '*' || server.projects.has(projectKey));
       const lists = await Promise.all(
         serving.map(async (server) => {
-          const connection = connections.get(server.name)!;
+          const connection = connections.get(server)!;
           // Listed now, pause or not, only for a server one of the turn's approved calls belongs to.
           const tools = await connection.tools(
             signal,
             refresh?.some((name) => name.startsWith(`${server.name}_`)),
           );
-          return tools ? offeredTools(server, tools, connection, report) : [];
+          if (!tools) return [];
+          const definitions = offeredTools(server, tools, connection, report);
+          for (const definition of definitions)
+            if (definition.capability !== (capabilityByName.get(definition.name) ?? server.writeCapability))
+              destructive.add(definition.name);
+          return definitions;
         }),
       );
       return lists.flat();
     },
     readinessChecks: Object.fromEntries(
-      servers.map((server) => [`mcp_${server.name}`, () => connections.get(server.name)!.ping()]),
+      servers.map((server) => [readinessName(servers, server), () => connections.get(server)!.ping()]),
     ),
     async close() {
       await Promise.all([...connections.values()].map((connection) => connection.close()));

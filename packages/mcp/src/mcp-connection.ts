@@ -84,7 +84,15 @@ async function transportOf(server: ResolvedMcpServer, options: McpConnectionOpti
     // Loaded only for stdio: it spawns processes, which a server deployment rarely needs.
     const { StdioClientTransport, getDefaultEnvironment } = await import('@modelcontextprotocol/sdk/client/stdio.js');
     const { command, args, env, cwd } = server.transport.server;
-    return new StdioClientTransport({ command, args, env: env ?? getDefaultEnvironment(), cwd, stderr: 'ignore' });
+    // A line (one answer) past maxResponseBytes ends the child: the call fails, the next use starts a new one.
+    return new StdioClientTransport({
+      command,
+      args,
+      env: env ?? getDefaultEnvironment(),
+      cwd,
+      stderr: 'ignore',
+      maxBufferSize: server.maxResponseBytes,
+    });
   }
   const { url, headers, oauth } = server.transport.server;
   const authProvider =

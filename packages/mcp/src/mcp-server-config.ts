@@ -16,7 +16,7 @@ export interface McpHttpServer {
 export interface McpStdioServer {
   command: string;
   args?: string[];
-  /** The child's whole environment (nothing of this process's is passed but `PATH`). @default { PATH } */
+  /** The child's environment, over the SDK's safe defaults from this process (`HOME`, `LOGNAME`, `PATH`, `SHELL`, `TERM`, `USER`). */
   env?: Record<string, string>;
   cwd?: string;
 }
@@ -27,8 +27,9 @@ export interface McpStdioServer {
  */
 export interface McpServerConfig extends Partial<McpHttpServer>, Partial<McpStdioServer> {
   /**
-   * Short and unique (`[a-z][a-z0-9]{0,15}`): its tools are offered as `<name>_<tool>`, so no server
-   * can shadow a built-in or another server's tool.
+   * Short (`[a-z][a-z0-9]{0,15}`): its tools are offered as `<name>_<tool>`, so no server can shadow
+   * a built-in or another server's tool. Entries may share a name, one per group of projects (their own
+   * address, credentials, lists and limits), when they agree on `capability` and `tools`.
    */
   name: string;
   /** The projects whose chats use it (project keys), or `'*'` for every project. */
@@ -45,7 +46,8 @@ export interface McpServerConfig extends Partial<McpHttpServer>, Partial<McpStdi
   /**
    * Per tool (the server's name): `readOnly: true` when an admin checked that it changes nothing — it
    * then runs without approval under a read capability (default `canView<Name>`), unless the server
-   * marks it destructive; `capability` names its own flag. A server's `readOnlyHint` never does this.
+   * marks it destructive (then it asks, under the write capability); `capability` names its own flag.
+   * A server's `readOnlyHint` never does this.
    */
   tools?: Readonly<Record<string, { readOnly?: boolean; capability?: string }>>;
   /** Longest one call (and one listing) may take. @default 15000 */
@@ -56,7 +58,7 @@ export interface McpServerConfig extends Partial<McpHttpServer>, Partial<McpStdi
   maxTools?: number;
   /** Characters of a result kept (the rest cut, and said so); the context budget then bounds what the model reads. @default 16000 */
   maxResultChars?: number;
-  /** Bytes one HTTP response may have before the call fails (a 10 MB answer never reaches memory whole). @default 4194304 */
+  /** Bytes one answer may have before the call fails (a 10 MB answer never reaches memory whole; over stdio it ends the child). @default 4194304 */
   maxResponseBytes?: number;
   /** How long a tool list is reused (a server's `tools/list_changed` notice drops it sooner). @default 60000 */
   listTtlMs?: number;

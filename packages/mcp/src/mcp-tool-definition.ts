@@ -102,7 +102,8 @@ function callFailure(server: ResolvedMcpServer, error: unknown): ChatToolError {
 /**
  * A server's tool as a chat tool: offered as `<server>_<tool>`, under the capability configuration
  * gives it; without approval only when an admin marked it read-only and the server does not call it
- * destructive. Null for a tool whose schema cannot be offered.
+ * destructive (one it calls destructive needs the server's write capability). Null for a tool whose
+ * schema cannot be offered.
  */
 export function mcpToolDefinition(
   server: ResolvedMcpServer,
@@ -112,11 +113,14 @@ export function mcpToolDefinition(
   const schema = tool.inputSchema as Record<string, unknown>;
   if (schema.type !== 'object' || JSON.stringify(schema).length > maxSchemaChars) return null;
   const setting = server.tools[tool.name];
-  const readOnly = setting?.readOnly === true && tool.annotations?.destructiveHint !== true;
+  const destructive = tool.annotations?.destructiveHint === true;
+  const readOnly = setting?.readOnly === true && !destructive;
+  // A tool its server calls destructive asks for approval, and only someone who may write may ask.
+  const capability = setting && !(setting.readOnly && destructive) ? setting.capability : server.writeCapability;
   return {
     name: offeredToolName(server.name, tool.name),
     kind: 'mcp',
-    capability: setting?.capability ?? server.writeCapability,
+    capability,
     requiresApproval: !readOnly,
     description: cut(tool.description ?? tool.title ?? tool.name, maxDescriptionChars),
     inputSchema: jsonSchema<Record<string, unknown>>(schema, {

@@ -1,5 +1,7 @@
 // A real MCP server over stdio (the official SDK), started as a child process by the stdio tests.
 // PID_FILE: where it writes its process id; HANG_LISTING=1: it never answers a tool listing (wedged).
+// Its tools: lookupNote answers with its process id, hang never answers, dieMidCall ends the process,
+// hugeResult answers 10 MB.
 import { writeFileSync } from 'node:fs';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
@@ -13,6 +15,13 @@ server.registerTool(
   { description: 'Find a note', inputSchema: { topic: z.string() } },
   async ({ topic }) => ({ content: [{ type: 'text', text: `Note on ${topic} from process ${process.pid}` }] }),
 );
+server.registerTool('hang', { description: 'Never answers', inputSchema: {} }, () => new Promise(() => {}));
+server.registerTool('dieMidCall', { description: 'The process dies while answering', inputSchema: {} }, () =>
+  process.exit(1),
+);
+server.registerTool('hugeResult', { description: 'Answers 10 MB', inputSchema: {} }, async () => ({
+  content: [{ type: 'text', text: 'x'.repeat(10 * 1024 * 1024) }],
+}));
 if (process.env.HANG_LISTING === '1')
   server.server.setRequestHandler(ListToolsRequestSchema, () => new Promise(() => {}));
 await server.connect(new StdioServerTransport());
