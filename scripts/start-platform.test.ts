@@ -4,13 +4,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
-import { signChatGrant } from '@deskpilot/core';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { readChunks, readHistory, userMessage } from '../examples/test-support/chat-client.ts';
 import { temporaryDataDir } from '../examples/test-support/spawn-example.ts';
 import { freePort } from '../examples/studio/test/platform.ts';
 
-const grantSecret = 'start-platform-test-grant-secret-0123456789';
 const launcher = fileURLToPath(new URL('./start-platform.ts', import.meta.url));
 const compileCache = new URL('../examples/shared/compile-cache.mjs', import.meta.url).href;
 
@@ -55,23 +53,24 @@ describe('npm start (scripts/start-platform.ts)', () => {
       STUDIO_PORT: String(studio),
       KNOWLEDGE_BASE_PORT: String(knowledgeBase),
       COOKIE_SECURE: 'false',
-      // The platform signs chat grants with a secret of its run; this one is the test's, to sign its own.
-      CHAT_CONTEXT_SECRET: grantSecret,
+      // The platform signs chat grants with a secret of its run: this one outlives the restart below.
+      CHAT_CONTEXT_SECRET: 'start-platform-test-grant-secret-0123456789',
     };
     const platform = await startPlatform({ ...env, DEMO_MODEL_DELAY_MS: '150', SHUTDOWN_GRACE_MS: '20000' });
     const chatUrl = `http://127.0.0.1:${chat}`;
-    const grant = await signChatGrant(
-      {
-        userEmail: 'rep@example.com',
-        userRole: 'agent',
-        projectKey: 'acme-b2c',
-        businessType: 'b2c',
-        capabilities: {},
-      },
-      grantSecret,
-      { expiresInSeconds: 600 },
-    );
-    const body = { sessionId: crypto.randomUUID(), context: { grant } };
+    // A signed-in user's grant, as the studio signs it: on one SQLite file the chat checks its session.
+    const studioUrl = `http://localhost:${studio}`;
+    const signedIn = await fetch(`${studioUrl}/sessions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: studioUrl },
+      body: JSON.stringify({ email: 'alice@example.com', password: 'alice-demo-password' }),
+    });
+    expect(signedIn.status).toBe(201);
+    const cookie = signedIn.headers.get('set-cookie')!.split(';')[0]!;
+    const { context } = (await (await fetch(`${studioUrl}/studio/chat-context`, { headers: { cookie } })).json()) as {
+      context: { grant: string };
+    };
+    const body = { sessionId: crypto.randomUUID(), context };
 
     const response = await fetch(`${chatUrl}/chat`, {
       method: 'POST',

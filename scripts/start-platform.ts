@@ -73,7 +73,14 @@ const services = [
     name: 'chat',
     start: () =>
       startChatServer(
-        { ...env, ...mcpEnv, PORT: String(ports.chat), ALLOWED_ORIGINS: allowedOrigins },
+        {
+          ...env,
+          ...mcpEnv,
+          // One SQLite file for both services: grants end with their session and their member's role.
+          SHARED_SESSIONS: process.env.SHARED_SESSIONS ?? String(process.env.EMBEDDED_DATABASE !== 'pglite'),
+          PORT: String(ports.chat),
+          ALLOWED_ORIGINS: allowedOrigins,
+        },
         { ownsProcess: false },
       ),
   },

@@ -4,6 +4,7 @@ import { chatRouter } from '@deskpilot/chat-express';
 import { createMcpEndpoint, createMcpToolSource } from '@deskpilot/mcp';
 import {
   DeskpilotError,
+  builtinCapabilities,
   createChatHandler,
   createStepUpVerifier,
   stepUpPolicy,
@@ -11,9 +12,9 @@ import {
   createReadinessCheck,
   describeError,
   healthResponse,
-  isSessionActive,
   problemResponse,
   readinessResponse,
+  sessionCapabilities,
   type ChatLimits,
   type ChatModels,
   type ConversationTitleOptions,
@@ -97,6 +98,8 @@ export async function createApp(config: ServerConfig, logger: Logger) {
   // First, and bounded: an unreachable Redis stops the start with a clear message within seconds,
   // before the database is opened (or created) for nothing.
   const redis = config.REDIS_URL ? await connectSharedRedis(config.REDIS_URL) : undefined;
+  if (config.SHARED_SESSIONS && !config.DATABASE_URL && config.EMBEDDED_DATABASE === 'pglite')
+    throw new Error('SHARED_SESSIONS: a PGlite directory belongs to one service; share SQLite or Postgres instead');
   const storage = await openStorage(config, 'chat').catch(async (error: unknown) => {
     await redis?.client.close();
     throw error;
@@ -107,11 +110,30 @@ export async function createApp(config: ServerConfig, logger: Logger) {
   const resumableStreams = redis
     ? await redis.createRedisResumableStreams({ client: redis.client, logger: coreLogger(logger) })
     : undefined;
-  // On Postgres the chat service sees the session service's sessions (one database): a signed grant
-  // ends with its session. Read uncached, so another process's revocations are seen (within 5 s).
+  // The company's own tools: each MCP server's, behind the same capabilities and approval gate.
+  const mcp =
+    config.MCP_SERVERS &&
+    createMcpToolSource({
+      servers: config.MCP_SERVERS,
+      onError: (error) => logger.warn({ component: 'mcp' }, `mcp: ${describeError(error)}`),
+    });
+  // On Postgres, or a SQLite file both services open (SHARED_SESSIONS), the chat service sees the
+  // session service's sessions, memberships and role policies: a signed grant ends with its session or
+  // its member's place in the project, and holds no flag the member's role lost since it was signed.
+  // Read uncached, so another process's changes are seen (within 5 s).
+  const sharedSessions =
+    storage.sharedSessions ?? (config.SHARED_SESSIONS && storage.kind === 'sqlite' ? storage.sessionStore : undefined);
   const grantSessions =
-    config.CHAT_CONTEXT_SECRET && storage.sharedSessions
-      ? { isActive: isSessionActive(storage.sharedSessions), cacheMs: 5_000 }
+    config.CHAT_CONTEXT_SECRET && sharedSessions
+      ? {
+          capabilities: sessionCapabilities({
+            sessions: sharedSessions,
+            users: storage.userDirectory,
+            policies: storage.rolePolicyStore,
+            capabilities: { ...builtinCapabilities, ...(mcp ? mcp.capabilities : {}) },
+          }),
+          cacheMs: 5_000,
+        }
       : undefined;
   // Each rate limit counted in Redis when it is configured: every replica sees the same counts.
   const counted = (name: string, policy: { limit: number; windowMs: number }) => ({
@@ -146,13 +168,6 @@ export async function createApp(config: ServerConfig, logger: Logger) {
         }
       : {}),
   };
-  // The company's own tools: each MCP server's, behind the same capabilities and approval gate.
-  const mcp =
-    config.MCP_SERVERS &&
-    createMcpToolSource({
-      servers: config.MCP_SERVERS,
-      onError: (error) => logger.warn({ component: 'mcp' }, `mcp: ${describeError(error)}`),
-    });
   const app = express();
   app.disable('x-powered-by');
   app.use(requestLogging(logger));

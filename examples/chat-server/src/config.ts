@@ -136,6 +136,13 @@ const environment = z.object({
   MCP_SERVERS: z.optional(z.pipe(json, z.array(mcpServer))),
   /** Serve the chat's tools over MCP at `/mcp` to callers with a signed grant (needs CHAT_CONTEXT_SECRET). */
   MCP_ENDPOINT: z._default(flag, true),
+  /**
+   * `true` when the session service keeps its sessions, memberships and role policies in this
+   * service's database — a SQLite file both open, as `npm start` runs them. Signed grants then end with
+   * their session or their member's place in the project, and hold no flag the member's role lost since
+   * (within 5 s). Always so on Postgres (DATABASE_URL); refused on PGlite, whose directory one process owns.
+   */
+  SHARED_SESSIONS: z._default(flag, false),
   /** On SIGTERM or SIGINT, how long running requests and chat turns may take to finish. */
   SHUTDOWN_GRACE_MS: z._default(positiveInt, 10_000),
   ...storageVariables,

@@ -44,6 +44,15 @@ describe('chat server start-up faults', () => {
     expect(stderr).not.toContain('hunter2');
   });
 
+  it('refuses SHARED_SESSIONS on PGlite, whose directory one service owns, before it opens anything', async () => {
+    const { code, stderr } = await runToExit(
+      serverFile,
+      failingEnv({ DATA_DIR: temporaryDataDir(), EMBEDDED_DATABASE: 'pglite', SHARED_SESSIONS: 'true' }),
+    );
+    expect(code).toBe(1);
+    expect(stderr).toContain('[chat-server] cannot start: SHARED_SESSIONS: a PGlite directory belongs to one service');
+  });
+
   it('on PGlite, refuses a second process on the same data directory (exit code 2, naming the directory and the holder), and loses no turn', async () => {
     const env = { EMBEDDED_DATABASE: 'pglite' };
     const dataDir = await seededDataDir(['chat']);

@@ -1,14 +1,29 @@
 import { DeskpilotError } from '../../errors/deskpilot-error.js';
+import { findMembership } from '../../session/session.js';
 import type { SessionStore } from '../../session/session-store.js';
+import { isLive } from '../../session/session-summary.js';
+import type { UserDirectory } from '../../session/user-directory.js';
+import { capabilitiesOf, defaultRolePolicy, type RolePolicyStore } from '../../team/role-policy.js';
+import { builtinCapabilities, type CapabilityRegistry } from './capabilities.js';
 
-/** Options of `createChatHandler({ grantSessions })`: how a grant's session is checked. */
+/**
+ * Options of `createChatHandler({ grantSessions })`: how a grant's session is checked — `isActive`, or
+ * `capabilities` (which also holds the grant to the flags its session has now), one of the two.
+ */
 export interface GrantSessionsOptions {
   /**
    * Whether the session-service session a grant names (its `sid`) is still live — not revoked, not
    * expired: a read of the session store the chat service shares with the session service
    * ({@link isSessionActive}). A rejection refuses the request with 503 `store_unavailable` (fail closed).
    */
-  isActive(sessionId: string): Promise<boolean>;
+  isActive?(sessionId: string): Promise<boolean>;
+  /**
+   * The capability flags the grant's session holds now, or null when it ended (revoked, expired, its
+   * user no longer a member of its project) — {@link sessionCapabilities}. A flag is on only when the
+   * grant and this answer both say so: a role change, a policy change or a removal holds for grants
+   * already signed, within `cacheMs`. A rejection refuses the request with 503 `store_unavailable`.
+   */
+  capabilities?(sessionId: string): Promise<Record<string, boolean> | null>;
   /** How long an answer is reused: a revoked session's grants are refused at most this long after. @default 5000 */
   cacheMs?: number;
   /** Most sessions whose answer is kept (the least recently checked go first). @default 10000 */
@@ -24,21 +39,22 @@ export interface GrantSessionsOptions {
 export function createGrantSessionCheck(
   options: GrantSessionsOptions,
   now: () => number,
-): (sessionId: string | undefined) => Promise<void> {
+): (sessionId: string | undefined) => Promise<LiveGrantSession> {
+  const read = liveSessionRead(options);
   const cacheMs = options.cacheMs ?? 5_000;
   const maxEntries = options.maxEntries ?? 10_000;
   if (!Number.isFinite(cacheMs) || cacheMs < 0)
     throw new TypeError('grantSessions.cacheMs must be zero or a positive number');
   if (!Number.isSafeInteger(maxEntries) || maxEntries < 1)
     throw new TypeError('grantSessions.maxEntries must be a positive integer');
-  const answers = new Map<string, { until: number; active: Promise<boolean> }>();
+  const answers = new Map<string, { until: number; active: Promise<LiveGrantSession | null> }>();
   const refused = (detail: string) => new DeskpilotError('unauthenticated', { detail });
   return async (sessionId) => {
     if (sessionId === undefined) throw refused('The chat grant names no session.');
     const time = now();
     let entry = answers.get(sessionId);
     if (!entry || entry.until <= time) {
-      const active = options.isActive(sessionId);
+      const active = read(sessionId);
       entry = { until: time + cacheMs, active };
       answers.delete(sessionId);
       answers.set(sessionId, entry);
@@ -46,14 +62,45 @@ export function createGrantSessionCheck(
       // A failed read is not kept: the next request reads again.
       active.catch(() => answers.get(sessionId) === entry && answers.delete(sessionId));
     }
-    let active: boolean;
+    let active: LiveGrantSession | null;
     try {
       active = await entry.active;
     } catch (cause) {
       throw new DeskpilotError('store_unavailable', { detail: 'The session store is unavailable.', cause });
     }
     if (!active) throw refused('The session this chat grant was issued for has ended. Sign in again.');
+    return active;
   };
+}
+
+/** A grant's session found live: with the flags it holds now, when the check reads them. */
+export interface LiveGrantSession {
+  capabilities?: Record<string, boolean>;
+}
+
+/** One read of a grant's session, from whichever of the two the options give. */
+function liveSessionRead(options: GrantSessionsOptions): (sessionId: string) => Promise<LiveGrantSession | null> {
+  const { isActive, capabilities } = options;
+  if (capabilities && isActive) throw new TypeError('grantSessions: give isActive or capabilities, not both');
+  if (capabilities)
+    return async (sessionId) => {
+      const flags = await capabilities(sessionId);
+      return flags && { capabilities: flags };
+    };
+  if (isActive) return async (sessionId) => ((await isActive(sessionId)) ? {} : null);
+  throw new TypeError('grantSessions needs isActive or capabilities');
+}
+
+/** The grant's flags held to what its session has now: on only where both say so. */
+export function liveCapabilities(granted: Record<string, boolean>, live: LiveGrantSession): Record<string, boolean> {
+  if (!live.capabilities) return granted;
+  const now = live.capabilities;
+  return Object.fromEntries(
+    Object.entries(granted).map(([flag, value]) => [
+      flag,
+      value === true && Object.hasOwn(now, flag) && now[flag] === true,
+    ]),
+  );
 }
 
 /**
@@ -70,7 +117,43 @@ export function isSessionActive(
 ): (sessionId: string) => Promise<boolean> {
   return async (sessionId) => {
     const record = await store.get(sessionId);
-    const time = now();
-    return record !== null && time < record.expiresAt && time < record.idleExpiresAt;
+    return record !== null && isLive(record, now());
+  };
+}
+
+/** Options of {@link sessionCapabilities}: the session service's stores, as the chat service can read them. */
+export interface SessionCapabilitiesOptions {
+  /** The session store, read uncached (another process revokes). */
+  sessions: Pick<SessionStore, 'get'>;
+  /** The user directory: the session's user must still be a member of its project and client. */
+  users: Pick<UserDirectory, 'getAccount'>;
+  /** The projects' role policies; without it every project has `defaultRolePolicy`. */
+  policies?: Pick<RolePolicyStore, 'get'>;
+  /** The flags a policy may name (the session service's). @default builtinCapabilities */
+  capabilities?: CapabilityRegistry;
+  now?: () => number;
+}
+
+/**
+ * `capabilities` for {@link GrantSessionsOptions}, from stores the chat service shares with the
+ * session service (one Postgres database): the flags the member's role has under the project's policy
+ * now, or null when the session ended or its user is no longer a member there.
+ *
+ * @example
+ * createChatHandler({ …, contextSecret, grantSessions: { capabilities: sessionCapabilities({
+ *   sessions: createPostgresSessionStore(client), users: stores.userDirectory, policies: stores.rolePolicyStore }) } });
+ */
+export function sessionCapabilities(
+  options: SessionCapabilitiesOptions,
+): (sessionId: string) => Promise<Record<string, boolean> | null> {
+  const now = options.now ?? Date.now;
+  return async (sessionId) => {
+    const record = await options.sessions.get(sessionId);
+    if (!record || !isLive(record, now())) return null;
+    const account = await options.users.getAccount(record.userId);
+    const membership = account && findMembership(account, record.projectKey, record.clientId);
+    if (!membership) return null;
+    const policy = (await options.policies?.get(record.projectKey)) ?? null;
+    return capabilitiesOf(policy ?? defaultRolePolicy, membership.role, options.capabilities ?? builtinCapabilities);
   };
 }

@@ -33,4 +33,9 @@ export {
   type InstructionLimits,
 } from './build-instructions.js';
 export { boundModelInput, inputChars, type BoundedModelInput, type ContextBudget } from './bound-model-input.js';
-export { isSessionActive, type GrantSessionsOptions } from './grant-sessions.js';
+export {
+  isSessionActive,
+  sessionCapabilities,
+  type GrantSessionsOptions,
+  type SessionCapabilitiesOptions,
+} from './grant-sessions.js';

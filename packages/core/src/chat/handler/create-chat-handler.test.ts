@@ -2,7 +2,8 @@ import type { UIMessage, UIMessageChunk } from 'ai';
 import { describe, expect, it, vi } from 'vitest';
 import { createSlidingWindowLimiter } from '../../limiter/create-sliding-window-limiter.js';
 import { signChatGrant } from '../context/chat-grant.js';
-import { isSessionActive } from '../context/grant-sessions.js';
+import { isSessionActive, sessionCapabilities } from '../context/grant-sessions.js';
+import { createMemoryRolePolicyStore } from '../../team/role-policy.js';
 import { alice, cookiePair, createTestSessions } from '../../session/session.test-support.js';
 import {
   answerApprovals,
@@ -996,6 +997,85 @@ describe('POST /chat with a context secret', () => {
     // A grant that names no session is refused when sessions are checked.
     const unbound = await signChatGrant(claims, secret, { now: clock.now });
     expect((await post(body([userMessage('hi')], { grant: unbound }))).status).toBe(401);
+  });
+
+  it('holds a signed grant to the flags its session has now: a demotion refuses the pending refund, a removal the grant', async () => {
+    // Proposes a refund for each question, and says so once a tool has answered.
+    const model = scriptedModel((call) =>
+      call.prompt.at(-1)?.role === 'user'
+        ? toolStep({ name: 'refundOrder', input: { orderId: 'ORD-1001', reason: 'damaged' } })
+        : textStep('Done.'),
+    );
+    const sessions = await createTestSessions();
+    const policies = createMemoryRolePolicyStore();
+    const capabilities = vi.fn(
+      sessionCapabilities({ sessions: sessions.store, users: sessions.directory, policies, now: sessions.clock.now }),
+    );
+    const { post, clock, commerce } = await setupChat(model, {
+      contextSecret: secret,
+      grantSessions: { capabilities, cacheMs: 0 },
+    });
+    sessions.clock.advance(clock.now() - sessions.clock.now());
+    const login = await sessions.service.login(alice);
+    if (!login.ok) throw new Error('login failed');
+    // Signed while Alice was acme-b2c's admin, with the refund flag; held by the page for 5 minutes.
+    const grant = await signChatGrant(
+      {
+        userEmail: 'alice@example.com',
+        userRole: 'admin',
+        projectKey: 'acme-b2c',
+        businessType: 'b2c',
+        capabilities: { canRefundOrders: true, canCancelOrders: true },
+        sessionId: login.session.id,
+      },
+      secret,
+      { now: clock.now },
+    );
+    const question = userMessage('refund order ORD-1001');
+    const proposed = await readAll(await post(body([question], { grant })));
+    expect(types(proposed)).toContain('tool-approval-request');
+
+    // Demoted to agent while the card waits: the same grant approves nothing.
+    const demoted = await sessions.directory.changeMembership({
+      userId: 'usr_alice',
+      projectKey: 'acme-b2c',
+      role: 'agent',
+    });
+    expect(demoted.ok).toBe(true);
+    const answer = await readAll(
+      await post(body([question, answerApprovals(assistantFrom(proposed), true)], { grant })),
+    );
+    expect(types(answer)).not.toContain('tool-output-available');
+    expect(writeCalls(commerce)).toHaveLength(0);
+
+    // A policy that gives agents refunds again: the grant's flag counts once more (never more than it names).
+    await policies.set(
+      'acme-b2c',
+      { roles: { agent: { canRefundOrders: true } } },
+      { expectedVersion: 0, updatedAt: clock.now(), updatedBy: 'owner@example.com' },
+    );
+    const again = await readAll(await post(body([userMessage('refund it again')], { grant })));
+    expect(types(again)).toContain('tool-approval-request');
+
+    // Removed from the project: the grant is refused outright, though signed and unexpired.
+    await sessions.directory.changeMembership({ userId: 'usr_alice', projectKey: 'acme-b2c', remove: true });
+    const removed = await post(body([userMessage('hi')], { grant }));
+    expect(removed.status).toBe(401);
+    expect(await removed.json()).toMatchObject({ code: 'unauthenticated', detail: expect.stringMatching(/has ended/) });
+    expect(capabilities).toHaveBeenCalledWith(login.session.id);
+  });
+
+  it('refuses grantSessions with neither or both of isActive and capabilities', async () => {
+    const model = scriptedModel(() => textStep('ok'));
+    await expect(setupChat(model, { contextSecret: secret, grantSessions: {} })).rejects.toThrow(
+      /needs isActive or capabilities/,
+    );
+    await expect(
+      setupChat(model, {
+        contextSecret: secret,
+        grantSessions: { isActive: async () => true, capabilities: async () => ({}) },
+      }),
+    ).rejects.toThrow(/not both/);
   });
 
   it('refuses grantSessions without a context secret when the handler is created', async () => {

@@ -2,6 +2,7 @@ import { DeskpilotError } from '../../errors/deskpilot-error.js';
 import { noSessionError } from '../../session/require-session.js';
 import type { CapabilityRegistry } from '../context/capabilities.js';
 import { verifyChatGrant, type ChatGrantPolicy, type ChatGrantUse } from '../context/chat-grant.js';
+import { liveCapabilities, type LiveGrantSession } from '../context/grant-sessions.js';
 import { safeParseChatContext, type ChatContext, type ChatContextLimits } from '../context/parse-chat-context.js';
 
 /** Options of {@link resolveChatContext}. */
@@ -17,7 +18,7 @@ export interface ResolveChatContextOptions {
   /** What the grant must be for. @default 'chat' */
   grantUse?: ChatGrantUse | undefined;
   /** Checks that a verified grant's session is live, when the handler has `grantSessions`. */
-  checkGrantSession?: ((sessionId: string | undefined) => Promise<void>) | undefined;
+  checkGrantSession?: ((sessionId: string | undefined) => Promise<LiveGrantSession>) | undefined;
   /** What the host's `resolveContext` answered, when it has one: null is no session. */
   host?: HostChatContext | null;
 }
@@ -68,9 +69,10 @@ export async function resolveChatContext(options: ResolveChatContextOptions): Pr
     options.contextSecret,
     { ...options.grantPolicy, now: options.now, use: options.grantUse ?? 'chat' },
   );
-  await options.checkGrantSession?.(grant.sessionId);
+  const live = await options.checkGrantSession?.(grant.sessionId);
+  const capabilities = live ? liveCapabilities(grant.capabilities, live) : grant.capabilities;
   const granted = safeParseChatContext(
-    { ...grant, ...grant.capabilities, pageContext, proactiveHint, workingMemoryBlock },
+    { ...grant, ...capabilities, pageContext, proactiveHint, workingMemoryBlock },
     parseOptions,
   );
   if (!granted.success)
