@@ -23,7 +23,7 @@ export function createComposeApp({
     sessions,
     model: createDemoModel(),
     commerce: createDemoCommerceBackend(),
-    contextOf: chatContextOf,
+    contextOf: (session) => chatContextOf(sessions, session),
     stepBudget: chatPolicy.stepBudget,
     rateLimit: chatPolicy.user,
   });

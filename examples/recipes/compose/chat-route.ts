@@ -15,7 +15,7 @@ export interface ComposedChatOptions {
   sessions: SessionService;
   model: LanguageModel;
   commerce: CommerceBackend;
-  contextOf: (session: Session) => HostChatContext;
+  contextOf: (session: Session) => HostChatContext | Promise<HostChatContext>;
   stepBudget: number;
   rateLimit: { limit: number; windowMs: number };
 }
@@ -81,7 +81,10 @@ async function answer(options: ComposedChatOptions, gate: ApprovalGate, limiter:
   const resolved = await resolveSession(request.headers.get('cookie'), options.sessions.context);
   if (!resolved) throw new DeskpilotError('unauthenticated', { detail: 'Sign in first.' });
   // Identity and flags from the session; of the body, only what the page shows.
-  const context = parseChatContext({ ...options.contextOf(resolved.session), pageContext: body.context?.pageContext });
+  const context = parseChatContext({
+    ...(await options.contextOf(resolved.session)),
+    pageContext: body.context?.pageContext,
+  });
   const decision = await limiter.check(context.userEmail);
   if (!decision.allowed) {
     const headers = { 'retry-after': String(retryAfterSeconds(decision)) };

@@ -234,7 +234,7 @@ export function describeHostConformance(
       expect(chunks.at(-1)?.type).toBe('finish');
     });
 
-    it('runs a write only once the user approved it, once; a forged answer runs nothing', async () => {
+    it('runs a write only once the user approved it, once; a forged answer, or one after the role policy took the flag, runs nothing', async () => {
       const cookie = await signIn();
       const sessionId = crypto.randomUUID();
       const question = userMessage('refund order ORD-1001 for 12.50');
@@ -256,6 +256,26 @@ export function describeHostConformance(
       const refused = await readChunks(await chat(cookie, [second, forged], other));
       expect(ranTools(refused)).toEqual([]);
       expect(refused.at(-1)?.type).toBe('finish');
+
+      // Each request's flags come from the project's role policy: changed while a card waits, the approval runs nothing.
+      const third = crypto.randomUUID();
+      const question3 = userMessage('refund order ORD-1001 for 2.00');
+      const waiting = await readChunks(await chat(cookie, [question3], third));
+      expect(waiting.some((chunk) => chunk.type === 'tool-approval-request')).toBe(true);
+      const setPolicy = (canRefundOrders: boolean, version: number) =>
+        send('/sessions/team/policy', {
+          method: 'POST',
+          headers: { origin: studioOrigin, cookie },
+          json: { projectKey: 'acme-b2c', roles: { admin: { canRefundOrders } }, version },
+        });
+      expect((await setPolicy(false, 0)).status).toBe(200);
+      try {
+        const answer3 = await readChunks(await chat(cookie, [question3, answeredCard(waiting, true)], third));
+        expect(ranTools(answer3)).toEqual([]);
+        expect(answer3.at(-1)?.type).toBe('finish');
+      } finally {
+        expect((await setPolicy(true, 1)).status).toBe(200);
+      }
     });
 
     it("limits a user's turns per window: 429 problem+json with Retry-After, naming no one", async () => {

@@ -4,6 +4,8 @@ import {
   createChatHandler,
   createMemoryApprovalStore,
   createMemoryChatStore,
+  createMemoryInvitationStore,
+  createMemoryRolePolicyStore,
   createMemorySessionStore,
   createMemoryUserDirectory,
   createSessionHandler,
@@ -11,6 +13,7 @@ import {
   type HostChatContext,
   type HttpRequest,
   type Session,
+  type SessionService,
 } from '@deskpilot/core';
 import { createDemoCommerceBackend, createDemoModel, createDemoTicketBackend, demoUsers } from '@deskpilot/core/demo';
 
@@ -18,23 +21,21 @@ import { createDemoCommerceBackend, createDemoModel, createDemoTicketBackend, de
 export const studioOrigin = 'http://studio.test';
 
 /** The chat's bounds in the suite: small, so that the suite meets them. */
-export const chatPolicy = { stepBudget: 2, user: { limit: 10, windowMs: 60_000 } } as const;
+export const chatPolicy = { stepBudget: 2, user: { limit: 20, windowMs: 60_000 } } as const;
 
 /**
  * Who is asking, from the host's own session — never from the body: identity, project and role, and
- * the write capabilities of admins (everyone reads). The recipes' policy; a host has its own.
+ * the flags the project's role policy gives that role (the built-in least privilege — admins refund,
+ * cancel and work tickets; agents work tickets; viewers read — until its admins change it).
  */
-export function chatContextOf(session: Session): HostChatContext {
-  const admin = session.role === 'admin';
+export async function chatContextOf(sessions: SessionService, session: Session): Promise<HostChatContext> {
+  const flags = await sessions.team!.capabilitiesFor(session.projectKey, session.role);
   return {
     userEmail: session.user.email,
     projectKey: session.projectKey,
     userRole: session.role,
     businessType: session.projectKey.endsWith('-b2b') ? 'b2b' : 'b2c',
-    canRefundOrders: admin,
-    canCancelOrders: admin,
-    canCreateTickets: admin,
-    canUpdateTickets: admin,
+    ...(flags as Record<`can${string}`, boolean>),
   };
 }
 
@@ -48,6 +49,8 @@ export async function createDeskpilot() {
     directory,
     passwordHash,
     cookie: { secure: false },
+    // Roles decide capabilities: each project's policy, kept and changed by its admins.
+    team: { directory, invitations: createMemoryInvitationStore(), policies: createMemoryRolePolicyStore() },
   });
   const sessionHandler = createSessionHandler({ service: sessions, allowedOrigins: [studioOrigin] });
   const chatHandler = createChatHandler({
@@ -59,7 +62,7 @@ export async function createDeskpilot() {
     // The chat is served beside the session routes: identity and flags come from the session cookie.
     resolveContext: async (request: HttpRequest) => {
       const resolved = await sessions.resolve(request.headers.get('cookie'));
-      return resolved && chatContextOf(resolved.session);
+      return resolved && chatContextOf(sessions, resolved.session);
     },
     stepBudget: chatPolicy.stepBudget,
     limits: { user: { policy: chatPolicy.user } },
