@@ -1,6 +1,8 @@
+import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { exitCode, runToExit, spawnExample } from '../../test-support/spawn-example.ts';
+import { exitCode, runToExit, spawnExample, temporaryDataDir } from '../../test-support/spawn-example.ts';
 
 const serverFile = fileURLToPath(new URL('../src/server.ts', import.meta.url));
 
@@ -45,6 +47,35 @@ describe('reference session server', () => {
     expect((await fetch(`${url}/sessions/team/members?projectKey=globex-b2c`, { headers: { cookie } })).status).toBe(
       403,
     );
+    child.kill('SIGTERM');
+    expect(await exitCode(child)).toBe(0);
+  });
+
+  it('verifies its SQLite audit trail over HTTP for a project’s admins: a record edited in the file is named', async () => {
+    const dataDir = temporaryDataDir();
+    const { child, url } = await spawnExample(serverFile, { COOKIE_SECURE: 'false', DATA_DIR: dataDir });
+    const signIn = async () =>
+      (
+        await fetch(`${url}/sessions`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', origin: 'http://localhost:3000' },
+          body: JSON.stringify({ email: 'alice@example.com', password: 'alice-demo-password' }),
+        })
+      ).headers
+        .get('set-cookie')!
+        .split(';')[0]!;
+    await signIn();
+    const cookie = await signIn();
+    const verify = async () =>
+      (await fetch(`${url}/sessions/team/audit/verify?projectKey=acme-b2c`, { headers: { cookie } })).json();
+    expect(await verify()).toMatchObject({ ok: true, projectKey: 'acme-b2c', records: 2, head: { seq: 2 } });
+    // Someone with the file rewrites who signed in first.
+    const file = new DatabaseSync(join(dataDir, 'deskpilot.sqlite'));
+    file
+      .prepare(`UPDATE deskpilot_audit SET actor = 'mallory@example.com' WHERE project_key = 'acme-b2c' AND seq = 1`)
+      .run();
+    file.close();
+    expect(await verify()).toEqual({ ok: false, projectKey: 'acme-b2c', seq: 1, problem: 'edited' });
     child.kill('SIGTERM');
     expect(await exitCode(child)).toBe(0);
   });

@@ -17,6 +17,13 @@ async function signIn(page: Page, studioUrl: string, email: string, password: st
 }
 
 /** The chat context the studio builds for this page's session right now (what the next chat request carries). */
+/** The first 12 characters of the last record's hash in a trail's JSON lines. */
+const lastHashPrefix = (page: Page, url: string) =>
+  page.evaluate(async (href) => {
+    const lines = (await (await fetch(href)).text()).trim().split('\n');
+    return (JSON.parse(lines.at(-1)!) as { hash: string }).hash.slice(0, 12);
+  }, url);
+
 const chatContextOf = (page: Page) =>
   page.evaluate(async () => (await (await fetch('/studio/chat-context')).json()).context as Record<string, unknown>);
 
@@ -165,6 +172,11 @@ describe.skipIf(!hasChromium)(`studio in Chromium: a team lead runs her team${sk
         href!,
       );
       expect(lines).toBeGreaterThanOrEqual(8);
+      // The lead has the server walk the whole chain: sound, with the head worth keeping elsewhere.
+      await activity.getByRole('button', { name: 'Verify the chain' }).click();
+      await expect
+        .poll(() => activity.getByRole('status', { name: 'Verification' }).textContent())
+        .toBe(`Verified: ${lines} records, the last #${lines} (${await lastHashPrefix(lead, href!)}…).`);
     },
     timeout,
   );

@@ -5,6 +5,10 @@ import { client, explain, type AuditRecord } from './studio-api.ts';
 const types = [
   'sign-in',
   'sign-in-failed',
+  'sign-out',
+  'password-reset',
+  'passkey-added',
+  'passkey-removed',
   'approval-proposed',
   'approval-approved',
   'approval-denied',
@@ -99,6 +103,7 @@ export function ActivityPage({ projectKey }: { projectKey: string }) {
   const [records, setRecords] = useState<AuditRecord[] | null>(null);
   const [next, setNext] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
+  const [verified, setVerified] = useState<string | null>(null);
 
   const load = useCallback(
     async (chosen: Filters, before?: string) => {
@@ -119,6 +124,21 @@ export function ActivityPage({ projectKey }: { projectKey: string }) {
     void load(emptyFilters);
   }, [load]);
 
+  // The whole chain walked on the server: sound (with its head, worth keeping elsewhere), or the first broken record.
+  const verify = async () => {
+    setVerified(null);
+    try {
+      const result = await client.verifyAudit(projectKey);
+      setVerified(
+        result.ok
+          ? `Verified: ${result.records} records, the last #${result.head?.seq ?? 0} (${result.head?.hash.slice(0, 12) ?? 'none'}…).`
+          : `Broken: record ${result.seq} ${result.problem}.`,
+      );
+    } catch (failure) {
+      setVerified(explain(failure));
+    }
+  };
+
   const apply = (event: FormEvent) => {
     event.preventDefault();
     void load(filters);
@@ -134,7 +154,15 @@ export function ActivityPage({ projectKey }: { projectKey: string }) {
         <a className="button" href={client.auditExportUrl(projectKey)} download>
           Download (JSON lines)
         </a>
+        <button type="button" onClick={() => void verify()}>
+          Verify the chain
+        </button>
       </header>
+      {verified && (
+        <p className="panel" role="status" aria-label="Verification">
+          {verified}
+        </p>
+      )}
       <form className="panel admin-form" onSubmit={apply} aria-label="Filters">
         <label>
           Type

@@ -133,10 +133,24 @@ describe('createDeskpilotClient: teams', () => {
       client.removeMember({ projectKey: 'acme-b2c', userId: (await client.currentSession())!.user.id }),
     ).rejects.toMatchObject({ code: 'last_admin', status: 409 });
     const page = await client.auditLog({ projectKey: 'acme-b2c', limit: 3 });
-    expect(page.records.map((record) => record.type)).toEqual(['member-role-changed', 'sign-in', 'sign-in']);
+    expect(page.records.map((record) => record.type)).toEqual(['member-role-changed', 'sign-in', 'sign-out']);
     const rest = await client.auditLog({ projectKey: 'acme-b2c', before: page.next! });
-    expect(rest.records.map((record) => record.type)).toEqual(['invitation-accepted', 'invitation-created', 'sign-in']);
+    expect(rest.records.map((record) => record.type)).toEqual([
+      'sign-in',
+      'invitation-accepted',
+      'sign-out',
+      'invitation-created',
+      'sign-in',
+    ]);
     expect(client.auditExportUrl('acme-b2c')).toBe('http://studio.test/sessions/team/audit/export?projectKey=acme-b2c');
+    const verified = await client.verifyAudit('acme-b2c');
+    expect(verified).toMatchObject({ ok: true, projectKey: 'acme-b2c', records: 8, head: { seq: 8 } });
+    if (!verified.ok || !verified.head) throw new Error('the trail did not verify');
+    expect(await client.verifyAudit('acme-b2c', verified.head)).toMatchObject({ ok: true });
+    expect(await client.verifyAudit('acme-b2c', { ...verified.head, hash: '0'.repeat(64) })).toMatchObject({
+      ok: false,
+      problem: 'rewritten',
+    });
     const policy = await client.teamPolicy('acme-b2c');
     expect(policy.version).toBe(0);
     const roles = { ...policy.roles, admin: { ...policy.roles.admin, canRefundOrders: false } };

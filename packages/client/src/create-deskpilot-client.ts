@@ -168,6 +168,16 @@ export interface AuditRecord {
   hash: string;
 }
 
+/** What `client.verifyAudit` found: the whole trail sound with its head, or the first record that is not as written. */
+export type AuditVerification =
+  | {
+      ok: true;
+      projectKey: string;
+      records: number;
+      head: { projectKey: string; seq: number; hash: string; prunedThrough: number } | null;
+    }
+  | { ok: false; projectKey: string; seq: number; problem: 'edited' | 'missing' | 'truncated' | 'rewritten' };
+
 /** A project's role policy (`client.teamPolicy`): role → the capability flags it grants or withholds. */
 export interface TeamPolicy {
   projectKey: string;
@@ -260,6 +270,19 @@ function teamCalls(session: SessionCall, post: (body: unknown) => RequestInit, s
     /** A page of a project's audit trail, newest first (its admins only); `next` asks for the following page. */
     auditLog: async (filter: AuditFilter): Promise<{ records: AuditRecord[]; next: string | null }> =>
       (await session(`/sessions/team/audit?${query({ ...filter })}`)).json(),
+    /**
+     * Walks a project's whole audit trail (its admins only): sound, or the first record edited, missing
+     * or rewritten; `expectHead`, a head kept elsewhere, catches history rewritten with its head.
+     */
+    verifyAudit: async (projectKey: string, expectHead?: { seq: number; hash: string }): Promise<AuditVerification> =>
+      (
+        await session(
+          `/sessions/team/audit/verify?${query({
+            projectKey,
+            ...(expectHead ? { expectSeq: String(expectHead.seq), expectHash: expectHead.hash } : {}),
+          })}`,
+        )
+      ).json(),
     /** Where a project's whole audit trail downloads as JSON lines (a link for the browser to follow). */
     auditExportUrl: (projectKey: string): string =>
       `${sessionBaseUrl}/sessions/team/audit/export?${query({ projectKey })}`,

@@ -2,6 +2,7 @@ export {
   createDeskpilotClient,
   type AuditFilter,
   type AuditRecord,
+  type AuditVerification,
   type ChatContext,
   type ChatHistory,
   type ChatTransportOptions,

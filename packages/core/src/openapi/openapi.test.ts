@@ -68,6 +68,7 @@ describe('the OpenAPI documents', () => {
       '/sessions/organizations',
       '/sessions/team/audit',
       '/sessions/team/audit/export',
+      '/sessions/team/audit/verify',
     ]);
     expect(Object.keys(chatOpenApi().paths as object)).toEqual([
       '/chat',

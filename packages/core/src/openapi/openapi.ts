@@ -856,8 +856,69 @@ function teamAuditPaths(cookie: object) {
         },
       },
     },
+    '/sessions/team/audit/verify': {
+      get: {
+        operationId: 'verifyTeamAudit',
+        summary:
+          "Walks the project's whole audit trail on any store: sound with its head, or the first record edited, missing or rewritten (its admins only).",
+        security: cookie,
+        parameters: [
+          project,
+          query('expectSeq', 'A head kept elsewhere: its record number (with expectHash).', {
+            type: 'string',
+            pattern: '^[1-9][0-9]{0,15}$',
+          }),
+          query('expectHash', 'A head kept elsewhere: its hash (with expectSeq).', {
+            type: 'string',
+            pattern: '^[0-9a-f]{64}$',
+          }),
+        ],
+        responses: {
+          '200': {
+            description: 'What the walk found.',
+            content: json(auditVerificationSchema),
+          },
+          ...problems([...admin, 'invalid_request']),
+        },
+      },
+    },
   };
 }
+
+/** What `GET /sessions/team/audit/verify` answers: the chain sound with its head, or its first broken record. */
+const auditVerificationSchema = {
+  oneOf: [
+    {
+      type: 'object',
+      required: ['ok', 'projectKey', 'records', 'head'],
+      properties: {
+        ok: { const: true },
+        projectKey: { type: 'string' },
+        records: { type: 'integer' },
+        head: {
+          type: ['object', 'null'],
+          required: ['projectKey', 'seq', 'hash', 'prunedThrough'],
+          properties: {
+            projectKey: { type: 'string' },
+            seq: { type: 'integer' },
+            hash: { type: 'string' },
+            prunedThrough: { type: 'integer' },
+          },
+        },
+      },
+    },
+    {
+      type: 'object',
+      required: ['ok', 'projectKey', 'seq', 'problem'],
+      properties: {
+        ok: { const: false },
+        projectKey: { type: 'string' },
+        seq: { type: 'integer' },
+        problem: { enum: ['edited', 'missing', 'truncated', 'rewritten'] },
+      },
+    },
+  ],
+};
 
 /** A passkey as its owner sees it. */
 const passkeySchema = {

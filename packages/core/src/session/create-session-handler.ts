@@ -35,6 +35,7 @@ import {
   servePolicy,
   serveSetPolicy,
   serveAuditExport,
+  serveAuditVerify,
   serveAuditLog,
   serveChangeRole,
   serveInvite,
@@ -297,6 +298,7 @@ function teamRoutes(deps: SessionRouteDependencies, team: SessionTeam): Record<s
     '/sessions/team/sessions/revoke': { POST: route('team_revoke_sessions', serveRevokeMemberSessions) },
     '/sessions/team/audit': { GET: route('team_audit', serveAuditLog) },
     '/sessions/team/audit/export': { GET: route('team_audit_export', serveAuditExport) },
+    '/sessions/team/audit/verify': { GET: route('team_audit_verify', serveAuditVerify) },
   };
 }
 

@@ -25,6 +25,7 @@ import { pruneAuditTrails, type AuditStore } from '../audit/audit-store.js';
 import { createTeamAdmin, type TeamAdmin, type TeamOptions, type TeamResult } from '../team/create-team-admin.js';
 import { hashPassword } from './password.js';
 import { listOwnSessions, revokeOwnSession, type RevokeSessionResult } from './own-sessions.js';
+import { createAccountAudit, type AccountAudit } from './account-audit.js';
 import type { SessionSummary } from './session-summary.js';
 
 /** Options of {@link createSessionService}. */
@@ -250,19 +251,24 @@ export function createSessionService(options: SessionServiceOptions): SessionSer
 
   const startSession: StartSession = (account, projectKey, cookieHeader, method, client) =>
     startSessionFor(context, { device, audit: options.audit }, account, { projectKey, cookieHeader, method, client });
+  const accountAudit = createAccountAudit(options.audit, context, options.logger ?? consoleLogger);
   const recovery =
     options.recovery &&
-    createAccountRecovery(options.recovery, {
-      context,
-      hashThroughGate: (hash) => checkCredentials(hashGate, false, hash),
-      passwordHash: options.passwordHash,
-      onError: (error) => (options.logger ?? consoleLogger).error('account recovery failed', error),
-      passkeyStore: options.passkeys?.store,
-      identityLinks: options.sso?.identityLinks,
-    });
+    auditedRecovery(
+      accountAudit,
+      createAccountRecovery(options.recovery, {
+        context,
+        hashThroughGate: (hash) => checkCredentials(hashGate, false, hash),
+        passwordHash: options.passwordHash,
+        onError: (error) => (options.logger ?? consoleLogger).error('account recovery failed', error),
+        passkeyStore: options.passkeys?.store,
+        identityLinks: options.sso?.identityLinks,
+      }),
+    );
 
   const passkeys =
-    options.passkeys && sessionPasskeys(options, context, createPasskeys(options.passkeys, context), startSession);
+    options.passkeys &&
+    sessionPasskeys(options, context, createPasskeys(options.passkeys, context), startSession, accountAudit);
   const sso = options.sso && sessionSso(options, options.sso, context, startSession);
   const stepUp = options.stepUp && sessionStepUp(options, options.stepUp, context, passkeys, hashGate);
   const team = options.team && sessionTeam(options, options.team, context, hashGate, startSession);
@@ -336,23 +342,45 @@ export function createSessionService(options: SessionServiceOptions): SessionSer
       });
     },
 
-    async logout(cookieHeader) {
-      const token = cookie.read(cookieHeader);
-      const current = token === null ? null : await authenticateToken(token, context);
-      return current ? store.delete(current.record.id) : false;
-    },
+    logout: (cookieHeader) => signOut(context, accountAudit, cookieHeader),
 
     listSessions: (cookieHeader) => listOwnSessions(context, cookieHeader),
     revokeSession: (cookieHeader, id) => revokeOwnSession(context, options.audit, cookieHeader, id),
 
-    async logoutEverywhere(cookieHeader) {
-      const token = cookie.read(cookieHeader);
-      const current = token === null ? null : await authenticateToken(token, context);
-      return current ? store.deleteByUser(current.record.userId) : null;
-    },
+    logoutEverywhere: (cookieHeader) => signOutEverywhere(context, accountAudit, cookieHeader),
 
     deleteExpired: () => deleteExpiredRecords(options, context, pruneAudit),
   };
+}
+
+/** The live session of a `Cookie` header, without renewing it. */
+async function currentSession(context: SessionContext, cookieHeader: string | null | undefined) {
+  const token = context.cookie.read(cookieHeader);
+  return token === null ? null : authenticateToken(token, context);
+}
+
+/** Ends the cookie's session, recorded in its project's audit trail; false when there was none. */
+async function signOut(context: SessionContext, accountAudit: AccountAudit, cookieHeader: string | null | undefined) {
+  const current = await currentSession(context, cookieHeader);
+  if (!current || !(await context.store.delete(current.record.id))) return false;
+  const { record } = current;
+  const event = { type: 'sign-out', session: record.id, data: { scope: 'this' }, projectKey: record.projectKey };
+  await accountAudit(current.account, event);
+  return true;
+}
+
+/** Ends every session of the cookie's user, recorded in each of their projects' trails: how many, null when signed out. */
+async function signOutEverywhere(
+  context: SessionContext,
+  accountAudit: AccountAudit,
+  cookieHeader: string | null | undefined,
+) {
+  const current = await currentSession(context, cookieHeader);
+  if (!current) return null;
+  const sessions = await context.store.deleteByUser(current.record.userId);
+  const data = { scope: 'everywhere', sessions };
+  await accountAudit(current.account, { type: 'sign-out', session: current.record.id, data });
+  return sessions;
 }
 
 /** Deletes expired sessions, one-time links, passkey challenges and invitations; resolves to the sessions deleted. */
@@ -549,11 +577,18 @@ function sessionPasskeys(
   context: SessionContext,
   passkeys: Passkeys,
   startSession: StartSession,
+  accountAudit: AccountAudit,
 ): SessionPasskeys {
   return {
     ...passkeys,
     async register(account, response, name) {
       const result = await passkeys.register(account, response, name);
+      if (result.ok)
+        await accountAudit(account, {
+          type: 'passkey-added',
+          session: null,
+          data: { passkeyId: result.passkey.id, name: result.passkey.name },
+        });
       // A new way into the account: its owner hears of it (by email, when the service sends any).
       if (result.ok && options.recovery)
         options.recovery.email
@@ -565,6 +600,8 @@ function sessionPasskeys(
     },
     async remove(userId, id, response, credentialIds) {
       const result = await passkeys.remove(userId, id, response, credentialIds);
+      if (result === 'removed')
+        await accountAudit(userId, { type: 'passkey-removed', session: null, data: { passkeyId: id } });
       // A way in gone: its owner hears of it too (an intruder removing theirs is news).
       const recovery = result === 'removed' ? options.recovery : undefined;
       const account = recovery && (await context.directory.getAccount(userId));
@@ -581,6 +618,23 @@ function sessionPasskeys(
       return verified.ok
         ? startSession(verified.account, input.projectKey, input.cookieHeader, 'passkey', input.client)
         : verified;
+    },
+  };
+}
+
+/** Recovery whose completed resets enter the audit trail of each of the user's projects. */
+function auditedRecovery(accountAudit: AccountAudit, recovery: AccountRecovery): AccountRecovery {
+  return {
+    ...recovery,
+    async resetPassword(input) {
+      const result = await recovery.resetPassword(input);
+      if (result.ok)
+        await accountAudit(result.user.id, {
+          type: 'password-reset',
+          session: null,
+          data: { sessionsRevoked: result.revokedSessions, passkeysRemoved: true },
+        });
+      return result;
     },
   };
 }

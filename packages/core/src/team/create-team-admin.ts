@@ -1,5 +1,12 @@
 import * as base64url from 'jose/base64url';
-import type { AuditEvent, AuditQuery, AuditRecord, AuditStore } from '../audit/audit-store.js';
+import {
+  verifyAuditChain,
+  type AuditEvent,
+  type AuditQuery,
+  type AuditRecord,
+  type AuditStore,
+  type AuditVerification,
+} from '../audit/audit-store.js';
 import type { EmailMessage, EmailSender } from '../session/email-sender.js';
 import { authenticateCookie } from '../session/resolve-session.js';
 import type { SessionContext } from '../session/session-context.js';
@@ -156,6 +163,11 @@ export interface TeamAdmin {
   auditLog(caller: TeamCaller, query: Omit<AuditQuery, 'projectKey'>): Promise<AuditRecord[] | null>;
   /** The whole trail of the caller's project, oldest first, a page at a time (what an export writes). */
   auditChain(caller: TeamCaller): AsyncIterable<AuditRecord> | null;
+  /**
+   * Walks the caller's project's whole trail: sound, or the first record edited, missing or rewritten
+   * (`expectHead`: a head read earlier and kept elsewhere); null when the service keeps no trail.
+   */
+  verifyAudit(caller: TeamCaller, expectHead?: { seq: number; hash: string }): Promise<AuditVerification | null>;
 }
 
 const tokenPattern = /^[A-Za-z0-9_-]{43}$/;
@@ -239,6 +251,8 @@ export function createTeamAdmin(options: TeamOptions, dependencies: TeamDependen
     auditLog: async (caller, query) => audit?.list({ ...query, projectKey: caller.projectKey }) ?? null,
 
     auditChain: (caller) => (audit ? walkChain(audit, caller.projectKey) : null),
+    verifyAudit: async (caller, expectHead) =>
+      audit ? verifyAuditChain(audit, caller.projectKey, expectHead ? { expectHead } : {}) : null,
   };
 }
 
@@ -277,14 +291,26 @@ async function changeAudited(
   return result;
 }
 
-/** Revokes a project's pending invitations that `matches`. */
+/** Revokes the caller's project's pending invitations that `matches`, each recorded with `reason`. */
 async function revokeInvitationsWhere(
   team: Team,
-  projectKey: string,
+  caller: TeamCaller,
+  reason: 'member-removed' | 'inviter-demoted',
   matches: (invitation: InvitationRecord) => boolean,
 ): Promise<void> {
-  for (const pending of await team.invitations.list(projectKey, team.context.now()))
-    if (matches(pending)) await team.invitations.revoke(projectKey, pending.id);
+  for (const pending of await team.invitations.list(caller.projectKey, team.context.now())) {
+    if (!matches(pending)) continue;
+    const revoked = await team.invitations.revoke(caller.projectKey, pending.id);
+    if (revoked)
+      await team.audit?.append(
+        teamEvent(team, caller, {
+          projectKey: caller.projectKey,
+          type: 'invitation-revoked',
+          subject: pending.id,
+          data: { email: revoked.email, role: revoked.role, reason },
+        }),
+      );
+  }
 }
 
 /** The member of the caller's project with this user id, if any. */
@@ -318,7 +344,7 @@ function memberOperations(team: Team): Pick<TeamAdmin, 'listMembers' | 'changeRo
       if (!result.ok) return { ok: false, reason: result.reason === 'last_role_holder' ? 'last_admin' : 'not_found' };
       // An admin no longer: the invitations they sent as one are void.
       if (role !== adminRole && result.before.some((held) => held.role === adminRole))
-        await revokeInvitationsWhere(team, caller.projectKey, (pending) => pending.invitedBy === userId);
+        await revokeInvitationsWhere(team, caller, 'inviter-demoted', (pending) => pending.invitedBy === userId);
       return { ok: true, value: (await member(caller, userId)) ?? target };
     },
 
@@ -340,7 +366,8 @@ function memberOperations(team: Team): Pick<TeamAdmin, 'listMembers' | 'changeRo
       // the invitations they sent as an admin go with them.
       await revokeInvitationsWhere(
         team,
-        caller.projectKey,
+        caller,
+        'member-removed',
         (pending) => pending.email === target.user.email || pending.invitedBy === userId,
       );
       return { ok: true, value: null };

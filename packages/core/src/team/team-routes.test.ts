@@ -112,6 +112,42 @@ describe('team routes: who may administer', () => {
     expect(audit.status).toBe(403);
   });
 
+  it.each([
+    ['GET', '/sessions/team/members', () => ({})],
+    ['POST', '/sessions/team/members/role', (userId: string) => ({ userId, role: 'viewer' })],
+    ['POST', '/sessions/team/members/remove', (userId: string) => ({ userId })],
+    ['POST', '/sessions/team/invitations', () => ({ email: 'eve@example.com', role: 'agent' })],
+    ['POST', '/sessions/team/invitations/revoke', () => ({ id: 'inv_unknown' })],
+    ['GET', '/sessions/team/sessions', (userId: string) => ({ userId })],
+    ['POST', '/sessions/team/sessions/revoke', (userId: string) => ({ userId })],
+    ['GET', '/sessions/team/policy', () => ({})],
+    ['POST', '/sessions/team/policy', () => ({ roles: { viewer: {} }, version: 0 })],
+    ['GET', '/sessions/team/audit', () => ({})],
+    ['GET', '/sessions/team/audit/export', () => ({})],
+    ['GET', '/sessions/team/audit/verify', () => ({})],
+  ] as Array<[string, string, (userId: string) => Record<string, string | object | number>]>)(
+    '%s %s: a non-admin member 403, an admin of another project 404, nobody 401, and nothing changed',
+    async (method, path, input) => {
+      const { send, login, userId, audit, directory } = await setup();
+      const aliceCookie = await login(alice);
+      const carolId = await userId(carol.email);
+      const call = (projectKey: string, cookie?: string) => {
+        const fields = { projectKey, ...input(carolId) };
+        return method === 'GET'
+          ? send('GET', `${path}?${new URLSearchParams(fields as Record<string, string>)}`, undefined, cookie)
+          : send('POST', path, fields, cookie);
+      };
+      const before = [await audit.list({ projectKey: 'acme-b2b' }), await directory.listMembers('globex-b2c')];
+      const asAgent = await call('acme-b2b', aliceCookie);
+      expect([asAgent.status, await problem(asAgent)]).toEqual([403, 'forbidden']);
+      const elsewhere = await call('globex-b2c', aliceCookie);
+      expect([elsewhere.status, await problem(elsewhere)]).toEqual([404, 'not_found']);
+      const anonymous = await call('acme-b2b');
+      expect([anonymous.status, await problem(anonymous)]).toEqual([401, 'unauthenticated']);
+      expect([await audit.list({ projectKey: 'acme-b2b' }), await directory.listMembers('globex-b2c')]).toEqual(before);
+    },
+  );
+
   it('keeps an admin who only works on the team pages signed in: each request renews the idle expiry', async () => {
     const { clock, get, login } = await setup();
     const aliceCookie = await login(alice);
@@ -392,8 +428,8 @@ describe('team routes: invitations, what they cannot do', () => {
     expect(pending.invitations).toEqual([]);
   });
 
-  it('voids the invitations an admin sent once they are an admin no longer', async () => {
-    const { get, post, login, userId } = await setup();
+  it('voids the invitations an admin sent once they are an admin no longer, each recorded with why', async () => {
+    const { get, post, login, userId, audit } = await setup();
     const aliceCookie = await login(alice);
     const carolId = await userId(carol.email);
     await post('/sessions/team/members/role', { projectKey: 'acme-b2c', userId: carolId, role: 'admin' }, aliceCookie);
@@ -413,6 +449,10 @@ describe('team routes: invitations, what they cannot do', () => {
       invitations: Array<{ email: string }>;
     };
     expect(pending.invitations.map((invitation) => invitation.email)).toEqual(['dana@example.com']);
+    const revoked = await audit.list({ projectKey: 'acme-b2c', type: 'invitation-revoked' });
+    expect(revoked.map((record) => [record.actor, record.data])).toEqual([
+      [alice.email, { email: 'eve@example.com', role: 'admin', reason: 'inviter-demoted' }],
+    ]);
   });
 
   it("changes no member's role: a second invitation accepted by a member is refused", async () => {

@@ -316,6 +316,34 @@ export async function serveAuditLog(deps: TeamRouteDependencies, request: HttpRe
   return jsonResponse(200, { records: records.map(auditJson), next });
 }
 
+/** The query of `GET /sessions/team/audit/verify`: a head kept elsewhere (`expectSeq` and `expectHash`, both or neither). */
+export const auditVerifyQuery = z.strictObject({
+  projectKey: key,
+  expectSeq: z.optional(z.string().check(z.regex(/^[1-9]\d{0,15}$/, 'Must be a record number'))),
+  expectHash: z.optional(z.string().check(z.regex(/^[0-9a-f]{64}$/, 'Must be a SHA-256 hash in hex'))),
+});
+
+/**
+ * `GET /sessions/team/audit/verify?projectKey=…`: walks the project's whole trail on any store — 200
+ * with `ok: true` and its head, or `ok: false` naming the first record edited, missing or rewritten.
+ */
+export async function serveAuditVerify(deps: TeamRouteDependencies, request: HttpRequest): Promise<HttpResponse> {
+  const query = parseWithSchema(auditVerifyQuery, queryOf(request));
+  if ((query.expectSeq === undefined) !== (query.expectHash === undefined))
+    throw new DeskpilotError('invalid_request', {
+      detail: 'A head kept elsewhere needs both its record number and its hash.',
+      errors: [
+        { path: query.expectSeq === undefined ? 'expectSeq' : 'expectHash', message: 'Required with the other' },
+      ],
+    });
+  const caller = await admin(deps, request, query.projectKey);
+  const expectHead =
+    query.expectSeq === undefined ? undefined : { seq: Number(query.expectSeq), hash: query.expectHash! };
+  const verification = await deps.team.verifyAudit(caller, expectHead);
+  if (verification === null) throw noAuditTrail();
+  return jsonResponse(200, verification);
+}
+
 /** `GET /sessions/team/audit/export?projectKey=…`: the whole trail as JSON lines, oldest first, hashes included. */
 export async function serveAuditExport(deps: TeamRouteDependencies, request: HttpRequest): Promise<HttpResponse> {
   const query = parseWithSchema(teamQuery, queryOf(request));
