@@ -249,4 +249,46 @@ describe.skipIf(!hasChromium)(`studio in Chromium: an organisation's admin${skip
     },
     timeout,
   );
+
+  it(
+    'cannot remove the organisation’s last admin; makes Alice an admin of it beside him, then no longer',
+    async () => {
+      await page.getByRole('navigation', { name: 'Administration' }).getByRole('button', { name: 'Team' }).click();
+      const panel = page.getByRole('region', { name: 'Organisation admins' });
+      await expect.poll(() => panel.getByRole('heading').textContent()).toBe('Admins of acme');
+      const remove = (email: string) => panel.getByRole('button', { name: `Remove ${email} as an admin of acme` });
+      await remove('bob@example.com').click();
+      await expect
+        .poll(() => panel.getByRole('alert').textContent())
+        .toBe('An organisation keeps at least one admin: make someone else its admin first.');
+      await panel.getByLabel('Address of an account').fill('alice@example.com');
+      await panel.getByRole('button', { name: 'Make admin of acme' }).click();
+      await expect.poll(() => panel.getByRole('status').textContent()).toBe('alice@example.com administers acme now.');
+      await expect.poll(() => panel.getByRole('listitem').count()).toBe(2);
+      // And takes it back: Alice administers her own projects only again.
+      await remove('alice@example.com').click();
+      await expect
+        .poll(() => panel.getByRole('status').textContent())
+        .toBe('alice@example.com no longer administers acme.');
+      expect(await panel.getByRole('listitem').allTextContents()).toEqual([
+        expect.stringMatching(/^Bob Keller \(bob@example\.com\) · you/),
+      ]);
+
+      await page.getByRole('navigation', { name: 'Administration' }).getByRole('button', { name: 'Activity' }).click();
+      const activity = page.getByRole('main', { name: 'Activity' });
+      await expect
+        .poll(async () =>
+          (
+            await activity
+              .locator('tr[data-type]')
+              .evaluateAll((rows) => rows.map((row) => row.getAttribute('data-type')))
+          )
+            .slice(0, 2)
+            .join(' '),
+        )
+        .toBe('organization-admin-removed organization-admin-added');
+      expect(pageErrors).toEqual([]);
+    },
+    timeout,
+  );
 });

@@ -20,6 +20,8 @@ const types = [
   'invitation-accepted',
   'session-revoked',
   'policy-changed',
+  'organization-admin-added',
+  'organization-admin-removed',
 ];
 
 interface Filters {

@@ -8,6 +8,7 @@ import {
   type TeamMember,
   type TeamPolicy,
 } from './studio-api.ts';
+import { OrganizationAdmins } from './organization-admins.tsx';
 
 /** What every panel of the Team page shares: the project, and one way to run a change and report it. */
 interface TeamContext {
@@ -74,6 +75,7 @@ export function TeamPage({ projectKey, session }: { projectKey: string; session:
           <Members context={context} team={team} me={session.user.id} />
           <Invitations context={context} team={team} />
           {policy && <Policy key={policy.version} context={context} policy={policy} roles={team.roles} />}
+          <OrganizationAdmins projectKey={projectKey} me={session.user.id} />
         </>
       )}
     </main>

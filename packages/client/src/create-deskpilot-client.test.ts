@@ -1,6 +1,7 @@
 import {
   createMemoryAuditStore,
   createMemoryInvitationStore,
+  createMemoryOrganizationStore,
   createMemoryRolePolicyStore,
   createMemoryAccountTokenStore,
   createMemoryPasskeyStore,
@@ -31,6 +32,10 @@ async function deployment(options: { rateLimit?: number; delayMs?: number; stepU
     rpId: 'studio.test',
     origins: ['http://studio.test'],
   };
+  // Acme's two projects form an organisation, whose first admin is Alice.
+  const organizations = createMemoryOrganizationStore();
+  for (const projectKey of ['acme-b2c', 'acme-b2b']) await organizations.addProject('acme', projectKey);
+  await organizations.setAdmin('acme', 'usr_alice', true);
   const service = createSessionService({
     passkeys,
     store: createMemorySessionStore(),
@@ -44,6 +49,7 @@ async function deployment(options: { rateLimit?: number; delayMs?: number; stepU
       policies: createMemoryRolePolicyStore(),
       email: { send: async (message) => void outbox.push(message.text) },
       invitationLink: (token) => `http://studio.test/#invitation=${token}`,
+      organizations,
     },
     ...(options.stepUpSecret ? { stepUp: { secret: options.stepUpSecret } } : {}),
     recovery: {
@@ -151,6 +157,20 @@ describe('createDeskpilotClient: teams', () => {
       ok: false,
       problem: 'rewritten',
     });
+    expect(await client.organizations()).toEqual([{ organization: 'acme', projects: ['acme-b2b', 'acme-b2c'] }]);
+    expect(await client.addOrganizationAdmin({ organization: 'acme', email: 'dana@example.com' })).toMatchObject({
+      email: 'dana@example.com',
+    });
+    expect((await client.organizationAdmins('acme')).map((admin) => admin.email).sort()).toEqual([
+      alice.email,
+      'dana@example.com',
+    ]);
+    await client.removeOrganizationAdmin({ organization: 'acme', userId: dana.user.id });
+    await expect(client.removeOrganizationAdmin({ organization: 'acme', userId: 'usr_alice' })).rejects.toMatchObject({
+      code: 'last_admin',
+      status: 409,
+    });
+    await expect(client.organizationAdmins('globex')).rejects.toMatchObject({ code: 'not_found', status: 404 });
     const policy = await client.teamPolicy('acme-b2c');
     expect(policy.version).toBe(0);
     const roles = { ...policy.roles, admin: { ...policy.roles.admin, canRefundOrders: false } };

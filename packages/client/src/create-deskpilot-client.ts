@@ -245,6 +245,18 @@ function teamCalls(session: SessionCall, post: (body: unknown) => RequestInit, s
     /** The organisations the signed-in user administers, each with its projects (whose admin they are too). */
     organizations: async (): Promise<Array<{ organization: string; projects: string[] }>> =>
       (await (await session('/sessions/organizations')).json()).organizations,
+    /** An organisation's admins (its admins only; 404 `not_found` for anyone else). */
+    organizationAdmins: async (organization: string): Promise<Array<{ id: string; email: string; name: string }>> =>
+      (await (await session(`/sessions/organizations/admins?${query({ organization })}`)).json()).admins,
+    /** Makes an account (by its address) an admin of the organisation too (its admins only). */
+    addOrganizationAdmin: async (input: {
+      organization: string;
+      email: string;
+    }): Promise<{ id: string; email: string; name: string }> =>
+      (await (await session('/sessions/organizations/admins', post(input))).json()).admin,
+    /** Makes someone an admin of the organisation no longer (409 `last_admin` for its last one). */
+    removeOrganizationAdmin: async (input: { organization: string; userId: string }): Promise<void> =>
+      void (await session('/sessions/organizations/admins/remove', post(input))),
     /** A project's role policy (its admins only). */
     teamPolicy: async (projectKey: string): Promise<TeamPolicy> =>
       (await session(`/sessions/team/policy?${query({ projectKey })}`)).json(),

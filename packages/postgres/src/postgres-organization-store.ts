@@ -51,5 +51,36 @@ export function createPostgresOrganizationStore(client: SqlClient): Organization
         [organization, userId],
       );
     },
+    admins: (organization) =>
+      keys(
+        'SELECT user_id FROM deskpilot_organization_admins WHERE organization = $1 ORDER BY user_id COLLATE "C"',
+        organization,
+        'user_id',
+      ),
+    async removeAdmin(organization, userId) {
+      if (!canBeStored(organization) || !canBeStored(userId)) return 'not_admin';
+      return client.transaction(async (transaction) => {
+        // One organisation's admin removals one after the other: two admins removing each other at
+        // once, the second sees the first, and the organisation keeps an admin.
+        await transaction.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [
+          organizationLockClass,
+          organization,
+        ]);
+        const { rows } = await transaction.query<{ user_id: string }>(
+          'SELECT user_id FROM deskpilot_organization_admins WHERE organization = $1',
+          [organization],
+        );
+        if (!rows.some((row) => row.user_id === userId)) return 'not_admin';
+        if (rows.length === 1) return 'last_admin';
+        await transaction.query('DELETE FROM deskpilot_organization_admins WHERE organization = $1 AND user_id = $2', [
+          organization,
+          userId,
+        ]);
+        return 'removed';
+      });
+    },
   };
 }
+
+/** The advisory lock class of organisation admin changes ("do" in ASCII). */
+const organizationLockClass = 25711;

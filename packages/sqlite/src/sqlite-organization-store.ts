@@ -49,5 +49,27 @@ export function createSqliteOrganizationStore(database: SqliteDatabase): Organiz
         ).run(organization, userId),
       );
     },
+    admins: async (organization) =>
+      keys(
+        'SELECT user_id FROM deskpilot_organization_admins WHERE organization = ? ORDER BY user_id',
+        organization,
+        'user_id',
+      ),
+    async removeAdmin(organization, userId) {
+      if (!canBeStored(organization) || !canBeStored(userId)) return 'not_admin';
+      // One write transaction: the count and the delete see no other process's removal in between.
+      return database.transaction(() => {
+        const held = sql('SELECT user_id FROM deskpilot_organization_admins WHERE organization = ?')
+          .all(organization)
+          .map((row) => String(row.user_id));
+        if (!held.includes(userId)) return 'not_admin' as const;
+        if (held.length === 1) return 'last_admin' as const;
+        sql('DELETE FROM deskpilot_organization_admins WHERE organization = ? AND user_id = ?').run(
+          organization,
+          userId,
+        );
+        return 'removed' as const;
+      });
+    },
   };
 }

@@ -66,6 +66,8 @@ describe('the OpenAPI documents', () => {
       '/sessions/team/policy',
       '/sessions/current/capabilities',
       '/sessions/organizations',
+      '/sessions/organizations/admins',
+      '/sessions/organizations/admins/remove',
       '/sessions/team/audit',
       '/sessions/team/audit/export',
       '/sessions/team/audit/verify',

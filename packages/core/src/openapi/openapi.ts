@@ -38,6 +38,7 @@ import {
   revokeMemberSessionsBody,
   revokeInvitationBody,
 } from '../team/team-routes.js';
+import { addOrganizationAdminBody, removeOrganizationAdminBody } from '../team/organization-routes.js';
 
 /** An OpenAPI 3.1 document, as plain JSON. */
 export type OpenApiDocument = Record<string, unknown> & { openapi: '3.1.0' };
@@ -552,6 +553,7 @@ function teamPaths(cookie: object, bodyCodes: readonly ErrorCode[], session: obj
     ...teamSessionPaths(cookie, bodyCodes),
     ...teamPolicyPaths(cookie, bodyCodes),
     ...organizationPaths(cookie),
+    ...organizationAdminPaths(cookie, bodyCodes),
     ...teamAuditPaths(cookie),
   };
 }
@@ -806,6 +808,60 @@ function organizationPaths(cookie: object) {
         },
       },
     },
+  };
+}
+
+/** An organisation's admins, seen and changed by its admins. */
+function organizationAdminPaths(cookie: object, bodyCodes: readonly ErrorCode[]) {
+  const { post, noContent } = teamRouteParts(cookie);
+  const refused = ['unauthenticated', 'not_found', 'store_unavailable'] as const;
+  const user = {
+    type: 'object',
+    required: ['id', 'email', 'name'],
+    properties: { id: { type: 'string' }, email: { type: 'string' }, name: { type: 'string' } },
+  };
+  return {
+    '/sessions/organizations/admins': {
+      get: {
+        operationId: 'organizationAdmins',
+        summary: "An organisation's admins (its admins only: anyone else gets 404, as for no such organisation).",
+        security: cookie,
+        parameters: [{ name: 'organization', in: 'query', required: true, schema: { type: 'string' } }],
+        responses: {
+          '200': {
+            description: 'The admins, in user id order.',
+            content: json({
+              type: 'object',
+              required: ['organization', 'admins'],
+              properties: { organization: { type: 'string' }, admins: { type: 'array', items: user } },
+            }),
+          },
+          ...problems([...refused, 'invalid_request']),
+        },
+      },
+      ...post(
+        'addOrganizationAdmin',
+        "One of an organisation's admins makes an account (by its address) an admin of the organisation too; recorded in each of its projects' trails.",
+        addOrganizationAdminBody,
+        {
+          '201': {
+            description: 'The new admin.',
+            content: json({
+              type: 'object',
+              required: ['organization', 'admin'],
+              properties: { organization: { type: 'string' }, admin: user },
+            }),
+          },
+          ...problems([...bodyCodes, ...refused]),
+        },
+      ),
+    },
+    '/sessions/organizations/admins/remove': post(
+      'removeOrganizationAdmin',
+      "One of an organisation's admins makes another, or themself, its admin no longer. An organisation keeps at least one admin.",
+      removeOrganizationAdminBody,
+      { ...noContent, ...problems([...bodyCodes, ...refused, 'last_admin']) },
+    ),
   };
 }
 

@@ -46,6 +46,11 @@ import {
   serveRevokeInvitation,
   type TeamRouteDependencies,
 } from '../team/team-routes.js';
+import {
+  serveAddOrganizationAdmin,
+  serveOrganizationAdmins,
+  serveRemoveOrganizationAdmin,
+} from '../team/organization-routes.js';
 import type { SessionStepUp } from './step-up.js';
 import { serveStepUp, serveStepUpOptions, type StepUpRouteDependencies } from './step-up-routes.js';
 import {
@@ -295,6 +300,11 @@ function teamRoutes(deps: SessionRouteDependencies, team: SessionTeam): Record<s
     '/sessions/team/policy': { GET: route('team_policy', servePolicy), POST: route('team_set_policy', serveSetPolicy) },
     '/sessions/current/capabilities': { GET: route('capabilities', serveCapabilities) },
     '/sessions/organizations': { GET: route('organizations', serveOrganizations) },
+    '/sessions/organizations/admins': {
+      GET: route('organization_admins', serveOrganizationAdmins),
+      POST: route('organization_add_admin', serveAddOrganizationAdmin),
+    },
+    '/sessions/organizations/admins/remove': { POST: route('organization_remove_admin', serveRemoveOrganizationAdmin) },
     '/sessions/team/sessions/revoke': { POST: route('team_revoke_sessions', serveRevokeMemberSessions) },
     '/sessions/team/audit': { GET: route('team_audit', serveAuditLog) },
     '/sessions/team/audit/export': { GET: route('team_audit_export', serveAuditExport) },

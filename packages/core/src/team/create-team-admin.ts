@@ -14,6 +14,7 @@ import { isLive, toSessionSummary, type SessionSummary } from '../session/sessio
 import { normalizeEmail, type Account, type Membership } from '../session/user-directory.js';
 import type { InvitationRecord, InvitationStore } from './invitation-store.js';
 import type { OrganizationStore } from './organization-store.js';
+import { createOrganizationAdmins, type OrganizationAdmins } from './organization-admins.js';
 import { builtinCapabilities, type CapabilityRegistry } from '../chat/context/capabilities.js';
 import {
   capabilitiesOf,
@@ -168,6 +169,8 @@ export interface TeamAdmin {
    * (`expectHead`: a head read earlier and kept elsewhere); null when the service keeps no trail.
    */
   verifyAudit(caller: TeamCaller, expectHead?: { seq: number; hash: string }): Promise<AuditVerification | null>;
+  /** Who administers each organisation, changed by its admins; null without `organizations`. */
+  readonly organizationAdmins: OrganizationAdmins | null;
 }
 
 const tokenPattern = /^[A-Za-z0-9_-]{43}$/;
@@ -253,6 +256,9 @@ export function createTeamAdmin(options: TeamOptions, dependencies: TeamDependen
     auditChain: (caller) => (audit ? walkChain(audit, caller.projectKey) : null),
     verifyAudit: async (caller, expectHead) =>
       audit ? verifyAuditChain(audit, caller.projectKey, expectHead ? { expectHead } : {}) : null,
+    organizationAdmins: options.organizations
+      ? createOrganizationAdmins({ context, organizations: options.organizations, directory: team.directory, audit })
+      : null,
   };
 }
 

@@ -15,6 +15,13 @@ export interface OrganizationStore {
   addProject(organization: string, projectKey: string): Promise<void>;
   /** Makes a user an admin of an organisation (`true`), or no longer (`false`). */
   setAdmin(organization: string, userId: string, admin: boolean): Promise<void>;
+  /** The user ids of an organisation's admins, in key order. */
+  admins(organization: string): Promise<string[]>;
+  /**
+   * Makes a user an admin of an organisation no longer, atomically refusing to remove its last one
+   * (two admins removing each other at once: one of them stays).
+   */
+  removeAdmin(organization: string, userId: string): Promise<'removed' | 'not_admin' | 'last_admin'>;
 }
 
 const byKey = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
@@ -50,6 +57,14 @@ export function createMemoryOrganizationStore(): OrganizationStore {
       if (admin) users.add(userId);
       else users.delete(userId);
       admins.set(organization, users);
+    },
+    admins: async (organization) => [...(admins.get(organization) ?? [])].sort(byKey),
+    async removeAdmin(organization, userId) {
+      const users = admins.get(organization);
+      if (!users?.has(userId)) return 'not_admin';
+      if (users.size === 1) return 'last_admin';
+      users.delete(userId);
+      return 'removed';
     },
   };
 }

@@ -829,4 +829,71 @@ describe("an organisation's admins", () => {
     expect(await (await get('/sessions/organizations', bobCookie)).json()).toEqual({ organizations: [] });
     expect((await get('/sessions/organizations')).status).toBe(401);
   });
+
+  it('appoint and remove its admins, recorded in each of its projects; never its last one; nobody else sees them', async () => {
+    const { get, post, login, userId, organizations, audit } = await setup();
+    const bobId = await userId(bob.email);
+    await organizations.setAdmin('acme', bobId, true);
+    const bobCookie = await login(bob);
+    const aliceCookie = await login(alice);
+    const adminsOf = async (cookie: string, organization = 'acme') =>
+      get(`/sessions/organizations/admins?organization=${organization}`, cookie);
+    expect(await (await adminsOf(bobCookie)).json()).toEqual({
+      organization: 'acme',
+      admins: [{ id: bobId, email: bob.email, name: 'Bob Keller' }],
+    });
+    // Alice administers acme-b2c, not its organisation: she neither sees nor appoints its admins.
+    expect([(await adminsOf(aliceCookie)).status, await problem(await adminsOf(aliceCookie))]).toEqual([
+      404,
+      'not_found',
+    ]);
+    const byAlice = await post(
+      '/sessions/organizations/admins',
+      { organization: 'acme', email: alice.email },
+      aliceCookie,
+    );
+    expect(byAlice.status).toBe(404);
+    expect((await adminsOf(bobCookie, 'globex')).status).toBe(404);
+    expect((await get('/sessions/organizations/admins?organization=acme')).status).toBe(401);
+    // An address with no account is no one to appoint (the same answer as an organisation that is not his).
+    expect(
+      (await post('/sessions/organizations/admins', { organization: 'acme', email: 'nobody@example.com' }, bobCookie))
+        .status,
+    ).toBe(404);
+
+    const appointed = await post(
+      '/sessions/organizations/admins',
+      { organization: 'acme', email: alice.email },
+      bobCookie,
+    );
+    expect(appointed.status).toBe(201);
+    const aliceId = await userId(alice.email);
+    expect(await appointed.json()).toMatchObject({ organization: 'acme', admin: { id: aliceId, email: alice.email } });
+    expect((await get('/sessions/team/members?projectKey=acme-b2b', aliceCookie)).status).toBe(200);
+    for (const projectKey of ['acme-b2c', 'acme-b2b'])
+      expect((await audit.list({ projectKey, type: 'organization-admin-added' }))[0]).toMatchObject({
+        actor: bob.email,
+        subject: aliceId,
+        data: { organization: 'acme', email: alice.email },
+      });
+
+    const removeBob = await post(
+      '/sessions/organizations/admins/remove',
+      { organization: 'acme', userId: bobId },
+      aliceCookie,
+    );
+    expect(removeBob.status).toBe(204);
+    expect((await audit.list({ projectKey: 'acme-b2b', type: 'organization-admin-removed' }))[0]).toMatchObject({
+      actor: alice.email,
+      subject: bobId,
+    });
+    expect((await adminsOf(bobCookie)).status).toBe(404);
+    const last = await post(
+      '/sessions/organizations/admins/remove',
+      { organization: 'acme', userId: aliceId },
+      aliceCookie,
+    );
+    expect([last.status, await problem(last)]).toEqual([409, 'last_admin']);
+    expect(await organizations.admins('acme')).toEqual([aliceId]);
+  });
 });

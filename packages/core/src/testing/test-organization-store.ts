@@ -41,12 +41,36 @@ export function testOrganizationStore(make: () => OrganizationStore | Promise<Or
       expect(await store.administeredBy('user-3')).toEqual([]);
     });
 
+    it('lists the admins of an organisation, and removes one only while another stays', async () => {
+      const store = await make();
+      await store.setAdmin('acme', 'user-2', true);
+      await store.setAdmin('acme', 'user-1', true);
+      await store.setAdmin('globex', 'user-3', true);
+      expect(await store.admins('acme')).toEqual(['user-1', 'user-2']);
+      expect(await store.admins('nobody')).toEqual([]);
+      expect(await store.removeAdmin('acme', 'user-3')).toBe('not_admin');
+      expect(await store.removeAdmin('acme', 'user-1')).toBe('removed');
+      expect(await store.removeAdmin('acme', 'user-2')).toBe('last_admin');
+      expect(await store.admins('acme')).toEqual(['user-2']);
+    });
+
+    it('keeps an admin when two remove each other at the same moment', async () => {
+      const store = await make();
+      await store.setAdmin('acme', 'user-1', true);
+      await store.setAdmin('acme', 'user-2', true);
+      const outcomes = await Promise.all([store.removeAdmin('acme', 'user-1'), store.removeAdmin('acme', 'user-2')]);
+      expect(outcomes.sort()).toEqual(['last_admin', 'removed']);
+      expect(await store.admins('acme')).toHaveLength(1);
+    });
+
     it('answers input no row can hold (NUL, a lone surrogate) as a miss', async () => {
       const store = await make();
       for (const hostile of ['\u0000', 'acme\ud800']) {
         expect(await store.organizationOf(hostile)).toBeNull();
         expect(await store.projects(hostile)).toEqual([]);
         expect(await store.administeredBy(hostile)).toEqual([]);
+        expect(await store.admins(hostile)).toEqual([]);
+        expect(await store.removeAdmin(hostile, hostile)).toBe('not_admin');
       }
     });
   });
