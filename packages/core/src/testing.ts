@@ -13,7 +13,7 @@ export { testAccountTokenStore } from './testing/test-account-token-store.js';
 export { testPasskeyStore } from './testing/test-passkey-store.js';
 export { testIdentityLinkStore } from './testing/test-identity-link-store.js';
 export { testAuditStore } from './testing/test-audit-store.js';
-export { testInvitationStore } from './testing/test-invitation-store.js';
+export { testInvitationStore, type InvitationStoreUnderTest } from './testing/test-invitation-store.js';
 export { testOrganizationStore } from './testing/test-organization-store.js';
 export { testRolePolicyStore } from './testing/test-role-policy-store.js';
 export { testTeamDirectory, type TeamDirectoryUnderTest } from './testing/test-team-directory.js';

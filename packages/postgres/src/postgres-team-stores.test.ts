@@ -22,7 +22,10 @@ for (const backend of testBackends) {
 
     testInvitationStore(async () => {
       await database.reset();
-      return createPostgresInvitationStore(database.client);
+      return {
+        store: createPostgresInvitationStore(database.client),
+        audit: createPostgresAuditStore(database.client),
+      };
     });
     testOrganizationStore(async () => {
       await database.reset();

@@ -2,12 +2,14 @@ import type { InvitationRecord, InvitationStore } from '@deskpilot/core/session'
 import { invitationColumns, invitationFromRow, invitationRowValues } from '@deskpilot/core/storage';
 import type { SqliteDatabase } from './open-sqlite-database.js';
 import { canBeStored } from './read-row.js';
+import { appendAuditRecord } from './sqlite-audit-store.js';
 
 const columns = invitationColumns.join(', ');
 
 /**
  * Creates an {@link InvitationStore} on SQLite: invitations keyed by their token's digest; `consume` is
- * one `DELETE … RETURNING`, so an invitation is accepted once.
+ * one `DELETE … RETURNING`, so an invitation is accepted once; an invitation made or revoked and its
+ * audit record are one transaction.
  *
  * @example
  * const invitations = createSqliteInvitationStore(database);
@@ -20,12 +22,14 @@ export function createSqliteInvitationStore(database: SqliteDatabase): Invitatio
     return row ? invitationFromRow(row) : null;
   };
   return {
-    async create(record) {
-      database.run(() =>
+    appendsAudit: true,
+    async create(record, audit) {
+      database.transaction(() => {
         sql(`INSERT INTO deskpilot_invitations (${columns}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(
           ...invitationRowValues(record),
-        ),
-      );
+        );
+        if (audit) appendAuditRecord(database, audit);
+      });
     },
     find: async (tokenHash) => one(`SELECT ${columns} FROM deskpilot_invitations WHERE token_hash = ?`, [tokenHash]),
     async list(projectKey, now) {
@@ -39,8 +43,18 @@ export function createSqliteInvitationStore(database: SqliteDatabase): Invitatio
     },
     consume: async (tokenHash) =>
       one(`DELETE FROM deskpilot_invitations WHERE token_hash = ? RETURNING ${columns}`, [tokenHash]),
-    revoke: async (projectKey, id) =>
-      one(`DELETE FROM deskpilot_invitations WHERE project_key = ? AND id = ? RETURNING ${columns}`, [projectKey, id]),
+    async revoke(projectKey, id, audit) {
+      if (!canBeStored(projectKey) || !canBeStored(id)) return null;
+      return database.transaction(() => {
+        const row = sql(`DELETE FROM deskpilot_invitations WHERE project_key = ? AND id = ? RETURNING ${columns}`).get(
+          projectKey,
+          id,
+        );
+        const record = row ? invitationFromRow(row) : null;
+        if (record && audit) appendAuditRecord(database, audit(record));
+        return record;
+      });
+    },
     async deleteExpired(now) {
       const { changes } = database.run(() => sql('DELETE FROM deskpilot_invitations WHERE expires_at <= ?').run(now));
       return Number(changes);

@@ -37,7 +37,10 @@ describe('SQLite stores', () => {
   testPasskeyStore(async () => (await stores()).passkeyStore);
   testIdentityLinkStore(async () => (await stores()).identityLinkStore);
   testAuditStore(async () => (await stores()).auditStore);
-  testInvitationStore(async () => (await stores()).invitationStore);
+  testInvitationStore(async () => {
+    const { invitationStore, auditStore } = await stores();
+    return { store: invitationStore, audit: auditStore };
+  });
   testOrganizationStore(async () => (await stores()).organizationStore);
   testRolePolicyStore(async () => {
     const { rolePolicyStore, auditStore } = await stores();

@@ -304,19 +304,29 @@ async function revokeInvitationsWhere(
   reason: 'member-removed' | 'inviter-demoted',
   matches: (invitation: InvitationRecord) => boolean,
 ): Promise<void> {
-  for (const pending of await team.invitations.list(caller.projectKey, team.context.now())) {
-    if (!matches(pending)) continue;
-    const revoked = await team.invitations.revoke(caller.projectKey, pending.id);
-    if (revoked)
-      await team.audit?.append(
-        teamEvent(team, caller, {
-          projectKey: caller.projectKey,
-          type: 'invitation-revoked',
-          subject: pending.id,
-          data: { email: revoked.email, role: revoked.role, reason },
-        }),
-      );
-  }
+  for (const pending of await team.invitations.list(caller.projectKey, team.context.now()))
+    if (matches(pending)) await revokeAudited(team, caller, pending.id, { reason });
+}
+
+/** Revokes one invitation with its `invitation-revoked` record: in one transaction where the store allows. */
+async function revokeAudited(
+  team: Team,
+  caller: TeamCaller,
+  id: string,
+  extra: { reason?: string },
+): Promise<InvitationRecord | null> {
+  const { audit, invitations } = team;
+  const describe = (revoked: InvitationRecord) =>
+    teamEvent(team, caller, {
+      projectKey: caller.projectKey,
+      type: 'invitation-revoked',
+      subject: id,
+      data: { email: revoked.email, role: revoked.role, ...extra },
+    });
+  if (audit && invitations.appendsAudit) return invitations.revoke(caller.projectKey, id, describe);
+  const revoked = await invitations.revoke(caller.projectKey, id);
+  if (revoked && audit) await audit.append(describe(revoked));
+  return revoked;
 }
 
 /** The member of the caller's project with this user id, if any. */
@@ -413,21 +423,22 @@ function invitationOperations(team: Team): Pick<TeamAdmin, 'invite' | 'listInvit
         createdAt: now,
         expiresAt: now + ttlMs,
       };
-      await invitations.create(record);
+      const created = event(caller, {
+        projectKey: caller.projectKey,
+        type: 'invitation-created',
+        subject: record.id,
+        data: {
+          email,
+          role: record.role,
+          clientId: record.clientId,
+          expiresAt: new Date(record.expiresAt).toISOString(),
+        },
+      });
+      // In the invitation's own transaction where the store keeps the trail too, else right after.
+      const together = audit !== undefined && invitations.appendsAudit === true;
+      await invitations.create(record, together ? created : undefined);
+      if (audit && !together) await audit.append(created);
       const invitation = summary(record);
-      await audit?.append(
-        event(caller, {
-          projectKey: caller.projectKey,
-          type: 'invitation-created',
-          subject: record.id,
-          data: {
-            email,
-            role: record.role,
-            clientId: record.clientId,
-            expiresAt: new Date(record.expiresAt).toISOString(),
-          },
-        }),
-      );
       const link = options.invitationLink?.(token);
       if (options.email && link !== undefined) {
         await options.email.send(invitationMessage(record, caller, link, options.appName ?? 'Deskpilot'));
@@ -440,17 +451,8 @@ function invitationOperations(team: Team): Pick<TeamAdmin, 'invite' | 'listInvit
       (await invitations.list(caller.projectKey, context.now())).map((record) => summary(record)),
 
     async revokeInvitation(caller, id) {
-      const revoked = await invitations.revoke(caller.projectKey, id);
-      if (!revoked) return { ok: false, reason: 'not_found' };
-      await audit?.append(
-        event(caller, {
-          projectKey: caller.projectKey,
-          type: 'invitation-revoked',
-          subject: id,
-          data: { email: revoked.email, role: revoked.role },
-        }),
-      );
-      return { ok: true, value: null };
+      const revoked = await revokeAudited(team, caller, id, {});
+      return revoked ? { ok: true, value: null } : { ok: false, reason: 'not_found' };
     },
   };
 }

@@ -1,3 +1,4 @@
+import type { AuditEvent } from '../audit/audit-store.js';
 /** An invitation as stored: the digest of its token, never the token. */
 export interface InvitationRecord {
   /** Public id (what an admin lists and revokes by). */
@@ -22,8 +23,16 @@ export interface InvitationRecord {
  * `testInvitationStore` from `@deskpilot/core/testing` against an implementation.
  */
 export interface InvitationStore {
-  /** Inserts an invitation (ids and tokens are random; a duplicate id or digest is an error). */
-  create(record: InvitationRecord): Promise<void>;
+  /**
+   * True when `create` and `revoke` append the `audit` event they are given in their own transaction,
+   * to the audit trail of the same database (the Postgres and SQLite stores).
+   */
+  readonly appendsAudit?: boolean;
+  /**
+   * Inserts an invitation (ids and tokens are random; a duplicate id or digest is an error). With
+   * `audit` and a store that `appendsAudit`, the event lands in the same transaction.
+   */
+  create(record: InvitationRecord, audit?: AuditEvent): Promise<void>;
   /** The invitation with this digest, or null; it stays stored. */
   find(tokenHash: string): Promise<InvitationRecord | null>;
   /** A project's invitations not yet expired at `now`, oldest first. */
@@ -34,8 +43,15 @@ export interface InvitationStore {
    * the caller tells "expired" from "unknown".
    */
   consume(tokenHash: string): Promise<InvitationRecord | null>;
-  /** Deletes a project's invitation by id; the record, or null when the project has none with that id. */
-  revoke(projectKey: string, id: string): Promise<InvitationRecord | null>;
+  /**
+   * Deletes a project's invitation by id; the record, or null when the project has none with that id.
+   * With `audit` (given the record) and a store that `appendsAudit`, the event lands in the same transaction.
+   */
+  revoke(
+    projectKey: string,
+    id: string,
+    audit?: (record: InvitationRecord) => AuditEvent,
+  ): Promise<InvitationRecord | null>;
   /** Deletes invitations past their expiry at `now`; returns how many. */
   deleteExpired(now: number): Promise<number>;
 }

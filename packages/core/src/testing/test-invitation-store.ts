@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { AuditEvent, AuditStore } from '../audit/audit-store.js';
 import type { InvitationRecord, InvitationStore } from '../team/invitation-store.js';
 
 const invitation = (overrides: Partial<InvitationRecord> = {}): InvitationRecord => ({
@@ -15,16 +16,57 @@ const invitation = (overrides: Partial<InvitationRecord> = {}): InvitationRecord
 });
 const second = () => invitation({ id: 'invitation-2', tokenHash: 'digest-2'.padEnd(43, 'x'), createdAt: 1_100 });
 
+/** What {@link testInvitationStore}'s factory makes: a store, or a store with the audit store of its database. */
+export type InvitationStoreUnderTest = InvitationStore | { store: InvitationStore; audit?: AuditStore };
+
 /**
  * Conformance suite for an {@link InvitationStore}: call it inside a test file with a factory returning
- * a fresh, empty store. It checks lookups by digest, listing by project and expiry, single use under
- * concurrency, revocation scoped to its project, and that hostile input is a miss, never a store error.
+ * a fresh, empty store (with the audit store of its database, when it `appendsAudit`). It checks lookups
+ * by digest, listing by project and expiry, single use under concurrency, revocation scoped to its
+ * project, the audit record in the same transaction, and that hostile input is a miss, never a store error.
  *
  * @example
  * testInvitationStore(() => createMemoryInvitationStore());
  */
-export function testInvitationStore(make: () => InvitationStore | Promise<InvitationStore>): void {
+export function testInvitationStore(
+  makeUnderTest: () => InvitationStoreUnderTest | Promise<InvitationStoreUnderTest>,
+): void {
+  const made = async () => {
+    const underTest = await makeUnderTest();
+    return 'store' in underTest ? underTest : { store: underTest, audit: undefined };
+  };
+  const make = async () => (await made()).store;
   describe('InvitationStore conformance', () => {
+    it('appends the audit event with the invitation made or revoked when it says so, and keeps neither when the event cannot be kept', async (context) => {
+      const { store, audit } = await made();
+      if (!store.appendsAudit || !audit) return context.skip();
+      const event = (type: string, subject: string): AuditEvent => ({
+        projectKey: 'acme-b2c',
+        type,
+        actor: 'admin@example.com',
+        session: 'session-1',
+        subject,
+        data: {},
+        at: 1_000,
+      });
+      await store.create(invitation(), event('invitation-created', 'invitation-1'));
+      expect(
+        await store.revoke('acme-b2c', 'invitation-1', (record) => event('invitation-revoked', record.id)),
+      ).toEqual(invitation());
+      expect((await audit.list({ projectKey: 'acme-b2c' })).map((record) => [record.type, record.subject])).toEqual([
+        ['invitation-revoked', 'invitation-1'],
+        ['invitation-created', 'invitation-1'],
+      ]);
+      // An event no store can keep (a NaN time): the invitation is neither made nor revoked.
+      const broken = { ...event('invitation-created', 'invitation-2'), at: Number.NaN };
+      await expect(store.create(second(), broken)).rejects.toThrow();
+      expect(await store.find(second().tokenHash)).toBeNull();
+      await store.create(second());
+      await expect(store.revoke('acme-b2c', 'invitation-2', () => broken)).rejects.toThrow();
+      expect(await store.find(second().tokenHash)).toEqual(second());
+      expect(await audit.list({ projectKey: 'acme-b2c' })).toHaveLength(2);
+    });
+
     it('finds an invitation by its digest and keeps it', async () => {
       const store = await make();
       await store.create(invitation());
