@@ -1,6 +1,6 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { exportJWK, generateKeyPair, type JWK } from 'jose';
+import { exportJWK, generateKeyPair, SignJWT, type JWK, type JWTPayload } from 'jose';
 import Provider from 'oidc-provider';
 
 /** The people the test provider can sign in (`sub` → claims). */
@@ -39,6 +39,8 @@ export async function startOpenIdProvider(clients: TestClient[]) {
   const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   let signingIn = 'alice';
   let rotations = 0;
+  /** The key it signs with now: its own, so a test can sign what only the provider could. */
+  let signing = await newSigningKey('key-0');
   const make = (jwks?: { keys: JWK[] }) =>
     new Provider(issuer, {
       ...(jwks ? { jwks } : {}),
@@ -55,7 +57,7 @@ export async function startOpenIdProvider(clients: TestClient[]) {
       interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
       cookies: { keys: ['a-cookie-key-for-the-test-provider'] },
     });
-  let provider = make();
+  let provider = make({ keys: [signing.jwk] });
   let callback = provider.callback();
   server.on('request', async (req, res) => {
     if (!req.url?.startsWith('/interaction/')) return callback(req, res);
@@ -78,11 +80,21 @@ export async function startOpenIdProvider(clients: TestClient[]) {
      * port; what was under way there (codes, sessions) is gone.
      */
     async rotateKeys() {
-      const { privateKey } = await generateKeyPair('RS256', { extractable: true });
-      const jwk = { ...(await exportJWK(privateKey)), kid: `key-${++rotations}`, alg: 'RS256', use: 'sig' };
-      provider = make({ keys: [jwk] });
+      signing = await newSigningKey(`key-${++rotations}`);
+      provider = make({ keys: [signing.jwk] });
       callback = provider.callback();
     },
+    /** Signs claims as an ID token with the provider's current key (or `key`, one it does not publish). */
+    signIdToken: (claims: JWTPayload, key = signing) =>
+      new SignJWT(claims).setProtectedHeader({ alg: 'RS256', kid: key.jwk.kid!, typ: 'JWT' }).sign(key.privateKey),
+    /** A signing key of the provider's kind that it does not publish. */
+    foreignKey: () => newSigningKey(signing.jwk.kid!),
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
+}
+
+/** An RS256 signing key with its private JWK (what the provider publishes the public half of). */
+async function newSigningKey(kid: string) {
+  const { privateKey } = await generateKeyPair('RS256', { extractable: true });
+  return { privateKey, jwk: { ...(await exportJWK(privateKey)), kid, alg: 'RS256', use: 'sig' } as JWK };
 }

@@ -8,6 +8,8 @@ export type EmailedLink = { action: 'reset-password' | 'verify-email'; token: st
 const ssoErrors: Record<string, string> = {
   invalid_flow: 'That sign-in expired or was started in another browser. Try again.',
   provider_error: 'Your identity provider did not confirm the sign-in. Try again.',
+  invalid_token:
+    'The identity provider’s answer did not verify (not signed by it, for another app, or expired). Try again.',
   unknown_domain: 'Your identity provider may not sign in this address.',
   unverified_email: 'Your identity provider has not verified your email address.',
   no_account: 'There is no account for this address yet. Ask your administrator.',

@@ -49,6 +49,7 @@ export type DeskpilotEvent =
         | 'succeeded'
         | 'invalid_flow'
         | 'provider_error'
+        | 'invalid_token'
         | 'unknown_domain'
         | 'unverified_email'
         | 'no_account'

@@ -31,6 +31,27 @@ beforeAll(async () => {
 }, 30_000);
 afterAll(() => provider?.close());
 
+/**
+ * A stand-in between the service and the provider's token endpoint: the ID token the provider answered,
+ * its claims changed by `change` and signed again — by the provider's own key unless `key` is given.
+ */
+function rewritingIdTokens(
+  change: (claims: Record<string, unknown>) => Record<string, unknown>,
+  key?: Awaited<ReturnType<typeof provider.foreignKey>>,
+): typeof fetch {
+  return async (input, init) => {
+    const response = await fetch(input, init);
+    if (new URL(input instanceof Request ? input.url : String(input)).pathname !== '/token') return response;
+    const body = (await response.json()) as { id_token: string };
+    const claims = JSON.parse(Buffer.from(body.id_token.split('.')[1]!, 'base64url').toString()) as Record<
+      string,
+      unknown
+    >;
+    const idToken = await provider.signIdToken(change(claims), key);
+    return Response.json({ ...body, id_token: idToken }, { status: response.status });
+  };
+}
+
 function acme(overrides: Partial<SsoProvider> = {}): SsoProvider {
   return {
     id: 'acme',
@@ -48,6 +69,8 @@ async function setup(
     providers?: SsoProvider[];
     service?: Partial<SessionServiceOptions>;
     identityLinks?: IdentityLinkStore;
+    /** How the service reaches the provider (a test's stand-in in the middle). */
+    fetch?: typeof fetch;
   } = {},
 ) {
   const identityLinks = options.identityLinks ?? createMemoryIdentityLinkStore();
@@ -71,6 +94,7 @@ async function setup(
       allowInsecureRequests: true,
       addUser: (user) => fixture.directory.addUser(user),
       identityLinks,
+      ...(options.fetch ? { fetch: options.fetch } : {}),
     },
     // Recovery beside it: a user bound to a person at the provider recovers there, not by email.
     recovery: {
@@ -225,7 +249,7 @@ describe('single sign-on with a real OpenID Provider', () => {
       const tampered = await new EncryptJWT({ ...payload, nonce: 'another-nonce' })
         .setProtectedHeader({ alg: 'dir', enc: 'A256GCM' })
         .encrypt(key);
-      refused(await callback(url, `deskpilot_sso=${tampered}`), 'provider_error');
+      refused(await callback(url, `deskpilot_sso=${tampered}`), 'invalid_token');
     });
 
     it('wrong audience: a code the provider issued to another client', async () => {
@@ -241,10 +265,29 @@ describe('single sign-on with a real OpenID Provider', () => {
       refused(await callback(swapped, mine.flow), 'provider_error');
     });
 
+    it('wrong audience: an ID token the provider signed, but for another client', async () => {
+      const { throughProvider, callback } = await setup({
+        fetch: rewritingIdTokens((claims) => ({ ...claims, aud: 'other' })),
+      });
+      const { flow, callback: url } = await throughProvider('alice');
+      refused(await callback(url, flow), 'invalid_token');
+    });
+
+    it('forged signature: an ID token with the right claims, signed by a key the provider does not publish', async () => {
+      const foreign = await provider.foreignKey();
+      const { throughProvider, callback } = await setup({ fetch: rewritingIdTokens((claims) => claims, foreign) });
+      const { flow, callback: url } = await throughProvider('alice');
+      refused(await callback(url, flow), 'invalid_token');
+      // The same claims signed with the provider's own key sign in: only the signature was wrong.
+      const genuine = await setup({ fetch: rewritingIdTokens((claims) => claims) });
+      const again = await genuine.throughProvider('alice');
+      expect(landing(await genuine.callback(again.callback, again.flow))).toBe(`${studio}/`);
+    });
+
     it('expired token: the ID token is past its expiry by the service’s clock', async () => {
       const { throughProvider, callback } = await setup({ service: { now: () => Date.now() + 2 * 60 * 60 * 1000 } });
       const { flow, callback: url } = await throughProvider('alice');
-      refused(await callback(url, flow), 'provider_error');
+      refused(await callback(url, flow), 'invalid_token');
     });
 
     it('unknown domain: a provider vouches only for its own domains', async () => {
@@ -505,15 +548,22 @@ describe('single sign-on with a real OpenID Provider', () => {
 });
 
 describe('single sign-on across a key rotation at the provider', () => {
-  it('signs in right after the provider rotates its signing key, even one it did not publish ahead', async () => {
-    // The ID token comes from the token endpoint, over TLS, to an authenticated client: TLS proves its
-    // issuer (OpenID Connect Core 3.1.3.7), so openid-client checks its claims, not its signature against
-    // a cached key set, and no rotation (announced or not) can refuse a sign-in.
+  it('signs in right after the provider rotates its signing key, even one it did not publish ahead: the new key set is fetched at once', async () => {
+    // Every ID token's signature is checked against the keys the provider publishes, kept between
+    // sign-ins: a token signed with a key the kept set does not list fetches the set again at once.
     const rotating = await startOpenIdProvider([
       { clientId: 'desk', clientSecret: 'desk-secret-of-at-least-32-characters', redirectUris: [redirectUri] },
     ]);
+    let keySetFetches = 0;
+    const counting: typeof fetch = (input, init) => {
+      if (new URL(input instanceof Request ? input.url : String(input)).pathname === '/jwks') keySetFetches += 1;
+      return fetch(input, init);
+    };
     try {
-      const { throughProvider, callback } = await setup({ providers: [acme({ issuer: rotating.issuer })] });
+      const { throughProvider, callback } = await setup({
+        providers: [acme({ issuer: rotating.issuer })],
+        fetch: counting,
+      });
       const signIn = async () => {
         const { flow, callback: url } = await throughProvider('alice');
         return landing(await callback(url, flow));
@@ -530,7 +580,11 @@ describe('single sign-on across a key rotation at the provider', () => {
         expect(await kids()).toEqual([`key-${rotation}`]);
         expect(before).not.toContain(`key-${rotation}`);
         expect(await signIn()).toBe(`${studio}/`);
+        // Fetched once when first needed, then once per rotation: not on every sign-in.
+        expect(keySetFetches).toBe(rotation + 1);
       }
+      expect(await signIn()).toBe(`${studio}/`);
+      expect(keySetFetches).toBe(3);
     } finally {
       await rotating.close();
     }

@@ -62,6 +62,8 @@ export interface SingleSignOnOptions {
   postLogoutRedirectUri?: string;
   /** Development only: a provider on plain http (a local test provider). @default false */
   allowInsecureRequests?: boolean;
+  /** How the providers are reached (discovery, tokens, keys, UserInfo): a proxy, tests. @default fetch */
+  fetch?: typeof fetch;
   /** Adds a provisioned user; required with `provisioning` (the shipped directories' `addUser`). */
   addUser?: (user: NewUser) => Promise<Account>;
   /**
@@ -74,7 +76,8 @@ export interface SingleSignOnOptions {
 /** Why a single sign-on was refused (a `#sso-error=` on the landing page, and the event's outcome). */
 export type SsoRefusal =
   | 'invalid_flow' // no, an expired, or another browser's flow cookie; a wrong state
-  | 'provider_error' // the provider refused (a replayed code, a denied consent) or answered what does not verify (nonce, audience, expiry, signature)
+  | 'provider_error' // the provider refused (a replayed code, a code of another client, a denied consent) or did not answer
+  | 'invalid_token' // the provider's ID token does not verify: its signature, audience, issuer, nonce or expiry
   | 'unknown_domain' // an email outside the provider's domains
   | 'unverified_email' // the provider does not say the email is verified
   | 'no_account' // nobody with that email, and no provisioning
@@ -117,7 +120,10 @@ export interface SingleSignOn {
   readonly clearSignOut: string;
 }
 
+import { createIdTokenVerifier, isUnverifiedToken } from './id-token-signature.js';
+
 type OpenIdClient = typeof import('openid-client');
+type CustomFetch = NonNullable<import('openid-client').DiscoveryRequestOptions[OpenIdClient['customFetch']]>;
 // Loaded on first use: a session service without single sign-on never loads it.
 let openIdClient: Promise<OpenIdClient> | undefined;
 const loadOpenIdClient = () => (openIdClient ??= import('openid-client'));
@@ -388,7 +394,11 @@ function createDiscovery(options: SingleSignOnOptions, context: SessionContext) 
         // The service's clock, so a test clock (or a skewed host) checks expiry as the service does.
         { client_secret: provider.clientSecret, [client.clockSkew]: Math.round((context.now() - Date.now()) / 1000) },
         undefined,
-        options.allowInsecureRequests ? { execute: [client.allowInsecureRequests] } : {},
+        {
+          ...(options.allowInsecureRequests ? { execute: [client.allowInsecureRequests] } : {}),
+          // openid-client calls it as fetch is called (its body type is narrower than fetch's own).
+          ...(options.fetch ? { [client.customFetch]: options.fetch as unknown as CustomFetch } : {}),
+        },
       );
       configurations.set(provider.id, configuration);
       configuration.catch(() => configurations.delete(provider.id));
@@ -421,6 +431,7 @@ export function createSingleSignOn(
   const flowTtlMs = options.flowTtlMs ?? 10 * 60 * 1000;
   const { flowCookie, signOutCookie } = sealedCookies(options, context, settings);
   const configurationOf = createDiscovery(options, context);
+  const verifyIdToken = createIdTokenVerifier({ now: context.now, ...(options.fetch ? { fetch: options.fetch } : {}) });
   const provision = {
     addUser: options.addUser,
     randomBytes: context.randomBytes,
@@ -490,6 +501,9 @@ export function createSingleSignOn(
         });
         const idTokenClaims = tokens.claims();
         idToken = tokens.id_token ?? '';
+        // Its claims checked by openid-client; its signature against the keys the provider publishes
+        // too, so a token is the provider's whatever the transport (and a rotated key is fetched at once).
+        await verifyIdToken(idToken, configuration, provider.clientId);
         // A provider may keep the email out of the ID token (as the specification's default has it):
         // then it comes from the UserInfo endpoint, for the same subject.
         // The email and whether it is verified come as a pair from one answer, never one from each.
@@ -499,8 +513,8 @@ export function createSingleSignOn(
           const { email: _email, [verified]: _verified, ...rest } = idTokenClaims;
           claims = { ...userInfo, ...rest, email: userInfo.email, [verified]: userInfo[verified] };
         } else claims = idTokenClaims;
-      } catch {
-        return { ok: false, reason: 'provider_error' };
+      } catch (error) {
+        return { ok: false, reason: isUnverifiedToken(error) ? 'invalid_token' : 'provider_error' };
       }
       // The subject identifies the person: at most 255 characters (OpenID Connect), text a store can hold.
       const subject = claims?.sub;
