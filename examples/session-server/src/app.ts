@@ -15,6 +15,7 @@ import {
   type AccountRecoveryOptions,
   normalizeEmail,
   type NewUser,
+  type SsoProvider,
   type RateLimiter,
 } from '@deskpilot/core/session';
 import { writeResponse } from '@deskpilot/core/node';
@@ -118,7 +119,7 @@ export async function createApp(config: ServerConfig, logger: Logger) {
     ...(config.SSO_PROVIDERS
       ? {
           sso: {
-            providers: config.SSO_PROVIDERS,
+            providers: tenantProviders(config),
             // Through the studio, which forwards /sessions/* here: the provider sees the studio's origin.
             redirectUri: config.SSO_REDIRECT_URI ?? new URL('/sessions/sso/callback', config.APP_URL).href,
             landingUrl: config.APP_URL,
@@ -222,6 +223,22 @@ const demoOrganizations = {
   acme: { projects: ['acme-b2c', 'acme-b2b'], admins: [] },
   globex: { projects: ['globex-b2c'], admins: [] },
 };
+
+/**
+ * SSO_PROVIDERS as core takes them: a provider of an `organization` signs people into that
+ * organisation's projects (ORGANIZATIONS) only. An organisation not configured stops the start.
+ */
+function tenantProviders(config: ServerConfig): SsoProvider[] {
+  return (config.SSO_PROVIDERS ?? []).map(({ organization, ...provider }) => {
+    if (organization === undefined) return provider;
+    const projects = config.ORGANIZATIONS?.[organization]?.projects;
+    if (!projects || provider.projects)
+      throw new Error(
+        `SSO_PROVIDERS: provider ${provider.id} names the organisation ${organization}, which ${projects ? 'it gives projects too' : 'ORGANIZATIONS does not have'}`,
+      );
+    return { ...provider, projects };
+  });
+}
 
 /** Places ORGANIZATIONS' projects and adds their admins (by email, once they have an account). */
 async function seedOrganizations(config: ServerConfig, storage: Storage): Promise<void> {

@@ -35,6 +35,9 @@ const ssoProvider = z.strictObject({
   clientId: name,
   clientSecret: name,
   domains: z.array(name).check(z.minLength(1)),
+  /** Its tenant's projects, or `organization`: one of ORGANIZATIONS, whose projects they are. */
+  projects: z.optional(z.array(name).check(z.minLength(1))),
+  organization: z.optional(name),
   scopes: z.optional(z.array(name)),
   emailVerifiedClaim: z.optional(name),
   requiredClaims: z.optional(z.record(z.string(), z.union([z.string(), z.boolean(), z.array(z.string())]))),

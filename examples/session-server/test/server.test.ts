@@ -88,6 +88,27 @@ describe('reference session server', () => {
     expect(stderr).not.toContain('    at '); // no stack trace
   });
 
+  it('refuses an SSO provider of an organisation ORGANIZATIONS does not have, naming it and never its secret', async () => {
+    const provider = {
+      id: 'globex',
+      name: 'Globex',
+      issuer: 'https://id.globex.example',
+      clientId: 'desk',
+      clientSecret: 'a-client-secret-never-printed',
+      domains: ['globex.example'],
+      organization: 'globex',
+    };
+    const { code, stderr } = await runToExit(serverFile, {
+      PORT: '0',
+      DATA_DIR: temporaryDataDir(),
+      SSO_PROVIDERS: JSON.stringify([provider]),
+      ORGANIZATIONS: JSON.stringify({ acme: { projects: ['acme-b2c'] } }),
+    });
+    expect(code).not.toBe(0);
+    expect(stderr).toContain('provider globex names the organisation globex, which ORGANIZATIONS does not have');
+    expect(stderr).not.toContain('a-client-secret-never-printed');
+  });
+
   it('checks the whole environment at once: allow-list, proxies and database URL named together, exit 2, nothing opened', async () => {
     const { code, stderr } = await runToExit(serverFile, {
       PORT: '0',

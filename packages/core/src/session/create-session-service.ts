@@ -549,7 +549,9 @@ function sessionSso(
       callbackUrl.search = search;
       const finished = await singleSignOn.finish(callbackUrl, cookieHeader);
       if (!finished.ok) return finished;
-      const started = await startSession(finished.account, finished.projectKey, cookieHeader, 'sso', client);
+      const projectKey = ssoLanding(options, finished);
+      if (projectKey === null) return { ok: false, reason: 'forbidden' };
+      const started = await startSession(finished.account, projectKey, cookieHeader, 'sso', client);
       if (!started.ok) return { ok: false, reason: 'forbidden' };
       // Kept as long as the session may live: signing out later can sign out at the provider too.
       const setSignOutCookie = await singleSignOn.sealSignOut(
@@ -569,6 +571,20 @@ function sessionSso(
       return url.href;
     },
   };
+}
+
+/**
+ * The project a single sign-on opens: the one asked for, or (for a provider of a tenant's `projects`)
+ * the person's first membership among them; null when the provider may not sign them into any.
+ */
+function ssoLanding(
+  options: SingleSignOnOptions,
+  finished: { account: Account; projectKey?: string; providerId: string },
+): string | undefined | null {
+  const allowed = options.providers.find((provider) => provider.id === finished.providerId)?.projects;
+  if (!allowed) return finished.projectKey;
+  if (finished.projectKey !== undefined) return allowed.includes(finished.projectKey) ? finished.projectKey : null;
+  return finished.account.memberships.find((membership) => allowed.includes(membership.projectKey))?.projectKey ?? null;
 }
 
 /** The service's passkeys: the ceremonies, the owner told of a new passkey, sign-in ending in `startSession`. */

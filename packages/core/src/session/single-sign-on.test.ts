@@ -190,6 +190,33 @@ describe('single sign-on with a real OpenID Provider', () => {
     expect(events).toContainEqual({ type: 'sso-sign-in', outcome: 'succeeded' });
   });
 
+  it("a tenant's provider signs people into its projects only: there by default, never into another tenant's", async () => {
+    // Acme's provider is acme-b2b's tenant's; Alice is also acme-b2c's admin, Bob is globex's only.
+    const { throughProvider, callback, get } = await setup({ providers: [acme({ projects: ['acme-b2b'] })] });
+    const first = await throughProvider('alice');
+    const landed = await callback(first.callback, first.flow);
+    expect(landing(landed)).toBe(`${studio}/`);
+    const current = await get('/sessions/current', cookiePair(landed.headers.getSetCookie()[0]!));
+    expect(await current.json()).toMatchObject({ projectKey: 'acme-b2b', role: 'agent' });
+    const elsewhere = await throughProvider('alice', 'provider=acme&projectKey=acme-b2c');
+    expect(landing(await callback(elsewhere.callback, elsewhere.flow))).toBe(`${studio}/#sso-error=forbidden`);
+    const outsider = await throughProvider('bob');
+    expect(landing(await callback(outsider.callback, outsider.flow))).toBe(`${studio}/#sso-error=forbidden`);
+  });
+
+  it('refuses at start a tenant provider whose provisioning names a project outside its own', async () => {
+    await expect(
+      setup({
+        providers: [
+          acme({
+            projects: ['acme-b2b'],
+            provisioning: { memberships: [{ projectKey: 'globex-b2c', clientId: 'globex', role: 'agent' }] },
+          }),
+        ],
+      }),
+    ).rejects.toThrow(/provisioning names globex-b2c, which is not one of its projects/);
+  });
+
   it('sends the browser to the provider with PKCE (S256), state, nonce and the configured scopes', async () => {
     const { get } = await setup();
     const start = await get('/sessions/sso/start?provider=acme');

@@ -17,6 +17,13 @@ export interface SsoProvider {
   clientSecret: string;
   /** The email domains it is the home realm of: it may vouch only for addresses in them. */
   domains: readonly string[];
+  /**
+   * The projects of its tenant (an organisation's, a customer's): a sign-in through it opens a session
+   * only in one of them — the one asked for, else the person's first membership among them — and its
+   * provisioning may give memberships only there. Another tenant's provider never signs anyone into
+   * these, nor this one into theirs. @default every project
+   */
+  projects?: readonly string[];
   /** @default ["openid", "email", "profile"] */
   scopes?: readonly string[];
   /**
@@ -413,6 +420,17 @@ function checkProviders(options: SingleSignOnOptions): void {
     if (!/^[A-Za-z0-9_-]{1,64}$/.test(provider.id))
       throw new TypeError(`sso provider id ${JSON.stringify(provider.id)} is not URL-safe`);
     if (provider.provisioning && !options.addUser) throw new TypeError('sso provisioning needs sso.addUser');
+    if (provider.projects) {
+      const { memberships = [], byClaim } = provider.provisioning ?? {};
+      const outside = [...memberships, ...Object.values(byClaim?.values ?? {}).flat()].find(
+        (membership) => !provider.projects!.includes(membership.projectKey),
+      );
+      if (provider.projects.length === 0) throw new TypeError(`sso provider ${provider.id}: projects is empty`);
+      if (outside)
+        throw new TypeError(
+          `sso provider ${provider.id}: provisioning names ${outside.projectKey}, which is not one of its projects`,
+        );
+    }
     if (new URL(provider.issuer).protocol !== 'https:' && !options.allowInsecureRequests)
       throw new TypeError(
         `sso provider ${provider.id}: the issuer must be https (allowInsecureRequests is for development)`,
