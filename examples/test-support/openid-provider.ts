@@ -49,6 +49,8 @@ export async function startOpenIdProvider(clients: TestClient[]) {
         client_secret: client.clientSecret,
         redirect_uris: client.redirectUris,
         post_logout_redirect_uris: client.postLogoutRedirectUris ?? [],
+        // When the person authenticated, in every ID token (as Okta, Entra ID and Keycloak send it).
+        require_auth_time: true,
       })),
       claims: { openid: ['sub'], email: ['email', 'email_verified', 'xms_edov', 'hd'], profile: ['name', 'groups'] },
       findAccount: (_ctx, sub) => ({ accountId: sub, claims: () => ({ sub, ...testPeople[sub] }) }),

@@ -101,3 +101,83 @@ describe.skipIf(!hasChromium)(`studio in Chromium: single sign-on${skipReason}`,
     timeout,
   );
 });
+
+// Step-up for a person of a company sign-in (no password here, no passkey): a risky approval asks them
+// to authenticate at their identity provider again — prompt=login, max_age=0 — not merely to have a
+// session the provider let through. A sign-in older than two seconds is not recent here.
+describe.skipIf(!hasChromium)(`studio in Chromium: step-up through the identity provider${skipReason}`, () => {
+  let provider: Awaited<ReturnType<typeof startOpenIdProvider>>;
+  let platform: Platform;
+  let browser: Browser;
+  let page: Page;
+  const pageErrors: string[] = [];
+  const stepUp = { STEP_UP_SECRET: 'e2e-sso-step-up-secret-of-at-least-32-chars' };
+
+  beforeAll(async () => {
+    const studioPort = await freePort();
+    const studioUrl = `http://localhost:${studioPort}`;
+    const client = { clientId: 'studio', clientSecret: 'a-studio-secret-of-at-least-32-characters' };
+    provider = await startOpenIdProvider([{ ...client, redirectUris: [`${studioUrl}/sessions/sso/callback`] }]);
+    const providers = [
+      { id: 'acme', name: 'Acme (test provider)', issuer: provider.issuer, ...client, domains: ['example.com'] },
+    ];
+    platform = await startPlatform(
+      stepUp,
+      {
+        ...stepUp,
+        STEP_UP_RECENT_SIGN_IN_MS: '2000',
+        SSO_PROVIDERS: JSON.stringify(providers),
+        SSO_ALLOW_HTTP: 'true',
+        APP_URL: studioUrl,
+      },
+      { studioPort },
+    );
+    browser = await launchChromium();
+    page = await (await browser.newContext()).newPage();
+    watchPageErrors(page, pageErrors);
+  }, timeout);
+  afterAll(async () => {
+    await browser?.close();
+    platform?.close();
+    await provider?.close();
+  });
+
+  it(
+    'a cancel sends the person to sign in at their provider again; back on the card, Approve runs it once',
+    async () => {
+      provider.signIn('alice');
+      await page.goto(platform.studioUrl);
+      await page.getByLabel('Email').fill('alice@example.com');
+      await page.getByRole('button', { name: 'Company sign-in (SSO)' }).click();
+      await expect.poll(() => page.getByTestId('role').textContent(), { timeout: 20_000 }).toBe('admin');
+      // Longer ago than the two seconds that count as recent.
+      await new Promise((resolve) => setTimeout(resolve, 2_500));
+      const message = page.getByLabel('Message');
+      await message.fill('Cancel order ORD-1002');
+      await message.press('Enter');
+      const approval = page.getByTestId('approval-card');
+      await approval.waitFor();
+      await approval.getByRole('button', { name: 'Approve…' }).click();
+      const again = approval.getByRole('link', { name: 'Sign in at Acme (test provider)' });
+      await again.waitFor();
+      const href = new URL((await again.getAttribute('href'))!, platform.studioUrl);
+      expect(href.searchParams.get('reauthenticate')).toBe('true');
+      expect(href.searchParams.get('projectKey')).toBe('acme-b2c');
+      expect(platform.chat.output()).not.toContain('cancelOrder ORD-1002');
+
+      await again.click();
+      await expect.poll(() => page.getByTestId('role').textContent(), { timeout: 20_000 }).toBe('admin');
+      const resumed = page.getByTestId('approval-card');
+      await resumed.waitFor();
+      await resumed.getByRole('button', { name: 'Approve…' }).click();
+      await expect
+        .poll(() => platform.chat.output().split('cancelOrder ORD-1002 in acme-b2c').length - 1, { timeout: 20_000 })
+        .toBe(1);
+      await expect
+        .poll(() => page.getByTestId('approval-decision').last().textContent())
+        .toMatch(/^Approved by alice@example\.com at \d\d:\d\d, confirmed /);
+      expect(pageErrors).toEqual([]);
+    },
+    timeout,
+  );
+});

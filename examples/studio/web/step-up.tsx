@@ -42,6 +42,8 @@ export function StepUpApprove({
 }) {
   const [busy, setBusy] = useState(false);
   const [askPassword, setAskPassword] = useState(false);
+  // A user of a company sign-in confirms there: back here, the card waits for Approve again.
+  const [atProvider, setAtProvider] = useState<{ id: string; name: string; url: string } | null>(null);
   const [password, setPassword] = useState('');
   const [error, setError] = useState<string | null>(null);
 
@@ -64,6 +66,15 @@ export function StepUpApprove({
       const challenge = await client.stepUpOptions(binding);
       if (challenge.method === 'password') {
         setAskPassword(true);
+        return null;
+      }
+      if (challenge.method === 'sign-in-again' && challenge.provider) {
+        // Back to this project (and this conversation's card) once signed in there again.
+        const projectKey = (await client.currentSession())?.projectKey;
+        setAtProvider({
+          ...challenge.provider,
+          url: client.ssoStartUrl(challenge.provider.id, projectKey, { reauthenticate: true }),
+        });
         return null;
       }
       if (challenge.method === 'sign-in-again')
@@ -96,6 +107,14 @@ export function StepUpApprove({
             Confirm and approve
           </button>
         </form>
+      )}
+      {atProvider && (
+        <p className="step-up-provider">
+          Confirm by signing in at {atProvider.name} again, then approve here.{' '}
+          <a className="button primary" href={atProvider.url}>
+            Sign in at {atProvider.name}
+          </a>
+        </p>
       )}
       {error && (
         <p className="error" role="alert" data-testid="step-up-error">

@@ -100,8 +100,11 @@ export type StepUpChallenge =
   | { method: 'passkey'; options: Record<string, unknown> }
   | { method: 'password' }
   | { method: 'recent-sign-in' }
-  /** Sign in again first: the user's passkeys were all added since this sign-in, or they sign in at their identity provider. */
-  | { method: 'sign-in-again' };
+  /**
+   * Sign in again first: the user's passkeys were all added since this sign-in, or they authenticate
+   * at their identity provider again (`provider`: `ssoStartUrl(provider.id, projectKey, { reauthenticate: true })`).
+   */
+  | { method: 'sign-in-again'; provider?: { id: string; name: string } };
 
 /** A step-up proof for the chat service (`client.stepUp`). */
 export interface StepUpProofResponse {
@@ -338,9 +341,16 @@ function accountCalls(session: SessionCall, post: (body: unknown) => RequestInit
       (
         await session('/sessions/passkey', post(projectKey === undefined ? { response } : { response, projectKey }))
       ).json(),
-    /** Where a browser goes to sign in through an identity provider (a navigation, not a fetch: it leaves the page). */
-    ssoStartUrl: (providerId: string, projectKey?: string): string =>
-      `${sessionBaseUrl}/sessions/sso/start?${new URLSearchParams({ provider: providerId, ...(projectKey === undefined ? {} : { projectKey }) })}`,
+    /**
+     * Where a browser goes to sign in through an identity provider (a navigation, not a fetch: it leaves
+     * the page). `reauthenticate`: the person authenticates there now, as a step-up asks.
+     */
+    ssoStartUrl: (providerId: string, projectKey?: string, settings: { reauthenticate?: boolean } = {}): string =>
+      `${sessionBaseUrl}/sessions/sso/start?${new URLSearchParams({
+        provider: providerId,
+        ...(projectKey === undefined ? {} : { projectKey }),
+        ...(settings.reauthenticate ? { reauthenticate: 'true' } : {}),
+      })}`,
     /** The identity provider of an email's domain (home-realm discovery), or null: then sign in with a password. */
     discoverSso: async (email: string): Promise<{ id: string; name: string } | null> => {
       try {

@@ -335,6 +335,14 @@ function ssoPaths(bodyCodes: readonly ErrorCode[]) {
         parameters: [
           { name: 'provider', in: 'query', required: true, schema: { type: 'string' } },
           { name: 'projectKey', in: 'query', required: false, schema: { type: 'string' } },
+          {
+            name: 'reauthenticate',
+            in: 'query',
+            required: false,
+            description:
+              'true: the person authenticates at the provider now (prompt=login, max_age=0), as a step-up asks.',
+            schema: { enum: ['true', 'false'] },
+          },
         ],
         responses: { ...found, ...problems(['invalid_request', 'not_found', 'rate_limited', 'upstream_unavailable']) },
       },
@@ -386,7 +394,17 @@ function stepUpPaths(cookie: object, bodyCodes: readonly ErrorCode[]) {
             content: json({
               type: 'object',
               required: ['method'],
-              properties: { method: { enum: ['passkey', 'password', 'recent-sign-in'] }, options: { type: 'object' } },
+              properties: {
+                method: { enum: ['passkey', 'password', 'recent-sign-in', 'sign-in-again'] },
+                options: { type: 'object' },
+                provider: {
+                  description:
+                    'For `sign-in-again` of a user bound at an identity provider: where to authenticate again (`/sessions/sso/start?provider=…&reauthenticate=true`).',
+                  type: 'object',
+                  required: ['id', 'name'],
+                  properties: { id: { type: 'string' }, name: { type: 'string' } },
+                },
+              },
             }),
           },
           ...problems([...bodyCodes, ...signedIn]),

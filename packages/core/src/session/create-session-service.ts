@@ -270,7 +270,7 @@ export function createSessionService(options: SessionServiceOptions): SessionSer
     options.passkeys &&
     sessionPasskeys(options, context, createPasskeys(options.passkeys, context), startSession, accountAudit);
   const sso = options.sso && sessionSso(options, options.sso, context, startSession);
-  const stepUp = options.stepUp && sessionStepUp(options, options.stepUp, context, passkeys, hashGate);
+  const stepUp = options.stepUp && sessionStepUp(options, options.stepUp, context, { passkeys, sso, hashGate });
   const team = options.team && sessionTeam(options, options.team, context, hashGate, startSession);
   const pruneAudit = auditRetention(options, context.now);
 
@@ -560,6 +560,7 @@ function sessionSso(
           userId: finished.account.user.id,
           signedInAt: Date.parse(started.session.createdAt),
           idToken: finished.idToken,
+          authenticatedAt: finished.authenticatedAt,
         },
         Date.parse(started.session.expiresAt) - context.now(),
       );
@@ -686,13 +687,25 @@ function sessionStepUp(
   options: SessionServiceOptions,
   stepUp: StepUpOptions,
   context: SessionContext,
-  passkeys: Passkeys | undefined,
-  hashGate: HashGate | undefined,
+  {
+    passkeys,
+    sso,
+    hashGate,
+  }: { passkeys: Passkeys | undefined; sso: SessionSso | undefined; hashGate: HashGate | undefined },
 ): SessionStepUp {
   return createSessionStepUp(stepUp, {
     context,
     passkeys,
     isBoundAtProvider: async (userId) => (options.sso ? options.sso.identityLinks.isLinked(userId) : false),
+    ...(sso
+      ? {
+          atProvider: {
+            authenticatedAt: (cookieHeader, session) =>
+              sso.authenticatedAt(cookieHeader, { userId: session.user.id, signedInAt: Date.parse(session.createdAt) }),
+            providerFor: (email) => sso.providerFor(email),
+          },
+        }
+      : {}),
     checkPassword: async (email, password) => {
       const checked = await checkCredentials(hashGate, false, () =>
         checkPassword(context.directory, email, password, { passwordHash: options.passwordHash }),

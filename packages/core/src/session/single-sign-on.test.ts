@@ -6,6 +6,7 @@ import { createSessionHandler } from './create-session-handler.js';
 import type { SessionServiceOptions } from './create-session-service.js';
 import { cookiePair, createTestSessions } from './session.test-support.js';
 import type { SsoProvider } from './single-sign-on.js';
+import { stepUpBinding } from '../step-up/step-up-proof.js';
 import { createMemoryAccountTokenStore } from './account-token-store.js';
 import type { EmailMessage } from './email-sender.js';
 import { createMemoryIdentityLinkStore, type IdentityLinkStore } from './identity-link-store.js';
@@ -85,6 +86,7 @@ async function setup(
     directory: fixture.directory,
     // The provider's clock is the real one: so is the service's, unless a test moves it.
     now: options.service?.now ?? Date.now,
+    ...(options.service?.stepUp ? { stepUp: options.service.stepUp } : {}),
     pepper: 'a-pepper-of-the-sso-tests',
     cookie: { secure: false },
     sso: {
@@ -571,6 +573,90 @@ describe('single sign-on with a real OpenID Provider', () => {
     });
     const none = await discover('someone@elsewhere.example');
     expect(none.status).toBe(404);
+  });
+});
+
+describe('single sign-on and the step-up of risky approvals', () => {
+  const binding = stepUpBinding({ id: 'apv_1', toolName: 'refundOrder', inputHash: 'a'.repeat(64) });
+  const stepUpSecret = 'a-step-up-secret-of-the-sso-tests-0123456789';
+  /** The session's and its sealed sign-out hint's cookies after a single sign-on. */
+  const signedIn = async (answer: Response) =>
+    answer.headers
+      .getSetCookie()
+      .map(cookiePair)
+      .filter((cookie) => /^deskpilot_(session|sso_out)=./.test(cookie))
+      .join('; ');
+  const post =
+    (handler: { fetch: (request: Request, context: { clientAddress: string }) => Promise<Response> }) =>
+    (path: string, body: unknown, cookie: string) =>
+      handler.fetch(
+        new Request(`http://desk.test${path}`, {
+          method: 'POST',
+          headers: { origin: studio, 'content-type': 'application/json', cookie },
+          body: JSON.stringify(body),
+        }),
+        { clientAddress: '192.0.2.1' },
+      );
+
+  it('counts when the person last authenticated at the provider, not when the session began: ten minutes ago is sign in again', async () => {
+    // The service's clock ten minutes on: the provider let this sign-in through, but its auth_time is old.
+    const later = () => Date.now() + 10 * 60 * 1000;
+    const { throughProvider, callback, handler } = await setup({
+      service: { now: later, stepUp: { secret: stepUpSecret } },
+    });
+    const { flow, callback: url } = await throughProvider('alice');
+    const cookie = await signedIn(await callback(url, flow));
+    const options = await post(handler)('/sessions/current/step-up/options', { binding }, cookie);
+    expect(await options.json()).toEqual({
+      method: 'sign-in-again',
+      provider: { id: 'acme', name: 'Acme (test provider)' },
+    });
+    const refused = await post(handler)('/sessions/current/step-up', { binding }, cookie);
+    expect(refused.status).toBe(403);
+    // By the provider's own clock the same sign-in was just now: the step-up counts it.
+    const fresh = await setup({ service: { stepUp: { secret: stepUpSecret } } });
+    const again = await fresh.throughProvider('alice');
+    const now = await signedIn(await fresh.callback(again.callback, again.flow));
+    expect(await (await post(fresh.handler)('/sessions/current/step-up/options', { binding }, now)).json()).toEqual({
+      method: 'recent-sign-in',
+    });
+    // Without the sealed hint of this sign-in, nothing says when the person authenticated: sign in again.
+    const sessionOnly = now
+      .split('; ')
+      .filter((cookie) => cookie.startsWith('deskpilot_session='))
+      .join('; ');
+    expect(
+      await (await post(fresh.handler)('/sessions/current/step-up/options', { binding }, sessionOnly)).json(),
+    ).toMatchObject({
+      method: 'sign-in-again',
+    });
+  });
+
+  it('signs in again with reauthenticate: prompt=login and max_age=0 at the provider, then the step-up is a recent sign-in', async () => {
+    const { throughProvider, callback, handler, events } = await setup({
+      service: { stepUp: { secret: stepUpSecret } },
+    });
+    const { flow, callback: url } = await throughProvider('alice', 'provider=acme&reauthenticate=true');
+    const cookie = await signedIn(await callback(url, flow));
+    const options = await post(handler)('/sessions/current/step-up/options', { binding }, cookie);
+    expect(await options.json()).toEqual({ method: 'recent-sign-in' });
+    const proof = await post(handler)('/sessions/current/step-up', { binding }, cookie);
+    expect(proof.status).toBe(200);
+    expect(await proof.json()).toMatchObject({ method: 'recent-sign-in', token: expect.any(String) });
+    expect(events).toContainEqual(expect.objectContaining({ type: 'step-up', outcome: 'succeeded' }));
+  });
+
+  it('asks the provider for a fresh authentication, and refuses an answer whose auth_time is not fresh', async () => {
+    const { get } = await setup();
+    const start = await get('/sessions/sso/start?provider=acme&reauthenticate=true');
+    const location = new URL(start.headers.get('location')!);
+    expect([location.searchParams.get('prompt'), location.searchParams.get('max_age')]).toEqual(['login', '0']);
+    const plain = new URL((await get('/sessions/sso/start?provider=acme')).headers.get('location')!);
+    expect([plain.searchParams.get('prompt'), plain.searchParams.get('max_age')]).toEqual([null, null]);
+    // By the service's clock the authentication is ten minutes old: not the fresh one max_age=0 asked for.
+    const stale = await setup({ service: { now: () => Date.now() + 10 * 60 * 1000 } });
+    const { flow, callback: url } = await stale.throughProvider('alice', 'provider=acme&reauthenticate=true');
+    expect(landing(await stale.callback(url, flow))).toBe(`${studio}/#sso-error=invalid_token`);
   });
 });
 

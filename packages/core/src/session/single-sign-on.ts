@@ -95,14 +95,30 @@ export type SsoRefusal =
 export interface SingleSignOn {
   /** Home-realm discovery: the provider for an email's domain, or null. */
   providerFor(email: string): { id: string; name: string } | null;
-  /** The provider's authorization URL, and the `Set-Cookie` carrying the sealed flow; null for an unknown provider. */
-  start(providerId: string, projectKey?: string): Promise<{ location: string; setCookie: string } | null>;
+  /**
+   * The provider's authorization URL, and the `Set-Cookie` carrying the sealed flow; null for an unknown
+   * provider. `reauthenticate`: the person must authenticate at the provider now (`prompt=login`,
+   * `max_age=0`, and an `auth_time` of now checked), not be let through by the provider's own session.
+   */
+  start(
+    providerId: string,
+    projectKey?: string,
+    settings?: { reauthenticate?: boolean },
+  ): Promise<{ location: string; setCookie: string } | null>;
   /** Verifies the provider's answer (`callbackUrl` with its `code` and `state`) against this browser's flow. */
   finish(
     callbackUrl: URL,
     cookieHeader: string | null | undefined,
   ): Promise<
-    | { ok: true; account: Account; projectKey?: string; providerId: string; idToken: string }
+    | {
+        ok: true;
+        account: Account;
+        projectKey?: string;
+        providerId: string;
+        idToken: string;
+        /** When the person last authenticated at the provider (`auth_time`), epoch ms; null when it does not say. */
+        authenticatedAt: number | null;
+      }
     | { ok: false; reason: SsoRefusal }
   >;
   /** The `Set-Cookie` that deletes the flow cookie. */
@@ -125,6 +141,15 @@ export interface SingleSignOn {
   ): Promise<string | null>;
   /** The `Set-Cookie` that deletes the sign-out hint. */
   readonly clearSignOut: string;
+  /**
+   * When the person of this very session last authenticated at its provider (the `auth_time` its
+   * single sign-on carried), from this browser's sign-out hint; null without one, or when the provider
+   * did not say. What a step-up of a user bound at a provider counts, not when the session began.
+   */
+  authenticatedAt(
+    cookieHeader: string | null | undefined,
+    session: { userId: string; signedInAt: number },
+  ): Promise<number | null>;
 }
 
 import { createIdTokenVerifier, isUnverifiedToken } from './id-token-signature.js';
@@ -145,6 +170,8 @@ export interface SignOutHint {
   userId: string;
   signedInAt: number;
   idToken: string;
+  /** The `auth_time` of the sign-in, epoch ms; null when the provider did not say (absent in older hints). */
+  authenticatedAt?: number | null;
 }
 
 const isSignOutHint = (value: Record<string, unknown>): value is Record<string, unknown> & SignOutHint =>
@@ -159,6 +186,8 @@ interface Flow {
   nonce: string;
   verifier: string;
   projectKey?: string;
+  /** The person must authenticate at the provider now (`max_age=0`). */
+  reauthenticate?: true;
 }
 
 const encoder = new TextEncoder();
@@ -438,6 +467,46 @@ function checkProviders(options: SingleSignOnOptions): void {
   }
 }
 
+/**
+ * The provider's answer to a callback: the code exchanged (PKCE, state, nonce, and `max_age=0` for a
+ * re-authentication checked by openid-client), the ID token's signature checked, and the claims — the
+ * email and whether it is verified as a pair from one answer (UserInfo when the ID token has no email).
+ */
+async function exchangeCode(
+  callbackUrl: URL,
+  flow: Flow,
+  provider: SsoProvider,
+  {
+    configuration,
+    verifyIdToken,
+  }: {
+    configuration: Awaited<ReturnType<OpenIdClient['discovery']>>;
+    verifyIdToken: ReturnType<typeof createIdTokenVerifier>;
+  },
+): Promise<{ claims: Record<string, unknown> | undefined; idToken: string }> {
+  const client = await loadOpenIdClient();
+  const tokens = await client.authorizationCodeGrant(configuration, callbackUrl, {
+    pkceCodeVerifier: flow.verifier,
+    expectedState: flow.state,
+    expectedNonce: flow.nonce,
+    idTokenExpected: true,
+    // A re-authentication asked for: the provider's auth_time must be now (its clock tolerance).
+    ...(flow.reauthenticate ? { maxAge: 0 } : {}),
+  });
+  const idTokenClaims = tokens.claims();
+  const idToken = tokens.id_token ?? '';
+  // Its claims checked by openid-client; its signature against the keys the provider publishes too, so
+  // a token is the provider's whatever the transport (and a rotated key is fetched at once).
+  await verifyIdToken(idToken, configuration, provider.clientId);
+  if (!idTokenClaims || typeof idTokenClaims.email === 'string') return { claims: idTokenClaims, idToken };
+  // A provider may keep the email out of the ID token (as the specification's default has it): then it
+  // comes from the UserInfo endpoint, for the same subject.
+  const userInfo = await client.fetchUserInfo(configuration, tokens.access_token, idTokenClaims.sub);
+  const verified = provider.emailVerifiedClaim ?? 'email_verified';
+  const { email: _email, [verified]: _verified, ...rest } = idTokenClaims;
+  return { claims: { ...userInfo, ...rest, email: userInfo.email, [verified]: userInfo[verified] }, idToken };
+}
+
 /** Creates the service's {@link SingleSignOn}. */
 export function createSingleSignOn(
   options: SingleSignOnOptions,
@@ -448,6 +517,12 @@ export function createSingleSignOn(
   checkProviders(options);
   const flowTtlMs = options.flowTtlMs ?? 10 * 60 * 1000;
   const { flowCookie, signOutCookie } = sealedCookies(options, context, settings);
+  // This browser's sign-out hint, only for the session it came with: not after it ended, not for
+  // another user's or a later sign-in.
+  const hintOf = async (cookieHeader: string | null | undefined, session: { userId: string; signedInAt: number }) => {
+    const hint = await signOutCookie.read(cookieHeader);
+    return hint && hint.userId === session.userId && hint.signedInAt === session.signedInAt ? hint : null;
+  };
   const configurationOf = createDiscovery(options, context);
   const verifyIdToken = createIdTokenVerifier({ now: context.now, ...(options.fetch ? { fetch: options.fetch } : {}) });
   const provision = {
@@ -468,16 +543,20 @@ export function createSingleSignOn(
     },
 
     async endSessionUrl(cookieHeader, session) {
-      const hint = session && (await signOutCookie.read(cookieHeader));
+      const hint = session && (await hintOf(cookieHeader, session));
       const provider = hint ? providers.get(hint.provider) : undefined;
-      // Only for the session it came with: not after it ended, not for another user's or a later sign-in.
-      if (!hint || !provider || hint.userId !== session!.userId || hint.signedInAt !== session!.signedInAt) return null;
+      if (!hint || !provider) return null;
       return endSessionUrlOf(await configurationOf(provider).catch(() => null), hint.idToken, options);
+    },
+
+    async authenticatedAt(cookieHeader, session) {
+      const hint = await hintOf(cookieHeader, session);
+      return typeof hint?.authenticatedAt === 'number' ? hint.authenticatedAt : null;
     },
 
     providerFor: (email) => providerOfDomain(options.providers, email),
 
-    async start(providerId, projectKey) {
+    async start(providerId, projectKey, settings = {}) {
       const provider = providers.get(providerId);
       if (!provider) return null;
       const client = await loadOpenIdClient();
@@ -489,6 +568,7 @@ export function createSingleSignOn(
         nonce: client.randomNonce(),
         verifier: client.randomPKCECodeVerifier(),
         ...(projectKey === undefined ? {} : { projectKey }),
+        ...(settings.reauthenticate ? { reauthenticate: true as const } : {}),
       };
       const location = client.buildAuthorizationUrl(configuration, {
         redirect_uri: options.redirectUri,
@@ -497,6 +577,7 @@ export function createSingleSignOn(
         code_challenge_method: 'S256',
         state: flow.state,
         nonce: flow.nonce,
+        ...(flow.reauthenticate ? { prompt: 'login', max_age: '0' } : {}),
       });
       return { location: location.href, setCookie: await flowCookie.seal(flow, flowTtlMs) };
     },
@@ -506,31 +587,13 @@ export function createSingleSignOn(
       const provider = flow ? providers.get(flow.provider) : undefined;
       if (!flow || !provider || callbackUrl.searchParams.get('state') !== flow.state)
         return { ok: false, reason: 'invalid_flow' };
-      const client = await loadOpenIdClient();
       let claims: Record<string, unknown> | undefined;
       let idToken = '';
       try {
-        const configuration = await configurationOf(provider);
-        const tokens = await client.authorizationCodeGrant(configuration, callbackUrl, {
-          pkceCodeVerifier: flow.verifier,
-          expectedState: flow.state,
-          expectedNonce: flow.nonce,
-          idTokenExpected: true,
-        });
-        const idTokenClaims = tokens.claims();
-        idToken = tokens.id_token ?? '';
-        // Its claims checked by openid-client; its signature against the keys the provider publishes
-        // too, so a token is the provider's whatever the transport (and a rotated key is fetched at once).
-        await verifyIdToken(idToken, configuration, provider.clientId);
-        // A provider may keep the email out of the ID token (as the specification's default has it):
-        // then it comes from the UserInfo endpoint, for the same subject.
-        // The email and whether it is verified come as a pair from one answer, never one from each.
-        if (idTokenClaims && typeof idTokenClaims.email !== 'string') {
-          const userInfo = await client.fetchUserInfo(configuration, tokens.access_token, idTokenClaims.sub);
-          const verified = provider.emailVerifiedClaim ?? 'email_verified';
-          const { email: _email, [verified]: _verified, ...rest } = idTokenClaims;
-          claims = { ...userInfo, ...rest, email: userInfo.email, [verified]: userInfo[verified] };
-        } else claims = idTokenClaims;
+        ({ claims, idToken } = await exchangeCode(callbackUrl, flow, provider, {
+          configuration: await configurationOf(provider),
+          verifyIdToken,
+        }));
       } catch (error) {
         return { ok: false, reason: isUnverifiedToken(error) ? 'invalid_token' : 'provider_error' };
       }
@@ -540,11 +603,13 @@ export function createSingleSignOn(
         return { ok: false, reason: 'provider_error' };
       const outcome = await accountFor(provider, claims, context.directory, provision);
       if (!outcome.ok) return outcome;
+      const authTime = claims.auth_time;
       return {
         ok: true,
         account: outcome.account,
         providerId: provider.id,
         idToken,
+        authenticatedAt: typeof authTime === 'number' && Number.isSafeInteger(authTime) ? authTime * 1000 : null,
         ...(flow.projectKey === undefined ? {} : { projectKey: flow.projectKey }),
       };
     },

@@ -41,7 +41,7 @@ export async function serveSsoDiscover(deps: SsoRouteDependencies, request: Http
   return jsonResponse(200, { provider });
 }
 
-/** `GET /sessions/sso/start?provider=…[&projectKey=…]`: to the provider, with this browser's sealed flow. */
+/** `GET /sessions/sso/start?provider=…[&projectKey=…][&reauthenticate=true]`: to the provider, with this browser's sealed flow. */
 export async function serveSsoStart(deps: SsoRouteDependencies, request: HttpRequest): Promise<HttpResponse> {
   const query = new URLSearchParams(request.search ?? '');
   const projectKey = query.get('projectKey') ?? undefined;
@@ -50,7 +50,9 @@ export async function serveSsoStart(deps: SsoRouteDependencies, request: HttpReq
   await throttleAddress(deps, request);
   let started: Awaited<ReturnType<SessionSso['start']>>;
   try {
-    started = await deps.sso.start(query.get('provider') ?? '', projectKey);
+    // A step-up's "sign in again": the person authenticates at the provider now, not by its session.
+    const reauthenticate = query.get('reauthenticate') === 'true';
+    started = await deps.sso.start(query.get('provider') ?? '', projectKey, { reauthenticate });
   } catch (cause) {
     // Its discovery document or keys unreachable: the provider's outage, not ours.
     throw new DeskpilotError('upstream_unavailable', {

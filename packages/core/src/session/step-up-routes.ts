@@ -37,7 +37,7 @@ export async function serveStepUpOptions(deps: StepUpRouteDependencies, request:
   const session = await signedIn(deps, request);
   // A passkey's options store a challenge: bounded per address, as sign-in options are.
   await throttlePasskeyAddress(deps, request);
-  return jsonResponse(200, await deps.stepUp.challenge(session, body.binding));
+  return jsonResponse(200, await deps.stepUp.challenge(session, body.binding, request.headers.get('cookie')));
 }
 
 const refusals: Record<Exclude<StepUpResult, { ok: true }>['reason'], () => DeskpilotError> = {
@@ -65,11 +65,15 @@ export async function serveStepUp(deps: StepUpRouteDependencies, request: HttpRe
   // A password guess counts against the account as a sign-in attempt does; a passkey, per address.
   if (body.password !== undefined) await throttleLogin(deps, request, session.user.email);
   else await throttlePasskeyAddress(deps, request);
-  const result = await deps.stepUp.verify(session, {
-    binding: body.binding,
-    response: body.response as unknown as AuthenticationResponseJSON | undefined,
-    password: body.password,
-  });
+  const result = await deps.stepUp.verify(
+    session,
+    {
+      binding: body.binding,
+      response: body.response as unknown as AuthenticationResponseJSON | undefined,
+      password: body.password,
+    },
+    request.headers.get('cookie'),
+  );
   const email = session.user.email;
   if (!result.ok) {
     deps.emit({ type: 'step-up', outcome: result.reason, email });

@@ -112,7 +112,7 @@ describe('step-up: a fresh user verification, signed for one approval', () => {
     expect(((await (await options(next)).json()) as { method: string }).method).toBe('passkey');
   });
 
-  it('a user bound at an identity provider, signed in long ago, signs in again rather than typing a password', async () => {
+  it('a user bound at an identity provider signs in again rather than typing a password, unless they authenticated there just now', async () => {
     const { service } = await setup({ recentSignInMs: 60_000 });
     const { createSessionStepUp } = await import('./step-up.js');
     const stepUpOf = (bound: boolean) =>
@@ -134,8 +134,40 @@ describe('step-up: a fresh user verification, signed for one approval', () => {
       reason: 'reauthentication_required',
     });
     expect(await stepUpOf(false).challenge(session, binding)).toEqual({ method: 'password' });
+    // A new session is not a recent authentication: the provider may have let it through on its own
+    // session of old. What counts is when the person last authenticated there (the ID token's auth_time).
     const recent = { ...session, createdAt: new Date(service.context.now()).toISOString() };
-    expect(await stepUpOf(true).challenge(recent, binding)).toEqual({ method: 'recent-sign-in' });
+    expect(await stepUpOf(true).challenge(recent, binding)).toEqual({ method: 'sign-in-again' });
+    const atProvider = (authenticatedAt: number | null) =>
+      createSessionStepUp(
+        { secret, recentSignInMs: 60_000 },
+        {
+          context: service.context,
+          passkeys: service.passkeys,
+          isBoundAtProvider: async () => true,
+          checkPassword: async () => ({ userId: 'never' }),
+          atProvider: {
+            authenticatedAt: async (cookieHeader) => (cookieHeader === 'hint' ? authenticatedAt : null),
+            providerFor: () => ({ id: 'acme', name: 'Acme' }),
+          },
+        },
+      );
+    const now = service.context.now();
+    expect(await atProvider(now - 120_000).challenge(recent, binding, 'hint')).toEqual({
+      method: 'sign-in-again',
+      provider: { id: 'acme', name: 'Acme' },
+    });
+    expect(await atProvider(now - 120_000).verify(recent, { binding }, 'hint')).toEqual({
+      ok: false,
+      reason: 'reauthentication_required',
+    });
+    expect(await atProvider(now - 10_000).challenge(recent, binding, 'hint')).toEqual({ method: 'recent-sign-in' });
+    expect(await atProvider(now - 10_000).verify(recent, { binding }, 'hint')).toMatchObject({
+      ok: true,
+      proof: { method: 'recent-sign-in' },
+    });
+    // Without this session's sealed hint, nothing says when: sign in again.
+    expect(await atProvider(now - 10_000).challenge(recent, binding, null)).toMatchObject({ method: 'sign-in-again' });
   });
 
   it('refuses a passkey answer replayed: its challenge is used up', async () => {

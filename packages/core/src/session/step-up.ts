@@ -34,7 +34,8 @@ export type StepUpChallenge =
   | { method: 'passkey'; options: PublicKeyCredentialRequestOptionsJSON }
   | { method: 'password' }
   | { method: 'recent-sign-in' }
-  | { method: 'sign-in-again' };
+  /** `provider`: a user bound at an identity provider authenticates there again (`GET /sessions/sso/start?provider=…&reauthenticate=true`). */
+  | { method: 'sign-in-again'; provider?: { id: string; name: string } };
 
 /** What a step-up answer carries: the assertion of a passkey, or the password, or nothing (a recent sign-in). */
 export interface StepUpAnswer {
@@ -50,10 +51,14 @@ export type StepUpResult =
 
 /** Step-up verification over the service's passkeys and directory. */
 export interface SessionStepUp {
-  /** How this session's user steps up: a passkey if they have one, else a recent sign-in, else their password. */
-  challenge(session: Session, binding: string): Promise<StepUpChallenge>;
+  /**
+   * How this session's user steps up: a passkey if they have one, else a recent sign-in, else their
+   * password. `cookieHeader` carries the single sign-on's sealed hint: for a user bound at an identity
+   * provider, a recent sign-in is a recent authentication there (its `auth_time`), not a new session.
+   */
+  challenge(session: Session, binding: string, cookieHeader?: string | null): Promise<StepUpChallenge>;
   /** Verifies the answer and signs a proof over `binding`. */
-  verify(session: Session, answer: StepUpAnswer): Promise<StepUpResult>;
+  verify(session: Session, answer: StepUpAnswer, cookieHeader?: string | null): Promise<StepUpResult>;
 }
 
 /** What a step-up runs on beside its options. */
@@ -62,6 +67,14 @@ export interface SessionStepUpDependencies {
   passkeys: Passkeys | undefined;
   /** Whether the user is bound to a person at an identity provider (single sign-on): then no password step-up. */
   isBoundAtProvider(userId: string): Promise<boolean>;
+  /**
+   * For a user bound at a provider: when they last authenticated there, from this session's sealed
+   * single sign-on hint (null: unknown), and the provider they authenticate at again.
+   */
+  atProvider?: {
+    authenticatedAt(cookieHeader: string | null | undefined, session: Session): Promise<number | null>;
+    providerFor(email: string): { id: string; name: string } | null;
+  };
   /** The password check of the signed-in user, through the service's hash gate (`busy` when its lane is full). */
   checkPassword(email: string, password: string): Promise<{ userId: string } | null | 'busy'>;
 }
@@ -86,8 +99,19 @@ export function createSessionStepUp(options: StepUpOptions, deps: SessionStepUpD
     const all = passkeys ? await passkeys.list(session.user.id) : [];
     return { any: all.length > 0, eligible: passkeysBefore(all, session.createdAt) };
   };
-  const recent = (session: Session) =>
-    recentSignInMs > 0 && Date.parse(session.createdAt) >= context.now() - recentSignInMs;
+  const isRecent = (at: number | null) => recentSignInMs > 0 && at !== null && at >= context.now() - recentSignInMs;
+  /**
+   * A recent sign-in: for a user bound at a provider, a recent authentication there — a new session
+   * the provider let through on its own session of old proves nobody is at the keyboard now.
+   */
+  const recent = async (session: Session, cookieHeader: string | null | undefined) =>
+    (await deps.isBoundAtProvider(session.user.id))
+      ? isRecent((await deps.atProvider?.authenticatedAt(cookieHeader, session)) ?? null)
+      : isRecent(Date.parse(session.createdAt));
+  const signInAgain = (session: Session): StepUpChallenge => {
+    const provider = deps.atProvider?.providerFor(session.user.email);
+    return provider ? { method: 'sign-in-again', provider } : { method: 'sign-in-again' };
+  };
 
   const sign = async (
     session: Session,
@@ -113,16 +137,16 @@ export function createSessionStepUp(options: StepUpOptions, deps: SessionStepUpD
   };
 
   return {
-    async challenge(session, binding) {
+    async challenge(session, binding, cookieHeader) {
       const owned = await passkeysOf(session);
       if (owned.eligible.length > 0)
         return { method: 'passkey', options: await passkeys!.stepUpOptions(session.user.id, binding, owned.eligible) };
-      if (owned.any) return { method: 'sign-in-again' };
-      if (recent(session)) return { method: 'recent-sign-in' };
-      return (await deps.isBoundAtProvider(session.user.id)) ? { method: 'sign-in-again' } : { method: 'password' };
+      if (owned.any) return signInAgain(session);
+      if (await recent(session, cookieHeader)) return { method: 'recent-sign-in' };
+      return (await deps.isBoundAtProvider(session.user.id)) ? signInAgain(session) : { method: 'password' };
     },
 
-    async verify(session, answer) {
+    async verify(session, answer, cookieHeader) {
       // A user with a passkey proves it with the passkey: a password (or a stolen session) is not enough.
       const owned = await passkeysOf(session);
       if (owned.eligible.length > 0) {
@@ -143,7 +167,7 @@ export function createSessionStepUp(options: StepUpOptions, deps: SessionStepUpD
           ? sign(session, answer.binding, 'password', null)
           : { ok: false, reason: 'invalid_credentials' };
       }
-      return recent(session)
+      return (await recent(session, cookieHeader))
         ? sign(session, answer.binding, 'recent-sign-in', null)
         : { ok: false, reason: 'reauthentication_required' };
     },
