@@ -224,6 +224,10 @@ const demoOrganizations = {
   globex: { projects: ['globex-b2c'], admins: [] },
 };
 
+/** ORGANIZATIONS, or the demo's organisations when seeding demo users without it. */
+const organizationsOf = (config: ServerConfig): Record<string, { projects: string[]; admins: string[] }> =>
+  config.ORGANIZATIONS ?? (config.SEED_DEMO_USERS ? demoOrganizations : {});
+
 /**
  * SSO_PROVIDERS as core takes them: a provider of an `organization` signs people into that
  * organisation's projects (ORGANIZATIONS) only. An organisation not configured stops the start.
@@ -231,7 +235,7 @@ const demoOrganizations = {
 function tenantProviders(config: ServerConfig): SsoProvider[] {
   return (config.SSO_PROVIDERS ?? []).map(({ organization, ...provider }) => {
     if (organization === undefined) return provider;
-    const projects = config.ORGANIZATIONS?.[organization]?.projects;
+    const projects = organizationsOf(config)[organization]?.projects;
     if (!projects || provider.projects)
       throw new Error(
         `SSO_PROVIDERS: provider ${provider.id} names the organisation ${organization}, which ${projects ? 'it gives projects too' : 'ORGANIZATIONS does not have'}`,
@@ -240,11 +244,15 @@ function tenantProviders(config: ServerConfig): SsoProvider[] {
   });
 }
 
-/** Places ORGANIZATIONS' projects and adds their admins (by email, once they have an account). */
+/**
+ * Places ORGANIZATIONS' projects and, for an organisation with no admin yet, its first admins (by email,
+ * once they have an account): from then on its admins appoint and remove admins themselves, and a
+ * restart brings back no one they removed.
+ */
 async function seedOrganizations(config: ServerConfig, storage: Storage): Promise<void> {
-  const organizations = config.ORGANIZATIONS ?? (config.SEED_DEMO_USERS ? demoOrganizations : {});
-  for (const [organization, { projects, admins }] of Object.entries(organizations)) {
+  for (const [organization, { projects, admins }] of Object.entries(organizationsOf(config))) {
     for (const projectKey of projects) await storage.organizationStore.addProject(organization, projectKey);
+    if ((await storage.organizationStore.admins(organization)).length > 0) continue;
     for (const email of admins) {
       const user = await storage.userDirectory.findUserByEmail(normalizeEmail(email));
       if (user) await storage.organizationStore.setAdmin(organization, user.id, true);

@@ -26,9 +26,10 @@ describe('reference session server', () => {
     expect(output()).not.toContain(cookie.split('=')[1]);
   });
 
-  it('places ORGANIZATIONS at start: an admin of acme administers its projects, member or not', async () => {
+  it('places ORGANIZATIONS at start: an admin of acme administers its projects, member or not; one its admins removed stays removed after a restart', async () => {
     const env = {
       COOKIE_SECURE: 'false',
+      DATA_DIR: temporaryDataDir(),
       ORGANIZATIONS: JSON.stringify({ acme: { projects: ['acme-b2c', 'acme-b2b'], admins: ['bob@example.com'] } }),
     };
     const { child, url } = await spawnExample(serverFile, env);
@@ -47,8 +48,39 @@ describe('reference session server', () => {
     expect((await fetch(`${url}/sessions/team/members?projectKey=globex-b2c`, { headers: { cookie } })).status).toBe(
       403,
     );
+    // Bob makes Alice (acme-b2c's admin) an admin of acme, and leaves: the configuration named him, the
+    // organisation's admins decide now.
+    const send = (path: string, body: unknown) =>
+      fetch(`${url}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', origin: 'http://localhost:3000', cookie },
+        body: JSON.stringify(body),
+      });
+    const added = await send('/sessions/organizations/admins', { organization: 'acme', email: 'alice@example.com' });
+    expect(added.status).toBe(201);
+    const bobId = (
+      (await (await fetch(`${url}/sessions/current`, { headers: { cookie } })).json()) as { user: { id: string } }
+    ).user.id;
+    expect((await send('/sessions/organizations/admins/remove', { organization: 'acme', userId: bobId })).status).toBe(
+      204,
+    );
     child.kill('SIGTERM');
     expect(await exitCode(child)).toBe(0);
+
+    const restarted = await spawnExample(serverFile, env);
+    const again = await fetch(`${restarted.url}/sessions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: 'http://localhost:3000' },
+      body: JSON.stringify({ email: 'bob@example.com', password: 'bob-demo-password' }),
+    });
+    const bobAgain = again.headers.get('set-cookie')!.split(';')[0]!;
+    expect(
+      await (await fetch(`${restarted.url}/sessions/organizations`, { headers: { cookie: bobAgain } })).json(),
+    ).toEqual({
+      organizations: [],
+    });
+    restarted.child.kill('SIGTERM');
+    expect(await exitCode(restarted.child)).toBe(0);
   });
 
   it('verifies its SQLite audit trail over HTTP for a project’s admins: a record edited in the file is named', async () => {

@@ -6,6 +6,32 @@ import { freePort, hasChromium, launchChromium, startPlatform, type Platform, wa
 const skipReason = hasChromium ? '' : ' (SKIPPED: Chromium is not installed; `apt-get install chromium`)';
 const timeout = 60_000;
 
+/**
+ * A real OpenID Provider in this process, and the platform whose session service signs in through it
+ * (SSO_PROVIDERS, the studio's origin as its redirect URI); `chatEnv` and `sessionEnv` on top.
+ */
+async function platformWithProvider(chatEnv: Record<string, string> = {}, sessionEnv: Record<string, string> = {}) {
+  const studioPort = await freePort();
+  const studioUrl = `http://localhost:${studioPort}`;
+  const client = { clientId: 'studio', clientSecret: 'a-studio-secret-of-at-least-32-characters' };
+  const provider = await startOpenIdProvider([
+    {
+      ...client,
+      redirectUris: [`${studioUrl}/sessions/sso/callback`],
+      postLogoutRedirectUris: [studioUrl, `${studioUrl}/`],
+    },
+  ]);
+  const providers = [
+    { id: 'acme', name: 'Acme (test provider)', issuer: provider.issuer, ...client, domains: ['example.com'] },
+  ];
+  const platform = await startPlatform(
+    chatEnv,
+    { SSO_PROVIDERS: JSON.stringify(providers), SSO_ALLOW_HTTP: 'true', APP_URL: studioUrl, ...sessionEnv },
+    { studioPort },
+  );
+  return { provider, platform };
+}
+
 // A real OpenID Provider (oidc-provider) in the test process, the platform's session service
 // configured with it through SSO_PROVIDERS, and Chromium going from the studio to the provider and back.
 describe.skipIf(!hasChromium)(`studio in Chromium: single sign-on${skipReason}`, () => {
@@ -16,24 +42,7 @@ describe.skipIf(!hasChromium)(`studio in Chromium: single sign-on${skipReason}`,
   const pageErrors: string[] = [];
 
   beforeAll(async () => {
-    const studioPort = await freePort();
-    const studioUrl = `http://localhost:${studioPort}`;
-    const client = { clientId: 'studio', clientSecret: 'a-studio-secret-of-at-least-32-characters' };
-    provider = await startOpenIdProvider([
-      {
-        ...client,
-        redirectUris: [`${studioUrl}/sessions/sso/callback`],
-        postLogoutRedirectUris: [studioUrl, `${studioUrl}/`],
-      },
-    ]);
-    const providers = [
-      { id: 'acme', name: 'Acme (test provider)', issuer: provider.issuer, ...client, domains: ['example.com'] },
-    ];
-    platform = await startPlatform(
-      {},
-      { SSO_PROVIDERS: JSON.stringify(providers), SSO_ALLOW_HTTP: 'true', APP_URL: studioUrl },
-      { studioPort },
-    );
+    ({ provider, platform } = await platformWithProvider());
     browser = await launchChromium();
     page = await (await browser.newContext()).newPage();
     watchPageErrors(page, pageErrors);
@@ -114,24 +123,7 @@ describe.skipIf(!hasChromium)(`studio in Chromium: step-up through the identity 
   const stepUp = { STEP_UP_SECRET: 'e2e-sso-step-up-secret-of-at-least-32-chars' };
 
   beforeAll(async () => {
-    const studioPort = await freePort();
-    const studioUrl = `http://localhost:${studioPort}`;
-    const client = { clientId: 'studio', clientSecret: 'a-studio-secret-of-at-least-32-characters' };
-    provider = await startOpenIdProvider([{ ...client, redirectUris: [`${studioUrl}/sessions/sso/callback`] }]);
-    const providers = [
-      { id: 'acme', name: 'Acme (test provider)', issuer: provider.issuer, ...client, domains: ['example.com'] },
-    ];
-    platform = await startPlatform(
-      stepUp,
-      {
-        ...stepUp,
-        STEP_UP_RECENT_SIGN_IN_MS: '2000',
-        SSO_PROVIDERS: JSON.stringify(providers),
-        SSO_ALLOW_HTTP: 'true',
-        APP_URL: studioUrl,
-      },
-      { studioPort },
-    );
+    ({ provider, platform } = await platformWithProvider(stepUp, { ...stepUp, STEP_UP_RECENT_SIGN_IN_MS: '2000' }));
     browser = await launchChromium();
     page = await (await browser.newContext()).newPage();
     watchPageErrors(page, pageErrors);

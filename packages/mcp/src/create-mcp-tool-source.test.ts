@@ -16,6 +16,7 @@ import {
   toolOutcomes,
   typesOf,
 } from './chat-with-mcp.test-support.js';
+import { ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { createMcpToolSource, type McpToolSource, type McpToolSourceOptions } from './create-mcp-tool-source.js';
 import { idempotencyKeyMeta } from './mcp-connection.js';
 import type { McpServerConfig } from './mcp-server-config.js';
@@ -147,13 +148,13 @@ describe('MCP servers as a tool source', () => {
     const { source } = knowledgeBase({
       tools: { deleteArticle: { readOnly: true }, searchArticles: { readOnly: true } },
     });
-    expect(source.capabilityOf('kb_deleteArticle')).toBe('canViewKb');
+    // An approval of a tool marked read-only needs the write capability, listed or not (a restart, another replica).
+    expect(source.capabilityOf('kb_deleteArticle')).toBe('canUseKb');
     const reader = playedModel([callTool('kb_deleteArticle', { id: 'a-1' }), sayText('ok')]);
     const refused = await chatWith(reader, { toolSources: [source] }).post([ask('delete a-1')], context);
     expect(offered(reader)).toContain('kb_searchArticles');
     expect(offered(reader)).not.toContain('kb_deleteArticle');
     expect(typesOf(refused)).not.toContain('tool-approval-request');
-    // Known destructive from its listing on: answers and re-checks ask for the write capability too.
     expect(source.capabilityOf('kb_deleteArticle')).toBe('canUseKb');
 
     const model = playedModel([callTool('kb_deleteArticle', { id: 'a-1' }), sayText('ok')]);
@@ -421,6 +422,25 @@ describe('MCP servers as a tool source', () => {
     expect(initializations).toBe(1);
   });
 
+  it('a tool named like an object property (toString) is configured by nobody: offered under the write capability, asking', async () => {
+    const other = await startMcpTestServer({
+      // The SDK's high-level server keeps its tools in an object: this one is listed by hand.
+      register: (server) => {
+        server.server.registerCapabilities({ tools: {} });
+        server.server.setRequestHandler(ListToolsRequestSchema, () => ({
+          tools: [{ name: 'toString', description: 'Named like a property', inputSchema: { type: 'object' } }],
+        }));
+      },
+    });
+    const source = createMcpToolSource({ servers: [{ name: 'odd', url: other.url, projects: '*' }] });
+    sources.push(source);
+    const tools = await source.toolsFor({ projectKey: 'acme-b2c' });
+    expect(tools.map((tool) => [tool.name, tool.capability, tool.requiresApproval])).toEqual([
+      ['odd_toString', 'canUseOdd', true],
+    ]);
+    await other.close();
+  });
+
   it('two tool names that become one when made safe: the first is offered, the other left out and reported', async () => {
     const other = await startMcpTestServer({
       register: (server) => {
@@ -440,7 +460,8 @@ describe('MCP servers as a tool source', () => {
     expect(tools.map((tool) => [tool.name, tool.capability, tool.requiresApproval])).toEqual([
       ['docs_search_v1', 'canViewDocs', false],
     ]);
-    expect(source.capabilityOf('docs_search_v1')).toBe('canViewDocs');
+    // What an approval of it would need: it runs without one, unless its server calls it destructive.
+    expect(source.capabilityOf('docs_search_v1')).toBe('canUseDocs');
     expect(errors.map(String)).toEqual([expect.stringContaining('search_v1 is offered as docs_search_v1')]);
     await other.close();
   });
@@ -468,11 +489,12 @@ describe('MCP servers as a tool source', () => {
     expect(errors.map(String)).toEqual([expect.stringContaining('lists more than 2 tools')]);
   });
 
-  it('answers the capability of its tools from configuration alone', () => {
+  it('answers the capability an approval of its tools needs from configuration alone', () => {
     const { source } = knowledgeBase({
       tools: { searchArticles: { readOnly: true }, publishArticle: { capability: 'canPublishArticles' } },
     });
-    expect(source.capabilityOf('kb_searchArticles')).toBe('canViewKb');
+    // Marked read-only, it asks only when its server calls it destructive: then the write capability.
+    expect(source.capabilityOf('kb_searchArticles')).toBe('canUseKb');
     expect(source.capabilityOf('kb_publishArticle')).toBe('canPublishArticles');
     expect(source.capabilityOf('kb_anythingElse')).toBe('canUseKb');
     expect(source.capabilityOf('refundOrder')).toBeUndefined();
@@ -549,7 +571,7 @@ describe('MCP servers as a tool source', () => {
     expect(kb.log.calls).toEqual([]);
     expect(new Set(kb.log.headers.map((headers) => headers.authorization))).toEqual(new Set(['Bearer acme-key']));
     expect(new Set(globex.log.headers.map((headers) => headers.authorization))).toEqual(new Set(['Bearer globex-key']));
-    expect(source.capabilityOf('kb_searchArticles')).toBe('canViewKb');
+    expect(source.capabilityOf('kb_searchArticles')).toBe('canUseKb');
     expect(Object.keys(source.readinessChecks)).toEqual(['mcp_kb', 'mcp_kb_2']);
     await globex.close();
   });

@@ -100,16 +100,17 @@ function checkSharedNames(servers: readonly ResolvedMcpServer[]) {
         seen.add(project);
       }
       const [first] = entries;
-      if (
-        entry.writeCapability !== first!.writeCapability ||
-        JSON.stringify(entry.tools) !== JSON.stringify(first!.tools)
-      )
+      if (entry.writeCapability !== first!.writeCapability || settingsOf(entry) !== settingsOf(first!))
         throw new TypeError(
           `The MCP servers named ${name} must give their tools the same capability and tools settings`,
         );
     }
   }
 }
+
+/** A server's tools settings, the same text whatever order they were written in. */
+const settingsOf = (server: ResolvedMcpServer) =>
+  JSON.stringify(Object.entries(server.tools).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 
 /** A server's readiness check: `mcp_<name>`, numbered from the second entry of a shared name on (`mcp_kb_2`). */
 function readinessName(servers: readonly ResolvedMcpServer[], server: ResolvedMcpServer): string {
@@ -155,22 +156,23 @@ export function createMcpToolSource(options: McpToolSourceOptions): McpToolSourc
       }),
     ]),
   );
-  // Each name a configured tool is offered under, for answers while its server is down.
+  // The capability an approval of each configured tool needs, from configuration alone: its own for a
+  // tool that asks; the server's write one for a tool an admin marked read-only, which reaches an
+  // approval only when its server calls it destructive.
   const capabilityByName = new Map(
     servers.flatMap((server) =>
-      Object.entries(server.tools).map(([tool, setting]) => [offeredToolName(server.name, tool), setting.capability]),
+      Object.entries(server.tools).map(([tool, setting]) => [
+        offeredToolName(server.name, tool),
+        setting.readOnly ? server.writeCapability : setting.capability,
+      ]),
     ),
   );
-  // Tools an admin marked read-only that their server calls destructive: under the write capability
-  // from the first listing that said so on (at most one per configured tool).
-  const destructive = new Set<string>();
 
   return {
     capabilities,
     capabilityOf(toolName) {
       const server = servers.find((candidate) => toolName.startsWith(`${candidate.name}_`));
       if (!server) return undefined;
-      if (destructive.has(toolName)) return server.writeCapability;
       return capabilityByName.get(toolName) ?? server.writeCapability;
     },
     async toolsFor({ projectKey, signal, refresh }) {
@@ -183,12 +185,7 @@ export function createMcpToolSource(options: McpToolSourceOptions): McpToolSourc
             signal,
             refresh?.some((name) => name.startsWith(`${server.name}_`)),
           );
-          if (!tools) return [];
-          const definitions = offeredTools(server, tools, connection, report);
-          for (const definition of definitions)
-            if (definition.capability !== (capabilityByName.get(definition.name) ?? server.writeCapability))
-              destructive.add(definition.name);
-          return definitions;
+          return tools ? offeredTools(server, tools, connection, report) : [];
         }),
       );
       return lists.flat();

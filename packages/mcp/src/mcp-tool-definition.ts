@@ -112,7 +112,8 @@ export function mcpToolDefinition(
 ): ChatToolDefinition | null {
   const schema = tool.inputSchema as Record<string, unknown>;
   if (schema.type !== 'object' || JSON.stringify(schema).length > maxSchemaChars) return null;
-  const setting = server.tools[tool.name];
+  // Own settings only: a tool named `constructor` or `toString` is configured by nobody.
+  const setting = Object.hasOwn(server.tools, tool.name) ? server.tools[tool.name] : undefined;
   const destructive = tool.annotations?.destructiveHint === true;
   const readOnly = setting?.readOnly === true && !destructive;
   // A tool its server calls destructive asks for approval, and only someone who may write may ask.

@@ -85,6 +85,13 @@ describe('verifyAuditChain: an edited or deleted record is named', () => {
       problem: 'rewritten',
     });
     await expect(verifyAuditChain(honest, 'acme-b2c', { pageSize: 0 })).rejects.toThrow(TypeError);
+    // Nor does raising the head's prunedThrough over the kept record hide it: it is still there, changed.
+    const pruningClaimed = { ...rewritten, head: async () => ({ ...kept, hash: forged.hash, prunedThrough: 5 }) };
+    expect(await verifyAuditChain(pruningClaimed, 'acme-b2c', { expectHead: kept })).toMatchObject({
+      ok: false,
+      seq: 5,
+      problem: 'rewritten',
+    });
   });
 
   it('names a deleted record, and a chain cut short of its head', async () => {

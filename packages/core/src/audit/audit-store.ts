@@ -180,10 +180,11 @@ export async function verifyAuditChain(
 ): Promise<AuditVerification> {
   const pageSize = options.pageSize ?? 1000;
   if (!Number.isSafeInteger(pageSize) || pageSize < 1) throw new TypeError('pageSize must be a whole number ≥ 1');
-  const first = await walkChain(store, projectKey, pageSize);
-  // Retention ran between reading the head and the first page: read both again, once.
-  const result = !first.ok && first.problem === 'missing' ? await walkChain(store, projectKey, pageSize) : first;
   const expected = options.expectHead;
+  const first = await walkChain(store, projectKey, pageSize, expected?.seq);
+  // Retention ran between reading the head and the first page: read both again, once.
+  const result =
+    !first.ok && first.problem === 'missing' ? await walkChain(store, projectKey, pageSize, expected?.seq) : first;
   if (result.ok && expected && !result.seen(expected))
     return { ok: false, projectKey, seq: expected.seq, problem: 'rewritten' };
   if (!result.ok) return result;
@@ -202,10 +203,11 @@ export interface VerifyAuditChainOptions {
 }
 
 /** One walk from where retention stopped to the head as read at its start (records appended meanwhile are the next walk's). */
-async function walkChain(store: AuditStore, projectKey: string, pageSize: number) {
+async function walkChain(store: AuditStore, projectKey: string, pageSize: number, keepSeq: number | undefined) {
   const head = await store.head(projectKey);
   const last = head?.seq ?? 0;
-  const hashes = new Map<number, string>();
+  // The hash of the one record a head kept elsewhere names, when the walk meets it: memory stays one page.
+  let kept: string | undefined;
   let previous: { seq: number; hash: string } | null = null;
   let records = 0;
   const broken = (seq: number, problem: 'edited' | 'missing' | 'truncated') =>
@@ -220,7 +222,7 @@ async function walkChain(store: AuditStore, projectKey: string, pageSize: number
       if (record.hash !== auditHash(record) || (previous && record.prevHash !== previous.hash))
         return broken(record.seq, 'edited');
       previous = { seq: record.seq, hash: record.hash };
-      hashes.set(record.seq, record.hash);
+      if (record.seq === keepSeq) kept = record.hash;
       records++;
     }
     if (page.length < pageSize) break;
@@ -231,8 +233,10 @@ async function walkChain(store: AuditStore, projectKey: string, pageSize: number
     ok: true as const,
     records,
     head,
+    // A record still there must be as it was; one retention removed cannot be compared (raising
+    // `prunedThrough` over a record that is still there hides nothing).
     seen: (expected: { seq: number; hash: string }) =>
-      hashes.get(expected.seq) === expected.hash || (head !== null && expected.seq <= head.prunedThrough),
+      kept !== undefined ? kept === expected.hash : head !== null && expected.seq <= head.prunedThrough,
   };
 }
 

@@ -940,7 +940,7 @@ function teamAuditPaths(cookie: object) {
           project,
           query('expectSeq', 'A head kept elsewhere: its record number (with expectHash).', {
             type: 'string',
-            pattern: '^[1-9][0-9]{0,15}$',
+            pattern: '^[1-9][0-9]{0,14}$',
           }),
           query('expectHash', 'A head kept elsewhere: its hash (with expectSeq).', {
             type: 'string',
@@ -952,7 +952,7 @@ function teamAuditPaths(cookie: object) {
             description: 'What the walk found.',
             content: json(auditVerificationSchema),
           },
-          ...problems([...admin, 'invalid_request']),
+          ...problems([...admin, 'invalid_request', 'unavailable']),
         },
       },
     },

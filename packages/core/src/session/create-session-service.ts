@@ -93,7 +93,9 @@ export interface SessionServiceOptions {
   /**
    * The audit trail (`createPostgresStores(…).auditStore`, or any `AuditStore`): every sign-in by any
    * method, failed password sign-ins of existing accounts, and the team's changes are appended to the
-   * trail of the project they concern. Off unless given.
+   * trail of the project they concern. Off unless given. With SQL team stores, give the audit store of
+   * their own database: they append the records of memberships, policies and invitations in their own
+   * transactions (`appendsAudit`), to the trail of that database.
    */
   audit?: AuditStore;
   /**
@@ -264,6 +266,7 @@ export function createSessionService(options: SessionServiceOptions): SessionSer
         passkeyStore: options.passkeys?.store,
         identityLinks: options.sso?.identityLinks,
       }),
+      options.passkeys !== undefined,
     );
 
   const passkeys =
@@ -640,7 +643,12 @@ function sessionPasskeys(
 }
 
 /** Recovery whose completed resets enter the audit trail of each of the user's projects. */
-function auditedRecovery(accountAudit: AccountAudit, recovery: AccountRecovery): AccountRecovery {
+function auditedRecovery(
+  accountAudit: AccountAudit,
+  recovery: AccountRecovery,
+  /** Whether the service keeps passkeys: a reset removes them. */
+  passkeysKept: boolean,
+): AccountRecovery {
   return {
     ...recovery,
     async resetPassword(input) {
@@ -649,7 +657,7 @@ function auditedRecovery(accountAudit: AccountAudit, recovery: AccountRecovery):
         await accountAudit(result.user.id, {
           type: 'password-reset',
           session: null,
-          data: { sessionsRevoked: result.revokedSessions, passkeysRemoved: true },
+          data: { sessionsRevoked: result.revokedSessions, passkeysRemoved: passkeysKept },
         });
       return result;
     },

@@ -166,14 +166,20 @@ export interface TeamAdmin {
   auditChain(caller: TeamCaller): AsyncIterable<AuditRecord> | null;
   /**
    * Walks the caller's project's whole trail: sound, or the first record edited, missing or rewritten
-   * (`expectHead`: a head read earlier and kept elsewhere); null when the service keeps no trail.
+   * (`expectHead`: a head read earlier and kept elsewhere); null when the service keeps no trail,
+   * `busy` while two walks run already (each reads a whole chain).
    */
-  verifyAudit(caller: TeamCaller, expectHead?: { seq: number; hash: string }): Promise<AuditVerification | null>;
+  verifyAudit(
+    caller: TeamCaller,
+    expectHead?: { seq: number; hash: string },
+  ): Promise<AuditVerification | null | 'busy'>;
   /** Who administers each organisation, changed by its admins; null without `organizations`. */
   readonly organizationAdmins: OrganizationAdmins | null;
 }
 
 const tokenPattern = /^[A-Za-z0-9_-]{43}$/;
+/** Audit chains verified at once by one service: each walk reads a whole chain. */
+const maxConcurrentWalks = 2;
 
 /** What the team's operations share: the options, normalised once, and the service's stores. */
 interface Team {
@@ -212,6 +218,7 @@ export function createTeamAdmin(options: TeamOptions, dependencies: TeamDependen
     capabilities: options.capabilities ?? builtinCapabilities,
   };
   const { context, audit } = team;
+  let walks = 0;
   return {
     roles,
     capabilities: team.capabilities,
@@ -254,8 +261,16 @@ export function createTeamAdmin(options: TeamOptions, dependencies: TeamDependen
     auditLog: async (caller, query) => audit?.list({ ...query, projectKey: caller.projectKey }) ?? null,
 
     auditChain: (caller) => (audit ? walkChain(audit, caller.projectKey) : null),
-    verifyAudit: async (caller, expectHead) =>
-      audit ? verifyAuditChain(audit, caller.projectKey, expectHead ? { expectHead } : {}) : null,
+    async verifyAudit(caller, expectHead) {
+      if (!audit) return null;
+      if (walks >= maxConcurrentWalks) return 'busy';
+      walks += 1;
+      try {
+        return await verifyAuditChain(audit, caller.projectKey, expectHead ? { expectHead } : {});
+      } finally {
+        walks -= 1;
+      }
+    },
     organizationAdmins: options.organizations
       ? createOrganizationAdmins({ context, organizations: options.organizations, directory: team.directory, audit })
       : null,

@@ -15,7 +15,11 @@ export type OrganizationResult<T> = { ok: true; value: T } | { ok: false; reason
 export interface OrganizationAdmins {
   /** The organisation's admins, for one of them; `not_found` for anyone else (no such organisation alike). */
   list(cookieHeader: string | null | undefined, organization: string): Promise<OrganizationResult<User[]>>;
-  /** One of its admins makes the user with `email` (an account already) an admin of the organisation too. */
+  /**
+   * One of its admins makes the user with `email` an admin of the organisation too: someone with an
+   * account who is a member of one of its projects already (never a stranger, nor anyone of another
+   * tenant: whether such an address has an account is not said).
+   */
   add(cookieHeader: string | null | undefined, organization: string, email: string): Promise<OrganizationResult<User>>;
   /** One of its admins makes another (or themself) an admin no longer; never its last one. */
   remove(
@@ -45,31 +49,42 @@ export function createOrganizationAdmins(dependencies: OrganizationAdminsDepende
     const current = await authenticateCookie(cookieHeader, context);
     if (!current) return { ok: false as const, reason: 'unauthenticated' as const };
     const administered = await organizations.administeredBy(current.account.user.id);
-    if (!administered.includes(organization)) return { ok: false as const, reason: 'not_found' as const };
-    return { ok: true as const, account: current.account, sessionId: current.record.id };
+    // An organisation with no project administers nothing (and no trail would record a change).
+    const projects = administered.includes(organization) ? await organizations.projects(organization) : [];
+    if (projects.length === 0) return { ok: false as const, reason: 'not_found' as const };
+    return { ok: true as const, account: current.account, sessionId: current.record.id, projects };
   };
   const usersOf = async (ids: readonly string[]) =>
     (await Promise.all(ids.map((id) => context.directory.getAccount(id))))
       .filter((account) => account !== null)
       .map((account) => account.user);
+  /**
+   * Records a change in every project of the organisation, after it was made; a trail that cannot
+   * record it undoes it (`undo`) and throws: no admin changes unrecorded.
+   */
   const record = async (
     organization: string,
-    by: { account: { user: User }; sessionId: string },
-    type: string,
-    user: User,
+    by: { account: { user: User }; sessionId: string; projects: readonly string[] },
+    change: { type: string; user: User; undo: () => Promise<unknown> },
   ) => {
     if (!audit) return;
     const at = context.now();
-    for (const projectKey of await organizations.projects(organization))
-      await audit.append({
-        projectKey,
-        type,
-        actor: by.account.user.email,
-        session: by.sessionId,
-        subject: user.id,
-        data: { organization, email: user.email },
-        at,
-      });
+    const { type, user } = change;
+    try {
+      for (const projectKey of by.projects)
+        await audit.append({
+          projectKey,
+          type,
+          actor: by.account.user.email,
+          session: by.sessionId,
+          subject: user.id,
+          data: { organization, email: user.email },
+          at,
+        });
+    } catch (error) {
+      await change.undo().catch(() => {});
+      throw error;
+    }
   };
   return {
     async list(cookieHeader, organization) {
@@ -80,11 +95,15 @@ export function createOrganizationAdmins(dependencies: OrganizationAdminsDepende
     async add(cookieHeader, organization, email) {
       const by = await caller(cookieHeader, organization);
       if (!by.ok) return by;
-      const user = await directory.findUserByEmail(normalizeEmail(email));
-      if (!user) return { ok: false, reason: 'not_found' };
+      const found = await directory.findUserByEmail(normalizeEmail(email));
+      const account = found && (await context.directory.getAccount(found.id));
+      const user = account?.user;
+      if (!user || !account.memberships.some((membership) => by.projects.includes(membership.projectKey)))
+        return { ok: false, reason: 'not_found' };
       if ((await organizations.admins(organization)).includes(user.id)) return { ok: true, value: user };
       await organizations.setAdmin(organization, user.id, true);
-      await record(organization, by, 'organization-admin-added', user);
+      const undo = () => organizations.setAdmin(organization, user.id, false);
+      await record(organization, by, { type: 'organization-admin-added', user, undo });
       return { ok: true, value: user };
     },
     async remove(cookieHeader, organization, userId) {
@@ -95,7 +114,8 @@ export function createOrganizationAdmins(dependencies: OrganizationAdminsDepende
       const removed = await organizations.removeAdmin(organization, userId);
       if (removed === 'last_admin') return { ok: false, reason: 'last_admin' };
       if (removed === 'not_admin') return { ok: false, reason: 'not_found' };
-      await record(organization, by, 'organization-admin-removed', user);
+      const undo = () => organizations.setAdmin(organization, userId, true);
+      await record(organization, by, { type: 'organization-admin-removed', user, undo });
       return { ok: true, value: null };
     },
   };

@@ -5,26 +5,13 @@ import { readJsonBody } from '../http/read-json-body.js';
 import { noSessionError } from '../session/require-session.js';
 import type { User } from '../session/user-directory.js';
 import { parseWithSchema } from '../validation/parse-with-schema.js';
-import { isValidText } from '../validation/valid-text.js';
 import type { OrganizationAdmins, OrganizationResult } from './organization-admins.js';
-import type { TeamRouteDependencies } from './team-routes.js';
+import { email, key, type TeamRouteDependencies } from './team-routes.js';
 
-const key = z.string().check(z.trim(), z.minLength(1), z.maxLength(200), z.refine(isValidText, 'Must be valid text'));
 /** The query of `GET /sessions/organizations/admins`. */
 export const organizationQuery = z.strictObject({ organization: key });
 /** The body of `POST /sessions/organizations/admins`: an account's address. */
-export const addOrganizationAdminBody = z.strictObject({
-  organization: key,
-  email: z
-    .string()
-    .check(
-      z.trim(),
-      z.minLength(3),
-      z.maxLength(320),
-      z.regex(/^[^\s@]+@[^\s@]+$/, 'Must be an email address'),
-      z.refine(isValidText, 'Must be valid text'),
-    ),
-});
+export const addOrganizationAdminBody = z.strictObject({ organization: key, email });
 /** The body of `POST /sessions/organizations/admins/remove`. */
 export const removeOrganizationAdminBody = z.strictObject({ organization: key, userId: key });
 

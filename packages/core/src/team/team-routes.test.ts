@@ -132,7 +132,7 @@ describe('team routes: who may administer', () => {
   ] as Array<[string, string, (userId: string) => Record<string, string | object | number>]>)(
     '%s %s: a non-admin member 403, an admin of another project 404, nobody 401, and nothing changed',
     async (method, path, input) => {
-      const { send, login, userId, audit, directory } = await setup();
+      const { send, login, userId, audit, directory, invitations } = await setup();
       const aliceCookie = await login(alice);
       const carolId = await userId(carol.email);
       const call = (projectKey: string, cookie?: string) => {
@@ -141,14 +141,21 @@ describe('team routes: who may administer', () => {
           ? send('GET', `${path}?${new URLSearchParams(fields as Record<string, string>)}`, undefined, cookie)
           : send('POST', path, fields, cookie);
       };
-      const before = [await audit.list({ projectKey: 'acme-b2b' }), await directory.listMembers('globex-b2c')];
+      const state = async () => [
+        await audit.list({ projectKey: 'acme-b2b' }),
+        await audit.list({ projectKey: 'globex-b2c' }),
+        await directory.listMembers('globex-b2c'),
+        await directory.listMembers('acme-b2b'),
+        await invitations.list('globex-b2c', Number.MAX_SAFE_INTEGER - 1),
+      ];
+      const before = await state();
       const asAgent = await call('acme-b2b', aliceCookie);
       expect([asAgent.status, await problem(asAgent)]).toEqual([403, 'forbidden']);
       const elsewhere = await call('globex-b2c', aliceCookie);
       expect([elsewhere.status, await problem(elsewhere)]).toEqual([404, 'not_found']);
       const anonymous = await call('acme-b2b');
       expect([anonymous.status, await problem(anonymous)]).toEqual([401, 'unauthenticated']);
-      expect([await audit.list({ projectKey: 'acme-b2b' }), await directory.listMembers('globex-b2c')]).toEqual(before);
+      expect(await state()).toEqual(before);
     },
   );
 
@@ -872,7 +879,7 @@ describe("an organisation's admins", () => {
   });
 
   it('appoint and remove its admins, recorded in each of its projects; never its last one; nobody else sees them', async () => {
-    const { get, post, login, userId, organizations, audit } = await setup();
+    const { get, post, login, userId, organizations, audit, directory } = await setup();
     const bobId = await userId(bob.email);
     await organizations.setAdmin('acme', bobId, true);
     const bobCookie = await login(bob);
@@ -896,11 +903,26 @@ describe("an organisation's admins", () => {
     expect(byAlice.status).toBe(404);
     expect((await adminsOf(bobCookie, 'globex')).status).toBe(404);
     expect((await get('/sessions/organizations/admins?organization=acme')).status).toBe(401);
-    // An address with no account is no one to appoint (the same answer as an organisation that is not his).
-    expect(
-      (await post('/sessions/organizations/admins', { organization: 'acme', email: 'nobody@example.com' }, bobCookie))
-        .status,
-    ).toBe(404);
+    // An address with no account, or an account of no acme project (another tenant's), is no one to
+    // appoint — one answer for both, and the same as for an organisation that is not his.
+    await directory.addUser({
+      id: 'zed',
+      email: 'zed@globex.example',
+      name: 'Zed',
+      password: 'zed-long-password',
+      memberships: [{ projectKey: 'globex-b2c', clientId: 'globex', role: 'agent' }],
+    });
+    const appoint = (email: string, cookie = bobCookie) =>
+      post('/sessions/organizations/admins', { organization: 'acme', email }, cookie);
+    const answers = [
+      await appoint('nobody@example.com'),
+      await appoint('zed@globex.example'),
+      await appoint('zed@globex.example', aliceCookie),
+    ];
+    expect(answers.map((answer) => answer.status)).toEqual([404, 404, 404]);
+    const bodies = await Promise.all(answers.map((answer) => answer.text()));
+    expect(new Set(bodies).size).toBe(1);
+    expect(await organizations.admins('acme')).toEqual([bobId]);
 
     const appointed = await post(
       '/sessions/organizations/admins',
@@ -936,5 +958,18 @@ describe("an organisation's admins", () => {
     );
     expect([last.status, await problem(last)]).toEqual([409, 'last_admin']);
     expect(await organizations.admins('acme')).toEqual([aliceId]);
+  });
+
+  it('undo an admin change the trail cannot record: no organisation admin changes unrecorded', async () => {
+    const { post, login, userId, organizations, audit } = await setup();
+    const bobId = await userId(bob.email);
+    await organizations.setAdmin('acme', bobId, true);
+    const bobCookie = await login(bob);
+    const append = audit.append.bind(audit);
+    audit.append = (event) =>
+      event.type.startsWith('organization-admin') ? Promise.reject(new Error('trail down')) : append(event);
+    const added = await post('/sessions/organizations/admins', { organization: 'acme', email: alice.email }, bobCookie);
+    expect(added.status).toBe(500);
+    expect(await organizations.admins('acme')).toEqual([bobId]);
   });
 });

@@ -20,8 +20,12 @@ const text = (max: number) =>
   z
     .string()
     .check(z.minLength(1), z.maxLength(max), z.refine(isValidText, 'Must be valid text (no NUL, no lone surrogate)'));
-const key = z.string().check(z.trim(), z.minLength(1), z.maxLength(200), z.refine(isValidText, 'Must be valid text'));
-const email = z
+/** A key of the team routes (a project's, a user's, an organisation's): trimmed, 1 to 200 characters of valid text. */
+export const key = z
+  .string()
+  .check(z.trim(), z.minLength(1), z.maxLength(200), z.refine(isValidText, 'Must be valid text'));
+/** An email address as the team routes take it. */
+export const email = z
   .string()
   .check(
     z.trim(),
@@ -319,7 +323,7 @@ export async function serveAuditLog(deps: TeamRouteDependencies, request: HttpRe
 /** The query of `GET /sessions/team/audit/verify`: a head kept elsewhere (`expectSeq` and `expectHash`, both or neither). */
 export const auditVerifyQuery = z.strictObject({
   projectKey: key,
-  expectSeq: z.optional(z.string().check(z.regex(/^[1-9]\d{0,15}$/, 'Must be a record number'))),
+  expectSeq: z.optional(z.string().check(z.regex(/^[1-9]\d{0,14}$/, 'Must be a record number'))),
   expectHash: z.optional(z.string().check(z.regex(/^[0-9a-f]{64}$/, 'Must be a SHA-256 hash in hex'))),
 });
 
@@ -341,6 +345,11 @@ export async function serveAuditVerify(deps: TeamRouteDependencies, request: Htt
     query.expectSeq === undefined ? undefined : { seq: Number(query.expectSeq), hash: query.expectHash! };
   const verification = await deps.team.verifyAudit(caller, expectHead);
   if (verification === null) throw noAuditTrail();
+  if (verification === 'busy')
+    throw new DeskpilotError('unavailable', {
+      detail: 'Other audit trails are being verified right now. Try again in a moment.',
+      headers: { 'retry-after': '5' },
+    });
   return jsonResponse(200, verification);
 }
 

@@ -18,12 +18,14 @@ export interface GrantSessionsOptions {
    */
   isActive?(sessionId: string): Promise<boolean>;
   /**
-   * The capability flags the grant's session holds now, or null when it ended (revoked, expired, its
-   * user no longer a member of its project) — {@link sessionCapabilities}. A flag is on only when the
-   * grant and this answer both say so: a role change, a policy change or a removal holds for grants
-   * already signed, within `cacheMs`. A rejection refuses the request with 503 `store_unavailable`.
+   * What the grant's session is now — its project, its user's email and role there, the capability
+   * flags that role has — or null when it ended (revoked, expired, its user no longer a member of its
+   * project): {@link sessionCapabilities}. A grant for another project or user than its session's is
+   * refused; a flag is on only when the grant and this answer both say so, so a role change, a policy
+   * change or a removal holds for grants already signed, within `cacheMs`. A rejection refuses the
+   * request with 503 `store_unavailable`.
    */
-  capabilities?(sessionId: string): Promise<Record<string, boolean> | null>;
+  capabilities?(sessionId: string): Promise<LiveSession | null>;
   /** How long an answer is reused: a revoked session's grants are refused at most this long after. @default 5000 */
   cacheMs?: number;
   /** Most sessions whose answer is kept (the least recently checked go first). @default 10000 */
@@ -73,9 +75,17 @@ export function createGrantSessionCheck(
   };
 }
 
-/** A grant's session found live: with the flags it holds now, when the check reads them. */
+/** A session as {@link GrantSessionsOptions.capabilities} reads it now. */
+export interface LiveSession {
+  projectKey: string;
+  userEmail: string;
+  role: string;
+  capabilities: Record<string, boolean>;
+}
+
+/** A grant's session found live: what it is now, when the check reads it (`capabilities`). */
 export interface LiveGrantSession {
-  capabilities?: Record<string, boolean>;
+  session?: LiveSession;
 }
 
 /** One read of a grant's session, from whichever of the two the options give. */
@@ -84,23 +94,11 @@ function liveSessionRead(options: GrantSessionsOptions): (sessionId: string) => 
   if (capabilities && isActive) throw new TypeError('grantSessions: give isActive or capabilities, not both');
   if (capabilities)
     return async (sessionId) => {
-      const flags = await capabilities(sessionId);
-      return flags && { capabilities: flags };
+      const session = await capabilities(sessionId);
+      return session && { session };
     };
   if (isActive) return async (sessionId) => ((await isActive(sessionId)) ? {} : null);
   throw new TypeError('grantSessions needs isActive or capabilities');
-}
-
-/** The grant's flags held to what its session has now: on only where both say so. */
-export function liveCapabilities(granted: Record<string, boolean>, live: LiveGrantSession): Record<string, boolean> {
-  if (!live.capabilities) return granted;
-  const now = live.capabilities;
-  return Object.fromEntries(
-    Object.entries(granted).map(([flag, value]) => [
-      flag,
-      value === true && Object.hasOwn(now, flag) && now[flag] === true,
-    ]),
-  );
 }
 
 /**
@@ -145,7 +143,7 @@ export interface SessionCapabilitiesOptions {
  */
 export function sessionCapabilities(
   options: SessionCapabilitiesOptions,
-): (sessionId: string) => Promise<Record<string, boolean> | null> {
+): (sessionId: string) => Promise<LiveSession | null> {
   const now = options.now ?? Date.now;
   return async (sessionId) => {
     const record = await options.sessions.get(sessionId);
@@ -154,6 +152,12 @@ export function sessionCapabilities(
     const membership = account && findMembership(account, record.projectKey, record.clientId);
     if (!membership) return null;
     const policy = (await options.policies?.get(record.projectKey)) ?? null;
-    return capabilitiesOf(policy ?? defaultRolePolicy, membership.role, options.capabilities ?? builtinCapabilities);
+    const registry = options.capabilities ?? builtinCapabilities;
+    return {
+      projectKey: record.projectKey,
+      userEmail: account.user.email,
+      role: membership.role,
+      capabilities: capabilitiesOf(policy ?? defaultRolePolicy, membership.role, registry),
+    };
   };
 }

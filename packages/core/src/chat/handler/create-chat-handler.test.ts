@@ -1065,6 +1065,52 @@ describe('POST /chat with a context secret', () => {
     expect(capabilities).toHaveBeenCalledWith(login.session.id);
   });
 
+  it("holds every flag to the session's, those the grant left to their defaults too; a grant of another project than its session's is refused", async () => {
+    const model = scriptedModel(() => textStep('ok'));
+    const sessions = await createTestSessions();
+    const policies = createMemoryRolePolicyStore();
+    const { post, clock } = await setupChat(model, {
+      contextSecret: secret,
+      grantSessions: {
+        capabilities: sessionCapabilities({
+          sessions: sessions.store,
+          users: sessions.directory,
+          policies,
+          now: sessions.clock.now,
+        }),
+        cacheMs: 0,
+      },
+    });
+    sessions.clock.advance(clock.now() - sessions.clock.now());
+    const login = await sessions.service.login(alice);
+    if (!login.ok) throw new Error('login failed');
+    // Admins of acme-b2c may not look up customers under this project's policy.
+    await policies.set(
+      'acme-b2c',
+      { roles: { admin: { canViewCustomers: false } } },
+      { expectedVersion: 0, updatedAt: clock.now(), updatedBy: 'owner@example.com' },
+    );
+    const claims = {
+      userEmail: 'alice@example.com',
+      userRole: 'admin',
+      projectKey: 'acme-b2c',
+      businessType: 'b2c' as const,
+      capabilities: {},
+      sessionId: login.session.id,
+    };
+    const grant = await signChatGrant(claims, secret, { now: clock.now });
+    const answered = await post(body([userMessage('hi')], { grant }));
+    expect(answered.status, await answered.clone().text()).toBe(200);
+    await readAll(answered);
+    expect(offeredTools(model.doStreamCalls[0])).toContain('getOrder');
+    expect(offeredTools(model.doStreamCalls[0])).not.toContain('getCustomer');
+
+    const elsewhere = await signChatGrant({ ...claims, projectKey: 'acme-b2b' }, secret, { now: clock.now });
+    expect((await post(body([userMessage('hi')], { grant: elsewhere }))).status).toBe(401);
+    const someoneElse = await signChatGrant({ ...claims, userEmail: 'bob@example.com' }, secret, { now: clock.now });
+    expect((await post(body([userMessage('hi')], { grant: someoneElse }))).status).toBe(401);
+  });
+
   it('refuses grantSessions with neither or both of isActive and capabilities', async () => {
     const model = scriptedModel(() => textStep('ok'));
     await expect(setupChat(model, { contextSecret: secret, grantSessions: {} })).rejects.toThrow(
@@ -1073,7 +1119,7 @@ describe('POST /chat with a context secret', () => {
     await expect(
       setupChat(model, {
         contextSecret: secret,
-        grantSessions: { isActive: async () => true, capabilities: async () => ({}) },
+        grantSessions: { isActive: async () => true, capabilities: async () => null },
       }),
     ).rejects.toThrow(/not both/);
   });

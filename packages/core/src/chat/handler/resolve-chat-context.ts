@@ -2,8 +2,23 @@ import { DeskpilotError } from '../../errors/deskpilot-error.js';
 import { noSessionError } from '../../session/require-session.js';
 import type { CapabilityRegistry } from '../context/capabilities.js';
 import { verifyChatGrant, type ChatGrantPolicy, type ChatGrantUse } from '../context/chat-grant.js';
-import { liveCapabilities, type LiveGrantSession } from '../context/grant-sessions.js';
+import type { LiveGrantSession } from '../context/grant-sessions.js';
+import { normalizeEmail } from '../../session/user-directory.js';
 import { safeParseChatContext, type ChatContext, type ChatContextLimits } from '../context/parse-chat-context.js';
+
+/**
+ * A context's flags held to what its session has now: every flag of the registry (those the grant
+ * named, and those it left to their defaults) on only when the session has it too.
+ */
+function heldTo(context: ChatContext, now: Record<string, boolean>): ChatContext {
+  const capabilities = Object.fromEntries(
+    Object.entries(context.capabilities).map(([flag, value]) => [
+      flag,
+      value === true && Object.hasOwn(now, flag) && now[flag] === true,
+    ]),
+  );
+  return { ...context, capabilities };
+}
 
 /** Options of {@link resolveChatContext}. */
 export interface ResolveChatContextOptions {
@@ -69,13 +84,29 @@ export async function resolveChatContext(options: ResolveChatContextOptions): Pr
     options.contextSecret,
     { ...options.grantPolicy, now: options.now, use: options.grantUse ?? 'chat' },
   );
-  const live = await options.checkGrantSession?.(grant.sessionId);
-  const capabilities = live ? liveCapabilities(grant.capabilities, live) : grant.capabilities;
+  const live = (await options.checkGrantSession?.(grant.sessionId))?.session;
+  // A grant for another project or user than the session it names is no grant of that session.
+  if (
+    live &&
+    (live.projectKey !== grant.projectKey || normalizeEmail(live.userEmail) !== normalizeEmail(grant.userEmail))
+  )
+    return { ok: false, error: new DeskpilotError('unauthenticated', { detail: 'The chat grant is invalid.' }) };
   const granted = safeParseChatContext(
-    { ...grant, ...capabilities, pageContext, proactiveHint, workingMemoryBlock },
+    {
+      ...grant,
+      ...grant.capabilities,
+      ...(live ? { userRole: live.role } : {}),
+      pageContext,
+      proactiveHint,
+      workingMemoryBlock,
+    },
     parseOptions,
   );
   if (!granted.success)
     return { ok: false, error: new DeskpilotError('unauthenticated', { detail: 'The chat grant is invalid.' }) };
-  return { ok: true, context: granted.data, signInSessionId: grant.sessionId };
+  return {
+    ok: true,
+    context: live ? heldTo(granted.data, live.capabilities) : granted.data,
+    signInSessionId: grant.sessionId,
+  };
 }
