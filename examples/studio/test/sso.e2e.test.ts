@@ -113,7 +113,7 @@ describe.skipIf(!hasChromium)(`studio in Chromium: single sign-on${skipReason}`,
 
 // Step-up for a person of a company sign-in (no password here, no passkey): a risky approval asks them
 // to authenticate at their identity provider again — prompt=login, max_age=0 — not merely to have a
-// session the provider let through. A sign-in older than two seconds is not recent here.
+// session the provider let through. A sign-in older than five seconds is not recent here.
 describe.skipIf(!hasChromium)(`studio in Chromium: step-up through the identity provider${skipReason}`, () => {
   let provider: Awaited<ReturnType<typeof startOpenIdProvider>>;
   let platform: Platform;
@@ -123,7 +123,7 @@ describe.skipIf(!hasChromium)(`studio in Chromium: step-up through the identity 
   const stepUp = { STEP_UP_SECRET: 'e2e-sso-step-up-secret-of-at-least-32-chars' };
 
   beforeAll(async () => {
-    ({ provider, platform } = await platformWithProvider(stepUp, { ...stepUp, STEP_UP_RECENT_SIGN_IN_MS: '2000' }));
+    ({ provider, platform } = await platformWithProvider(stepUp, { ...stepUp, STEP_UP_RECENT_SIGN_IN_MS: '5000' }));
     browser = await launchChromium();
     page = await (await browser.newContext()).newPage();
     watchPageErrors(page, pageErrors);
@@ -142,8 +142,8 @@ describe.skipIf(!hasChromium)(`studio in Chromium: step-up through the identity 
       await page.getByLabel('Email').fill('alice@example.com');
       await page.getByRole('button', { name: 'Company sign-in (SSO)' }).click();
       await expect.poll(() => page.getByTestId('role').textContent(), { timeout: 20_000 }).toBe('admin');
-      // Longer ago than the two seconds that count as recent.
-      await new Promise((resolve) => setTimeout(resolve, 2_500));
+      // Longer ago than the five seconds that count as recent.
+      await new Promise((resolve) => setTimeout(resolve, 5_500));
       const message = page.getByLabel('Message');
       await message.fill('Cancel order ORD-1002');
       await message.press('Enter');

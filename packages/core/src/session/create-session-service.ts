@@ -708,8 +708,12 @@ function sessionStepUp(
     ...(sso
       ? {
           atProvider: {
-            authenticatedAt: (cookieHeader, session) =>
-              sso.authenticatedAt(cookieHeader, { userId: session.user.id, signedInAt: Date.parse(session.createdAt) }),
+            signedInAt: (cookieHeader, session) =>
+              sso.signedInAt(cookieHeader, {
+                userId: session.user.id,
+                signedInAt: Date.parse(session.createdAt),
+                projectKey: session.projectKey,
+              }),
             providerFor: (email) => sso.providerFor(email),
           },
         }

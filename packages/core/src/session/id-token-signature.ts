@@ -8,6 +8,8 @@ export interface IdTokenVerifierOptions {
   now: () => number;
   /** How the provider's key set is fetched (a proxy, tests). @default fetch */
   fetch?: typeof fetch;
+  /** Development only: a key set on plain http. @default false */
+  allowInsecureRequests?: boolean;
 }
 
 /**
@@ -37,6 +39,9 @@ export function createIdTokenVerifier(options: IdTokenVerifierOptions) {
     const { jwtVerify } = await import('jose');
     const metadata = configuration.serverMetadata();
     if (!metadata.jwks_uri) throw new TypeError(`The provider ${metadata.issuer} publishes no jwks_uri`);
+    // Keys from anywhere but TLS could be anyone's: refused (a provider_error), as openid-client does.
+    if (new URL(metadata.jwks_uri).protocol !== 'https:' && !options.allowInsecureRequests)
+      throw new TypeError(`The provider ${metadata.issuer} publishes its keys on plain http`);
     await jwtVerify(idToken, await keysOf(metadata.jwks_uri), {
       issuer: metadata.issuer,
       audience: clientId,

@@ -194,7 +194,9 @@ describe('single sign-on with a real OpenID Provider', () => {
 
   it("a tenant's provider signs people into its projects only: there by default, never into another tenant's", async () => {
     // Acme's provider is acme-b2b's tenant's; Alice is also acme-b2c's admin, Bob is globex's only.
-    const { throughProvider, callback, get } = await setup({ providers: [acme({ projects: ['acme-b2b'] })] });
+    const { throughProvider, callback, get, identityLinks } = await setup({
+      providers: [acme({ projects: ['acme-b2b'] })],
+    });
     const first = await throughProvider('alice');
     const landed = await callback(first.callback, first.flow);
     expect(landing(landed)).toBe(`${studio}/`);
@@ -204,6 +206,8 @@ describe('single sign-on with a real OpenID Provider', () => {
     expect(landing(await callback(elsewhere.callback, elsewhere.flow))).toBe(`${studio}/#sso-error=forbidden`);
     const outsider = await throughProvider('bob');
     expect(landing(await callback(outsider.callback, outsider.flow))).toBe(`${studio}/#sso-error=forbidden`);
+    // Refused before any binding: Bob is no person of this provider's (his password and reset stay his).
+    expect(await identityLinks.isLinked('usr_bob')).toBe(false);
   });
 
   it('refuses at start a tenant provider whose provisioning names a project outside its own', async () => {
@@ -311,6 +315,14 @@ describe('single sign-on with a real OpenID Provider', () => {
       const genuine = await setup({ fetch: rewritingIdTokens((claims) => claims) });
       const again = await genuine.throughProvider('alice');
       expect(landing(await genuine.callback(again.callback, again.flow))).toBe(`${studio}/`);
+    });
+
+    it('an authentication time in the future: refused, never a step-up that counts for the whole session', async () => {
+      const { throughProvider, callback } = await setup({
+        fetch: rewritingIdTokens((claims) => ({ ...claims, auth_time: Math.floor(Date.now() / 1000) + 3_600 })),
+      });
+      const { flow, callback: url } = await throughProvider('alice');
+      refused(await callback(url, flow), 'invalid_token');
     });
 
     it('expired token: the ID token is past its expiry by the service’s clock', async () => {
@@ -534,7 +546,7 @@ describe('single sign-on with a real OpenID Provider', () => {
     expect(await (await logout(`${cookiePair(later.setCookie)}; ${hint}`)).json()).toEqual({ endSessionUrl: null });
   });
 
-  it('clears the hint on a plain logout, and leaves none for an ID token too large for a cookie', async () => {
+  it('clears the hint on a plain logout; for an ID token too large for a cookie, leaves one without it (sign-out here only, the step-up still knows when)', async () => {
     const { throughProvider, callback, handler, service } = await setup();
     const { flow, callback: url } = await throughProvider('alice');
     const cookies = (await callback(url, flow)).headers.getSetCookie().map(cookiePair);
@@ -554,7 +566,14 @@ describe('single sign-on with a real OpenID Provider', () => {
     expect(await service.sso!.sealSignOut({ ...hint, idToken: 'x'.repeat(1_000) }, 60_000)).toMatch(
       /^deskpilot_sso_out=/,
     );
-    expect(await service.sso!.sealSignOut({ ...hint, idToken: 'x'.repeat(3_000) }, 60_000)).toBeNull();
+    const large = await service.sso!.sealSignOut({ ...hint, idToken: 'x'.repeat(3_000), authenticatedAt: 5 }, 60_000);
+    expect(large).toMatch(/^deskpilot_sso_out=/);
+    const session = { userId: 'user-1', signedInAt: 0, projectKey: 'acme-b2c' };
+    expect(await service.sso!.signedInAt(cookiePair(large!), session)).toEqual({
+      provider: { id: 'acme', name: 'Acme (test provider)' },
+      authenticatedAt: 5,
+    });
+    expect(await service.sso!.endSessionUrl(cookiePair(large!), session)).toBeNull();
   });
 
   it('discovers the provider of an email domain (home realm), and says when there is none', async () => {
@@ -644,6 +663,23 @@ describe('single sign-on and the step-up of risky approvals', () => {
     expect(proof.status).toBe(200);
     expect(await proof.json()).toMatchObject({ method: 'recent-sign-in', token: expect.any(String) });
     expect(events).toContainEqual(expect.objectContaining({ type: 'step-up', outcome: 'succeeded' }));
+  });
+
+  it("a tenant's provider vouches for a step-up in its own projects only, not in one switched to since", async () => {
+    const { throughProvider, callback, handler } = await setup({
+      providers: [acme({ projects: ['acme-b2b'] })],
+      service: { stepUp: { secret: stepUpSecret } },
+    });
+    const { flow, callback: url } = await throughProvider('alice');
+    const cookie = await signedIn(await callback(url, flow));
+    const options = (with_: string) => post(handler)('/sessions/current/step-up/options', { binding }, with_);
+    expect(await (await options(cookie)).json()).toEqual({ method: 'recent-sign-in' });
+    // Alice is acme-b2c's admin too: she may switch there, but acme-b2b's provider does not vouch for it.
+    const switched = await post(handler)('/sessions/current/project', { projectKey: 'acme-b2c' }, cookie);
+    expect(switched.status).toBe(200);
+    const hint = cookie.split('; ').find((part) => part.startsWith('deskpilot_sso_out='))!;
+    const there = `${cookiePair(switched.headers.getSetCookie()[0]!)}; ${hint}`;
+    expect(await (await options(there)).json()).toMatchObject({ method: 'sign-in-again', provider: { id: 'acme' } });
   });
 
   it('asks the provider for a fresh authentication, and refuses an answer whose auth_time is not fresh', async () => {

@@ -20,8 +20,9 @@ export interface SsoProvider {
   /**
    * The projects of its tenant (an organisation's, a customer's): a sign-in through it opens a session
    * only in one of them — the one asked for, else the person's first membership among them — and its
-   * provisioning may give memberships only there. Another tenant's provider never signs anyone into
-   * these, nor this one into theirs. @default every project
+   * provisioning may give memberships only there; nobody else is bound to it. A switch to another
+   * project afterwards follows membership, and a step-up there does not count this provider's
+   * authentication. @default every project (as does every provider without `projects`)
    */
   projects?: readonly string[];
   /** @default ["openid", "email", "profile"] */
@@ -142,14 +143,15 @@ export interface SingleSignOn {
   /** The `Set-Cookie` that deletes the sign-out hint. */
   readonly clearSignOut: string;
   /**
-   * When the person of this very session last authenticated at its provider (the `auth_time` its
-   * single sign-on carried), from this browser's sign-out hint; null without one, or when the provider
-   * did not say. What a step-up of a user bound at a provider counts, not when the session began.
+   * Where the person of this very session signed in (its provider), and when they last authenticated
+   * there (the `auth_time` its single sign-on carried; null when the provider did not say, or for a
+   * project outside that provider's tenant), from this browser's sign-out hint; null without one. What
+   * a step-up of a user bound at a provider counts, not when the session began.
    */
-  authenticatedAt(
+  signedInAt(
     cookieHeader: string | null | undefined,
-    session: { userId: string; signedInAt: number },
-  ): Promise<number | null>;
+    session: { userId: string; signedInAt: number; projectKey: string },
+  ): Promise<{ provider: { id: string; name: string }; authenticatedAt: number | null } | null>;
 }
 
 import { createIdTokenVerifier, isUnverifiedToken } from './id-token-signature.js';
@@ -263,6 +265,10 @@ async function accountFor(
   }
   const credentials = await directory.findCredentials(email);
   const existing = credentials && (await directory.getAccount(credentials.userId));
+  // A tenant's provider binds no one it may not sign in: someone of no project of its tenant stays unbound.
+  const tenant = provider.projects;
+  if (existing && tenant && !existing.memberships.some((membership) => tenant.includes(membership.projectKey)))
+    return { ok: false, reason: 'forbidden' };
   if (existing) {
     // A user bound to another person at this provider: the address went to someone else.
     if (!(await bind(provision.links, person, existing.user.id, provision.now())))
@@ -286,6 +292,7 @@ async function accountFor(
       all.findIndex((other) => other.projectKey === membership.projectKey && other.clientId === membership.clientId) ===
       index,
   );
+  if (tenant && memberships.length === 0) return { ok: false, reason: 'forbidden' };
   const name = displayName(claims.name) ?? email;
   // No password anyone knows: a hash of random bytes (the user signs in through the provider).
   const password = Array.from(provision.randomBytes(32), (byte) => byte.toString(16).padStart(2, '0')).join('');
@@ -483,7 +490,7 @@ async function exchangeCode(
     configuration: Awaited<ReturnType<OpenIdClient['discovery']>>;
     verifyIdToken: ReturnType<typeof createIdTokenVerifier>;
   },
-): Promise<{ claims: Record<string, unknown> | undefined; idToken: string }> {
+): Promise<{ claims: Record<string, unknown> | undefined; idToken: string; authTime: unknown }> {
   const client = await loadOpenIdClient();
   const tokens = await client.authorizationCodeGrant(configuration, callbackUrl, {
     pkceCodeVerifier: flow.verifier,
@@ -498,13 +505,80 @@ async function exchangeCode(
   // Its claims checked by openid-client; its signature against the keys the provider publishes too, so
   // a token is the provider's whatever the transport (and a rotated key is fetched at once).
   await verifyIdToken(idToken, configuration, provider.clientId);
-  if (!idTokenClaims || typeof idTokenClaims.email === 'string') return { claims: idTokenClaims, idToken };
+  // When the person authenticated: the ID token's word alone (signed), never UserInfo's.
+  const authTime = idTokenClaims?.auth_time;
+  if (!idTokenClaims || typeof idTokenClaims.email === 'string') return { claims: idTokenClaims, idToken, authTime };
   // A provider may keep the email out of the ID token (as the specification's default has it): then it
   // comes from the UserInfo endpoint, for the same subject.
   const userInfo = await client.fetchUserInfo(configuration, tokens.access_token, idTokenClaims.sub);
   const verified = provider.emailVerifiedClaim ?? 'email_verified';
   const { email: _email, [verified]: _verified, ...rest } = idTokenClaims;
-  return { claims: { ...userInfo, ...rest, email: userInfo.email, [verified]: userInfo[verified] }, idToken };
+  const { auth_time: _authTime, ...fromUserInfo } = userInfo;
+  return {
+    claims: { ...fromUserInfo, ...rest, email: userInfo.email, [verified]: userInfo[verified] },
+    idToken,
+    authTime,
+  };
+}
+
+/**
+ * When the person authenticated at the provider (the ID token's `auth_time`, epoch ms), null when it
+ * does not say; `future` beyond a minute of skew: a provider's mistake, or a lie.
+ */
+function authenticatedAtOf(authTime: unknown, now: number): number | null | 'future' {
+  if (typeof authTime !== 'number' || !Number.isSafeInteger(authTime)) return null;
+  return authTime * 1000 > now + 60_000 ? 'future' : authTime * 1000;
+}
+
+/** Whether a sign-in asked for a project outside the provider's tenant. */
+const outsideTenant = (provider: SsoProvider, projectKey: string | undefined) =>
+  provider.projects !== undefined && projectKey !== undefined && !provider.projects.includes(projectKey);
+
+/**
+ * The sign-out hint's methods: sealed after a single sign-on, read back only for the session it came
+ * with (not after it ended, not for another user's or a later sign-in).
+ */
+function signOutHints(
+  options: SingleSignOnOptions,
+  signOutCookie: ReturnType<typeof sealedCookies>['signOutCookie'],
+  providers: ReadonlyMap<string, SsoProvider>,
+  configurationOf: ReturnType<typeof createDiscovery>,
+): Pick<SingleSignOn, 'clearSignOut' | 'sealSignOut' | 'endSessionUrl' | 'signedInAt'> {
+  const hintOf = async (cookieHeader: string | null | undefined, session: { userId: string; signedInAt: number }) => {
+    const hint = await signOutCookie.read(cookieHeader);
+    return hint && hint.userId === session.userId && hint.signedInAt === session.signedInAt ? hint : null;
+  };
+  return {
+    clearSignOut: signOutCookie.clear,
+    async sealSignOut(hint, maxAgeMs) {
+      // Browsers drop a cookie past 4 KB, and proxies may refuse the answer that sets it: without the ID
+      // token then (signing out is local, and a step-up still knows when the person authenticated).
+      for (const idToken of [hint.idToken, '']) {
+        const setCookie = await signOutCookie.seal({ purpose: 'sign-out', ...hint, idToken }, maxAgeMs);
+        if (setCookie.length <= maxSignOutCookieBytes) return setCookie;
+      }
+      return null;
+    },
+
+    async endSessionUrl(cookieHeader, session) {
+      const hint = session && (await hintOf(cookieHeader, session));
+      const provider = hint ? providers.get(hint.provider) : undefined;
+      if (!hint?.idToken || !provider) return null;
+      return endSessionUrlOf(await configurationOf(provider).catch(() => null), hint.idToken, options);
+    },
+
+    async signedInAt(cookieHeader, session) {
+      const hint = await hintOf(cookieHeader, session);
+      const provider = hint ? providers.get(hint.provider) : undefined;
+      if (!hint || !provider) return null;
+      // A tenant's provider speaks for its projects only, not for a project switched to since.
+      const authenticatedAt =
+        typeof hint.authenticatedAt === 'number' && !outsideTenant(provider, session.projectKey)
+          ? hint.authenticatedAt
+          : null;
+      return { provider: { id: provider.id, name: provider.name }, authenticatedAt };
+    },
+  };
 }
 
 /** Creates the service's {@link SingleSignOn}. */
@@ -517,14 +591,12 @@ export function createSingleSignOn(
   checkProviders(options);
   const flowTtlMs = options.flowTtlMs ?? 10 * 60 * 1000;
   const { flowCookie, signOutCookie } = sealedCookies(options, context, settings);
-  // This browser's sign-out hint, only for the session it came with: not after it ended, not for
-  // another user's or a later sign-in.
-  const hintOf = async (cookieHeader: string | null | undefined, session: { userId: string; signedInAt: number }) => {
-    const hint = await signOutCookie.read(cookieHeader);
-    return hint && hint.userId === session.userId && hint.signedInAt === session.signedInAt ? hint : null;
-  };
   const configurationOf = createDiscovery(options, context);
-  const verifyIdToken = createIdTokenVerifier({ now: context.now, ...(options.fetch ? { fetch: options.fetch } : {}) });
+  const verifyIdToken = createIdTokenVerifier({
+    now: context.now,
+    allowInsecureRequests: options.allowInsecureRequests === true,
+    ...(options.fetch ? { fetch: options.fetch } : {}),
+  });
   const provision = {
     addUser: options.addUser,
     randomBytes: context.randomBytes,
@@ -535,24 +607,7 @@ export function createSingleSignOn(
 
   return {
     clearFlow: flowCookie.clear,
-    clearSignOut: signOutCookie.clear,
-    async sealSignOut(hint, maxAgeMs) {
-      const setCookie = await signOutCookie.seal({ purpose: 'sign-out', ...hint }, maxAgeMs);
-      // Browsers drop a cookie past 4 KB, and proxies may refuse the answer that sets it: none then.
-      return setCookie.length <= maxSignOutCookieBytes ? setCookie : null;
-    },
-
-    async endSessionUrl(cookieHeader, session) {
-      const hint = session && (await hintOf(cookieHeader, session));
-      const provider = hint ? providers.get(hint.provider) : undefined;
-      if (!hint || !provider) return null;
-      return endSessionUrlOf(await configurationOf(provider).catch(() => null), hint.idToken, options);
-    },
-
-    async authenticatedAt(cookieHeader, session) {
-      const hint = await hintOf(cookieHeader, session);
-      return typeof hint?.authenticatedAt === 'number' ? hint.authenticatedAt : null;
-    },
+    ...signOutHints(options, signOutCookie, providers, configurationOf),
 
     providerFor: (email) => providerOfDomain(options.providers, email),
 
@@ -587,29 +642,32 @@ export function createSingleSignOn(
       const provider = flow ? providers.get(flow.provider) : undefined;
       if (!flow || !provider || callbackUrl.searchParams.get('state') !== flow.state)
         return { ok: false, reason: 'invalid_flow' };
+      if (outsideTenant(provider, flow.projectKey)) return { ok: false, reason: 'forbidden' };
       let claims: Record<string, unknown> | undefined;
       let idToken = '';
+      let authTime: unknown;
       try {
-        ({ claims, idToken } = await exchangeCode(callbackUrl, flow, provider, {
+        ({ claims, idToken, authTime } = await exchangeCode(callbackUrl, flow, provider, {
           configuration: await configurationOf(provider),
           verifyIdToken,
         }));
       } catch (error) {
         return { ok: false, reason: isUnverifiedToken(error) ? 'invalid_token' : 'provider_error' };
       }
+      const authenticatedAt = authenticatedAtOf(authTime, context.now());
+      if (authenticatedAt === 'future') return { ok: false, reason: 'invalid_token' };
       // The subject identifies the person: at most 255 characters (OpenID Connect), text a store can hold.
       const subject = claims?.sub;
       if (!claims || typeof subject !== 'string' || !/^[\x21-\x7e]{1,255}$/.test(subject))
         return { ok: false, reason: 'provider_error' };
       const outcome = await accountFor(provider, claims, context.directory, provision);
       if (!outcome.ok) return outcome;
-      const authTime = claims.auth_time;
       return {
         ok: true,
         account: outcome.account,
         providerId: provider.id,
         idToken,
-        authenticatedAt: typeof authTime === 'number' && Number.isSafeInteger(authTime) ? authTime * 1000 : null,
+        authenticatedAt,
         ...(flow.projectKey === undefined ? {} : { projectKey: flow.projectKey }),
       };
     },

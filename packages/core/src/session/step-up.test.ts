@@ -147,8 +147,9 @@ describe('step-up: a fresh user verification, signed for one approval', () => {
           isBoundAtProvider: async () => true,
           checkPassword: async () => ({ userId: 'never' }),
           atProvider: {
-            authenticatedAt: async (cookieHeader) => (cookieHeader === 'hint' ? authenticatedAt : null),
-            providerFor: () => ({ id: 'acme', name: 'Acme' }),
+            signedInAt: async (cookieHeader) =>
+              cookieHeader === 'hint' ? { provider: { id: 'acme', name: 'Acme' }, authenticatedAt } : null,
+            providerFor: () => ({ id: 'other', name: 'Other (by domain)' }),
           },
         },
       );
@@ -166,8 +167,13 @@ describe('step-up: a fresh user verification, signed for one approval', () => {
       ok: true,
       proof: { method: 'recent-sign-in' },
     });
-    // Without this session's sealed hint, nothing says when: sign in again.
-    expect(await atProvider(now - 10_000).challenge(recent, binding, null)).toMatchObject({ method: 'sign-in-again' });
+    // Without this session's sealed hint, nothing says when: sign in again, at the provider of their domain.
+    expect(await atProvider(now - 10_000).challenge(recent, binding, null)).toEqual({
+      method: 'sign-in-again',
+      provider: { id: 'other', name: 'Other (by domain)' },
+    });
+    // A user bound at no provider, whose passkeys are all newer than the session, is sent to no provider.
+    expect(await stepUpOf(false).challenge(session, binding)).toEqual({ method: 'password' });
   });
 
   it('refuses a passkey answer replayed: its challenge is used up', async () => {

@@ -72,7 +72,10 @@ export interface SessionStepUpDependencies {
    * single sign-on hint (null: unknown), and the provider they authenticate at again.
    */
   atProvider?: {
-    authenticatedAt(cookieHeader: string | null | undefined, session: Session): Promise<number | null>;
+    signedInAt(
+      cookieHeader: string | null | undefined,
+      session: Session,
+    ): Promise<{ provider: { id: string; name: string }; authenticatedAt: number | null } | null>;
     providerFor(email: string): { id: string; name: string } | null;
   };
   /** The password check of the signed-in user, through the service's hash gate (`busy` when its lane is full). */
@@ -106,10 +109,14 @@ export function createSessionStepUp(options: StepUpOptions, deps: SessionStepUpD
    */
   const recent = async (session: Session, cookieHeader: string | null | undefined) =>
     (await deps.isBoundAtProvider(session.user.id))
-      ? isRecent((await deps.atProvider?.authenticatedAt(cookieHeader, session)) ?? null)
+      ? isRecent((await deps.atProvider?.signedInAt(cookieHeader, session))?.authenticatedAt ?? null)
       : isRecent(Date.parse(session.createdAt));
-  const signInAgain = (session: Session): StepUpChallenge => {
-    const provider = deps.atProvider?.providerFor(session.user.email);
+  /** Sign in again: at the provider this session came from (else the one of their domain), for a user bound at one. */
+  const signInAgain = async (session: Session, cookieHeader: string | null | undefined): Promise<StepUpChallenge> => {
+    if (!(await deps.isBoundAtProvider(session.user.id))) return { method: 'sign-in-again' };
+    const provider =
+      (await deps.atProvider?.signedInAt(cookieHeader, session))?.provider ??
+      deps.atProvider?.providerFor(session.user.email);
     return provider ? { method: 'sign-in-again', provider } : { method: 'sign-in-again' };
   };
 
@@ -141,9 +148,11 @@ export function createSessionStepUp(options: StepUpOptions, deps: SessionStepUpD
       const owned = await passkeysOf(session);
       if (owned.eligible.length > 0)
         return { method: 'passkey', options: await passkeys!.stepUpOptions(session.user.id, binding, owned.eligible) };
-      if (owned.any) return signInAgain(session);
+      if (owned.any) return signInAgain(session, cookieHeader);
       if (await recent(session, cookieHeader)) return { method: 'recent-sign-in' };
-      return (await deps.isBoundAtProvider(session.user.id)) ? signInAgain(session) : { method: 'password' };
+      return (await deps.isBoundAtProvider(session.user.id))
+        ? signInAgain(session, cookieHeader)
+        : { method: 'password' };
     },
 
     async verify(session, answer, cookieHeader) {
