@@ -202,6 +202,30 @@ describe.skipIf(!hasChromium)(`studio in Chromium: a team lead runs her team${sk
     },
     timeout,
   );
+
+  it(
+    'removes Dana from the team after asking, and the Activity page records it',
+    async () => {
+      const row = lead.locator('tr[data-member="dana@example.com"]');
+      await row.getByRole('button', { name: 'Remove Dana' }).click();
+      await row.getByRole('button', { name: 'Keep' }).click();
+      await expect.poll(() => row.count()).toBe(1);
+      await row.getByRole('button', { name: 'Remove Dana' }).click();
+      await row.getByRole('button', { name: 'Confirm removal of Dana' }).click();
+      await expect.poll(() => lead.getByRole('status').textContent()).toBe('Dana was removed from acme-b2c.');
+      await expect.poll(() => row.count()).toBe(0);
+
+      await lead.getByRole('navigation', { name: 'Administration' }).getByRole('button', { name: 'Activity' }).click();
+      const activity = lead.getByRole('main', { name: 'Activity' });
+      await activity.getByLabel('Type').selectOption('member-removed');
+      await activity.getByRole('button', { name: 'Apply' }).click();
+      await expect
+        .poll(() => activity.locator('tr[data-type="member-removed"]').textContent())
+        .toMatch(/alice@example\.com.*dana@example\.com/);
+      expect(pageErrors).toEqual([]);
+    },
+    timeout,
+  );
 });
 
 // An organisation's admin (Bob, a viewer in globex, admin of the acme organisation) runs acme's
