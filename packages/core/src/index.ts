@@ -111,6 +111,7 @@ export {
   type ChatGrantUse,
   type ContextBudget,
   type GrantSessionsOptions,
+  type LiveSession,
   type SessionCapabilitiesOptions,
   type InstructionLimits,
   type ParseChatContextOptions,

@@ -194,6 +194,7 @@ const rootTypes = [
   'ForwardRequestOptions',
   'ForwardedForOptions',
   'GrantSessionsOptions',
+  'LiveSession',
   'SessionCapabilitiesOptions',
   'HashGate',
   'HashGateOptions',

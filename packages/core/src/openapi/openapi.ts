@@ -859,7 +859,7 @@ function organizationAdminPaths(cookie: object, bodyCodes: readonly ErrorCode[])
       },
       ...post(
         'addOrganizationAdmin',
-        "One of an organisation's admins makes an account (by its address) an admin of the organisation too; recorded in each of its projects' trails.",
+        "One of an organisation's admins makes a member of one of its projects (by their address) an admin of the organisation too; recorded in each of its projects' trails.",
         addOrganizationAdminBody,
         {
           '201': {

@@ -125,9 +125,10 @@ export interface SingleSignOn {
   /** The `Set-Cookie` that deletes the flow cookie. */
   readonly clearFlow: string;
   /**
-   * The `Set-Cookie` of the sealed sign-out hint a single sign-on leaves (the provider and its ID token,
-   * for that session), living as long as the session may (`maxAgeMs`); null when the ID token is too
-   * large for a cookie (then signing out is local).
+   * The `Set-Cookie` of the sealed sign-out hint a single sign-on leaves (the provider, its ID token and
+   * when the person authenticated, for that session), living as long as the session may (`maxAgeMs`);
+   * without the ID token when it is too large for a cookie (then signing out is local), null when even
+   * that does not fit.
    */
   sealSignOut(hint: Omit<SignOutHint, 'purpose'>, maxAgeMs: number): Promise<string | null>;
   /**

@@ -70,19 +70,25 @@ export function createOrganizationAdmins(dependencies: OrganizationAdminsDepende
     if (!audit) return;
     const at = context.now();
     const { type, user } = change;
+    const recorded: string[] = [];
+    const event = (projectKey: string, eventType: string) => ({
+      projectKey,
+      type: eventType,
+      actor: by.account.user.email,
+      session: by.sessionId,
+      subject: user.id,
+      data: { organization, email: user.email },
+      at,
+    });
     try {
-      for (const projectKey of by.projects)
-        await audit.append({
-          projectKey,
-          type,
-          actor: by.account.user.email,
-          session: by.sessionId,
-          subject: user.id,
-          data: { organization, email: user.email },
-          at,
-        });
+      for (const projectKey of by.projects) {
+        await audit.append(event(projectKey, type));
+        recorded.push(projectKey);
+      }
     } catch (error) {
       await change.undo().catch(() => {});
+      // The projects that recorded the change hear it was undone (as far as their trails still take it).
+      for (const projectKey of recorded) await audit.append(event(projectKey, `${type}-undone`)).catch(() => {});
       throw error;
     }
   };
@@ -102,7 +108,8 @@ export function createOrganizationAdmins(dependencies: OrganizationAdminsDepende
         return { ok: false, reason: 'not_found' };
       if ((await organizations.admins(organization)).includes(user.id)) return { ok: true, value: user };
       await organizations.setAdmin(organization, user.id, true);
-      const undo = () => organizations.setAdmin(organization, user.id, false);
+      // Undone atomically: never leaving the organisation without an admin (one who left meanwhile).
+      const undo = () => organizations.removeAdmin(organization, user.id);
       await record(organization, by, { type: 'organization-admin-added', user, undo });
       return { ok: true, value: user };
     },

@@ -960,6 +960,14 @@ describe("an organisation's admins", () => {
     expect(await organizations.admins('acme')).toEqual([aliceId]);
   });
 
+  it('of an organisation with no project administer nothing: its admins are no one to list or change', async () => {
+    const { get, login, userId, organizations } = await setup();
+    await organizations.setAdmin('initech', await userId(bob.email), true);
+    const bobCookie = await login(bob);
+    const answer = await get('/sessions/organizations/admins?organization=initech', bobCookie);
+    expect([answer.status, await problem(answer)]).toEqual([404, 'not_found']);
+  });
+
   it('undo an admin change the trail cannot record: no organisation admin changes unrecorded', async () => {
     const { post, login, userId, organizations, audit } = await setup();
     const bobId = await userId(bob.email);

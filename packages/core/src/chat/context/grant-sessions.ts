@@ -127,7 +127,11 @@ export interface SessionCapabilitiesOptions {
   users: Pick<UserDirectory, 'getAccount'>;
   /** The projects' role policies; without it every project has `defaultRolePolicy`. */
   policies?: Pick<RolePolicyStore, 'get'>;
-  /** The flags a policy may name (the session service's). @default builtinCapabilities */
+  /**
+   * The flags a policy may name: the session service's registry (its `team.capabilities`, the
+   * reference server's `CAPABILITIES`). A flag outside it is not held to the session: the grant's
+   * word stands for it. @default builtinCapabilities
+   */
   capabilities?: CapabilityRegistry;
   now?: () => number;
 }

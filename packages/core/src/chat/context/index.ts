@@ -37,5 +37,6 @@ export {
   isSessionActive,
   sessionCapabilities,
   type GrantSessionsOptions,
+  type LiveSession,
   type SessionCapabilitiesOptions,
 } from './grant-sessions.js';

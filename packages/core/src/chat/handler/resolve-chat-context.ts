@@ -7,14 +7,15 @@ import { normalizeEmail } from '../../session/user-directory.js';
 import { safeParseChatContext, type ChatContext, type ChatContextLimits } from '../context/parse-chat-context.js';
 
 /**
- * A context's flags held to what its session has now: every flag of the registry (those the grant
- * named, and those it left to their defaults) on only when the session has it too.
+ * A context's flags held to what its session has now: every flag the session's policy governs (those
+ * the grant named, and those it left to their defaults) on only when the session has it too. A flag
+ * the session service does not know (a chat's own) keeps the grant's word: no policy decides it.
  */
 function heldTo(context: ChatContext, now: Record<string, boolean>): ChatContext {
   const capabilities = Object.fromEntries(
     Object.entries(context.capabilities).map(([flag, value]) => [
       flag,
-      value === true && Object.hasOwn(now, flag) && now[flag] === true,
+      Object.hasOwn(now, flag) ? value === true && now[flag] === true : value,
     ]),
   );
   return { ...context, capabilities };
