@@ -542,6 +542,22 @@ describe('MCP servers as a tool source', () => {
         { name: 'kb', url: kb.url, projects: ['globex-b2b'] },
       ),
     ).toThrow(/must give their tools the same capability and tools settings/);
+    // The same settings written in another order are the same settings.
+    const closing = make(
+      {
+        name: 'kb',
+        url: kb.url,
+        projects: ['acme-b2c'],
+        tools: { a: { readOnly: true }, b: { capability: 'canPublish' } },
+      },
+      {
+        name: 'kb',
+        url: kb.url,
+        projects: ['globex-b2b'],
+        tools: { b: { capability: 'canPublish' }, a: { readOnly: true } },
+      },
+    )();
+    sources.push(closing);
   });
 
   it('one server name for several projects, each with its own address, credentials and lists: the same tools and flags, separate connections', async () => {

@@ -642,6 +642,40 @@ describe('session administration', () => {
     return ((await response.json()) as { sessions: Summary[] }).sessions;
   };
 
+  it('verifies two chains at a time: a third walk while they run is 503 with Retry-After, then runs', async () => {
+    const { get, login, audit } = await setup();
+    const aliceCookie = await login(alice);
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const chain = audit.chain.bind(audit);
+    audit.chain = async (...args) => {
+      await held;
+      return chain(...args);
+    };
+    const verify = () => get('/sessions/team/audit/verify?projectKey=acme-b2c', aliceCookie);
+    const running = [verify(), verify()];
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    const third = await verify();
+    expect([third.status, third.headers.get('retry-after'), await problem(third)]).toEqual([503, '5', 'unavailable']);
+    release();
+    for (const answer of await Promise.all(running)) expect(await answer.json()).toMatchObject({ ok: true });
+    expect(await (await verify()).json()).toMatchObject({ ok: true, records: 1 });
+  });
+
+  it('refuses a head kept elsewhere given by half, or with a record number past safe integers', async () => {
+    const { get, login } = await setup();
+    const aliceCookie = await login(alice);
+    for (const query of [
+      'expectSeq=3',
+      `expectHash=${'a'.repeat(64)}`,
+      `expectSeq=12345678901234567&expectHash=${'a'.repeat(64)}`,
+      `expectSeq=3&expectHash=${'A'.repeat(64)}`,
+    ]) {
+      const answer = await get(`/sessions/team/audit/verify?projectKey=acme-b2c&${query}`, aliceCookie);
+      expect([answer.status, await problem(answer)]).toEqual([400, 'invalid_request']);
+    }
+  });
+
   it('shows users their own live sessions (where, when, last seen) and lets them end one, this one included', async () => {
     const { clock, get, post, send, login } = await setup();
     const laptop = await login(carol, 'acme-b2c');

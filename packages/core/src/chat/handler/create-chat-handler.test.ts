@@ -1056,6 +1056,10 @@ describe('POST /chat with a context secret', () => {
     );
     const again = await readAll(await post(body([userMessage('refund it again')], { grant })));
     expect(types(again)).toContain('tool-approval-request');
+    // The model is told the role the session has now, not the one the grant was signed with.
+    const told = JSON.stringify(model.doStreamCalls.at(-1)!.prompt);
+    expect(told).toContain('\\"userRole\\":\\"agent\\"');
+    expect(told).not.toContain('\\"userRole\\":\\"admin\\"');
 
     // Removed from the project: the grant is refused outright, though signed and unexpired.
     await sessions.directory.changeMembership({ userId: 'usr_alice', projectKey: 'acme-b2c', remove: true });
