@@ -214,6 +214,8 @@ export function logEvents(logger: Logger, hashEmail?: (email: string) => string)
         return logger.warn({ event: event.type, limit: event.limit }, `rate limit ${event.limit} refused a request`);
       case 'store-error':
         return logger.error({ event: event.type }, 'a store failed');
+      case 'audit-error':
+        return logger.error({ event: event.type }, 'the audit trail refused a record: verify it');
       case 'turn-started':
         return logger.debug({ event: event.type, model: event.model }, 'chat turn started');
       case 'turn-ended':

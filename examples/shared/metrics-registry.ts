@@ -98,6 +98,11 @@ function eventMetrics(registry: Registry): DeskpilotEventListener {
     help: 'Requests or saves a store (database, Redis) failed.',
     registers,
   });
+  const auditErrors = new Counter({
+    name: 'deskpilot_audit_errors_total',
+    help: 'Changes refused because the audit trail could not record them (a row stored past its head).',
+    registers,
+  });
   const logins = new Counter({
     name: 'deskpilot_logins_total',
     help: 'Sign-in attempts, by outcome (succeeded, invalid_credentials, forbidden, throttled).',
@@ -122,6 +127,8 @@ function eventMetrics(registry: Registry): DeskpilotEventListener {
         return refusals.inc({ limit: event.limit });
       case 'store-error':
         return storeErrors.inc();
+      case 'audit-error':
+        return auditErrors.inc();
       case 'login':
         return logins.inc({ outcome: event.outcome });
     }

@@ -179,7 +179,12 @@ export type AuditVerification =
       records: number;
       head: { projectKey: string; seq: number; hash: string; prunedThrough: number } | null;
     }
-  | { ok: false; projectKey: string; seq: number; problem: 'edited' | 'missing' | 'truncated' | 'rewritten' };
+  | {
+      ok: false;
+      projectKey: string;
+      seq: number;
+      problem: 'edited' | 'missing' | 'truncated' | 'unchained' | 'rewritten';
+    };
 
 /** A project's role policy (`client.teamPolicy`): role → the capability flags it grants or withholds. */
 export interface TeamPolicy {

@@ -173,6 +173,7 @@ export {
   createMemoryAuditStore,
   pruneAuditTrails,
   verifyAuditChain,
+  type AuditBreak,
   type AuditEvent,
   type AuditHead,
   type AuditQuery,

@@ -38,4 +38,6 @@ export {
   type StoredRowOptions,
   type StoredRowReader,
 } from './storage/stored-rows.js';
+// The error an audit append answers when a row was stored past the head behind the trail's back.
+export { auditSeqTaken } from './audit/audit-store.js';
 export { branchTo, type MessageTree, type TreeMessage } from './chat/conversation/message-tree.js';

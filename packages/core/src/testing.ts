@@ -12,7 +12,7 @@ export { testUserDirectory, type UserDirectoryUnderTest } from './testing/test-u
 export { testAccountTokenStore } from './testing/test-account-token-store.js';
 export { testPasskeyStore } from './testing/test-passkey-store.js';
 export { testIdentityLinkStore } from './testing/test-identity-link-store.js';
-export { testAuditStore } from './testing/test-audit-store.js';
+export { testAuditStore, type TestAuditStoreOptions } from './testing/test-audit-store.js';
 export { testInvitationStore, type InvitationStoreUnderTest } from './testing/test-invitation-store.js';
 export { testOrganizationStore } from './testing/test-organization-store.js';
 export { testRolePolicyStore } from './testing/test-role-policy-store.js';

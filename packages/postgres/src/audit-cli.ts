@@ -63,12 +63,15 @@ async function main(argv: string[]): Promise<number> {
   const store = createPostgresAuditStore(client);
   try {
     if (command === 'export') {
-      for (let after = 0; ;) {
-        const page = await store.chain(projects[0]!, after, 1000);
+      // Up to the head read first: a row stored past it is no record of the chain (verify names it).
+      const last = (await store.head(projects[0]!))?.seq ?? 0;
+      for (let after = 0; after < last;) {
+        const page = (await store.chain(projects[0]!, after, 1000)).filter((record) => record.seq <= last);
         for (const record of page) print(JSON.stringify(record));
-        if (page.length < 1000) return 0;
+        if (page.length < 1000) break;
         after = page.at(-1)!.seq;
       }
+      return 0;
     }
     const keys =
       projects.length > 0

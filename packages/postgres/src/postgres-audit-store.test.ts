@@ -1,5 +1,5 @@
-import { auditHash, verifyAuditChain } from '@deskpilot/core/session';
-import { auditFromRow } from '@deskpilot/core/storage';
+import { auditHash, chainAuditRecord, verifyAuditChain } from '@deskpilot/core/session';
+import { auditColumns, auditFromRow, auditRowValues } from '@deskpilot/core/storage';
 import { testAuditStore } from '@deskpilot/core/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPostgresAuditStore } from './postgres-audit-store.js';
@@ -20,10 +20,19 @@ for (const backend of testBackends) {
     }, 60_000);
     afterAll(() => database?.close());
 
-    testAuditStore(async () => {
-      await database.reset();
-      return createPostgresAuditStore(database.client);
-    });
+    testAuditStore(
+      async () => {
+        await database.reset();
+        return createPostgresAuditStore(database.client);
+      },
+      {
+        insertBehindTheTrail: async (record) =>
+          void (await database.client.query(
+            `INSERT INTO deskpilot_audit (${auditColumns.join(', ')}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10)`,
+            auditRowValues(record),
+          )),
+      },
+    );
 
     it('names the row an operator edited, or deleted, in the database: the verify finds what the chain no longer proves', async () => {
       await database.reset();
@@ -116,6 +125,19 @@ describe.skipIf(!databaseUrl)(`deskpilot-audit ${onPostgres}`, () => {
         .split('\n')
         .map((line) => JSON.parse(line) as { seq: number; hash: string });
       expect(lines.map((line) => line.seq)).toEqual([1, 2, 3]);
+      // A record inserted past the head, hashed and linked like an append's: named, and never exported.
+      const [last] = await store.chain('acme-b2c', 2, 1);
+      const pastHead = chainAuditRecord(last!, { ...last!, type: 'member-role-changed', data: { to: 'admin' } });
+      await database.client.query(
+        `INSERT INTO deskpilot_audit (${auditColumns.join(', ')}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10)`,
+        auditRowValues(pastHead),
+      );
+      expect(await runAuditCli(['verify', '--project', 'acme-b2c', ...schema])).toMatchObject({
+        code: 1,
+        stderr: 'acme-b2c: record 4 unchained\n',
+      });
+      const afterForgery = await runAuditCli(['export', '--project', 'acme-b2c', ...schema]);
+      expect(afterForgery.stdout).toBe(exported.stdout);
       expect(await runAuditCli(['export', ...schema])).toMatchObject({ code: 2 });
       expect(await runAuditCli(['erase', ...schema])).toMatchObject({ code: 2 });
     } finally {

@@ -7,7 +7,7 @@ import {
   type AuditRecord,
   type AuditStore,
 } from '@deskpilot/core/session';
-import { auditColumns, auditFromRow, auditRowValues } from '@deskpilot/core/storage';
+import { auditColumns, auditFromRow, auditRowValues, auditSeqTaken } from '@deskpilot/core/storage';
 import type { SqlClient, SqlExecutor, SqlRow } from './sql-client.js';
 
 const columns = auditColumns.join(', ');
@@ -28,14 +28,17 @@ export async function appendAuditRecord(transaction: SqlExecutor, event: AuditEv
   );
   const head = rows[0]!;
   const record = chainAuditRecord(Number(head.seq) === 0 ? null : { seq: Number(head.seq), hash: head.hash }, event);
-  // The record and the head's move in one statement.
-  await transaction.query(
+  // The record and the head's move in one statement. A row at that `seq` already was stored past the
+  // head, which no append does: nothing is written and the append fails closed.
+  const { rowCount } = await transaction.query(
     `WITH appended AS (
-       INSERT INTO deskpilot_audit (${columns}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10) RETURNING project_key, seq, hash
+       INSERT INTO deskpilot_audit (${columns}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10)
+       ON CONFLICT (project_key, seq) DO NOTHING RETURNING project_key, seq, hash
      )
      UPDATE deskpilot_audit_heads h SET seq = a.seq, hash = a.hash FROM appended a WHERE h.project_key = a.project_key`,
     auditRowValues(record),
   );
+  if (rowCount !== 1) throw auditSeqTaken(record.projectKey, record.seq);
   return record;
 }
 
@@ -55,8 +58,11 @@ export function createPostgresAuditStore(client: SqlClient): AuditStore {
     async list(query) {
       const limit = checkAuditQuery(query);
       const { where, values } = listConditions(query);
+      // Up to the head: a row stored past it is no record of the chain.
       const { rows } = await client.query(
-        `SELECT ${columns} FROM deskpilot_audit WHERE ${where} ORDER BY seq DESC LIMIT $${values.length + 1}`,
+        `SELECT ${columns} FROM deskpilot_audit
+         WHERE ${where} AND seq <= (SELECT seq FROM deskpilot_audit_heads WHERE project_key = $1)
+         ORDER BY seq DESC LIMIT $${values.length + 1}`,
         [...values, limit],
       );
       return rows.map(toRecord);

@@ -6,7 +6,8 @@ import { Pool, type PoolConfig } from 'pg';
 import { fromPglite } from './from-pglite.js';
 import { fromPgPool } from './from-pg-pool.js';
 import { migrate } from './migrate.js';
-import type { Account, NewUser, TeamDirectory, UserDirectory } from '@deskpilot/core/session';
+import type { Account, AuditRecord, NewUser, TeamDirectory, UserDirectory } from '@deskpilot/core/session';
+import { auditColumns, auditRowValues } from '@deskpilot/core/storage';
 import { createSqliteStores, openSqliteDatabase } from '@deskpilot/sqlite';
 import { createPostgresStores, type PostgresStores, type PostgresStoresOptions } from './create-postgres-stores.js';
 import type { SqlClient, SqlExecutor } from './sql-client.js';
@@ -101,6 +102,7 @@ export type StoreSet = Pick<
   | 'passkeyStore'
   | 'auditStore'
   | 'invitationStore'
+  | 'rolePolicyStore'
 > & {
   userDirectory: UserDirectory & TeamDirectory & { addUser(user: NewUser): Promise<Account> };
 };
@@ -113,6 +115,8 @@ export interface StoreDatabase {
   count(table: string): Promise<number>;
   /** Empties every Deskpilot table. */
   reset(): Promise<void>;
+  /** Writes an audit row straight into the table, head untouched: what someone with the database's password can do. */
+  insertAuditRow(record: AuditRecord): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -123,6 +127,12 @@ const onSqlClient = (database: TestDatabase): StoreDatabase => ({
     return rows[0]!.count;
   },
   reset: () => database.reset(),
+  async insertAuditRow(record) {
+    await database.client.query(
+      `INSERT INTO deskpilot_audit (${auditColumns.join(', ')}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10)`,
+      auditRowValues(record),
+    );
+  },
   close: () => database.close(),
 });
 
@@ -140,6 +150,11 @@ export async function openTestSqlite(): Promise<StoreDatabase> {
         for (const table of ['deskpilot_memberships', 'deskpilot_chat_messages', ...tables])
           database.statement(`DELETE FROM ${table}`).run();
       });
+    },
+    async insertAuditRow(record) {
+      database
+        .statement(`INSERT INTO deskpilot_audit (${auditColumns.join(', ')}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+        .run(...auditRowValues(record));
     },
     close: () => database.close(),
   };

@@ -6,7 +6,7 @@ import {
   type AuditRecord,
   type AuditStore,
 } from '@deskpilot/core/session';
-import { auditColumns, auditFromRow, auditRowValues } from '@deskpilot/core/storage';
+import { auditColumns, auditFromRow, auditRowValues, auditSeqTaken } from '@deskpilot/core/storage';
 import type { SqliteDatabase } from './open-sqlite-database.js';
 import { jsonAsText, type Row } from './read-row.js';
 
@@ -22,7 +22,12 @@ export function appendAuditRecord(database: SqliteDatabase, event: AuditEvent): 
   const head = sql('SELECT seq, hash FROM deskpilot_audit_heads WHERE project_key = ?').get(event.projectKey) as
     { seq: number; hash: string } | undefined;
   const record = chainAuditRecord(head ? { seq: Number(head.seq), hash: head.hash } : null, event);
-  sql(`INSERT INTO deskpilot_audit (${columns}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(...auditRowValues(record));
+  // A row at that `seq` already was stored past the head, which no append does: nothing is written
+  // and the append fails closed.
+  const { changes } = sql(
+    `INSERT INTO deskpilot_audit (${columns}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+  ).run(...auditRowValues(record));
+  if (Number(changes) !== 1) throw auditSeqTaken(record.projectKey, record.seq);
   sql(
     `INSERT INTO deskpilot_audit_heads (project_key, seq, hash, pruned_through) VALUES (?, ?, ?, 0)
      ON CONFLICT (project_key) DO UPDATE SET seq = excluded.seq, hash = excluded.hash`,
@@ -58,10 +63,12 @@ export function createSqliteAuditStore(database: SqliteDatabase): AuditStore {
       if (query.to !== undefined) where('at < ?', query.to);
       if (query.beforeSeq !== undefined) where('seq < ?', query.beforeSeq);
       const rows = database.run(() =>
-        sql(`SELECT ${columns} FROM deskpilot_audit WHERE ${conditions.join(' AND ')} ORDER BY seq DESC LIMIT ?`).all(
-          ...values,
-          limit,
-        ),
+        // Up to the head: a row stored past it is no record of the chain.
+        sql(
+          `SELECT ${columns} FROM deskpilot_audit WHERE ${conditions.join(' AND ')}
+           AND seq <= (SELECT seq FROM deskpilot_audit_heads WHERE project_key = ?)
+           ORDER BY seq DESC LIMIT ?`,
+        ).all(...values, query.projectKey, limit),
       );
       return rows.map(toRecord);
     },

@@ -15,6 +15,7 @@ import {
   testSessionStore,
   testUserDirectory,
 } from '@deskpilot/core/testing';
+import { auditColumns, auditRowValues } from '@deskpilot/core/storage';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSqliteStores } from './create-sqlite-stores.js';
 import { openSqliteDatabase, type SqliteDatabase } from './open-sqlite-database.js';
@@ -36,7 +37,22 @@ describe('SQLite stores', () => {
   testAccountTokenStore(async () => (await stores()).accountTokenStore);
   testPasskeyStore(async () => (await stores()).passkeyStore);
   testIdentityLinkStore(async () => (await stores()).identityLinkStore);
-  testAuditStore(async () => (await stores()).auditStore);
+  {
+    let database: SqliteDatabase | undefined;
+    testAuditStore(
+      async () => {
+        database = await openSqliteDatabase();
+        opened.push(database);
+        return createSqliteStores(database, { passwordHash: { cost: 1024 } }).auditStore;
+      },
+      {
+        insertBehindTheTrail: async (record) =>
+          void database!
+            .statement(`INSERT INTO deskpilot_audit (${auditColumns.join(', ')}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+            .run(...auditRowValues(record)),
+      },
+    );
+  }
   testInvitationStore(async () => {
     const { invitationStore, auditStore } = await stores();
     return { store: invitationStore, audit: auditStore };

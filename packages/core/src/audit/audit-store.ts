@@ -1,4 +1,5 @@
 import { canonicalHash } from '../chat/approval/canonical-hash.js';
+import { DeskpilotError } from '../errors/deskpilot-error.js';
 import { checkJsonValue, type JsonValue } from '../validation/check-json-value.js';
 import { isValidText } from '../validation/valid-text.js';
 
@@ -59,11 +60,18 @@ export interface AuditQuery {
  * Run `testAuditStore` from `@deskpilot/core/testing` against any implementation.
  */
 export interface AuditStore {
-  /** Appends an event at the end of its project's chain and returns the chained record. */
+  /**
+   * Appends an event at the end of its project's chain and returns the chained record. A record already
+   * stored at the next `seq` (written past the head, behind the trail's back) fails it closed: a
+   * `DeskpilotError` `audit_unavailable`, nothing written.
+   */
   append(event: AuditEvent): Promise<AuditRecord>;
-  /** A project's records matching the query, newest first. */
+  /** A project's records matching the query, newest first, up to its head (never a row stored past it). */
   list(query: AuditQuery): Promise<AuditRecord[]>;
-  /** A project's records with `seq` above `afterSeq`, oldest first, at most `limit`: what a verification walks. */
+  /**
+   * A project's records with `seq` above `afterSeq`, oldest first, at most `limit`: what a verification
+   * walks, rows past the head included (the verification names them).
+   */
   chain(projectKey: string, afterSeq: number, limit: number): Promise<AuditRecord[]>;
   /** Where a project's chain stands; null for a project with no record yet. */
   head(projectKey: string): Promise<AuditHead | null>;
@@ -150,6 +158,19 @@ export function chainAuditRecord(previous: { seq: number; hash: string } | null,
   return { ...unhashed, hash: auditHash(unhashed) };
 }
 
+/**
+ * The error an append answers when the next `seq` of its project is taken already: a row stored past
+ * the head, which no append wrote. Fails closed (503) and names the project for the operator's log.
+ */
+export function auditSeqTaken(projectKey: string, seq: number): DeskpilotError {
+  return new DeskpilotError('audit_unavailable', {
+    detail: 'The audit trail cannot record this change now; nothing was changed.',
+    cause: new Error(
+      `audit trail of ${JSON.stringify(projectKey)}: record ${seq} exists past the head (no append wrote it); verify the trail`,
+    ),
+  });
+}
+
 /** What a verification found: the whole chain sound, or the first record that is not what was written. */
 export type AuditVerification =
   | { ok: true; projectKey: string; records: number; head: AuditHead | null }
@@ -157,12 +178,20 @@ export type AuditVerification =
       ok: false;
       projectKey: string;
       /**
-       * The first `seq` that does not hold: edited, missing, the chain ending before its head, or (with
-       * `expectHead`) a record kept elsewhere that the chain no longer holds as it was.
+       * The first `seq` that does not hold: edited, missing, the chain ending before its head, a record
+       * stored past the head that no append wrote (`unchained`), or (with `expectHead`) a record kept
+       * elsewhere that the chain no longer holds as it was.
        */
       seq: number;
-      problem: 'edited' | 'missing' | 'truncated' | 'rewritten';
+      problem: AuditBreak;
     };
+
+/**
+ * How a chain breaks: a record `edited`; one `missing` in the middle; the chain ending before its head
+ * (`truncated`); a record past the head, which no append wrote (`unchained`: stored behind the trail's
+ * back); history `rewritten` under a head kept elsewhere.
+ */
+export type AuditBreak = 'edited' | 'missing' | 'truncated' | 'unchained' | 'rewritten';
 
 /**
  * Walks a project's chain from the first record retention kept to its head: each record's hash must be
@@ -188,7 +217,21 @@ export async function verifyAuditChain(
   if (result.ok && expected && !result.seen(expected))
     return { ok: false, projectKey, seq: expected.seq, problem: 'rewritten' };
   if (!result.ok) return result;
+  const unchained = await recordPastHead(store, projectKey, result.head?.seq ?? 0);
+  if (unchained !== null) return { ok: false, projectKey, seq: unchained, problem: 'unchained' };
   return { ok: true, projectKey, records: result.records, head: result.head };
+}
+
+/**
+ * The `seq` of a record stored past the head, or null. Every append moves the head with its record,
+ * so a record the head does not reach was not appended: it was written behind the trail's back. The
+ * head is read again after the record: one appended since the walk began is under it by then.
+ */
+async function recordPastHead(store: AuditStore, projectKey: string, walkedTo: number): Promise<number | null> {
+  const [past] = await store.chain(projectKey, walkedTo, 1);
+  if (!past) return null;
+  const head = await store.head(projectKey);
+  return past.seq > (head?.seq ?? 0) ? past.seq : null;
 }
 
 /** Options of {@link verifyAuditChain}. */

@@ -23,6 +23,7 @@ export type ErrorCode =
   | 'internal'
   | 'upstream_unavailable'
   | 'store_unavailable'
+  | 'audit_unavailable'
   | 'unavailable';
 
 /** HTTP status for each error code: the one table every adapter maps errors with. */
@@ -50,6 +51,7 @@ export const errorStatus: Record<ErrorCode, number> = {
   internal: 500,
   upstream_unavailable: 502,
   store_unavailable: 503,
+  audit_unavailable: 503,
   unavailable: 503,
 };
 
@@ -78,6 +80,7 @@ export const errorTitle: Record<ErrorCode, string> = {
   internal: 'Internal error',
   upstream_unavailable: 'Upstream service unavailable',
   store_unavailable: 'Storage unavailable',
+  audit_unavailable: 'Audit trail unavailable',
   unavailable: 'Service unavailable',
 };
 

@@ -79,6 +79,11 @@ export type DeskpilotEvent =
   | { type: 'rate-limited'; limit: RateLimitName }
   /** A store (database, Redis) failed a request or a save: the operator's business, the client got a 503. */
   | { type: 'store-error' }
+  /**
+   * The audit trail refused a record (`audit_unavailable`: a row stored past its head, written behind the
+   * trail's back): the change it recorded did not happen, the client got a 503. Verify the trail.
+   */
+  | { type: 'audit-error' }
   /** The model began answering a chat turn: its stream is open. */
   | { type: 'turn-started'; model: string }
   /** A chat turn's stream ended and its answer was saved (`saved: false`: saving failed). */
@@ -113,7 +118,10 @@ export function createEventEmitter(
   };
 }
 
-/** Whether `error` is a store's failure (`store_unavailable`), which handlers report as a `store-error` event. */
-export function isStoreError(error: unknown): boolean {
-  return DeskpilotError.isInstance(error) && error.code === 'store_unavailable';
+/** The event a handler reports for an error a store raised, if any: `store-error` or `audit-error`. */
+export function storeErrorEvent(error: unknown): DeskpilotEvent | undefined {
+  if (!DeskpilotError.isInstance(error)) return undefined;
+  if (error.code === 'store_unavailable') return { type: 'store-error' };
+  if (error.code === 'audit_unavailable') return { type: 'audit-error' };
+  return undefined;
 }

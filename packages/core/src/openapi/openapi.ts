@@ -934,7 +934,7 @@ function teamAuditPaths(cookie: object) {
       get: {
         operationId: 'verifyTeamAudit',
         summary:
-          "Walks the project's whole audit trail on any store: sound with its head, or the first record edited, missing or rewritten (its admins only).",
+          "Walks the project's whole audit trail on any store: sound with its head, or the first record edited, missing, stored past the head or rewritten (its admins only).",
         security: cookie,
         parameters: [
           project,
@@ -988,7 +988,7 @@ const auditVerificationSchema = {
         ok: { const: false },
         projectKey: { type: 'string' },
         seq: { type: 'integer' },
-        problem: { enum: ['edited', 'missing', 'truncated', 'rewritten'] },
+        problem: { enum: ['edited', 'missing', 'truncated', 'unchained', 'rewritten'] },
       },
     },
   ],

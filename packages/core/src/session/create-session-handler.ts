@@ -1,5 +1,5 @@
 import { DeskpilotError } from '../errors/deskpilot-error.js';
-import { createEventEmitter, isStoreError, type DeskpilotEventListener } from '../events/deskpilot-event.js';
+import { createEventEmitter, storeErrorEvent, type DeskpilotEventListener } from '../events/deskpilot-event.js';
 import { checkRequestOrigin, normalizeOrigins } from '../http/check-request-origin.js';
 import { createClientAddressResolver } from '../http/create-client-address-resolver.js';
 import {
@@ -353,7 +353,8 @@ export function createSessionHandler(options: SessionHandlerOptions): SessionHan
   const dependencies = resolveDependencies(options, reportError);
   // A store's failure is also an event: the operator counts outages, not only reads them.
   const onError = (error: unknown) => {
-    if (isStoreError(error)) dependencies.emit({ type: 'store-error' });
+    const event = storeErrorEvent(error);
+    if (event) dependencies.emit(event);
     reportError(error);
   };
   const noStore: [string, string] = ['cache-control', 'no-store'];

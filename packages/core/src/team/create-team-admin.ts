@@ -162,10 +162,10 @@ export interface TeamAdmin {
   capabilitiesFor(projectKey: string, role: string): Promise<Record<string, boolean>>;
   /** The caller's project's audit trail, newest first; null when the service keeps none. */
   auditLog(caller: TeamCaller, query: Omit<AuditQuery, 'projectKey'>): Promise<AuditRecord[] | null>;
-  /** The whole trail of the caller's project, oldest first, a page at a time (what an export writes). */
+  /** The whole trail of the caller's project up to its head, oldest first, a page at a time (what an export writes). */
   auditChain(caller: TeamCaller): AsyncIterable<AuditRecord> | null;
   /**
-   * Walks the caller's project's whole trail: sound, or the first record edited, missing or rewritten
+   * Walks the caller's project's whole trail: sound, or the first record edited, missing, unchained or rewritten
    * (`expectHead`: a head read earlier and kept elsewhere); null when the service keeps no trail,
    * `busy` while two walks run already (each reads a whole chain).
    */
@@ -676,15 +676,19 @@ function summary({ tokenHash: _digest, ...invitation }: InvitationRecord): Invit
   return invitation;
 }
 
-/** A project's whole trail, oldest first, read a page at a time from just after retention's cut. */
+/**
+ * A project's whole trail, oldest first, read a page at a time from just after retention's cut to the
+ * head read first: a row stored past the head is no record of the chain, and never exported as one.
+ */
 async function* walkChain(audit: AuditStore, projectKey: string): AsyncIterable<AuditRecord> {
   const head = await audit.head(projectKey);
   if (!head) return;
   let after = head.prunedThrough;
-  for (;;) {
+  while (after < head.seq) {
     const page = await audit.chain(projectKey, after, 500);
-    yield* page;
-    if (page.length < 500) return;
+    const covered = page.filter((record) => record.seq <= head.seq);
+    yield* covered;
+    if (page.length < 500 || covered.length < page.length) return;
     after = page.at(-1)!.seq;
   }
 }

@@ -329,7 +329,7 @@ export const auditVerifyQuery = z.strictObject({
 
 /**
  * `GET /sessions/team/audit/verify?projectKey=…`: walks the project's whole trail on any store — 200
- * with `ok: true` and its head, or `ok: false` naming the first record edited, missing or rewritten.
+ * with `ok: true` and its head, or `ok: false` naming the first record edited, missing, unchained or rewritten.
  */
 export async function serveAuditVerify(deps: TeamRouteDependencies, request: HttpRequest): Promise<HttpResponse> {
   const query = parseWithSchema(auditVerifyQuery, queryOf(request));

@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { auditHash, verifyAuditChain, type AuditEvent, type AuditStore } from '../audit/audit-store.js';
+import {
+  auditHash,
+  chainAuditRecord,
+  verifyAuditChain,
+  type AuditEvent,
+  type AuditRecord,
+  type AuditStore,
+} from '../audit/audit-store.js';
+import { DeskpilotError } from '../errors/deskpilot-error.js';
 
 const event = (overrides: Partial<AuditEvent> = {}): AuditEvent => ({
   projectKey: 'acme-b2c',
@@ -12,16 +20,65 @@ const event = (overrides: Partial<AuditEvent> = {}): AuditEvent => ({
   ...overrides,
 });
 
+/** Options of {@link testAuditStore}. */
+export interface TestAuditStoreOptions {
+  /**
+   * Writes `record` into the store's table directly, as someone with the database's password would,
+   * without moving the head: what the suite forges past the head. A store nobody else can write to (the
+   * in-memory one) has no such door and leaves it out.
+   */
+  insertBehindTheTrail?: (record: AuditRecord) => Promise<void>;
+}
+
 /**
  * Conformance suite for an {@link AuditStore}: call it inside a test file with a factory returning a
  * fresh, empty store. It checks the chain (seq, hashes, one chain per project, also under concurrent
- * appends), the queries, retention, and that verification holds on what the store returns.
+ * appends), the queries, retention, and that verification holds on what the store returns; given
+ * `insertBehindTheTrail`, that a row stored past the head is named, never served, and fails appends closed.
  *
  * @example
  * testAuditStore(() => createMemoryAuditStore());
  */
-export function testAuditStore(make: () => AuditStore | Promise<AuditStore>): void {
+export function testAuditStore(
+  make: () => AuditStore | Promise<AuditStore>,
+  options: TestAuditStoreOptions = {},
+): void {
   describe('AuditStore conformance', () => {
+    const { insertBehindTheTrail } = options;
+    it.skipIf(!insertBehindTheTrail)(
+      'names a record stored past the head, never lists it, and fails the next append closed, writing nothing',
+      async () => {
+        const store = await make();
+        await store.append(event());
+        const second = await store.append(event({ at: 2_000 }));
+        // The best forgery there is: hashed and linked like an append's, the newest "event" of the trail.
+        const forged = chainAuditRecord(
+          second,
+          event({ type: 'member-role-changed', data: { to: 'admin' }, at: 3_000 }),
+        );
+        await insertBehindTheTrail!(forged);
+        expect(await verifyAuditChain(store, 'acme-b2c')).toEqual({
+          ok: false,
+          projectKey: 'acme-b2c',
+          seq: 3,
+          problem: 'unchained',
+        });
+        expect((await store.list({ projectKey: 'acme-b2c' })).map((record) => record.seq)).toEqual([2, 1]);
+        expect(await store.list({ projectKey: 'acme-b2c', type: 'member-role-changed' })).toEqual([]);
+        const refused = await store.append(event({ type: 'sign-in', at: 4_000 })).catch((error: unknown) => error);
+        expect(DeskpilotError.isInstance(refused) && refused.code).toBe('audit_unavailable');
+        expect(await store.head('acme-b2c')).toMatchObject({ seq: 2, hash: second.hash });
+        expect(await store.chain('acme-b2c', 0, 10)).toEqual([...(await store.chain('acme-b2c', 0, 2)), forged]);
+        // Past a gap, and in a project that has no head at all: named all the same.
+        await insertBehindTheTrail!({ ...forged, projectKey: 'globex-b2c', seq: 7 });
+        expect(await verifyAuditChain(store, 'globex-b2c')).toMatchObject({ ok: false, seq: 7, problem: 'unchained' });
+        expect(await store.list({ projectKey: 'globex-b2c' })).toEqual([]);
+        // Another project's trail is not concerned.
+        await store.append(event({ projectKey: 'initech-b2b' }));
+        expect(await verifyAuditChain(store, 'initech-b2b')).toMatchObject({ ok: true, records: 1 });
+      },
+    );
+
     it('chains each project: seq from 1, each record linked to the one before, the head its last', async () => {
       const store = await make();
       const first = await store.append(event());

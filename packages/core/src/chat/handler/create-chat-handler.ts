@@ -12,7 +12,7 @@ import {
 import { consoleLogger, type Logger } from '../../logging/logger.js';
 import {
   createEventEmitter,
-  isStoreError,
+  storeErrorEvent,
   type DeskpilotEventListener,
   type RateLimitName,
 } from '../../events/deskpilot-event.js';
@@ -330,7 +330,8 @@ function resolveDependencies(
   const emit = createEventEmitter(options.onEvent, reportError);
   // A store's failure is also an event: the operator counts outages, not only reads them.
   const onError = (error: unknown) => {
-    if (isStoreError(error)) emit({ type: 'store-error' });
+    const event = storeErrorEvent(error);
+    if (event) emit(event);
     reportError(error);
   };
   const now = options.now ?? Date.now;
