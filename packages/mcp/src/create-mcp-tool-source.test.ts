@@ -441,30 +441,57 @@ describe('MCP servers as a tool source', () => {
     await other.close();
   });
 
-  it('two tool names that become one when made safe: the first is offered, the other left out and reported', async () => {
-    const other = await startMcpTestServer({
-      register: (server) => {
-        for (const name of ['search.v1', 'search_v1'])
-          server.registerTool(name, { description: name, inputSchema: {} }, async () => ({
-            content: [{ type: 'text', text: name }],
-          }));
-      },
-    });
-    const errors: unknown[] = [];
-    const source = createMcpToolSource({
-      servers: [{ name: 'docs', url: other.url, projects: '*', tools: { 'search.v1': { readOnly: true } } }],
-      onError: (error) => errors.push(error),
-    });
-    sources.push(source);
-    const tools = await source.toolsFor({ projectKey: 'acme-b2c' });
-    expect(tools.map((tool) => [tool.name, tool.capability, tool.requiresApproval])).toEqual([
-      ['docs_search_v1', 'canViewDocs', false],
-    ]);
-    // What an approval of it would need: it runs without one, unless its server calls it destructive.
-    expect(source.capabilityOf('docs_search_v1')).toBe('canUseDocs');
-    expect(errors.map(String)).toEqual([expect.stringContaining('search_v1 is offered as docs_search_v1')]);
-    await other.close();
-  });
+  it.each([
+    ['made safe', ['search.v1', 'search_v1', 'search']],
+    ['cut to 64', [`${'a'.repeat(59)}-one`, `${'a'.repeat(59)}-two`, 'search']],
+  ])(
+    'two tool names offered as one (%s): neither is offered, the error names both, and the readiness check fails until one is denied',
+    async (_, names) => {
+      const other = await startMcpTestServer({
+        register: (server) => {
+          for (const name of names)
+            server.registerTool(name, { description: name, inputSchema: {} }, async () => ({
+              content: [{ type: 'text', text: name }],
+            }));
+        },
+      });
+      const make = (deny: string[]) => {
+        const errors: unknown[] = [];
+        const source = createMcpToolSource({
+          servers: [{ name: 'docs', url: other.url, projects: '*', deny }],
+          onError: (error) => errors.push(error),
+        });
+        sources.push(source);
+        const readiness = createReadinessCheck({ checks: {}, optional: source.readinessChecks, timeoutMs: 5_000 });
+        return { source, errors, readiness };
+      };
+      const colliding = make([]);
+      const tools = await colliding.source.toolsFor({ projectKey: 'acme-b2c' });
+      expect(tools.map((tool) => tool.name)).toEqual(['docs_search']);
+      const offeredAs = `docs_${names[0]!.replace(/[^A-Za-z0-9_-]/g, '_')}`.slice(0, 64);
+      expect(colliding.errors).toEqual([
+        expect.objectContaining({
+          name: 'McpToolNameCollisionError',
+          offeredName: offeredAs,
+          tools: names.slice(0, 2),
+        }),
+      ]);
+      expect(String(colliding.errors[0])).toContain(`${JSON.stringify(names[0])} and ${JSON.stringify(names[1])}`);
+      // Reported once, however many turns list it.
+      await colliding.source.toolsFor({ projectKey: 'acme-b2c' });
+      expect(colliding.errors).toHaveLength(1);
+      expect((await colliding.readiness()).checks).toEqual([{ name: 'mcp_docs', ok: false, required: false }]);
+
+      const fixed = make([names[0]!]);
+      expect((await fixed.source.toolsFor({ projectKey: 'acme-b2c' })).map((tool) => tool.name)).toEqual([
+        offeredAs,
+        'docs_search',
+      ]);
+      expect(fixed.errors).toEqual([]);
+      expect((await fixed.readiness()).checks).toEqual([{ name: 'mcp_docs', ok: true, required: false }]);
+      await other.close();
+    },
+  );
 
   it('reuses a tool list for listTtlMs, then lists again', async () => {
     const clock = createFakeClock();
@@ -518,6 +545,16 @@ describe('MCP servers as a tool source', () => {
       { tools: { a: { readOnly: true, capability: 'canShare' }, b: { capability: 'canShare' } } },
       /canShare is used both/,
     ],
+    [
+      { allow: ['with space', 'with_space'] },
+      /allow and tools name "with space" and "with_space", which would all be offered as kb_with_space/,
+    ],
+    [
+      { tools: { 'search.v1': { readOnly: true }, search_v1: { capability: 'canSearch' } } },
+      /"search.v1" and "search_v1", which would all be offered as kb_search_v1/,
+    ],
+    [{ allow: ['search.v1'], tools: { search_v1: { capability: 'canSearch' } } }, /offered as kb_search_v1/],
+    [{ allow: [`${'a'.repeat(61)}1`, `${'a'.repeat(61)}2`] }, new RegExp(`offered as kb_${'a'.repeat(61)} \\(`)],
   ] as Array<[Partial<McpServerConfig>, RegExp]>)('refuses a configuration mistake at start: %o', (server, message) => {
     expect(() => knowledgeBase(server)).toThrow(message);
   });
@@ -646,8 +683,9 @@ describe('MCP servers over stdio (local development)', () => {
     const model = playedModel([callTool('notes_hugeResult', {}), sayText('Too big.')]);
     const chunks = await chatWith(model, { toolSources: [source] }).post([ask('huge')], context);
     expect(toolOutcomes(chunks).notes_hugeResult).toEqual({
-      error: 'notes could not be reached; the call may not have run.',
+      error: 'notes answered with more than 1048576 bytes; nothing of it was kept.',
     });
+    expect(() => process.kill(first, 0)).toThrow();
     expect(JSON.stringify(chunks).length).toBeLessThan(20_000);
     expect(await lookup(source)).not.toBe(first);
   });

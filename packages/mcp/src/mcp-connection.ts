@@ -82,17 +82,17 @@ export const idempotencyKeyMeta = 'io.deskpilot/idempotency-key';
 async function transportOf(server: ResolvedMcpServer, options: McpConnectionOptions): Promise<Transport> {
   if (server.transport.kind === 'stdio') {
     // Loaded only for stdio: it spawns processes, which a server deployment rarely needs.
-    const { StdioClientTransport, getDefaultEnvironment } = await import('@modelcontextprotocol/sdk/client/stdio.js');
+    const [{ getDefaultEnvironment }, { CappedStdioClientTransport }] = await Promise.all([
+      import('@modelcontextprotocol/sdk/client/stdio.js'),
+      import('./capped-stdio-transport.js'),
+    ]);
     const { command, args, env, cwd } = server.transport.server;
-    // A line (one answer) past maxResponseBytes ends the child: the call fails, the next use starts a new one.
-    return new StdioClientTransport({
-      command,
-      args,
-      env: env ?? getDefaultEnvironment(),
-      cwd,
-      stderr: 'ignore',
-      maxBufferSize: server.maxResponseBytes,
-    });
+    // A line (one answer) past maxResponseBytes is never kept and ends the child: the call fails with
+    // the size reason, the next use starts a new one.
+    return new CappedStdioClientTransport(
+      { command, args, env: { ...getDefaultEnvironment(), ...env }, cwd },
+      server.maxResponseBytes,
+    );
   }
   const { url, headers, oauth } = server.transport.server;
   const authProvider =
@@ -110,6 +110,17 @@ async function transportOf(server: ResolvedMcpServer, options: McpConnectionOpti
   });
 }
 
+/** Each stdio client's transport: after it ended a child for a too-large answer, what is pending fails for that reason. */
+const transports = new WeakMap<Client, Transport>();
+
+/** The size reason, for a request that failed because its child was ended for a too-large answer. */
+function overflowOf(connection: Client, error: unknown): McpResponseTooLargeError | null {
+  const transport = transports.get(connection);
+  const overflow =
+    transport && 'overflow' in transport ? (transport.overflow as McpResponseTooLargeError | null) : null;
+  return overflow && error instanceof McpError && error.code === ErrorCode.ConnectionClosed ? overflow : null;
+}
+
 /** A connected client; `onListChanged` runs when the server says its tool list changed. */
 async function connectClient(
   server: ResolvedMcpServer,
@@ -121,7 +132,9 @@ async function connectClient(
     onListChanged();
     return Promise.resolve();
   });
-  await connection.connect(await transportOf(server, options), { timeout: server.connectTimeoutMs });
+  const transport = await transportOf(server, options);
+  transports.set(connection, transport);
+  await connection.connect(transport, { timeout: server.connectTimeoutMs });
   return connection;
 }
 
@@ -266,7 +279,7 @@ export function createMcpConnection(server: ResolvedMcpServer, options: McpConne
       if (request.probe && isTimeout(error)) timeoutsInARow += 1;
       const wedged = server.transport.kind === 'stdio' && timeoutsInARow >= maxTimeoutsInARow;
       if (wedged || brokeConnection(server, error)) drop(attempt);
-      throw error;
+      throw overflowOf(connection, error) ?? error;
     }
   };
   // Shared by every turn asking at once: no caller's signal may cut it short for the others.

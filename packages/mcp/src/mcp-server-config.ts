@@ -87,9 +87,31 @@ const serverNamePattern = /^[a-z][a-z0-9]{0,15}$/;
 /** `kb` → `Kb`, for the default capability names. */
 const titleCase = (name: string) => name[0]!.toUpperCase() + name.slice(1);
 
-/** The name a server's tool is offered under: `<server>_<tool>`, in the characters every provider takes, at most 64. */
+/**
+ * The name a server's tool is offered under: `<server>_<tool>`, in the characters every provider takes
+ * (each character of the tool's name outside `A-Z a-z 0-9 _ -` becomes `_`), cut to 64. Two tools
+ * can therefore meet under one name (`with space`, `with_space`): see {@link collidingToolNames}.
+ */
 export function offeredToolName(server: string, tool: string): string {
   return `${server}_${tool.replace(/[^A-Za-z0-9_-]/g, '_')}`.slice(0, 64);
+}
+
+/** Tool names (the server's) that are offered under one name, by that name: only the groups of two or more. */
+export function collidingToolNames(server: string, tools: Iterable<string>): Map<string, string[]> {
+  const byOffered = new Map<string, string[]>();
+  for (const tool of tools) {
+    const offered = offeredToolName(server, tool);
+    const names = byOffered.get(offered) ?? [];
+    if (!names.includes(tool)) names.push(tool);
+    byOffered.set(offered, names);
+  }
+  return new Map([...byOffered].filter(([, names]) => names.length > 1));
+}
+
+/** `"a", "b" and "c"`: names as JSON strings, so a name with a comma or a quote stays readable. */
+export function listOfNames(names: readonly string[]): string {
+  const quoted = names.map((name) => JSON.stringify(name));
+  return quoted.length < 2 ? quoted.join('') : `${quoted.slice(0, -1).join(', ')} and ${quoted.at(-1)}`;
 }
 
 /** A positive whole-number option, or its default. */
@@ -139,6 +161,11 @@ export function resolveMcpServer(config: McpServerConfig): ResolvedMcpServer {
       return [tool, { readOnly, capability: capabilityName(capability, `${where}, tool ${tool}`) }];
     }),
   );
+  // A name configured in allow or tools must mean one tool: two that are offered as one are refused.
+  for (const [offered, names] of collidingToolNames(config.name, [...(config.allow ?? []), ...Object.keys(tools)]))
+    throw new TypeError(
+      `${where}: allow and tools name ${listOfNames(names)}, which would all be offered as ${offered} (tool names are offered as <server>_<tool>, each character outside A-Z a-z 0-9 _ - made _, cut to 64 characters): configure one of them`,
+    );
   return {
     name: config.name,
     projects: config.projects === '*' ? '*' : new Set(config.projects),
