@@ -387,7 +387,9 @@ async function addMessageTo(
   throw new DeskpilotError('conflict', { detail: 'The message was deleted while it was being added. Try again.' });
 }
 
-type ConversationMethods = Pick<ChatStore, 'listSessions' | 'updateConversation' | 'deleteSession' | 'purgeArchived'>;
+type ConversationMethods = Required<
+  Pick<ChatStore, 'listSessions' | 'updateConversation' | 'deleteSession' | 'discardEmptySession' | 'purgeArchived'>
+>;
 
 /** The list, rename, archive and delete methods. */
 function conversationMethods(client: SqlClient): ConversationMethods {
@@ -423,6 +425,14 @@ function conversationMethods(client: SqlClient): ConversationMethods {
     },
     async deleteSession(id, deletedAt) {
       return (await tombstone(client, [id], deletedAt)) === 1;
+    },
+    async discardEmptySession(id) {
+      const { rowCount } = await client.query(
+        `DELETE FROM deskpilot_chat_sessions WHERE id = $1 AND deleted_at IS NULL
+         AND NOT EXISTS (SELECT 1 FROM deskpilot_chat_messages WHERE session_id = $1)`,
+        [id],
+      );
+      return rowCount === 1;
     },
     async purgeArchived({ before, deletedAt, limit }) {
       const { rows: due } = await client.query(

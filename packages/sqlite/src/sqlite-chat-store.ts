@@ -132,7 +132,9 @@ function addIn(
   return { added: true };
 }
 
-type ConversationMethods = Pick<ChatStore, 'listSessions' | 'updateConversation' | 'deleteSession' | 'purgeArchived'>;
+type ConversationMethods = Required<
+  Pick<ChatStore, 'listSessions' | 'updateConversation' | 'deleteSession' | 'discardEmptySession' | 'purgeArchived'>
+>;
 
 /** The list, rename, archive and delete methods. */
 function conversationMethods(database: SqliteDatabase): ConversationMethods {
@@ -185,6 +187,16 @@ function conversationMethods(database: SqliteDatabase): ConversationMethods {
       return row ? toSession(row) : null;
     },
     deleteSession: async (id, deletedAt) => canBeStored(id) && database.transaction(() => remove(id, deletedAt)),
+    async discardEmptySession(id) {
+      if (!canBeStored(id)) return false;
+      const { changes } = database.run(() =>
+        sql(
+          `DELETE FROM deskpilot_chat_sessions WHERE id = ?1 AND deleted_at IS NULL
+           AND NOT EXISTS (SELECT 1 FROM deskpilot_chat_messages WHERE session_id = ?1)`,
+        ).run(id),
+      );
+      return Number(changes) === 1;
+    },
     async purgeArchived({ before, deletedAt, limit }) {
       return database.transaction(() => {
         const ids = sql(

@@ -543,6 +543,37 @@ export function testChatStore(make: () => ChatStore | Promise<ChatStore>): void 
       // The stored message sent again is a retry, not a quota matter.
       expect((await store.openSession(first, question, quota)).added).toEqual({ added: false, existing: question });
     });
+
+    it('discardEmptySession removes a conversation that holds no message, and nothing else', async (context) => {
+      const store = await make();
+      if (!store.discardEmptySession) return context.skip();
+      const owner = `discard-${crypto.randomUUID()}@example.com`;
+      const listed = async () =>
+        (await store.listSessions({ userEmail: owner, projectKey: 'acme-b2c', archived: false, limit: 10 })).map(
+          (summary) => summary.session.id,
+        );
+      const empty = init({ userEmail: owner });
+      await store.getOrCreateSession(empty);
+      expect(await store.discardEmptySession(empty.id)).toBe(true);
+      // Gone without a tombstone: the id starts a new conversation.
+      expect(await store.getSession(empty.id)).toBeNull();
+      expect(await listed()).toEqual([]);
+      expect(await store.discardEmptySession(empty.id)).toBe(false);
+      expect((await store.getOrCreateSession(empty)).created).toBe(true);
+      // One that holds a message (another tab's) stays, whole.
+      const question = userMessage('kept');
+      expect(await store.addMessage(empty.id, question)).toEqual({ added: true });
+      expect(await store.discardEmptySession(empty.id)).toBe(false);
+      expect(await store.getMessages(empty.id)).toEqual([question]);
+      // A tombstone stays a tombstone; an unknown id changes nothing.
+      const deleted = init({ userEmail: owner });
+      await store.getOrCreateSession(deleted);
+      await store.deleteSession(deleted.id, 2_000);
+      expect(await store.discardEmptySession(deleted.id)).toBe(false);
+      expect(await store.getSession(deleted.id)).toMatchObject({ deletedAt: 2_000 });
+      expect(await store.discardEmptySession(crypto.randomUUID())).toBe(false);
+      expect(await listed()).toEqual([empty.id]);
+    });
   });
   testChatConversations(make);
   testChatBranches(make);

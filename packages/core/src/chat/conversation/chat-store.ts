@@ -158,6 +158,13 @@ export interface ChatStore {
    */
   deleteSession(id: string, deletedAt: number): Promise<boolean>;
   /**
+   * Optional: removes a live conversation that holds no message, leaving no tombstone — what a turn
+   * refused before anything of it was stored (a quota, a budget) leaves behind when it created the
+   * conversation. False, and nothing changed, once it holds a message (another tab's, say) or when it
+   * does not exist or was deleted. Without it, the handler tombstones such a conversation instead.
+   */
+  discardEmptySession?(id: string): Promise<boolean>;
+  /**
    * Deletes, as `deleteSession` does, up to `limit` conversations archived before `before` and with no
    * activity since then; returns how many. For a retention policy.
    */

@@ -135,7 +135,9 @@ function createBranchLedger() {
 
 const deletedConflict = () => new DeskpilotError('conflict', { detail: 'The conversation was deleted.' });
 
-type ConversationMethods = Pick<ChatStore, 'listSessions' | 'updateConversation' | 'deleteSession' | 'purgeArchived'>;
+type ConversationMethods = Required<
+  Pick<ChatStore, 'listSessions' | 'updateConversation' | 'deleteSession' | 'discardEmptySession' | 'purgeArchived'>
+>;
 
 /** The list, rename, archive and delete methods over the memory store's maps. */
 function conversationMethods(
@@ -174,6 +176,16 @@ function conversationMethods(
       sizes.forget(id);
       branches.forget(id);
       messagesBySession.delete(id);
+      return true;
+    },
+    async discardEmptySession(id) {
+      // No await in here: a message added by another request is either in, or comes after.
+      const session = sessions.get(id);
+      if (!session || session.deletedAt !== null || (messagesBySession.get(id)?.size ?? 0) > 0) return false;
+      sessions.delete(id);
+      messagesBySession.delete(id);
+      sizes.forget(id);
+      branches.forget(id);
       return true;
     },
     async purgeArchived({ before, deletedAt, limit }) {

@@ -23,7 +23,7 @@ import type { ChatAdmission } from './create-chat-admission.js';
 import type { ChatToolSet } from './create-chat-tool-set.js';
 import type { ChatToolSource } from '../tools/chat-tool-source.js';
 import type { RunningTurn } from './create-turn-tracker.js';
-import { openConversation, type OpenConversationResult } from './open-conversation.js';
+import { discardRefusedConversation, openConversation, type OpenConversationResult } from './open-conversation.js';
 import { pickChatModel, type ChatModel, type ChatModels } from './pick-chat-model.js';
 import type { ResolveChatContextResult } from './resolve-chat-context.js';
 import type { ChatContext } from '../context/parse-chat-context.js';
@@ -201,6 +201,21 @@ async function beginTurn(
 }
 
 /**
+ * {@link beginTurn}; when it refuses a turn before anything of it was stored (the storage quota), the
+ * conversation this request created goes too: a refusal leaves nothing in the user's list.
+ */
+async function beginOrDiscard(...args: Parameters<typeof beginTurn>): ReturnType<typeof beginTurn> {
+  const [deps, , opened] = args;
+  try {
+    return await beginTurn(...args);
+  } catch (error) {
+    if (opened.created)
+      await discardRefusedConversation(deps.store, opened.session.id, { now: deps.now, onError: deps.onError });
+    throw error;
+  }
+}
+
+/**
  * `POST /chat`: validate the body → resolve the context → pick the model → rate limit per client
  * address, then per `userEmail` → open the conversation (owner only) → start the user turn or apply
  * the approval answers → run the tool loop and stream → persist the assistant turn, also when the
@@ -281,7 +296,7 @@ async function runTurn(
     capabilities: context.capabilities,
     signInSessionId: admitted.signInSessionId ?? null,
   };
-  const started = await beginTurn(deps, last, opened, scope, admitted.signInSessionId, body.stepUp);
+  const started = await beginOrDiscard(deps, last, opened, scope, admitted.signInSessionId, body.stepUp);
   if (started.kind === 'replay') {
     await hold?.settle(undefined);
     turn.settle();

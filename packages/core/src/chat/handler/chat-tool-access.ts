@@ -11,7 +11,7 @@ import type { ApprovalCard } from '../tools/chat-tool.js';
 import type { ChatRouteDependencies } from './chat-routes.js';
 import type { ChatTurnTools } from './create-chat-tool-set.js';
 import type { ChatMessage } from './chat-message.js';
-import { openConversation } from './open-conversation.js';
+import { discardRefusedConversation, openConversation } from './open-conversation.js';
 import { sourcedTools } from './sourced-tools.js';
 
 /** Who calls the chat's tools from outside a conversation (an MCP client), as the handler verified it. */
@@ -150,7 +150,7 @@ async function propose(
   const card = turn.cardOf(call.toolCallId) ?? null;
   const draft = proposalMessages(deps, call, { id: '', descriptor: undefined, reason: undefined });
   // The question is added as the conversation opens, within the storage quota; over it, the conversation
-  // this call opened is deleted again (a tombstone): a refused call leaves nothing in the user's list.
+  // this call opened is removed again: a refused call leaves nothing in the user's list.
   const opened = await openConversation({
     store: deps.store,
     sessionId: call.conversationId,
@@ -164,7 +164,11 @@ async function propose(
     if (opened.added?.quotaExceeded) throw quotaError();
     if (!opened.added) await addWithinQuota(deps, call.conversationId, draft[0]);
   } catch (error) {
-    await deps.store.deleteSession(call.conversationId, deps.now()).catch(deps.onError);
+    await discardRefusedConversation(deps.store, call.conversationId, {
+      now: deps.now,
+      onError: deps.onError,
+      tombstone: true,
+    });
     throw error;
   }
   const scope = {

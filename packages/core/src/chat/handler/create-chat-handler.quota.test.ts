@@ -58,14 +58,15 @@ describe('POST /chat: storage quotas', () => {
     expect(meter.used('rep@example.com').used).toBe(6 * 15);
   });
 
-  it("refuses a new conversation past the user's quota, naming it, and lets another user in", async () => {
+  it("refuses a new conversation past the user's quota, naming it, leaving no conversation, and lets another user in", async () => {
     const model = scriptedModel(() => textStep('ok'));
-    const { post } = await setupChat(model, {
+    const { post, store } = await setupChat(model, {
       limits: { user: { policy: { limit: 100 } }, storage: { userBytes: 2_000_000 } },
     });
     const outcomes: number[] = [];
+    const ids = Array.from({ length: 4 }, () => crypto.randomUUID());
     for (let index = 0; index < 4; index++) {
-      const response = await post(turn(crypto.randomUUID(), index));
+      const response = await post(turn(ids[index]!, index));
       outcomes.push(response.status);
       if (response.ok) await readAll(response);
       else
@@ -75,6 +76,16 @@ describe('POST /chat: storage quotas', () => {
         });
     }
     expect(outcomes).toEqual([200, 200, 413, 413]);
+    // The refused turns stored nothing: no conversation (titled or not), no message.
+    const listed = await store.listSessions({ ...context, archived: false, limit: 10 });
+    expect(listed.map((summary) => summary.session.id).sort()).toEqual(ids.slice(0, 2).sort());
+    for (const refused of ids.slice(2)) expect(await store.getSession(refused)).toBeNull();
+    expect(
+      store
+        .dump()
+        .sessions.map((session) => session.id)
+        .sort(),
+    ).toEqual(ids.slice(0, 2).sort());
     const other = await post({
       ...turn(crypto.randomUUID(), 9),
       context: { ...context, userEmail: 'other@example.com' },

@@ -73,6 +73,25 @@ export async function openConversation(options: OpenConversationOptions): Promis
   return { ok: true, session, created, messages: messages as ChatMessage[], added };
 }
 
+/**
+ * Removes the conversation a refused turn created (a quota, a budget) while it holds no message, so a
+ * refusal leaves nothing in the user's list — also the store's count of what the user keeps. A store
+ * without `discardEmptySession` keeps it, unless `tombstone` (a conversation no one else can know, such
+ * as an MCP proposal's): then it is deleted. Never throws: a failure goes to `onError`.
+ */
+export async function discardRefusedConversation(
+  store: ChatStore,
+  sessionId: string,
+  options: { now: () => number; onError: (error: unknown) => void; tombstone?: boolean },
+): Promise<void> {
+  try {
+    if (store.discardEmptySession) await store.discardEmptySession(sessionId);
+    else if (options.tombstone) await store.deleteSession(sessionId, options.now());
+  } catch (error) {
+    options.onError(error);
+  }
+}
+
 async function openInTwoCalls(store: ChatStore, init: ChatSessionInit): Promise<OpenSessionResult> {
   const { session, created } = await store.getOrCreateSession(init);
   const owned = session.userEmail === init.userEmail && session.projectKey === init.projectKey;
