@@ -125,6 +125,8 @@ function createApp(): express.Express {
   // Assembled like examples/chat-server/src/app.ts, with the rate limit raised so the load is not throttled.
   history = createDroppableChatStore();
   const chat = createChatHandler({
+    // The bench posts identities in the body, as the reference server without a secret takes them.
+    identity: 'trust-request-body',
     store: history.store,
     approvalStore: createMemoryApprovalStore(),
     models: { fallback: model },

@@ -265,6 +265,8 @@ async function chatServer(): Promise<PersistenceServerReady> {
   const chatStore = kind === 'chat-round-trips' ? withRoundTrips(stores.chatStore, await open()) : stores.chatStore;
   const { store, approvals } = tallied(chatStore, stores.approvalStore);
   const chat = createChatHandler({
+    // The bench posts identities in the body, as the reference server without a secret takes them.
+    identity: 'trust-request-body',
     store,
     approvalStore: approvals,
     models: { fallback: createBenchModel({ textChunks: Number(count ?? 20), chunkDelayMs: 0 }) },

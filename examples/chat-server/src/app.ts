@@ -120,7 +120,8 @@ export async function createApp(config: ServerConfig, logger: Logger) {
   // On Postgres, or a SQLite file both services open (SHARED_SESSIONS), the chat service sees the
   // session service's sessions, memberships and role policies: a signed grant ends with its session or
   // its member's place in the project, and holds no flag the member's role lost since it was signed.
-  // Read uncached, so another process's changes are seen (within 5 s).
+  // Read uncached, so another process's changes are seen: at once by an approval answer (the one a write
+  // may run on), within 5 s by reads and new messages.
   const sharedSessions =
     storage.sharedSessions ?? (config.SHARED_SESSIONS && storage.kind === 'sqlite' ? storage.sessionStore : undefined);
   const grantSessions =
@@ -198,7 +199,11 @@ export async function createApp(config: ServerConfig, logger: Logger) {
       ...(config.MODEL_CALL_DEADLINE_MS === undefined ? {} : { callDeadlineMs: config.MODEL_CALL_DEADLINE_MS }),
     },
     contextBudget: { maxChars: config.HISTORY_BUDGET_CHARS },
-    contextSecret: config.CHAT_CONTEXT_SECRET,
+    // Without a secret the reference server trusts the identity each body claims, as DESIGN §3 says,
+    // and says so at start; `npm start` always gives it one.
+    ...(config.CHAT_CONTEXT_SECRET
+      ? { contextSecret: config.CHAT_CONTEXT_SECRET }
+      : { identity: 'trust-request-body' as const }),
     ...(grantSessions ? { grantSessions } : {}),
     // Approvals the policy names need a fresh user verification, proved by the session service.
     ...(config.STEP_UP_SECRET

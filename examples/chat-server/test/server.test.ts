@@ -23,6 +23,8 @@ describe('reference chat server', () => {
   it('answers with the offline demo model when no provider key is set, labelled as such', async () => {
     const { child, url, output } = await spawnExample(serverFile, { OPENAI_API_KEY: '', ANTHROPIC_API_KEY: '' });
     await expect.poll(output).toContain('offline demo model');
+    // No CHAT_CONTEXT_SECRET: it trusts the body, as DESIGN says, and says so at start.
+    expect(output()).toContain('identity and capability flags are taken from the request body');
     const response = await ask(url, 'show order ORD-1001');
     expect(response.headers.get('access-control-allow-origin')).toBe('http://localhost:3000');
     const chunks = [];
@@ -42,7 +44,7 @@ describe('reference chat server', () => {
   it('requires signed grants when CHAT_CONTEXT_SECRET is set', async () => {
     const secret = 'reference-server-context-secret-0123456789';
     const { url, output } = await spawnExample(serverFile, { CHAT_CONTEXT_SECRET: secret });
-    expect(output()).not.toContain('no context secret configured');
+    expect(output()).not.toContain('taken from the request body');
     expect((await ask(url, 'hi')).status).toBe(401);
     const grant = await signChatGrant({ ...context, userRole: 'agent', businessType: 'b2c', capabilities: {} }, secret);
     const granted = await ask(url, 'hi', { context: { grant } });

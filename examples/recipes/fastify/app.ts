@@ -12,8 +12,12 @@ export function createFastifyApp({ sessions, sessionHandler, chatHandler }: Desk
     (handle: (request: ReturnType<typeof fromNodeRequest>) => Promise<HttpResponse>) =>
     (request: FastifyRequest, reply: FastifyReply) => {
       reply.hijack();
+      // `host: request`: a `resolveContext` reads the app's own sign-in there (`request.user`, say).
       return handle(
-        fromNodeRequest(request.raw, new URL(request.url, 'http://host').pathname, { clientAddress: request.ip }),
+        fromNodeRequest(request.raw, new URL(request.url, 'http://host').pathname, {
+          clientAddress: request.ip,
+          host: request,
+        }),
       ).then((response) => writeResponse(reply.raw, response));
     };
   const methods = ['GET', 'POST', 'DELETE', 'OPTIONS'] as const;

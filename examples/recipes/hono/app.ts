@@ -12,7 +12,8 @@ export function createHonoApp({ sessions, sessionHandler, chatHandler }: Deskpil
   const info = (c: Context<Env>) => ({ clientAddress: c.env.incoming.socket.remoteAddress });
   app.all('/sessions/*', (c) => sessionHandler.fetch(c.req.raw, info(c)));
   app.all('/sessions', (c) => sessionHandler.fetch(c.req.raw, info(c)));
-  for (const path of chatHandler.paths) app.all(path, (c) => chatHandler.fetch(c.req.raw, info(c)));
+  // `host: c`: a `resolveContext` reads the app's own sign-in there (`(request.host as Context).get('user')`).
+  for (const path of chatHandler.paths) app.all(path, (c) => chatHandler.fetch(c.req.raw, { ...info(c), host: c }));
   app.use('/api/*', async (c, next) => {
     const required = await requireSession(c.req.header('cookie'), sessions);
     if (!required.ok) return toFetchResponse(required.response);

@@ -1,7 +1,8 @@
 // Grants end with their session: the three services as real processes on one database (Postgres, or a
 // SQLite file both services open), the chat service requiring signed grants. The page's grant works, the user logs out everywhere, and the
 // same grant (signed, unexpired) is refused within the chat service's 5 s cache. A grant also holds no
-// flag its member's role lost since it was signed, and ends when its member is removed.
+// flag its member's role lost since it was signed — an approval answered the moment after the
+// demotion runs nothing (approval answers never use the cache) — and ends when its member is removed.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -129,8 +130,9 @@ describe.each([
         admin,
       );
       expect(demoted.status).toBe(200);
-      // Past the chat service's 5 s cache of the session's flags: the grant Bob holds still says he may refund.
-      await new Promise((resolve) => setTimeout(resolve, 5_500));
+      // Approved at once, inside the chat service's 5 s cache of the session's flags (the proposal filled
+      // it): an approval answer reads them now, and the grant Bob holds, which still says he may refund,
+      // approves nothing.
       const answer = await readChunks(
         await postJson(platform.chat.url, '/chat', {
           sessionId,

@@ -37,6 +37,9 @@ async function startChatService(
     tickets: createDemoTicketBackend(),
     onError: () => {},
     allowedOrigins: [studio],
+    ...(options.handler?.contextSecret || options.handler?.resolveContext
+      ? {}
+      : { identity: 'trust-request-body' as const }),
     ...options.handler,
   });
   const app = express();

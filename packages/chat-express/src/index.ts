@@ -1,1 +1,1 @@
-export { chatRouter } from './chat-router.js';
+export { chatRouter, expressHost, type ExpressChatHost } from './chat-router.js';

@@ -63,6 +63,7 @@ async function deployment(options: { rateLimit?: number; delayMs?: number; stepU
   });
   const sessions = createSessionHandler({ service, allowedOrigins: ['http://studio.test'] });
   const chat = createChatHandler({
+    identity: 'trust-request-body',
     store: createMemoryChatStore(),
     approvalStore: createMemoryApprovalStore(),
     models: { fallback: createDemoModel({ delayMs: options.delayMs ?? 0 }) },

@@ -6,7 +6,7 @@
  *
  * @example
  * import { createDemoCommerceBackend, createDemoModel, createDemoTicketBackend } from '@deskpilot/core/demo';
- * const chat = createChatHandler({ store, approvalStore, models: { fallback: createDemoModel() }, commerce: createDemoCommerceBackend(), tickets: createDemoTicketBackend() });
+ * const chat = createChatHandler({ store, approvalStore, contextSecret, models: { fallback: createDemoModel() }, commerce: createDemoCommerceBackend(), tickets: createDemoTicketBackend() });
  */
 export * from './demo/model/index.js';
 export * from './demo/commerce/index.js';

@@ -57,6 +57,7 @@ export function chatWith(model: MockLanguageModelV4, options: Partial<ChatHandle
     tickets: createDemoTicketBackend(),
     logger: { warn: () => {}, error: () => {} },
     onError: (error) => errors.push(error),
+    ...(options.contextSecret || options.resolveContext ? {} : { identity: 'trust-request-body' as const }),
     ...options,
   });
   const post = async (messages: UIMessage[], context: object): Promise<UIMessageChunk[]> => {

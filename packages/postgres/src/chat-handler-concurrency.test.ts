@@ -52,6 +52,7 @@ for (const backend of storeBackends) {
     it('lose no working-memory note and no turn under 30 parallel turns', async () => {
       const { chatStore, approvalStore } = database.stores();
       const chat = createChatHandler({
+        identity: 'trust-request-body',
         store: chatStore,
         approvalStore,
         models: { fallback: noteTakingModel() },

@@ -213,9 +213,10 @@ for (const backend of inProcessBackends)
       });
       const limiter = countingLimiter(createSlidingWindowLimiter({ limit: 20, windowMs: 60_000, now: clock.now }));
       const errors: unknown[] = [];
-      // The handler warns once that it trusts the body (no context secret): expected here, not noise.
+      // The handler warns once that it trusts the body (identity: 'trust-request-body'): expected here, not noise.
       const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
       const handler = createChatHandler({
+        identity: 'trust-request-body',
         store: chats.store,
         approvalStore: approvals.store,
         models: { fallback: createDemoModel() },

@@ -46,6 +46,7 @@ for (const backend of storeBackends)
       await database.reset();
       const { chatStore, approvalStore } = database.stores();
       const chat = createChatHandler({
+        identity: 'trust-request-body',
         store: chatStore,
         approvalStore,
         models: { fallback: answering() },

@@ -57,12 +57,13 @@ for (const backend of testBackends) {
     afterAll(() => database?.close());
 
     it('a turn sends 2 statements, first or later, and every turn is saved whole', async () => {
-      // The handler warns once that it trusts the body (no context secret): expected here.
+      // The handler warns once that it trusts the body (identity: 'trust-request-body'): expected here.
       vi.spyOn(console, 'warn').mockImplementation(() => {});
       const { client, statements } = recording(database.client);
       const { chatStore, approvalStore } = createPostgresStores(client);
       let settled!: () => void;
       const chat = createChatHandler({
+        identity: 'trust-request-body',
         store: chatStore,
         approvalStore,
         models: { fallback: textModel() },

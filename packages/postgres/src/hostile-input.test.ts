@@ -87,9 +87,10 @@ for (const backend of storeBackends) {
     const chat = () => {
       const limiter = createSlidingWindowLimiter({ limit: 20, windowMs: 60_000 });
       const errors: unknown[] = [];
-      // The handler warns once that it trusts the body (no context secret): expected here, not noise.
+      // The handler warns once that it trusts the body (identity: 'trust-request-body'): expected here, not noise.
       const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
       const handler = createChatHandler({
+        identity: 'trust-request-body',
         store: stores.chatStore,
         approvalStore: stores.approvalStore,
         models: { fallback: createDemoModel() },

@@ -22,6 +22,12 @@ export interface HttpRequest {
   clientAddress?: string | undefined;
   /** Aborted when the client goes away (the fetch `Request`'s signal, or the Node connection closing). */
   signal?: AbortSignal | undefined;
+  /**
+   * The host framework's own request objects, passed through untouched and never read by Deskpilot:
+   * what a host's hook (`resolveContext`) reads its own authentication from — Express's `{ req, res }`
+   * (`req.user`, `res.locals`), Hono's context (`c.get('user')`), Fastify's request.
+   */
+  host?: unknown;
 }
 
 /** A host-neutral HTTP response: repeated header names (several `Set-Cookie`) are separate pairs. */
@@ -39,6 +45,8 @@ export interface RequestInfo {
    * handlers' throttles unless they are created with `requireClientAddress: false`.
    */
   clientAddress?: string | undefined;
+  /** The host framework's own request objects, for its hooks (see {@link HttpRequest.host}). */
+  host?: unknown;
 }
 
 /** Reads a fetch `Request` as an {@link HttpRequest}. */
@@ -52,6 +60,7 @@ export function fromFetchRequest(request: Request, info: RequestInfo = {}): Http
     body: request.body as AsyncIterable<Uint8Array> | null,
     clientAddress: info.clientAddress,
     signal: request.signal,
+    ...(info.host === undefined ? {} : { host: info.host }),
   };
 }
 

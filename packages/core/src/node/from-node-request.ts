@@ -27,6 +27,8 @@ export interface FromNodeRequestOptions {
    * @default the socket's remote address
    */
   clientAddress?: string | undefined;
+  /** The host framework's own request objects, for its hooks (`HttpRequest.host`), e.g. Express's `{ req, res }`. */
+  host?: unknown;
 }
 
 /**
@@ -48,6 +50,7 @@ export function fromNodeRequest(req: NodeRequestLike, path: string, options: Fro
     body: method === 'GET' || method === 'HEAD' ? null : nodeBody(req),
     clientAddress: options.clientAddress ?? req.socket.remoteAddress,
     signal: connectionSignal(req.socket),
+    ...(options.host === undefined ? {} : { host: options.host }),
   };
 }
 

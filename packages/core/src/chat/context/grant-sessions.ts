@@ -26,22 +26,30 @@ export interface GrantSessionsOptions {
    * request with 503 `store_unavailable`.
    */
   capabilities?(sessionId: string): Promise<LiveSession | null>;
-  /** How long an answer is reused: a revoked session's grants are refused at most this long after. @default 5000 */
+  /**
+   * How long an answer is reused by requests that only read (a turn, the history, the list): a revoked
+   * session's grants are refused at most this long after. A request that answers approval cards — the
+   * one a write may run on — always reads the session now. @default 5000
+   */
   cacheMs?: number;
   /** Most sessions whose answer is kept (the least recently checked go first). @default 10000 */
   maxEntries?: number;
 }
 
+/** How a grant's session is checked: `fresh` reads it now, past any answer kept or under way. */
+export type GrantSessionCheck = (
+  sessionId: string | undefined,
+  options?: { fresh?: boolean },
+) => Promise<LiveGrantSession>;
+
 /**
  * The check a verified grant passes: the session it names is live. Answers are kept `cacheMs` and
  * concurrent checks of one session share one read, so a page's requests cost one store read per
- * session per `cacheMs`. A grant that names no session is refused: with the check configured, an
- * unbound grant would outlive log-out-everywhere.
+ * session per `cacheMs`; a `fresh` check (a request a write may run on) reads the session again, and
+ * its answer is the one kept from then on. A grant that names no session is refused: with the check
+ * configured, an unbound grant would outlive log-out-everywhere.
  */
-export function createGrantSessionCheck(
-  options: GrantSessionsOptions,
-  now: () => number,
-): (sessionId: string | undefined) => Promise<LiveGrantSession> {
+export function createGrantSessionCheck(options: GrantSessionsOptions, now: () => number): GrantSessionCheck {
   const read = liveSessionRead(options);
   const cacheMs = options.cacheMs ?? 5_000;
   const maxEntries = options.maxEntries ?? 10_000;
@@ -51,11 +59,12 @@ export function createGrantSessionCheck(
     throw new TypeError('grantSessions.maxEntries must be a positive integer');
   const answers = new Map<string, { until: number; active: Promise<LiveGrantSession | null> }>();
   const refused = (detail: string) => new DeskpilotError('unauthenticated', { detail });
-  return async (sessionId) => {
+  return async (sessionId, check) => {
     if (sessionId === undefined) throw refused('The chat grant names no session.');
     const time = now();
     let entry = answers.get(sessionId);
-    if (!entry || entry.until <= time) {
+    // A kept answer, or one read before this request began, may predate a demotion: not for a write.
+    if (!entry || entry.until <= time || check?.fresh) {
       const active = read(sessionId);
       entry = { until: time + cacheMs, active };
       answers.delete(sessionId);

@@ -49,7 +49,12 @@ export interface ChatRouteDependencies {
   toolSet: ChatToolSet;
   /** Where more tools come from per project (MCP servers), asked once per turn. */
   toolSources: readonly ChatToolSource[];
-  resolveContext: (input: unknown, request: HttpRequest) => Promise<ResolveChatContextResult>;
+  /** Identity and flags; `answersApprovals`: read as they are now, never from a cache (a write may run). */
+  resolveContext: (
+    input: unknown,
+    request: HttpRequest,
+    turn?: { answersApprovals: boolean },
+  ) => Promise<ResolveChatContextResult>;
   /** Who calls the tools from outside a conversation (`handler.tools`); absent: nobody may. */
   resolveToolCaller?: ((request: HttpRequest) => Promise<ResolveChatContextResult>) | undefined;
   bodyLimits: { maxBytes: number; maxDepth: number };
@@ -121,6 +126,15 @@ async function parseLastMessage(
   if (!validation.success)
     throw new DeskpilotError('invalid_request', { detail: 'The last message is invalid.', cause: validation.error });
   return { kind: 'answers', message };
+}
+
+/**
+ * Whether a chat request may answer approval cards: its last message is not the user's (approval
+ * answers come on the assistant's message). Decided from the raw body before anything else is read,
+ * erring on the side of a fresh read (a regeneration of an answer reads the flags now too).
+ */
+function answersApprovals(body: { messages: unknown[] }): boolean {
+  return (body.messages.at(-1) as { role?: unknown } | undefined)?.role !== 'user';
 }
 
 /** An open conversation: the record, its messages, and whether this request created it. */
@@ -230,7 +244,8 @@ export async function serveChat(
     deps.bodySchema,
     await readJsonBody(request, deps.bodyLimits.maxBytes, { maxDepth: deps.bodyLimits.maxDepth }),
   );
-  const resolved = await deps.resolveContext(body.context, request);
+  // A request that answers approval cards may run a write: its flags are read now, not from a cache.
+  const resolved = await deps.resolveContext(body.context, request, { answersApprovals: answersApprovals(body) });
   if (!resolved.ok) throw resolved.error;
   const { context, signInSessionId } = resolved;
   const picked = pickChatModel({ models: deps.models, provider: body.provider });

@@ -59,6 +59,16 @@ export function offeredTools(call: LanguageModelV4CallOptions | undefined): stri
   return (call?.tools ?? []).map((definition) => definition.name).sort();
 }
 
+/**
+ * `identity: 'trust-request-body'` unless `options` name an identity source of their own: most tests
+ * set the identity in the body, as a trusted service would.
+ */
+export function bodyIdentityUnless(options: Partial<ChatHandlerOptions>): Partial<ChatHandlerOptions> {
+  return options.contextSecret !== undefined || options.resolveContext !== undefined || options.identity !== undefined
+    ? {}
+    : { identity: 'trust-request-body' };
+}
+
 /** A chat handler on memory stores and demo backends, with a fake clock and helpers to call it. */
 export async function setupChat(model: MockLanguageModelV4, options: Partial<ChatHandlerOptions> = {}) {
   const clock = createFakeClock();
@@ -75,6 +85,7 @@ export async function setupChat(model: MockLanguageModelV4, options: Partial<Cha
     tickets,
     now: clock.now,
     onError: (error) => errors.push(error),
+    ...bodyIdentityUnless(options),
     ...options,
   });
   /** Posts as one client address (the fetch entry needs one for the per-address admission cap). */

@@ -2,6 +2,10 @@ import type { UIMessage } from 'ai';
 import { describe, expect, it } from 'vitest';
 import type { DeskpilotEvent } from '../../events/deskpilot-event.js';
 import type { HttpRequest } from '../../http/http-request.js';
+import { createMemoryApprovalStore } from '../approval/memory-approval-store.js';
+import { createMemoryChatStore } from '../conversation/memory-chat-store.js';
+import { createDemoCommerceBackend } from '../../demo/commerce/create-demo-commerce-backend.js';
+import { createChatHandler } from './create-chat-handler.js';
 import {
   offeredTools,
   readAll,
@@ -67,9 +71,60 @@ describe('createChatHandler({ resolveContext }): identity from the host session'
     expect(warnings).toEqual([]);
     await setupChat(
       scriptedModel(() => textStep('ok')),
-      { logger: { warn: (message) => warnings.push(message), error: () => {} } },
+      { logger: { warn: (message) => warnings.push(message), error: () => {} }, identity: 'trust-request-body' },
     );
-    expect(warnings).toEqual([expect.stringContaining('no context secret configured')]);
+    expect(warnings).toEqual([expect.stringContaining("identity: 'trust-request-body'")]);
+  });
+
+  it('refuses to start without an identity source, or with two that contradict each other', async () => {
+    const model = scriptedModel(() => textStep('ok'));
+    const base = {
+      store: createMemoryChatStore(),
+      approvalStore: createMemoryApprovalStore(),
+      models: { fallback: model },
+      commerce: createDemoCommerceBackend(),
+    };
+    expect(() => createChatHandler(base)).toThrow(
+      /no identity source — set contextSecret .*resolveContext .*or identity: 'trust-request-body'/,
+    );
+    expect(() =>
+      createChatHandler({ ...base, resolveContext: fromHostSession, identity: 'trust-request-body' }),
+    ).toThrow(/'trust-request-body' and resolveContext contradict each other/);
+    expect(() => createChatHandler({ ...base, contextSecret: 'a'.repeat(32), identity: 'trust-request-body' })).toThrow(
+      /'trust-request-body' and contextSecret contradict each other/,
+    );
+    expect(() => createChatHandler({ ...base, identity: 'trust-me' as 'trust-request-body' })).toThrow(
+      /identity must be 'trust-request-body'/,
+    );
+  });
+
+  it("gives resolveContext the host's own request, and says when the request answers approvals", async () => {
+    const seen: Array<{ host: unknown; answersApprovals: boolean }> = [];
+    const { handler } = await setupChat(
+      scriptedModel(() => textStep('ok')),
+      {
+        resolveContext: (request, turn) => {
+          seen.push({ host: request.host, answersApprovals: turn.answersApprovals });
+          return { userEmail: 'alice@example.com', projectKey: 'acme-b2c' };
+        },
+      },
+    );
+    const host = { user: { id: 'u-1' } };
+    const send = (messages: unknown[]) =>
+      handler.fetch(
+        new Request('http://chat.test/chat', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ sessionId: crypto.randomUUID(), context: {}, messages }),
+        }),
+        { clientAddress: '192.0.2.1', host },
+      );
+    await readAll(await send([userMessage('hi')]));
+    await (await send([{ id: 'a-1', role: 'assistant', parts: [{ type: 'text', text: 'hello' }] }])).text();
+    expect(seen).toEqual([
+      { host, answersApprovals: false },
+      { host, answersApprovals: true },
+    ]);
   });
 
   it('answers 401 without a host session, and calls no model', async () => {

@@ -16,14 +16,18 @@ function recordingLogger() {
 }
 
 describe('createChatHandler: logger and ids', () => {
-  it('warns through the injected logger when no context secret is configured, and only then', async () => {
+  it('warns through the injected logger when told to trust the request body, and only then', async () => {
     const without = recordingLogger();
     await setupChat(
       scriptedModel(() => textStep('ok')),
-      { logger: without.logger },
+      { logger: without.logger, identity: 'trust-request-body' },
     );
     expect(without.lines).toEqual([
-      { level: 'warn', message: expect.stringContaining('no context secret configured'), details: undefined },
+      {
+        level: 'warn',
+        message: expect.stringContaining('identity and capability flags are taken from the request body'),
+        details: undefined,
+      },
     ]);
     const withSecret = recordingLogger();
     await setupChat(

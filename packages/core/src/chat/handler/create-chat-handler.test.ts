@@ -1069,6 +1069,59 @@ describe('POST /chat with a context secret', () => {
     expect(capabilities).toHaveBeenCalledWith(login.session.id);
   });
 
+  it('reads the flags afresh for an approval answer, past the cache: a demotion refuses the refund at once, reads stay cached', async () => {
+    const model = scriptedModel((call) =>
+      call.prompt.at(-1)?.role === 'user'
+        ? toolStep({ name: 'refundOrder', input: { orderId: 'ORD-1001', reason: 'damaged' } })
+        : textStep('Done.'),
+    );
+    const sessions = await createTestSessions();
+    const policies = createMemoryRolePolicyStore();
+    const capabilities = vi.fn(
+      sessionCapabilities({ sessions: sessions.store, users: sessions.directory, policies, now: sessions.clock.now }),
+    );
+    // The default cache (5 s): reads may use it, an approval answer may not.
+    const { post, clock, commerce } = await setupChat(model, {
+      contextSecret: secret,
+      grantSessions: { capabilities },
+    });
+    sessions.clock.advance(clock.now() - sessions.clock.now());
+    const login = await sessions.service.login(alice);
+    if (!login.ok) throw new Error('login failed');
+    const grant = await signChatGrant(
+      {
+        userEmail: 'alice@example.com',
+        userRole: 'admin',
+        projectKey: 'acme-b2c',
+        businessType: 'b2c',
+        capabilities: { canRefundOrders: true },
+        sessionId: login.session.id,
+      },
+      secret,
+      { now: clock.now },
+    );
+    const question = userMessage('refund order ORD-1001');
+    const proposed = await readAll(await post(body([question], { grant })));
+    expect(types(proposed)).toContain('tool-approval-request');
+    // A page's read within the cache costs no second read of the session.
+    expect((await post({ sessionId, context: { grant } }, '/chat/history')).status).toBe(200);
+    expect(capabilities).toHaveBeenCalledTimes(1);
+
+    // Demoted while the card waits, and approved at once, no clock moved: the refund does not run.
+    await sessions.directory.changeMembership({ userId: 'usr_alice', projectKey: 'acme-b2c', role: 'agent' });
+    const answer = await readAll(
+      await post(body([question, answerApprovals(assistantFrom(proposed), true)], { grant })),
+    );
+    expect(types(answer)).toContain('tool-output-denied');
+    expect(types(answer)).not.toContain('tool-output-available');
+    expect(writeCalls(commerce)).toHaveLength(0);
+    expect(capabilities).toHaveBeenCalledTimes(2);
+    // The fresh answer is kept for the reads that follow: the demotion holds for them too.
+    const after = await readAll(await post(body([userMessage('refund it anyway')], { grant })));
+    expect(types(after)).not.toContain('tool-approval-request');
+    expect(capabilities).toHaveBeenCalledTimes(2);
+  });
+
   it("holds every flag to the session's, those the grant left to their defaults too; a grant of another project than its session's is refused", async () => {
     const model = scriptedModel(() => textStep('ok'));
     const sessions = await createTestSessions();

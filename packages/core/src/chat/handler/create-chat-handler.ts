@@ -60,6 +60,16 @@ export type {
 } from './chat-tool-access.js';
 export type { ConversationTitleOptions } from './title-conversation.js';
 
+/** What `resolveContext` is told about the request it resolves. */
+export interface ChatTurnInfo {
+  /**
+   * True for a `POST /chat` that answers approval cards: an approved write runs on the identity and
+   * flags returned, so they must be read now (a role just taken away must not approve); false for
+   * requests that only read or propose (a new message, the history, the list), which may use a cache.
+   */
+  answersApprovals: boolean;
+}
+
 /** Options of {@link createChatHandler}. */
 export interface ChatHandlerOptions {
   store: ChatStore;
@@ -129,14 +139,27 @@ export interface ChatHandlerOptions {
   /** When set, identity and flags come only from `context.grant`, a JWS signed with this secret. */
   contextSecret?: string;
   /**
+   * Where identity comes from when neither `contextSecret` nor `resolveContext` is given — only
+   * `'trust-request-body'`: believe the `userEmail`, `projectKey`, role and capability flags each
+   * request body claims (development, or a service no browser can reach). Without one of the three the
+   * handler refuses to start: a chat that takes the identity a client claims is never the default.
+   */
+  identity?: 'trust-request-body';
+  /**
    * Identity and flags from the host's own session, for a host that serves the chat itself (behind its
    * `requireSession`, say): called with each request, it returns the trusted part of the context
    * (`userEmail`, `projectKey`, `userRole`, `businessType`, `can…` flags) or null when the request
    * has no session (401 `unauthenticated`). The page's `pageContext`, `proactiveHint` and
    * `workingMemoryBlock` still come from the body; whatever identity the body claims is ignored. Takes
-   * the place of `contextSecret` (no grant round trip).
+   * the place of `contextSecret` (no grant round trip). `request.host` is the host framework's own
+   * request (`expressHost(request).req.user` through `chatRouter`); `turn.answersApprovals` is true on
+   * a request that answers approval cards — a write may run on it, so read the flags as they are now,
+   * never from a cache.
    */
-  resolveContext?: (request: HttpRequest) => HostChatContext | null | Promise<HostChatContext | null>;
+  resolveContext?: (
+    request: HttpRequest,
+    turn: ChatTurnInfo,
+  ) => HostChatContext | null | Promise<HostChatContext | null>;
   /**
    * Who calls the chat's tools from outside a conversation (`handler.tools`, the MCP endpoint of
    * `@deskpilot/mcp`), for a host that authenticates agents itself (its own API tokens, say): the
@@ -311,6 +334,24 @@ function checkMovedOptions(options: ChatHandlerOptions): void {
     if (Object.hasOwn(options, name)) throw new TypeError(`createChatHandler: the option ${name} moved to ${place}`);
 }
 
+/**
+ * Throws a TypeError unless the handler knows where identity comes from: a secret (signed grants), the
+ * host's session (`resolveContext`), or, said in so many words, the request body.
+ */
+function checkIdentitySource(options: ChatHandlerOptions): void {
+  const verified = options.contextSecret !== undefined || options.resolveContext !== undefined;
+  if (options.identity !== undefined && options.identity !== 'trust-request-body')
+    throw new TypeError(`createChatHandler: identity must be 'trust-request-body'`);
+  if (options.identity && verified)
+    throw new TypeError(
+      `createChatHandler: identity: 'trust-request-body' and ${options.contextSecret !== undefined ? 'contextSecret' : 'resolveContext'} contradict each other: give one`,
+    );
+  if (!verified && !options.identity)
+    throw new TypeError(
+      "createChatHandler: no identity source — set contextSecret (grants the studio signs), resolveContext (your app's own session), or identity: 'trust-request-body' (believes the identity and flags each request body claims: development only)",
+    );
+}
+
 /** The check that a grant's session is still live, when the handler has `grantSessions` (which needs signed grants). */
 function grantSessionCheckOf(options: ChatHandlerOptions, now: () => number) {
   // The trail is evidence: it records only who a signed grant or the host's session says is asking.
@@ -350,9 +391,10 @@ function resolveDependencies(
     audit: options.audit,
   });
   const definitions = toolDefinitionsOf(options);
-  // With neither a secret nor the host's session, a client can claim any identity: say so, once.
-  if (!options.contextSecret && !options.resolveContext)
-    logger.warn('chat: no context secret configured; identity and capability flags are taken from the request body');
+  checkIdentitySource(options);
+  // Trusting the body, a client can claim any identity: say so, once.
+  if (options.identity === 'trust-request-body')
+    logger.warn("chat: identity: 'trust-request-body': identity and capability flags are taken from the request body");
   const addressing = { trustedProxies: options.trustedProxies, requireClientAddress: options.requireClientAddress };
   const onRefused = (limit: RateLimitName) => emit({ type: 'rate-limited', limit });
   const contextBudget = contextBudgetOf(options);
@@ -376,7 +418,7 @@ function resolveDependencies(
       sources: options.toolSources,
     }),
     toolSources: options.toolSources ?? [],
-    resolveContext: async (input, request) =>
+    resolveContext: async (input, request, turn = { answersApprovals: false }) =>
       resolveChatContext({
         input,
         capabilities,
@@ -384,8 +426,9 @@ function resolveDependencies(
         contextSecret: options.contextSecret,
         grantPolicy,
         checkGrantSession,
+        fresh: turn.answersApprovals,
         now,
-        ...(options.resolveContext ? { host: await options.resolveContext(request) } : {}),
+        ...(options.resolveContext ? { host: await options.resolveContext(request, turn) } : {}),
       }),
     resolveToolCaller: toolCallerOf(options, { capabilities, grantPolicy, checkGrantSession, now }),
     bodyLimits: { maxBytes: limits.maxBodyBytes ?? 1024 * 1024, maxDepth: limits.maxBodyDepth ?? 64 },
@@ -427,6 +470,7 @@ function resolveDependencies(
  *   models: { fallback: createDemoModel() },
  *   commerce: createDemoCommerceBackend(), tickets: createDemoTicketBackend(),
  *   allowedOrigins: ['https://studio.example.com'],
+ *   contextSecret: process.env.CHAT_CONTEXT_SECRET, // identity from grants the studio signs (or resolveContext)
  * });
  * export default chat; // chat.fetch(request)
  */

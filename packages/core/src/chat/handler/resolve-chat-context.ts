@@ -2,7 +2,7 @@ import { DeskpilotError } from '../../errors/deskpilot-error.js';
 import { noSessionError } from '../../session/require-session.js';
 import type { CapabilityRegistry } from '../context/capabilities.js';
 import { verifyChatGrant, type ChatGrantPolicy, type ChatGrantUse } from '../context/chat-grant.js';
-import type { LiveGrantSession } from '../context/grant-sessions.js';
+import type { GrantSessionCheck } from '../context/grant-sessions.js';
 import { normalizeEmail } from '../../session/user-directory.js';
 import { safeParseChatContext, type ChatContext, type ChatContextLimits } from '../context/parse-chat-context.js';
 
@@ -34,7 +34,9 @@ export interface ResolveChatContextOptions {
   /** What the grant must be for. @default 'chat' */
   grantUse?: ChatGrantUse | undefined;
   /** Checks that a verified grant's session is live, when the handler has `grantSessions`. */
-  checkGrantSession?: ((sessionId: string | undefined) => Promise<LiveGrantSession>) | undefined;
+  checkGrantSession?: GrantSessionCheck | undefined;
+  /** The request answers approval cards (a write may run on it): the grant's session is read now, not from a cache. */
+  fresh?: boolean | undefined;
   /** What the host's `resolveContext` answered, when it has one: null is no session. */
   host?: HostChatContext | null;
 }
@@ -85,7 +87,7 @@ export async function resolveChatContext(options: ResolveChatContextOptions): Pr
     options.contextSecret,
     { ...options.grantPolicy, now: options.now, use: options.grantUse ?? 'chat' },
   );
-  const live = (await options.checkGrantSession?.(grant.sessionId))?.session;
+  const live = (await options.checkGrantSession?.(grant.sessionId, { fresh: options.fresh === true }))?.session;
   // A grant for another project or user than the session it names is no grant of that session.
   if (
     live &&
