@@ -64,7 +64,8 @@ export interface ChatLimits extends ChatContextLimits {
    * `token_budget_exceeded` (with `Retry-After`, the window's end) before calling the model. A turn
    * let in reserves `policy.reserveTokens` at once (atomically: parallel turns at the edge let one in)
    * and settles to what it used when it ends, estimated when the provider reports none; a turn under
-   * way is never cut. `limiter` shares the counts across replicas (`createRedisTokenMeter`). @default none
+   * way is never cut. A conversation's title call (`titles: { model }`) counts too, and is not made
+   * once the budget is used up. `limiter` shares the counts across replicas (`createRedisTokenMeter`). @default none
    */
   tokens?: TokenBudgetOptions;
 }

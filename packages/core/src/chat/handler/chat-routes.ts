@@ -404,6 +404,13 @@ function afterSavedOf(
             answer,
             signal,
             onError: deps.onError,
+            // The same budget as the user's turns: a title is one more model call of theirs.
+            ...(deps.tokenBudget
+              ? {
+                  reserve: (tokens: number) =>
+                    deps.tokenBudget!.reserve(session.userEmail, { tokens, background: true }),
+                }
+              : {}),
           })
       : undefined;
   return async (answer: ChatMessage) => {

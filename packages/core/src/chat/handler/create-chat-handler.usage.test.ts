@@ -201,6 +201,72 @@ describe('POST /chat: token budget', () => {
     expect(failing.used('rep@example.com').used).toBeGreaterThan(1_000);
   });
 
+  it("counts a conversation's title call in the user's budget: as reported, or estimated when the provider says nothing", async () => {
+    const meter = createMemoryTokenMeter({ windowMs: 60_000, now: frozen });
+    const titleModel = scriptedModel(() => textStep('Order ORD-1001'));
+    const { post, store, handler } = await setupChat(
+      scriptedModel(() => textStep('Shipped.')),
+      {
+        limits: { tokens: { policy: { limit: 1_000_000, windowMs: 60_000 }, limiter: meter } },
+        titles: { model: titleModel },
+      },
+    );
+    await readAll(await post(body('where is ORD-1001?')));
+    await expect.poll(() => store.getSession(sessionId).then((session) => session?.title)).toBe('Order ORD-1001');
+    await handler.drain();
+    // The turn's call and the title's: 15 tokens each, as reported.
+    expect(titleModel.doStreamCalls).toHaveLength(1);
+    expect(meter.used('rep@example.com').used).toBe(2 * perCall.totalTokens);
+
+    const silentMeter = createMemoryTokenMeter({ windowMs: 60_000, now: frozen });
+    const silentTitles = scriptedModel(() =>
+      textStep('Order ORD-1001').map((part) =>
+        part.type === 'finish'
+          ? {
+              ...part,
+              usage: {
+                inputTokens: { total: undefined, noCache: undefined, cacheRead: undefined, cacheWrite: undefined },
+                outputTokens: { total: undefined, text: undefined, reasoning: undefined },
+              },
+            }
+          : part,
+      ),
+    );
+    const silent = await setupChat(
+      scriptedModel(() => textStep('Shipped.')),
+      {
+        limits: { tokens: { policy: { limit: 1_000_000, windowMs: 60_000 }, limiter: silentMeter } },
+        titles: { model: silentTitles },
+      },
+    );
+    await readAll(await silent.post(body('where is ORD-1001?')));
+    await expect
+      .poll(() => silent.store.getSession(sessionId).then((session) => session?.title))
+      .toBe('Order ORD-1001');
+    await silent.handler.drain();
+    // The instructions and the exchange it was sent, at 3 characters a token, and the title it wrote.
+    expect(silentMeter.used('rep@example.com').used).toBeGreaterThan(perCall.totalTokens + 40);
+  });
+
+  it('makes no title call once the budget is used up: the first words instead, and no 429 counted', async () => {
+    const events: string[] = [];
+    const titleModel = scriptedModel(() => textStep('Never asked'));
+    const { post, store, handler } = await setupChat(
+      scriptedModel(() => textStep('Shipped.')),
+      {
+        // The turn may start (reserving 10), and uses 15: nothing is left for a title.
+        limits: { tokens: { policy: { limit: 15, windowMs: 60_000, reserveTokens: 10 } } },
+        titles: { model: titleModel },
+        onEvent: (event) => void events.push(event.type),
+      },
+    );
+    await readAll(await post(body('where is ORD-1001?')));
+    await expect.poll(() => store.getSession(sessionId).then((session) => session?.title)).toBe('where is ORD-1001?');
+    await handler.drain();
+    expect(titleModel.doStreamCalls).toHaveLength(0);
+    expect(events).not.toContain('rate-limited');
+  });
+
   it('refuses a budget that is not a positive integer', async () => {
     await expect(
       setupChat(

@@ -94,8 +94,12 @@ export interface TokenHold {
 
 /** The per-user budget the chat routes reserve from before the model runs. */
 export interface TokenBudget {
-  /** Reserves for a turn; throws `token_budget_exceeded` (429, `Retry-After` the window's end) when `key` used its budget. */
-  reserve(key: string): Promise<TokenHold>;
+  /**
+   * Reserves for a turn (`tokens`, at most the limit; the policy's `reserveTokens` by default); throws
+   * `token_budget_exceeded` (429, `Retry-After` the window's end) when `key` used its budget. A
+   * `background` call (a conversation's title) is no request: its refusal is not reported as a 429.
+   */
+  reserve(key: string, options?: { tokens?: number; background?: boolean }): Promise<TokenHold>;
 }
 
 /** The budget for `options`, or undefined when none is configured. */
@@ -113,10 +117,12 @@ export function createTokenBudget(
     throw new TypeError('limits.tokens.policy.reserveTokens must be a non-negative integer');
   const meter = options.limiter ?? createMemoryTokenMeter({ windowMs, now: deps.now });
   return {
-    async reserve(key) {
-      const reservation = await meter.reserve(key, reserveTokens, limit);
+    async reserve(key, request) {
+      const tokens =
+        request?.tokens === undefined ? reserveTokens : Math.min(limit, Math.max(0, Math.ceil(request.tokens)));
+      const reservation = await meter.reserve(key, tokens, limit);
       if (!reservation.reserved) {
-        deps.onRefused();
+        if (!request?.background) deps.onRefused();
         const retryAfter = String(Math.max(1, Math.ceil(reservation.resetMs / 1000)));
         throw new DeskpilotError('token_budget_exceeded', {
           detail: 'The token budget for this period is used up. Try again when it renews.',
