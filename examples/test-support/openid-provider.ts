@@ -26,6 +26,8 @@ export interface TestClient {
   redirectUris: string[];
   /** Where the provider may send the browser after signing out there (RP-initiated logout). */
   postLogoutRedirectUris?: string[];
+  /** How the client authenticates at the token endpoint, as registered. @default 'client_secret_basic' */
+  tokenEndpointAuthMethod?: 'client_secret_basic' | 'client_secret_post';
 }
 
 /**
@@ -49,6 +51,7 @@ export async function startOpenIdProvider(clients: TestClient[]) {
         client_secret: client.clientSecret,
         redirect_uris: client.redirectUris,
         post_logout_redirect_uris: client.postLogoutRedirectUris ?? [],
+        ...(client.tokenEndpointAuthMethod ? { token_endpoint_auth_method: client.tokenEndpointAuthMethod } : {}),
         // When the person authenticated, in every ID token (as Okta, Entra ID and Keycloak send it).
         require_auth_time: true,
       })),

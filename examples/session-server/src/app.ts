@@ -124,6 +124,8 @@ export async function createApp(config: ServerConfig, logger: Logger) {
             redirectUri: config.SSO_REDIRECT_URI ?? new URL('/sessions/sso/callback', config.APP_URL).href,
             landingUrl: config.APP_URL,
             allowInsecureRequests: config.SSO_ALLOW_HTTP,
+            requestTimeoutMs: config.SSO_REQUEST_TIMEOUT_MS,
+            callbackTimeoutMs: config.SSO_CALLBACK_TIMEOUT_MS,
             addUser: (user: NewUser) => userDirectory.addUser(user),
             identityLinks: storage.identityLinkStore,
           },

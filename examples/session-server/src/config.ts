@@ -21,19 +21,20 @@ const milliseconds = integer(1);
 
 const name = z.string().check(z.minLength(1), z.maxLength(200));
 const membership = z.strictObject({ projectKey: name, clientId: name, role: name });
-/** One identity provider of SSO_PROVIDERS (`SsoProvider` of @deskpilot/core). */
 /** One organisation of ORGANIZATIONS: its projects, and the emails of its admins. */
 const organization = z.strictObject({
   projects: z.array(name).check(z.minLength(1)),
   admins: z._default(z.array(z.string().check(z.minLength(3), z.maxLength(320))), []),
 });
 
+/** One identity provider of SSO_PROVIDERS (`SsoProvider` of @deskpilot/core). */
 const ssoProvider = z.strictObject({
   id: matching(/^[A-Za-z0-9_-]{1,64}$/, 'letters, digits, _ and - only'),
   name,
   issuer: z.url({ protocol: /^https?$/ }),
   clientId: name,
   clientSecret: name,
+  tokenEndpointAuthMethod: z.optional(z.enum(['client_secret_basic', 'client_secret_post'])),
   domains: z.array(name).check(z.minLength(1)),
   /** Its tenant's projects, or `organization`: one of ORGANIZATIONS, whose projects they are. */
   projects: z.optional(z.array(name).check(z.minLength(1))),
@@ -104,6 +105,12 @@ const environment = z.object({
   SSO_REDIRECT_URI: z.optional(z.url({ protocol: /^https?$/ })),
   /** Development only: identity providers on plain http. */
   SSO_ALLOW_HTTP: z._default(flag, false),
+  /**
+   * How long a single sign-on's callback may wait for the provider in all (token, keys, UserInfo), and
+   * each call to it: below the studio's forwarder (10 s), so the browser always lands on the studio.
+   */
+  SSO_CALLBACK_TIMEOUT_MS: z._default(integer(100, 60_000), 8_000),
+  SSO_REQUEST_TIMEOUT_MS: z._default(integer(100, 60_000), 3_000),
   /**
    * Step-up for risky approvals: the secret (≥ 32 characters) this service signs step-up proofs with,
    * shared with the chat service's STEP_UP_SECRET. Set, the step-up routes are served.

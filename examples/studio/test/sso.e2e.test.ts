@@ -167,7 +167,8 @@ describe.skipIf(!hasChromium)(`studio in Chromium: step-up through the identity 
         .toBe(1);
       await expect
         .poll(() => page.getByTestId('approval-decision').last().textContent())
-        .toMatch(/^Approved by alice@example\.com at \d\d:\d\d, confirmed /);
+        // The trail and the card tell a re-authentication at the provider from a sign-in here.
+        .toMatch(/^Approved by alice@example\.com at \d\d:\d\d, confirmed by signing in again at acme$/);
       expect(pageErrors).toEqual([]);
     },
     timeout,

@@ -31,7 +31,12 @@ interface ApprovalDecision {
   at: string;
   reason: string | null;
   /** How the approver confirmed it was them, when the approval needed a step-up. */
-  stepUp?: { method: 'passkey' | 'password' | 'recent-sign-in'; credentialId: string | null };
+  stepUp?: {
+    method: 'passkey' | 'password' | 'recent-sign-in';
+    credentialId: string | null;
+    /** A recent sign-in at the company's identity provider (which one). */
+    atProvider?: { provider: string };
+  };
 }
 const reasons: Record<string, string> = {
   expired: 'it expired',
@@ -48,13 +53,18 @@ const stepUpMethods: Record<string, string> = {
   'recent-sign-in': 'by a recent sign-in',
 };
 
+/** How the approver confirmed it was them: "with a passkey", "by signing in again at acme"… */
+function confirmation(stepUp: NonNullable<ApprovalDecision['stepUp']>): string {
+  return stepUp.atProvider ? `by signing in again at ${stepUp.atProvider.provider}` : stepUpMethods[stepUp.method]!;
+}
+
 /** "Approved by alice@example.com at 10:22", "Denied by …", or why nobody's decision stopped it. */
 function DecisionLine({ decision }: { decision: ApprovalDecision }) {
   const time = new Date(decision.at).toLocaleTimeString('en-GB', { hour: '2-digit', minute: '2-digit' });
   const text =
     decision.by === null
       ? `Not run at ${time}: ${reasons[decision.reason ?? ''] ?? decision.reason ?? 'refused'}`
-      : `${decision.approved ? 'Approved' : 'Denied'} by ${decision.by} at ${time}${decision.stepUp ? `, confirmed ${stepUpMethods[decision.stepUp.method]}` : ''}`;
+      : `${decision.approved ? 'Approved' : 'Denied'} by ${decision.by} at ${time}${decision.stepUp ? `, confirmed ${confirmation(decision.stepUp)}` : ''}`;
   return (
     <p className={`decision ${decision.approved ? 'ok' : 'warn'}`} data-testid="approval-decision">
       {text}

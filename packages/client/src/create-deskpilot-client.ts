@@ -111,6 +111,8 @@ export interface StepUpProofResponse {
   token: string;
   method: 'passkey' | 'password' | 'recent-sign-in';
   credentialId: string | null;
+  /** For a recent sign-in at an identity provider: which, when the person authenticated there (ISO 8601), its `sid` and `jti`. */
+  atProvider?: { provider: string; authTime: string; sid: string | null; jti: string | null };
   expiresAt: string;
 }
 

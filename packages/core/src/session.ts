@@ -225,6 +225,7 @@ export {
   stepUpBinding,
   verifyStepUpProof,
   type SignStepUpProofOptions,
+  type StepUpAtProvider,
   type StepUpMethod,
   type StepUpProof,
   type VerifyStepUpProofOptions,

@@ -331,6 +331,14 @@ const organizations: Migration = {
   ],
 };
 
+// A step-up at an identity provider, told apart from a sign-in here: which provider, its auth_time, and
+// the ID token's sid and jti. Nullable: every other step-up, and those decided before, have none.
+const approvalStepUpProvider: Migration = {
+  version: 17,
+  name: 'approval step-up provider',
+  statements: [`ALTER TABLE deskpilot_approvals ADD COLUMN step_up_provider jsonb`],
+};
+
 /** Every migration, in order. Append only: a released migration never changes. */
 export const migrations: readonly Migration[] = [
   initialSchema,
@@ -349,4 +357,5 @@ export const migrations: readonly Migration[] = [
   sessionClients,
   rolePolicies,
   organizations,
+  approvalStepUpProvider,
 ];

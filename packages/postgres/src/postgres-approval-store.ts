@@ -23,7 +23,7 @@ export function createPostgresApprovalStore(client: SqlClient): ApprovalStore {
   const insert = (executor: SqlExecutor, record: ApprovalRecord) =>
     executor.query(
       `INSERT INTO deskpilot_approvals (${columns})
-       VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8, $9::jsonb, $10, $11::jsonb, $12, $13, $14, $15, $16, $17, $18, $19, $20)`,
+       VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8, $9::jsonb, $10, $11::jsonb, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21::jsonb)`,
       approvalRowValues(record),
     );
   return {
@@ -82,7 +82,8 @@ async function update(
            decided_session = CASE WHEN $6 THEN $9 ELSE decided_session END,
            step_up_method = CASE WHEN $6 THEN $10 ELSE step_up_method END,
            step_up_credential = CASE WHEN $6 THEN $11 ELSE step_up_credential END,
-           step_up_at = CASE WHEN $6 THEN $12::bigint ELSE step_up_at END
+           step_up_at = CASE WHEN $6 THEN $12::bigint ELSE step_up_at END,
+           step_up_provider = CASE WHEN $6 THEN $13::jsonb ELSE step_up_provider END
          WHERE id = $1 AND state = $2 RETURNING ${columns}`,
     [
       id,

@@ -296,4 +296,11 @@ export const sqliteMigrations: readonly SqliteMigration[] = [
       ) STRICT;
     `,
   },
+  {
+    version: 15,
+    name: 'approval step-up provider',
+    // A step-up at an identity provider, told apart from a sign-in here: which provider, its auth_time
+    // and the ID token's sid and jti, as JSON. Nullable: every other step-up has none.
+    sql: `ALTER TABLE deskpilot_approvals ADD COLUMN step_up_provider TEXT;`,
+  },
 ];

@@ -40,7 +40,8 @@ export function createSqliteApprovalStore(database: SqliteDatabase): ApprovalSto
              decided_session = CASE WHEN ? THEN ? ELSE decided_session END,
              step_up_method = CASE WHEN ? THEN ? ELSE step_up_method END,
              step_up_credential = CASE WHEN ? THEN ? ELSE step_up_credential END,
-             step_up_at = CASE WHEN ? THEN ? ELSE step_up_at END
+             step_up_at = CASE WHEN ? THEN ? ELSE step_up_at END,
+             step_up_provider = CASE WHEN ? THEN ? ELSE step_up_provider END
            WHERE id = ? AND state = ? RETURNING ${columns}`,
     ).get(
       to,
@@ -104,6 +105,6 @@ export function createSqliteApprovalStore(database: SqliteDatabase): ApprovalSto
 /** The step-up columns' parameters of a transition: each "is a decision given" flag, then its value. */
 function stepUpChanges(decision: ApprovalDecision | undefined) {
   const flag = decision ? 1 : 0;
-  const [method, credential, at] = stepUpRowValues(decision?.stepUp);
-  return [flag, method, flag, credential, flag, at];
+  const [method, credential, at, provider] = stepUpRowValues(decision?.stepUp);
+  return [flag, method, flag, credential, flag, at, flag, provider];
 }

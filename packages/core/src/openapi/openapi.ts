@@ -428,6 +428,18 @@ function stepUpPaths(cookie: object, bodyCodes: readonly ErrorCode[]) {
                 token: { type: 'string' },
                 method: { enum: ['passkey', 'password', 'recent-sign-in'] },
                 credentialId: { type: ['string', 'null'] },
+                atProvider: {
+                  description:
+                    "For a recent sign-in at an identity provider: which, when the person authenticated there, and the ID token's `sid` and `jti` (absent for a sign-in here).",
+                  type: 'object',
+                  required: ['provider', 'authTime', 'sid', 'jti'],
+                  properties: {
+                    provider: { type: 'string' },
+                    authTime: { type: 'string', format: 'date-time' },
+                    sid: { type: ['string', 'null'] },
+                    jti: { type: ['string', 'null'] },
+                  },
+                },
                 expiresAt: { type: 'string', format: 'date-time' },
               },
             }),

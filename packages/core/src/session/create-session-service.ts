@@ -169,6 +169,7 @@ export interface SessionSso extends SingleSignOn {
     search: string,
     cookieHeader: string | null | undefined,
     client?: SignInClient,
+    signal?: AbortSignal,
   ): Promise<
     | (Extract<LoginResult, { ok: true }> & { setSignOutCookie: string | null; providerId: string })
     | { ok: false; reason: SsoRefusal }
@@ -272,7 +273,7 @@ export function createSessionService(options: SessionServiceOptions): SessionSer
   const passkeys =
     options.passkeys &&
     sessionPasskeys(options, context, createPasskeys(options.passkeys, context), startSession, accountAudit);
-  const sso = options.sso && sessionSso(options, options.sso, context, startSession);
+  const sso = options.sso && sessionSso(options, options.sso, context, startSession, accountAudit);
   const stepUp = options.stepUp && sessionStepUp(options, options.stepUp, context, { passkeys, sso, hashGate });
   const team = options.team && sessionTeam(options, options.team, context, hashGate, startSession);
   const pruneAudit = auditRetention(options, context.now);
@@ -539,7 +540,10 @@ function sessionSso(
   options: SingleSignOnOptions,
   context: SessionContext,
   startSession: StartSession,
+  accountAudit: AccountAudit,
 ): SessionSso {
+  // A session made for a browser that is gone: ended again at once (a sign-in, then a sign-out, in the trail).
+  const endUndelivered = (setCookie: string) => signOut(context, accountAudit, setCookie.split(';', 1)[0]!);
   const singleSignOn = createSingleSignOn(options, context, {
     cookiePrefix: serviceOptions.cookie?.prefix ?? 'deskpilot',
     secure: serviceOptions.cookie?.secure ?? true,
@@ -547,15 +551,22 @@ function sessionSso(
   });
   return {
     ...singleSignOn,
-    async signIn(search, cookieHeader, client) {
+    async signIn(search, cookieHeader, client, signal) {
       const callbackUrl = new URL(options.redirectUri);
       callbackUrl.search = search;
-      const finished = await singleSignOn.finish(callbackUrl, cookieHeader);
+      const finished = await singleSignOn.finish(callbackUrl, cookieHeader, signal);
       if (!finished.ok) return finished;
+      // The browser is gone (its request aborted, a forwarder gave up): nobody would receive the session.
+      if (signal?.aborted) return { ok: false, reason: 'provider_error' };
       const projectKey = ssoLanding(options, finished);
       if (projectKey === null) return { ok: false, reason: 'forbidden' };
       const started = await startSession(finished.account, projectKey, cookieHeader, 'sso', client);
       if (!started.ok) return { ok: false, reason: 'forbidden' };
+      // Gone while the session was made: ended again (signed in, then out, in the trail), never left behind.
+      if (signal?.aborted) {
+        await endUndelivered(started.setCookie);
+        return { ok: false, reason: 'provider_error' };
+      }
       // Kept as long as the session may live: signing out later can sign out at the provider too.
       const setSignOutCookie = await singleSignOn.sealSignOut(
         {
@@ -564,6 +575,7 @@ function sessionSso(
           signedInAt: Date.parse(started.session.createdAt),
           idToken: finished.idToken,
           authenticatedAt: finished.authenticatedAt,
+          ...finished.tokenIds,
         },
         Date.parse(started.session.expiresAt) - context.now(),
       );

@@ -8,6 +8,8 @@ export interface IdTokenVerifierOptions {
   now: () => number;
   /** How the provider's key set is fetched (a proxy, tests). @default fetch */
   fetch?: typeof fetch;
+  /** A key set fetch gives up after this long. @default 5_000 */
+  timeoutMs?: number;
   /** Development only: a key set on plain http. @default false */
   allowInsecureRequests?: boolean;
 }
@@ -27,7 +29,7 @@ export function createIdTokenVerifier(options: IdTokenVerifierOptions) {
       keys = import('jose').then(({ createRemoteJWKSet, customFetch }) =>
         createRemoteJWKSet(new URL(jwksUri), {
           cooldownDuration: 0,
-          timeoutDuration: 5_000,
+          timeoutDuration: options.timeoutMs ?? 5_000,
           ...(options.fetch ? { [customFetch]: options.fetch } : {}),
         }),
       );

@@ -5,8 +5,10 @@ import type { DeskpilotEvent } from '../events/deskpilot-event.js';
 import { createSessionHandler } from './create-session-handler.js';
 import type { SessionServiceOptions } from './create-session-service.js';
 import { cookiePair, createTestSessions } from './session.test-support.js';
-import type { SsoProvider } from './single-sign-on.js';
-import { stepUpBinding } from '../step-up/step-up-proof.js';
+import type { SingleSignOnOptions, SsoProvider } from './single-sign-on.js';
+import { createSessionRoutesForwarder } from '../proxy/create-session-routes-forwarder.js';
+import { fromFetchRequest } from '../http/http-request.js';
+import { stepUpBinding, verifyStepUpProof } from '../step-up/step-up-proof.js';
 import { createMemoryAccountTokenStore } from './account-token-store.js';
 import type { EmailMessage } from './email-sender.js';
 import { createMemoryIdentityLinkStore, type IdentityLinkStore } from './identity-link-store.js';
@@ -72,6 +74,8 @@ async function setup(
     identityLinks?: IdentityLinkStore;
     /** How the service reaches the provider (a test's stand-in in the middle). */
     fetch?: typeof fetch;
+    /** More of the service's single sign-on options (deadlines). */
+    sso?: Partial<SingleSignOnOptions>;
   } = {},
 ) {
   const identityLinks = options.identityLinks ?? createMemoryIdentityLinkStore();
@@ -97,6 +101,7 @@ async function setup(
       addUser: (user) => fixture.directory.addUser(user),
       identityLinks,
       ...(options.fetch ? { fetch: options.fetch } : {}),
+      ...options.sso,
     },
     // Recovery beside it: a user bound to a person at the provider recovers there, not by email.
     recovery: {
@@ -144,7 +149,14 @@ async function setup(
     const flow = cookiePair(start.headers.get('set-cookie')!);
     return { flow, callback: await atProvider(start.headers.get('location')!) };
   }
-  const callback = (url: URL, cookie?: string) => get(`/sessions/sso/callback${url.search}`, cookie);
+  const callback = (url: URL, cookie?: string, signal?: AbortSignal) =>
+    handler.fetch(
+      new Request(`http://desk.test/sessions/sso/callback${url.search}`, {
+        headers: cookie ? { cookie } : {},
+        ...(signal ? { signal } : {}),
+      }),
+      { clientAddress: '192.0.2.1' },
+    );
   /** `POST /sessions/sso/logout` from the studio with these cookies. */
   const logout = (cookie: string) =>
     handler.fetch(
@@ -157,6 +169,8 @@ async function setup(
     );
   return {
     ...withSso,
+    // The store the service was given (createTestSessions answers a fresh one of its own).
+    store: fixture.store,
     directory: fixture.directory,
     identityLinks,
     outbox,
@@ -566,12 +580,18 @@ describe('single sign-on with a real OpenID Provider', () => {
     expect(await service.sso!.sealSignOut({ ...hint, idToken: 'x'.repeat(1_000) }, 60_000)).toMatch(
       /^deskpilot_sso_out=/,
     );
-    const large = await service.sso!.sealSignOut({ ...hint, idToken: 'x'.repeat(3_000), authenticatedAt: 5 }, 60_000);
+    const large = await service.sso!.sealSignOut(
+      { ...hint, idToken: 'x'.repeat(3_000), authenticatedAt: 5, sid: 'op-sid', jti: null },
+      60_000,
+    );
     expect(large).toMatch(/^deskpilot_sso_out=/);
     const session = { userId: 'user-1', signedInAt: 0, projectKey: 'acme-b2c' };
+    // Without the ID token, the provider's session id is still kept for the step-up's record.
     expect(await service.sso!.signedInAt(cookiePair(large!), session)).toEqual({
       provider: { id: 'acme', name: 'Acme (test provider)' },
       authenticatedAt: 5,
+      sid: 'op-sid',
+      jti: null,
     });
     expect(await service.sso!.endSessionUrl(cookiePair(large!), session)).toBeNull();
   });
@@ -661,8 +681,31 @@ describe('single sign-on and the step-up of risky approvals', () => {
     expect(await options.json()).toEqual({ method: 'recent-sign-in' });
     const proof = await post(handler)('/sessions/current/step-up', { binding }, cookie);
     expect(proof.status).toBe(200);
-    expect(await proof.json()).toMatchObject({ method: 'recent-sign-in', token: expect.any(String) });
+    const { token } = (await proof.json()) as { method: string; token: string };
     expect(events).toContainEqual(expect.objectContaining({ type: 'step-up', outcome: 'succeeded' }));
+    // The proof names the provider and when the person authenticated there: never taken for a sign-in here.
+    const read = await verifyStepUpProof(token, stepUpSecret);
+    expect(read).toMatchObject({
+      method: 'recent-sign-in',
+      atProvider: { provider: 'acme', authTime: expect.any(Number), jti: null },
+    });
+    expect(Date.now() - read!.atProvider!.authTime).toBeLessThan(60_000);
+  });
+
+  it("records the ID token's sid and jti with a step-up at the provider, when it sends them", async () => {
+    const { throughProvider, callback, handler } = await setup({
+      service: { stepUp: { secret: stepUpSecret } },
+      fetch: rewritingIdTokens((claims) => ({ ...claims, sid: 'op-session-42', jti: 'id-token-9' })),
+    });
+    const { flow, callback: url } = await throughProvider('alice');
+    const cookie = await signedIn(await callback(url, flow));
+    const proof = await post(handler)('/sessions/current/step-up', { binding }, cookie);
+    const { token } = (await proof.json()) as { token: string };
+    expect((await verifyStepUpProof(token, stepUpSecret))?.atProvider).toMatchObject({
+      provider: 'acme',
+      sid: 'op-session-42',
+      jti: 'id-token-9',
+    });
   });
 
   it("a tenant's provider vouches for a step-up in its own projects only, not in one switched to since", async () => {
@@ -694,6 +737,118 @@ describe('single sign-on and the step-up of risky approvals', () => {
     const { flow, callback: url } = await stale.throughProvider('alice', 'provider=acme&reauthenticate=true');
     expect(landing(await stale.callback(url, flow))).toBe(`${studio}/#sso-error=invalid_token`);
   });
+});
+
+/** A stand-in before the provider whose token endpoint accepts the request and answers after `delayMs` (never: Infinity), or when the caller gives up. */
+const slowTokenEndpoint =
+  (delayMs: number, reached?: () => void): typeof fetch =>
+  async (input, init) => {
+    if (new URL(input instanceof Request ? input.url : String(input)).pathname === '/token') {
+      reached?.();
+      await new Promise<void>((resolve, reject) => {
+        const timer = Number.isFinite(delayMs) ? setTimeout(resolve, delayMs) : undefined;
+        init?.signal?.addEventListener('abort', () => {
+          clearTimeout(timer);
+          reject(init.signal!.reason);
+        });
+      });
+    }
+    return fetch(input, init);
+  };
+
+describe('single sign-on with a provider that is slow, and how the service authenticates at it', () => {
+  it('lands on #sso-error=provider_error when the token endpoint never answers: each call and the whole callback have a deadline', async () => {
+    const perCall = await setup({ fetch: slowTokenEndpoint(Infinity), sso: { requestTimeoutMs: 200 } });
+    const first = await perCall.throughProvider('alice');
+    expect(landing(await perCall.callback(first.callback, first.flow))).toBe(`${studio}/#sso-error=provider_error`);
+    const whole = await setup({
+      fetch: slowTokenEndpoint(Infinity),
+      sso: { requestTimeoutMs: 60_000, callbackTimeoutMs: 200 },
+    });
+    const second = await whole.throughProvider('alice');
+    expect(landing(await whole.callback(second.callback, second.flow))).toBe(`${studio}/#sso-error=provider_error`);
+    expect(whole.events).toContainEqual({ type: 'sso-sign-in', outcome: 'provider_error' });
+    expect(await whole.store.listByUser('usr_alice')).toEqual([]);
+  });
+
+  it('with the defaults, answers the browser before the studio forwarder in front of it gives up (its default 10 s)', async () => {
+    const { throughProvider, handler } = await setup({ fetch: slowTokenEndpoint(Infinity) });
+    const { flow, callback: url } = await throughProvider('alice');
+    const forward = createSessionRoutesForwarder({
+      sessionServiceUrl: 'http://desk.test',
+      fetch: (input, init) => handler.fetch(new Request(input, init), { clientAddress: '192.0.2.1' }),
+    });
+    const path = `/sessions/sso/callback${url.search}`;
+    const relayed = await forward(
+      fromFetchRequest(new Request(`http://studio.test${path}`, { headers: { cookie: flow } })),
+      {
+        headers: { cookie: flow },
+        url: path,
+        peerAddress: '192.0.2.9',
+      },
+    )!;
+    expect(relayed.status).toBe(302);
+    expect(new Map(relayed.headers).get('location')).toBe(`${studio}/#sso-error=provider_error`);
+  }, 30_000);
+
+  it('leaves no session for a browser that is gone: aborted during the token exchange, or while the session is made', async () => {
+    const during = new AbortController();
+    const gone = await setup({ fetch: slowTokenEndpoint(300, () => during.abort()) });
+    const first = await gone.throughProvider('alice');
+    await gone.callback(first.callback, first.flow, during.signal).catch(() => {});
+    // The exchange finishes on its own time; nothing comes of it.
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    expect(await gone.store.listByUser('usr_alice')).toEqual([]);
+
+    // Gone just as the session is stored: made, then ended again, never left to resolve.
+    const late = new AbortController();
+    const racing = await setup();
+    const create = racing.store.create.bind(racing.store);
+    racing.store.create = async (record) => {
+      await create(record);
+      late.abort();
+    };
+    const second = await racing.throughProvider('alice');
+    const answer = await racing.callback(second.callback, second.flow, late.signal);
+    expect(landing(answer)).toBe(`${studio}/#sso-error=provider_error`);
+    expect(answer.headers.getSetCookie().filter((cookie) => /^deskpilot_session=[^;]/.test(cookie))).toEqual([]);
+    expect(await racing.store.listByUser('usr_alice')).toEqual([]);
+  });
+
+  it.each(['client_secret_basic', 'client_secret_post'] as const)(
+    'authenticates at the token endpoint with %s, as the provider registered the client',
+    async (method) => {
+      // A secret with the characters RFC 6749 §2.3.1 form-encodes before Basic's base64.
+      const secret = 'desk: secret+with %special/characters ok';
+      const registered = await startOpenIdProvider([
+        { clientId: 'desk', clientSecret: secret, redirectUris: [redirectUri], tokenEndpointAuthMethod: method },
+      ]);
+      const sent: Array<{ authorization: string | null; body: string }> = [];
+      const recording: typeof fetch = (input, init) => {
+        if (new URL(input instanceof Request ? input.url : String(input)).pathname === '/token')
+          sent.push({ authorization: new Headers(init?.headers).get('authorization'), body: String(init?.body) });
+        return fetch(input, init);
+      };
+      try {
+        const { throughProvider, callback } = await setup({
+          providers: [acme({ issuer: registered.issuer, clientSecret: secret, tokenEndpointAuthMethod: method })],
+          fetch: recording,
+        });
+        const { flow, callback: url } = await throughProvider('alice');
+        expect(landing(await callback(url, flow))).toBe(`${studio}/`);
+        expect(sent).toHaveLength(1);
+        if (method === 'client_secret_basic') {
+          expect(sent[0]!.authorization).toMatch(/^Basic /);
+          expect(sent[0]!.body).not.toContain('client_secret');
+        } else {
+          expect(sent[0]!.authorization).toBeNull();
+          expect(new URLSearchParams(sent[0]!.body).get('client_secret')).toBe(secret);
+        }
+      } finally {
+        await registered.close();
+      }
+    },
+  );
 });
 
 describe('single sign-on across a key rotation at the provider', () => {

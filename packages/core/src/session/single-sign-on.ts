@@ -15,6 +15,13 @@ export interface SsoProvider {
   issuer: string;
   clientId: string;
   clientSecret: string;
+  /**
+   * How this service authenticates at the token endpoint — what the client is registered with at the
+   * provider: `client_secret_basic` (an `Authorization: Basic` header, the id and secret form-encoded
+   * first as RFC 6749 §2.3.1 says; Okta's and Keycloak's default) or `client_secret_post` (both in the
+   * form body). @default 'client_secret_post'
+   */
+  tokenEndpointAuthMethod?: 'client_secret_basic' | 'client_secret_post';
   /** The email domains it is the home realm of: it may vouch only for addresses in them. */
   domains: readonly string[];
   /**
@@ -70,6 +77,15 @@ export interface SingleSignOnOptions {
   postLogoutRedirectUri?: string;
   /** Development only: a provider on plain http (a local test provider). @default false */
   allowInsecureRequests?: boolean;
+  /** Each call to a provider (discovery, token, key set, UserInfo) gives up after this long. @default 3000 */
+  requestTimeoutMs?: number;
+  /**
+   * A callback gives up on the provider after this long in all, and lands on `#sso-error=provider_error`:
+   * keep it below the timeout of any forwarder in front of the service (the studio's
+   * `createSessionRoutesForwarder`: 10 s by default), or the browser gets the forwarder's 502 instead.
+   * @default 8000
+   */
+  callbackTimeoutMs?: number;
   /** How the providers are reached (discovery, tokens, keys, UserInfo): a proxy, tests. @default fetch */
   fetch?: typeof fetch;
   /** Adds a provisioned user; required with `provisioning` (the shipped directories' `addUser`). */
@@ -110,6 +126,7 @@ export interface SingleSignOn {
   finish(
     callbackUrl: URL,
     cookieHeader: string | null | undefined,
+    signal?: AbortSignal,
   ): Promise<
     | {
         ok: true;
@@ -119,6 +136,8 @@ export interface SingleSignOn {
         idToken: string;
         /** When the person last authenticated at the provider (`auth_time`), epoch ms; null when it does not say. */
         authenticatedAt: number | null;
+        /** The ID token's `sid` (the provider's session) and `jti` (the token's id), when it sent them. */
+        tokenIds: { sid: string | null; jti: string | null };
       }
     | { ok: false; reason: SsoRefusal }
   >;
@@ -152,7 +171,17 @@ export interface SingleSignOn {
   signedInAt(
     cookieHeader: string | null | undefined,
     session: { userId: string; signedInAt: number; projectKey: string },
-  ): Promise<{ provider: { id: string; name: string }; authenticatedAt: number | null } | null>;
+  ): Promise<ProviderSignIn | null>;
+}
+
+/** A session's sign-in at a provider, as its sign-out hint keeps it: what a step-up there records. */
+export interface ProviderSignIn {
+  provider: { id: string; name: string };
+  /** When the person last authenticated there (`auth_time`); null when unknown or outside its tenant. */
+  authenticatedAt: number | null;
+  /** The ID token's `sid` and `jti`, when the provider sent them (null in hints of earlier releases). */
+  sid: string | null;
+  jti: string | null;
 }
 
 import { createIdTokenVerifier, isUnverifiedToken } from './id-token-signature.js';
@@ -175,6 +204,9 @@ export interface SignOutHint {
   idToken: string;
   /** The `auth_time` of the sign-in, epoch ms; null when the provider did not say (absent in older hints). */
   authenticatedAt?: number | null;
+  /** The ID token's `sid` and `jti`, when the provider sent them: kept apart, they outlive an ID token too large to keep. */
+  sid?: string | null;
+  jti?: string | null;
 }
 
 const isSignOutHint = (value: Record<string, unknown>): value is Record<string, unknown> & SignOutHint =>
@@ -437,8 +469,11 @@ function createDiscovery(options: SingleSignOnOptions, context: SessionContext) 
         provider.clientId,
         // The service's clock, so a test clock (or a skewed host) checks expiry as the service does.
         { client_secret: provider.clientSecret, [client.clockSkew]: Math.round((context.now() - Date.now()) / 1000) },
-        undefined,
+        provider.tokenEndpointAuthMethod === 'client_secret_basic'
+          ? client.ClientSecretBasic(provider.clientSecret)
+          : client.ClientSecretPost(provider.clientSecret),
         {
+          timeout: (options.requestTimeoutMs ?? 3_000) / 1000,
           ...(options.allowInsecureRequests ? { execute: [client.allowInsecureRequests] } : {}),
           // openid-client calls it as fetch is called (its body type is narrower than fetch's own).
           ...(options.fetch ? { [client.customFetch]: options.fetch as unknown as CustomFetch } : {}),
@@ -453,7 +488,17 @@ function createDiscovery(options: SingleSignOnOptions, context: SessionContext) 
 
 /** Throws a TypeError naming the first provider configured wrong. */
 function checkProviders(options: SingleSignOnOptions): void {
+  for (const name of ['requestTimeoutMs', 'callbackTimeoutMs'] as const) {
+    const value = options[name];
+    if (value !== undefined && !(Number.isSafeInteger(value) && value > 0))
+      throw new TypeError(`sso.${name} must be a positive whole number of milliseconds`);
+  }
   for (const provider of options.providers) {
+    const method = provider.tokenEndpointAuthMethod;
+    if (method !== undefined && method !== 'client_secret_basic' && method !== 'client_secret_post')
+      throw new TypeError(
+        `sso provider ${provider.id}: tokenEndpointAuthMethod must be client_secret_basic or client_secret_post`,
+      );
     if (!/^[A-Za-z0-9_-]{1,64}$/.test(provider.id))
       throw new TypeError(`sso provider id ${JSON.stringify(provider.id)} is not URL-safe`);
     if (provider.provisioning && !options.addUser) throw new TypeError('sso provisioning needs sso.addUser');
@@ -491,7 +536,7 @@ async function exchangeCode(
     configuration: Awaited<ReturnType<OpenIdClient['discovery']>>;
     verifyIdToken: ReturnType<typeof createIdTokenVerifier>;
   },
-): Promise<{ claims: Record<string, unknown> | undefined; idToken: string; authTime: unknown }> {
+): Promise<{ claims: Record<string, unknown> | undefined; idToken: string; authTime: unknown; tokenIds: TokenIds }> {
   const client = await loadOpenIdClient();
   const tokens = await client.authorizationCodeGrant(configuration, callbackUrl, {
     pkceCodeVerifier: flow.verifier,
@@ -506,9 +551,12 @@ async function exchangeCode(
   // Its claims checked by openid-client; its signature against the keys the provider publishes too, so
   // a token is the provider's whatever the transport (and a rotated key is fetched at once).
   await verifyIdToken(idToken, configuration, provider.clientId);
-  // When the person authenticated: the ID token's word alone (signed), never UserInfo's.
+  // When the person authenticated, and which session and token of the provider's: the ID token's word
+  // alone (signed), never UserInfo's.
   const authTime = idTokenClaims?.auth_time;
-  if (!idTokenClaims || typeof idTokenClaims.email === 'string') return { claims: idTokenClaims, idToken, authTime };
+  const tokenIds = { sid: tokenId(idTokenClaims?.sid), jti: tokenId(idTokenClaims?.jti) };
+  if (!idTokenClaims || typeof idTokenClaims.email === 'string')
+    return { claims: idTokenClaims, idToken, authTime, tokenIds };
   // A provider may keep the email out of the ID token (as the specification's default has it): then it
   // comes from the UserInfo endpoint, for the same subject.
   const userInfo = await client.fetchUserInfo(configuration, tokens.access_token, idTokenClaims.sub);
@@ -519,7 +567,16 @@ async function exchangeCode(
     claims: { ...fromUserInfo, ...rest, email: userInfo.email, [verified]: userInfo[verified] },
     idToken,
     authTime,
+    tokenIds,
   };
+}
+
+/** An ID token's `sid` and `jti`, each null when absent. */
+type TokenIds = { sid: string | null; jti: string | null };
+
+/** An id an ID token carries (`sid`, `jti`), as the trail keeps it: printable text of at most 255 characters, else null. */
+function tokenId(value: unknown): string | null {
+  return typeof value === 'string' && /^[\x21-\x7e]{1,255}$/.test(value) ? value : null;
 }
 
 /**
@@ -577,9 +634,24 @@ function signOutHints(
         typeof hint.authenticatedAt === 'number' && !outsideTenant(provider, session.projectKey)
           ? hint.authenticatedAt
           : null;
-      return { provider: { id: provider.id, name: provider.name }, authenticatedAt };
+      return {
+        provider: { id: provider.id, name: provider.name },
+        authenticatedAt,
+        sid: typeof hint.sid === 'string' ? hint.sid : null,
+        jti: typeof hint.jti === 'string' ? hint.jti : null,
+      };
     },
   };
+}
+
+/** The promise, or its rejection with the signal's reason once the signal aborts first. */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const abort = () => reject(signal.reason);
+    signal.addEventListener('abort', abort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', abort));
+  });
 }
 
 /** Creates the service's {@link SingleSignOn}. */
@@ -596,6 +668,7 @@ export function createSingleSignOn(
   const verifyIdToken = createIdTokenVerifier({
     now: context.now,
     allowInsecureRequests: options.allowInsecureRequests === true,
+    timeoutMs: options.requestTimeoutMs ?? 3_000,
     ...(options.fetch ? { fetch: options.fetch } : {}),
   });
   const provision = {
@@ -638,7 +711,7 @@ export function createSingleSignOn(
       return { location: location.href, setCookie: await flowCookie.seal(flow, flowTtlMs) };
     },
 
-    async finish(callbackUrl, cookieHeader) {
+    async finish(callbackUrl, cookieHeader, signal) {
       const flow = await flowCookie.read(cookieHeader);
       const provider = flow ? providers.get(flow.provider) : undefined;
       if (!flow || !provider || callbackUrl.searchParams.get('state') !== flow.state)
@@ -647,11 +720,20 @@ export function createSingleSignOn(
       let claims: Record<string, unknown> | undefined;
       let idToken = '';
       let authTime: unknown;
+      let tokenIds: TokenIds = { sid: null, jti: null };
+      const deadline = AbortSignal.any([
+        AbortSignal.timeout(options.callbackTimeoutMs ?? 8_000),
+        ...(signal ? [signal] : []),
+      ]);
       try {
-        ({ claims, idToken, authTime } = await exchangeCode(callbackUrl, flow, provider, {
-          configuration: await configurationOf(provider),
-          verifyIdToken,
-        }));
+        ({ claims, idToken, authTime, tokenIds } = await untilAborted(
+          (async () =>
+            exchangeCode(callbackUrl, flow, provider, {
+              configuration: await configurationOf(provider),
+              verifyIdToken,
+            }))(),
+          deadline,
+        ));
       } catch (error) {
         return { ok: false, reason: isUnverifiedToken(error) ? 'invalid_token' : 'provider_error' };
       }
@@ -669,6 +751,7 @@ export function createSingleSignOn(
         providerId: provider.id,
         idToken,
         authenticatedAt,
+        tokenIds,
         ...(flow.projectKey === undefined ? {} : { projectKey: flow.projectKey }),
       };
     },

@@ -75,6 +75,7 @@ export async function serveSsoCallback(deps: SsoRouteDependencies, request: Http
     request.search ?? '',
     request.headers.get('cookie'),
     signInClient(deps, request),
+    request.signal,
   );
   deps.emit({ type: 'sso-sign-in', outcome: result.ok ? 'succeeded' : result.reason });
   if (!result.ok) return redirect(deps.sso.landing(result.reason), [deps.sso.clearFlow]);

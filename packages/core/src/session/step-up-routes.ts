@@ -84,6 +84,14 @@ export async function serveStepUp(deps: StepUpRouteDependencies, request: HttpRe
     token: result.token,
     method: result.proof.method,
     credentialId: result.proof.credentialId,
+    ...(result.proof.atProvider
+      ? {
+          atProvider: {
+            ...result.proof.atProvider,
+            authTime: new Date(result.proof.atProvider.authTime).toISOString(),
+          },
+        }
+      : {}),
     expiresAt: new Date(result.expiresAt).toISOString(),
   });
 }

@@ -148,7 +148,9 @@ describe('step-up: a fresh user verification, signed for one approval', () => {
           checkPassword: async () => ({ userId: 'never' }),
           atProvider: {
             signedInAt: async (cookieHeader) =>
-              cookieHeader === 'hint' ? { provider: { id: 'acme', name: 'Acme' }, authenticatedAt } : null,
+              cookieHeader === 'hint'
+                ? { provider: { id: 'acme', name: 'Acme' }, authenticatedAt, sid: 'op-session-7', jti: null }
+                : null,
             providerFor: () => ({ id: 'other', name: 'Other (by domain)' }),
           },
         },
@@ -163,10 +165,24 @@ describe('step-up: a fresh user verification, signed for one approval', () => {
       reason: 'reauthentication_required',
     });
     expect(await atProvider(now - 10_000).challenge(recent, binding, 'hint')).toEqual({ method: 'recent-sign-in' });
-    expect(await atProvider(now - 10_000).verify(recent, { binding }, 'hint')).toMatchObject({
+    // The proof says where and when: the provider, its auth_time, and its session id (no jti was sent).
+    const proved = await atProvider(now - 10_000).verify(recent, { binding }, 'hint');
+    expect(proved).toMatchObject({
       ok: true,
-      proof: { method: 'recent-sign-in' },
+      proof: {
+        method: 'recent-sign-in',
+        credentialId: null,
+        atProvider: { provider: 'acme', authTime: now - 10_000, sid: 'op-session-7', jti: null },
+      },
     });
+    if (!proved.ok) throw new Error('no proof');
+    expect((await verifyStepUpProof(proved.token, secret, { now: service.context.now }))?.atProvider).toEqual(
+      proved.proof.atProvider,
+    );
+    // A recent sign-in here (not bound at a provider) names no provider.
+    const here = await stepUpOf(false).verify(recent, { binding });
+    expect(here).toMatchObject({ ok: true, proof: { method: 'recent-sign-in' } });
+    expect(here.ok && 'atProvider' in here.proof).toBe(false);
     // Without this session's sealed hint, nothing says when: sign in again, at the provider of their domain.
     expect(await atProvider(now - 10_000).challenge(recent, binding, null)).toEqual({
       method: 'sign-in-again',

@@ -1,5 +1,11 @@
 import type { AuthenticationResponseJSON, PublicKeyCredentialRequestOptionsJSON } from '@simplewebauthn/server';
-import { signStepUpProof, type StepUpMethod, type StepUpProof } from '../step-up/step-up-proof.js';
+import {
+  signStepUpProof,
+  type StepUpAtProvider,
+  type StepUpMethod,
+  type StepUpProof,
+} from '../step-up/step-up-proof.js';
+import type { ProviderSignIn } from './single-sign-on.js';
 import { passkeysBefore, type Passkeys } from './passkeys.js';
 import type { SessionContext } from './session-context.js';
 import type { Session } from './session.js';
@@ -72,10 +78,7 @@ export interface SessionStepUpDependencies {
    * single sign-on hint (null: unknown), and the provider they authenticate at again.
    */
   atProvider?: {
-    signedInAt(
-      cookieHeader: string | null | undefined,
-      session: Session,
-    ): Promise<{ provider: { id: string; name: string }; authenticatedAt: number | null } | null>;
+    signedInAt(cookieHeader: string | null | undefined, session: Session): Promise<ProviderSignIn | null>;
     providerFor(email: string): { id: string; name: string } | null;
   };
   /** The password check of the signed-in user, through the service's hash gate (`busy` when its lane is full). */
@@ -104,13 +107,20 @@ export function createSessionStepUp(options: StepUpOptions, deps: SessionStepUpD
   };
   const isRecent = (at: number | null) => recentSignInMs > 0 && at !== null && at >= context.now() - recentSignInMs;
   /**
-   * A recent sign-in: for a user bound at a provider, a recent authentication there — a new session
-   * the provider let through on its own session of old proves nobody is at the keyboard now.
+   * A recent sign-in (false when there is none): for a user bound at a provider, a recent
+   * authentication there — a new session the provider let through on its own session of old proves
+   * nobody is at the keyboard now — and which provider, session and token vouched for it.
    */
-  const recent = async (session: Session, cookieHeader: string | null | undefined) =>
-    (await deps.isBoundAtProvider(session.user.id))
-      ? isRecent((await deps.atProvider?.signedInAt(cookieHeader, session))?.authenticatedAt ?? null)
-      : isRecent(Date.parse(session.createdAt));
+  const recent = async (
+    session: Session,
+    cookieHeader: string | null | undefined,
+  ): Promise<false | { atProvider?: StepUpAtProvider }> => {
+    if (!(await deps.isBoundAtProvider(session.user.id))) return isRecent(Date.parse(session.createdAt)) && {};
+    const signedIn = await deps.atProvider?.signedInAt(cookieHeader, session);
+    const authTime = signedIn?.authenticatedAt ?? null;
+    if (!signedIn || authTime === null || !isRecent(authTime)) return false;
+    return { atProvider: { provider: signedIn.provider.id, authTime, sid: signedIn.sid, jti: signedIn.jti } };
+  };
   /** Sign in again: at the provider this session came from (else the one of their domain), for a user bound at one. */
   const signInAgain = async (session: Session, cookieHeader: string | null | undefined): Promise<StepUpChallenge> => {
     if (!(await deps.isBoundAtProvider(session.user.id))) return { method: 'sign-in-again' };
@@ -125,6 +135,7 @@ export function createSessionStepUp(options: StepUpOptions, deps: SessionStepUpD
     binding: string,
     method: StepUpMethod,
     credentialId: string | null,
+    atProvider?: StepUpAtProvider,
   ): Promise<StepUpResult> => {
     const proof: StepUpProof = {
       userId: session.user.id,
@@ -134,6 +145,7 @@ export function createSessionStepUp(options: StepUpOptions, deps: SessionStepUpD
       method,
       credentialId,
       verifiedAt: context.now(),
+      ...(atProvider ? { atProvider } : {}),
     };
     return {
       ok: true,
@@ -176,8 +188,9 @@ export function createSessionStepUp(options: StepUpOptions, deps: SessionStepUpD
           ? sign(session, answer.binding, 'password', null)
           : { ok: false, reason: 'invalid_credentials' };
       }
-      return (await recent(session, cookieHeader))
-        ? sign(session, answer.binding, 'recent-sign-in', null)
+      const signedIn = await recent(session, cookieHeader);
+      return signedIn
+        ? sign(session, answer.binding, 'recent-sign-in', null, signedIn.atProvider)
         : { ok: false, reason: 'reauthentication_required' };
     },
   };

@@ -64,4 +64,32 @@ describe('step-up proofs', () => {
     expect(await verifyStepUpProof(token, secret, { now: () => now })).toBeNull();
     await expect(signStepUpProof(proof, 'short')).rejects.toThrow(TypeError);
   });
+
+  it('carries a recent sign-in at a provider — which, its auth_time, sid and jti — and refuses one that does not hold', async () => {
+    const atAcme = {
+      ...proof,
+      method: 'recent-sign-in' as const,
+      credentialId: null,
+      atProvider: { provider: 'acme', authTime: now - 30_000, sid: 'op-sid-1', jti: 'token-7' },
+    };
+    const read = (value: StepUpProof) =>
+      signStepUpProof(value, secret).then((token) => verifyStepUpProof(token, secret, { now: () => now }));
+    expect(await read(atAcme)).toEqual(atAcme);
+    const withoutIds = { ...atAcme, atProvider: { ...atAcme.atProvider, sid: null, jti: null } };
+    expect(await read(withoutIds)).toEqual(withoutIds);
+    // A provider vouches only for a sign-in there: never beside a password or a passkey.
+    expect(await read({ ...atAcme, method: 'password' })).toBeNull();
+    expect(await read({ ...atAcme, method: 'passkey', credentialId: 'cred-1' })).toBeNull();
+    // An authentication after the verification it proves, or ids no trail should hold, are no proof.
+    expect(await read({ ...atAcme, atProvider: { ...atAcme.atProvider, authTime: now + 60_000 } })).toBeNull();
+    expect(await read({ ...atAcme, atProvider: { ...atAcme.atProvider, sid: 'x'.repeat(256) } })).toBeNull();
+    expect(await read({ ...atAcme, atProvider: { ...atAcme.atProvider, provider: 'acme/../evil' } })).toBeNull();
+  });
+
+  it('is no proof past its maximum age of 600 seconds by default, however long it says it lives', async () => {
+    const longLived = await signStepUpProof(proof, secret, { ttlMs: 3_600_000 });
+    expect(await verifyStepUpProof(longLived, secret, { now: () => now + 599_000 })).toEqual(proof);
+    expect(await verifyStepUpProof(longLived, secret, { now: () => now + 601_000 + 5_000 })).toBeNull();
+    expect(await verifyStepUpProof(longLived, secret, { now: () => now + 120_000, maxAgeSeconds: 60 })).toBeNull();
+  });
 });

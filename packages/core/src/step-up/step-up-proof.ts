@@ -8,6 +8,22 @@ import * as base64url from 'jose/base64url';
  */
 export type StepUpMethod = 'passkey' | 'password' | 'recent-sign-in';
 
+/**
+ * A recent sign-in at an identity provider, as its ID token told it: which provider, when the person
+ * authenticated there (`auth_time`), and the provider's session (`sid`) and token (`jti`) ids when it
+ * sent them — what tells a re-authentication at a provider from a password sign-in here.
+ */
+export interface StepUpAtProvider {
+  /** The provider's id in the session service's configuration (`SsoProvider.id`). */
+  provider: string;
+  /** When the person authenticated at the provider (the ID token's `auth_time`), epoch milliseconds. */
+  authTime: number;
+  /** The ID token's `sid`, when the provider sent one. */
+  sid: string | null;
+  /** The ID token's `jti`, when the provider sent one. */
+  jti: string | null;
+}
+
 /** What the session service vouches for: this user verified themselves, this way, over this binding. */
 export interface StepUpProof {
   /** The session service's user id. */
@@ -23,6 +39,8 @@ export interface StepUpProof {
   credentialId: string | null;
   /** Epoch milliseconds. */
   verifiedAt: number;
+  /** For a `recent-sign-in` at an identity provider: which, and when (absent for one here). */
+  atProvider?: StepUpAtProvider;
 }
 
 const audience = 'deskpilot-step-up';
@@ -79,6 +97,7 @@ export async function signStepUpProof(
     mth: proof.method,
     ...(proof.credentialId === null ? {} : { cid: proof.credentialId }),
     vat: proof.verifiedAt,
+    ...(proof.atProvider ? { idp: providerClaim(proof.atProvider) } : {}),
   })
     .setProtectedHeader({ alg: 'HS256', typ: type })
     .setSubject(proof.userId)
@@ -86,6 +105,22 @@ export async function signStepUpProof(
     .setIssuedAt(issuedAt)
     .setExpirationTime(Math.floor((proof.verifiedAt + ttlMs) / 1000))
     .sign(key);
+}
+
+/** The `idp` claim of a proof: the provider's id, `auth_time`, and its `sid` and `jti` when known. */
+function providerClaim({ provider, authTime, sid, jti }: StepUpAtProvider) {
+  return { id: provider, ath: authTime, ...(sid === null ? {} : { sid }), ...(jti === null ? {} : { jti }) };
+}
+
+/** The `idp` claim read back: undefined when absent, null when malformed (then there is no proof). */
+function readProviderClaim(claim: unknown, verifiedAt: number): StepUpAtProvider | undefined | null {
+  if (claim === undefined) return undefined;
+  if (typeof claim !== 'object' || claim === null) return null;
+  const { id, ath, sid, jti } = claim as Record<string, unknown>;
+  if (!text(id, 64) || !/^[A-Za-z0-9_-]+$/.test(id)) return null;
+  if (typeof ath !== 'number' || !Number.isSafeInteger(ath) || ath < 0 || ath > verifiedAt + 5000) return null;
+  if (!(sid === undefined || text(sid, 255)) || !(jti === undefined || text(jti, 255))) return null;
+  return { provider: id, authTime: ath, sid: sid ?? null, jti: jti ?? null };
 }
 
 /** Options of {@link verifyStepUpProof}. */
@@ -122,11 +157,14 @@ export async function verifyStepUpProof(
       maxTokenAge: options.maxAgeSeconds ?? 600,
       clockTolerance: 5,
     });
-    const { sub, email, sid, bnd, mth, cid, vat } = payload as Record<string, unknown>;
+    const { sub, email, sid, bnd, mth, cid, vat, idp } = payload as Record<string, unknown>;
     if (!text(sub, 200) || !text(email, 320) || !text(sid, 200) || !text(bnd, 43)) return null;
     if (!stepUpBindingPattern.test(bnd) || !methods.includes(mth as StepUpMethod)) return null;
     if (!(cid === undefined || text(cid, 1400)) || (mth === 'passkey') !== (cid !== undefined)) return null;
     if (typeof vat !== 'number' || !Number.isSafeInteger(vat) || vat > now + 5000) return null;
+    // A provider vouches only for a recent sign-in there.
+    const atProvider = readProviderClaim(idp, vat);
+    if (atProvider === null || (atProvider && mth !== 'recent-sign-in')) return null;
     return {
       userId: sub,
       email,
@@ -135,6 +173,7 @@ export async function verifyStepUpProof(
       method: mth as StepUpMethod,
       credentialId: cid ?? null,
       verifiedAt: vat,
+      ...(atProvider ? { atProvider } : {}),
     };
   } catch {
     return null;

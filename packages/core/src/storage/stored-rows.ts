@@ -5,7 +5,7 @@ import type {
   ApprovalState,
   ApprovalStepUp,
 } from '../chat/approval/approval-store.js';
-import type { StepUpMethod } from '../step-up/step-up-proof.js';
+import type { StepUpAtProvider, StepUpMethod } from '../step-up/step-up-proof.js';
 import type { AuditRecord } from '../audit/audit-store.js';
 import type { ChatSessionRecord, TurnStatus } from '../chat/conversation/chat-store.js';
 import type { MessageTree } from '../chat/conversation/message-tree.js';
@@ -251,6 +251,7 @@ export const approvalColumns: readonly string[] = [
   'step_up_method',
   'step_up_credential',
   'step_up_at',
+  'step_up_provider',
 ];
 
 function isOutcome(value: unknown): value is ApprovalOutcome | null {
@@ -290,9 +291,23 @@ export function approvalRowValues(record: ApprovalRecord): Array<string | number
   ];
 }
 
-/** The step-up columns of a decision (`step_up_method`, `step_up_credential`, `step_up_at`): nulls without one. */
-export function stepUpRowValues(stepUp: ApprovalStepUp | undefined): [string | null, string | null, number | null] {
-  return stepUp ? [stepUp.method, stepUp.credentialId, stepUp.at] : [null, null, null];
+/**
+ * The step-up columns of a decision (`step_up_method`, `step_up_credential`, `step_up_at`, and
+ * `step_up_provider` as JSON text): nulls without one.
+ */
+export function stepUpRowValues(
+  stepUp: ApprovalStepUp | undefined,
+): [string | null, string | null, number | null, string | null] {
+  if (!stepUp) return [null, null, null, null];
+  return [stepUp.method, stepUp.credentialId, stepUp.at, stepUp.atProvider ? json(stepUp.atProvider) : null];
+}
+
+/** A provider's part of a step-up, as stored: the provider's id, `authTime`, `sid` and `jti`. */
+function isStepUpAtProvider(value: unknown): value is StepUpAtProvider {
+  if (!isJsonObject(value)) return false;
+  const { provider, authTime, sid, jti } = value;
+  const id = (field: unknown) => field === null || typeof field === 'string';
+  return typeof provider === 'string' && Number.isSafeInteger(authTime) && id(sid) && id(jti);
 }
 
 /** The JSON text an approval's `outcome` is stored as. */
@@ -330,6 +345,9 @@ export function approvalFromRow(row: StoredRow, options?: StoredRowOptions): App
                     method: read.oneOf('step_up_method', stepUpMethods),
                     credentialId: read.nullableText('step_up_credential'),
                     at: read.integer('step_up_at'),
+                    ...(row.step_up_provider == null
+                      ? {}
+                      : { atProvider: read.json('step_up_provider', isStepUpAtProvider, 'a step-up at a provider') }),
                   },
                 }),
           },

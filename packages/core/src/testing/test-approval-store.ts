@@ -197,6 +197,22 @@ export function testApprovalStore(make: () => ApprovalStore | Promise<ApprovalSt
       };
       await store.transition(withPassword.id, 'pending', 'executing', { decision: password });
       expect((await store.get(withPassword.id))!.decision).toEqual(password);
+      // A recent sign-in at an identity provider: which, when there, its session and token ids.
+      const atProvider = record();
+      await store.create(atProvider);
+      const signedInAtAcme = {
+        by: 'alice@example.com',
+        at: 8_000,
+        session: 'sess_2',
+        stepUp: {
+          method: 'recent-sign-in' as const,
+          credentialId: null,
+          at: 7_990,
+          atProvider: { provider: 'acme', authTime: 7_000, sid: 'op-“sid”', jti: null },
+        },
+      };
+      await store.transition(atProvider.id, 'pending', 'executing', { decision: signedInAtAcme });
+      expect((await store.get(atProvider.id))!.decision).toEqual(signedInAtAcme);
       await store.transition(without.id, 'pending', 'denied', {
         reason: 'step_up_failed',
         decision: { by: null, at: 7_000, session: null },

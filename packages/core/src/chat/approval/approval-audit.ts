@@ -33,10 +33,22 @@ export function approvalAuditEvent(
 ): AuditEvent {
   const { decision } = record;
   const common = { tool: record.toolName, conversation: record.chatSessionId, inputHash: record.inputHash };
+  const atProvider = decision?.stepUp?.atProvider;
   const stepUp = decision?.stepUp && {
     method: decision.stepUp.method,
     credentialId: decision.stepUp.credentialId,
     at: iso(decision.stepUp.at),
+    // A re-authentication at a provider, told apart from a sign-in here: which, when, its session and token.
+    ...(atProvider
+      ? {
+          atProvider: {
+            provider: atProvider.provider,
+            authTime: iso(atProvider.authTime),
+            sid: atProvider.sid,
+            jti: atProvider.jti,
+          },
+        }
+      : {}),
   };
   const data: Record<string, JsonValue> =
     type === 'approval-proposed'

@@ -1,5 +1,5 @@
 import type { AuditEvent } from '../../audit/audit-store.js';
-import type { StepUpMethod } from '../../step-up/step-up-proof.js';
+import type { StepUpAtProvider, StepUpMethod } from '../../step-up/step-up-proof.js';
 
 /** Life of an approval: `pending` → `executing` → `done`, or `pending` → `denied`. */
 export type ApprovalState = 'pending' | 'executing' | 'done' | 'denied';
@@ -14,6 +14,11 @@ export interface ApprovalStepUp {
   credentialId: string | null;
   /** When the person verified themselves, epoch milliseconds. */
   at: number;
+  /**
+   * For a `recent-sign-in` at an identity provider: which provider, when the person authenticated
+   * there (`auth_time`), and the ID token's `sid` and `jti` — absent for a sign-in here.
+   */
+  atProvider?: StepUpAtProvider;
 }
 
 /** Who decided an approval, when, and from which sign-in session. */

@@ -125,7 +125,8 @@ export async function checkStepUp(
     (signInSessionId !== undefined && proof.sessionId !== signInSessionId)
   )
     return { ok: false, reason: 'step_up_failed' };
-  return { ok: true, stepUp: { method: proof.method, credentialId: proof.credentialId, at: proof.verifiedAt } };
+  const { method, credentialId, verifiedAt: at, atProvider } = proof;
+  return { ok: true, stepUp: { method, credentialId, at, ...(atProvider ? { atProvider } : {}) } };
 }
 
 export type { StepUpMethod };

@@ -49,8 +49,16 @@ export interface ApprovalDecisionData {
   at: string;
   /** Why it was not approved (`denied_by_user`, `expired`, `step_up_failed`…); null when approved. */
   reason: string | null;
-  /** The step-up it was approved with (how, which passkey, when in ISO 8601), when its policy asked for one. */
-  stepUp?: { method: ApprovalStepUp['method']; credentialId: string | null; at: string };
+  /**
+   * The step-up it was approved with (how, which passkey, when in ISO 8601; for a recent sign-in at an
+   * identity provider, which provider and when the person authenticated there), when its policy asked for one.
+   */
+  stepUp?: {
+    method: ApprovalStepUp['method'];
+    credentialId: string | null;
+    at: string;
+    atProvider?: { provider: string; authTime: string; sid: string | null; jti: string | null };
+  };
 }
 
 /** The decision part of a reviewed card. */
@@ -71,6 +79,14 @@ function decisionPart(
             method: decision.stepUp.method,
             credentialId: decision.stepUp.credentialId,
             at: new Date(decision.stepUp.at).toISOString(),
+            ...(decision.stepUp.atProvider
+              ? {
+                  atProvider: {
+                    ...decision.stepUp.atProvider,
+                    authTime: new Date(decision.stepUp.atProvider.authTime).toISOString(),
+                  },
+                }
+              : {}),
           },
         }
       : {}),

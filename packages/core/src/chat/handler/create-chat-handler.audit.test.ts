@@ -182,6 +182,38 @@ describe('the audit trail of an approval', () => {
     expect((await stepped.auditApi(signedIn.cookie, '&type=approval-approved'))[0]).toMatchObject({
       data: { tool: 'cancelOrder', stepUp: { method: 'passkey', credentialId: 'cred-1' } },
     });
+
+    // A re-authentication at an identity provider: the trail says which, and when there.
+    const atProvider = await platform([cancel]);
+    const viaSso = await atProvider.login();
+    const proposed = await atProvider.talk(viaSso.cookie, [question]);
+    const pending = atProvider.approvalStore.dump()[0] as ApprovalRecord;
+    const authTime = Date.now() - 30_000;
+    const ssoProof = await signStepUpProof(
+      {
+        userId: 'alice',
+        email: 'alice@example.com',
+        sessionId: viaSso.id,
+        binding: stepUpBinding(pending),
+        method: 'recent-sign-in',
+        credentialId: null,
+        verifiedAt: Date.now(),
+        atProvider: { provider: 'acme', authTime, sid: 'op-sid-1', jti: null },
+      },
+      stepUpSecret,
+    );
+    await atProvider.talk(viaSso.cookie, [question, answerApprovals(assistantFrom(proposed), true)], {
+      stepUp: { [pending.id]: ssoProof },
+    });
+    expect((await atProvider.auditApi(viaSso.cookie, '&type=approval-approved'))[0]).toMatchObject({
+      data: {
+        stepUp: {
+          method: 'recent-sign-in',
+          credentialId: null,
+          atProvider: { provider: 'acme', authTime: new Date(authTime).toISOString(), sid: 'op-sid-1', jti: null },
+        },
+      },
+    });
   });
 
   it('runs nothing the trail cannot record as approved', async () => {

@@ -147,6 +147,28 @@ describe('step-up for risky approvals: proof of who approved', () => {
     });
   });
 
+  it('keeps a step-up at an identity provider apart from a sign-in here: the provider, its auth_time, sid and jti', async () => {
+    const chat = await setup([refund(6_000)]);
+    const [record] = chat.records();
+    const authTime = chat.clock.now() - 20_000;
+    const atProvider = { provider: 'acme', authTime, sid: 'op-sid-1', jti: 'token-1' };
+    const proof = await chat.proofFor(record!, { method: 'recent-sign-in', credentialId: null, atProvider });
+    const answered = await chat.answer({ [record!.id]: proof });
+    expect(refunds(chat.commerce)).toBe(1);
+    expect(chat.records()[0]!.decision?.stepUp).toEqual({
+      method: 'recent-sign-in',
+      credentialId: null,
+      at: chat.clock.now(),
+      atProvider,
+    });
+    expect(decisionOf(answered)).toMatchObject({
+      stepUp: {
+        method: 'recent-sign-in',
+        atProvider: { provider: 'acme', authTime: new Date(authTime).toISOString(), sid: 'op-sid-1', jti: 'token-1' },
+      },
+    });
+  });
+
   it('an approval without a proof runs nothing and is denied for good (step_up_required)', async () => {
     const chat = await setup([refund(6_000)]);
     const [record] = chat.records();
