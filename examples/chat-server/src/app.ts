@@ -108,8 +108,16 @@ export async function createApp(config: ServerConfig, logger: Logger) {
   // A reloaded page or a second tab re-attaches to a running answer on any replica through Redis;
   // without it, in this process.
   const resumableStreams = redis
-    ? await redis.createRedisResumableStreams({ client: redis.client, logger: coreLogger(logger) })
+    ? await redis.createRedisResumableStreams({
+        client: redis.client,
+        logger: coreLogger(logger),
+        leaseMs: config.RESUME_LEASE_MS,
+        idleTimeoutMs: config.RESUME_IDLE_TIMEOUT_MS,
+      })
     : undefined;
+  // An embedded database has one chat process: it marks each running turn, so that the next start
+  // records as aborted the turns a killed process cut (on Postgres, replicas find them by their lease).
+  const embedded = storage.kind !== 'postgres';
   // The company's own tools: each MCP server's, behind the same capabilities and approval gate.
   const mcp =
     config.MCP_SERVERS &&
@@ -192,6 +200,7 @@ export async function createApp(config: ServerConfig, logger: Logger) {
     stepBudget: config.STEP_BUDGET,
     titles: titlesFrom(config, models),
     ...(resumableStreams ? { resumableStreams } : {}),
+    markRunningTurns: embedded,
     // Silence is what a hung provider looks like: before the first chunk, and between two.
     modelCall: {
       idleTimeoutMs: config.MODEL_TIMEOUT_MS,
@@ -260,10 +269,17 @@ export async function createApp(config: ServerConfig, logger: Logger) {
   // the table small (an answered one stays: the record of who decided).
   // Archived conversations go after their retention period, when one is set.
   const retentionMs = config.ARCHIVED_RETENTION_DAYS && config.ARCHIVED_RETENTION_DAYS * 86_400_000;
+  // Turns whose replica died with nobody reading them: recorded aborted by whichever replica looks first.
   const cleanUp = async () => {
     await approvalStore.deleteExpired(Date.now());
     if (retentionMs) await purgeArchivedConversations(chatStore, { retentionMs });
+    if (resumableStreams) await reportAborted(await chat.abortAbandonedTurns());
   };
+  const reportAborted = async (count: number) => {
+    if (count > 0)
+      logger.warn({ turns: count }, `${count} chat turn(s) cut by a process that died, recorded as aborted`);
+  };
+  if (embedded) await reportAborted(await chat.abortAbandonedTurns({ all: true }));
   return {
     app,
     chat,

@@ -143,6 +143,13 @@ const environment = z.object({
    * (within 5 s). Always so on Postgres (DATABASE_URL); refused on PGlite, whose directory one process owns.
    */
   SHARED_SESSIONS: z._default(flag, false),
+  /**
+   * With REDIS_URL: how long a replica's lease on a running answer lives unrenewed — a reader on
+   * another replica learns within about this long that the replica died (an `error` part, the turn
+   * recorded aborted); and how long a re-attached reader waits for the next bytes before it is told.
+   */
+  RESUME_LEASE_MS: z._default(integer(100, 600_000), 5_000),
+  RESUME_IDLE_TIMEOUT_MS: z._default(integer(1_000, 3_600_000), 120_000),
   /** On SIGTERM or SIGINT, how long running requests and chat turns may take to finish. */
   SHUTDOWN_GRACE_MS: z._default(positiveInt, 10_000),
   ...storageVariables,

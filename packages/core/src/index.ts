@@ -121,8 +121,10 @@ export {
 export {
   createMemoryResumableStreams,
   readChatStream,
+  resumedStreamError,
   type MemoryResumableStreamsOptions,
   type ResumableStreams,
+  type ResumeOptions,
   type StreamRecording,
 } from './chat/stream/index.js';
 // The design card's blocks beneath createChatHandler, for a host that composes its own chat route

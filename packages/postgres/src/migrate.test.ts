@@ -37,6 +37,7 @@ const expectedTables = [
   'deskpilot_organization_projects',
   'deskpilot_passkeys',
   'deskpilot_role_policies',
+  'deskpilot_running_turns',
   'deskpilot_sessions',
   'deskpilot_users',
 ];

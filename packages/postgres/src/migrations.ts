@@ -331,6 +331,19 @@ const organizations: Migration = {
   ],
 };
 
+// The turn each conversation runs now, while the handler marks them (embedded databases): what a
+// process that starts after a crash records as aborted.
+const runningTurns: Migration = {
+  version: 18,
+  name: 'running turns',
+  statements: [
+    `CREATE TABLE deskpilot_running_turns (
+      session_id text PRIMARY KEY REFERENCES deskpilot_chat_sessions (id) ON DELETE CASCADE,
+      turn_id text NOT NULL
+    )`,
+  ],
+};
+
 // A step-up at an identity provider, told apart from a sign-in here: which provider, its auth_time, and
 // the ID token's sid and jti. Nullable: every other step-up, and those decided before, have none.
 const approvalStepUpProvider: Migration = {
@@ -358,4 +371,5 @@ export const migrations: readonly Migration[] = [
   rolePolicies,
   organizations,
   approvalStepUpProvider,
+  runningTurns,
 ];

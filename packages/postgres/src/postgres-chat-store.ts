@@ -388,7 +388,17 @@ async function addMessageTo(
 }
 
 type ConversationMethods = Required<
-  Pick<ChatStore, 'listSessions' | 'updateConversation' | 'deleteSession' | 'discardEmptySession' | 'purgeArchived'>
+  Pick<
+    ChatStore,
+    | 'listSessions'
+    | 'updateConversation'
+    | 'deleteSession'
+    | 'discardEmptySession'
+    | 'purgeArchived'
+    | 'markRunningTurn'
+    | 'clearRunningTurn'
+    | 'abortRunningTurns'
+  >
 >;
 
 /** The list, rename, archive and delete methods. */
@@ -425,6 +435,29 @@ function conversationMethods(client: SqlClient): ConversationMethods {
     },
     async deleteSession(id, deletedAt) {
       return (await tombstone(client, [id], deletedAt)) === 1;
+    },
+    async markRunningTurn(sessionId, turnId) {
+      await client.query(
+        `INSERT INTO deskpilot_running_turns (session_id, turn_id)
+         SELECT id, $2 FROM deskpilot_chat_sessions WHERE id = $1 AND deleted_at IS NULL
+         ON CONFLICT (session_id) DO UPDATE SET turn_id = excluded.turn_id`,
+        [sessionId, turnId],
+      );
+    },
+    async clearRunningTurn(sessionId, turnId) {
+      await client.query('DELETE FROM deskpilot_running_turns WHERE session_id = $1 AND turn_id = $2', [
+        sessionId,
+        turnId,
+      ]);
+    },
+    async abortRunningTurns(now) {
+      const { rows } = await client.query(
+        `WITH marked AS (DELETE FROM deskpilot_running_turns RETURNING session_id)
+         UPDATE deskpilot_chat_sessions s SET last_turn_status = 'aborted', updated_at = $1, version = s.version + 1
+         FROM marked WHERE s.id = marked.session_id AND s.deleted_at IS NULL RETURNING s.id`,
+        [now],
+      );
+      return rows.map((row) => String(row.id));
     },
     async discardEmptySession(id) {
       const { rowCount } = await client.query(

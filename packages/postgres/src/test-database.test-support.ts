@@ -31,6 +31,7 @@ const tables = [
   'deskpilot_memberships',
   'deskpilot_users',
   'deskpilot_chat_messages',
+  'deskpilot_running_turns',
   'deskpilot_chat_sessions',
   'deskpilot_approvals',
   'deskpilot_account_tokens',

@@ -3,7 +3,16 @@ import { createServer, connect, type Socket } from 'node:net';
 import { testResumableStreams } from '@deskpilot/core/testing';
 import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTcpProxy } from '../../../examples/test-support/tcp-proxy.ts';
 import { createRedisResumableStreams, type RedisResumableStreams } from './create-redis-resumable-streams.js';
+
+/** Everything a stream gives, as text, once it ended. */
+async function textOf(stream: ReadableStream<Uint8Array>): Promise<string> {
+  let text = '';
+  const decoder = new TextDecoder();
+  for await (const chunk of stream) text += decoder.decode(chunk, { stream: true });
+  return text + decoder.decode();
+}
 
 const redisUrl = process.env.REDIS_URL;
 const prefix = `deskpilot-test:${randomUUID()}:stream`;
@@ -43,23 +52,63 @@ describe.skipIf(!redisUrl)('createRedisResumableStreams (Redis)', () => {
     expect(text).toBe('data: {"type":"start"}\n\ndata: {"type":"finish"}\n\ndata: [DONE]\n\n');
   });
 
-  it('has nothing to resume when the replica that ran the answer is gone, and says so without failing', async () => {
-    const errors: unknown[] = [];
-    const other = await createRedisResumableStreams({
-      client,
-      keyPrefix: prefix,
-      onError: (error) => errors.push(error),
-    });
-    opened.push(other);
+  it('has nothing to resume when the replica that ran the answer died before it ended: the turn is reported abandoned, once', async () => {
+    const other = await open();
     const key = randomUUID();
-    // A pointer left by a replica that died mid-answer: its stream never answers.
-    await client.set(`${prefix}:running:${key}`, `${key}:gone`);
-    await client.set(`${prefix}:rs:sentinel:${key}:gone`, '1');
-    expect(await other.resume(key)).toBeNull();
-    expect(errors).toHaveLength(1);
+    // What a replica killed mid-answer leaves: its pointer and pieces, its lease expired.
+    await client.set(`${prefix}:running:${key}`, `${key}:turn-1`);
+    await client.xAdd(`${prefix}:s:${key}:turn-1`, '0-1', { d: 'data: {"type":"start"}\n\n' });
+    const abandoned: string[] = [];
+    expect(await other.resume(key, { onAbandoned: (turnId) => abandoned.push(turnId) })).toBeNull();
+    expect(abandoned).toEqual(['turn-1']);
+    expect(await client.get(`${prefix}:running:${key}`)).toBeNull();
+    expect(await other.resume(key, { onAbandoned: (turnId) => abandoned.push(turnId) })).toBeNull();
+    expect(abandoned).toEqual(['turn-1']);
   });
 
-  it('ends a re-attached reader whose answer stops coming (the replica running it died) after idleTimeoutMs', async () => {
+  it("tells a reader within about leaseMs when the answer's replica dies (its lease lapses), and reports the turn abandoned", async () => {
+    // The producer on a connection of its own, destroyed mid-answer: what a SIGKILL leaves in Redis.
+    const producerClient = client.duplicate();
+    producerClient.on('error', () => {});
+    await producerClient.connect();
+    const producer = await createRedisResumableStreams({
+      client: producerClient,
+      keyPrefix: prefix,
+      leaseMs: 400,
+      onError: () => {},
+    });
+    const reader = await createRedisResumableStreams({ client, keyPrefix: prefix, leaseMs: 400 });
+    opened.push(reader);
+    const key = randomUUID();
+    const recording = await producer.record(key, { turnId: 'turn-7' });
+    recording.write(new TextEncoder().encode('data: {"type":"start"}\n\n'));
+    const abandoned: string[] = [];
+    const resumed = (await reader.resume(key, { onAbandoned: (turnId) => abandoned.push(turnId) }))!;
+    expect(resumed).not.toBeNull();
+    await producer.close();
+    producerClient.destroy();
+    const text = await textOf(resumed);
+    expect(text).toMatch(/^data: \{"type":"start"\}\n\ndata: \{"type":"error","errorText":"[^"]+"\}\n\n$/);
+    expect(text).not.toContain('finish');
+    expect(abandoned).toEqual(['turn-7']);
+    // Reaped by nobody else: it was reported once.
+    expect(await reader.reapAbandoned()).toEqual([]);
+  });
+
+  it('reaps the answers of replicas that died with nobody reading them, once each; never one still running', async () => {
+    const streams = await open();
+    const alive = randomUUID();
+    const recording = await streams.record(alive, { turnId: 'alive-turn' });
+    recording.write(new TextEncoder().encode('data: {"type":"start"}\n\n'));
+    const dead = randomUUID();
+    await client.set(`${prefix}:running:${dead}`, `${dead}:dead-turn`);
+    expect(await streams.reapAbandoned()).toEqual([{ key: dead, turnId: 'dead-turn' }]);
+    expect(await streams.reapAbandoned()).toEqual([]);
+    expect(await client.get(`${prefix}:running:${alive}`)).toBe(`${alive}:alive-turn`);
+    recording.close();
+  });
+
+  it('gives a re-attached reader whose answer stops coming (its replica alive but silent) an error part after idleTimeoutMs', async () => {
     const running = await open();
     const other = await createRedisResumableStreams({ client, keyPrefix: prefix, idleTimeoutMs: 300 });
     opened.push(other);
@@ -67,11 +116,65 @@ describe.skipIf(!redisUrl)('createRedisResumableStreams (Redis)', () => {
     const recording = await running.record(key);
     recording.write(new TextEncoder().encode('data: {"type":"start"}\n\n'));
     const resumed = (await other.resume(key))!;
-    let text = '';
-    for await (const chunk of resumed) text += new TextDecoder().decode(chunk);
-    expect(text).toBe('data: {"type":"start"}\n\n');
+    expect(await textOf(resumed)).toMatch(
+      /^data: \{"type":"start"\}\n\ndata: \{"type":"error","errorText":"[^"]+"\}\n\n$/,
+    );
     recording.close();
   });
+
+  it.each(['down', 'partition'] as const)(
+    "gives a reader on another replica exactly the producer's bytes through a Redis cut (%s) of 1.5 s mid-answer",
+    async (cut) => {
+      const proxy = await startTcpProxy({
+        host: new URL(redisUrl!).hostname,
+        port: Number(new URL(redisUrl!).port || 6379),
+      });
+      const through = async () => {
+        const proxied = createClient({ url: `redis://127.0.0.1:${proxy.port}` });
+        proxied.on('error', () => {});
+        await proxied.connect();
+        return proxied;
+      };
+      const [producerClient, readerClient] = [await through(), await through()];
+      const producer = await createRedisResumableStreams({
+        client: producerClient,
+        keyPrefix: prefix,
+        onError: () => {},
+      });
+      const reader = await createRedisResumableStreams({ client: readerClient, keyPrefix: prefix, onError: () => {} });
+      const key = randomUUID();
+      const recording = await producer.record(key);
+      const events = [
+        'data: {"type":"start"}\n\n',
+        ...Array.from(
+          { length: 55 },
+          (_, index) => `data: {"type":"text-delta","id":"t","delta":"word ${index} "}\n\n`,
+        ),
+        'data: {"type":"finish"}\n\n',
+        'data: [DONE]\n\n',
+      ];
+      recording.write(new TextEncoder().encode(events[0]!));
+      const resumed = (await reader.resume(key))!;
+      expect(resumed).not.toBeNull();
+      const read = textOf(resumed);
+      for (const [index, event] of events.slice(1).entries()) {
+        if (index === 20) {
+          if (cut === 'down') await proxy.down();
+          else proxy.partition();
+          setTimeout(() => void (cut === 'down' ? proxy.up() : proxy.heal()), 1_500);
+        }
+        recording.write(new TextEncoder().encode(event));
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      recording.close();
+      expect(await read).toBe(events.join(''));
+      await producer.close();
+      await reader.close();
+      producerClient.destroy();
+      readerClient.destroy();
+    },
+    30_000,
+  );
 
   it('never holds an answer up while Redis is away: recording and resuming give up within timeoutMs', async () => {
     // A proxy in front of Redis, cut once the streams are set up: node-redis then queues every command.

@@ -303,4 +303,16 @@ export const sqliteMigrations: readonly SqliteMigration[] = [
     // and the ID token's sid and jti, as JSON. Nullable: every other step-up has none.
     sql: `ALTER TABLE deskpilot_approvals ADD COLUMN step_up_provider TEXT;`,
   },
+  {
+    version: 16,
+    name: 'running turns',
+    // The turn each conversation runs now, while the handler marks them: what a process that starts
+    // after a crash records as aborted.
+    sql: `
+      CREATE TABLE deskpilot_running_turns (
+        session_id TEXT PRIMARY KEY REFERENCES deskpilot_chat_sessions (id) ON DELETE CASCADE,
+        turn_id TEXT NOT NULL
+      ) STRICT;
+    `,
+  },
 ];

@@ -133,7 +133,17 @@ function addIn(
 }
 
 type ConversationMethods = Required<
-  Pick<ChatStore, 'listSessions' | 'updateConversation' | 'deleteSession' | 'discardEmptySession' | 'purgeArchived'>
+  Pick<
+    ChatStore,
+    | 'listSessions'
+    | 'updateConversation'
+    | 'deleteSession'
+    | 'discardEmptySession'
+    | 'purgeArchived'
+    | 'markRunningTurn'
+    | 'clearRunningTurn'
+    | 'abortRunningTurns'
+  >
 >;
 
 /** The list, rename, archive and delete methods. */
@@ -187,6 +197,32 @@ function conversationMethods(database: SqliteDatabase): ConversationMethods {
       return row ? toSession(row) : null;
     },
     deleteSession: async (id, deletedAt) => canBeStored(id) && database.transaction(() => remove(id, deletedAt)),
+    async markRunningTurn(sessionId, turnId) {
+      if (!canBeStored(sessionId) || !canBeStored(turnId)) return;
+      database.run(() =>
+        sql(
+          `INSERT INTO deskpilot_running_turns (session_id, turn_id)
+           SELECT id, ?2 FROM deskpilot_chat_sessions WHERE id = ?1 AND deleted_at IS NULL
+           ON CONFLICT (session_id) DO UPDATE SET turn_id = excluded.turn_id`,
+        ).run(sessionId, turnId),
+      );
+    },
+    async clearRunningTurn(sessionId, turnId) {
+      if (!canBeStored(sessionId) || !canBeStored(turnId)) return;
+      database.run(() =>
+        sql('DELETE FROM deskpilot_running_turns WHERE session_id = ? AND turn_id = ?').run(sessionId, turnId),
+      );
+    },
+    async abortRunningTurns(now) {
+      return database.transaction(() => {
+        const rows = sql(
+          `UPDATE deskpilot_chat_sessions SET last_turn_status = 'aborted', updated_at = ?, version = version + 1
+           WHERE deleted_at IS NULL AND id IN (SELECT session_id FROM deskpilot_running_turns) RETURNING id`,
+        ).all(now);
+        sql('DELETE FROM deskpilot_running_turns').run();
+        return rows.map((row) => String(row.id));
+      });
+    },
     async discardEmptySession(id) {
       if (!canBeStored(id)) return false;
       const { changes } = database.run(() =>

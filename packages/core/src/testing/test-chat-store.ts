@@ -544,6 +544,35 @@ export function testChatStore(make: () => ChatStore | Promise<ChatStore>): void 
       expect((await store.openSession(first, question, quota)).added).toEqual({ added: false, existing: question });
     });
 
+    it('marks running turns: abortRunningTurns records those still marked as aborted, once; a cleared or later turn stays', async (context) => {
+      const store = await make();
+      if (!store.markRunningTurn || !store.clearRunningTurn || !store.abortRunningTurns) return context.skip();
+      const [cut, ended, replaced, deleted] = [init(), init(), init(), init()];
+      for (const conversation of [cut, ended, replaced, deleted]) await store.getOrCreateSession(conversation);
+      await store.markRunningTurn(cut.id, 'turn-1');
+      await store.markRunningTurn(ended.id, 'turn-1');
+      await store.clearRunningTurn(ended.id, 'turn-1');
+      // A later turn's mark takes the place of an earlier one, which then clears nothing.
+      await store.markRunningTurn(replaced.id, 'turn-1');
+      await store.markRunningTurn(replaced.id, 'turn-2');
+      await store.clearRunningTurn(replaced.id, 'turn-1');
+      await store.markRunningTurn(deleted.id, 'turn-1');
+      await store.deleteSession(deleted.id, 2_000);
+      const before = (await store.getSession(cut.id))!;
+      expect((await store.abortRunningTurns(5_000)).sort()).toEqual([cut.id, replaced.id].sort());
+      expect(await store.getSession(cut.id)).toMatchObject({
+        lastTurnStatus: 'aborted',
+        updatedAt: 5_000,
+        version: before.version + 1,
+      });
+      expect(await store.getSession(ended.id)).toMatchObject({ lastTurnStatus: null });
+      expect(await store.getSession(deleted.id)).toMatchObject({ deletedAt: 2_000, lastTurnStatus: null });
+      expect(await store.abortRunningTurns(6_000)).toEqual([]);
+      // A mark on a conversation that does not exist is nothing.
+      await store.markRunningTurn(crypto.randomUUID(), 'turn-1');
+      expect(await store.abortRunningTurns(7_000)).toEqual([]);
+    });
+
     it('discardEmptySession removes a conversation that holds no message, and nothing else', async (context) => {
       const store = await make();
       if (!store.discardEmptySession) return context.skip();

@@ -86,7 +86,7 @@ export function testResumableStreams(
       if (resumed) expect(await textOf(resumed)).not.toContain('first');
     });
 
-    it('keeps at most maxBytes: past it, nothing more to resume, and re-attached readers end', async () => {
+    it('keeps at most maxBytes: past it, nothing more to resume, and re-attached readers get an error part', async () => {
       const streams = await make({ maxBytes: 100 });
       const id = key();
       const recording = await streams.record(id);
@@ -95,9 +95,39 @@ export function testResumableStreams(
       expect(attached).not.toBeNull();
       recording.write(bytes(`data: "${'x'.repeat(200)}"\n\n`));
       await expect.poll(() => streams.resume(id)).toBeNull();
-      expect(await textOf(attached)).not.toContain('xxx');
+      const text = await textOf(attached);
+      expect(text).not.toContain('xxx');
+      // Never an answer that just stops: the page is told it cannot follow this one to its end.
+      expect(text).toMatch(/^data: "small"\n\ndata: \{"type":"error","errorText":"[^"]+"\}\n\n$/);
       recording.write(bytes('data: [DONE]\n\n'));
       recording.close();
+    });
+
+    it('gives a late reader exactly the bytes written, however many pieces', async () => {
+      const streams = await make({ maxBytes: 1_000_000 });
+      const id = key();
+      const recording = await streams.record(id);
+      const pieces = Array.from({ length: 300 }, (_, index) => `data: {"type":"text-delta","delta":"${index} ✓"}\n\n`);
+      for (const piece of pieces.slice(0, 200)) recording.write(bytes(piece));
+      const late = (await streams.resume(id))!;
+      for (const piece of pieces.slice(200)) recording.write(bytes(piece));
+      recording.write(bytes('data: [DONE]\n\n'));
+      recording.close();
+      expect(await textOf(late)).toBe(`${pieces.join('')}data: [DONE]\n\n`);
+    });
+
+    it('tells readers of an answer that failed before its end, with an error part', async (context) => {
+      const streams = await make({ maxBytes: 1_000_000 });
+      const id = key();
+      const recording = await streams.record(id);
+      if (!recording.fail) return context.skip();
+      recording.write(bytes('data: {"type":"start"}\n\n'));
+      const attached = (await streams.resume(id))!;
+      recording.fail();
+      expect(await textOf(attached)).toMatch(
+        /^data: \{"type":"start"\}\n\ndata: \{"type":"error","errorText":"[^"]+"\}\n\n$/,
+      );
+      await expect.poll(() => streams.resume(id)).toBeNull();
     });
   });
 }

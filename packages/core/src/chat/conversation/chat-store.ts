@@ -223,4 +223,18 @@ export interface ChatStore {
     update: { lastTurnStatus: TurnStatus; updatedAt: number },
     after?: string,
   ): Promise<void>;
+  /**
+   * Optional, with {@link clearRunningTurn} and {@link abortRunningTurns}: records that turn `turnId`
+   * of a conversation runs now (a later turn's mark takes its place). What lets a process that
+   * starts after a crash record the turns the crash cut as `aborted`.
+   */
+  markRunningTurn?(sessionId: string, turnId: string): Promise<void>;
+  /** Removes the mark of turn `turnId` (it ended: its answer is saved); a later turn's mark stays. */
+  clearRunningTurn?(sessionId: string, turnId: string): Promise<void>;
+  /**
+   * Records every marked turn's conversation as `lastTurnStatus: 'aborted'` (updated at `now`) and
+   * removes the marks, atomically: for a process that starts while no other runs turns on the store
+   * (an embedded database). Returns the conversations.
+   */
+  abortRunningTurns?(now: number): Promise<string[]>;
 }

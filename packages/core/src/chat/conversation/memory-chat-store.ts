@@ -200,6 +200,38 @@ function conversationMethods(
   return methods;
 }
 
+/** The marks of running turns, over the memory store's sessions (what a restart would abort). */
+function runningTurnMethods(
+  sessions: Map<string, ChatSessionRecord>,
+): Required<Pick<ChatStore, 'markRunningTurn' | 'clearRunningTurn' | 'abortRunningTurns'>> {
+  const runningTurns = new Map<string, string>();
+  return {
+    async markRunningTurn(sessionId, turnId) {
+      if (sessions.get(sessionId)?.deletedAt === null) runningTurns.set(sessionId, turnId);
+    },
+    async clearRunningTurn(sessionId, turnId) {
+      if (runningTurns.get(sessionId) === turnId) runningTurns.delete(sessionId);
+    },
+    async abortRunningTurns(now) {
+      const aborted: string[] = [];
+      for (const sessionId of runningTurns.keys()) {
+        const session = sessions.get(sessionId);
+        if (session && session.deletedAt === null) {
+          sessions.set(sessionId, {
+            ...session,
+            lastTurnStatus: 'aborted',
+            updatedAt: now,
+            version: session.version + 1,
+          });
+          aborted.push(sessionId);
+        }
+      }
+      runningTurns.clear();
+      return aborted;
+    },
+  };
+}
+
 /** The reads of a conversation's branches, and the switch between them, over the memory store's maps. */
 function branchMethods(
   sessions: Map<string, ChatSessionRecord>,
@@ -254,6 +286,7 @@ export function createMemoryChatStore(): MemoryChatStore {
   };
 
   const store: MemoryChatStore = {
+    ...runningTurnMethods(sessions),
     ...conversationMethods(sessions, messagesBySession, sizes, branches),
     ...branchMethods(sessions, messagesBySession, branches),
     async getOrCreateSession(init) {
@@ -290,6 +323,7 @@ export function createMemoryChatStore(): MemoryChatStore {
       const session = sessions.get(id);
       return session ? structuredClone(session) : null;
     },
+
     async updateSession(id, update) {
       // No await in here: the read and the write of one update cannot interleave with another's.
       const session = sessions.get(id);

@@ -70,6 +70,8 @@ export interface ChatRouteDependencies {
   storageQuota: StorageQuota;
   /** Where running answers are recorded for pages that re-attach; false: nowhere. */
   resumableStreams: ResumableStreams | false;
+  /** Whether each running turn is marked in the store (`markRunningTurns`). */
+  markRunningTurns: boolean;
   /** How a new conversation gets its title; false: it gets none. */
   titles: ConversationTitleOptions | false;
   now: () => number;
@@ -334,7 +336,9 @@ async function runTurn(
   });
   // The step-up each card of this turn asks for, by tool call id (what its approval request carries).
   const stepUps = new Map<string, StepUpRequest>();
-  const recording = await recordingOf(deps, session.id);
+  const turnId = crypto.randomUUID();
+  await markRunning(deps, session.id, turnId);
+  const recording = await recordingOf(deps, session.id, turnId);
   try {
     return await streamAssistantTurn({
       recording,
@@ -363,17 +367,31 @@ async function runTurn(
       sessionId: session.id,
       headers: admitted.headers,
       cut: turn.cut.signal,
-      afterSaved,
+      afterSaved: async (message) => (await clearRunning(deps, session.id, turnId), afterSaved(message)),
       onSettled: turn.settle,
       now: deps.now,
       onError: deps.onError,
       emit: deps.emit,
     });
   } catch (error) {
-    // The turn did not start: nothing will be recorded, and a reader must not wait for it.
-    recording?.close();
+    // The turn did not start: nothing will be recorded, and a reader is told rather than left waiting.
+    if (recording?.fail) recording.fail();
+    else recording?.close();
+    await clearRunning(deps, session.id, turnId);
     throw error;
   }
+}
+
+/** With `markRunningTurns`, the store records that this turn runs (what a restart after a crash aborts). */
+async function markRunning(deps: ChatRouteDependencies, sessionId: string, turnId: string): Promise<void> {
+  if (!deps.markRunningTurns) return;
+  await deps.store.markRunningTurn?.(sessionId, turnId).catch(deps.onError);
+}
+
+/** The turn ended (its answer saved, or it never started): its mark goes. */
+async function clearRunning(deps: ChatRouteDependencies, sessionId: string, turnId: string): Promise<void> {
+  if (!deps.markRunningTurns) return;
+  await deps.store.clearRunningTurn?.(sessionId, turnId).catch(deps.onError);
 }
 
 /** The tools of the calls an answer approved, from the message that holds their cards. */
@@ -438,10 +456,14 @@ async function openExisting(store: ChatStore, sessionId: string, context: ChatCo
 }
 
 /** A recording of the turn's answer, when resumable streams are on and their store answers (else none: the turn goes on). */
-async function recordingOf(deps: ChatRouteDependencies, sessionId: string): Promise<StreamRecording | undefined> {
+async function recordingOf(
+  deps: ChatRouteDependencies,
+  sessionId: string,
+  turnId: string,
+): Promise<StreamRecording | undefined> {
   if (!deps.resumableStreams) return undefined;
   try {
-    return await deps.resumableStreams.record(sessionId);
+    return await deps.resumableStreams.record(sessionId, { turnId });
   } catch (error) {
     deps.onError(error);
     return undefined;

@@ -2,7 +2,7 @@ import type { LanguageModelV4StreamPart } from '../../demo/model/language-model-
 import { MockLanguageModelV4 } from 'ai/test';
 import { base64url } from 'jose';
 import { describe, expect, it } from 'vitest';
-import { createMemoryResumableStreams } from '../stream/resumable-streams.js';
+import { createMemoryResumableStreams, type ResumableStreams } from '../stream/resumable-streams.js';
 import { readAll, setupChat, textStep, userMessage } from './chat.test-support.js';
 
 const context = { userEmail: 'rep@example.com', projectKey: 'acme-b2c' };
@@ -152,6 +152,56 @@ describe('GET /chat/:sessionId/stream (resume)', () => {
     failing.held.end();
     expect(await textOf(failing.response)).toContain('"type":"finish"');
     expect(failing.errors).toEqual([expect.objectContaining({ message: 'redis down' })]);
+  });
+
+  it('records a turn whose producer is found gone as aborted, from the resume route and from the reaper', async () => {
+    // A store of recordings whose producer died: what createRedisResumableStreams finds by the lease.
+    const turns: Array<{ key: string; turnId: string }> = [];
+    const abandoned: ResumableStreams = {
+      record: async (key, turn) => {
+        turns.push({ key, turnId: turn!.turnId });
+        return { write: () => {}, close: () => {} };
+      },
+      resume: async (key, options) => {
+        // Found gone, and released: reported once, here.
+        const index = turns.findIndex((candidate) => candidate.key === key);
+        if (index !== -1) options?.onAbandoned?.(turns.splice(index, 1)[0]!.turnId);
+        return null;
+      },
+      reapAbandoned: async () => turns.splice(0),
+    };
+    const { held, response, resume, store, id, handler } = await runningTurn({ resumableStreams: abandoned });
+    expect(turns).toEqual([{ key: id, turnId: expect.stringMatching(/^[0-9a-f-]{36}$/) }]);
+    expect((await resume()).status).toBe(204);
+    await expect.poll(async () => (await store.getSession(id))?.lastTurnStatus).toBe('aborted');
+    held.end();
+    await textOf(response);
+    // The producer was only cut off: the answer it saves after all is the conversation's status.
+    await expect.poll(async () => (await store.getSession(id))?.lastTurnStatus).toBe('complete');
+    // The reaper: a turn nobody was reading.
+    turns.push({ key: id, turnId: 'turn-of-a-dead-replica' });
+    expect(await handler.abortAbandonedTurns()).toBe(1);
+    expect((await store.getSession(id))?.lastTurnStatus).toBe('aborted');
+    expect(await handler.abortAbandonedTurns()).toBe(0);
+  });
+
+  it('with markRunningTurns, marks each turn while it runs: abortAbandonedTurns({ all }) records those a dead process left', async () => {
+    const { held, response, store, id, handler } = await runningTurn({ markRunningTurns: true });
+    // What a process that starts after this one was killed finds: this turn marked, never saved.
+    const restarted = structuredClone(store.dump());
+    expect(restarted.sessions.find((session) => session.id === id)?.lastTurnStatus).toBeNull();
+    held.end();
+    await textOf(response);
+    await handler.drain();
+    // Ended and saved: its mark went, and nothing is aborted.
+    expect(await handler.abortAbandonedTurns({ all: true })).toBe(0);
+    expect((await store.getSession(id))?.lastTurnStatus).toBe('complete');
+    // Killed mid-answer: the next start records it aborted.
+    const killed = await runningTurn({ markRunningTurns: true });
+    expect(await killed.handler.abortAbandonedTurns({ all: true })).toBe(1);
+    expect((await killed.store.getSession(killed.id))?.lastTurnStatus).toBe('aborted');
+    killed.held.end();
+    await textOf(killed.response);
   });
 
   it('is a chat route for hosts and CORS: its path pattern listed, a GET with the context header allowed', async () => {

@@ -45,7 +45,7 @@ import { recordFailure, withOpenSpan, withStoreSpans } from '../../telemetry/spa
 import { resolveChatContext, type HostChatContext, type ResolveChatContextOptions } from './resolve-chat-context.js';
 import type { ConversationTitleOptions } from './title-conversation.js';
 import { createMemoryResumableStreams, type ResumableStreams } from '../stream/resumable-streams.js';
-import { resumePath, serveResume } from './resume-route.js';
+import { recordAbandoned, resumePath, serveResume } from './resume-route.js';
 
 export type { ChatModel, ChatModels } from './pick-chat-model.js';
 export type { HostChatContext } from './resolve-chat-context.js';
@@ -198,6 +198,13 @@ export interface ChatHandlerOptions {
    * `false` turns reconnects off (they get 204). @default createMemoryResumableStreams()
    */
   resumableStreams?: ResumableStreams | false;
+  /**
+   * Mark each running turn in the store (one write when it starts, one when its answer is saved), so
+   * that `abortAbandonedTurns({ all: true })` at the next start records as `aborted` the turns a
+   * killed process cut. For a store no other process runs turns on (SQLite, PGlite): across replicas,
+   * `createRedisResumableStreams` finds dead producers by their lease instead. @default false
+   */
+  markRunningTurns?: boolean;
   /** Role text of the assistant. @default defaultAssistantInstructions */
   instructions?: string;
   now?: () => number;
@@ -236,6 +243,13 @@ export interface ChatHandler {
    * the stores. Calling it again returns the same result.
    */
   drain(options?: ChatDrainOptions): Promise<ChatDrainResult>;
+  /**
+   * Records as `aborted` the turns whose process died mid-answer: those whose producer's lease lapsed
+   * in the resumable streams' store (`createRedisResumableStreams`: run it now and then, on any
+   * replica), and with `all` every turn the store has marked (`markRunningTurns`: at the start of a
+   * process that is the store's only one, before it serves). Resolves to how many.
+   */
+  abortAbandonedTurns(options?: { all?: boolean }): Promise<number>;
   /**
    * The same tools for callers outside a conversation, under the same rules (verified identity,
    * flags, rate limit, approval gate): what `createMcpEndpoint` (`@deskpilot/mcp`) serves over MCP.
@@ -449,6 +463,7 @@ function resolveDependencies(
     titles: options.titles ?? {},
     stepUp: options.stepUp,
     resumableStreams: options.resumableStreams ?? createMemoryResumableStreams(),
+    markRunningTurns: options.markRunningTurns === true,
     now,
     generateId: options.generateId ?? (() => `msg_${base64url.encode(crypto.getRandomValues(new Uint8Array(16)))}`),
     onError,
@@ -547,8 +562,17 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
     paths: [...Object.keys(routes), '/chat/:sessionId/stream'],
     isRoute: (path) => routeOf(path) !== undefined,
     drain: (drainOptions) => tracker.drain(drainOptions),
+    abortAbandonedTurns: (abortOptions) => abortAbandonedTurns(dependencies, abortOptions),
     tools: createChatToolAccess(dependencies),
   };
+}
+
+/** {@link ChatHandler.abortAbandonedTurns}: the lapsed leases' turns, and with `all` every marked one. */
+async function abortAbandonedTurns(deps: ChatRouteDependencies, options: { all?: boolean } = {}): Promise<number> {
+  const reaped = (deps.resumableStreams && (await deps.resumableStreams.reapAbandoned?.())) || [];
+  for (const { key, turnId } of reaped) await recordAbandoned(deps, key, turnId);
+  const marked = options.all ? ((await deps.store.abortRunningTurns?.(deps.now())) ?? []) : [];
+  return reaped.length + marked.length;
 }
 
 /** The registry with every source's capabilities: one named twice with two kinds stops the handler from starting. */

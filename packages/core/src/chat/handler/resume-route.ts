@@ -40,6 +40,19 @@ function contextOf(request: HttpRequest): unknown {
 }
 
 /**
+ * A turn whose producer is gone (its process died): recorded `aborted`, its mark cleared. A producer
+ * that was only cut off for longer than its lease and saves its answer after all overwrites the status.
+ */
+export async function recordAbandoned(deps: ChatRouteDependencies, sessionId: string, turnId: string): Promise<void> {
+  try {
+    await deps.store.updateSession(sessionId, { lastTurnStatus: 'aborted', updatedAt: deps.now() });
+    await deps.store.clearRunningTurn?.(sessionId, turnId);
+  } catch (error) {
+    deps.onError(error);
+  }
+}
+
+/**
  * `GET /chat/:sessionId/stream`: the conversation's running answer, from its first byte, then live
  * (the AI SDK's `resume`); 204 when none runs. Its owner only, under the history routes' limit.
  */
@@ -58,7 +71,12 @@ export async function serveResume(deps: ChatRouteDependencies, request: HttpRequ
   if (!admission.allowed) throw admission.error;
   const session = await ownConversation(deps.store, sessionId.data, resolved.context);
   const headers: Array<[string, string]> = [...Object.entries(admission.headers), ['cache-control', 'no-store']];
-  const stream = deps.resumableStreams ? await deps.resumableStreams.resume(session.id) : null;
+  const stream = deps.resumableStreams
+    ? await deps.resumableStreams.resume(session.id, {
+        // Its producer died mid-answer (its lease lapsed): the turn is recorded as cut, here.
+        onAbandoned: (turnId) => void recordAbandoned(deps, session.id, turnId),
+      })
+    : null;
   if (!stream) return { status: 204, headers, body: null };
   return {
     status: 200,

@@ -1,27 +1,64 @@
 /** Where a running answer's bytes go, as they are sent: closed once the answer ended. */
 export interface StreamRecording {
   write(bytes: Uint8Array): void;
+  /** The answer ended (its own `finish` and `[DONE]` written): readers get every byte, then their stream ends. */
   close(): void;
+  /**
+   * The answer ended without its own end (the turn failed before it streamed): readers get an `error`
+   * part, never a stream that just stops. Without it, `close` is called.
+   */
+  fail?(): void;
+}
+
+/** Options of {@link ResumableStreams.resume}. */
+export interface ResumeOptions {
+  /**
+   * Told when the answer's producer is found gone (its process died, its lease in the store expired):
+   * the turn it ran is to be recorded `aborted`. Called at most once per turn, on one replica.
+   */
+  onAbandoned?(turnId: string): void;
 }
 
 /**
  * Port of resumable answers: the stream of a running turn is recorded under its conversation's id, so
  * that a reloaded page or a second tab can re-attach (`GET /chat/:sessionId/stream`) and receive it
- * from its first byte, then live. `createMemoryResumableStreams` serves one process;
- * `createRedisResumableStreams` (`@deskpilot/redis`) every replica.
+ * from its first byte, then live — exactly the bytes the first client got, or an `error` part where
+ * they can no longer be given (never a `finish` over a hole). `createMemoryResumableStreams` serves
+ * one process; `createRedisResumableStreams` (`@deskpilot/redis`) every replica.
  */
 export interface ResumableStreams {
-  /** Starts recording a turn of conversation `key` (a later turn of the same conversation takes its place). */
-  record(key: string): Promise<StreamRecording>;
+  /**
+   * Starts recording a turn of conversation `key` (a later turn of the same conversation takes its
+   * place); `turnId` names the turn, for {@link ResumeOptions.onAbandoned}.
+   */
+  record(key: string, turn?: { turnId: string }): Promise<StreamRecording>;
   /** The running answer of `key`, from its first byte, then live until it ends; null when none runs. */
-  resume(key: string): Promise<ReadableStream<Uint8Array> | null>;
+  resume(key: string, options?: ResumeOptions): Promise<ReadableStream<Uint8Array> | null>;
+  /**
+   * Optional, for a store that outlives processes: the running answers whose producer is gone (its
+   * lease expired), each ended here so that no other call reports it again.
+   */
+  reapAbandoned?(): Promise<Array<{ key: string; turnId: string }>>;
 }
+
+/**
+ * What a reader is sent where an answer cannot be followed to its end (the recording overflowed, its
+ * producer died, a piece of it is missing): an AI SDK UI message stream `error` part — `useChat` then
+ * shows an error, never an answer that silently lacks words.
+ */
+export function resumedStreamError(errorText: string): Uint8Array {
+  return new TextEncoder().encode(`data: ${JSON.stringify({ type: 'error', errorText })}\n\n`);
+}
+
+/** What the reader of an answer that outgrew the recording is told. */
+export const resumeOverflowText =
+  'This answer is too long to follow from here: reload the conversation once it has ended.';
 
 /** Options of {@link createMemoryResumableStreams}. */
 export interface MemoryResumableStreamsOptions {
   /**
    * Bytes kept per running answer. Past it the answer is no longer resumable: later reconnects get
-   * nothing (204), pages already re-attached see their stream end, and the answer itself goes on.
+   * nothing (204), pages already re-attached get an `error` part, and the answer itself goes on.
    * @default 1048576 (1 MiB)
    */
   maxBytes?: number;
@@ -43,10 +80,14 @@ interface Recording {
 export function createMemoryResumableStreams(options: MemoryResumableStreamsOptions = {}): ResumableStreams {
   const maxBytes = options.maxBytes ?? 1024 * 1024;
   const running = new Map<string, Recording>();
-  /** Ends a recording: its listeners' streams close, and it is forgotten if still the latest. */
-  const finish = (key: string, recording: Recording) => {
+  /**
+   * Ends a recording: its listeners' streams close (after an `error` part when it could not be given
+   * whole), and it is forgotten if still the latest.
+   */
+  const finish = (key: string, recording: Recording, error?: string) => {
     for (const listener of recording.listeners) {
       try {
+        if (error !== undefined) listener.enqueue(resumedStreamError(error));
         listener.close();
       } catch {
         // The listener went away meanwhile.
@@ -69,7 +110,7 @@ export function createMemoryResumableStreams(options: MemoryResumableStreamsOpti
           recording.bytes += bytes.byteLength;
           if (recording.bytes > maxBytes) {
             open = false;
-            return finish(key, recording);
+            return finish(key, recording, resumeOverflowText);
           }
           recording.chunks.push(bytes);
           for (const listener of recording.listeners) listener.enqueue(bytes);
@@ -78,6 +119,11 @@ export function createMemoryResumableStreams(options: MemoryResumableStreamsOpti
           if (!open) return;
           open = false;
           finish(key, recording);
+        },
+        fail() {
+          if (!open) return;
+          open = false;
+          finish(key, recording, 'This answer stopped before its end.');
         },
       };
     },
