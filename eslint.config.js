@@ -52,6 +52,8 @@ export default defineConfig(
       'test-results/**',
       '.changeset/**',
       'docs/**',
+      '.stryker-tmp/**',
+      'reports/**',
     ],
   },
   tseslint.configs.recommended,

@@ -1,36 +1,11 @@
 import { createChatHandler, readChatStream } from '@deskpilot/core';
 import { createDemoCommerceBackend, createDemoTicketBackend } from '@deskpilot/core/demo';
-import { MockLanguageModelV4 } from 'ai/test';
+import { textModel } from './text-model.test-support.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { storeBackends, type StoreDatabase } from './test-database.test-support.js';
 
 // A turn refused for a quota or a budget stores nothing on any store: no conversation (listed with no
 // title), no message, no title — however many refusals. Checked by counting the tables' rows.
-
-const usage = {
-  inputTokens: { total: 10, noCache: 10, cacheRead: undefined, cacheWrite: undefined },
-  outputTokens: { total: 5, text: 5, reasoning: undefined },
-};
-
-const answering = () =>
-  new MockLanguageModelV4({
-    doStream: async () =>
-      ({
-        stream: new ReadableStream({
-          start(controller) {
-            for (const part of [
-              { type: 'stream-start', warnings: [] },
-              { type: 'text-start', id: 't' },
-              { type: 'text-delta', id: 't', delta: 'Noted.' },
-              { type: 'text-end', id: 't' },
-              { type: 'finish', finishReason: { unified: 'stop', raw: 'stop' }, usage },
-            ])
-              controller.enqueue(part);
-            controller.close();
-          },
-        }),
-      }) as never,
-  });
 
 const context = { userEmail: 'rep@example.com', projectKey: 'acme-b2c' };
 
@@ -49,7 +24,7 @@ for (const backend of storeBackends)
         identity: 'trust-request-body',
         store: chatStore,
         approvalStore,
-        models: { fallback: answering() },
+        models: { fallback: textModel('Noted.') },
         commerce: createDemoCommerceBackend(),
         tickets: createDemoTicketBackend(),
         limits: { user: { policy: { limit: 1_000 } }, ...limits },

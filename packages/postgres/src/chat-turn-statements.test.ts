@@ -1,37 +1,11 @@
 import { createChatHandler, readChatStream } from '@deskpilot/core';
 import { createDemoCommerceBackend, createDemoTicketBackend } from '@deskpilot/core/demo';
 import type { UIMessageChunk } from 'ai';
-import { MockLanguageModelV4 } from 'ai/test';
+import { textModel } from './text-model.test-support.js';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createPostgresStores } from './create-postgres-stores.js';
 import type { SqlClient } from './sql-client.js';
 import { testBackends, type TestDatabase } from './test-database.test-support.js';
-
-const usage = {
-  inputTokens: { total: 1, noCache: 1, cacheRead: undefined, cacheWrite: undefined },
-  outputTokens: { total: 1, text: 1, reasoning: undefined },
-};
-
-/** Answers every turn with a line of text. */
-const textModel = () =>
-  new MockLanguageModelV4({
-    doStream: async () =>
-      ({
-        stream: new ReadableStream({
-          start(controller) {
-            for (const part of [
-              { type: 'stream-start', warnings: [] },
-              { type: 'text-start', id: 't' },
-              { type: 'text-delta', id: 't', delta: 'Order ORD-1001 has shipped.' },
-              { type: 'text-end', id: 't' },
-              { type: 'finish', finishReason: { unified: 'stop', raw: 'stop' }, usage },
-            ])
-              controller.enqueue(part);
-            controller.close();
-          },
-        }),
-      }) as never,
-  });
 
 /** The client, with the statements it runs recorded (their first words). */
 function recording(client: SqlClient) {

@@ -77,6 +77,22 @@ for (const backend of testBackends) {
       },
     );
 
+    it.skipIf(concurrent)(
+      'never discards a conversation whose first message another request commits while the discard waits',
+      async () => {
+        const store = createPostgresChatStore(database.client);
+        const { session } = await store.getOrCreateSession(init());
+        // Another tab's first message, its transaction still open: the discard waits for it.
+        const held = await heldWrite((other) => other.addMessage(session.id, message('question')));
+        const discarding = store.discardEmptySession!(session.id);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        held.release();
+        await held.done;
+        expect(await discarding).toBe(false);
+        expect((await store.getMessages(session.id)).map((stored) => stored.id)).toEqual(['question']);
+      },
+    );
+
     it('purges only what is still archived and idle when it deletes: a conversation brought back meanwhile stays', async () => {
       const plain = createPostgresChatStore(database.client);
       const { session } = await plain.getOrCreateSession(init());

@@ -460,12 +460,22 @@ function conversationMethods(client: SqlClient): ConversationMethods {
       return rows.map((row) => String(row.id));
     },
     async discardEmptySession(id) {
-      const { rowCount } = await client.query(
-        `DELETE FROM deskpilot_chat_sessions WHERE id = $1 AND deleted_at IS NULL
-         AND NOT EXISTS (SELECT 1 FROM deskpilot_chat_messages WHERE session_id = $1)`,
-        [id],
-      );
-      return rowCount === 1;
+      // The row locked first: a write that holds its share lock (a first message another request adds)
+      // commits before, and the check, a statement of its own, sees its message — in one statement the
+      // check would read the snapshot from before the wait, and the cascade would take the message.
+      return client.transaction(async (transaction) => {
+        const { rows } = await transaction.query(
+          'SELECT id FROM deskpilot_chat_sessions WHERE id = $1 AND deleted_at IS NULL FOR UPDATE',
+          [id],
+        );
+        if (rows.length === 0) return false;
+        const { rowCount } = await transaction.query(
+          `DELETE FROM deskpilot_chat_sessions WHERE id = $1
+           AND NOT EXISTS (SELECT 1 FROM deskpilot_chat_messages WHERE session_id = $1)`,
+          [id],
+        );
+        return rowCount === 1;
+      });
     },
     async purgeArchived({ before, deletedAt, limit }) {
       const { rows: due } = await client.query(

@@ -122,6 +122,69 @@ describe.skipIf(!redisUrl)('createRedisResumableStreams (Redis)', () => {
     recording.close();
   });
 
+  it('holds its idle bound while Redis does not answer: the reader is told, not left waiting out the outage', async () => {
+    const target = new URL(redisUrl!);
+    const proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 6379) });
+    const readerClient = createClient({ url: `redis://127.0.0.1:${proxy.port}` });
+    readerClient.on('error', () => {});
+    await readerClient.connect();
+    const producer = await open();
+    const reader = await createRedisResumableStreams({
+      client: readerClient,
+      keyPrefix: prefix,
+      idleTimeoutMs: 1_000,
+      onError: () => {},
+    });
+    const key = randomUUID();
+    const recording = await producer.record(key);
+    recording.write(new TextEncoder().encode('data: {"type":"start"}\n\n'));
+    const resumed = (await reader.resume(key))!.getReader();
+    const decoder = new TextDecoder();
+    let text = decoder.decode((await resumed.read()).value);
+    expect(text).toBe('data: {"type":"start"}\n\n');
+    proxy.partition();
+    let healed = false;
+    const heal = setTimeout(() => ((healed = true), proxy.heal()), 8_000);
+    for (let read = await resumed.read(); !read.done; read = await resumed.read()) text += decoder.decode(read.value);
+    expect(text).toMatch(/^data: \{"type":"start"\}\n\ndata: \{"type":"error","errorText":"[^"]+"\}\n\n$/);
+    // Told within its idle bound, while Redis was still away.
+    expect(healed).toBe(false);
+    clearTimeout(heal);
+    proxy.heal();
+    recording.close();
+    await reader.close();
+    readerClient.destroy();
+  }, 20_000);
+
+  it('releases a recording that started too late to be used: its lease and pointer never make the turn look abandoned', async () => {
+    const target = new URL(redisUrl!);
+    const proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 6379) });
+    const slowClient = createClient({ url: `redis://127.0.0.1:${proxy.port}` });
+    slowClient.on('error', () => {});
+    await slowClient.connect();
+    const slow = await createRedisResumableStreams({
+      client: slowClient,
+      keyPrefix: prefix,
+      timeoutMs: 100,
+      leaseMs: 300,
+      onError: () => {},
+    });
+    const key = randomUUID();
+    proxy.partition();
+    const recording = await slow.record(key, { turnId: 'late' });
+    recording.write(new TextEncoder().encode('data: {"type":"start"}\n\n'));
+    recording.close();
+    // The start lands after the answer went on without it.
+    proxy.heal();
+    await expect.poll(() => client.get(`${prefix}:running:${key}`), { timeout: 5_000 }).toBeNull();
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    const abandoned: string[] = [];
+    expect(await (await open()).resume(key, { onAbandoned: (turnId) => abandoned.push(turnId) })).toBeNull();
+    expect(abandoned).toEqual([]);
+    await slow.close();
+    slowClient.destroy();
+  });
+
   it.each(['down', 'partition'] as const)(
     "gives a reader on another replica exactly the producer's bytes through a Redis cut (%s) of 1.5 s mid-answer",
     async (cut) => {

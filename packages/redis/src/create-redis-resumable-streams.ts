@@ -99,6 +99,7 @@ const readerErrors = {
   gone: 'The server writing this answer stopped: reload the conversation.',
   gap: 'Part of this answer could not be delivered: reload the conversation.',
   idle: 'This answer stopped arriving: reload the conversation.',
+  closed: 'This server is shutting down: reload the conversation.',
 } as const;
 
 /** What the parts of {@link createRedisResumableStreams} share: the connections, the keys, the bounds. */
@@ -115,6 +116,8 @@ interface Streams {
   onError: (error: unknown) => void;
   /** The heartbeats running, stopped at close. */
   timers: Set<ReturnType<typeof setInterval>>;
+  /** The readers following an answer: each told and ended at close. */
+  readers: Set<() => void>;
 }
 
 /** The keys of answer `id`: its pieces, its producer's lease, its wake-up channel. */
@@ -188,6 +191,7 @@ export async function createRedisResumableStreams(
     pollMs: Math.min(1_000, bounds.leaseMs),
     onError,
     timers: new Set(),
+    readers: new Set(),
   };
   return {
     record: (key, turn) => recordAnswer(streams, key, turn?.turnId ?? crypto.randomUUID()),
@@ -196,6 +200,7 @@ export async function createRedisResumableStreams(
     async close() {
       for (const timer of streams.timers) clearInterval(timer);
       streams.timers.clear();
+      for (const end of streams.readers) end();
       subscriber.destroy();
     },
   };
@@ -215,8 +220,19 @@ async function recordAnswer(streams: Streams, key: string, turnId: string): Prom
       () => true,
       (error: unknown) => (onError(error), false),
     );
-  // Redis away: the answer goes on unrecorded (a reconnect finds nothing to resume).
-  if (!(await within(started, streams.timeoutMs, false, onError))) return noRecording;
+  // Redis away: the answer goes on unrecorded (a reconnect finds nothing to resume). Should the start
+  // land later, its lease and pointer go again at once: nobody will renew or release them, and a
+  // reader would take the turn for abandoned.
+  if (!(await within(started, streams.timeoutMs, false, onError))) {
+    void started
+      .then(async (landed) => {
+        if (!landed) return;
+        await client.del(lease);
+        await release(streams, key, id);
+      })
+      .catch(onError);
+    return noRecording;
+  }
   const heartbeat = setInterval(
     () => void client.set(lease, '1', { expiration: { type: 'PX', value: leaseMs } }).catch(onError),
     streams.heartbeatMs,
@@ -291,7 +307,13 @@ function createAppender(streams: Streams, id: string, on: { ended(): Promise<voi
         .publish(notify, String(batch.at(-1)!.seq))
         .set(lease, '1', { expiration: { type: 'PX', value: leaseMs } });
       try {
-        await multi.exec();
+        // Bounded: node-redis holds a command sent before a partition until the socket gives up. One that
+        // lands after all is recognised on the next attempt (its pieces refuse their numbers).
+        const sent = multi.exec();
+        if (!(await within(sent, leaseMs, false, () => {}))) {
+          void sent.catch(() => {});
+          throw new Error(`Redis did not take the answer's pieces within ${leaseMs} ms`);
+        }
         pending.splice(0, batch.length);
         failingSince = undefined;
       } catch (error) {
@@ -389,13 +411,19 @@ function followAnswer(
   let closed = false;
   const onNotify = () => wake?.();
   void subscriber.subscribe(notify, onNotify).catch(onError);
+  let reader: ReadableStreamDefaultController<Uint8Array> | undefined;
   const stop = () => {
     if (closed) return;
     closed = true;
+    streams.readers.delete(shutDown);
     wake?.();
     void subscriber.unsubscribe(notify, onNotify).catch(onError);
   };
+  // This process closes its streams (it shuts down): the reader is told, never left waiting.
+  const shutDown = () => reader && failWith(reader, 'closed');
+  streams.readers.add(shutDown);
   const failWith = (controller: ReadableStreamDefaultController<Uint8Array>, reason: keyof typeof readerErrors) => {
+    if (closed) return;
     controller.enqueue(resumedStreamError(readerErrors[reason]));
     controller.close();
     stop();
@@ -411,6 +439,7 @@ function followAnswer(
       // Numbers are gapless as written: a missing one cannot be given, so nothing after it is.
       if (number !== last + 1) return failWith(controller, 'gap');
       last = number;
+      if (closed) return;
       if (message.e === 'end') return (controller.close(), stop());
       if (message.e === 'overflow' || message.e === 'failed') return failWith(controller, message.e);
       controller.enqueue(encoder.encode(message.d ?? ''));
@@ -420,16 +449,29 @@ function followAnswer(
     if ((await release(streams, key, id).catch(() => 0)) === 1) options?.onAbandoned?.(turnOf(id));
     return failWith(controller, 'gone');
   };
+  // One look at a time, even one that outlives the bound below: pieces are enqueued in order, once.
+  let looking: ReturnType<typeof look> | undefined;
   return new ReadableStream<Uint8Array>({
+    start: (controller) => void (reader = controller),
     async pull(controller) {
       while (!closed) {
         try {
-          const seen = await look(controller);
+          // Bounded: a command sent into a partition is held until the socket gives up, and the idle
+          // bound must hold while Redis is away too.
+          if (!looking) {
+            looking = look(controller).finally(() => (looking = undefined));
+            // Its failure is read below while awaited; once nobody awaits it (the reader ended), it is dropped.
+            looking.catch(() => {});
+          }
+          const remaining = Math.max(1, streams.idleTimeoutMs - (Date.now() - lastProgress));
+          const seen = await within(looking, Math.min(remaining, streams.pollMs * 5), 'away' as const, () => {});
+          if (closed) return;
           if (seen === 'progress') {
             lastProgress = Date.now();
             return;
           }
-          if (seen !== 'nothing') return;
+          // Ended or failed: done. Nothing new, or Redis slow to answer: the idle bound, then look again.
+          if (seen !== 'nothing' && seen !== 'away') return;
         } catch (error) {
           // Redis away: not a hole (the stream keeps what was written); read again on the next round.
           onError(error);

@@ -150,4 +150,40 @@ describe('createSlidingWindowLimiter', () => {
     clock.advance(800); // t = 1000: the request at 0 has left, those at 100 and 200 have not
     expect(limiter.check('k')).toEqual({ allowed: true, limit: 3, remaining: 0, resetMs: 100 });
   });
+
+  it('keeps a busy key (one with a ring) in its place in eviction each time it is counted', () => {
+    const clock = createFakeClock();
+    const limiter = createSlidingWindowLimiter({ limit: 3, windowMs: 60_000, maxKeys: 3, now: clock.now });
+    for (const key of ['a', 'a', 'b', 'c', 'a']) {
+      limiter.check(key);
+      clock.advance(1);
+    }
+    // A fourth key evicts the least recently counted: b, not a (counted last at 4 ms, with 3 hits).
+    limiter.check('d');
+    expect(limiter.check('a')).toMatchObject({ allowed: false });
+    expect(limiter.check('b')).toMatchObject({ allowed: true, remaining: 2 });
+  });
+
+  it('answers remaining and the retry time exactly, on the one-number path and after a ring drained; maxKeys 1 is a bound', () => {
+    const clock = createFakeClock();
+    const three = createSlidingWindowLimiter({ limit: 3, windowMs: 1000, now: clock.now });
+    three.check('k');
+    clock.advance(1000);
+    expect(three.check('k')).toEqual({ allowed: true, limit: 3, remaining: 2, resetMs: 1000 });
+    three.check('k');
+    three.check('k');
+    clock.advance(1000);
+    expect(three.check('k')).toEqual({ allowed: true, limit: 3, remaining: 2, resetMs: 1000 });
+    const one = createSlidingWindowLimiter({ limit: 1, windowMs: 1000, now: clock.now });
+    one.check('k');
+    clock.advance(300);
+    expect(one.check('k')).toMatchObject({ allowed: false, retryAfterMs: 700 });
+    const single = createSlidingWindowLimiter({ limit: 1, windowMs: 1000, maxKeys: 1, now: clock.now });
+    single.check('a');
+    expect(single.check('b')).toMatchObject({ allowed: true });
+    expect(single.size).toBe(1);
+    expect(() => createSlidingWindowLimiter({ limit: 0, windowMs: 1000 })).toThrow(/^limit must be/);
+    expect(() => createSlidingWindowLimiter({ limit: 1, windowMs: 0 })).toThrow(/^windowMs must be/);
+    expect(() => createSlidingWindowLimiter({ limit: 1, windowMs: 1, maxKeys: 0 })).toThrow(/^maxKeys must be/);
+  });
 });

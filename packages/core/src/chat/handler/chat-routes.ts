@@ -336,7 +336,8 @@ async function runTurn(
   });
   // The step-up each card of this turn asks for, by tool call id (what its approval request carries).
   const stepUps = new Map<string, StepUpRequest>();
-  const turnId = crypto.randomUUID();
+  // When it started, first: what tells, if it is reported abandoned, whether its answer was saved since.
+  const turnId = `${deps.now()}-${crypto.randomUUID()}`;
   await markRunning(deps, session.id, turnId);
   const recording = await recordingOf(deps, session.id, turnId);
   try {

@@ -96,6 +96,11 @@ describe('createChatHandler({ resolveContext }): identity from the host session'
     expect(() => createChatHandler({ ...base, identity: 'trust-me' as 'trust-request-body' })).toThrow(
       /identity must be 'trust-request-body'/,
     );
+    // An empty secret (an unset variable passed on) is no secret: refused, never a chat that trusts the body.
+    for (const contextSecret of ['', 'short'])
+      expect(() => createChatHandler({ ...base, contextSecret })).toThrow(
+        /contextSecret must be at least 32 characters/,
+      );
   });
 
   it("gives resolveContext the host's own request, and says when the request answers approvals", async () => {

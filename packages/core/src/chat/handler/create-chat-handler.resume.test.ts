@@ -170,16 +170,22 @@ describe('GET /chat/:sessionId/stream (resume)', () => {
       },
       reapAbandoned: async () => turns.splice(0),
     };
-    const { held, response, resume, store, id, handler } = await runningTurn({ resumableStreams: abandoned });
-    expect(turns).toEqual([{ key: id, turnId: expect.stringMatching(/^[0-9a-f-]{36}$/) }]);
+    const { held, response, resume, store, id, handler, clock } = await runningTurn({ resumableStreams: abandoned });
+    // A turn's id begins with when it started.
+    expect(turns).toEqual([{ key: id, turnId: expect.stringMatching(/^\d+-[0-9a-f-]{36}$/) }]);
+    const { turnId } = turns[0]!;
     expect((await resume()).status).toBe(204);
     await expect.poll(async () => (await store.getSession(id))?.lastTurnStatus).toBe('aborted');
     held.end();
     await textOf(response);
     // The producer was only cut off: the answer it saves after all is the conversation's status.
     await expect.poll(async () => (await store.getSession(id))?.lastTurnStatus).toBe('complete');
-    // The reaper: a turn nobody was reading.
-    turns.push({ key: id, turnId: 'turn-of-a-dead-replica' });
+    // Its answer saved, a late report of the same turn (its replica was only cut off from Redis) changes nothing.
+    turns.push({ key: id, turnId });
+    expect(await handler.abortAbandonedTurns()).toBe(1);
+    expect((await store.getSession(id))?.lastTurnStatus).toBe('complete');
+    // The reaper: a later turn nobody was reading, whose replica died.
+    turns.push({ key: id, turnId: `${clock.now() + 1}-dead-replica` });
     expect(await handler.abortAbandonedTurns()).toBe(1);
     expect((await store.getSession(id))?.lastTurnStatus).toBe('aborted');
     expect(await handler.abortAbandonedTurns()).toBe(0);

@@ -353,7 +353,11 @@ function checkMovedOptions(options: ChatHandlerOptions): void {
  * host's session (`resolveContext`), or, said in so many words, the request body.
  */
 function checkIdentitySource(options: ChatHandlerOptions): void {
-  const verified = options.contextSecret !== undefined || options.resolveContext !== undefined;
+  // A secret given must be one: an empty value (an unset variable passed on) would otherwise trust the body.
+  const secret = options.contextSecret;
+  if (secret !== undefined && (typeof secret !== 'string' || secret.length < 32))
+    throw new TypeError('createChatHandler: contextSecret must be at least 32 characters');
+  const verified = secret !== undefined || options.resolveContext !== undefined;
   if (options.identity !== undefined && options.identity !== 'trust-request-body')
     throw new TypeError(`createChatHandler: identity must be 'trust-request-body'`);
   if (options.identity && verified)

@@ -40,12 +40,24 @@ function contextOf(request: HttpRequest): unknown {
 }
 
 /**
- * A turn whose producer is gone (its process died): recorded `aborted`, its mark cleared. A producer
- * that was only cut off for longer than its lease and saves its answer after all overwrites the status.
+ * A turn whose producer is gone (its process died): recorded `aborted`, its mark cleared — unless its
+ * answer was saved (a producer only cut off from Redis for longer than its lease saves it all the same):
+ * an answer on the active branch begun at or after the turn's start (its id starts with that time) is
+ * this turn's. A producer that saves after this overwrites the status.
  */
 export async function recordAbandoned(deps: ChatRouteDependencies, sessionId: string, turnId: string): Promise<void> {
   try {
-    await deps.store.updateSession(sessionId, { lastTurnStatus: 'aborted', updatedAt: deps.now() });
+    const startedAt = Number(turnId.slice(0, turnId.indexOf('-')));
+    const saved =
+      Number.isSafeInteger(startedAt) &&
+      (await deps.store.getMessages(sessionId)).some(
+        (message) =>
+          message.role === 'assistant' &&
+          typeof message.metadata === 'object' &&
+          message.metadata !== null &&
+          Number((message.metadata as { createdAt?: unknown }).createdAt) >= startedAt,
+      );
+    if (!saved) await deps.store.updateSession(sessionId, { lastTurnStatus: 'aborted', updatedAt: deps.now() });
     await deps.store.clearRunningTurn?.(sessionId, turnId);
   } catch (error) {
     deps.onError(error);
