@@ -18,6 +18,19 @@ const frozen = () => Date.UTC(2026, 0, 1, 12);
 
 const context = { userEmail: 'rep@example.com', projectKey: 'acme-b2c', canRefundOrders: true };
 const body = (text: string, id = sessionId) => ({ sessionId: id, context, messages: [userMessage(text)] });
+/** A step whose provider reports no usage (an OpenAI-compatible server that ignores include_usage). */
+const withoutUsage = (step: ReturnType<typeof textStep>) =>
+  step.map((part) =>
+    part.type === 'finish'
+      ? {
+          ...part,
+          usage: {
+            inputTokens: { total: undefined, noCache: undefined, cacheRead: undefined, cacheWrite: undefined },
+            outputTokens: { total: undefined, text: undefined, reasoning: undefined },
+          },
+        }
+      : part,
+  );
 // Each mock model call reports 10 input and 5 output tokens.
 const perCall = { inputTokens: 10, outputTokens: 5, totalTokens: 15 };
 
@@ -164,19 +177,7 @@ describe('POST /chat: token budget', () => {
 
   it('counts a turn whose provider reports no usage by estimate, marked estimated, also when the call fails', async () => {
     const meter = createMemoryTokenMeter({ windowMs: 60_000, now: frozen });
-    const silent = scriptedModel(() =>
-      textStep('Hello.').map((part) =>
-        part.type === 'finish'
-          ? {
-              ...part,
-              usage: {
-                inputTokens: { total: undefined, noCache: undefined, cacheRead: undefined, cacheWrite: undefined },
-                outputTokens: { total: undefined, text: undefined, reasoning: undefined },
-              },
-            }
-          : part,
-      ),
-    );
+    const silent = scriptedModel(() => withoutUsage(textStep('Hello.')));
     const { post, store } = await setupChat(silent, {
       limits: { tokens: { policy: { limit: 1_000_000, windowMs: 60_000 }, limiter: meter } },
     });
@@ -219,19 +220,7 @@ describe('POST /chat: token budget', () => {
     expect(meter.used('rep@example.com').used).toBe(2 * perCall.totalTokens);
 
     const silentMeter = createMemoryTokenMeter({ windowMs: 60_000, now: frozen });
-    const silentTitles = scriptedModel(() =>
-      textStep('Order ORD-1001').map((part) =>
-        part.type === 'finish'
-          ? {
-              ...part,
-              usage: {
-                inputTokens: { total: undefined, noCache: undefined, cacheRead: undefined, cacheWrite: undefined },
-                outputTokens: { total: undefined, text: undefined, reasoning: undefined },
-              },
-            }
-          : part,
-      ),
-    );
+    const silentTitles = scriptedModel(() => withoutUsage(textStep('Order ORD-1001')));
     const silent = await setupChat(
       scriptedModel(() => textStep('Shipped.')),
       {
