@@ -63,6 +63,7 @@ export {
   type StorageQuota,
   type TreeMessage,
   type TurnStatus,
+  type TurnUpdate,
   type WorkingMemory,
   type WorkingMemoryChange,
   type WorkingMemoryUpdate,

@@ -288,6 +288,7 @@ const rootTypes = [
   'TokenReservation',
   'TreeMessage',
   'TurnStatus',
+  'TurnUpdate',
   'TurnUsage',
   'User',
   'UserDirectory',

@@ -30,7 +30,7 @@ for (const backend of testBackends) {
     }, 60_000);
     afterAll(() => database?.close());
 
-    it('a turn sends 2 statements, first or later, and every turn is saved whole', async () => {
+    it('a turn sends 2 statements, first (its title included) or later, and every turn is saved whole', async () => {
       // The handler warns once that it trusts the body (identity: 'trust-request-body'): expected here.
       vi.spyOn(console, 'warn').mockImplementation(() => {});
       const { client, statements } = recording(database.client);
@@ -43,9 +43,6 @@ for (const backend of testBackends) {
         models: { fallback: textModel() },
         commerce: createDemoCommerceBackend(),
         tickets: createDemoTicketBackend(),
-        // A new conversation's title is one statement more, once, after its first turn has ended (off
-        // the turn's path): left out here, so that what a turn sends is counted alone.
-        titles: false,
         onError: (error) => {
           throw error;
         },
@@ -74,8 +71,10 @@ for (const backend of testBackends) {
         return [...statements];
       };
 
-      // Open-or-create with the history and the user's message; the answer with the turn status.
+      // Open-or-create with the history and the user's message; the answer with the turn status, and
+      // on the first turn the conversation's title (its first words) in the same statement.
       expect(await turn('u-1')).toEqual(['WITH created', 'WITH live']);
+      expect(await chatStore.getSession(sessionId)).toMatchObject({ title: 'Where is ORD-1001?' });
       // No card of the stored conversation awaits an answer: no approval can be pending, none is read.
       expect(await turn('u-2')).toEqual(['WITH created', 'WITH live']);
       expect(await turn('u-3')).toHaveLength(2);

@@ -27,8 +27,10 @@ const expectedTables = [
   'deskpilot_approvals',
   'deskpilot_audit',
   'deskpilot_audit_heads',
+  'deskpilot_chat_conversation_bytes',
   'deskpilot_chat_messages',
   'deskpilot_chat_sessions',
+  'deskpilot_chat_user_bytes',
   'deskpilot_identity_links',
   'deskpilot_invitations',
   'deskpilot_memberships',
@@ -53,6 +55,60 @@ describe('migrate on PGlite', () => {
     expect(await migrate(client)).toEqual({ applied: [], version: latest });
     const { rows } = await client.query('SELECT version, name FROM deskpilot_migrations');
     expect(rows).toEqual(migrations.map(({ version, name }) => ({ version, name })));
+  }, 60_000);
+
+  it('gives conversations stored before the byte totals their totals (sizes never measured included), and keeps them after', async () => {
+    client = fromPglite(await PGlite.create());
+    await migrate(
+      client,
+      migrations.filter((migration) => migration.version < 19),
+    );
+    const session = (id: string, email: string) =>
+      client.query(
+        `INSERT INTO deskpilot_chat_sessions (id, user_email, project_key, created_at, updated_at, version)
+         VALUES ($1, $2, 'acme-b2c', 1, 1, 1)`,
+        [id, email],
+      );
+    await session('c-1', 'rep@example.com');
+    await session('c-2', 'rep@example.com');
+    await session('c-3', 'other@example.com');
+    const text = (n: number) =>
+      JSON.stringify({ id: `m-${n}`, role: 'user', parts: [{ type: 'text', text: 'x'.repeat(n) }] });
+    // A row from before sizes were kept (migration 3) has none.
+    await client.query(
+      `INSERT INTO deskpilot_chat_messages (session_id, id, message, bytes) VALUES
+       ('c-1', 'a', $1, octet_length($1::jsonb::text)), ('c-1', 'b', $2, NULL),
+       ('c-2', 'c', $3, octet_length($3::jsonb::text)), ('c-3', 'd', $4, octet_length($4::jsonb::text))`,
+      [text(10), text(200), text(3_000), text(7)],
+    );
+    type Sums = Record<'conversations' | 'users' | 'recount', Record<string, number>>;
+    const sums = async () =>
+      (
+        await client.query<Sums>(
+          `SELECT (SELECT json_object_agg(session_id, bytes) FROM deskpilot_chat_conversation_bytes) AS conversations,
+             (SELECT json_object_agg(user_email, bytes) FROM deskpilot_chat_user_bytes) AS users,
+             (SELECT json_object_agg(session_id, total) FROM (SELECT session_id, sum(octet_length(message::text)) AS total
+               FROM deskpilot_chat_messages GROUP BY session_id) recount) AS recount`,
+        )
+      ).rows[0]!;
+    expect(await migrate(client)).toMatchObject({ applied: allVersions.filter((version) => version >= 19) });
+    const after = await sums();
+    expect(after.conversations).toEqual(after.recount);
+    expect(after.users).toEqual({
+      'rep@example.com': Number(after.recount['c-1']) + Number(after.recount['c-2']),
+      'other@example.com': Number(after.recount['c-3']),
+    });
+    // Writes after the migration keep them: an insert, a change in place, a deletion, a row deleted outright.
+    await client.query(
+      `INSERT INTO deskpilot_chat_messages (session_id, id, message, bytes) VALUES ('c-2', 'e', $1, 99)`,
+      [text(1)],
+    );
+    await client.query(`UPDATE deskpilot_chat_messages SET bytes = 5 WHERE id = 'a'`);
+    await client.query(`DELETE FROM deskpilot_chat_messages WHERE id = 'c'`);
+    await client.query(`DELETE FROM deskpilot_chat_sessions WHERE id = 'c-1'`);
+    const later = await sums();
+    expect(later.conversations).toEqual({ 'c-2': 99, 'c-3': Number(after.recount['c-3']) });
+    expect(later.users).toEqual({ 'rep@example.com': 99, 'other@example.com': Number(after.recount['c-3']) });
   }, 60_000);
 
   it('rolls a failing migration back entirely, earlier ones included when they ran in the same call', async () => {

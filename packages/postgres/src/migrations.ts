@@ -352,6 +352,81 @@ const approvalStepUpProvider: Migration = {
   statements: [`ALTER TABLE deskpilot_approvals ADD COLUMN step_up_provider jsonb`],
 };
 
+// Running byte totals for the storage quotas, per conversation and per user, so a quota check reads
+// one row instead of summing a user's whole history. Triggers keep them in the transaction of every
+// write to a message, whichever code path (or an older replica) makes it: an insert adds its size, an
+// update in place its change, a deletion (a tombstone, the retention sweep) takes its sizes off in one
+// update per conversation. A conversation row deleted outright first takes its total off its user's.
+// Locks are taken in one order (a conversation's total, then its user's), so concurrent writes queue
+// and never deadlock. Rows written before migration 3 get their size here, once.
+const chatByteTotals: Migration = {
+  version: 19,
+  name: 'chat byte totals',
+  statements: [
+    `CREATE TABLE deskpilot_chat_conversation_bytes (
+      session_id text PRIMARY KEY REFERENCES deskpilot_chat_sessions (id) ON DELETE CASCADE,
+      bytes bigint NOT NULL
+    )`,
+    `CREATE TABLE deskpilot_chat_user_bytes (
+      user_email text PRIMARY KEY,
+      bytes bigint NOT NULL
+    )`,
+    `UPDATE deskpilot_chat_messages SET bytes = octet_length(message::text) WHERE bytes IS NULL`,
+    `INSERT INTO deskpilot_chat_conversation_bytes (session_id, bytes)
+      SELECT session_id, sum(bytes) FROM deskpilot_chat_messages GROUP BY session_id`,
+    `INSERT INTO deskpilot_chat_user_bytes (user_email, bytes)
+      SELECT s.user_email, sum(c.bytes) FROM deskpilot_chat_conversation_bytes c
+      JOIN deskpilot_chat_sessions s ON s.id = c.session_id GROUP BY s.user_email`,
+    `CREATE FUNCTION deskpilot_chat_count_bytes(conversation text, delta bigint) RETURNS void LANGUAGE sql AS $$
+      WITH counted AS (
+        INSERT INTO deskpilot_chat_conversation_bytes AS total (session_id, bytes) VALUES (conversation, delta)
+        ON CONFLICT (session_id) DO UPDATE SET bytes = total.bytes + excluded.bytes
+        RETURNING session_id
+      )
+      INSERT INTO deskpilot_chat_user_bytes AS total (user_email, bytes)
+      SELECT s.user_email, delta FROM counted JOIN deskpilot_chat_sessions s ON s.id = counted.session_id
+      ON CONFLICT (user_email) DO UPDATE SET bytes = total.bytes + excluded.bytes
+    $$`,
+    `CREATE FUNCTION deskpilot_chat_message_written() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      PERFORM deskpilot_chat_count_bytes(NEW.session_id, coalesce(NEW.bytes, octet_length(NEW.message::text))
+        - CASE WHEN TG_OP = 'UPDATE' THEN coalesce(OLD.bytes, octet_length(OLD.message::text)) ELSE 0 END);
+      RETURN NULL;
+    END $$`,
+    `CREATE TRIGGER deskpilot_chat_message_added AFTER INSERT ON deskpilot_chat_messages
+      FOR EACH ROW EXECUTE FUNCTION deskpilot_chat_message_written()`,
+    `CREATE TRIGGER deskpilot_chat_message_replaced AFTER UPDATE ON deskpilot_chat_messages
+      FOR EACH ROW WHEN (OLD.bytes IS DISTINCT FROM NEW.bytes OR NEW.bytes IS NULL)
+      EXECUTE FUNCTION deskpilot_chat_message_written()`,
+    `CREATE FUNCTION deskpilot_chat_messages_removed() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      WITH gone AS (
+        SELECT session_id, sum(coalesce(bytes, octet_length(message::text))) AS bytes FROM removed GROUP BY session_id
+      ), conversations AS (
+        UPDATE deskpilot_chat_conversation_bytes total SET bytes = total.bytes - gone.bytes
+        FROM gone WHERE total.session_id = gone.session_id
+      ), users AS (
+        SELECT s.user_email, sum(gone.bytes) AS bytes FROM gone JOIN deskpilot_chat_sessions s ON s.id = gone.session_id
+        GROUP BY s.user_email
+      )
+      UPDATE deskpilot_chat_user_bytes total SET bytes = total.bytes - users.bytes
+      FROM users WHERE total.user_email = users.user_email;
+      RETURN NULL;
+    END $$`,
+    `CREATE TRIGGER deskpilot_chat_messages_removed AFTER DELETE ON deskpilot_chat_messages
+      REFERENCING OLD TABLE AS removed FOR EACH STATEMENT EXECUTE FUNCTION deskpilot_chat_messages_removed()`,
+    `CREATE FUNCTION deskpilot_chat_session_removed() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      UPDATE deskpilot_chat_user_bytes total SET bytes = total.bytes - counted.bytes
+      FROM deskpilot_chat_conversation_bytes counted
+      WHERE counted.session_id = OLD.id AND total.user_email = OLD.user_email;
+      RETURN OLD;
+    END $$`,
+    `CREATE TRIGGER deskpilot_chat_session_removed BEFORE DELETE ON deskpilot_chat_sessions
+      FOR EACH ROW EXECUTE FUNCTION deskpilot_chat_session_removed()`,
+  ],
+};
+
 /** Every migration, in order. Append only: a released migration never changes. */
 export const migrations: readonly Migration[] = [
   initialSchema,
@@ -372,4 +447,5 @@ export const migrations: readonly Migration[] = [
   organizations,
   approvalStepUpProvider,
   runningTurns,
+  chatByteTotals,
 ];

@@ -29,12 +29,12 @@ function activeBranchOf(rows: readonly SqlRow[], end: unknown): UIMessage[] {
   return branchTo(tree, tree.activeId);
 }
 
-// The bytes a quota counts: the conversation's ($1), and its user's across conversations ($2).
-// A row written before migration 3 (or by an older replica) has no size yet: measured on the fly.
-const messageBytesSql = (alias: string) => `coalesce(${alias}bytes, octet_length(${alias}message::text))`;
-const conversationBytesSql = `(SELECT coalesce(sum(${messageBytesSql('')}), 0) FROM deskpilot_chat_messages WHERE session_id = $1)`;
+// The bytes a quota counts, the conversation's ($1) and its user's across conversations ($2): running
+// totals that triggers keep in the transaction of every write to a message (migration 19), one row
+// each — never a sum over the user's history.
+const conversationBytesSql = `coalesce((SELECT bytes FROM deskpilot_chat_conversation_bytes WHERE session_id = $1), 0)`;
 const userBytesOfSql = (email: string) =>
-  `(SELECT coalesce(sum(${messageBytesSql('m.')}), 0) FROM deskpilot_chat_messages m JOIN deskpilot_chat_sessions s ON s.id = m.session_id WHERE s.user_email = ${email})`;
+  `coalesce((SELECT bytes FROM deskpilot_chat_user_bytes WHERE user_email = ${email}), 0)`;
 const userBytesSql = userBytesOfSql('$2');
 
 // A write into a conversation first takes a share lock on its row, live (not deleted): a deletion
@@ -100,7 +100,8 @@ const openSessionSql = `WITH created AS (
 // Nothing lands in a deleted conversation: the row lock the update takes orders it after (or before)
 // a deletion, whose own statement deletes the messages.
 const saveTurnSql = `WITH live AS (
-    UPDATE deskpilot_chat_sessions SET last_turn_status = $4, updated_at = $5, version = version + 1
+    UPDATE deskpilot_chat_sessions SET last_turn_status = $4, updated_at = $5, version = version + 1,
+      title = coalesce(title, $6)
     WHERE id = $1 AND deleted_at IS NULL AND active_message_id IS NULL RETURNING id
   ), saved AS (
     INSERT INTO deskpilot_chat_messages (session_id, id, message, bytes, preview)
@@ -241,8 +242,8 @@ interface BranchWrite {
   /** The message the first new one answers: when it is no longer on the active branch, the answer goes right after it. */
   after?: string | undefined;
   quota?: StorageQuota | undefined;
-  /** Also set the last turn's status and activity time (`saveTurn`). */
-  turn?: { lastTurnStatus: string; updatedAt: number };
+  /** Also set the last turn's status and activity time, and a title when it has none (`saveTurn`). */
+  turn?: { lastTurnStatus: string; updatedAt: number; title?: string | undefined };
 }
 
 /**
@@ -313,9 +314,9 @@ async function writeOnBranch(
     await transaction.query(
       `UPDATE deskpilot_chat_sessions SET active_message_id = $2,
          last_turn_status = coalesce($3, last_turn_status), updated_at = coalesce($4, updated_at),
-         version = version + CASE WHEN $3::text IS NULL THEN 0 ELSE 1 END
+         version = version + CASE WHEN $3::text IS NULL THEN 0 ELSE 1 END, title = coalesce(title, $5)
        WHERE id = $1`,
-      [sessionId, end, turn?.lastTurnStatus ?? null, turn?.updatedAt ?? null],
+      [sessionId, end, turn?.lastTurnStatus ?? null, turn?.updatedAt ?? null, turn?.title ?? null],
     );
     return result ?? { added: true };
   });
@@ -570,11 +571,21 @@ export function createPostgresChatStore(client: SqlClient): ChatStore {
         JSON.stringify(message),
         update.lastTurnStatus,
         update.updatedAt,
+        update.title ?? null,
       ]);
       if (rows.length === 0)
         await unlessDeleted(sessionId, () => writeOnBranch(client, sessionId, [message], { turn: update, after }));
     },
     getSession,
+    async storedBytes(owner) {
+      const { rows } = await client.query(
+        'sessionId' in owner
+          ? 'SELECT bytes FROM deskpilot_chat_conversation_bytes WHERE session_id = $1'
+          : 'SELECT bytes FROM deskpilot_chat_user_bytes WHERE user_email = $1',
+        ['sessionId' in owner ? owner.sessionId : owner.userEmail],
+      );
+      return Number(rows[0]?.bytes ?? 0);
+    },
     async updateSession(id, update) {
       // One statement computes the new notes from the stored ones (removals, then the keys set), so
       // concurrent turns serialise on the row lock and none loses another's notes. The size check

@@ -32,6 +32,8 @@ const tables = [
   'deskpilot_users',
   'deskpilot_chat_messages',
   'deskpilot_running_turns',
+  'deskpilot_chat_conversation_bytes',
+  'deskpilot_chat_user_bytes',
   'deskpilot_chat_sessions',
   'deskpilot_approvals',
   'deskpilot_account_tokens',

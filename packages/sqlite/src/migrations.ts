@@ -315,4 +315,47 @@ export const sqliteMigrations: readonly SqliteMigration[] = [
       ) STRICT;
     `,
   },
+  {
+    version: 17,
+    name: 'chat byte totals',
+    // Running byte totals for the storage quotas, per conversation and per user, kept by triggers in
+    // the transaction of every write to a message: a quota check reads one row, never the user's whole
+    // history. A conversation row deleted outright takes its messages first, so their sizes come off.
+    sql: `
+      CREATE TABLE deskpilot_chat_conversation_bytes (
+        session_id TEXT PRIMARY KEY REFERENCES deskpilot_chat_sessions (id) ON DELETE CASCADE,
+        bytes INTEGER NOT NULL
+      ) STRICT;
+      CREATE TABLE deskpilot_chat_user_bytes (
+        user_email TEXT PRIMARY KEY,
+        bytes INTEGER NOT NULL
+      ) STRICT;
+      INSERT INTO deskpilot_chat_conversation_bytes (session_id, bytes)
+        SELECT session_id, sum(bytes) FROM deskpilot_chat_messages GROUP BY session_id;
+      INSERT INTO deskpilot_chat_user_bytes (user_email, bytes)
+        SELECT s.user_email, sum(c.bytes) FROM deskpilot_chat_conversation_bytes c
+        JOIN deskpilot_chat_sessions s ON s.id = c.session_id GROUP BY s.user_email;
+      CREATE TRIGGER deskpilot_chat_message_added AFTER INSERT ON deskpilot_chat_messages BEGIN
+        INSERT INTO deskpilot_chat_conversation_bytes (session_id, bytes) VALUES (NEW.session_id, NEW.bytes)
+          ON CONFLICT (session_id) DO UPDATE SET bytes = bytes + excluded.bytes;
+        INSERT INTO deskpilot_chat_user_bytes (user_email, bytes)
+          SELECT user_email, NEW.bytes FROM deskpilot_chat_sessions WHERE id = NEW.session_id
+          ON CONFLICT (user_email) DO UPDATE SET bytes = bytes + excluded.bytes;
+      END;
+      CREATE TRIGGER deskpilot_chat_message_replaced AFTER UPDATE OF bytes ON deskpilot_chat_messages
+      WHEN OLD.bytes IS NOT NEW.bytes BEGIN
+        UPDATE deskpilot_chat_conversation_bytes SET bytes = bytes + NEW.bytes - OLD.bytes WHERE session_id = NEW.session_id;
+        UPDATE deskpilot_chat_user_bytes SET bytes = bytes + NEW.bytes - OLD.bytes
+          WHERE user_email = (SELECT user_email FROM deskpilot_chat_sessions WHERE id = NEW.session_id);
+      END;
+      CREATE TRIGGER deskpilot_chat_message_removed AFTER DELETE ON deskpilot_chat_messages BEGIN
+        UPDATE deskpilot_chat_conversation_bytes SET bytes = bytes - OLD.bytes WHERE session_id = OLD.session_id;
+        UPDATE deskpilot_chat_user_bytes SET bytes = bytes - OLD.bytes
+          WHERE user_email = (SELECT user_email FROM deskpilot_chat_sessions WHERE id = OLD.session_id);
+      END;
+      CREATE TRIGGER deskpilot_chat_session_removed BEFORE DELETE ON deskpilot_chat_sessions BEGIN
+        DELETE FROM deskpilot_chat_messages WHERE session_id = OLD.id;
+      END;
+    `,
+  },
 ];

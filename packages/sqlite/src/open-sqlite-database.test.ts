@@ -143,6 +143,42 @@ describe('openSqliteDatabase', () => {
     );
   });
 
+  it('gives conversations stored before the byte totals (schema 17) their totals, and the triggers keep them after', async () => {
+    const file = join(directory(), 'deskpilot.sqlite');
+    const raw = new DatabaseSync(file);
+    for (const migration of sqliteMigrations.filter((each) => each.version < 17)) raw.exec(migration.sql);
+    raw.exec('PRAGMA user_version = 16');
+    const insertSession = raw.prepare(
+      `INSERT INTO deskpilot_chat_sessions (id, user_email, project_key, working_memory, created_at, updated_at, version)
+       VALUES (?, ?, 'acme-b2c', '{}', 1, 1, 1)`,
+    );
+    insertSession.run('c-1', 'rep@example.com');
+    insertSession.run('c-2', 'rep@example.com');
+    insertSession.run('c-3', 'other@example.com');
+    const insertMessage = raw.prepare(
+      `INSERT INTO deskpilot_chat_messages (session_id, id, message, bytes, preview) VALUES (?, ?, '{}', ?, '')`,
+    );
+    insertMessage.run('c-1', 'a', 10);
+    insertMessage.run('c-1', 'b', 200);
+    insertMessage.run('c-2', 'c', 3_000);
+    insertMessage.run('c-3', 'd', 7);
+    raw.close();
+
+    const database = await openSqliteDatabase({ file });
+    onTestFinished(() => database.close());
+    const { chatStore } = createSqliteStores(database);
+    const totals = async () => ({
+      conversations: await Promise.all(['c-1', 'c-2', 'c-3'].map((sessionId) => chatStore.storedBytes!({ sessionId }))),
+      users: await Promise.all(
+        ['rep@example.com', 'other@example.com'].map((userEmail) => chatStore.storedBytes!({ userEmail })),
+      ),
+    });
+    expect(await totals()).toEqual({ conversations: [210, 3_000, 7], users: [3_210, 7] });
+    // A conversation row deleted outright (not a tombstone) takes its messages' sizes off its user's.
+    database.run(() => database.statement('DELETE FROM deskpilot_chat_sessions WHERE id = ?').run('c-1'));
+    expect(await totals()).toEqual({ conversations: [0, 3_000, 7], users: [3_000, 7] });
+  });
+
   it('says which file cannot be opened, and why', async () => {
     const blocker = join(directory(), 'a-file');
     writeFileSync(blocker, '');

@@ -119,10 +119,11 @@ function addIn(
   const text = JSON.stringify(message);
   const bytes = Buffer.byteLength(text);
   if (quota) {
+    // Running totals, kept by triggers with every write to a message (schema 17): one row each.
     const stored = sql(
-      `SELECT (SELECT coalesce(sum(bytes), 0) FROM deskpilot_chat_messages WHERE session_id = ?1) AS conversation,
-         (SELECT coalesce(sum(m.bytes), 0) FROM deskpilot_chat_messages m JOIN deskpilot_chat_sessions s ON s.id = m.session_id
-          WHERE s.user_email = (SELECT user_email FROM deskpilot_chat_sessions WHERE id = ?1)) AS user`,
+      `SELECT coalesce((SELECT bytes FROM deskpilot_chat_conversation_bytes WHERE session_id = ?1), 0) AS conversation,
+         coalesce((SELECT bytes FROM deskpilot_chat_user_bytes
+          WHERE user_email = (SELECT user_email FROM deskpilot_chat_sessions WHERE id = ?1)), 0) AS user`,
     ).get(sessionId)!;
     if (Number(stored.conversation) + bytes > quota.conversationBytes)
       return { added: false, quotaExceeded: 'conversationBytes' };
@@ -348,11 +349,24 @@ export function createSqliteChatStore(database: SqliteDatabase): ChatStore {
         // An answer saved off the branch shown (its question was edited away) is not the conversation's status.
         if (!upsert(sessionId, message, after)) return;
         sql(
-          'UPDATE deskpilot_chat_sessions SET last_turn_status = ?, updated_at = ?, version = version + 1 WHERE id = ?',
-        ).run(update.lastTurnStatus, update.updatedAt, sessionId);
+          `UPDATE deskpilot_chat_sessions SET last_turn_status = ?, updated_at = ?, version = version + 1,
+             title = coalesce(title, ?) WHERE id = ?`,
+        ).run(update.lastTurnStatus, update.updatedAt, update.title ?? null, sessionId);
       });
     },
     getSession,
+    async storedBytes(owner) {
+      const key = 'sessionId' in owner ? owner.sessionId : owner.userEmail;
+      if (!canBeStored(key)) return 0;
+      const row = database.run(() =>
+        sql(
+          'sessionId' in owner
+            ? 'SELECT bytes FROM deskpilot_chat_conversation_bytes WHERE session_id = ?'
+            : 'SELECT bytes FROM deskpilot_chat_user_bytes WHERE user_email = ?',
+        ).get(key),
+      );
+      return Number(row?.bytes ?? 0);
+    },
     async updateSession(id, update) {
       if (!canBeStored(id)) return { ok: false, reason: 'not_found' };
       return database.transaction(() => {

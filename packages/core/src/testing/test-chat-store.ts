@@ -2,6 +2,7 @@ import type { UIMessage } from 'ai';
 import { describe, expect, it } from 'vitest';
 import type { ChatStore } from '../chat/conversation/chat-store.js';
 import { testChatBranches } from './test-chat-branches.js';
+import { testChatByteTotals } from './test-chat-byte-totals.js';
 import { testChatConversations } from './test-chat-conversations.js';
 
 type SessionInit = Parameters<ChatStore['getOrCreateSession']>[0];
@@ -606,4 +607,5 @@ export function testChatStore(make: () => ChatStore | Promise<ChatStore>): void 
   });
   testChatConversations(make);
   testChatBranches(make);
+  testChatByteTotals(make);
 }

@@ -127,6 +127,14 @@ export type AddMessageResult =
   | { added: false; existing: UIMessage; quotaExceeded?: undefined }
   | { added: false; existing?: undefined; quotaExceeded: keyof StorageQuota };
 
+/** What `saveTurn` records on the conversation with the answer. */
+export interface TurnUpdate {
+  lastTurnStatus: TurnStatus;
+  updatedAt: number;
+  /** A title for a conversation that has none yet (the first words of its first exchange); a title it has stays. */
+  title?: string | undefined;
+}
+
 /**
  * Storage port for conversations. Data in, data out; create-if-new is race-safe and every update is
  * atomic in the store (no read-modify-write in the caller, so contention cannot lose a change). Run
@@ -215,14 +223,17 @@ export interface ChatStore {
   /**
    * Optional, one atomic write where the store can: `upsertMessages(sessionId, [message], after)` and
    * `updateSession(sessionId, { lastTurnStatus, updatedAt })` together — both or neither. Without it the
-   * handler makes the two calls in that order. A deleted conversation takes neither.
+   * handler makes the two calls in that order. A deleted conversation takes neither. With `title`,
+   * the same write names a conversation that has no title yet (`updateConversation` with
+   * `onlyIfUntitled`: a rename always wins).
    */
-  saveTurn?(
-    sessionId: string,
-    message: UIMessage,
-    update: { lastTurnStatus: TurnStatus; updatedAt: number },
-    after?: string,
-  ): Promise<void>;
+  saveTurn?(sessionId: string, message: UIMessage, update: TurnUpdate, after?: string): Promise<void>;
+  /**
+   * Optional: the bytes the storage quotas count for a conversation (every branch of it) or for a user
+   * (every conversation of theirs, in any project). Running totals kept in the write of every message,
+   * so this reads one figure, and so does a quota check, however much is stored.
+   */
+  storedBytes?(owner: { sessionId: string } | { userEmail: string }): Promise<number>;
   /**
    * Optional, with {@link clearRunningTurn} and {@link abortRunningTurns}: records that turn `turnId`
    * of a conversation runs now (a later turn's mark takes its place). What lets a process that

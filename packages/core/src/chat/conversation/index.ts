@@ -11,6 +11,7 @@ export type {
   OpenSessionResult,
   StorageQuota,
   TurnStatus,
+  TurnUpdate,
   WorkingMemory,
   WorkingMemoryChange,
 } from './chat-store.js';

@@ -70,6 +70,10 @@ function createSizeLedger(ownerOf: (sessionId: string) => string | undefined) {
       sizes.delete(sessionId);
       conversationBytes.delete(sessionId);
     },
+    /** What a conversation or a user has stored. */
+    of(owner: { sessionId: string } | { userEmail: string }): number {
+      return ('sessionId' in owner ? conversationBytes.get(owner.sessionId) : userBytes.get(owner.userEmail)) ?? 0;
+    },
     /** The quota a new message of `bytes` would pass, if any. */
     exceeded(sessionId: string, bytes: number, quota: StorageQuota | undefined): keyof StorageQuota | undefined {
       if (!quota) return undefined;
@@ -289,6 +293,7 @@ export function createMemoryChatStore(): MemoryChatStore {
     ...runningTurnMethods(sessions),
     ...conversationMethods(sessions, messagesBySession, sizes, branches),
     ...branchMethods(sessions, messagesBySession, branches),
+    storedBytes: async (owner) => sizes.of(owner),
     async getOrCreateSession(init) {
       // No await between the check and the write: concurrent calls cannot both create.
       const existing = sessions.get(init.id);
@@ -317,6 +322,7 @@ export function createMemoryChatStore(): MemoryChatStore {
           lastTurnStatus: update.lastTurnStatus,
           updatedAt: update.updatedAt,
           version: session.version + 1,
+          title: session.title ?? update.title ?? null,
         });
     },
     async getSession(id) {

@@ -32,7 +32,7 @@ import { startUserTurn, storedUserMessage } from './start-user-turn.js';
 import type { ModelCallOptions } from '../tool-loop/run-tool-loop.js';
 import { sourcedTools } from './sourced-tools.js';
 import { streamAssistantTurn } from './stream-assistant-turn.js';
-import { titleConversation, type ConversationTitleOptions } from './title-conversation.js';
+import { textOf, titleConversation, titleFromText, type ConversationTitleOptions } from './title-conversation.js';
 import type { TokenBudget, TokenHold } from './token-budget.js';
 
 /** What the chat routes run on: the handler's options, normalised once when it is created. */
@@ -319,7 +319,7 @@ async function runTurn(
     turn.settle();
     return replayWithoutModel(started.messageId, started.chunks, admitted.headers);
   }
-  const afterSaved = afterSavedOf(deps, session, started.history, turn.cut.signal);
+  const { title, afterSaved } = afterSavedOf(deps, session, started.history, turn.cut.signal);
   const approvedToolNames = approvedToolNamesOf(started.history, started.approvedCalls);
   // Approved calls of a source's tools: their systems are asked now, even in a pause after a failure.
   const refresh = approvedToolNames.filter((name) => !Object.hasOwn(deps.toolSet.catalogue, name));
@@ -369,6 +369,7 @@ async function runTurn(
       headers: admitted.headers,
       cut: turn.cut.signal,
       afterSaved: async (message) => (await clearRunning(deps, session.id, turnId), afterSaved(message)),
+      title,
       onSettled: turn.settle,
       now: deps.now,
       onError: deps.onError,
@@ -402,24 +403,29 @@ function approvedToolNamesOf(history: ChatMessage[], approvedCalls: ReadonlyMap<
   return parts.flatMap((part) => (isToolUIPart(part) && approvedCalls.has(part.toolCallId) ? [getToolName(part)] : []));
 }
 
-/** What runs once an answer is saved: its hidden cards settled, and a new conversation's title. */
+/**
+ * A new conversation's title and what runs once its answer is saved (hidden cards settled). Without a
+ * title model the title is the question's first words, saved in the answer's own write; a model's
+ * title is one call after the answer, off its path.
+ */
 function afterSavedOf(
   deps: ChatRouteDependencies,
   session: ChatSessionRecord,
   history: ChatMessage[],
   signal: AbortSignal,
-) {
+): { title: string | undefined; afterSaved: (answer: ChatMessage) => Promise<void> } {
   const titles = deps.titles;
   // The first exchange of a conversation with no title yet (a retry of it included) names it.
   const question = history.length === 1 ? history[0] : undefined;
-  const title =
-    titles && session.title === null && question?.role === 'user'
+  const untitled = titles && session.title === null && question?.role === 'user' ? question : undefined;
+  const byModel =
+    untitled && titles && titles.model
       ? (answer: ChatMessage) =>
           titleConversation({
             ...titles,
             store: deps.store,
             sessionId: session.id,
-            question,
+            question: untitled,
             answer,
             signal,
             onError: deps.onError,
@@ -432,9 +438,13 @@ function afterSavedOf(
               : {}),
           })
       : undefined;
-  return async (answer: ChatMessage) => {
-    await settleHiddenCards(deps, session.id, answer).catch(deps.onError);
-    await title?.(answer);
+  const title = untitled && !byModel ? (titleFromText(textOf(untitled)) ?? undefined) : undefined;
+  return {
+    title,
+    afterSaved: async (answer: ChatMessage) => {
+      await settleHiddenCards(deps, session.id, answer).catch(deps.onError);
+      await byModel?.(answer);
+    },
   };
 }
 

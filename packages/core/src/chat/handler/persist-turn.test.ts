@@ -47,6 +47,20 @@ describe('persistTurn', () => {
     expect((await store.getSession('s1'))?.lastTurnStatus).toBe('complete');
   });
 
+  it('names an untitled conversation with the answer: in the same write with saveTurn, after the status without; a title it has stays', async () => {
+    for (const withSaveTurn of [true, false]) {
+      const store = await setup();
+      if (!withSaveTurn) delete store.saveTurn;
+      else store.updateConversation = async () => expect.unreachable('the title goes with the answer');
+      const save = (title: string) =>
+        persistTurn({ store, sessionId: 's1', message: answer, status: 'complete', title, now: () => 5 });
+      expect(await save('Where is ORD-1001?')).toEqual({ kind: 'saved' });
+      expect(await store.getSession('s1')).toMatchObject({ title: 'Where is ORD-1001?', lastTurnStatus: 'complete' });
+      expect(await save('Another title')).toEqual({ kind: 'saved' });
+      expect((await store.getSession('s1'))?.title).toBe('Where is ORD-1001?');
+    }
+  });
+
   it('saves the answer and the status in one write where the store can', async () => {
     const store = await setup();
     const calls: string[] = [];

@@ -29,6 +29,8 @@ export interface PersistTurnOptions {
   status: TurnStatus;
   /** The message the answer follows (its question, or the last message it was answered from). */
   after?: string | undefined;
+  /** A title for the conversation when it has none yet, saved with the answer (in the same write where the store has `saveTurn`). */
+  title?: string | undefined;
   now: () => number;
   /** Waits between save attempts. @default [50, 250, 1000] */
   retryDelaysMs?: readonly number[];
@@ -42,8 +44,8 @@ export type PersistTurnResult =
   { kind: 'saved' } | { kind: 'status_unsaved'; error: unknown } | { kind: 'unsaved'; error: unknown };
 
 /**
- * Saves the assistant's answer with its status, and the conversation's last turn status: in one
- * write where the store has `saveTurn`, otherwise the answer first. Retried through a brief store outage.
+ * Saves the assistant's answer with its status, and the conversation's last turn status (and title,
+ * when given): in one write where the store has `saveTurn`, otherwise the answer first. Retried through a brief store outage.
  */
 export async function persistTurn(options: PersistTurnOptions): Promise<PersistTurnResult> {
   const { store, sessionId, status } = options;
@@ -54,7 +56,13 @@ export async function persistTurn(options: PersistTurnOptions): Promise<PersistT
   if (store.saveTurn) {
     try {
       await withRetries(
-        () => store.saveTurn!(sessionId, message, { lastTurnStatus: status, updatedAt: options.now() }, options.after),
+        () =>
+          store.saveTurn!(
+            sessionId,
+            message,
+            { lastTurnStatus: status, updatedAt: options.now(), title: options.title },
+            options.after,
+          ),
         retries,
       );
       return { kind: 'saved' };
@@ -72,6 +80,9 @@ export async function persistTurn(options: PersistTurnOptions): Promise<PersistT
   }
   try {
     await saveStatus(status);
+    const { title } = options;
+    if (title !== undefined)
+      await withRetries(() => store.updateConversation(sessionId, { title, onlyIfUntitled: true }), retries);
     return { kind: 'saved' };
   } catch (error) {
     return { kind: 'status_unsaved', error };

@@ -52,6 +52,8 @@ export interface StreamAssistantTurnOptions {
    * the turn settles when it is done. Must not throw.
    */
   afterSaved?: ((message: ChatMessage) => Promise<void>) | undefined;
+  /** A title saved with the answer, for a conversation that has none yet. */
+  title?: string | undefined;
   /** Called once the turn is saved (and `afterSaved` is done), or once saving it failed. */
   onSettled: () => void;
   now: () => number;
@@ -129,6 +131,7 @@ export async function streamAssistantTurn(options: StreamAssistantTurnOptions): 
       message,
       status,
       after: history.at(-1)?.id,
+      title: options.title,
       now: options.now,
     });
     // An unsaved answer: the client is told (below, before `finish`).
