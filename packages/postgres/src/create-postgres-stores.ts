@@ -39,9 +39,9 @@ export interface PostgresStoresOptions {
   passwordHash?: PasswordHashOptions;
   /** Clock for the session cache's expiry check. @default Date.now */
   now?: () => number;
-  /** Most sessions whose idle expiry one statement renews. @default 500 */
+  /** Most sessions whose idle expiry one statement renews. @default 5000 */
   maxRenewBatch?: number;
-  /** How long session renewals are gathered before they are written (reads never wait). @default 10 */
+  /** How long session renewals are gathered before they are written (reads never wait). @default 200 */
   renewWindowMs?: number;
 }
 

@@ -24,7 +24,7 @@ function recording(client: SqlClient) {
   return { client: recorded, take: () => [statements, (statements = [])][0]! };
 }
 
-// Past the renewal window (10 ms) and the statement it sends.
+// Past the renewal window (10 ms here, not the default 200) and the statement it sends.
 const nextTurn = () => new Promise((resolve) => setTimeout(resolve, 100));
 
 /** Signs `count` sessions of alice in, on a fresh database; the service, its clock and the cookies. */
@@ -35,7 +35,7 @@ async function signedIn(
   onRenewError?: (error: unknown) => void,
 ) {
   await database.reset();
-  const stores = createPostgresStores(client, { passwordHash });
+  const stores = createPostgresStores(client, { passwordHash, renewWindowMs: 10 });
   for (const user of demoUsers) await stores.userDirectory.addUser(user);
   const clock = createFakeClock(Date.UTC(2026, 0, 1));
   const service = createSessionService({
@@ -88,7 +88,7 @@ for (const backend of testBackends) {
     it('resolves a session with one statement per request, renewing at most once a minute', async () => {
       await database.reset();
       const { client, take } = recording(database.client);
-      const stores = createPostgresStores(client, { passwordHash });
+      const stores = createPostgresStores(client, { passwordHash, renewWindowMs: 10 });
       for (const user of demoUsers) await stores.userDirectory.addUser(user);
       const clock = createFakeClock(Date.UTC(2026, 0, 1));
       const service = createSessionService({

@@ -15,9 +15,9 @@ export interface PostgresSessionStoreOptions {
   cache?: boolean | ReadCacheOptions;
   /** Clock for the cache's expiry check, in epoch milliseconds. @default Date.now */
   now?: () => number;
-  /** Most sessions renewed by one statement. @default 500 */
+  /** Most sessions renewed by one statement. @default 5000 */
   maxRenewBatch?: number;
-  /** How long renewals are gathered before they are written (reads never wait for them); 0: until the end of the event-loop turn. @default 10 */
+  /** How long renewals are gathered before they are written (reads never wait for them); 0: until the end of the event-loop turn. @default 200 */
   renewWindowMs?: number;
 }
 
@@ -88,8 +88,8 @@ export function createPostgresSessionStore(client: SqlClient, options: PostgresS
   };
 
   const renew = createRenewalBatcher(
-    options.maxRenewBatch ?? 500,
-    options.renewWindowMs ?? 10,
+    options.maxRenewBatch ?? 5_000,
+    options.renewWindowMs ?? 200,
     async (ids, idleExpiries) => {
       await cache.write(
         ids,
