@@ -58,16 +58,54 @@ export const resumeOverflowText =
 export interface MemoryResumableStreamsOptions {
   /**
    * Bytes kept per running answer. Past it the answer is no longer resumable: later reconnects get
-   * nothing (204), pages already re-attached get an `error` part, and the answer itself goes on.
+   * nothing (204), pages already re-attached get an `error` part, and the answer itself goes on. What a
+   * running answer holds is its bytes, in a few blocks (at most half of them unused).
    * @default 1048576 (1 MiB)
    */
   maxBytes?: number;
 }
 
+/** The first block of a recording; each next one is as large as what is recorded so far, up to the last size. */
+const firstBlockBytes = 4 * 1024;
+const largestBlockBytes = 64 * 1024;
+
+/**
+ * A running answer's bytes, copied into a few blocks as they are written: one buffer per SSE event
+ * (thousands in a long answer, each with its own backing store) would outlive its write and cost
+ * several times the bytes it holds.
+ */
 interface Recording {
-  chunks: Uint8Array[];
+  /** The blocks filled before the current one, each cut to what it holds. */
+  filled: Uint8Array[];
+  block: Uint8Array | undefined;
+  /** Bytes of `block` in use. */
+  used: number;
   bytes: number;
   listeners: Set<ReadableStreamDefaultController<Uint8Array>>;
+}
+
+/** Copies `bytes` to the end of `recording`, starting a block when the current one is full. */
+function append(recording: Recording, bytes: Uint8Array): void {
+  let block = recording.block;
+  if (!block || recording.used + bytes.byteLength > block.byteLength) {
+    if (block) recording.filled.push(block.subarray(0, recording.used));
+    const size = Math.min(largestBlockBytes, Math.max(firstBlockBytes, recording.bytes));
+    block = recording.block = new Uint8Array(Math.max(size, bytes.byteLength));
+    recording.used = 0;
+  }
+  block.set(bytes, recording.used);
+  recording.used += bytes.byteLength;
+}
+
+/** Everything recorded so far, as one chunk (a copy: the recording goes on). */
+function recorded(recording: Recording): Uint8Array {
+  const all = new Uint8Array(recording.bytes);
+  let offset = 0;
+  for (const part of [...recording.filled, recording.block?.subarray(0, recording.used) ?? new Uint8Array()]) {
+    all.set(part, offset);
+    offset += part.byteLength;
+  }
+  return all;
 }
 
 /**
@@ -94,12 +132,13 @@ export function createMemoryResumableStreams(options: MemoryResumableStreamsOpti
       }
     }
     recording.listeners.clear();
-    recording.chunks = [];
+    recording.filled = [];
+    recording.block = undefined;
     if (running.get(key) === recording) running.delete(key);
   };
   return {
     async record(key) {
-      const recording: Recording = { chunks: [], bytes: 0, listeners: new Set() };
+      const recording: Recording = { filled: [], block: undefined, used: 0, bytes: 0, listeners: new Set() };
       const previous = running.get(key);
       if (previous) finish(key, previous);
       running.set(key, recording);
@@ -107,12 +146,12 @@ export function createMemoryResumableStreams(options: MemoryResumableStreamsOpti
       return {
         write(bytes) {
           if (!open) return;
-          recording.bytes += bytes.byteLength;
-          if (recording.bytes > maxBytes) {
+          if (recording.bytes + bytes.byteLength > maxBytes) {
             open = false;
             return finish(key, recording, resumeOverflowText);
           }
-          recording.chunks.push(bytes);
+          append(recording, bytes);
+          recording.bytes += bytes.byteLength;
           for (const listener of recording.listeners) listener.enqueue(bytes);
         },
         close() {
@@ -134,7 +173,7 @@ export function createMemoryResumableStreams(options: MemoryResumableStreamsOpti
       return new ReadableStream<Uint8Array>({
         start(controller) {
           self = controller;
-          for (const chunk of recording.chunks) controller.enqueue(chunk);
+          if (recording.bytes > 0) controller.enqueue(recorded(recording));
           recording.listeners.add(controller);
         },
         cancel() {
