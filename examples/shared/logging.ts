@@ -111,6 +111,17 @@ const safeRequestId = /^[A-Za-z0-9._:-]{1,128}$/;
 /** Paths answered for probes and scrapes: logged at `debug`, so a probe every few seconds does not drown the log. */
 const probePaths = new Set(['/healthz', '/readyz', '/metrics']);
 
+/**
+ * The level of a request's line: `error` for a 5xx; `debug` for a probe and for a read that succeeded
+ * (`GET`/`HEAD` below 400: `GET /sessions/current` before every proxied call, a page's assets), which
+ * would otherwise cost more than the read itself; `info` for every write and every refusal.
+ */
+function levelOf(method: string | undefined, path: string, status: number): 'error' | 'debug' | 'info' {
+  if (status >= 500) return 'error';
+  if (probePaths.has(path) || (status < 400 && (method === 'GET' || method === 'HEAD'))) return 'debug';
+  return 'info';
+}
+
 /** The path of a request, without its query (which may carry anything a client typed). */
 function pathOf(req: IncomingMessage): string {
   const url = req.url ?? '/';
@@ -120,7 +131,8 @@ function pathOf(req: IncomingMessage): string {
 
 /**
  * Express middleware: one line per request when its response ends — method, path, status, duration and
- * request id; never a header, a cookie or a body. The request id is the client's `X-Request-Id` when it
+ * request id; never a header, a cookie or a body. Successful reads and probes are `debug` lines
+ * (`LOG_LEVEL=debug` shows them); writes and refusals `info`, server errors `error`. The request id is the client's `X-Request-Id` when it
  * is a safe token, a new UUID otherwise; it is set on the response and on the request's headers, so
  * the proxies that forward this request pass it on, and every line written while serving the request
  * carries it. (What pino-http does, without a child logger and serialisers per request.)
@@ -139,6 +151,9 @@ export function requestLogging(logger: Logger) {
     const request = { method: req.method, path: pathOf(req) };
     res.once('close', () => {
       const status = res.statusCode;
+      const level = levelOf(request.method, request.path, status);
+      // Nothing is built for a line the level leaves out.
+      if (!logger.isLevelEnabled(level)) return;
       const line = {
         requestId,
         req: request,
@@ -146,9 +161,7 @@ export function requestLogging(logger: Logger) {
         durationMs: Math.round(performance.now() - started),
         ...(res.writableFinished ? {} : { clientLeft: true }),
       };
-      if (status >= 500) logger.error(line, 'request failed');
-      else if (probePaths.has(request.path)) logger.debug(line, 'request completed');
-      else logger.info(line, 'request completed');
+      logger[level](line, level === 'error' ? 'request failed' : 'request completed');
     });
     currentRequest.run(requestId, next);
   };

@@ -9,7 +9,12 @@ const passwords = { right: 'alice-demo-password', wrong: 'Wr0ng-password-never-l
 // The whole platform as `npm start` runs it (grants on), driven over HTTP the way the page drives it.
 let platform: Platform;
 beforeAll(async () => {
-  platform = await startPlatform({ CHAT_CONTEXT_SECRET: secret, METRICS: '1' }, { METRICS: '1' });
+  // At debug: the reads (the session lookup behind each proxied call) are debug lines, and every line
+  // must hold no secret.
+  platform = await startPlatform(
+    { CHAT_CONTEXT_SECRET: secret, METRICS: '1', LOG_LEVEL: 'debug' },
+    { METRICS: '1', LOG_LEVEL: 'debug' },
+  );
 }, 60_000);
 afterAll(() => platform?.close());
 
