@@ -138,6 +138,30 @@ describe.skipIf(!databaseUrl)(`migrate ${onPostgres}`, () => {
     expect(await migrate(first)).toEqual({ applied: [], version: latest });
   });
 
+  it('counts a message written from a session whose search_path names another schema, and empties the totals on TRUNCATE', async () => {
+    const schema = await openTestSchema();
+    schemas.push(schema);
+    // The search_path of a psql session or a restore: not the schema's.
+    const other = fromPgPool(schema.pool({ options: '-c search_path=public' }));
+    await other.query(
+      `INSERT INTO ${schema.schema}.deskpilot_chat_sessions (id, user_email, project_key, created_at, updated_at, version)
+       VALUES ('c-1', 'rep@example.com', 'acme-b2c', 1, 1, 1)`,
+    );
+    await other.query(
+      `INSERT INTO ${schema.schema}.deskpilot_chat_messages (session_id, id, message, bytes) VALUES ('c-1', 'a', '{}', 40)`,
+    );
+    const totals = async () =>
+      (
+        await schema.client.query(
+          `SELECT (SELECT bytes FROM deskpilot_chat_conversation_bytes WHERE session_id = 'c-1') AS conversation,
+             (SELECT bytes FROM deskpilot_chat_user_bytes WHERE user_email = 'rep@example.com') AS user`,
+        )
+      ).rows[0];
+    expect(await totals()).toEqual({ conversation: 40, user: 40 });
+    await other.query(`TRUNCATE ${schema.schema}.deskpilot_chat_messages`);
+    expect(await totals()).toEqual({ conversation: null, user: null });
+  });
+
   it('rolls a failing migration back entirely', async () => {
     const schema = await openTestSchema({ migrate: false });
     schemas.push(schema);

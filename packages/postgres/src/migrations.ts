@@ -355,14 +355,19 @@ const approvalStepUpProvider: Migration = {
 // Running byte totals for the storage quotas, per conversation and per user, so a quota check reads
 // one row instead of summing a user's whole history. Triggers keep them in the transaction of every
 // write to a message, whichever code path (or an older replica) makes it: an insert adds its size, an
-// update in place its change, a deletion (a tombstone, the retention sweep) takes its sizes off in one
-// update per conversation. A conversation row deleted outright first takes its total off its user's.
-// Locks are taken in one order (a conversation's total, then its user's), so concurrent writes queue
-// and never deadlock. Rows written before migration 3 get their size here, once.
+// update in place its change, a deletion (a tombstone, the retention sweep) takes its sizes off, one
+// update per conversation and per user. A conversation row deleted outright first deletes its
+// messages. Every path takes the totals' row locks in one order — the conversation's row first (the
+// writers hold it already), then its total, then its user's — so concurrent writes queue and the
+// store's own writes never deadlock. The functions keep the search_path of the migration, so a
+// statement run from another schema's session counts in this one. The messages table is locked
+// against writes first: a message an older replica stores while the totals are computed would be
+// counted by neither. Rows written before migration 3 get their size here, once.
 const chatByteTotals: Migration = {
   version: 19,
   name: 'chat byte totals',
   statements: [
+    `LOCK TABLE deskpilot_chat_messages IN SHARE ROW EXCLUSIVE MODE`,
     `CREATE TABLE deskpilot_chat_conversation_bytes (
       session_id text PRIMARY KEY REFERENCES deskpilot_chat_sessions (id) ON DELETE CASCADE,
       bytes bigint NOT NULL
@@ -377,7 +382,8 @@ const chatByteTotals: Migration = {
     `INSERT INTO deskpilot_chat_user_bytes (user_email, bytes)
       SELECT s.user_email, sum(c.bytes) FROM deskpilot_chat_conversation_bytes c
       JOIN deskpilot_chat_sessions s ON s.id = c.session_id GROUP BY s.user_email`,
-    `CREATE FUNCTION deskpilot_chat_count_bytes(conversation text, delta bigint) RETURNS void LANGUAGE sql AS $$
+    `CREATE FUNCTION deskpilot_chat_count_bytes(conversation text, delta bigint) RETURNS void LANGUAGE sql
+    SET search_path FROM CURRENT AS $$
       WITH counted AS (
         INSERT INTO deskpilot_chat_conversation_bytes AS total (session_id, bytes) VALUES (conversation, delta)
         ON CONFLICT (session_id) DO UPDATE SET bytes = total.bytes + excluded.bytes
@@ -387,7 +393,8 @@ const chatByteTotals: Migration = {
       SELECT s.user_email, delta FROM counted JOIN deskpilot_chat_sessions s ON s.id = counted.session_id
       ON CONFLICT (user_email) DO UPDATE SET bytes = total.bytes + excluded.bytes
     $$`,
-    `CREATE FUNCTION deskpilot_chat_message_written() RETURNS trigger LANGUAGE plpgsql AS $$
+    `CREATE FUNCTION deskpilot_chat_message_written() RETURNS trigger LANGUAGE plpgsql
+    SET search_path FROM CURRENT AS $$
     BEGIN
       PERFORM deskpilot_chat_count_bytes(NEW.session_id, coalesce(NEW.bytes, octet_length(NEW.message::text))
         - CASE WHEN TG_OP = 'UPDATE' THEN coalesce(OLD.bytes, octet_length(OLD.message::text)) ELSE 0 END);
@@ -398,16 +405,18 @@ const chatByteTotals: Migration = {
     `CREATE TRIGGER deskpilot_chat_message_replaced AFTER UPDATE ON deskpilot_chat_messages
       FOR EACH ROW WHEN (OLD.bytes IS DISTINCT FROM NEW.bytes OR NEW.bytes IS NULL)
       EXECUTE FUNCTION deskpilot_chat_message_written()`,
-    `CREATE FUNCTION deskpilot_chat_messages_removed() RETURNS trigger LANGUAGE plpgsql AS $$
+    // The user's update reads the conversations' (RETURNING): their rows are locked first.
+    `CREATE FUNCTION deskpilot_chat_messages_removed() RETURNS trigger LANGUAGE plpgsql
+    SET search_path FROM CURRENT AS $$
     BEGIN
       WITH gone AS (
         SELECT session_id, sum(coalesce(bytes, octet_length(message::text))) AS bytes FROM removed GROUP BY session_id
       ), conversations AS (
         UPDATE deskpilot_chat_conversation_bytes total SET bytes = total.bytes - gone.bytes
-        FROM gone WHERE total.session_id = gone.session_id
+        FROM gone WHERE total.session_id = gone.session_id RETURNING total.session_id, gone.bytes
       ), users AS (
-        SELECT s.user_email, sum(gone.bytes) AS bytes FROM gone JOIN deskpilot_chat_sessions s ON s.id = gone.session_id
-        GROUP BY s.user_email
+        SELECT s.user_email, sum(conversations.bytes) AS bytes
+        FROM conversations JOIN deskpilot_chat_sessions s ON s.id = conversations.session_id GROUP BY s.user_email
       )
       UPDATE deskpilot_chat_user_bytes total SET bytes = total.bytes - users.bytes
       FROM users WHERE total.user_email = users.user_email;
@@ -415,15 +424,24 @@ const chatByteTotals: Migration = {
     END $$`,
     `CREATE TRIGGER deskpilot_chat_messages_removed AFTER DELETE ON deskpilot_chat_messages
       REFERENCING OLD TABLE AS removed FOR EACH STATEMENT EXECUTE FUNCTION deskpilot_chat_messages_removed()`,
-    `CREATE FUNCTION deskpilot_chat_session_removed() RETURNS trigger LANGUAGE plpgsql AS $$
+    `CREATE FUNCTION deskpilot_chat_session_removed() RETURNS trigger LANGUAGE plpgsql
+    SET search_path FROM CURRENT AS $$
     BEGIN
-      UPDATE deskpilot_chat_user_bytes total SET bytes = total.bytes - counted.bytes
-      FROM deskpilot_chat_conversation_bytes counted
-      WHERE counted.session_id = OLD.id AND total.user_email = OLD.user_email;
+      DELETE FROM deskpilot_chat_messages WHERE session_id = OLD.id;
       RETURN OLD;
     END $$`,
     `CREATE TRIGGER deskpilot_chat_session_removed BEFORE DELETE ON deskpilot_chat_sessions
       FOR EACH ROW EXECUTE FUNCTION deskpilot_chat_session_removed()`,
+    // TRUNCATE fires no delete trigger: emptying the messages empties the totals.
+    `CREATE FUNCTION deskpilot_chat_messages_truncated() RETURNS trigger LANGUAGE plpgsql
+    SET search_path FROM CURRENT AS $$
+    BEGIN
+      DELETE FROM deskpilot_chat_conversation_bytes;
+      DELETE FROM deskpilot_chat_user_bytes;
+      RETURN NULL;
+    END $$`,
+    `CREATE TRIGGER deskpilot_chat_messages_truncated AFTER TRUNCATE ON deskpilot_chat_messages
+      FOR EACH STATEMENT EXECUTE FUNCTION deskpilot_chat_messages_truncated()`,
   ],
 };
 

@@ -64,7 +64,7 @@ const previewSql = (json: string) => `coalesce((SELECT left(string_agg(part->>'t
 // conversation, its messages (as they were before this statement) and the message to add, if any
 // ($6, $7), when it fits the quotas ($8 per conversation, $9 per user; null: none): one statement.
 // The added message's conversation may be the one created here: the foreign key is checked at the
-// end of the statement. The sums come back for the caller to tell which quota refused.
+// end of the statement. The totals come back for the caller to tell which quota refused.
 const openSessionSql = `WITH created AS (
     INSERT INTO deskpilot_chat_sessions (${columns}) VALUES ($1, $2, $3, '{}', NULL, $4, $5, 1, NULL, NULL, NULL)
     ON CONFLICT (id) DO NOTHING RETURNING ${columns}
@@ -154,7 +154,7 @@ async function tombstone(
   });
 }
 
-/** Which quota a message of `bytes` does not fit, given the sums stored. */
+/** Which quota a message of `bytes` does not fit, given the totals stored. */
 function exceededQuota(row: SqlRow, quota: StorageQuota | undefined): keyof StorageQuota | undefined {
   if (!quota) return undefined;
   const [conversation, user, bytes] = [row.conversation_bytes, row.user_bytes, row.message_bytes].map(Number) as [
@@ -216,7 +216,7 @@ async function openSession(
 }
 
 // The message, when its id is new and it fits the quotas ($4 per conversation, $5 for the
-// conversation's user; null: none), and the sums the quotas were checked against.
+// conversation's user; null: none), and the totals the quotas were checked against.
 const addMessageSql = `WITH live AS (
     ${liveSql}
   ), sizes AS (
