@@ -61,6 +61,30 @@ describe('persistTurn', () => {
     }
   });
 
+  it('reports a title that could not be saved apart from the answer, and the turn is saved all the same', async () => {
+    const store = await setup();
+    delete store.saveTurn;
+    const failure = new Error('title write failed');
+    store.updateConversation = async () => {
+      throw failure;
+    };
+    const reported: unknown[] = [];
+    expect(
+      await persistTurn({
+        store,
+        sessionId: 's1',
+        message: answer,
+        status: 'complete',
+        title: 'Where is ORD-1001?',
+        retryDelaysMs: [],
+        onError: (error) => reported.push(error),
+        now: () => 5,
+      }),
+    ).toEqual({ kind: 'saved' });
+    expect(reported).toEqual([failure]);
+    expect((await store.getSession('s1'))?.lastTurnStatus).toBe('complete');
+  });
+
   it('saves the answer and the status in one write where the store can', async () => {
     const store = await setup();
     const calls: string[] = [];

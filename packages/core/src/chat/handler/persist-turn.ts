@@ -31,6 +31,8 @@ export interface PersistTurnOptions {
   after?: string | undefined;
   /** A title for the conversation when it has none yet, saved with the answer (in the same write where the store has `saveTurn`). */
   title?: string | undefined;
+  /** Told when a title written apart from the answer (a store without `saveTurn`) could not be saved: the turn is saved all the same. */
+  onError?: ((error: unknown) => void) | undefined;
   now: () => number;
   /** Waits between save attempts. @default [50, 250, 1000] */
   retryDelaysMs?: readonly number[];
@@ -80,11 +82,13 @@ export async function persistTurn(options: PersistTurnOptions): Promise<PersistT
   }
   try {
     await saveStatus(status);
-    const { title } = options;
-    if (title !== undefined)
-      await withRetries(() => store.updateConversation(sessionId, { title, onlyIfUntitled: true }), retries);
-    return { kind: 'saved' };
   } catch (error) {
     return { kind: 'status_unsaved', error };
   }
+  const { title } = options;
+  if (title !== undefined)
+    await withRetries(() => store.updateConversation(sessionId, { title, onlyIfUntitled: true }), retries).catch(
+      (error: unknown) => options.onError?.(error),
+    );
+  return { kind: 'saved' };
 }

@@ -132,6 +132,7 @@ export async function streamAssistantTurn(options: StreamAssistantTurnOptions): 
       status,
       after: history.at(-1)?.id,
       title: options.title,
+      onError,
       now: options.now,
     });
     // An unsaved answer: the client is told (below, before `finish`).

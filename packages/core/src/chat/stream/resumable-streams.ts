@@ -59,7 +59,8 @@ export interface MemoryResumableStreamsOptions {
   /**
    * Bytes kept per running answer. Past it the answer is no longer resumable: later reconnects get
    * nothing (204), pages already re-attached get an `error` part, and the answer itself goes on. What a
-   * running answer holds is its bytes, in a few blocks (at most half of them unused).
+   * running answer holds is its bytes, in a few blocks that grow with it (what they leave unused is at
+   * most 4 KiB or what they hold).
    * @default 1048576 (1 MiB)
    */
   maxBytes?: number;
@@ -97,15 +98,10 @@ function append(recording: Recording, bytes: Uint8Array): void {
   recording.used += bytes.byteLength;
 }
 
-/** Everything recorded so far, as one chunk (a copy: the recording goes on). */
-function recorded(recording: Recording): Uint8Array {
-  const all = new Uint8Array(recording.bytes);
-  let offset = 0;
-  for (const part of [...recording.filled, recording.block?.subarray(0, recording.used) ?? new Uint8Array()]) {
-    all.set(part, offset);
-    offset += part.byteLength;
-  }
-  return all;
+/** What is recorded so far, as views of its blocks (shared by every reader: a block is only ever appended to). */
+function recorded(recording: Recording): Uint8Array[] {
+  const current = recording.block?.subarray(0, recording.used);
+  return current && current.byteLength > 0 ? [...recording.filled, current] : [...recording.filled];
 }
 
 /**
@@ -173,7 +169,7 @@ export function createMemoryResumableStreams(options: MemoryResumableStreamsOpti
       return new ReadableStream<Uint8Array>({
         start(controller) {
           self = controller;
-          if (recording.bytes > 0) controller.enqueue(recorded(recording));
+          for (const part of recorded(recording)) controller.enqueue(part);
           recording.listeners.add(controller);
         },
         cancel() {
