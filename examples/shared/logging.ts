@@ -111,15 +111,28 @@ const safeRequestId = /^[A-Za-z0-9._:-]{1,128}$/;
 /** Paths answered for probes and scrapes: logged at `debug`, so a probe every few seconds does not drown the log. */
 const probePaths = new Set(['/healthz', '/readyz', '/metrics']);
 
+/** A read slower than this is worth a line at `info` all the same. */
+const slowReadMs = 1_000;
+
 /**
  * The level of a request's line: `error` for a 5xx; `debug` for a probe and for a read that succeeded
- * (`GET`/`HEAD` below 400: `GET /sessions/current` before every proxied call, a page's assets), which
- * would otherwise cost more than the read itself; `info` for every write and every refusal.
+ * at once (`GET`/`HEAD` below 400, under a second, its client still there: `GET /sessions/current`
+ * before every proxied call, a page's assets), whose line would otherwise cost more than the read
+ * itself; `info` for every write, every refusal, a slow read and one whose client left.
  */
-function levelOf(method: string | undefined, path: string, status: number): 'error' | 'debug' | 'info' {
-  if (status >= 500) return 'error';
-  if (probePaths.has(path) || (status < 400 && (method === 'GET' || method === 'HEAD'))) return 'debug';
-  return 'info';
+function levelOf(
+  method: string | undefined,
+  path: string,
+  response: { status: number; durationMs: number; clientLeft: boolean },
+): 'error' | 'debug' | 'info' {
+  if (response.status >= 500) return 'error';
+  if (probePaths.has(path)) return 'debug';
+  const quickRead =
+    (method === 'GET' || method === 'HEAD') &&
+    response.status < 400 &&
+    response.durationMs < slowReadMs &&
+    !response.clientLeft;
+  return quickRead ? 'debug' : 'info';
 }
 
 /** The path of a request, without its query (which may carry anything a client typed). */
@@ -131,8 +144,9 @@ function pathOf(req: IncomingMessage): string {
 
 /**
  * Express middleware: one line per request when its response ends — method, path, status, duration and
- * request id; never a header, a cookie or a body. Successful reads and probes are `debug` lines
- * (`LOG_LEVEL=debug` shows them); writes and refusals `info`, server errors `error`. The request id is the client's `X-Request-Id` when it
+ * request id; never a header, a cookie or a body. Probes and quick successful reads are `debug`
+ * lines (`LOG_LEVEL=debug` shows them); writes, refusals, slow reads and reads whose client left
+ * `info`; server errors `error`. The request id is the client's `X-Request-Id` when it
  * is a safe token, a new UUID otherwise; it is set on the response and on the request's headers, so
  * the proxies that forward this request pass it on, and every line written while serving the request
  * carries it. (What pino-http does, without a child logger and serialisers per request.)
@@ -151,15 +165,17 @@ export function requestLogging(logger: Logger) {
     const request = { method: req.method, path: pathOf(req) };
     res.once('close', () => {
       const status = res.statusCode;
-      const level = levelOf(request.method, request.path, status);
+      const durationMs = Math.round(performance.now() - started);
+      const clientLeft = !res.writableFinished;
+      const level = levelOf(request.method, request.path, { status, durationMs, clientLeft });
       // Nothing is built for a line the level leaves out.
       if (!logger.isLevelEnabled(level)) return;
       const line = {
         requestId,
         req: request,
         res: { status },
-        durationMs: Math.round(performance.now() - started),
-        ...(res.writableFinished ? {} : { clientLeft: true }),
+        durationMs,
+        ...(clientLeft ? { clientLeft: true } : {}),
       };
       logger[level](line, level === 'error' ? 'request failed' : 'request completed');
     });
