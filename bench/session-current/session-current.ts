@@ -83,7 +83,16 @@ const contenders: ReadonlyArray<{ kind: ServerKind; label: string }> = [
   { kind: 'deskpilot', label: 'Deskpilot (session-express)' },
   { kind: 'deskpilot-sqlite', label: 'Deskpilot on SQLite (the embedded default)' },
   { kind: 'deskpilot-postgres', label: 'Deskpilot on Postgres (no cache, one statement)' },
+  { kind: 'reference', label: 'e-ref: the reference session server (SQLite, logs at info)' },
+  { kind: 'reference-silent', label: 'the reference session server, LOG_LEVEL=silent' },
 ];
+// `--before <checkout>`: the reference server of the release before (installed and built there) beside.
+const before = process.argv.includes('--before') ? process.argv[process.argv.indexOf('--before') + 1] : undefined;
+if (before)
+  (contenders as Array<(typeof contenders)[number]>).push({
+    kind: 'reference-before',
+    label: 'the release before: the reference session server (SQLite, logs at info)',
+  });
 
 interface RunningServer {
   kind: ServerKind;
@@ -102,7 +111,7 @@ export async function benchSessionCurrent(options: SessionBenchOptions = {}): Pr
       const { child, firstMessage } = forkScript<ServerReady>(
         new URL('../shared/session-servers.ts', import.meta.url),
         [kind],
-        { timeoutMs: 30_000 },
+        { timeoutMs: 60_000, quiet: true, ...(before ? { env: { DESKPILOT_BEFORE_ROOT: before } } : {}) },
       );
       children.push(child);
       const { port, cookie } = await firstMessage;
@@ -197,6 +206,22 @@ function overExpress(result: SessionBenchResult): string[] {
   });
 }
 
+/**
+ * Issue 43's target: the reference session server (e-ref) over the library's own assembly on the same
+ * store (e, SQLite), CPU per request, same run: what the reference server's own layers (request log,
+ * request id, probes) add must stay within 20 % of the lookup.
+ */
+function referenceOverLibrary(result: SessionBenchResult): string[] {
+  const cpu = (kind: ServerKind) => result.servers.find((server) => server.kind === kind)?.cpuMicrosecondsPerRequest;
+  const library = cpu('deskpilot-sqlite')!;
+  const lines = [
+    `- e-ref ÷ e (the reference server's CPU per request over the library's on SQLite): ${formatRatio(cpu('reference')! / library)} — target ≤ 1.2×: ${cpu('reference')! / library <= 1.2 ? 'met' : '**not met**'}; logs silent: ${formatRatio(cpu('reference-silent')! / library)}`,
+  ];
+  const earlier = cpu('reference-before');
+  if (earlier !== undefined) lines.push(`- the release before, e-ref ÷ e: ${formatRatio(earlier / library)}`);
+  return lines;
+}
+
 /** The figures as a Markdown table, with the targets checked. */
 export function formatSessionResult(result: SessionBenchResult): string {
   const { rounds, roundSeconds, connections } = result.options;
@@ -235,6 +260,7 @@ export function formatSessionResult(result: SessionBenchResult): string {
     `- Deskpilot p99 ≤ 2× floor: ${formatRatio(deskpilot.p99Ratio)} — ${verdict(deskpilot.p99Ratio <= 2)}`,
     `- Deskpilot req/s per server core ≥ 0.5× floor: ${formatRatio(deskpilot.capacityRatio)} — ${verdict(deskpilot.capacityRatio >= 0.5)}`,
     ...overExpress(result),
+    ...referenceOverLibrary(result),
   ].join('\n');
 }
 

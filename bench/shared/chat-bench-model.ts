@@ -15,6 +15,11 @@ export interface BenchModelOptions {
   textChunks: number;
   /** Pause before each `text-delta`, in milliseconds; 0 streams the whole answer at once. */
   chunkDelayMs: number;
+  /**
+   * Holds every answer halfway (after its first half of `text-delta` parts) until the promise it
+   * returns settles: streams held open together, whatever the machine's speed. @default none
+   */
+  gate?: () => Promise<void>;
 }
 
 // Short words, like the tokens a provider streams.
@@ -73,6 +78,20 @@ export function createBenchModel(options: BenchModelOptions): LanguageModelV4 {
     },
     async doStream({ abortSignal }) {
       const queue = parts();
+      const { gate } = options;
+      if (gate) {
+        const half = 2 + Math.floor(textChunks / 2);
+        return {
+          stream: new ReadableStream<StreamPart>({
+            async start(controller) {
+              for (const part of queue.slice(0, half)) controller.enqueue(part);
+              await gate();
+              for (const part of queue.slice(half)) controller.enqueue(part);
+              controller.close();
+            },
+          }),
+        };
+      }
       if (chunkDelayMs === 0) {
         return {
           stream: new ReadableStream<StreamPart>({

@@ -49,9 +49,14 @@ export interface ChildHandle<T> {
 export function forkScript<T>(
   file: URL,
   args: string[],
-  options: { execArgv?: string[]; timeoutMs: number },
+  options: { execArgv?: string[]; timeoutMs: number; env?: Record<string, string>; quiet?: boolean },
 ): ChildHandle<T> {
-  const child = fork(file, args, { execArgv: options.execArgv ?? [], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  // `quiet`: the child's stdout (a server's log lines) goes nowhere, as a log shipper takes it off a pipe.
+  const child = fork(file, args, {
+    execArgv: options.execArgv ?? [],
+    stdio: ['ignore', options.quiet ? 'ignore' : 'inherit', 'inherit', 'ipc'],
+    ...(options.env ? { env: { ...process.env, ...options.env } } : {}),
+  });
   const firstMessage = new Promise<T>((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill();

@@ -2,7 +2,7 @@
 // the parent. The session servers are assembled like examples/session-server, the chat servers like
 // examples/chat-server; only the stores differ. Every SQL statement goes through a counting SqlClient,
 // and every chat store call through a tally, so the parent can ask for round trips per request.
-// Usage (forked by persistence.ts and session-scale.ts): persistence-servers.ts <kind> <databaseUrl | dataDir | ''> [textChunks | sessions] [renew | touch]
+// Usage (forked by persistence.ts and session-scale.ts): persistence-servers.ts <kind> <databaseUrl | dataDir | ''> [textChunks | sessions] [renew | renew-10ms | touch]
 import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -128,7 +128,9 @@ async function sessionServer(): Promise<PersistenceServerReady> {
     };
   } else {
     const client = await open();
-    stores = createPostgresStores(client, { cache: database!.kind === 'pglite' });
+    // `renew-10ms` (the scale bench's "before"): renewals gathered for 10 ms, at most 500 a statement.
+    const before = process.argv[5] === 'renew-10ms' ? { renewWindowMs: 10, maxRenewBatch: 500 } : {};
+    stores = createPostgresStores(client, { cache: database!.kind === 'pglite', ...before });
   }
   for (const user of demoUsers) await stores.userDirectory.addUser(user);
   // `touch` (the scale bench's "before"): renewals through the versioned, awaited `touch`, one each.
@@ -187,15 +189,15 @@ function tallied(chatStore: ChatStore, approvalStore: ApprovalStore) {
     },
     // The one-round-trip methods, where the store has them (both stores here do).
     ...(chatStore.openSession && {
-      openSession(init, add) {
+      openSession(init, add, quota) {
         turns.started++;
         tally.turns++;
-        return count(open, () => chatStore.openSession!(init, add));
+        return count(open, () => chatStore.openSession!(init, add, quota));
       },
     }),
     ...(chatStore.saveTurn && {
-      async saveTurn(sessionId, message, update) {
-        await count(save, () => chatStore.saveTurn!(sessionId, message, update));
+      async saveTurn(sessionId, message, update, after) {
+        await count(save, () => chatStore.saveTurn!(sessionId, message, update, after));
         turns.persisted++;
       },
     }),
@@ -244,13 +246,13 @@ function withRoundTrips(inner: ChatStore, client: SqlClient): ChatStore {
   const roundTrip = () => client.query('SELECT $1::text AS turn', ['turn']);
   return {
     ...inner,
-    async openSession(init, add) {
+    async openSession(init, add, quota) {
       await roundTrip();
-      return inner.openSession!(init, add);
+      return inner.openSession!(init, add, quota);
     },
-    async saveTurn(sessionId, message, update) {
+    async saveTurn(sessionId, message, update, after) {
       await roundTrip();
-      return inner.saveTurn!(sessionId, message, update);
+      return inner.saveTurn!(sessionId, message, update, after);
     },
   };
 }

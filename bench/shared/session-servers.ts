@@ -19,6 +19,7 @@ import { createSqliteStores, openSqliteDatabase } from '@deskpilot/sqlite';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { sessionShapedObject } from './session-shape.ts';
 import { sessionRouter } from '@deskpilot/session-express';
 
@@ -126,7 +127,47 @@ const servers = {
     const { sessionStore: store, userDirectory: directory, sessionLookup: lookup } = stores;
     return deskpilotOn(createSessionService({ store, directory, lookup }));
   },
+  // e-ref: the reference session server (examples/session-server) as it starts, on its embedded default
+  // (SQLite) with JSON logs at info, or silent; `reference-before`: the one of the checkout in
+  // DESKPILOT_BEFORE_ROOT (the release before, installed and built).
+  reference: () => referenceServer('info'),
+  'reference-silent': () => referenceServer('silent'),
+  'reference-before': () => referenceServer('info', process.env.DESKPILOT_BEFORE_ROOT),
 } satisfies Record<string, () => Promise<ServerReady>>;
+
+async function referenceServer(level: 'info' | 'silent', checkout?: string): Promise<ServerReady> {
+  if (kind === 'reference-before' && !checkout) throw new Error('reference-before needs DESKPILOT_BEFORE_ROOT');
+  const root = checkout ?? fileURLToPath(new URL('../..', import.meta.url));
+  const main = pathToFileURL(join(root, 'examples', 'session-server', 'src', 'main.ts')).href;
+  const { startSessionServer } = (await import(main)) as {
+    startSessionServer(
+      env: Record<string, string | undefined>,
+      options: { ownsProcess: boolean },
+    ): Promise<{ port: number }>;
+  };
+  const folder = mkdtempSync(join(tmpdir(), 'deskpilot-bench-'));
+  process.once('exit', () => rmSync(folder, { recursive: true, force: true }));
+  const { port } = await startSessionServer(
+    {
+      ...process.env,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      DATA_DIR: folder,
+      DATABASE_URL: '',
+      REDIS_URL: '',
+      COOKIE_SECURE: 'false',
+      LOG_FORMAT: 'json',
+      LOG_LEVEL: level,
+    },
+    { ownsProcess: false },
+  );
+  const login = await fetch(`http://127.0.0.1:${port}/sessions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', origin: 'http://localhost:3000' },
+    body: JSON.stringify({ email: demoUsers[0]!.email, password: demoUsers[0]!.password }),
+  });
+  return { port, cookie: firstCookie(login) };
+}
 
 /** What to clean up when the parent goes away (the Postgres contender's schema). */
 let dropOnDisconnect: (() => Promise<void>) | undefined;
