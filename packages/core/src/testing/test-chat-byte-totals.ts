@@ -55,7 +55,8 @@ export function testChatByteTotals(make: () => ChatStore | Promise<ChatStore>): 
         : store.upsertMessages(session.id, [answer]));
       const longer = { ...answer, parts: [{ type: 'text' as const, text: 'On its way, due Monday. '.repeat(40) }] };
       await store.upsertMessages(session.id, [longer]);
-      const shorter = { ...answer, parts: [{ type: 'text' as const, text: 'Due Monday.' }] };
+      // Shorter than the first answer, too: a missing update in place would leave the total off.
+      const shorter = { ...answer, parts: [{ type: 'text' as const, text: 'Monday.' }] };
       await store.upsertMessages(session.id, [shorter]);
       // An edit of the question: a new branch, the old one still stored (and counted).
       const edited = message('user', 'Where is ORD-1002?');
