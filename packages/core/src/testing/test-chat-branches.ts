@@ -162,7 +162,7 @@ export function testChatBranches(make: () => ChatStore | Promise<ChatStore>): vo
       expect(await store.getMessages(sessionId)).toEqual([question, first, followUp, second, third, late]);
     });
 
-    it("leaves the conversation's status alone for an answer saved off the branch shown", async (context) => {
+    it("leaves the conversation's status and title alone for an answer saved off the branch shown", async (context) => {
       const store = await make();
       if (!store.saveTurn) return context.skip();
       const { sessionId, second } = await twoExchanges(store);
@@ -173,9 +173,10 @@ export function testChatBranches(make: () => ChatStore | Promise<ChatStore>): vo
       await store.saveTurn(
         sessionId,
         message('assistant', 'Approve?'),
-        { lastTurnStatus: 'awaiting_approval', updatedAt: 9_000 },
+        { lastTurnStatus: 'awaiting_approval', updatedAt: 9_000, title: 'Refund ORD-1004' },
         third.id,
       );
+      expect(before.title).toBeNull();
       expect(await store.getSession(sessionId)).toEqual(before);
     });
 

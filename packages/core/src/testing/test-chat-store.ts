@@ -454,6 +454,37 @@ export function testChatStore(make: () => ChatStore | Promise<ChatStore>): void 
       expect(await store.getMessages(first.id)).toEqual([question, answer, followUp]);
     });
 
+    it('saveTurn (when the store has it) names an untitled conversation in the same write, never over a title it has', async (context) => {
+      const store = await make();
+      if (!store.saveTurn) return context.skip();
+      const { session } = await store.getOrCreateSession(init());
+      const renamed = (await store.getOrCreateSession(init())).session;
+      await store.updateConversation(renamed.id, { title: 'Renamed by the rep' });
+      for (const { id } of [session, renamed]) {
+        await store.addMessage(id, userMessage('Where is ORD-1001?'));
+        await store.saveTurn(id, assistantMessage(), {
+          lastTurnStatus: 'complete',
+          updatedAt: 2_000,
+          title: 'Where is ORD-1001?',
+        });
+      }
+      expect(await store.getSession(session.id)).toMatchObject({
+        title: 'Where is ORD-1001?',
+        lastTurnStatus: 'complete',
+      });
+      expect(await store.getSession(renamed.id)).toMatchObject({
+        title: 'Renamed by the rep',
+        lastTurnStatus: 'complete',
+      });
+      // A later turn's title (a retry of the first exchange) changes nothing either.
+      await store.saveTurn(session.id, assistantMessage(), {
+        lastTurnStatus: 'complete',
+        updatedAt: 3_000,
+        title: 'Other',
+      });
+      expect((await store.getSession(session.id))!.title).toBe('Where is ORD-1001?');
+    });
+
     it('saveTurn (when the store has it) saves the answer in place and the turn status together', async (context) => {
       const store = await make();
       if (!store.saveTurn) return context.skip();
