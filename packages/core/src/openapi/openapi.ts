@@ -14,7 +14,9 @@ import {
 } from '../chat/handler/conversation-routes.js';
 import { errorStatus, errorTitle, type ErrorCode } from '../errors/deskpilot-error.js';
 import { sessionSchema } from '../session/session-schema.js';
-import { loginBody, revokeSessionBody, selectProjectBody } from '../session/session-routes.js';
+import { sessionListSchema, sessionRoutes } from '../session/session-api.js';
+import { jsonSchemaOf, openApiPaths } from '../routes/route-open-api.js';
+import type { RouteDeclaration } from '../routes/declare-route.js';
 import {
   emailVerificationRequestBody,
   passwordResetBody,
@@ -101,7 +103,6 @@ const setCookie = {
     schema: { type: 'string' },
   },
 };
-const cleared = { description: 'Signed out: the session cookie is cleared.', headers: setCookie };
 
 function document(
   title: string,
@@ -122,6 +123,14 @@ function document(
   };
 }
 
+/** What the session handler answers any route with: a write from a foreign origin, a route's missing session. */
+function sessionHandlerErrors(route: RouteDeclaration): ErrorCode[] {
+  return [
+    ...(route.method === 'GET' ? [] : (['cross_site_request'] as const)),
+    ...(route.auth === 'session' ? (['unauthenticated'] as const) : []),
+  ];
+}
+
 /** The session service's routes (`createSessionHandler`) as an OpenAPI 3.1 document, from the schemas the handler validates with. */
 export function sessionOpenApi(options: OpenApiOptions = {}): OpenApiDocument {
   const cookie = [{ sessionCookie: [] }];
@@ -134,60 +143,10 @@ export function sessionOpenApi(options: OpenApiOptions = {}): OpenApiDocument {
     'cross_site_request',
   ] as const;
   const paths = {
-    '/sessions': {
-      post: {
-        operationId: 'login',
-        summary: 'Sign in: a new session and its cookie (a session cookie sent along is revoked, never reused).',
-        requestBody: { required: true, content: json(bodySchema(loginBody)) },
-        responses: {
-          '201': { description: 'Signed in.', headers: setCookie, content: json(session) },
-          ...problems([
-            ...bodyCodes,
-            'invalid_credentials',
-            'forbidden',
-            'rate_limited',
-            'store_unavailable',
-            'unavailable',
-          ]),
-        },
-      },
-      delete: {
-        operationId: 'logoutEverywhere',
-        summary: "Revoke every session of the cookie's user.",
-        security: cookie,
-        responses: { '204': cleared, ...problems(['unauthenticated', 'cross_site_request', 'store_unavailable']) },
-      },
-    },
-    '/sessions/current': {
-      get: {
-        operationId: 'currentSession',
-        summary: "The cookie's session (its idle expiry renewed). What a studio proxy stamps identity headers from.",
-        security: cookie,
-        responses: {
-          '200': { description: 'The session.', content: json(session) },
-          ...problems(['unauthenticated', 'store_unavailable']),
-        },
-      },
-      delete: {
-        operationId: 'logout',
-        summary: "Revoke the cookie's session.",
-        security: cookie,
-        responses: { '204': cleared, ...problems(['unauthenticated', 'cross_site_request', 'store_unavailable']) },
-      },
-    },
-    '/sessions/current/project': {
-      post: {
-        operationId: 'switchProject',
-        summary: 'Switch the active project: a new token (the old one revoked), the role from the membership.',
-        security: cookie,
-        requestBody: { required: true, content: json(bodySchema(selectProjectBody)) },
-        responses: {
-          '200': { description: 'Switched.', headers: setCookie, content: json(session) },
-          ...problems([...bodyCodes, 'unauthenticated', 'forbidden', 'conflict', 'store_unavailable']),
-        },
-      },
-    },
-    ...ownSessionPaths(cookie, bodyCodes),
+    ...openApiPaths(Object.values(sessionRoutes), {
+      security: { session: cookie },
+      handlerErrors: sessionHandlerErrors,
+    }),
     ...recoveryPaths(cookie, bodyCodes),
     ...passkeyPaths(cookie, bodyCodes, session),
     ...ssoPaths(bodyCodes),
@@ -203,36 +162,6 @@ export function sessionOpenApi(options: OpenApiOptions = {}): OpenApiDocument {
   const description =
     'Sign-in, cookie sessions and the active project. State-changing requests must carry an allowed `Origin` (CSRF).';
   return document('Deskpilot session service', description, options, paths, components);
-}
-
-/** The signed-in user's own sessions: listed, and ended one at a time. */
-function ownSessionPaths(cookie: object, bodyCodes: readonly ErrorCode[]) {
-  return {
-    '/sessions/current/sessions': {
-      get: {
-        operationId: 'listSessions',
-        summary:
-          "The signed-in user's live sessions: where and when each was signed in, last seen; this one `current`.",
-        security: cookie,
-        responses: {
-          '200': sessionListAnswer,
-          ...problems(['unauthenticated', 'store_unavailable']),
-        },
-      },
-    },
-    '/sessions/current/sessions/revoke': {
-      post: {
-        operationId: 'revokeSession',
-        summary: "End one of the signed-in user's sessions (this one too: its cookie is cleared).",
-        security: cookie,
-        requestBody: { required: true, content: json(bodySchema(revokeSessionBody)) },
-        responses: {
-          '204': { description: 'Ended.' },
-          ...problems([...bodyCodes, 'unauthenticated', 'not_found', 'store_unavailable']),
-        },
-      },
-    },
-  };
 }
 
 /** The recovery routes, served when the session service has `recovery` (404 `not_found` otherwise). */
@@ -458,41 +387,10 @@ function stepUpPaths(cookie: object, bodyCodes: readonly ErrorCode[]) {
   };
 }
 
-/** A session as its owner or an admin of its project reviews it (never its token). */
-const sessionSummarySchema = {
-  type: 'object',
-  required: [
-    'id',
-    'current',
-    'projectKey',
-    'clientId',
-    'createdAt',
-    'lastSeenAt',
-    'expiresAt',
-    'clientAddress',
-    'userAgent',
-  ],
-  properties: {
-    id: { type: 'string' },
-    current: { type: 'boolean', description: 'The session of the request that asked.' },
-    projectKey: { type: 'string' },
-    clientId: { type: 'string' },
-    createdAt: { type: 'string', format: 'date-time' },
-    lastSeenAt: { type: 'string', format: 'date-time', description: 'To the renewal interval (a minute by default).' },
-    expiresAt: { type: 'string', format: 'date-time' },
-    clientAddress: { type: ['string', 'null'] },
-    userAgent: { type: ['string', 'null'] },
-  },
-};
-
 /** The answer listing sessions (a user's own, or a member's). */
 const sessionListAnswer = {
   description: 'The sessions, oldest first.',
-  content: json({
-    type: 'object',
-    required: ['sessions'],
-    properties: { sessions: { type: 'array', items: sessionSummarySchema } },
-  }),
+  content: json(jsonSchemaOf(sessionListSchema, 'output')),
 };
 
 /** An invitation as an admin sees it (never its token). */

@@ -16,16 +16,9 @@ import type { RateLimiter } from '../limiter/rate-limit-decision.js';
 import type { SessionService } from './create-session-service.js';
 import { inSpan } from '../telemetry/spans.js';
 import { isSessionRoute } from './is-session-route.js';
-import {
-  serveCurrentSession,
-  serveLogin,
-  serveLogout,
-  serveListSessions,
-  serveLogoutEverywhere,
-  serveRevokeSession,
-  serveSelectProject,
-  type SessionRouteDependencies,
-} from './session-routes.js';
+import { servedSessionRoutes, type SessionRouteDependencies } from './session-routes.js';
+import { createRouteTable } from '../routes/route-table.js';
+import type { RouteDeclaration } from '../routes/declare-route.js';
 import type { AccountRecovery } from './account-recovery.js';
 import type { SessionPasskeys, SessionSso, SessionTeam } from './create-session-service.js';
 import {
@@ -149,11 +142,26 @@ export interface SessionHandler {
    * what a host registers, or labels its metrics by.
    */
   readonly paths: readonly string[];
+  /** The declared routes it serves: what its OpenAPI document and client are derived from. */
+  readonly routes: readonly RouteDeclaration[];
   /** Whether `path` is one of the session routes, under `basePath` or not: what an adapter passes to {@link handle}. */
   isRoute(path: string): boolean;
 }
 
 type Action = (request: HttpRequest) => Promise<HttpResponse>;
+
+/** A route of the groups not yet declared, by path, then method. */
+function legacyAction(routes: Record<string, Record<string, Action>>, method: string, path: string): Action {
+  // Own keys only: a method token such as `toString` must not reach Object.prototype.
+  const route = Object.hasOwn(routes, path) ? routes[path] : undefined;
+  if (!route) throw new DeskpilotError('not_found', { detail: 'No such route.' });
+  const action = Object.hasOwn(route, method) ? route[method] : undefined;
+  if (action) return action;
+  throw new DeskpilotError('method_not_allowed', {
+    detail: `${method} is not supported here.`,
+    headers: { allow: Object.keys(route).join(', ') },
+  });
+}
 
 /** The handler's options, normalised once: what the routes run on. */
 function resolveDependencies(
@@ -312,29 +320,6 @@ function teamRoutes(deps: SessionRouteDependencies, team: SessionTeam): Record<s
   };
 }
 
-/** The five routes of DESIGN §2 by path, then method. */
-function sessionRoutes(deps: SessionRouteDependencies): Record<string, Record<string, Action>> {
-  return {
-    '/sessions': {
-      POST: traced('deskpilot.session.login', (request) => serveLogin(deps, request)),
-      DELETE: traced('deskpilot.session.logout_everywhere', (request) => serveLogoutEverywhere(deps, request)),
-    },
-    '/sessions/current': {
-      GET: traced('deskpilot.session.resolve', (request) => serveCurrentSession(deps, request)),
-      DELETE: traced('deskpilot.session.logout', (request) => serveLogout(deps, request)),
-    },
-    '/sessions/current/project': {
-      POST: traced('deskpilot.session.select_project', (request) => serveSelectProject(deps, request)),
-    },
-    '/sessions/current/sessions': {
-      GET: traced('deskpilot.session.list_sessions', (request) => serveListSessions(deps, request)),
-    },
-    '/sessions/current/sessions/revoke': {
-      POST: traced('deskpilot.session.revoke_session', (request) => serveRevokeSession(deps, request)),
-    },
-  };
-}
-
 /**
  * Creates the session service's HTTP handler for the five routes of DESIGN §2, with problem+json
  * errors, `Cache-Control: no-store`, CSRF checks, a body limit and login throttling. The routes are
@@ -358,8 +343,11 @@ export function createSessionHandler(options: SessionHandlerOptions): SessionHan
     reportError(error);
   };
   const noStore: [string, string] = ['cache-control', 'no-store'];
-  const routes = {
-    ...sessionRoutes(dependencies),
+  const table = createRouteTable(servedSessionRoutes, dependencies, {
+    spanPrefix: 'deskpilot.session',
+    maxBodyBytes: dependencies.maxBodyBytes,
+  });
+  const routes: Record<string, Record<string, Action>> = {
     ...(service.recovery ? recoveryRoutes(dependencies, service.recovery, options.recoveryThrottle) : {}),
     ...(service.passkeys ? passkeyRoutes(dependencies, service.passkeys) : {}),
     ...(service.sso ? ssoRoutes(dependencies, service.sso, options.ssoThrottle) : {}),
@@ -373,16 +361,7 @@ export function createSessionHandler(options: SessionHandlerOptions): SessionHan
   const handle = async (request: HttpRequest): Promise<HttpResponse> => {
     try {
       const path = routePath(request.path);
-      // Own keys only: a method token such as `toString` must not reach Object.prototype.
-      const route = Object.hasOwn(routes, path) ? routes[path] : undefined;
-      if (!route) throw new DeskpilotError('not_found', { detail: 'No such route.' });
-      const action = Object.hasOwn(route, request.method) ? route[request.method] : undefined;
-      if (!action) {
-        throw new DeskpilotError('method_not_allowed', {
-          detail: `${request.method} is not supported here.`,
-          headers: { allow: Object.keys(route).join(', ') },
-        });
-      }
+      const action = table.has(path) ? table.find(request.method, path) : legacyAction(routes, request.method, path);
       if (request.method !== 'GET') checkRequestOrigin(request, allowedOrigins);
       const response = await action(request);
       response.headers.push(noStore);
@@ -402,7 +381,8 @@ export function createSessionHandler(options: SessionHandlerOptions): SessionHan
   return {
     handle,
     fetch: async (request, info) => toFetchResponse(await handle(fromFetchRequest(request, info))),
-    paths: Object.keys(routes).map((path) => `${basePath}${path}`),
+    paths: [...table.paths, ...Object.keys(routes)].map((path) => `${basePath}${path}`),
+    routes: table.routes,
     isRoute: (path) => isSessionRoute(routePath(path)),
   };
 }

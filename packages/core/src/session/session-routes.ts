@@ -1,17 +1,16 @@
-// zod's mini flavour: a session-only process never loads classic zod (1–2 MiB more of an idle
-// process; bench/pglite-memory/README.md).
-import * as z from 'zod/mini';
 import { DeskpilotError } from '../errors/deskpilot-error.js';
 import type { DeskpilotEventListener, RateLimitName } from '../events/deskpilot-event.js';
 import { addressBucket } from '../http/address-bucket.js';
 import { jsonResponse, type HttpRequest, type HttpResponse } from '../http/http-request.js';
 import { missingClientAddressError } from '../http/missing-client-address-error.js';
-import { readJsonBody } from '../http/read-json-body.js';
 import { retryAfterSeconds, type RateLimiter } from '../limiter/rate-limit-decision.js';
-import { parseWithSchema } from '../validation/parse-with-schema.js';
+import { serveRoute, type ServedRoute } from '../routes/route-table.js';
 import type { LoginResult, SessionService, SignInClient } from './create-session-service.js';
 import { normalizeEmail } from './user-directory.js';
 import { noSessionError } from './require-session.js';
+import { sessionRoutes } from './session-api.js';
+
+export { loginBody, revokeSessionBody, selectProjectBody } from './session-api.js';
 
 /** What the session routes run on: the handler's options, normalised once when it is created. */
 export interface SessionRouteDependencies {
@@ -25,18 +24,6 @@ export interface SessionRouteDependencies {
   /** Receives sign-in outcomes and throttle refusals. */
   emit: DeskpilotEventListener;
 }
-
-const key = z.string().check(z.trim(), z.minLength(1), z.maxLength(200));
-/** The body of `POST /sessions` (also what the OpenAPI document describes). */
-export const loginBody = z.strictObject({
-  email: z.string().check(z.trim(), z.minLength(1), z.maxLength(320)),
-  password: z.string().check(z.minLength(1), z.maxLength(1024)),
-  projectKey: z.optional(key),
-});
-/** The body of `POST /sessions/current/sessions/revoke`. */
-export const revokeSessionBody = z.strictObject({ id: z.string().check(z.minLength(1), z.maxLength(200)) });
-/** The body of `POST /sessions/current/project`. */
-export const selectProjectBody = z.strictObject({ projectKey: key, clientId: z.optional(key) });
 
 const cookieHeader = (request: HttpRequest) => request.headers.get('cookie');
 
@@ -117,9 +104,11 @@ const loginRefusal: Record<Exclude<LoginResult, { ok: true }>['reason'], () => D
     }),
 };
 
+type Served = ServedRoute<SessionRouteDependencies>;
+
 /** `POST /sessions`: validate the body → throttle → check the password → a new session and its cookie. */
-export async function serveLogin(deps: SessionRouteDependencies, request: HttpRequest): Promise<HttpResponse> {
-  const body = parseWithSchema(loginBody, await readJsonBody(request, deps.maxBodyBytes));
+const login: Served = serveRoute(sessionRoutes.login, async (deps: SessionRouteDependencies, request, input) => {
+  const body = await input.body();
   await throttleLogin(deps, request, body.email);
   const result = await deps.service.login({
     ...body,
@@ -131,55 +120,76 @@ export async function serveLogin(deps: SessionRouteDependencies, request: HttpRe
   if (!result.ok) throw loginRefusal[result.reason]();
   const response = withCookie(jsonResponse(201, result.session), result.setCookie);
   return result.setDeviceCookie ? withCookie(response, result.setDeviceCookie) : response;
-}
+});
 
 /** `DELETE /sessions`: revokes every session of the cookie's user. */
-export async function serveLogoutEverywhere(
-  deps: SessionRouteDependencies,
-  request: HttpRequest,
-): Promise<HttpResponse> {
-  if ((await deps.service.logoutEverywhere(cookieHeader(request))) === null) throw noSessionError();
-  return clearedCookieResponse(deps);
-}
+const logoutEverywhere: Served = serveRoute(
+  sessionRoutes.logoutEverywhere,
+  async (deps: SessionRouteDependencies, request) => {
+    if ((await deps.service.logoutEverywhere(cookieHeader(request))) === null) throw noSessionError();
+    return clearedCookieResponse(deps);
+  },
+);
 
 /** `GET /sessions/current`: the cookie's session, its idle expiry renewed. */
-export async function serveCurrentSession(deps: SessionRouteDependencies, request: HttpRequest): Promise<HttpResponse> {
-  const resolved = await deps.service.resolve(cookieHeader(request));
-  if (!resolved) throw noSessionError();
-  return jsonResponse(200, resolved.session);
-}
+const currentSession: Served = serveRoute(
+  sessionRoutes.currentSession,
+  async (deps: SessionRouteDependencies, request) => {
+    const resolved = await deps.service.resolve(cookieHeader(request));
+    if (!resolved) throw noSessionError();
+    return jsonResponse(200, resolved.session);
+  },
+  { spanName: 'resolve' },
+);
 
 /** `DELETE /sessions/current`: revokes the cookie's session. */
-export async function serveLogout(deps: SessionRouteDependencies, request: HttpRequest): Promise<HttpResponse> {
+const logout: Served = serveRoute(sessionRoutes.logout, async (deps: SessionRouteDependencies, request) => {
   if (!(await deps.service.logout(cookieHeader(request)))) throw noSessionError();
   return clearedCookieResponse(deps);
-}
+});
 
 /** `POST /sessions/current/project`: switches the active project, with a new token. */
-export async function serveSelectProject(deps: SessionRouteDependencies, request: HttpRequest): Promise<HttpResponse> {
-  const body = parseWithSchema(selectProjectBody, await readJsonBody(request, deps.maxBodyBytes));
-  const result = await deps.service.selectProject(cookieHeader(request), body);
-  if (!result.ok) {
-    // One answer for "no such project" and "not a member": nothing to probe.
-    throw result.reason === 'forbidden'
-      ? new DeskpilotError('forbidden', { detail: 'No access to this project.' })
-      : noSessionError();
-  }
-  return withCookie(jsonResponse(200, result.session), result.setCookie);
-}
+const switchProject: Served = serveRoute(
+  sessionRoutes.switchProject,
+  async (deps: SessionRouteDependencies, request, input) => {
+    const result = await deps.service.selectProject(cookieHeader(request), await input.body());
+    if (!result.ok) {
+      // One answer for "no such project" and "not a member": nothing to probe.
+      throw result.reason === 'forbidden'
+        ? new DeskpilotError('forbidden', { detail: 'No access to this project.' })
+        : noSessionError();
+    }
+    return withCookie(jsonResponse(200, result.session), result.setCookie);
+  },
+  { spanName: 'select_project' },
+);
 
 /** `GET /sessions/current/sessions`: the user's live sessions, this one marked `current`. */
-export async function serveListSessions(deps: SessionRouteDependencies, request: HttpRequest): Promise<HttpResponse> {
+const listSessions: Served = serveRoute(sessionRoutes.listSessions, async (deps: SessionRouteDependencies, request) => {
   const sessions = await deps.service.listSessions(cookieHeader(request));
   if (!sessions) throw noSessionError();
   return jsonResponse(200, { sessions });
-}
+});
 
 /** `POST /sessions/current/sessions/revoke`: ends one of the user's sessions (this one too: its cookie is cleared). */
-export async function serveRevokeSession(deps: SessionRouteDependencies, request: HttpRequest): Promise<HttpResponse> {
-  const body = parseWithSchema(revokeSessionBody, await readJsonBody(request, deps.maxBodyBytes));
-  const result = await deps.service.revokeSession(cookieHeader(request), body.id);
-  if (result === 'unauthenticated') throw noSessionError();
-  if (result === 'not_found') throw new DeskpilotError('not_found', { detail: 'No such session of yours.' });
-  return result === 'current' ? clearedCookieResponse(deps) : { status: 204, headers: [], body: null };
-}
+const revokeSession: Served = serveRoute(
+  sessionRoutes.revokeSession,
+  async (deps: SessionRouteDependencies, request, input) => {
+    const { id } = await input.body();
+    const result = await deps.service.revokeSession(cookieHeader(request), id);
+    if (result === 'unauthenticated') throw noSessionError();
+    if (result === 'not_found') throw new DeskpilotError('not_found', { detail: 'No such session of yours.' });
+    return result === 'current' ? clearedCookieResponse(deps) : { status: 204, headers: [], body: null };
+  },
+);
+
+/** The kernel's routes, served. */
+export const servedSessionRoutes: readonly Served[] = [
+  login,
+  logoutEverywhere,
+  currentSession,
+  logout,
+  switchProject,
+  listSessions,
+  revokeSession,
+];
