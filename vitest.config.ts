@@ -25,6 +25,10 @@ export default defineConfig({
   },
   test: {
     testTimeout: 20_000,
+    // Two files at a time (vitest takes one less than the cores: one on a two-core machine). The suites
+    // are built to share a machine: each Postgres file has a schema of its own, Redis keys a prefix of
+    // their own, servers ephemeral ports. It takes the whole run from about 11 to about 8 minutes here.
+    maxWorkers: 2,
     // `expect.poll` waits for what a server or a page does next (a login costs one scrypt): on a
     // loaded shared machine that takes seconds, not the default one. Passing runs wait no longer.
     expect: { poll: { timeout: 15_000 } },

@@ -1,4 +1,3 @@
-import { z } from 'zod';
 import type { $ZodType } from 'zod/v4/core';
 import {
   assistantMessageSchema,
@@ -17,20 +16,10 @@ import { sessionSchema } from '../session/session-schema.js';
 import { sessionListSchema, sessionRoutes } from '../session/session-api.js';
 import { jsonSchemaOf, openApiPaths } from '../routes/route-open-api.js';
 import type { RouteDeclaration } from '../routes/declare-route.js';
-import {
-  emailVerificationRequestBody,
-  passwordResetBody,
-  passwordResetRequestBody,
-  verifyEmailBody,
-} from '../session/recovery-routes.js';
-import {
-  passkeyOptionsBody,
-  passkeySignInBody,
-  registerPasskeyBody,
-  removePasskeyBody,
-} from '../session/passkey-routes.js';
+import { recoveryRoutes } from '../session/recovery-api.js';
+import { passkeyRoutes } from '../session/passkey-api.js';
 import { ssoDiscoverBody, ssoLogoutBody } from '../session/sso-routes.js';
-import { stepUpBody, stepUpOptionsBody } from '../session/step-up-routes.js';
+import { stepUpRoutes } from '../session/step-up-api.js';
 import {
   acceptInvitationBody,
   changeRoleBody,
@@ -54,7 +43,7 @@ export interface OpenApiOptions {
 }
 
 /** A request body's JSON Schema from the zod schema the handler validates it with (its input side). */
-const bodySchema = (schema: $ZodType) => z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' });
+const bodySchema = (schema: $ZodType) => jsonSchemaOf(schema, 'input');
 
 /** The problem+json body, with every stable code. */
 function problemSchema() {
@@ -142,90 +131,26 @@ export function sessionOpenApi(options: OpenApiOptions = {}): OpenApiDocument {
     'unsupported_media_type',
     'cross_site_request',
   ] as const;
+  const declared = (...groups: Array<Record<string, RouteDeclaration>>) =>
+    openApiPaths(
+      groups.flatMap((group) => Object.values(group)),
+      { security: { session: cookie }, handlerErrors: sessionHandlerErrors },
+    );
   const paths = {
-    ...openApiPaths(Object.values(sessionRoutes), {
-      security: { session: cookie },
-      handlerErrors: sessionHandlerErrors,
-    }),
-    ...recoveryPaths(cookie, bodyCodes),
-    ...passkeyPaths(cookie, bodyCodes, session),
+    ...declared(sessionRoutes, recoveryRoutes, passkeyRoutes),
     ...ssoPaths(bodyCodes),
-    ...stepUpPaths(cookie, bodyCodes),
+    ...declared(stepUpRoutes),
     ...teamPaths(cookie, bodyCodes, session),
   };
   const components = {
     securitySchemes: {
       sessionCookie: { type: 'apiKey', in: 'cookie', name: `${options.cookiePrefix ?? 'deskpilot'}_session` },
     },
-    schemas: { Session: z.toJSONSchema(sessionSchema) },
+    schemas: { Session: jsonSchemaOf(sessionSchema, 'output') },
   };
   const description =
     'Sign-in, cookie sessions and the active project. State-changing requests must carry an allowed `Origin` (CSRF).';
   return document('Deskpilot session service', description, options, paths, components);
-}
-
-/** The recovery routes, served when the session service has `recovery` (404 `not_found` otherwise). */
-function recoveryPaths(cookie: object, bodyCodes: readonly ErrorCode[]) {
-  const accepted = (description: string) => ({ '202': { description } });
-  return {
-    '/sessions/password-reset': {
-      post: {
-        operationId: 'requestPasswordReset',
-        summary:
-          'Ask for a password reset link. 202 whatever the email: the lookup and the email happen after the answer, so neither tells whether the address has an account.',
-        requestBody: { required: true, content: json(bodySchema(passwordResetRequestBody)) },
-        responses: {
-          ...accepted('Accepted: a link goes to the address if it has an account.'),
-          ...problems([...bodyCodes, 'rate_limited', 'not_found']),
-        },
-      },
-    },
-    '/sessions/password-reset/confirm': {
-      post: {
-        operationId: 'resetPassword',
-        summary:
-          "Set a new password with a reset link's token: the link is used up and every session of the user revoked.",
-        requestBody: { required: true, content: json(bodySchema(passwordResetBody)) },
-        responses: {
-          '204': {
-            description: 'Password changed; signed out everywhere (the cookie is cleared).',
-            headers: setCookie,
-          },
-          ...problems([...bodyCodes, 'invalid_token', 'rate_limited', 'store_unavailable', 'unavailable', 'not_found']),
-        },
-      },
-    },
-    '/sessions/current/email-verification': {
-      post: {
-        operationId: 'requestEmailVerification',
-        summary: "Send a verification link to the signed-in user's address.",
-        security: cookie,
-        requestBody: { required: true, content: json(bodySchema(emailVerificationRequestBody)) },
-        responses: {
-          ...accepted('Sent.'),
-          ...problems([
-            ...bodyCodes,
-            'unauthenticated',
-            'rate_limited',
-            'upstream_unavailable',
-            'store_unavailable',
-            'not_found',
-          ]),
-        },
-      },
-    },
-    '/sessions/email-verification/confirm': {
-      post: {
-        operationId: 'verifyEmail',
-        summary: "Mark the address verified with a verification link's token (used up).",
-        requestBody: { required: true, content: json(bodySchema(verifyEmailBody)) },
-        responses: {
-          '204': { description: 'Verified.' },
-          ...problems([...bodyCodes, 'invalid_token', 'rate_limited', 'store_unavailable', 'not_found']),
-        },
-      },
-    },
-  };
 }
 
 /** The single sign-on routes, served when the session service has `sso` (404 `not_found` otherwise). */
@@ -300,87 +225,6 @@ function ssoPaths(bodyCodes: readonly ErrorCode[]) {
             }),
           },
           ...problems([...bodyCodes, 'store_unavailable', 'not_found']),
-        },
-      },
-    },
-  };
-}
-
-/** The step-up routes, served when the session service has `stepUp` (404 `not_found` otherwise). */
-function stepUpPaths(cookie: object, bodyCodes: readonly ErrorCode[]) {
-  const signedIn = ['unauthenticated', 'rate_limited', 'store_unavailable', 'not_found'] as const;
-  return {
-    '/sessions/current/step-up/options': {
-      post: {
-        operationId: 'stepUpOptions',
-        summary:
-          "How the signed-in user steps up for an approval's binding: with their passkey (WebAuthn request options whose challenge begins with the binding), their password, or nothing more after a recent sign-in.",
-        security: cookie,
-        requestBody: { required: true, content: json(bodySchema(stepUpOptionsBody)) },
-        responses: {
-          '200': {
-            description: 'The method, and for `passkey` the options to pass to `navigator.credentials.get`.',
-            content: json({
-              type: 'object',
-              required: ['method'],
-              properties: {
-                method: { enum: ['passkey', 'password', 'recent-sign-in', 'sign-in-again'] },
-                options: { type: 'object' },
-                provider: {
-                  description:
-                    'For `sign-in-again` of a user bound at an identity provider: where to authenticate again (`/sessions/sso/start?provider=…&reauthenticate=true`).',
-                  type: 'object',
-                  required: ['id', 'name'],
-                  properties: { id: { type: 'string' }, name: { type: 'string' } },
-                },
-              },
-            }),
-          },
-          ...problems([...bodyCodes, ...signedIn]),
-        },
-      },
-    },
-    '/sessions/current/step-up': {
-      post: {
-        operationId: 'stepUp',
-        summary:
-          'Verify the signed-in user afresh (a passkey answer, the password, or a recent sign-in) and answer a short-lived proof for the chat service, sent in `POST /chat` as `stepUp[approvalId]`.',
-        security: cookie,
-        requestBody: { required: true, content: json(bodySchema(stepUpBody)) },
-        responses: {
-          '200': {
-            description: 'The signed proof (a JWS the chat service checks with the shared step-up secret).',
-            content: json({
-              type: 'object',
-              required: ['token', 'method', 'credentialId', 'expiresAt'],
-              properties: {
-                token: { type: 'string' },
-                method: { enum: ['passkey', 'password', 'recent-sign-in'] },
-                credentialId: { type: ['string', 'null'] },
-                atProvider: {
-                  description:
-                    "For a recent sign-in at an identity provider: which, when the person authenticated there, and the ID token's `sid` and `jti` (absent for a sign-in here).",
-                  type: 'object',
-                  required: ['provider', 'authTime', 'sid', 'jti'],
-                  properties: {
-                    provider: { type: 'string' },
-                    authTime: { type: 'string', format: 'date-time' },
-                    sid: { type: ['string', 'null'] },
-                    jti: { type: ['string', 'null'] },
-                  },
-                },
-                expiresAt: { type: 'string', format: 'date-time' },
-              },
-            }),
-          },
-          ...problems([
-            ...bodyCodes,
-            ...signedIn,
-            'invalid_passkey',
-            'invalid_credentials',
-            'reauthentication_required',
-            'unavailable',
-          ]),
         },
       },
     },
@@ -903,115 +747,6 @@ const auditVerificationSchema = {
     },
   ],
 };
-
-/** A passkey as its owner sees it. */
-const passkeySchema = {
-  type: 'object',
-  required: ['id', 'name', 'deviceType', 'backedUp', 'createdAt', 'lastUsedAt'],
-  properties: {
-    id: { type: 'string' },
-    name: { type: 'string' },
-    deviceType: { enum: ['singleDevice', 'multiDevice'] },
-    backedUp: { type: 'boolean' },
-    createdAt: { type: 'string', format: 'date-time' },
-    lastUsedAt: { type: ['string', 'null'], format: 'date-time' },
-  },
-};
-
-/** The passkey routes, served when the session service has `passkeys` (404 `not_found` otherwise). */
-function passkeyPaths(cookie: object, bodyCodes: readonly ErrorCode[], session: object) {
-  const webAuthnOptions = {
-    description:
-      'WebAuthn options (`PublicKeyCredentialCreationOptionsJSON` / `PublicKeyCredentialRequestOptionsJSON`): pass them to `navigator.credentials` (`startRegistration` / `startAuthentication` of `@simplewebauthn/browser`).',
-    content: json({ type: 'object' }),
-  };
-  const signedIn = ['unauthenticated', 'store_unavailable', 'not_found'] as const;
-  return {
-    '/sessions/current/passkeys/options': {
-      post: {
-        operationId: 'passkeyRegistrationOptions',
-        summary: 'Start registering a passkey for the signed-in user (user verification required).',
-        security: cookie,
-        requestBody: { required: true, content: json(bodySchema(passkeyOptionsBody)) },
-        responses: { '200': webAuthnOptions, ...problems([...bodyCodes, ...signedIn]) },
-      },
-    },
-    '/sessions/current/passkeys': {
-      get: {
-        operationId: 'listPasskeys',
-        summary: "The signed-in user's passkeys, oldest first.",
-        security: cookie,
-        responses: {
-          '200': {
-            description: 'The passkeys.',
-            content: json({
-              type: 'object',
-              required: ['passkeys'],
-              properties: { passkeys: { type: 'array', items: passkeySchema } },
-            }),
-          },
-          ...problems([...signedIn]),
-        },
-      },
-      post: {
-        operationId: 'registerPasskey',
-        summary: "Store a passkey: the browser's answer to the registration options, verified.",
-        security: cookie,
-        requestBody: { required: true, content: json(bodySchema(registerPasskeyBody)) },
-        responses: {
-          '201': { description: 'Registered.', content: json(passkeySchema) },
-          ...problems([...bodyCodes, ...signedIn, 'invalid_passkey', 'conflict']),
-        },
-      },
-    },
-    '/sessions/current/passkeys/remove/options': {
-      post: {
-        operationId: 'passkeyRemovalOptions',
-        summary:
-          "Start removing a passkey: one of the user's passkeys confirms it is them (a session alone removes none).",
-        security: cookie,
-        requestBody: { required: true, content: json(bodySchema(passkeyOptionsBody)) },
-        responses: { '200': webAuthnOptions, ...problems([...bodyCodes, ...signedIn, 'rate_limited']) },
-      },
-    },
-    '/sessions/current/passkeys/remove': {
-      post: {
-        operationId: 'removePasskey',
-        summary:
-          "Remove one of the signed-in user's passkeys, with the assertion of one of their passkeys (the answer to the removal options).",
-        security: cookie,
-        requestBody: { required: true, content: json(bodySchema(removePasskeyBody)) },
-        responses: {
-          '204': { description: 'Removed.' },
-          ...problems([...bodyCodes, ...signedIn, 'invalid_passkey', 'rate_limited']),
-        },
-      },
-    },
-    '/sessions/passkey/options': {
-      post: {
-        operationId: 'passkeySignInOptions',
-        summary: 'Start signing in with a passkey (discoverable: no email asked).',
-        requestBody: { required: true, content: json(bodySchema(passkeyOptionsBody)) },
-        responses: {
-          '200': webAuthnOptions,
-          ...problems([...bodyCodes, 'rate_limited', 'store_unavailable', 'not_found']),
-        },
-      },
-    },
-    '/sessions/passkey': {
-      post: {
-        operationId: 'signInWithPasskey',
-        summary:
-          "Sign in with the browser's answer to the sign-in options: a new session and its cookie, as `POST /sessions`.",
-        requestBody: { required: true, content: json(bodySchema(passkeySignInBody)) },
-        responses: {
-          '201': { description: 'Signed in.', headers: setCookie, content: json(session) },
-          ...problems([...bodyCodes, 'invalid_passkey', 'forbidden', 'rate_limited', 'store_unavailable', 'not_found']),
-        },
-      },
-    },
-  };
-}
 
 const turnStatus = { enum: ['complete', 'aborted', 'awaiting_approval', 'budget_exhausted', 'failed', null] };
 

@@ -12,7 +12,9 @@ export const bodyErrors: readonly ErrorCode[] = [
 
 /** A schema's JSON Schema: the input side for what a client sends, the output side for what it receives. */
 export function jsonSchemaOf(schema: $ZodType, io: 'input' | 'output'): Record<string, unknown> {
-  return toJSONSchema(schema, { io, unrepresentable: 'any' }) as Record<string, unknown>;
+  // The dialect is the document's (OpenAPI 3.1 is JSON Schema 2020-12): not repeated in every schema.
+  const { $schema: _dialect, ...jsonSchema } = toJSONSchema(schema, { io, unrepresentable: 'any' });
+  return jsonSchema;
 }
 
 /** The problem+json body, with every stable code. */

@@ -4,7 +4,7 @@ import { DeskpilotError } from '../errors/deskpilot-error.js';
 import { jsonResponse, type HttpRequest } from '../http/http-request.js';
 import { declareRoute, type RouteDeclaration } from './declare-route.js';
 import { openApiPaths } from './route-open-api.js';
-import { createRouteTable, serveRoute } from './route-table.js';
+import { bindRoutes, createRouteTable, serveRoute } from './route-table.js';
 
 const echo = declareRoute({
   operationId: 'echoName',
@@ -58,7 +58,7 @@ function request(method: string, path: string, init: { body?: string; search?: s
   };
 }
 
-const table = createRouteTable(routes, { calls: 0 }, { spanPrefix: 'test', maxBodyBytes: 64 });
+const table = createRouteTable(bindRoutes(routes, { calls: 0 }), { spanPrefix: 'test', maxBodyBytes: 64 });
 const codeOf = (run: () => unknown) => {
   try {
     run();
@@ -110,17 +110,18 @@ describe('createRouteTable', () => {
 
   it('refuses two routes with one operationId, or one method and path', () => {
     const again = { ...echo, path: '/elsewhere' };
-    expect(() => createRouteTable([routes[0]!, serveRoute(again, routes[0]!.serve)], {}, options)).toThrow(
-      'Two routes are declared as echoName.',
-    );
+    expect(() =>
+      createRouteTable(bindRoutes([routes[0]!, serveRoute(again, routes[0]!.serve)], deps), options),
+    ).toThrow('Two routes are declared as echoName.');
     const samePlace = { ...echo, operationId: 'other' };
-    expect(() => createRouteTable([routes[0]!, serveRoute(samePlace, routes[0]!.serve)], {}, options)).toThrow(
-      'Two routes are declared for POST /things.',
-    );
+    expect(() =>
+      createRouteTable(bindRoutes([routes[0]!, serveRoute(samePlace, routes[0]!.serve)], deps), options),
+    ).toThrow('Two routes are declared for POST /things.');
   });
 });
 
 const options = { spanPrefix: 'test', maxBodyBytes: 64 };
+const deps = { calls: 0 };
 
 describe('openApiPaths', () => {
   it('derives each operation from its declaration: body, query, path parameters, answer and every code', () => {

@@ -45,6 +45,22 @@ export interface RouteTableOptions {
   maxBodyDepth?: number | undefined;
 }
 
+/** A served route with its dependencies bound: what a route table dispatches to. */
+export interface BoundRoute {
+  readonly declaration: RouteDeclaration;
+  readonly spanName?: string | undefined;
+  serve(request: HttpRequest, input: RouteRequestInput<RouteDeclaration>): Promise<HttpResponse>;
+}
+
+/** Binds served routes to the dependencies they run on. */
+export function bindRoutes<Deps>(routes: ReadonlyArray<ServedRoute<Deps>>, deps: Deps): BoundRoute[] {
+  return routes.map((route) => ({
+    declaration: route.declaration,
+    spanName: route.spanName,
+    serve: (request, input) => route.serve(deps, request, input),
+  }));
+}
+
 /** A request's action: the served route with its dependencies bound. */
 export type RouteAction = (request: HttpRequest) => Promise<HttpResponse>;
 
@@ -67,11 +83,7 @@ const snakeCase = (name: string) => name.replace(/[A-Z]/g, (letter) => `_${lette
  * read only through the declared schemas, each route runs in a span. Refuses, when it is created, two
  * routes with one `operationId` or one method and path.
  */
-export function createRouteTable<Deps>(
-  routes: ReadonlyArray<ServedRoute<Deps>>,
-  deps: Deps,
-  options: RouteTableOptions,
-): RouteTable {
+export function createRouteTable(routes: readonly BoundRoute[], options: RouteTableOptions): RouteTable {
   const byPath = new Map<string, Map<string, RouteAction>>();
   const operations = new Set<string>();
   for (const route of routes) {
@@ -82,7 +94,7 @@ export function createRouteTable<Deps>(
     const methods = byPath.get(declaration.path) ?? new Map<string, RouteAction>();
     if (methods.has(declaration.method))
       throw new TypeError(`Two routes are declared for ${declaration.method} ${declaration.path}.`);
-    methods.set(declaration.method, bindRoute(route, deps, options));
+    methods.set(declaration.method, actionOf(route, options));
     byPath.set(declaration.path, methods);
   }
   return {
@@ -102,7 +114,7 @@ export function createRouteTable<Deps>(
   };
 }
 
-function bindRoute<Deps>(route: ServedRoute<Deps>, deps: Deps, options: RouteTableOptions): RouteAction {
+function actionOf(route: BoundRoute, options: RouteTableOptions): RouteAction {
   const { declaration } = route;
   const spanName = `${options.spanPrefix}.${route.spanName ?? snakeCase(declaration.operationId)}`;
   const undeclared = (what: string) => () => {
@@ -129,7 +141,7 @@ function bindRoute<Deps>(route: ServedRoute<Deps>, deps: Deps, options: RouteTab
         : undeclared('query'),
     } as RouteRequestInput<RouteDeclaration>;
     return inSpan(spanName, {}, async (span) => {
-      const response = await route.serve(deps, request, input);
+      const response = await route.serve(request, input);
       span.setAttribute('http.response.status_code', response.status);
       return response;
     });

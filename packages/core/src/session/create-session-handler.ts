@@ -17,10 +17,10 @@ import type { SessionService } from './create-session-service.js';
 import { inSpan } from '../telemetry/spans.js';
 import { isSessionRoute } from './is-session-route.js';
 import { servedSessionRoutes, type SessionRouteDependencies } from './session-routes.js';
-import { createRouteTable } from '../routes/route-table.js';
+import { bindRoutes, createRouteTable, type BoundRoute } from '../routes/route-table.js';
 import type { RouteDeclaration } from '../routes/declare-route.js';
 import type { AccountRecovery } from './account-recovery.js';
-import type { SessionPasskeys, SessionSso, SessionTeam } from './create-session-service.js';
+import type { SessionSso, SessionTeam } from './create-session-service.js';
 import {
   serveAcceptInvitation,
   serveCapabilities,
@@ -44,8 +44,7 @@ import {
   serveOrganizationAdmins,
   serveRemoveOrganizationAdmin,
 } from '../team/organization-routes.js';
-import type { SessionStepUp } from './step-up.js';
-import { serveStepUp, serveStepUpOptions, type StepUpRouteDependencies } from './step-up-routes.js';
+import { servedStepUpRoutes } from './step-up-routes.js';
 import {
   serveSsoCallback,
   serveSsoLogout,
@@ -53,23 +52,8 @@ import {
   serveSsoStart,
   type SsoRouteDependencies,
 } from './sso-routes.js';
-import {
-  serveListPasskeys,
-  servePasskeyRegistrationOptions,
-  servePasskeySignIn,
-  servePasskeySignInOptions,
-  serveRegisterPasskey,
-  servePasskeyRemovalOptions,
-  serveRemovePasskey,
-  type PasskeyRouteDependencies,
-} from './passkey-routes.js';
-import {
-  serveEmailVerificationRequest,
-  servePasswordReset,
-  servePasswordResetRequest,
-  serveVerifyEmail,
-  type RecoveryRouteDependencies,
-} from './recovery-routes.js';
+import { servedPasskeyRoutes } from './passkey-routes.js';
+import { servedRecoveryRoutes } from './recovery-routes.js';
 
 /** Options of {@link createSessionHandler}. */
 export interface SessionHandlerOptions {
@@ -200,73 +184,15 @@ function recoveryRoutes(
   deps: SessionRouteDependencies,
   recovery: AccountRecovery,
   throttle: SessionHandlerOptions['recoveryThrottle'],
-): Record<string, Record<string, Action>> {
+): BoundRoute[] {
   const fifteenMinutes = 15 * 60 * 1000;
   const limiter = (limit: number) =>
     createSlidingWindowLimiter({ limit, windowMs: fifteenMinutes, now: deps.service.context.now });
-  const recoveryDeps: RecoveryRouteDependencies = {
+  return bindRoutes(servedRecoveryRoutes, {
     ...deps,
     recovery,
     recoveryThrottle: { address: throttle?.address ?? limiter(30), account: throttle?.account ?? limiter(3) },
-  };
-  return {
-    '/sessions/password-reset': {
-      POST: traced('deskpilot.session.password_reset_request', (request) =>
-        servePasswordResetRequest(recoveryDeps, request),
-      ),
-    },
-    '/sessions/password-reset/confirm': {
-      POST: traced('deskpilot.session.password_reset', (request) => servePasswordReset(recoveryDeps, request)),
-    },
-    '/sessions/current/email-verification': {
-      POST: traced('deskpilot.session.email_verification_request', (request) =>
-        serveEmailVerificationRequest(recoveryDeps, request),
-      ),
-    },
-    '/sessions/email-verification/confirm': {
-      POST: traced('deskpilot.session.verify_email', (request) => serveVerifyEmail(recoveryDeps, request)),
-    },
-  };
-}
-
-/** The seven passkey routes: the signed-in user's passkeys, and sign-in with one. */
-function passkeyRoutes(
-  deps: SessionRouteDependencies,
-  passkeys: SessionPasskeys,
-): Record<string, Record<string, Action>> {
-  const passkeyDeps: PasskeyRouteDependencies = { ...deps, passkeys };
-  const route = (
-    name: string,
-    serve: (deps: PasskeyRouteDependencies, request: HttpRequest) => Promise<HttpResponse>,
-  ) => traced(`deskpilot.session.${name}`, (request) => serve(passkeyDeps, request));
-  return {
-    '/sessions/current/passkeys/options': {
-      POST: route('passkey_registration_options', servePasskeyRegistrationOptions),
-    },
-    '/sessions/current/passkeys': {
-      GET: route('passkeys_list', serveListPasskeys),
-      POST: route('passkey_register', serveRegisterPasskey),
-    },
-    '/sessions/current/passkeys/remove/options': {
-      POST: route('passkey_removal_options', servePasskeyRemovalOptions),
-    },
-    '/sessions/current/passkeys/remove': { POST: route('passkey_remove', serveRemovePasskey) },
-    '/sessions/passkey/options': { POST: route('passkey_sign_in_options', servePasskeySignInOptions) },
-    '/sessions/passkey': { POST: route('passkey_sign_in', servePasskeySignIn) },
-  };
-}
-
-/** The two step-up routes: how the signed-in user verifies afresh, and the proof once they did. */
-function stepUpRoutes(deps: SessionRouteDependencies, stepUp: SessionStepUp): Record<string, Record<string, Action>> {
-  const stepUpDeps: StepUpRouteDependencies = { ...deps, stepUp };
-  return {
-    '/sessions/current/step-up/options': {
-      POST: traced('deskpilot.session.step_up_options', (request) => serveStepUpOptions(stepUpDeps, request)),
-    },
-    '/sessions/current/step-up': {
-      POST: traced('deskpilot.session.step_up', (request) => serveStepUp(stepUpDeps, request)),
-    },
-  };
+  });
 }
 
 /** The three single sign-on routes: discovery, start, callback. */
@@ -343,15 +269,18 @@ export function createSessionHandler(options: SessionHandlerOptions): SessionHan
     reportError(error);
   };
   const noStore: [string, string] = ['cache-control', 'no-store'];
-  const table = createRouteTable(servedSessionRoutes, dependencies, {
+  const declared = [
+    ...bindRoutes(servedSessionRoutes, dependencies),
+    ...(service.recovery ? recoveryRoutes(dependencies, service.recovery, options.recoveryThrottle) : []),
+    ...(service.passkeys ? bindRoutes(servedPasskeyRoutes, { ...dependencies, passkeys: service.passkeys }) : []),
+    ...(service.stepUp ? bindRoutes(servedStepUpRoutes, { ...dependencies, stepUp: service.stepUp }) : []),
+  ];
+  const table = createRouteTable(declared, {
     spanPrefix: 'deskpilot.session',
     maxBodyBytes: dependencies.maxBodyBytes,
   });
   const routes: Record<string, Record<string, Action>> = {
-    ...(service.recovery ? recoveryRoutes(dependencies, service.recovery, options.recoveryThrottle) : {}),
-    ...(service.passkeys ? passkeyRoutes(dependencies, service.passkeys) : {}),
     ...(service.sso ? ssoRoutes(dependencies, service.sso, options.ssoThrottle) : {}),
-    ...(service.stepUp ? stepUpRoutes(dependencies, service.stepUp) : {}),
     ...(service.team ? teamRoutes(dependencies, service.team) : {}),
   };
 

@@ -1,75 +1,25 @@
 import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server';
-import * as z from 'zod/mini';
 import { DeskpilotError } from '../errors/deskpilot-error.js';
 import { jsonResponse, type HttpRequest, type HttpResponse } from '../http/http-request.js';
-import { readJsonBody } from '../http/read-json-body.js';
-import { parseWithSchema } from '../validation/parse-with-schema.js';
 import type { SessionPasskeys } from './create-session-service.js';
 import { passkeysBefore } from './passkeys.js';
 import { noSessionError } from './require-session.js';
 import { signInClient, throttleAddress as throttleByAddress, type SessionRouteDependencies } from './session-routes.js';
 
+export {
+  passkeyAssertion,
+  passkeyOptionsBody,
+  passkeySignInBody,
+  registerPasskeyBody,
+  removePasskeyBody,
+} from './passkey-api.js';
+import { serveRoute, type RouteRequestInput, type ServedRoute } from '../routes/route-table.js';
+import { passkeyRoutes } from './passkey-api.js';
+
 /** What the passkey routes run on. */
 export interface PasskeyRouteDependencies extends SessionRouteDependencies {
   passkeys: SessionPasskeys;
 }
-
-const text = (max: number) => z.string().check(z.minLength(1), z.maxLength(max));
-/**
- * A browser's WebAuthn answer (`PublicKeyCredential.toJSON()`) with the fields of one ceremony:
- * checked in depth (CBOR, signature, origin, challenge) by the WebAuthn library.
- */
-const credential = <Response extends z.ZodMiniType>(response: Response) =>
-  z.object({
-    id: text(1400),
-    rawId: text(1400),
-    type: z.literal('public-key'),
-    response,
-    clientExtensionResults: z._default(z.record(z.string(), z.unknown()), {}),
-    authenticatorAttachment: z.optional(z.string().check(z.maxLength(40))),
-  });
-const base64 = text(16_000);
-const attestation = z.looseObject({
-  clientDataJSON: base64,
-  attestationObject: base64,
-  transports: z.optional(z.array(z.string().check(z.maxLength(40))).check(z.maxLength(10))),
-});
-const assertion = z.looseObject({
-  clientDataJSON: base64,
-  authenticatorData: base64,
-  signature: base64,
-  userHandle: z.optional(z.nullable(z.string().check(z.maxLength(200)))),
-});
-/** The body of `POST /sessions/current/passkeys`. */
-export const registerPasskeyBody = z.strictObject({
-  response: credential(attestation),
-  // One line of text: the name goes into the email telling the owner (no line breaks to forge lines with).
-  name: z._default(
-    z
-      .string()
-      .check(
-        z.trim(),
-        z.minLength(1),
-        z.maxLength(100),
-        z.regex(/^[^\u0000-\u001f\u007f\u2028\u2029]*$/, 'one line, no control characters'),
-      ),
-    'Passkey',
-  ),
-});
-/** A browser's answer to a passkey assertion (sign-in, step-up). */
-export const passkeyAssertion = credential(assertion);
-/** The body of `POST /sessions/passkey`. */
-export const passkeySignInBody = z.strictObject({
-  response: passkeyAssertion,
-  projectKey: z.optional(z.string().check(z.trim(), z.minLength(1), z.maxLength(200))),
-});
-/**
- * The body of `POST /sessions/current/passkeys/remove`: which passkey, and the assertion of one of the
- * user's passkeys (the answer to the removal options) saying it is them.
- */
-export const removePasskeyBody = z.strictObject({ id: text(1400), response: passkeyAssertion });
-/** The body of the two options routes: `{}`. */
-export const passkeyOptionsBody = z.strictObject({});
 
 const cookieOf = (request: HttpRequest) => request.headers.get('cookie');
 
@@ -102,11 +52,12 @@ export const throttlePasskeyAddress = (deps: SessionRouteDependencies, request: 
   });
 
 /** `POST /sessions/current/passkeys/options`: options for registering a passkey. */
-export async function servePasskeyRegistrationOptions(
+async function servePasskeyRegistrationOptions(
   deps: PasskeyRouteDependencies,
   request: HttpRequest,
+  input: RouteRequestInput<(typeof passkeyRoutes)['passkeyRegistrationOptions']>,
 ): Promise<HttpResponse> {
-  parseWithSchema(passkeyOptionsBody, await readJsonBody(request, deps.maxBodyBytes));
+  await input.body();
   const account = await signedIn(deps, request, deps.passkeys.recentSignInMs);
   // Each call stores a challenge: bounded per address, as sign-in options are.
   await throttlePasskeyAddress(deps, request);
@@ -114,11 +65,12 @@ export async function servePasskeyRegistrationOptions(
 }
 
 /** `POST /sessions/current/passkeys`: verifies and stores a new passkey of the signed-in user. */
-export async function serveRegisterPasskey(
+async function serveRegisterPasskey(
   deps: PasskeyRouteDependencies,
   request: HttpRequest,
+  input: RouteRequestInput<(typeof passkeyRoutes)['registerPasskey']>,
 ): Promise<HttpResponse> {
-  const body = parseWithSchema(registerPasskeyBody, await readJsonBody(request, deps.maxBodyBytes));
+  const body = await input.body();
   const account = await signedIn(deps, request, deps.passkeys.recentSignInMs);
   const result = await deps.passkeys.register(account, body.response as unknown as RegistrationResponseJSON, body.name);
   deps.emit({
@@ -134,7 +86,11 @@ export async function serveRegisterPasskey(
 }
 
 /** `GET /sessions/current/passkeys`: the signed-in user's passkeys. */
-export async function serveListPasskeys(deps: PasskeyRouteDependencies, request: HttpRequest): Promise<HttpResponse> {
+async function serveListPasskeys(
+  deps: PasskeyRouteDependencies,
+  request: HttpRequest,
+  _input: RouteRequestInput<(typeof passkeyRoutes)['listPasskeys']>,
+): Promise<HttpResponse> {
   const account = await signedIn(deps, request);
   return jsonResponse(200, { passkeys: await deps.passkeys.list(account.user.id) });
 }
@@ -148,11 +104,12 @@ async function removalContext(deps: PasskeyRouteDependencies, request: HttpReque
 }
 
 /** `POST /sessions/current/passkeys/remove/options`: options for the assertion a removal needs. */
-export async function servePasskeyRemovalOptions(
+async function servePasskeyRemovalOptions(
   deps: PasskeyRouteDependencies,
   request: HttpRequest,
+  input: RouteRequestInput<(typeof passkeyRoutes)['passkeyRemovalOptions']>,
 ): Promise<HttpResponse> {
-  parseWithSchema(passkeyOptionsBody, await readJsonBody(request, deps.maxBodyBytes));
+  await input.body();
   const { user, credentialIds } = await removalContext(deps, request);
   await throttlePasskeyAddress(deps, request);
   return jsonResponse(200, await deps.passkeys.removalOptions(user.id, credentialIds));
@@ -163,8 +120,12 @@ export async function servePasskeyRemovalOptions(
  * their passkeys confirmed it is them: a stolen session alone cannot take away the factor a step-up
  * asks for (a user who lost every passkey resets their password, which removes them all).
  */
-export async function serveRemovePasskey(deps: PasskeyRouteDependencies, request: HttpRequest): Promise<HttpResponse> {
-  const body = parseWithSchema(removePasskeyBody, await readJsonBody(request, deps.maxBodyBytes));
+async function serveRemovePasskey(
+  deps: PasskeyRouteDependencies,
+  request: HttpRequest,
+  input: RouteRequestInput<(typeof passkeyRoutes)['removePasskey']>,
+): Promise<HttpResponse> {
+  const body = await input.body();
   const { user, credentialIds } = await removalContext(deps, request);
   await throttlePasskeyAddress(deps, request);
   const response = body.response as unknown as AuthenticationResponseJSON;
@@ -181,18 +142,23 @@ export async function serveRemovePasskey(deps: PasskeyRouteDependencies, request
 }
 
 /** `POST /sessions/passkey/options`: options for signing in with a passkey (no email asked). */
-export async function servePasskeySignInOptions(
+async function servePasskeySignInOptions(
   deps: PasskeyRouteDependencies,
   request: HttpRequest,
+  input: RouteRequestInput<(typeof passkeyRoutes)['passkeySignInOptions']>,
 ): Promise<HttpResponse> {
-  parseWithSchema(passkeyOptionsBody, await readJsonBody(request, deps.maxBodyBytes));
+  await input.body();
   await throttlePasskeyAddress(deps, request);
   return jsonResponse(200, await deps.passkeys.signInOptions());
 }
 
 /** `POST /sessions/passkey`: signs in with a passkey: a new session and its cookie, as `POST /sessions`. */
-export async function servePasskeySignIn(deps: PasskeyRouteDependencies, request: HttpRequest): Promise<HttpResponse> {
-  const body = parseWithSchema(passkeySignInBody, await readJsonBody(request, deps.maxBodyBytes));
+async function servePasskeySignIn(
+  deps: PasskeyRouteDependencies,
+  request: HttpRequest,
+  input: RouteRequestInput<(typeof passkeyRoutes)['signInWithPasskey']>,
+): Promise<HttpResponse> {
+  const body = await input.body();
   await throttlePasskeyAddress(deps, request);
   const result = await deps.passkeys.signIn(body.response as unknown as AuthenticationResponseJSON, {
     projectKey: body.projectKey,
@@ -216,3 +182,16 @@ export async function servePasskeySignIn(deps: PasskeyRouteDependencies, request
   if (result.setDeviceCookie) response.headers.push(['set-cookie', result.setDeviceCookie]);
   return response;
 }
+
+/** The routes of this file, served. */
+export const servedPasskeyRoutes: ReadonlyArray<ServedRoute<PasskeyRouteDependencies>> = [
+  serveRoute(passkeyRoutes.passkeyRegistrationOptions, servePasskeyRegistrationOptions, {
+    spanName: 'passkey_registration_options',
+  }),
+  serveRoute(passkeyRoutes.listPasskeys, serveListPasskeys, { spanName: 'passkeys_list' }),
+  serveRoute(passkeyRoutes.registerPasskey, serveRegisterPasskey, { spanName: 'passkey_register' }),
+  serveRoute(passkeyRoutes.passkeyRemovalOptions, servePasskeyRemovalOptions, { spanName: 'passkey_removal_options' }),
+  serveRoute(passkeyRoutes.removePasskey, serveRemovePasskey, { spanName: 'passkey_remove' }),
+  serveRoute(passkeyRoutes.passkeySignInOptions, servePasskeySignInOptions, { spanName: 'passkey_sign_in_options' }),
+  serveRoute(passkeyRoutes.signInWithPasskey, servePasskeySignIn, { spanName: 'passkey_sign_in' }),
+];

@@ -1,12 +1,11 @@
 // zod's mini flavour: a session-only process never loads classic zod (1–2 MiB more of an idle
 // process; bench/pglite-memory/README.md).
 import * as z from 'zod/mini';
+import { described, isoTime } from '../routes/answer-schemas.js';
 import { declareRoute } from '../routes/declare-route.js';
 import { sessionSchema } from './session-schema.js';
 
 const key = z.string().check(z.trim(), z.minLength(1), z.maxLength(200));
-/** A time as the routes answer it: ISO 8601, documented as such (a description, not a check). */
-const isoTime = (description?: string) => z.string().check(z.meta({ format: 'date-time', description }));
 
 /** The body of `POST /sessions`. */
 export const loginBody = z.strictObject({
@@ -22,7 +21,7 @@ export const selectProjectBody = z.strictObject({ projectKey: key, clientId: z.o
 /** A session as its owner or an admin of its project reviews it (never its token). */
 export const sessionSummarySchema = z.object({
   id: z.string(),
-  current: z.boolean().check(z.describe('The session of the request that asked.')),
+  current: described(z.boolean(), 'The session of the request that asked.'),
   projectKey: z.string(),
   clientId: z.string(),
   createdAt: isoTime(),

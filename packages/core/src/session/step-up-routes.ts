@@ -1,29 +1,19 @@
 import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
-import * as z from 'zod/mini';
 import { DeskpilotError } from '../errors/deskpilot-error.js';
 import { jsonResponse, type HttpRequest, type HttpResponse } from '../http/http-request.js';
-import { readJsonBody } from '../http/read-json-body.js';
-import { stepUpBindingPattern } from '../step-up/step-up-proof.js';
-import { parseWithSchema } from '../validation/parse-with-schema.js';
-import { passkeyAssertion, throttlePasskeyAddress } from './passkey-routes.js';
+import { throttlePasskeyAddress } from './passkey-routes.js';
 import { noSessionError } from './require-session.js';
 import { throttleLogin, type SessionRouteDependencies } from './session-routes.js';
 import type { SessionStepUp, StepUpResult } from './step-up.js';
+import { serveRoute, type RouteRequestInput, type ServedRoute } from '../routes/route-table.js';
+import { stepUpRoutes } from './step-up-api.js';
+
+export { stepUpBody, stepUpOptionsBody } from './step-up-api.js';
 
 /** What the step-up routes run on. */
 export interface StepUpRouteDependencies extends SessionRouteDependencies {
   stepUp: SessionStepUp;
 }
-
-const binding = z.string().check(z.regex(stepUpBindingPattern, 'a step-up binding: 43 base64url characters'));
-/** The body of `POST /sessions/current/step-up/options`. */
-export const stepUpOptionsBody = z.strictObject({ binding });
-/** The body of `POST /sessions/current/step-up`: a passkey's answer, or the password, or neither (a recent sign-in). */
-export const stepUpBody = z.strictObject({
-  binding,
-  response: z.optional(passkeyAssertion),
-  password: z.optional(z.string().check(z.minLength(1), z.maxLength(1024))),
-});
 
 async function signedIn(deps: StepUpRouteDependencies, request: HttpRequest) {
   const resolved = await deps.service.resolve(request.headers.get('cookie'));
@@ -32,8 +22,12 @@ async function signedIn(deps: StepUpRouteDependencies, request: HttpRequest) {
 }
 
 /** `POST /sessions/current/step-up/options`: how the signed-in user steps up for this binding (a passkey's options, or the password). */
-export async function serveStepUpOptions(deps: StepUpRouteDependencies, request: HttpRequest): Promise<HttpResponse> {
-  const body = parseWithSchema(stepUpOptionsBody, await readJsonBody(request, deps.maxBodyBytes));
+async function serveStepUpOptions(
+  deps: StepUpRouteDependencies,
+  request: HttpRequest,
+  input: RouteRequestInput<(typeof stepUpRoutes)['stepUpOptions']>,
+): Promise<HttpResponse> {
+  const body = await input.body();
   const session = await signedIn(deps, request);
   // A passkey's options store a challenge: bounded per address, as sign-in options are.
   await throttlePasskeyAddress(deps, request);
@@ -59,8 +53,12 @@ const refusals: Record<Exclude<StepUpResult, { ok: true }>['reason'], () => Desk
  * `POST /sessions/current/step-up`: verifies the signed-in user afresh (their passkey over the binding,
  * their password, or a recent sign-in) and answers a short-lived proof for the chat service.
  */
-export async function serveStepUp(deps: StepUpRouteDependencies, request: HttpRequest): Promise<HttpResponse> {
-  const body = parseWithSchema(stepUpBody, await readJsonBody(request, deps.maxBodyBytes));
+async function serveStepUp(
+  deps: StepUpRouteDependencies,
+  request: HttpRequest,
+  input: RouteRequestInput<(typeof stepUpRoutes)['stepUp']>,
+): Promise<HttpResponse> {
+  const body = await input.body();
   const session = await signedIn(deps, request);
   // A password guess counts against the account as a sign-in attempt does; a passkey, per address.
   if (body.password !== undefined) await throttleLogin(deps, request, session.user.email);
@@ -95,3 +93,9 @@ export async function serveStepUp(deps: StepUpRouteDependencies, request: HttpRe
     expiresAt: new Date(result.expiresAt).toISOString(),
   });
 }
+
+/** The routes of this file, served. */
+export const servedStepUpRoutes: ReadonlyArray<ServedRoute<StepUpRouteDependencies>> = [
+  serveRoute(stepUpRoutes.stepUpOptions, serveStepUpOptions, { spanName: 'step_up_options' }),
+  serveRoute(stepUpRoutes.stepUp, serveStepUp, { spanName: 'step_up' }),
+];
