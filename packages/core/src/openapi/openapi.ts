@@ -18,7 +18,7 @@ import { jsonSchemaOf, openApiPaths } from '../routes/route-open-api.js';
 import type { RouteDeclaration } from '../routes/declare-route.js';
 import { recoveryRoutes } from '../session/recovery-api.js';
 import { passkeyRoutes } from '../session/passkey-api.js';
-import { ssoDiscoverBody, ssoLogoutBody } from '../session/sso-routes.js';
+import { ssoRoutes } from '../session/sso-api.js';
 import { stepUpRoutes } from '../session/step-up-api.js';
 import {
   acceptInvitationBody,
@@ -137,9 +137,7 @@ export function sessionOpenApi(options: OpenApiOptions = {}): OpenApiDocument {
       { security: { session: cookie }, handlerErrors: sessionHandlerErrors },
     );
   const paths = {
-    ...declared(sessionRoutes, recoveryRoutes, passkeyRoutes),
-    ...ssoPaths(bodyCodes),
-    ...declared(stepUpRoutes),
+    ...declared(sessionRoutes, recoveryRoutes, passkeyRoutes, ssoRoutes, stepUpRoutes),
     ...teamPaths(cookie, bodyCodes, session),
   };
   const components = {
@@ -151,84 +149,6 @@ export function sessionOpenApi(options: OpenApiOptions = {}): OpenApiDocument {
   const description =
     'Sign-in, cookie sessions and the active project. State-changing requests must carry an allowed `Origin` (CSRF).';
   return document('Deskpilot session service', description, options, paths, components);
-}
-
-/** The single sign-on routes, served when the session service has `sso` (404 `not_found` otherwise). */
-function ssoPaths(bodyCodes: readonly ErrorCode[]) {
-  const found = { '302': { description: 'To the identity provider, or back to the landing page.' } };
-  return {
-    '/sessions/sso/discover': {
-      post: {
-        operationId: 'discoverIdentityProvider',
-        summary: "Home-realm discovery: the identity provider of an email's domain.",
-        requestBody: { required: true, content: json(bodySchema(ssoDiscoverBody)) },
-        responses: {
-          '200': {
-            description: 'The provider.',
-            content: json({
-              type: 'object',
-              required: ['provider'],
-              properties: {
-                provider: {
-                  type: 'object',
-                  required: ['id', 'name'],
-                  properties: { id: { type: 'string' }, name: { type: 'string' } },
-                },
-              },
-            }),
-          },
-          ...problems([...bodyCodes, 'not_found']),
-        },
-      },
-    },
-    '/sessions/sso/start': {
-      get: {
-        operationId: 'startSingleSignOn',
-        summary:
-          "A browser navigation: to the provider's authorization endpoint (PKCE, state, nonce), with the sealed flow cookie.",
-        parameters: [
-          { name: 'provider', in: 'query', required: true, schema: { type: 'string' } },
-          { name: 'projectKey', in: 'query', required: false, schema: { type: 'string' } },
-          {
-            name: 'reauthenticate',
-            in: 'query',
-            required: false,
-            description:
-              'true: the person authenticates at the provider now (prompt=login, max_age=0), as a step-up asks.',
-            schema: { enum: ['true', 'false'] },
-          },
-        ],
-        responses: { ...found, ...problems(['invalid_request', 'not_found', 'rate_limited', 'upstream_unavailable']) },
-      },
-    },
-    '/sessions/sso/callback': {
-      get: {
-        operationId: 'finishSingleSignOn',
-        summary:
-          "The provider's redirect: to the landing page signed in (`Set-Cookie`), or with `#sso-error=<reason>`.",
-        responses: { ...found, ...problems(['rate_limited', 'store_unavailable', 'not_found']) },
-      },
-    },
-    '/sessions/sso/logout': {
-      post: {
-        operationId: 'singleSignOnLogout',
-        summary:
-          'Log out here (the session revoked, its cookie cleared) and get where to sign out at the identity provider too (RP-initiated logout): its end-session URL with the ID token as `id_token_hint`, or null.',
-        requestBody: { required: true, content: json(bodySchema(ssoLogoutBody)) },
-        responses: {
-          '200': {
-            description: 'Logged out here; send the browser to `endSessionUrl` when it is not null.',
-            content: json({
-              type: 'object',
-              required: ['endSessionUrl'],
-              properties: { endSessionUrl: { type: ['string', 'null'], format: 'uri' } },
-            }),
-          },
-          ...problems([...bodyCodes, 'store_unavailable', 'not_found']),
-        },
-      },
-    },
-  };
 }
 
 /** The answer listing sessions (a user's own, or a member's). */

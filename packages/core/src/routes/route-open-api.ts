@@ -105,7 +105,12 @@ function openApiOperation(route: RouteDeclaration, options: OpenApiPathsOptions)
     ? { [answer.contentType]: { schema: body ?? { type: 'string' } } }
     : body && { 'application/json': { schema: body } };
   const headers = Object.assign({}, ...(answer.headers ?? []).map((header) => responseHeaders[header]));
-  const codes = [...(route.body ? bodyErrors : []), ...(options.handlerErrors?.(route) ?? []), ...route.errors];
+  const codes = [
+    ...(route.body ? bodyErrors : []),
+    ...(route.query ? (['invalid_request'] as const) : []),
+    ...(options.handlerErrors?.(route) ?? []),
+    ...route.errors,
+  ];
   return {
     operationId: route.operationId,
     summary: route.summary,

@@ -141,7 +141,7 @@ describe('openApiPaths', () => {
     const get = paths['/things']!.get!;
     expect(get.security).toEqual([{ cookie: [] }]);
     expect(get.parameters).toEqual([{ name: 'page', in: 'query', required: false, schema: { type: 'string' } }]);
-    expect(Object.keys(get.responses).sort()).toEqual(['200', '401', '500']);
+    expect(Object.keys(get.responses).sort()).toEqual(['200', '400', '401', '500']);
     const remove = paths['/things/{id}']!.delete!;
     expect(remove.parameters).toEqual([{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }]);
     expect(remove.responses['204']).toEqual({ description: 'Gone.' });

@@ -45,13 +45,7 @@ import {
   serveRemoveOrganizationAdmin,
 } from '../team/organization-routes.js';
 import { servedStepUpRoutes } from './step-up-routes.js';
-import {
-  serveSsoCallback,
-  serveSsoLogout,
-  serveSsoDiscover,
-  serveSsoStart,
-  type SsoRouteDependencies,
-} from './sso-routes.js';
+import { servedSsoRoutes } from './sso-routes.js';
 import { servedPasskeyRoutes } from './passkey-routes.js';
 import { servedRecoveryRoutes } from './recovery-routes.js';
 
@@ -195,27 +189,11 @@ function recoveryRoutes(
   });
 }
 
-/** The three single sign-on routes: discovery, start, callback. */
-function ssoRoutes(
-  deps: SessionRouteDependencies,
-  sso: SessionSso,
-  throttle: RateLimiter | undefined,
-): Record<string, Record<string, Action>> {
+/** The single sign-on routes: discovery, start, callback, logout. */
+function ssoRoutes(deps: SessionRouteDependencies, sso: SessionSso, throttle: RateLimiter | undefined): BoundRoute[] {
   const ssoThrottle =
     throttle ?? createSlidingWindowLimiter({ limit: 300, windowMs: 5 * 60 * 1000, now: deps.service.context.now });
-  const ssoDeps: SsoRouteDependencies = { ...deps, sso, ssoThrottle };
-  return {
-    '/sessions/sso/discover': {
-      POST: traced('deskpilot.session.sso_discover', (request) => serveSsoDiscover(ssoDeps, request)),
-    },
-    '/sessions/sso/start': { GET: traced('deskpilot.session.sso_start', (request) => serveSsoStart(ssoDeps, request)) },
-    '/sessions/sso/callback': {
-      GET: traced('deskpilot.session.sso_callback', (request) => serveSsoCallback(ssoDeps, request)),
-    },
-    '/sessions/sso/logout': {
-      POST: traced('deskpilot.session.sso_logout', (request) => serveSsoLogout(ssoDeps, request)),
-    },
-  };
+  return bindRoutes(servedSsoRoutes, { ...deps, sso, ssoThrottle });
 }
 
 /** The team routes: a project's admins manage members, invitations, and read the audit trail. */
@@ -273,6 +251,7 @@ export function createSessionHandler(options: SessionHandlerOptions): SessionHan
     ...bindRoutes(servedSessionRoutes, dependencies),
     ...(service.recovery ? recoveryRoutes(dependencies, service.recovery, options.recoveryThrottle) : []),
     ...(service.passkeys ? bindRoutes(servedPasskeyRoutes, { ...dependencies, passkeys: service.passkeys }) : []),
+    ...(service.sso ? ssoRoutes(dependencies, service.sso, options.ssoThrottle) : []),
     ...(service.stepUp ? bindRoutes(servedStepUpRoutes, { ...dependencies, stepUp: service.stepUp }) : []),
   ];
   const table = createRouteTable(declared, {
@@ -280,7 +259,6 @@ export function createSessionHandler(options: SessionHandlerOptions): SessionHan
     maxBodyBytes: dependencies.maxBodyBytes,
   });
   const routes: Record<string, Record<string, Action>> = {
-    ...(service.sso ? ssoRoutes(dependencies, service.sso, options.ssoThrottle) : {}),
     ...(service.team ? teamRoutes(dependencies, service.team) : {}),
   };
 

@@ -1,11 +1,12 @@
-import * as z from 'zod/mini';
 import { DeskpilotError } from '../errors/deskpilot-error.js';
 import { jsonResponse, type HttpRequest, type HttpResponse } from '../http/http-request.js';
-import { readJsonBody } from '../http/read-json-body.js';
 import type { RateLimiter } from '../limiter/rate-limit-decision.js';
-import { parseWithSchema } from '../validation/parse-with-schema.js';
 import type { SessionSso } from './create-session-service.js';
 import { signInClient, throttleAddress as throttleByAddress, type SessionRouteDependencies } from './session-routes.js';
+import { serveRoute, type RouteRequestInput, type ServedRoute } from '../routes/route-table.js';
+import { ssoRoutes } from './sso-api.js';
+
+export { ssoDiscoverBody, ssoLogoutBody } from './sso-api.js';
 
 /** What the single sign-on routes run on. */
 export interface SsoRouteDependencies extends SessionRouteDependencies {
@@ -13,9 +14,6 @@ export interface SsoRouteDependencies extends SessionRouteDependencies {
   /** Single sign-ons per client address: a budget of its own, apart from the password guesses'. */
   ssoThrottle: RateLimiter;
 }
-
-/** The body of `POST /sessions/sso/discover`. */
-export const ssoDiscoverBody = z.strictObject({ email: z.string().check(z.trim(), z.minLength(3), z.maxLength(320)) });
 
 const redirect = (location: string, cookies: string[]): HttpResponse => ({
   status: 302,
@@ -32,8 +30,12 @@ const throttleAddress = (deps: SsoRouteDependencies, request: HttpRequest) =>
   });
 
 /** `POST /sessions/sso/discover`: the identity provider of an email's domain (home-realm discovery). */
-export async function serveSsoDiscover(deps: SsoRouteDependencies, request: HttpRequest): Promise<HttpResponse> {
-  const body = parseWithSchema(ssoDiscoverBody, await readJsonBody(request, deps.maxBodyBytes));
+async function serveSsoDiscover(
+  deps: SsoRouteDependencies,
+  _request: HttpRequest,
+  input: RouteRequestInput<(typeof ssoRoutes)['discoverIdentityProvider']>,
+): Promise<HttpResponse> {
+  const body = await input.body();
   const provider = deps.sso.providerFor(body.email);
   // Which domains sign in through a provider is no secret: it says nothing of any account.
   if (!provider)
@@ -42,17 +44,18 @@ export async function serveSsoDiscover(deps: SsoRouteDependencies, request: Http
 }
 
 /** `GET /sessions/sso/start?provider=…[&projectKey=…][&reauthenticate=true]`: to the provider, with this browser's sealed flow. */
-export async function serveSsoStart(deps: SsoRouteDependencies, request: HttpRequest): Promise<HttpResponse> {
-  const query = new URLSearchParams(request.search ?? '');
-  const projectKey = query.get('projectKey') ?? undefined;
-  if (projectKey !== undefined && (projectKey.length === 0 || projectKey.length > 200))
-    throw new DeskpilotError('invalid_request', { detail: 'projectKey must be 1 to 200 characters.' });
+async function serveSsoStart(
+  deps: SsoRouteDependencies,
+  request: HttpRequest,
+  input: RouteRequestInput<(typeof ssoRoutes)['startSingleSignOn']>,
+): Promise<HttpResponse> {
+  const query = input.query();
   await throttleAddress(deps, request);
   let started: Awaited<ReturnType<SessionSso['start']>>;
   try {
     // A step-up's "sign in again": the person authenticates at the provider now, not by its session.
-    const reauthenticate = query.get('reauthenticate') === 'true';
-    started = await deps.sso.start(query.get('provider') ?? '', projectKey, { reauthenticate });
+    const reauthenticate = query.reauthenticate === 'true';
+    started = await deps.sso.start(query.provider, query.projectKey, { reauthenticate });
   } catch (cause) {
     // Its discovery document or keys unreachable: the provider's outage, not ours.
     throw new DeskpilotError('upstream_unavailable', {
@@ -69,7 +72,11 @@ export async function serveSsoStart(deps: SsoRouteDependencies, request: HttpReq
  * the session cookie. Refused: to the landing page with `#sso-error=<reason>`. Either way the flow cookie
  * goes: a flow is used once.
  */
-export async function serveSsoCallback(deps: SsoRouteDependencies, request: HttpRequest): Promise<HttpResponse> {
+async function serveSsoCallback(
+  deps: SsoRouteDependencies,
+  request: HttpRequest,
+  _input: RouteRequestInput<(typeof ssoRoutes)['finishSingleSignOn']>,
+): Promise<HttpResponse> {
   await throttleAddress(deps, request);
   const result = await deps.sso.signIn(
     request.search ?? '',
@@ -88,16 +95,17 @@ export async function serveSsoCallback(deps: SsoRouteDependencies, request: Http
   return redirect(deps.sso.landing(), cookies);
 }
 
-/** The body of `POST /sessions/sso/logout`: `{}`. */
-export const ssoLogoutBody = z.strictObject({});
-
 /**
  * `POST /sessions/sso/logout`: logs out here (the session revoked, its cookie cleared) and answers
  * where to sign out at the identity provider too (`endSessionUrl`, RP-initiated logout with the ID token
  * as `id_token_hint`), or null when the session did not come from a provider that has one.
  */
-export async function serveSsoLogout(deps: SsoRouteDependencies, request: HttpRequest): Promise<HttpResponse> {
-  parseWithSchema(ssoLogoutBody, await readJsonBody(request, deps.maxBodyBytes));
+async function serveSsoLogout(
+  deps: SsoRouteDependencies,
+  request: HttpRequest,
+  input: RouteRequestInput<(typeof ssoRoutes)['singleSignOnLogout']>,
+): Promise<HttpResponse> {
+  await input.body();
   const cookieHeader = request.headers.get('cookie');
   const resolved = await deps.service.resolve(cookieHeader);
   const session = resolved && { userId: resolved.session.user.id, signedInAt: Date.parse(resolved.session.createdAt) };
@@ -108,3 +116,11 @@ export async function serveSsoLogout(deps: SsoRouteDependencies, request: HttpRe
   response.headers.push(['set-cookie', deps.service.context.cookie.clear()], ['set-cookie', deps.sso.clearSignOut]);
   return response;
 }
+
+/** The routes of this file, served. */
+export const servedSsoRoutes: ReadonlyArray<ServedRoute<SsoRouteDependencies>> = [
+  serveRoute(ssoRoutes.discoverIdentityProvider, serveSsoDiscover, { spanName: 'sso_discover' }),
+  serveRoute(ssoRoutes.startSingleSignOn, serveSsoStart, { spanName: 'sso_start' }),
+  serveRoute(ssoRoutes.finishSingleSignOn, serveSsoCallback, { spanName: 'sso_callback' }),
+  serveRoute(ssoRoutes.singleSignOnLogout, serveSsoLogout, { spanName: 'sso_logout' }),
+];
