@@ -66,11 +66,11 @@ describe('the OpenAPI documents', () => {
       '/sessions/team/policy',
       '/sessions/current/capabilities',
       '/sessions/organizations',
-      '/sessions/organizations/admins',
-      '/sessions/organizations/admins/remove',
       '/sessions/team/audit',
       '/sessions/team/audit/export',
       '/sessions/team/audit/verify',
+      '/sessions/organizations/admins',
+      '/sessions/organizations/admins/remove',
     ]);
     expect(Object.keys(chatOpenApi().paths as object)).toEqual([
       '/chat',

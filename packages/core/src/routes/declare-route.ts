@@ -43,6 +43,8 @@ export interface RouteDeclaration {
   /** The query's schema: an object of string fields. */
   query?: $ZodType | undefined;
   answer: RouteAnswer;
+  /** Another success the route can answer with, by its own status (an invitation accepted signed in, or by a new account). */
+  otherAnswer?: RouteAnswer | undefined;
   /** Every stable code the route itself answers with (the body's and the handler's own are added). */
   errors: readonly ErrorCode[];
 }
@@ -59,9 +61,9 @@ export type RouteInput<Route extends RouteDeclaration> = (Route['body'] extends 
   (Route['query'] extends $ZodType ? input<Route['query']> : unknown);
 
 /** What a route answers with when it succeeds: its body's schema's output, or nothing. */
-export type RouteOutput<Route extends RouteDeclaration> = Route['answer']['schema'] extends $ZodType
-  ? output<Route['answer']['schema']>
-  : void;
+export type RouteOutput<Route extends RouteDeclaration> =
+  | (Route['answer']['schema'] extends $ZodType ? output<Route['answer']['schema']> : void)
+  | (NonNullable<Route['otherAnswer']> extends { schema: infer Schema extends $ZodType } ? output<Schema> : never);
 
 /** Whether the route takes any input (its client method then takes an argument). */
 export type RouteTakesInput<Route extends RouteDeclaration> = Route['body'] extends $ZodType

@@ -1,6 +1,6 @@
 import { toJSONSchema, type $ZodType } from 'zod/v4/core';
 import { errorStatus, errorTitle, type ErrorCode } from '../errors/deskpilot-error.js';
-import type { RouteAuth, RouteDeclaration, RouteHeader } from './declare-route.js';
+import type { RouteAnswer, RouteAuth, RouteDeclaration, RouteHeader } from './declare-route.js';
 
 /** The codes a route that reads a JSON body can answer before it runs. */
 export const bodyErrors: readonly ErrorCode[] = [
@@ -93,18 +93,8 @@ export function openApiPaths(
 }
 
 function openApiOperation(route: RouteDeclaration, options: OpenApiPathsOptions): Record<string, unknown> {
-  const { answer } = route;
   const security = options.security?.[route.auth];
   const parameters = [...pathParameters(route.path), ...(route.query ? queryParameters(route.query) : [])];
-  const body = answer.schema
-    ? answer.component
-      ? { $ref: `#/components/schemas/${answer.component}` }
-      : jsonSchemaOf(answer.schema, 'output')
-    : undefined;
-  const content = answer.contentType
-    ? { [answer.contentType]: { schema: body ?? { type: 'string' } } }
-    : body && { 'application/json': { schema: body } };
-  const headers = Object.assign({}, ...(answer.headers ?? []).map((header) => responseHeaders[header]));
   const codes = [
     ...(route.body ? bodyErrors : []),
     ...(route.query ? (['invalid_request'] as const) : []),
@@ -125,12 +115,29 @@ function openApiOperation(route: RouteDeclaration, options: OpenApiPathsOptions)
         }
       : {}),
     responses: {
-      [String(answer.status)]: {
-        description: answer.description,
-        ...(Object.keys(headers).length > 0 ? { headers } : {}),
-        ...(content ? { content } : {}),
-      },
+      ...answerResponse(route.answer),
+      ...(route.otherAnswer ? answerResponse(route.otherAnswer) : {}),
       ...problemResponses(codes),
+    },
+  };
+}
+
+/** A success answer as an OpenAPI response. */
+function answerResponse(answer: RouteAnswer): Record<string, unknown> {
+  const body = answer.schema
+    ? answer.component
+      ? { $ref: `#/components/schemas/${answer.component}` }
+      : jsonSchemaOf(answer.schema, 'output')
+    : undefined;
+  const content = answer.contentType
+    ? { [answer.contentType]: { schema: body ?? { type: 'string' } } }
+    : body && { 'application/json': { schema: body } };
+  const headers = Object.assign({}, ...(answer.headers ?? []).map((header) => responseHeaders[header]));
+  return {
+    [String(answer.status)]: {
+      description: answer.description,
+      ...(Object.keys(headers).length > 0 ? { headers } : {}),
+      ...(content ? { content } : {}),
     },
   };
 }

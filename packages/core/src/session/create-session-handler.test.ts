@@ -4,12 +4,15 @@ import { createSlidingWindowLimiter } from '../limiter/create-sliding-window-lim
 import { createSessionHandler, type SessionHandlerOptions } from './create-session-handler.js';
 import { createHashGate } from './create-hash-gate.js';
 import { alice, bob, cookiePair, createTestSessions } from './session.test-support.js';
+import { checkDeclaredAnswers } from '../routes/declared-answers.test-support.js';
 
 const studio = 'http://localhost:3000';
 
 async function setup(options: Partial<SessionHandlerOptions> = {}) {
   const fixture = await createTestSessions();
-  const handler = createSessionHandler({ service: fixture.service, allowedOrigins: [studio], ...options });
+  const handler = checkDeclaredAnswers(
+    createSessionHandler({ service: fixture.service, allowedOrigins: [studio], ...options }),
+  );
   const call = (path: string, init: RequestInit & { address?: string } = {}) =>
     handler.fetch(new Request(`http://sessions.test${path}`, init), { clientAddress: init.address ?? '192.0.2.1' });
   const json = (method: string, body: unknown, headers: Record<string, string> = {}) => ({

@@ -14,36 +14,14 @@ import { createSlidingWindowLimiter } from '../limiter/create-sliding-window-lim
 import { consoleLogger, type Logger } from '../logging/logger.js';
 import type { RateLimiter } from '../limiter/rate-limit-decision.js';
 import type { SessionService } from './create-session-service.js';
-import { inSpan } from '../telemetry/spans.js';
 import { isSessionRoute } from './is-session-route.js';
 import { servedSessionRoutes, type SessionRouteDependencies } from './session-routes.js';
 import { bindRoutes, createRouteTable, type BoundRoute } from '../routes/route-table.js';
 import type { RouteDeclaration } from '../routes/declare-route.js';
 import type { AccountRecovery } from './account-recovery.js';
-import type { SessionSso, SessionTeam } from './create-session-service.js';
-import {
-  serveAcceptInvitation,
-  serveCapabilities,
-  serveOrganizations,
-  servePolicy,
-  serveSetPolicy,
-  serveAuditExport,
-  serveAuditVerify,
-  serveAuditLog,
-  serveChangeRole,
-  serveInvite,
-  serveListMembers,
-  serveMemberSessions,
-  serveRemoveMember,
-  serveRevokeMemberSessions,
-  serveRevokeInvitation,
-  type TeamRouteDependencies,
-} from '../team/team-routes.js';
-import {
-  serveAddOrganizationAdmin,
-  serveOrganizationAdmins,
-  serveRemoveOrganizationAdmin,
-} from '../team/organization-routes.js';
+import type { SessionSso } from './create-session-service.js';
+import { servedTeamRoutes } from '../team/team-routes.js';
+import { servedOrganizationRoutes } from '../team/organization-routes.js';
 import { servedStepUpRoutes } from './step-up-routes.js';
 import { servedSsoRoutes } from './sso-routes.js';
 import { servedPasskeyRoutes } from './passkey-routes.js';
@@ -126,21 +104,6 @@ export interface SessionHandler {
   isRoute(path: string): boolean;
 }
 
-type Action = (request: HttpRequest) => Promise<HttpResponse>;
-
-/** A route of the groups not yet declared, by path, then method. */
-function legacyAction(routes: Record<string, Record<string, Action>>, method: string, path: string): Action {
-  // Own keys only: a method token such as `toString` must not reach Object.prototype.
-  const route = Object.hasOwn(routes, path) ? routes[path] : undefined;
-  if (!route) throw new DeskpilotError('not_found', { detail: 'No such route.' });
-  const action = Object.hasOwn(route, method) ? route[method] : undefined;
-  if (action) return action;
-  throw new DeskpilotError('method_not_allowed', {
-    detail: `${method} is not supported here.`,
-    headers: { allow: Object.keys(route).join(', ') },
-  });
-}
-
 /** The handler's options, normalised once: what the routes run on. */
 function resolveDependencies(
   options: SessionHandlerOptions,
@@ -161,16 +124,6 @@ function resolveDependencies(
     maxBodyBytes: options.maxBodyBytes ?? 16 * 1024,
     emit: createEventEmitter(options.onEvent, onError),
   };
-}
-
-/** `action` in a span `name` (OpenTelemetry; a no-op unless the host traces), with the status it answered. */
-function traced(name: string, action: Action): Action {
-  return (request) =>
-    inSpan(name, {}, async (span) => {
-      const response = await action(request);
-      span.setAttribute('http.response.status_code', response.status);
-      return response;
-    });
 }
 
 /** The four recovery routes, with their throttles. */
@@ -194,34 +147,6 @@ function ssoRoutes(deps: SessionRouteDependencies, sso: SessionSso, throttle: Ra
   const ssoThrottle =
     throttle ?? createSlidingWindowLimiter({ limit: 300, windowMs: 5 * 60 * 1000, now: deps.service.context.now });
   return bindRoutes(servedSsoRoutes, { ...deps, sso, ssoThrottle });
-}
-
-/** The team routes: a project's admins manage members, invitations, and read the audit trail. */
-function teamRoutes(deps: SessionRouteDependencies, team: SessionTeam): Record<string, Record<string, Action>> {
-  const teamDeps: TeamRouteDependencies = { ...deps, team };
-  const route = (name: string, serve: (deps: TeamRouteDependencies, request: HttpRequest) => Promise<HttpResponse>) =>
-    traced(`deskpilot.session.${name}`, (request) => serve(teamDeps, request));
-  return {
-    '/sessions/team/members': { GET: route('team_members', serveListMembers) },
-    '/sessions/team/members/role': { POST: route('team_change_role', serveChangeRole) },
-    '/sessions/team/members/remove': { POST: route('team_remove_member', serveRemoveMember) },
-    '/sessions/team/invitations': { POST: route('team_invite', serveInvite) },
-    '/sessions/team/invitations/revoke': { POST: route('team_revoke_invitation', serveRevokeInvitation) },
-    '/sessions/invitations/accept': { POST: route('invitation_accept', serveAcceptInvitation) },
-    '/sessions/team/sessions': { GET: route('team_member_sessions', serveMemberSessions) },
-    '/sessions/team/policy': { GET: route('team_policy', servePolicy), POST: route('team_set_policy', serveSetPolicy) },
-    '/sessions/current/capabilities': { GET: route('capabilities', serveCapabilities) },
-    '/sessions/organizations': { GET: route('organizations', serveOrganizations) },
-    '/sessions/organizations/admins': {
-      GET: route('organization_admins', serveOrganizationAdmins),
-      POST: route('organization_add_admin', serveAddOrganizationAdmin),
-    },
-    '/sessions/organizations/admins/remove': { POST: route('organization_remove_admin', serveRemoveOrganizationAdmin) },
-    '/sessions/team/sessions/revoke': { POST: route('team_revoke_sessions', serveRevokeMemberSessions) },
-    '/sessions/team/audit': { GET: route('team_audit', serveAuditLog) },
-    '/sessions/team/audit/export': { GET: route('team_audit_export', serveAuditExport) },
-    '/sessions/team/audit/verify': { GET: route('team_audit_verify', serveAuditVerify) },
-  };
 }
 
 /**
@@ -253,14 +178,14 @@ export function createSessionHandler(options: SessionHandlerOptions): SessionHan
     ...(service.passkeys ? bindRoutes(servedPasskeyRoutes, { ...dependencies, passkeys: service.passkeys }) : []),
     ...(service.sso ? ssoRoutes(dependencies, service.sso, options.ssoThrottle) : []),
     ...(service.stepUp ? bindRoutes(servedStepUpRoutes, { ...dependencies, stepUp: service.stepUp }) : []),
+    ...(service.team
+      ? bindRoutes([...servedTeamRoutes, ...servedOrganizationRoutes], { ...dependencies, team: service.team })
+      : []),
   ];
   const table = createRouteTable(declared, {
     spanPrefix: 'deskpilot.session',
     maxBodyBytes: dependencies.maxBodyBytes,
   });
-  const routes: Record<string, Record<string, Action>> = {
-    ...(service.team ? teamRoutes(dependencies, service.team) : {}),
-  };
 
   // Mounted under its prefix by the host (which strips it) or not: both reach the same routes.
   const routePath = (path: string) =>
@@ -268,7 +193,7 @@ export function createSessionHandler(options: SessionHandlerOptions): SessionHan
   const handle = async (request: HttpRequest): Promise<HttpResponse> => {
     try {
       const path = routePath(request.path);
-      const action = table.has(path) ? table.find(request.method, path) : legacyAction(routes, request.method, path);
+      const action = table.find(request.method, path);
       if (request.method !== 'GET') checkRequestOrigin(request, allowedOrigins);
       const response = await action(request);
       response.headers.push(noStore);
@@ -288,7 +213,7 @@ export function createSessionHandler(options: SessionHandlerOptions): SessionHan
   return {
     handle,
     fetch: async (request, info) => toFetchResponse(await handle(fromFetchRequest(request, info))),
-    paths: [...table.paths, ...Object.keys(routes)].map((path) => `${basePath}${path}`),
+    paths: table.paths.map((path) => `${basePath}${path}`),
     routes: table.routes,
     isRoute: (path) => isSessionRoute(routePath(path)),
   };

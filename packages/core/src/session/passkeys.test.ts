@@ -7,6 +7,7 @@ import { createMemoryPasskeyStore } from './passkey-store.js';
 import type { PasskeyOptions } from './passkeys.js';
 import { alice, bob, cookiePair, createTestSessions } from './session.test-support.js';
 import { createSoftwareAuthenticator } from '../testing/software-authenticator.js';
+import { checkDeclaredAnswers } from '../routes/declared-answers.test-support.js';
 
 const studio = 'http://localhost:3000';
 
@@ -22,11 +23,13 @@ async function setup(passkeyOptions: Partial<PasskeyOptions> = {}, counts = true
     },
   });
   const events: DeskpilotEvent[] = [];
-  const handler = createSessionHandler({
-    service: fixture.service,
-    allowedOrigins: [studio],
-    onEvent: (event) => events.push(event),
-  });
+  const handler = checkDeclaredAnswers(
+    createSessionHandler({
+      service: fixture.service,
+      allowedOrigins: [studio],
+      onEvent: (event) => events.push(event),
+    }),
+  );
   const call = (path: string, body?: unknown, cookie?: string) =>
     handler.fetch(
       new Request(`http://sessions.test${path}`, {

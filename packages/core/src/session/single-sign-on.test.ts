@@ -13,6 +13,7 @@ import { createMemoryAccountTokenStore } from './account-token-store.js';
 import type { EmailMessage } from './email-sender.js';
 import { createMemoryIdentityLinkStore, type IdentityLinkStore } from './identity-link-store.js';
 import { startOpenIdProvider } from '../../../../examples/test-support/openid-provider.ts';
+import { checkDeclaredAnswers } from '../routes/declared-answers.test-support.js';
 
 const studio = 'http://localhost:3000';
 const redirectUri = 'http://desk.test/sessions/sso/callback';
@@ -111,11 +112,13 @@ async function setup(
     },
   });
   const events: DeskpilotEvent[] = [];
-  const handler = createSessionHandler({
-    service: withSso.service,
-    allowedOrigins: [studio],
-    onEvent: (event) => events.push(event),
-  });
+  const handler = checkDeclaredAnswers(
+    createSessionHandler({
+      service: withSso.service,
+      allowedOrigins: [studio],
+      onEvent: (event) => events.push(event),
+    }),
+  );
   const get = (path: string, cookie?: string) =>
     handler.fetch(new Request(`http://desk.test${path}`, { headers: cookie ? { cookie } : {} }), {
       clientAddress: '192.0.2.1',

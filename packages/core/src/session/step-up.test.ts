@@ -7,6 +7,7 @@ import { createSessionHandler } from './create-session-handler.js';
 import { createMemoryPasskeyStore } from './passkey-store.js';
 import { alice, bob, cookiePair, createTestSessions } from './session.test-support.js';
 import type { StepUpOptions } from './step-up.js';
+import { checkDeclaredAnswers } from '../routes/declared-answers.test-support.js';
 
 const studio = 'http://localhost:3000';
 const secret = 'step-up-secret-for-tests-0123456789abcdef';
@@ -25,11 +26,13 @@ async function setup(stepUpOptions: Partial<StepUpOptions> = {}) {
     stepUp: { secret, ...stepUpOptions },
   });
   const events: DeskpilotEvent[] = [];
-  const handler = createSessionHandler({
-    service: fixture.service,
-    allowedOrigins: [studio],
-    onEvent: (event) => events.push(event),
-  });
+  const handler = checkDeclaredAnswers(
+    createSessionHandler({
+      service: fixture.service,
+      allowedOrigins: [studio],
+      onEvent: (event) => events.push(event),
+    }),
+  );
   const call = (path: string, body: unknown, cookie?: string, clientAddress = '192.0.2.1') =>
     handler.fetch(
       new Request(`http://sessions.test${path}`, {

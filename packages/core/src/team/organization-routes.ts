@@ -1,19 +1,13 @@
-import * as z from 'zod/mini';
 import { DeskpilotError } from '../errors/deskpilot-error.js';
 import { jsonResponse, type HttpRequest, type HttpResponse } from '../http/http-request.js';
-import { readJsonBody } from '../http/read-json-body.js';
 import { noSessionError } from '../session/require-session.js';
 import type { User } from '../session/user-directory.js';
-import { parseWithSchema } from '../validation/parse-with-schema.js';
 import type { OrganizationAdmins, OrganizationResult } from './organization-admins.js';
-import { email, key, type TeamRouteDependencies } from './team-routes.js';
+import type { TeamRouteDependencies } from './team-routes.js';
+import { serveRoute, type RouteRequestInput, type ServedRoute } from '../routes/route-table.js';
+import { organizationRoutes } from './team-api.js';
 
-/** The query of `GET /sessions/organizations/admins`. */
-export const organizationQuery = z.strictObject({ organization: key });
-/** The body of `POST /sessions/organizations/admins`: an account's address. */
-export const addOrganizationAdminBody = z.strictObject({ organization: key, email });
-/** The body of `POST /sessions/organizations/admins/remove`. */
-export const removeOrganizationAdminBody = z.strictObject({ organization: key, userId: key });
+export { addOrganizationAdminBody, organizationQuery, removeOrganizationAdminBody } from './team-api.js';
 
 /** The organisation's admins, or its refusal thrown as a problem. */
 function valueOf<T>(result: OrganizationResult<T>): T {
@@ -37,31 +31,45 @@ const userJson = (user: User) => ({ id: user.id, email: user.email, name: user.n
 const cookieOf = (request: HttpRequest) => request.headers.get('cookie');
 
 /** `GET /sessions/organizations/admins?organization=…`: the organisation's admins (for one of them). */
-export async function serveOrganizationAdmins(
+async function serveOrganizationAdmins(
   deps: TeamRouteDependencies,
   request: HttpRequest,
+  input: RouteRequestInput<(typeof organizationRoutes)['organizationAdmins']>,
 ): Promise<HttpResponse> {
-  const query = parseWithSchema(organizationQuery, Object.fromEntries(new URLSearchParams(request.search ?? '')));
+  const query = input.query();
   const users = valueOf(await admins(deps).list(cookieOf(request), query.organization));
   return jsonResponse(200, { organization: query.organization, admins: users.map(userJson) });
 }
 
 /** `POST /sessions/organizations/admins`: one of its admins makes an account an admin of the organisation too. */
-export async function serveAddOrganizationAdmin(
+async function serveAddOrganizationAdmin(
   deps: TeamRouteDependencies,
   request: HttpRequest,
+  input: RouteRequestInput<(typeof organizationRoutes)['addOrganizationAdmin']>,
 ): Promise<HttpResponse> {
-  const body = parseWithSchema(addOrganizationAdminBody, await readJsonBody(request, deps.maxBodyBytes));
+  const body = await input.body();
   const user = valueOf(await admins(deps).add(cookieOf(request), body.organization, body.email));
   return jsonResponse(201, { organization: body.organization, admin: userJson(user) });
 }
 
 /** `POST /sessions/organizations/admins/remove`: one of its admins ends another's (or their own) role; never the last. */
-export async function serveRemoveOrganizationAdmin(
+async function serveRemoveOrganizationAdmin(
   deps: TeamRouteDependencies,
   request: HttpRequest,
+  input: RouteRequestInput<(typeof organizationRoutes)['removeOrganizationAdmin']>,
 ): Promise<HttpResponse> {
-  const body = parseWithSchema(removeOrganizationAdminBody, await readJsonBody(request, deps.maxBodyBytes));
+  const body = await input.body();
   valueOf(await admins(deps).remove(cookieOf(request), body.organization, body.userId));
   return { status: 204, headers: [], body: null };
 }
+
+/** The routes of this file, served. */
+export const servedOrganizationRoutes: ReadonlyArray<ServedRoute<TeamRouteDependencies>> = [
+  serveRoute(organizationRoutes.organizationAdmins, serveOrganizationAdmins, { spanName: 'organization_admins' }),
+  serveRoute(organizationRoutes.addOrganizationAdmin, serveAddOrganizationAdmin, {
+    spanName: 'organization_add_admin',
+  }),
+  serveRoute(organizationRoutes.removeOrganizationAdmin, serveRemoveOrganizationAdmin, {
+    spanName: 'organization_remove_admin',
+  }),
+];

@@ -15,6 +15,7 @@ import { createSoftwareAuthenticator } from '../testing/software-authenticator.j
 import type { TeamOptions } from './create-team-admin.js';
 import { createMemoryRolePolicyStore } from './role-policy.js';
 import { createMemoryOrganizationStore } from './organization-store.js';
+import { checkDeclaredAnswers } from '../routes/declared-answers.test-support.js';
 
 const studio = 'http://localhost:3000';
 const carol = { email: 'carol@example.com', password: 'carol-demo-password' } as const;
@@ -54,7 +55,7 @@ async function setup(team: Partial<TeamOptions> = {}, serviceOptions: Partial<Se
     team: { directory, invitations, policies: createMemoryRolePolicyStore(), organizations, ...team },
     ...serviceOptions,
   });
-  const handler = createSessionHandler({ service, allowedOrigins: [studio] });
+  const handler = checkDeclaredAnswers(createSessionHandler({ service, allowedOrigins: [studio] }));
   const send = (
     method: string,
     path: string,

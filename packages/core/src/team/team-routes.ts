@@ -1,98 +1,34 @@
-import * as z from 'zod/mini';
 import type { AuditRecord } from '../audit/audit-store.js';
 import { DeskpilotError } from '../errors/deskpilot-error.js';
 import { jsonResponse, type HttpRequest, type HttpResponse } from '../http/http-request.js';
-import { readJsonBody } from '../http/read-json-body.js';
-import { parseWithSchema } from '../validation/parse-with-schema.js';
-import { isValidText } from '../validation/valid-text.js';
 import { noSessionError } from '../session/require-session.js';
 import { signInClient, throttleAddress, type SessionRouteDependencies } from '../session/session-routes.js';
 import type { SessionTeam } from '../session/create-session-service.js';
 import type { InvitationSummary, TeamCaller, TeamRefusal } from './create-team-admin.js';
 import { rolePolicyProblem, type StoredRolePolicy } from './role-policy.js';
 
+export {
+  acceptInvitationBody,
+  auditQuery,
+  auditVerifyQuery,
+  changeRoleBody,
+  email,
+  inviteBody,
+  key,
+  memberSessionsQuery,
+  policyBody,
+  removeMemberBody,
+  revokeInvitationBody,
+  revokeMemberSessionsBody,
+  teamQuery,
+} from './team-api.js';
+import { serveRoute, type RouteRequestInput, type ServedRoute } from '../routes/route-table.js';
+import { teamRoutes } from './team-api.js';
+
 /** What the team routes run on: the session routes' dependencies and the service's team. */
 export interface TeamRouteDependencies extends SessionRouteDependencies {
   team: SessionTeam;
 }
-
-const text = (max: number) =>
-  z
-    .string()
-    .check(z.minLength(1), z.maxLength(max), z.refine(isValidText, 'Must be valid text (no NUL, no lone surrogate)'));
-/** A key of the team routes (a project's, a user's, an organisation's): trimmed, 1 to 200 characters of valid text. */
-export const key = z
-  .string()
-  .check(z.trim(), z.minLength(1), z.maxLength(200), z.refine(isValidText, 'Must be valid text'));
-/** An email address as the team routes take it. */
-export const email = z
-  .string()
-  .check(
-    z.trim(),
-    z.minLength(3),
-    z.maxLength(320),
-    z.regex(/^[^\s@]+@[^\s@]+$/, 'Must be an email address'),
-    z.refine(isValidText, 'Must be valid text'),
-  );
-/** The query of the team's GET routes: `?projectKey=…`. */
-export const teamQuery = z.strictObject({ projectKey: key });
-/** The body of `POST /sessions/team/members/role`. */
-export const changeRoleBody = z.strictObject({ projectKey: key, userId: key, role: text(100) });
-/** The body of `POST /sessions/team/members/remove`. */
-export const removeMemberBody = z.strictObject({ projectKey: key, userId: key });
-/** The query of `GET /sessions/team/sessions`. */
-export const memberSessionsQuery = z.strictObject({ projectKey: key, userId: key });
-/** The body of `POST /sessions/team/sessions/revoke`: one session (`id`), or all of the member's in the project. */
-export const revokeMemberSessionsBody = z.strictObject({ projectKey: key, userId: key, id: z.optional(key) });
-const flags = z.record(z.string().check(z.maxLength(100)), z.boolean());
-/** The body of `POST /sessions/team/policy`: every role's flags, and the version they replace (0: the built-in policy). */
-export const policyBody = z.strictObject({
-  projectKey: key,
-  roles: z.record(z.string().check(z.minLength(1), z.maxLength(100)), flags),
-  version: z.int().check(z.minimum(0), z.maximum(Number.MAX_SAFE_INTEGER)),
-});
-/** The body of `POST /sessions/team/invitations`. */
-export const inviteBody = z.strictObject({ projectKey: key, email, role: text(100), clientId: z.optional(key) });
-/** The body of `POST /sessions/team/invitations/revoke`. */
-export const revokeInvitationBody = z.strictObject({ projectKey: key, id: key });
-/**
- * The body of `POST /sessions/invitations/accept`: the token alone for a signed-in user; with a name
- * and a password, a new account for the invited address.
- */
-export const acceptInvitationBody = z.strictObject({
-  token: z.string().check(z.minLength(1), z.maxLength(200)),
-  name: z.optional(
-    z
-      .string()
-      .check(
-        z.trim(),
-        z.minLength(1),
-        z.maxLength(200),
-        z.regex(/^[^\u0000-\u001f\u007f\u2028\u2029]*$/, 'one line, no control characters'),
-        z.refine(isValidText, 'Must be valid text'),
-      ),
-  ),
-  password: z.optional(z.string().check(z.minLength(1), z.maxLength(1024))),
-});
-const isoTime = z.string().check(
-  z.maxLength(40),
-  z.refine((value) => Number.isSafeInteger(Date.parse(value)), 'Must be an ISO 8601 time'),
-);
-const whole = (max: number) =>
-  z.string().check(
-    z.regex(/^[1-9][0-9]{0,15}$/, 'Must be a whole number'),
-    z.refine((value) => Number(value) <= max, `At most ${max}`),
-  );
-/** The query of `GET /sessions/team/audit`. */
-export const auditQuery = z.strictObject({
-  projectKey: key,
-  actor: z.optional(text(320)),
-  type: z.optional(text(100)),
-  from: z.optional(isoTime),
-  to: z.optional(isoTime),
-  before: z.optional(whole(Number.MAX_SAFE_INTEGER)),
-  limit: z.optional(whole(1000)),
-});
 
 const refusal: Record<TeamRefusal, () => DeskpilotError> = {
   unauthenticated: noSessionError,
@@ -146,7 +82,6 @@ function valueOf<T>(result: { ok: true; value: T } | { ok: false; reason: TeamRe
   return result.value;
 }
 
-const queryOf = (request: HttpRequest) => Object.fromEntries(new URLSearchParams(request.search ?? ''));
 const cookieHeader = (request: HttpRequest) => request.headers.get('cookie');
 const noContent = (): HttpResponse => ({ status: 204, headers: [], body: null });
 
@@ -156,8 +91,12 @@ async function admin(deps: TeamRouteDependencies, request: HttpRequest, projectK
 }
 
 /** `GET /sessions/team/members?projectKey=…`: the project's members and pending invitations. */
-export async function serveListMembers(deps: TeamRouteDependencies, request: HttpRequest): Promise<HttpResponse> {
-  const query = parseWithSchema(teamQuery, queryOf(request));
+async function serveListMembers(
+  deps: TeamRouteDependencies,
+  request: HttpRequest,
+  input: RouteRequestInput<(typeof teamRoutes)['teamMembers']>,
+): Promise<HttpResponse> {
+  const query = input.query();
   const caller = await admin(deps, request, query.projectKey);
   const [members, invitations] = await Promise.all([deps.team.listMembers(caller), deps.team.listInvitations(caller)]);
   return jsonResponse(200, {
@@ -169,31 +108,47 @@ export async function serveListMembers(deps: TeamRouteDependencies, request: Htt
 }
 
 /** `POST /sessions/team/members/role`: sets a member's role. */
-export async function serveChangeRole(deps: TeamRouteDependencies, request: HttpRequest): Promise<HttpResponse> {
-  const body = parseWithSchema(changeRoleBody, await readJsonBody(request, deps.maxBodyBytes));
+async function serveChangeRole(
+  deps: TeamRouteDependencies,
+  request: HttpRequest,
+  input: RouteRequestInput<(typeof teamRoutes)['changeMemberRole']>,
+): Promise<HttpResponse> {
+  const body = await input.body();
   const caller = await admin(deps, request, body.projectKey);
   return jsonResponse(200, valueOf(await deps.team.changeRole(caller, body.userId, body.role)));
 }
 
 /** `POST /sessions/team/members/remove`: removes a member (their sessions in the project end). */
-export async function serveRemoveMember(deps: TeamRouteDependencies, request: HttpRequest): Promise<HttpResponse> {
-  const body = parseWithSchema(removeMemberBody, await readJsonBody(request, deps.maxBodyBytes));
+async function serveRemoveMember(
+  deps: TeamRouteDependencies,
+  request: HttpRequest,
+  input: RouteRequestInput<(typeof teamRoutes)['removeMember']>,
+): Promise<HttpResponse> {
+  const body = await input.body();
   const caller = await admin(deps, request, body.projectKey);
   valueOf(await deps.team.removeMember(caller, body.userId));
   return noContent();
 }
 
 /** `POST /sessions/team/invitations`: 201 with the invitation (and its token once, when it is not emailed). */
-export async function serveInvite(deps: TeamRouteDependencies, request: HttpRequest): Promise<HttpResponse> {
-  const body = parseWithSchema(inviteBody, await readJsonBody(request, deps.maxBodyBytes));
+async function serveInvite(
+  deps: TeamRouteDependencies,
+  request: HttpRequest,
+  input: RouteRequestInput<(typeof teamRoutes)['invite']>,
+): Promise<HttpResponse> {
+  const body = await input.body();
   const caller = await admin(deps, request, body.projectKey);
   const { invitation, ...handOver } = valueOf(await deps.team.invite(caller, body));
   return jsonResponse(201, { invitation: invitationJson(invitation), ...handOver });
 }
 
 /** `POST /sessions/team/invitations/revoke`. */
-export async function serveRevokeInvitation(deps: TeamRouteDependencies, request: HttpRequest): Promise<HttpResponse> {
-  const body = parseWithSchema(revokeInvitationBody, await readJsonBody(request, deps.maxBodyBytes));
+async function serveRevokeInvitation(
+  deps: TeamRouteDependencies,
+  request: HttpRequest,
+  input: RouteRequestInput<(typeof teamRoutes)['revokeInvitation']>,
+): Promise<HttpResponse> {
+  const body = await input.body();
   const caller = await admin(deps, request, body.projectKey);
   valueOf(await deps.team.revokeInvitation(caller, body.id));
   return noContent();
@@ -203,8 +158,12 @@ export async function serveRevokeInvitation(deps: TeamRouteDependencies, request
  * `POST /sessions/invitations/accept`: a signed-in invitee joins (200, the session as it is now); with
  * `name` and `password`, someone without an account gets one and is signed in (201 and the cookie).
  */
-export async function serveAcceptInvitation(deps: TeamRouteDependencies, request: HttpRequest): Promise<HttpResponse> {
-  const body = parseWithSchema(acceptInvitationBody, await readJsonBody(request, deps.maxBodyBytes));
+async function serveAcceptInvitation(
+  deps: TeamRouteDependencies,
+  request: HttpRequest,
+  input: RouteRequestInput<(typeof teamRoutes)['acceptInvitation']>,
+): Promise<HttpResponse> {
+  const body = await input.body();
   if (body.password === undefined || body.name === undefined) {
     if (body.password !== undefined || body.name !== undefined)
       throw new DeskpilotError('invalid_request', {
@@ -237,39 +196,56 @@ export async function serveAcceptInvitation(deps: TeamRouteDependencies, request
 }
 
 /** `GET /sessions/team/sessions?projectKey=…&userId=…`: a member's live sessions in the project. */
-export async function serveMemberSessions(deps: TeamRouteDependencies, request: HttpRequest): Promise<HttpResponse> {
-  const query = parseWithSchema(memberSessionsQuery, queryOf(request));
+async function serveMemberSessions(
+  deps: TeamRouteDependencies,
+  request: HttpRequest,
+  input: RouteRequestInput<(typeof teamRoutes)['memberSessions']>,
+): Promise<HttpResponse> {
+  const query = input.query();
   const caller = await admin(deps, request, query.projectKey);
   return jsonResponse(200, { sessions: valueOf(await deps.team.memberSessions(caller, query.userId)) });
 }
 
 /** `POST /sessions/team/sessions/revoke`: ends one of a member's sessions in the project, or all of them. */
-export async function serveRevokeMemberSessions(
+async function serveRevokeMemberSessions(
   deps: TeamRouteDependencies,
   request: HttpRequest,
+  input: RouteRequestInput<(typeof teamRoutes)['revokeMemberSessions']>,
 ): Promise<HttpResponse> {
-  const body = parseWithSchema(revokeMemberSessionsBody, await readJsonBody(request, deps.maxBodyBytes));
+  const body = await input.body();
   const caller = await admin(deps, request, body.projectKey);
   return jsonResponse(200, { revoked: valueOf(await deps.team.revokeMemberSessions(caller, body.userId, body.id)) });
 }
 
 /** `GET /sessions/organizations`: the organisations the signed-in user administers, each with its projects. */
-export async function serveOrganizations(deps: TeamRouteDependencies, request: HttpRequest): Promise<HttpResponse> {
+async function serveOrganizations(
+  deps: TeamRouteDependencies,
+  request: HttpRequest,
+  _input: RouteRequestInput<(typeof teamRoutes)['organizations']>,
+): Promise<HttpResponse> {
   const organizations = await deps.team.organizations(cookieHeader(request));
   if (!organizations) throw noSessionError();
   return jsonResponse(200, { organizations });
 }
 
 /** `GET /sessions/team/policy?projectKey=…`: the project's role policy, and the flags it may name. */
-export async function servePolicy(deps: TeamRouteDependencies, request: HttpRequest): Promise<HttpResponse> {
-  const query = parseWithSchema(teamQuery, queryOf(request));
+async function servePolicy(
+  deps: TeamRouteDependencies,
+  request: HttpRequest,
+  input: RouteRequestInput<(typeof teamRoutes)['teamPolicy']>,
+): Promise<HttpResponse> {
+  const query = input.query();
   const caller = await admin(deps, request, query.projectKey);
   return jsonResponse(200, policyJson(deps, await deps.team.policy(caller)));
 }
 
 /** `POST /sessions/team/policy`: replaces the project's role policy (409 when it changed since `version`). */
-export async function serveSetPolicy(deps: TeamRouteDependencies, request: HttpRequest): Promise<HttpResponse> {
-  const body = parseWithSchema(policyBody, await readJsonBody(request, deps.maxBodyBytes));
+async function serveSetPolicy(
+  deps: TeamRouteDependencies,
+  request: HttpRequest,
+  input: RouteRequestInput<(typeof teamRoutes)['setTeamPolicy']>,
+): Promise<HttpResponse> {
+  const body = await input.body();
   const caller = await admin(deps, request, body.projectKey);
   const problem = rolePolicyProblem(body, deps.team.roles, deps.team.capabilities);
   if (problem)
@@ -285,7 +261,11 @@ export async function serveSetPolicy(deps: TeamRouteDependencies, request: HttpR
  * from its role policy now, with the session — what a studio builds the chat context (or grant) from,
  * per request, in one call.
  */
-export async function serveCapabilities(deps: TeamRouteDependencies, request: HttpRequest): Promise<HttpResponse> {
+async function serveCapabilities(
+  deps: TeamRouteDependencies,
+  request: HttpRequest,
+  _input: RouteRequestInput<(typeof teamRoutes)['currentCapabilities']>,
+): Promise<HttpResponse> {
   const resolved = await deps.service.resolve(cookieHeader(request));
   if (!resolved) throw noSessionError();
   const { session } = resolved;
@@ -303,8 +283,12 @@ function policyJson(deps: TeamRouteDependencies, policy: StoredRolePolicy) {
 }
 
 /** `GET /sessions/team/audit?projectKey=…`: the trail newest first, filtered, a page at a time (`next`). */
-export async function serveAuditLog(deps: TeamRouteDependencies, request: HttpRequest): Promise<HttpResponse> {
-  const query = parseWithSchema(auditQuery, queryOf(request));
+async function serveAuditLog(
+  deps: TeamRouteDependencies,
+  request: HttpRequest,
+  input: RouteRequestInput<(typeof teamRoutes)['teamAudit']>,
+): Promise<HttpResponse> {
+  const query = input.query();
   const caller = await admin(deps, request, query.projectKey);
   const limit = query.limit === undefined ? 50 : Number(query.limit);
   const records = await deps.team.auditLog(caller, {
@@ -320,19 +304,16 @@ export async function serveAuditLog(deps: TeamRouteDependencies, request: HttpRe
   return jsonResponse(200, { records: records.map(auditJson), next });
 }
 
-/** The query of `GET /sessions/team/audit/verify`: a head kept elsewhere (`expectSeq` and `expectHash`, both or neither). */
-export const auditVerifyQuery = z.strictObject({
-  projectKey: key,
-  expectSeq: z.optional(z.string().check(z.regex(/^[1-9]\d{0,14}$/, 'Must be a record number'))),
-  expectHash: z.optional(z.string().check(z.regex(/^[0-9a-f]{64}$/, 'Must be a SHA-256 hash in hex'))),
-});
-
 /**
  * `GET /sessions/team/audit/verify?projectKey=…`: walks the project's whole trail on any store — 200
  * with `ok: true` and its head, or `ok: false` naming the first record edited, missing, unchained or rewritten.
  */
-export async function serveAuditVerify(deps: TeamRouteDependencies, request: HttpRequest): Promise<HttpResponse> {
-  const query = parseWithSchema(auditVerifyQuery, queryOf(request));
+async function serveAuditVerify(
+  deps: TeamRouteDependencies,
+  request: HttpRequest,
+  input: RouteRequestInput<(typeof teamRoutes)['verifyTeamAudit']>,
+): Promise<HttpResponse> {
+  const query = input.query();
   if ((query.expectSeq === undefined) !== (query.expectHash === undefined))
     throw new DeskpilotError('invalid_request', {
       detail: 'A head kept elsewhere needs both its record number and its hash.',
@@ -354,8 +335,12 @@ export async function serveAuditVerify(deps: TeamRouteDependencies, request: Htt
 }
 
 /** `GET /sessions/team/audit/export?projectKey=…`: the whole trail as JSON lines, oldest first, hashes included. */
-export async function serveAuditExport(deps: TeamRouteDependencies, request: HttpRequest): Promise<HttpResponse> {
-  const query = parseWithSchema(teamQuery, queryOf(request));
+async function serveAuditExport(
+  deps: TeamRouteDependencies,
+  request: HttpRequest,
+  input: RouteRequestInput<(typeof teamRoutes)['exportTeamAudit']>,
+): Promise<HttpResponse> {
+  const query = input.query();
   const caller = await admin(deps, request, query.projectKey);
   const chain = deps.team.auditChain(caller);
   if (chain === null) throw noAuditTrail();
@@ -396,3 +381,22 @@ function invitationJson(invitation: InvitationSummary) {
     expiresAt: new Date(invitation.expiresAt).toISOString(),
   };
 }
+
+/** The routes of this file, served. */
+export const servedTeamRoutes: ReadonlyArray<ServedRoute<TeamRouteDependencies>> = [
+  serveRoute(teamRoutes.teamMembers, serveListMembers, { spanName: 'team_members' }),
+  serveRoute(teamRoutes.changeMemberRole, serveChangeRole, { spanName: 'team_change_role' }),
+  serveRoute(teamRoutes.removeMember, serveRemoveMember, { spanName: 'team_remove_member' }),
+  serveRoute(teamRoutes.invite, serveInvite, { spanName: 'team_invite' }),
+  serveRoute(teamRoutes.revokeInvitation, serveRevokeInvitation, { spanName: 'team_revoke_invitation' }),
+  serveRoute(teamRoutes.acceptInvitation, serveAcceptInvitation, { spanName: 'invitation_accept' }),
+  serveRoute(teamRoutes.memberSessions, serveMemberSessions, { spanName: 'team_member_sessions' }),
+  serveRoute(teamRoutes.revokeMemberSessions, serveRevokeMemberSessions, { spanName: 'team_revoke_sessions' }),
+  serveRoute(teamRoutes.teamPolicy, servePolicy, { spanName: 'team_policy' }),
+  serveRoute(teamRoutes.setTeamPolicy, serveSetPolicy, { spanName: 'team_set_policy' }),
+  serveRoute(teamRoutes.currentCapabilities, serveCapabilities, { spanName: 'capabilities' }),
+  serveRoute(teamRoutes.organizations, serveOrganizations, { spanName: 'organizations' }),
+  serveRoute(teamRoutes.teamAudit, serveAuditLog, { spanName: 'team_audit' }),
+  serveRoute(teamRoutes.exportTeamAudit, serveAuditExport, { spanName: 'team_audit_export' }),
+  serveRoute(teamRoutes.verifyTeamAudit, serveAuditVerify, { spanName: 'team_audit_verify' }),
+];
