@@ -77,9 +77,9 @@ describe('the OpenAPI documents', () => {
       '/chat/history',
       '/chat/conversations',
       '/chat/conversations/update',
-      '/chat/{sessionId}/stream',
-      '/chat/conversations/branch',
       '/chat/conversations/delete',
+      '/chat/conversations/branch',
+      '/chat/{sessionId}/stream',
     ]);
     const problem = (session.components as { schemas: { Problem: { properties: { code: { enum: string[] } } } } })
       .schemas.Problem;

@@ -11,7 +11,7 @@ export type RouteMethod = 'GET' | 'POST' | 'DELETE';
 export type RouteAuth = 'none' | 'session' | 'chat';
 
 /** A response header a route documents. */
-export type RouteHeader = 'set-cookie' | 'retry-after' | 'rate-limit' | 'location';
+export type RouteHeader = 'set-cookie' | 'retry-after' | 'rate-limit' | 'location' | 'ui-message-stream';
 
 /** What a route answers when it succeeds. */
 export interface RouteAnswer {
@@ -42,6 +42,8 @@ export interface RouteDeclaration {
   body?: $ZodType | undefined;
   /** The query's schema: an object of string fields. */
   query?: $ZodType | undefined;
+  /** Request headers the route reads (a `GET`'s context, which has no body), each optional. */
+  requestHeaders?: Readonly<Record<string, { description: string; maxLength: number }>> | undefined;
   answer: RouteAnswer;
   /** Another success the route can answer with, by its own status (an invitation accepted signed in, or by a new account). */
   otherAnswer?: RouteAnswer | undefined;

@@ -68,6 +68,7 @@ export const responseHeaders: Record<RouteHeader, Record<string, unknown>> = {
   'retry-after': { 'Retry-After': { description: 'Seconds to wait.', schema: { type: 'integer' } } },
   'rate-limit': { 'RateLimit-Policy': { schema: { type: 'string' } }, RateLimit: { schema: { type: 'string' } } },
   location: { Location: { description: 'Where the browser goes next.', schema: { type: 'string' } } },
+  'ui-message-stream': { 'x-vercel-ai-ui-message-stream': { schema: { type: 'string', const: 'v1' } } },
 };
 
 /** Options of {@link openApiPaths}. */
@@ -94,7 +95,17 @@ export function openApiPaths(
 
 function openApiOperation(route: RouteDeclaration, options: OpenApiPathsOptions): Record<string, unknown> {
   const security = options.security?.[route.auth];
-  const parameters = [...pathParameters(route.path), ...(route.query ? queryParameters(route.query) : [])];
+  const parameters = [
+    ...pathParameters(route.path),
+    ...(route.query ? queryParameters(route.query) : []),
+    ...Object.entries(route.requestHeaders ?? {}).map(([name, { description, maxLength }]) => ({
+      name,
+      in: 'header',
+      required: false,
+      description,
+      schema: { type: 'string', maxLength },
+    })),
+  ];
   const codes = [
     ...(route.body ? bodyErrors : []),
     ...(route.query ? (['invalid_request'] as const) : []),

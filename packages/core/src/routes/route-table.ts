@@ -19,26 +19,40 @@ export interface ServedRoute<Deps> {
   readonly declaration: RouteDeclaration;
   /** The span's name (`<service>.<name>`). @default the `operationId` in snake case */
   readonly spanName?: string | undefined;
+  /**
+   * The schema the body is read with when the handler's options set its limits (the most messages of
+   * a chat request): the declared one, with the configured bounds. @default the declared `body`
+   */
+  readonly configuredBody?: ((deps: Deps) => $ZodType) | undefined;
   serve(deps: Deps, request: HttpRequest, input: RouteRequestInput<RouteDeclaration>): Promise<HttpResponse>;
+}
+
+/** Options of {@link serveRoute}. */
+export interface ServeRouteOptions<Deps> {
+  /** The span's name (`<service>.<name>`). @default the `operationId` in snake case */
+  spanName?: string;
+  /** The body's schema with the handler's configured bounds (see {@link ServedRoute.configuredBody}). */
+  configuredBody?: (deps: Deps) => $ZodType;
 }
 
 /** Binds a declared route to the function that serves it. */
 export function serveRoute<const Route extends RouteDeclaration, Deps>(
   declaration: Route,
   serve: (deps: Deps, request: HttpRequest, input: RouteRequestInput<Route>) => Promise<HttpResponse>,
-  options: { spanName?: string } = {},
+  options: ServeRouteOptions<Deps> = {},
 ): ServedRoute<Deps> {
   return {
     declaration,
     spanName: options.spanName,
+    configuredBody: options.configuredBody,
     serve: serve as ServedRoute<Deps>['serve'],
   };
 }
 
 /** Options of {@link createRouteTable}. */
 export interface RouteTableOptions {
-  /** The spans' prefix (`deskpilot.session`). */
-  spanPrefix: string;
+  /** The spans' prefix (`deskpilot.session`); absent, a route runs in no span of the table's. */
+  spanPrefix?: string | undefined;
   /** Largest body a route reads. */
   maxBodyBytes: number;
   /** Deepest nesting of a body. @default 64 */
@@ -49,6 +63,8 @@ export interface RouteTableOptions {
 export interface BoundRoute {
   readonly declaration: RouteDeclaration;
   readonly spanName?: string | undefined;
+  /** The schema the body is read with: the declared one, or its configured variant. */
+  readonly body?: $ZodType | undefined;
   serve(request: HttpRequest, input: RouteRequestInput<RouteDeclaration>): Promise<HttpResponse>;
 }
 
@@ -57,6 +73,7 @@ export function bindRoutes<Deps>(routes: ReadonlyArray<ServedRoute<Deps>>, deps:
   return routes.map((route) => ({
     declaration: route.declaration,
     spanName: route.spanName,
+    body: route.configuredBody?.(deps) ?? route.declaration.body,
     serve: (request, input) => route.serve(deps, request, input),
   }));
 }
@@ -76,6 +93,12 @@ export interface RouteTable {
   has(path: string): boolean;
 }
 
+/** A path with `:name` segments as a pattern: each parameter one segment, never a `/`. */
+function pathPattern(path: string): RegExp {
+  const escaped = path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/:(\w+)/g, '(?<$1>[^/]+)');
+  return new RegExp(`^${escaped}$`);
+}
+
 const snakeCase = (name: string) => name.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);
 
 /**
@@ -85,6 +108,7 @@ const snakeCase = (name: string) => name.replace(/[A-Z]/g, (letter) => `_${lette
  */
 export function createRouteTable(routes: readonly BoundRoute[], options: RouteTableOptions): RouteTable {
   const byPath = new Map<string, Map<string, RouteAction>>();
+  const patterns: Array<[RegExp, string]> = [];
   const operations = new Set<string>();
   for (const route of routes) {
     const { declaration } = route;
@@ -95,14 +119,18 @@ export function createRouteTable(routes: readonly BoundRoute[], options: RouteTa
     if (methods.has(declaration.method))
       throw new TypeError(`Two routes are declared for ${declaration.method} ${declaration.path}.`);
     methods.set(declaration.method, actionOf(route, options));
+    if (!byPath.has(declaration.path) && declaration.path.includes(':'))
+      patterns.push([pathPattern(declaration.path), declaration.path]);
     byPath.set(declaration.path, methods);
   }
+  const routeOf = (path: string) =>
+    byPath.get(path) ?? byPath.get(patterns.find(([pattern]) => pattern.test(path))?.[1] ?? '');
   return {
     routes: routes.map((route) => route.declaration),
     paths: [...byPath.keys()],
-    has: (path) => byPath.has(path),
+    has: (path) => routeOf(path) !== undefined,
     find(method, path) {
-      const methods = byPath.get(path);
+      const methods = routeOf(path);
       if (!methods) throw new DeskpilotError('not_found', { detail: 'No such route.' });
       const action = methods.get(method);
       if (action) return action;
@@ -116,12 +144,15 @@ export function createRouteTable(routes: readonly BoundRoute[], options: RouteTa
 
 function actionOf(route: BoundRoute, options: RouteTableOptions): RouteAction {
   const { declaration } = route;
-  const spanName = `${options.spanPrefix}.${route.spanName ?? snakeCase(declaration.operationId)}`;
+  const spanName =
+    options.spanPrefix === undefined
+      ? undefined
+      : `${options.spanPrefix}.${route.spanName ?? snakeCase(declaration.operationId)}`;
   const undeclared = (what: string) => () => {
     throw new TypeError(`${declaration.operationId} reads a ${what} it does not declare.`);
   };
   return (request) => {
-    const bodySchema = declaration.body;
+    const bodySchema = route.body;
     const querySchema = declaration.query;
     const input = {
       body: bodySchema
@@ -140,6 +171,7 @@ function actionOf(route: BoundRoute, options: RouteTableOptions): RouteAction {
             )
         : undeclared('query'),
     } as RouteRequestInput<RouteDeclaration>;
+    if (spanName === undefined) return route.serve(request, input);
     return inSpan(spanName, {}, async (span) => {
       const response = await route.serve(request, input);
       span.setAttribute('http.response.status_code', response.status);

@@ -6,7 +6,9 @@ import { jsonResponse, type HttpRequest, type HttpResponse } from '../../http/ht
 import { branchTo, newestLeafFrom, type MessageTree } from '../conversation/message-tree.js';
 import { denyAwaitingApprovals, isAwaitingApproval, type ChatMessage } from './chat-message.js';
 import type { ChatRouteDependencies } from './chat-routes.js';
-import { admit, conversationBranchBodySchema } from './conversation-routes.js';
+import { admit } from './conversation-routes.js';
+import type { RouteRequestInput } from '../../routes/route-table.js';
+import type { chatRoutes } from './chat-api.js';
 import { historyJson } from './history-json.js';
 import { ownConversation } from './own-conversation.js';
 
@@ -18,8 +20,9 @@ import { ownConversation } from './own-conversation.js';
 export async function serveConversationBranch(
   deps: ChatRouteDependencies,
   request: HttpRequest,
+  input: RouteRequestInput<(typeof chatRoutes)['selectBranch']>,
 ): Promise<HttpResponse> {
-  const { body, context, headers } = await admit(deps, request, conversationBranchBodySchema);
+  const { body, context, headers } = await admit(deps, request, input.body);
   const session = await ownConversation(deps.store, body.sessionId, context);
   const tree = await deps.store.getMessageTree(session.id);
   const end = newestLeafFrom(tree, body.messageId);

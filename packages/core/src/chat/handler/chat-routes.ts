@@ -1,8 +1,8 @@
 import { createUIMessageStream, getToolName, isToolUIPart, safeValidateUIMessages, type UIMessageChunk } from 'ai';
+import type { z } from 'zod';
 import { DeskpilotError } from '../../errors/deskpilot-error.js';
 import type { DeskpilotEventListener } from '../../events/deskpilot-event.js';
 import { jsonResponse, type HttpRequest, type HttpResponse } from '../../http/http-request.js';
-import { readJsonBody } from '../../http/read-json-body.js';
 import { parseWithSchema } from '../../validation/parse-with-schema.js';
 import type { ApprovalStore } from '../approval/approval-store.js';
 import type { ApprovalGate, ApprovalScope } from '../approval/create-approval-gate.js';
@@ -18,7 +18,12 @@ import { answerApprovals } from './answer-approvals.js';
 import { historyJson } from './history-json.js';
 import { ownConversation } from './own-conversation.js';
 import { denyAwaitingApprovals, isAwaitingApproval, isUnsettledApproval, type ChatMessage } from './chat-message.js';
-import { assistantMessageSchema, chatBodySchema, historyBodySchema, userMessageSchema } from './chat-request.js';
+import { assistantMessageSchema, chatBodySchema, userMessageSchema } from './chat-request.js';
+import type { RouteRequestInput } from '../../routes/route-table.js';
+import type { chatRoutes } from './chat-api.js';
+
+/** The body of `POST /chat` as the handler reads it (every message bounded; only the last parsed in full). */
+export type ChatBody = z.output<ReturnType<typeof chatBodySchema>>;
 import type { ChatAdmission } from './create-chat-admission.js';
 import type { ChatToolSet } from './create-chat-tool-set.js';
 import type { ChatToolSource } from '../tools/chat-tool-source.js';
@@ -241,11 +246,8 @@ export async function serveChat(
   deps: ChatRouteDependencies,
   request: HttpRequest,
   turn: RunningTurn,
+  body: ChatBody,
 ): Promise<HttpResponse> {
-  const body = parseWithSchema(
-    deps.bodySchema,
-    await readJsonBody(request, deps.bodyLimits.maxBytes, { maxDepth: deps.bodyLimits.maxDepth }),
-  );
   // A request that answers approval cards may run a write: its flags are read now, not from a cache.
   const resolved = await deps.resolveContext(body.context, request, { answersApprovals: answersApprovals(body) });
   if (!resolved.ok) throw resolved.error;
@@ -500,11 +502,12 @@ function replayWithoutModel(
 }
 
 /** `POST /chat/history`: the conversation, to its owner only (410 `conversation_deleted` once deleted). */
-export async function serveChatHistory(deps: ChatRouteDependencies, request: HttpRequest): Promise<HttpResponse> {
-  const body = parseWithSchema(
-    historyBodySchema,
-    await readJsonBody(request, deps.bodyLimits.maxBytes, { maxDepth: deps.bodyLimits.maxDepth }),
-  );
+export async function serveChatHistory(
+  deps: ChatRouteDependencies,
+  request: HttpRequest,
+  input: RouteRequestInput<(typeof chatRoutes)['chatHistory']>,
+): Promise<HttpResponse> {
+  const body = await input.body();
   const resolved = await deps.resolveContext(body.context, request);
   if (!resolved.ok) throw resolved.error;
   const { context } = resolved;

@@ -7,6 +7,7 @@ import { createChatHandler, type ChatHandlerOptions } from './create-chat-handle
 import { createMemoryApprovalStore } from '../approval/memory-approval-store.js';
 import { createMemoryChatStore } from '../conversation/memory-chat-store.js';
 import { readChatStream } from '../stream/read-chat-stream.js';
+import { checkDeclaredAnswers } from '../../routes/declared-answers.test-support.js';
 
 const usage = {
   inputTokens: { total: 10, noCache: 10, cacheRead: undefined, cacheWrite: undefined },
@@ -88,9 +89,11 @@ export async function setupChat(model: MockLanguageModelV4, options: Partial<Cha
     ...bodyIdentityUnless(options),
     ...options,
   });
+  // Every success on a declared route is checked against its declared answer as the suites go.
+  const checked = checkDeclaredAnswers(handler);
   /** Posts as one client address (the fetch entry needs one for the per-address admission cap). */
   const post = (body: unknown, path = '/chat', clientAddress = '192.0.2.1') =>
-    handler.fetch(
+    checked.fetch(
       new Request(`http://chat.test${path}`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },

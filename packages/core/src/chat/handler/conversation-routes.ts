@@ -2,13 +2,19 @@ import { base64url } from 'jose';
 import { z } from 'zod';
 import { DeskpilotError } from '../../errors/deskpilot-error.js';
 import { jsonResponse, type HttpRequest, type HttpResponse } from '../../http/http-request.js';
-import { readJsonBody } from '../../http/read-json-body.js';
-import { validText } from '../../validation/input-schemas.js';
-import { parseWithSchema } from '../../validation/parse-with-schema.js';
+import type { RouteRequestInput } from '../../routes/route-table.js';
+import type { chatRoutes } from './chat-api.js';
 import type { ChatContext } from '../context/parse-chat-context.js';
 import type { ChatSessionRecord, ConversationSummary, TurnStatus } from '../conversation/chat-store.js';
 import type { ChatRouteDependencies } from './chat-routes.js';
 import { ownConversation } from './own-conversation.js';
+
+export {
+  conversationBranchBodySchema,
+  conversationDeleteBodySchema,
+  conversationListBodySchema,
+  conversationUpdateBodySchema,
+} from './conversation-schemas.js';
 
 /** A conversation as `POST /chat/conversations/update` answers it. */
 export interface ConversationRecordJson {
@@ -57,42 +63,6 @@ export function conversationJson(summary: ConversationSummary): ConversationJson
   return { ...conversationRecordJson(summary.session), preview };
 }
 
-const context = z.unknown().optional();
-
-/** The body of `POST /chat/conversations`. */
-export const conversationListBodySchema = z.strictObject({
-  context,
-  /** The archive instead of the list. */
-  archived: z.boolean().optional(),
-  /** `nextCursor` of the page before. */
-  cursor: z.string().max(400).optional(),
-  limit: z.int().min(1).max(100).optional(),
-});
-
-/** A title a person gives: trimmed, 1 to 120 characters of valid text. */
-const titleSchema = validText()
-  .trim()
-  .min(1, 'A title cannot be empty')
-  .max(120)
-  .refine((title) => !/[\u0000-\u001f\u007f]/u.test(title), 'A title is one line of text');
-
-/** The body of `POST /chat/conversations/update`: a new title, or archive/unarchive, or both. */
-export const conversationUpdateBodySchema = z
-  .strictObject({ context, sessionId: z.uuid(), title: titleSchema.optional(), archived: z.boolean().optional() })
-  .refine((body) => body.title !== undefined || body.archived !== undefined, {
-    message: 'Give a title, archived, or both',
-  });
-
-/** The body of `POST /chat/conversations/branch`: the message whose branch becomes the active one. */
-export const conversationBranchBodySchema = z.strictObject({
-  context,
-  sessionId: z.uuid(),
-  messageId: z.string().min(1).max(200),
-});
-
-/** The body of `POST /chat/conversations/delete`. */
-export const conversationDeleteBodySchema = z.strictObject({ context, sessionId: z.uuid() });
-
 /** The cursor of the page after `summary`: opaque to clients, its position in the list's order. */
 const cursorAfter = (summary: ConversationSummary) =>
   base64url.encode(JSON.stringify([summary.session.updatedAt, summary.session.id]));
@@ -114,16 +84,13 @@ function positionOf(cursor: string): { updatedAt: number; id: string } {
   return { updatedAt: parsed.data[0], id: parsed.data[1] };
 }
 
-/** The body read with `schema`, the caller's context, and the admission headers (the history routes' limit). */
-export async function admit<Schema extends z.ZodType<{ context?: unknown }>>(
+/** The caller's context of a body read, and the admission headers (the history routes' limit). */
+export async function admit<Body extends { context?: unknown }>(
   deps: ChatRouteDependencies,
   request: HttpRequest,
-  schema: Schema,
-): Promise<{ body: z.infer<Schema>; context: ChatContext; headers: Array<[string, string]> }> {
-  const body = parseWithSchema(
-    schema,
-    await readJsonBody(request, deps.bodyLimits.maxBytes, { maxDepth: deps.bodyLimits.maxDepth }),
-  );
+  read: () => Promise<Body>,
+): Promise<{ body: Body; context: ChatContext; headers: Array<[string, string]> }> {
+  const body = await read();
   const resolved = await deps.resolveContext(body.context, request);
   if (!resolved.ok) throw resolved.error;
   // Managing conversations costs no model call: the history reads' limit.
@@ -137,8 +104,12 @@ export async function admit<Schema extends z.ZodType<{ context?: unknown }>>(
 }
 
 /** `POST /chat/conversations`: a page of the caller's conversations in the project, newest activity first. */
-export async function serveConversationList(deps: ChatRouteDependencies, request: HttpRequest): Promise<HttpResponse> {
-  const { body, context, headers } = await admit(deps, request, conversationListBodySchema);
+export async function serveConversationList(
+  deps: ChatRouteDependencies,
+  request: HttpRequest,
+  input: RouteRequestInput<(typeof chatRoutes)['listConversations']>,
+): Promise<HttpResponse> {
+  const { body, context, headers } = await admit(deps, request, input.body);
   const limit = body.limit ?? 20;
   // One more than the page: whether there is a next page, without a count.
   const found = await deps.store.listSessions({
@@ -163,8 +134,9 @@ export async function serveConversationList(deps: ChatRouteDependencies, request
 export async function serveConversationUpdate(
   deps: ChatRouteDependencies,
   request: HttpRequest,
+  input: RouteRequestInput<(typeof chatRoutes)['updateConversation']>,
 ): Promise<HttpResponse> {
-  const { body, context, headers } = await admit(deps, request, conversationUpdateBodySchema);
+  const { body, context, headers } = await admit(deps, request, input.body);
   const session = await ownConversation(deps.store, body.sessionId, context);
   const archivedAt =
     body.archived === undefined ? undefined : body.archived ? (session.archivedAt ?? deps.now()) : null;
@@ -180,8 +152,9 @@ export async function serveConversationUpdate(
 export async function serveConversationDelete(
   deps: ChatRouteDependencies,
   request: HttpRequest,
+  input: RouteRequestInput<(typeof chatRoutes)['deleteConversation']>,
 ): Promise<HttpResponse> {
-  const { body, context, headers } = await admit(deps, request, conversationDeleteBodySchema);
+  const { body, context, headers } = await admit(deps, request, input.body);
   const session = await ownConversation(deps.store, body.sessionId, context);
   // Deleted by a concurrent request in between: the same outcome.
   await deps.store.deleteSession(session.id, deps.now());

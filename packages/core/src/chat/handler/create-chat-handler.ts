@@ -45,7 +45,10 @@ import { recordFailure, withOpenSpan, withStoreSpans } from '../../telemetry/spa
 import { resolveChatContext, type HostChatContext, type ResolveChatContextOptions } from './resolve-chat-context.js';
 import type { ConversationTitleOptions } from './title-conversation.js';
 import { createMemoryResumableStreams, type ResumableStreams } from '../stream/resumable-streams.js';
-import { recordAbandoned, resumePath, serveResume } from './resume-route.js';
+import { recordAbandoned, serveResume } from './resume-route.js';
+import { chatRoutes } from './chat-api.js';
+import { bindRoutes, createRouteTable, serveRoute, type ServedRoute } from '../../routes/route-table.js';
+import type { RouteDeclaration } from '../../routes/declare-route.js';
 
 export type { ChatModel, ChatModels } from './pick-chat-model.js';
 export type { HostChatContext } from './resolve-chat-context.js';
@@ -234,6 +237,8 @@ export interface ChatHandler {
   handle(request: HttpRequest): Promise<HttpResponse>;
   /** The paths it serves (`/chat`, `/chat/history`, `/chat/conversations`…, and `/chat/:sessionId/stream` in the router syntax of Express, Hono and Fastify): what a host registers with its router, all methods (CORS preflights included). */
   readonly paths: readonly string[];
+  /** The declared routes it serves: what its OpenAPI document and client are derived from. */
+  readonly routes: readonly RouteDeclaration[];
   /** Whether `path` is one of {@link paths}: what an adapter passes to {@link handle}. */
   isRoute(path: string): boolean;
   /**
@@ -475,6 +480,38 @@ function resolveDependencies(
   };
 }
 
+/** What the chat routes run on in a handler: the dependencies, and the turns it tracks (for drain). */
+type ChatHandlerRouteDependencies = ChatRouteDependencies & { tracker: ReturnType<typeof createTurnTracker> };
+
+/** The chat routes, served. */
+const servedChatRoutes: ReadonlyArray<ServedRoute<ChatHandlerRouteDependencies>> = [
+  serveRoute(
+    chatRoutes.chat,
+    // One span per turn (when the host traces), ended once the answer is saved: the AI SDK's model
+    // and tool spans, the approval review and the store calls are beneath it.
+    (deps: ChatHandlerRouteDependencies, request, input) =>
+      withOpenSpan('deskpilot.chat.turn', {}, async (span) => {
+        const turn = deps.tracker.track();
+        void turn.settled.then(() => span.end());
+        try {
+          return await serveChat(deps, request, turn, await input.body());
+        } catch (error) {
+          recordFailure(span, error);
+          turn.settle();
+          throw error;
+        }
+      }),
+    { configuredBody: (deps) => deps.bodySchema },
+  ),
+  serveRoute(chatRoutes.chatHistory, serveChatHistory),
+  serveRoute(chatRoutes.listConversations, serveConversationList),
+  serveRoute(chatRoutes.updateConversation, serveConversationUpdate),
+  serveRoute(chatRoutes.deleteConversation, serveConversationDelete),
+  serveRoute(chatRoutes.selectBranch, serveConversationBranch),
+  // A reconnect is a GET (the AI SDK's `resume`): its context rides in a header.
+  serveRoute(chatRoutes.resumeChat, serveResume),
+];
+
 /**
  * Creates the chat service's handler: `POST /chat` streams the assistant's answer as an AI SDK UI
  * message stream (an edit or a regeneration starts a new branch), `POST /chat/history` returns a
@@ -499,51 +536,19 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
   const dependencies = resolveDependencies(options, logger, onError);
   const cors = createChatCors(options.allowedOrigins ?? [], options.cors);
   const tracker = createTurnTracker();
-  const routes: Record<string, (request: HttpRequest) => Promise<HttpResponse>> = {
-    // One span per turn (when the host traces), ended once the answer is saved: the AI SDK's model
-    // and tool spans, the approval review and the store calls are beneath it.
-    '/chat': (request) =>
-      withOpenSpan('deskpilot.chat.turn', {}, async (span) => {
-        const turn = tracker.track();
-        void turn.settled.then(() => span.end());
-        try {
-          return await serveChat(dependencies, request, turn);
-        } catch (error) {
-          recordFailure(span, error);
-          turn.settle();
-          throw error;
-        }
-      }),
-    '/chat/history': (request) => serveChatHistory(dependencies, request),
-    '/chat/conversations': (request) => serveConversationList(dependencies, request),
-    '/chat/conversations/update': (request) => serveConversationUpdate(dependencies, request),
-    '/chat/conversations/delete': (request) => serveConversationDelete(dependencies, request),
-    '/chat/conversations/branch': (request) => serveConversationBranch(dependencies, request),
-  };
-
-  // A reconnect is a GET (the AI SDK's `resume`): its context rides in a header.
-  const resume = (request: HttpRequest) => serveResume(dependencies, request);
-  const routeOf = (path: string) =>
-    Object.hasOwn(routes, path)
-      ? { method: 'POST', serve: routes[path]! }
-      : resumePath.test(path)
-        ? { method: 'GET', serve: resume }
-        : undefined;
+  const table = createRouteTable(bindRoutes(servedChatRoutes, { ...dependencies, tracker }), {
+    maxBodyBytes: dependencies.bodyLimits.maxBytes,
+    maxBodyDepth: dependencies.bodyLimits.maxDepth,
+  });
   const answer = async (request: HttpRequest): Promise<HttpResponse> => {
     try {
-      const route = routeOf(request.path);
-      if (!route) throw new DeskpilotError('not_found', { detail: 'No such route.' });
-      if (request.method !== route.method)
-        throw new DeskpilotError('method_not_allowed', {
-          detail: `Use ${route.method}.`,
-          headers: { allow: route.method },
-        });
+      const action = table.find(request.method, request.path);
       if (tracker.draining)
         throw new DeskpilotError('unavailable', {
           detail: 'The chat service is shutting down. Try again in a moment.',
           headers: { 'retry-after': '1' },
         });
-      return await route.serve(request);
+      return await action(request);
     } catch (error) {
       if (!DeskpilotError.isInstance(error) || error.status >= 500) dependencies.onError(error);
       return problemResponse(error);
@@ -552,7 +557,7 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
 
   const handle = async (request: HttpRequest): Promise<HttpResponse> => {
     // CORS covers the chat routes only, as the browser calls nothing else here.
-    const isRoute = routeOf(request.path) !== undefined;
+    const isRoute = table.has(request.path);
     const preflight = isRoute ? cors.preflight(request) : null;
     if (preflight) return preflight;
     const response = await answer(request);
@@ -563,8 +568,9 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
   return {
     handle,
     fetch: async (request, info) => toFetchResponse(await handle(fromFetchRequest(request, info))),
-    paths: [...Object.keys(routes), '/chat/:sessionId/stream'],
-    isRoute: (path) => routeOf(path) !== undefined,
+    paths: table.paths,
+    routes: table.routes,
+    isRoute: (path) => table.has(path),
     drain: (drainOptions) => tracker.drain(drainOptions),
     abortAbandonedTurns: (abortOptions) => abortAbandonedTurns(dependencies, abortOptions),
     tools: createChatToolAccess(dependencies),

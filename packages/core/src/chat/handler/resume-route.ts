@@ -6,12 +6,9 @@ import type { HttpRequest, HttpResponse } from '../../http/http-request.js';
 import type { ChatRouteDependencies } from './chat-routes.js';
 import { ownConversation } from './own-conversation.js';
 
-/**
- * The request header that carries a reconnect's context (a `GET` has no body): the context's JSON,
- * base64url-encoded. `@deskpilot/client`'s transport sends it; only identity matters here (`grant`,
- * or `userEmail` and `projectKey`).
- */
-export const chatContextHeader = 'x-deskpilot-context';
+import { chatContextHeader } from './chat-api.js';
+
+export { chatContextHeader } from './chat-api.js';
 
 /** The longest context header taken (encoded). */
 const maxHeaderLength = 8 * 1024;
