@@ -23,7 +23,7 @@ export function createComposeApp({
     sessions,
     model: createDemoModel(),
     commerce: createDemoCommerceBackend(),
-    contextOf: (session) => chatContextOf(sessions, session),
+    contextOf: (session) => chatContextOf(sessions.modules.team, session),
     stepBudget: chatPolicy.stepBudget,
     rateLimit: chatPolicy.user,
   });

@@ -13,7 +13,8 @@ import {
   type HostChatContext,
   type HttpRequest,
   type Session,
-  type SessionService,
+  type SessionTeam,
+  createTeamModule,
 } from '@deskpilot/core';
 import { createDemoCommerceBackend, createDemoModel, createDemoTicketBackend, demoUsers } from '@deskpilot/core/demo';
 
@@ -28,8 +29,8 @@ export const chatPolicy = { stepBudget: 2, user: { limit: 20, windowMs: 60_000 }
  * the flags the project's role policy gives that role (the built-in least privilege — admins refund,
  * cancel and work tickets; agents work tickets; viewers read — until its admins change it).
  */
-export async function chatContextOf(sessions: SessionService, session: Session): Promise<HostChatContext> {
-  const flags = await sessions.team!.capabilitiesFor(session.projectKey, session.role);
+export async function chatContextOf(team: SessionTeam, session: Session): Promise<HostChatContext> {
+  const flags = await team.capabilitiesFor(session.projectKey, session.role);
   return {
     userEmail: session.user.email,
     projectKey: session.projectKey,
@@ -50,7 +51,13 @@ export async function createDeskpilot() {
     passwordHash,
     cookie: { secure: false },
     // Roles decide capabilities: each project's policy, kept and changed by its admins.
-    team: { directory, invitations: createMemoryInvitationStore(), policies: createMemoryRolePolicyStore() },
+    modules: [
+      createTeamModule({
+        directory,
+        invitations: createMemoryInvitationStore(),
+        policies: createMemoryRolePolicyStore(),
+      }),
+    ],
   });
   const sessionHandler = createSessionHandler({ service: sessions, allowedOrigins: [studioOrigin] });
   const chatHandler = createChatHandler({
@@ -62,7 +69,7 @@ export async function createDeskpilot() {
     // The chat is served beside the session routes: identity and flags come from the session cookie.
     resolveContext: async (request: HttpRequest) => {
       const resolved = await sessions.resolve(request.headers.get('cookie'));
-      return resolved && chatContextOf(sessions, resolved.session);
+      return resolved && chatContextOf(sessions.modules.team, resolved.session);
     },
     stepBudget: chatPolicy.stepBudget,
     limits: { user: { policy: chatPolicy.user } },

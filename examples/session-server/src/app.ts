@@ -17,6 +17,7 @@ import {
   type NewUser,
   type SsoProvider,
   type RateLimiter,
+  createTeamModule,
 } from '@deskpilot/core/session';
 import { writeResponse } from '@deskpilot/core/node';
 import { sessionRouter } from '@deskpilot/session-express';
@@ -85,22 +86,24 @@ export async function createApp(config: ServerConfig, logger: Logger) {
       : { auditRetentionMs: config.AUDIT_RETENTION_DAYS * 24 * 60 * 60 * 1000 }),
     // Admins manage their projects' members; invitations are emailed when email is configured, else the
     // token is answered once to the admin who invited (the studio shows the link to pass on).
-    team: {
-      directory: userDirectory,
-      invitations: storage.invitationStore,
-      // Each project's role → capability flags, editable by its admins; the studio builds chat grants from it.
-      policies: storage.rolePolicyStore,
-      organizations: storage.organizationStore,
-      ...(config.CAPABILITIES
-        ? {
-            capabilities: defineCapabilities(
-              Object.fromEntries(Object.entries(config.CAPABILITIES).map(([flag, kind]) => [flag, { kind }])),
-            ),
-          }
-        : {}),
-      invitationLink: studioPage(config, 'invitation'),
-      ...(email ? { email: email.sender } : {}),
-    },
+    modules: [
+      createTeamModule({
+        directory: userDirectory,
+        invitations: storage.invitationStore,
+        // Each project's role → capability flags, editable by its admins; the studio builds chat grants from it.
+        policies: storage.rolePolicyStore,
+        organizations: storage.organizationStore,
+        ...(config.CAPABILITIES
+          ? {
+              capabilities: defineCapabilities(
+                Object.fromEntries(Object.entries(config.CAPABILITIES).map(([flag, kind]) => [flag, { kind }])),
+              ),
+            }
+          : {}),
+        invitationLink: studioPage(config, 'invitation'),
+        ...(email ? { email: email.sender } : {}),
+      }),
+    ],
     // The studio's page runs the ceremonies: its domain is the relying party, its origins the allowed ones.
     ...(config.PASSKEYS
       ? {

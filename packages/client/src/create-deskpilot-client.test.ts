@@ -14,6 +14,7 @@ import {
   createSessionService,
   createStepUpVerifier,
   stepUpPolicy,
+  createTeamModule,
 } from '@deskpilot/core';
 import { createDemoCommerceBackend, createDemoModel, createDemoTicketBackend, demoUsers } from '@deskpilot/core/demo';
 import { createSoftwareAuthenticator } from '@deskpilot/core/testing';
@@ -43,14 +44,16 @@ async function deployment(options: { rateLimit?: number; delayMs?: number; stepU
     passwordHash,
     cookie: { secure: false },
     audit: createMemoryAuditStore(),
-    team: {
-      directory,
-      invitations: createMemoryInvitationStore(),
-      policies: createMemoryRolePolicyStore(),
-      email: { send: async (message) => void outbox.push(message.text) },
-      invitationLink: (token) => `http://studio.test/#invitation=${token}`,
-      organizations,
-    },
+    modules: [
+      createTeamModule({
+        directory,
+        invitations: createMemoryInvitationStore(),
+        policies: createMemoryRolePolicyStore(),
+        email: { send: async (message) => void outbox.push(message.text) },
+        invitationLink: (token) => `http://studio.test/#invitation=${token}`,
+        organizations,
+      }),
+    ],
     ...(options.stepUpSecret ? { stepUp: { secret: options.stepUpSecret } } : {}),
     recovery: {
       tokens: createMemoryAccountTokenStore(),

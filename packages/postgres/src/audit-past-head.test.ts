@@ -4,6 +4,7 @@ import {
   createSessionService,
   type DeskpilotEvent,
   type Logger,
+  createTeamModule,
 } from '@deskpilot/core';
 import { demoUsers } from '@deskpilot/core/demo';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -37,11 +38,13 @@ for (const backend of storeBackends)
         directory: stores.userDirectory,
         passwordHash: { cost: 16 },
         audit: stores.auditStore,
-        team: {
-          directory: stores.userDirectory,
-          invitations: stores.invitationStore,
-          policies: stores.rolePolicyStore,
-        },
+        modules: [
+          createTeamModule({
+            directory: stores.userDirectory,
+            invitations: stores.invitationStore,
+            policies: stores.rolePolicyStore,
+          }),
+        ],
       });
       const handler = createSessionHandler({
         service,

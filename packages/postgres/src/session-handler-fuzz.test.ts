@@ -7,6 +7,7 @@ import {
   verifyStepUpProof,
   verifyAuditChain,
   type SessionStore,
+  createTeamModule,
 } from '@deskpilot/core';
 import { demoUsers } from '@deskpilot/core/demo';
 import * as fc from 'fast-check';
@@ -85,7 +86,7 @@ for (const backend of inProcessBackends)
         },
         // Teams on, their changes in the trail: every refused request must leave both as they were.
         audit: stores.auditStore,
-        team: { directory: stores.userDirectory, invitations: stores.invitationStore },
+        modules: [createTeamModule({ directory: stores.userDirectory, invitations: stores.invitationStore })],
         // Step-up on, always by passkey or password (no sign-in counts as recent).
         stepUp: { secret: 'fuzz-step-up-secret-of-at-least-32-chars', recentSignInMs: 0 },
         recovery: {

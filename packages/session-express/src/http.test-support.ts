@@ -11,6 +11,7 @@ import {
   createSessionHandler,
   createSessionService,
   type SessionHandlerOptions,
+  createTeamModule,
 } from '@deskpilot/core';
 import { demoUsers } from '@deskpilot/core/demo';
 import express from 'express';
@@ -52,7 +53,13 @@ export async function createSessionApp(
     directory,
     passwordHash,
     audit: createMemoryAuditStore(),
-    team: { directory, invitations: createMemoryInvitationStore(), policies: createMemoryRolePolicyStore() },
+    modules: [
+      createTeamModule({
+        directory,
+        invitations: createMemoryInvitationStore(),
+        policies: createMemoryRolePolicyStore(),
+      }),
+    ],
   });
   const app = express();
   if (options.trustProxy !== undefined) app.set('trust proxy', options.trustProxy);

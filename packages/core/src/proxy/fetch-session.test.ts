@@ -4,6 +4,7 @@ import { createSessionHandler } from '../session/create-session-handler.js';
 import { alice, cookiePair, createTestSessions } from '../session/session.test-support.js';
 import { createMemoryInvitationStore } from '../team/invitation-store.js';
 import { createMemoryRolePolicyStore } from '../team/role-policy.js';
+import { createTeamModule } from '../team/create-team-module.js';
 import { fetchCapabilities, fetchSession } from './fetch-session.js';
 
 /** A session service in process, reached through `options.fetch`, with or without team administration. */
@@ -12,11 +13,13 @@ async function service(withTeam: boolean) {
   const { service: sessions } = withTeam
     ? await createTestSessions({
         audit: createMemoryAuditStore(),
-        team: {
-          directory: fixture.directory,
-          invitations: createMemoryInvitationStore(),
-          policies: createMemoryRolePolicyStore(),
-        },
+        modules: [
+          createTeamModule({
+            directory: fixture.directory,
+            invitations: createMemoryInvitationStore(),
+            policies: createMemoryRolePolicyStore(),
+          }),
+        ],
         directory: fixture.directory,
       })
     : fixture;

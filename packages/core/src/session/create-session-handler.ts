@@ -20,8 +20,6 @@ import { bindRoutes, createRouteTable, type BoundRoute } from '../routes/route-t
 import type { RouteDeclaration } from '../routes/declare-route.js';
 import type { AccountRecovery } from './account-recovery.js';
 import type { SessionSso } from './create-session-service.js';
-import { servedTeamRoutes } from '../team/team-routes.js';
-import { servedOrganizationRoutes } from '../team/organization-routes.js';
 import { servedStepUpRoutes } from './step-up-routes.js';
 import { servedSsoRoutes } from './sso-routes.js';
 import { servedPasskeyRoutes } from './passkey-routes.js';
@@ -178,9 +176,7 @@ export function createSessionHandler(options: SessionHandlerOptions): SessionHan
     ...(service.passkeys ? bindRoutes(servedPasskeyRoutes, { ...dependencies, passkeys: service.passkeys }) : []),
     ...(service.sso ? ssoRoutes(dependencies, service.sso, options.ssoThrottle) : []),
     ...(service.stepUp ? bindRoutes(servedStepUpRoutes, { ...dependencies, stepUp: service.stepUp }) : []),
-    ...(service.team
-      ? bindRoutes([...servedTeamRoutes, ...servedOrganizationRoutes], { ...dependencies, team: service.team })
-      : []),
+    ...service.moduleRoutes(dependencies),
   ];
   const table = createRouteTable(declared, {
     spanPrefix: 'deskpilot.session',

@@ -22,14 +22,16 @@ import { createPasskeys, type PasskeyOptions, type Passkeys } from './passkeys.j
 import { createSessionStepUp, type SessionStepUp, type StepUpOptions } from './step-up.js';
 import { createSingleSignOn, type SingleSignOn, type SingleSignOnOptions, type SsoRefusal } from './single-sign-on.js';
 import { pruneAuditTrails, type AuditStore } from '../audit/audit-store.js';
-import { createTeamAdmin, type TeamAdmin, type TeamOptions, type TeamResult } from '../team/create-team-admin.js';
 import { hashPassword } from './password.js';
 import { listOwnSessions, revokeOwnSession, type RevokeSessionResult } from './own-sessions.js';
 import { createAccountAudit, type AccountAudit } from './account-audit.js';
 import type { SessionSummary } from './session-summary.js';
+import type { BoundRoute } from '../routes/route-table.js';
+import type { SessionRouteDependencies } from './session-routes.js';
+import type { SessionKernel, SessionModule, SessionModuleApis, SessionModuleParts } from './session-module.js';
 
 /** Options of {@link createSessionService}. */
-export interface SessionServiceOptions {
+export interface SessionServiceOptions<Modules extends readonly SessionModule[] = readonly SessionModule[]> {
   store: SessionStore;
   directory: UserDirectory;
   /**
@@ -104,10 +106,11 @@ export interface SessionServiceOptions {
    */
   auditRetentionMs?: number;
   /**
-   * Team administration: a project's admins list members, change roles, remove members and invite by
-   * email (the routes `createSessionHandler` serves under `/sessions/team/…`). Off unless given.
+   * Feature modules (`createTeamModule(…)`, …), created in this order over the kernel: each adds its
+   * routes, its API (`service.modules[name]`) and its sweeps. Two modules of one name are refused.
+   * @default []
    */
-  team?: TeamOptions;
+  modules?: Modules;
   /** Clock in epoch milliseconds. @default Date.now */
   now?: () => number;
   /** Random source for tokens. @default crypto.getRandomValues */
@@ -178,25 +181,20 @@ export interface SessionSso extends SingleSignOn {
   landing(refusal?: SsoRefusal): string;
 }
 
-/** How a session began: what the audit trail records of a sign-in. */
-export type SignInMethod = 'password' | 'passkey' | 'sso' | 'invitation';
-
-/** Team administration, and an invitation accepted by someone without an account, who is then signed in. */
-export interface SessionTeam extends Omit<TeamAdmin, 'acceptAsNewAccount'> {
-  acceptAsNewAccount(
-    input: { token: string; name: string; password: string },
-    cookieHeader: string | null | undefined,
-    client?: SignInClient,
-  ): Promise<TeamResult<Extract<LoginResult, { ok: true }>>>;
-}
+/** How a session began: what the audit trail records of a sign-in (a module names its own: `magic-link`). */
+export type SignInMethod = 'password' | 'passkey' | 'sso' | 'invitation' | (string & {});
 
 /** Outcome of a project switch. */
 export type SelectProjectResult =
   { ok: true; session: Session; setCookie: string } | { ok: false; reason: 'unauthenticated' | 'forbidden' };
 
-/** The session service: every operation of DESIGN §2 over a store and a directory. */
-export interface SessionService {
+/** The session service: every operation of DESIGN §2 over a store and a directory, and its modules. */
+export interface SessionService<Modules extends readonly SessionModule[] = readonly SessionModule[]> {
   readonly context: SessionContext;
+  /** The APIs of the service's modules, by name. */
+  readonly modules: SessionModuleApis<Modules>;
+  /** The routes its modules serve, bound to a handler's dependencies: what `createSessionHandler` serves beside the kernel's. */
+  moduleRoutes(deps: SessionRouteDependencies): BoundRoute[];
   /** Password reset and email verification, when the service was created with `recovery`. */
   readonly recovery: AccountRecovery | undefined;
   /** The passkey ceremonies and passkey sign-in, when the service was created with `passkeys`. */
@@ -205,8 +203,6 @@ export interface SessionService {
   readonly sso: SessionSso | undefined;
   /** Step-up verification for risky approvals, when the service was created with `stepUp`. */
   readonly stepUp: SessionStepUp | undefined;
-  /** Team administration, when the service was created with `team`. */
-  readonly team: SessionTeam | undefined;
   /** The session of a `Cookie` header, renewing its idle expiry; null when there is none. */
   resolve(cookieHeader: string | null | undefined): Promise<ResolvedSession | null>;
   login(input: LoginInput): Promise<LoginResult>;
@@ -244,7 +240,9 @@ const maxRotationAttempts = 5;
  * const result = await sessions.login({ email: 'alice@example.com', password: 'alice-demo-password' });
  * if (result.ok) response.headers.append('set-cookie', result.setCookie);
  */
-export function createSessionService(options: SessionServiceOptions): SessionService {
+export function createSessionService<const Modules extends readonly SessionModule[] = []>(
+  options: SessionServiceOptions<Modules>,
+): SessionService<Modules> {
   const context = resolveSessionContext(options);
   const { store, directory, cookie } = context;
   const credentialOptions = { passwordHash: options.passwordHash };
@@ -275,16 +273,33 @@ export function createSessionService(options: SessionServiceOptions): SessionSer
     sessionPasskeys(options, context, createPasskeys(options.passkeys, context), startSession, accountAudit);
   const sso = options.sso && sessionSso(options, options.sso, context, startSession, accountAudit);
   const stepUp = options.stepUp && sessionStepUp(options, options.stepUp, context, { passkeys, sso, hashGate });
-  const team = options.team && sessionTeam(options, options.team, context, hashGate, startSession);
   const pruneAudit = auditRetention(options, context.now);
+  const modules = createModules(options.modules ?? [], {
+    context,
+    audit: options.audit,
+    logger: options.logger ?? consoleLogger,
+    cookie: { prefix: options.cookie?.prefix ?? 'deskpilot', secure: options.cookie?.secure ?? true },
+    pepper: options.pepper,
+    startSession: (account, input) =>
+      startSession(account, input.projectKey, input.cookieHeader, input.method, input.client),
+    signOut: (cookieHeader) => signOut(context, accountAudit, cookieHeader),
+    hashPassword: (password) => checkCredentials(hashGate, false, () => hashPassword(password, options.passwordHash)),
+    checkPassword: async (email, password) => {
+      const checked = await checkCredentials(hashGate, false, () =>
+        checkPassword(directory, email, password, credentialOptions),
+      );
+      return checked === 'busy' ? 'busy' : checked && { userId: checked.account.user.id };
+    },
+  });
 
   return {
     context,
+    modules: modules.apis as SessionModuleApis<Modules>,
+    moduleRoutes: (deps) => modules.parts.flatMap((part) => part.routes?.(deps) ?? []),
     recovery,
     passkeys,
     sso,
     stepUp,
-    team,
     resolve: (cookieHeader) => resolveSession(cookieHeader, context),
 
     async login(input) {
@@ -353,7 +368,7 @@ export function createSessionService(options: SessionServiceOptions): SessionSer
 
     logoutEverywhere: (cookieHeader) => signOutEverywhere(context, accountAudit, cookieHeader),
 
-    deleteExpired: () => deleteExpiredRecords(options, context, pruneAudit),
+    deleteExpired: () => deleteExpiredRecords(options, context, pruneAudit, modules.parts),
   };
 }
 
@@ -392,13 +407,15 @@ async function deleteExpiredRecords(
   options: SessionServiceOptions,
   context: SessionContext,
   pruneAudit: () => Promise<unknown>,
+  modules: ReadonlyArray<SessionModuleParts<unknown>>,
 ): Promise<number> {
   const now = context.now();
   // Each store once (they may be one).
-  const oneTimeStores = new Set([options.recovery?.tokens, options.passkeys?.challenges, options.team?.invitations]);
+  const oneTimeStores = new Set([options.recovery?.tokens, options.passkeys?.challenges]);
   const [sessions] = await Promise.all([
     context.store.deleteExpired(now),
     ...[...oneTimeStores].map((tokens) => tokens?.deleteExpired(now)),
+    ...modules.map((module) => module.deleteExpired?.(now)),
   ]);
   // After the sweep, and on its own: a trail that cannot be pruned now never keeps sessions alive.
   await pruneAudit().catch((error: unknown) =>
@@ -739,37 +756,20 @@ function sessionStepUp(
   });
 }
 
-/** The service's team: the rules of `createTeamAdmin`, and a new account's sign-in through `startSession`. */
-function sessionTeam(
-  options: SessionServiceOptions,
-  team: TeamOptions,
-  context: SessionContext,
-  hashGate: HashGate | undefined,
-  startSession: StartSession,
-): SessionTeam {
-  const admin = createTeamAdmin(team, {
-    context,
-    audit: options.audit,
-    hashPassword: (password) => checkCredentials(hashGate, false, () => hashPassword(password, options.passwordHash)),
-  });
-  return {
-    ...admin,
-    async acceptAsNewAccount(input, cookieHeader, client) {
-      const accepted = await admin.acceptAsNewAccount(input);
-      if (!accepted.ok) return accepted;
-      const started = await startSession(
-        accepted.value,
-        accepted.value.memberships[0]?.projectKey,
-        cookieHeader,
-        'invitation',
-        client,
-      );
-      // The account has its one membership: a refusal here is a store that changed under us.
-      if (!started.ok)
-        throw new DeskpilotError('conflict', { detail: 'The new account could not sign in. Try signing in.' });
-      return { ok: true, value: started };
-    },
-  };
+/** Creates the modules in order over the kernel; a second module of one name is refused. */
+function createModules(
+  modules: readonly SessionModule[],
+  kernel: Omit<SessionKernel, 'module'>,
+): { apis: Record<string, unknown>; parts: Array<SessionModuleParts<unknown>> } {
+  const apis: Record<string, unknown> = {};
+  const parts: Array<SessionModuleParts<unknown>> = [];
+  for (const module of modules) {
+    if (Object.hasOwn(apis, module.name)) throw new TypeError(`Two session modules are named ${module.name}.`);
+    const created = module.create({ ...kernel, module: <Api>(name: string) => apis[name] as Api | undefined });
+    apis[module.name] = created.api;
+    parts.push(created);
+  }
+  return { apis, parts };
 }
 
 /**

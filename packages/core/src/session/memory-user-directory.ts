@@ -1,7 +1,7 @@
 import type { IdentityLinkStore } from './identity-link-store.js';
 import { hashPassword, isPasswordHash, type PasswordHashOptions } from './password.js';
 import { normalizeEmail, type Account, type Membership, type User, type UserDirectory } from './user-directory.js';
-import { applyMembershipChange, type TeamDirectory } from '../team/team-directory.js';
+import { applyMembershipChange, type TeamDirectory } from './team-directory.js';
 
 interface NewUserFields {
   /** @default a random UUID */

@@ -23,7 +23,12 @@ import {
   type RolePolicyStore,
   type StoredRolePolicy,
 } from './role-policy.js';
-import type { MembershipChange, MembershipChangeResult, ProjectMember, TeamDirectory } from './team-directory.js';
+import type {
+  MembershipChange,
+  MembershipChangeResult,
+  ProjectMember,
+  TeamDirectory,
+} from '../session/team-directory.js';
 
 /** Options of the session service's `team`: memberships and invitations administered by a project's admins. */
 export interface TeamOptions {

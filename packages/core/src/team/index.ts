@@ -1,3 +1,4 @@
+export { createTeamModule, type SessionTeam } from './create-team-module.js';
 export {
   createTeamAdmin,
   type InvitationSummary,
@@ -16,7 +17,7 @@ export {
   type NewAccount,
   type ProjectMember,
   type TeamDirectory,
-} from './team-directory.js';
+} from '../session/team-directory.js';
 export {
   capabilitiesOf,
   createMemoryRolePolicyStore,

@@ -3,7 +3,7 @@ import { authenticateCookie } from '../session/resolve-session.js';
 import type { SessionContext } from '../session/session-context.js';
 import { normalizeEmail, type User } from '../session/user-directory.js';
 import type { OrganizationStore } from './organization-store.js';
-import type { TeamDirectory } from './team-directory.js';
+import type { TeamDirectory } from '../session/team-directory.js';
 
 /** Why an organisation admin operation changed nothing. */
 export type OrganizationRefusal = 'unauthenticated' | 'not_found' | 'last_admin';

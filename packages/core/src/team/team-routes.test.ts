@@ -16,6 +16,7 @@ import type { TeamOptions } from './create-team-admin.js';
 import { createMemoryRolePolicyStore } from './role-policy.js';
 import { createMemoryOrganizationStore } from './organization-store.js';
 import { checkDeclaredAnswers } from '../routes/declared-answers.test-support.js';
+import { createTeamModule } from './create-team-module.js';
 
 const studio = 'http://localhost:3000';
 const carol = { email: 'carol@example.com', password: 'carol-demo-password' } as const;
@@ -52,7 +53,9 @@ async function setup(team: Partial<TeamOptions> = {}, serviceOptions: Partial<Se
     now: clock.now,
     passwordHash: testPasswordHash,
     audit,
-    team: { directory, invitations, policies: createMemoryRolePolicyStore(), organizations, ...team },
+    modules: [
+      createTeamModule({ directory, invitations, policies: createMemoryRolePolicyStore(), organizations, ...team }),
+    ],
     ...serviceOptions,
   });
   const handler = checkDeclaredAnswers(createSessionHandler({ service, allowedOrigins: [studio] }));

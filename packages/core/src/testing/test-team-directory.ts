@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { AuditEvent, AuditStore } from '../audit/audit-store.js';
 import type { Membership } from '../session/user-directory.js';
-import type { TeamDirectory } from '../team/team-directory.js';
+import type { TeamDirectory } from '../session/team-directory.js';
 import type { UserDirectoryUnderTest } from './test-user-directory.js';
 
 /** What {@link testTeamDirectory} runs against: the directory, and the audit trail in its database when it has one. */

@@ -25,6 +25,7 @@ import {
   textStep,
   toolStep,
 } from './chat.test-support.js';
+import { createTeamModule } from '../../team/create-team-module.js';
 
 const studio = 'http://localhost:3000';
 const stepUpSecret = 'step-up-secret-for-tests-0123456789abcdef';
@@ -42,7 +43,7 @@ async function platform(calls: Array<{ name: string; input: object }>, audit: Au
     directory,
     passwordHash: testPasswordHash,
     audit,
-    team: { directory, invitations: createMemoryInvitationStore() },
+    modules: [createTeamModule({ directory, invitations: createMemoryInvitationStore() })],
   });
   const sessions = createSessionHandler({ service, allowedOrigins: [studio] });
   const steps = [toolStep(...calls), textStep('Done.')];

@@ -1,5 +1,5 @@
 import type { AuditEvent } from '../audit/audit-store.js';
-import type { Account, Membership, User } from '../session/user-directory.js';
+import type { Account, Membership, User } from './user-directory.js';
 
 /** A member of one project: the user, and their memberships there (one per client). */
 export interface ProjectMember {

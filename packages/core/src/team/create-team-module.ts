@@ -1,0 +1,64 @@
+import { DeskpilotError } from '../errors/deskpilot-error.js';
+import { bindRoutes } from '../routes/route-table.js';
+import type { LoginResult, SignInClient } from '../session/create-session-service.js';
+import type { SessionModule } from '../session/session-module.js';
+import { createTeamAdmin, type TeamAdmin, type TeamOptions, type TeamResult } from './create-team-admin.js';
+import { servedOrganizationRoutes } from './organization-routes.js';
+import { servedTeamRoutes } from './team-routes.js';
+
+/** Team administration, and an invitation accepted by someone without an account, who is then signed in. */
+export interface SessionTeam extends Omit<TeamAdmin, 'acceptAsNewAccount'> {
+  acceptAsNewAccount(
+    input: { token: string; name: string; password: string },
+    cookieHeader: string | null | undefined,
+    client?: SignInClient,
+  ): Promise<TeamResult<Extract<LoginResult, { ok: true }>>>;
+}
+
+/**
+ * The team module of the session service: a project's admins list members, change roles, remove
+ * members, invite by email, keep role policies and read the audit trail (the routes under
+ * `/sessions/team/…`, `/sessions/organizations…`, `/sessions/current/capabilities` and
+ * `/sessions/invitations/accept`); an invitation accepted without an account signs its new owner in
+ * through the kernel's one way in. Its API is `service.modules.team`.
+ *
+ * @example
+ * const sessions = createSessionService({
+ *   store, directory, audit,
+ *   modules: [createTeamModule({ directory, invitations: createMemoryInvitationStore() })],
+ * });
+ */
+export function createTeamModule(options: TeamOptions): SessionModule<'team', SessionTeam> {
+  return {
+    name: 'team',
+    create(kernel) {
+      const admin = createTeamAdmin(options, {
+        context: kernel.context,
+        audit: kernel.audit,
+        hashPassword: kernel.hashPassword,
+      });
+      const team: SessionTeam = {
+        ...admin,
+        async acceptAsNewAccount(input, cookieHeader, client) {
+          const accepted = await admin.acceptAsNewAccount(input);
+          if (!accepted.ok) return accepted;
+          const started = await kernel.startSession(accepted.value, {
+            projectKey: accepted.value.memberships[0]?.projectKey,
+            cookieHeader,
+            method: 'invitation',
+            client,
+          });
+          // The account has its one membership: a refusal here is a store that changed under us.
+          if (!started.ok)
+            throw new DeskpilotError('conflict', { detail: 'The new account could not sign in. Try signing in.' });
+          return { ok: true, value: started };
+        },
+      };
+      return {
+        api: team,
+        routes: (deps) => bindRoutes([...servedTeamRoutes, ...servedOrganizationRoutes], { ...deps, team }),
+        deleteExpired: (now) => options.invitations.deleteExpired(now),
+      };
+    },
+  };
+}
