@@ -1,5 +1,5 @@
-import { resolveSession, authenticateToken, type ResolvedSession } from './resolve-session.js';
-import { findMembership, toSession, type Session } from './session.js';
+import { resolveSession, authenticateToken } from './resolve-session.js';
+import { findMembership, toSession } from './session.js';
 import type { PasswordHashOptions } from './password.js';
 import type { SessionContext } from './session-context.js';
 import { createSessionCookie, type SessionCookieOptions } from './session-cookie.js';
@@ -17,18 +17,36 @@ import { withStoreSpans } from '../telemetry/spans.js';
 import { consoleLogger, type Logger } from '../logging/logger.js';
 import { createAccountRecovery, type AccountRecovery, type AccountRecoveryOptions } from './account-recovery.js';
 import type { EmailMessage } from './email-sender.js';
-import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
 import { createPasskeys, type PasskeyOptions, type Passkeys } from './passkeys.js';
 import { createSessionStepUp, type SessionStepUp, type StepUpOptions } from './step-up.js';
-import { createSingleSignOn, type SingleSignOn, type SingleSignOnOptions, type SsoRefusal } from './single-sign-on.js';
+import { createSingleSignOn, type SingleSignOnOptions } from './single-sign-on.js';
 import { pruneAuditTrails, type AuditStore } from '../audit/audit-store.js';
 import { hashPassword } from './password.js';
-import { listOwnSessions, revokeOwnSession, type RevokeSessionResult } from './own-sessions.js';
+import { listOwnSessions, revokeOwnSession } from './own-sessions.js';
 import { createAccountAudit, type AccountAudit } from './account-audit.js';
-import type { SessionSummary } from './session-summary.js';
-import type { BoundRoute } from '../routes/route-table.js';
-import type { SessionRouteDependencies } from './session-routes.js';
-import type { SessionKernel, SessionModule, SessionModuleApis, SessionModuleParts } from './session-module.js';
+import type {
+  LoginResult,
+  SessionKernel,
+  SessionPasskeys,
+  SessionSso,
+  SessionModule,
+  SessionModuleApis,
+  SessionModuleParts,
+  SessionService,
+  SignInClient,
+  SignInMethod,
+} from './session-service.js';
+
+export type {
+  LoginInput,
+  LoginResult,
+  SelectProjectResult,
+  SessionPasskeys,
+  SessionService,
+  SessionSso,
+  SignInClient,
+  SignInMethod,
+} from './session-service.js';
 
 /** Options of {@link createSessionService}. */
 export interface SessionServiceOptions<Modules extends readonly SessionModule[] = readonly SessionModule[]> {
@@ -125,107 +143,6 @@ export interface SessionServiceOptions<Modules extends readonly SessionModule[] 
   logger?: Logger;
 }
 
-/** The request a sign-in came with: where its session is signed in from (what its owner and admins see). */
-export interface SignInClient {
-  /** The client address, after the trusted proxies. */
-  address?: string | undefined;
-  /** The request's `User-Agent`. */
-  userAgent?: string | null | undefined;
-}
-
-/** Input of a login. */
-export interface LoginInput {
-  /** Where the sign-in comes from, kept with the session. */
-  client?: SignInClient | undefined;
-  email: string;
-  password: string;
-  /** Project to make active; must be one of the user's memberships. @default the first membership */
-  projectKey?: string | undefined;
-  /** The request's `Cookie` header: a session it carries is revoked (no fixation). */
-  cookieHeader?: string | null | undefined;
-}
-
-/** Outcome of a login: data, never an exception. */
-export type LoginResult =
-  /** `setDeviceCookie`, when device cookies are on: the `Set-Cookie` value to send beside `setCookie`. */
-  | { ok: true; session: Session; setCookie: string; setDeviceCookie?: string }
-  | { ok: false; reason: 'invalid_credentials' | 'forbidden' }
-  /** Too many password checks under way in this process: nothing was checked; try again shortly. */
-  | { ok: false; reason: 'busy' };
-
-/** The passkey ceremonies, and a sign-in with one that starts a session as `login` does. */
-export interface SessionPasskeys extends Passkeys {
-  signIn(
-    response: AuthenticationResponseJSON,
-    input?: {
-      projectKey?: string | undefined;
-      cookieHeader?: string | null | undefined;
-      client?: SignInClient | undefined;
-    },
-  ): Promise<LoginResult | { ok: false; reason: 'invalid_passkey' }>;
-}
-
-/** Single sign-on, and the sign-in that ends it as `login` does. */
-export interface SessionSso extends SingleSignOn {
-  /** Finishes a sign-in from the callback's query string (`?code=…&state=…`) and this browser's cookies. */
-  signIn(
-    search: string,
-    cookieHeader: string | null | undefined,
-    client?: SignInClient,
-    signal?: AbortSignal,
-  ): Promise<
-    | (Extract<LoginResult, { ok: true }> & { setSignOutCookie: string | null; providerId: string })
-    | { ok: false; reason: SsoRefusal }
-  >;
-  /** The landing page, with `#sso-error=<reason>` for a refusal. */
-  landing(refusal?: SsoRefusal): string;
-}
-
-/** How a session began: what the audit trail records of a sign-in (a module names its own: `magic-link`). */
-export type SignInMethod = 'password' | 'passkey' | 'sso' | 'invitation' | (string & {});
-
-/** Outcome of a project switch. */
-export type SelectProjectResult =
-  { ok: true; session: Session; setCookie: string } | { ok: false; reason: 'unauthenticated' | 'forbidden' };
-
-/** The session service: every operation of DESIGN §2 over a store and a directory, and its modules. */
-export interface SessionService<Modules extends readonly SessionModule[] = readonly SessionModule[]> {
-  readonly context: SessionContext;
-  /** The APIs of the service's modules, by name. */
-  readonly modules: SessionModuleApis<Modules>;
-  /** The routes its modules serve, bound to a handler's dependencies: what `createSessionHandler` serves beside the kernel's. */
-  moduleRoutes(deps: SessionRouteDependencies): BoundRoute[];
-  /** Password reset and email verification, when the service was created with `recovery`. */
-  readonly recovery: AccountRecovery | undefined;
-  /** The passkey ceremonies and passkey sign-in, when the service was created with `passkeys`. */
-  readonly passkeys: SessionPasskeys | undefined;
-  /** Single sign-on, when the service was created with `sso`. */
-  readonly sso: SessionSso | undefined;
-  /** Step-up verification for risky approvals, when the service was created with `stepUp`. */
-  readonly stepUp: SessionStepUp | undefined;
-  /** The session of a `Cookie` header, renewing its idle expiry; null when there is none. */
-  resolve(cookieHeader: string | null | undefined): Promise<ResolvedSession | null>;
-  login(input: LoginInput): Promise<LoginResult>;
-  /** Switches the active project: a new token, the old one revoked, the role taken from the membership. */
-  selectProject(
-    cookieHeader: string | null | undefined,
-    target: { projectKey: string; clientId?: string | undefined },
-  ): Promise<SelectProjectResult>;
-  /** Revokes the session of the cookie; false when there was none. */
-  logout(cookieHeader: string | null | undefined): Promise<boolean>;
-  /** Revokes every session of the cookie's user; null when the cookie has no session. */
-  logoutEverywhere(cookieHeader: string | null | undefined): Promise<number | null>;
-  /** The live sessions of the cookie's user (where and when each was signed in, last seen), oldest first; null when signed out. */
-  listSessions(cookieHeader: string | null | undefined): Promise<SessionSummary[] | null>;
-  /** Revokes one of the cookie's user's sessions by id (`current`: the cookie's own). */
-  revokeSession(cookieHeader: string | null | undefined, id: string): Promise<RevokeSessionResult>;
-  /**
-   * Deletes expired sessions, and expired one-time links and passkey challenges; call it on an
-   * interval. Resolves to the sessions deleted.
-   */
-  deleteExpired(): Promise<number>;
-}
-
 const maxRotationAttempts = 5;
 
 /**
@@ -253,20 +170,7 @@ export function createSessionService<const Modules extends readonly SessionModul
   const startSession: StartSession = (account, projectKey, cookieHeader, method, client) =>
     startSessionFor(context, { device, audit: options.audit }, account, { projectKey, cookieHeader, method, client });
   const accountAudit = createAccountAudit(options.audit, context, options.logger ?? consoleLogger);
-  const recovery =
-    options.recovery &&
-    auditedRecovery(
-      accountAudit,
-      createAccountRecovery(options.recovery, {
-        context,
-        hashThroughGate: (hash) => checkCredentials(hashGate, false, hash),
-        passwordHash: options.passwordHash,
-        onError: (error) => (options.logger ?? consoleLogger).error('account recovery failed', error),
-        passkeyStore: options.passkeys?.store,
-        identityLinks: options.sso?.identityLinks,
-      }),
-      options.passkeys !== undefined,
-    );
+  const recovery = options.recovery && recoveryOf(options, options.recovery, context, accountAudit, hashGate);
 
   const passkeys =
     options.passkeys &&
@@ -274,23 +178,10 @@ export function createSessionService<const Modules extends readonly SessionModul
   const sso = options.sso && sessionSso(options, options.sso, context, startSession, accountAudit);
   const stepUp = options.stepUp && sessionStepUp(options, options.stepUp, context, { passkeys, sso, hashGate });
   const pruneAudit = auditRetention(options, context.now);
-  const modules = createModules(options.modules ?? [], {
-    context,
-    audit: options.audit,
-    logger: options.logger ?? consoleLogger,
-    cookie: { prefix: options.cookie?.prefix ?? 'deskpilot', secure: options.cookie?.secure ?? true },
-    pepper: options.pepper,
-    startSession: (account, input) =>
-      startSession(account, input.projectKey, input.cookieHeader, input.method, input.client),
-    signOut: (cookieHeader) => signOut(context, accountAudit, cookieHeader),
-    hashPassword: (password) => checkCredentials(hashGate, false, () => hashPassword(password, options.passwordHash)),
-    checkPassword: async (email, password) => {
-      const checked = await checkCredentials(hashGate, false, () =>
-        checkPassword(directory, email, password, credentialOptions),
-      );
-      return checked === 'busy' ? 'busy' : checked && { userId: checked.account.user.id };
-    },
-  });
+  const modules = createModules(
+    options.modules ?? [],
+    kernelOf(options, context, { hashGate, startSession, signOut: (cookie) => signOut(context, accountAudit, cookie) }),
+  );
 
   return {
     context,
@@ -671,6 +562,28 @@ function sessionPasskeys(
   };
 }
 
+/** The service's recovery: through the hash gate, its resets in the audit trail (and removing passkeys). */
+function recoveryOf(
+  options: SessionServiceOptions,
+  recovery: AccountRecoveryOptions,
+  context: SessionContext,
+  accountAudit: AccountAudit,
+  hashGate: HashGate | undefined,
+): AccountRecovery {
+  return auditedRecovery(
+    accountAudit,
+    createAccountRecovery(recovery, {
+      context,
+      hashThroughGate: (hash) => checkCredentials(hashGate, false, hash),
+      passwordHash: options.passwordHash,
+      onError: (error) => (options.logger ?? consoleLogger).error('account recovery failed', error),
+      passkeyStore: options.passkeys?.store,
+      identityLinks: options.sso?.identityLinks,
+    }),
+    options.passkeys !== undefined,
+  );
+}
+
 /** Recovery whose completed resets enter the audit trail of each of the user's projects. */
 function auditedRecovery(
   accountAudit: AccountAudit,
@@ -754,6 +667,39 @@ function sessionStepUp(
       return checked === 'busy' ? 'busy' : checked && { userId: checked.account.user.id };
     },
   });
+}
+
+/** What the kernel gives its modules (all but `module`, which each gets for the modules before it). */
+function kernelOf(
+  options: SessionServiceOptions,
+  context: SessionContext,
+  {
+    hashGate,
+    startSession,
+    signOut: signOutCookie,
+  }: {
+    hashGate: HashGate | undefined;
+    startSession: StartSession;
+    signOut: (cookieHeader: string | null | undefined) => Promise<boolean>;
+  },
+): Omit<SessionKernel, 'module'> {
+  return {
+    context,
+    audit: options.audit,
+    logger: options.logger ?? consoleLogger,
+    cookie: { prefix: options.cookie?.prefix ?? 'deskpilot', secure: options.cookie?.secure ?? true },
+    pepper: options.pepper,
+    startSession: (account, input) =>
+      startSession(account, input.projectKey, input.cookieHeader, input.method, input.client),
+    signOut: signOutCookie,
+    hashPassword: (password) => checkCredentials(hashGate, false, () => hashPassword(password, options.passwordHash)),
+    checkPassword: async (email, password) => {
+      const checked = await checkCredentials(hashGate, false, () =>
+        checkPassword(context.directory, email, password, { passwordHash: options.passwordHash }),
+      );
+      return checked === 'busy' ? 'busy' : checked && { userId: checked.account.user.id };
+    },
+  };
 }
 
 /** Creates the modules in order over the kernel; a second module of one name is refused. */

@@ -1,29 +1,18 @@
 import { DeskpilotError } from '../errors/deskpilot-error.js';
-import type { DeskpilotEventListener, RateLimitName } from '../events/deskpilot-event.js';
+import type { RateLimitName } from '../events/deskpilot-event.js';
 import { addressBucket } from '../http/address-bucket.js';
 import { jsonResponse, type HttpRequest, type HttpResponse } from '../http/http-request.js';
 import { missingClientAddressError } from '../http/missing-client-address-error.js';
 import { retryAfterSeconds, type RateLimiter } from '../limiter/rate-limit-decision.js';
 import { serveRoute, type ServedRoute } from '../routes/route-table.js';
-import type { LoginResult, SessionService, SignInClient } from './create-session-service.js';
+import type { LoginResult, SessionRouteDependencies, SignInClient } from './session-service.js';
+
+export type { SessionRouteDependencies } from './session-service.js';
 import { normalizeEmail } from './user-directory.js';
 import { noSessionError } from './require-session.js';
 import { sessionRoutes } from './session-api.js';
 
 export { loginBody, revokeSessionBody, selectProjectBody } from './session-api.js';
-
-/** What the session routes run on: the handler's options, normalised once when it is created. */
-export interface SessionRouteDependencies {
-  service: SessionService;
-  /** The client address of a request, after the trusted proxies. */
-  clientAddress: (request: HttpRequest) => string;
-  /** Login throttles, checked in this order: per address, per account and address, per account. */
-  loginThrottle: { address: RateLimiter; accountAddress: RateLimiter; account: RateLimiter };
-  requireClientAddress: boolean;
-  maxBodyBytes: number;
-  /** Receives sign-in outcomes and throttle refusals. */
-  emit: DeskpilotEventListener;
-}
 
 const cookieHeader = (request: HttpRequest) => request.headers.get('cookie');
 

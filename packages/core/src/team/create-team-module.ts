@@ -1,19 +1,12 @@
 import { DeskpilotError } from '../errors/deskpilot-error.js';
 import { bindRoutes } from '../routes/route-table.js';
-import type { LoginResult, SignInClient } from '../session/create-session-service.js';
-import type { SessionModule } from '../session/session-module.js';
-import { createTeamAdmin, type TeamAdmin, type TeamOptions, type TeamResult } from './create-team-admin.js';
+import type { SessionModule } from '../session/session-service.js';
+import { createTeamAdmin, type TeamOptions } from './create-team-admin.js';
+import type { SessionTeam } from './session-team.js';
+
+export type { SessionTeam } from './session-team.js';
 import { servedOrganizationRoutes } from './organization-routes.js';
 import { servedTeamRoutes } from './team-routes.js';
-
-/** Team administration, and an invitation accepted by someone without an account, who is then signed in. */
-export interface SessionTeam extends Omit<TeamAdmin, 'acceptAsNewAccount'> {
-  acceptAsNewAccount(
-    input: { token: string; name: string; password: string },
-    cookieHeader: string | null | undefined,
-    client?: SignInClient,
-  ): Promise<TeamResult<Extract<LoginResult, { ok: true }>>>;
-}
 
 /**
  * The team module of the session service: a project's admins list members, change roles, remove

@@ -3,7 +3,7 @@ import { DeskpilotError } from '../errors/deskpilot-error.js';
 import { jsonResponse, type HttpRequest, type HttpResponse } from '../http/http-request.js';
 import { noSessionError } from '../session/require-session.js';
 import { signInClient, throttleAddress, type SessionRouteDependencies } from '../session/session-routes.js';
-import type { SessionTeam } from './create-team-module.js';
+import type { SessionTeam } from './session-team.js';
 import type { InvitationSummary, TeamCaller, TeamRefusal } from './create-team-admin.js';
 import { rolePolicyProblem, type StoredRolePolicy } from './role-policy.js';
 
