@@ -1,9 +1,11 @@
 // The architecture, enforced (CONTRIBUTING.md, "Style": layout and boundaries): core and the stores stay free of
-// Express and `node:http`, core depends on nothing of ours, no package reaches into another's `src`,
+// Express and `node:http`, core depends on nothing of ours, core's folders import only lower layers,
+// no package reaches into another's `src`,
 // and examples, bench and scripts import published entry points only. typescript-eslint's
 // `recommended` set (syntax only, no type information, so lint stays fast) runs everywhere.
 import { defineConfig } from 'eslint/config';
 import tseslint from 'typescript-eslint';
+import coreLayers from './scripts/eslint-core-layers.js';
 
 const tests = ['**/*.test.ts', '**/*.test-support.ts'];
 
@@ -84,6 +86,13 @@ export default defineConfig(
       paths: hostOnly.filter(({ name }) => !name.includes('http')),
       patterns: [hostOnlySubpaths, ourPackages],
     }),
+  },
+  {
+    // Core's folders in layers: each imports only folders below it (scripts/eslint-core-layers.js).
+    files: ['packages/core/src/**/*.ts'],
+    ignores: tests,
+    plugins: { deskpilot: coreLayers },
+    rules: { 'deskpilot/core-layers': 'error' },
   },
   {
     // No function longer than 100 lines of 120 columns (it was 80 of 170: about the same code in

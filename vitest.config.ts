@@ -69,7 +69,7 @@ export default defineConfig({
             'packages/core/src/session/session-token.test.ts',
             'packages/core/src/limiter/*.test.ts',
             'packages/core/src/http/{address-bucket,create-client-address-resolver,parse-ip-address}.test.ts',
-            'packages/core/src/chat/approval/canonical-hash.test.ts',
+            'packages/core/src/encoding/canonical-hash.test.ts',
           ],
         },
       },

@@ -17,7 +17,9 @@ export {
   type ProblemDetails,
 } from './errors/index.js';
 export { consoleLogger, type Logger } from './logging/logger.js';
-export type { DeskpilotEvent, DeskpilotEventListener, RateLimitName } from './events/deskpilot-event.js';
+export type { RateLimitName, SharedEvent } from './events/deskpilot-event.js';
+export type { SessionEvent, SessionEventListener } from './session/session-event.js';
+export type { ChatEvent, ChatEventListener, DeskpilotEvent, DeskpilotEventListener } from './chat/chat-event.js';
 
 // Liveness and readiness probes
 export {
@@ -192,7 +194,7 @@ export {
   defineCapabilities,
   type CapabilityKind,
   type CapabilityRegistry,
-} from './chat/context/capabilities.js';
+} from './capabilities/capabilities.js';
 // Teams: memberships, roles and invitations administered by a project's admins
 export {
   applyMembershipChange,

@@ -1,4 +1,4 @@
-import { canonicalHash } from '../chat/approval/canonical-hash.js';
+import { canonicalHash } from '../encoding/canonical-hash.js';
 import { DeskpilotError } from '../errors/deskpilot-error.js';
 import { checkJsonValue, type JsonValue } from '../validation/check-json-value.js';
 import { isValidText } from '../validation/valid-text.js';

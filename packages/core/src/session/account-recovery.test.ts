@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DeskpilotError } from '../errors/deskpilot-error.js';
-import type { DeskpilotEvent } from '../events/deskpilot-event.js';
+import type { DeskpilotEvent } from '../chat/chat-event.js';
 import { createSlidingWindowLimiter } from '../limiter/create-sliding-window-limiter.js';
 import type { AccountRecoveryOptions } from './account-recovery.js';
 import { createMemoryAccountTokenStore } from './account-token-store.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DeskpilotError } from '../errors/deskpilot-error.js';
-import type { DeskpilotEvent } from '../events/deskpilot-event.js';
+import type { DeskpilotEvent } from '../chat/chat-event.js';
 import { createSlidingWindowLimiter } from '../limiter/create-sliding-window-limiter.js';
 import { createSessionHandler, type SessionHandlerOptions } from './create-session-handler.js';
 import { alice, createTestSessions } from './session.test-support.js';

@@ -1,5 +1,6 @@
 import { DeskpilotError } from '../errors/deskpilot-error.js';
-import { createEventEmitter, storeErrorEvent, type DeskpilotEventListener } from '../events/deskpilot-event.js';
+import { createEventEmitter, storeErrorEvent } from '../events/deskpilot-event.js';
+import type { SessionEventListener } from './session-event.js';
 import { checkRequestOrigin, normalizeOrigins } from '../http/check-request-origin.js';
 import { createClientAddressResolver } from '../http/create-client-address-resolver.js';
 import {
@@ -80,7 +81,7 @@ export interface SessionHandlerOptions {
   /** Where the default `onError` reports. @default consoleLogger */
   logger?: Logger;
   /** Receives what the routes do (sign-ins and their refusals, store errors), for metrics and audit logs. */
-  onEvent?: DeskpilotEventListener;
+  onEvent?: SessionEventListener;
 }
 
 /** The session routes as a fetch handler (`fetch`) and as a host-neutral handler (`handle`). */

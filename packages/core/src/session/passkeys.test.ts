@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { DeskpilotEvent } from '../events/deskpilot-event.js';
+import type { DeskpilotEvent } from '../chat/chat-event.js';
 import { createMemoryAccountTokenStore } from './account-token-store.js';
 import { createSessionHandler } from './create-session-handler.js';
 import { hashPassword } from './password.js';

@@ -80,7 +80,8 @@ describe('session modules: the seam', () => {
     expect(foreign.status).toBe(403);
     await service.deleteExpired();
     expect(swept).toEqual([clock.now()]);
-    expect(service.modules.greeting.kernel.cookie).toEqual({ prefix: 'deskpilot', secure: true });
+    const { greeting } = service.modules as { greeting: { kernel: SessionKernel } };
+    expect(greeting.kernel.cookie).toEqual({ prefix: 'deskpilot', secure: true });
   });
 
   it('creates modules in order, each seeing those before it, and refuses two of one name', async () => {

@@ -3,7 +3,7 @@
 // all depend on it and never on each other.
 import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
 import type { AuditStore } from '../audit/audit-store.js';
-import type { DeskpilotEventListener } from '../events/deskpilot-event.js';
+import type { SessionEventListener } from './session-event.js';
 import type { HttpRequest } from '../http/http-request.js';
 import type { RateLimiter } from '../limiter/rate-limit-decision.js';
 import type { Logger } from '../logging/logger.js';
@@ -130,7 +130,7 @@ export interface SessionRouteDependencies {
   requireClientAddress: boolean;
   maxBodyBytes: number;
   /** Receives sign-in outcomes and throttle refusals. */
-  emit: DeskpilotEventListener;
+  emit: SessionEventListener;
 }
 
 /**

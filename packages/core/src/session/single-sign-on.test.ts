@@ -1,7 +1,7 @@
 import * as fc from 'fast-check';
 import { EncryptJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DeskpilotEvent } from '../events/deskpilot-event.js';
+import type { DeskpilotEvent } from '../chat/chat-event.js';
 import { createSessionHandler } from './create-session-handler.js';
 import type { SessionServiceOptions } from './create-session-service.js';
 import { cookiePair, createTestSessions } from './session.test-support.js';

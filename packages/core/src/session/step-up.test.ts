@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { DeskpilotEvent } from '../events/deskpilot-event.js';
+import type { DeskpilotEvent } from '../chat/chat-event.js';
 import { stepUpBinding, verifyStepUpProof } from '../step-up/step-up-proof.js';
 import { createSoftwareAuthenticator } from '../testing/software-authenticator.js';
 import { createMemoryAccountTokenStore } from './account-token-store.js';

@@ -10,6 +10,8 @@ import type { AuditRecord } from '../audit/audit-store.js';
 import type { ChatSessionRecord, TurnStatus } from '../chat/conversation/chat-store.js';
 import type { MessageTree } from '../chat/conversation/message-tree.js';
 import { DeskpilotError } from '../errors/deskpilot-error.js';
+
+export { messagePreview } from '../chat/conversation/message-preview.js';
 import type { AccountTokenPurpose, AccountTokenRecord } from '../session/account-token-store.js';
 import type { PasskeyRecord } from '../session/passkey-store.js';
 import type { InvitationRecord } from '../team/invitation-store.js';
@@ -404,15 +406,6 @@ export function isOnActiveBranch(rows: readonly StoredRow[], activeMessageId: st
     at = parents.get(at) ?? null;
   }
   return false;
-}
-
-/**
- * What a conversation list shows of a message (the SQL stores' `preview` column): its text parts
- * joined with a line feed, cut to 200 characters (code points); '' when it has none.
- */
-export function messagePreview(message: UIMessage): string {
-  const texts = message.parts.flatMap((part) => (part.type === 'text' ? [part.text] : []));
-  return Array.from(texts.join('\n')).slice(0, 200).join('');
 }
 
 const accountTokenPurposes: readonly AccountTokenPurpose[] = [

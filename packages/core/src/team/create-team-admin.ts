@@ -15,7 +15,7 @@ import { normalizeEmail, type Account, type Membership } from '../session/user-d
 import type { InvitationRecord, InvitationStore } from './invitation-store.js';
 import type { OrganizationStore } from './organization-store.js';
 import { createOrganizationAdmins, type OrganizationAdmins } from './organization-admins.js';
-import { builtinCapabilities, type CapabilityRegistry } from '../chat/context/capabilities.js';
+import { builtinCapabilities, type CapabilityRegistry } from '../capabilities/capabilities.js';
 import {
   capabilitiesOf,
   defaultRolePolicy,

@@ -1,5 +1,5 @@
 import type { AuditEvent } from '../audit/audit-store.js';
-import { builtinCapabilities, type CapabilityRegistry } from '../chat/context/capabilities.js';
+import { builtinCapabilities, type CapabilityRegistry } from '../capabilities/capabilities.js';
 
 /**
  * A project's policy: for each role, the capability flags it grants (`canRefundOrders: true`) or

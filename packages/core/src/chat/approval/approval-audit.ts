@@ -1,7 +1,7 @@
 import type { AuditEvent } from '../../audit/audit-store.js';
 import { checkJsonValue, type JsonValue } from '../../validation/check-json-value.js';
 import type { ApprovalOutcome, ApprovalRecord } from './approval-store.js';
-import { canonicalHash } from './canonical-hash.js';
+import { canonicalHash } from '../../encoding/canonical-hash.js';
 
 /** The kinds of approval records in the audit trail: proposed, then approved and executed, or denied. */
 export type ApprovalAuditType = 'approval-proposed' | 'approval-approved' | 'approval-denied' | 'approval-executed';

@@ -9,7 +9,7 @@ import type {
   ApprovalState,
   ApprovalStore,
 } from './approval-store.js';
-import { canonicalHash } from './canonical-hash.js';
+import { canonicalHash } from '../../encoding/canonical-hash.js';
 import { safeToolErrorMessage } from '../tools/chat-tool-error.js';
 
 /** Options of {@link createApprovalGate}. */

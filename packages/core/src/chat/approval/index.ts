@@ -7,7 +7,7 @@ export type {
   ApprovalStore,
 } from './approval-store.js';
 export { createMemoryApprovalStore, type MemoryApprovalStore } from './memory-approval-store.js';
-export { canonicalHash, canonicalJson } from './canonical-hash.js';
+export { canonicalHash, canonicalJson } from '../../encoding/canonical-hash.js';
 export {
   createApprovalGate,
   type ApprovalAnswer,

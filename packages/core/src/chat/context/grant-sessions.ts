@@ -4,7 +4,7 @@ import type { SessionStore } from '../../session/session-store.js';
 import { isLive } from '../../session/session-summary.js';
 import type { UserDirectory } from '../../session/user-directory.js';
 import { capabilitiesOf, defaultRolePolicy, type RolePolicyStore } from '../../team/role-policy.js';
-import { builtinCapabilities, type CapabilityRegistry } from './capabilities.js';
+import { builtinCapabilities, type CapabilityRegistry } from '../../capabilities/capabilities.js';
 
 /**
  * Options of `createChatHandler({ grantSessions })`: how a grant's session is checked — `isActive`, or

@@ -5,7 +5,7 @@ export {
   resolveCapabilities,
   type CapabilityKind,
   type CapabilityRegistry,
-} from './capabilities.js';
+} from '../../capabilities/capabilities.js';
 export {
   chatContextSchema,
   createChatContextSchema,

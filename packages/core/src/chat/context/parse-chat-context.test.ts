@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { builtinCapabilities, defineCapabilities, resolveCapabilities } from './capabilities.js';
+import { builtinCapabilities, defineCapabilities, resolveCapabilities } from '../../capabilities/capabilities.js';
 import { parseChatContext, safeParseChatContext } from './parse-chat-context.js';
 
 /** `{ a: { a: … 1 } }`, `depth` objects deep. */

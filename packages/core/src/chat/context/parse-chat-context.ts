@@ -8,7 +8,7 @@ import {
   capabilityNamePattern,
   resolveCapabilities,
   type CapabilityRegistry,
-} from './capabilities.js';
+} from '../../capabilities/capabilities.js';
 import type { BusinessType } from '../tools/chat-tool.js';
 
 /** The request context after defaults and least privilege. */

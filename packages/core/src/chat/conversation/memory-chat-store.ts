@@ -1,7 +1,7 @@
 import type { UIMessage } from 'ai';
 import { utf8ByteLength } from '../../validation/utf8-byte-length.js';
 import { DeskpilotError } from '../../errors/deskpilot-error.js';
-import { messagePreview } from '../../storage/stored-rows.js';
+import { messagePreview } from './message-preview.js';
 import type { ChatSessionInit, ChatSessionRecord, ChatStore, ConversationQuery, StorageQuota } from './chat-store.js';
 import { branchTo, type MessageTree } from './message-tree.js';
 import { applyWorkingMemoryChange } from './working-memory.js';

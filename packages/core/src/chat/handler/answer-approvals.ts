@@ -1,5 +1,5 @@
 import { getToolName, type UIMessageChunk } from 'ai';
-import type { DeskpilotEvent, DeskpilotEventListener } from '../../events/deskpilot-event.js';
+import type { ChatEvent, ChatEventListener } from '../chat-event.js';
 import { inSpan } from '../../telemetry/spans.js';
 import type { ApprovalDecision, ApprovalStepUp } from '../approval/approval-store.js';
 import { asksStepUp, checkStepUp, type ChatStepUpOptions } from '../approval/step-up.js';
@@ -34,7 +34,7 @@ export interface AnswerApprovalsOptions {
   onError: (error: unknown) => void;
   now: () => number;
   /** Receives each card's review. @default none */
-  emit?: DeskpilotEventListener | undefined;
+  emit?: ChatEventListener | undefined;
 }
 
 /** The decision line a conversation keeps for an answered card (`data-approval-decision`, stored with the message). */
@@ -150,7 +150,7 @@ export async function answerApprovals(options: AnswerApprovalsOptions): Promise<
               decision,
             ),
           );
-          const event: Extract<DeskpilotEvent, { type: 'approval-reviewed' }> = review.approved
+          const event: Extract<ChatEvent, { type: 'approval-reviewed' }> = review.approved
             ? { type: 'approval-reviewed', tool: getToolName(part), outcome: 'approved' }
             : {
                 type: 'approval-reviewed',

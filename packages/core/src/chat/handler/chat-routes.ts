@@ -1,7 +1,7 @@
 import { createUIMessageStream, getToolName, isToolUIPart, safeValidateUIMessages, type UIMessageChunk } from 'ai';
 import type { z } from 'zod';
 import { DeskpilotError } from '../../errors/deskpilot-error.js';
-import type { DeskpilotEventListener } from '../../events/deskpilot-event.js';
+import type { ChatEventListener } from '../chat-event.js';
 import { jsonResponse, type HttpRequest, type HttpResponse } from '../../http/http-request.js';
 import { parseWithSchema } from '../../validation/parse-with-schema.js';
 import type { ApprovalStore } from '../approval/approval-store.js';
@@ -82,7 +82,7 @@ export interface ChatRouteDependencies {
   now: () => number;
   generateId: () => string;
   onError: (error: unknown) => void;
-  emit: DeskpilotEventListener;
+  emit: ChatEventListener;
   /** Which approvals need a fresh user verification, and how a proof is checked; none when not configured. */
   stepUp?: ChatStepUpOptions | undefined;
 }

@@ -1,6 +1,6 @@
 import type { UIMessage } from 'ai';
 import { describe, expect, it } from 'vitest';
-import type { DeskpilotEvent } from '../../events/deskpilot-event.js';
+import type { DeskpilotEvent } from '../chat-event.js';
 import type { HttpRequest } from '../../http/http-request.js';
 import { createMemoryApprovalStore } from '../approval/memory-approval-store.js';
 import { createMemoryChatStore } from '../conversation/memory-chat-store.js';

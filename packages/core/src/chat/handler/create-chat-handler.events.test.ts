@@ -1,7 +1,7 @@
 import type { UIMessage } from 'ai';
 import { describe, expect, it } from 'vitest';
 import { DeskpilotError } from '../../errors/deskpilot-error.js';
-import type { DeskpilotEvent } from '../../events/deskpilot-event.js';
+import type { DeskpilotEvent } from '../chat-event.js';
 import {
   answerApprovals,
   assistantFrom,

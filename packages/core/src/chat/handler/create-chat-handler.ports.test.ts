@@ -3,7 +3,7 @@ import type { ChatStore } from '../conversation/chat-store.js';
 import { createMemoryChatStore } from '../conversation/memory-chat-store.js';
 import { z } from 'zod';
 import { createDemoCommerceBackend } from '../../demo.js';
-import { defineCapabilities } from '../context/capabilities.js';
+import { defineCapabilities } from '../../capabilities/capabilities.js';
 import { defineChatTool } from '../tools/chat-tool.js';
 import { builtinChatTools } from '../tools/builtin-tools.js';
 import {

@@ -10,18 +10,14 @@ import {
   type RequestInfo,
 } from '../../http/http-request.js';
 import { consoleLogger, type Logger } from '../../logging/logger.js';
-import {
-  createEventEmitter,
-  storeErrorEvent,
-  type DeskpilotEventListener,
-  type RateLimitName,
-} from '../../events/deskpilot-event.js';
+import { createEventEmitter, storeErrorEvent, type RateLimitName } from '../../events/deskpilot-event.js';
+import type { ChatEventListener } from '../chat-event.js';
 import type { ApprovalStore } from '../approval/approval-store.js';
 import { createApprovalGate } from '../approval/create-approval-gate.js';
 import { checkStepUpTools, type ChatStepUpOptions } from '../approval/step-up.js';
 import type { CommerceBackend } from '../backends/commerce-backend.js';
 import type { TicketBackend } from '../backends/ticket-backend.js';
-import { builtinCapabilities, defineCapabilities, type CapabilityRegistry } from '../context/capabilities.js';
+import { builtinCapabilities, defineCapabilities, type CapabilityRegistry } from '../../capabilities/capabilities.js';
 import { resolveChatGrantPolicy, type ChatGrantPolicy } from '../context/chat-grant.js';
 import { createGrantSessionCheck, type GrantSessionsOptions } from '../context/grant-sessions.js';
 import type { ContextBudget } from '../context/bound-model-input.js';
@@ -227,7 +223,7 @@ export interface ChatHandlerOptions {
   /** Receives unexpected errors (clients only get safe messages). @default `logger.error` */
   onError?: (error: unknown) => void;
   /** Receives what the chat does (turns, tools, approvals, refusals, store errors), for metrics and audit logs. */
-  onEvent?: DeskpilotEventListener;
+  onEvent?: ChatEventListener;
 }
 
 /** The chat routes as a fetch handler and a host-neutral handler; both stream the answer. */

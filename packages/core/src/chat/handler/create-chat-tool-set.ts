@@ -8,19 +8,19 @@ import {
   type ToolApprovalStatus,
   type ToolSet,
 } from 'ai';
-import type { DeskpilotEventListener } from '../../events/deskpilot-event.js';
+import type { ChatEventListener } from '../chat-event.js';
 import type { ApprovalDecision, ApprovalRecord, ApprovalStepUp } from '../approval/approval-store.js';
 import type { ApprovalGate } from '../approval/create-approval-gate.js';
 import type { CommerceBackend } from '../backends/commerce-backend.js';
 import type { TicketBackend } from '../backends/ticket-backend.js';
-import type { CapabilityRegistry } from '../context/capabilities.js';
+import type { CapabilityRegistry } from '../../capabilities/capabilities.js';
 import type { ChatContext } from '../context/parse-chat-context.js';
 import type { ChatStore } from '../conversation/chat-store.js';
 import { workingMemoryUpdateSchema, type WorkingMemoryUpdate } from '../conversation/working-memory.js';
 import type { ApprovalCard, ChatToolContext, ChatToolDefinition, PreparedApproval } from '../tools/chat-tool.js';
 import type { ChatToolSource } from '../tools/chat-tool-source.js';
 import { ChatToolError, safeToolErrorMessage } from '../tools/chat-tool-error.js';
-import { canonicalJson } from '../approval/canonical-hash.js';
+import { canonicalJson } from '../../encoding/canonical-hash.js';
 import { inSpan } from '../../telemetry/spans.js';
 
 /** Options of {@link createChatToolSet}. */
@@ -37,7 +37,7 @@ export interface ChatToolSetOptions {
   /** Receives unexpected tool failures (the model only gets a safe message). */
   onError: (error: unknown) => void;
   /** Receives each execution's outcome. @default none */
-  emit?: DeskpilotEventListener | undefined;
+  emit?: ChatEventListener | undefined;
   /** Where more tools come from at run time (a project's MCP servers): their tools are passed to `forTurn`. @default none */
   sources?: readonly ChatToolSource[] | undefined;
 }

@@ -1,6 +1,6 @@
 import { DeskpilotError } from '../../errors/deskpilot-error.js';
 import { noSessionError } from '../../session/require-session.js';
-import type { CapabilityRegistry } from '../context/capabilities.js';
+import type { CapabilityRegistry } from '../../capabilities/capabilities.js';
 import { verifyChatGrant, type ChatGrantPolicy, type ChatGrantUse } from '../context/chat-grant.js';
 import type { GrantSessionCheck } from '../context/grant-sessions.js';
 import { normalizeEmail } from '../../session/user-directory.js';

@@ -1,6 +1,6 @@
 import { DeskpilotError } from '../../errors/deskpilot-error.js';
 import { branchTo, messageOf, type MessageTree } from '../conversation/message-tree.js';
-import { canonicalJson } from '../approval/canonical-hash.js';
+import { canonicalJson } from '../../encoding/canonical-hash.js';
 import type { ChatMessage } from './chat-message.js';
 import {
   quotaError,

@@ -1,7 +1,7 @@
 import { isToolUIPart } from 'ai';
 import { DeskpilotError } from '../../errors/deskpilot-error.js';
 import type { ApprovalStore } from '../approval/approval-store.js';
-import { canonicalJson } from '../approval/canonical-hash.js';
+import { canonicalJson } from '../../encoding/canonical-hash.js';
 import type { ApprovalGate } from '../approval/create-approval-gate.js';
 import type { AddMessageResult, ChatStore, StorageQuota } from '../conversation/chat-store.js';
 import { denyAwaitingApprovals, isAwaitingApproval, type ChatMessage, type UserMessage } from './chat-message.js';

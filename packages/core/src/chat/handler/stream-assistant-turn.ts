@@ -1,5 +1,5 @@
 import { InvalidToolInputError, NoSuchToolError, convertToModelMessages, type UIMessageChunk } from 'ai';
-import type { DeskpilotEventListener } from '../../events/deskpilot-event.js';
+import type { ChatEventListener } from '../chat-event.js';
 import type { HttpResponse } from '../../http/http-request.js';
 import type { ContextBudget } from '../context/bound-model-input.js';
 import type { ChatStore } from '../conversation/chat-store.js';
@@ -59,7 +59,7 @@ export interface StreamAssistantTurnOptions {
   now: () => number;
   onError: (error: unknown) => void;
   /** Receives `turn-started` and `turn-ended`. @default none */
-  emit?: DeskpilotEventListener | undefined;
+  emit?: ChatEventListener | undefined;
 }
 
 /**

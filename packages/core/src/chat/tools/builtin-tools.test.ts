@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { builtinCapabilities } from '../context/capabilities.js';
+import { builtinCapabilities } from '../../capabilities/capabilities.js';
 import { builtinChatTools } from './builtin-tools.js';
 import { createToolTestContext, runTool } from './chat-tool.test-support.js';
 

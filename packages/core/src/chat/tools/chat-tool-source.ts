@@ -1,4 +1,4 @@
-import type { CapabilityRegistry } from '../context/capabilities.js';
+import type { CapabilityRegistry } from '../../capabilities/capabilities.js';
 import type { ChatToolDefinition } from './chat-tool.js';
 
 /**

@@ -1,4 +1,4 @@
-import { canonicalJson } from '../../chat/approval/canonical-hash.js';
+import { canonicalJson } from '../../encoding/canonical-hash.js';
 
 /** One write call that a demo backend actually ran (replays are not logged). */
 export interface BackendCall {
