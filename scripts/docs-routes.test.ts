@@ -15,7 +15,7 @@ function documentedRows(prefix: string): string[] {
 }
 
 /** `METHOD /path` of each operation of a document, in the declarations' path syntax. */
-function declaredOperations(document: { paths?: unknown }): string[] {
+function declaredOperations(document: Record<string, unknown>): string[] {
   return Object.entries(document.paths as Record<string, Record<string, unknown>>).flatMap(([path, methods]) =>
     Object.keys(methods).map((method) => `${method.toUpperCase()} ${path.replace(/\{(\w+)\}/g, ':$1')}`),
   );

@@ -14,7 +14,7 @@ export const coreLayers = [
   ['routes', 'health', 'node'],
   // The session kernel, then what builds on it.
   ['session'],
-  ['team', 'proxy'],
+  ['team', 'recovery', 'proxy'],
   ['chat'],
   // What composes everything: demo data, SQL rows, the documents, the conformance suites.
   ['demo', 'storage', 'openapi', 'testing'],

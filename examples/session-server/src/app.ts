@@ -12,11 +12,12 @@ import {
   healthResponse,
   problemResponse,
   readinessResponse,
-  type AccountRecoveryOptions,
+  type RecoveryModuleOptions,
   normalizeEmail,
   type NewUser,
   type SsoProvider,
   type RateLimiter,
+  createRecoveryModule,
   createTeamModule,
 } from '@deskpilot/core/session';
 import { writeResponse } from '@deskpilot/core/node';
@@ -78,7 +79,6 @@ export async function createApp(config: ServerConfig, logger: Logger) {
         : createHashGate({ maxInFlight: config.LOGIN_HASH_CONCURRENCY, maxQueued: config.LOGIN_HASH_QUEUE }),
     // Renewals are written after their reads are answered: a failed one is logged, the next read renews.
     logger: coreLogger(logger),
-    ...(email ? { recovery: recoveryOptions(config, storage.accountTokenStore, email.sender) } : {}),
     // Every sign-in and team change lands in the project's hash-chained trail, in the same database.
     audit: storage.auditStore,
     ...(config.AUDIT_RETENTION_DAYS === undefined
@@ -103,6 +103,19 @@ export async function createApp(config: ServerConfig, logger: Logger) {
         invitationLink: studioPage(config, 'invitation'),
         ...(email ? { email: email.sender } : {}),
       }),
+      // Password reset and email verification, when the server sends email. Its throttles are shared on
+      // Redis too: per process, N replicas would send N times the links one account may get.
+      ...(email
+        ? [
+            createRecoveryModule({
+              ...recoveryOptions(config, storage.accountTokenStore, email.sender),
+              throttle: {
+                address: throttle('recovery-address', 30, 15 * 60 * 1000),
+                account: throttle('recovery-account', 3, 15 * 60 * 1000),
+              },
+            }),
+          ]
+        : []),
     ],
     // The studio's page runs the ceremonies: its domain is the relying party, its origins the allowed ones.
     ...(config.PASSKEYS
@@ -112,6 +125,8 @@ export async function createApp(config: ServerConfig, logger: Logger) {
             challenges: storage.accountTokenStore,
             rpId: config.PASSKEY_RP_ID ?? new URL(config.APP_URL).hostname,
             origins: config.ALLOWED_ORIGINS,
+            // A passkey added or removed is news to its owner, by email when the server sends any.
+            ...(email ? { email: email.sender } : {}),
           },
         }
       : {}),
@@ -182,11 +197,6 @@ export async function createApp(config: ServerConfig, logger: Logger) {
       address: throttle('address', 100),
       accountAddress: throttle('account-address', 10),
       account: throttle('account', 100),
-    },
-    // Shared on Redis too: per process, N replicas would send N times the links one account may get.
-    recoveryThrottle: {
-      address: throttle('recovery-address', 30, 15 * 60 * 1000),
-      account: throttle('recovery-account', 3, 15 * 60 * 1000),
     },
     logger: coreLogger(logger),
     onEvent: allListeners(logEvents(logger, createEmailHasher(config.LOG_EMAIL_HASH_KEY)), metrics?.onEvent),
@@ -268,9 +278,9 @@ async function seedOrganizations(config: ServerConfig, storage: Storage): Promis
 /** Recovery over the service's own database, its links opening the studio's page (the token in the fragment). */
 function recoveryOptions(
   config: ServerConfig,
-  tokens: AccountRecoveryOptions['tokens'],
-  email: AccountRecoveryOptions['email'],
-): AccountRecoveryOptions {
+  tokens: RecoveryModuleOptions['tokens'],
+  email: RecoveryModuleOptions['email'],
+): RecoveryModuleOptions {
   const page = (action: string) => studioPage(config, action);
   return { tokens, email, links: { passwordReset: page('reset-password'), emailVerification: page('verify-email') } };
 }

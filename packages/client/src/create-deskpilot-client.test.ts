@@ -15,6 +15,7 @@ import {
   createStepUpVerifier,
   stepUpPolicy,
   createTeamModule,
+  createRecoveryModule,
 } from '@deskpilot/core';
 import { createDemoCommerceBackend, createDemoModel, createDemoTicketBackend, demoUsers } from '@deskpilot/core/demo';
 import { createSoftwareAuthenticator } from '@deskpilot/core/testing';
@@ -53,16 +54,16 @@ async function deployment(options: { rateLimit?: number; delayMs?: number; stepU
         invitationLink: (token) => `http://studio.test/#invitation=${token}`,
         organizations,
       }),
+      createRecoveryModule({
+        tokens: createMemoryAccountTokenStore(),
+        email: { send: async (message) => void outbox.push(message.text) },
+        links: {
+          passwordReset: (token) => `http://studio.test/#reset-password=${token}`,
+          emailVerification: (token) => `http://studio.test/#verify-email=${token}`,
+        },
+      }),
     ],
     ...(options.stepUpSecret ? { stepUp: { secret: options.stepUpSecret } } : {}),
-    recovery: {
-      tokens: createMemoryAccountTokenStore(),
-      email: { send: async (message) => void outbox.push(message.text) },
-      links: {
-        passwordReset: (token) => `http://studio.test/#reset-password=${token}`,
-        emailVerification: (token) => `http://studio.test/#verify-email=${token}`,
-      },
-    },
   });
   const sessions = createSessionHandler({ service, allowedOrigins: ['http://studio.test'] });
   const chat = createChatHandler({

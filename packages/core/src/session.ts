@@ -93,8 +93,6 @@ export {
   verifyCredentials,
   verifyPassword,
   type Account,
-  type AccountRecovery,
-  type AccountRecoveryOptions,
   type AccountTokenPurpose,
   type AccountTokenRecord,
   type AccountTokenStore,
@@ -125,8 +123,6 @@ export {
   type PasskeySummary,
   type Passkeys,
   type PasswordHashOptions,
-  type PasswordResetRequestOutcome,
-  type PasswordResetResult,
   type RandomBytes,
   type RequiredSession,
   type ResolvedSession,
@@ -166,8 +162,17 @@ export {
   type User,
   type UserDirectory,
   type VerifyCredentialsOptions,
-  type VerifyEmailResult,
 } from './session/index.js';
+// Password reset and email verification by email: a module of the session service
+export {
+  createRecoveryModule,
+  type AccountRecovery,
+  type AccountRecoveryOptions,
+  type PasswordResetRequestOutcome,
+  type PasswordResetResult,
+  type RecoveryModuleOptions,
+  type VerifyEmailResult,
+} from './recovery/index.js';
 // The audit trail: append-only records, one hash chain per project
 export {
   auditHash,

@@ -8,6 +8,7 @@ import {
   verifyAuditChain,
   type SessionStore,
   createTeamModule,
+  createRecoveryModule,
 } from '@deskpilot/core';
 import { demoUsers } from '@deskpilot/core/demo';
 import * as fc from 'fast-check';
@@ -86,23 +87,23 @@ for (const backend of inProcessBackends)
         },
         // Teams on, their changes in the trail: every refused request must leave both as they were.
         audit: stores.auditStore,
-        modules: [createTeamModule({ directory: stores.userDirectory, invitations: stores.invitationStore })],
+        modules: [
+          createTeamModule({ directory: stores.userDirectory, invitations: stores.invitationStore }),
+          createRecoveryModule({
+            tokens: stores.accountTokenStore,
+            email: { send: async (message) => void outbox.push(message.text) },
+            links: { passwordReset: (token) => `#reset=${token}`, emailVerification: (token) => `#verify=${token}` },
+            throttle: { address: createSlidingWindowLimiter({ limit: 1_000_000, windowMs: 60_000, now: clock.now }) },
+          }),
+        ],
         // Step-up on, always by passkey or password (no sign-in counts as recent).
         stepUp: { secret: 'fuzz-step-up-secret-of-at-least-32-chars', recentSignInMs: 0 },
-        recovery: {
-          tokens: stores.accountTokenStore,
-          email: { send: async (message) => void outbox.push(message.text) },
-          links: { passwordReset: (token) => `#reset=${token}`, emailVerification: (token) => `#verify=${token}` },
-        },
       });
       const errors: unknown[] = [];
       const handler = createSessionHandler({
         service,
         allowedOrigins: [studio],
         loginThrottle: { account, address },
-        recoveryThrottle: {
-          address: createSlidingWindowLimiter({ limit: 1_000_000, windowMs: 60_000, now: clock.now }),
-        },
         onError: (error) => errors.push(error),
       });
       return { clock, sessions, account, address, service, handler, errors, outbox, stores };
@@ -322,7 +323,7 @@ for (const backend of inProcessBackends)
         let run = 0;
         /** A working link: asked for through the service, read from the outbox. */
         const freshToken = async () => {
-          expect(await service.recovery!.requestPasswordReset(fuzzUser.email)).toBe('sent');
+          expect(await service.modules.recovery.requestPasswordReset(fuzzUser.email)).toBe('sent');
           return /#reset=([\w-]{43})/.exec(outbox.at(-1)!)![1]!;
         };
         const tokens = fc.oneof(

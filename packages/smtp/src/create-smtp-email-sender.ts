@@ -39,7 +39,7 @@ const loopbackHost = /^(localhost|127\.\d+\.\d+\.\d+|\[::1\])$/i;
  * @example
  * const email = createSmtpEmailSender({ url: process.env.SMTP_URL!, from: 'Deskpilot <no-reply@desk.example.com>' });
  * await email.verify();
- * const sessions = createSessionService({ store, directory, recovery: { tokens, email, links } });
+ * const sessions = createSessionService({ store, directory, modules: [createRecoveryModule({ tokens, email, links })] });
  */
 export function createSmtpEmailSender(options: SmtpEmailSenderOptions): SmtpEmailSender {
   const url = new URL(options.url);

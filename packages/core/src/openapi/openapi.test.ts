@@ -14,7 +14,7 @@ import {
   passwordResetBody,
   passwordResetRequestBody,
   verifyEmailBody,
-} from '../session/recovery-routes.js';
+} from '../recovery/recovery-routes.js';
 import { chatOpenApi, sessionOpenApi, type OpenApiDocument } from './openapi.js';
 
 type Operation = { requestBody?: { content: Record<string, { schema: object }> }; responses: Record<string, unknown> };

@@ -4,7 +4,7 @@ import { sessionSchema } from '../session/session-schema.js';
 import { sessionRoutes } from '../session/session-api.js';
 import { jsonSchemaOf, openApiPaths, problemSchema } from '../routes/route-open-api.js';
 import type { RouteDeclaration } from '../routes/declare-route.js';
-import { recoveryRoutes } from '../session/recovery-api.js';
+import { recoveryRoutes } from '../recovery/recovery-api.js';
 import { passkeyRoutes } from '../session/passkey-api.js';
 import { ssoRoutes } from '../session/sso-api.js';
 import { stepUpRoutes } from '../session/step-up-api.js';

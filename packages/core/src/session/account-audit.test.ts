@@ -7,6 +7,7 @@ import { createSessionHandler } from './create-session-handler.js';
 import type { EmailMessage } from './email-sender.js';
 import { createMemoryPasskeyStore } from './passkey-store.js';
 import { alice, cookiePair, createTestSessions } from './session.test-support.js';
+import { createRecoveryModule } from '../recovery/create-recovery-module.js';
 
 const studio = 'http://localhost:3000';
 
@@ -22,14 +23,16 @@ async function setup(audit: AuditStore = createMemoryAuditStore(), logger?: Logg
       rpId: 'localhost',
       origins: [studio],
     },
-    recovery: {
-      tokens: createMemoryAccountTokenStore(),
-      email: { send: async (message) => void sent.push(message) },
-      links: {
-        passwordReset: (token) => `${studio}/#reset-password=${token}`,
-        emailVerification: (token) => `${studio}/#verify-email=${token}`,
-      },
-    },
+    modules: [
+      createRecoveryModule({
+        tokens: createMemoryAccountTokenStore(),
+        email: { send: async (message) => void sent.push(message) },
+        links: {
+          passwordReset: (token) => `${studio}/#reset-password=${token}`,
+          emailVerification: (token) => `${studio}/#verify-email=${token}`,
+        },
+      }),
+    ],
   });
   const handler = createSessionHandler({ service: fixture.service, allowedOrigins: [studio] });
   const call = (path: string, body?: unknown, cookie?: string, method = body === undefined ? 'GET' : 'POST') =>

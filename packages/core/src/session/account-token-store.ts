@@ -47,7 +47,7 @@ export interface AccountTokenStore {
  *
  * @example
  * const sessions = createSessionService({ store, directory,
- *   recovery: { tokens: createMemoryAccountTokenStore(), email, links } });
+ *   modules: [createRecoveryModule({ tokens: createMemoryAccountTokenStore(), email, links })] });
  */
 export function createMemoryAccountTokenStore(): AccountTokenStore {
   const records = new Map<string, AccountTokenRecord>();

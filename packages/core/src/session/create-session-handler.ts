@@ -19,12 +19,10 @@ import { isSessionRoute } from './is-session-route.js';
 import { servedSessionRoutes, type SessionRouteDependencies } from './session-routes.js';
 import { bindRoutes, createRouteTable, type BoundRoute } from '../routes/route-table.js';
 import type { RouteDeclaration } from '../routes/declare-route.js';
-import type { AccountRecovery } from './account-recovery.js';
 import type { SessionSso } from './create-session-service.js';
 import { servedStepUpRoutes } from './step-up-routes.js';
 import { servedSsoRoutes } from './sso-routes.js';
 import { servedPasskeyRoutes } from './passkey-routes.js';
-import { servedRecoveryRoutes } from './recovery-routes.js';
 
 /** Options of {@link createSessionHandler}. */
 export interface SessionHandlerOptions {
@@ -58,14 +56,6 @@ export interface SessionHandlerOptions {
    * @default true
    */
   requireClientAddress?: boolean;
-  /**
-   * Throttles of the recovery routes (served when the service has `recovery`): `address` counts every
-   * recovery request from one client address (429 past it); `account` counts the reset links and
-   * verification links of one account — a reset request past it sends nothing and is answered the
-   * same (no enumeration), a verification request is 429.
-   * @default { address: 30, account: 3 } per 15 minutes
-   */
-  recoveryThrottle?: { address?: RateLimiter; account?: RateLimiter };
   /**
    * Single sign-on starts and callbacks per client address (served when the service has `sso`): a
    * budget of its own, so an office signing in through its provider never uses up the password throttle.
@@ -125,22 +115,6 @@ function resolveDependencies(
   };
 }
 
-/** The four recovery routes, with their throttles. */
-function recoveryRoutes(
-  deps: SessionRouteDependencies,
-  recovery: AccountRecovery,
-  throttle: SessionHandlerOptions['recoveryThrottle'],
-): BoundRoute[] {
-  const fifteenMinutes = 15 * 60 * 1000;
-  const limiter = (limit: number) =>
-    createSlidingWindowLimiter({ limit, windowMs: fifteenMinutes, now: deps.service.context.now });
-  return bindRoutes(servedRecoveryRoutes, {
-    ...deps,
-    recovery,
-    recoveryThrottle: { address: throttle?.address ?? limiter(30), account: throttle?.account ?? limiter(3) },
-  });
-}
-
 /** The single sign-on routes: discovery, start, callback, logout. */
 function ssoRoutes(deps: SessionRouteDependencies, sso: SessionSso, throttle: RateLimiter | undefined): BoundRoute[] {
   const ssoThrottle =
@@ -173,7 +147,6 @@ export function createSessionHandler(options: SessionHandlerOptions): SessionHan
   const noStore: [string, string] = ['cache-control', 'no-store'];
   const declared = [
     ...bindRoutes(servedSessionRoutes, dependencies),
-    ...(service.recovery ? recoveryRoutes(dependencies, service.recovery, options.recoveryThrottle) : []),
     ...(service.passkeys ? bindRoutes(servedPasskeyRoutes, { ...dependencies, passkeys: service.passkeys }) : []),
     ...(service.sso ? ssoRoutes(dependencies, service.sso, options.ssoThrottle) : []),
     ...(service.stepUp ? bindRoutes(servedStepUpRoutes, { ...dependencies, stepUp: service.stepUp }) : []),

@@ -15,7 +15,6 @@ import { normalizeEmail } from './user-directory.js';
 import { DeskpilotError } from '../errors/deskpilot-error.js';
 import { withStoreSpans } from '../telemetry/spans.js';
 import { consoleLogger, type Logger } from '../logging/logger.js';
-import { createAccountRecovery, type AccountRecovery, type AccountRecoveryOptions } from './account-recovery.js';
 import type { EmailMessage } from './email-sender.js';
 import { createPasskeys, type PasskeyOptions, type Passkeys } from './passkeys.js';
 import { createSessionStepUp, type SessionStepUp, type StepUpOptions } from './step-up.js';
@@ -87,11 +86,6 @@ export interface SessionServiceOptions<Modules extends readonly SessionModule[] 
    * @default { key: pepper (else random per process), maxAgeSeconds: 2592000 }
    */
   deviceCookie?: DeviceCookieOptions | false;
-  /**
-   * Password reset and email verification by email: the service's `recovery`, and the routes
-   * `createSessionHandler` serves for it. Off unless given.
-   */
-  recovery?: AccountRecoveryOptions;
   /**
    * Passkeys (WebAuthn): registration for a signed-in user, and sign-in with a discoverable passkey,
    * ending in the same session issuance as a password. Off unless given.
@@ -170,7 +164,6 @@ export function createSessionService<const Modules extends readonly SessionModul
   const startSession: StartSession = (account, projectKey, cookieHeader, method, client) =>
     startSessionFor(context, { device, audit: options.audit }, account, { projectKey, cookieHeader, method, client });
   const accountAudit = createAccountAudit(options.audit, context, options.logger ?? consoleLogger);
-  const recovery = options.recovery && recoveryOf(options, options.recovery, context, accountAudit, hashGate);
 
   const passkeys =
     options.passkeys &&
@@ -178,16 +171,23 @@ export function createSessionService<const Modules extends readonly SessionModul
   const sso = options.sso && sessionSso(options, options.sso, context, startSession, accountAudit);
   const stepUp = options.stepUp && sessionStepUp(options, options.stepUp, context, { passkeys, sso, hashGate });
   const pruneAudit = auditRetention(options, context.now);
+  const parts: Array<SessionModuleParts<unknown>> = [];
   const modules = createModules(
     options.modules ?? [],
-    kernelOf(options, context, { hashGate, startSession, signOut: (cookie) => signOut(context, accountAudit, cookie) }),
+    kernelOf(options, context, {
+      hashGate,
+      startSession,
+      signOut: (cookie) => signOut(context, accountAudit, cookie),
+      accountAudit,
+      parts: () => parts,
+    }),
   );
+  parts.push(...modules.parts);
 
   return {
     context,
     modules: modules.apis as SessionModuleApis<Modules>,
     moduleRoutes: (deps) => modules.parts.flatMap((part) => part.routes?.(deps) ?? []),
-    recovery,
     passkeys,
     sso,
     stepUp,
@@ -302,7 +302,7 @@ async function deleteExpiredRecords(
 ): Promise<number> {
   const now = context.now();
   // Each store once (they may be one).
-  const oneTimeStores = new Set([options.recovery?.tokens, options.passkeys?.challenges]);
+  const oneTimeStores = new Set([options.passkeys?.challenges]);
   const [sessions] = await Promise.all([
     context.store.deleteExpired(now),
     ...[...oneTimeStores].map((tokens) => tokens?.deleteExpired(now)),
@@ -530,9 +530,10 @@ function sessionPasskeys(
           data: { passkeyId: result.passkey.id, name: result.passkey.name },
         });
       // A new way into the account: its owner hears of it (by email, when the service sends any).
-      if (result.ok && options.recovery)
-        options.recovery.email
-          .send(passkeyAddedMessage(account.user.email, result.passkey.name, options.recovery.appName ?? 'Deskpilot'))
+      const notify = options.passkeys?.email;
+      if (result.ok && notify)
+        notify
+          .send(passkeyAddedMessage(account.user.email, result.passkey.name, options.passkeys?.appName ?? 'Deskpilot'))
           .catch((error: unknown) =>
             (options.logger ?? consoleLogger).error('passkey notification could not be sent', error),
           );
@@ -543,11 +544,11 @@ function sessionPasskeys(
       if (result === 'removed')
         await accountAudit(userId, { type: 'passkey-removed', session: null, data: { passkeyId: id } });
       // A way in gone: its owner hears of it too (an intruder removing theirs is news).
-      const recovery = result === 'removed' ? options.recovery : undefined;
-      const account = recovery && (await context.directory.getAccount(userId));
-      if (recovery && account)
-        recovery.email
-          .send(passkeyRemovedMessage(account.user.email, recovery.appName ?? 'Deskpilot'))
+      const notify = result === 'removed' ? options.passkeys?.email : undefined;
+      const account = notify && (await context.directory.getAccount(userId));
+      if (notify && account)
+        notify
+          .send(passkeyRemovedMessage(account.user.email, options.passkeys?.appName ?? 'Deskpilot'))
           .catch((error: unknown) =>
             (options.logger ?? consoleLogger).error('passkey notification could not be sent', error),
           );
@@ -558,50 +559,6 @@ function sessionPasskeys(
       return verified.ok
         ? startSession(verified.account, input.projectKey, input.cookieHeader, 'passkey', input.client)
         : verified;
-    },
-  };
-}
-
-/** The service's recovery: through the hash gate, its resets in the audit trail (and removing passkeys). */
-function recoveryOf(
-  options: SessionServiceOptions,
-  recovery: AccountRecoveryOptions,
-  context: SessionContext,
-  accountAudit: AccountAudit,
-  hashGate: HashGate | undefined,
-): AccountRecovery {
-  return auditedRecovery(
-    accountAudit,
-    createAccountRecovery(recovery, {
-      context,
-      hashThroughGate: (hash) => checkCredentials(hashGate, false, hash),
-      passwordHash: options.passwordHash,
-      onError: (error) => (options.logger ?? consoleLogger).error('account recovery failed', error),
-      passkeyStore: options.passkeys?.store,
-      identityLinks: options.sso?.identityLinks,
-    }),
-    options.passkeys !== undefined,
-  );
-}
-
-/** Recovery whose completed resets enter the audit trail of each of the user's projects. */
-function auditedRecovery(
-  accountAudit: AccountAudit,
-  recovery: AccountRecovery,
-  /** Whether the service keeps passkeys: a reset removes them. */
-  passkeysKept: boolean,
-): AccountRecovery {
-  return {
-    ...recovery,
-    async resetPassword(input) {
-      const result = await recovery.resetPassword(input);
-      if (result.ok)
-        await accountAudit(result.user.id, {
-          type: 'password-reset',
-          session: null,
-          data: { sessionsRevoked: result.revokedSessions, passkeysRemoved: passkeysKept },
-        });
-      return result;
     },
   };
 }
@@ -677,10 +634,15 @@ function kernelOf(
     hashGate,
     startSession,
     signOut: signOutCookie,
+    accountAudit,
+    parts,
   }: {
     hashGate: HashGate | undefined;
     startSession: StartSession;
     signOut: (cookieHeader: string | null | undefined) => Promise<boolean>;
+    accountAudit: AccountAudit;
+    /** The modules' parts, once they are all created. */
+    parts: () => ReadonlyArray<SessionModuleParts<unknown>>;
   },
 ): Omit<SessionKernel, 'module'> {
   return {
@@ -698,6 +660,22 @@ function kernelOf(
         checkPassword(context.directory, email, password, { passwordHash: options.passwordHash }),
       );
       return checked === 'busy' ? 'busy' : checked && { userId: checked.account.user.id };
+    },
+    recordAccountEvent: accountAudit,
+    // The service's own passkeys and single sign-on until they are modules, then every module's.
+    async revokeCredentials(userId) {
+      const revoked: string[] = [];
+      if (options.passkeys) await options.passkeys.store.deleteByUser(userId).then(() => revoked.push('passkeys'));
+      for (const part of parts()) {
+        const name = await part.revokeCredentials?.(userId);
+        if (name !== undefined) revoked.push(name);
+      }
+      return revoked;
+    },
+    async signsInElsewhere(userId) {
+      if (options.sso && (await options.sso.identityLinks.isLinked(userId))) return true;
+      for (const part of parts()) if (await part.signsInElsewhere?.(userId)) return true;
+      return false;
     },
   };
 }

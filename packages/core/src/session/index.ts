@@ -80,13 +80,6 @@ export {
   type EmailMessage,
   type EmailSender,
 } from './email-sender.js';
-export type {
-  AccountRecovery,
-  AccountRecoveryOptions,
-  PasswordResetRequestOutcome,
-  PasswordResetResult,
-  VerifyEmailResult,
-} from './account-recovery.js';
 export { createMemoryPasskeyStore, type PasskeyRecord, type PasskeyStore } from './passkey-store.js';
 export type {
   PasskeyOptions,

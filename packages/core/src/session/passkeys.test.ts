@@ -8,6 +8,8 @@ import type { PasskeyOptions } from './passkeys.js';
 import { alice, bob, cookiePair, createTestSessions } from './session.test-support.js';
 import { createSoftwareAuthenticator } from '../testing/software-authenticator.js';
 import { checkDeclaredAnswers } from '../routes/declared-answers.test-support.js';
+import { createRecoveryModule } from '../recovery/create-recovery-module.js';
+import type { AccountRecovery } from '../recovery/account-recovery.js';
 
 const studio = 'http://localhost:3000';
 
@@ -355,13 +357,21 @@ describe('passkeys and the rest of the account', () => {
     const store = createMemoryPasskeyStore();
     const outbox: string[] = [];
     const { service, clock } = await createTestSessions({
-      passkeys: { store, challenges, rpId: 'localhost', origins: [studio] },
-      recovery: {
-        // A store of their own: the sweep must reach the passkeys' challenges too.
-        tokens: createMemoryAccountTokenStore(),
+      passkeys: {
+        store,
+        challenges,
+        rpId: 'localhost',
+        origins: [studio],
         email: { send: async (message) => void outbox.push(message.text) },
-        links: { passwordReset: (token) => `#reset=${token}`, emailVerification: (token) => `#verify=${token}` },
       },
+      modules: [
+        createRecoveryModule({
+          // A store of their own: the sweep must reach the passkeys' challenges too.
+          tokens: createMemoryAccountTokenStore(),
+          email: { send: async (message) => void outbox.push(message.text) },
+          links: { passwordReset: (token) => `#reset=${token}`, emailVerification: (token) => `#verify=${token}` },
+        }),
+      ],
     });
     const authenticator = createSoftwareAuthenticator({ origin: studio, rpId: 'localhost' });
     const login = await service.login(alice);
@@ -380,9 +390,16 @@ describe('passkeys and the rest of the account', () => {
     // The owner hears of the new passkey by email.
     await expect.poll(() => outbox.length).toBe(1);
     expect(outbox[0]).toContain('A passkey named "Planted" was added');
-    await service.recovery!.requestPasswordReset(alice.email);
+    await (service.modules as { recovery: AccountRecovery }).recovery.requestPasswordReset(alice.email);
     const token = /#reset=([\w-]{43})/.exec(outbox[1]!)![1]!;
-    expect((await service.recovery!.resetPassword({ token, password: 'a new long password' })).ok).toBe(true);
+    expect(
+      (
+        await (service.modules as { recovery: AccountRecovery }).recovery.resetPassword({
+          token,
+          password: 'a new long password',
+        })
+      ).ok,
+    ).toBe(true);
     expect(await store.listByUser(account.user.id)).toEqual([]);
     expect(outbox).toHaveLength(2);
     expect(

@@ -7,6 +7,7 @@ import type {
 import * as base64url from 'jose/base64url';
 import type { AccountTokenPurpose, AccountTokenStore } from './account-token-store.js';
 import type { PasskeyRecord, PasskeyStore } from './passkey-store.js';
+import type { EmailSender } from './email-sender.js';
 import type { SessionContext } from './session-context.js';
 import type { Account } from './user-directory.js';
 
@@ -26,6 +27,13 @@ export interface PasskeyOptions {
   challengeTtlMs?: number;
   /** Most passkeys one user may register. @default 20 */
   maxPerUser?: number;
+  /**
+   * Tells the owner, by email, of a passkey added to or removed from their account (a new way in, or
+   * one gone, is news an intruder cannot hide). Unset: no email.
+   */
+  email?: EmailSender;
+  /** The product's name in those emails. @default "Deskpilot" */
+  appName?: string;
   /**
    * How recent the sign-in of a session must be for it to add a passkey: a stolen session cookie alone
    * cannot plant a lasting way in. Older sessions sign in again first (`reauthentication_required`).

@@ -5,12 +5,13 @@ import type { RouteDeclaration } from '../routes/declare-route.js';
 import { createSessionHandler } from './create-session-handler.js';
 import { createMemoryAccountTokenStore } from './account-token-store.js';
 import { passkeyRoutes } from './passkey-api.js';
-import { recoveryRoutes } from './recovery-api.js';
+import { recoveryRoutes } from '../recovery/recovery-api.js';
 import { ssoRoutes } from './sso-api.js';
 import { stepUpRoutes } from './step-up-api.js';
 import { organizationRoutes, teamRoutes } from '../team/team-api.js';
 import { sessionRoutes } from './session-api.js';
 import { alice, cookiePair, createTestSessions } from './session.test-support.js';
+import { createRecoveryModule } from '../recovery/create-recovery-module.js';
 
 const studio = 'http://localhost:3000';
 
@@ -29,11 +30,13 @@ const operation = (route: RouteDeclaration) => `${route.method} ${route.path}`;
 describe('the session routes, declared once', () => {
   it('serves exactly its declared routes, and documents exactly what it serves', async () => {
     const { service } = await createTestSessions({
-      recovery: {
-        tokens: createMemoryAccountTokenStore(),
-        email: { send: async () => {} },
-        links: { passwordReset: (token) => `/reset#${token}`, emailVerification: (token) => `/verify#${token}` },
-      },
+      modules: [
+        createRecoveryModule({
+          tokens: createMemoryAccountTokenStore(),
+          email: { send: async () => {} },
+          links: { passwordReset: (token) => `/reset#${token}`, emailVerification: (token) => `/verify#${token}` },
+        }),
+      ],
     });
     const handler = createSessionHandler({ service, allowedOrigins: [studio] });
     const served = handler.routes.map(operation);

@@ -8,7 +8,7 @@ import type { HttpRequest } from '../http/http-request.js';
 import type { RateLimiter } from '../limiter/rate-limit-decision.js';
 import type { Logger } from '../logging/logger.js';
 import type { BoundRoute } from '../routes/route-table.js';
-import type { AccountRecovery } from './account-recovery.js';
+import type { AccountEvent } from './account-audit.js';
 import type { RevokeSessionResult } from './own-sessions.js';
 import type { Passkeys } from './passkeys.js';
 import type { ResolvedSession } from './resolve-session.js';
@@ -89,8 +89,6 @@ export interface SessionService<Modules extends readonly SessionModule[] = reado
   readonly modules: SessionModuleApis<Modules>;
   /** The routes its modules serve, bound to a handler's dependencies: what `createSessionHandler` serves beside the kernel's. */
   moduleRoutes(deps: SessionRouteDependencies): BoundRoute[];
-  /** Password reset and email verification, when the service was created with `recovery`. */
-  readonly recovery: AccountRecovery | undefined;
   /** The passkey ceremonies and passkey sign-in, when the service was created with `passkeys`. */
   readonly passkeys: SessionPasskeys | undefined;
   /** Single sign-on, when the service was created with `sso`. */
@@ -166,6 +164,18 @@ export interface SessionKernel {
   hashPassword(password: string): Promise<string | 'busy'>;
   /** Checks an account's password through the hash gate: its user id, null when wrong, or `busy`. */
   checkPassword(email: string, password: string): Promise<{ userId: string } | null | 'busy'>;
+  /**
+   * Records what a user did to their own account (reset their password, added a passkey…) in the
+   * trail of each of their projects, after the change (a failure is logged, never thrown).
+   */
+  recordAccountEvent(user: Account | string, event: AccountEvent): Promise<void>;
+  /**
+   * Removes every other way into the account the service keeps (passkeys…), as a password reset does
+   * (an intruder may have added one): the names of what was removed.
+   */
+  revokeCredentials(userId: string): Promise<string[]>;
+  /** Whether the user signs in at an identity provider: their password is not the service's to reset. */
+  signsInElsewhere(userId: string): Promise<boolean>;
   /** The API of a module given before this one, by name; undefined when the service has none of that name. */
   module<Api>(name: string): Api | undefined;
 }
@@ -178,6 +188,10 @@ export interface SessionModuleParts<Api> {
   readonly routes?: ((deps: SessionRouteDependencies) => readonly BoundRoute[]) | undefined;
   /** Deletes its expired records (one-time links, challenges, invitations): part of `service.deleteExpired()`. */
   readonly deleteExpired?: ((now: number) => Promise<unknown>) | undefined;
+  /** Removes the ways into an account the module keeps (`kernel.revokeCredentials`): their name, when it keeps any. */
+  readonly revokeCredentials?: ((userId: string) => Promise<string | undefined>) | undefined;
+  /** Whether the module signs this user in elsewhere (`kernel.signsInElsewhere`). */
+  readonly signsInElsewhere?: ((userId: string) => Promise<boolean>) | undefined;
 }
 
 /**

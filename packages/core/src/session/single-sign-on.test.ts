@@ -14,6 +14,8 @@ import type { EmailMessage } from './email-sender.js';
 import { createMemoryIdentityLinkStore, type IdentityLinkStore } from './identity-link-store.js';
 import { startOpenIdProvider } from '../../../../examples/test-support/openid-provider.ts';
 import { checkDeclaredAnswers } from '../routes/declared-answers.test-support.js';
+import { createRecoveryModule } from '../recovery/create-recovery-module.js';
+import type { AccountRecovery } from '../recovery/account-recovery.js';
 
 const studio = 'http://localhost:3000';
 const redirectUri = 'http://desk.test/sessions/sso/callback';
@@ -105,11 +107,13 @@ async function setup(
       ...options.sso,
     },
     // Recovery beside it: a user bound to a person at the provider recovers there, not by email.
-    recovery: {
-      tokens: createMemoryAccountTokenStore(),
-      email: { send: async (message) => void outbox.push(message) },
-      links: { passwordReset: (token) => `#reset=${token}`, emailVerification: (token) => `#verify=${token}` },
-    },
+    modules: [
+      createRecoveryModule({
+        tokens: createMemoryAccountTokenStore(),
+        email: { send: async (message) => void outbox.push(message) },
+        links: { passwordReset: (token) => `#reset=${token}`, emailVerification: (token) => `#verify=${token}` },
+      }),
+    ],
   });
   const events: DeskpilotEvent[] = [];
   const handler = checkDeclaredAnswers(
@@ -421,14 +425,23 @@ describe('single sign-on with a real OpenID Provider', () => {
 
   it('sends no password reset link to a user bound at a provider: they recover there', async () => {
     const { throughProvider, callback, service, outbox } = await setup();
-    expect(await service.recovery!.requestPasswordReset('alice@example.com')).toBe('sent');
+    expect(
+      await (service.modules as { recovery: AccountRecovery }).recovery.requestPasswordReset('alice@example.com'),
+    ).toBe('sent');
     const token = /#reset=([\w-]{43})/.exec(outbox[0]!.text)![1]!;
     const first = await throughProvider('alice');
     await callback(first.callback, first.flow);
-    expect(await service.recovery!.requestPasswordReset('alice@example.com')).toBe('sso_account');
+    expect(
+      await (service.modules as { recovery: AccountRecovery }).recovery.requestPasswordReset('alice@example.com'),
+    ).toBe('sso_account');
     expect(outbox).toHaveLength(1);
     // A link sent before the binding opens nothing after it.
-    expect(await service.recovery!.resetPassword({ token, password: 'a new long password' })).toEqual({
+    expect(
+      await (service.modules as { recovery: AccountRecovery }).recovery.resetPassword({
+        token,
+        password: 'a new long password',
+      }),
+    ).toEqual({
       ok: false,
       reason: 'invalid_token',
     });

@@ -1,11 +1,8 @@
 import * as base64url from 'jose/base64url';
-import type { AccountTokenPurpose, AccountTokenRecord, AccountTokenStore } from './account-token-store.js';
-import type { EmailMessage, EmailSender } from './email-sender.js';
-import { hashPassword, type PasswordHashOptions } from './password.js';
-import type { IdentityLinkStore } from './identity-link-store.js';
-import type { PasskeyStore } from './passkey-store.js';
-import type { SessionContext } from './session-context.js';
-import { normalizeEmail, type User, type UserDirectory } from './user-directory.js';
+import type { AccountTokenPurpose, AccountTokenRecord, AccountTokenStore } from '../session/account-token-store.js';
+import type { EmailMessage, EmailSender } from '../session/email-sender.js';
+import type { SessionContext } from '../session/session-context.js';
+import { normalizeEmail, type User, type UserDirectory } from '../session/user-directory.js';
 
 /** Options of the session service's `recovery`: password reset and email verification by email. */
 export interface AccountRecoveryOptions {
@@ -40,7 +37,8 @@ export type PasswordResetRequestOutcome = 'sent' | 'unknown_email' | 'sso_accoun
 
 /** Outcome of a password reset. */
 export type PasswordResetResult =
-  | { ok: true; user: User; revokedSessions: number }
+  /** `revokedCredentials`: the other ways in that the reset removed (`passkeys`). */
+  | { ok: true; user: User; revokedSessions: number; revokedCredentials: readonly string[] }
   /** The link is unknown, used, expired, or for an address the user no longer has. */
   | { ok: false; reason: 'invalid_token' }
   | { ok: false; reason: 'weak_password'; minLength: number }
@@ -73,18 +71,22 @@ export interface AccountRecovery {
 /** What recovery needs of the session service. */
 export interface AccountRecoveryDependencies {
   context: SessionContext;
-  /** Runs a new password's hash through the service's hash gate: `busy` when it is full. */
-  hashThroughGate: (hash: () => Promise<string>) => Promise<string | 'busy'>;
-  passwordHash: PasswordHashOptions | undefined;
+  /** Hashes a new password through the service's hash gate, at its cost: `busy` when the gate is full. */
+  hashPassword: (password: string) => Promise<string | 'busy'>;
   /** Told about background failures (a store, the mail system). */
   onError: (error: unknown) => void;
-  /** The service's passkeys, when it has them: a reset removes the user's (an intruder may have added one). */
-  passkeyStore?: PasskeyStore | undefined;
   /**
-   * Single sign-on's links, when the service has it: a user bound to a person at an identity provider
-   * recovers there, never by email (an address the provider gave to someone else must not reset them).
+   * Removes the other ways into the account the service keeps (passkeys): a reset removes them, as an
+   * intruder may have added one. Resolves to the names of what it removed.
+   * @default none kept
    */
-  identityLinks?: IdentityLinkStore | undefined;
+  revokeCredentials?: ((userId: string) => Promise<readonly string[]>) | undefined;
+  /**
+   * Whether the user signs in at an identity provider: they recover there, never by email (an address
+   * the provider gave to someone else must not reset them).
+   * @default nobody does
+   */
+  signsInElsewhere?: ((userId: string) => Promise<boolean>) | undefined;
 }
 
 const tokenPattern = /^[A-Za-z0-9_-]{43}$/;
@@ -135,7 +137,7 @@ export function createAccountRecovery(
       const credentials = await context.directory.findCredentials(email);
       const account = credentials && (await context.directory.getAccount(credentials.userId));
       if (!account) return 'unknown_email';
-      if (await dependencies.identityLinks?.isLinked(account.user.id)) return 'sso_account';
+      if (await dependencies.signsInElsewhere?.(account.user.id)) return 'sso_account';
       const token = await issueToken('password-reset', account.user, resetTtlMs);
       await options.email.send(
         resetMessage(account.user.email, options.links.passwordReset(token), appName, resetTtlMs),
@@ -161,9 +163,8 @@ export function createAccountRecovery(
         return { ok: false, reason: 'weak_password', minLength: minPasswordLength };
       // Checked before the costly hash, used up after it: a busy gate leaves the link working.
       const live = await liveToken(token, 'password-reset');
-      if (!live || (await dependencies.identityLinks?.isLinked(live.user.id)))
-        return { ok: false, reason: 'invalid_token' };
-      const nextHash = await dependencies.hashThroughGate(() => hashPassword(password, dependencies.passwordHash));
+      if (!live || (await dependencies.signsInElsewhere?.(live.user.id))) return { ok: false, reason: 'invalid_token' };
+      const nextHash = await dependencies.hashPassword(password);
       if (nextHash === 'busy') return { ok: false, reason: 'busy' };
       if (!(await tokens.consume(live.record.tokenHash, 'password-reset')))
         return { ok: false, reason: 'invalid_token' };
@@ -173,13 +174,13 @@ export function createAccountRecovery(
         // in between leaves no way in of the intruder's alive (a sign-in racing the change is refused,
         // see login). A passkey the user needs again is added after signing in with the new password.
         let revokedSessions = await context.store.deleteByUser(live.user.id);
-        await dependencies.passkeyStore?.deleteByUser(live.user.id);
+        const revokedCredentials = (await dependencies.revokeCredentials?.(live.user.id)) ?? [];
         replaced = await replacePasswordHash(context.directory, live.user, nextHash);
         if (!replaced) return { ok: false, reason: 'invalid_token' };
         revokedSessions += await context.store.deleteByUser(live.user.id);
         await tokens.deleteByUser(live.user.id, 'password-reset');
         await context.directory.setEmailVerified(live.user.id, live.user.email);
-        return { ok: true, user: { ...live.user, emailVerified: true }, revokedSessions };
+        return { ok: true, user: { ...live.user, emailVerified: true }, revokedSessions, revokedCredentials };
       } catch (error) {
         // A store failed after the link was used up, before the password changed: give the link back,
         // so the user can try again. Once the password changed, the link stays used.

@@ -2,13 +2,13 @@ import { describe, expect, it } from 'vitest';
 import { DeskpilotError } from '../errors/deskpilot-error.js';
 import type { DeskpilotEvent } from '../chat/chat-event.js';
 import { createSlidingWindowLimiter } from '../limiter/create-sliding-window-limiter.js';
-import type { AccountRecoveryOptions } from './account-recovery.js';
-import { createMemoryAccountTokenStore } from './account-token-store.js';
-import { createHashGate } from './create-hash-gate.js';
-import { createSessionHandler, type SessionHandlerOptions } from './create-session-handler.js';
-import { createConsoleEmailSender, type EmailMessage, type EmailSender } from './email-sender.js';
-import { alice, bob, cookiePair, createTestSessions } from './session.test-support.js';
-import type { UserDirectory } from './user-directory.js';
+import { createRecoveryModule, type RecoveryModuleOptions } from './create-recovery-module.js';
+import { createMemoryAccountTokenStore } from '../session/account-token-store.js';
+import { createHashGate } from '../session/create-hash-gate.js';
+import { createSessionHandler, type SessionHandlerOptions } from '../session/create-session-handler.js';
+import { createConsoleEmailSender, type EmailMessage, type EmailSender } from '../session/email-sender.js';
+import { alice, bob, cookiePair, createTestSessions } from '../session/session.test-support.js';
+import type { UserDirectory } from '../session/user-directory.js';
 import type { Logger } from '../logging/logger.js';
 
 const studio = 'http://localhost:3000';
@@ -30,7 +30,7 @@ function outbox() {
 }
 
 interface SetupOptions {
-  recovery?: Partial<AccountRecoveryOptions>;
+  recovery?: Partial<RecoveryModuleOptions>;
   logger?: Logger;
   handler?: Partial<SessionHandlerOptions>;
   directory?: (directory: UserDirectory) => UserDirectory;
@@ -47,7 +47,7 @@ async function setup(options: SetupOptions = {}) {
     now: base.clock.now,
     ...(options.hashGate ? { hashGate: options.hashGate } : {}),
     ...(options.logger ? { logger: options.logger } : {}),
-    recovery: { tokens, email: mail.sender, links, ...options.recovery },
+    modules: [createRecoveryModule({ tokens, email: mail.sender, links, ...options.recovery })],
   });
   const events: DeskpilotEvent[] = [];
   const handler = createSessionHandler({
@@ -162,7 +162,7 @@ describe('password reset request', () => {
     expect(mail.sent).toHaveLength(4);
 
     const flood = await setup({
-      handler: { recoveryThrottle: { address: createSlidingWindowLimiter({ limit: 2, windowMs: 60_000 }) } },
+      recovery: { throttle: { address: createSlidingWindowLimiter({ limit: 2, windowMs: 60_000 }) } },
     });
     expect((await flood.requestReset('a@example.com')).status).toBe(202);
     expect((await flood.requestReset('b@example.com')).status).toBe(202);
@@ -175,8 +175,11 @@ describe('password reset request', () => {
 
   it('drops requests past its queue with the same answer, never queueing without bound', async () => {
     const { call, events } = await setup({
-      recovery: { maxQueued: 0, email: { send: () => new Promise(() => {}) } },
-      handler: { recoveryThrottle: { account: createSlidingWindowLimiter({ limit: 100, windowMs: 60_000 }) } },
+      recovery: {
+        maxQueued: 0,
+        email: { send: () => new Promise(() => {}) },
+        throttle: { account: createSlidingWindowLimiter({ limit: 100, windowMs: 60_000 }) },
+      },
     });
     const answers = await Promise.all(
       Array.from({ length: 6 }, (_, index) =>

@@ -3,9 +3,9 @@ import type { HttpRequest, HttpResponse } from '../http/http-request.js';
 import { retryAfterSeconds, type RateLimiter } from '../limiter/rate-limit-decision.js';
 import { serveRoute, type ServedRoute } from '../routes/route-table.js';
 import type { AccountRecovery, PasswordResetResult } from './account-recovery.js';
-import { noSessionError } from './require-session.js';
-import { throttleAddress as throttleByAddress, type SessionRouteDependencies } from './session-routes.js';
-import { normalizeEmail } from './user-directory.js';
+import { noSessionError } from '../session/require-session.js';
+import { throttleAddress as throttleByAddress, type SessionRouteDependencies } from '../session/session-routes.js';
+import { normalizeEmail } from '../session/user-directory.js';
 import { recoveryRoutes } from './recovery-api.js';
 
 export {
