@@ -15,6 +15,8 @@ import {
   createSessionService,
   createSlidingWindowLimiter,
   type SessionHandler,
+  createPasskeysModule,
+  createSsoModule,
 } from '@deskpilot/core';
 import { createSoftwareAuthenticator } from '@deskpilot/core/testing';
 import { createSqliteStores, openSqliteDatabase } from '@deskpilot/sqlite';
@@ -65,19 +67,22 @@ async function deployment(storage: 'memory' | 'sqlite', issuer: string) {
   const service = createSessionService({
     store: stores.sessionStore,
     directory: stores.userDirectory,
-    passkeys: {
-      store: stores.passkeyStore,
-      challenges: stores.accountTokenStore,
-      rpId: 'desk.example.com',
-      origins: [studio],
-    },
-    sso: {
-      providers: [{ id: 'acme', name: 'Acme', issuer, ...client, domains: ['example.com'] }],
-      redirectUri,
-      landingUrl: `${studio}/`,
-      allowInsecureRequests: true,
-      identityLinks: stores.identityLinkStore,
-    },
+
+    modules: [
+      createPasskeysModule({
+        store: stores.passkeyStore,
+        challenges: stores.accountTokenStore,
+        rpId: 'desk.example.com',
+        origins: [studio],
+      }),
+      createSsoModule({
+        providers: [{ id: 'acme', name: 'Acme', issuer, ...client, domains: ['example.com'] }],
+        redirectUri,
+        landingUrl: `${studio}/`,
+        allowInsecureRequests: true,
+        identityLinks: stores.identityLinkStore,
+      }),
+    ],
     // One sign-in at a time: the gate never refuses.
     hashGate: false,
     deviceCookie: false,
@@ -90,9 +95,9 @@ async function deployment(storage: 'memory' | 'sqlite', issuer: string) {
     loginThrottle: { address: unlimited(), accountAddress: unlimited(), account: unlimited() },
   });
   const authenticator = createSoftwareAuthenticator({ origin: studio, rpId: 'desk.example.com', counts: false });
-  const registration = await service.passkeys!.register(
+  const registration = await service.modules.passkeys.register(
     user,
-    authenticator.register(await service.passkeys!.registrationOptions(user)),
+    authenticator.register(await service.modules.passkeys.registrationOptions(user)),
     'Bench key',
   );
   if (!registration.ok) throw new Error(`registration failed: ${registration.detail}`);

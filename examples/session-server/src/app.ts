@@ -17,7 +17,10 @@ import {
   type NewUser,
   type SsoProvider,
   type RateLimiter,
+  createPasskeysModule,
   createRecoveryModule,
+  createSsoModule,
+  createStepUpModule,
   createTeamModule,
 } from '@deskpilot/core/session';
 import { writeResponse } from '@deskpilot/core/node';
@@ -116,39 +119,40 @@ export async function createApp(config: ServerConfig, logger: Logger) {
             }),
           ]
         : []),
+      // The studio's page runs the ceremonies: its domain is the relying party, its origins the allowed ones.
+      ...(config.PASSKEYS
+        ? [
+            createPasskeysModule({
+              store: storage.passkeyStore,
+              challenges: storage.accountTokenStore,
+              rpId: config.PASSKEY_RP_ID ?? new URL(config.APP_URL).hostname,
+              origins: config.ALLOWED_ORIGINS,
+              // A passkey added or removed is news to its owner, by email when the server sends any.
+              ...(email ? { email: email.sender } : {}),
+            }),
+          ]
+        : []),
+      ...(config.SSO_PROVIDERS
+        ? [
+            createSsoModule({
+              providers: tenantProviders(config),
+              // Through the studio, which forwards /sessions/* here: the provider sees the studio's origin.
+              redirectUri: config.SSO_REDIRECT_URI ?? new URL('/sessions/sso/callback', config.APP_URL).href,
+              landingUrl: config.APP_URL,
+              allowInsecureRequests: config.SSO_ALLOW_HTTP,
+              requestTimeoutMs: config.SSO_REQUEST_TIMEOUT_MS,
+              callbackTimeoutMs: config.SSO_CALLBACK_TIMEOUT_MS,
+              addUser: (user: NewUser) => userDirectory.addUser(user),
+              identityLinks: storage.identityLinkStore,
+            }),
+          ]
+        : []),
+      // Proofs that the user verified themselves just now, for the chat service's risky approvals (after
+      // passkeys and single sign-on, which it uses).
+      ...(config.STEP_UP_SECRET
+        ? [createStepUpModule({ secret: config.STEP_UP_SECRET, recentSignInMs: config.STEP_UP_RECENT_SIGN_IN_MS })]
+        : []),
     ],
-    // The studio's page runs the ceremonies: its domain is the relying party, its origins the allowed ones.
-    ...(config.PASSKEYS
-      ? {
-          passkeys: {
-            store: storage.passkeyStore,
-            challenges: storage.accountTokenStore,
-            rpId: config.PASSKEY_RP_ID ?? new URL(config.APP_URL).hostname,
-            origins: config.ALLOWED_ORIGINS,
-            // A passkey added or removed is news to its owner, by email when the server sends any.
-            ...(email ? { email: email.sender } : {}),
-          },
-        }
-      : {}),
-    // Proofs that the user verified themselves just now, for the chat service's risky approvals.
-    ...(config.STEP_UP_SECRET
-      ? { stepUp: { secret: config.STEP_UP_SECRET, recentSignInMs: config.STEP_UP_RECENT_SIGN_IN_MS } }
-      : {}),
-    ...(config.SSO_PROVIDERS
-      ? {
-          sso: {
-            providers: tenantProviders(config),
-            // Through the studio, which forwards /sessions/* here: the provider sees the studio's origin.
-            redirectUri: config.SSO_REDIRECT_URI ?? new URL('/sessions/sso/callback', config.APP_URL).href,
-            landingUrl: config.APP_URL,
-            allowInsecureRequests: config.SSO_ALLOW_HTTP,
-            requestTimeoutMs: config.SSO_REQUEST_TIMEOUT_MS,
-            callbackTimeoutMs: config.SSO_CALLBACK_TIMEOUT_MS,
-            addUser: (user: NewUser) => userDirectory.addUser(user),
-            identityLinks: storage.identityLinkStore,
-          },
-        }
-      : {}),
   });
   if (email?.verify)
     email

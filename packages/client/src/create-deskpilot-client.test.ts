@@ -16,6 +16,8 @@ import {
   stepUpPolicy,
   createTeamModule,
   createRecoveryModule,
+  createPasskeysModule,
+  createStepUpModule,
 } from '@deskpilot/core';
 import { createDemoCommerceBackend, createDemoModel, createDemoTicketBackend, demoUsers } from '@deskpilot/core/demo';
 import { createSoftwareAuthenticator } from '@deskpilot/core/testing';
@@ -39,13 +41,14 @@ async function deployment(options: { rateLimit?: number; delayMs?: number; stepU
   for (const projectKey of ['acme-b2c', 'acme-b2b']) await organizations.addProject('acme', projectKey);
   await organizations.setAdmin('acme', 'usr_alice', true);
   const service = createSessionService({
-    passkeys,
     store: createMemorySessionStore(),
     directory,
     passwordHash,
     cookie: { secure: false },
     audit: createMemoryAuditStore(),
     modules: [
+      createPasskeysModule(passkeys),
+      ...(options.stepUpSecret ? [createStepUpModule({ secret: options.stepUpSecret })] : []),
       createTeamModule({
         directory,
         invitations: createMemoryInvitationStore(),
@@ -63,7 +66,6 @@ async function deployment(options: { rateLimit?: number; delayMs?: number; stepU
         },
       }),
     ],
-    ...(options.stepUpSecret ? { stepUp: { secret: options.stepUpSecret } } : {}),
   });
   const sessions = createSessionHandler({ service, allowedOrigins: ['http://studio.test'] });
   const chat = createChatHandler({

@@ -9,6 +9,8 @@ import {
   type SessionStore,
   createTeamModule,
   createRecoveryModule,
+  createPasskeysModule,
+  createStepUpModule,
 } from '@deskpilot/core';
 import { demoUsers } from '@deskpilot/core/demo';
 import * as fc from 'fast-check';
@@ -79,15 +81,18 @@ for (const backend of inProcessBackends)
         passwordHash: { cost: 16 },
         idleTimeoutMs: 365 * 24 * 3600_000,
         absoluteTimeoutMs: 365 * 24 * 3600_000,
-        passkeys: {
-          store: stores.passkeyStore,
-          challenges: stores.accountTokenStore,
-          rpId: 'studio.test',
-          origins: [studio],
-        },
+
         // Teams on, their changes in the trail: every refused request must leave both as they were.
         audit: stores.auditStore,
         modules: [
+          createPasskeysModule({
+            store: stores.passkeyStore,
+            challenges: stores.accountTokenStore,
+            rpId: 'studio.test',
+            origins: [studio],
+          }),
+          // Step-up on, always by passkey or password (no sign-in counts as recent).
+          createStepUpModule({ secret: 'fuzz-step-up-secret-of-at-least-32-chars', recentSignInMs: 0 }),
           createTeamModule({ directory: stores.userDirectory, invitations: stores.invitationStore }),
           createRecoveryModule({
             tokens: stores.accountTokenStore,
@@ -96,8 +101,6 @@ for (const backend of inProcessBackends)
             throttle: { address: createSlidingWindowLimiter({ limit: 1_000_000, windowMs: 60_000, now: clock.now }) },
           }),
         ],
-        // Step-up on, always by passkey or password (no sign-in counts as recent).
-        stepUp: { secret: 'fuzz-step-up-secret-of-at-least-32-chars', recentSignInMs: 0 },
       });
       const errors: unknown[] = [];
       const handler = createSessionHandler({
@@ -367,9 +370,9 @@ for (const backend of inProcessBackends)
         const account = (await stores.userDirectory.getAccount(
           (await stores.userDirectory.findCredentials(bob!.email))!.userId,
         ))!;
-        const registered = await service.passkeys!.register(
+        const registered = await service.modules.passkeys.register(
           account,
-          authenticator.register(await service.passkeys!.registrationOptions(account)),
+          authenticator.register(await service.modules.passkeys.registrationOptions(account)),
           'Fuzz key',
         );
         expect(registered.ok).toBe(true);
@@ -377,7 +380,7 @@ for (const backend of inProcessBackends)
         let run = 0;
         await fc.assert(
           fc.asyncProperty(fuzzRequest(fc.constant(''), studio), async (generated) => {
-            const response = authenticator.authenticate(await service.passkeys!.signInOptions());
+            const response = authenticator.authenticate(await service.modules.passkeys.signInOptions());
             const paths = [
               ['response', 'id'],
               ['response', 'response', 'signature'],
@@ -419,9 +422,9 @@ for (const backend of inProcessBackends)
         if (!signedIn.ok) throw new Error('alice could not sign in');
         const cookie = signedIn.setCookie.split(';')[0]!;
         const account = (await stores.userDirectory.getAccount(signedIn.session.user.id))!;
-        const registered = await service.passkeys!.register(
+        const registered = await service.modules.passkeys.register(
           account,
-          authenticator.register(await service.passkeys!.registrationOptions(account)),
+          authenticator.register(await service.modules.passkeys.registrationOptions(account)),
           'Step-up key',
         );
         expect(registered.ok).toBe(true);
@@ -430,7 +433,7 @@ for (const backend of inProcessBackends)
         await fc.assert(
           fc.asyncProperty(fuzzRequest(fc.constant(''), studio), async (generated) => {
             const binding = stepUpBinding({ id: `apv_${run}`, toolName: 'refundOrder', inputHash: 'f'.repeat(64) });
-            const challenge = await service.stepUp!.challenge(signedIn.session, binding);
+            const challenge = await service.modules.stepUp.challenge(signedIn.session, binding);
             if (challenge.method !== 'passkey') throw new Error(`expected a passkey step-up, got ${challenge.method}`);
             const response = authenticator.authenticate(challenge.options);
             const paths = [

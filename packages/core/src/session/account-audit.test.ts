@@ -8,6 +8,7 @@ import type { EmailMessage } from './email-sender.js';
 import { createMemoryPasskeyStore } from './passkey-store.js';
 import { alice, cookiePair, createTestSessions } from './session.test-support.js';
 import { createRecoveryModule } from '../recovery/create-recovery-module.js';
+import { createPasskeysModule } from './create-passkeys-module.js';
 
 const studio = 'http://localhost:3000';
 
@@ -17,13 +18,13 @@ async function setup(audit: AuditStore = createMemoryAuditStore(), logger?: Logg
   const fixture = await createTestSessions({
     audit,
     ...(logger ? { logger } : {}),
-    passkeys: {
-      store: createMemoryPasskeyStore(),
-      challenges: createMemoryAccountTokenStore(),
-      rpId: 'localhost',
-      origins: [studio],
-    },
     modules: [
+      createPasskeysModule({
+        store: createMemoryPasskeyStore(),
+        challenges: createMemoryAccountTokenStore(),
+        rpId: 'localhost',
+        origins: [studio],
+      }),
       createRecoveryModule({
         tokens: createMemoryAccountTokenStore(),
         email: { send: async (message) => void sent.push(message) },

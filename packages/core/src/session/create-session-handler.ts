@@ -17,12 +17,8 @@ import type { RateLimiter } from '../limiter/rate-limit-decision.js';
 import type { SessionService } from './create-session-service.js';
 import { isSessionRoute } from './is-session-route.js';
 import { servedSessionRoutes, type SessionRouteDependencies } from './session-routes.js';
-import { bindRoutes, createRouteTable, type BoundRoute } from '../routes/route-table.js';
+import { bindRoutes, createRouteTable } from '../routes/route-table.js';
 import type { RouteDeclaration } from '../routes/declare-route.js';
-import type { SessionSso } from './create-session-service.js';
-import { servedStepUpRoutes } from './step-up-routes.js';
-import { servedSsoRoutes } from './sso-routes.js';
-import { servedPasskeyRoutes } from './passkey-routes.js';
 
 /** Options of {@link createSessionHandler}. */
 export interface SessionHandlerOptions {
@@ -56,12 +52,6 @@ export interface SessionHandlerOptions {
    * @default true
    */
   requireClientAddress?: boolean;
-  /**
-   * Single sign-on starts and callbacks per client address (served when the service has `sso`): a
-   * budget of its own, so an office signing in through its provider never uses up the password throttle.
-   * @default 300 per 5 minutes
-   */
-  ssoThrottle?: RateLimiter;
   /** Largest accepted request body. @default 16384 */
   maxBodyBytes?: number;
   /** Path prefix the routes live under. @default "" (routes at `/sessions…`) */
@@ -115,13 +105,6 @@ function resolveDependencies(
   };
 }
 
-/** The single sign-on routes: discovery, start, callback, logout. */
-function ssoRoutes(deps: SessionRouteDependencies, sso: SessionSso, throttle: RateLimiter | undefined): BoundRoute[] {
-  const ssoThrottle =
-    throttle ?? createSlidingWindowLimiter({ limit: 300, windowMs: 5 * 60 * 1000, now: deps.service.context.now });
-  return bindRoutes(servedSsoRoutes, { ...deps, sso, ssoThrottle });
-}
-
 /**
  * Creates the session service's HTTP handler for the five routes of DESIGN §2, with problem+json
  * errors, `Cache-Control: no-store`, CSRF checks, a body limit and login throttling. The routes are
@@ -145,13 +128,7 @@ export function createSessionHandler(options: SessionHandlerOptions): SessionHan
     reportError(error);
   };
   const noStore: [string, string] = ['cache-control', 'no-store'];
-  const declared = [
-    ...bindRoutes(servedSessionRoutes, dependencies),
-    ...(service.passkeys ? bindRoutes(servedPasskeyRoutes, { ...dependencies, passkeys: service.passkeys }) : []),
-    ...(service.sso ? ssoRoutes(dependencies, service.sso, options.ssoThrottle) : []),
-    ...(service.stepUp ? bindRoutes(servedStepUpRoutes, { ...dependencies, stepUp: service.stepUp }) : []),
-    ...service.moduleRoutes(dependencies),
-  ];
+  const declared = [...bindRoutes(servedSessionRoutes, dependencies), ...service.moduleRoutes(dependencies)];
   const table = createRouteTable(declared, {
     spanPrefix: 'deskpilot.session',
     maxBodyBytes: dependencies.maxBodyBytes,

@@ -15,10 +15,6 @@ import { normalizeEmail } from './user-directory.js';
 import { DeskpilotError } from '../errors/deskpilot-error.js';
 import { withStoreSpans } from '../telemetry/spans.js';
 import { consoleLogger, type Logger } from '../logging/logger.js';
-import type { EmailMessage } from './email-sender.js';
-import { createPasskeys, type PasskeyOptions, type Passkeys } from './passkeys.js';
-import { createSessionStepUp, type SessionStepUp, type StepUpOptions } from './step-up.js';
-import { createSingleSignOn, type SingleSignOnOptions } from './single-sign-on.js';
 import { pruneAuditTrails, type AuditStore } from '../audit/audit-store.js';
 import { hashPassword } from './password.js';
 import { listOwnSessions, revokeOwnSession } from './own-sessions.js';
@@ -26,8 +22,6 @@ import { createAccountAudit, type AccountAudit } from './account-audit.js';
 import type {
   LoginResult,
   SessionKernel,
-  SessionPasskeys,
-  SessionSso,
   SessionModule,
   SessionModuleApis,
   SessionModuleParts,
@@ -87,24 +81,6 @@ export interface SessionServiceOptions<Modules extends readonly SessionModule[] 
    */
   deviceCookie?: DeviceCookieOptions | false;
   /**
-   * Passkeys (WebAuthn): registration for a signed-in user, and sign-in with a discoverable passkey,
-   * ending in the same session issuance as a password. Off unless given.
-   */
-  passkeys?: PasskeyOptions;
-  /**
-   * OpenID Connect single sign-on (`openid-client`): per identity provider, home-realm discovery by
-   * email domain, authorization code with PKCE, state and nonce, and provisioning when configured,
-   * ending in the same session issuance as a password. Off unless given.
-   */
-  sso?: SingleSignOnOptions;
-  /**
-   * Step-up for risky approvals: a signed proof that the signed-in user verified themselves just now —
-   * with a passkey when they have one (the assertion bound to the approval), else their password or a
-   * recent sign-in — which the chat service checks before it runs an approval its policy names. Off
-   * unless given.
-   */
-  stepUp?: StepUpOptions;
-  /**
    * The audit trail (`createPostgresStores(…).auditStore`, or any `AuditStore`): every sign-in by any
    * method, failed password sign-ins of existing accounts, and the team's changes are appended to the
    * trail of the project they concern. Off unless given. With SQL team stores, give the audit store of
@@ -154,6 +130,7 @@ const maxRotationAttempts = 5;
 export function createSessionService<const Modules extends readonly SessionModule[] = []>(
   options: SessionServiceOptions<Modules>,
 ): SessionService<Modules> {
+  refuseRetiredOptions(options);
   const context = resolveSessionContext(options);
   const { store, directory, cookie } = context;
   const credentialOptions = { passwordHash: options.passwordHash };
@@ -165,11 +142,6 @@ export function createSessionService<const Modules extends readonly SessionModul
     startSessionFor(context, { device, audit: options.audit }, account, { projectKey, cookieHeader, method, client });
   const accountAudit = createAccountAudit(options.audit, context, options.logger ?? consoleLogger);
 
-  const passkeys =
-    options.passkeys &&
-    sessionPasskeys(options, context, createPasskeys(options.passkeys, context), startSession, accountAudit);
-  const sso = options.sso && sessionSso(options, options.sso, context, startSession, accountAudit);
-  const stepUp = options.stepUp && sessionStepUp(options, options.stepUp, context, { passkeys, sso, hashGate });
   const pruneAudit = auditRetention(options, context.now);
   const parts: Array<SessionModuleParts<unknown>> = [];
   const modules = createModules(
@@ -188,9 +160,7 @@ export function createSessionService<const Modules extends readonly SessionModul
     context,
     modules: modules.apis as SessionModuleApis<Modules>,
     moduleRoutes: (deps) => modules.parts.flatMap((part) => part.routes?.(deps) ?? []),
-    passkeys,
-    sso,
-    stepUp,
+    signOutCookies: modules.parts.flatMap((part) => part.clearOnSignOut ?? []),
     resolve: (cookieHeader) => resolveSession(cookieHeader, context),
 
     async login(input) {
@@ -301,11 +271,8 @@ async function deleteExpiredRecords(
   modules: ReadonlyArray<SessionModuleParts<unknown>>,
 ): Promise<number> {
   const now = context.now();
-  // Each store once (they may be one).
-  const oneTimeStores = new Set([options.passkeys?.challenges]);
   const [sessions] = await Promise.all([
     context.store.deleteExpired(now),
-    ...[...oneTimeStores].map((tokens) => tokens?.deleteExpired(now)),
     ...modules.map((module) => module.deleteExpired?.(now)),
   ]);
   // After the sweep, and on its own: a trail that cannot be pruned now never keeps sessions alive.
@@ -442,190 +409,6 @@ async function stillTheirPassword(
   return current.passwordHash === checkedHash || verifyPassword(password, current.passwordHash);
 }
 
-/** The service's single sign-on: the flow of `createSingleSignOn`, ending in `startSession`. */
-function sessionSso(
-  serviceOptions: SessionServiceOptions,
-  options: SingleSignOnOptions,
-  context: SessionContext,
-  startSession: StartSession,
-  accountAudit: AccountAudit,
-): SessionSso {
-  // A session made for a browser that is gone: ended again at once (a sign-in, then a sign-out, in the trail).
-  const endUndelivered = (setCookie: string) => signOut(context, accountAudit, setCookie.split(';', 1)[0]!);
-  const singleSignOn = createSingleSignOn(options, context, {
-    cookiePrefix: serviceOptions.cookie?.prefix ?? 'deskpilot',
-    secure: serviceOptions.cookie?.secure ?? true,
-    pepper: serviceOptions.pepper,
-  });
-  return {
-    ...singleSignOn,
-    async signIn(search, cookieHeader, client, signal) {
-      const callbackUrl = new URL(options.redirectUri);
-      callbackUrl.search = search;
-      const finished = await singleSignOn.finish(callbackUrl, cookieHeader, signal);
-      if (!finished.ok) return finished;
-      // The browser is gone (its request aborted, a forwarder gave up): nobody would receive the session.
-      if (signal?.aborted) return { ok: false, reason: 'provider_error' };
-      const projectKey = ssoLanding(options, finished);
-      if (projectKey === null) return { ok: false, reason: 'forbidden' };
-      const started = await startSession(finished.account, projectKey, cookieHeader, 'sso', client);
-      if (!started.ok) return { ok: false, reason: 'forbidden' };
-      // Gone while the session was made: ended again (signed in, then out, in the trail), never left behind.
-      if (signal?.aborted) {
-        await endUndelivered(started.setCookie);
-        return { ok: false, reason: 'provider_error' };
-      }
-      // Kept as long as the session may live: signing out later can sign out at the provider too.
-      const setSignOutCookie = await singleSignOn.sealSignOut(
-        {
-          provider: finished.providerId,
-          userId: finished.account.user.id,
-          signedInAt: Date.parse(started.session.createdAt),
-          idToken: finished.idToken,
-          authenticatedAt: finished.authenticatedAt,
-          ...finished.tokenIds,
-        },
-        Date.parse(started.session.expiresAt) - context.now(),
-      );
-      return { ...started, setSignOutCookie, providerId: finished.providerId };
-    },
-    landing(refusal) {
-      const url = new URL(options.landingUrl);
-      if (refusal) url.hash = `sso-error=${refusal}`;
-      return url.href;
-    },
-  };
-}
-
-/**
- * The project a single sign-on opens: the one asked for, or (for a provider of a tenant's `projects`)
- * the person's first membership among them; null when the provider may not sign them into any.
- */
-function ssoLanding(
-  options: SingleSignOnOptions,
-  finished: { account: Account; projectKey?: string; providerId: string },
-): string | undefined | null {
-  const allowed = options.providers.find((provider) => provider.id === finished.providerId)?.projects;
-  if (!allowed) return finished.projectKey;
-  if (finished.projectKey !== undefined) return allowed.includes(finished.projectKey) ? finished.projectKey : null;
-  return finished.account.memberships.find((membership) => allowed.includes(membership.projectKey))?.projectKey ?? null;
-}
-
-/** The service's passkeys: the ceremonies, the owner told of a new passkey, sign-in ending in `startSession`. */
-function sessionPasskeys(
-  options: SessionServiceOptions,
-  context: SessionContext,
-  passkeys: Passkeys,
-  startSession: StartSession,
-  accountAudit: AccountAudit,
-): SessionPasskeys {
-  return {
-    ...passkeys,
-    async register(account, response, name) {
-      const result = await passkeys.register(account, response, name);
-      if (result.ok)
-        await accountAudit(account, {
-          type: 'passkey-added',
-          session: null,
-          data: { passkeyId: result.passkey.id, name: result.passkey.name },
-        });
-      // A new way into the account: its owner hears of it (by email, when the service sends any).
-      const notify = options.passkeys?.email;
-      if (result.ok && notify)
-        notify
-          .send(passkeyAddedMessage(account.user.email, result.passkey.name, options.passkeys?.appName ?? 'Deskpilot'))
-          .catch((error: unknown) =>
-            (options.logger ?? consoleLogger).error('passkey notification could not be sent', error),
-          );
-      return result;
-    },
-    async remove(userId, id, response, credentialIds) {
-      const result = await passkeys.remove(userId, id, response, credentialIds);
-      if (result === 'removed')
-        await accountAudit(userId, { type: 'passkey-removed', session: null, data: { passkeyId: id } });
-      // A way in gone: its owner hears of it too (an intruder removing theirs is news).
-      const notify = result === 'removed' ? options.passkeys?.email : undefined;
-      const account = notify && (await context.directory.getAccount(userId));
-      if (notify && account)
-        notify
-          .send(passkeyRemovedMessage(account.user.email, options.passkeys?.appName ?? 'Deskpilot'))
-          .catch((error: unknown) =>
-            (options.logger ?? consoleLogger).error('passkey notification could not be sent', error),
-          );
-      return result;
-    },
-    async signIn(response, input = {}) {
-      const verified = await passkeys.verifySignIn(response);
-      return verified.ok
-        ? startSession(verified.account, input.projectKey, input.cookieHeader, 'passkey', input.client)
-        : verified;
-    },
-  };
-}
-
-/** The email telling a user a passkey was added to their account. */
-function passkeyAddedMessage(to: string, name: string, appName: string): EmailMessage {
-  return {
-    to,
-    subject: `A passkey was added to your ${appName} account`,
-    text: [
-      `A passkey named "${name}" was added to the ${appName} account for ${to}. It can sign in without a password.`,
-      '',
-      'If this was not you, reset your password now: a reset removes every passkey and signs you out everywhere.',
-    ].join('\n'),
-  };
-}
-
-/** The email telling a user a passkey was removed from their account. */
-function passkeyRemovedMessage(to: string, appName: string): EmailMessage {
-  return {
-    to,
-    subject: `A passkey was removed from your ${appName} account`,
-    text: [
-      `A passkey was removed from the ${appName} account for ${to}, confirmed with one of its passkeys.`,
-      '',
-      'If this was not you, reset your password now: a reset removes every passkey and signs you out everywhere.',
-    ].join('\n'),
-  };
-}
-
-/** The service's step-up: passkeys when the user has one, else the password through the hash gate, or a recent sign-in. */
-function sessionStepUp(
-  options: SessionServiceOptions,
-  stepUp: StepUpOptions,
-  context: SessionContext,
-  {
-    passkeys,
-    sso,
-    hashGate,
-  }: { passkeys: Passkeys | undefined; sso: SessionSso | undefined; hashGate: HashGate | undefined },
-): SessionStepUp {
-  return createSessionStepUp(stepUp, {
-    context,
-    passkeys,
-    isBoundAtProvider: async (userId) => (options.sso ? options.sso.identityLinks.isLinked(userId) : false),
-    ...(sso
-      ? {
-          atProvider: {
-            signedInAt: (cookieHeader, session) =>
-              sso.signedInAt(cookieHeader, {
-                userId: session.user.id,
-                signedInAt: Date.parse(session.createdAt),
-                projectKey: session.projectKey,
-              }),
-            providerFor: (email) => sso.providerFor(email),
-          },
-        }
-      : {}),
-    checkPassword: async (email, password) => {
-      const checked = await checkCredentials(hashGate, false, () =>
-        checkPassword(context.directory, email, password, { passwordHash: options.passwordHash }),
-      );
-      return checked === 'busy' ? 'busy' : checked && { userId: checked.account.user.id };
-    },
-  });
-}
-
 /** What the kernel gives its modules (all but `module`, which each gets for the modules before it). */
 function kernelOf(
   options: SessionServiceOptions,
@@ -662,10 +445,8 @@ function kernelOf(
       return checked === 'busy' ? 'busy' : checked && { userId: checked.account.user.id };
     },
     recordAccountEvent: accountAudit,
-    // The service's own passkeys and single sign-on until they are modules, then every module's.
     async revokeCredentials(userId) {
       const revoked: string[] = [];
-      if (options.passkeys) await options.passkeys.store.deleteByUser(userId).then(() => revoked.push('passkeys'));
       for (const part of parts()) {
         const name = await part.revokeCredentials?.(userId);
         if (name !== undefined) revoked.push(name);
@@ -673,11 +454,25 @@ function kernelOf(
       return revoked;
     },
     async signsInElsewhere(userId) {
-      if (options.sso && (await options.sso.identityLinks.isLinked(userId))) return true;
       for (const part of parts()) if (await part.signsInElsewhere?.(userId)) return true;
       return false;
     },
   };
+}
+
+/** The options that became modules: refused, so that a feature an app relies on is never dropped in silence. */
+const retiredOptions: Record<string, string> = {
+  team: 'createTeamModule',
+  recovery: 'createRecoveryModule',
+  passkeys: 'createPasskeysModule',
+  sso: 'createSsoModule',
+  stepUp: 'createStepUpModule',
+};
+
+function refuseRetiredOptions(options: object): void {
+  for (const [option, factory] of Object.entries(retiredOptions))
+    if (Object.hasOwn(options, option) && (options as Record<string, unknown>)[option] !== undefined)
+      throw new TypeError(`createSessionService's ${option} option is a module now: modules: [${factory}(…)].`);
 }
 
 /** Creates the modules in order over the kernel; a second module of one name is refused. */
@@ -689,7 +484,15 @@ function createModules(
   const parts: Array<SessionModuleParts<unknown>> = [];
   for (const module of modules) {
     if (Object.hasOwn(apis, module.name)) throw new TypeError(`Two session modules are named ${module.name}.`);
-    const created = module.create({ ...kernel, module: <Api>(name: string) => apis[name] as Api | undefined });
+    const created = module.create({
+      ...kernel,
+      module: <Api>(name: string) => {
+        // Only a module given before: one given after is not made yet, and would be missed in silence.
+        if (!Object.hasOwn(apis, name) && modules.some((later) => later.name === name))
+          throw new TypeError(`The session module ${module.name} uses ${name}: give ${name} before it.`);
+        return apis[name] as Api | undefined;
+      },
+    });
     apis[module.name] = created.api;
     parts.push(created);
   }

@@ -11,6 +11,9 @@ export {
   type SignInMethod,
 } from './create-session-service.js';
 export type { SessionContext } from './session-context.js';
+export { createPasskeysModule } from './create-passkeys-module.js';
+export { createSsoModule, type SsoModuleOptions } from './create-sso-module.js';
+export { createStepUpModule } from './create-step-up-module.js';
 export type { SessionKernel, SessionModule, SessionModuleApis, SessionModuleParts } from './session-service.js';
 export type { SessionSummary } from './session-summary.js';
 export type { RevokeSessionResult } from './own-sessions.js';

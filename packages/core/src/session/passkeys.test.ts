@@ -5,24 +5,29 @@ import { createSessionHandler } from './create-session-handler.js';
 import { hashPassword } from './password.js';
 import { createMemoryPasskeyStore } from './passkey-store.js';
 import type { PasskeyOptions } from './passkeys.js';
-import { alice, bob, cookiePair, createTestSessions } from './session.test-support.js';
+import { alice, bob, cookiePair, createTestSessions, moduleApi } from './session.test-support.js';
+import type { EmailMessage } from './email-sender.js';
 import { createSoftwareAuthenticator } from '../testing/software-authenticator.js';
 import { checkDeclaredAnswers } from '../routes/declared-answers.test-support.js';
 import { createRecoveryModule } from '../recovery/create-recovery-module.js';
 import type { AccountRecovery } from '../recovery/account-recovery.js';
+import { createPasskeysModule } from './create-passkeys-module.js';
+import type { SessionPasskeys } from './session-service.js';
 
 const studio = 'http://localhost:3000';
 
 async function setup(passkeyOptions: Partial<PasskeyOptions> = {}, counts = true) {
   const store = createMemoryPasskeyStore();
   const fixture = await createTestSessions({
-    passkeys: {
-      store,
-      challenges: createMemoryAccountTokenStore(),
-      rpId: 'localhost',
-      origins: [studio],
-      ...passkeyOptions,
-    },
+    modules: [
+      createPasskeysModule({
+        store,
+        challenges: createMemoryAccountTokenStore(),
+        rpId: 'localhost',
+        origins: [studio],
+        ...passkeyOptions,
+      }),
+    ],
   });
   const events: DeskpilotEvent[] = [];
   const handler = checkDeclaredAnswers(
@@ -357,14 +362,14 @@ describe('passkeys and the rest of the account', () => {
     const store = createMemoryPasskeyStore();
     const outbox: string[] = [];
     const { service, clock } = await createTestSessions({
-      passkeys: {
-        store,
-        challenges,
-        rpId: 'localhost',
-        origins: [studio],
-        email: { send: async (message) => void outbox.push(message.text) },
-      },
       modules: [
+        createPasskeysModule({
+          store,
+          challenges,
+          rpId: 'localhost',
+          origins: [studio],
+          email: { send: async (message: EmailMessage) => void outbox.push(message.text) },
+        }),
         createRecoveryModule({
           // A store of their own: the sweep must reach the passkeys' challenges too.
           tokens: createMemoryAccountTokenStore(),
@@ -379,9 +384,9 @@ describe('passkeys and the rest of the account', () => {
     const account = (await service.context.directory.getAccount(login.session.user.id))!;
     expect(
       (
-        await service.passkeys!.register(
+        await moduleApi<SessionPasskeys>(service, 'passkeys').register(
           account,
-          authenticator.register(await service.passkeys!.registrationOptions(account)),
+          authenticator.register(await moduleApi<SessionPasskeys>(service, 'passkeys').registrationOptions(account)),
           'Planted',
         )
       ).ok,
@@ -403,11 +408,15 @@ describe('passkeys and the rest of the account', () => {
     expect(await store.listByUser(account.user.id)).toEqual([]);
     expect(outbox).toHaveLength(2);
     expect(
-      (await service.passkeys!.signIn(authenticator.authenticate(await service.passkeys!.signInOptions()))).ok,
+      (
+        await moduleApi<SessionPasskeys>(service, 'passkeys').signIn(
+          authenticator.authenticate(await moduleApi<SessionPasskeys>(service, 'passkeys').signInOptions()),
+        )
+      ).ok,
     ).toBe(false);
 
     // Challenges nobody answered are deleted once expired, with the sessions.
-    await service.passkeys!.signInOptions();
+    await moduleApi<SessionPasskeys>(service, 'passkeys').signInOptions();
     clock.advance(5 * 60 * 1000);
     await service.deleteExpired();
     expect(await challenges.deleteExpired(Number.MAX_SAFE_INTEGER)).toBe(0);

@@ -98,4 +98,22 @@ describe('session modules: the seam', () => {
       'Two session modules are named first.',
     );
   });
+
+  it('refuses the options that became modules, rather than drop a feature in silence', async () => {
+    await expect(createTestSessions({ ...({ passkeys: {} } as object) })).rejects.toThrow(
+      "createSessionService's passkeys option is a module now: modules: [createPasskeysModule(…)].",
+    );
+    await expect(createTestSessions({ ...({ team: {} } as object) })).rejects.toThrow(/createTeamModule/);
+  });
+
+  it('refuses a module that asks for one given after it', async () => {
+    const asks: SessionModule<'asks', unknown> = {
+      name: 'asks',
+      create: (kernel) => ({ api: kernel.module('later') }),
+    };
+    const later: SessionModule<'later', string> = { name: 'later', create: () => ({ api: 'late' }) };
+    await expect(createTestSessions({ modules: [asks, later] })).rejects.toThrow(
+      'The session module asks uses later: give later before it.',
+    );
+  });
 });

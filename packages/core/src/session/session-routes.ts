@@ -26,10 +26,11 @@ function withCookie(response: HttpResponse, setCookie: string): HttpResponse {
   return response;
 }
 
-/** A 204 that clears the session cookie (and a single sign-on's sign-out hint, which went with the session). */
+/** A 204 that clears the session cookie (and the modules' cookies that went with it: single sign-on's hint). */
 function clearedCookieResponse(deps: SessionRouteDependencies): HttpResponse {
   const response = withCookie({ status: 204, headers: [], body: null }, deps.service.context.cookie.clear());
-  return deps.service.sso ? withCookie(response, deps.service.sso.clearSignOut) : response;
+  for (const cookie of deps.service.signOutCookies) withCookie(response, cookie);
+  return response;
 }
 
 /** Throws `rate_limited` when a login attempt for `email` from this request's address is throttled. */

@@ -16,7 +16,6 @@ import type { SessionContext } from './session-context.js';
 import type { SessionSummary } from './session-summary.js';
 import type { Session } from './session.js';
 import type { SingleSignOn, SsoRefusal } from './single-sign-on.js';
-import type { SessionStepUp } from './step-up.js';
 import type { Account } from './user-directory.js';
 
 /** The request a sign-in came with: where its session is signed in from (what its owner and admins see). */
@@ -89,12 +88,8 @@ export interface SessionService<Modules extends readonly SessionModule[] = reado
   readonly modules: SessionModuleApis<Modules>;
   /** The routes its modules serve, bound to a handler's dependencies: what `createSessionHandler` serves beside the kernel's. */
   moduleRoutes(deps: SessionRouteDependencies): BoundRoute[];
-  /** The passkey ceremonies and passkey sign-in, when the service was created with `passkeys`. */
-  readonly passkeys: SessionPasskeys | undefined;
-  /** Single sign-on, when the service was created with `sso`. */
-  readonly sso: SessionSso | undefined;
-  /** Step-up verification for risky approvals, when the service was created with `stepUp`. */
-  readonly stepUp: SessionStepUp | undefined;
+  /** The `Set-Cookie` values of the modules' own cookies, cleared with the session's on a sign-out. */
+  readonly signOutCookies: readonly string[];
   /** The session of a `Cookie` header, renewing its idle expiry; null when there is none. */
   resolve(cookieHeader: string | null | undefined): Promise<ResolvedSession | null>;
   login(input: LoginInput): Promise<LoginResult>;
@@ -192,6 +187,8 @@ export interface SessionModuleParts<Api> {
   readonly revokeCredentials?: ((userId: string) => Promise<string | undefined>) | undefined;
   /** Whether the module signs this user in elsewhere (`kernel.signsInElsewhere`). */
   readonly signsInElsewhere?: ((userId: string) => Promise<boolean>) | undefined;
+  /** `Set-Cookie` values that clear the module's own cookies when its user signs out (single sign-on's hint). */
+  readonly clearOnSignOut?: readonly string[] | undefined;
 }
 
 /**

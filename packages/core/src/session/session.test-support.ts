@@ -35,3 +35,10 @@ export function cookiePair(setCookie: string): string {
 export function tokenOf(setCookie: string): string {
   return cookiePair(setCookie).slice(cookiePair(setCookie).indexOf('=') + 1);
 }
+
+/** The API of a service's module by name (a test's service is created untyped), or a failure naming it. */
+export function moduleApi<Api>(service: { modules: Readonly<Record<string, unknown>> }, name: string): Api {
+  const api = service.modules[name];
+  if (api === undefined) throw new Error(`The service has no ${name} module.`);
+  return api as Api;
+}

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DeskpilotEvent } from '../chat/chat-event.js';
 import { createSessionHandler } from './create-session-handler.js';
 import type { SessionServiceOptions } from './create-session-service.js';
-import { cookiePair, createTestSessions } from './session.test-support.js';
+import { cookiePair, createTestSessions, moduleApi } from './session.test-support.js';
 import type { SingleSignOnOptions, SsoProvider } from './single-sign-on.js';
 import { createSessionRoutesForwarder } from '../proxy/create-session-routes-forwarder.js';
 import { fromFetchRequest } from '../http/http-request.js';
@@ -16,6 +16,10 @@ import { startOpenIdProvider } from '../../../../examples/test-support/openid-pr
 import { checkDeclaredAnswers } from '../routes/declared-answers.test-support.js';
 import { createRecoveryModule } from '../recovery/create-recovery-module.js';
 import type { AccountRecovery } from '../recovery/account-recovery.js';
+import { createSsoModule } from './create-sso-module.js';
+import { createStepUpModule } from './create-step-up-module.js';
+import type { SessionSso } from './session-service.js';
+import type { StepUpOptions } from './step-up.js';
 
 const studio = 'http://localhost:3000';
 const redirectUri = 'http://desk.test/sessions/sso/callback';
@@ -73,7 +77,7 @@ function acme(overrides: Partial<SsoProvider> = {}): SsoProvider {
 async function setup(
   options: {
     providers?: SsoProvider[];
-    service?: Partial<SessionServiceOptions>;
+    service?: Partial<SessionServiceOptions> & { stepUp?: StepUpOptions };
     identityLinks?: IdentityLinkStore;
     /** How the service reaches the provider (a test's stand-in in the middle). */
     fetch?: typeof fetch;
@@ -83,31 +87,33 @@ async function setup(
 ) {
   const identityLinks = options.identityLinks ?? createMemoryIdentityLinkStore();
   const outbox: EmailMessage[] = [];
+  const { stepUp, ...serviceOptions } = options.service ?? {};
   const fixture = await createTestSessions({
     pepper: 'a-pepper-of-the-sso-tests',
     cookie: { secure: false },
-    ...options.service,
+    ...serviceOptions,
   });
   const withSso = await createTestSessions({
     store: fixture.store,
     directory: fixture.directory,
     // The provider's clock is the real one: so is the service's, unless a test moves it.
     now: options.service?.now ?? Date.now,
-    ...(options.service?.stepUp ? { stepUp: options.service.stepUp } : {}),
     pepper: 'a-pepper-of-the-sso-tests',
     cookie: { secure: false },
-    sso: {
-      providers: options.providers ?? [acme()],
-      redirectUri,
-      landingUrl: `${studio}/`,
-      allowInsecureRequests: true,
-      addUser: (user) => fixture.directory.addUser(user),
-      identityLinks,
-      ...(options.fetch ? { fetch: options.fetch } : {}),
-      ...options.sso,
-    },
-    // Recovery beside it: a user bound to a person at the provider recovers there, not by email.
+
     modules: [
+      createSsoModule({
+        providers: options.providers ?? [acme()],
+        redirectUri,
+        landingUrl: `${studio}/`,
+        allowInsecureRequests: true,
+        addUser: (user) => fixture.directory.addUser(user),
+        identityLinks,
+        ...(options.fetch ? { fetch: options.fetch } : {}),
+        ...options.sso,
+      }),
+      ...(stepUp ? [createStepUpModule(stepUp)] : []),
+      // Recovery beside it: a user bound to a person at the provider recovers there, not by email.
       createRecoveryModule({
         tokens: createMemoryAccountTokenStore(),
         email: { send: async (message) => void outbox.push(message) },
@@ -593,23 +599,23 @@ describe('single sign-on with a real OpenID Provider', () => {
       expect.stringMatching(/^deskpilot_sso_out=; Max-Age=0/),
     ]);
     const hint = { provider: 'acme', userId: 'user-1', signedInAt: 0 };
-    expect(await service.sso!.sealSignOut({ ...hint, idToken: 'x'.repeat(1_000) }, 60_000)).toMatch(
-      /^deskpilot_sso_out=/,
-    );
-    const large = await service.sso!.sealSignOut(
+    expect(
+      await moduleApi<SessionSso>(service, 'sso').sealSignOut({ ...hint, idToken: 'x'.repeat(1_000) }, 60_000),
+    ).toMatch(/^deskpilot_sso_out=/);
+    const large = await moduleApi<SessionSso>(service, 'sso').sealSignOut(
       { ...hint, idToken: 'x'.repeat(3_000), authenticatedAt: 5, sid: 'op-sid', jti: null },
       60_000,
     );
     expect(large).toMatch(/^deskpilot_sso_out=/);
     const session = { userId: 'user-1', signedInAt: 0, projectKey: 'acme-b2c' };
     // Without the ID token, the provider's session id is still kept for the step-up's record.
-    expect(await service.sso!.signedInAt(cookiePair(large!), session)).toEqual({
+    expect(await moduleApi<SessionSso>(service, 'sso').signedInAt(cookiePair(large!), session)).toEqual({
       provider: { id: 'acme', name: 'Acme (test provider)' },
       authenticatedAt: 5,
       sid: 'op-sid',
       jti: null,
     });
-    expect(await service.sso!.endSessionUrl(cookiePair(large!), session)).toBeNull();
+    expect(await moduleApi<SessionSso>(service, 'sso').endSessionUrl(cookiePair(large!), session)).toBeNull();
   });
 
   it('discovers the provider of an email domain (home realm), and says when there is none', async () => {

@@ -5,9 +5,12 @@ import { createSoftwareAuthenticator } from '../testing/software-authenticator.j
 import { createMemoryAccountTokenStore } from './account-token-store.js';
 import { createSessionHandler } from './create-session-handler.js';
 import { createMemoryPasskeyStore } from './passkey-store.js';
-import { alice, bob, cookiePair, createTestSessions } from './session.test-support.js';
+import { alice, bob, cookiePair, createTestSessions, moduleApi } from './session.test-support.js';
 import type { StepUpOptions } from './step-up.js';
 import { checkDeclaredAnswers } from '../routes/declared-answers.test-support.js';
+import { createPasskeysModule } from './create-passkeys-module.js';
+import { createStepUpModule } from './create-step-up-module.js';
+import type { SessionPasskeys } from './session-service.js';
 
 const studio = 'http://localhost:3000';
 const secret = 'step-up-secret-for-tests-0123456789abcdef';
@@ -17,13 +20,15 @@ const otherBinding = stepUpBinding({ id: 'apv_2', toolName: 'refundOrder', input
 async function setup(stepUpOptions: Partial<StepUpOptions> = {}) {
   const passkeyStore = createMemoryPasskeyStore();
   const fixture = await createTestSessions({
-    passkeys: {
-      store: passkeyStore,
-      challenges: createMemoryAccountTokenStore(),
-      rpId: 'localhost',
-      origins: [studio],
-    },
-    stepUp: { secret, ...stepUpOptions },
+    modules: [
+      createPasskeysModule({
+        store: passkeyStore,
+        challenges: createMemoryAccountTokenStore(),
+        rpId: 'localhost',
+        origins: [studio],
+      }),
+      createStepUpModule({ secret, ...stepUpOptions }),
+    ],
   });
   const events: DeskpilotEvent[] = [];
   const handler = checkDeclaredAnswers(
@@ -123,7 +128,7 @@ describe('step-up: a fresh user verification, signed for one approval', () => {
         { secret, recentSignInMs: 60_000 },
         {
           context: service.context,
-          passkeys: service.passkeys,
+          passkeys: moduleApi<SessionPasskeys>(service, 'passkeys'),
           isBoundAtProvider: async () => bound,
           checkPassword: async () => ({ userId: 'never' }),
         },
@@ -146,7 +151,7 @@ describe('step-up: a fresh user verification, signed for one approval', () => {
         { secret, recentSignInMs: 60_000 },
         {
           context: service.context,
-          passkeys: service.passkeys,
+          passkeys: moduleApi<SessionPasskeys>(service, 'passkeys'),
           isBoundAtProvider: async () => true,
           checkPassword: async () => ({ userId: 'never' }),
           atProvider: {
@@ -296,6 +301,8 @@ describe('step-up: a fresh user verification, signed for one approval', () => {
   });
 
   it('refuses a secret shorter than 32 characters when the service is created', async () => {
-    await expect(createTestSessions({ stepUp: { secret: 'short' } })).rejects.toThrow(/at least 32 characters/);
+    await expect(createTestSessions({ modules: [createStepUpModule({ secret: 'short' })] })).rejects.toThrow(
+      /at least 32 characters/,
+    );
   });
 });

@@ -17,6 +17,7 @@ import { createMemoryRolePolicyStore } from './role-policy.js';
 import { createMemoryOrganizationStore } from './organization-store.js';
 import { checkDeclaredAnswers } from '../routes/declared-answers.test-support.js';
 import { createTeamModule } from './create-team-module.js';
+import { createPasskeysModule } from '../session/create-passkeys-module.js';
 
 const studio = 'http://localhost:3000';
 const carol = { email: 'carol@example.com', password: 'carol-demo-password' } as const;
@@ -53,10 +54,11 @@ async function setup(team: Partial<TeamOptions> = {}, serviceOptions: Partial<Se
     now: clock.now,
     passwordHash: testPasswordHash,
     audit,
+    ...serviceOptions,
     modules: [
       createTeamModule({ directory, invitations, policies: createMemoryRolePolicyStore(), organizations, ...team }),
+      ...(serviceOptions.modules ?? []),
     ],
-    ...serviceOptions,
   });
   const handler = checkDeclaredAnswers(createSessionHandler({ service, allowedOrigins: [studio] }));
   const send = (
@@ -298,12 +300,14 @@ describe('team routes: invitations', () => {
     const { post, login, directory } = await setup(
       {},
       {
-        passkeys: {
-          store: createMemoryPasskeyStore(),
-          challenges: createMemoryAccountTokenStore(),
-          rpId: 'localhost',
-          origins: [studioOrigin],
-        },
+        modules: [
+          createPasskeysModule({
+            store: createMemoryPasskeyStore(),
+            challenges: createMemoryAccountTokenStore(),
+            rpId: 'localhost',
+            origins: [studioOrigin],
+          }),
+        ],
       },
     );
     const authenticator = createSoftwareAuthenticator({ origin: studioOrigin, rpId: 'localhost' });

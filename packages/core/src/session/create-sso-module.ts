@@ -1,0 +1,112 @@
+import { createSlidingWindowLimiter } from '../limiter/create-sliding-window-limiter.js';
+import type { RateLimiter } from '../limiter/rate-limit-decision.js';
+import { bindRoutes } from '../routes/route-table.js';
+import type { SessionKernel, SessionModule, SessionSso } from './session-service.js';
+import { createSingleSignOn, type SingleSignOnOptions } from './single-sign-on.js';
+import { servedSsoRoutes } from './sso-routes.js';
+import type { Account } from './user-directory.js';
+
+/** Options of {@link createSsoModule}: single sign-on's own, and its routes' throttle. */
+export interface SsoModuleOptions extends SingleSignOnOptions {
+  /**
+   * Single sign-on starts and callbacks per client address: a budget of its own, so an office signing
+   * in through its provider never uses up the password throttle.
+   * @default 300 per 5 minutes, in process
+   */
+  throttle?: RateLimiter;
+}
+
+/**
+ * OpenID Connect single sign-on (`openid-client`) as a module of the session service: per identity
+ * provider, home-realm discovery by email domain, authorization code with PKCE, state and nonce,
+ * provisioning when configured, and sign-out at the provider; a sign-in ends in the kernel's one way in.
+ * Serves `/sessions/sso/…`; its API is `service.modules.sso`. A user bound at a provider recovers there
+ * (`kernel.signsInElsewhere`), and signing out clears its sign-out cookie too.
+ *
+ * @example
+ * const sessions = createSessionService({
+ *   store, directory,
+ *   modules: [createSsoModule({ providers, redirectUri, landingUrl, identityLinks })],
+ * });
+ */
+export function createSsoModule(options: SsoModuleOptions): SessionModule<'sso', SessionSso> {
+  return {
+    name: 'sso',
+    create(kernel) {
+      const sso = sessionSso(options, kernel);
+      const ssoThrottle =
+        options.throttle ??
+        createSlidingWindowLimiter({ limit: 300, windowMs: 5 * 60 * 1000, now: kernel.context.now });
+      return {
+        api: sso,
+        routes: (deps) => bindRoutes(servedSsoRoutes, { ...deps, sso, ssoThrottle }),
+        signsInElsewhere: (userId) => options.identityLinks.isLinked(userId),
+        clearOnSignOut: [sso.clearSignOut],
+      };
+    },
+  };
+}
+
+/** The service's single sign-on: the flow of `createSingleSignOn`, ending in `startSession`. */
+function sessionSso(options: SingleSignOnOptions, kernel: SessionKernel): SessionSso {
+  const { context } = kernel;
+  // A session made for a browser that is gone: ended again at once (a sign-in, then a sign-out, in the trail).
+  const endUndelivered = (setCookie: string) => kernel.signOut(setCookie.split(';', 1)[0]!);
+  const singleSignOn = createSingleSignOn(options, context, {
+    cookiePrefix: kernel.cookie.prefix,
+    secure: kernel.cookie.secure,
+    pepper: kernel.pepper,
+  });
+  return {
+    ...singleSignOn,
+    async signIn(search, cookieHeader, client, signal) {
+      const callbackUrl = new URL(options.redirectUri);
+      callbackUrl.search = search;
+      const finished = await singleSignOn.finish(callbackUrl, cookieHeader, signal);
+      if (!finished.ok) return finished;
+      // The browser is gone (its request aborted, a forwarder gave up): nobody would receive the session.
+      if (signal?.aborted) return { ok: false, reason: 'provider_error' };
+      const projectKey = ssoLanding(options, finished);
+      if (projectKey === null) return { ok: false, reason: 'forbidden' };
+      const started = await kernel.startSession(finished.account, { projectKey, cookieHeader, method: 'sso', client });
+      if (!started.ok) return { ok: false, reason: 'forbidden' };
+      // Gone while the session was made: ended again (signed in, then out, in the trail), never left behind.
+      if (signal?.aborted) {
+        await endUndelivered(started.setCookie);
+        return { ok: false, reason: 'provider_error' };
+      }
+      // Kept as long as the session may live: signing out later can sign out at the provider too.
+      const setSignOutCookie = await singleSignOn.sealSignOut(
+        {
+          provider: finished.providerId,
+          userId: finished.account.user.id,
+          signedInAt: Date.parse(started.session.createdAt),
+          idToken: finished.idToken,
+          authenticatedAt: finished.authenticatedAt,
+          ...finished.tokenIds,
+        },
+        Date.parse(started.session.expiresAt) - context.now(),
+      );
+      return { ...started, setSignOutCookie, providerId: finished.providerId };
+    },
+    landing(refusal) {
+      const url = new URL(options.landingUrl);
+      if (refusal) url.hash = `sso-error=${refusal}`;
+      return url.href;
+    },
+  };
+}
+
+/**
+ * The project a single sign-on opens: the one asked for, or (for a provider of a tenant's `projects`)
+ * the person's first membership among them; null when the provider may not sign them into any.
+ */
+function ssoLanding(
+  options: SingleSignOnOptions,
+  finished: { account: Account; projectKey?: string; providerId: string },
+): string | undefined | null {
+  const allowed = options.providers.find((provider) => provider.id === finished.providerId)?.projects;
+  if (!allowed) return finished.projectKey;
+  if (finished.projectKey !== undefined) return allowed.includes(finished.projectKey) ? finished.projectKey : null;
+  return finished.account.memberships.find((membership) => allowed.includes(membership.projectKey))?.projectKey ?? null;
+}
