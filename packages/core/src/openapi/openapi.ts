@@ -48,22 +48,24 @@ function sessionHandlerErrors(route: RouteDeclaration): ErrorCode[] {
   ];
 }
 
+/** Every route the session service can serve: the kernel's, then each module's, as declared. */
+export const sessionRouteDeclarations: readonly RouteDeclaration[] = [
+  sessionRoutes,
+  recoveryRoutes,
+  passkeyRoutes,
+  ssoRoutes,
+  stepUpRoutes,
+  teamRoutes,
+  organizationRoutes,
+].flatMap((group) => Object.values(group));
+
 /** The session service's routes (`createSessionHandler`) as an OpenAPI 3.1 document, from the schemas the handler validates with. */
 export function sessionOpenApi(options: OpenApiOptions = {}): OpenApiDocument {
   const cookie = [{ sessionCookie: [] }];
-  const groups = [
-    sessionRoutes,
-    recoveryRoutes,
-    passkeyRoutes,
-    ssoRoutes,
-    stepUpRoutes,
-    teamRoutes,
-    organizationRoutes,
-  ];
-  const paths = openApiPaths(
-    groups.flatMap((group) => Object.values(group)),
-    { security: { session: cookie }, handlerErrors: sessionHandlerErrors },
-  );
+  const paths = openApiPaths(sessionRouteDeclarations, {
+    security: { session: cookie },
+    handlerErrors: sessionHandlerErrors,
+  });
   const components = {
     securitySchemes: {
       sessionCookie: { type: 'apiKey', in: 'cookie', name: `${options.cookiePrefix ?? 'deskpilot'}_session` },

@@ -1,30 +1,18 @@
 import { safeParse } from 'zod/v4/core';
 import { describe, expect, it } from 'vitest';
-import { sessionOpenApi } from '../openapi/openapi.js';
+import { sessionOpenApi, sessionRouteDeclarations } from '../openapi/openapi.js';
 import type { RouteDeclaration } from '../routes/declare-route.js';
 import { createSessionHandler } from './create-session-handler.js';
 import { createMemoryAccountTokenStore } from './account-token-store.js';
-import { passkeyRoutes } from './passkey-api.js';
 import { recoveryRoutes } from '../recovery/recovery-api.js';
-import { ssoRoutes } from './sso-api.js';
-import { stepUpRoutes } from './step-up-api.js';
-import { organizationRoutes, teamRoutes } from '../team/team-api.js';
 import { sessionRoutes } from './session-api.js';
 import { alice, cookiePair, createTestSessions } from './session.test-support.js';
 import { createRecoveryModule } from '../recovery/create-recovery-module.js';
 
 const studio = 'http://localhost:3000';
 
-/** Every declared route of the session service, by feature. */
-const declaredRoutes: RouteDeclaration[] = [
-  sessionRoutes,
-  recoveryRoutes,
-  passkeyRoutes,
-  ssoRoutes,
-  stepUpRoutes,
-  teamRoutes,
-  organizationRoutes,
-].flatMap((group) => Object.values(group));
+/** Every declared route of the session service, kernel and modules. */
+const declaredRoutes = sessionRouteDeclarations;
 const operation = (route: RouteDeclaration) => `${route.method} ${route.path}`;
 
 describe('the session routes, declared once', () => {
