@@ -115,6 +115,7 @@ function resolveDependencies(
  * export default handler; // { fetch } — or mount it with @deskpilot/session-express
  */
 export function createSessionHandler(options: SessionHandlerOptions): SessionHandler {
+  refuseRetiredThrottles(options);
   const { service } = options;
   const allowedOrigins = normalizeOrigins(options.allowedOrigins ?? []);
   const basePath = (options.basePath ?? '').replace(/\/+$/, '');
@@ -164,4 +165,14 @@ export function createSessionHandler(options: SessionHandlerOptions): SessionHan
     routes: table.routes,
     isRoute: (path) => isSessionRoute(routePath(path)),
   };
+}
+
+/** The throttles that moved to their modules: refused, so that a shared (Redis) limiter is never replaced in silence. */
+function refuseRetiredThrottles(options: object): void {
+  for (const [option, moved] of [
+    ['recoveryThrottle', 'createRecoveryModule({ throttle })'],
+    ['ssoThrottle', 'createSsoModule({ throttle })'],
+  ])
+    if ((options as Record<string, unknown>)[option!] !== undefined)
+      throw new TypeError(`createSessionHandler's ${option} is its module's now: ${moved}.`);
 }

@@ -106,6 +106,14 @@ describe('session modules: the seam', () => {
     await expect(createTestSessions({ ...({ team: {} } as object) })).rejects.toThrow(/createTeamModule/);
   });
 
+  it('refuses the handler options that moved to their modules', async () => {
+    const { service } = await createTestSessions();
+    expect(() => createSessionHandler({ service, ...({ recoveryThrottle: {} } as object) })).toThrow(
+      "createSessionHandler's recoveryThrottle is its module's now: createRecoveryModule({ throttle }).",
+    );
+    expect(() => createSessionHandler({ service, ...({ ssoThrottle: {} } as object) })).toThrow(/createSsoModule/);
+  });
+
   it('refuses a module that asks for one given after it', async () => {
     const asks: SessionModule<'asks', unknown> = {
       name: 'asks',
