@@ -65,7 +65,7 @@ describe('@deskpilot/core installed alone from its tarball', () => {
     );
     expect(names).toEqual(expect.arrayContaining(['@deskpilot/core', ...Object.keys(manifest.dependencies)]));
     expect(names).toEqual(expect.arrayContaining(requiredPeers));
-    // The figure the docs quote (CONTRIBUTING.md, "Dependencies"): what an adopter's install holds.
+    // The figure CONTRIBUTING.md quotes ("Dependencies"): what an adopter's install holds.
     console.info(
       `@deskpilot/core alone installs ${packages.length - 1} packages beside itself:\n${packages.join('\n')}`,
     );
