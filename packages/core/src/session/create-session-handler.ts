@@ -71,13 +71,11 @@ export interface SessionHandler {
   /** Host-neutral entry used by adapters (no `Request` object needed). */
   handle(request: HttpRequest): Promise<HttpResponse>;
   /**
-   * The paths it serves (`/sessions`, `/sessions/current`, `/sessions/current/project`, and with
-   * recovery `/sessions/password-reset`, `/sessions/password-reset/confirm`,
-   * `/sessions/current/email-verification`, `/sessions/email-verification/confirm`, under `basePath`):
-   * what a host registers, or labels its metrics by.
+   * The paths it serves under `basePath`: the kernel's (`/sessions`, `/sessions/current`, …) and those
+   * of the service's modules. What a host registers, or labels its metrics by.
    */
   readonly paths: readonly string[];
-  /** The declared routes it serves: what its OpenAPI document and client are derived from. */
+  /** The declarations of the routes it serves, the kernel's and its modules': what it dispatches by. */
   readonly routes: readonly RouteDeclaration[];
   /** Whether `path` is one of the session routes, under `basePath` or not: what an adapter passes to {@link handle}. */
   isRoute(path: string): boolean;
@@ -106,9 +104,9 @@ function resolveDependencies(
 }
 
 /**
- * Creates the session service's HTTP handler for the five routes of DESIGN §2, with problem+json
- * errors, `Cache-Control: no-store`, CSRF checks, a body limit and login throttling. The routes are
- * named functions in `session-routes.ts`.
+ * Creates the session service's HTTP handler: the kernel's routes (DESIGN §2, served in
+ * `session-routes.ts`) and those of the service's modules, dispatched by their declarations, with
+ * problem+json errors, `Cache-Control: no-store`, CSRF checks, a body limit and login throttling.
  *
  * @example
  * const handler = createSessionHandler({ service: sessions, allowedOrigins: ['http://localhost:3000'] });

@@ -233,7 +233,7 @@ export interface ChatHandler {
   handle(request: HttpRequest): Promise<HttpResponse>;
   /** The paths it serves (`/chat`, `/chat/history`, `/chat/conversations`…, and `/chat/:sessionId/stream` in the router syntax of Express, Hono and Fastify): what a host registers with its router, all methods (CORS preflights included). */
   readonly paths: readonly string[];
-  /** The declared routes it serves: what its OpenAPI document and client are derived from. */
+  /** The declarations of the routes it serves: what it dispatches by (`chatOpenApi` documents the same). */
   readonly routes: readonly RouteDeclaration[];
   /** Whether `path` is one of {@link paths}: what an adapter passes to {@link handle}. */
   isRoute(path: string): boolean;
