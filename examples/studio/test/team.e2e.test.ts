@@ -294,7 +294,7 @@ describe.skipIf(!hasChromium)(`studio in Chromium: an organisation's admin${skip
       await expect
         .poll(() => panel.getByRole('status').textContent())
         .toBe('alice@example.com no longer administers acme.');
-      expect(await panel.getByRole('listitem').allTextContents()).toEqual([
+      await expect.poll(() => panel.getByRole('listitem').allTextContents()).toEqual([
         expect.stringMatching(/^Bob Keller \(bob@example\.com\) · you/),
       ]);
 

@@ -36,15 +36,17 @@ export function OrganizationAdmins({ projectKey, me }: { projectKey: string; me:
   const run = async (action: () => Promise<string>) => {
     setBusy(true);
     setMessage(null);
+    let outcome: { text: string; error: boolean };
     try {
-      setMessage({ text: await action(), error: false });
+      outcome = { text: await action(), error: false };
     } catch (error) {
-      setMessage({ text: explain(error), error: true });
-    } finally {
-      // Someone who removed themself administers it no longer: the panel goes.
-      await refresh(organization).catch(() => setOrganization(null));
-      setBusy(false);
+      outcome = { text: explain(error), error: true };
     }
+    // The list is fresh before the message says what changed. Someone who removed themself
+    // administers it no longer: the panel goes.
+    await refresh(organization).catch(() => setOrganization(null));
+    setMessage(outcome);
+    setBusy(false);
   };
   const add = (event: FormEvent) => {
     event.preventDefault();

@@ -57,8 +57,10 @@ export function PasskeyManager({ onClose }: { onClose: () => void }) {
     setBusy(true);
     setMessage(null);
     try {
-      setMessage(await action());
+      const text = await action();
+      // The list is fresh before the message says what changed.
       setPasskeys(await client.listPasskeys());
+      setMessage(text);
     } catch (error) {
       setMessage(explainPasskey(error));
     } finally {

@@ -31,25 +31,27 @@ export function TeamPage({ projectKey, session }: { projectKey: string; session:
     async (action: () => Promise<string | null>) => {
       setBusy(true);
       setMessage(null);
+      let outcome: { text: string; error: boolean } | null = null;
       try {
         const text = await action();
-        if (text) setMessage({ text, error: false });
+        if (text) outcome = { text, error: false };
       } catch (error) {
-        setMessage({ text: explain(error), error: true });
-      } finally {
-        // Whatever happened, the page shows the team as the server has it now.
-        try {
-          const [nextTeam, nextPolicy] = await Promise.all([
-            client.teamMembers(projectKey),
-            client.teamPolicy(projectKey),
-          ]);
-          setTeam(nextTeam);
-          setPolicy(nextPolicy);
-        } catch (error) {
-          setMessage({ text: explain(error), error: true });
-        }
-        setBusy(false);
+        outcome = { text: explain(error), error: true };
       }
+      // Whatever happened, the page shows the team as the server has it now, before the message
+      // says what changed.
+      try {
+        const [nextTeam, nextPolicy] = await Promise.all([
+          client.teamMembers(projectKey),
+          client.teamPolicy(projectKey),
+        ]);
+        setTeam(nextTeam);
+        setPolicy(nextPolicy);
+      } catch (error) {
+        outcome = { text: explain(error), error: true };
+      }
+      setMessage(outcome);
+      setBusy(false);
     },
     [projectKey],
   );
