@@ -1,15 +1,19 @@
 import { readFileSync } from 'node:fs';
 import { chatOpenApi, sessionOpenApi } from '@deskpilot/core/openapi';
+import { magicLinkRoutes } from '@deskpilot/magic-link';
+import { passkeyRoutes } from '@deskpilot/passkeys';
+import { ssoRoutes } from '@deskpilot/sso';
 import { describe, expect, it } from 'vitest';
 
 // The route tables of core's README, checked against the routes as declared (through the OpenAPI
 // documents derived from the declarations): a route added, moved or removed fails here until its
 // row is written, moved or removed.
-const readme = readFileSync(new URL('../packages/core/README.md', import.meta.url), 'utf8');
+const readmeOf = (folder: string) => readFileSync(new URL(`../packages/${folder}/README.md`, import.meta.url), 'utf8');
+const readme = readmeOf('core');
 
 /** `METHOD /path` of each table row that starts with a method, its query and `…` left out. */
-function documentedRows(prefix: string): string[] {
-  return [...readme.matchAll(/^\| (GET|POST|DELETE) \| `([^`]+)` \|/gm)]
+function documentedRows(prefix: string, text = readme): string[] {
+  return [...text.matchAll(/^\| (GET|POST|DELETE) \| `([^`]+)` \|/gm)]
     .map(([, method, path]) => `${method} ${path!.split('?')[0]}`)
     .filter((row) => row.split(' ')[1]!.startsWith(prefix));
 }
@@ -32,5 +36,16 @@ describe("core's README route tables", () => {
     const rows = documentedRows('/chat');
     expect(rows.filter((row, index) => rows.indexOf(row) !== index)).toEqual([]);
     expect([...rows].sort()).toEqual(declaredOperations(chatOpenApi()).sort());
+  });
+
+  it.each([
+    ['passkeys', passkeyRoutes],
+    ['sso', ssoRoutes],
+    ['magic-link', magicLinkRoutes],
+  ])("the %s package's README lists its routes as declared, once", (folder, routes) => {
+    const rows = documentedRows('/sessions', readmeOf(folder));
+    expect(rows.filter((row, index) => rows.indexOf(row) !== index)).toEqual([]);
+    const declared = declaredOperations(sessionOpenApi({ routes: Object.values(routes) }));
+    expect([...rows].sort()).toEqual(declared.sort());
   });
 });

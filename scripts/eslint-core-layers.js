@@ -7,17 +7,18 @@ import path from 'node:path';
 /** Core's top-level folders, lowest layer first. */
 export const coreLayers = [
   // Vocabulary: nothing of ours below them.
-  ['errors', 'encoding', 'capabilities', 'logging', 'limiter', 'step-up'],
+  ['errors', 'encoding', 'capabilities', 'logging', 'limiter'],
   ['validation', 'telemetry', 'events'],
   ['http', 'audit'],
   // Routes declared once, and what a host mounts beside the handlers.
   ['routes', 'health', 'node'],
   // The session kernel, then what builds on it.
   ['session'],
-  ['team', 'recovery', 'proxy'],
+  ['team', 'recovery', 'proxy', 'step-up'],
   ['chat'],
-  // What composes everything: demo data, SQL rows, the documents, the conformance suites.
-  ['demo', 'storage', 'openapi', 'testing'],
+  // What composes everything: demo data, SQL rows, the documents; then the conformance suites and test kits.
+  ['demo', 'storage', 'openapi'],
+  ['testing'],
 ];
 
 const layerOf = new Map(coreLayers.flatMap((folders, layer) => folders.map((folder) => [folder, layer])));

@@ -4,14 +4,28 @@
 //   node scripts/openapi.ts --check   exits 1 when a committed file is stale
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { chatOpenApi, sessionOpenApi } from '@deskpilot/core/openapi';
+import { chatOpenApi, sessionOpenApi, sessionRouteDeclarations } from '@deskpilot/core/openapi';
+import { magicLinkRoutes } from '@deskpilot/magic-link';
+import { passkeyRoutes } from '@deskpilot/passkeys';
+import { ssoRoutes } from '@deskpilot/sso';
 
 export const openApiDirectory = fileURLToPath(new URL('../docs/openapi/', import.meta.url));
+
+/**
+ * Every route the reference session server can serve: the kernel's, core's modules', and those of
+ * sign-in links, passkeys and single sign-on (a server serves those of the modules it is configured with).
+ */
+export const referenceSessionRoutes = [
+  ...sessionRouteDeclarations,
+  ...Object.values(magicLinkRoutes),
+  ...Object.values(passkeyRoutes),
+  ...Object.values(ssoRoutes),
+];
 
 /** The documents as committed: 2-space JSON and a final newline. */
 export function openApiFiles(): Array<{ name: string; text: string }> {
   return [
-    { name: 'session.json', text: `${JSON.stringify(sessionOpenApi(), null, 2)}\n` },
+    { name: 'session.json', text: `${JSON.stringify(sessionOpenApi({ routes: referenceSessionRoutes }), null, 2)}\n` },
     { name: 'chat.json', text: `${JSON.stringify(chatOpenApi(), null, 2)}\n` },
   ];
 }

@@ -64,6 +64,8 @@ const services = [
           TRUSTED_PROXIES: process.env.TRUSTED_PROXIES ?? '127.0.0.1,::1',
           // A development platform prints reset and verification emails here, unless SMTP_URL sends them.
           EMAIL_CONSOLE: process.env.EMAIL_CONSOLE ?? (process.env.SMTP_URL ? 'false' : 'true'),
+          // …and sign-in links by email with them (MAGIC_LINK=false turns them off).
+          MAGIC_LINK: process.env.MAGIC_LINK ?? 'true',
           APP_URL: process.env.APP_URL ?? `http://localhost:${ports.studio}`,
         },
         { ownsProcess: false },

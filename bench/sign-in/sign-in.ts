@@ -15,10 +15,10 @@ import {
   createSessionService,
   createSlidingWindowLimiter,
   type SessionHandler,
-  createPasskeysModule,
-  createSsoModule,
 } from '@deskpilot/core';
-import { createSoftwareAuthenticator } from '@deskpilot/core/testing';
+import { createPasskeysModule } from '@deskpilot/passkeys';
+import { createSoftwareAuthenticator } from '@deskpilot/passkeys/testing';
+import { createSsoModule } from '@deskpilot/sso';
 import { createSqliteStores, openSqliteDatabase } from '@deskpilot/sqlite';
 import { startOpenIdProvider } from '../../examples/test-support/openid-provider.ts';
 import { forkScript, formatNumber, formatRatio, markdownTable, median } from '../shared/measure.ts';

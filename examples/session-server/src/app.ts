@@ -15,14 +15,14 @@ import {
   type RecoveryModuleOptions,
   normalizeEmail,
   type NewUser,
-  type SsoProvider,
   type RateLimiter,
-  createPasskeysModule,
   createRecoveryModule,
-  createSsoModule,
   createStepUpModule,
   createTeamModule,
 } from '@deskpilot/core/session';
+import { createMagicLinkModule } from '@deskpilot/magic-link';
+import { createPasskeysModule } from '@deskpilot/passkeys';
+import { createSsoModule, type SsoProvider } from '@deskpilot/sso';
 import { writeResponse } from '@deskpilot/core/node';
 import { sessionRouter } from '@deskpilot/session-express';
 import type { ServerConfig } from './config.ts';
@@ -66,6 +66,13 @@ export async function createApp(config: ServerConfig, logger: Logger) {
     });
 
   const email = await emailSender(config);
+  if (config.MAGIC_LINK && !email) {
+    await storage.close();
+    await redis?.close();
+    throw new Error(
+      'MAGIC_LINK=true needs email to send the links: set SMTP_URL (or EMAIL_CONSOLE=true in development).',
+    );
+  }
   const sessions = createSessionService({
     store: sessionStore,
     directory: userDirectory,
@@ -116,6 +123,17 @@ export async function createApp(config: ServerConfig, logger: Logger) {
                 address: throttle('recovery-address', 30, 15 * 60 * 1000),
                 account: throttle('recovery-account', 3, 15 * 60 * 1000),
               },
+            }),
+          ]
+        : []),
+      // Sign-in by a link sent by email, when asked for: it opens the studio, which posts the token back.
+      ...(config.MAGIC_LINK && email
+        ? [
+            createMagicLinkModule({
+              tokens: storage.accountTokenStore,
+              email: email.sender,
+              link: studioPage(config, 'magic-link'),
+              throttle: throttle('magic-link-account', 5, 15 * 60 * 1000),
             }),
           ]
         : []),
@@ -186,7 +204,7 @@ export async function createApp(config: ServerConfig, logger: Logger) {
   let openApi: Promise<string> | undefined;
   app.get('/openapi.json', async (_req, res) => {
     openApi ??= import('@deskpilot/core/openapi').then(({ sessionOpenApi }) =>
-      JSON.stringify(sessionOpenApi({ cookiePrefix: config.COOKIE_PREFIX })),
+      JSON.stringify(sessionOpenApi({ cookiePrefix: config.COOKIE_PREFIX, routes: sessionHandler.routes })),
     );
     res
       .type('application/json')

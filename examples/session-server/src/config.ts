@@ -92,6 +92,11 @@ const environment = z.object({
   EMAIL_FROM: z._default(z.string().check(z.minLength(3)), 'Deskpilot <no-reply@localhost>'),
   /** Development: print each email, links included, to standard error instead of sending it (without SMTP_URL). */
   EMAIL_CONSOLE: z._default(flag, false),
+  /**
+   * Sign-in by a link sent by email (`@deskpilot/magic-link`), opening the studio at `#magic-link=…`.
+   * Needs email: SMTP_URL or EMAIL_CONSOLE.
+   */
+  MAGIC_LINK: z._default(flag, false),
   /** Passkeys (WebAuthn) for the studio's users: registration when signed in, and sign-in with one. */
   PASSKEYS: z._default(flag, true),
   /** The passkeys' relying party id; unset, the host name of APP_URL (a passkey belongs to that domain). */

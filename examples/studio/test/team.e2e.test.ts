@@ -294,9 +294,9 @@ describe.skipIf(!hasChromium)(`studio in Chromium: an organisation's admin${skip
       await expect
         .poll(() => panel.getByRole('status').textContent())
         .toBe('alice@example.com no longer administers acme.');
-      await expect.poll(() => panel.getByRole('listitem').allTextContents()).toEqual([
-        expect.stringMatching(/^Bob Keller \(bob@example\.com\) · you/),
-      ]);
+      await expect
+        .poll(() => panel.getByRole('listitem').allTextContents())
+        .toEqual([expect.stringMatching(/^Bob Keller \(bob@example\.com\) · you/)]);
 
       await page.getByRole('navigation', { name: 'Administration' }).getByRole('button', { name: 'Activity' }).click();
       const activity = page.getByRole('main', { name: 'Activity' });

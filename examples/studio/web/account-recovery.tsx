@@ -1,8 +1,8 @@
 import { useState, type FormEvent, type ReactNode } from 'react';
-import { DeskpilotClientError, client, explain } from './studio-api.ts';
+import { DeskpilotClientError, client, explain, type Session } from './studio-api.ts';
 
 /** What an emailed link asks of the page: its token travels in the fragment, never to a server log. */
-export type EmailedLink = { action: 'reset-password' | 'verify-email'; token: string };
+export type EmailedLink = { action: 'reset-password' | 'verify-email' | 'magic-link'; token: string };
 
 /** Why a single sign-on came back refused (`#sso-error=…` on the landing page), as a sentence. */
 const ssoErrors: Record<string, string> = {
@@ -26,12 +26,33 @@ export function takeSsoError(): string | null {
   return ssoErrors[match[1]!] ?? 'The single sign-on did not succeed. Try again.';
 }
 
-/** The link in the address bar (`#reset-password=…`, `#verify-email=…`), taken out of it and its history entry. */
+/** The link in the address bar (`#reset-password=…`, `#verify-email=…`, `#magic-link=…`), taken out of it and its history entry. */
 export function takeEmailedLink(): EmailedLink | null {
-  const match = /^#(reset-password|verify-email)=([\w-]{1,200})$/.exec(window.location.hash);
+  const match = /^#(reset-password|verify-email|magic-link)=([\w-]{1,200})$/.exec(window.location.hash);
   if (!match) return null;
   window.history.replaceState(null, '', window.location.pathname + window.location.search);
   return { action: match[1] as EmailedLink['action'], token: match[2]! };
+}
+
+/**
+ * Signs in with a sign-in link's token: the session, or the sentence telling why not (a used or expired
+ * link; a server without sign-in links).
+ */
+export async function signInWithMagicLink(token: string): Promise<{ session: Session } | { error: string }> {
+  try {
+    return { session: await client.signInWithMagicLink({ token }) };
+  } catch (error) {
+    if (DeskpilotClientError.isInstance(error, 'invalid_token'))
+      return { error: 'This sign-in link is used or expired. Ask for a new one.' };
+    return { error: explainMagicLink(error) };
+  }
+}
+
+/** A server without sign-in links answers 404: say so rather than "No such route". */
+export function explainMagicLink(error: unknown): string {
+  return DeskpilotClientError.isInstance(error, 'not_found')
+    ? 'Sign-in links are not set up on this server. Use your password.'
+    : explain(error);
 }
 
 /** Recovery answers 404 when the session service sends no email: say so rather than "No such route". */

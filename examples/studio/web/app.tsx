@@ -3,6 +3,7 @@ import { ChatPanel } from './chat-panel.tsx';
 import {
   ForgotPasswordForm,
   ResetPasswordForm,
+  signInWithMagicLink,
   takeEmailedLink,
   takeSsoError,
   verifyEmail,
@@ -89,6 +90,10 @@ export function App() {
       const link = takeEmailedLink();
       if (link?.action === 'reset-password') setView({ state: 'reset-password', token: link.token });
       else if (link?.action === 'verify-email') void verifyEmail(link.token).then(load);
+      else if (link?.action === 'magic-link')
+        void signInWithMagicLink(link.token).then((outcome) =>
+          'session' in outcome ? signedIn(outcome.session) : load(outcome.error),
+        );
       // An invitation link: accepted at once when signed in, else after signing in (or a new account).
       else if (loadOtherwise || pendingInvitation()) void load(takeSsoError() ?? undefined);
     };
@@ -96,7 +101,7 @@ export function App() {
     const onHashChange = () => follow(false);
     window.addEventListener('hashchange', onHashChange);
     return () => window.removeEventListener('hashchange', onHashChange);
-  }, [load]);
+  }, [load, signedIn]);
 
   const run = async (action: () => Promise<void>) => {
     setBusy(true);

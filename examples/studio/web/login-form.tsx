@@ -1,5 +1,6 @@
 import { useState, type FormEvent, type ReactNode } from 'react';
 import { passkeysSupported, signInWithPasskey } from './passkeys.tsx';
+import { explainMagicLink } from './account-recovery.tsx';
 import { client, explain, type Session } from './studio-api.ts';
 
 /** Sign-in form; the error of a failed attempt is announced and the password field cleared. */
@@ -19,6 +20,7 @@ export function LoginForm({
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
   const [error, setError] = useState<string | null>(null);
+  const [linkSent, setLinkSent] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
 
   const submit = async (event: FormEvent) => {
@@ -46,7 +48,8 @@ export function LoginForm({
           Deskpilot <span className="brand-sub">Studio</span>
         </h1>
         <p className="muted">Sign in to your support workspace.</p>
-        {notice && <p role="status">{notice}</p>}
+        {notice && !linkSent && <p role="status">{notice}</p>}
+        {linkSent && <p role="status">{linkSent}</p>}
         <label>
           Email
           <input
@@ -117,6 +120,29 @@ export function LoginForm({
           }
         >
           Company sign-in (SSO)
+        </button>
+        <button
+          type="button"
+          disabled={busy}
+          onClick={() =>
+            void (async () => {
+              setError(null);
+              setLinkSent(null);
+              if (!email.includes('@')) return setError('Enter your email first: the link goes there.');
+              setBusy(true);
+              try {
+                await client.requestMagicLink(email);
+                setLinkSent(
+                  `If an account uses ${email}, a sign-in link is on its way. It works once, for 10 minutes.`,
+                );
+              } catch (failure) {
+                setError(explainMagicLink(failure));
+              }
+              setBusy(false);
+            })()
+          }
+        >
+          Email me a sign-in link
         </button>
         <button type="button" className="link" onClick={onForgotPassword}>
           Forgot password?

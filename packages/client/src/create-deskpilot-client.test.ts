@@ -16,11 +16,12 @@ import {
   stepUpPolicy,
   createTeamModule,
   createRecoveryModule,
-  createPasskeysModule,
   createStepUpModule,
 } from '@deskpilot/core';
 import { createDemoCommerceBackend, createDemoModel, createDemoTicketBackend, demoUsers } from '@deskpilot/core/demo';
-import { createSoftwareAuthenticator } from '@deskpilot/core/testing';
+import { createMagicLinkModule } from '@deskpilot/magic-link';
+import { createPasskeysModule } from '@deskpilot/passkeys';
+import { createSoftwareAuthenticator } from '@deskpilot/passkeys/testing';
 import { describe, expect, it } from 'vitest';
 import { createDeskpilotClient, DeskpilotClientError } from './index.js';
 
@@ -64,6 +65,11 @@ async function deployment(options: { rateLimit?: number; delayMs?: number; stepU
           passwordReset: (token) => `http://studio.test/#reset-password=${token}`,
           emailVerification: (token) => `http://studio.test/#verify-email=${token}`,
         },
+      }),
+      createMagicLinkModule({
+        tokens: createMemoryAccountTokenStore(),
+        email: { send: async (message) => void outbox.push(message.text) },
+        link: (token) => `http://studio.test/#magic-link=${token}`,
       }),
     ],
   });
@@ -234,6 +240,17 @@ describe('createDeskpilotClient: sessions', () => {
     await client.requestEmailVerification();
     await client.verifyEmail(tokenOf(client.outbox[1]));
     expect((await client.currentSession())?.user.emailVerified).toBe(true);
+  });
+
+  it('signs in with the link of a sign-in email, once', async () => {
+    const client = await deployment();
+    await client.requestMagicLink('nobody@example.com');
+    await client.requestMagicLink(bob.email);
+    await expect.poll(() => client.outbox.length).toBe(1);
+    const token = /#magic-link=([\w-]{43})/.exec(client.outbox[0]!)![1]!;
+    expect(await client.signInWithMagicLink({ token })).toMatchObject({ user: { email: bob.email } });
+    expect(await client.currentSession()).toMatchObject({ user: { email: bob.email } });
+    await expect(client.signInWithMagicLink({ token })).rejects.toMatchObject({ code: 'invalid_token', status: 400 });
   });
 
   it('registers a passkey, lists it, signs in with it, and removes it', async () => {

@@ -311,7 +311,7 @@ function teamCalls(session: SessionCall, post: (body: unknown) => RequestInit, s
   };
 }
 
-/** The account calls of the session routes: recovery by email and passkeys. */
+/** The account calls of the session routes: recovery by email, sign-in links, and passkeys. */
 function accountCalls(session: SessionCall, post: (body: unknown) => RequestInit, sessionBaseUrl: string) {
   return {
     /** Asks for a password reset link; resolves the same whether or not the address has an account. */
@@ -323,6 +323,12 @@ function accountCalls(session: SessionCall, post: (body: unknown) => RequestInit
     /** Sends a verification link to the signed-in user's address. */
     requestEmailVerification: async (): Promise<void> =>
       void (await session('/sessions/current/email-verification', post({}))),
+    /** Asks for a sign-in link by email (`@deskpilot/magic-link`); resolves the same whether or not the address has an account. */
+    requestMagicLink: async (email: string): Promise<void> =>
+      void (await session('/sessions/magic-link', post({ email }))),
+    /** Signs in with a sign-in link's token (used up); the session cookie is set by the answer. */
+    signInWithMagicLink: async (input: { token: string; projectKey?: string }): Promise<Session> =>
+      (await session('/sessions/magic-link/confirm', post(input))).json(),
     /** Options to register a passkey (pass them to `startRegistration` of `@simplewebauthn/browser`). */
     passkeyRegistrationOptions: async (): Promise<Record<string, unknown>> =>
       (await session('/sessions/current/passkeys/options', post({}))).json(),

@@ -13,12 +13,17 @@ const demoValues = [
   'demoUsers',
 ];
 
-/** Every non-test source file of core outside the demo, with its path from `src`. */
+/**
+ * Every non-test source file of core outside the demo and the test kits (`@deskpilot/core/testing`,
+ * whose test service seeds the demo users, is an entry of its own above everything), with its path
+ * from `src`.
+ */
 function rootSources(): Array<{ path: string; source: string }> {
   const sourceDirectory = fileURLToPath(new URL('.', import.meta.url));
   return readdirSync(sourceDirectory, { recursive: true, encoding: 'utf8' })
     .filter((path) => path.endsWith('.ts') && !/\.test(-support)?\.ts$/.test(path))
     .filter((path) => path !== 'demo.ts' && !path.startsWith('demo/'))
+    .filter((path) => path !== 'testing.ts' && !path.startsWith('testing/'))
     .map((path) => ({ path, source: readFileSync(`${sourceDirectory}${path}`, 'utf8') }));
 }
 

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import * as demo from './demo.js';
 import * as root from './index.js';
+import * as moduleEntry from './module.js';
 import * as node from './node.js';
 import * as openapi from './openapi.js';
 import * as session from './session.js';
@@ -114,8 +115,6 @@ const rootValues = [
   'createTeamAdmin',
   'createTeamModule',
   'createRecoveryModule',
-  'createPasskeysModule',
-  'createSsoModule',
   'createStepUpModule',
   'capabilitiesOf',
   'createMemoryRolePolicyStore',
@@ -242,13 +241,8 @@ const rootTypes = [
   'NewUserWithHash',
   'NewUserWithPassword',
   'OpenSessionResult',
-  'PasskeyOptions',
   'PasskeyRecord',
-  'PasskeyRegistrationResult',
-  'PasskeySignInResult',
   'PasskeyStore',
-  'PasskeySummary',
-  'Passkeys',
   'PasswordHashOptions',
   'PasswordResetRequestOutcome',
   'PasswordResetResult',
@@ -273,12 +267,6 @@ const rootTypes = [
   'SessionHandlerOptions',
   'SessionLookup',
   'SessionLookupOptions',
-  'SessionPasskeys',
-  'SessionSso',
-  'SingleSignOn',
-  'SingleSignOnOptions',
-  'SsoProvider',
-  'SsoRefusal',
   'SessionRecord',
   'SessionService',
   'SessionServiceOptions',
@@ -363,7 +351,6 @@ const rootTypes = [
   'SessionModuleApis',
   'SessionModuleParts',
   'RecoveryModuleOptions',
-  'SsoModuleOptions',
   'SessionSummary',
   'RevokeSessionResult',
   'SignInClient',
@@ -450,8 +437,26 @@ describe('public API', () => {
     expect(Object.keys(session).sort()).toEqual(rootValues.filter((name) => !chatValues.includes(name)).sort());
   });
 
-  it('@deskpilot/core/openapi: the two documents', () => {
-    expect(Object.keys(openapi).sort()).toEqual(['chatOpenApi', 'sessionOpenApi']);
+  it('@deskpilot/core/openapi: the two documents, and the routes the session one lists by default', () => {
+    expect(Object.keys(openapi).sort()).toEqual(['chatOpenApi', 'sessionOpenApi', 'sessionRouteDeclarations']);
+  });
+
+  it('@deskpilot/core/module: what a session module is written against', () => {
+    expect(Object.keys(moduleEntry).sort()).toEqual([
+      'bindRoutes',
+      'declareRoute',
+      'described',
+      'isoTime',
+      'jsonResponse',
+      'noSessionError',
+      'passkeysBefore',
+      'serveRoute',
+      'sessionSchema',
+      'signInClient',
+      'throttleAddress',
+      'throttleLogin',
+      'throttleSignInAddress',
+    ]);
   });
 
   it('@deskpilot/core/node: the Node translation only', () => {
@@ -460,9 +465,10 @@ describe('public API', () => {
 
   it('@deskpilot/core/testing: the conformance suites and their fixtures', () => {
     expect(Object.keys(testing).sort()).toEqual([
+      'checkDeclaredAnswers',
       'createFakeClock',
       'createInputArbitraries',
-      'createSoftwareAuthenticator',
+      'createTestSessionService',
       'makeSessionRecord',
       'testAccountTokenStore',
       'testApprovalAudit',

@@ -6,6 +6,8 @@
  * testSessionStore(() => createPostgresSessionStore({ pool }));
  */
 export { createFakeClock, type FakeClock } from './testing/fake-clock.js';
+export { checkDeclaredAnswers } from './testing/check-declared-answers.js';
+export { createTestSessionService } from './testing/create-test-session-service.js';
 export { makeSessionRecord, testSessionStore } from './testing/test-session-store.js';
 export { testSessionLookup, type SessionLookupFixture } from './testing/test-session-lookup.js';
 export { testUserDirectory, type UserDirectoryUnderTest } from './testing/test-user-directory.js';
@@ -17,11 +19,6 @@ export { testInvitationStore, type InvitationStoreUnderTest } from './testing/te
 export { testOrganizationStore } from './testing/test-organization-store.js';
 export { testRolePolicyStore } from './testing/test-role-policy-store.js';
 export { testTeamDirectory, type TeamDirectoryUnderTest } from './testing/test-team-directory.js';
-export {
-  createSoftwareAuthenticator,
-  type CeremonyOverrides,
-  type SoftwareAuthenticator,
-} from './testing/software-authenticator.js';
 export { testRateLimiter, type RateLimiterFactory } from './testing/test-rate-limiter.js';
 export { testTokenMeter, type TokenMeterFactory } from './testing/test-token-meter.js';
 export { testChatStore } from './testing/test-chat-store.js';

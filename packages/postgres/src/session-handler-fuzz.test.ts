@@ -1,4 +1,6 @@
-import { createFakeClock, createSoftwareAuthenticator } from '@deskpilot/core/testing';
+import { createFakeClock } from '@deskpilot/core/testing';
+import { createPasskeysModule } from '@deskpilot/passkeys';
+import { createSoftwareAuthenticator } from '@deskpilot/passkeys/testing';
 import {
   createSessionHandler,
   createSessionService,
@@ -9,7 +11,6 @@ import {
   type SessionStore,
   createTeamModule,
   createRecoveryModule,
-  createPasskeysModule,
   createStepUpModule,
 } from '@deskpilot/core';
 import { demoUsers } from '@deskpilot/core/demo';
@@ -435,7 +436,10 @@ for (const backend of inProcessBackends)
             const binding = stepUpBinding({ id: `apv_${run}`, toolName: 'refundOrder', inputHash: 'f'.repeat(64) });
             const challenge = await service.modules.stepUp.challenge(signedIn.session, binding);
             if (challenge.method !== 'passkey') throw new Error(`expected a passkey step-up, got ${challenge.method}`);
-            const response = authenticator.authenticate(challenge.options);
+            // Step-up names no WebAuthn type: its options are the passkeys module's, as JSON.
+            const response = authenticator.authenticate(
+              challenge.options as Parameters<typeof authenticator.authenticate>[0],
+            );
             const paths = [
               ['binding'],
               ['response', 'id'],

@@ -56,3 +56,10 @@ export function storeErrorEvent(error: unknown): SharedEvent | undefined {
   if (error.code === 'audit_unavailable') return { type: 'audit-error' };
   return undefined;
 }
+
+/**
+ * How a person proved, just now, that they are at the keyboard: a passkey assertion over the
+ * approval's binding, their password typed again, or a sign-in recent enough to count as one. Shared
+ * by the session's step-up, its events, and the chat's check of a proof.
+ */
+export type StepUpMethod = 'passkey' | 'password' | 'recent-sign-in';

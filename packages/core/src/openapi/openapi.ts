@@ -5,9 +5,7 @@ import { sessionRoutes } from '../session/session-api.js';
 import { jsonSchemaOf, openApiPaths, problemSchema } from '../routes/route-open-api.js';
 import type { RouteDeclaration } from '../routes/declare-route.js';
 import { recoveryRoutes } from '../recovery/recovery-api.js';
-import { passkeyRoutes } from '../session/passkey-api.js';
-import { ssoRoutes } from '../session/sso-api.js';
-import { stepUpRoutes } from '../session/step-up-api.js';
+import { stepUpRoutes } from '../step-up/step-up-api.js';
 import { organizationRoutes, teamRoutes } from '../team/team-api.js';
 
 /** An OpenAPI 3.1 document, as plain JSON. */
@@ -15,6 +13,13 @@ export type OpenApiDocument = Record<string, unknown> & { openapi: '3.1.0' };
 
 /** Options of {@link sessionOpenApi} and {@link chatOpenApi}. */
 export interface OpenApiOptions {
+  /**
+   * The routes to document: a handler's (`handler.routes`, the kernel's and its modules'), or
+   * declarations of your own. @default the kernel's and those of core's own modules (recovery, step-up,
+   * team and organisations); the modules of other packages (`@deskpilot/passkeys`, `@deskpilot/sso`)
+   * export theirs (`passkeyRoutes`, `ssoRoutes`)
+   */
+  routes?: readonly RouteDeclaration[];
   /** Where the service is reached, e.g. `https://sessions.example.com`. @default none (relative) */
   serverUrl?: string;
   /** The cookie prefix (`<prefix>_session`). @default "deskpilot" */
@@ -48,12 +53,10 @@ function sessionHandlerErrors(route: RouteDeclaration): ErrorCode[] {
   ];
 }
 
-/** Every route the session service can serve: the kernel's, then each module's, as declared. */
+/** The kernel's routes, then those of core's own modules, as declared: what {@link sessionOpenApi} documents by default. */
 export const sessionRouteDeclarations: readonly RouteDeclaration[] = [
   sessionRoutes,
   recoveryRoutes,
-  passkeyRoutes,
-  ssoRoutes,
   stepUpRoutes,
   teamRoutes,
   organizationRoutes,
@@ -62,7 +65,7 @@ export const sessionRouteDeclarations: readonly RouteDeclaration[] = [
 /** The session service's routes (`createSessionHandler`) as an OpenAPI 3.1 document, from the schemas the handler validates with. */
 export function sessionOpenApi(options: OpenApiOptions = {}): OpenApiDocument {
   const cookie = [{ sessionCookie: [] }];
-  const paths = openApiPaths(sessionRouteDeclarations, {
+  const paths = openApiPaths(options.routes ?? sessionRouteDeclarations, {
     security: { session: cookie },
     handlerErrors: sessionHandlerErrors,
   });
@@ -78,7 +81,7 @@ export function sessionOpenApi(options: OpenApiOptions = {}): OpenApiDocument {
 }
 
 /** The chat service's routes (`createChatHandler`) as an OpenAPI 3.1 document, from the schemas the handler validates with. */
-export function chatOpenApi(options: OpenApiOptions = {}): OpenApiDocument {
+export function chatOpenApi(options: Omit<OpenApiOptions, 'routes'> = {}): OpenApiDocument {
   const description =
     'Assistant chat. Identity comes from `context` (a signed `context.grant` when the service has a context secret) or from the host session (`resolveContext`).';
   return document('Deskpilot chat service', description, options, openApiPaths(Object.values(chatRoutes)), {});

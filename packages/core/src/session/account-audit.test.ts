@@ -1,30 +1,21 @@
 import { describe, expect, it } from 'vitest';
 import { createMemoryAuditStore, verifyAuditChain, type AuditStore } from '../audit/audit-store.js';
 import type { Logger } from '../logging/logger.js';
-import { createSoftwareAuthenticator } from '../testing/software-authenticator.js';
 import { createMemoryAccountTokenStore } from './account-token-store.js';
 import { createSessionHandler } from './create-session-handler.js';
 import type { EmailMessage } from './email-sender.js';
-import { createMemoryPasskeyStore } from './passkey-store.js';
 import { alice, cookiePair, createTestSessions } from './session.test-support.js';
 import { createRecoveryModule } from '../recovery/create-recovery-module.js';
-import { createPasskeysModule } from './create-passkeys-module.js';
 
 const studio = 'http://localhost:3000';
 
-/** A session service with an audit trail, passkeys and recovery by email, served over its handler. */
+/** A session service with an audit trail and recovery by email, served over its handler (passkeys: `@deskpilot/passkeys`). */
 async function setup(audit: AuditStore = createMemoryAuditStore(), logger?: Logger) {
   const sent: EmailMessage[] = [];
   const fixture = await createTestSessions({
     audit,
     ...(logger ? { logger } : {}),
     modules: [
-      createPasskeysModule({
-        store: createMemoryPasskeyStore(),
-        challenges: createMemoryAccountTokenStore(),
-        rpId: 'localhost',
-        origins: [studio],
-      }),
       createRecoveryModule({
         tokens: createMemoryAccountTokenStore(),
         email: { send: async (message) => void sent.push(message) },
@@ -50,7 +41,6 @@ async function setup(audit: AuditStore = createMemoryAuditStore(), logger?: Logg
       { clientAddress: '192.0.2.1' },
     );
   const login = async () => cookiePair((await call('/sessions', alice)).headers.get('set-cookie')!);
-  const authenticator = createSoftwareAuthenticator({ origin: studio, rpId: 'localhost' });
   /** The types (and scope, where there is one) recorded in a project's trail, oldest first. */
   const trail = async (projectKey: string) =>
     (await audit.list({ projectKey })).reverse().map((record) => ({
@@ -59,7 +49,7 @@ async function setup(audit: AuditStore = createMemoryAuditStore(), logger?: Logg
       session: record.session,
       data: record.data,
     }));
-  return { ...fixture, audit, sent, call, login, authenticator, trail };
+  return { ...fixture, audit, sent, call, login, trail };
 }
 
 describe('account events in the audit trail', () => {
@@ -87,43 +77,6 @@ describe('account events in the audit trail', () => {
     // Alice's other project hears of the sign-out everywhere only: the first session was acme-b2c's.
     expect((await trail('acme-b2b')).filter((record) => record.type === 'sign-out')).toEqual([signOuts[1]]);
     expect(await verifyAuditChain(audit, 'acme-b2c')).toMatchObject({ ok: true });
-  });
-
-  it('records a passkey added and removed, and a password reset, in each of the user’s projects', async () => {
-    const { login, call, trail, authenticator, sent } = await setup();
-    const cookie = await login();
-    const options = await (await call('/sessions/current/passkeys/options', {}, cookie)).json();
-    const added = await call(
-      '/sessions/current/passkeys',
-      { response: authenticator.register(options), name: 'Work laptop' },
-      cookie,
-    );
-    expect(added.status).toBe(201);
-    const { id } = (await added.json()) as { id: string };
-    const confirm = authenticator.authenticate(
-      await (await call('/sessions/current/passkeys/remove/options', {}, cookie)).json(),
-    );
-    expect((await call('/sessions/current/passkeys/remove', { id, response: confirm }, cookie)).status).toBe(204);
-
-    expect((await call('/sessions/password-reset', { email: alice.email })).status).toBe(202);
-    await expect.poll(() => sent.find((message) => message.text.includes('#reset-password='))).toBeDefined();
-    const token = /#reset-password=([\w-]+)/.exec(sent.map((message) => message.text).join('\n'))![1]!;
-    const reset = await call('/sessions/password-reset/confirm', { token, password: 'a-new-password-1' });
-    expect(reset.status).toBe(204);
-
-    for (const projectKey of ['acme-b2c', 'acme-b2b']) {
-      const records = (await trail(projectKey)).filter((record) => record.type !== 'sign-in');
-      expect(records).toEqual([
-        { type: 'passkey-added', actor: alice.email, session: null, data: { passkeyId: id, name: 'Work laptop' } },
-        { type: 'passkey-removed', actor: alice.email, session: null, data: { passkeyId: id } },
-        {
-          type: 'password-reset',
-          actor: alice.email,
-          session: null,
-          data: { sessionsRevoked: 1, passkeysRemoved: true },
-        },
-      ]);
-    }
   });
 
   it('a trail that cannot record a sign-out does not undo it: the session has ended, the failure is logged', async () => {

@@ -5,7 +5,12 @@ export type AccountTokenPurpose =
   | 'passkey-registration'
   | 'passkey-sign-in'
   | 'passkey-step-up'
-  | 'passkey-removal';
+  | 'passkey-removal'
+  /** A module's own (`magic-link`): lower-case letters, digits and dashes, at most 64 (`accountTokenPurposePattern`). */
+  | (string & {});
+
+/** What a one-time secret's purpose is spelled with: the built-in ones, and any module's own. */
+export const accountTokenPurposePattern = /^[a-z][a-z0-9-]{0,63}$/;
 
 /** A one-time link's stored record: the digest of its token, never the token. */
 export interface AccountTokenRecord {

@@ -4,7 +4,7 @@ import { createSlidingWindowLimiter } from '../limiter/create-sliding-window-lim
 import { createSessionHandler, type SessionHandlerOptions } from './create-session-handler.js';
 import { createHashGate } from './create-hash-gate.js';
 import { alice, bob, cookiePair, createTestSessions } from './session.test-support.js';
-import { checkDeclaredAnswers } from '../routes/declared-answers.test-support.js';
+import { checkDeclaredAnswers } from '../testing/check-declared-answers.js';
 
 const studio = 'http://localhost:3000';
 

@@ -34,9 +34,7 @@ export type {
   LoginInput,
   LoginResult,
   SelectProjectResult,
-  SessionPasskeys,
   SessionService,
-  SessionSso,
   SignInClient,
   SignInMethod,
 } from './session-service.js';
@@ -468,11 +466,16 @@ const retiredOptions: Record<string, string> = {
   sso: 'createSsoModule',
   stepUp: 'createStepUpModule',
 };
+/** Where the modules of other packages come from. */
+const modulePackages: Record<string, string> = { passkeys: '@deskpilot/passkeys', sso: '@deskpilot/sso' };
 
 function refuseRetiredOptions(options: object): void {
   for (const [option, factory] of Object.entries(retiredOptions))
     if (Object.hasOwn(options, option) && (options as Record<string, unknown>)[option] !== undefined)
-      throw new TypeError(`createSessionService's ${option} option is a module now: modules: [${factory}(…)].`);
+      throw new TypeError(
+        `createSessionService's ${option} option is a module now: modules: [${factory}(…)]` +
+          (modulePackages[option] ? ` from ${modulePackages[option]}.` : '.'),
+      );
 }
 
 /** Creates the modules in order over the kernel; a second module of one name is refused. */

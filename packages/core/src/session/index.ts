@@ -3,17 +3,12 @@ export {
   type LoginInput,
   type LoginResult,
   type SelectProjectResult,
-  type SessionPasskeys,
   type SessionService,
-  type SessionSso,
   type SessionServiceOptions,
   type SignInClient,
   type SignInMethod,
 } from './create-session-service.js';
 export type { SessionContext } from './session-context.js';
-export { createPasskeysModule } from './create-passkeys-module.js';
-export { createSsoModule, type SsoModuleOptions } from './create-sso-module.js';
-export { createStepUpModule } from './create-step-up-module.js';
 export type { SessionKernel, SessionModule, SessionModuleApis, SessionModuleParts } from './session-service.js';
 export type { SessionSummary } from './session-summary.js';
 export type { RevokeSessionResult } from './own-sessions.js';
@@ -84,13 +79,4 @@ export {
   type EmailSender,
 } from './email-sender.js';
 export { createMemoryPasskeyStore, type PasskeyRecord, type PasskeyStore } from './passkey-store.js';
-export type {
-  PasskeyOptions,
-  PasskeyRegistrationResult,
-  PasskeySignInResult,
-  PasskeySummary,
-  Passkeys,
-} from './passkeys.js';
-export type { SingleSignOn, SingleSignOnOptions, SsoProvider, SsoRefusal } from './single-sign-on.js';
-export type { SessionStepUp, StepUpAnswer, StepUpChallenge, StepUpOptions, StepUpResult } from './step-up.js';
 export { createMemoryIdentityLinkStore, type IdentityLink, type IdentityLinkStore } from './identity-link-store.js';

@@ -1,5 +1,4 @@
-import type { SharedEvent } from '../events/deskpilot-event.js';
-import type { StepUpMethod } from '../step-up/step-up-proof.js';
+import type { SharedEvent, StepUpMethod } from '../events/deskpilot-event.js';
 
 /**
  * What the session handler reports as it works, for metrics and audit logs (`onEvent`). Plain data: no

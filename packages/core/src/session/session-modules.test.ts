@@ -101,7 +101,7 @@ describe('session modules: the seam', () => {
 
   it('refuses the options that became modules, rather than drop a feature in silence', async () => {
     await expect(createTestSessions({ ...({ passkeys: {} } as object) })).rejects.toThrow(
-      "createSessionService's passkeys option is a module now: modules: [createPasskeysModule(…)].",
+      "createSessionService's passkeys option is a module now: modules: [createPasskeysModule(…)] from @deskpilot/passkeys.",
     );
     await expect(createTestSessions({ ...({ team: {} } as object) })).rejects.toThrow(/createTeamModule/);
   });

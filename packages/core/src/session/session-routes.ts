@@ -82,6 +82,18 @@ export async function throttleAddress(
   });
 }
 
+/**
+ * Throws `rate_limited` when this request's address has used up the sign-in throttle: for the routes
+ * of a module whose work a guesser could repeat (a passkey ceremony's challenge, a step-up).
+ */
+export const throttleSignInAddress = (deps: SessionRouteDependencies, request: HttpRequest) =>
+  throttleAddress(deps, request, {
+    limiter: deps.loginThrottle.address,
+    name: 'login-address',
+    what: 'sign-in throttling',
+    detail: 'Too many sign-in attempts. Try again later.',
+  });
+
 /** The answer to each refused login. */
 const loginRefusal: Record<Exclude<LoginResult, { ok: true }>['reason'], () => DeskpilotError> = {
   invalid_credentials: () => new DeskpilotError('invalid_credentials', { detail: 'Invalid email or password.' }),

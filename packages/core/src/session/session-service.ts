@@ -1,7 +1,6 @@
 // The session service's contract, in one place: the service, what its routes run on, and the seam
 // through which feature modules plug in. Types only, so that the service, its routes and its modules
 // all depend on it and never on each other.
-import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
 import type { AuditStore } from '../audit/audit-store.js';
 import type { SessionEventListener } from './session-event.js';
 import type { HttpRequest } from '../http/http-request.js';
@@ -10,12 +9,10 @@ import type { Logger } from '../logging/logger.js';
 import type { BoundRoute } from '../routes/route-table.js';
 import type { AccountEvent } from './account-audit.js';
 import type { RevokeSessionResult } from './own-sessions.js';
-import type { Passkeys } from './passkeys.js';
 import type { ResolvedSession } from './resolve-session.js';
 import type { SessionContext } from './session-context.js';
 import type { SessionSummary } from './session-summary.js';
 import type { Session } from './session.js';
-import type { SingleSignOn, SsoRefusal } from './single-sign-on.js';
 import type { Account } from './user-directory.js';
 
 /** The request a sign-in came with: where its session is signed in from (what its owner and admins see). */
@@ -45,34 +42,6 @@ export type LoginResult =
   | { ok: false; reason: 'invalid_credentials' | 'forbidden' }
   /** Too many password checks under way in this process: nothing was checked; try again shortly. */
   | { ok: false; reason: 'busy' };
-
-/** The passkey ceremonies, and a sign-in with one that starts a session as `login` does. */
-export interface SessionPasskeys extends Passkeys {
-  signIn(
-    response: AuthenticationResponseJSON,
-    input?: {
-      projectKey?: string | undefined;
-      cookieHeader?: string | null | undefined;
-      client?: SignInClient | undefined;
-    },
-  ): Promise<LoginResult | { ok: false; reason: 'invalid_passkey' }>;
-}
-
-/** Single sign-on, and the sign-in that ends it as `login` does. */
-export interface SessionSso extends SingleSignOn {
-  /** Finishes a sign-in from the callback's query string (`?code=…&state=…`) and this browser's cookies. */
-  signIn(
-    search: string,
-    cookieHeader: string | null | undefined,
-    client?: SignInClient,
-    signal?: AbortSignal,
-  ): Promise<
-    | (Extract<LoginResult, { ok: true }> & { setSignOutCookie: string | null; providerId: string })
-    | { ok: false; reason: SsoRefusal }
-  >;
-  /** The landing page, with `#sso-error=<reason>` for a refusal. */
-  landing(refusal?: SsoRefusal): string;
-}
 
 /** How a session began: what the audit trail records of a sign-in (a module names its own: `magic-link`). */
 export type SignInMethod = 'password' | 'passkey' | 'sso' | 'invitation' | (string & {});

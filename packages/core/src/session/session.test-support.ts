@@ -1,8 +1,5 @@
-import { createFakeClock } from '../testing/fake-clock.js';
-import { createMemorySessionStore } from './memory-session-store.js';
-import { createMemoryUserDirectory } from './memory-user-directory.js';
-import { createSessionService, type SessionServiceOptions } from './create-session-service.js';
-import { demoUsers } from '../demo.js';
+import { createTestSessionService } from '../testing/create-test-session-service.js';
+import type { SessionServiceOptions } from './create-session-service.js';
 
 /** Low scrypt cost keeps tests quick; the production default is exercised in password.test.ts. */
 export const testPasswordHash = { cost: 1024 } as const;
@@ -12,18 +9,7 @@ export const bob = { email: 'bob@example.com', password: 'bob-demo-password' } a
 
 /** A session service on memory stores with the demo users and a fake clock. */
 export async function createTestSessions(options: Partial<SessionServiceOptions> = {}) {
-  const clock = createFakeClock();
-  const store = createMemorySessionStore();
-  const directory = createMemoryUserDirectory({ passwordHash: testPasswordHash });
-  for (const user of demoUsers) await directory.addUser(user);
-  const service = createSessionService({
-    store,
-    directory,
-    now: clock.now,
-    passwordHash: testPasswordHash,
-    ...options,
-  });
-  return { clock, store, directory, service };
+  return createTestSessionService(options);
 }
 
 /** `name=value` from a `Set-Cookie` value, ready to send back as a `Cookie` header. */

@@ -2,11 +2,9 @@ import { sha256 } from '@noble/hashes/sha2.js';
 import { utf8ToBytes } from '@noble/hashes/utils.js';
 import * as base64url from 'jose/base64url';
 
-/**
- * How a person proved, just now, that they are at the keyboard: a passkey assertion over the
- * approval's binding, their password typed again, or a sign-in recent enough to count as one.
- */
-export type StepUpMethod = 'passkey' | 'password' | 'recent-sign-in';
+import type { StepUpMethod } from '../events/deskpilot-event.js';
+
+export type { StepUpMethod };
 
 /**
  * A recent sign-in at an identity provider, as its ID token told it: which provider, when the person

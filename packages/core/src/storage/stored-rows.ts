@@ -12,7 +12,11 @@ import type { MessageTree } from '../chat/conversation/message-tree.js';
 import { DeskpilotError } from '../errors/deskpilot-error.js';
 
 export { messagePreview } from '../chat/conversation/message-preview.js';
-import type { AccountTokenPurpose, AccountTokenRecord } from '../session/account-token-store.js';
+import {
+  accountTokenPurposePattern,
+  type AccountTokenPurpose,
+  type AccountTokenRecord,
+} from '../session/account-token-store.js';
 import type { PasskeyRecord } from '../session/passkey-store.js';
 import type { InvitationRecord } from '../team/invitation-store.js';
 import type { StoredRolePolicy } from '../team/role-policy.js';
@@ -408,15 +412,6 @@ export function isOnActiveBranch(rows: readonly StoredRow[], activeMessageId: st
   return false;
 }
 
-const accountTokenPurposes: readonly AccountTokenPurpose[] = [
-  'password-reset',
-  'email-verification',
-  'passkey-registration',
-  'passkey-sign-in',
-  'passkey-step-up',
-  'passkey-removal',
-];
-
 /** The columns of a one-time link, in the order {@link accountTokenFromRow} reads them. */
 export const accountTokenColumns: readonly string[] = [
   'token_hash',
@@ -427,12 +422,22 @@ export const accountTokenColumns: readonly string[] = [
   'expires_at',
 ];
 
+function accountTokenPurpose(purpose: string): AccountTokenPurpose {
+  if (!accountTokenPurposePattern.test(purpose))
+    throw new DeskpilotError('store_unavailable', {
+      detail: 'A stored account token is corrupted and cannot be read.',
+      cause: new TypeError('Stored account token: column "purpose" is not a purpose.'),
+    });
+  return purpose;
+}
+
 /** A one-time link's record from a row holding {@link accountTokenColumns}. */
 export function accountTokenFromRow(row: StoredRow): AccountTokenRecord {
   const read = readStoredRow('account token', row);
   return Object.freeze({
     tokenHash: read.text('token_hash'),
-    purpose: read.oneOf('purpose', accountTokenPurposes),
+    // Any module's own purpose (a magic link's), spelled as one: a row with another is corrupt.
+    purpose: accountTokenPurpose(read.text('purpose')),
     userId: read.text('user_id'),
     email: read.text('email'),
     createdAt: read.integer('created_at'),

@@ -9,15 +9,11 @@ import { alice, cookiePair, testPasswordHash } from '../session/session.test-sup
 import { createFakeClock } from '../testing/fake-clock.js';
 import { demoUsers } from '../demo.js';
 import { createMemoryInvitationStore } from './invitation-store.js';
-import { createMemoryAccountTokenStore } from '../session/account-token-store.js';
-import { createMemoryPasskeyStore } from '../session/passkey-store.js';
-import { createSoftwareAuthenticator } from '../testing/software-authenticator.js';
 import type { TeamOptions } from './create-team-admin.js';
 import { createMemoryRolePolicyStore } from './role-policy.js';
 import { createMemoryOrganizationStore } from './organization-store.js';
-import { checkDeclaredAnswers } from '../routes/declared-answers.test-support.js';
+import { checkDeclaredAnswers } from '../testing/check-declared-answers.js';
 import { createTeamModule } from './create-team-module.js';
-import { createPasskeysModule } from '../session/create-passkeys-module.js';
 
 const studio = 'http://localhost:3000';
 const carol = { email: 'carol@example.com', password: 'carol-demo-password' } as const;
@@ -293,45 +289,6 @@ describe('team routes: invitations', () => {
     const again = await post('/sessions/invitations/accept', { token }, bobCookie);
     expect([again.status, await problem(again)]).toEqual([400, 'invalid_token']);
     expect((await directory.listMembers('acme-b2c')).map((member) => member.user.email)).toContain('bob@example.com');
-  });
-
-  it('is accepted by an invitee who signed in with a passkey, as by any sign-in', async () => {
-    const studioOrigin = 'http://localhost:3000';
-    const { post, login, directory } = await setup(
-      {},
-      {
-        modules: [
-          createPasskeysModule({
-            store: createMemoryPasskeyStore(),
-            challenges: createMemoryAccountTokenStore(),
-            rpId: 'localhost',
-            origins: [studioOrigin],
-          }),
-        ],
-      },
-    );
-    const authenticator = createSoftwareAuthenticator({ origin: studioOrigin, rpId: 'localhost' });
-    const bob = { email: 'bob@example.com', password: 'bob-demo-password' };
-    const withPassword = await login(bob);
-    const options = await (await post('/sessions/current/passkeys/options', {}, withPassword)).json();
-    const registered = await post(
-      '/sessions/current/passkeys',
-      { response: authenticator.register(options), name: 'Phone' },
-      withPassword,
-    );
-    expect(registered.status).toBe(201);
-    const aliceCookie = await login(alice);
-    const { token } = (await (
-      await post('/sessions/team/invitations', { projectKey: 'acme-b2c', email: bob.email, role: 'agent' }, aliceCookie)
-    ).json()) as { token: string };
-    // Bob signs in with his passkey alone (no password, no email typed), then accepts.
-    const signInOptions = await (await post('/sessions/passkey/options', {})).json();
-    const signedIn = await post('/sessions/passkey', { response: authenticator.authenticate(signInOptions) });
-    expect(signedIn.status).toBe(201);
-    const passkeyCookie = cookiePair(signedIn.headers.get('set-cookie')!);
-    const accepted = await post('/sessions/invitations/accept', { token }, passkeyCookie);
-    expect(accepted.status).toBe(200);
-    expect((await directory.listMembers('acme-b2c')).map((member) => member.user.email)).toContain(bob.email);
   });
 
   it('refuses an expired, revoked or made-up invitation, and an invitation for a member', async () => {

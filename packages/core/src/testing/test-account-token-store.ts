@@ -21,6 +21,20 @@ const link = (overrides: Partial<AccountTokenRecord> = {}): AccountTokenRecord =
  */
 export function testAccountTokenStore(make: () => AccountTokenStore | Promise<AccountTokenStore>): void {
   describe('AccountTokenStore conformance', () => {
+    it("keeps a module's own purpose (a magic link's) apart from the built-in ones, single use", async () => {
+      const store = await make();
+      const magic = link({ tokenHash: 'digest-m'.padEnd(43, 'x'), purpose: 'magic-link' });
+      await store.create(magic);
+      expect(await store.find(magic.tokenHash, 'magic-link')).toEqual(magic);
+      expect(await store.find(magic.tokenHash, 'password-reset')).toBeNull();
+      expect(await store.deleteByUser('user-1', 'password-reset')).toBe(0);
+      const both = await Promise.all([
+        store.consume(magic.tokenHash, 'magic-link'),
+        store.consume(magic.tokenHash, 'magic-link'),
+      ]);
+      expect(both.filter((record) => record !== null)).toEqual([magic]);
+    });
+
     it('finds a record by its digest and purpose only, and keeps it', async () => {
       const store = await make();
       await store.create(link());

@@ -7,7 +7,7 @@ import { createChatHandler, type ChatHandlerOptions } from './create-chat-handle
 import { createMemoryApprovalStore } from '../approval/memory-approval-store.js';
 import { createMemoryChatStore } from '../conversation/memory-chat-store.js';
 import { readChatStream } from '../stream/read-chat-stream.js';
-import { checkDeclaredAnswers } from '../../routes/declared-answers.test-support.js';
+import { checkDeclaredAnswers } from '../../testing/check-declared-answers.js';
 
 const usage = {
   inputTokens: { total: 10, noCache: 10, cacheRead: undefined, cacheWrite: undefined },

@@ -1,8 +1,7 @@
-import type { EmailMessage } from './email-sender.js';
-import { createPasskeys, type PasskeyOptions, type Passkeys } from './passkeys.js';
+import { bindRoutes, type SessionKernel, type SessionModule } from '@deskpilot/core/module';
+import type { EmailMessage } from '@deskpilot/core/session';
+import { createPasskeys, type PasskeyOptions, type Passkeys, type SessionPasskeys } from './passkeys.js';
 import { servedPasskeyRoutes } from './passkey-routes.js';
-import { bindRoutes } from '../routes/route-table.js';
-import type { SessionKernel, SessionModule, SessionPasskeys } from './session-service.js';
 
 /**
  * Passkeys (WebAuthn) as a module of the session service: registration for a signed-in user (a recent

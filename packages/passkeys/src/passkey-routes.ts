@@ -1,10 +1,17 @@
 import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server';
-import { DeskpilotError } from '../errors/deskpilot-error.js';
-import { jsonResponse, type HttpRequest, type HttpResponse } from '../http/http-request.js';
-import type { SessionPasskeys } from './create-session-service.js';
-import { passkeysBefore } from './passkeys.js';
-import { noSessionError } from './require-session.js';
-import { signInClient, throttleAddress as throttleByAddress, type SessionRouteDependencies } from './session-routes.js';
+import {
+  jsonResponse,
+  noSessionError,
+  passkeysBefore,
+  serveRoute,
+  signInClient,
+  throttleSignInAddress,
+  type RouteRequestInput,
+  type ServedRoute,
+  type SessionRouteDependencies,
+} from '@deskpilot/core/module';
+import { DeskpilotError, type HttpRequest, type HttpResponse } from '@deskpilot/core/session';
+import type { SessionPasskeys } from './passkeys.js';
 
 export {
   passkeyAssertion,
@@ -13,7 +20,6 @@ export {
   registerPasskeyBody,
   removePasskeyBody,
 } from './passkey-api.js';
-import { serveRoute, type RouteRequestInput, type ServedRoute } from '../routes/route-table.js';
 import { passkeyRoutes } from './passkey-api.js';
 
 /** What the passkey routes run on. */
@@ -42,15 +48,6 @@ async function signedIn(deps: PasskeyRouteDependencies, request: HttpRequest, re
   return account;
 }
 
-/** Throws `rate_limited` when this request's address has used up its sign-in attempts (the login throttle's). */
-export const throttlePasskeyAddress = (deps: SessionRouteDependencies, request: HttpRequest) =>
-  throttleByAddress(deps, request, {
-    limiter: deps.loginThrottle.address,
-    name: 'login-address',
-    what: 'passkey throttling',
-    detail: 'Too many sign-in attempts. Try again later.',
-  });
-
 /** `POST /sessions/current/passkeys/options`: options for registering a passkey. */
 async function servePasskeyRegistrationOptions(
   deps: PasskeyRouteDependencies,
@@ -60,7 +57,7 @@ async function servePasskeyRegistrationOptions(
   await input.body();
   const account = await signedIn(deps, request, deps.passkeys.recentSignInMs);
   // Each call stores a challenge: bounded per address, as sign-in options are.
-  await throttlePasskeyAddress(deps, request);
+  await throttleSignInAddress(deps, request);
   return jsonResponse(200, await deps.passkeys.registrationOptions(account));
 }
 
@@ -111,7 +108,7 @@ async function servePasskeyRemovalOptions(
 ): Promise<HttpResponse> {
   await input.body();
   const { user, credentialIds } = await removalContext(deps, request);
-  await throttlePasskeyAddress(deps, request);
+  await throttleSignInAddress(deps, request);
   return jsonResponse(200, await deps.passkeys.removalOptions(user.id, credentialIds));
 }
 
@@ -127,7 +124,7 @@ async function serveRemovePasskey(
 ): Promise<HttpResponse> {
   const body = await input.body();
   const { user, credentialIds } = await removalContext(deps, request);
-  await throttlePasskeyAddress(deps, request);
+  await throttleSignInAddress(deps, request);
   const response = body.response as unknown as AuthenticationResponseJSON;
   const removed = await deps.passkeys.remove(user.id, body.id, response, credentialIds);
   if (removed === 'invalid_passkey')
@@ -148,7 +145,7 @@ async function servePasskeySignInOptions(
   input: RouteRequestInput<(typeof passkeyRoutes)['passkeySignInOptions']>,
 ): Promise<HttpResponse> {
   await input.body();
-  await throttlePasskeyAddress(deps, request);
+  await throttleSignInAddress(deps, request);
   return jsonResponse(200, await deps.passkeys.signInOptions());
 }
 
@@ -159,7 +156,7 @@ async function servePasskeySignIn(
   input: RouteRequestInput<(typeof passkeyRoutes)['signInWithPasskey']>,
 ): Promise<HttpResponse> {
   const body = await input.body();
-  await throttlePasskeyAddress(deps, request);
+  await throttleSignInAddress(deps, request);
   const result = await deps.passkeys.signIn(body.response as unknown as AuthenticationResponseJSON, {
     projectKey: body.projectKey,
     cookieHeader: cookieOf(request),

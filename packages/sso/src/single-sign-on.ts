@@ -1,9 +1,16 @@
 import { parseCookie, stringifySetCookie } from 'cookie';
-import type { SessionContext } from './session-context.js';
-import { hashPassword } from './password.js';
-import { normalizeEmail, type Account, type Membership, type UserDirectory } from './user-directory.js';
-import type { NewUser } from './memory-user-directory.js';
-import type { IdentityLinkStore } from './identity-link-store.js';
+import type { ProviderSignIn, SignInClient } from '@deskpilot/core/module';
+import {
+  hashPassword,
+  normalizeEmail,
+  type Account,
+  type IdentityLinkStore,
+  type LoginResult,
+  type Membership,
+  type NewUser,
+  type SessionContext,
+  type UserDirectory,
+} from '@deskpilot/core/session';
 
 /** One identity provider (an OpenID Provider: Okta, Entra ID, Google Workspace, Keycloak…). */
 export interface SsoProvider {
@@ -172,16 +179,6 @@ export interface SingleSignOn {
     cookieHeader: string | null | undefined,
     session: { userId: string; signedInAt: number; projectKey: string },
   ): Promise<ProviderSignIn | null>;
-}
-
-/** A session's sign-in at a provider, as its sign-out hint keeps it: what a step-up there records. */
-export interface ProviderSignIn {
-  provider: { id: string; name: string };
-  /** When the person last authenticated there (`auth_time`); null when unknown or outside its tenant. */
-  authenticatedAt: number | null;
-  /** The ID token's `sid` and `jti`, when the provider sent them (null in hints of earlier releases). */
-  sid: string | null;
-  jti: string | null;
 }
 
 import { createIdTokenVerifier, isUnverifiedToken } from './id-token-signature.js';
@@ -756,4 +753,23 @@ export function createSingleSignOn(
       };
     },
   };
+}
+
+/**
+ * The single sign-on module's API (`service.modules.sso`): the ceremonies, and the sign-in that ends
+ * one through the kernel, as a password login does. It is also what step-up asks of it (`StepUpProvider`).
+ */
+export interface SessionSso extends SingleSignOn {
+  /** Finishes a sign-in from the callback's query string (`?code=…&state=…`) and this browser's cookies. */
+  signIn(
+    search: string,
+    cookieHeader: string | null | undefined,
+    client?: SignInClient,
+    signal?: AbortSignal,
+  ): Promise<
+    | (Extract<LoginResult, { ok: true }> & { setSignOutCookie: string | null; providerId: string })
+    | { ok: false; reason: SsoRefusal }
+  >;
+  /** The landing page, with `#sso-error=<reason>` for a refusal. */
+  landing(refusal?: SsoRefusal): string;
 }

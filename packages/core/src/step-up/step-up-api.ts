@@ -1,8 +1,7 @@
 import * as z from 'zod/mini';
 import { described, isoTime } from '../routes/answer-schemas.js';
 import { declareRoute } from '../routes/declare-route.js';
-import { stepUpBindingPattern } from '../step-up/step-up-proof.js';
-import { passkeyAssertion } from './passkey-api.js';
+import { stepUpBindingPattern } from './step-up-proof.js';
 
 const binding = z.string().check(z.regex(stepUpBindingPattern, 'a step-up binding: 43 base64url characters'));
 /** The body of `POST /sessions/current/step-up/options`. */
@@ -10,7 +9,12 @@ export const stepUpOptionsBody = z.strictObject({ binding });
 /** The body of `POST /sessions/current/step-up`: a passkey's answer, or the password, or neither (a recent sign-in). */
 export const stepUpBody = z.strictObject({
   binding,
-  response: z.optional(passkeyAssertion),
+  response: z.optional(
+    described(
+      z.record(z.string(), z.unknown()),
+      "A passkey's assertion (`AuthenticationResponseJSON`, from `startAuthentication`), checked by the passkeys module.",
+    ),
+  ),
   password: z.optional(z.string().check(z.minLength(1), z.maxLength(1024))),
 });
 

@@ -1,15 +1,7 @@
-import type { AuthenticationResponseJSON, PublicKeyCredentialRequestOptionsJSON } from '@simplewebauthn/server';
-import {
-  signStepUpProof,
-  type StepUpAtProvider,
-  type StepUpMethod,
-  type StepUpProof,
-} from '../step-up/step-up-proof.js';
-import type { ProviderSignIn } from './single-sign-on.js';
-import { passkeysBefore, type Passkeys } from './passkeys.js';
-import type { SessionContext } from './session-context.js';
-import type { Session } from './session.js';
-import { normalizeEmail } from './user-directory.js';
+import type { SessionContext } from '../session/session-context.js';
+import type { Session } from '../session/session.js';
+import { normalizeEmail } from '../session/user-directory.js';
+import { signStepUpProof, type StepUpAtProvider, type StepUpMethod, type StepUpProof } from './step-up-proof.js';
 
 /** Options of the session service's `stepUp`: proofs of a fresh user verification, for risky approvals. */
 export interface StepUpOptions {
@@ -37,7 +29,8 @@ export interface StepUpOptions {
  * session signed in; or, bound at an identity provider, they have no password to give here).
  */
 export type StepUpChallenge =
-  | { method: 'passkey'; options: PublicKeyCredentialRequestOptionsJSON }
+  /** `options`: WebAuthn's `PublicKeyCredentialRequestOptionsJSON`, for `startAuthentication`. */
+  | { method: 'passkey'; options: object }
   | { method: 'password' }
   | { method: 'recent-sign-in' }
   /** `provider`: a user bound at an identity provider authenticates there again (`GET /sessions/sso/start?provider=…&reauthenticate=true`). */
@@ -46,7 +39,8 @@ export type StepUpChallenge =
 /** What a step-up answer carries: the assertion of a passkey, or the password, or nothing (a recent sign-in). */
 export interface StepUpAnswer {
   binding: string;
-  response?: AuthenticationResponseJSON | undefined;
+  /** The passkey's assertion (`AuthenticationResponseJSON`), checked by the passkeys module. */
+  response?: unknown;
   password?: string | undefined;
 }
 
@@ -67,23 +61,79 @@ export interface SessionStepUp {
   verify(session: Session, answer: StepUpAnswer, cookieHeader?: string | null): Promise<StepUpResult>;
 }
 
+/**
+ * What step-up asks of the `passkeys` module, when the service has one: the user's passkeys, and a
+ * ceremony whose challenge carries the binding. The module checks the assertion's shape itself.
+ */
+export interface StepUpPasskeys {
+  list(userId: string): Promise<ReadonlyArray<{ id: string; createdAt: string }>>;
+  /** Options (`PublicKeyCredentialRequestOptionsJSON`) for an assertion by one of `credentialIds` over `binding`. */
+  stepUpOptions(userId: string, binding: string, credentialIds: readonly string[]): Promise<object>;
+  /** Verifies an assertion (any JSON: refused unless it is a valid one) by one of `credentialIds` over `binding`. */
+  verifyStepUp(
+    userId: string,
+    binding: string,
+    response: unknown,
+    credentialIds: readonly string[],
+  ): Promise<{ ok: true; credentialId: string } | { ok: false }>;
+}
+
+/** A session's sign-in at an identity provider, as the `sso` module keeps it: what a step-up there records. */
+export interface ProviderSignIn {
+  provider: { id: string; name: string };
+  /** When the person last authenticated there (`auth_time`); null when unknown or outside its tenant. */
+  authenticatedAt: number | null;
+  /** The ID token's `sid` and `jti`, when the provider sent them (null in hints of earlier releases). */
+  sid: string | null;
+  jti: string | null;
+}
+
+/** What step-up asks of the `sso` module, when the service has one: a user's recent sign-in at their provider. */
+export interface StepUpProvider {
+  /** When this session's user last authenticated at their provider, from the cookie's sealed hint (null: unknown). */
+  signedInAt(
+    cookieHeader: string | null | undefined,
+    session: { userId: string; signedInAt: number; projectKey: string },
+  ): Promise<ProviderSignIn | null>;
+  /** The provider a user of this address signs in at, if any. */
+  providerFor(email: string): { id: string; name: string } | null;
+}
+
 /** What a step-up runs on beside its options. */
 export interface SessionStepUpDependencies {
   context: SessionContext;
-  passkeys: Passkeys | undefined;
+  passkeys: StepUpPasskeys | undefined;
   /** Whether the user is bound to a person at an identity provider (single sign-on): then no password step-up. */
   isBoundAtProvider(userId: string): Promise<boolean>;
-  /**
-   * For a user bound at a provider: when they last authenticated there, from this session's sealed
-   * single sign-on hint (null: unknown), and the provider they authenticate at again.
-   */
-  atProvider?: {
-    signedInAt(cookieHeader: string | null | undefined, session: Session): Promise<ProviderSignIn | null>;
-    providerFor(email: string): { id: string; name: string } | null;
-  };
+  /** For a user bound at a provider: their sign-in there, and the provider they authenticate at again. */
+  atProvider: StepUpProvider | undefined;
   /** The password check of the signed-in user, through the service's hash gate (`busy` when its lane is full). */
   checkPassword(email: string, password: string): Promise<{ userId: string } | null | 'busy'>;
 }
+
+/**
+ * The passkeys that speak for a session: those registered at or before its sign-in (`createdAt`, kept
+ * through project switches). One added since, by whoever holds the session, counts from the next sign-in.
+ */
+export function passkeysBefore(
+  passkeys: ReadonlyArray<{ id: string; createdAt: string }>,
+  signedInAt: string,
+): string[] {
+  const since = Date.parse(signedInAt);
+  return passkeys.filter((passkey) => Date.parse(passkey.createdAt) <= since).map((passkey) => passkey.id);
+}
+
+/** This session's sign-in at its user's provider, when the service has single sign-on. */
+const providerSignIn = async (
+  deps: SessionStepUpDependencies,
+  cookieHeader: string | null | undefined,
+  session: Session,
+): Promise<ProviderSignIn | null> =>
+  (await deps.atProvider?.signedInAt(cookieHeader, {
+    userId: session.user.id,
+    signedInAt: Date.parse(session.createdAt),
+    projectKey: session.projectKey,
+  })) ?? null;
 
 /** Creates the service's {@link SessionStepUp}. */
 export function createSessionStepUp(options: StepUpOptions, deps: SessionStepUpDependencies): SessionStepUp {
@@ -116,7 +166,7 @@ export function createSessionStepUp(options: StepUpOptions, deps: SessionStepUpD
     cookieHeader: string | null | undefined,
   ): Promise<false | { atProvider?: StepUpAtProvider }> => {
     if (!(await deps.isBoundAtProvider(session.user.id))) return isRecent(Date.parse(session.createdAt)) && {};
-    const signedIn = await deps.atProvider?.signedInAt(cookieHeader, session);
+    const signedIn = await providerSignIn(deps, cookieHeader, session);
     const authTime = signedIn?.authenticatedAt ?? null;
     if (!signedIn || authTime === null || !isRecent(authTime)) return false;
     return { atProvider: { provider: signedIn.provider.id, authTime, sid: signedIn.sid, jti: signedIn.jti } };
@@ -125,8 +175,7 @@ export function createSessionStepUp(options: StepUpOptions, deps: SessionStepUpD
   const signInAgain = async (session: Session, cookieHeader: string | null | undefined): Promise<StepUpChallenge> => {
     if (!(await deps.isBoundAtProvider(session.user.id))) return { method: 'sign-in-again' };
     const provider =
-      (await deps.atProvider?.signedInAt(cookieHeader, session))?.provider ??
-      deps.atProvider?.providerFor(session.user.email);
+      (await providerSignIn(deps, cookieHeader, session))?.provider ?? deps.atProvider?.providerFor(session.user.email);
     return provider ? { method: 'sign-in-again', provider } : { method: 'sign-in-again' };
   };
 

@@ -1,10 +1,7 @@
-import { createSlidingWindowLimiter } from '../limiter/create-sliding-window-limiter.js';
-import type { RateLimiter } from '../limiter/rate-limit-decision.js';
-import { bindRoutes } from '../routes/route-table.js';
-import type { SessionKernel, SessionModule, SessionSso } from './session-service.js';
-import { createSingleSignOn, type SingleSignOnOptions } from './single-sign-on.js';
+import { bindRoutes, type SessionKernel, type SessionModule } from '@deskpilot/core/module';
+import { createSlidingWindowLimiter, type Account, type RateLimiter } from '@deskpilot/core/session';
+import { createSingleSignOn, type SessionSso, type SingleSignOnOptions } from './single-sign-on.js';
 import { servedSsoRoutes } from './sso-routes.js';
-import type { Account } from './user-directory.js';
 
 /** Options of {@link createSsoModule}: single sign-on's own, and its routes' throttle. */
 export interface SsoModuleOptions extends SingleSignOnOptions {

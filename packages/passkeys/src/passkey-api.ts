@@ -1,7 +1,5 @@
 import * as z from 'zod/mini';
-import { isoTime } from '../routes/answer-schemas.js';
-import { declareRoute } from '../routes/declare-route.js';
-import { sessionSchema } from './session-schema.js';
+import { declareRoute, isoTime, sessionSchema } from '@deskpilot/core/module';
 
 const text = (max: number) => z.string().check(z.minLength(1), z.maxLength(max));
 /**

@@ -1,6 +1,12 @@
 import { bindRoutes } from '../routes/route-table.js';
-import type { SessionKernel, SessionModule, SessionPasskeys, SessionSso } from './session-service.js';
-import { createSessionStepUp, type SessionStepUp, type StepUpOptions } from './step-up.js';
+import type { SessionKernel, SessionModule } from '../session/session-service.js';
+import {
+  createSessionStepUp,
+  type SessionStepUp,
+  type StepUpOptions,
+  type StepUpPasskeys,
+  type StepUpProvider,
+} from './session-step-up.js';
 import { servedStepUpRoutes } from './step-up-routes.js';
 
 /**
@@ -29,25 +35,12 @@ export function createStepUpModule(options: StepUpOptions): SessionModule<'stepU
 
 /** Step-up over the kernel: passkeys when the user has one, else the password through the hash gate, or a recent sign-in. */
 function sessionStepUp(options: StepUpOptions, kernel: SessionKernel): SessionStepUp {
-  const passkeys = kernel.module<SessionPasskeys>('passkeys');
-  const sso = kernel.module<SessionSso>('sso');
   return createSessionStepUp(options, {
     context: kernel.context,
-    passkeys,
+    // The modules of those names, through the narrow ports step-up declares (`StepUpPasskeys`, `StepUpProvider`).
+    passkeys: kernel.module<StepUpPasskeys>('passkeys'),
+    atProvider: kernel.module<StepUpProvider>('sso'),
     isBoundAtProvider: kernel.signsInElsewhere,
-    ...(sso
-      ? {
-          atProvider: {
-            signedInAt: (cookieHeader, session) =>
-              sso.signedInAt(cookieHeader, {
-                userId: session.user.id,
-                signedInAt: Date.parse(session.createdAt),
-                projectKey: session.projectKey,
-              }),
-            providerFor: (email) => sso.providerFor(email),
-          },
-        }
-      : {}),
     checkPassword: kernel.checkPassword,
   });
 }

@@ -1,25 +1,28 @@
 import * as fc from 'fast-check';
 import { EncryptJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DeskpilotEvent } from '../chat/chat-event.js';
-import { createSessionHandler } from './create-session-handler.js';
-import type { SessionServiceOptions } from './create-session-service.js';
-import { cookiePair, createTestSessions, moduleApi } from './session.test-support.js';
-import type { SingleSignOnOptions, SsoProvider } from './single-sign-on.js';
-import { createSessionRoutesForwarder } from '../proxy/create-session-routes-forwarder.js';
-import { fromFetchRequest } from '../http/http-request.js';
-import { stepUpBinding, verifyStepUpProof } from '../step-up/step-up-proof.js';
-import { createMemoryAccountTokenStore } from './account-token-store.js';
-import type { EmailMessage } from './email-sender.js';
-import { createMemoryIdentityLinkStore, type IdentityLinkStore } from './identity-link-store.js';
-import { startOpenIdProvider } from '../../../../examples/test-support/openid-provider.ts';
-import { checkDeclaredAnswers } from '../routes/declared-answers.test-support.js';
-import { createRecoveryModule } from '../recovery/create-recovery-module.js';
-import type { AccountRecovery } from '../recovery/account-recovery.js';
+import type { DeskpilotEvent } from '@deskpilot/core';
+import {
+  createMemoryAccountTokenStore,
+  createMemoryIdentityLinkStore,
+  createRecoveryModule,
+  createSessionHandler,
+  createSessionRoutesForwarder,
+  createStepUpModule,
+  fromFetchRequest,
+  stepUpBinding,
+  verifyStepUpProof,
+  type AccountRecovery,
+  type EmailMessage,
+  type IdentityLinkStore,
+  type SessionServiceOptions,
+  type StepUpOptions,
+} from '@deskpilot/core/session';
+import { checkDeclaredAnswers } from '@deskpilot/core/testing';
+import { startOpenIdProvider } from '../../../examples/test-support/openid-provider.ts';
+import { cookiePair, createTestSessions, moduleApi } from './sso.test-support.js';
 import { createSsoModule } from './create-sso-module.js';
-import { createStepUpModule } from './create-step-up-module.js';
-import type { SessionSso } from './session-service.js';
-import type { StepUpOptions } from './step-up.js';
+import type { SessionSso, SingleSignOnOptions, SsoProvider } from './single-sign-on.js';
 
 const studio = 'http://localhost:3000';
 const redirectUri = 'http://desk.test/sessions/sso/callback';

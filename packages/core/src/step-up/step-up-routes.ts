@@ -1,10 +1,8 @@
-import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
 import { DeskpilotError } from '../errors/deskpilot-error.js';
 import { jsonResponse, type HttpRequest, type HttpResponse } from '../http/http-request.js';
-import { throttlePasskeyAddress } from './passkey-routes.js';
-import { noSessionError } from './require-session.js';
-import { throttleLogin, type SessionRouteDependencies } from './session-routes.js';
-import type { SessionStepUp, StepUpResult } from './step-up.js';
+import { noSessionError } from '../session/require-session.js';
+import { throttleLogin, throttleSignInAddress, type SessionRouteDependencies } from '../session/session-routes.js';
+import type { SessionStepUp, StepUpResult } from './session-step-up.js';
 import { serveRoute, type RouteRequestInput, type ServedRoute } from '../routes/route-table.js';
 import { stepUpRoutes } from './step-up-api.js';
 
@@ -30,7 +28,7 @@ async function serveStepUpOptions(
   const body = await input.body();
   const session = await signedIn(deps, request);
   // A passkey's options store a challenge: bounded per address, as sign-in options are.
-  await throttlePasskeyAddress(deps, request);
+  await throttleSignInAddress(deps, request);
   return jsonResponse(200, await deps.stepUp.challenge(session, body.binding, request.headers.get('cookie')));
 }
 
@@ -62,12 +60,12 @@ async function serveStepUp(
   const session = await signedIn(deps, request);
   // A password guess counts against the account as a sign-in attempt does; a passkey, per address.
   if (body.password !== undefined) await throttleLogin(deps, request, session.user.email);
-  else await throttlePasskeyAddress(deps, request);
+  else await throttleSignInAddress(deps, request);
   const result = await deps.stepUp.verify(
     session,
     {
       binding: body.binding,
-      response: body.response as unknown as AuthenticationResponseJSON | undefined,
+      response: body.response,
       password: body.password,
     },
     request.headers.get('cookie'),

@@ -5,11 +5,19 @@ import type {
   RegistrationResponseJSON,
 } from '@simplewebauthn/server';
 import * as base64url from 'jose/base64url';
-import type { AccountTokenPurpose, AccountTokenStore } from './account-token-store.js';
-import type { PasskeyRecord, PasskeyStore } from './passkey-store.js';
-import type { EmailSender } from './email-sender.js';
-import type { SessionContext } from './session-context.js';
-import type { Account } from './user-directory.js';
+import * as z from 'zod/mini';
+import type { SignInClient } from '@deskpilot/core/module';
+import type {
+  Account,
+  LoginResult,
+  AccountTokenPurpose,
+  AccountTokenStore,
+  EmailSender,
+  PasskeyRecord,
+  PasskeyStore,
+  SessionContext,
+} from '@deskpilot/core/session';
+import { passkeyAssertion } from './passkey-api.js';
 
 /** Options of the session service's `passkeys`: WebAuthn registration and sign-in. */
 export interface PasskeyOptions {
@@ -82,7 +90,7 @@ export interface Passkeys {
   ): Promise<PasskeyRemovalResult>;
   /**
    * Options for the assertion a removal needs: one of `credentialIds` (the user's passkeys registered
-   * before this session signed in, {@link passkeysBefore}) says it is them. A session alone, or a
+   * before this session signed in: `passkeysBefore` of `@deskpilot/core/module`) says it is them. A session alone, or a
    * passkey it added, cannot take away the factor a step-up asks for.
    */
   removalOptions(userId: string, credentialIds: readonly string[]): Promise<PublicKeyCredentialRequestOptionsJSON>;
@@ -106,7 +114,7 @@ export interface Passkeys {
   verifyStepUp(
     userId: string,
     binding: string,
-    response: AuthenticationResponseJSON,
+    response: unknown,
     credentialIds: readonly string[],
   ): Promise<{ ok: true; credentialId: string } | { ok: false }>;
 }
@@ -282,12 +290,19 @@ export function createPasskeys(options: PasskeyOptions, context: SessionContext)
         (await store.listByUser(userId)).filter((passkey) => credentialIds.includes(passkey.id)),
       ),
 
-    async verifyStepUp(userId, binding, response, credentialIds) {
-      if (!credentialIds.includes(response.id)) return { ok: false };
+    async verifyStepUp(userId, binding, answer, credentialIds) {
+      const response = asAssertion(answer);
+      if (!response || !credentialIds.includes(response.id)) return { ok: false };
       const verified = await verifyAssertion(assertions, response, 'passkey-step-up', userId, binding);
       return verified && verified.userId === userId ? { ok: true, credentialId: verified.id } : { ok: false };
     },
   };
+}
+
+/** Any JSON reaches a step-up (its body names no WebAuthn shape): an assertion, or null. */
+function asAssertion(answer: unknown): AuthenticationResponseJSON | null {
+  const parsed = z.safeParse(passkeyAssertion, answer);
+  return parsed.success ? (parsed.data as unknown as AuthenticationResponseJSON) : null;
 }
 
 /** A step-up challenge (base64url) is its binding's 32 bytes followed by 16 fresh ones. */
@@ -363,10 +378,17 @@ async function requestOptions(rpId: string, challenge: Uint8Array<ArrayBuffer>, 
 }
 
 /**
- * The passkeys that speak for a session: those registered at or before its sign-in (`createdAt`, kept
- * through project switches). One added since, by whoever holds the session, counts from the next sign-in.
+ * The passkeys module's API (`service.modules.passkeys`): the ceremonies, and a sign-in with a passkey
+ * that starts a session through the kernel, as a password login does. It is also what step-up asks of
+ * it (`StepUpPasskeys`).
  */
-export function passkeysBefore(passkeys: readonly PasskeySummary[], signedInAt: string): string[] {
-  const since = Date.parse(signedInAt);
-  return passkeys.filter((passkey) => Date.parse(passkey.createdAt) <= since).map((passkey) => passkey.id);
+export interface SessionPasskeys extends Passkeys {
+  signIn(
+    response: AuthenticationResponseJSON,
+    input?: {
+      projectKey?: string | undefined;
+      cookieHeader?: string | null | undefined;
+      client?: SignInClient | undefined;
+    },
+  ): Promise<LoginResult | { ok: false; reason: 'invalid_passkey' }>;
 }

@@ -1,9 +1,14 @@
-import { DeskpilotError } from '../errors/deskpilot-error.js';
-import { jsonResponse, type HttpRequest, type HttpResponse } from '../http/http-request.js';
-import type { RateLimiter } from '../limiter/rate-limit-decision.js';
-import type { SessionSso } from './create-session-service.js';
-import { signInClient, throttleAddress as throttleByAddress, type SessionRouteDependencies } from './session-routes.js';
-import { serveRoute, type RouteRequestInput, type ServedRoute } from '../routes/route-table.js';
+import {
+  jsonResponse,
+  serveRoute,
+  signInClient,
+  throttleAddress as throttleByAddress,
+  type RouteRequestInput,
+  type ServedRoute,
+  type SessionRouteDependencies,
+} from '@deskpilot/core/module';
+import { DeskpilotError, type HttpRequest, type HttpResponse, type RateLimiter } from '@deskpilot/core/session';
+import type { SessionSso } from './single-sign-on.js';
 import { ssoRoutes } from './sso-api.js';
 
 export { ssoDiscoverBody, ssoLogoutBody } from './sso-api.js';

@@ -1,18 +1,19 @@
 import { describe, expect, it } from 'vitest';
-import type { DeskpilotEvent } from '../chat/chat-event.js';
-import { createMemoryAccountTokenStore } from './account-token-store.js';
-import { createSessionHandler } from './create-session-handler.js';
-import { hashPassword } from './password.js';
-import { createMemoryPasskeyStore } from './passkey-store.js';
-import type { PasskeyOptions } from './passkeys.js';
-import { alice, bob, cookiePair, createTestSessions, moduleApi } from './session.test-support.js';
-import type { EmailMessage } from './email-sender.js';
-import { createSoftwareAuthenticator } from '../testing/software-authenticator.js';
-import { checkDeclaredAnswers } from '../routes/declared-answers.test-support.js';
-import { createRecoveryModule } from '../recovery/create-recovery-module.js';
-import type { AccountRecovery } from '../recovery/account-recovery.js';
+import type { AccountRecovery, DeskpilotEvent } from '@deskpilot/core';
+import {
+  createMemoryAccountTokenStore,
+  createMemoryPasskeyStore,
+  createRecoveryModule,
+  createSessionHandler,
+  hashPassword,
+  type EmailMessage,
+} from '@deskpilot/core/session';
+import { checkDeclaredAnswers } from '@deskpilot/core/testing';
+import { alice, bob, cookiePair, createTestSessions, moduleApi } from './passkeys.test-support.js';
 import { createPasskeysModule } from './create-passkeys-module.js';
-import type { SessionPasskeys } from './session-service.js';
+import type { SessionPasskeys } from './passkeys.js';
+import type { PasskeyOptions } from './passkeys.js';
+import { createSoftwareAuthenticator } from './software-authenticator.js';
 
 const studio = 'http://localhost:3000';
 

@@ -1,6 +1,6 @@
 import { safeParse } from 'zod/v4/core';
 import { expect } from 'vitest';
-import type { RouteDeclaration } from './declare-route.js';
+import type { RouteDeclaration } from '../routes/declare-route.js';
 
 /**
  * Wraps a handler's `fetch` so every success it answers on a declared route is checked against the

@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { declareRoute } from '../routes/declare-route.js';
+import { declareRoute } from '@deskpilot/core/module';
 
 /** The body of `POST /sessions/sso/discover`. */
 export const ssoDiscoverBody = z.strictObject({ email: z.string().check(z.trim(), z.minLength(3), z.maxLength(320)) });

@@ -1,0 +1,164 @@
+import { describe, expect, it } from 'vitest';
+import { sessionOpenApi } from '@deskpilot/core/openapi';
+import {
+  createMemoryAccountTokenStore,
+  createMemoryAuditStore,
+  createSessionHandler,
+  createSlidingWindowLimiter,
+  type EmailMessage,
+  type SessionHandlerOptions,
+} from '@deskpilot/core/session';
+import { checkDeclaredAnswers, createTestSessionService } from '@deskpilot/core/testing';
+import { createMagicLinkModule, type MagicLinkOptions } from './create-magic-link-module.js';
+
+const studio = 'http://localhost:3000';
+const alice = 'alice@example.com';
+
+/** A session service with the module, served over its handler; the emails it sends, and their links' tokens. */
+async function setup(options: Partial<MagicLinkOptions> = {}, handlerOptions: Partial<SessionHandlerOptions> = {}) {
+  const sent: EmailMessage[] = [];
+  const tokens = createMemoryAccountTokenStore();
+  const audit = createMemoryAuditStore();
+  const fixture = await createTestSessionService({
+    audit,
+    modules: [
+      createMagicLinkModule({
+        tokens,
+        email: { send: async (message) => void sent.push(message) },
+        link: (token) => `${studio}/#magic-link=${token}`,
+        ...options,
+      }),
+    ],
+  });
+  const handler = checkDeclaredAnswers(
+    createSessionHandler({ service: fixture.service, allowedOrigins: [studio], ...handlerOptions }),
+  );
+  const post = (path: string, body: unknown, clientAddress = '192.0.2.1') =>
+    handler.fetch(
+      new Request(`http://sessions.test${path}`, {
+        method: 'POST',
+        headers: { origin: studio, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      }),
+      { clientAddress },
+    );
+  /** The token of the latest link sent, once its email has gone (it goes after the answer). */
+  const nextToken = async (count: number) => {
+    await expect.poll(() => sent.length).toBe(count);
+    return /#magic-link=([\w-]+)/.exec(sent.at(-1)!.text)![1]!;
+  };
+  const code = async (response: Response) => ((await response.json()) as { code: string }).code;
+  return { ...fixture, handler, tokens, audit, sent, post, nextToken, code };
+}
+
+describe('sign-in by magic link', () => {
+  it('emails a link that signs in once, through the kernel, recorded as a magic-link sign-in', async () => {
+    const { post, nextToken, sent, audit, code } = await setup();
+    const requested = await post('/sessions/magic-link', { email: ' Alice@Example.com ' });
+    expect([requested.status, await requested.text()]).toEqual([202, '']);
+    const token = await nextToken(1);
+    expect(sent[0]).toMatchObject({ to: alice, subject: 'Sign in to Deskpilot' });
+    expect(sent[0]!.text).toContain('within 10 minutes');
+
+    const signedIn = await post('/sessions/magic-link/confirm', { token, projectKey: 'acme-b2b' });
+    expect(signedIn.status).toBe(201);
+    expect(signedIn.headers.get('set-cookie')).toMatch(/^deskpilot_session=/);
+    expect(await signedIn.json()).toMatchObject({ user: { email: alice }, projectKey: 'acme-b2b', role: 'agent' });
+    const [record] = await audit.list({ projectKey: 'acme-b2b' });
+    expect(record).toMatchObject({
+      type: 'sign-in',
+      actor: alice,
+      data: expect.objectContaining({ method: 'magic-link' }),
+    });
+
+    const again = await post('/sessions/magic-link/confirm', { token });
+    expect([again.status, await code(again)]).toEqual([400, 'invalid_token']);
+  });
+
+  it('answers an unknown address exactly as a known one, and sends it nothing', async () => {
+    const { post, sent, nextToken } = await setup();
+    const unknown = await post('/sessions/magic-link', { email: 'nobody@example.com' });
+    const known = await post('/sessions/magic-link', { email: alice });
+    expect([unknown.status, [...unknown.headers], await unknown.text()]).toEqual([
+      known.status,
+      [...known.headers],
+      await known.text(),
+    ]);
+    await nextToken(1);
+    expect(sent.map((message) => message.to)).toEqual([alice]);
+  });
+
+  it('keeps the token as a digest only, and refuses a made-up, expired or voided one', async () => {
+    const { post, nextToken, tokens, clock, code } = await setup({ ttlMs: 60_000 });
+    await post('/sessions/magic-link', { email: alice });
+    const first = await nextToken(1);
+    expect(await tokens.find(first, 'magic-link')).toBeNull();
+    // A newer link voids the older one.
+    await post('/sessions/magic-link', { email: alice });
+    const second = await nextToken(2);
+    const voided = await post('/sessions/magic-link/confirm', { token: first });
+    expect([voided.status, await code(voided)]).toEqual([400, 'invalid_token']);
+    const madeUp = await post('/sessions/magic-link/confirm', { token: 'A'.repeat(43) });
+    expect([madeUp.status, await code(madeUp)]).toEqual([400, 'invalid_token']);
+    clock.advance(60_000);
+    const expired = await post('/sessions/magic-link/confirm', { token: second });
+    expect([expired.status, await code(expired)]).toEqual([400, 'invalid_token']);
+  });
+
+  it('refuses a project the account is no member of, and a link for an address the account no longer has', async () => {
+    const { post, nextToken, directory, code, tokens, service } = await setup();
+    await post('/sessions/magic-link', { email: alice });
+    const token = await nextToken(1);
+    const elsewhere = await post('/sessions/magic-link/confirm', { token, projectKey: 'globex-b2c' });
+    expect([elsewhere.status, await code(elsewhere)]).toEqual([403, 'forbidden']);
+
+    // A link for an address the account no longer has: its record names the address it went to.
+    const token2 = 'T'.repeat(43);
+    const now = service.context.now();
+    const { userId } = (await directory.findCredentials(alice))!;
+    await tokens.create({
+      tokenHash: service.context.hashSecret(token2),
+      purpose: 'magic-link',
+      userId,
+      email: 'alice@old.example.com',
+      createdAt: now,
+      expiresAt: now + 60_000,
+    });
+    const moved = await post('/sessions/magic-link/confirm', { token: token2 });
+    expect([moved.status, await code(moved)]).toEqual([400, 'invalid_token']);
+  });
+
+  it('throttles links per account (same answer, no email) and requests per address', async () => {
+    const { post, sent, nextToken } = await setup({
+      throttle: createSlidingWindowLimiter({ limit: 2, windowMs: 60_000 }),
+    });
+    for (let attempt = 0; attempt < 4; attempt++)
+      expect((await post('/sessions/magic-link', { email: alice })).status).toBe(202);
+    await nextToken(2);
+    expect(sent).toHaveLength(2);
+
+    const { post: postAgain } = await setup(
+      {},
+      { loginThrottle: { address: createSlidingWindowLimiter({ limit: 3, windowMs: 60_000 }) } },
+    );
+    const statuses = [];
+    for (let attempt = 0; attempt < 4; attempt++)
+      statuses.push((await postAgain('/sessions/magic-link', { email: 'x@example.com' }, '198.51.100.7')).status);
+    expect(statuses).toEqual([202, 202, 202, 429]);
+  });
+
+  it('refuses bad input with problem answers, and is in the handler’s OpenAPI document', async () => {
+    const { post, code, handler } = await setup();
+    for (const body of [{}, { email: 'a' }, { email: alice, extra: true }, { token: '' }])
+      expect(await code(await post('/sessions/magic-link', body))).toBe('invalid_request');
+    expect(await code(await post('/sessions/magic-link/confirm', { token: 'x'.repeat(201) }))).toBe('invalid_request');
+    const paths = Object.keys(sessionOpenApi({ routes: handler.routes }).paths as object);
+    expect(paths).toEqual(expect.arrayContaining(['/sessions/magic-link', '/sessions/magic-link/confirm']));
+  });
+
+  it('refuses options out of range when it is created', () => {
+    const base = { tokens: createMemoryAccountTokenStore(), email: { send: async () => {} }, link: String };
+    expect(() => createMagicLinkModule({ ...base, ttlMs: 1000 })).toThrow(/ttlMs/);
+    expect(() => createMagicLinkModule({ ...base, maxPending: 0 })).toThrow(/maxPending/);
+  });
+});
