@@ -1,5 +1,5 @@
 import { useState, type FormEvent, type ReactNode } from 'react';
-import { DeskpilotClientError, client, explain, type Session } from './studio-api.ts';
+import { DeskpilotClientError, client, explain, magicLink, type Session } from './studio-api.ts';
 
 /** What an emailed link asks of the page: its token travels in the fragment, never to a server log. */
 export type EmailedLink = { action: 'reset-password' | 'verify-email' | 'magic-link'; token: string };
@@ -40,7 +40,7 @@ export function takeEmailedLink(): EmailedLink | null {
  */
 export async function signInWithMagicLink(token: string): Promise<{ session: Session } | { error: string }> {
   try {
-    return { session: await client.signInWithMagicLink({ token }) };
+    return { session: await magicLink.signInWithMagicLink({ token }) };
   } catch (error) {
     if (DeskpilotClientError.isInstance(error, 'invalid_token'))
       return { error: 'This sign-in link is used or expired. Ask for a new one.' };

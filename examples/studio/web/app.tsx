@@ -14,7 +14,7 @@ import { LoginForm } from './login-form.tsx';
 import { TeamPage } from './team.tsx';
 import { PasskeyManager } from './passkeys.tsx';
 import { Sidebar } from './sidebar.tsx';
-import { DeskpilotClientError, client, currentSession, explain, type Session } from './studio-api.ts';
+import { DeskpilotClientError, client, currentSession, explain, sso, type Session } from './studio-api.ts';
 
 type View =
   | { state: 'loading' }
@@ -241,10 +241,13 @@ export function App() {
           onClick={() =>
             void run(async () => {
               // Signed in through the company's identity provider: signed out there too, then back here.
-              const endSessionUrl = await client.ssoLogout().catch((error: unknown) => {
-                if (DeskpilotClientError.isInstance(error, 'not_found')) return client.logout().then(() => null);
-                throw error;
-              });
+              const endSessionUrl = await sso
+                .singleSignOnLogout()
+                .then(({ endSessionUrl }) => endSessionUrl)
+                .catch((error: unknown) => {
+                  if (DeskpilotClientError.isInstance(error, 'not_found')) return client.logout().then(() => null);
+                  throw error;
+                });
               if (endSessionUrl) return window.location.assign(endSessionUrl);
               setView({ state: 'signed-out' });
             })

@@ -1,7 +1,18 @@
 import { useState, type FormEvent, type ReactNode } from 'react';
 import { passkeysSupported, signInWithPasskey } from './passkeys.tsx';
 import { explainMagicLink } from './account-recovery.tsx';
-import { client, explain, type Session } from './studio-api.ts';
+import { ssoRoutes } from '@deskpilot/sso/routes';
+import { DeskpilotClientError, client, explain, magicLink, sso, type Session } from './studio-api.ts';
+
+/** The identity provider of an address's domain, or null when it has none (a password sign-in). */
+async function discoverProvider(email: string): Promise<{ id: string; name: string } | null> {
+  try {
+    return (await sso.discoverIdentityProvider({ email })).provider;
+  } catch (error) {
+    if (DeskpilotClientError.isInstance(error, 'not_found')) return null;
+    throw error;
+  }
+}
 
 /** Sign-in form; the error of a failed attempt is announced and the password field cleared. */
 export function LoginForm({
@@ -109,8 +120,9 @@ export function LoginForm({
                 return setError('Enter your work email first: it names your company’s sign-in.');
               setBusy(true);
               try {
-                const provider = await client.discoverSso(email);
-                if (provider) return window.location.assign(client.ssoStartUrl(provider.id));
+                const provider = await discoverProvider(email);
+                if (provider)
+                  return window.location.assign(client.url(ssoRoutes.startSingleSignOn, { provider: provider.id }));
                 setError('No single sign-on for this address: sign in with your password.');
               } catch (failure) {
                 setError(explain(failure));
@@ -131,7 +143,7 @@ export function LoginForm({
               if (!email.includes('@')) return setError('Enter your email first: the link goes there.');
               setBusy(true);
               try {
-                await client.requestMagicLink(email);
+                await magicLink.requestMagicLink({ email });
                 setLinkSent(
                   `If an account uses ${email}, a sign-in link is on its way. It works once, for 10 minutes.`,
                 );

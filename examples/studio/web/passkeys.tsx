@@ -7,7 +7,7 @@ import {
   type PublicKeyCredentialRequestOptionsJSON,
 } from '@simplewebauthn/browser';
 import { useCallback, useEffect, useState, type FormEvent } from 'react';
-import { DeskpilotClientError, client, explain, type Passkey, type Session } from './studio-api.ts';
+import { DeskpilotClientError, explain, passkeys as passkeyCalls, type Passkey, type Session } from './studio-api.ts';
 
 /** Whether this browser can use passkeys at all. */
 export const passkeysSupported = () => browserSupportsWebAuthn();
@@ -38,9 +38,9 @@ async function optionsOf<T>(request: () => Promise<unknown>): Promise<T> {
 /** Signs in with a passkey of the browser's choice (no email asked): the session, or what went wrong. */
 export async function signInWithPasskey(): Promise<{ session: Session } | { error: string }> {
   try {
-    const options = await optionsOf<PublicKeyCredentialRequestOptionsJSON>(() => client.passkeySignInOptions());
+    const options = await optionsOf<PublicKeyCredentialRequestOptionsJSON>(() => passkeyCalls.passkeySignInOptions({}));
     const response = await startAuthentication({ optionsJSON: options });
-    return { session: await client.signInWithPasskey(response) };
+    return { session: await passkeyCalls.signInWithPasskey({ response }) };
   } catch (error) {
     return { error: explainPasskey(error) };
   }
@@ -59,7 +59,7 @@ export function PasskeyManager({ onClose }: { onClose: () => void }) {
     try {
       const text = await action();
       // The list is fresh before the message says what changed.
-      setPasskeys(await client.listPasskeys());
+      setPasskeys((await passkeyCalls.listPasskeys()).passkeys);
       setMessage(text);
     } catch (error) {
       setMessage(explainPasskey(error));
@@ -77,10 +77,10 @@ export function PasskeyManager({ onClose }: { onClose: () => void }) {
     event.preventDefault();
     void run(async () => {
       const options = await optionsOf<PublicKeyCredentialCreationOptionsJSON>(() =>
-        client.passkeyRegistrationOptions(),
+        passkeyCalls.passkeyRegistrationOptions({}),
       );
       const response = await startRegistration({ optionsJSON: options });
-      const added = await client.registerPasskey(response, name.trim() || undefined);
+      const added = await passkeyCalls.registerPasskey(name.trim() ? { response, name: name.trim() } : { response });
       setName('');
       return `Passkey “${added.name}” added. You can sign in with it.`;
     });
@@ -115,11 +115,11 @@ export function PasskeyManager({ onClose }: { onClose: () => void }) {
                 onClick={() =>
                   void run(async () => {
                     // One of your passkeys confirms it is you: a session alone removes none.
-                    const options = await client.passkeyRemovalOptions();
+                    const options = await passkeyCalls.passkeyRemovalOptions({});
                     const response = await startAuthentication({
                       optionsJSON: options as unknown as PublicKeyCredentialRequestOptionsJSON,
                     });
-                    await client.removePasskey(passkey.id, response);
+                    await passkeyCalls.removePasskey({ id: passkey.id, response });
                     return `Passkey “${passkey.name}” removed.`;
                   })
                 }

@@ -1,5 +1,6 @@
 import { startAuthentication, type PublicKeyCredentialRequestOptionsJSON } from '@simplewebauthn/browser';
 import { useState, type FormEvent } from 'react';
+import { ssoRoutes } from '@deskpilot/sso/routes';
 import { DeskpilotClientError, client, explain } from './studio-api.ts';
 
 /** What an approval card asks when its approval needs a step-up (`approval.descriptor.stepUp`). */
@@ -73,7 +74,11 @@ export function StepUpApprove({
         const projectKey = (await client.currentSession())?.projectKey;
         setAtProvider({
           ...challenge.provider,
-          url: client.ssoStartUrl(challenge.provider.id, projectKey, { reauthenticate: true }),
+          url: client.url(ssoRoutes.startSingleSignOn, {
+            provider: challenge.provider.id,
+            projectKey,
+            reauthenticate: 'true',
+          }),
         });
         return null;
       }

@@ -4,18 +4,26 @@ import {
   createDeskpilotClient,
   DeskpilotClientError,
   type AuditRecord,
-  type Passkey,
   type Session,
   type SessionSummary,
   type Team,
   type TeamMember,
   type TeamPolicy,
 } from '@deskpilot/client';
+import { magicLinkRoutes } from '@deskpilot/magic-link/routes';
+import { passkeyRoutes } from '@deskpilot/passkeys/routes';
+import { ssoRoutes } from '@deskpilot/sso/routes';
 
-export type { AuditRecord, Passkey, Session, SessionSummary, Team, TeamMember, TeamPolicy };
+export type { AuditRecord, Session, SessionSummary, Team, TeamMember, TeamPolicy };
 
 /** The session routes on the studio's own origin (its proxy; the session cookie rides along). */
 export const client = createDeskpilotClient();
+/** The modules' routes, derived from their declarations as the kernel's are. */
+export const passkeys = client.routes(passkeyRoutes);
+export const sso = client.routes(ssoRoutes);
+export const magicLink = client.routes(magicLinkRoutes);
+/** A passkey as its owner sees it. */
+export type Passkey = Awaited<ReturnType<typeof passkeys.registerPasskey>>;
 
 /** What the studio gives the page to talk to the chat service. */
 export interface ChatSetup {

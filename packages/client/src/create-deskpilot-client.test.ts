@@ -20,6 +20,8 @@ import {
 } from '@deskpilot/core';
 import { createDemoCommerceBackend, createDemoModel, createDemoTicketBackend, demoUsers } from '@deskpilot/core/demo';
 import { createMagicLinkModule } from '@deskpilot/magic-link';
+import { magicLinkRoutes } from '@deskpilot/magic-link/routes';
+import { passkeyRoutes } from '@deskpilot/passkeys/routes';
 import { createPasskeysModule } from '@deskpilot/passkeys';
 import { createSoftwareAuthenticator } from '@deskpilot/passkeys/testing';
 import { describe, expect, it } from 'vitest';
@@ -244,32 +246,45 @@ describe('createDeskpilotClient: sessions', () => {
 
   it('signs in with the link of a sign-in email, once', async () => {
     const client = await deployment();
-    await client.requestMagicLink('nobody@example.com');
-    await client.requestMagicLink(bob.email);
+    // A module's calls, derived from its declarations.
+    const magicLink = client.routes(magicLinkRoutes);
+    await magicLink.requestMagicLink({ email: 'nobody@example.com' });
+    await magicLink.requestMagicLink({ email: bob.email });
     await expect.poll(() => client.outbox.length).toBe(1);
     const token = /#magic-link=([\w-]{43})/.exec(client.outbox[0]!)![1]!;
-    expect(await client.signInWithMagicLink({ token })).toMatchObject({ user: { email: bob.email } });
+    expect(await magicLink.signInWithMagicLink({ token })).toMatchObject({ user: { email: bob.email } });
     expect(await client.currentSession()).toMatchObject({ user: { email: bob.email } });
-    await expect(client.signInWithMagicLink({ token })).rejects.toMatchObject({ code: 'invalid_token', status: 400 });
+    await expect(magicLink.signInWithMagicLink({ token })).rejects.toMatchObject({
+      code: 'invalid_token',
+      status: 400,
+    });
   });
 
   it('registers a passkey, lists it, signs in with it, and removes it', async () => {
     const client = await deployment();
     const authenticator = createSoftwareAuthenticator({ origin: 'http://studio.test', rpId: 'studio.test' });
+    const passkeys = client.routes(passkeyRoutes);
     await client.login(alice);
-    const options = await client.passkeyRegistrationOptions();
-    const passkey = await client.registerPasskey(authenticator.register(options as never), 'Laptop');
+    const options = await passkeys.passkeyRegistrationOptions({});
+    const passkey = await passkeys.registerPasskey({
+      response: authenticator.register(options as never),
+      name: 'Laptop',
+    });
     expect(passkey).toMatchObject({ name: 'Laptop', lastUsedAt: null });
-    expect(await client.listPasskeys()).toEqual([passkey]);
+    expect((await passkeys.listPasskeys()).passkeys).toEqual([passkey]);
     await client.logout();
-    const signInOptions = await client.passkeySignInOptions();
-    const session = await client.signInWithPasskey(authenticator.authenticate(signInOptions as never), 'acme-b2b');
+    const signInOptions = await passkeys.passkeySignInOptions({});
+    const session = await passkeys.signInWithPasskey({
+      response: authenticator.authenticate(signInOptions as never),
+      projectKey: 'acme-b2b',
+    });
     expect(session).toMatchObject({ user: { email: alice.email }, projectKey: 'acme-b2b' });
-    await client.removePasskey(passkey.id, authenticator.authenticate((await client.passkeyRemovalOptions()) as never));
-    expect(await client.listPasskeys()).toEqual([]);
-    const refused = client.signInWithPasskey(
-      authenticator.authenticate((await client.passkeySignInOptions()) as never),
-    );
+    const confirm = authenticator.authenticate((await passkeys.passkeyRemovalOptions({})) as never);
+    await passkeys.removePasskey({ id: passkey.id, response: confirm });
+    expect((await passkeys.listPasskeys()).passkeys).toEqual([]);
+    const refused = passkeys.signInWithPasskey({
+      response: authenticator.authenticate((await passkeys.passkeySignInOptions({})) as never),
+    });
     await expect(refused).rejects.toMatchObject({ code: 'invalid_passkey', status: 401 });
   });
 
@@ -428,11 +443,14 @@ describe('createDeskpilotClient: chat', () => {
     const client = await deployment({ stepUpSecret: 'step-up-secret-for-tests-0123456789abcdef' });
     await client.login(alice);
     const authenticator = createSoftwareAuthenticator({ origin: 'http://studio.test', rpId: 'studio.test' });
-    const passkey = await client.registerPasskey(
-      authenticator.register((await client.passkeyRegistrationOptions()) as never),
-    );
+    const passkeys = client.routes(passkeyRoutes);
+    const passkey = await passkeys.registerPasskey({
+      response: authenticator.register((await passkeys.passkeyRegistrationOptions({})) as never),
+    });
     // A passkey counts for step-up from the next sign-in: sign in with it.
-    await client.signInWithPasskey(authenticator.authenticate((await client.passkeySignInOptions()) as never));
+    await passkeys.signInWithPasskey({
+      response: authenticator.authenticate((await passkeys.passkeySignInOptions({})) as never),
+    });
     const refunder = { userEmail: alice.email, projectKey: 'acme-b2c', canRefundOrders: true };
     const proofs: Record<string, string> = {};
     const transport = client.chatTransport({ context: refunder, stepUp: () => proofs });

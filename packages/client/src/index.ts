@@ -12,7 +12,6 @@ export {
   type DeskpilotClient,
   type DeskpilotClientOptions,
   type Invitation,
-  type Passkey,
   type Session,
   type SessionSummary,
   type StepUpChallenge,
@@ -23,3 +22,4 @@ export {
   type TurnStatus,
 } from './create-deskpilot-client.js';
 export { DeskpilotClientError } from './deskpilot-client-error.js';
+export type { RouteCall, RouteCallInit, RouteCalls } from './route-calls.js';

@@ -1,7 +1,8 @@
 // `@deskpilot/core/module`: what a feature module of the session service is written against — the
-// kernel's seam, routes declared once and served over the handler's dependencies, the kernel's
-// throttles, and the ports the step-up module asks of the modules it uses. `@deskpilot/passkeys`,
-// `@deskpilot/sso` and `@deskpilot/magic-link` import nothing of core beyond this entry and `/session`.
+// kernel's seam, routes served over the handler's dependencies (declared with `@deskpilot/core/routes`),
+// the kernel's throttles, and the ports the step-up module asks of the modules it uses.
+// `@deskpilot/passkeys`, `@deskpilot/sso` and `@deskpilot/magic-link` import nothing of core beyond this
+// entry, `/routes` and `/session`.
 
 // The seam
 export type {
@@ -14,17 +15,7 @@ export type {
   SignInMethod,
 } from './session/session-service.js';
 
-// Routes declared once, served, bound to the handler's dependencies
-export {
-  declareRoute,
-  type RouteAnswer,
-  type RouteAuth,
-  type RouteDeclaration,
-  type RouteHeader,
-  type RouteInput,
-  type RouteMethod,
-  type RouteOutput,
-} from './routes/declare-route.js';
+// Routes served, bound to the handler's dependencies (their declarations: `@deskpilot/core/routes`)
 export {
   bindRoutes,
   serveRoute,
@@ -33,9 +24,7 @@ export {
   type ServedRoute,
   type ServeRouteOptions,
 } from './routes/route-table.js';
-export { described, isoTime } from './routes/answer-schemas.js';
 export { jsonResponse } from './http/http-request.js';
-export { sessionSchema } from './session/session-schema.js';
 
 // What a module's routes share with the kernel's: the answer without a session, where a sign-in comes
 // from, and the throttles by address and by account

@@ -4,6 +4,8 @@ import * as demo from './demo.js';
 import * as root from './index.js';
 import * as moduleEntry from './module.js';
 import * as node from './node.js';
+import * as routesEntry from './routes.js';
+import * as chatRoutesEntry from './chat-routes.js';
 import * as openapi from './openapi.js';
 import * as session from './session.js';
 import * as storage from './storage.js';
@@ -444,19 +446,33 @@ describe('public API', () => {
   it('@deskpilot/core/module: what a session module is written against', () => {
     expect(Object.keys(moduleEntry).sort()).toEqual([
       'bindRoutes',
-      'declareRoute',
-      'described',
-      'isoTime',
       'jsonResponse',
       'noSessionError',
       'passkeysBefore',
       'serveRoute',
-      'sessionSchema',
       'signInClient',
       'throttleAddress',
       'throttleLogin',
       'throttleSignInAddress',
     ]);
+  });
+
+  it('@deskpilot/core/routes: the routes as declared, and what a declaration is written with', () => {
+    expect(Object.keys(routesEntry).sort()).toEqual([
+      'declareRoute',
+      'described',
+      'isoTime',
+      'organizationRoutes',
+      'recoveryRoutes',
+      'sessionRoutes',
+      'sessionSchema',
+      'stepUpRoutes',
+      'teamRoutes',
+    ]);
+  });
+
+  it('@deskpilot/core/chat-routes: the chat routes as declared', () => {
+    expect(Object.keys(chatRoutesEntry)).toEqual(['chatRoutes']);
   });
 
   it('@deskpilot/core/node: the Node translation only', () => {

@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { declareRoute, sessionSchema } from '@deskpilot/core/module';
+import { declareRoute, sessionSchema } from '@deskpilot/core/routes';
 
 /** The body of `POST /sessions/magic-link`. */
 export const magicLinkRequestBody = z.strictObject({

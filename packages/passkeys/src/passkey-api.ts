@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { declareRoute, isoTime, sessionSchema } from '@deskpilot/core/module';
+import { declareRoute, isoTime, sessionSchema } from '@deskpilot/core/routes';
 
 const text = (max: number) => z.string().check(z.minLength(1), z.maxLength(max));
 /**
@@ -12,16 +12,28 @@ const credential = <Response extends z.ZodMiniType>(response: Response) =>
     rawId: text(1400),
     type: z.literal('public-key'),
     response,
-    clientExtensionResults: z._default(z.record(z.string(), z.unknown()), {}),
+    // Declared as objects without an index signature, so that a browser library's answer types
+    // (`RegistrationResponseJSON`, `AuthenticationResponseJSON`) are what the client's calls take.
+    clientExtensionResults: z._default(
+      z.object({
+        appid: z.optional(z.boolean()),
+        credProps: z.optional(z.object({ rk: z.optional(z.boolean()) })),
+        hmacCreateSecret: z.optional(z.boolean()),
+      }),
+      {},
+    ),
     authenticatorAttachment: z.optional(z.string().check(z.maxLength(40))),
   });
 const base64 = text(16_000);
-const attestation = z.looseObject({
+const attestation = z.object({
   clientDataJSON: base64,
   attestationObject: base64,
   transports: z.optional(z.array(z.string().check(z.maxLength(40))).check(z.maxLength(10))),
+  authenticatorData: z.optional(base64),
+  publicKey: z.optional(base64),
+  publicKeyAlgorithm: z.optional(z.int()),
 });
-const assertion = z.looseObject({
+const assertion = z.object({
   clientDataJSON: base64,
   authenticatorData: base64,
   signature: base64,

@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { declareRoute } from '@deskpilot/core/module';
+import { declareRoute } from '@deskpilot/core/routes';
 
 /** The body of `POST /sessions/sso/discover`. */
 export const ssoDiscoverBody = z.strictObject({ email: z.string().check(z.trim(), z.minLength(3), z.maxLength(320)) });

@@ -11,7 +11,7 @@ export const stepUpBody = z.strictObject({
   binding,
   response: z.optional(
     described(
-      z.record(z.string(), z.unknown()),
+      z.unknown(),
       "A passkey's assertion (`AuthenticationResponseJSON`, from `startAuthentication`), checked by the passkeys module.",
     ),
   ),

@@ -1,0 +1,77 @@
+import type { RouteDeclaration, RouteInput, RouteOutput } from '@deskpilot/core/routes';
+
+/** Per call: what `fetch` takes beside the route's input. */
+export interface RouteCallInit {
+  signal?: AbortSignal;
+}
+
+/**
+ * A route's call, typed from its declaration: its input (body and query fields as one object) in, its
+ * answer out. An input whose every field is optional (a body of `{}`) may be left out.
+ */
+export type RouteCall<Route extends RouteDeclaration> =
+  unknown extends RouteInput<Route>
+    ? (input?: undefined, init?: RouteCallInit) => Promise<RouteOutput<Route>>
+    : Record<never, never> extends RouteInput<Route>
+      ? (input?: RouteInput<Route>, init?: RouteCallInit) => Promise<RouteOutput<Route>>
+      : (input: RouteInput<Route>, init?: RouteCallInit) => Promise<RouteOutput<Route>>;
+
+/** The calls of a group of routes (a module's `…Routes`), by their operation ids. */
+export type RouteCalls<Routes extends Record<string, RouteDeclaration>> = {
+  readonly [Name in keyof Routes]: RouteCall<Routes[Name]>;
+};
+
+/** Sends a request to a service and answers its response, or throws the client's error for a failure. */
+export type SendRequest = (url: string, init: RequestInit) => Promise<Response>;
+
+/** The path and query of a call: `:name` segments and a `GET`'s query from the input's fields. */
+export function routeUrl(route: RouteDeclaration, input: object | undefined): { url: string; rest: object } {
+  const fields: Record<string, unknown> = { ...input };
+  const path = route.path.replace(/:(\w+)/g, (_, name: string) => {
+    const value = fields[name];
+    delete fields[name];
+    return encodeURIComponent(String(value));
+  });
+  if (route.method !== 'GET') return { url: path, rest: fields };
+  const query = new URLSearchParams(
+    Object.entries(fields).flatMap(([name, value]) => (value === undefined ? [] : [[name, String(value)]])),
+  ).toString();
+  return { url: query === '' ? path : `${path}?${query}`, rest: {} };
+}
+
+/**
+ * Calls a route as declared: its method and path, its input as the query of a `GET` or the JSON body
+ * of a write, its JSON answer parsed (nothing for an answer without a body).
+ */
+export async function callRoute<Route extends RouteDeclaration>(
+  send: SendRequest,
+  baseUrl: string,
+  route: Route,
+  input?: object,
+  init: RouteCallInit = {},
+): Promise<RouteOutput<Route>> {
+  const { url, rest } = routeUrl(route, input);
+  const request: RequestInit = {
+    method: route.method,
+    ...(init.signal ? { signal: init.signal } : {}),
+    // A write always carries JSON (`{}` at least): the session service's CSRF rule asks for it.
+    ...(route.method === 'POST' ? { headers: { 'content-type': 'application/json' }, body: JSON.stringify(rest) } : {}),
+  };
+  const response = await send(`${baseUrl}${url}`, request);
+  if (!response.headers.get('content-type')?.includes('json')) return undefined as RouteOutput<Route>;
+  return (await response.json()) as RouteOutput<Route>;
+}
+
+/** The calls of a group of routes, each by its operation id. */
+export function routeCalls<Routes extends Record<string, RouteDeclaration>>(
+  send: SendRequest,
+  baseUrl: string,
+  routes: Routes,
+): RouteCalls<Routes> {
+  return Object.fromEntries(
+    Object.entries(routes).map(([name, route]) => [
+      name,
+      (input?: object, init?: RouteCallInit) => callRoute(send, baseUrl, route, input, init),
+    ]),
+  ) as unknown as RouteCalls<Routes>;
+}
