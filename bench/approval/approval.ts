@@ -15,15 +15,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { chatRouter } from '@deskpilot/chat-express';
+import { createChatHandler, createMemoryAuditStore, type AuditStore } from '@deskpilot/core';
 import {
-  createChatHandler,
   createMemoryApprovalStore,
-  createMemoryAuditStore,
   createMemoryChatStore,
   type ApprovalStore,
-  type AuditStore,
   type ChatStore,
-} from '@deskpilot/core';
+} from '@deskpilot/core/chat';
 import { createDemoCommerceBackend, createDemoModel, createDemoTicketBackend } from '@deskpilot/core/demo';
 import { createPostgresStores, openDatabase } from '@deskpilot/postgres';
 import { createSqliteStores, openSqliteDatabase } from '@deskpilot/sqlite';

@@ -11,13 +11,8 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chatRouter } from '@deskpilot/chat-express';
-import {
-  DeskpilotError,
-  createChatHandler,
-  createMemoryApprovalStore,
-  createMemoryChatStore,
-  problemResponse,
-} from '@deskpilot/core';
+import { DeskpilotError, createChatHandler, problemResponse } from '@deskpilot/core';
+import { createMemoryApprovalStore, createMemoryChatStore } from '@deskpilot/core/chat';
 import { createDemoCommerceBackend, createDemoTicketBackend } from '@deskpilot/core/demo';
 import { writeResponse } from '@deskpilot/core/node';
 import { createSqliteStores, openSqliteDatabase } from '@deskpilot/sqlite';

@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import type { ChatStore, ConversationQuery } from '@deskpilot/core';
+import type { ChatStore, ConversationQuery } from '@deskpilot/core/chat';
 import { createPostgresStores, openDatabase } from '@deskpilot/postgres';
 import { createSqliteStores, openSqliteDatabase } from '@deskpilot/sqlite';
 import { formatNumber, formatRatio, markdownTable, median } from '../shared/measure.ts';

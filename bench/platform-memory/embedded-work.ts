@@ -4,12 +4,8 @@
 // a pre-initialised PGlite directory there; `<file>` starts from one)
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import {
-  createMemoryApprovalStore,
-  createMemoryChatStore,
-  createMemorySessionStore,
-  createMemoryUserDirectory,
-} from '@deskpilot/core';
+import { createMemorySessionStore, createMemoryUserDirectory } from '@deskpilot/core';
+import { createMemoryApprovalStore, createMemoryChatStore } from '@deskpilot/core/chat';
 import { demoUsers } from '@deskpilot/core/demo';
 import { createSqliteStores, openSqliteDatabase } from '@deskpilot/sqlite';
 

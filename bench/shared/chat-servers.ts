@@ -5,14 +5,8 @@
 import { createServer, type RequestListener } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { chatRouter } from '@deskpilot/chat-express';
-import {
-  DeskpilotError,
-  createChatHandler,
-  createMemoryApprovalStore,
-  createMemoryChatStore,
-  problemResponse,
-  type ChatStore,
-} from '@deskpilot/core';
+import { DeskpilotError, createChatHandler, problemResponse } from '@deskpilot/core';
+import { createMemoryApprovalStore, createMemoryChatStore, type ChatStore } from '@deskpilot/core/chat';
 import { createDemoCommerceBackend, createDemoTicketBackend } from '@deskpilot/core/demo';
 import { writeResponse } from '@deskpilot/core/node';
 import {

@@ -10,16 +10,18 @@ import { chatRouter } from '@deskpilot/chat-express';
 import {
   DeskpilotError,
   createChatHandler,
-  createMemoryApprovalStore,
-  createMemoryChatStore,
   createMemorySessionStore,
   createMemoryUserDirectory,
   createSessionHandler,
   createSessionService,
   problemResponse,
+} from '@deskpilot/core';
+import {
+  createMemoryApprovalStore,
+  createMemoryChatStore,
   type ApprovalStore,
   type ChatStore,
-} from '@deskpilot/core';
+} from '@deskpilot/core/chat';
 import { createDemoCommerceBackend, createDemoTicketBackend, demoUsers } from '@deskpilot/core/demo';
 import {
   createPostgresStores,

@@ -3,22 +3,19 @@
 // EMBEDDED_DATABASE=pglite (Postgres in WebAssembly, one directory per service). Each driver is loaded
 // only when it is used: `pg` and PGlite cost an idle process memory it would not otherwise spend.
 import { join } from 'node:path';
-import type { ApprovalStore, ChatStore } from '@deskpilot/core';
+import type { ApprovalStore, ChatStore } from '@deskpilot/core/chat';
 import type {
   Account,
   AccountTokenStore,
   AuditStore,
   IdentityLinkStore,
-  InvitationStore,
   NewUser,
-  OrganizationStore,
   PasskeyStore,
-  RolePolicyStore,
   SessionLookup,
   SessionStore,
-  TeamDirectory,
   UserDirectory,
 } from '@deskpilot/core/session';
+import type { InvitationStore, OrganizationStore, RolePolicyStore, TeamDirectory } from '@deskpilot/core/team';
 
 /** The storage variables a service reads (see `storageVariables` in environment.ts). */
 export interface StorageConfig {

@@ -6,20 +6,22 @@ import {
   DeskpilotError,
   builtinCapabilities,
   createChatHandler,
-  createStepUpVerifier,
-  stepUpPolicy,
-  purgeArchivedConversations,
   createReadinessCheck,
   describeError,
   healthResponse,
   problemResponse,
   readinessResponse,
+} from '@deskpilot/core';
+import {
+  createStepUpVerifier,
+  stepUpPolicy,
+  purgeArchivedConversations,
   sessionCapabilities,
   type ChatLimits,
   type ChatModels,
   type ConversationTitleOptions,
   type CommerceBackend,
-} from '@deskpilot/core';
+} from '@deskpilot/core/chat';
 import { createDemoCommerceBackend, createDemoModel, createDemoTicketBackend } from '@deskpilot/core/demo';
 import { fromNodeRequest, writeResponse } from '@deskpilot/core/node';
 import { chatOpenApi } from '@deskpilot/core/openapi';

@@ -2,7 +2,7 @@
 // gate, an unreachable one reported by /readyz without failing it, and the chat's tools served over
 // MCP at /mcp to a client with a signed grant.
 import { fileURLToPath } from 'node:url';
-import { signChatGrant } from '@deskpilot/core';
+import { signChatGrant } from '@deskpilot/core/chat';
 import { startKnowledgeBase } from '@deskpilot/example-knowledge-base';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';

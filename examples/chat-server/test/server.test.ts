@@ -1,5 +1,6 @@
 import { fileURLToPath } from 'node:url';
-import { readChatStream, signChatGrant } from '@deskpilot/core';
+import { readChatStream } from '@deskpilot/core';
+import { signChatGrant } from '@deskpilot/core/chat';
 import { describe, expect, it } from 'vitest';
 import { modelsFrom } from '../src/app.ts';
 import { readConfig } from '../src/config.ts';

@@ -1,12 +1,16 @@
 // A chat route of one's own from the card's blocks (resolveSession, parseChatContext, createSlidingWindowLimiter,
 // createApprovalGate, runToolLoop) and the AI SDK's UI stream helpers. The conversation lives in the client (`useChat`
 // posts it whole); a write is safe by the gate, which holds each proposal and runs only what was approved, once.
-import { builtinCapabilities, builtinChatTools, createApprovalGate, createMemoryApprovalStore } from '@deskpilot/core';
-import { createSlidingWindowLimiter, defaultAssistantInstructions, DeskpilotError } from '@deskpilot/core';
+import { builtinCapabilities, createApprovalGate } from '@deskpilot/core';
+import { builtinChatTools, createMemoryApprovalStore } from '@deskpilot/core/chat';
+import { createSlidingWindowLimiter, DeskpilotError } from '@deskpilot/core';
+import { defaultAssistantInstructions } from '@deskpilot/core/chat';
 import { fromFetchRequest, parseChatContext, problemResponse, readJsonBody, resolveSession } from '@deskpilot/core';
 import { retryAfterSeconds, runToolLoop, toFetchResponse } from '@deskpilot/core';
-import type { ApprovalGate, ApprovalScope, ChatContext, ChatToolDefinition, CommerceBackend } from '@deskpilot/core';
-import type { HostChatContext, RateLimiter, Session, SessionService } from '@deskpilot/core';
+import type { ApprovalGate, ChatContext } from '@deskpilot/core';
+import type { ApprovalScope, ChatToolDefinition, CommerceBackend } from '@deskpilot/core/chat';
+import type { RateLimiter, Session, SessionService } from '@deskpilot/core';
+import type { HostChatContext } from '@deskpilot/core/chat';
 import { convertToModelMessages, createUIMessageStreamResponse, getToolName, isToolUIPart } from 'ai';
 import { safeValidateUIMessages, tool, toUIMessageStream, type LanguageModel, type ToolSet, type UIMessage } from 'ai';
 

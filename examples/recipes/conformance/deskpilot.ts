@@ -2,20 +2,20 @@
 // backends and model — assembled once here, so that the recipes hold only their stack's glue.
 import {
   createChatHandler,
-  createMemoryApprovalStore,
-  createMemoryChatStore,
-  createMemoryInvitationStore,
-  createMemoryRolePolicyStore,
   createMemorySessionStore,
   createMemoryUserDirectory,
   createSessionHandler,
   createSessionService,
-  type HostChatContext,
   type HttpRequest,
   type Session,
+} from '@deskpilot/core';
+import { createMemoryApprovalStore, createMemoryChatStore, type HostChatContext } from '@deskpilot/core/chat';
+import {
+  createMemoryInvitationStore,
+  createMemoryRolePolicyStore,
   type SessionTeam,
   createTeamModule,
-} from '@deskpilot/core';
+} from '@deskpilot/core/team';
 import { createDemoCommerceBackend, createDemoModel, createDemoTicketBackend, demoUsers } from '@deskpilot/core/demo';
 
 /** The studio's origin in the suite: the one page allowed to call both services. */

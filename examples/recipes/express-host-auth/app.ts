@@ -2,14 +2,13 @@
 // middleware puts the signed-in user on `req.user`, and the chat takes identity and flags from there
 // (`expressHost(request).req.user`), never from what a request body claims.
 import { chatRouter, expressHost } from '@deskpilot/chat-express';
+import { createChatHandler, type ChatHandler } from '@deskpilot/core';
 import {
-  createChatHandler,
   createMemoryApprovalStore,
   createMemoryChatStore,
-  type ChatHandler,
   type ChatStore,
   type HostChatContext,
-} from '@deskpilot/core';
+} from '@deskpilot/core/chat';
 import { createDemoCommerceBackend, createDemoModel, createDemoTicketBackend } from '@deskpilot/core/demo';
 import express from 'express';
 

@@ -18,8 +18,8 @@ import {
   type RateLimiter,
   createRecoveryModule,
   createStepUpModule,
-  createTeamModule,
 } from '@deskpilot/core/session';
+import { createTeamModule } from '@deskpilot/core/team';
 import { createMagicLinkModule } from '@deskpilot/magic-link';
 import { createPasskeysModule } from '@deskpilot/passkeys';
 import { createSsoModule, type SsoProvider } from '@deskpilot/sso';

@@ -6,12 +6,12 @@ import {
   DeskpilotError,
   createReadinessCheck,
   describeError,
-  fetchSession,
   healthResponse,
   problemResponse,
   readinessResponse,
   requireSession,
 } from '@deskpilot/core';
+import { fetchSession } from '@deskpilot/core/proxy';
 import { writeResponse } from '@deskpilot/core/node';
 import { createIdentityProxy, createSessionRoutesProxy } from '@deskpilot/session-express';
 import express from 'express';

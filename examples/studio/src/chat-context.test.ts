@@ -1,4 +1,5 @@
-import { verifyChatGrant, type Session } from '@deskpilot/core';
+import { type Session } from '@deskpilot/core';
+import { verifyChatGrant } from '@deskpilot/core/chat';
 import { describe, expect, it } from 'vitest';
 import { businessTypeOf, capabilitiesFor, chatContextFor } from './chat-context.ts';
 

@@ -1,13 +1,7 @@
-import {
-  DeskpilotError,
-  capabilitiesOf,
-  defaultRolePolicy,
-  fetchCapabilities,
-  fetchSession,
-  signChatGrant,
-  type FetchSessionOptions,
-  type Session,
-} from '@deskpilot/core';
+import { DeskpilotError, type Session } from '@deskpilot/core';
+import { signChatGrant } from '@deskpilot/core/chat';
+import { fetchCapabilities, fetchSession, type FetchSessionOptions } from '@deskpilot/core/proxy';
+import { capabilitiesOf, defaultRolePolicy } from '@deskpilot/core/team';
 
 /**
  * Capability flags for a role under the built-in policy: for a session service that keeps no role

@@ -1,4 +1,4 @@
-import { presentMoney } from '@deskpilot/core';
+import { presentMoney } from '@deskpilot/core/chat';
 import { createDemoCommerceBackend } from '@deskpilot/core/demo';
 import express, { type Request } from 'express';
 import type { Logger } from 'pino';

@@ -48,14 +48,18 @@ describe.skipIf(!hasChromium)(`studio in Chromium: sign-in by a link sent by ema
       const token = /http:\/\/localhost:3000\/#magic-link=([\w-]{43})/.exec(mail.text ?? '')![1]!;
 
       await page.goto(`${platform.studioUrl}/#magic-link=${token}`);
-      await expect.poll(() => page.getByTestId('role').textContent()).toBe('viewer');
-      // The token leaves the address bar (and the history entry) as soon as the page has it.
+      // The token leaves the address bar (and the history entry) as soon as the page has it, and the
+      // link signs in only when asked to: a link someone else sent does not sign this browser in.
+      await expect.poll(() => page.getByRole('heading', { name: 'Sign in with your link' }).isVisible()).toBe(true);
       expect(page.url()).not.toContain(token);
+      await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+      await expect.poll(() => page.getByTestId('role').textContent()).toBe('viewer');
 
       await page.getByRole('button', { name: 'Log out' }).click();
       // Signed out first: the link opened while the sign-out is under way would find the session still there.
       await expect.poll(() => page.getByRole('button', { name: 'Email me a sign-in link' }).isVisible()).toBe(true);
       await page.goto(`${platform.studioUrl}/#magic-link=${token}`);
+      await page.getByRole('button', { name: 'Sign in', exact: true }).click();
       await expect
         .poll(() => page.getByRole('status').textContent())
         .toBe('This sign-in link is used or expired. Ask for a new one.');

@@ -1,7 +1,7 @@
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { verifyChatGrant } from '@deskpilot/core';
+import { verifyChatGrant } from '@deskpilot/core/chat';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runToExit, spawnExample, type RunningExample } from '../../test-support/spawn-example.ts';
 

@@ -48,6 +48,39 @@ export async function signInWithMagicLink(token: string): Promise<{ session: Ses
   }
 }
 
+/**
+ * The page a sign-in link opens: it signs in only when asked to (a click), so that a link someone else
+ * sent cannot sign this browser into their account by being opened, nor a mail scanner use it up.
+ */
+export function MagicLinkSignIn({
+  token,
+  onSignedIn,
+  onDone,
+}: {
+  token: string;
+  onSignedIn: (session: Session) => void;
+  onDone: (notice?: string) => void;
+}) {
+  const [busy, setBusy] = useState(false);
+  const signIn = async () => {
+    setBusy(true);
+    const outcome = await signInWithMagicLink(token);
+    if ('session' in outcome) onSignedIn(outcome.session);
+    else onDone(outcome.error);
+  };
+  return (
+    <Panel title="Sign in with your link" onSubmit={signIn}>
+      <p className="muted">You opened a sign-in link from your email. Continue only if you asked for it.</p>
+      <button type="submit" className="primary" disabled={busy} autoFocus>
+        {busy ? 'Signing in…' : 'Sign in'}
+      </button>
+      <button type="button" className="link" onClick={() => onDone()}>
+        Cancel
+      </button>
+    </Panel>
+  );
+}
+
 /** A server without sign-in links answers 404: say so rather than "No such route". */
 export function explainMagicLink(error: unknown): string {
   return DeskpilotClientError.isInstance(error, 'not_found')

@@ -2,8 +2,8 @@ import { useCallback, useEffect, useState } from 'react';
 import { ChatPanel } from './chat-panel.tsx';
 import {
   ForgotPasswordForm,
+  MagicLinkSignIn,
   ResetPasswordForm,
-  signInWithMagicLink,
   takeEmailedLink,
   takeSsoError,
   verifyEmail,
@@ -21,6 +21,7 @@ type View =
   | { state: 'signed-out'; notice?: string }
   | { state: 'forgot-password' }
   | { state: 'reset-password'; token: string }
+  | { state: 'magic-link'; token: string }
   | { state: 'signed-in'; session: Session }
   | { state: 'unavailable'; message: string };
 
@@ -90,10 +91,7 @@ export function App() {
       const link = takeEmailedLink();
       if (link?.action === 'reset-password') setView({ state: 'reset-password', token: link.token });
       else if (link?.action === 'verify-email') void verifyEmail(link.token).then(load);
-      else if (link?.action === 'magic-link')
-        void signInWithMagicLink(link.token).then((outcome) =>
-          'session' in outcome ? signedIn(outcome.session) : load(outcome.error),
-        );
+      else if (link?.action === 'magic-link') setView({ state: 'magic-link', token: link.token });
       // An invitation link: accepted at once when signed in, else after signing in (or a new account).
       else if (loadOtherwise || pendingInvitation()) void load(takeSsoError() ?? undefined);
     };
@@ -101,7 +99,7 @@ export function App() {
     const onHashChange = () => follow(false);
     window.addEventListener('hashchange', onHashChange);
     return () => window.removeEventListener('hashchange', onHashChange);
-  }, [load, signedIn]);
+  }, [load]);
 
   const run = async (action: () => Promise<void>) => {
     setBusy(true);
@@ -147,6 +145,14 @@ export function App() {
       </LoginForm>
     );
   if (view.state === 'forgot-password') return <ForgotPasswordForm onBack={() => setView({ state: 'signed-out' })} />;
+  if (view.state === 'magic-link')
+    return (
+      <MagicLinkSignIn
+        token={view.token}
+        onSignedIn={(session) => void signedIn(session)}
+        onDone={(done) => void load(done)}
+      />
+    );
   if (view.state === 'reset-password')
     return (
       <ResetPasswordForm

@@ -1,13 +1,7 @@
 import { createServer, request as httpRequest } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
-import {
-  createChatHandler,
-  createMemoryApprovalStore,
-  createMemoryChatStore,
-  readChatStream,
-  type ChatHandlerOptions,
-  type ChatStore,
-} from '@deskpilot/core';
+import { createChatHandler, readChatStream, type ChatHandlerOptions } from '@deskpilot/core';
+import { createMemoryApprovalStore, createMemoryChatStore, type ChatStore } from '@deskpilot/core/chat';
 import { createDemoCommerceBackend, createDemoModel, createDemoTicketBackend } from '@deskpilot/core/demo';
 import {
   AbstractChat,

@@ -1,23 +1,27 @@
 import {
   createMemoryAuditStore,
-  createMemoryInvitationStore,
-  createMemoryOrganizationStore,
-  createMemoryRolePolicyStore,
   createMemoryAccountTokenStore,
   createMemoryPasskeyStore,
   createChatHandler,
-  createMemoryApprovalStore,
-  createMemoryChatStore,
   createMemorySessionStore,
   createMemoryUserDirectory,
   createSessionHandler,
   createSessionService,
-  createStepUpVerifier,
-  stepUpPolicy,
-  createTeamModule,
   createRecoveryModule,
   createStepUpModule,
 } from '@deskpilot/core';
+import {
+  createMemoryApprovalStore,
+  createMemoryChatStore,
+  createStepUpVerifier,
+  stepUpPolicy,
+} from '@deskpilot/core/chat';
+import {
+  createMemoryInvitationStore,
+  createMemoryOrganizationStore,
+  createMemoryRolePolicyStore,
+  createTeamModule,
+} from '@deskpilot/core/team';
 import { createDemoCommerceBackend, createDemoModel, createDemoTicketBackend, demoUsers } from '@deskpilot/core/demo';
 import { createMagicLinkModule } from '@deskpilot/magic-link';
 import { magicLinkRoutes } from '@deskpilot/magic-link/routes';

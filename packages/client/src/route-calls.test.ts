@@ -10,6 +10,8 @@ describe('calls derived from route declarations', () => {
       rest: {},
     });
     expect(routeUrl(chatRoutes.resumeChat, { sessionId: 'a/b' }).url).toBe('/chat/a%2Fb/stream');
+    for (const sessionId of [undefined, '', '.', '..'])
+      expect(() => routeUrl(chatRoutes.resumeChat, { sessionId })).toThrow(/sessionId must be a non-empty string/);
   });
 
   it('sends a write’s fields as its JSON body, and answers nothing for an answer without a body', async () => {

@@ -30,9 +30,15 @@ export function routeUrl(route: RouteDeclaration, input: object | undefined): { 
   const path = route.path.replace(/:(\w+)/g, (_, name: string) => {
     const value = fields[name];
     delete fields[name];
-    return encodeURIComponent(String(value));
+    // A dot segment would be collapsed by the URL parser into another route's path.
+    if (typeof value !== 'string' || value === '' || value === '.' || value === '..')
+      throw new TypeError(`${route.operationId}: ${name} must be a non-empty string, not a dot segment`);
+    return encodeURIComponent(value);
   });
-  if (route.method !== 'GET') return { url: path, rest: fields };
+  if (route.method === 'POST') return { url: path, rest: fields };
+  // Only a write carries a body: a field of a DELETE would be dropped in silence.
+  if (route.method !== 'GET' && Object.values(fields).some((value) => value !== undefined))
+    throw new TypeError(`${route.operationId}: a ${route.method} takes no fields but its path's`);
   const query = new URLSearchParams(
     Object.entries(fields).flatMap(([name, value]) => (value === undefined ? [] : [[name, String(value)]])),
   ).toString();

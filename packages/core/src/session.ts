@@ -1,7 +1,8 @@
-// `@deskpilot/core/session`: everything but the assistant chat — sessions, errors, logging, events,
-// probes, the input policy, host-neutral HTTP, rate limiting and the studio's proxies — with none of
-// the chat's dependencies: a process that imports only this entry (a session service, a studio
-// backend's proxy) never loads `ai` or `jose`. The root entry exports all of it too.
+// `@deskpilot/core/session`: the session service's building blocks — sessions, errors, logging, events,
+// probes, the input policy, host-neutral HTTP, rate limiting, the audit trail, recovery and step-up —
+// with none of the chat's dependencies: a process that imports only this entry (a session service)
+// never loads `ai` or `jose`. The root entry exports all of it too; teams are `@deskpilot/core/team`,
+// the studio's proxies `@deskpilot/core/proxy`, the chat `@deskpilot/core/chat`.
 
 // Errors, logging and events
 export {
@@ -184,37 +185,6 @@ export {
   type CapabilityKind,
   type CapabilityRegistry,
 } from './capabilities/capabilities.js';
-// Teams: memberships, roles and invitations administered by a project's admins
-export {
-  applyMembershipChange,
-  capabilitiesOf,
-  createMemoryInvitationStore,
-  createMemoryOrganizationStore,
-  createMemoryRolePolicyStore,
-  createTeamAdmin,
-  createTeamModule,
-  defaultRolePolicy,
-  rolePolicyProblem,
-  type InvitationRecord,
-  type InvitationStore,
-  type InvitationSummary,
-  type MembershipChange,
-  type MembershipChangeResult,
-  type NewAccount,
-  type OrganizationStore,
-  type ProjectMember,
-  type RolePolicy,
-  type RolePolicyStore,
-  type SessionTeam,
-  type StoredRolePolicy,
-  type TeamAdmin,
-  type TeamCaller,
-  type TeamDependencies,
-  type TeamDirectory,
-  type TeamOptions,
-  type TeamRefusal,
-  type TeamResult,
-} from './team/index.js';
 // Step-up proofs: signed by the session service, checked by the chat service
 export {
   createStepUpModule,
@@ -232,28 +202,3 @@ export {
   type StepUpResult,
   type VerifyStepUpProofOptions,
 } from './step-up/index.js';
-
-// The studio's proxies
-export {
-  createIdentityForwarder,
-  createSessionRoutesForwarder,
-  defaultDeniedHeaders,
-  downstreamHeaders,
-  endToEndHeaders,
-  fetchCapabilities,
-  fetchSession,
-  forwardedFor,
-  forwardRequest,
-  isIdentityHeader,
-  type FetchSessionOptions,
-  type IdentityForwarder,
-  type IdentityForwarderOptions,
-  type IdentityForwardTarget,
-  type ForwardedForOptions,
-  type ForwardRequestOptions,
-  type IdentityHeaderOptions,
-  type IncomingHeaders,
-  type SessionRoutesForwarder,
-  type SessionRoutesForwarderOptions,
-  type SessionRoutesForwardTarget,
-} from './proxy/index.js';

@@ -98,8 +98,11 @@ export function createMagicLinkModule(options: MagicLinkOptions): SessionModule<
       const inBackground = (email: string): Promise<MagicLinkRequestOutcome> | null => {
         if (pending >= maxPending) return null;
         pending++;
-        return magicLink
-          .request(email)
+        // On a later turn: the answer is written before the lookup starts, so its timing is the same
+        // whether the address has an account or not (with a store that answers at once, the whole
+        // lookup would otherwise run before it).
+        return nextTurn()
+          .then(() => magicLink.request(email))
           .catch((error: unknown): MagicLinkRequestOutcome => {
             kernel.logger.error('magic link could not be sent', error);
             return 'failed';
@@ -163,21 +166,25 @@ function sessionMagicLink(options: MagicLinkOptions, kernel: SessionKernel, ttlM
   return {
     async request(email) {
       const credentials = await context.directory.findCredentials(email);
-      if (!credentials) return 'unknown_email';
-      if (await kernel.signsInElsewhere(credentials.userId)) return 'signs_in_elsewhere';
+      const account = credentials && (await context.directory.getAccount(credentials.userId));
+      if (!account) return 'unknown_email';
+      if (await kernel.signsInElsewhere(account.user.id)) return 'signs_in_elsewhere';
+      // The account's own address, not the one typed: a directory that matches addresses loosely
+      // never sends a link anywhere else.
+      const to = normalizeEmail(account.user.email);
       const token = base64url.encode(context.randomBytes(32));
       const now = context.now();
       // One live link per account: a newer one voids the older.
-      await tokens.deleteByUser(credentials.userId, purpose);
+      await tokens.deleteByUser(account.user.id, purpose);
       await tokens.create({
         tokenHash: context.hashSecret(token),
         purpose,
-        userId: credentials.userId,
-        email: normalizeEmail(email),
+        userId: account.user.id,
+        email: to,
         createdAt: now,
         expiresAt: now + ttlMs,
       });
-      await options.email.send(message(email, options.link(token), ttlMs, options.appName ?? 'Deskpilot'));
+      await options.email.send(message(to, options.link(token), ttlMs, options.appName ?? 'Deskpilot'));
       return 'sent';
     },
 
@@ -185,9 +192,11 @@ function sessionMagicLink(options: MagicLinkOptions, kernel: SessionKernel, ttlM
       const record = await tokens.consume(context.hashSecret(token), purpose);
       if (!record || record.expiresAt <= context.now()) return { ok: false, reason: 'invalid_token' };
       const account = await context.directory.getAccount(record.userId);
-      // A link for an address the account no longer has opens nothing.
+      // A link for an address the account no longer has opens nothing; nor one for a user who signs in
+      // at an identity provider now (bound since the link was sent): their provider decides.
       if (!account || normalizeEmail(account.user.email) !== record.email)
         return { ok: false, reason: 'invalid_token' };
+      if (await kernel.signsInElsewhere(account.user.id)) return { ok: false, reason: 'invalid_token' };
       const started = await kernel.startSession(account, { ...input, method: 'magic-link' });
       if (started.ok) return started;
       return { ok: false, reason: started.reason === 'forbidden' ? 'forbidden' : 'invalid_token' };
@@ -208,4 +217,9 @@ function message(to: string, link: string, ttlMs: number, appName: string): Emai
       'If you did not ask for it, ignore this email: nobody can sign in without the link.',
     ].join('\n'),
   };
+}
+
+/** A later turn of the event loop (any host: a timer, not `setImmediate`). */
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, 0));
 }

@@ -7,6 +7,7 @@ import {
   createSlidingWindowLimiter,
   type EmailMessage,
   type SessionHandlerOptions,
+  type SessionModule,
 } from '@deskpilot/core/session';
 import { checkDeclaredAnswers, createTestSessionService } from '@deskpilot/core/testing';
 import { createMagicLinkModule, type MagicLinkOptions } from './create-magic-link-module.js';
@@ -17,11 +18,18 @@ const alice = 'alice@example.com';
 /** A session service with the module, served over its handler; the emails it sends, and their links' tokens. */
 async function setup(options: Partial<MagicLinkOptions> = {}, handlerOptions: Partial<SessionHandlerOptions> = {}) {
   const sent: EmailMessage[] = [];
+  /** Users another module signs in at an identity provider (as `@deskpilot/sso` answers the kernel). */
+  const elsewhere = new Set<string>();
+  const identityProvider: SessionModule<'identityProvider', object> = {
+    name: 'identityProvider',
+    create: () => ({ api: {}, signsInElsewhere: async (userId) => elsewhere.has(userId) }),
+  };
   const tokens = createMemoryAccountTokenStore();
   const audit = createMemoryAuditStore();
   const fixture = await createTestSessionService({
     audit,
     modules: [
+      identityProvider,
       createMagicLinkModule({
         tokens,
         email: { send: async (message) => void sent.push(message) },
@@ -48,7 +56,7 @@ async function setup(options: Partial<MagicLinkOptions> = {}, handlerOptions: Pa
     return /#magic-link=([\w-]+)/.exec(sent.at(-1)!.text)![1]!;
   };
   const code = async (response: Response) => ((await response.json()) as { code: string }).code;
-  return { ...fixture, handler, tokens, audit, sent, post, nextToken, code };
+  return { ...fixture, handler, tokens, audit, sent, elsewhere, post, nextToken, code };
 }
 
 describe('sign-in by magic link', () => {
@@ -86,6 +94,32 @@ describe('sign-in by magic link', () => {
     ]);
     await nextToken(1);
     expect(sent.map((message) => message.to)).toEqual([alice]);
+  });
+
+  it('answers before it looks the address up: an email is sent only after the answer, known address or not', async () => {
+    const { post, sent, nextToken, directory } = await setup();
+    const lookups: string[] = [];
+    const findCredentials = directory.findCredentials.bind(directory);
+    directory.findCredentials = async (email) => (lookups.push(email), findCredentials(email));
+    expect((await post('/sessions/magic-link', { email: alice })).status).toBe(202);
+    // With memory stores the whole lookup could finish within the request: it starts on a later turn.
+    expect([lookups, sent]).toEqual([[], []]);
+    await nextToken(1);
+    expect(lookups).toEqual([alice]);
+  });
+
+  it('sends no link to a user who signs in at an identity provider, and a link sent before they were bound opens nothing', async () => {
+    const { post, sent, nextToken, elsewhere, directory, code } = await setup();
+    const { userId } = (await directory.findCredentials(alice))!;
+    await post('/sessions/magic-link', { email: alice });
+    const token = await nextToken(1);
+    elsewhere.add(userId);
+    const refused = await post('/sessions/magic-link/confirm', { token });
+    expect([refused.status, await code(refused)]).toEqual([400, 'invalid_token']);
+    await post('/sessions/magic-link', { email: alice });
+    await post('/sessions/magic-link', { email: 'bob@example.com' });
+    await nextToken(2);
+    expect(sent.map((message) => message.to)).toEqual([alice, 'bob@example.com']);
   });
 
   it('keeps the token as a digest only, and refuses a made-up, expired or voided one', async () => {

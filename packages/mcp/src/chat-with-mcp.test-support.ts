@@ -1,10 +1,5 @@
-import {
-  createChatHandler,
-  createMemoryApprovalStore,
-  createMemoryChatStore,
-  readChatStream,
-  type ChatHandlerOptions,
-} from '@deskpilot/core';
+import { createChatHandler, readChatStream, type ChatHandlerOptions } from '@deskpilot/core';
+import { createMemoryApprovalStore, createMemoryChatStore } from '@deskpilot/core/chat';
 import { createDemoCommerceBackend, createDemoTicketBackend } from '@deskpilot/core/demo';
 import { simulateReadableStream, type LanguageModel, type UIMessage, type UIMessageChunk } from 'ai';
 import { MockLanguageModelV4 } from 'ai/test';

@@ -1,6 +1,7 @@
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { signChatGrant, type ChatHandlerOptions } from '@deskpilot/core';
+import { type ChatHandlerOptions } from '@deskpilot/core';
+import { signChatGrant } from '@deskpilot/core/chat';
 import type { UIMessage } from 'ai';
 import { fromNodeRequest, writeResponse } from '@deskpilot/core/node';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';

@@ -4,12 +4,10 @@ import {
   fromFetchRequest,
   problemResponse,
   toFetchResponse,
-  type ChatToolAccess,
-  type ChatToolCallResult,
-  type ChatToolCaller,
   type HttpRequest,
   type HttpResponse,
 } from '@deskpilot/core';
+import { type ChatToolAccess, type ChatToolCallResult, type ChatToolCaller } from '@deskpilot/core/chat';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import {

@@ -2,7 +2,8 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createReadinessCheck, defineChatTool } from '@deskpilot/core';
+import { createReadinessCheck } from '@deskpilot/core';
+import { defineChatTool } from '@deskpilot/core/chat';
 import { createFakeClock } from '@deskpilot/core/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -311,7 +312,7 @@ describe('MCP servers as a tool source', () => {
       callTool('refundOrder', { orderId: 'ORD-1001', reason: 'damaged' }),
       sayText('ok'),
     ]);
-    const { builtinChatTools } = await import('@deskpilot/core');
+    const { builtinChatTools } = await import('@deskpilot/core/chat');
     const chat = chatWith(model, { toolSources: [source], tools: [...builtinChatTools, hostTool] });
     const chunks = await chat.post([ask('search then refund')], { ...context, canRefundOrders: true, canUseKb: true });
     expect(offered(model)).toEqual(expect.arrayContaining(['kb_refundOrder', 'refundOrder', 'kb_searchArticles']));

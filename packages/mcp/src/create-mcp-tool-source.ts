@@ -1,10 +1,5 @@
-import {
-  consoleLogger,
-  type CapabilityRegistry,
-  type ChatToolDefinition,
-  type ChatToolSource,
-  type ReadinessProbe,
-} from '@deskpilot/core';
+import { consoleLogger, type CapabilityRegistry, type ReadinessProbe } from '@deskpilot/core';
+import { type ChatToolDefinition, type ChatToolSource } from '@deskpilot/core/chat';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { createMcpConnection, type McpConnection } from './mcp-connection.js';
 import { mcpToolDefinition } from './mcp-tool-definition.js';

@@ -1,4 +1,4 @@
-import { ChatToolError, type ApprovalCard, type ChatToolDefinition, type PreparedApproval } from '@deskpilot/core';
+import { ChatToolError, type ApprovalCard, type ChatToolDefinition, type PreparedApproval } from '@deskpilot/core/chat';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { jsonSchema } from 'ai';
 import type { McpConnection } from './mcp-connection.js';

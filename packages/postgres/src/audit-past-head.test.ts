@@ -4,8 +4,8 @@ import {
   createSessionService,
   type DeskpilotEvent,
   type Logger,
-  createTeamModule,
 } from '@deskpilot/core';
+import { createTeamModule } from '@deskpilot/core/team';
 import { demoUsers } from '@deskpilot/core/demo';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { storeBackends, type StoreDatabase } from './test-database.test-support.js';

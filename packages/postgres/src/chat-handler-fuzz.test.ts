@@ -1,4 +1,5 @@
-import { createChatHandler, createSlidingWindowLimiter, type ApprovalStore, type ChatStore } from '@deskpilot/core';
+import { createChatHandler, createSlidingWindowLimiter } from '@deskpilot/core';
+import { type ApprovalStore, type ChatStore } from '@deskpilot/core/chat';
 import { createDemoCommerceBackend, createDemoModel, createDemoTicketBackend } from '@deskpilot/core/demo';
 import { createFakeClock } from '@deskpilot/core/testing';
 import * as fc from 'fast-check';

@@ -1,17 +1,15 @@
-import type { ApprovalStore, ChatStore } from '@deskpilot/core';
+import type { ApprovalStore, ChatStore } from '@deskpilot/core/chat';
 import {
   createSessionLookup,
   type AccountTokenStore,
   type IdentityLinkStore,
   type AuditStore,
-  type InvitationStore,
-  type RolePolicyStore,
-  type OrganizationStore,
   type PasskeyStore,
   type PasswordHashOptions,
   type SessionLookup,
   type SessionStore,
 } from '@deskpilot/core/session';
+import { type InvitationStore, type RolePolicyStore, type OrganizationStore } from '@deskpilot/core/team';
 import { createPostgresAccountTokenStore } from './postgres-account-token-store.js';
 import { createPostgresPasskeyStore } from './postgres-passkey-store.js';
 import { createPostgresIdentityLinkStore } from './postgres-identity-link-store.js';

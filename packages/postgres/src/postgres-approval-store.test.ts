@@ -1,4 +1,5 @@
-import { isDeskpilotError, type ApprovalRecord } from '@deskpilot/core';
+import { isDeskpilotError } from '@deskpilot/core';
+import { type ApprovalRecord } from '@deskpilot/core/chat';
 import { testApprovalAudit, testApprovalStore } from '@deskpilot/core/testing';
 import { createPostgresAuditStore } from './postgres-audit-store.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

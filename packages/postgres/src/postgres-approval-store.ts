@@ -1,4 +1,4 @@
-import type { ApprovalRecord, ApprovalState, ApprovalStore } from '@deskpilot/core';
+import type { ApprovalRecord, ApprovalState, ApprovalStore } from '@deskpilot/core/chat';
 import { appendAuditRecord } from './postgres-audit-store.js';
 import {
   approvalColumns,

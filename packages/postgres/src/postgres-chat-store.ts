@@ -1,4 +1,4 @@
-import type { AddMessageResult, ChatStore, OpenSessionResult, StorageQuota } from '@deskpilot/core';
+import type { AddMessageResult, ChatStore, OpenSessionResult, StorageQuota } from '@deskpilot/core/chat';
 import { DeskpilotError } from '@deskpilot/core/session';
 import {
   branchTo,

@@ -1,4 +1,4 @@
-import type { InvitationRecord, InvitationStore } from '@deskpilot/core/session';
+import type { InvitationRecord, InvitationStore } from '@deskpilot/core/team';
 import { invitationColumns, invitationFromRow, invitationRowValues } from '@deskpilot/core/storage';
 import { canBeStored } from './postgres-user-directory.js';
 import { appendAuditRecord } from './postgres-audit-store.js';

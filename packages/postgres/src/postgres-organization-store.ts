@@ -1,4 +1,4 @@
-import type { OrganizationStore } from '@deskpilot/core/session';
+import type { OrganizationStore } from '@deskpilot/core/team';
 import { canBeStored } from './postgres-user-directory.js';
 import type { SqlClient } from './sql-client.js';
 

@@ -1,4 +1,4 @@
-import type { RolePolicyStore } from '@deskpilot/core/session';
+import type { RolePolicyStore } from '@deskpilot/core/team';
 import { rolePolicyFromRow } from '@deskpilot/core/storage';
 import { appendAuditRecord } from './postgres-audit-store.js';
 import { canBeStored } from './postgres-user-directory.js';

@@ -5,15 +5,17 @@ import {
   normalizeEmail,
   type Account,
   type NewUser,
-  applyMembershipChange,
   type PasswordHashOptions,
   type AuditEvent,
   type Membership,
+  type UserDirectory,
+} from '@deskpilot/core/session';
+import {
+  applyMembershipChange,
   type MembershipChange,
   type MembershipChangeResult,
   type TeamDirectory,
-  type UserDirectory,
-} from '@deskpilot/core/session';
+} from '@deskpilot/core/team';
 import { appendAuditRecord } from './postgres-audit-store.js';
 import { createReadCache, noReadCache, type ReadCache, type ReadCacheOptions } from './read-cache.js';
 import { accountFromRow, freezeAccount, readStoredRow } from '@deskpilot/core/storage';

@@ -9,10 +9,10 @@ import {
   verifyStepUpProof,
   verifyAuditChain,
   type SessionStore,
-  createTeamModule,
   createRecoveryModule,
   createStepUpModule,
 } from '@deskpilot/core';
+import { createTeamModule } from '@deskpilot/core/team';
 import { demoUsers } from '@deskpilot/core/demo';
 import * as fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

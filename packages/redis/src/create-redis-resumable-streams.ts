@@ -1,4 +1,9 @@
-import { resumedStreamError, type ResumableStreams, type ResumeOptions, type StreamRecording } from '@deskpilot/core';
+import {
+  resumedStreamError,
+  type ResumableStreams,
+  type ResumeOptions,
+  type StreamRecording,
+} from '@deskpilot/core/chat';
 import { consoleLogger, type Logger } from '@deskpilot/core/session';
 import type { RedisClient } from './connect-redis.js';
 

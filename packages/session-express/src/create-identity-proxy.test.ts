@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { defaultDeniedHeaders } from '@deskpilot/core';
+import { defaultDeniedHeaders } from '@deskpilot/core/proxy';
 import express from 'express';
 import { describe, expect, it } from 'vitest';
 import { createIdentityProxy } from './create-identity-proxy.js';

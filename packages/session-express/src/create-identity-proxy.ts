@@ -1,4 +1,4 @@
-import { createIdentityForwarder, type IdentityForwarderOptions } from '@deskpilot/core/session';
+import { createIdentityForwarder, type IdentityForwarderOptions } from '@deskpilot/core/proxy';
 import { fromNodeRequest, writeResponse } from '@deskpilot/core/node';
 import type { RequestHandler } from 'express';
 

@@ -1,4 +1,4 @@
-import { createSessionRoutesForwarder, type SessionRoutesForwarderOptions } from '@deskpilot/core/session';
+import { createSessionRoutesForwarder, type SessionRoutesForwarderOptions } from '@deskpilot/core/proxy';
 import { fromNodeRequest, writeResponse } from '@deskpilot/core/node';
 import type { RequestHandler } from 'express';
 

@@ -4,15 +4,13 @@ import type { AddressInfo } from 'node:net';
 import { onTestFinished } from 'vitest';
 import {
   createMemoryAuditStore,
-  createMemoryInvitationStore,
-  createMemoryRolePolicyStore,
   createMemorySessionStore,
   createMemoryUserDirectory,
   createSessionHandler,
   createSessionService,
   type SessionHandlerOptions,
-  createTeamModule,
 } from '@deskpilot/core';
+import { createMemoryInvitationStore, createMemoryRolePolicyStore, createTeamModule } from '@deskpilot/core/team';
 import { demoUsers } from '@deskpilot/core/demo';
 import express from 'express';
 import { sessionRouter } from './session-router.js';

@@ -1,16 +1,14 @@
-import type { ApprovalStore, ChatStore } from '@deskpilot/core';
+import type { ApprovalStore, ChatStore } from '@deskpilot/core/chat';
 import type {
   AccountTokenStore,
   IdentityLinkStore,
   AuditStore,
-  InvitationStore,
-  RolePolicyStore,
-  OrganizationStore,
   PasskeyStore,
   PasswordHashOptions,
   SessionLookup,
   SessionStore,
 } from '@deskpilot/core/session';
+import type { InvitationStore, RolePolicyStore, OrganizationStore } from '@deskpilot/core/team';
 import { createSqlitePasskeyStore } from './sqlite-passkey-store.js';
 import { createSqliteIdentityLinkStore } from './sqlite-identity-link-store.js';
 import { createSqliteAuditStore } from './sqlite-audit-store.js';

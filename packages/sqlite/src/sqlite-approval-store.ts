@@ -1,4 +1,4 @@
-import type { ApprovalDecision, ApprovalRecord, ApprovalState, ApprovalStore } from '@deskpilot/core';
+import type { ApprovalDecision, ApprovalRecord, ApprovalState, ApprovalStore } from '@deskpilot/core/chat';
 import { appendAuditRecord } from './sqlite-audit-store.js';
 import {
   approvalColumns,

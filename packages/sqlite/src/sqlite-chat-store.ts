@@ -7,7 +7,7 @@ import type {
   StorageQuota,
   WorkingMemory,
   WorkingMemoryChange,
-} from '@deskpilot/core';
+} from '@deskpilot/core/chat';
 import { DeskpilotError } from '@deskpilot/core/session';
 import type { StatementSync } from 'node:sqlite';
 import {

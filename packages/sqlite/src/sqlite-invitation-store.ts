@@ -1,4 +1,4 @@
-import type { InvitationRecord, InvitationStore } from '@deskpilot/core/session';
+import type { InvitationRecord, InvitationStore } from '@deskpilot/core/team';
 import { invitationColumns, invitationFromRow, invitationRowValues } from '@deskpilot/core/storage';
 import type { SqliteDatabase } from './open-sqlite-database.js';
 import { canBeStored } from './read-row.js';

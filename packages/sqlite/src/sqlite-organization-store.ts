@@ -1,4 +1,4 @@
-import type { OrganizationStore } from '@deskpilot/core/session';
+import type { OrganizationStore } from '@deskpilot/core/team';
 import type { SqliteDatabase } from './open-sqlite-database.js';
 import { canBeStored } from './read-row.js';
 

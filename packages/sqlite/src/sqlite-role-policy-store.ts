@@ -1,4 +1,4 @@
-import type { RolePolicyStore } from '@deskpilot/core/session';
+import type { RolePolicyStore } from '@deskpilot/core/team';
 import { rolePolicyFromRow } from '@deskpilot/core/storage';
 import type { SqliteDatabase } from './open-sqlite-database.js';
 import { canBeStored, jsonAsText } from './read-row.js';

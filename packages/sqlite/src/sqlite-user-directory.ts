@@ -5,11 +5,10 @@ import {
   normalizeEmail,
   type Account,
   type NewUser,
-  applyMembershipChange,
   type PasswordHashOptions,
-  type TeamDirectory,
   type UserDirectory,
 } from '@deskpilot/core/session';
+import { applyMembershipChange, type TeamDirectory } from '@deskpilot/core/team';
 import { appendAuditRecord } from './sqlite-audit-store.js';
 import type { SqliteDatabase } from './open-sqlite-database.js';
 import { accountFromRow, freezeAccount, readStoredRow } from '@deskpilot/core/storage';

@@ -7,7 +7,6 @@ import {
   createMemoryIdentityLinkStore,
   createRecoveryModule,
   createSessionHandler,
-  createSessionRoutesForwarder,
   createStepUpModule,
   fromFetchRequest,
   stepUpBinding,
@@ -18,6 +17,7 @@ import {
   type SessionServiceOptions,
   type StepUpOptions,
 } from '@deskpilot/core/session';
+import { createSessionRoutesForwarder } from '@deskpilot/core/proxy';
 import { checkDeclaredAnswers } from '@deskpilot/core/testing';
 import { startOpenIdProvider } from '../../../examples/test-support/openid-provider.ts';
 import { cookiePair, createTestSessions, moduleApi } from './sso.test-support.js';

@@ -1,0 +1,25 @@
+// `@deskpilot/core/proxy`: the studio's proxies — the identity headers stamped from the session on
+// each downstream call, and the session routes forwarded to the session service. No chat dependency.
+export {
+  createIdentityForwarder,
+  createSessionRoutesForwarder,
+  defaultDeniedHeaders,
+  downstreamHeaders,
+  endToEndHeaders,
+  fetchCapabilities,
+  fetchSession,
+  forwardedFor,
+  forwardRequest,
+  isIdentityHeader,
+  type FetchSessionOptions,
+  type IdentityForwarder,
+  type IdentityForwarderOptions,
+  type IdentityForwardTarget,
+  type ForwardedForOptions,
+  type ForwardRequestOptions,
+  type IdentityHeaderOptions,
+  type IncomingHeaders,
+  type SessionRoutesForwarder,
+  type SessionRoutesForwarderOptions,
+  type SessionRoutesForwardTarget,
+} from './proxy/index.js';
