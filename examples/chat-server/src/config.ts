@@ -74,7 +74,7 @@ const mcpServer = z.strictObject({
 });
 
 /** Environment of the reference chat server (DESIGN §5). */
-const environment = z.object({
+export const environment = z.object({
   PORT: z._default(port, 8080),
   HOST: z._default(z.string(), '127.0.0.1'),
   /** pino's level for this process's JSON log lines (`silent`: none). */

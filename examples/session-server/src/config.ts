@@ -51,7 +51,7 @@ const ssoProvider = z.strictObject({
 });
 
 /** Environment of the reference session server (DESIGN §5). */
-const environment = z.object({
+export const environment = z.object({
   PORT: z._default(port, 4360),
   HOST: z._default(z.string(), '127.0.0.1'),
   /** pino's level for this process's JSON log lines (`silent`: none). */

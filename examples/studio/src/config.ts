@@ -14,7 +14,7 @@ import {
 const url = z.url({ protocol: /^https?$/ });
 
 /** Environment of the studio example (DESIGN §5). */
-const environment = z.object({
+export const environment = z.object({
   PORT: z._default(port, studioDefaultPort),
   HOST: z._default(z.string(), '127.0.0.1'),
   /** pino's level for this process's JSON log lines (`silent`: none). */
