@@ -116,25 +116,35 @@ export async function startPlatform(
     },
   };
   const start = (name: 'session' | 'chat') => spawnExample(serverFiles[name], env[name], onCleanup);
-  const [session, chat] = await Promise.all([start('session'), start('chat')]);
-  const studio = await spawnExample(
-    serverFiles.studio,
-    {
-      PORT: String(studioPort),
-      SESSION_SERVICE_URL: `http://127.0.0.1:${sessionPort}`,
-      CHAT_SERVICE_URL: `http://localhost:${chatPort}`,
-      CHAT_CONTEXT_SECRET: chatEnv.CHAT_CONTEXT_SECRET,
-      ...otherEnv,
-    },
-    onCleanup,
-  );
+  const close = () => cleanups.reverse().forEach((cleanup) => cleanup());
+  let started;
+  try {
+    const [session, chat] = await Promise.all([start('session'), start('chat')]);
+    const studio = await spawnExample(
+      serverFiles.studio,
+      {
+        PORT: String(studioPort),
+        SESSION_SERVICE_URL: `http://127.0.0.1:${sessionPort}`,
+        CHAT_SERVICE_URL: `http://localhost:${chatPort}`,
+        CHAT_CONTEXT_SECRET: chatEnv.CHAT_CONTEXT_SECRET,
+        ...otherEnv,
+      },
+      onCleanup,
+    );
+    started = { session, chat, studio };
+  } catch (error) {
+    // One service that does not start leaves none behind: the others started are stopped too.
+    close();
+    throw error;
+  }
+  const { session, chat, studio } = started;
   const platform: Platform = {
     studioUrl,
     session,
     chat,
     studio,
     restart: async (name) => (platform[name] = await start(name)),
-    close: () => cleanups.reverse().forEach((cleanup) => cleanup()),
+    close,
   };
   return platform;
 }
