@@ -197,7 +197,10 @@ function sessionMagicLink(options: MagicLinkOptions, kernel: SessionKernel, ttlM
       if (!account || normalizeEmail(account.user.email) !== record.email)
         return { ok: false, reason: 'invalid_token' };
       if (await kernel.signsInElsewhere(account.user.id)) return { ok: false, reason: 'invalid_token' };
-      const started = await kernel.startSession(account, { ...input, method: 'magic-link' });
+      // Opening the link proves the address, as a verification link does.
+      const verified = await context.directory.setEmailVerified(account.user.id, record.email);
+      const signingIn = verified ? { ...account, user: { ...account.user, emailVerified: true } } : account;
+      const started = await kernel.startSession(signingIn, { ...input, method: 'magic-link' });
       if (started.ok) return started;
       return { ok: false, reason: started.reason === 'forbidden' ? 'forbidden' : 'invalid_token' };
     },

@@ -71,7 +71,12 @@ describe('sign-in by magic link', () => {
     const signedIn = await post('/sessions/magic-link/confirm', { token, projectKey: 'acme-b2b' });
     expect(signedIn.status).toBe(201);
     expect(signedIn.headers.get('set-cookie')).toMatch(/^deskpilot_session=/);
-    expect(await signedIn.json()).toMatchObject({ user: { email: alice }, projectKey: 'acme-b2b', role: 'agent' });
+    // Opening the link proved the address.
+    expect(await signedIn.json()).toMatchObject({
+      user: { email: alice, emailVerified: true },
+      projectKey: 'acme-b2b',
+      role: 'agent',
+    });
     const [record] = await audit.list({ projectKey: 'acme-b2b' });
     expect(record).toMatchObject({
       type: 'sign-in',
