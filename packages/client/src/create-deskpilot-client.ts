@@ -115,11 +115,8 @@ export function createDeskpilotClient(options: DeskpilotClientOptions = {}) {
       ? { send: toChat, baseUrl: chatBaseUrl }
       : { send: toSessions, baseUrl: sessionBaseUrl };
   /** The calls of a group of routes, by operation id: the kernel's, a module's (`passkeyRoutes`, `magicLinkRoutes`…). */
-  const routes = <Routes extends Record<string, RouteDeclaration>>(group: Routes): RouteCalls<Routes> => {
-    const first = Object.values(group)[0];
-    const { send, baseUrl } = first ? serviceOf(first) : { send: toSessions, baseUrl: sessionBaseUrl };
-    return routeCalls(send, baseUrl, group);
-  };
+  const routes = <Routes extends Record<string, RouteDeclaration>>(group: Routes): RouteCalls<Routes> =>
+    routeCalls(serviceOf, group);
   /** Where a browser goes for a `GET` route (a navigation or a download, not a fetch). */
   const url = <Route extends RouteDeclaration>(route: Route, input?: RouteInput<Route>): string =>
     `${serviceOf(route).baseUrl}${routeUrl(route, input as object | undefined).url}`;

@@ -68,16 +68,18 @@ export async function callRoute<Route extends RouteDeclaration>(
   return (await response.json()) as RouteOutput<Route>;
 }
 
-/** The calls of a group of routes, each by its operation id. */
+/** Where a route's service is: how to send to it, and its base URL. */
+export type RouteService = (route: RouteDeclaration) => { send: SendRequest; baseUrl: string };
+
+/** The calls of a group of routes, each by its operation id, each to its route's service. */
 export function routeCalls<Routes extends Record<string, RouteDeclaration>>(
-  send: SendRequest,
-  baseUrl: string,
+  serviceOf: RouteService,
   routes: Routes,
 ): RouteCalls<Routes> {
   return Object.fromEntries(
-    Object.entries(routes).map(([name, route]) => [
-      name,
-      (input?: object, init?: RouteCallInit) => callRoute(send, baseUrl, route, input, init),
-    ]),
+    Object.entries(routes).map(([name, route]) => {
+      const { send, baseUrl } = serviceOf(route);
+      return [name, (input?: object, init?: RouteCallInit) => callRoute(send, baseUrl, route, input, init)];
+    }),
   ) as unknown as RouteCalls<Routes>;
 }

@@ -391,6 +391,7 @@ describe('public API', () => {
       'branchTo',
       'chatSessionColumns',
       'chatSessionFromRow',
+      'checkAccountTokenPurpose',
       'firstMessageParent',
       'freezeAccount',
       'invitationColumns',

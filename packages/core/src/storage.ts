@@ -38,6 +38,8 @@ export {
   type StoredRowOptions,
   type StoredRowReader,
 } from './storage/stored-rows.js';
+// A one-time secret's purpose, checked when a record is created (as the memory store does).
+export { checkAccountTokenPurpose } from './session/account-token-store.js';
 // The error an audit append answers when a row was stored past the head behind the trail's back.
 export { auditSeqTaken } from './audit/audit-store.js';
 export { branchTo, type MessageTree, type TreeMessage } from './chat/conversation/message-tree.js';

@@ -44,9 +44,12 @@ export interface MagicLinkOptions {
   maxPending?: number;
 }
 
-/** What a request for a link came to, after its answer (the answer was the same in every case). */
-export type MagicLinkRequestOutcome =
-  'sent' | 'unknown_email' | 'signs_in_elsewhere' | 'throttled' | 'dropped' | 'failed';
+/**
+ * What a request for a link came to, after its answer (the answer was the same in every case):
+ * `dropped` when too many were under way. The route throttles per account before it asks; the API
+ * (`service.modules.magicLink.request`) leaves throttling to its caller.
+ */
+export type MagicLinkRequestOutcome = 'sent' | 'unknown_email' | 'signs_in_elsewhere' | 'dropped' | 'failed';
 
 /** Outcome of a sign-in with a link. */
 export type MagicLinkSignInResult =

@@ -1,5 +1,5 @@
 import type { AccountTokenRecord, AccountTokenStore } from '@deskpilot/core/session';
-import { accountTokenColumns, accountTokenFromRow } from '@deskpilot/core/storage';
+import { accountTokenColumns, accountTokenFromRow, checkAccountTokenPurpose } from '@deskpilot/core/storage';
 import { canBeStored } from './postgres-user-directory.js';
 import type { SqlClient } from './sql-client.js';
 
@@ -20,6 +20,7 @@ export function createPostgresAccountTokenStore(client: SqlClient): AccountToken
   };
   return {
     async create(record) {
+      checkAccountTokenPurpose(record.purpose);
       await client.query(`INSERT INTO deskpilot_account_tokens (${columns}) VALUES ($1, $2, $3, $4, $5, $6)`, [
         record.tokenHash,
         record.purpose,

@@ -1,5 +1,5 @@
 import type { AccountTokenRecord, AccountTokenStore } from '@deskpilot/core/session';
-import { accountTokenColumns, accountTokenFromRow } from '@deskpilot/core/storage';
+import { accountTokenColumns, accountTokenFromRow, checkAccountTokenPurpose } from '@deskpilot/core/storage';
 import type { SqliteDatabase } from './open-sqlite-database.js';
 import { canBeStored } from './read-row.js';
 
@@ -21,6 +21,7 @@ export function createSqliteAccountTokenStore(database: SqliteDatabase): Account
   };
   return {
     async create(record) {
+      checkAccountTokenPurpose(record.purpose);
       database.run(() =>
         sql(`INSERT INTO deskpilot_account_tokens (${columns}) VALUES (?, ?, ?, ?, ?, ?)`).run(
           record.tokenHash,

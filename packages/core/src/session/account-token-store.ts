@@ -12,6 +12,18 @@ export type AccountTokenPurpose =
 /** What a one-time secret's purpose is spelled with: the built-in ones, and any module's own. */
 export const accountTokenPurposePattern = /^[a-z][a-z0-9-]{0,63}$/;
 
+/**
+ * Refuses a purpose not spelled as one (a programming error of the module that names it): every store
+ * checks it when a record is created, so that a purpose the SQL stores could not read back is refused
+ * on the memory store too, at once.
+ */
+export function checkAccountTokenPurpose(purpose: string): void {
+  if (typeof purpose !== 'string' || !accountTokenPurposePattern.test(purpose))
+    throw new TypeError(
+      `An account token's purpose is lower-case letters, digits and dashes, not ${JSON.stringify(purpose)}`,
+    );
+}
+
 /** A one-time link's stored record: the digest of its token, never the token. */
 export interface AccountTokenRecord {
   /** SHA-256 (or peppered HMAC) of the token, base64url: the store key. */
@@ -67,6 +79,7 @@ export function createMemoryAccountTokenStore(): AccountTokenStore {
   };
   return {
     async create(record) {
+      checkAccountTokenPurpose(record.purpose);
       if (records.has(record.tokenHash)) throw new Error('An account token with this digest already exists.');
       records.set(record.tokenHash, Object.freeze({ ...record }));
     },

@@ -21,6 +21,12 @@ const link = (overrides: Partial<AccountTokenRecord> = {}): AccountTokenRecord =
  */
 export function testAccountTokenStore(make: () => AccountTokenStore | Promise<AccountTokenStore>): void {
   describe('AccountTokenStore conformance', () => {
+    it('refuses a purpose not spelled as one (lower-case letters, digits and dashes) when a record is created', async () => {
+      const store = await make();
+      for (const purpose of ['Magic_Link', '', 'magic link', 'x'.repeat(65)])
+        await expect(store.create(link({ purpose }))).rejects.toThrow(TypeError);
+    });
+
     it("keeps a module's own purpose (a magic link's) apart from the built-in ones, single use", async () => {
       const store = await make();
       const magic = link({ tokenHash: 'digest-m'.padEnd(43, 'x'), purpose: 'magic-link' });
