@@ -266,7 +266,7 @@ const organizationsOf = (config: ServerConfig): Record<string, { projects: strin
   config.ORGANIZATIONS ?? (config.SEED_DEMO_USERS ? demoOrganizations : {});
 
 /**
- * SSO_PROVIDERS as core takes them: a provider of an `organization` signs people into that
+ * SSO_PROVIDERS as `createSsoModule` (@deskpilot/sso) takes them: a provider of an `organization` signs people into that
  * organisation's projects (ORGANIZATIONS) only. An organisation not configured stops the start.
  */
 function tenantProviders(config: ServerConfig): SsoProvider[] {

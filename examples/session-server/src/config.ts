@@ -27,7 +27,7 @@ const organization = z.strictObject({
   admins: z._default(z.array(z.string().check(z.minLength(3), z.maxLength(320))), []),
 });
 
-/** One identity provider of SSO_PROVIDERS (`SsoProvider` of @deskpilot/core). */
+/** One identity provider of SSO_PROVIDERS (`SsoProvider` of @deskpilot/sso). */
 const ssoProvider = z.strictObject({
   id: matching(/^[A-Za-z0-9_-]{1,64}$/, 'letters, digits, _ and - only'),
   name,

@@ -2,7 +2,7 @@
  * Demo pieces, for the reference servers, tests and trying Deskpilot without a model key or a shop:
  * the offline demo model, in-memory demo commerce and ticket backends with seeded data, and the demo
  * users. Not for production. The ports they implement (`CommerceBackend`, `TicketBackend`) come from
- * `@deskpilot/core`.
+ * `@deskpilot/core/chat`.
  *
  * @example
  * import { createDemoCommerceBackend, createDemoModel, createDemoTicketBackend } from '@deskpilot/core/demo';

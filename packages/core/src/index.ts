@@ -3,7 +3,8 @@
  * `resolveSession`, `parseChatContext`, `createSlidingWindowLimiter`, `createApprovalGate`,
  * `runToolLoop`, `readChatStream`) and what an embedder composes them with: the session service and
  * its ports, errors, HTTP, limits, audit. Each other concern is an entry of its own: `/chat`, `/team`,
- * `/proxy`, `/session`, `/module`, `/routes`, `/node`, `/demo`, `/testing`, `/openapi`, `/storage`.
+ * `/proxy`, `/session`, `/module`, `/routes`, `/chat-routes`, `/node`, `/demo`, `/testing`, `/openapi`,
+ * `/storage`.
  * Every name here is listed in `public-api.test.ts`: adding one is a reviewed decision.
  */
 

@@ -35,7 +35,7 @@ export {
 } from './health/index.js';
 
 // The input policy both handlers apply, for the host's own routes and stores (its zod schemas,
-// `validText` and `jsonValueSchema`, are in the root entry: classic zod stays out of this one)
+// `validText` and `jsonValueSchema`, are on `@deskpilot/core/chat`: classic zod stays out of this one)
 export {
   checkJsonValue,
   type CheckJsonValueOptions,

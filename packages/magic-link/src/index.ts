@@ -1,5 +1,5 @@
 // @deskpilot/magic-link: sign-in by a link sent by email, as a module of the Deskpilot session
-// service, written against core's public seam (`@deskpilot/core/module`) alone.
+// service, written against core's public seam alone (`@deskpilot/core/module`, `/routes`, `/session`).
 export {
   createMagicLinkModule,
   type MagicLinkOptions,

@@ -33,7 +33,8 @@ export type SoftwareAuthenticator = ReturnType<typeof createSoftwareAuthenticato
  *
  * @example
  * const authenticator = createSoftwareAuthenticator({ origin: 'https://desk.example.com', rpId: 'desk.example.com' });
- * const response = authenticator.register(await client.passkeyRegistrationOptions());
+ * const passkeys = client.routes(passkeyRoutes); // @deskpilot/client, @deskpilot/passkeys/routes
+ * const response = authenticator.register(await passkeys.passkeyRegistrationOptions({}));
  */
 export function createSoftwareAuthenticator(options: { origin: string; rpId: string; counts?: boolean }) {
   const credentials = new Map<string, { privateKey: KeyObject; counter: number; userHandle: string }>();

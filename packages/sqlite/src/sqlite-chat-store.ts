@@ -1,4 +1,4 @@
-// Types only from the root entry: a session-only process that loads this package never loads the chat's modules.
+// Types only from the chat's entry: a session-only process that loads this package never loads the chat's modules.
 import type {
   AddMessageResult,
   ChatSessionInit,

@@ -20,8 +20,8 @@ export interface PasskeyRecord {
 }
 
 /**
- * Storage port for passkeys. Data in, data out: core runs the WebAuthn ceremonies
- * (`@simplewebauthn/server`) and decides; the store keeps records, refuses a second credential with
+ * Storage port for passkeys. Data in, data out: `@deskpilot/passkeys` runs the WebAuthn ceremonies
+ * (on `@simplewebauthn/server`) and decides; the store keeps records, refuses a second credential with
  * the same id, and moves a counter only from the value the caller read. Run `testPasskeyStore` from
  * `@deskpilot/core/testing` against an implementation.
  */

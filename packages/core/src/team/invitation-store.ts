@@ -61,7 +61,7 @@ export interface InvitationStore {
  *
  * @example
  * const sessions = createSessionService({ store, directory, audit,
- *   team: { directory, invitations: createMemoryInvitationStore() } });
+ *   modules: [createTeamModule({ directory, invitations: createMemoryInvitationStore() })] });
  */
 export function createMemoryInvitationStore(): InvitationStore {
   const byHash = new Map<string, InvitationRecord>();
