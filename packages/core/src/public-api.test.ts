@@ -392,6 +392,7 @@ describe('public API', () => {
       'chatSessionColumns',
       'chatSessionFromRow',
       'checkAccountTokenPurpose',
+      'checkModuleSchemas',
       'firstMessageParent',
       'freezeAccount',
       'invitationColumns',

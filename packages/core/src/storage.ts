@@ -40,6 +40,8 @@ export {
 } from './storage/stored-rows.js';
 // A one-time secret's purpose, checked when a record is created (as the memory store does).
 export { checkAccountTokenPurpose } from './session/account-token-store.js';
+// A feature module's schema, checked before a SQL store migrates it.
+export { checkModuleSchemas, type ModuleSchemaLike } from './storage/module-schemas.js';
 // The error an audit append answers when a row was stored past the head behind the trail's back.
 export { auditSeqTaken } from './audit/audit-store.js';
 export { branchTo, type MessageTree, type TreeMessage } from './chat/conversation/message-tree.js';

@@ -17,7 +17,7 @@ describe('checkDatabaseReady on PGlite', () => {
       await expect(checkDatabaseReady(client)).rejects.toMatchObject({ code: 'store_unavailable' });
       await migrate(client);
       await expect(checkDatabaseReady(client)).resolves.toBeUndefined();
-      await expect(checkDatabaseReady(client, [...migrations, next])).rejects.toMatchObject({
+      await expect(checkDatabaseReady(client, { migrations: [...migrations, next] })).rejects.toMatchObject({
         code: 'store_unavailable',
         detail: `The database schema is at version ${latest}, this release needs ${latest + 1}: run the migrations.`,
       });
@@ -41,7 +41,7 @@ describe.skipIf(!databaseUrl)(`checkDatabaseReady ${onPostgres}`, () => {
     try {
       await expect(checkDatabaseReady(migrated.client)).resolves.toBeUndefined();
       await expect(checkDatabaseReady(empty.client)).rejects.toMatchObject({ code: 'store_unavailable' });
-      await expect(checkDatabaseReady(migrated.client, [...migrations, next])).rejects.toMatchObject({
+      await expect(checkDatabaseReady(migrated.client, { migrations: [...migrations, next] })).rejects.toMatchObject({
         code: 'store_unavailable',
       });
     } finally {

@@ -2,10 +2,11 @@ export type { SqlClient, SqlExecutor, SqlResult, SqlRow } from './sql-client.js'
 export { fromPgPool, type FromPgPoolOptions, type PgPoolClientLike, type PgPoolLike } from './from-pg-pool.js';
 export { fromPglite, type PgliteLike } from './from-pglite.js';
 export { toStoreError } from './to-store-error.js';
-export { migrate, type MigrateResult } from './migrate.js';
-export { checkDatabaseReady } from './check-database-ready.js';
+export { migrate, type MigrateOptions, type MigrateResult } from './migrate.js';
+export { checkDatabaseReady, type CheckDatabaseReadyOptions } from './check-database-ready.js';
+export type { ModuleSchema } from './module-schema.js';
 export { migrations, type Migration } from './migrations.js';
-export { migrationFileName, migrationFiles, migrationSql } from './migration-sql.js';
+export { migrationFileName, migrationFiles, migrationSql, moduleMigrationFiles } from './migration-sql.js';
 export { createPostgresSessionStore, type PostgresSessionStoreOptions } from './postgres-session-store.js';
 export {
   createPostgresUserDirectory,

@@ -2,6 +2,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { fromPglite } from './from-pglite.js';
 import { fromPgPool } from './from-pg-pool.js';
+import { checkDatabaseReady } from './check-database-ready.js';
 import { migrate } from './migrate.js';
 import { migrations, type Migration } from './migrations.js';
 import type { SqlClient } from './sql-client.js';
@@ -50,19 +51,16 @@ describe('migrate on PGlite', () => {
 
   it('creates every table once, records the version, and is a no-op when run again', async () => {
     client = fromPglite(await PGlite.create());
-    expect(await migrate(client)).toEqual({ applied: allVersions, version: latest });
+    expect(await migrate(client)).toEqual({ applied: allVersions, version: latest, modules: {} });
     expect(await tableNames(client)).toEqual(expectedTables);
-    expect(await migrate(client)).toEqual({ applied: [], version: latest });
+    expect(await migrate(client)).toEqual({ applied: [], version: latest, modules: {} });
     const { rows } = await client.query('SELECT version, name FROM deskpilot_migrations');
     expect(rows).toEqual(migrations.map(({ version, name }) => ({ version, name })));
   }, 60_000);
 
   it('gives conversations stored before the byte totals their totals (sizes never measured included), and keeps them after', async () => {
     client = fromPglite(await PGlite.create());
-    await migrate(
-      client,
-      migrations.filter((migration) => migration.version < 19),
-    );
+    await migrate(client, { migrations: migrations.filter((migration) => migration.version < 19) });
     const session = (id: string, email: string) =>
       client.query(
         `INSERT INTO deskpilot_chat_sessions (id, user_email, project_key, created_at, updated_at, version)
@@ -113,14 +111,83 @@ describe('migrate on PGlite', () => {
 
   it('rolls a failing migration back entirely, earlier ones included when they ran in the same call', async () => {
     client = fromPglite(await PGlite.create());
-    await expect(migrate(client, [...migrations, broken])).rejects.toThrow(/no_such_function/);
+    await expect(migrate(client, { migrations: [...migrations, broken] })).rejects.toThrow(/no_such_function/);
     expect(await tableNames(client)).toEqual([]);
-    expect(await migrate(client)).toEqual({ applied: allVersions, version: latest });
-    await expect(migrate(client, [...migrations, broken])).rejects.toThrow();
+    expect(await migrate(client)).toEqual({ applied: allVersions, version: latest, modules: {} });
+    await expect(migrate(client, { migrations: [...migrations, broken] })).rejects.toThrow();
     expect(await tableNames(client)).toEqual(expectedTables);
     expect((await client.query('SELECT version FROM deskpilot_migrations')).rows).toEqual(
       allVersions.map((version) => ({ version })),
     );
+  }, 60_000);
+  const notes = (version: number, statements: string[]): Migration => ({
+    version,
+    name: `notes ${version}`,
+    statements,
+  });
+  const notesV1 = notes(1, ['CREATE TABLE deskpilot_notes (id text PRIMARY KEY)']);
+  const notesV2 = notes(2, ['ALTER TABLE deskpilot_notes ADD COLUMN body text']);
+
+  it("applies a module's migrations after the core's, records them by module, and applies only what is new", async () => {
+    client = fromPglite(await PGlite.create());
+    expect(await migrate(client, { modules: [{ module: 'notes', migrations: [notesV1] }] })).toEqual({
+      applied: allVersions,
+      version: latest,
+      modules: { notes: { applied: [1], version: 1 } },
+    });
+    // A later release of the module appends a migration: only that one runs.
+    const later = { module: 'notes', migrations: [notesV1, notesV2] };
+    expect((await migrate(client, { modules: [later] })).modules).toEqual({ notes: { applied: [2], version: 2 } });
+    expect((await migrate(client, { modules: [later] })).modules).toEqual({ notes: { applied: [], version: 2 } });
+    await client.query(`INSERT INTO deskpilot_notes (id, body) VALUES ('a', 'b')`);
+    const { rows } = await client.query(
+      'SELECT module, version, name FROM deskpilot_module_migrations ORDER BY version',
+    );
+    expect(rows).toEqual([
+      { module: 'notes', version: 1, name: 'notes 1' },
+      { module: 'notes', version: 2, name: 'notes 2' },
+    ]);
+    // Versions are the module's own: another module's 1 is not this one's.
+    const tags = { module: 'tags', migrations: [notes(1, ['CREATE TABLE deskpilot_tags (id text PRIMARY KEY)'])] };
+    expect((await migrate(client, { modules: [later, tags] })).modules).toEqual({
+      notes: { applied: [], version: 2 },
+      tags: { applied: [1], version: 1 },
+    });
+    // The readiness check asks for each module's version.
+    await expect(checkDatabaseReady(client, { modules: [later, tags] })).resolves.toBeUndefined();
+    await expect(
+      checkDatabaseReady(client, { modules: [{ module: 'notes', migrations: [notesV1, notesV2, notes(3, [])] }] }),
+    ).rejects.toMatchObject({
+      code: 'store_unavailable',
+      detail: expect.stringMatching(/module notes is at version 2, this release needs 3/),
+    });
+  }, 60_000);
+
+  it("rolls a failing module migration back with the core's of the same call", async () => {
+    client = fromPglite(await PGlite.create());
+    const failing = { module: 'notes', migrations: [notesV1, { ...broken, version: 2 }] };
+    await expect(migrate(client, { modules: [failing] })).rejects.toThrow(/no_such_function/);
+    expect(await tableNames(client)).toEqual([]);
+    await expect(checkDatabaseReady(client, { modules: [failing] })).rejects.toMatchObject({
+      code: 'store_unavailable',
+    });
+  }, 60_000);
+
+  it('refuses a module schema not spelled as one before it touches the database', async () => {
+    client = fromPglite(await PGlite.create());
+    const refused = [
+      [{ module: "x'; DROP TABLE deskpilot_users; --", migrations: [] }],
+      [{ module: 'Notes', migrations: [] }],
+      [
+        { module: 'notes', migrations: [] },
+        { module: 'notes', migrations: [] },
+      ],
+      [{ module: 'notes', migrations: [notesV1, notesV1] }],
+      [{ module: 'notes', migrations: [notes(0, [])] }],
+      [{ module: 'notes', migrations: [notes(1.5, [])] }],
+    ];
+    for (const modules of refused) await expect(migrate(client, { modules })).rejects.toThrow(TypeError);
+    expect(await tableNames(client)).toEqual([]);
   }, 60_000);
 });
 
@@ -135,7 +202,20 @@ describe.skipIf(!databaseUrl)(`migrate ${onPostgres}`, () => {
     const results = await Promise.all([migrate(first), migrate(second), migrate(schema.client)]);
     expect(results.map((result) => result.applied).sort()).toEqual([[], [], allVersions]);
     expect(await tableNames(schema.client)).toEqual(expectedTables);
-    expect(await migrate(first)).toEqual({ applied: [], version: latest });
+    expect(await migrate(first)).toEqual({ applied: [], version: latest, modules: {} });
+  });
+
+  it("applies a module's migrations once when replicas start together", async () => {
+    const schema = await openTestSchema({ migrate: false });
+    schemas.push(schema);
+    const notes = {
+      module: 'notes',
+      migrations: [{ version: 1, name: 'notes', statements: ['CREATE TABLE deskpilot_notes (id text PRIMARY KEY)'] }],
+    };
+    const replicas = [fromPgPool(schema.pool()), fromPgPool(schema.pool()), schema.client];
+    const results = await Promise.all(replicas.map((replica) => migrate(replica, { modules: [notes] })));
+    expect(results.map((result) => result.modules.notes!.applied).sort()).toEqual([[], [], [1]]);
+    await expect(checkDatabaseReady(schema.client, { modules: [notes] })).resolves.toBeUndefined();
   });
 
   it('counts a message written from a session whose search_path names another schema, and empties the totals on TRUNCATE', async () => {
@@ -165,7 +245,7 @@ describe.skipIf(!databaseUrl)(`migrate ${onPostgres}`, () => {
   it('rolls a failing migration back entirely', async () => {
     const schema = await openTestSchema({ migrate: false });
     schemas.push(schema);
-    await expect(migrate(schema.client, [...migrations, broken])).rejects.toThrow(/no_such_function/);
+    await expect(migrate(schema.client, { migrations: [...migrations, broken] })).rejects.toThrow(/no_such_function/);
     expect(await tableNames(schema.client)).toEqual([]);
   });
 });

@@ -1,12 +1,24 @@
 import { migrations as allMigrations, type Migration } from './migrations.js';
-import type { SqlClient } from './sql-client.js';
+import { checkModuleSchemas } from '@deskpilot/core/storage';
+import { moduleMigrationsTable, type ModuleSchema } from './module-schema.js';
+import type { SqlClient, SqlExecutor } from './sql-client.js';
+
+/** Options of {@link migrate}. */
+export interface MigrateOptions {
+  /** The feature modules' schemas to bring up to date too, after the core's (e.g. `passkeySchema`). */
+  modules?: readonly ModuleSchema[];
+  /** The core's migrations. @default this release's `migrations` */
+  migrations?: readonly Migration[];
+}
 
 /** Outcome of {@link migrate}. */
 export interface MigrateResult {
-  /** Versions applied by this call, ascending; empty when the schema was already current. */
+  /** The core's versions applied by this call, ascending; empty when the schema was already current. */
   applied: number[];
-  /** The highest version now recorded. */
+  /** The core's highest version now recorded. */
   version: number;
+  /** Each module given: its versions applied by this call and its highest version now recorded. */
+  modules: Record<string, { applied: number[]; version: number }>;
 }
 
 // Key of the transaction-scoped advisory lock that serialises migrations across processes
@@ -15,18 +27,18 @@ const migrationLockKey = '7234316346693069935';
 
 /**
  * Brings the schema up to date: applies every migration not yet recorded in `deskpilot_migrations`,
- * in order, all in one transaction holding an advisory lock. Replicas starting together are safe
+ * in order, then each given module's not yet recorded in `deskpilot_module_migrations`, all in one
+ * transaction holding an advisory lock. Replicas starting together are safe
  * (one migrates, the others wait and find nothing to do), a failure leaves the schema as it was, and
  * running it again is a no-op. Tables go to the first schema of the connection's `search_path`.
  *
  * @example
  * const client = fromPgPool(new Pool({ connectionString: process.env.DATABASE_URL }));
- * await migrate(client);
+ * await migrate(client, { modules: [passkeySchema] });
  */
-export async function migrate(
-  client: SqlClient,
-  migrations: readonly Migration[] = allMigrations,
-): Promise<MigrateResult> {
+export async function migrate(client: SqlClient, options: MigrateOptions = {}): Promise<MigrateResult> {
+  const { migrations = allMigrations, modules = [] } = options;
+  checkModuleSchemas(modules);
   return client.transaction(async (transaction) => {
     await transaction.query(`SELECT pg_advisory_xact_lock(${migrationLockKey})`);
     await transaction.query(
@@ -50,6 +62,33 @@ export async function migrate(
       done.add(migration.version);
     }
     // A newer release may have migrated further: its migrations are additive, so this one still runs.
-    return { applied, version: Math.max(0, ...done) };
+    return { applied, version: Math.max(0, ...done), modules: await migrateModules(transaction, modules) };
   });
+}
+
+async function migrateModules(transaction: SqlExecutor, modules: readonly ModuleSchema[]) {
+  const outcome: MigrateResult['modules'] = {};
+  if (modules.length === 0) return outcome;
+  await transaction.query(moduleMigrationsTable);
+  const { rows } = await transaction.query<{ module: string; version: number }>(
+    'SELECT module, version FROM deskpilot_module_migrations WHERE module = ANY($1)',
+    [modules.map((schema) => schema.module)],
+  );
+  for (const schema of modules) {
+    const done = new Set(rows.filter((row) => row.module === schema.module).map((row) => Number(row.version)));
+    const applied: number[] = [];
+    for (const migration of [...schema.migrations].sort((a, b) => a.version - b.version)) {
+      if (done.has(migration.version)) continue;
+      for (const statement of migration.statements) await transaction.query(statement);
+      await transaction.query('INSERT INTO deskpilot_module_migrations (module, version, name) VALUES ($1, $2, $3)', [
+        schema.module,
+        migration.version,
+        migration.name,
+      ]);
+      applied.push(migration.version);
+      done.add(migration.version);
+    }
+    outcome[schema.module] = { applied, version: Math.max(0, ...done) };
+  }
+  return outcome;
 }

@@ -6,7 +6,7 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { checkDatabaseReady } from './check-database-ready.js';
 import { fromPglite } from './from-pglite.js';
 import { migrate } from './migrate.js';
-import { migrationFiles } from './migration-sql.js';
+import { migrationFiles, moduleMigrationFiles } from './migration-sql.js';
 import { openDatabase } from './open-database.js';
 import { databaseUrl, onPostgres, runBuiltCli } from './test-database.test-support.js';
 import { migrations } from './migrations.js';
@@ -40,6 +40,25 @@ describe('migrations as SQL files', () => {
     const client = fromPglite(db);
     await checkDatabaseReady(client);
     expect((await migrate(client)).applied).toEqual([]);
+  });
+
+  it("gives a module's files too: run after the core's, migrate finds nothing left of the module's either", async () => {
+    const notes = {
+      module: 'notes',
+      migrations: [
+        { version: 1, name: "notes' table", statements: ['CREATE TABLE deskpilot_notes (id text PRIMARY KEY)'] },
+        { version: 2, name: 'note bodies', statements: ['ALTER TABLE deskpilot_notes ADD COLUMN body text'] },
+      ],
+    };
+    const files = moduleMigrationFiles(notes);
+    expect(files.map((file) => file.name)).toEqual(['notes_0001_notes_table.sql', 'notes_0002_note_bodies.sql']);
+    const db = await PGlite.create();
+    onTestFinished(() => db.close());
+    for (const file of [...migrationFiles(), ...files]) await db.exec(file.sql);
+    const client = fromPglite(db);
+    await checkDatabaseReady(client, { modules: [notes] });
+    expect((await migrate(client, { modules: [notes] })).modules).toEqual({ notes: { applied: [], version: 2 } });
+    expect(() => moduleMigrationFiles({ ...notes, module: "x'); DROP TABLE deskpilot_users; --" })).toThrow(TypeError);
   });
 });
 

@@ -2,11 +2,13 @@ import { constants } from 'node:fs';
 import { access, mkdir, unlink, writeFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { Pool } from 'pg';
+import { checkModuleSchemas } from '@deskpilot/core/storage';
 import { fromPglite } from './from-pglite.js';
 import { fromPgPool, type FromPgPoolOptions } from './from-pg-pool.js';
 import { lockDataDirectory, type DataDirectoryLock } from './lock-data-directory.js';
 import { checkDatabaseReady } from './check-database-ready.js';
 import { migrate } from './migrate.js';
+import type { ModuleSchema } from './module-schema.js';
 import { checkSchemaName, prepareSchema } from './schema.js';
 import type { SqlClient } from './sql-client.js';
 
@@ -46,6 +48,11 @@ export interface OpenDatabaseOptions {
    * per process. @default { shared_buffers: '16MB' }
    */
   pgliteSettings?: Record<string, string>;
+  /**
+   * The feature modules' schemas (e.g. `passkeySchema` of `@deskpilot/passkeys/postgres`): migrated
+   * with the core's, and checked by `checkReady`.
+   */
+  modules?: readonly ModuleSchema[];
 }
 
 /** PGlite's settings unless the caller says otherwise. */
@@ -196,10 +203,12 @@ async function openPglite(
  * @example
  * const db = await openDatabase({ databaseUrl: process.env.DATABASE_URL, dataDir: './.data/session' });
  * const stores = createPostgresStores(db.client, { cache: db.kind === 'pglite' });
+ * // with a module's tables: openDatabase({ …, modules: [passkeySchema] }), then createPostgresPasskeyStore(db.client)
  * process.on('SIGTERM', () => void db.close());
  */
 export async function openDatabase(options: OpenDatabaseOptions = {}): Promise<Database> {
-  const { databaseUrl, schema } = options;
+  const { databaseUrl, schema, modules = [] } = options;
+  checkModuleSchemas(modules);
   if (databaseUrl !== undefined) checkDatabaseUrl(databaseUrl);
   if (schema !== undefined) checkSchemaName(schema);
   const kind = databaseUrl === undefined ? 'pglite' : 'postgres';
@@ -235,11 +244,16 @@ export async function openDatabase(options: OpenDatabaseOptions = {}): Promise<D
       // PGlite is one connection: setting it once holds for every statement after.
       if (kind === 'pglite') await client.query(`SET search_path TO ${schema}`);
     }
-    await migrate(client);
+    await migrate(client, { modules });
   } catch (error) {
     await closeAll().catch(() => {});
     throw error;
   }
   let closing: Promise<void> | undefined;
-  return { client, kind, checkReady: () => checkDatabaseReady(client), close: () => (closing ??= closeAll()) };
+  return {
+    client,
+    kind,
+    checkReady: () => checkDatabaseReady(client, { modules }),
+    close: () => (closing ??= closeAll()),
+  };
 }

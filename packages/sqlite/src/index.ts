@@ -1,4 +1,9 @@
-export { openSqliteDatabase, type SqliteDatabase, type SqliteDatabaseOptions } from './open-sqlite-database.js';
+export {
+  openSqliteDatabase,
+  type SqliteDatabase,
+  type SqliteDatabaseOptions,
+  type SqliteModuleSchema,
+} from './open-sqlite-database.js';
 export { sqliteMigrations, type SqliteMigration } from './migrations.js';
 export { toStoreError } from './to-store-error.js';
 export { createSqliteSessionStore } from './sqlite-session-store.js';

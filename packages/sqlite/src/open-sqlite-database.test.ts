@@ -179,6 +179,62 @@ describe('openSqliteDatabase', () => {
     expect(await totals()).toEqual({ conversations: [0, 3_000, 7], users: [3_000, 7] });
   });
 
+  it("applies a module's migrations once, after the core's, records them by module, and checks them when ready", async () => {
+    const file = join(directory(), 'deskpilot.sqlite');
+    const v1 = { version: 1, name: 'notes', sql: 'CREATE TABLE deskpilot_notes (id TEXT PRIMARY KEY) STRICT;' };
+    const v2 = { version: 2, name: 'note bodies', sql: 'ALTER TABLE deskpilot_notes ADD COLUMN body TEXT;' };
+    const notes = { module: 'notes', migrations: [v1] };
+    // Two openers at once: one applies them, the other finds them applied.
+    const both = await Promise.all([
+      openSqliteDatabase({ file, modules: [notes] }),
+      openSqliteDatabase({ file, modules: [notes] }),
+    ]);
+    await Promise.all(both.map((database) => database.close()));
+    const later = { module: 'notes', migrations: [v1, v2] };
+    const database = await openSqliteDatabase({ file, modules: [later] });
+    onTestFinished(() => database.close());
+    await expect(database.checkReady()).resolves.toBeUndefined();
+    database.run(() => database.statement("INSERT INTO deskpilot_notes (id, body) VALUES ('a', 'b')").run());
+    expect(
+      database.run(() =>
+        database.statement('SELECT module, version, name FROM deskpilot_module_migrations ORDER BY version').all(),
+      ),
+    ).toEqual([
+      { module: 'notes', version: 1, name: 'notes' },
+      { module: 'notes', version: 2, name: 'note bodies' },
+    ]);
+    // An older opener of the same file is ready (the module's migrations are additive); a newer one's
+    // readiness, before it migrates, is not.
+    const older = await openSqliteDatabase({ file, modules: [notes] });
+    await expect(older.checkReady()).resolves.toBeUndefined();
+    await older.close();
+    const raw = new DatabaseSync(file);
+    raw.exec('DELETE FROM deskpilot_module_migrations WHERE version = 2');
+    raw.close();
+    await expect(database.checkReady()).rejects.toMatchObject({
+      code: 'store_unavailable',
+      detail: 'The schema of the module notes is at version 1, this release needs 2.',
+    });
+  });
+
+  it("rolls a failing module migration back with the core's, and refuses a schema not spelled as one", async () => {
+    const file = join(directory(), 'deskpilot.sqlite');
+    const failing = { module: 'notes', migrations: [{ version: 1, name: 'broken', sql: 'CREATE TABLE (' }] };
+    await expect(openSqliteDatabase({ file, modules: [failing] })).rejects.toThrow(/Cannot open the SQLite database/);
+    const raw = new DatabaseSync(file);
+    expect(raw.prepare("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table'").get()).toEqual({ n: 0 });
+    raw.close();
+    for (const modules of [
+      [{ module: 'Notes', migrations: [] }],
+      [
+        { module: 'notes', migrations: [] },
+        { module: 'notes', migrations: [] },
+      ],
+      [{ module: 'notes', migrations: [{ version: 0, name: 'zero', sql: '' }] }],
+    ])
+      await expect(openSqliteDatabase({ file, modules })).rejects.toThrow(TypeError);
+  });
+
   it('says which file cannot be opened, and why', async () => {
     const blocker = join(directory(), 'a-file');
     writeFileSync(blocker, '');

@@ -3,6 +3,7 @@ import { access, mkdir, unlink, writeFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { DeskpilotError } from '@deskpilot/core/session';
+import { checkModuleSchemas } from '@deskpilot/core/storage';
 import { sqliteMigrations, type SqliteMigration } from './migrations.js';
 import { toStoreError } from './to-store-error.js';
 
@@ -19,6 +20,23 @@ export interface SqliteDatabaseOptions {
    * hold the lock for microseconds; a longer wait means something else holds it. @default 250
    */
   busyTimeoutMs?: number;
+  /**
+   * The feature modules' schemas (e.g. `passkeySchema` of `@deskpilot/passkeys/sqlite`): migrated with
+   * the core's, in the same transaction, and checked by `checkReady`.
+   */
+  modules?: readonly SqliteModuleSchema[];
+}
+
+/**
+ * A feature module's part of the SQLite schema: its own migrations, numbered from 1 and recorded apart
+ * from the core's (in `deskpilot_module_migrations`, by module name). A module package exports it
+ * beside its store; give it to {@link openSqliteDatabase} as `modules`.
+ */
+export interface SqliteModuleSchema {
+  /** Unique in a database: lower-case letters, digits and dashes, starting with a letter (`passkeys`). */
+  module: string;
+  /** Applied in ascending `version`, each once; a later release of the module appends, never edits. */
+  migrations: readonly SqliteMigration[];
 }
 
 /** An open, migrated SQLite database: what every store of this package runs on. */
@@ -48,7 +66,12 @@ function schemaVersion(db: DatabaseSync): number {
 }
 
 /** Applies the migrations `db` has not had yet, in one transaction (concurrent openers: one applies them). */
-function migrate(db: DatabaseSync, file: string, migrations: readonly SqliteMigration[]): void {
+function migrate(
+  db: DatabaseSync,
+  file: string,
+  migrations: readonly SqliteMigration[],
+  modules: readonly SqliteModuleSchema[],
+): void {
   db.exec('BEGIN IMMEDIATE');
   try {
     const current = schemaVersion(db);
@@ -62,10 +85,46 @@ function migrate(db: DatabaseSync, file: string, migrations: readonly SqliteMigr
       db.exec(migration.sql);
       db.exec(`PRAGMA user_version = ${Number(migration.version)}`);
     }
+    migrateModules(db, modules);
     db.exec('COMMIT');
   } catch (error) {
     db.exec('ROLLBACK');
     throw error;
+  }
+}
+
+/** Each module's recorded version (0 when never migrated). */
+function moduleVersions(db: DatabaseSync, modules: readonly SqliteModuleSchema[]): Map<string, Set<number>> {
+  const versions = new Map(modules.map((schema) => [schema.module, new Set<number>()]));
+  const table = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'deskpilot_module_migrations'");
+  if (modules.length === 0 || !table.get()) return versions;
+  for (const row of db.prepare('SELECT module, version FROM deskpilot_module_migrations').all())
+    versions.get(String(row.module))?.add(Number(row.version));
+  return versions;
+}
+
+const latestOf = (schema: SqliteModuleSchema) =>
+  Math.max(0, ...schema.migrations.map((migration) => migration.version));
+
+function migrateModules(db: DatabaseSync, modules: readonly SqliteModuleSchema[]): void {
+  if (modules.length === 0) return;
+  db.exec(`CREATE TABLE IF NOT EXISTS deskpilot_module_migrations (
+    module TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    name TEXT NOT NULL,
+    applied_at INTEGER NOT NULL,
+    PRIMARY KEY (module, version)
+  ) STRICT`);
+  const record = db.prepare(
+    'INSERT INTO deskpilot_module_migrations (module, version, name, applied_at) VALUES (?, ?, ?, ?)',
+  );
+  const done = moduleVersions(db, modules);
+  for (const schema of modules) {
+    for (const migration of [...schema.migrations].sort((a, b) => a.version - b.version)) {
+      if (done.get(schema.module)!.has(migration.version)) continue;
+      db.exec(migration.sql);
+      record.run(schema.module, migration.version, migration.name, Date.now());
+    }
   }
 }
 
@@ -128,6 +187,8 @@ async function prepareDirectory(directory: string): Promise<void> {
 export async function openSqliteDatabase(options: SqliteDatabaseOptions = {}): Promise<SqliteDatabase> {
   const file = options.file === undefined || options.file === ':memory:' ? ':memory:' : resolve(options.file);
   const busyTimeoutMs = options.busyTimeoutMs ?? 250;
+  const modules = options.modules ?? [];
+  checkModuleSchemas(modules);
   if (!Number.isSafeInteger(busyTimeoutMs) || busyTimeoutMs < 0)
     throw new TypeError('busyTimeoutMs must be a whole number of milliseconds, 0 or more.');
   if (file !== ':memory:') {
@@ -154,7 +215,7 @@ export async function openSqliteDatabase(options: SqliteDatabaseOptions = {}): P
         throw new Error(`write-ahead logging is not available there (journal mode ${mode}): use a local disk`);
     }
     db.exec('PRAGMA synchronous = NORMAL');
-    migrate(db, file, sqliteMigrations);
+    migrate(db, file, sqliteMigrations, modules);
   } catch (error) {
     db.close();
     throw cannotOpen(error);
@@ -200,6 +261,14 @@ export async function openSqliteDatabase(options: SqliteDatabaseOptions = {}): P
         throw new DeskpilotError('store_unavailable', {
           detail: `The database is at schema version ${version}, not this release's ${latest}.`,
         });
+      const recorded = run(() => moduleVersions(db, modules));
+      for (const schema of modules) {
+        const at = Math.max(0, ...recorded.get(schema.module)!);
+        if (at < latestOf(schema))
+          throw new DeskpilotError('store_unavailable', {
+            detail: `The schema of the module ${schema.module} is at version ${at}, this release needs ${latestOf(schema)}.`,
+          });
+      }
     },
     async close() {
       if (!open) return;
