@@ -7,8 +7,6 @@
 // outside the measured window. One process, one method after the other, each warmed up first.
 import {
   createMemoryAccountTokenStore,
-  createMemoryIdentityLinkStore,
-  createMemoryPasskeyStore,
   createMemorySessionStore,
   createMemoryUserDirectory,
   createSessionHandler,
@@ -16,9 +14,11 @@ import {
   createSlidingWindowLimiter,
   type SessionHandler,
 } from '@deskpilot/core';
-import { createPasskeysModule } from '@deskpilot/passkeys';
+import { createMemoryPasskeyStore, createPasskeysModule } from '@deskpilot/passkeys';
+import { createSqlitePasskeyStore, passkeySchema } from '@deskpilot/passkeys/sqlite';
 import { createSoftwareAuthenticator } from '@deskpilot/passkeys/testing';
-import { createSsoModule } from '@deskpilot/sso';
+import { createMemoryIdentityLinkStore, createSsoModule } from '@deskpilot/sso';
+import { createSqliteIdentityLinkStore, identityLinkSchema } from '@deskpilot/sso/sqlite';
 import { createSqliteStores, openSqliteDatabase } from '@deskpilot/sqlite';
 import { startOpenIdProvider } from '../../examples/test-support/openid-provider.ts';
 import { forkScript, formatNumber, formatRatio, markdownTable, median } from '../shared/measure.ts';
@@ -48,6 +48,16 @@ async function measure<T>(count: number, prepare: () => Promise<T>, signIn: (pre
   return timing;
 }
 
+/** The SQLite deployment: the core's stores and the modules', their schemas migrated on open. */
+async function sqliteStores() {
+  const database = await openSqliteDatabase({ modules: [passkeySchema, identityLinkSchema] });
+  return {
+    ...createSqliteStores(database),
+    passkeyStore: createSqlitePasskeyStore(database),
+    identityLinkStore: createSqliteIdentityLinkStore(database),
+  };
+}
+
 async function deployment(storage: 'memory' | 'sqlite', issuer: string) {
   const stores =
     storage === 'memory'
@@ -58,7 +68,7 @@ async function deployment(storage: 'memory' | 'sqlite', issuer: string) {
           accountTokenStore: createMemoryAccountTokenStore(),
           identityLinkStore: createMemoryIdentityLinkStore(),
         }
-      : createSqliteStores(await openSqliteDatabase());
+      : await sqliteStores();
   const user = await stores.userDirectory.addUser({
     ...rep,
     name: 'Rep',

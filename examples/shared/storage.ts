@@ -8,14 +8,14 @@ import type {
   Account,
   AccountTokenStore,
   AuditStore,
-  IdentityLinkStore,
   NewUser,
-  PasskeyStore,
   SessionLookup,
   SessionStore,
   UserDirectory,
 } from '@deskpilot/core/session';
 import type { InvitationStore, OrganizationStore, RolePolicyStore, TeamDirectory } from '@deskpilot/core/team';
+import type { ModuleSchema, SqlClient } from '@deskpilot/postgres';
+import type { SqliteDatabase, SqliteModuleSchema } from '@deskpilot/sqlite';
 
 /** The storage variables a service reads (see `storageVariables` in environment.ts). */
 export interface StorageConfig {
@@ -28,8 +28,17 @@ export interface StorageConfig {
   PGLITE_SHARED_BUFFERS: string;
 }
 
+/**
+ * A feature module's store on each engine, from the module's package (`@deskpilot/passkeys/sqlite`,
+ * `/postgres`): its schema is migrated when the storage opens, and `open` makes the store on it.
+ */
+export interface ModuleStorage<T> {
+  sqlite: { schema: SqliteModuleSchema; open(database: SqliteDatabase): T };
+  postgres: { schema: ModuleSchema; open(client: SqlClient): T };
+}
+
 /** A service's open storage. */
-export interface Storage {
+export interface Storage<Modules extends Record<string, unknown> = Record<never, never>> {
   kind: 'postgres' | 'sqlite' | 'pglite';
   sessionStore: SessionStore;
   userDirectory: UserDirectory & TeamDirectory & { addUser(user: NewUser): Promise<Account> };
@@ -38,10 +47,6 @@ export interface Storage {
   approvalStore: ApprovalStore;
   /** One-time links (password reset, email verification). */
   accountTokenStore: AccountTokenStore;
-  /** Passkeys (WebAuthn credentials). */
-  passkeyStore: PasskeyStore;
-  /** Single sign-on's links of provider identities to users. */
-  identityLinkStore: IdentityLinkStore;
   /** The audit trail: append-only, one hash chain per project. */
   auditStore: AuditStore;
   /** Invitations of a project's admins. */
@@ -56,6 +61,8 @@ export interface Storage {
    * grant then lives until it expires, at most 10 minutes).
    */
   sharedSessions: SessionStore | undefined;
+  /** The stores of the modules `openStorage` was given, by the names it was given them under. */
+  modules: Modules;
   /** For the start-up line: `SQLite in .data/deskpilot.sqlite`. */
   label: string;
   checkReady(): Promise<void>;
@@ -65,15 +72,28 @@ export interface Storage {
 /** The embedded SQLite database's file in the data root. */
 export const sqliteFileName = 'deskpilot.sqlite';
 
-/** Opens the storage `service` uses under `config`. */
-export async function openStorage(config: StorageConfig, service: 'session' | 'chat'): Promise<Storage> {
+/** Opens the storage `service` uses under `config`, with the stores of the feature `modules` given. */
+export async function openStorage<Modules extends Record<string, unknown> = Record<never, never>>(
+  config: StorageConfig,
+  service: 'session' | 'chat',
+  modules: { [Name in keyof Modules]: ModuleStorage<Modules[Name]> } = {} as never,
+): Promise<Storage<Modules>> {
+  const entries = Object.entries(modules) as Array<[string, ModuleStorage<unknown>]>;
+  const openModules = <Engine extends 'sqlite' | 'postgres'>(
+    engine: Engine,
+    handle: Parameters<ModuleStorage<unknown>[Engine]['open']>[0],
+  ) =>
+    Object.fromEntries(
+      entries.map(([name, storage]) => [name, (storage[engine].open as (on: typeof handle) => unknown)(handle)]),
+    ) as Modules;
   if (!config.DATABASE_URL && config.EMBEDDED_DATABASE === 'sqlite') {
     const { openSqliteDatabase, createSqliteStores } = await import('@deskpilot/sqlite');
     const file = join(config.DATA_DIR, sqliteFileName);
-    const database = await openSqliteDatabase({ file });
+    const database = await openSqliteDatabase({ file, modules: entries.map(([, storage]) => storage.sqlite.schema) });
     return {
       kind: 'sqlite',
       ...createSqliteStores(database),
+      modules: openModules('sqlite', database),
       sharedSessions: undefined,
       label: `SQLite in ${file}`,
       checkReady: () => database.checkReady(),
@@ -89,12 +109,14 @@ export async function openStorage(config: StorageConfig, service: 'session' | 'c
     pgliteSettings: { shared_buffers: config.PGLITE_SHARED_BUFFERS },
     connectTimeoutMs: config.DATABASE_CONNECT_TIMEOUT_MS,
     queryTimeoutMs: config.DATABASE_QUERY_TIMEOUT_MS,
+    modules: entries.map(([, storage]) => storage.postgres.schema),
   });
   // PGlite has one writer, this process, so reads may be cached; a shared Postgres may not.
   const stores = createPostgresStores(database.client, { cache: database.kind === 'pglite' });
   return {
     kind: database.kind,
     ...stores,
+    modules: openModules('postgres', database.client),
     sharedSessions: database.kind === 'postgres' ? createPostgresSessionStore(database.client) : undefined,
     label: database.kind === 'pglite' ? `PGlite in ${dataDir}` : 'Postgres (DATABASE_URL)',
     checkReady: () => database.checkReady(),

@@ -22,7 +22,11 @@ import {
 import { createTeamModule } from '@deskpilot/core/team';
 import { createMagicLinkModule } from '@deskpilot/magic-link';
 import { createPasskeysModule } from '@deskpilot/passkeys';
+import { createPostgresPasskeyStore, passkeySchema } from '@deskpilot/passkeys/postgres';
+import { createSqlitePasskeyStore, passkeySchema as sqlitePasskeySchema } from '@deskpilot/passkeys/sqlite';
 import { createSsoModule, type SsoProvider } from '@deskpilot/sso';
+import { createPostgresIdentityLinkStore, identityLinkSchema } from '@deskpilot/sso/postgres';
+import { createSqliteIdentityLinkStore, identityLinkSchema as sqliteIdentityLinkSchema } from '@deskpilot/sso/sqlite';
 import { writeResponse } from '@deskpilot/core/node';
 import { sessionRouter } from '@deskpilot/session-express';
 import type { ServerConfig } from './config.ts';
@@ -30,6 +34,18 @@ import { seededDemoUsers } from './demo-seed.ts';
 import { coreLogger, createEmailHasher, logEvents, requestLogging } from '../../shared/logging.ts';
 import { allListeners, mountMetrics, routeLabels } from '../../shared/metrics.ts';
 import { openStorage, type Storage } from '../../shared/storage.ts';
+
+/** The stores of the modules in packages of their own, on whichever engine the storage opens (their schemas migrated with it). */
+const moduleStorage = {
+  passkeys: {
+    sqlite: { schema: sqlitePasskeySchema, open: createSqlitePasskeyStore },
+    postgres: { schema: passkeySchema, open: createPostgresPasskeyStore },
+  },
+  identityLinks: {
+    sqlite: { schema: sqliteIdentityLinkSchema, open: createSqliteIdentityLinkStore },
+    postgres: { schema: identityLinkSchema, open: createPostgresIdentityLinkStore },
+  },
+};
 
 /** The session service's own routes, as metrics label them beside the session handler's (anything else is `other`). */
 const routes = ['/healthz', '/readyz', '/metrics', '/openapi.json'];
@@ -44,7 +60,7 @@ export async function createApp(config: ServerConfig, logger: Logger) {
   // The Redis client is loaded only when configured: it is ≈ 12 MiB of an idle process.
   const redisModule = config.REDIS_URL ? await import('@deskpilot/redis') : undefined;
   const redis = config.REDIS_URL ? await redisModule!.connectRedis({ url: config.REDIS_URL }) : undefined;
-  const storage = await openStorage(config, 'session').catch(async (error: unknown) => {
+  const storage = await openStorage(config, 'session', moduleStorage).catch(async (error: unknown) => {
     await redis?.close();
     throw error;
   });
@@ -141,7 +157,7 @@ export async function createApp(config: ServerConfig, logger: Logger) {
       ...(config.PASSKEYS
         ? [
             createPasskeysModule({
-              store: storage.passkeyStore,
+              store: storage.modules.passkeys,
               challenges: storage.accountTokenStore,
               rpId: config.PASSKEY_RP_ID ?? new URL(config.APP_URL).hostname,
               origins: config.ALLOWED_ORIGINS,
@@ -161,7 +177,7 @@ export async function createApp(config: ServerConfig, logger: Logger) {
               requestTimeoutMs: config.SSO_REQUEST_TIMEOUT_MS,
               callbackTimeoutMs: config.SSO_CALLBACK_TIMEOUT_MS,
               addUser: (user: NewUser) => userDirectory.addUser(user),
-              identityLinks: storage.identityLinkStore,
+              identityLinks: storage.modules.identityLinks,
             }),
           ]
         : []),
@@ -286,7 +302,7 @@ function tenantProviders(config: ServerConfig): SsoProvider[] {
  * once they have an account): from then on its admins appoint and remove admins themselves, and a
  * restart brings back no one they removed.
  */
-async function seedOrganizations(config: ServerConfig, storage: Storage): Promise<void> {
+async function seedOrganizations(config: ServerConfig, storage: Storage<Record<string, unknown>>): Promise<void> {
   for (const [organization, { projects, admins }] of Object.entries(organizationsOf(config))) {
     for (const projectKey of projects) await storage.organizationStore.addProject(organization, projectKey);
     if ((await storage.organizationStore.admins(organization)).length > 0) continue;

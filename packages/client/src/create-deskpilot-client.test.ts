@@ -1,7 +1,6 @@
 import {
   createMemoryAuditStore,
   createMemoryAccountTokenStore,
-  createMemoryPasskeyStore,
   createChatHandler,
   createMemorySessionStore,
   createMemoryUserDirectory,
@@ -26,7 +25,7 @@ import { createDemoCommerceBackend, createDemoModel, createDemoTicketBackend, de
 import { createMagicLinkModule } from '@deskpilot/magic-link';
 import { magicLinkRoutes } from '@deskpilot/magic-link/routes';
 import { passkeyRoutes } from '@deskpilot/passkeys/routes';
-import { createPasskeysModule } from '@deskpilot/passkeys';
+import { createPasskeysModule, createMemoryPasskeyStore } from '@deskpilot/passkeys';
 import { createSoftwareAuthenticator } from '@deskpilot/passkeys/testing';
 import { describe, expect, it } from 'vitest';
 import { createDeskpilotClient, DeskpilotClientError } from './index.js';

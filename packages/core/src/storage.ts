@@ -27,8 +27,6 @@ export {
   messagePreview,
   messageTreeFromRows,
   outcomeJson,
-  passkeyColumns,
-  passkeyFromRow,
   readStoredRow,
   rolePolicyFromRow,
   sessionColumns,
@@ -40,6 +38,8 @@ export {
 } from './storage/stored-rows.js';
 // A one-time secret's purpose, checked when a record is created (as the memory store does).
 export { checkAccountTokenPurpose } from './session/account-token-store.js';
+// Text a SQL key cannot hold as given (NUL, a lone surrogate): a store answers it "not found".
+export { canBeStored } from './storage/storable-text.js';
 // A feature module's schema, checked before a SQL store migrates it.
 export { checkModuleSchemas, type ModuleSchemaLike } from './storage/module-schemas.js';
 // The error an audit append answers when a row was stored past the head behind the trail's back.

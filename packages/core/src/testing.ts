@@ -12,8 +12,6 @@ export { makeSessionRecord, testSessionStore } from './testing/test-session-stor
 export { testSessionLookup, type SessionLookupFixture } from './testing/test-session-lookup.js';
 export { testUserDirectory, type UserDirectoryUnderTest } from './testing/test-user-directory.js';
 export { testAccountTokenStore } from './testing/test-account-token-store.js';
-export { testPasskeyStore } from './testing/test-passkey-store.js';
-export { testIdentityLinkStore } from './testing/test-identity-link-store.js';
 export { testAuditStore, type TestAuditStoreOptions } from './testing/test-audit-store.js';
 export { testInvitationStore, type InvitationStoreUnderTest } from './testing/test-invitation-store.js';
 export { testOrganizationStore } from './testing/test-organization-store.js';

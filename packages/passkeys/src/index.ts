@@ -1,6 +1,6 @@
 // @deskpilot/passkeys: passkeys (WebAuthn, on `@simplewebauthn/server`) as a module of the Deskpilot
-// session service. The store port (`PasskeyStore`) and its conformance suite stay in core, beside the
-// stores every SQL package implements.
+// session service, with its store port (`PasskeyStore`): in memory here, on Postgres or PGlite in
+// `/postgres`, on SQLite in `/sqlite`, each with the module's schema; the conformance suite in `/testing`.
 export { createPasskeysModule } from './create-passkeys-module.js';
 export type {
   PasskeyOptions,
@@ -12,3 +12,4 @@ export type {
   SessionPasskeys,
 } from './passkeys.js';
 export { passkeyRoutes } from './passkey-api.js';
+export { createMemoryPasskeyStore, type PasskeyRecord, type PasskeyStore } from './passkey-store.js';

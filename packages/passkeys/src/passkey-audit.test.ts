@@ -2,12 +2,12 @@ import { describe, expect, it } from 'vitest';
 import {
   createMemoryAccountTokenStore,
   createMemoryAuditStore,
-  createMemoryPasskeyStore,
   createRecoveryModule,
   createSessionHandler,
   type AuditStore,
   type EmailMessage,
 } from '@deskpilot/core/session';
+import { createMemoryPasskeyStore } from './passkey-store.js';
 import { createPasskeysModule } from './create-passkeys-module.js';
 import { alice, cookiePair, createTestSessions } from './passkeys.test-support.js';
 import { createSoftwareAuthenticator } from './software-authenticator.js';

@@ -2,12 +2,12 @@ import { describe, expect, it } from 'vitest';
 import type { AccountRecovery, DeskpilotEvent } from '@deskpilot/core';
 import {
   createMemoryAccountTokenStore,
-  createMemoryPasskeyStore,
   createRecoveryModule,
   createSessionHandler,
   hashPassword,
   type EmailMessage,
 } from '@deskpilot/core/session';
+import { createMemoryPasskeyStore } from './passkey-store.js';
 import { checkDeclaredAnswers } from '@deskpilot/core/testing';
 import { alice, bob, cookiePair, createTestSessions, moduleApi } from './passkeys.test-support.js';
 import { createPasskeysModule } from './create-passkeys-module.js';

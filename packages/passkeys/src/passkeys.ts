@@ -13,10 +13,9 @@ import type {
   AccountTokenPurpose,
   AccountTokenStore,
   EmailSender,
-  PasskeyRecord,
-  PasskeyStore,
   SessionContext,
 } from '@deskpilot/core/session';
+import type { PasskeyRecord, PasskeyStore } from './passkey-store.js';
 import { passkeyAssertion } from './passkey-api.js';
 
 /** Options of the session service's `passkeys`: WebAuthn registration and sign-in. */

@@ -2,13 +2,13 @@ import { describe, expect, it } from 'vitest';
 import type { DeskpilotEvent } from '@deskpilot/core';
 import {
   createMemoryAccountTokenStore,
-  createMemoryPasskeyStore,
   createSessionHandler,
   createStepUpModule,
   stepUpBinding,
   verifyStepUpProof,
   type StepUpOptions,
 } from '@deskpilot/core/session';
+import { createMemoryPasskeyStore } from './passkey-store.js';
 import { checkDeclaredAnswers } from '@deskpilot/core/testing';
 import { createPasskeysModule } from './create-passkeys-module.js';
 import { alice, bob, cookiePair, createTestSessions } from './passkeys.test-support.js';

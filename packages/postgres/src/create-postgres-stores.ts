@@ -2,17 +2,13 @@ import type { ApprovalStore, ChatStore } from '@deskpilot/core/chat';
 import {
   createSessionLookup,
   type AccountTokenStore,
-  type IdentityLinkStore,
   type AuditStore,
-  type PasskeyStore,
   type PasswordHashOptions,
   type SessionLookup,
   type SessionStore,
 } from '@deskpilot/core/session';
 import { type InvitationStore, type RolePolicyStore, type OrganizationStore } from '@deskpilot/core/team';
 import { createPostgresAccountTokenStore } from './postgres-account-token-store.js';
-import { createPostgresPasskeyStore } from './postgres-passkey-store.js';
-import { createPostgresIdentityLinkStore } from './postgres-identity-link-store.js';
 import { createPostgresAuditStore } from './postgres-audit-store.js';
 import { createPostgresInvitationStore } from './postgres-invitation-store.js';
 import { createPostgresRolePolicyStore } from './postgres-role-policy-store.js';
@@ -43,7 +39,10 @@ export interface PostgresStoresOptions {
   renewWindowMs?: number;
 }
 
-/** Every Deskpilot store on one database. */
+/**
+ * Every store of the kernel, the chat and the modules in core on one database. The modules in packages
+ * of their own bring theirs (`@deskpilot/passkeys/postgres`, `@deskpilot/sso/postgres`).
+ */
 export interface PostgresStores {
   sessionStore: SessionStore;
   userDirectory: PostgresUserDirectory;
@@ -56,10 +55,6 @@ export interface PostgresStores {
   approvalStore: ApprovalStore;
   /** One-time links of the session service's `recovery` (password reset, email verification). */
   accountTokenStore: AccountTokenStore;
-  /** Passkeys of the session service's `passkeys`. */
-  passkeyStore: PasskeyStore;
-  /** Single sign-on's links of provider identities to users. */
-  identityLinkStore: IdentityLinkStore;
   /** The audit trail: append-only, one hash chain per project. */
   auditStore: AuditStore;
   /** Invitations of the session service's `team` (its `directory` is `userDirectory`). */
@@ -99,8 +94,6 @@ export function createPostgresStores(client: SqlClient, options: PostgresStoresO
     chatStore: createPostgresChatStore(client),
     approvalStore: createPostgresApprovalStore(client),
     accountTokenStore: createPostgresAccountTokenStore(client),
-    passkeyStore: createPostgresPasskeyStore(client),
-    identityLinkStore: createPostgresIdentityLinkStore(client),
     auditStore: createPostgresAuditStore(client),
     invitationStore: createPostgresInvitationStore(client),
     rolePolicyStore: createPostgresRolePolicyStore(client),

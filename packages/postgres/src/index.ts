@@ -17,8 +17,6 @@ export { createPostgresSessionLookup, type PostgresSessionLookupOptions } from '
 export { createPostgresChatStore } from './postgres-chat-store.js';
 export { createPostgresApprovalStore } from './postgres-approval-store.js';
 export { createPostgresAccountTokenStore } from './postgres-account-token-store.js';
-export { createPostgresPasskeyStore } from './postgres-passkey-store.js';
-export { createPostgresIdentityLinkStore } from './postgres-identity-link-store.js';
 export { createPostgresAuditStore } from './postgres-audit-store.js';
 export { createPostgresInvitationStore } from './postgres-invitation-store.js';
 export { createPostgresRolePolicyStore } from './postgres-role-policy-store.js';

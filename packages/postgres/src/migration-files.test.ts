@@ -74,6 +74,23 @@ describe('deskpilot-migrate', () => {
     }
   });
 
+  it("takes a module's schema from its installed entry (--module), and refuses an entry that is none with exit code 2", async () => {
+    const printed = await runCli(['--print-sql', '--module', '@deskpilot/passkeys/postgres']);
+    expect(printed.code).toBe(0);
+    expect(printed.stdout).toContain('-- passkeys_0001_passkeys.sql');
+    expect(printed.stdout).toContain(
+      "INSERT INTO deskpilot_module_migrations (module, version, name) VALUES ('passkeys', 1, 'passkeys');",
+    );
+    for (const [entry, reason] of [
+      ['@deskpilot/no-such-package/postgres', 'cannot load the module entry @deskpilot/no-such-package/postgres'],
+      ['@deskpilot/core', '@deskpilot/core exports no module schema'],
+    ] as const) {
+      const refused = await runCli(['--print-sql', '--module', entry]);
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toContain(`deskpilot-migrate: ${reason}`);
+    }
+  });
+
   it('fails with exit code 1 and a readable reason when the database cannot be reached, never echoing the URL password', async () => {
     const failed = await runCli(['--database-url', 'postgres://admin:hunter2@127.0.0.1:9/none']);
     expect(failed.code).toBe(1);
@@ -116,6 +133,16 @@ describe('deskpilot-migrate', () => {
         code: 0,
         stdout: `deskpilot-migrate: schema ${schema} is current (version ${migrations.length})\n`,
       });
+      // A module's schema: behind until migrated, then current.
+      const passkeys = ['--schema', schema, '--module', '@deskpilot/passkeys/postgres'];
+      expect(await runCli([...passkeys, '--check'], { DATABASE_URL: databaseUrl })).toMatchObject({
+        code: 1,
+        stderr: 'deskpilot-migrate: module passkeys is at version 0, this release needs 1: run deskpilot-migrate\n',
+      });
+      expect((await runCli(passkeys, { DATABASE_URL: databaseUrl })).stdout).toContain(
+        'deskpilot-migrate: module passkeys: applied 1; now at version 1',
+      );
+      expect((await runCli([...passkeys, '--check'], { DATABASE_URL: databaseUrl })).code).toBe(0);
     },
   );
 });

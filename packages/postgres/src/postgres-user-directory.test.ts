@@ -1,7 +1,6 @@
 import { isDeskpilotError } from '@deskpilot/core';
 import { testUserDirectory } from '@deskpilot/core/testing';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createPostgresIdentityLinkStore } from './postgres-identity-link-store.js';
 import { createPostgresUserDirectory } from './postgres-user-directory.js';
 import { testBackends, type TestDatabase } from './test-database.test-support.js';
 
@@ -33,17 +32,6 @@ for (const backend of testBackends) {
 
       describe('Postgres specifics', () => {
         beforeEach(() => database.reset());
-
-        it('removes the identity links of a user added again (the address may be someone else’s now)', async () => {
-          const users = directory();
-          const links = createPostgresIdentityLinkStore(database.client);
-          const rep = { email: 'rep@example.com', name: 'Rep', password: 'correct horse', memberships: [] };
-          const account = await users.addUser(rep);
-          await links.link({ issuer: 'https://idp.example.com', subject: 's', userId: account.user.id, linkedAt: 1 });
-          const again = await users.addUser({ ...rep, name: 'Someone else' });
-          expect(again.user.id).toBe(account.user.id);
-          expect(await links.find('https://idp.example.com', 's')).toBeNull();
-        });
 
         it('keeps the user id when an email is re-added without one, so sessions survive re-seeding', async () => {
           const users = directory();

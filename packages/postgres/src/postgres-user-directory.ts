@@ -18,7 +18,7 @@ import {
 } from '@deskpilot/core/team';
 import { appendAuditRecord } from './postgres-audit-store.js';
 import { createReadCache, noReadCache, type ReadCache, type ReadCacheOptions } from './read-cache.js';
-import { accountFromRow, freezeAccount, readStoredRow } from '@deskpilot/core/storage';
+import { accountFromRow, canBeStored, freezeAccount, readStoredRow } from '@deskpilot/core/storage';
 import type { SqlClient, SqlExecutor } from './sql-client.js';
 
 /** Options of {@link createPostgresUserDirectory}. */
@@ -57,14 +57,8 @@ export const membershipsSql = `COALESCE((SELECT jsonb_agg(jsonb_build_object('pr
 // One round trip for a user and their memberships.
 const accountSql = `SELECT u.id, u.email, u.name, u.email_verified_at, ${membershipsSql} AS memberships FROM deskpilot_users u WHERE u.id = $1`;
 
-// ES2024's `String.prototype.isWellFormed` (Node ≥ 20); the project's TypeScript lib is ES2023.
-const isWellFormed = (text: string): boolean => (text as unknown as { isWellFormed(): boolean }).isWellFormed();
-
-/**
- * False for text no row can hold: Postgres refuses NUL in `text` (an error, not a miss), and drivers
- * turn a lone surrogate into U+FFFD (which could then match another row).
- */
-export const canBeStored = (text: string) => !text.includes('\u0000') && isWellFormed(text);
+// Text no row can hold is answered "not found" without a query (see `canBeStored` of core's storage).
+export { canBeStored };
 
 /**
  * Creates a {@link UserDirectory} on Postgres or PGlite. Emails are stored normalised

@@ -10,6 +10,9 @@ import type { Account, AuditRecord, NewUser, UserDirectory } from '@deskpilot/co
 import type { TeamDirectory } from '@deskpilot/core/team';
 import { auditColumns, auditRowValues } from '@deskpilot/core/storage';
 import { createSqliteStores, openSqliteDatabase } from '@deskpilot/sqlite';
+import type { PasskeyStore } from '@deskpilot/passkeys';
+import { createPostgresPasskeyStore } from '@deskpilot/passkeys/postgres';
+import { createSqlitePasskeyStore } from '@deskpilot/passkeys/sqlite';
 import { createPostgresStores, type PostgresStores, type PostgresStoresOptions } from './create-postgres-stores.js';
 import type { SqlClient, SqlExecutor } from './sql-client.js';
 
@@ -103,11 +106,12 @@ export type StoreSet = Pick<
   | 'chatStore'
   | 'approvalStore'
   | 'accountTokenStore'
-  | 'passkeyStore'
   | 'auditStore'
   | 'invitationStore'
   | 'rolePolicyStore'
 > & {
+  /** Passkeys, on the store of `@deskpilot/passkeys` for this engine. */
+  passkeyStore: PasskeyStore;
   userDirectory: UserDirectory & TeamDirectory & { addUser(user: NewUser): Promise<Account> };
 };
 
@@ -125,7 +129,10 @@ export interface StoreDatabase {
 }
 
 const onSqlClient = (database: TestDatabase): StoreDatabase => ({
-  stores: (options) => createPostgresStores(database.client, options),
+  stores: (options) => ({
+    ...createPostgresStores(database.client, options),
+    passkeyStore: createPostgresPasskeyStore(database.client),
+  }),
   async count(table) {
     const { rows } = await database.client.query<{ count: number }>(`SELECT count(*)::int AS count FROM ${table}`);
     return rows[0]!.count;
@@ -146,7 +153,10 @@ export async function openTestSqlite(): Promise<StoreDatabase> {
   const count = (table: string) =>
     Number(database.run(() => database.statement(`SELECT count(*) AS count FROM ${table}`).get()!.count));
   return {
-    stores: (options) => createSqliteStores(database, { passwordHash: options?.passwordHash }),
+    stores: (options) => ({
+      ...createSqliteStores(database, { passwordHash: options?.passwordHash }),
+      passkeyStore: createSqlitePasskeyStore(database),
+    }),
     count: async (table) => count(table),
     async reset() {
       // Children before parents: the foreign keys are checked.

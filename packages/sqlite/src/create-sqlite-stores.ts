@@ -1,16 +1,12 @@
 import type { ApprovalStore, ChatStore } from '@deskpilot/core/chat';
 import type {
   AccountTokenStore,
-  IdentityLinkStore,
   AuditStore,
-  PasskeyStore,
   PasswordHashOptions,
   SessionLookup,
   SessionStore,
 } from '@deskpilot/core/session';
 import type { InvitationStore, RolePolicyStore, OrganizationStore } from '@deskpilot/core/team';
-import { createSqlitePasskeyStore } from './sqlite-passkey-store.js';
-import { createSqliteIdentityLinkStore } from './sqlite-identity-link-store.js';
 import { createSqliteAuditStore } from './sqlite-audit-store.js';
 import { createSqliteInvitationStore } from './sqlite-invitation-store.js';
 import { createSqliteRolePolicyStore } from './sqlite-role-policy-store.js';
@@ -29,7 +25,10 @@ export interface SqliteStoresOptions {
   passwordHash?: PasswordHashOptions;
 }
 
-/** Every Deskpilot store on one SQLite database. */
+/**
+ * Every store of the kernel, the chat and the modules in core on one SQLite database. The modules in
+ * packages of their own bring theirs (`@deskpilot/passkeys/sqlite`, `@deskpilot/sso/sqlite`).
+ */
 export interface SqliteStores {
   sessionStore: SessionStore;
   userDirectory: SqliteUserDirectory;
@@ -42,10 +41,6 @@ export interface SqliteStores {
   approvalStore: ApprovalStore;
   /** One-time links of the session service's `recovery` (password reset, email verification). */
   accountTokenStore: AccountTokenStore;
-  /** Passkeys of the session service's `passkeys`. */
-  passkeyStore: PasskeyStore;
-  /** Single sign-on's links of provider identities to users. */
-  identityLinkStore: IdentityLinkStore;
   /** The audit trail: append-only, one hash chain per project. */
   auditStore: AuditStore;
   /** Invitations of the session service's `team` (its `directory` is `userDirectory`). */
@@ -76,8 +71,6 @@ export function createSqliteStores(database: SqliteDatabase, options: SqliteStor
     chatStore: createSqliteChatStore(database),
     approvalStore: createSqliteApprovalStore(database),
     accountTokenStore: createSqliteAccountTokenStore(database),
-    passkeyStore: createSqlitePasskeyStore(database),
-    identityLinkStore: createSqliteIdentityLinkStore(database),
     auditStore: createSqliteAuditStore(database),
     invitationStore: createSqliteInvitationStore(database),
     rolePolicyStore: createSqliteRolePolicyStore(database),

@@ -1,7 +1,5 @@
 import {
   testAccountTokenStore,
-  testPasskeyStore,
-  testIdentityLinkStore,
   testAuditStore,
   testInvitationStore,
   testOrganizationStore,
@@ -35,8 +33,6 @@ describe('SQLite stores', () => {
   testSessionStore(async () => (await stores()).sessionStore);
   testUserDirectory(async () => (await stores()).userDirectory);
   testAccountTokenStore(async () => (await stores()).accountTokenStore);
-  testPasskeyStore(async () => (await stores()).passkeyStore);
-  testIdentityLinkStore(async () => (await stores()).identityLinkStore);
   {
     let database: SqliteDatabase | undefined;
     testAuditStore(
@@ -107,22 +103,5 @@ describe('SQLite chat store: previews', () => {
     database.statement('UPDATE deskpilot_chat_messages SET preview = NULL').run();
     expect(database.statement('SELECT preview FROM deskpilot_chat_messages').all()).toEqual([{ preview: null }]);
     expect(await list()).toBe('Where is 🚚 ORD-1001?');
-  });
-});
-
-describe('SQLite user directory: a user added again', () => {
-  it('loses their identity links (the address may be someone else’s now), keeping the id', async () => {
-    const { userDirectory, identityLinkStore } = await stores();
-    const rep = { email: 'rep@example.com', name: 'Rep', password: 'correct horse', memberships: [] };
-    const account = await userDirectory.addUser(rep);
-    await identityLinkStore.link({
-      issuer: 'https://idp.example.com',
-      subject: 's',
-      userId: account.user.id,
-      linkedAt: 1,
-    });
-    const again = await userDirectory.addUser({ ...rep, name: 'Someone else' });
-    expect(again.user.id).toBe(account.user.id);
-    expect(await identityLinkStore.find('https://idp.example.com', 's')).toBeNull();
   });
 });

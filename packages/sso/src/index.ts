@@ -1,6 +1,8 @@
 // @deskpilot/sso: OpenID Connect single sign-on (on `openid-client`) as a module of the Deskpilot
-// session service. The identity links it keeps (`IdentityLinkStore`) stay in core, beside the user
-// directory that every SQL package implements.
+// session service, with the store of the identity links it keeps (`IdentityLinkStore`): in memory here,
+// on Postgres or PGlite in `/postgres`, on SQLite in `/sqlite`, each with the module's schema; the
+// conformance suite in `/testing`.
 export { createSsoModule, type SsoModuleOptions } from './create-sso-module.js';
 export type { SessionSso, SingleSignOn, SingleSignOnOptions, SsoProvider, SsoRefusal } from './single-sign-on.js';
 export { ssoRoutes } from './sso-api.js';
+export { createMemoryIdentityLinkStore, type IdentityLink, type IdentityLinkStore } from './identity-link-store.js';

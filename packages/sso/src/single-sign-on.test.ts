@@ -4,7 +4,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DeskpilotEvent } from '@deskpilot/core';
 import {
   createMemoryAccountTokenStore,
-  createMemoryIdentityLinkStore,
   createRecoveryModule,
   createSessionHandler,
   createStepUpModule,
@@ -13,10 +12,10 @@ import {
   verifyStepUpProof,
   type AccountRecovery,
   type EmailMessage,
-  type IdentityLinkStore,
   type SessionServiceOptions,
   type StepUpOptions,
 } from '@deskpilot/core/session';
+import { createMemoryIdentityLinkStore, type IdentityLinkStore } from './identity-link-store.js';
 import { createSessionRoutesForwarder } from '@deskpilot/core/proxy';
 import { checkDeclaredAnswers } from '@deskpilot/core/testing';
 import { startOpenIdProvider } from '../../../examples/test-support/openid-provider.ts';

@@ -4,13 +4,13 @@ import {
   hashPassword,
   normalizeEmail,
   type Account,
-  type IdentityLinkStore,
   type LoginResult,
   type Membership,
   type NewUser,
   type SessionContext,
   type UserDirectory,
 } from '@deskpilot/core/session';
+import { type IdentityLinkStore } from './identity-link-store.js';
 
 /** One identity provider (an OpenID Provider: Okta, Entra ID, Google Workspace, Keycloak…). */
 export interface SsoProvider {

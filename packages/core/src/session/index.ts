@@ -78,5 +78,3 @@ export {
   type EmailMessage,
   type EmailSender,
 } from './email-sender.js';
-export { createMemoryPasskeyStore, type PasskeyRecord, type PasskeyStore } from './passkey-store.js';
-export { createMemoryIdentityLinkStore, type IdentityLink, type IdentityLinkStore } from './identity-link-store.js';

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import { testUserDirectory } from '../testing/test-user-directory.js';
-import { createMemoryIdentityLinkStore } from './identity-link-store.js';
 import { createMemoryUserDirectory } from './memory-user-directory.js';
 import { verifyPassword } from './password.js';
 import { testPasswordHash } from './session.test-support.js';
@@ -45,17 +44,5 @@ describe('createMemoryUserDirectory', () => {
       directory.addUser({ email: 'x@example.com', name: 'X', passwordHash: 'md5$abc', memberships: [] }),
     ).rejects.toThrow(TypeError);
     expect(await directory.findCredentials('x@example.com')).toBeNull();
-  });
-});
-
-describe('createMemoryUserDirectory with identity links', () => {
-  it('removes the identity links of a user added again', async () => {
-    const identityLinks = createMemoryIdentityLinkStore();
-    const directory = createMemoryUserDirectory({ passwordHash: testPasswordHash, identityLinks });
-    const rep = { id: 'u1', email: 'rep@example.com', name: 'Rep', password: 'correct horse', memberships: member };
-    await directory.addUser(rep);
-    await identityLinks.link({ issuer: 'https://idp.example.com', subject: 's', userId: 'u1', linkedAt: 1 });
-    await directory.addUser({ ...rep, name: 'Someone else' });
-    expect(await identityLinks.find('https://idp.example.com', 's')).toBeNull();
   });
 });

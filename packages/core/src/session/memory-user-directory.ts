@@ -1,4 +1,3 @@
-import type { IdentityLinkStore } from './identity-link-store.js';
 import { hashPassword, isPasswordHash, type PasswordHashOptions } from './password.js';
 import { normalizeEmail, type Account, type Membership, type User, type UserDirectory } from './user-directory.js';
 import { applyMembershipChange, type TeamDirectory } from './team-directory.js';
@@ -43,7 +42,7 @@ export interface MemoryUserDirectoryOptions {
    * Single sign-on's links: a user added again (by email or id) loses theirs, as the SQL directories
    * do in the same transaction (the address may be someone else's now).
    */
-  identityLinks?: IdentityLinkStore;
+  identityLinks?: { deleteByUser(userId: string): Promise<number> };
 }
 
 /** A {@link UserDirectory} in process memory, whose memberships a team administers ({@link TeamDirectory}). */

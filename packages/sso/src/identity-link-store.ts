@@ -12,7 +12,7 @@ export interface IdentityLink {
 /**
  * Storage port for identity links: which person at which provider is which user. At most one user per
  * person, and one person per user at each provider. Run `testIdentityLinkStore` from
- * `@deskpilot/core/testing` against an implementation.
+ * `@deskpilot/sso/testing` against an implementation.
  */
 export interface IdentityLinkStore {
   /** The user the person is linked to, or null. */

@@ -1,8 +1,45 @@
-import type { PasskeyStore } from '@deskpilot/core/session';
-import { passkeyColumns, passkeyFromRow } from '@deskpilot/core/storage';
-import type { SqliteDatabase } from './open-sqlite-database.js';
-import { canBeStored, jsonAsText } from './read-row.js';
+// @deskpilot/passkeys/sqlite: the passkeys' store on SQLite (`@deskpilot/sqlite`) and the module's
+// part of the schema.
+import { canBeStored } from '@deskpilot/core/storage';
+import type { SqliteDatabase, SqliteModuleSchema } from '@deskpilot/sqlite';
+import { passkeyColumns, passkeyFromRow } from './passkey-rows.js';
+import type { PasskeyStore } from './passkey-store.js';
 
+/**
+ * The passkeys module's tables on SQLite: give it to `openSqliteDatabase` as one of `modules`. Its
+ * first migration creates what the core's migration 7 created in every database before modules had
+ * schemas of their own, where it is missing; every later change is the module's.
+ */
+export const passkeySchema: SqliteModuleSchema = {
+  module: 'passkeys',
+  migrations: [
+    {
+      version: 1,
+      name: 'passkeys',
+      // The public key and the signature counter, never anything secret. The rowid orders a user's
+      // passkeys as they were added.
+      sql: `
+        CREATE TABLE IF NOT EXISTS deskpilot_passkeys (
+          position INTEGER PRIMARY KEY,
+          id TEXT NOT NULL UNIQUE,
+          user_id TEXT NOT NULL,
+          public_key TEXT NOT NULL,
+          counter INTEGER NOT NULL,
+          transports TEXT NOT NULL,
+          device_type TEXT NOT NULL CHECK (device_type IN ('singleDevice', 'multiDevice')),
+          backed_up INTEGER NOT NULL,
+          name TEXT NOT NULL,
+          created_at INTEGER NOT NULL,
+          last_used_at INTEGER
+        ) STRICT;
+        CREATE INDEX IF NOT EXISTS deskpilot_passkeys_user ON deskpilot_passkeys (user_id, position);
+      `,
+    },
+  ],
+};
+
+// JSON columns are text in SQLite: the shared row readers parse them.
+const jsonAsText = { jsonAsText: true } as const;
 const columns = passkeyColumns.join(', ');
 
 /**
@@ -10,7 +47,8 @@ const columns = passkeyColumns.join(', ');
  * `recordUse` one `UPDATE` that checks the counter it replaces.
  *
  * @example
- * const passkeys = createSqlitePasskeyStore(await openSqliteDatabase({ file: './.data/deskpilot.sqlite' }));
+ * const database = await openSqliteDatabase({ file: './.data/deskpilot.sqlite', modules: [passkeySchema] });
+ * const passkeys = createPasskeysModule({ store: createSqlitePasskeyStore(database), … });
  */
 export function createSqlitePasskeyStore(database: SqliteDatabase): PasskeyStore {
   const sql = (text: string) => database.statement(text);

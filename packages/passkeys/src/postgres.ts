@@ -1,7 +1,42 @@
-import type { PasskeyRecord, PasskeyStore } from '@deskpilot/core/session';
-import { passkeyColumns, passkeyFromRow } from '@deskpilot/core/storage';
-import { canBeStored } from './postgres-user-directory.js';
-import type { SqlClient } from './sql-client.js';
+// @deskpilot/passkeys/postgres: the passkeys' store on Postgres or PGlite (`@deskpilot/postgres`) and
+// the module's part of the schema.
+import { canBeStored } from '@deskpilot/core/storage';
+import type { ModuleSchema, SqlClient } from '@deskpilot/postgres';
+import { passkeyColumns, passkeyFromRow } from './passkey-rows.js';
+import type { PasskeyRecord, PasskeyStore } from './passkey-store.js';
+
+/**
+ * The passkeys module's tables on Postgres and PGlite: give it to `openDatabase` or `migrate` as one
+ * of `modules`. Its first migration creates what the core's migration 9 created in every database
+ * before modules had schemas of their own, where it is missing; every later change is the module's.
+ */
+export const passkeySchema: ModuleSchema = {
+  module: 'passkeys',
+  migrations: [
+    {
+      version: 1,
+      name: 'passkeys',
+      // The public key and the signature counter, never anything secret. `position` orders a user's
+      // passkeys as they were added.
+      statements: [
+        `CREATE TABLE IF NOT EXISTS deskpilot_passkeys (
+          id text PRIMARY KEY,
+          position bigint GENERATED ALWAYS AS IDENTITY,
+          user_id text NOT NULL,
+          public_key text NOT NULL,
+          counter bigint NOT NULL,
+          transports jsonb NOT NULL,
+          device_type text NOT NULL CHECK (device_type IN ('singleDevice', 'multiDevice')),
+          backed_up boolean NOT NULL,
+          name text NOT NULL,
+          created_at bigint NOT NULL,
+          last_used_at bigint
+        )`,
+        `CREATE INDEX IF NOT EXISTS deskpilot_passkeys_user ON deskpilot_passkeys (user_id, position)`,
+      ],
+    },
+  ],
+};
 
 const columns = passkeyColumns.join(', ');
 
@@ -10,7 +45,8 @@ const columns = passkeyColumns.join(', ');
  * NOTHING`, `recordUse` one `UPDATE` that checks the counter it replaces.
  *
  * @example
- * const passkeys = createPostgresPasskeyStore(db.client);
+ * const db = await openDatabase({ databaseUrl: process.env.DATABASE_URL, modules: [passkeySchema] });
+ * const passkeys = createPasskeysModule({ store: createPostgresPasskeyStore(db.client), … });
  */
 export function createPostgresPasskeyStore(client: SqlClient): PasskeyStore {
   return {

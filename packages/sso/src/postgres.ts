@@ -1,13 +1,46 @@
-import type { IdentityLinkStore } from '@deskpilot/core/session';
-import { canBeStored } from './postgres-user-directory.js';
-import type { SqlClient } from './sql-client.js';
+// @deskpilot/sso/postgres: single sign-on's identity links on Postgres or PGlite (`@deskpilot/postgres`)
+// and the module's part of the schema.
+import { canBeStored } from '@deskpilot/core/storage';
+import type { ModuleSchema, SqlClient } from '@deskpilot/postgres';
+import type { IdentityLinkStore } from './identity-link-store.js';
+
+/**
+ * Single sign-on's tables on Postgres and PGlite: give it to `openDatabase` or `migrate` as one of
+ * `modules`. Its first migration creates what the core's migration 10 created in every database before
+ * modules had schemas of their own, where it is missing; every later change is the module's. (The user
+ * directory still clears a replaced user's links in its own transaction: an address given to someone
+ * else never opens the account of the person it was linked to.)
+ */
+export const identityLinkSchema: ModuleSchema = {
+  module: 'sso',
+  migrations: [
+    {
+      version: 1,
+      name: 'identity links',
+      // Which person at which identity provider (issuer + subject) is which user. One user per person,
+      // one person per user at each provider.
+      statements: [
+        `CREATE TABLE IF NOT EXISTS deskpilot_identity_links (
+          issuer text NOT NULL,
+          subject text NOT NULL,
+          user_id text NOT NULL,
+          linked_at bigint NOT NULL,
+          PRIMARY KEY (issuer, subject),
+          UNIQUE (issuer, user_id)
+        )`,
+        `CREATE INDEX IF NOT EXISTS deskpilot_identity_links_user ON deskpilot_identity_links (user_id)`,
+      ],
+    },
+  ],
+};
 
 /**
  * Creates an {@link IdentityLinkStore} on Postgres or PGlite: `link` is one `INSERT … ON CONFLICT DO
  * NOTHING` over both unique keys, so of concurrent links of one person one wins.
  *
  * @example
- * const identityLinks = createPostgresIdentityLinkStore(db.client);
+ * const db = await openDatabase({ databaseUrl: process.env.DATABASE_URL, modules: [identityLinkSchema] });
+ * const sso = createSsoModule({ identityLinks: createPostgresIdentityLinkStore(db.client), … });
  */
 export function createPostgresIdentityLinkStore(client: SqlClient): IdentityLinkStore {
   const one = async (sql: string, values: string[], column: string): Promise<string | null> => {

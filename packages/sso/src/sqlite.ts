@@ -1,13 +1,44 @@
-import type { IdentityLinkStore } from '@deskpilot/core/session';
-import type { SqliteDatabase } from './open-sqlite-database.js';
-import { canBeStored } from './read-row.js';
+// @deskpilot/sso/sqlite: single sign-on's identity links on SQLite (`@deskpilot/sqlite`) and the
+// module's part of the schema.
+import { canBeStored } from '@deskpilot/core/storage';
+import type { SqliteDatabase, SqliteModuleSchema } from '@deskpilot/sqlite';
+import type { IdentityLinkStore } from './identity-link-store.js';
+
+/**
+ * Single sign-on's tables on SQLite: give it to `openSqliteDatabase` as one of `modules`. Its first
+ * migration creates what the core's migration 8 created in every database before modules had schemas
+ * of their own, where it is missing; every later change is the module's.
+ */
+export const identityLinkSchema: SqliteModuleSchema = {
+  module: 'sso',
+  migrations: [
+    {
+      version: 1,
+      name: 'identity links',
+      // Which person at which identity provider (issuer + subject) is which user. One user per person,
+      // one person per user at each provider.
+      sql: `
+        CREATE TABLE IF NOT EXISTS deskpilot_identity_links (
+          issuer TEXT NOT NULL,
+          subject TEXT NOT NULL,
+          user_id TEXT NOT NULL,
+          linked_at INTEGER NOT NULL,
+          PRIMARY KEY (issuer, subject),
+          UNIQUE (issuer, user_id)
+        ) STRICT;
+        CREATE INDEX IF NOT EXISTS deskpilot_identity_links_user ON deskpilot_identity_links (user_id);
+      `,
+    },
+  ],
+};
 
 /**
  * Creates an {@link IdentityLinkStore} on SQLite: `link` is one `INSERT … ON CONFLICT DO NOTHING` over
  * both unique keys.
  *
  * @example
- * const identityLinks = createSqliteIdentityLinkStore(await openSqliteDatabase({ file: './.data/deskpilot.sqlite' }));
+ * const database = await openSqliteDatabase({ file: './.data/deskpilot.sqlite', modules: [identityLinkSchema] });
+ * const sso = createSsoModule({ identityLinks: createSqliteIdentityLinkStore(database), … });
  */
 export function createSqliteIdentityLinkStore(database: SqliteDatabase): IdentityLinkStore {
   const sql = (text: string) => database.statement(text);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { IdentityLink, IdentityLinkStore } from '../session/identity-link-store.js';
+import type { IdentityLink, IdentityLinkStore } from './identity-link-store.js';
 
 const link = (overrides: Partial<IdentityLink> = {}): IdentityLink => ({
   issuer: 'https://idp.example.com',

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { PasskeyRecord, PasskeyStore } from '../session/passkey-store.js';
+import type { PasskeyRecord, PasskeyStore } from './passkey-store.js';
 
 const passkey = (overrides: Partial<PasskeyRecord> = {}): PasskeyRecord => ({
   id: 'credential-1',

@@ -23,7 +23,7 @@ export interface PasskeyRecord {
  * Storage port for passkeys. Data in, data out: `@deskpilot/passkeys` runs the WebAuthn ceremonies
  * (on `@simplewebauthn/server`) and decides; the store keeps records, refuses a second credential with
  * the same id, and moves a counter only from the value the caller read. Run `testPasskeyStore` from
- * `@deskpilot/core/testing` against an implementation.
+ * `@deskpilot/passkeys/testing` against an implementation.
  */
 export interface PasskeyStore {
   /** Inserts a passkey; false when a passkey with this id exists (nothing changed). */

@@ -1,4 +1,0 @@
-import { testPasskeyStore } from '../testing/test-passkey-store.js';
-import { createMemoryPasskeyStore } from './passkey-store.js';
-
-testPasskeyStore(() => createMemoryPasskeyStore());
