@@ -235,6 +235,13 @@ export function logEvents(logger: Logger, hashEmail?: (email: string) => string)
           { event: event.type, outcome: event.outcome, method: event.method, emailHash: hashEmail?.(event.email) },
           `step-up ${event.outcome}${event.method ? ` (${event.method})` : ''}`,
         );
+      case 'magic-link-requested':
+        return logger.info(
+          { event: event.type, outcome: event.outcome, emailHash: hashEmail?.(event.email) },
+          `sign-in link ${event.outcome}`,
+        );
+      case 'magic-link-sign-in':
+        return logger.info({ event: event.type, outcome: event.outcome }, `sign-in link used: ${event.outcome}`);
       case 'sso-sign-out':
         return logger.info({ event: event.type, outcome: event.outcome }, `single sign-on logout (${event.outcome})`);
       case 'email-verified':

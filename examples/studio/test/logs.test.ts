@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { answeredCard, readChunks, userMessage } from '../../test-support/chat-client.ts';
 import { scrape, seriesOf } from '../../test-support/metrics-text.ts';
+import { startSmtpSink } from '../../test-support/smtp-sink.ts';
 import { startPlatform, type Platform } from './platform.ts';
 
 const secret = 'logs-test-chat-context-secret-of-32-chars';
@@ -8,15 +9,20 @@ const passwords = { right: 'alice-demo-password', wrong: 'Wr0ng-password-never-l
 
 // The whole platform as `npm start` runs it (grants on), driven over HTTP the way the page drives it.
 let platform: Platform;
+let smtp: Awaited<ReturnType<typeof startSmtpSink>>;
 beforeAll(async () => {
   // At debug: the reads (the session lookup behind each proxied call) are debug lines, and every line
-  // must hold no secret.
+  // must hold no secret. Sign-in links on, sent over a real SMTP server: their tokens must not be logged.
+  smtp = await startSmtpSink();
   platform = await startPlatform(
     { CHAT_CONTEXT_SECRET: secret, METRICS: '1', LOG_LEVEL: 'debug' },
-    { METRICS: '1', LOG_LEVEL: 'debug' },
+    { METRICS: '1', LOG_LEVEL: 'debug', SMTP_URL: smtp.url, APP_URL: 'http://localhost:3000', MAGIC_LINK: 'true' },
   );
 }, 60_000);
-afterAll(() => platform?.close());
+afterAll(async () => {
+  platform?.close();
+  await smtp?.close();
+});
 
 const send = (path: string, init: RequestInit & { headers?: Record<string, string> } = {}) =>
   fetch(`${platform.studioUrl}${path}`, {
@@ -71,10 +77,26 @@ async function studioScenario() {
   expect(switched.status).toBe(200);
   const switchedCookie = switched.headers.get('set-cookie')?.split(';')[0] ?? cookie;
   expect((await send('/sessions/current', { method: 'DELETE', headers: { cookie: switchedCookie } })).status).toBe(204);
+
+  // A sign-in link asked for (another spelling of the address) and opened.
+  const asked = await send('/sessions/magic-link', {
+    method: 'POST',
+    body: JSON.stringify({ email: 'ALICE@example.com' }),
+  });
+  expect(asked.status).toBe(202);
+  await expect.poll(() => smtp.delivered.length).toBe(1);
+  const linkToken = /#magic-link=([\w-]+)/.exec(smtp.delivered[0]!.mail.text ?? '')![1]!;
+  const opened = await send('/sessions/magic-link/confirm', {
+    method: 'POST',
+    body: JSON.stringify({ token: linkToken }),
+  });
+  expect(opened.status).toBe(201);
   return {
     token,
     switchedToken: switchedCookie.slice(switchedCookie.indexOf('=') + 1),
     grant: context.grant as string,
+    linkToken,
+    linkSession: opened.headers.get('set-cookie')!.split(';')[0]!.split('=')[1]!,
   };
 }
 
@@ -107,6 +129,9 @@ describe('a full studio scenario, as an operator sees it', () => {
       secrets.switchedToken,
       secrets.grant,
       secrets.grant.split('.')[1]!, // the grant's claims, even without its signature
+      secrets.linkToken,
+      secrets.linkSession,
+      'ALICE@example.com',
       secret,
       passwords.right,
       passwords.wrong,
@@ -160,6 +185,13 @@ describe('a full studio scenario, as an operator sees it', () => {
     expect(logins.map((line) => line.outcome)).toEqual(['invalid_credentials', 'succeeded']);
     expect(logins[0]!.emailHash).toMatch(/^[0-9a-f]{16}$/);
     expect(logins[1]!.emailHash).toBe(logins[0]!.emailHash);
+    // The sign-in link's events, the module's own, with the same hash for the address.
+    expect(lines.session).toContainEqual(
+      expect.objectContaining({ event: 'magic-link-requested', outcome: 'sent', emailHash: logins[0]!.emailHash }),
+    );
+    expect(lines.session).toContainEqual(
+      expect.objectContaining({ event: 'magic-link-sign-in', outcome: 'succeeded' }),
+    );
     // The chat turn's story: proposed, approved, the tool ran, both turns ended.
     const events = lines.chat
       .filter((line) => typeof line.event === 'string')

@@ -159,6 +159,7 @@ const rootTypes = [
   'SessionCookieOptions',
   'SessionEvent',
   'SessionEventListener',
+  'SessionModuleEvents',
   'SessionHandler',
   'SessionHandlerOptions',
   'SessionKernel',

@@ -19,7 +19,7 @@ export {
 } from './errors/index.js';
 export { consoleLogger, type Logger } from './logging/logger.js';
 export type { RateLimitName, SharedEvent } from './events/deskpilot-event.js';
-export type { SessionEvent, SessionEventListener } from './session/session-event.js';
+export type { SessionEvent, SessionEventListener, SessionModuleEvents } from './session/session-event.js';
 export type { ChatEvent, ChatEventListener, DeskpilotEvent, DeskpilotEventListener } from './chat/chat-event.js';
 
 // Liveness and readiness probes

@@ -119,7 +119,14 @@ export function createMagicLinkModule(options: MagicLinkOptions): SessionModule<
             const body = await input.body();
             await throttleSignInAddress(deps, request);
             const email = normalizeEmail(body.email);
-            if ((await throttle.check(`magic-link ${email}`)).allowed) void inBackground(email);
+            const requested = (outcome: MagicLinkRequestOutcome | 'throttled') =>
+              deps.emit({ type: 'magic-link-requested', outcome, email });
+            if (!(await throttle.check(`magic-link ${email}`)).allowed) requested('throttled');
+            else {
+              const work = inBackground(email);
+              if (!work) requested('dropped');
+              else void work.then(requested);
+            }
             return { status: 202, headers: [], body: null };
           },
           { spanName: 'magic_link_request' },
@@ -134,6 +141,7 @@ export function createMagicLinkModule(options: MagicLinkOptions): SessionModule<
               cookieHeader: request.headers.get('cookie'),
               client: signInClient(deps, request),
             });
+            deps.emit({ type: 'magic-link-sign-in', outcome: result.ok ? 'succeeded' : result.reason });
             if (!result.ok) throw refusals[result.reason]();
             const response = jsonResponse(201, result.session);
             response.headers.push(['set-cookie', result.setCookie]);

@@ -8,3 +8,4 @@ export {
   type SessionMagicLink,
 } from './create-magic-link-module.js';
 export { magicLinkRoutes } from './magic-link-api.js';
+export type { MagicLinkEvent } from './magic-link-event.js';

@@ -6,6 +6,7 @@ import {
   createSessionHandler,
   createSlidingWindowLimiter,
   type EmailMessage,
+  type SessionEvent,
   type SessionHandlerOptions,
   type SessionModule,
 } from '@deskpilot/core/session';
@@ -38,8 +39,14 @@ async function setup(options: Partial<MagicLinkOptions> = {}, handlerOptions: Pa
       }),
     ],
   });
+  const events: SessionEvent[] = [];
   const handler = checkDeclaredAnswers(
-    createSessionHandler({ service: fixture.service, allowedOrigins: [studio], ...handlerOptions }),
+    createSessionHandler({
+      service: fixture.service,
+      allowedOrigins: [studio],
+      onEvent: (event) => void events.push(event),
+      ...handlerOptions,
+    }),
   );
   const post = (path: string, body: unknown, clientAddress = '192.0.2.1') =>
     handler.fetch(
@@ -56,7 +63,9 @@ async function setup(options: Partial<MagicLinkOptions> = {}, handlerOptions: Pa
     return /#magic-link=([\w-]+)/.exec(sent.at(-1)!.text)![1]!;
   };
   const code = async (response: Response) => ((await response.json()) as { code: string }).code;
-  return { ...fixture, handler, tokens, audit, sent, elsewhere, post, nextToken, code };
+  /** The module's events so far (the kernel's left out). */
+  const moduleEvents = () => events.filter((event) => event.type.startsWith('magic-link-'));
+  return { ...fixture, handler, tokens, audit, sent, elsewhere, post, nextToken, code, moduleEvents };
 }
 
 describe('sign-in by magic link', () => {
@@ -184,6 +193,64 @@ describe('sign-in by magic link', () => {
     for (let attempt = 0; attempt < 4; attempt++)
       statuses.push((await postAgain('/sessions/magic-link', { email: 'x@example.com' }, '198.51.100.7')).status);
     expect(statuses).toEqual([202, 202, 202, 429]);
+  });
+
+  it('reports each request once its work is done, and each sign-in, as events of its own (never the link)', async () => {
+    const { post, nextToken, moduleEvents, elsewhere, directory } = await setup({
+      throttle: createSlidingWindowLimiter({ limit: 1, windowMs: 60_000 }),
+    });
+    await post('/sessions/magic-link', { email: alice });
+    const token = await nextToken(1);
+    await post('/sessions/magic-link', { email: alice });
+    await post('/sessions/magic-link', { email: 'nobody@example.com' });
+    elsewhere.add((await directory.findCredentials('bob@example.com'))!.userId);
+    await post('/sessions/magic-link', { email: 'bob@example.com' });
+    await post('/sessions/magic-link/confirm', { token });
+    await post('/sessions/magic-link/confirm', { token });
+    await expect.poll(() => moduleEvents().length).toBe(6);
+    expect(moduleEvents()).toEqual(
+      expect.arrayContaining([
+        { type: 'magic-link-requested', outcome: 'sent', email: alice },
+        { type: 'magic-link-requested', outcome: 'throttled', email: alice },
+        { type: 'magic-link-requested', outcome: 'unknown_email', email: 'nobody@example.com' },
+        { type: 'magic-link-requested', outcome: 'signs_in_elsewhere', email: 'bob@example.com' },
+      ]),
+    );
+    expect(moduleEvents().filter((event) => event.type === 'magic-link-sign-in')).toEqual([
+      { type: 'magic-link-sign-in', outcome: 'succeeded' },
+      { type: 'magic-link-sign-in', outcome: 'invalid_token' },
+    ]);
+    expect(JSON.stringify(moduleEvents())).not.toContain(token);
+  });
+
+  it('drops a request beyond maxPending under way (same answer, no email), and sends again once they are done', async () => {
+    const { post, sent, nextToken, moduleEvents, directory } = await setup({ maxPending: 1 });
+    // Lookups held until released: two requests at once, the second beyond the bound.
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const findCredentials = directory.findCredentials.bind(directory);
+    directory.findCredentials = async (email) => (await held, findCredentials(email));
+    const answers = await Promise.all(
+      [alice, 'bob@example.com'].map((email) => post('/sessions/magic-link', { email })),
+    );
+    expect(answers.map((answer) => answer.status)).toEqual([202, 202]);
+    expect(moduleEvents()).toEqual([{ type: 'magic-link-requested', outcome: 'dropped', email: 'bob@example.com' }]);
+    release();
+    await nextToken(1);
+    await post('/sessions/magic-link', { email: 'bob@example.com' });
+    await nextToken(2);
+    expect(sent.map((message) => message.to)).toEqual([alice, 'bob@example.com']);
+  });
+
+  it('holds the per-account throttle under parallel requests: no more links than its limit', async () => {
+    const { post, sent, moduleEvents } = await setup({
+      throttle: createSlidingWindowLimiter({ limit: 3, windowMs: 60_000 }),
+    });
+    const answers = await Promise.all(Array.from({ length: 20 }, () => post('/sessions/magic-link', { email: alice })));
+    expect(answers.every((answer) => answer.status === 202)).toBe(true);
+    await expect.poll(() => moduleEvents().length).toBe(20);
+    expect(sent).toHaveLength(3);
+    expect(moduleEvents().filter((event) => 'outcome' in event && event.outcome === 'throttled')).toHaveLength(17);
   });
 
   it('refuses bad input with problem answers, and is in the handler’s OpenAPI document', async () => {

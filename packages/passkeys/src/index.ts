@@ -12,4 +12,5 @@ export type {
   SessionPasskeys,
 } from './passkeys.js';
 export { passkeyRoutes } from './passkey-api.js';
+export type { PasskeyEvent } from './passkey-event.js';
 export { createMemoryPasskeyStore, type PasskeyRecord, type PasskeyStore } from './passkey-store.js';

@@ -5,4 +5,5 @@
 export { createSsoModule, type SsoModuleOptions } from './create-sso-module.js';
 export type { SessionSso, SingleSignOn, SingleSignOnOptions, SsoProvider, SsoRefusal } from './single-sign-on.js';
 export { ssoRoutes } from './sso-api.js';
+export type { SsoEvent } from './sso-event.js';
 export { createMemoryIdentityLinkStore, type IdentityLink, type IdentityLinkStore } from './identity-link-store.js';

@@ -1,12 +1,29 @@
 import type { SharedEvent, StepUpMethod } from '../events/deskpilot-event.js';
 
 /**
- * What the session handler reports as it works, for metrics and audit logs (`onEvent`). Plain data: no
- * token, cookie, link or password ever; the one personal value is `email` on `login`,
- * `password-reset-requested`, the passkey changes and `step-up`, which a log should hash with a key of
- * its own before writing it.
+ * The events of the feature modules in packages of their own, by module. A module's package adds its
+ * events here by declaration merging, so that {@link SessionEvent} names them exactly where the module
+ * is installed, and a listener's `switch` narrows them like the kernel's.
+ *
+ * @example
+ * declare module '@deskpilot/core/session' {
+ *   interface SessionModuleEvents {
+ *     passkeys: PasskeyEvent;
+ *   }
+ * }
+ */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- filled by the modules' declaration merging
+export interface SessionModuleEvents {}
+
+/**
+ * What the session handler reports as it works, for metrics and audit logs (`onEvent`): the kernel's
+ * events and its modules' (each module's package adds its own: see {@link SessionModuleEvents}). Plain
+ * data: no token, cookie, link or password ever; the one personal value is `email` (on `login`,
+ * `password-reset-requested`, `step-up` and the modules' events that say so), which a log should hash
+ * with a key of its own before writing it.
  */
 export type SessionEvent =
+  | SessionModuleEvents[keyof SessionModuleEvents]
   /** A sign-in attempt: let in, or refused (wrong credentials, no access to the project, throttled). */
   | { type: 'login'; outcome: 'succeeded' | 'invalid_credentials' | 'forbidden' | 'throttled' | 'busy'; email: string }
   /**
@@ -23,32 +40,6 @@ export type SessionEvent =
   | { type: 'password-reset'; outcome: 'succeeded' | 'invalid_token' | 'weak_password' | 'busy' }
   /** An email address verified with a verification link, or the link refused. */
   | { type: 'email-verified'; outcome: 'succeeded' | 'invalid_token' }
-  /** A single sign-on through an identity provider: let in, or refused (see `SsoRefusal`). */
-  | {
-      type: 'sso-sign-in';
-      outcome:
-        | 'succeeded'
-        | 'invalid_flow'
-        | 'provider_error'
-        | 'invalid_token'
-        | 'unknown_domain'
-        | 'unverified_email'
-        | 'no_account'
-        | 'identity_conflict'
-        | 'forbidden';
-    }
-  /** A logout through `POST /sessions/sso/logout`: also at the identity provider (`provider`), or here only (`local`). */
-  | { type: 'sso-sign-out'; outcome: 'provider' | 'local' }
-  /** A sign-in with a passkey: let in, or refused (not a valid answer to a live challenge; no access to the project). */
-  | { type: 'passkey-sign-in'; outcome: 'succeeded' | 'invalid_passkey' | 'forbidden' }
-  /** A passkey registered by a signed-in user (`email`: whose account gained a way in), or refused. */
-  | {
-      type: 'passkey-registration';
-      outcome: 'succeeded' | 'invalid_passkey' | 'already_registered' | 'too_many';
-      email: string;
-    }
-  /** A passkey removed by its owner. */
-  | { type: 'passkey-removed'; email: string }
   /** A step-up for a risky approval: a proof signed (`method`: how the user verified), or refused. */
   | {
       type: 'step-up';
