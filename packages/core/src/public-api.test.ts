@@ -346,10 +346,12 @@ describe('public API', () => {
   it('@deskpilot/core/testing: the conformance suites and their fixtures', () => {
     expect(Object.keys(testing).sort()).toEqual([
       'checkDeclaredAnswers',
+      'cookiePair',
       'createFakeClock',
       'createInputArbitraries',
       'createTestSessionService',
       'makeSessionRecord',
+      'moduleApi',
       'testAccountTokenStore',
       'testApprovalAudit',
       'testApprovalStore',
@@ -366,6 +368,7 @@ describe('public API', () => {
       'testTeamDirectory',
       'testTokenMeter',
       'testUserDirectory',
+      'testUsers',
     ]);
   });
 

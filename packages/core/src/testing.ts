@@ -7,7 +7,7 @@
  */
 export { createFakeClock, type FakeClock } from './testing/fake-clock.js';
 export { checkDeclaredAnswers } from './testing/check-declared-answers.js';
-export { createTestSessionService } from './testing/create-test-session-service.js';
+export { cookiePair, createTestSessionService, moduleApi, testUsers } from './testing/create-test-session-service.js';
 export { makeSessionRecord, testSessionStore } from './testing/test-session-store.js';
 export { testSessionLookup, type SessionLookupFixture } from './testing/test-session-lookup.js';
 export { testUserDirectory, type UserDirectoryUnderTest } from './testing/test-user-directory.js';

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { cookiePair, createTestSessionService, testUsers } from '@deskpilot/core/testing';
 import {
   createMemoryAccountTokenStore,
   createMemoryAuditStore,
@@ -9,15 +10,16 @@ import {
 } from '@deskpilot/core/session';
 import { createMemoryPasskeyStore } from './passkey-store.js';
 import { createPasskeysModule } from './create-passkeys-module.js';
-import { alice, cookiePair, createTestSessions } from './passkeys.test-support.js';
 import { createSoftwareAuthenticator } from './software-authenticator.js';
+
+const { alice } = testUsers;
 
 const studio = 'http://localhost:3000';
 
 /** A session service with an audit trail, passkeys and recovery by email, served over its handler. */
 async function setup(audit: AuditStore = createMemoryAuditStore()) {
   const sent: EmailMessage[] = [];
-  const fixture = await createTestSessions({
+  const fixture = await createTestSessionService({
     audit,
     modules: [
       createPasskeysModule({

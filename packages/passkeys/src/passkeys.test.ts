@@ -8,18 +8,25 @@ import {
   type EmailMessage,
 } from '@deskpilot/core/session';
 import { createMemoryPasskeyStore } from './passkey-store.js';
-import { checkDeclaredAnswers } from '@deskpilot/core/testing';
-import { alice, bob, cookiePair, createTestSessions, moduleApi } from './passkeys.test-support.js';
+import {
+  checkDeclaredAnswers,
+  cookiePair,
+  createTestSessionService,
+  moduleApi,
+  testUsers,
+} from '@deskpilot/core/testing';
 import { createPasskeysModule } from './create-passkeys-module.js';
 import type { SessionPasskeys } from './passkeys.js';
 import type { PasskeyOptions } from './passkeys.js';
 import { createSoftwareAuthenticator } from './software-authenticator.js';
 
+const { alice, bob } = testUsers;
+
 const studio = 'http://localhost:3000';
 
 async function setup(passkeyOptions: Partial<PasskeyOptions> = {}, counts = true) {
   const store = createMemoryPasskeyStore();
-  const fixture = await createTestSessions({
+  const fixture = await createTestSessionService({
     modules: [
       createPasskeysModule({
         store,
@@ -343,7 +350,7 @@ describe('passkeys: registration refusals', () => {
 });
 
 it('serves no passkey routes without passkeys', async () => {
-  const { service } = await createTestSessions();
+  const { service } = await createTestSessionService();
   const handler = createSessionHandler({ service, allowedOrigins: [studio] });
   expect(handler.paths.some((path) => path.includes('passkey'))).toBe(false);
   const response = await handler.fetch(
@@ -362,7 +369,7 @@ describe('passkeys and the rest of the account', () => {
     const challenges = createMemoryAccountTokenStore();
     const store = createMemoryPasskeyStore();
     const outbox: string[] = [];
-    const { service, clock } = await createTestSessions({
+    const { service, clock } = await createTestSessionService({
       modules: [
         createPasskeysModule({
           store,
@@ -424,7 +431,7 @@ describe('passkeys and the rest of the account', () => {
   });
 
   it('lets every one of concurrent sign-ins in while each upgrades the same old hash', async () => {
-    const { service, directory } = await createTestSessions();
+    const { service, directory } = await createTestSessionService();
     // A hash at a lower cost than the service's: each sign-in re-hashes it, and one upgrade wins.
     const weak = await hashPassword('correct horse', { cost: 16 });
     await directory.addUser({

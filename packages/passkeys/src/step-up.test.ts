@@ -9,10 +9,11 @@ import {
   type StepUpOptions,
 } from '@deskpilot/core/session';
 import { createMemoryPasskeyStore } from './passkey-store.js';
-import { checkDeclaredAnswers } from '@deskpilot/core/testing';
+import { checkDeclaredAnswers, cookiePair, createTestSessionService, testUsers } from '@deskpilot/core/testing';
 import { createPasskeysModule } from './create-passkeys-module.js';
-import { alice, bob, cookiePair, createTestSessions } from './passkeys.test-support.js';
 import { createSoftwareAuthenticator } from './software-authenticator.js';
+
+const { alice, bob } = testUsers;
 
 const studio = 'http://localhost:3000';
 const secret = 'step-up-secret-for-tests-0123456789abcdef';
@@ -21,7 +22,7 @@ const otherBinding = stepUpBinding({ id: 'apv_2', toolName: 'refundOrder', input
 
 async function setup(stepUpOptions: Partial<StepUpOptions> = {}) {
   const passkeyStore = createMemoryPasskeyStore();
-  const fixture = await createTestSessions({
+  const fixture = await createTestSessionService({
     modules: [
       createPasskeysModule({
         store: passkeyStore,
@@ -211,7 +212,7 @@ describe('step-up: a fresh user verification, signed for one approval', () => {
   });
 
   it('is not served without stepUp configured', async () => {
-    const fixture = await createTestSessions();
+    const fixture = await createTestSessionService();
     const handler = createSessionHandler({ service: fixture.service, allowedOrigins: [studio] });
     const response = await handler.fetch(
       new Request('http://sessions.test/sessions/current/step-up', {
@@ -225,7 +226,7 @@ describe('step-up: a fresh user verification, signed for one approval', () => {
   });
 
   it('refuses a secret shorter than 32 characters when the service is created', async () => {
-    await expect(createTestSessions({ modules: [createStepUpModule({ secret: 'short' })] })).rejects.toThrow(
+    await expect(createTestSessionService({ modules: [createStepUpModule({ secret: 'short' })] })).rejects.toThrow(
       /at least 32 characters/,
     );
   });

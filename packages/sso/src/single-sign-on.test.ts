@@ -17,9 +17,8 @@ import {
 } from '@deskpilot/core/session';
 import { createMemoryIdentityLinkStore, type IdentityLinkStore } from './identity-link-store.js';
 import { createSessionRoutesForwarder } from '@deskpilot/core/proxy';
-import { checkDeclaredAnswers } from '@deskpilot/core/testing';
+import { checkDeclaredAnswers, cookiePair, createTestSessionService, moduleApi } from '@deskpilot/core/testing';
 import { startOpenIdProvider } from '../../../examples/test-support/openid-provider.ts';
-import { cookiePair, createTestSessions, moduleApi } from './sso.test-support.js';
 import { createSsoModule } from './create-sso-module.js';
 import type { SessionSso, SingleSignOnOptions, SsoProvider } from './single-sign-on.js';
 
@@ -90,12 +89,12 @@ async function setup(
   const identityLinks = options.identityLinks ?? createMemoryIdentityLinkStore();
   const outbox: EmailMessage[] = [];
   const { stepUp, ...serviceOptions } = options.service ?? {};
-  const fixture = await createTestSessions({
+  const fixture = await createTestSessionService({
     pepper: 'a-pepper-of-the-sso-tests',
     cookie: { secure: false },
     ...serviceOptions,
   });
-  const withSso = await createTestSessions({
+  const withSso = await createTestSessionService({
     store: fixture.store,
     directory: fixture.directory,
     // The provider's clock is the real one: so is the service's, unless a test moves it.

@@ -33,3 +33,21 @@ export async function createTestSessionService<const Modules extends readonly Se
   });
   return { clock, store, directory, service };
 }
+
+/** The demo users' credentials, as {@link createTestSessionService} seeds them. */
+export const testUsers = {
+  alice: { email: 'alice@example.com', password: 'alice-demo-password' },
+  bob: { email: 'bob@example.com', password: 'bob-demo-password' },
+} as const;
+
+/** `name=value` from a `Set-Cookie` value, ready to send back as a `Cookie` header. */
+export function cookiePair(setCookie: string): string {
+  return setCookie.split(';')[0]!;
+}
+
+/** The API of a service's module by name (for a service whose modules are not typed), or a failure naming it. */
+export function moduleApi<Api>(service: { modules: Readonly<Record<string, unknown>> }, name: string): Api {
+  const api = service.modules[name];
+  if (api === undefined) throw new Error(`The service has no ${name} module.`);
+  return api as Api;
+}
