@@ -57,6 +57,12 @@ export interface RouteTableOptions {
   maxBodyBytes: number;
   /** Deepest nesting of a body. @default 64 */
   maxBodyDepth?: number | undefined;
+  /**
+   * The refusal of a request that lacks the credential its route's declared `auth` asks for (the
+   * session handler: a route declared `session` called without a session cookie), answered before the
+   * body is read; a request that has one is judged by its route (the cookie may be stale).
+   */
+  refuseUncredentialed?: ((route: RouteDeclaration, request: HttpRequest) => DeskpilotError | undefined) | undefined;
 }
 
 /** A served route with its dependencies bound: what a route table dispatches to. */
@@ -152,6 +158,8 @@ function actionOf(route: BoundRoute, options: RouteTableOptions): RouteAction {
     throw new TypeError(`${declaration.operationId} reads a ${what} it does not declare.`);
   };
   return (request) => {
+    const refusal = options.refuseUncredentialed?.(declaration, request);
+    if (refusal) return Promise.reject(refusal);
     const bodySchema = route.body;
     const querySchema = declaration.query;
     const input = {

@@ -16,6 +16,7 @@ import { consoleLogger, type Logger } from '../logging/logger.js';
 import type { RateLimiter } from '../limiter/rate-limit-decision.js';
 import type { SessionService } from './create-session-service.js';
 import { isSessionRoute } from './is-session-route.js';
+import { noSessionError } from './require-session.js';
 import { servedSessionRoutes, type SessionRouteDependencies } from './session-routes.js';
 import { bindRoutes, createRouteTable } from '../routes/route-table.js';
 import type { RouteDeclaration } from '../routes/declare-route.js';
@@ -131,6 +132,11 @@ export function createSessionHandler(options: SessionHandlerOptions): SessionHan
   const table = createRouteTable(declared, {
     spanPrefix: 'deskpilot.session',
     maxBodyBytes: dependencies.maxBodyBytes,
+    // A route declared `session` refuses a request without the cookie before it reads a byte of it.
+    refuseUncredentialed: (route, request) =>
+      route.auth === 'session' && service.context.cookie.read(request.headers.get('cookie')) === null
+        ? noSessionError()
+        : undefined,
   });
 
   // Mounted under its prefix by the host (which strips it) or not: both reach the same routes.
