@@ -11,6 +11,9 @@ import {
   type SessionModule,
 } from '@deskpilot/core/session';
 import { checkDeclaredAnswers, createTestSessionService } from '@deskpilot/core/testing';
+import { createPostgresStores } from '@deskpilot/postgres';
+import { openTestDatabase } from '@deskpilot/postgres/testing';
+import { createSqliteStores, openSqliteDatabase } from '@deskpilot/sqlite';
 import { createMagicLinkModule, type MagicLinkOptions } from './create-magic-link-module.js';
 
 const studio = 'http://localhost:3000';
@@ -267,4 +270,53 @@ describe('sign-in by magic link', () => {
     expect(() => createMagicLinkModule({ ...base, ttlMs: 1000 })).toThrow(/ttlMs/);
     expect(() => createMagicLinkModule({ ...base, maxPending: 0 })).toThrow(/maxPending/);
   });
+});
+
+// The links live in the account token store of whatever database the service runs on: the same flow,
+// and one sign-in of a link opened twice at once, on each.
+const databaseUrl = process.env.DATABASE_URL || undefined;
+describe.each([
+  {
+    name: 'on SQLite',
+    skip: false,
+    open: async () => {
+      const database = await openSqliteDatabase();
+      return { tokens: createSqliteStores(database).accountTokenStore, close: () => database.close() };
+    },
+  },
+  ...[undefined, databaseUrl].map((url) => ({
+    name: url ? 'on Postgres' : 'on PGlite',
+    skip: false,
+    open: async () => {
+      const database = await openTestDatabase({ databaseUrl: url });
+      return { tokens: createPostgresStores(database.client).accountTokenStore, close: () => database.close() };
+    },
+  })),
+  ...(databaseUrl
+    ? []
+    : [{ name: 'on Postgres (SKIPPED: DATABASE_URL is not set)', skip: true, open: async () => null! }]),
+])('sign-in by magic link $name', ({ skip, open }) => {
+  it.skipIf(skip)(
+    'signs in once with a link, voids an older one, and of two openings at once lets one in',
+    async () => {
+      const store = await open();
+      try {
+        const { post, nextToken, code } = await setup({ tokens: store.tokens });
+        await post('/sessions/magic-link', { email: alice });
+        const older = await nextToken(1);
+        await post('/sessions/magic-link', { email: alice });
+        const token = await nextToken(2);
+        const voided = await post('/sessions/magic-link/confirm', { token: older });
+        expect([voided.status, await code(voided)]).toEqual([400, 'invalid_token']);
+        const both = await Promise.all([
+          post('/sessions/magic-link/confirm', { token }),
+          post('/sessions/magic-link/confirm', { token }),
+        ]);
+        expect(both.map((answer) => answer.status).sort()).toEqual([201, 400]);
+      } finally {
+        await store.close();
+      }
+    },
+    60_000,
+  );
 });
