@@ -1,5 +1,6 @@
+import { migrations } from '@deskpilot/postgres';
 import { openTestDatabase, type TestDatabase } from '@deskpilot/postgres/testing';
-import { openSqliteDatabase, type SqliteDatabase } from '@deskpilot/sqlite';
+import { openSqliteDatabase, sqliteMigrations, type SqliteDatabase } from '@deskpilot/sqlite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMemoryPasskeyStore } from './passkey-store.js';
 import { createPostgresPasskeyStore, passkeySchema } from './postgres.js';
@@ -7,6 +8,26 @@ import { createSqlitePasskeyStore, passkeySchema as sqlitePasskeySchema } from '
 import { testPasskeyStore } from './test-passkey-store.js';
 
 const databaseUrl = process.env.DATABASE_URL || undefined;
+
+/** SQL as a list of statements, `IF NOT EXISTS` and layout left out. */
+const ddl = (sql: string) =>
+  sql
+    .replace(/--[^\n]*/g, '')
+    .replaceAll('IF NOT EXISTS ', '')
+    .split(';')
+    .map((statement) => statement.replace(/\s+/g, ' ').trim())
+    .filter(Boolean);
+
+describe("the module's schema", () => {
+  it("creates, where it is missing, exactly the table the core's history creates (Postgres 9, SQLite 7)", () => {
+    expect(passkeySchema.migrations[0]!.statements.flatMap(ddl)).toEqual(
+      migrations.find((migration) => migration.version === 9)!.statements.flatMap(ddl),
+    );
+    expect(ddl(sqlitePasskeySchema.migrations[0]!.sql)).toEqual(
+      ddl(sqliteMigrations.find((migration) => migration.version === 7)!.sql),
+    );
+  });
+});
 
 describe('createMemoryPasskeyStore', () => {
   testPasskeyStore(() => createMemoryPasskeyStore());

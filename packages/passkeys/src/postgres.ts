@@ -8,7 +8,8 @@ import type { PasskeyRecord, PasskeyStore } from './passkey-store.js';
 /**
  * The passkeys module's tables on Postgres and PGlite: give it to `openDatabase` or `migrate` as one
  * of `modules`. Its first migration creates what the core's migration 9 created in every database
- * before modules had schemas of their own, where it is missing; every later change is the module's.
+ * before modules had schemas of their own (that history stays: every database has the table, and this only records
+ * itself), kept identical by a test; every later change is a migration of the module's.
  */
 export const passkeySchema: ModuleSchema = {
   module: 'passkeys',

@@ -8,7 +8,8 @@ import type { PasskeyStore } from './passkey-store.js';
 /**
  * The passkeys module's tables on SQLite: give it to `openSqliteDatabase` as one of `modules`. Its
  * first migration creates what the core's migration 7 created in every database before modules had
- * schemas of their own, where it is missing; every later change is the module's.
+ * schemas of their own (that history stays: every database has the table, and this only records
+ * itself), kept identical by a test; every later change is a migration of the module's.
  */
 export const passkeySchema: SqliteModuleSchema = {
   module: 'passkeys',

@@ -14,14 +14,17 @@ export interface CheckDatabaseReadyOptions {
 /**
  * Resolves when the database answers and its schema is at least at the version this release expects
  * (the highest of `migrations`), and each given module's at least at its own; rejects with
- * `store_unavailable` otherwise. One `SELECT` on the migrations table (two with modules): reachable,
- * and migrated, in one round trip. Bound it (see `createReadinessCheck`): a partitioned database does
+ * `store_unavailable` otherwise. One `SELECT` on the migrations table: reachable, and migrated, in one
+ * round trip (a second round trip reads the modules' versions when modules are given). Bound it (see `createReadinessCheck`): a partitioned database does
  * not answer before the driver's own query timeout.
  *
  * @example
  * const readiness = createReadinessCheck({ checks: { chat_store: () => checkDatabaseReady(database.client) } });
  */
 export async function checkDatabaseReady(client: SqlExecutor, options: CheckDatabaseReadyOptions = {}): Promise<void> {
+  // The second argument was the migrations themselves before modules had schemas: refused, not misread.
+  if (Array.isArray(options))
+    throw new TypeError('checkDatabaseReady(client, options): give the migrations as { migrations }');
   const { version, expected } = await readSchemaVersion(client, options.migrations);
   if (version < expected) {
     throw new DeskpilotError('store_unavailable', {

@@ -53,7 +53,7 @@ async function main(argv: string[]): Promise<number> {
     modules = (await Promise.all((values.module ?? []).map(moduleSchemasOf))).flat();
     checkModuleSchemas(modules);
   } catch (error) {
-    printError(`deskpilot-migrate: ${(error as Error).message}\n\n${usage}`);
+    printError(`deskpilot-migrate: ${error instanceof Error ? error.message : String(error)}\n\n${usage}`);
     return 2;
   }
   if (values['print-sql'])
@@ -119,19 +119,33 @@ async function moduleSchemasOf(entry: string): Promise<ModuleSchema[]> {
     const file = createRequire(join(process.cwd(), 'package.json')).resolve(entry);
     exported = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
   } catch (error) {
-    throw new Error(`cannot load the module entry ${entry}: ${(error as Error).message.split('\n')[0]}`, {
-      cause: error,
-    });
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new Error(`cannot load the module entry ${entry}: ${reason.split('\n')[0]}`, { cause: error });
   }
-  const schemas = Object.values(exported).filter(
-    (value): value is ModuleSchema =>
+  const candidates = Object.values(exported).filter(
+    (value): value is { module: unknown; migrations: readonly unknown[] } =>
       typeof value === 'object' &&
       value !== null &&
-      typeof (value as ModuleSchema).module === 'string' &&
-      Array.isArray((value as ModuleSchema).migrations),
+      'module' in value &&
+      Array.isArray((value as { migrations?: unknown }).migrations),
   );
-  if (schemas.length === 0) throw new Error(`${entry} exports no module schema ({ module, migrations })`);
-  return schemas;
+  const schemas = candidates.filter((candidate) =>
+    candidate.migrations.every(
+      (migration) =>
+        typeof migration === 'object' &&
+        migration !== null &&
+        Array.isArray((migration as { statements?: unknown }).statements) &&
+        (migration as { statements: unknown[] }).statements.every((statement) => typeof statement === 'string'),
+    ),
+  );
+  // Each module's name, versions and names are checked by checkModuleSchemas before anything runs.
+  if (schemas.length === 0)
+    throw new Error(
+      candidates.length > 0
+        ? `${entry} exports a module schema of another database (its migrations have no statements): give its Postgres entry (…/postgres)`
+        : `${entry} exports no module schema ({ module, migrations })`,
+    );
+  return schemas as ModuleSchema[];
 }
 
 process.exitCode = await main(process.argv.slice(2));

@@ -185,8 +185,13 @@ describe('migrate on PGlite', () => {
       [{ module: 'notes', migrations: [notesV1, notesV1] }],
       [{ module: 'notes', migrations: [notes(0, [])] }],
       [{ module: 'notes', migrations: [notes(1.5, [])] }],
+      [{ module: 'notes', migrations: [{ version: 1, name: 'notes\nDROP TABLE deskpilot_users;', statements: [] }] }],
+      [{ module: 'notes', migrations: [{ version: 1, name: '', statements: [] }] }],
     ];
     for (const modules of refused) await expect(migrate(client, { modules })).rejects.toThrow(TypeError);
+    // The migrations themselves as the second argument, as before modules had schemas: refused, not misread.
+    await expect(migrate(client, migrations as never)).rejects.toThrow(/give the migrations as \{ migrations \}/);
+    await expect(checkDatabaseReady(client, migrations as never)).rejects.toThrow(TypeError);
     expect(await tableNames(client)).toEqual([]);
   }, 60_000);
 });

@@ -37,6 +37,8 @@ const migrationLockKey = '7234316346693069935';
  * await migrate(client, { modules: [passkeySchema] });
  */
 export async function migrate(client: SqlClient, options: MigrateOptions = {}): Promise<MigrateResult> {
+  // The second argument was the migrations themselves before modules had schemas: refused, not misread.
+  if (Array.isArray(options)) throw new TypeError('migrate(client, options): give the migrations as { migrations }');
   const { migrations = allMigrations, modules = [] } = options;
   checkModuleSchemas(modules);
   return client.transaction(async (transaction) => {

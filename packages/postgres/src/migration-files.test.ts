@@ -84,6 +84,7 @@ describe('deskpilot-migrate', () => {
     for (const [entry, reason] of [
       ['@deskpilot/no-such-package/postgres', 'cannot load the module entry @deskpilot/no-such-package/postgres'],
       ['@deskpilot/core', '@deskpilot/core exports no module schema'],
+      ['@deskpilot/passkeys/sqlite', '@deskpilot/passkeys/sqlite exports a module schema of another database'],
     ] as const) {
       const refused = await runCli(['--print-sql', '--module', entry]);
       expect(refused.code).toBe(2);

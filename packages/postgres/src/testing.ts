@@ -1,7 +1,6 @@
 // @deskpilot/postgres/testing: a migrated database of its own for a store's tests (a feature module's
 // included): PGlite in memory, or a fresh schema on a real Postgres, dropped on close.
 import { randomBytes } from 'node:crypto';
-import { PGlite } from '@electric-sql/pglite';
 import { Pool } from 'pg';
 import { fromPglite } from './from-pglite.js';
 import { fromPgPool } from './from-pg-pool.js';
@@ -36,18 +35,28 @@ export interface TestDatabase {
 export async function openTestDatabase(options: TestDatabaseOptions = {}): Promise<TestDatabase> {
   const modules = options.modules ?? [];
   if (options.databaseUrl === undefined) {
+    // PGlite is an optional peer: loaded only when asked for.
+    const { PGlite } = await import('@electric-sql/pglite');
     const client = fromPglite(await PGlite.create());
     await migrate(client, { modules });
     return { client, kind: 'pglite', close: () => client.close() };
   }
   const schema = `dp_test_${randomBytes(6).toString('hex')}`;
   const admin = new Pool({ connectionString: options.databaseUrl, max: 1 });
-  await admin.query(`CREATE SCHEMA ${schema}`);
+  try {
+    await admin.query(`CREATE SCHEMA ${schema}`);
+  } catch (error) {
+    await admin.end();
+    throw error;
+  }
   const client = fromPgPool(new Pool({ connectionString: options.databaseUrl, options: `-c search_path=${schema}` }));
   const close = async () => {
     await client.close().catch(() => {});
-    await admin.query(`DROP SCHEMA ${schema} CASCADE`);
-    await admin.end();
+    try {
+      await admin.query(`DROP SCHEMA ${schema} CASCADE`);
+    } finally {
+      await admin.end();
+    }
   };
   try {
     await migrate(client, { modules });

@@ -7,7 +7,8 @@ import type { IdentityLinkStore } from './identity-link-store.js';
 /**
  * Single sign-on's tables on Postgres and PGlite: give it to `openDatabase` or `migrate` as one of
  * `modules`. Its first migration creates what the core's migration 10 created in every database before
- * modules had schemas of their own, where it is missing; every later change is the module's. (The user
+ * modules had schemas of their own (that history stays: every database has the table, and this only records
+ * itself), kept identical by a test; every later change is a migration of the module's. (The user
  * directory still clears a replaced user's links in its own transaction: an address given to someone
  * else never opens the account of the person it was linked to.)
  */

@@ -7,7 +7,8 @@ import type { IdentityLinkStore } from './identity-link-store.js';
 /**
  * Single sign-on's tables on SQLite: give it to `openSqliteDatabase` as one of `modules`. Its first
  * migration creates what the core's migration 8 created in every database before modules had schemas
- * of their own, where it is missing; every later change is the module's.
+ * of their own (that history stays: every database has the table, and this only records itself), kept
+ * identical by a test; every later change is a migration of the module's.
  */
 export const identityLinkSchema: SqliteModuleSchema = {
   module: 'sso',
