@@ -115,8 +115,13 @@ for (const backend of [
     });
 
     it("records the module's schema by module, apart from the core's", async () => {
-      const { rows } = await database.client.query('SELECT module, version FROM deskpilot_module_migrations');
-      expect(rows).toEqual([{ module: 'sso', version: 1 }]);
+      const { rows } = await database.client.query(
+        'SELECT module, version FROM deskpilot_module_migrations ORDER BY version',
+      );
+      expect(rows).toEqual([
+        { module: 'sso', version: 1 },
+        { module: 'sso', version: 2 },
+      ]);
     });
   });
 }

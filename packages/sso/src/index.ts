@@ -6,4 +6,18 @@ export { createSsoModule, type SsoModuleOptions } from './create-sso-module.js';
 export type { SessionSso, SingleSignOn, SingleSignOnOptions, SsoProvider, SsoRefusal } from './single-sign-on.js';
 export { ssoRoutes } from './sso-api.js';
 export type { SsoEvent } from './sso-event.js';
+export {
+  createMemorySsoConnectionStore,
+  type SsoConnectionCreateResult,
+  type SsoConnectionRecord,
+  type SsoConnectionReplaceResult,
+  type SsoConnectionSettings,
+  type SsoConnectionStore,
+} from './connections/sso-connection-store.js';
+export {
+  createSecretBox,
+  resealConnectionSecrets,
+  type SecretBox,
+  type SecretBoxKey,
+} from './connections/secret-box.js';
 export { createMemoryIdentityLinkStore, type IdentityLink, type IdentityLinkStore } from './identity-link-store.js';
