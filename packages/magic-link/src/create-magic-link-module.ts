@@ -202,6 +202,8 @@ function sessionMagicLink(options: MagicLinkOptions, kernel: SessionKernel, ttlM
     async signIn(token, input = {}) {
       const record = await tokens.consume(context.hashSecret(token), purpose);
       if (!record || record.expiresAt <= context.now()) return { ok: false, reason: 'invalid_token' };
+      // A link used voids every other of the account: two requests at once may each have left one.
+      await tokens.deleteByUser(record.userId, purpose);
       const account = await context.directory.getAccount(record.userId);
       // A link for an address the account no longer has opens nothing; nor one for a user who signs in
       // at an identity provider now (bound since the link was sent): their provider decides.

@@ -156,6 +156,26 @@ describe('sign-in by magic link', () => {
     expect([expired.status, await code(expired)]).toEqual([400, 'invalid_token']);
   });
 
+  it('voids every other live link of the account when one is used (two requests at once may each leave one)', async () => {
+    const { post, code, tokens, service, directory } = await setup();
+    const { userId } = (await directory.findCredentials(alice))!;
+    const now = service.context.now();
+    const [first, second] = ['F'.repeat(43), 'S'.repeat(43)];
+    // What two requests racing past each other's "void the older one" leave: two live links.
+    for (const token of [first, second])
+      await tokens.create({
+        tokenHash: service.context.hashSecret(token),
+        purpose: 'magic-link',
+        userId,
+        email: alice,
+        createdAt: now,
+        expiresAt: now + 60_000,
+      });
+    expect((await post('/sessions/magic-link/confirm', { token: second })).status).toBe(201);
+    const other = await post('/sessions/magic-link/confirm', { token: first });
+    expect([other.status, await code(other)]).toEqual([400, 'invalid_token']);
+  });
+
   it('refuses a project the account is no member of, and a link for an address the account no longer has', async () => {
     const { post, nextToken, directory, code, tokens, service } = await setup();
     await post('/sessions/magic-link', { email: alice });
