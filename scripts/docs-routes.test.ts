@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { chatOpenApi, sessionOpenApi } from '@deskpilot/core/openapi';
 import { magicLinkRoutes } from '@deskpilot/magic-link';
 import { passkeyRoutes } from '@deskpilot/passkeys';
-import { ssoRoutes } from '@deskpilot/sso';
+import { ssoConnectionRoutes, ssoRoutes } from '@deskpilot/sso';
 import { describe, expect, it } from 'vitest';
 
 // The route tables of core's README, checked against the routes as declared (through the OpenAPI
@@ -40,7 +40,7 @@ describe("core's README route tables", () => {
 
   it.each([
     ['passkeys', passkeyRoutes],
-    ['sso', ssoRoutes],
+    ['sso', { ...ssoRoutes, ...ssoConnectionRoutes }],
     ['magic-link', magicLinkRoutes],
   ])("the %s package's README lists its routes as declared, once", (folder, routes) => {
     const rows = documentedRows('/sessions', readmeOf(folder));

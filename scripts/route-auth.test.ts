@@ -15,7 +15,12 @@ import {
 import { checkDeclaredAnswers, createTestSessionService } from '@deskpilot/core/testing';
 import { createMagicLinkModule } from '@deskpilot/magic-link';
 import { createMemoryPasskeyStore, createPasskeysModule } from '@deskpilot/passkeys';
-import { createMemoryIdentityLinkStore, createSsoModule } from '@deskpilot/sso';
+import {
+  createMemoryIdentityLinkStore,
+  createMemorySsoConnectionStore,
+  createSecretBox,
+  createSsoModule,
+} from '@deskpilot/sso';
 import { describe, expect, it } from 'vitest';
 
 // A route's declared `auth` is a promise the handler keeps: every route declared `session`, the
@@ -67,6 +72,10 @@ async function everyModule() {
         redirectUri: 'http://sessions.test/sessions/sso/callback',
         landingUrl: `${studio}/`,
         identityLinks: createMemoryIdentityLinkStore(),
+        connections: {
+          store: createMemorySsoConnectionStore(),
+          secrets: createSecretBox({ keys: [{ id: 'k1', key: 'A'.repeat(43) }] }),
+        },
       }),
       createMagicLinkModule({ tokens, email, link: (token) => `${studio}/#magic-link=${token}` }),
       createStepUpModule({ secret: 'route-auth-step-up-secret-of-32-chars!' }),

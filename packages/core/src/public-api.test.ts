@@ -284,6 +284,7 @@ describe('public API', () => {
       'createTeamAdmin',
       'createTeamModule',
       'defaultRolePolicy',
+      'recordOrganizationChange',
       'rolePolicyProblem',
     ]);
   });

@@ -1,6 +1,7 @@
 import { bindRoutes, type SessionKernel, type SessionModule } from '@deskpilot/core/module';
 import { createSlidingWindowLimiter, type Account, type RateLimiter } from '@deskpilot/core/session';
 import { createSingleSignOn, type SessionSso, type SingleSignOnOptions } from './single-sign-on.js';
+import { servedConnectionRoutes, type SsoConnectionsOptions } from './connections/connection-routes.js';
 import { servedSsoRoutes } from './sso-routes.js';
 
 /** Options of {@link createSsoModule}: single sign-on's own, and its routes' throttle. */
@@ -11,6 +12,11 @@ export interface SsoModuleOptions extends SingleSignOnOptions {
    * @default 300 per 5 minutes, in process
    */
   throttle?: RateLimiter;
+  /**
+   * Organisations' own connections, edited by their admins through `/sessions/organizations/sso-connections`
+   * (needs the team module, given before, with organisations). Not yet used at sign-in.
+   */
+  connections?: SsoConnectionsOptions;
 }
 
 /**
@@ -31,12 +37,18 @@ export function createSsoModule(options: SsoModuleOptions): SessionModule<'sso',
     name: 'sso',
     create(kernel) {
       const sso = sessionSso(options, kernel);
+      const connectionRoutes =
+        options.connections &&
+        servedConnectionRoutes(options.connections, kernel, options.allowInsecureRequests ?? false);
       const ssoThrottle =
         options.throttle ??
         createSlidingWindowLimiter({ limit: 300, windowMs: 5 * 60 * 1000, now: kernel.context.now });
       return {
         api: sso,
-        routes: (deps) => bindRoutes(servedSsoRoutes, { ...deps, sso, ssoThrottle }),
+        routes: (deps) => [
+          ...bindRoutes(servedSsoRoutes, { ...deps, sso, ssoThrottle }),
+          ...(connectionRoutes ? bindRoutes(connectionRoutes, deps) : []),
+        ],
         signsInElsewhere: (userId) => options.identityLinks.isLinked(userId),
         clearOnSignOut: [sso.clearSignOut],
       };

@@ -5,6 +5,8 @@
 export { createSsoModule, type SsoModuleOptions } from './create-sso-module.js';
 export type { SessionSso, SingleSignOn, SingleSignOnOptions, SsoProvider, SsoRefusal } from './single-sign-on.js';
 export { ssoRoutes } from './sso-api.js';
+export { ssoConnectionRoutes } from './connections/connection-api.js';
+export type { SsoConnectionsOptions } from './connections/connection-routes.js';
 export type { SsoEvent } from './sso-event.js';
 export {
   createMemorySsoConnectionStore,

@@ -28,3 +28,11 @@ export {
   type StoredRolePolicy,
 } from './role-policy.js';
 export { createMemoryOrganizationStore, type OrganizationStore } from './organization-store.js';
+export {
+  recordOrganizationChange,
+  type OrganizationAdmins,
+  type OrganizationCaller,
+  type OrganizationChange,
+  type OrganizationRefusal,
+  type OrganizationResult,
+} from './organization-admins.js';

@@ -11,8 +11,70 @@ export type OrganizationRefusal = 'unauthenticated' | 'not_found' | 'last_admin'
 /** An organisation admin operation's outcome: data, never an exception for an expected refusal. */
 export type OrganizationResult<T> = { ok: true; value: T } | { ok: false; reason: OrganizationRefusal };
 
+/** The signed-in admin of an organisation, as {@link OrganizationAdmins.authorize} answers. */
+export interface OrganizationCaller {
+  user: User;
+  /** The session they act from: the trail names it. */
+  sessionId: string;
+  /** The organisation's projects (never none): a change is recorded in each one's trail. */
+  projects: string[];
+}
+
+/** A change to an organisation, for {@link recordOrganizationChange}: what the trail says of it, and how to undo it. */
+export interface OrganizationChange {
+  /** The audit event's type (`organization-admin-added`, `sso-connection-created`…); `<type>-undone` when undone. */
+  type: string;
+  /** What it changed: a user's id, a connection's id. */
+  subject: string;
+  /** The rest of the record (never a secret); `organization` is added. */
+  data: Record<string, string | number | boolean | string[]>;
+  /** Puts things back as they were before the change. */
+  undo: () => Promise<unknown>;
+}
+
+/**
+ * Records a change an organisation's admin made in the trail of every project of the organisation,
+ * after it was made: a trail that cannot record it undoes the change (`undo`), tells the projects
+ * that had recorded it that it was undone, and throws. No organisation changes unrecorded.
+ */
+export async function recordOrganizationChange(
+  audit: AuditStore | undefined,
+  organization: string,
+  by: OrganizationCaller,
+  change: OrganizationChange,
+  at: number,
+): Promise<void> {
+  if (!audit) return;
+  const recorded: string[] = [];
+  const event = (projectKey: string, type: string) => ({
+    projectKey,
+    type,
+    actor: by.user.email,
+    session: by.sessionId,
+    subject: change.subject,
+    data: { organization, ...change.data },
+    at,
+  });
+  try {
+    for (const projectKey of by.projects) {
+      await audit.append(event(projectKey, change.type));
+      recorded.push(projectKey);
+    }
+  } catch (error) {
+    await change.undo().catch(() => {});
+    // The projects that recorded the change hear it was undone (as far as their trails still take it).
+    for (const projectKey of recorded) await audit.append(event(projectKey, `${change.type}-undone`)).catch(() => {});
+    throw error;
+  }
+}
+
 /** Who administers organisations, and how their admins change: `team.organizations` of the session service. */
 export interface OrganizationAdmins {
+  /**
+   * The signed-in admin of `organization`, with its projects: what another module's organisation routes
+   * ask first (single sign-on's connections). `not_found` for anyone else, as for `list`.
+   */
+  authorize(cookieHeader: string | null | undefined, organization: string): Promise<OrganizationResult<OrganizationCaller>>;
   /** The organisation's admins, for one of them; `not_found` for anyone else (no such organisation alike). */
   list(cookieHeader: string | null | undefined, organization: string): Promise<OrganizationResult<User[]>>;
   /**
@@ -52,47 +114,37 @@ export function createOrganizationAdmins(dependencies: OrganizationAdminsDepende
     // An organisation with no project administers nothing (and no trail would record a change).
     const projects = administered.includes(organization) ? await organizations.projects(organization) : [];
     if (projects.length === 0) return { ok: false as const, reason: 'not_found' as const };
-    return { ok: true as const, account: current.account, sessionId: current.record.id, projects };
+    return {
+      ok: true as const,
+      user: current.account.user,
+      sessionId: current.record.id,
+      projects: [...projects],
+    } satisfies OrganizationCaller & { ok: true };
   };
   const usersOf = async (ids: readonly string[]) =>
     (await Promise.all(ids.map((id) => context.directory.getAccount(id))))
       .filter((account) => account !== null)
       .map((account) => account.user);
-  /**
-   * Records a change in every project of the organisation, after it was made; a trail that cannot
-   * record it undoes it (`undo`) and throws: no admin changes unrecorded.
-   */
-  const record = async (
+  /** Records an admin change in every project's trail; undoes it when a trail cannot. */
+  const record = (
     organization: string,
-    by: { account: { user: User }; sessionId: string; projects: readonly string[] },
+    by: OrganizationCaller,
     change: { type: string; user: User; undo: () => Promise<unknown> },
-  ) => {
-    if (!audit) return;
-    const at = context.now();
-    const { type, user } = change;
-    const recorded: string[] = [];
-    const event = (projectKey: string, eventType: string) => ({
-      projectKey,
-      type: eventType,
-      actor: by.account.user.email,
-      session: by.sessionId,
-      subject: user.id,
-      data: { organization, email: user.email },
-      at,
-    });
-    try {
-      for (const projectKey of by.projects) {
-        await audit.append(event(projectKey, type));
-        recorded.push(projectKey);
-      }
-    } catch (error) {
-      await change.undo().catch(() => {});
-      // The projects that recorded the change hear it was undone (as far as their trails still take it).
-      for (const projectKey of recorded) await audit.append(event(projectKey, `${type}-undone`)).catch(() => {});
-      throw error;
-    }
-  };
+  ) =>
+    recordOrganizationChange(
+      audit,
+      organization,
+      by,
+      { type: change.type, subject: change.user.id, data: { email: change.user.email }, undo: change.undo },
+      context.now(),
+    );
   return {
+    async authorize(cookieHeader, organization) {
+      const by = await caller(cookieHeader, organization);
+      if (!by.ok) return by;
+      const { ok: _, ...value } = by;
+      return { ok: true, value };
+    },
     async list(cookieHeader, organization) {
       const by = await caller(cookieHeader, organization);
       if (!by.ok) return by;

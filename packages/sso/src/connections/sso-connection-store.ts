@@ -103,7 +103,7 @@ export function createMemorySsoConnectionStore(): SsoConnectionStore {
     async create(record) {
       if (records.has(record.id)) return 'exists';
       if (takenByOther(record)) return 'domain_taken';
-      records.set(record.id, frozen(record));
+      records.set(record.id, frozen({ ...record, version: 1 }));
       setDomains(record);
       return 'created';
     },

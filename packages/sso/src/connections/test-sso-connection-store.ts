@@ -43,6 +43,9 @@ export function testSsoConnectionStore(make: () => SsoConnectionStore | Promise<
       expect(await store.create(connection({ name: 'Other', domains: ['c.example.com'] }))).toBe('exists');
       expect((await store.get('conn_1'))!.name).toBe('Acme Okta');
       expect(await store.get('conn_2')).toBeNull();
+      // A new connection is at version 1, whatever it was given.
+      expect(await store.create(connection({ id: 'conn_3', domains: ['c.example.com'], version: 7 }))).toBe('created');
+      expect((await store.get('conn_3'))!.version).toBe(1);
       // What it answers is a copy: changing it changes nothing stored.
       const read = (await store.get('conn_1'))!;
       read.domains.push('mutated.example.com');

@@ -1,0 +1,152 @@
+import * as z from 'zod/mini';
+import { declareRoute } from '@deskpilot/core/routes';
+
+// ES2024's `String.prototype.isWellFormed` (Node ≥ 20); the project's TypeScript lib is ES2023.
+const wellFormed = (text: string) => (text as unknown as { isWellFormed(): boolean }).isWellFormed();
+
+/** One line of valid text: trimmed, 1 to `max` characters, no control character, no lone surrogate. */
+const line = (max: number) =>
+  z
+    .string()
+    .check(
+      z.trim(),
+      z.minLength(1),
+      z.maxLength(max),
+      z.regex(/^[^\u0000-\u001f\u007f]*$/, 'Must be one line of text'),
+      z.refine(wellFormed, 'Must be valid text'),
+    );
+
+/** A lower-case DNS name of at least two labels: an email domain a connection is the authority for. */
+const domain = z
+  .string()
+  .check(
+    z.maxLength(253),
+    z.regex(
+      /^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z][a-z0-9-]{0,61}[a-z0-9]$/,
+      'Must be a lower-case domain name (acme.com)',
+    ),
+  );
+
+/** What an organisation's admin may set of a provider beyond its client: scopes and the claims its ID tokens must carry. */
+const settings = z.strictObject({
+  scopes: z.optional(
+    z
+      .array(z.string().check(z.regex(/^[\x21\x23-\x5b\x5d-\x7e]{1,100}$/, 'Must be an OAuth scope')))
+      .check(z.maxLength(20)),
+  ),
+  emailVerifiedClaim: z.optional(line(100)),
+  requiredClaims: z.optional(
+    z
+      .record(line(100), z.union([line(500), z.boolean(), z.array(line(500)).check(z.maxLength(20))]))
+      .check(z.refine((claims) => Object.keys(claims).length <= 20, 'At most 20 claims')),
+  ),
+});
+
+const connectionFields = {
+  name: line(100),
+  issuer: line(2000),
+  clientId: line(500),
+  tokenEndpointAuthMethod: z.optional(z.enum(['client_secret_basic', 'client_secret_post'])),
+  domains: z.array(domain).check(z.minLength(1), z.maxLength(50)),
+  settings: z.optional(settings),
+  enabled: z.optional(z.boolean()),
+};
+
+/** The query of `GET /sessions/organizations/sso-connections`. */
+export const connectionsQuery = z.strictObject({ organization: line(200) });
+/** The body of `POST /sessions/organizations/sso-connections`: a new connection, its client secret in the clear (sealed before it is stored). */
+export const createConnectionBody = z.strictObject({
+  organization: line(200),
+  ...connectionFields,
+  clientSecret: line(2000),
+});
+/** The body of `POST /sessions/organizations/sso-connections/update`: what changes, from the version read; no `clientSecret` keeps it. */
+export const updateConnectionBody = z.strictObject({
+  organization: line(200),
+  id: line(200),
+  version: z.number().check(z.int(), z.minimum(1)),
+  name: z.optional(connectionFields.name),
+  issuer: z.optional(connectionFields.issuer),
+  clientId: z.optional(connectionFields.clientId),
+  clientSecret: z.optional(line(2000)),
+  tokenEndpointAuthMethod: connectionFields.tokenEndpointAuthMethod,
+  domains: z.optional(connectionFields.domains),
+  settings: connectionFields.settings,
+  enabled: connectionFields.enabled,
+});
+/** The body of `POST /sessions/organizations/sso-connections/delete`. */
+export const deleteConnectionBody = z.strictObject({ organization: line(200), id: line(200) });
+
+/** A connection as its organisation's admins see it: never its secret, sealed or not. */
+const connection = z.object({
+  id: z.string(),
+  organization: z.string(),
+  name: z.string(),
+  issuer: z.string(),
+  clientId: z.string(),
+  tokenEndpointAuthMethod: z.enum(['client_secret_basic', 'client_secret_post']),
+  domains: z.array(z.string()),
+  settings: z.object({
+    scopes: z.optional(z.array(z.string())),
+    emailVerifiedClaim: z.optional(z.string()),
+    requiredClaims: z.optional(z.record(z.string(), z.unknown())),
+  }),
+  enabled: z.boolean(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+  version: z.number(),
+});
+
+/**
+ * An organisation's own identity provider connections, edited by its admins (served when the single
+ * sign-on module is given `connections` and the service keeps organisations). Anyone but one of the
+ * organisation's admins gets 404, as for no such organisation.
+ */
+export const ssoConnectionRoutes = {
+  ssoConnections: declareRoute({
+    operationId: 'ssoConnections',
+    method: 'GET',
+    path: '/sessions/organizations/sso-connections',
+    summary: "An organisation's identity provider connections (its admins only), oldest first; never a secret.",
+    auth: 'session',
+    query: connectionsQuery,
+    answer: {
+      status: 200,
+      description: 'The connections.',
+      schema: z.object({ organization: z.string(), connections: z.array(connection) }),
+    },
+    errors: ['not_found', 'store_unavailable'],
+  }),
+  createSsoConnection: declareRoute({
+    operationId: 'createSsoConnection',
+    method: 'POST',
+    path: '/sessions/organizations/sso-connections',
+    summary:
+      "One of an organisation's admins connects its identity provider: its client secret sealed at rest, each domain the connection's alone (across organisations); recorded in each of its projects' trails.",
+    auth: 'session',
+    body: createConnectionBody,
+    answer: { status: 201, description: 'The connection.', schema: z.object({ connection }) },
+    errors: ['not_found', 'conflict', 'store_unavailable'],
+  }),
+  updateSsoConnection: declareRoute({
+    operationId: 'updateSsoConnection',
+    method: 'POST',
+    path: '/sessions/organizations/sso-connections/update',
+    summary:
+      "One of its admins changes a connection (enables or disables it among the rest) from the version they read: 409 `conflict` when it changed meanwhile or a domain is another's; recorded in each project's trail.",
+    auth: 'session',
+    body: updateConnectionBody,
+    answer: { status: 200, description: 'The connection as it now is.', schema: z.object({ connection }) },
+    errors: ['not_found', 'conflict', 'store_unavailable'],
+  }),
+  deleteSsoConnection: declareRoute({
+    operationId: 'deleteSsoConnection',
+    method: 'POST',
+    path: '/sessions/organizations/sso-connections/delete',
+    summary: "One of its admins deletes a connection (its domains free again); recorded in each project's trail.",
+    auth: 'session',
+    body: deleteConnectionBody,
+    answer: { status: 204, description: 'Deleted.' },
+    errors: ['not_found', 'store_unavailable'],
+  }),
+};

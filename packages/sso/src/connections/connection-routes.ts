@@ -1,0 +1,212 @@
+import {
+  jsonResponse,
+  noSessionError,
+  serveRoute,
+  type ServedRoute,
+  type SessionKernel,
+  type SessionRouteDependencies,
+} from '@deskpilot/core/module';
+import { DeskpilotError, type HttpRequest } from '@deskpilot/core/session';
+import {
+  recordOrganizationChange,
+  type OrganizationAdmins,
+  type OrganizationCaller,
+  type OrganizationChange,
+} from '@deskpilot/core/team';
+import { base64url } from 'jose';
+import { ssoConnectionRoutes } from './connection-api.js';
+import type { SecretBox } from './secret-box.js';
+import type { SsoConnectionRecord, SsoConnectionStore } from './sso-connection-store.js';
+
+/** The `connections` option of the single sign-on module: where organisations' connections are kept, and the box that seals their secrets. */
+export interface SsoConnectionsOptions {
+  store: SsoConnectionStore;
+  secrets: SecretBox;
+}
+
+/** What of the team module the connections' routes use: who administers which organisation. */
+interface OrganizationsPort {
+  readonly organizationAdmins: OrganizationAdmins | null;
+}
+
+type Connection = SsoConnectionRecord;
+
+/** A connection as its organisation's admins see it: never its secret, sealed or not. */
+function summary(record: Connection) {
+  const { sealedClientSecret: _sealed, settings, createdAt, updatedAt, ...rest } = record;
+  const { scopes, emailVerifiedClaim, requiredClaims } = settings;
+  return {
+    ...rest,
+    settings: { scopes, emailVerifiedClaim, requiredClaims },
+    createdAt: new Date(createdAt).toISOString(),
+    updatedAt: new Date(updatedAt).toISOString(),
+  };
+}
+
+const refused = {
+  notFound: () => new DeskpilotError('not_found', { detail: 'No such organisation or connection.' }),
+  domainTaken: () =>
+    new DeskpilotError('conflict', {
+      detail: 'A domain of this connection is already the domain of another connection.',
+    }),
+  changed: () => new DeskpilotError('conflict', { detail: 'The connection changed since it was read: read it again.' }),
+};
+
+/**
+ * An issuer as OpenID Connect has it: an `https` URL (`http` only with `allowInsecureRequests`, for a
+ * provider in a test), with no credentials, query or fragment; refused 400 otherwise.
+ */
+function checkIssuer(issuer: string, allowInsecure: boolean): void {
+  let url: URL | undefined;
+  try {
+    url = new URL(issuer);
+  } catch {
+    url = undefined;
+  }
+  const secure = url?.protocol === 'https:' || (allowInsecure && url?.protocol === 'http:');
+  if (!url || !secure || url.username || url.password || url.search || url.hash)
+    throw new DeskpilotError('invalid_request', {
+      detail: 'The issuer must be an https URL with no credentials, query or fragment.',
+    });
+}
+
+/**
+ * The routes through which an organisation's admins edit its connections: each change made, then
+ * recorded in every project of the organisation (a trail that cannot record it undoes it).
+ */
+export function servedConnectionRoutes(
+  options: SsoConnectionsOptions,
+  kernel: SessionKernel,
+  allowInsecureRequests: boolean,
+): Array<ServedRoute<SessionRouteDependencies>> {
+  const { store, secrets } = options;
+  const { context } = kernel;
+  const team = kernel.module<OrganizationsPort>('team');
+
+  /** The signed-in admin of `organization`, or the refusal as a problem. */
+  const authorize = async (request: HttpRequest, organization: string): Promise<OrganizationCaller> => {
+    if (!team?.organizationAdmins)
+      throw new DeskpilotError('not_found', { detail: 'This service keeps no organisations.' });
+    const result = await team.organizationAdmins.authorize(request.headers.get('cookie'), organization);
+    if (result.ok) return result.value;
+    if (result.reason === 'unauthenticated') throw noSessionError();
+    throw refused.notFound();
+  };
+  /** The organisation's connection with this id, or 404 (another organisation's alike). */
+  const connectionOf = async (organization: string, id: string) => {
+    const record = await store.get(id);
+    if (record?.organization !== organization) throw refused.notFound();
+    return record;
+  };
+  const record = (organization: string, by: OrganizationCaller, change: OrganizationChange) =>
+    recordOrganizationChange(kernel.audit, organization, by, change, context.now());
+  const described = (connection: Connection) => ({
+    name: connection.name,
+    issuer: connection.issuer,
+    domains: connection.domains,
+    enabled: connection.enabled,
+  });
+
+  return [
+    serveRoute(ssoConnectionRoutes.ssoConnections, async (_deps, request, input) => {
+      const { organization } = input.query();
+      await authorize(request, organization);
+      const connections = await store.listByOrganization(organization);
+      return jsonResponse(200, { organization, connections: connections.map(summary) });
+    }),
+
+    serveRoute(ssoConnectionRoutes.createSsoConnection, async (_deps, request, input) => {
+      const body = await input.body();
+      const by = await authorize(request, body.organization);
+      checkIssuer(body.issuer, allowInsecureRequests);
+      const id = `conn_${base64url.encode(context.randomBytes(16))}`;
+      const now = context.now();
+      const created: Connection = {
+        id,
+        organization: body.organization,
+        name: body.name,
+        issuer: body.issuer,
+        clientId: body.clientId,
+        sealedClientSecret: await secrets.seal(body.clientSecret, id),
+        tokenEndpointAuthMethod: body.tokenEndpointAuthMethod ?? 'client_secret_post',
+        domains: [...new Set(body.domains)].sort(),
+        settings: body.settings ?? {},
+        enabled: body.enabled ?? true,
+        createdAt: now,
+        updatedAt: now,
+        version: 1,
+      };
+      const outcome = await store.create(created);
+      if (outcome !== 'created') throw refused.domainTaken();
+      await record(body.organization, by, {
+        type: 'sso-connection-created',
+        subject: id,
+        data: described(created),
+        undo: () => store.delete(id),
+      });
+      return jsonResponse(201, { connection: summary(created) });
+    }),
+
+    serveRoute(ssoConnectionRoutes.updateSsoConnection, async (_deps, request, input) => {
+      const body = await input.body();
+      const by = await authorize(request, body.organization);
+      const before = await connectionOf(body.organization, body.id);
+      if (before.version !== body.version) throw refused.changed();
+      if (body.issuer !== undefined) checkIssuer(body.issuer, allowInsecureRequests);
+      const after: Connection = {
+        ...before,
+        name: body.name ?? before.name,
+        issuer: body.issuer ?? before.issuer,
+        clientId: body.clientId ?? before.clientId,
+        sealedClientSecret:
+          body.clientSecret === undefined
+            ? before.sealedClientSecret
+            : await secrets.seal(body.clientSecret, before.id),
+        tokenEndpointAuthMethod: body.tokenEndpointAuthMethod ?? before.tokenEndpointAuthMethod,
+        domains: body.domains ? [...new Set(body.domains)].sort() : before.domains,
+        settings: body.settings ?? before.settings,
+        enabled: body.enabled ?? before.enabled,
+        updatedAt: context.now(),
+        version: before.version + 1,
+      };
+      const outcome = await store.replace(after);
+      if (outcome === 'not_found') throw refused.notFound();
+      if (outcome === 'conflict') throw refused.changed();
+      if (outcome === 'domain_taken') throw refused.domainTaken();
+      const changed = (
+        [
+          'name',
+          'issuer',
+          'clientId',
+          'clientSecret',
+          'tokenEndpointAuthMethod',
+          'domains',
+          'settings',
+          'enabled',
+        ] as const
+      ).filter((field) => body[field] !== undefined);
+      await record(body.organization, by, {
+        type: 'sso-connection-changed',
+        subject: before.id,
+        data: { ...described(after), changed },
+        // Put back as it was, as a newer version (an edit made since wins over the undo).
+        undo: () => store.replace({ ...before, version: after.version + 1 }),
+      });
+      return jsonResponse(200, { connection: summary(after) });
+    }),
+
+    serveRoute(ssoConnectionRoutes.deleteSsoConnection, async (_deps, request, input) => {
+      const body = await input.body();
+      const by = await authorize(request, body.organization);
+      const before = await connectionOf(body.organization, body.id);
+      if (!(await store.delete(before.id))) throw refused.notFound();
+      await record(body.organization, by, {
+        type: 'sso-connection-deleted',
+        subject: before.id,
+        data: described(before),
+        undo: () => store.create(before),
+      });
+      return { status: 204, headers: [], body: null };
+    }),
+  ];
+}
