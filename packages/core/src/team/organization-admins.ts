@@ -74,7 +74,10 @@ export interface OrganizationAdmins {
    * The signed-in admin of `organization`, with its projects: what another module's organisation routes
    * ask first (single sign-on's connections). `not_found` for anyone else, as for `list`.
    */
-  authorize(cookieHeader: string | null | undefined, organization: string): Promise<OrganizationResult<OrganizationCaller>>;
+  authorize(
+    cookieHeader: string | null | undefined,
+    organization: string,
+  ): Promise<OrganizationResult<OrganizationCaller>>;
   /** The organisation's admins, for one of them; `not_found` for anyone else (no such organisation alike). */
   list(cookieHeader: string | null | undefined, organization: string): Promise<OrganizationResult<User[]>>;
   /**

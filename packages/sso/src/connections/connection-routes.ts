@@ -14,6 +14,7 @@ import {
   type OrganizationChange,
 } from '@deskpilot/core/team';
 import { base64url } from 'jose';
+import type { RouteInput } from '@deskpilot/core/routes';
 import { ssoConnectionRoutes } from './connection-api.js';
 import type { SecretBox } from './secret-box.js';
 import type { SsoConnectionRecord, SsoConnectionStore } from './sso-connection-store.js';
@@ -70,6 +71,62 @@ function checkIssuer(issuer: string, allowInsecure: boolean): void {
     });
 }
 
+type CreateBody = RouteInput<(typeof ssoConnectionRoutes)['createSsoConnection']>;
+type UpdateBody = RouteInput<(typeof ssoConnectionRoutes)['updateSsoConnection']>;
+
+/** What an update may change: the trail names the fields it changed. */
+const changeable = [
+  'name',
+  'issuer',
+  'clientId',
+  'clientSecret',
+  'tokenEndpointAuthMethod',
+  'domains',
+  'settings',
+  'enabled',
+] as const;
+
+/** A new connection at version 1, its domains once each and sorted. */
+function newConnection(id: string, body: CreateBody, sealedClientSecret: string, now: number): Connection {
+  return {
+    id,
+    organization: body.organization,
+    name: body.name,
+    issuer: body.issuer,
+    clientId: body.clientId,
+    sealedClientSecret,
+    tokenEndpointAuthMethod: body.tokenEndpointAuthMethod ?? 'client_secret_post',
+    domains: [...new Set(body.domains)].sort(),
+    settings: body.settings ?? {},
+    enabled: body.enabled ?? true,
+    createdAt: now,
+    updatedAt: now,
+    version: 1,
+  };
+}
+
+/** `before` with what the update gives, at its next version (`sealedClientSecret` when a new secret came). */
+function changedConnection(
+  before: Connection,
+  body: UpdateBody,
+  sealedClientSecret: string | undefined,
+  now: number,
+): Connection {
+  return {
+    ...before,
+    name: body.name ?? before.name,
+    issuer: body.issuer ?? before.issuer,
+    clientId: body.clientId ?? before.clientId,
+    sealedClientSecret: sealedClientSecret ?? before.sealedClientSecret,
+    tokenEndpointAuthMethod: body.tokenEndpointAuthMethod ?? before.tokenEndpointAuthMethod,
+    domains: body.domains ? [...new Set(body.domains)].sort() : before.domains,
+    settings: body.settings ?? before.settings,
+    enabled: body.enabled ?? before.enabled,
+    updatedAt: now,
+    version: before.version + 1,
+  };
+}
+
 /**
  * The routes through which an organisation's admins edit its connections: each change made, then
  * recorded in every project of the organisation (a trail that cannot record it undoes it).
@@ -120,22 +177,7 @@ export function servedConnectionRoutes(
       const by = await authorize(request, body.organization);
       checkIssuer(body.issuer, allowInsecureRequests);
       const id = `conn_${base64url.encode(context.randomBytes(16))}`;
-      const now = context.now();
-      const created: Connection = {
-        id,
-        organization: body.organization,
-        name: body.name,
-        issuer: body.issuer,
-        clientId: body.clientId,
-        sealedClientSecret: await secrets.seal(body.clientSecret, id),
-        tokenEndpointAuthMethod: body.tokenEndpointAuthMethod ?? 'client_secret_post',
-        domains: [...new Set(body.domains)].sort(),
-        settings: body.settings ?? {},
-        enabled: body.enabled ?? true,
-        createdAt: now,
-        updatedAt: now,
-        version: 1,
-      };
+      const created = newConnection(id, body, await secrets.seal(body.clientSecret, id), context.now());
       const outcome = await store.create(created);
       if (outcome !== 'created') throw refused.domainTaken();
       await record(body.organization, by, {
@@ -153,38 +195,13 @@ export function servedConnectionRoutes(
       const before = await connectionOf(body.organization, body.id);
       if (before.version !== body.version) throw refused.changed();
       if (body.issuer !== undefined) checkIssuer(body.issuer, allowInsecureRequests);
-      const after: Connection = {
-        ...before,
-        name: body.name ?? before.name,
-        issuer: body.issuer ?? before.issuer,
-        clientId: body.clientId ?? before.clientId,
-        sealedClientSecret:
-          body.clientSecret === undefined
-            ? before.sealedClientSecret
-            : await secrets.seal(body.clientSecret, before.id),
-        tokenEndpointAuthMethod: body.tokenEndpointAuthMethod ?? before.tokenEndpointAuthMethod,
-        domains: body.domains ? [...new Set(body.domains)].sort() : before.domains,
-        settings: body.settings ?? before.settings,
-        enabled: body.enabled ?? before.enabled,
-        updatedAt: context.now(),
-        version: before.version + 1,
-      };
+      const sealed = body.clientSecret === undefined ? undefined : await secrets.seal(body.clientSecret, before.id);
+      const after = changedConnection(before, body, sealed, context.now());
       const outcome = await store.replace(after);
       if (outcome === 'not_found') throw refused.notFound();
       if (outcome === 'conflict') throw refused.changed();
       if (outcome === 'domain_taken') throw refused.domainTaken();
-      const changed = (
-        [
-          'name',
-          'issuer',
-          'clientId',
-          'clientSecret',
-          'tokenEndpointAuthMethod',
-          'domains',
-          'settings',
-          'enabled',
-        ] as const
-      ).filter((field) => body[field] !== undefined);
+      const changed = changeable.filter((field) => body[field] !== undefined);
       await record(body.organization, by, {
         type: 'sso-connection-changed',
         subject: before.id,
