@@ -103,3 +103,28 @@ async function newSigningKey(kid: string) {
   const { privateKey } = await generateKeyPair('RS256', { extractable: true });
   return { privateKey, jwk: { ...(await exportJWK(privateKey)), kid, alg: 'RS256', use: 'sig' } as JWK };
 }
+
+/**
+ * Follows a browser's redirects from `location` (a provider's authorization URL) through the provider's
+ * sign-in, keeping its cookies, until it is sent to `redirectUri`: the callback URL, with its query.
+ */
+export async function followToCallback(location: string, redirectUri: string): Promise<URL> {
+  const jar = new Map<string, string>();
+  let url = new URL(location);
+  for (let hop = 0; hop < 10; hop++) {
+    if (url.href.startsWith(redirectUri)) return url;
+    const response = await fetch(url, {
+      redirect: 'manual',
+      headers: { cookie: [...jar].map(([name, value]) => `${name}=${value}`).join('; ') },
+    });
+    for (const cookie of response.headers.getSetCookie()) {
+      const [pair] = cookie.split(';');
+      const [name, ...value] = pair!.split('=');
+      jar.set(name!, value.join('='));
+    }
+    const next = response.headers.get('location');
+    if (!next) throw new Error(`the provider answered ${response.status} at ${url.pathname}`);
+    url = new URL(next, url);
+  }
+  throw new Error('too many redirects at the provider');
+}

@@ -1,6 +1,13 @@
 import { bindRoutes, type SessionKernel, type SessionModule } from '@deskpilot/core/module';
 import { createSlidingWindowLimiter, type Account, type RateLimiter } from '@deskpilot/core/session';
-import { createSingleSignOn, type SessionSso, type SingleSignOnOptions } from './single-sign-on.js';
+import type { OrganizationAdmins } from '@deskpilot/core/team';
+import { connectionProviders } from './connections/connection-providers.js';
+import {
+  createSingleSignOn,
+  type SessionSso,
+  type SingleSignOnOptions,
+  type SsoProviderSource,
+} from './single-sign-on.js';
 import { servedConnectionRoutes, type SsoConnectionsOptions } from './connections/connection-routes.js';
 import { servedSsoRoutes } from './sso-routes.js';
 
@@ -36,7 +43,9 @@ export function createSsoModule(options: SsoModuleOptions): SessionModule<'sso',
   return {
     name: 'sso',
     create(kernel) {
-      const sso = sessionSso(options, kernel);
+      const team = () => kernel.module<{ organizationAdmins: OrganizationAdmins | null }>('team')?.organizationAdmins;
+      const source = options.connections && connectionProviders(options.connections, team, kernel.logger);
+      const sso = sessionSso(options, kernel, source);
       const connectionRoutes =
         options.connections &&
         servedConnectionRoutes(options.connections, kernel, options.allowInsecureRequests ?? false);
@@ -57,15 +66,16 @@ export function createSsoModule(options: SsoModuleOptions): SessionModule<'sso',
 }
 
 /** The service's single sign-on: the flow of `createSingleSignOn`, ending in `startSession`. */
-function sessionSso(options: SingleSignOnOptions, kernel: SessionKernel): SessionSso {
+function sessionSso(options: SingleSignOnOptions, kernel: SessionKernel, source?: SsoProviderSource): SessionSso {
   const { context } = kernel;
   // A session made for a browser that is gone: ended again at once (a sign-in, then a sign-out, in the trail).
   const endUndelivered = (setCookie: string) => kernel.signOut(setCookie.split(';', 1)[0]!);
-  const singleSignOn = createSingleSignOn(options, context, {
-    cookiePrefix: kernel.cookie.prefix,
-    secure: kernel.cookie.secure,
-    pepper: kernel.pepper,
-  });
+  const singleSignOn = createSingleSignOn(
+    options,
+    context,
+    { cookiePrefix: kernel.cookie.prefix, secure: kernel.cookie.secure, pepper: kernel.pepper },
+    source,
+  );
   return {
     ...singleSignOn,
     async signIn(search, cookieHeader, client, signal) {
@@ -75,7 +85,7 @@ function sessionSso(options: SingleSignOnOptions, kernel: SessionKernel): Sessio
       if (!finished.ok) return finished;
       // The browser is gone (its request aborted, a forwarder gave up): nobody would receive the session.
       if (signal?.aborted) return { ok: false, reason: 'provider_error' };
-      const projectKey = ssoLanding(options, finished);
+      const projectKey = ssoLanding(finished);
       if (projectKey === null) return { ok: false, reason: 'forbidden' };
       const started = await kernel.startSession(finished.account, { projectKey, cookieHeader, method: 'sso', client });
       if (!started.ok) return { ok: false, reason: 'forbidden' };
@@ -110,11 +120,12 @@ function sessionSso(options: SingleSignOnOptions, kernel: SessionKernel): Sessio
  * The project a single sign-on opens: the one asked for, or (for a provider of a tenant's `projects`)
  * the person's first membership among them; null when the provider may not sign them into any.
  */
-function ssoLanding(
-  options: SingleSignOnOptions,
-  finished: { account: Account; projectKey?: string; providerId: string },
-): string | undefined | null {
-  const allowed = options.providers.find((provider) => provider.id === finished.providerId)?.projects;
+function ssoLanding(finished: {
+  account: Account;
+  projectKey?: string;
+  projects: readonly string[] | undefined;
+}): string | undefined | null {
+  const allowed = finished.projects;
   if (!allowed) return finished.projectKey;
   if (finished.projectKey !== undefined) return allowed.includes(finished.projectKey) ? finished.projectKey : null;
   return finished.account.memberships.find((membership) => allowed.includes(membership.projectKey))?.projectKey ?? null;

@@ -18,7 +18,7 @@ import {
 import { createMemoryIdentityLinkStore, type IdentityLinkStore } from './identity-link-store.js';
 import { createSessionRoutesForwarder } from '@deskpilot/core/proxy';
 import { checkDeclaredAnswers, cookiePair, createTestSessionService, moduleApi } from '@deskpilot/core/testing';
-import { startOpenIdProvider } from '../../../examples/test-support/openid-provider.ts';
+import { followToCallback, startOpenIdProvider } from '../../../examples/test-support/openid-provider.ts';
 import { createSsoModule } from './create-sso-module.js';
 import type { SessionSso, SingleSignOnOptions, SsoProvider } from './single-sign-on.js';
 
@@ -135,26 +135,7 @@ async function setup(
       clientAddress: '192.0.2.1',
     });
   /** A browser at the provider: follows its redirects, with its cookies, back to the callback URL. */
-  async function atProvider(location: string): Promise<URL> {
-    const jar = new Map<string, string>();
-    let url = new URL(location);
-    for (let hop = 0; hop < 10; hop++) {
-      if (url.href.startsWith(redirectUri)) return url;
-      const response = await fetch(url, {
-        redirect: 'manual',
-        headers: { cookie: [...jar].map(([name, value]) => `${name}=${value}`).join('; ') },
-      });
-      for (const cookie of response.headers.getSetCookie()) {
-        const [pair] = cookie.split(';');
-        const [name, ...value] = pair!.split('=');
-        jar.set(name!, value.join('='));
-      }
-      const next = response.headers.get('location');
-      if (!next) throw new Error(`the provider answered ${response.status} at ${url.pathname}`);
-      url = new URL(next, url);
-    }
-    throw new Error('too many redirects at the provider');
-  }
+  const atProvider = (location: string) => followToCallback(location, redirectUri);
   /** Starts a sign-in: the flow cookie, and the callback URL the provider sends the browser to. */
   async function throughProvider(person: string, query = 'provider=acme') {
     provider.signIn(person);

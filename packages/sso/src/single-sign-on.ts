@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { parseCookie, stringifySetCookie } from 'cookie';
 import type { ProviderSignIn, SignInClient } from '@deskpilot/core/module';
 import {
@@ -118,7 +119,7 @@ export type SsoRefusal =
 /** Single sign-on over the service's stores: discovery, start, callback. */
 export interface SingleSignOn {
   /** Home-realm discovery: the provider for an email's domain, or null. */
-  providerFor(email: string): { id: string; name: string } | null;
+  providerFor(email: string): Promise<{ id: string; name: string } | null>;
   /**
    * The provider's authorization URL, and the `Set-Cookie` carrying the sealed flow; null for an unknown
    * provider. `reauthenticate`: the person must authenticate at the provider now (`prompt=login`,
@@ -140,6 +141,8 @@ export interface SingleSignOn {
         account: Account;
         projectKey?: string;
         providerId: string;
+        /** The projects the provider may sign people into (a tenant's provider, an organisation's connection); undefined: any. */
+        projects: readonly string[] | undefined;
         idToken: string;
         /** When the person last authenticated at the provider (`auth_time`), epoch ms; null when it does not say. */
         authenticatedAt: number | null;
@@ -394,14 +397,38 @@ function createSealedCookie<Payload extends object>(
   };
 }
 
-/** Home-realm discovery: the provider whose domains hold the email's, or null. */
-function providerOfDomain(providers: readonly SsoProvider[], email: string): { id: string; name: string } | null {
-  const normalized = normalizeEmail(email);
-  const domain = normalized.slice(normalized.lastIndexOf('@') + 1);
-  const provider = providers.find((candidate) =>
-    candidate.domains.some((allowed) => normalizeEmail(allowed) === domain),
-  );
-  return provider ? { id: provider.id, name: provider.name } : null;
+/**
+ * Where the providers of a sign-in come from beside the configured ones: an organisation's own
+ * connections (`@deskpilot/sso`'s connections), looked up when a sign-in needs one.
+ */
+export interface SsoProviderSource {
+  /** The provider with this id, when it may sign anyone in now (an enabled connection), or undefined. */
+  byId(id: string): Promise<SsoProvider | undefined>;
+  /** The provider that is the authority for this lower-case email domain, or null. */
+  byDomain(domain: string): Promise<SsoProvider | null>;
+}
+
+/** The configured providers, then the source's: by id, and by an email's domain (home-realm discovery). */
+function providerLookup(options: SingleSignOnOptions, source: SsoProviderSource | undefined) {
+  const configured = new Map(options.providers.map((provider) => [provider.id, provider]));
+  const byEmail = async (email: string): Promise<SsoProvider | null> => {
+    const normalized = normalizeEmail(email);
+    const domain = normalized.slice(normalized.lastIndexOf('@') + 1);
+    const provider = options.providers.find((candidate) =>
+      candidate.domains.some((allowed) => normalizeEmail(allowed) === domain),
+    );
+    return provider ?? (source ? await source.byDomain(domain) : null);
+  };
+  return {
+    byId: async (id: string): Promise<SsoProvider | undefined> =>
+      configured.get(id) ?? (source && !configured.has(id) ? await source.byId(id) : undefined),
+    byEmail,
+    /** Home-realm discovery: the id and name of the provider of an email's domain, or null. */
+    async discover(email: string): Promise<{ id: string; name: string } | null> {
+      const provider = await byEmail(email);
+      return provider ? { id: provider.id, name: provider.name } : null;
+    },
+  };
 }
 
 /** The largest sign-out hint cookie set (name, value and attributes): below the 4,096 bytes browsers keep. */
@@ -459,7 +486,13 @@ function createDiscovery(options: SingleSignOnOptions, context: SessionContext) 
   /** The provider's configuration, discovered once (again after a failure). */
   return async function configurationOf(provider: SsoProvider) {
     const client = await loadOpenIdClient();
-    let configuration = configurations.get(provider.id);
+    // A connection changed by its admins (another issuer, client or secret) is discovered anew.
+    const key = `${provider.id} ${createHash('sha256')
+      .update(
+        JSON.stringify([provider.issuer, provider.clientId, provider.clientSecret, provider.tokenEndpointAuthMethod]),
+      )
+      .digest('base64url')}`;
+    let configuration = configurations.get(key);
     if (!configuration) {
       configuration = client.discovery(
         new URL(provider.issuer),
@@ -476,8 +509,8 @@ function createDiscovery(options: SingleSignOnOptions, context: SessionContext) 
           ...(options.fetch ? { [client.customFetch]: options.fetch as unknown as CustomFetch } : {}),
         },
       );
-      configurations.set(provider.id, configuration);
-      configuration.catch(() => configurations.delete(provider.id));
+      configurations.set(key, configuration);
+      configuration.catch(() => configurations.delete(key));
     }
     return configuration;
   };
@@ -596,7 +629,7 @@ const outsideTenant = (provider: SsoProvider, projectKey: string | undefined) =>
 function signOutHints(
   options: SingleSignOnOptions,
   signOutCookie: ReturnType<typeof sealedCookies>['signOutCookie'],
-  providers: ReadonlyMap<string, SsoProvider>,
+  providers: ReturnType<typeof providerLookup>,
   configurationOf: ReturnType<typeof createDiscovery>,
 ): Pick<SingleSignOn, 'clearSignOut' | 'sealSignOut' | 'endSessionUrl' | 'signedInAt'> {
   const hintOf = async (cookieHeader: string | null | undefined, session: { userId: string; signedInAt: number }) => {
@@ -617,14 +650,14 @@ function signOutHints(
 
     async endSessionUrl(cookieHeader, session) {
       const hint = session && (await hintOf(cookieHeader, session));
-      const provider = hint ? providers.get(hint.provider) : undefined;
+      const provider = hint ? await providers.byId(hint.provider) : undefined;
       if (!hint?.idToken || !provider) return null;
       return endSessionUrlOf(await configurationOf(provider).catch(() => null), hint.idToken, options);
     },
 
     async signedInAt(cookieHeader, session) {
       const hint = await hintOf(cookieHeader, session);
-      const provider = hint ? providers.get(hint.provider) : undefined;
+      const provider = hint ? await providers.byId(hint.provider) : undefined;
       if (!hint || !provider) return null;
       // A tenant's provider speaks for its projects only, not for a project switched to since.
       const authenticatedAt =
@@ -656,8 +689,9 @@ export function createSingleSignOn(
   options: SingleSignOnOptions,
   context: SessionContext,
   settings: { cookiePrefix: string; secure: boolean; pepper: string | undefined },
+  source?: SsoProviderSource,
 ): SingleSignOn {
-  const providers = new Map(options.providers.map((provider) => [provider.id, provider]));
+  const providers = providerLookup(options, source);
   checkProviders(options);
   const flowTtlMs = options.flowTtlMs ?? 10 * 60 * 1000;
   const { flowCookie, signOutCookie } = sealedCookies(options, context, settings);
@@ -680,10 +714,10 @@ export function createSingleSignOn(
     clearFlow: flowCookie.clear,
     ...signOutHints(options, signOutCookie, providers, configurationOf),
 
-    providerFor: (email) => providerOfDomain(options.providers, email),
+    providerFor: providers.discover,
 
     async start(providerId, projectKey, settings = {}) {
-      const provider = providers.get(providerId);
+      const provider = await providers.byId(providerId);
       if (!provider) return null;
       const client = await loadOpenIdClient();
       const configuration = await configurationOf(provider);
@@ -710,7 +744,7 @@ export function createSingleSignOn(
 
     async finish(callbackUrl, cookieHeader, signal) {
       const flow = await flowCookie.read(cookieHeader);
-      const provider = flow ? providers.get(flow.provider) : undefined;
+      const provider = flow ? await providers.byId(flow.provider) : undefined;
       if (!flow || !provider || callbackUrl.searchParams.get('state') !== flow.state)
         return { ok: false, reason: 'invalid_flow' };
       if (outsideTenant(provider, flow.projectKey)) return { ok: false, reason: 'forbidden' };
@@ -746,6 +780,7 @@ export function createSingleSignOn(
         ok: true,
         account: outcome.account,
         providerId: provider.id,
+        projects: provider.projects,
         idToken,
         authenticatedAt,
         tokenIds,

@@ -41,7 +41,7 @@ async function serveSsoDiscover(
   input: RouteRequestInput<(typeof ssoRoutes)['discoverIdentityProvider']>,
 ): Promise<HttpResponse> {
   const body = await input.body();
-  const provider = deps.sso.providerFor(body.email);
+  const provider = await deps.sso.providerFor(body.email);
   // Which domains sign in through a provider is no secret: it says nothing of any account.
   if (!provider)
     throw new DeskpilotError('not_found', { detail: 'No single sign-on for this address: use your password.' });

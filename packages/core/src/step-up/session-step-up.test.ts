@@ -47,7 +47,7 @@ describe('step-up without passkeys', () => {
               cookieHeader === 'hint'
                 ? { provider: { id: 'acme', name: 'Acme' }, authenticatedAt, sid: 'op-session-7', jti: null }
                 : null,
-            providerFor: () => ({ id: 'other', name: 'Other (by domain)' }),
+            providerFor: async () => ({ id: 'other', name: 'Other (by domain)' }),
           },
         },
       );

@@ -96,7 +96,7 @@ export interface StepUpProvider {
     session: { userId: string; signedInAt: number; projectKey: string },
   ): Promise<ProviderSignIn | null>;
   /** The provider a user of this address signs in at, if any. */
-  providerFor(email: string): { id: string; name: string } | null;
+  providerFor(email: string): Promise<{ id: string; name: string } | null>;
 }
 
 /** What a step-up runs on beside its options. */
@@ -175,7 +175,8 @@ export function createSessionStepUp(options: StepUpOptions, deps: SessionStepUpD
   const signInAgain = async (session: Session, cookieHeader: string | null | undefined): Promise<StepUpChallenge> => {
     if (!(await deps.isBoundAtProvider(session.user.id))) return { method: 'sign-in-again' };
     const provider =
-      (await providerSignIn(deps, cookieHeader, session))?.provider ?? deps.atProvider?.providerFor(session.user.email);
+      (await providerSignIn(deps, cookieHeader, session))?.provider ??
+      (await deps.atProvider?.providerFor(session.user.email));
     return provider ? { method: 'sign-in-again', provider } : { method: 'sign-in-again' };
   };
 

@@ -78,6 +78,8 @@ export interface OrganizationAdmins {
     cookieHeader: string | null | undefined,
     organization: string,
   ): Promise<OrganizationResult<OrganizationCaller>>;
+  /** The organisation's projects (none for no such organisation): what a sign-in through its own provider may open. */
+  projects(organization: string): Promise<string[]>;
   /** The organisation's admins, for one of them; `not_found` for anyone else (no such organisation alike). */
   list(cookieHeader: string | null | undefined, organization: string): Promise<OrganizationResult<User[]>>;
   /**
@@ -142,6 +144,7 @@ export function createOrganizationAdmins(dependencies: OrganizationAdminsDepende
       context.now(),
     );
   return {
+    projects: async (organization) => [...(await organizations.projects(organization))],
     async authorize(cookieHeader, organization) {
       const by = await caller(cookieHeader, organization);
       if (!by.ok) return by;

@@ -1,0 +1,124 @@
+import { randomBytes } from 'node:crypto';
+import { createMemoryAuditStore, createSessionHandler } from '@deskpilot/core/session';
+import { createMemoryInvitationStore, createMemoryOrganizationStore, createTeamModule } from '@deskpilot/core/team';
+import { checkDeclaredAnswers, cookiePair, createTestSessionService, testUsers } from '@deskpilot/core/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { followToCallback, startOpenIdProvider } from '../../../../examples/test-support/openid-provider.ts';
+import { createMemoryIdentityLinkStore } from '../identity-link-store.js';
+import { createSsoModule } from '../create-sso-module.js';
+import { createSecretBox } from './secret-box.js';
+import { createMemorySsoConnectionStore } from './sso-connection-store.js';
+
+// A connection an organisation's admin made at run time, signing its people in at a real OpenID
+// Provider (oidc-provider): found by its domain, confined to the organisation's projects, and
+// following every change the admin makes from the next sign-in on.
+const studio = 'http://localhost:3000';
+const redirectUri = 'http://sessions.test/sessions/sso/callback';
+const client = { clientId: 'deskpilot-acme', clientSecret: 'acme-registered-secret' };
+let op: Awaited<ReturnType<typeof startOpenIdProvider>>;
+beforeAll(async () => {
+  op = await startOpenIdProvider([
+    { ...client, redirectUris: [redirectUri], tokenEndpointAuthMethod: 'client_secret_post' },
+  ]);
+});
+afterAll(() => op?.close());
+
+async function setup() {
+  const organizations = createMemoryOrganizationStore();
+  const fixture = await createTestSessionService({});
+  const { directory } = fixture;
+  // Acme's projects, Alice its admin; Bob is a member of Globex's project only.
+  for (const project of ['acme-b2c', 'acme-b2b']) await organizations.addProject('acme', project);
+  await organizations.setAdmin('acme', (await directory.findCredentials(testUsers.alice.email))!.userId, true);
+  const { service } = await createTestSessionService({
+    store: fixture.store,
+    directory,
+    audit: createMemoryAuditStore(),
+    // The provider's clock is the real one: so must the service's be, to check its ID tokens.
+    now: Date.now,
+    modules: [
+      createTeamModule({ directory, invitations: createMemoryInvitationStore(), organizations }),
+      createSsoModule({
+        providers: [],
+        redirectUri,
+        landingUrl: `${studio}/`,
+        identityLinks: createMemoryIdentityLinkStore(),
+        // The test provider speaks plain http on loopback.
+        allowInsecureRequests: true,
+        connections: {
+          store: createMemorySsoConnectionStore(),
+          secrets: createSecretBox({ keys: [{ id: 'k1', key: randomBytes(32).toString('base64url') }] }),
+        },
+      }),
+    ],
+  });
+  const handler = checkDeclaredAnswers(createSessionHandler({ service, allowedOrigins: [studio] }));
+  const call = (method: 'GET' | 'POST', path: string, body?: unknown, cookie?: string) =>
+    handler.fetch(
+      new Request(new URL(path, 'http://sessions.test'), {
+        method,
+        headers: { origin: studio, 'content-type': 'application/json', ...(cookie ? { cookie } : {}) },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      }),
+      { clientAddress: '192.0.2.1' },
+    );
+  const admin = cookiePair((await call('POST', '/sessions', testUsers.alice)).headers.get('set-cookie')!);
+  const created = await call(
+    'POST',
+    '/sessions/organizations/sso-connections',
+    { organization: 'acme', name: 'Acme', issuer: op.issuer, ...client, domains: ['example.com'] },
+    admin,
+  );
+  expect(created.status).toBe(201);
+  const { connection } = (await created.json()) as { connection: { id: string; version: number } };
+  /** A person's sign-in through the connection: where the callback sends the browser, and the session cookie it sets. */
+  const signIn = async (person: string) => {
+    op.signIn(person);
+    const start = await call('GET', `/sessions/sso/start?provider=${connection.id}`);
+    if (start.status !== 302) return { status: start.status, location: null, session: null };
+    const callback = await followToCallback(start.headers.get('location')!, redirectUri);
+    const done = await handler.fetch(
+      new Request(callback, { headers: { cookie: cookiePair(start.headers.get('set-cookie')!) } }),
+      { clientAddress: '192.0.2.1' },
+    );
+    const session = done.headers.getSetCookie().find((cookie) => cookie.startsWith('deskpilot_session='));
+    return { status: done.status, location: done.headers.get('location'), session: session && cookiePair(session) };
+  };
+  const update = (body: Record<string, unknown>) =>
+    call(
+      'POST',
+      '/sessions/organizations/sso-connections/update',
+      { organization: 'acme', id: connection.id, ...body },
+      admin,
+    );
+  return { call, connection, signIn, update };
+}
+
+describe('sign-in through an organisation’s own connection, at a real OpenID Provider', () => {
+  it('finds the connection by its domain and signs a member into the organisation’s project', async () => {
+    const { call, connection, signIn } = await setup();
+    const discovered = await call('POST', '/sessions/sso/discover', { email: 'Alice@Example.com' });
+    expect(await discovered.json()).toEqual({ provider: { id: connection.id, name: 'Acme' } });
+    const { status, location, session } = await signIn('alice');
+    expect([status, location]).toEqual([302, `${studio}/`]);
+    const current = await call('GET', '/sessions/current', undefined, session!);
+    expect(await current.json()).toMatchObject({ user: { email: 'alice@example.com' }, projectKey: 'acme-b2c' });
+  });
+
+  it("opens none of another tenant's projects: a person of the domain with no membership in the organisation is refused", async () => {
+    const { signIn } = await setup();
+    const { status, location, session } = await signIn('bob');
+    expect([status, location, session]).toEqual([302, `${studio}/#sso-error=forbidden`, undefined]);
+  });
+
+  it('follows the admin’s changes from the next sign-in on: a wrong secret fails, the right one works again, disabled signs nobody in', async () => {
+    const { call, signIn, update } = await setup();
+    expect((await update({ version: 1, clientSecret: 'not-the-registered-secret' })).status).toBe(200);
+    expect((await signIn('alice')).location).toBe(`${studio}/#sso-error=provider_error`);
+    expect((await update({ version: 2, clientSecret: client.clientSecret })).status).toBe(200);
+    expect((await signIn('alice')).location).toBe(`${studio}/`);
+    expect((await update({ version: 3, enabled: false })).status).toBe(200);
+    expect((await call('POST', '/sessions/sso/discover', { email: 'alice@example.com' })).status).toBe(404);
+    expect((await signIn('alice')).status).toBe(404);
+  });
+});
