@@ -75,6 +75,7 @@ async function everyModule() {
         connections: {
           store: createMemorySsoConnectionStore(),
           secrets: createSecretBox({ keys: [{ id: 'k1', key: 'A'.repeat(43) }] }),
+          domains: () => [],
         },
       }),
       createMagicLinkModule({ tokens, email, link: (token) => `${studio}/#magic-link=${token}` }),

@@ -21,7 +21,8 @@ export interface SsoModuleOptions extends SingleSignOnOptions {
   throttle?: RateLimiter;
   /**
    * Organisations' own connections, edited by their admins through `/sessions/organizations/sso-connections`
-   * (needs the team module, given before, with organisations). Not yet used at sign-in.
+   * and signing people in for the domains the operator lists for each organisation, into its projects
+   * only (needs the team module with organisations).
    */
   connections?: SsoConnectionsOptions;
 }

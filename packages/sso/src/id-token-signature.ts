@@ -18,7 +18,8 @@ export interface IdTokenVerifierOptions {
  * Checks an ID token's signature against the keys its provider publishes (`jwks_uri`), with its issuer,
  * audience and expiry, on jose. The key set is fetched once and kept; a token signed with a key it does
  * not list (an unannounced rotation) fetches it again at once — a token reaches this check only from
- * the provider's token endpoint, so nobody else can make it fetch. Only asymmetric keys (RS, PS, ES,
+ * the provider's token endpoint (a configured provider's, or the connection an organisation's admin
+ * gave: see the single sign-on module's `fetch` for an egress policy). Only asymmetric keys (RS, PS, ES,
  * EdDSA): the client secret is never a signing key here.
  */
 export function createIdTokenVerifier(options: IdTokenVerifierOptions) {

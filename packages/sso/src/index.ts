@@ -10,6 +10,7 @@ export type { SsoConnectionsOptions } from './connections/connection-routes.js';
 export type { SsoEvent } from './sso-event.js';
 export {
   createMemorySsoConnectionStore,
+  secretContext,
   type SsoConnectionCreateResult,
   type SsoConnectionRecord,
   type SsoConnectionReplaceResult,

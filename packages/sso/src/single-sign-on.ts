@@ -419,10 +419,17 @@ function providerLookup(options: SingleSignOnOptions, source: SsoProviderSource 
     );
     return provider ?? (source ? await source.byDomain(domain) : null);
   };
+  const lookupById = async (id: string): Promise<SsoProvider | undefined> =>
+    configured.get(id) ?? (source && !configured.has(id) ? await source.byId(id) : undefined);
   return {
-    byId: async (id: string): Promise<SsoProvider | undefined> =>
-      configured.get(id) ?? (source && !configured.has(id) ? await source.byId(id) : undefined),
+    byId: lookupById,
     byEmail,
+    /** `byId`'s answer, or null when the lookup failed. */
+    settled: (id: string) =>
+      lookupById(id).then(
+        (provider) => ({ provider }),
+        () => null,
+      ),
     /** Home-realm discovery: the id and name of the provider of an email's domain, or null. */
     async discover(email: string): Promise<{ id: string; name: string } | null> {
       const provider = await byEmail(email);
@@ -479,20 +486,27 @@ async function endSessionUrlOf(
   }
 }
 
-/** Each provider's configuration, discovered once (again after a failure): its endpoints and keys. */
+/**
+ * Each provider's configuration, discovered once (again after a failure): its endpoints and keys. One
+ * entry per provider, replaced when the provider changes (a connection's admins gave another issuer,
+ * client or secret), so what is kept never grows with the edits.
+ */
 function createDiscovery(options: SingleSignOnOptions, context: SessionContext) {
-  const configurations = new Map<string, ReturnType<OpenIdClient['discovery']>>();
+  const configurations = new Map<
+    string,
+    { fingerprint: string; configuration: ReturnType<OpenIdClient['discovery']> }
+  >();
 
   /** The provider's configuration, discovered once (again after a failure). */
   return async function configurationOf(provider: SsoProvider) {
     const client = await loadOpenIdClient();
-    // A connection changed by its admins (another issuer, client or secret) is discovered anew.
-    const key = `${provider.id} ${createHash('sha256')
+    const fingerprint = createHash('sha256')
       .update(
         JSON.stringify([provider.issuer, provider.clientId, provider.clientSecret, provider.tokenEndpointAuthMethod]),
       )
-      .digest('base64url')}`;
-    let configuration = configurations.get(key);
+      .digest('base64url');
+    const kept = configurations.get(provider.id);
+    let configuration = kept?.fingerprint === fingerprint ? kept.configuration : undefined;
     if (!configuration) {
       configuration = client.discovery(
         new URL(provider.issuer),
@@ -509,8 +523,11 @@ function createDiscovery(options: SingleSignOnOptions, context: SessionContext) 
           ...(options.fetch ? { [client.customFetch]: options.fetch as unknown as CustomFetch } : {}),
         },
       );
-      configurations.set(key, configuration);
-      configuration.catch(() => configurations.delete(key));
+      const entry = { fingerprint, configuration };
+      configurations.set(provider.id, entry);
+      configuration.catch(() => {
+        if (configurations.get(provider.id) === entry) configurations.delete(provider.id);
+      });
     }
     return configuration;
   };
@@ -531,6 +548,8 @@ function checkProviders(options: SingleSignOnOptions): void {
       );
     if (!/^[A-Za-z0-9_-]{1,64}$/.test(provider.id))
       throw new TypeError(`sso provider id ${JSON.stringify(provider.id)} is not URL-safe`);
+    if (provider.id.startsWith('conn_'))
+      throw new TypeError(`sso provider id ${provider.id}: conn_ names organisations' connections`);
     if (provider.provisioning && !options.addUser) throw new TypeError('sso provisioning needs sso.addUser');
     if (provider.projects) {
       const { memberships = [], byClaim } = provider.provisioning ?? {};
@@ -650,7 +669,8 @@ function signOutHints(
 
     async endSessionUrl(cookieHeader, session) {
       const hint = session && (await hintOf(cookieHeader, session));
-      const provider = hint ? await providers.byId(hint.provider) : undefined;
+      // Signing out never waits on a connection's store: a lookup that fails signs out here only.
+      const provider = hint ? await providers.byId(hint.provider).catch(() => undefined) : undefined;
       if (!hint?.idToken || !provider) return null;
       return endSessionUrlOf(await configurationOf(provider).catch(() => null), hint.idToken, options);
     },
@@ -684,6 +704,17 @@ function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
   });
 }
 
+/** What a first sign-in binds and provisions with (one provisioning per person at a time). */
+function provisioning(options: SingleSignOnOptions, context: SessionContext) {
+  return {
+    addUser: options.addUser,
+    randomBytes: context.randomBytes,
+    inFlight: new Map<string, Promise<Account | null>>(),
+    links: options.identityLinks,
+    now: context.now,
+  };
+}
+
 /** Creates the service's {@link SingleSignOn}. */
 export function createSingleSignOn(
   options: SingleSignOnOptions,
@@ -702,13 +733,7 @@ export function createSingleSignOn(
     timeoutMs: options.requestTimeoutMs ?? 3_000,
     ...(options.fetch ? { fetch: options.fetch } : {}),
   });
-  const provision = {
-    addUser: options.addUser,
-    randomBytes: context.randomBytes,
-    inFlight: new Map<string, Promise<Account | null>>(),
-    links: options.identityLinks,
-    now: context.now,
-  };
+  const provision = provisioning(options, context);
 
   return {
     clearFlow: flowCookie.clear,
@@ -744,7 +769,10 @@ export function createSingleSignOn(
 
     async finish(callbackUrl, cookieHeader, signal) {
       const flow = await flowCookie.read(cookieHeader);
-      const provider = flow ? await providers.byId(flow.provider) : undefined;
+      // A lookup that fails (a connection's store down) is a refusal on the landing page, never a 5xx.
+      const looked = flow ? await providers.settled(flow.provider) : { provider: undefined };
+      if (!looked) return { ok: false, reason: 'provider_error' };
+      const { provider } = looked;
       if (!flow || !provider || callbackUrl.searchParams.get('state') !== flow.state)
         return { ok: false, reason: 'invalid_flow' };
       if (outsideTenant(provider, flow.projectKey)) return { ok: false, reason: 'forbidden' };

@@ -28,14 +28,15 @@ export interface OrganizationChange {
   subject: string;
   /** The rest of the record (never a secret); `organization` is added. */
   data: Record<string, string | number | boolean | string[]>;
-  /** Puts things back as they were before the change. */
+  /** Puts things back as they were before the change; rejects when it could not. */
   undo: () => Promise<unknown>;
 }
 
 /**
  * Records a change an organisation's admin made in the trail of every project of the organisation,
  * after it was made: a trail that cannot record it undoes the change (`undo`), tells the projects
- * that had recorded it that it was undone, and throws. No organisation changes unrecorded.
+ * that had recorded it that it was undone (`<type>-undone`, or `<type>-undo-failed` when the undo
+ * rejected), and throws. No organisation changes unrecorded.
  */
 export async function recordOrganizationChange(
   audit: AuditStore | undefined,
@@ -61,9 +62,15 @@ export async function recordOrganizationChange(
       recorded.push(projectKey);
     }
   } catch (error) {
-    await change.undo().catch(() => {});
-    // The projects that recorded the change hear it was undone (as far as their trails still take it).
-    for (const projectKey of recorded) await audit.append(event(projectKey, `${change.type}-undone`)).catch(() => {});
+    const undone = await change.undo().then(
+      () => true,
+      () => false,
+    );
+    // The projects that recorded the change hear whether it was undone (as far as their trails still
+    // take it): an undo that failed (the thing changed again meanwhile) is said, never passed off as done.
+    const outcome = undone ? 'undone' : 'undo-failed';
+    for (const projectKey of recorded)
+      await audit.append(event(projectKey, `${change.type}-${outcome}`)).catch(() => {});
     throw error;
   }
 }

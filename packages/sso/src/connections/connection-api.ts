@@ -4,17 +4,26 @@ import { declareRoute } from '@deskpilot/core/routes';
 // ES2024's `String.prototype.isWellFormed` (Node ≥ 20); the project's TypeScript lib is ES2023.
 const wellFormed = (text: string) => (text as unknown as { isWellFormed(): boolean }).isWellFormed();
 
-/** One line of valid text: trimmed, 1 to `max` characters, no control character, no lone surrogate. */
+// Control characters (C0 and C1), and the invisible ones that make a name shown on the sign-in page
+// read as another: zero-width, bidirectional overrides and isolates, the byte-order mark.
+const invisible = /[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]/;
+
+/** One line of valid, visible text: trimmed, 1 to `max` characters. */
 const line = (max: number) =>
-  z
-    .string()
-    .check(
-      z.trim(),
-      z.minLength(1),
-      z.maxLength(max),
-      z.regex(/^[^\u0000-\u001f\u007f]*$/, 'Must be one line of text'),
-      z.refine(wellFormed, 'Must be valid text'),
-    );
+  z.string().check(
+    z.trim(),
+    z.minLength(1),
+    z.maxLength(max),
+    z.refine((text) => !invisible.test(text), 'Must be one line of visible text'),
+    z.refine(wellFormed, 'Must be valid text'),
+  );
+
+/** A client secret as the provider issued it: never trimmed (a space may be part of it), 1 to 2,000 characters. */
+const secret = z.string().check(
+  z.minLength(1),
+  z.maxLength(2000),
+  z.refine((text) => !invisible.test(text), 'Must be one line of text'),
+);
 
 /** A lower-case DNS name of at least two labels: an email domain a connection is the authority for. */
 const domain = z
@@ -58,7 +67,7 @@ export const connectionsQuery = z.strictObject({ organization: line(200) });
 export const createConnectionBody = z.strictObject({
   organization: line(200),
   ...connectionFields,
-  clientSecret: line(2000),
+  clientSecret: secret,
 });
 /** The body of `POST /sessions/organizations/sso-connections/update`: what changes, from the version read; no `clientSecret` keeps it. */
 export const updateConnectionBody = z.strictObject({
@@ -68,7 +77,7 @@ export const updateConnectionBody = z.strictObject({
   name: z.optional(connectionFields.name),
   issuer: z.optional(connectionFields.issuer),
   clientId: z.optional(connectionFields.clientId),
-  clientSecret: z.optional(line(2000)),
+  clientSecret: z.optional(secret),
   tokenEndpointAuthMethod: connectionFields.tokenEndpointAuthMethod,
   domains: z.optional(connectionFields.domains),
   settings: connectionFields.settings,

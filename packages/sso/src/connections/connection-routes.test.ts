@@ -6,9 +6,14 @@ import { describe, expect, it } from 'vitest';
 import { createMemoryIdentityLinkStore } from '../identity-link-store.js';
 import { createSsoModule } from '../create-sso-module.js';
 import { createSecretBox } from './secret-box.js';
-import { createMemorySsoConnectionStore } from './sso-connection-store.js';
+import { createMemorySsoConnectionStore, secretContext } from './sso-connection-store.js';
 
 const studio = 'http://localhost:3000';
+/** The domains the operator lists for each organisation. */
+const ownedDomains: Record<string, string[]> = {
+  acme: ['acme.com', 'support.acme.com', 'acme.test'],
+  globex: ['globex.com', 'acme.com'],
+};
 const { alice, bob } = testUsers;
 const secret = 'the-client-secret-of-acme';
 
@@ -38,7 +43,7 @@ async function setup(options: { audit?: AuditStore } = {}) {
         redirectUri: 'http://sessions.test/sessions/sso/callback',
         landingUrl: `${studio}/`,
         identityLinks: createMemoryIdentityLinkStore(),
-        connections: { store, secrets },
+        connections: { store, secrets, domains: (organization) => ownedDomains[organization] ?? [] },
       }),
     ],
   });
@@ -93,7 +98,7 @@ describe("organisations' connections, edited by their admins", () => {
 
     const stored = (await store.get(connection.id))!;
     expect(stored.sealedClientSecret).not.toContain(secret);
-    expect(await secrets.open(stored.sealedClientSecret, connection.id)).toBe(secret);
+    expect(await secrets.open(stored.sealedClientSecret, secretContext(stored))).toBe(secret);
     for (const projectKey of ['acme-b2c', 'acme-b2b']) {
       const [record] = await audit.list({ projectKey });
       expect(record).toMatchObject({
@@ -138,7 +143,60 @@ describe("organisations' connections, edited by their admins", () => {
     expect(await store.list()).toHaveLength(1);
   });
 
+  it('lets an admin give a connection only domains the operator lists for the organisation, and so many connections', async () => {
+    const { call, store, aliceCookie } = await setup();
+    for (const domains of [['gmail.com'], ['acme.com', 'globex.com']]) {
+      const refused = await call('POST', '/sessions/organizations/sso-connections', { ...acme, domains }, aliceCookie);
+      expect([refused.status, (await json(refused)).code]).toEqual([403, 'forbidden']);
+    }
+    expect(await store.list()).toEqual([]);
+    const { connection } = (await json(
+      await call('POST', '/sessions/organizations/sso-connections', acme, aliceCookie),
+    )) as { connection: { id: string } };
+    const widened = await call(
+      'POST',
+      '/sessions/organizations/sso-connections/update',
+      { organization: 'acme', id: connection.id, version: 1, domains: ['acme.com', 'gmail.com'] },
+      aliceCookie,
+    );
+    expect(widened.status).toBe(403);
+    expect((await store.get(connection.id))!.domains).toEqual(['acme.com', 'support.acme.com']);
+    // Ten at most (one made above).
+    for (let index = 1; index < 10; index++)
+      await call(
+        'POST',
+        '/sessions/organizations/sso-connections',
+        { ...acme, domains: ['acme.test'], name: `Acme ${index}` },
+        aliceCookie,
+      ).then((response) => expect(response.status).toBe(index === 1 ? 201 : 409));
+  });
+
+  it('never sends a secret to an issuer it was not given for: a new issuer needs its secret', async () => {
+    const { call, store, secrets, aliceCookie } = await setup();
+    const { connection } = (await json(
+      await call('POST', '/sessions/organizations/sso-connections', acme, aliceCookie),
+    )) as { connection: { id: string } };
+    const update = (body: Record<string, unknown>) =>
+      call(
+        'POST',
+        '/sessions/organizations/sso-connections/update',
+        { organization: 'acme', id: connection.id, ...body },
+        aliceCookie,
+      );
+    const moved = await update({ version: 1, issuer: 'https://attacker.example' });
+    expect([moved.status, (await json(moved)).code]).toEqual([400, 'invalid_request']);
+    expect((await store.get(connection.id))!.issuer).toBe(acme.issuer);
+    expect((await update({ version: 1, issuer: 'https://login.acme.example', clientSecret: 'new' })).status).toBe(200);
+    // The secret is sealed for its issuer: the old issuer's context no longer opens it.
+    const stored = (await store.get(connection.id))!;
+    await expect(
+      secrets.open(stored.sealedClientSecret, secretContext({ id: stored.id, issuer: acme.issuer })),
+    ).rejects.toThrow();
+    expect(await secrets.open(stored.sealedClientSecret, secretContext(stored))).toBe('new');
+  });
+
   it('keeps a domain to one connection across organisations: 409 for another’s domain', async () => {
+    // The operator lists acme.com for both (a mistake): the store still gives it to one connection.
     const { call, aliceCookie, bobCookie } = await setup();
     await call('POST', '/sessions/organizations/sso-connections', acme, aliceCookie);
     const taken = await call(
@@ -171,13 +229,15 @@ describe("organisations' connections, edited by their admins", () => {
       );
     const disabled = await update({ version: 1, enabled: false, name: 'Acme (old)' });
     expect(await json(disabled)).toMatchObject({ connection: { enabled: false, name: 'Acme (old)', version: 2 } });
-    expect(await secrets.open((await store.get(connection.id))!.sealedClientSecret, connection.id)).toBe(secret);
+    const opened = async () => {
+      const stored = (await store.get(connection.id))!;
+      return secrets.open(stored.sealedClientSecret, secretContext(stored));
+    };
+    expect(await opened()).toBe(secret);
     const stale = await update({ version: 1, enabled: true });
     expect([stale.status, (await json(stale)).code]).toEqual([409, 'conflict']);
     expect((await update({ version: 2, clientSecret: 'rotated-at-the-provider' })).status).toBe(200);
-    expect(await secrets.open((await store.get(connection.id))!.sealedClientSecret, connection.id)).toBe(
-      'rotated-at-the-provider',
-    );
+    expect(await opened()).toBe('rotated-at-the-provider');
     const changes = (await audit.list({ projectKey: 'acme-b2c' })).filter(
       (record) => record.type === 'sso-connection-changed',
     );
@@ -211,7 +271,7 @@ describe("organisations' connections, edited by their admins", () => {
     const reused = await call(
       'POST',
       '/sessions/organizations/sso-connections',
-      { ...acme, organization: 'globex' },
+      { ...acme, organization: 'globex', domains: ['acme.com'] },
       bobCookie,
     );
     expect(reused.status).toBe(201);
@@ -233,6 +293,8 @@ describe("organisations' connections, edited by their admins", () => {
       { ...acme, domains: ['localhost'] },
       { ...acme, domains: [] },
       { ...acme, name: 'two\nlines' },
+      { ...acme, name: 'Acme \u202eatko' },
+      { ...acme, name: 'Ac\u200bme' },
       { ...acme, settings: { provisioning: { memberships: [] } } },
       { ...acme, extra: true },
     ]) {

@@ -17,12 +17,21 @@ import { base64url } from 'jose';
 import type { RouteInput } from '@deskpilot/core/routes';
 import { ssoConnectionRoutes } from './connection-api.js';
 import type { SecretBox } from './secret-box.js';
-import type { SsoConnectionRecord, SsoConnectionStore } from './sso-connection-store.js';
+import { secretContext, type SsoConnectionRecord, type SsoConnectionStore } from './sso-connection-store.js';
 
 /** The `connections` option of the single sign-on module: where organisations' connections are kept, and the box that seals their secrets. */
 export interface SsoConnectionsOptions {
   store: SsoConnectionStore;
   secrets: SecretBox;
+  /**
+   * The email domains each organisation owns, as the operator knows them: the only ones its admins may
+   * give a connection, and the only ones a connection signs anyone in for (a domain the operator no
+   * longer lists stops counting at once). Whoever holds a domain's provider holds its people's
+   * accounts, so no admin may claim a domain on their own word.
+   */
+  domains: (organization: string) => readonly string[] | Promise<readonly string[]>;
+  /** Most connections of one organisation. @default 10 */
+  maxPerOrganization?: number;
 }
 
 /** What of the team module the connections' routes use: who administers which organisation. */
@@ -49,6 +58,17 @@ const refused = {
   domainTaken: () =>
     new DeskpilotError('conflict', {
       detail: 'A domain of this connection is already the domain of another connection.',
+    }),
+  notOwned: (domain: string) =>
+    new DeskpilotError('forbidden', {
+      detail: `${domain} is not a domain of this organisation: the operator lists the domains each organisation owns.`,
+    }),
+  tooMany: (max: number) =>
+    new DeskpilotError('conflict', { detail: `An organisation has at most ${max} connections: delete one first.` }),
+  secretNeeded: () =>
+    new DeskpilotError('invalid_request', {
+      detail:
+        "A connection's new issuer needs its client secret: the secret is never sent to an issuer it was not given for.",
     }),
   changed: () => new DeskpilotError('conflict', { detail: 'The connection changed since it was read: read it again.' }),
 };
@@ -127,6 +147,44 @@ function changedConnection(
   };
 }
 
+/** What the trail says of a connection (never its secret). */
+const described = (connection: Connection) => ({
+  name: connection.name,
+  issuer: connection.issuer,
+  domains: connection.domains,
+  enabled: connection.enabled,
+});
+
+/** Who may edit what: the organisation's admins, its connections, the domains the operator lists for it. */
+function connectionAccess(options: SsoConnectionsOptions, kernel: SessionKernel) {
+  const { store } = options;
+  // Looked up when asked, as sign-in does: a team module given after this one still serves both.
+  const organizationAdmins = () => kernel.module<OrganizationsPort>('team')?.organizationAdmins;
+  /** Refuses (403) a domain the operator does not list for the organisation. */
+  const checkOwned = async (organization: string, domains: readonly string[]) => {
+    const owned = new Set(await options.domains(organization));
+    const foreign = domains.find((domain) => !owned.has(domain));
+    if (foreign !== undefined) throw refused.notOwned(foreign);
+  };
+
+  /** The signed-in admin of `organization`, or the refusal as a problem. */
+  const authorize = async (request: HttpRequest, organization: string): Promise<OrganizationCaller> => {
+    const admins = organizationAdmins();
+    if (!admins) throw new DeskpilotError('not_found', { detail: 'This service keeps no organisations.' });
+    const result = await admins.authorize(request.headers.get('cookie'), organization);
+    if (result.ok) return result.value;
+    if (result.reason === 'unauthenticated') throw noSessionError();
+    throw refused.notFound();
+  };
+  /** The organisation's connection with this id, or 404 (another organisation's alike). */
+  const connectionOf = async (organization: string, id: string) => {
+    const record = await store.get(id);
+    if (record?.organization !== organization) throw refused.notFound();
+    return record;
+  };
+  return { checkOwned, authorize, connectionOf };
+}
+
 /**
  * The routes through which an organisation's admins edit its connections: each change made, then
  * recorded in every project of the organisation (a trail that cannot record it undoes it).
@@ -138,31 +196,9 @@ export function servedConnectionRoutes(
 ): Array<ServedRoute<SessionRouteDependencies>> {
   const { store, secrets } = options;
   const { context } = kernel;
-  const team = kernel.module<OrganizationsPort>('team');
-
-  /** The signed-in admin of `organization`, or the refusal as a problem. */
-  const authorize = async (request: HttpRequest, organization: string): Promise<OrganizationCaller> => {
-    if (!team?.organizationAdmins)
-      throw new DeskpilotError('not_found', { detail: 'This service keeps no organisations.' });
-    const result = await team.organizationAdmins.authorize(request.headers.get('cookie'), organization);
-    if (result.ok) return result.value;
-    if (result.reason === 'unauthenticated') throw noSessionError();
-    throw refused.notFound();
-  };
-  /** The organisation's connection with this id, or 404 (another organisation's alike). */
-  const connectionOf = async (organization: string, id: string) => {
-    const record = await store.get(id);
-    if (record?.organization !== organization) throw refused.notFound();
-    return record;
-  };
+  const { checkOwned, authorize, connectionOf } = connectionAccess(options, kernel);
   const record = (organization: string, by: OrganizationCaller, change: OrganizationChange) =>
     recordOrganizationChange(kernel.audit, organization, by, change, context.now());
-  const described = (connection: Connection) => ({
-    name: connection.name,
-    issuer: connection.issuer,
-    domains: connection.domains,
-    enabled: connection.enabled,
-  });
 
   return [
     serveRoute(ssoConnectionRoutes.ssoConnections, async (_deps, request, input) => {
@@ -176,15 +212,22 @@ export function servedConnectionRoutes(
       const body = await input.body();
       const by = await authorize(request, body.organization);
       checkIssuer(body.issuer, allowInsecureRequests);
+      await checkOwned(body.organization, body.domains);
+      const max = options.maxPerOrganization ?? 10;
+      if ((await store.listByOrganization(body.organization)).length >= max) throw refused.tooMany(max);
       const id = `conn_${base64url.encode(context.randomBytes(16))}`;
-      const created = newConnection(id, body, await secrets.seal(body.clientSecret, id), context.now());
+      const sealed = await secrets.seal(body.clientSecret, secretContext({ id, issuer: body.issuer }));
+      const created = newConnection(id, body, sealed, context.now());
       const outcome = await store.create(created);
-      if (outcome !== 'created') throw refused.domainTaken();
+      if (outcome === 'domain_taken') throw refused.domainTaken();
+      if (outcome !== 'created') throw refused.changed();
       await record(body.organization, by, {
         type: 'sso-connection-created',
         subject: id,
         data: described(created),
-        undo: () => store.delete(id),
+        undo: async () => {
+          if (!(await store.delete(id))) throw new Error(`connection ${id} could not be deleted again`);
+        },
       });
       return jsonResponse(201, { connection: summary(created) });
     }),
@@ -195,7 +238,13 @@ export function servedConnectionRoutes(
       const before = await connectionOf(body.organization, body.id);
       if (before.version !== body.version) throw refused.changed();
       if (body.issuer !== undefined) checkIssuer(body.issuer, allowInsecureRequests);
-      const sealed = body.clientSecret === undefined ? undefined : await secrets.seal(body.clientSecret, before.id);
+      const issuer = body.issuer ?? before.issuer;
+      if (issuer !== before.issuer && body.clientSecret === undefined) throw refused.secretNeeded();
+      if (body.domains) await checkOwned(body.organization, body.domains);
+      const sealed =
+        body.clientSecret === undefined
+          ? undefined
+          : await secrets.seal(body.clientSecret, secretContext({ id: before.id, issuer }));
       const after = changedConnection(before, body, sealed, context.now());
       const outcome = await store.replace(after);
       if (outcome === 'not_found') throw refused.notFound();
@@ -207,7 +256,10 @@ export function servedConnectionRoutes(
         subject: before.id,
         data: { ...described(after), changed },
         // Put back as it was, as a newer version (an edit made since wins over the undo).
-        undo: () => store.replace({ ...before, version: after.version + 1 }),
+        undo: async () => {
+          const undone = await store.replace({ ...before, version: after.version + 1 });
+          if (undone !== 'replaced') throw new Error(`connection ${before.id} could not be put back (${undone})`);
+        },
       });
       return jsonResponse(200, { connection: summary(after) });
     }),
@@ -221,7 +273,12 @@ export function servedConnectionRoutes(
         type: 'sso-connection-deleted',
         subject: before.id,
         data: described(before),
-        undo: () => store.create(before),
+        // Recreated at version 1: an edit read before the deletion then conflicts no more (a rare race
+        // of an undone deletion, recorded as such).
+        undo: async () => {
+          const undone = await store.create(before);
+          if (undone !== 'created') throw new Error(`connection ${before.id} could not be recreated (${undone})`);
+        },
       });
       return { status: 204, headers: [], body: null };
     }),

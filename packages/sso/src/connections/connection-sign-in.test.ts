@@ -13,6 +13,8 @@ import { createMemorySsoConnectionStore } from './sso-connection-store.js';
 // Provider (oidc-provider): found by its domain, confined to the organisation's projects, and
 // following every change the admin makes from the next sign-in on.
 const studio = 'http://localhost:3000';
+/** The domains the operator lists for each organisation. */
+const ownedDomains: Record<string, string[]> = { acme: ['example.com'] };
 const redirectUri = 'http://sessions.test/sessions/sso/callback';
 const client = { clientId: 'deskpilot-acme', clientSecret: 'acme-registered-secret' };
 let op: Awaited<ReturnType<typeof startOpenIdProvider>>;
@@ -25,6 +27,7 @@ afterAll(() => op?.close());
 
 async function setup() {
   const organizations = createMemoryOrganizationStore();
+  const connections = createMemorySsoConnectionStore();
   const fixture = await createTestSessionService({});
   const { directory } = fixture;
   // Acme's projects, Alice its admin; Bob is a member of Globex's project only.
@@ -46,8 +49,9 @@ async function setup() {
         // The test provider speaks plain http on loopback.
         allowInsecureRequests: true,
         connections: {
-          store: createMemorySsoConnectionStore(),
           secrets: createSecretBox({ keys: [{ id: 'k1', key: randomBytes(32).toString('base64url') }] }),
+          domains: (organization) => ownedDomains[organization] ?? [],
+          store: connections,
         },
       }),
     ],
@@ -75,14 +79,21 @@ async function setup() {
   const signIn = async (person: string) => {
     op.signIn(person);
     const start = await call('GET', `/sessions/sso/start?provider=${connection.id}`);
-    if (start.status !== 302) return { status: start.status, location: null, session: null };
+    if (start.status !== 302) return { status: start.status, location: null, session: null, cookies: '' };
     const callback = await followToCallback(start.headers.get('location')!, redirectUri);
     const done = await handler.fetch(
       new Request(callback, { headers: { cookie: cookiePair(start.headers.get('set-cookie')!) } }),
       { clientAddress: '192.0.2.1' },
     );
     const session = done.headers.getSetCookie().find((cookie) => cookie.startsWith('deskpilot_session='));
-    return { status: done.status, location: done.headers.get('location'), session: session && cookiePair(session) };
+    // Every cookie the callback set (the session's and the sign-out hint's), as the browser sends them back.
+    const cookies = done.headers.getSetCookie().map(cookiePair).join('; ');
+    return {
+      status: done.status,
+      location: done.headers.get('location'),
+      session: session && cookiePair(session),
+      cookies,
+    };
   };
   const update = (body: Record<string, unknown>) =>
     call(
@@ -91,7 +102,7 @@ async function setup() {
       { organization: 'acme', id: connection.id, ...body },
       admin,
     );
-  return { call, connection, signIn, update };
+  return { call, connection, signIn, update, store: connections };
 }
 
 describe('sign-in through an organisation’s own connection, at a real OpenID Provider', () => {
@@ -119,6 +130,39 @@ describe('sign-in through an organisation’s own connection, at a real OpenID P
     expect((await signIn('alice')).location).toBe(`${studio}/`);
     expect((await update({ version: 3, enabled: false })).status).toBe(200);
     expect((await call('POST', '/sessions/sso/discover', { email: 'alice@example.com' })).status).toBe(404);
+    expect((await signIn('alice')).status).toBe(404);
+  });
+
+  it('signs out (here, and the session ends) even when the connections’ store cannot answer', async () => {
+    const { call, signIn, store } = await setup();
+    const { session, cookies } = await signIn('alice');
+    expect(cookies).toMatch(/deskpilot_sso_out=/);
+    const get = store.get;
+    store.get = () => Promise.reject(new Error('store down'));
+    try {
+      const out = await call('POST', '/sessions/sso/logout', {}, cookies);
+      expect([out.status, await out.json()]).toEqual([200, { endSessionUrl: null }]);
+      expect((await call('GET', '/sessions/current', undefined, session!)).status).toBe(401);
+    } finally {
+      store.get = get;
+    }
+  });
+
+  it('stops counting a domain the operator no longer lists, and a connection whose issuer changed under its secret', async () => {
+    const { call, connection, signIn, store } = await setup();
+    ownedDomains.acme = [];
+    try {
+      expect((await call('POST', '/sessions/sso/discover', { email: 'alice@example.com' })).status).toBe(404);
+      expect((await signIn('alice')).status).toBe(404);
+    } finally {
+      ownedDomains.acme = ['example.com'];
+    }
+    expect((await signIn('alice')).location).toBe(`${studio}/`);
+    // Changed in the store behind the routes' back: the secret, sealed for the old issuer, does not open.
+    const stored = (await store.get(connection.id))!;
+    expect(await store.replace({ ...stored, issuer: 'https://attacker.example', version: stored.version + 1 })).toBe(
+      'replaced',
+    );
     expect((await signIn('alice')).status).toBe(404);
   });
 });

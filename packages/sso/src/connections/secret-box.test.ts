@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { createMemorySsoConnectionStore, type SsoConnectionRecord } from './sso-connection-store.js';
+import { createMemorySsoConnectionStore, secretContext, type SsoConnectionRecord } from './sso-connection-store.js';
 import { createSecretBox, resealConnectionSecrets } from './secret-box.js';
 
 const newKey = () => randomBytes(32).toString('base64url');
@@ -90,7 +90,7 @@ describe('resealConnectionSecrets', () => {
       name: id,
       issuer: 'https://idp.example.com',
       clientId: id,
-      sealedClientSecret: await box.seal(`secret of ${id}`, id),
+      sealedClientSecret: await box.seal(`secret of ${id}`, secretContext({ id, issuer: 'https://idp.example.com' })),
       tokenEndpointAuthMethod: 'client_secret_post',
       domains: [`${id}.example.com`],
       settings: {},
@@ -104,7 +104,9 @@ describe('resealConnectionSecrets', () => {
     expect(await resealConnectionSecrets(store, during, () => 5)).toEqual({ resealed: 1, skipped: 0 });
     const after = createSecretBox({ keys: [{ id: 'next', key: nextKey }] });
     for (const id of ['conn_1', 'conn_2'])
-      expect(await after.open((await store.get(id))!.sealedClientSecret, id)).toBe(`secret of ${id}`);
+      expect(await after.open((await store.get(id))!.sealedClientSecret, secretContext((await store.get(id))!))).toBe(
+        `secret of ${id}`,
+      );
     expect(await store.get('conn_1')).toMatchObject({ version: 2, updatedAt: 5 });
     expect(await store.get('conn_2')).toMatchObject({ version: 1, updatedAt: 1 });
     expect(await resealConnectionSecrets(store, during)).toEqual({ resealed: 0, skipped: 0 });

@@ -1,5 +1,5 @@
 import { FlattenedEncrypt, flattenedDecrypt, type FlattenedJWE } from 'jose';
-import type { SsoConnectionStore } from './sso-connection-store.js';
+import { secretContext, type SsoConnectionStore } from './sso-connection-store.js';
 
 /** A key of a {@link SecretBox}: its name, and 32 random bytes as base64url (`openssl rand -base64 32`, made URL-safe, or `base64url` of `randomBytes(32)`). */
 export interface SecretBoxKey {
@@ -110,7 +110,8 @@ export async function resealConnectionSecrets(
   let skipped = 0;
   for (const record of await store.list()) {
     if (box.isCurrent(record.sealedClientSecret)) continue;
-    const sealedClientSecret = await box.seal(await box.open(record.sealedClientSecret, record.id), record.id);
+    const context = secretContext(record);
+    const sealedClientSecret = await box.seal(await box.open(record.sealedClientSecret, context), context);
     const outcome = await store.replace({
       ...record,
       sealedClientSecret,

@@ -1,8 +1,7 @@
-import type { Membership } from '@deskpilot/core/session';
-
 /**
  * What an organisation's connection says of its provider beyond the columns a store looks up by: the
- * same meaning as the fields of the same names of a static `SsoProvider`.
+ * same meaning as the fields of the same names of a configured `SsoProvider`. (Its projects are its
+ * organisation's; the claim → role mapping is to come.)
  */
 export interface SsoConnectionSettings {
   /** Scopes asked for besides `openid`. @default ["email", "profile"] */
@@ -11,13 +10,6 @@ export interface SsoConnectionSettings {
   emailVerifiedClaim?: string;
   /** Claims the ID token must carry with these values (Google: `{ hd }`, Entra ID: `{ tid }`). */
   requiredClaims?: Record<string, string | boolean | string[]>;
-  /** The projects a person signed in through it may enter. */
-  projects?: string[];
-  /** Accounts made on first sign-in, and the claim whose values map to memberships (roles per project). */
-  provisioning?: {
-    memberships: Membership[];
-    byClaim?: { claim: string; values: Record<string, Membership[]> };
-  };
 }
 
 /**
@@ -79,6 +71,10 @@ export interface SsoConnectionStore {
   /** Deletes a connection; false when there is none with this id. */
   delete(id: string): Promise<boolean>;
 }
+
+/** The context a connection's client secret is sealed for: its id and its issuer, so that a secret is never sent to an issuer it was not given for. */
+export const secretContext = (connection: { id: string; issuer: string }): string =>
+  JSON.stringify([connection.id, connection.issuer]);
 
 const frozen = (record: SsoConnectionRecord): SsoConnectionRecord =>
   structuredClone({ ...record, domains: [...record.domains].sort() });

@@ -12,11 +12,8 @@ const connection = (overrides: Partial<SsoConnectionRecord> = {}): SsoConnection
   domains: ['acme.example.com', 'acme.test'],
   settings: {
     scopes: ['email', 'profile', 'groups'],
-    requiredClaims: { tid: 'tenant-1', amr: ['mfa'] },
-    provisioning: {
-      memberships: [{ projectKey: 'acme-b2c', clientId: 'acme', role: 'viewer' }],
-      byClaim: { claim: 'groups', values: { support: [{ projectKey: 'acme-b2c', clientId: 'acme', role: 'agent' }] } },
-    },
+    requiredClaims: { tid: 'tenant-1', amr: ['mfa'], email_verified: true },
+    emailVerifiedClaim: 'xms_edov',
   },
   enabled: true,
   createdAt: 1_000,
