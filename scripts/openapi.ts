@@ -7,19 +7,21 @@ import { fileURLToPath } from 'node:url';
 import { chatOpenApi, sessionOpenApi, sessionRouteDeclarations } from '@deskpilot/core/openapi';
 import { magicLinkRoutes } from '@deskpilot/magic-link';
 import { passkeyRoutes } from '@deskpilot/passkeys';
-import { ssoRoutes } from '@deskpilot/sso';
+import { ssoConnectionRoutes, ssoRoutes } from '@deskpilot/sso';
 
 export const openApiDirectory = fileURLToPath(new URL('../docs/openapi/', import.meta.url));
 
 /**
  * Every route the reference session server can serve: the kernel's, core's modules', and those of
- * sign-in links, passkeys and single sign-on (a server serves those of the modules it is configured with).
+ * sign-in links, passkeys, single sign-on and organisations' own connections (a server serves those of
+ * the modules it is configured with).
  */
 export const referenceSessionRoutes = [
   ...sessionRouteDeclarations,
   ...Object.values(magicLinkRoutes),
   ...Object.values(passkeyRoutes),
   ...Object.values(ssoRoutes),
+  ...Object.values(ssoConnectionRoutes),
 ];
 
 /** The documents as committed: 2-space JSON and a final newline. */

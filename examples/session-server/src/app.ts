@@ -24,9 +24,19 @@ import { createMagicLinkModule } from '@deskpilot/magic-link';
 import { createPasskeysModule } from '@deskpilot/passkeys';
 import { createPostgresPasskeyStore, passkeySchema } from '@deskpilot/passkeys/postgres';
 import { createSqlitePasskeyStore, passkeySchema as sqlitePasskeySchema } from '@deskpilot/passkeys/sqlite';
-import { createSsoModule, type SsoProvider } from '@deskpilot/sso';
-import { createPostgresIdentityLinkStore, identityLinkSchema } from '@deskpilot/sso/postgres';
-import { createSqliteIdentityLinkStore, identityLinkSchema as sqliteIdentityLinkSchema } from '@deskpilot/sso/sqlite';
+import { createSecretBox, createSsoModule, type SsoProvider } from '@deskpilot/sso';
+import {
+  createPostgresIdentityLinkStore,
+  createPostgresSsoConnectionStore,
+  identityLinkSchema,
+} from '@deskpilot/sso/postgres';
+import {
+  createSqliteIdentityLinkStore,
+  createSqliteSsoConnectionStore,
+  identityLinkSchema as sqliteIdentityLinkSchema,
+} from '@deskpilot/sso/sqlite';
+import type { SqlClient } from '@deskpilot/postgres';
+import type { SqliteDatabase } from '@deskpilot/sqlite';
 import { writeResponse } from '@deskpilot/core/node';
 import { sessionRouter } from '@deskpilot/session-express';
 import type { ServerConfig } from './config.ts';
@@ -41,9 +51,21 @@ const moduleStorage = {
     sqlite: { schema: sqlitePasskeySchema, open: createSqlitePasskeyStore },
     postgres: { schema: passkeySchema, open: createPostgresPasskeyStore },
   },
-  identityLinks: {
-    sqlite: { schema: sqliteIdentityLinkSchema, open: createSqliteIdentityLinkStore },
-    postgres: { schema: identityLinkSchema, open: createPostgresIdentityLinkStore },
+  sso: {
+    sqlite: {
+      schema: sqliteIdentityLinkSchema,
+      open: (database: SqliteDatabase) => ({
+        identityLinks: createSqliteIdentityLinkStore(database),
+        connections: createSqliteSsoConnectionStore(database),
+      }),
+    },
+    postgres: {
+      schema: identityLinkSchema,
+      open: (client: SqlClient) => ({
+        identityLinks: createPostgresIdentityLinkStore(client),
+        connections: createPostgresSsoConnectionStore(client),
+      }),
+    },
   },
 };
 
@@ -166,10 +188,10 @@ export async function createApp(config: ServerConfig, logger: Logger) {
             }),
           ]
         : []),
-      ...(config.SSO_PROVIDERS
+      ...(config.SSO_PROVIDERS || config.SSO_CONNECTION_KEYS
         ? [
             createSsoModule({
-              providers: tenantProviders(config),
+              providers: config.SSO_PROVIDERS ? tenantProviders(config) : [],
               // Through the studio, which forwards /sessions/* here: the provider sees the studio's origin.
               redirectUri: config.SSO_REDIRECT_URI ?? new URL('/sessions/sso/callback', config.APP_URL).href,
               landingUrl: config.APP_URL,
@@ -177,7 +199,17 @@ export async function createApp(config: ServerConfig, logger: Logger) {
               requestTimeoutMs: config.SSO_REQUEST_TIMEOUT_MS,
               callbackTimeoutMs: config.SSO_CALLBACK_TIMEOUT_MS,
               addUser: (user: NewUser) => userDirectory.addUser(user),
-              identityLinks: storage.modules.identityLinks,
+              identityLinks: storage.modules.sso.identityLinks,
+              // Organisations' own connections, for the domains ORGANIZATIONS lists for each.
+              ...(config.SSO_CONNECTION_KEYS
+                ? {
+                    connections: {
+                      store: storage.modules.sso.connections,
+                      secrets: createSecretBox({ keys: config.SSO_CONNECTION_KEYS }),
+                      domains: (organization: string) => config.ORGANIZATIONS?.[organization]?.domains ?? [],
+                    },
+                  }
+                : {}),
             }),
           ]
         : []),

@@ -21,10 +21,20 @@ const milliseconds = integer(1);
 
 const name = z.string().check(z.minLength(1), z.maxLength(200));
 const membership = z.strictObject({ projectKey: name, clientId: name, role: name });
-/** One organisation of ORGANIZATIONS: its projects, and the emails of its admins. */
+/** One organisation of ORGANIZATIONS: its projects, the emails of its admins, and the email domains it owns. */
 const organization = z.strictObject({
   projects: z.array(name).check(z.minLength(1)),
   admins: z._default(z.array(z.string().check(z.minLength(3), z.maxLength(320))), []),
+  /** The email domains it owns: the ones its admins may give their own identity provider connections. */
+  domains: z._default(
+    z.array(
+      matching(
+        /^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z][a-z0-9-]{0,61}[a-z0-9]$/,
+        'expected a lower-case domain name such as acme.com',
+      ),
+    ),
+    [],
+  ),
 });
 
 /** One identity provider of SSO_PROVIDERS (`SsoProvider` of @deskpilot/sso). */
@@ -106,6 +116,25 @@ export const environment = z.object({
    * "domains": [...], "provisioning"?: { "memberships": [...] } }]`. Set, the single sign-on routes are served.
    */
   SSO_PROVIDERS: z.optional(z.pipe(json, z.array(ssoProvider).check(z.minLength(1)))),
+  /**
+   * The keys organisations' own connections' client secrets are sealed with, as JSON
+   * `[{ "id": "2026-11", "key": "<32 random bytes, base64url>" }]`, the first sealing and every one
+   * opening (rotation: put the new one first). Set, the admins of ORGANIZATIONS edit their
+   * connections (`/sessions/organizations/sso-connections`), for the domains listed for each.
+   */
+  SSO_CONNECTION_KEYS: z.optional(
+    z.pipe(
+      json,
+      z
+        .array(
+          z.strictObject({
+            id: matching(/^[A-Za-z0-9._-]{1,64}$/, 'letters, digits, ., _ and - only'),
+            key: matching(/^[A-Za-z0-9_+/-]{43}=?$/, 'expected 32 bytes as base64url'),
+          }),
+        )
+        .check(z.minLength(1)),
+    ),
+  ),
   /** The callback the providers redirect to; unset, `<APP_URL origin>/sessions/sso/callback` (through the studio). */
   SSO_REDIRECT_URI: z.optional(z.url({ protocol: /^https?$/ })),
   /** Development only: identity providers on plain http. */
