@@ -112,7 +112,10 @@ describe.each(storages)('organisations’ own connections in the reference serve
         email: 'alice@example.com',
       });
       expect(discovered.status).toBe(404);
-      expect(third.output()).toContain(`single sign-on connection ${connection.id}: its client secret does not open`);
+      // The log line travels through a pipe: it may land just after the answer.
+      await expect
+        .poll(() => third.output())
+        .toContain(`single sign-on connection ${connection.id}: its client secret does not open`);
     },
     60_000,
   );

@@ -1,5 +1,5 @@
 import { migrations } from '@deskpilot/postgres';
-import { openTestDatabase, type TestDatabase } from '@deskpilot/postgres/testing';
+import { openTestDatabase, schemaStatements, type TestDatabase } from '@deskpilot/postgres/testing';
 import { openSqliteDatabase, sqliteMigrations, type SqliteDatabase } from '@deskpilot/sqlite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMemoryPasskeyStore } from './passkey-store.js';
@@ -9,14 +9,7 @@ import { testPasskeyStore } from './test-passkey-store.js';
 
 const databaseUrl = process.env.DATABASE_URL || undefined;
 
-/** SQL as a list of statements, `IF NOT EXISTS` and layout left out. */
-const ddl = (sql: string) =>
-  sql
-    .replace(/--[^\n]*/g, '')
-    .replaceAll('IF NOT EXISTS ', '')
-    .split(';')
-    .map((statement) => statement.replace(/\s+/g, ' ').trim())
-    .filter(Boolean);
+const ddl = schemaStatements;
 
 describe("the module's schema", () => {
   it("creates, where it is missing, exactly the table the core's history creates (Postgres 9, SQLite 7)", () => {

@@ -66,3 +66,15 @@ export async function openTestDatabase(options: TestDatabaseOptions = {}): Promi
   }
   return { client, kind: 'postgres', close };
 }
+
+/**
+ * SQL as the list of its statements, comments, `IF NOT EXISTS` and layout left out: to hold a module's
+ * first migration to the core's migration that made the same table before modules had their own.
+ */
+export const schemaStatements = (sql: string): string[] =>
+  sql
+    .replace(/--[^\n]*/g, '')
+    .replaceAll('IF NOT EXISTS ', '')
+    .split(';')
+    .map((statement) => statement.replace(/\s+/g, ' ').trim())
+    .filter(Boolean);

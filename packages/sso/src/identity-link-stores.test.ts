@@ -1,6 +1,6 @@
 import { createMemoryUserDirectory, type NewUser, type UserDirectory } from '@deskpilot/core/session';
 import { createPostgresUserDirectory, migrations } from '@deskpilot/postgres';
-import { openTestDatabase, type TestDatabase } from '@deskpilot/postgres/testing';
+import { openTestDatabase, schemaStatements, type TestDatabase } from '@deskpilot/postgres/testing';
 import { createSqliteStores, openSqliteDatabase, sqliteMigrations, type SqliteDatabase } from '@deskpilot/sqlite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMemoryIdentityLinkStore, type IdentityLinkStore } from './identity-link-store.js';
@@ -34,14 +34,7 @@ function replacedUserLosesLinks(
   });
 }
 
-/** SQL as a list of statements, `IF NOT EXISTS` and layout left out. */
-const ddl = (sql: string) =>
-  sql
-    .replace(/--[^\n]*/g, '')
-    .replaceAll('IF NOT EXISTS ', '')
-    .split(';')
-    .map((statement) => statement.replace(/\s+/g, ' ').trim())
-    .filter(Boolean);
+const ddl = schemaStatements;
 
 describe("the module's schema", () => {
   it("creates, where it is missing, exactly the table the core's history creates (Postgres 10, SQLite 8)", () => {
