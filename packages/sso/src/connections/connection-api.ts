@@ -131,11 +131,11 @@ export const ssoConnectionRoutes = {
     method: 'POST',
     path: '/sessions/organizations/sso-connections',
     summary:
-      "One of an organisation's admins connects its identity provider: its client secret sealed at rest, each domain the connection's alone (across organisations); recorded in each of its projects' trails.",
+      "One of an organisation's admins connects its identity provider, for domains the operator lists for the organisation (403 `forbidden` otherwise): its client secret sealed at rest, each domain the connection's alone (across organisations); recorded in each of its projects' trails.",
     auth: 'session',
     body: createConnectionBody,
     answer: { status: 201, description: 'The connection.', schema: z.object({ connection }) },
-    errors: ['not_found', 'conflict', 'store_unavailable'],
+    errors: ['not_found', 'forbidden', 'conflict', 'store_unavailable'],
   }),
   updateSsoConnection: declareRoute({
     operationId: 'updateSsoConnection',
@@ -146,7 +146,7 @@ export const ssoConnectionRoutes = {
     auth: 'session',
     body: updateConnectionBody,
     answer: { status: 200, description: 'The connection as it now is.', schema: z.object({ connection }) },
-    errors: ['not_found', 'conflict', 'store_unavailable'],
+    errors: ['not_found', 'forbidden', 'conflict', 'store_unavailable'],
   }),
   deleteSsoConnection: declareRoute({
     operationId: 'deleteSsoConnection',
