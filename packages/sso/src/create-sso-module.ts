@@ -49,7 +49,7 @@ export function createSsoModule(options: SsoModuleOptions): SessionModule<'sso',
       const sso = sessionSso(options, kernel, source);
       const connectionRoutes =
         options.connections &&
-        servedConnectionRoutes(options.connections, kernel, options.allowInsecureRequests ?? false);
+        servedConnectionRoutes(options.connections, kernel, options.allowInsecureRequests ?? false, sso.checkProvider);
       const ssoThrottle =
         options.throttle ??
         createSlidingWindowLimiter({ limit: 300, windowMs: 5 * 60 * 1000, now: kernel.context.now });

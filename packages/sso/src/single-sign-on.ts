@@ -116,8 +116,20 @@ export type SsoRefusal =
   | 'identity_conflict' // the account of that email is bound to another person at this provider (a reassigned address)
   | 'forbidden'; // no membership in the asked project
 
+/** One check of a provider, as an organisation's admin tests a connection: passed, and what was found. */
+export interface ProviderCheck {
+  check: 'discovery' | 'keys' | 'token_endpoint_auth';
+  ok: boolean;
+  detail: string;
+}
+
 /** Single sign-on over the service's stores: discovery, start, callback. */
 export interface SingleSignOn {
+  /**
+   * Tests a provider as a sign-in would reach it, now (nothing kept): its discovery document at its
+   * issuer, its signing keys, and whether it accepts the client's token-endpoint authentication.
+   */
+  checkProvider(provider: SsoProvider): Promise<ProviderCheck[]>;
   /** Home-realm discovery: the provider for an email's domain, or null. */
   providerFor(email: string): Promise<{ id: string; name: string } | null>;
   /**
@@ -704,6 +716,57 @@ function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
   });
 }
 
+/** Tests a provider now, as {@link SingleSignOn.checkProvider} says: every check runs, each says why. */
+async function checkProvider(options: SingleSignOnOptions, provider: SsoProvider): Promise<ProviderCheck[]> {
+  const client = await loadOpenIdClient();
+  const timeout = options.requestTimeoutMs ?? 3_000;
+  const reason = (error: unknown) => (error instanceof Error ? error.message : String(error)).slice(0, 300);
+  let metadata: ReturnType<Awaited<ReturnType<OpenIdClient['discovery']>>['serverMetadata']>;
+  try {
+    const configuration = await client.discovery(new URL(provider.issuer), provider.clientId, undefined, undefined, {
+      timeout: timeout / 1000,
+      ...(options.allowInsecureRequests ? { execute: [client.allowInsecureRequests] } : {}),
+      ...(options.fetch ? { [client.customFetch]: options.fetch as unknown as CustomFetch } : {}),
+    });
+    metadata = configuration.serverMetadata();
+  } catch (error) {
+    return [{ check: 'discovery', ok: false, detail: `No discovery document at the issuer: ${reason(error)}` }];
+  }
+  const checks: ProviderCheck[] = [
+    { check: 'discovery', ok: true, detail: `${metadata.issuer}: authorization and token endpoints found` },
+  ];
+  try {
+    const keysUrl = new URL(String(metadata.jwks_uri));
+    if (keysUrl.protocol !== 'https:' && !options.allowInsecureRequests) throw new Error('its jwks_uri is not https');
+    const response = await (options.fetch ?? fetch)(keysUrl, {
+      signal: AbortSignal.timeout(timeout),
+      redirect: 'error',
+    });
+    const { keys } = (await response.json()) as { keys?: Array<{ kty?: string; use?: string }> };
+    const signing = (keys ?? []).filter((key) => ['RSA', 'EC', 'OKP'].includes(key.kty ?? '') && key.use !== 'enc');
+    checks.push(
+      signing.length > 0
+        ? { check: 'keys', ok: true, detail: `${signing.length} signing key(s) published` }
+        : { check: 'keys', ok: false, detail: 'The key set publishes no signing key' },
+    );
+  } catch (error) {
+    checks.push({ check: 'keys', ok: false, detail: `The key set cannot be read: ${reason(error)}` });
+  }
+  // Unlisted, the default of OpenID Connect Discovery is client_secret_basic.
+  const accepted = metadata.token_endpoint_auth_methods_supported ?? ['client_secret_basic'];
+  const method = provider.tokenEndpointAuthMethod ?? 'client_secret_post';
+  checks.push(
+    accepted.includes(method)
+      ? { check: 'token_endpoint_auth', ok: true, detail: `The token endpoint accepts ${method}` }
+      : {
+          check: 'token_endpoint_auth',
+          ok: false,
+          detail: `The token endpoint accepts ${accepted.join(', ')}, not ${method}`,
+        },
+  );
+  return checks;
+}
+
 /** What a first sign-in binds and provisions with (one provisioning per person at a time). */
 function provisioning(options: SingleSignOnOptions, context: SessionContext) {
   return {
@@ -736,6 +799,7 @@ export function createSingleSignOn(
   const provision = provisioning(options, context);
 
   return {
+    checkProvider: (provider) => checkProvider(options, provider),
     clearFlow: flowCookie.clear,
     ...signOutHints(options, signOutCookie, providers, configurationOf),
 

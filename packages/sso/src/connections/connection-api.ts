@@ -83,6 +83,8 @@ export const updateConnectionBody = z.strictObject({
   settings: connectionFields.settings,
   enabled: connectionFields.enabled,
 });
+/** The body of `POST /sessions/organizations/sso-connections/test`. */
+export const testConnectionBody = z.strictObject({ organization: line(200), id: line(200) });
 /** The body of `POST /sessions/organizations/sso-connections/delete`. */
 export const deleteConnectionBody = z.strictObject({ organization: line(200), id: line(200) });
 
@@ -147,6 +149,33 @@ export const ssoConnectionRoutes = {
     body: updateConnectionBody,
     answer: { status: 200, description: 'The connection as it now is.', schema: z.object({ connection }) },
     errors: ['not_found', 'forbidden', 'conflict', 'store_unavailable'],
+  }),
+  testSsoConnection: declareRoute({
+    operationId: 'testSsoConnection',
+    method: 'POST',
+    path: '/sessions/organizations/sso-connections/test',
+    summary:
+      'One of its admins tests a connection now, enabled or not: its secret opens, its discovery document, its signing keys, its token-endpoint authentication; and which of its domains count and which projects a sign-in through it may open. Changes nothing.',
+    auth: 'session',
+    body: testConnectionBody,
+    answer: {
+      status: 200,
+      description: 'Each check, passed or not, with what was found.',
+      schema: z.object({
+        id: z.string(),
+        ok: z.boolean(),
+        checks: z.array(
+          z.object({
+            check: z.enum(['secret', 'discovery', 'keys', 'token_endpoint_auth']),
+            ok: z.boolean(),
+            detail: z.string(),
+          }),
+        ),
+        domains: z.array(z.string()),
+        projects: z.array(z.string()),
+      }),
+    },
+    errors: ['not_found', 'store_unavailable'],
   }),
   deleteSsoConnection: declareRoute({
     operationId: 'deleteSsoConnection',

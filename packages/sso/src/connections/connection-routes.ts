@@ -16,6 +16,7 @@ import {
 import { base64url } from 'jose';
 import type { RouteInput } from '@deskpilot/core/routes';
 import { ssoConnectionRoutes } from './connection-api.js';
+import type { ProviderCheck, SsoProvider } from '../single-sign-on.js';
 import type { SecretBox } from './secret-box.js';
 import { secretContext, type SsoConnectionRecord, type SsoConnectionStore } from './sso-connection-store.js';
 
@@ -147,6 +148,33 @@ function changedConnection(
   };
 }
 
+/**
+ * A connection tested now, as a sign-in would reach it (nothing changed, enabled or not): its secret
+ * opens, the provider's checks, the domains that count and the projects a sign-in may open.
+ */
+async function testConnection(
+  connection: Connection,
+  options: SsoConnectionsOptions,
+  kernel: SessionKernel,
+  checkProvider: (provider: SsoProvider) => Promise<ProviderCheck[]>,
+) {
+  const owned = new Set(await options.domains(connection.organization));
+  const domains = connection.domains.filter((domain) => owned.has(domain));
+  const projects =
+    (await kernel.module<OrganizationsPort>('team')?.organizationAdmins?.projects(connection.organization)) ?? [];
+  const clientSecret = await options.secrets
+    .open(connection.sealedClientSecret, secretContext(connection))
+    .catch(() => undefined);
+  const checks = clientSecret
+    ? [
+        { check: 'secret' as const, ok: true, detail: 'The client secret opens under the current keys' },
+        ...(await checkProvider({ ...connection, clientSecret, domains, projects })),
+      ]
+    : [{ check: 'secret' as const, ok: false, detail: 'The client secret does not open: give it again' }];
+  const ok = checks.every((check) => check.ok) && domains.length > 0 && projects.length > 0;
+  return { id: connection.id, ok, checks, domains, projects };
+}
+
 /** What the trail says of a connection (never its secret). */
 const described = (connection: Connection) => ({
   name: connection.name,
@@ -193,6 +221,7 @@ export function servedConnectionRoutes(
   options: SsoConnectionsOptions,
   kernel: SessionKernel,
   allowInsecureRequests: boolean,
+  checkProvider: (provider: SsoProvider) => Promise<ProviderCheck[]>,
 ): Array<ServedRoute<SessionRouteDependencies>> {
   const { store, secrets } = options;
   const { context } = kernel;
@@ -262,6 +291,13 @@ export function servedConnectionRoutes(
         },
       });
       return jsonResponse(200, { connection: summary(after) });
+    }),
+
+    serveRoute(ssoConnectionRoutes.testSsoConnection, async (_deps, request, input) => {
+      const body = await input.body();
+      await authorize(request, body.organization);
+      const connection = await connectionOf(body.organization, body.id);
+      return jsonResponse(200, await testConnection(connection, options, kernel, checkProvider));
     }),
 
     serveRoute(ssoConnectionRoutes.deleteSsoConnection, async (_deps, request, input) => {

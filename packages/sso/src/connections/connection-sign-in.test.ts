@@ -148,6 +148,56 @@ describe('sign-in through an organisation’s own connection, at a real OpenID P
     }
   });
 
+  it('tests a connection for its admin: the secret, the provider’s discovery, keys and token-endpoint authentication, the domains and projects it opens', async () => {
+    const { call, connection, update } = await setup();
+    const admin = cookiePair((await call('POST', '/sessions', testUsers.alice)).headers.get('set-cookie')!);
+    const tested = await call(
+      'POST',
+      '/sessions/organizations/sso-connections/test',
+      { organization: 'acme', id: connection.id },
+      admin,
+    );
+    expect(await tested.json()).toEqual({
+      id: connection.id,
+      ok: true,
+      checks: [
+        { check: 'secret', ok: true, detail: expect.any(String) },
+        { check: 'discovery', ok: true, detail: expect.stringContaining(op.issuer) },
+        { check: 'keys', ok: true, detail: '1 signing key(s) published' },
+        { check: 'token_endpoint_auth', ok: true, detail: 'The token endpoint accepts client_secret_post' },
+      ],
+      domains: ['example.com'],
+      projects: expect.arrayContaining(['acme-b2c', 'acme-b2b']),
+    });
+    // Nothing answers at the new issuer: the test says so, and changes nothing.
+    expect((await update({ version: 1, issuer: 'http://127.0.0.1:9', clientSecret: 'x' })).status).toBe(200);
+    const failed = await call(
+      'POST',
+      '/sessions/organizations/sso-connections/test',
+      { organization: 'acme', id: connection.id },
+      admin,
+    );
+    expect(await failed.json()).toMatchObject({
+      ok: false,
+      checks: [
+        { check: 'secret', ok: true },
+        { check: 'discovery', ok: false, detail: expect.stringMatching(/^No discovery document at the issuer/) },
+      ],
+    });
+    // Bob administers no organisation: 404, as for no such connection.
+    const bob = cookiePair((await call('POST', '/sessions', testUsers.bob)).headers.get('set-cookie')!);
+    expect(
+      (
+        await call(
+          'POST',
+          '/sessions/organizations/sso-connections/test',
+          { organization: 'acme', id: connection.id },
+          bob,
+        )
+      ).status,
+    ).toBe(404);
+  });
+
   it('stops counting a domain the operator no longer lists, and a connection whose issuer changed under its secret', async () => {
     const { call, connection, signIn, store } = await setup();
     ownedDomains.acme = [];
