@@ -1,0 +1,333 @@
+import { testUsers } from '@deskpilot/core/testing';
+import { describe, expect, it } from 'vitest';
+import { createMemoryScimStore } from './scim-store.js';
+import { dana, json, scimSetup } from './scim.test-support.js';
+
+const patchOp = 'urn:ietf:params:scim:api:messages:2.0:PatchOp';
+const userSchema = 'urn:ietf:params:scim:schemas:core:2.0:User';
+const scimError = 'urn:ietf:params:scim:api:messages:2.0:Error';
+
+/** Dana, pushed by acme's directory and put in its Agents group: an agent in both of acme's projects. */
+async function danaInAgents() {
+  const setup = await scimSetup();
+  const { scimCall } = setup;
+  const user = await json(
+    await scimCall('POST', '/Users', { schemas: [userSchema], userName: dana.email, externalId: 'okta-dana' }),
+  );
+  const group = await json(await scimCall('POST', '/Groups', { displayName: 'Agents', members: [{ value: user.id }] }));
+  return { ...setup, user, group };
+}
+
+describe('deprovisioning', () => {
+  it('deactivation ends every session in the organisation’s projects at once and removes those memberships, nothing else', async () => {
+    const { scimCall, call, signIn, membershipsOf, user, audit } = await danaInAgents();
+    expect(await membershipsOf(dana.email)).toEqual([
+      { projectKey: 'globex-b2c', clientId: 'globex', role: 'agent' },
+      { projectKey: 'acme-b2c', clientId: 'acme', role: 'agent' },
+      { projectKey: 'acme-b2b', clientId: 'acme', role: 'agent' },
+    ]);
+    const inAcme = (await signIn(dana, 'acme-b2c'))!;
+    const inGlobex = (await signIn(dana, 'globex-b2c'))!;
+    expect((await call('GET', '/sessions/current', undefined, inAcme)).status).toBe(200);
+
+    const deactivated = await scimCall('PATCH', `/Users/${user.id}`, {
+      schemas: [patchOp],
+      Operations: [{ op: 'Replace', path: 'active', value: 'False' }],
+    });
+    expect(deactivated.status).toBe(200);
+    expect((await call('GET', '/sessions/current', undefined, inAcme)).status).toBe(401);
+    expect((await call('GET', '/sessions/current', undefined, inGlobex)).status).toBe(200);
+    expect(await membershipsOf(dana.email)).toEqual([{ projectKey: 'globex-b2c', clientId: 'globex', role: 'agent' }]);
+    // Her password still opens globex, never acme.
+    expect(await signIn(dana, 'acme-b2c')).toBeNull();
+    const trail = await audit.list({ projectKey: 'acme-b2c' });
+    expect(trail.map((record) => record.type)).toEqual(
+      expect.arrayContaining(['scim-role-set', 'scim-membership-removed', 'scim-user-deactivated']),
+    );
+    expect(trail.find((record) => record.type === 'scim-user-deactivated')).toMatchObject({
+      actor: null,
+      data: { organization: 'acme', scimUser: user.id, sessionsEnded: 1 },
+    });
+    expect(await audit.list({ projectKey: 'globex-b2c' })).not.toEqual(
+      expect.arrayContaining([expect.objectContaining({ type: 'scim-user-deactivated' })]),
+    );
+  });
+
+  it('re-activation restores what the groups say, nothing more; deletion deprovisions and keeps the account', async () => {
+    const { scimCall, membershipsOf, user, directory, call, signIn } = await danaInAgents();
+    await scimCall('PATCH', `/Users/${user.id}`, {
+      schemas: [patchOp],
+      Operations: [{ op: 'replace', value: { active: false } }],
+    });
+    expect(await membershipsOf(dana.email)).toHaveLength(1);
+    await scimCall('PATCH', `/Users/${user.id}`, {
+      schemas: [patchOp],
+      Operations: [{ op: 'replace', value: { active: true } }],
+    });
+    expect(await membershipsOf(dana.email)).toHaveLength(3);
+    const session = (await signIn(dana, 'acme-b2b'))!;
+    expect((await scimCall('DELETE', `/Users/${user.id}`)).status).toBe(204);
+    expect((await call('GET', '/sessions/current', undefined, session)).status).toBe(401);
+    expect(await membershipsOf(dana.email)).toEqual([{ projectKey: 'globex-b2c', clientId: 'globex', role: 'agent' }]);
+    expect(await directory.findUserByEmail(dana.email)).not.toBeNull();
+    // Created again later: bound to the same account, holding nothing until a group gives it.
+    const again = await json(await scimCall('POST', '/Users', { schemas: [userSchema], userName: dana.email }));
+    expect(again.id).not.toBe(user.id);
+    expect(await membershipsOf(dana.email)).toHaveLength(1);
+  });
+
+  it('a user created inactive holds nothing in the organisation', async () => {
+    const { scimCall, membershipsOf } = await scimSetup();
+    const user = await json(
+      await scimCall('POST', '/Users', { schemas: [userSchema], userName: dana.email, active: false }),
+    );
+    expect(user.active).toBe(false);
+    await scimCall('POST', '/Groups', { displayName: 'Agents', members: [{ value: user.id }] });
+    expect(await membershipsOf(dana.email)).toEqual([{ projectKey: 'globex-b2c', clientId: 'globex', role: 'agent' }]);
+  });
+});
+
+describe('groups keep roles in step', () => {
+  it('the first rule whose group a user is in gives the role; leaving a group takes it away; deleting a group too', async () => {
+    const { scimCall, membershipsOf, user, group } = await danaInAgents();
+    const leads = await json(
+      await scimCall('POST', '/Groups', { displayName: 'Support Leads', members: [{ value: user.id }] }),
+    );
+    const acme = async () => (await membershipsOf(dana.email)).filter((membership) => membership.clientId === 'acme');
+    expect(await acme()).toEqual([
+      { projectKey: 'acme-b2c', clientId: 'acme', role: 'admin' },
+      { projectKey: 'acme-b2b', clientId: 'acme', role: 'agent' },
+    ]);
+    await scimCall('PATCH', `/Groups/${leads.id}`, {
+      schemas: [patchOp],
+      Operations: [{ op: 'remove', path: 'members' }],
+    });
+    expect(await acme()).toEqual([
+      { projectKey: 'acme-b2c', clientId: 'acme', role: 'agent' },
+      { projectKey: 'acme-b2b', clientId: 'acme', role: 'agent' },
+    ]);
+    expect((await scimCall('DELETE', `/Groups/${group.id}`)).status).toBe(204);
+    expect(await acme()).toEqual([]);
+    // PUT: exactly the members given.
+    const put = await scimCall('PUT', `/Groups/${leads.id}`, {
+      displayName: 'Support Leads',
+      members: [{ value: user.id }],
+    });
+    expect((await json(put)).members.map((member: { value: string }) => member.value)).toEqual([user.id]);
+    expect(await acme()).toEqual([{ projectKey: 'acme-b2c', clientId: 'acme', role: 'admin' }]);
+  });
+});
+
+describe('tokens', () => {
+  it('are shown once, kept as digests, at most two, for the organisation’s admins only; a revoked one is refused', async () => {
+    const { call, scimCall, aliceCookie, signIn, token, store, newToken, audit } = await scimSetup();
+    const directory = await json(
+      await call('GET', '/sessions/organizations/scim?organization=acme', undefined, aliceCookie),
+    );
+    expect(directory).toMatchObject({ organization: 'acme', users: 0, groups: 0, lastSync: null });
+    expect(JSON.stringify(directory)).not.toContain(token);
+    expect(JSON.stringify(await store.listTokens('acme'))).not.toContain(token);
+    await scimCall('GET', '/Users');
+    const used = await json(
+      await call('GET', '/sessions/organizations/scim?organization=acme', undefined, aliceCookie),
+    );
+    expect(used.lastSync).not.toBeNull();
+    const second = await newToken('Rotation');
+    expect(second).toMatch(/^scim_/);
+    const third = await call(
+      'POST',
+      '/sessions/organizations/scim/tokens',
+      { organization: 'acme', name: 'x' },
+      aliceCookie,
+    );
+    expect(third.status).toBe(409);
+    const bob = (await signIn(testUsers.bob))!;
+    for (const [method, path, body] of [
+      ['GET', '/sessions/organizations/scim?organization=acme', undefined],
+      ['POST', '/sessions/organizations/scim/tokens', { organization: 'acme', name: 'x' }],
+      ['POST', '/sessions/organizations/scim/tokens/revoke', { organization: 'acme', id: directory.tokens[0].id }],
+    ] as const)
+      expect((await call(method, path, body, bob)).status).toBe(404);
+    expect((await call('GET', '/sessions/organizations/scim?organization=acme')).status).toBe(401);
+
+    const revoked = await call(
+      'POST',
+      '/sessions/organizations/scim/tokens/revoke',
+      { organization: 'acme', id: directory.tokens[0].id },
+      aliceCookie,
+    );
+    expect(revoked.status).toBe(204);
+    const refused = await scimCall('GET', '/Users');
+    expect(refused.status).toBe(401);
+    expect(refused.headers.get('www-authenticate')).toBe('Bearer realm="scim"');
+    expect(await json(refused)).toEqual({
+      schemas: [scimError],
+      status: '401',
+      detail: 'A valid bearer token is required.',
+    });
+    expect((await scimCall('GET', '/Users', undefined, second)).status).toBe(200);
+    const types = (await audit.list({ projectKey: 'acme-b2b' })).map((record) => record.type);
+    expect(types).toEqual(expect.arrayContaining(['scim-token-created', 'scim-token-revoked']));
+  });
+
+  it('a token of one organisation sees and changes nothing of another', async () => {
+    const { scimCall, call, signIn, store } = await scimSetup();
+    const bob = (await signIn(testUsers.bob))!;
+    const globex = await json(
+      await call('POST', '/sessions/organizations/scim/tokens', { organization: 'globex', name: 'g' }, bob),
+    );
+    const acmeUser = await json(await scimCall('POST', '/Users', { schemas: [userSchema], userName: dana.email }));
+    expect((await scimCall('GET', `/Users/${acmeUser.id}`, undefined, globex.secret)).status).toBe(404);
+    expect((await scimCall('DELETE', `/Users/${acmeUser.id}`, undefined, globex.secret)).status).toBe(404);
+    expect((await json(await scimCall('GET', '/Users', undefined, globex.secret))).totalResults).toBe(0);
+    // Nor may it bind an address of acme's domain (the operator lists globex.com only).
+    const bind = await scimCall(
+      'POST',
+      '/Users',
+      { schemas: [userSchema], userName: 'x', emails: [{ value: 'eve@acme.com' }] },
+      globex.secret,
+    );
+    expect(bind.status).toBe(400);
+    expect(await json(bind)).toMatchObject({ scimType: 'invalidValue' });
+    expect(await store.counts('globex')).toEqual({ users: 0, groups: 0 });
+  });
+});
+
+describe('refusals, in SCIM’s error schema', () => {
+  it('answers bad input with 4xx and a scimType, never a 500, and stores nothing', async () => {
+    const { scimCall, store } = await scimSetup();
+    const created = await json(await scimCall('POST', '/Users', { schemas: [userSchema], userName: dana.email }));
+    const cases: Array<[string, string, unknown, number, string | undefined]> = [
+      ['GET', '/Users?filter=userName%20co%20%22a%22', undefined, 400, 'invalidFilter'],
+      ['GET', '/Users?filter=%22%22%22', undefined, 400, 'invalidFilter'],
+      ['GET', '/Users?count=abc', undefined, 400, 'invalidValue'],
+      ['POST', '/Users', '{"userName": ', 400, 'invalidSyntax'],
+      ['POST', '/Users', { schemas: [userSchema], userName: 'DANA@acme.com' }, 409, 'uniqueness'],
+      ['POST', '/Users', { schemas: [userSchema], userName: 'eve@elsewhere.com' }, 400, 'invalidValue'],
+      ['POST', '/Users', { schemas: [userSchema] }, 400, 'invalidValue'],
+      ['POST', '/Users', { schemas: [userSchema], userName: 'nul\u0000@acme.com' }, 400, 'invalidValue'],
+      ['POST', '/Users', { schemas: [userSchema], userName: 'x@acme.com', name: 'not an object' }, 400, 'invalidValue'],
+      [
+        'PATCH',
+        `/Users/${created.id}`,
+        { Operations: [{ op: 'replace', path: 'active', value: false }] },
+        400,
+        'invalidSyntax',
+      ],
+      [
+        'PATCH',
+        `/Users/${created.id}`,
+        { schemas: [patchOp], Operations: [{ op: 'move', path: 'x' }] },
+        400,
+        'invalidSyntax',
+      ],
+      ['PATCH', `/Users/${created.id}`, { schemas: [patchOp], Operations: [{ op: 'remove' }] }, 400, 'noTarget'],
+      [
+        'PATCH',
+        `/Users/${created.id}`,
+        { schemas: [patchOp], Operations: [{ op: 'replace', path: 'active', value: 'maybe' }] },
+        400,
+        'invalidValue',
+      ],
+      [
+        'PATCH',
+        `/Users/${created.id}`,
+        { schemas: [patchOp], Operations: [{ op: 'replace', path: 'userName', value: '' }] },
+        400,
+        'invalidValue',
+      ],
+      [
+        'PATCH',
+        '/Users/nobody',
+        { schemas: [patchOp], Operations: [{ op: 'replace', path: 'active', value: false }] },
+        404,
+        undefined,
+      ],
+      ['POST', '/Groups', { displayName: 'G', members: [{ value: 'nobody' }] }, 400, 'invalidValue'],
+      ['GET', '/Users/%E0%A4%A', undefined, 404, undefined],
+      ['GET', '/Elsewhere', undefined, 404, undefined],
+      ['DELETE', '/Users', undefined, 405, undefined],
+    ];
+    for (const [method, path, body, status, scimType] of cases) {
+      const response = await scimCall(method, path, body);
+      const answer = await json(response);
+      expect({ path, body, status: response.status }).toEqual({ path, body, status });
+      expect(answer).toMatchObject({ schemas: [scimError], status: String(status) });
+      expect(answer.scimType).toBe(scimType);
+    }
+    const wrongType = await scimCall('POST', '/Users', undefined);
+    expect(wrongType.status).toBe(415);
+    expect(await store.counts('acme')).toEqual({ users: 1, groups: 0 });
+    expect((await json(await scimCall('GET', `/Users/${created.id}`))).meta.version).toBe('W/"1"');
+  });
+
+  it('refuses a PATCH path or value that reaches Object.prototype, and pollutes nothing', async () => {
+    const { scimCall } = await scimSetup();
+    const user = await json(await scimCall('POST', '/Users', { schemas: [userSchema], userName: dana.email }));
+    for (const operation of [
+      { op: 'add', path: '__proto__.polluted', value: 'yes' },
+      { op: 'add', path: 'constructor.prototype.polluted', value: 'yes' },
+      { op: 'add', path: 'name.__proto__.polluted', value: 'yes' },
+      { op: 'add', value: { constructor: { prototype: { polluted: 'yes' } } } },
+    ]) {
+      const response = await scimCall('PATCH', `/Users/${user.id}`, { schemas: [patchOp], Operations: [operation] });
+      expect(response.status).toBe(400);
+    }
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
+  it('limits requests per token: 429 with Retry-After', async () => {
+    const { scimCall } = await scimSetup({ rateLimit: { limit: 3, windowMs: 60_000 } });
+    const statuses = [];
+    for (let index = 0; index < 4; index += 1) statuses.push((await scimCall('GET', '/Users')).status);
+    expect(statuses).toEqual([200, 200, 200, 429]);
+    const limited = await scimCall('GET', '/Users');
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(await json(limited)).toMatchObject({ schemas: [scimError], status: '429' });
+  });
+
+  it('a store that fails is 503 in SCIM’s schema, never a 500', async () => {
+    const store = createMemoryScimStore();
+    const { scimCall } = await scimSetup({ store });
+    store.listUsers = async () => {
+      const { DeskpilotError } = await import('@deskpilot/core/session');
+      throw new DeskpilotError('store_unavailable', { detail: 'down' });
+    };
+    const response = await scimCall('GET', '/Users');
+    expect(response.status).toBe(503);
+    expect(await json(response)).toMatchObject({ schemas: [scimError], status: '503' });
+  });
+});
+
+describe('lists and discovery', () => {
+  it('pages users in the order they came, as SCIM counts', async () => {
+    const { scimCall } = await scimSetup();
+    for (const name of ['a', 'b', 'c', 'd', 'e'])
+      await scimCall('POST', '/Users', { schemas: [userSchema], userName: `${name}@acme.com` });
+    const page = await json(await scimCall('GET', '/Users?startIndex=3&count=2'));
+    expect(page).toMatchObject({ totalResults: 5, startIndex: 3, itemsPerPage: 2 });
+    expect(page.Resources.map((user: { userName: string }) => user.userName)).toEqual(['c@acme.com', 'd@acme.com']);
+    expect((await json(await scimCall('GET', '/Users?count=0'))).Resources).toEqual([]);
+    expect((await json(await scimCall('GET', '/Users?startIndex=0&count=1'))).startIndex).toBe(1);
+  });
+
+  it('describes itself: ServiceProviderConfig, ResourceTypes, Schemas', async () => {
+    const { scimCall } = await scimSetup();
+    const config = await json(await scimCall('GET', '/ServiceProviderConfig'));
+    expect(config).toMatchObject({
+      patch: { supported: true },
+      bulk: { supported: false },
+      filter: { supported: true, maxResults: 100 },
+    });
+    const types = await json(await scimCall('GET', '/ResourceTypes'));
+    expect(types.Resources.map((type: { id: string }) => type.id)).toEqual(['User', 'Group']);
+    expect((await json(await scimCall('GET', '/ResourceTypes/Group'))).endpoint).toBe('/Groups');
+    const all = await json(await scimCall('GET', '/Schemas'));
+    expect(all.totalResults).toBe(3);
+    const user = await json(await scimCall('GET', `/Schemas/${userSchema}`));
+    expect(user.attributes.find((attribute: { name: string }) => attribute.name === 'userName')).toMatchObject({
+      required: true,
+      uniqueness: 'server',
+    });
+  });
+});
