@@ -35,9 +35,12 @@ import {
   createSqliteSsoConnectionStore,
   identityLinkSchema as sqliteIdentityLinkSchema,
 } from '@deskpilot/sso/sqlite';
+import { createScimModule, type ScimModule } from '@deskpilot/scim';
+import { createPostgresScimStore, scimSchema } from '@deskpilot/scim/postgres';
+import { createSqliteScimStore, scimSchema as sqliteScimSchema } from '@deskpilot/scim/sqlite';
 import type { SqlClient } from '@deskpilot/postgres';
 import type { SqliteDatabase } from '@deskpilot/sqlite';
-import { writeResponse } from '@deskpilot/core/node';
+import { fromNodeRequest, writeResponse } from '@deskpilot/core/node';
 import { sessionRouter } from '@deskpilot/session-express';
 import type { ServerConfig } from './config.ts';
 import { seededDemoUsers } from './demo-seed.ts';
@@ -66,6 +69,10 @@ const moduleStorage = {
         connections: createPostgresSsoConnectionStore(client),
       }),
     },
+  },
+  scim: {
+    sqlite: { schema: sqliteScimSchema, open: createSqliteScimStore },
+    postgres: { schema: scimSchema, open: createPostgresScimStore },
   },
 };
 
@@ -213,6 +220,19 @@ export async function createApp(config: ServerConfig, logger: Logger) {
             }),
           ]
         : []),
+      // Organisations' directories push their users and groups (`/scim/v2`, mounted below): for the
+      // domains ORGANIZATIONS lists, roles through its groups, deactivation ending sessions at once.
+      ...(config.SCIM
+        ? [
+            createScimModule({
+              store: storage.modules.scim,
+              directory: userDirectory,
+              domains: (organization: string) => config.ORGANIZATIONS?.[organization]?.domains ?? [],
+              groupRoles: (organization: string) => config.ORGANIZATIONS?.[organization]?.groups ?? [],
+              baseUrl: config.SCIM_BASE_URL ?? `http://localhost:${config.PORT}/scim/v2`,
+            }),
+          ]
+        : []),
       // Proofs that the user verified themselves just now, for the chat service's risky approvals (after
       // passkeys and single sign-on, which it uses).
       ...(config.STEP_UP_SECRET
@@ -272,6 +292,14 @@ export async function createApp(config: ServerConfig, logger: Logger) {
     onEvent: allListeners(logEvents(logger, createEmailHasher(config.LOG_EMAIL_HASH_KEY)), metrics?.onEvent),
   });
   app.use(sessionRouter(sessionHandler));
+  const scim = (sessions.modules as { scim?: ScimModule }).scim;
+  // The SCIM endpoint: its own bearer tokens, no cookie, no CORS (identity providers call it server to server).
+  if (scim)
+    app.use('/scim/v2', (req, res, next) => {
+      scim
+        .handle(fromNodeRequest(req, req.path, { clientAddress: req.ip }))
+        .then((answer) => writeResponse(res, answer), next);
+    });
   app.use((_req, res) =>
     writeResponse(res, problemResponse(new DeskpilotError('not_found', { detail: 'No such route.' }))),
   );

@@ -35,6 +35,14 @@ const organization = z.strictObject({
     ),
     [],
   ),
+  /**
+   * With SCIM: its directory's groups → project roles, the first rule whose group (display name or
+   * external id) a user is in giving the role in its project (`GroupRole` of @deskpilot/scim).
+   */
+  groups: z._default(
+    z.array(z.strictObject({ group: name, projectKey: name, clientId: name, role: name })).check(z.maxLength(200)),
+    [],
+  ),
 });
 
 /** One identity provider of SSO_PROVIDERS (`SsoProvider` of @deskpilot/sso). */
@@ -116,6 +124,14 @@ export const environment = z.object({
    * "domains": [...], "provisioning"?: { "memberships": [...] } }]`. Set, the single sign-on routes are served.
    */
   SSO_PROVIDERS: z.optional(z.pipe(json, z.array(ssoProvider).check(z.minLength(1)))),
+  /**
+   * SCIM 2.0 at `/scim/v2` for the organisations of ORGANIZATIONS: their admins create tokens
+   * (`/sessions/organizations/scim/tokens`), their identity providers push users (for the organisation's
+   * `domains`) and groups (roles through its `groups`), and deactivation ends sessions at once.
+   */
+  SCIM: z._default(flag, false),
+  /** The SCIM endpoint's public URL (resources' `meta.location`). @default http://localhost:<PORT>/scim/v2 */
+  SCIM_BASE_URL: z.optional(z.url({ protocol: /^https?$/ })),
   /**
    * The keys organisations' own connections' client secrets are sealed with, as JSON
    * `[{ "id": "2026-11", "key": "<32 random bytes, base64url>" }]`, the first sealing and every one
