@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { chatOpenApi, sessionOpenApi } from '@deskpilot/core/openapi';
 import { magicLinkRoutes } from '@deskpilot/magic-link';
 import { passkeyRoutes } from '@deskpilot/passkeys';
+import { scimRoutes } from '@deskpilot/scim';
 import { ssoConnectionRoutes, ssoRoutes } from '@deskpilot/sso';
 import { describe, expect, it } from 'vitest';
 
@@ -42,6 +43,7 @@ describe("core's README route tables", () => {
     ['passkeys', passkeyRoutes],
     ['sso', { ...ssoRoutes, ...ssoConnectionRoutes }],
     ['magic-link', magicLinkRoutes],
+    ['scim', scimRoutes],
   ])("the %s package's README lists its routes as declared, once", (folder, routes) => {
     const rows = documentedRows('/sessions', readmeOf(folder));
     expect(rows.filter((row, index) => rows.indexOf(row) !== index)).toEqual([]);

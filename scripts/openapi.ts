@@ -7,13 +7,14 @@ import { fileURLToPath } from 'node:url';
 import { chatOpenApi, sessionOpenApi, sessionRouteDeclarations } from '@deskpilot/core/openapi';
 import { magicLinkRoutes } from '@deskpilot/magic-link';
 import { passkeyRoutes } from '@deskpilot/passkeys';
+import { scimRoutes } from '@deskpilot/scim';
 import { ssoConnectionRoutes, ssoRoutes } from '@deskpilot/sso';
 
 export const openApiDirectory = fileURLToPath(new URL('../docs/openapi/', import.meta.url));
 
 /**
  * Every route the reference session server can serve: the kernel's, core's modules', and those of
- * sign-in links, passkeys, single sign-on and organisations' own connections (a server serves those of
+ * sign-in links, passkeys, single sign-on, organisations' own connections and SCIM directories (a server serves those of
  * the modules it is configured with).
  */
 export const referenceSessionRoutes = [
@@ -22,6 +23,7 @@ export const referenceSessionRoutes = [
   ...Object.values(passkeyRoutes),
   ...Object.values(ssoRoutes),
   ...Object.values(ssoConnectionRoutes),
+  ...Object.values(scimRoutes),
 ];
 
 /** The documents as committed: 2-space JSON and a final newline. */

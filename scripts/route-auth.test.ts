@@ -15,6 +15,7 @@ import {
 import { checkDeclaredAnswers, createTestSessionService } from '@deskpilot/core/testing';
 import { createMagicLinkModule } from '@deskpilot/magic-link';
 import { createMemoryPasskeyStore, createPasskeysModule } from '@deskpilot/passkeys';
+import { createMemoryScimStore, createScimModule } from '@deskpilot/scim';
 import {
   createMemoryIdentityLinkStore,
   createMemorySsoConnectionStore,
@@ -79,6 +80,7 @@ async function everyModule() {
         },
       }),
       createMagicLinkModule({ tokens, email, link: (token) => `${studio}/#magic-link=${token}` }),
+      createScimModule({ store: createMemoryScimStore(), directory, domains: () => [] }),
       createStepUpModule({ secret: 'route-auth-step-up-secret-of-32-chars!' }),
     ],
   });
