@@ -72,10 +72,6 @@ function tokenRoutes(options: ScimModuleOptions, kernel: SessionKernel) {
       const body = await input.body();
       const by = await authorize(request, body.organization);
       const max = options.maxTokensPerOrganization ?? 2;
-      if ((await store.listTokens(body.organization)).length >= max)
-        throw new DeskpilotError('conflict', {
-          detail: `An organisation has at most ${max} tokens: revoke one first.`,
-        });
       const secret = `scim_${base64url.encode(context.randomBytes(32))}`;
       const token: ScimTokenRecord = {
         id: `scimtok_${base64url.encode(context.randomBytes(12))}`,
@@ -85,7 +81,11 @@ function tokenRoutes(options: ScimModuleOptions, kernel: SessionKernel) {
         createdAt: context.now(),
         lastUsedAt: null,
       };
-      await store.addToken(token);
+      // Counted and added at once: of concurrent requests at the limit, none goes past it.
+      if ((await store.addToken(token, max)) === 'limit')
+        throw new DeskpilotError('conflict', {
+          detail: `An organisation has at most ${max} tokens: revoke one first.`,
+        });
       await recordOrganizationChange(
         kernel.audit,
         body.organization,
@@ -113,7 +113,9 @@ function tokenRoutes(options: ScimModuleOptions, kernel: SessionKernel) {
           type: 'scim-token-revoked',
           subject: before.id,
           data: { name: before.name },
-          undo: () => store.addToken(before),
+          undo: async () => {
+            if ((await store.addToken(before, Number.MAX_SAFE_INTEGER)) !== 'added') throw new Error('not restored');
+          },
         },
         context.now(),
       );
@@ -144,6 +146,10 @@ export function createScimModule(options: ScimModuleOptions): SessionModule<'sci
   return {
     name: 'scim',
     create(kernel) {
+      // Its tokens are the organisations' admins' to give, and deprovisioning ends memberships in the
+      // organisations' projects: without organisations, it would do nothing, silently.
+      if (!kernel.module<OrganizationsPort>('team')?.organizationAdmins)
+        throw new TypeError('createScimModule needs the team module with organisations, given before it');
       const directory = createScimDirectory(options, kernel);
       const handle = createScimHandler(options.store, directory, options, {
         now: kernel.context.now,

@@ -35,6 +35,13 @@ export const scimSchema: ModuleSchema = {
           last_used_at bigint
         )`,
         `CREATE INDEX deskpilot_scim_tokens_organization ON deskpilot_scim_tokens (organization, created_at)`,
+        // Each directory's running totals, kept in the same statement as the row they count: a list's
+        // total costs one row, however many users the directory holds.
+        `CREATE TABLE deskpilot_scim_directories (
+          organization text PRIMARY KEY,
+          users integer NOT NULL DEFAULT 0,
+          groups integer NOT NULL DEFAULT 0
+        )`,
         `CREATE TABLE deskpilot_scim_users (
           id text PRIMARY KEY,
           position bigint GENERATED ALWAYS AS IDENTITY,
@@ -97,10 +104,14 @@ class Refused extends Error {}
 const placeholders = (count: number, from = 1) =>
   Array.from({ length: count }, (_, index) => `$${index + from}`).join(', ');
 
-/** A page of a list: one count and one indexed page, side by side. */
+/**
+ * A page of a list, side by side: its total (the directory's running total, or the few rows a filter
+ * on an indexed key matches) and its rows (the page's first position found in the index alone, then
+ * its rows: the rows before the page are never read).
+ */
 function pager(client: SqlClient) {
   return async <T>(
-    table: string,
+    table: 'deskpilot_scim_users' | 'deskpilot_scim_groups',
     columns: readonly string[],
     organization: string,
     query: ScimListQuery,
@@ -109,13 +120,22 @@ function pager(client: SqlClient) {
     const { where, values } = listWhere(query);
     if (!storable(organization, ...values)) return { total: 0, resources: [] };
     const parameters = [organization, ...values];
+    const total = query.filter
+      ? client.query(`SELECT count(*)::int AS total FROM ${table} WHERE ${where}`, parameters)
+      : client.query(
+          `SELECT ${table === 'deskpilot_scim_users' ? 'users' : 'groups'} AS total FROM deskpilot_scim_directories
+           WHERE organization = $1`,
+          parameters,
+        );
+    const offset = `$${parameters.length + 1}`;
     const [{ rows: counted }, { rows }] = await Promise.all([
-      client.query(`SELECT count(*)::int AS total FROM ${table} WHERE ${where}`, parameters),
+      total,
       query.count === 0
         ? Promise.resolve({ rows: [] })
         : client.query(
-            `SELECT ${columns.join(', ')} FROM ${table} WHERE ${where} ORDER BY position
-               OFFSET $${parameters.length + 1} LIMIT $${parameters.length + 2}`,
+            `SELECT ${columns.join(', ')} FROM ${table} WHERE ${where}
+               AND position >= (SELECT position FROM ${table} WHERE ${where} ORDER BY position OFFSET ${offset} LIMIT 1)
+             ORDER BY position LIMIT $${parameters.length + 2}`,
             [...parameters, query.startIndex - 1, query.count],
           ),
     ]);
@@ -128,12 +148,23 @@ function tokenStore(
   client: SqlClient,
 ): Pick<ScimStore, 'addToken' | 'tokenByHash' | 'listTokens' | 'deleteToken' | 'tokenUsed'> {
   return {
-    async addToken(token) {
-      await client.query(
-        'INSERT INTO deskpilot_scim_tokens (id, organization, hash, name, created_at, last_used_at) VALUES ($1, $2, $3, $4, $5, $6)',
-        [token.id, token.organization, token.hash, token.name, token.createdAt, token.lastUsedAt],
-      );
-    },
+    addToken: (token, max) =>
+      client.transaction(async (transaction) => {
+        // One addition per organisation at a time: the count and the insert see the same tokens.
+        await transaction.query('SELECT pg_advisory_xact_lock(hashtext($1))', [
+          `deskpilot_scim_tokens:${token.organization}`,
+        ]);
+        const { rows } = await transaction.query(
+          'SELECT count(*)::int AS live FROM deskpilot_scim_tokens WHERE organization = $1',
+          [token.organization],
+        );
+        if (Number(rows[0]?.live) >= max) return 'limit' as const;
+        await transaction.query(
+          'INSERT INTO deskpilot_scim_tokens (id, organization, hash, name, created_at, last_used_at) VALUES ($1, $2, $3, $4, $5, $6)',
+          [token.id, token.organization, token.hash, token.name, token.createdAt, token.lastUsedAt],
+        );
+        return 'added' as const;
+      }),
     async tokenByHash(hash) {
       if (!storable(hash)) return null;
       const { rows } = await client.query('SELECT * FROM deskpilot_scim_tokens WHERE hash = $1', [hash]);
@@ -175,7 +206,11 @@ function userStore(client: SqlClient) {
     async createUser(user) {
       try {
         await client.query(
-          `INSERT INTO deskpilot_scim_users (${userColumns.join(', ')}) VALUES (${placeholders(userColumns.length)})`,
+          `WITH added AS (
+             INSERT INTO deskpilot_scim_users (${userColumns.join(', ')}) VALUES (${placeholders(userColumns.length)})
+             RETURNING organization)
+           INSERT INTO deskpilot_scim_directories (organization, users) SELECT organization, 1 FROM added
+           ON CONFLICT (organization) DO UPDATE SET users = deskpilot_scim_directories.users + 1`,
           userRowValues({ ...user, version: 1 }),
         );
         return 'created';
@@ -232,10 +267,11 @@ function userStore(client: SqlClient) {
     },
     async deleteUser(organization, id) {
       if (!storable(organization, id)) return false;
-      const { rowCount } = await client.query('DELETE FROM deskpilot_scim_users WHERE organization = $1 AND id = $2', [
-        organization,
-        id,
-      ]);
+      const { rowCount } = await client.query(
+        `WITH gone AS (DELETE FROM deskpilot_scim_users WHERE organization = $1 AND id = $2 RETURNING organization)
+         UPDATE deskpilot_scim_directories d SET users = d.users - 1 FROM gone WHERE d.organization = gone.organization`,
+        [organization, id],
+      );
       return rowCount === 1;
     },
   };
@@ -285,6 +321,11 @@ function groupStore(client: SqlClient) {
             }
             if (!(await allUsers(transaction, group.organization, members))) throw new Refused('unknown_member');
             await addMembers(transaction, group.organization, group.id, members);
+            await transaction.query(
+              `INSERT INTO deskpilot_scim_directories (organization, groups) VALUES ($1, 1)
+               ON CONFLICT (organization) DO UPDATE SET groups = deskpilot_scim_directories.groups + 1`,
+              [group.organization],
+            );
             return 'created' as const;
           })
           .catch((error: unknown) => {
@@ -326,7 +367,8 @@ function groupStore(client: SqlClient) {
       async deleteGroup(organization, id) {
         if (!storable(organization, id)) return false;
         const { rowCount } = await client.query(
-          'DELETE FROM deskpilot_scim_groups WHERE organization = $1 AND id = $2',
+          `WITH gone AS (DELETE FROM deskpilot_scim_groups WHERE organization = $1 AND id = $2 RETURNING organization)
+           UPDATE deskpilot_scim_directories d SET groups = d.groups - 1 FROM gone WHERE d.organization = gone.organization`,
           [organization, id],
         );
         return rowCount === 1;
@@ -334,8 +376,7 @@ function groupStore(client: SqlClient) {
       async counts(organization) {
         if (!storable(organization)) return { users: 0, groups: 0 };
         const { rows } = await client.query(
-          `SELECT (SELECT count(*)::int FROM deskpilot_scim_users WHERE organization = $1) AS users,
-                (SELECT count(*)::int FROM deskpilot_scim_groups WHERE organization = $1) AS groups`,
+          'SELECT users, groups FROM deskpilot_scim_directories WHERE organization = $1',
           [organization],
         );
         return { users: Number(rows[0]?.users ?? 0), groups: Number(rows[0]?.groups ?? 0) };
@@ -358,16 +399,22 @@ function memberStore(client: SqlClient): Pick<ScimStore, 'changeMembers' | 'memb
           );
           if (rows.length === 0) return 'not_found' as const;
           if (!(await allUsers(transaction, organization, change.add))) throw new Refused('unknown_member');
-          if (change.replace)
-            await transaction.query('DELETE FROM deskpilot_scim_group_members WHERE group_id = $1', [id]);
-          const removed = change.remove.filter((member) => storable(member) && !change.add.includes(member));
-          if (removed.length > 0)
-            await transaction.query(
-              'DELETE FROM deskpilot_scim_group_members WHERE group_id = $1 AND member_id = ANY($2::text[])',
-              [id, removed],
-            );
-          await addMembers(transaction, organization, id, change.add);
-          return 'changed' as const;
+          const adding = new Set(change.add);
+          const removing = change.replace
+            ? null
+            : change.remove.filter((member) => storable(member) && !adding.has(member));
+          const removed = await transaction.query<{ member_id: string }>(
+            `DELETE FROM deskpilot_scim_group_members WHERE group_id = $1
+             ${removing ? 'AND member_id = ANY($2::text[])' : 'AND NOT (member_id = ANY($2::text[]))'} RETURNING member_id`,
+            [id, removing ?? [...adding]],
+          );
+          const added = await transaction.query<{ member_id: string }>(
+            `INSERT INTO deskpilot_scim_group_members (group_id, member_id)
+             SELECT $1, u.id FROM deskpilot_scim_users u WHERE u.organization = $2 AND u.id = ANY($3::text[])
+             ON CONFLICT DO NOTHING RETURNING member_id`,
+            [id, organization, [...adding]],
+          );
+          return { changed: [...removed.rows, ...added.rows].map((row) => row.member_id) };
         })
         .catch((error: unknown) => {
           if (error instanceof Refused) return 'unknown_member' as const;
@@ -404,8 +451,8 @@ function memberStore(client: SqlClient): Pick<ScimStore, 'changeMembers' | 'memb
 
 /**
  * Creates a {@link ScimStore} on Postgres or PGlite (`scimSchema`): each write one statement (or one
- * transaction for a group and its members), each uniqueness a constraint, lists one indexed page and
- * one count.
+ * transaction for a group and its members) that keeps the directory's running totals too, each
+ * uniqueness a constraint, a list's page read from the index and its total from the totals.
  *
  * @example
  * const scim = createPostgresScimStore(db.client);

@@ -77,8 +77,33 @@ const patchable = (user: ScimUserRecord) => ({
   ...user.attributes,
 });
 
-/** Keeps users' memberships in the organisation's projects in step with their directory. */
-function membershipSync(options: ScimDirectoryOptions, kernel: SessionKernel) {
+/** One change of a user's memberships at a time in this process (the key: organisation and account). */
+function serializer() {
+  const running = new Map<string, Promise<unknown>>();
+  return function serialized<T>(by: ScimCaller, user: ScimUserRecord, work: () => Promise<T>): Promise<T> {
+    const key = `${by.organization}\u0000${user.userId}`;
+    const next = (running.get(key) ?? Promise.resolve()).catch(() => {}).then(work);
+    running.set(key, next);
+    const clear = () => running.get(key) === next && running.delete(key);
+    next.then(clear, clear);
+    return next;
+  };
+}
+
+/** Refuses (400) an address outside the organisation's domains. */
+async function checkEmail(options: ScimDirectoryOptions, organization: string, email: string) {
+  const domain = emailShape.exec(email)?.[1];
+  const owned = new Set(await options.domains(organization));
+  if (!domain || !owned.has(domain))
+    throw new ScimProblem(
+      400,
+      "The user's email (the primary of emails, else userName) must be an address in one of the organisation's domains.",
+      'invalidValue',
+    );
+}
+
+/** Writes a user's memberships in the organisation's projects, each change in the project's trail. */
+function roleWriter(options: ScimDirectoryOptions, kernel: SessionKernel) {
   const { store, directory } = options;
   const { context } = kernel;
   const now = () => context.now();
@@ -119,27 +144,29 @@ function membershipSync(options: ScimDirectoryOptions, kernel: SessionKernel) {
       event,
     );
     if (result.ok && !result.audited) await kernel.audit?.append(event(result.before));
+    return result.ok ? 1 : 0;
   }
 
   /**
-   * Brings a user's memberships in the organisation's projects in step: none while inactive; for each
-   * project the mapping names, the role of the first rule whose group they are in, or none.
+   * Puts a user's memberships in the organisation's projects where `active` says: none when inactive;
+   * for each project the mapping names, the role of the first rule whose group they are in, or none.
    */
-  async function sync(by: ScimCaller, user: ScimUserRecord, reason: string) {
+  async function apply(by: ScimCaller, user: ScimUserRecord, active: boolean, reason: string) {
     const projects = await projectsOf(by.organization);
     const account = await context.directory.getAccount(user.userId);
-    if (!account) return;
+    if (!account) return 0;
     const held = (projectKey: string) =>
       account.memberships.filter((membership) => membership.projectKey === projectKey);
-    if (!user.active) {
+    let changed = 0;
+    if (!active) {
       for (const projectKey of projects)
-        if (held(projectKey).length > 0) await changeMembership(by, user, projectKey, null, reason);
-      return;
+        if (held(projectKey).length > 0) changed += await changeMembership(by, user, projectKey, null, reason);
+      return changed;
     }
     const rules = ((await options.groupRoles?.(by.organization)) ?? []).filter((rule) =>
       projects.includes(rule.projectKey),
     );
-    if (rules.length === 0) return;
+    if (rules.length === 0) return 0;
     const groups = await store.groupsOf(by.organization, user.id);
     const inGroup = (rule: GroupRole) =>
       groups.some((group) => group.displayName === rule.group || group.externalId === rule.group);
@@ -147,21 +174,58 @@ function membershipSync(options: ScimDirectoryOptions, kernel: SessionKernel) {
       const rule = rules.find((candidate) => candidate.projectKey === projectKey && inGroup(candidate));
       const memberships = held(projectKey);
       if (rule && !(memberships.length > 0 && memberships.every((membership) => membership.role === rule.role)))
-        await changeMembership(by, user, projectKey, rule, reason);
-      else if (!rule && memberships.length > 0) await changeMembership(by, user, projectKey, null, reason);
+        changed += await changeMembership(by, user, projectKey, rule, reason);
+      else if (!rule && memberships.length > 0) changed += await changeMembership(by, user, projectKey, null, reason);
     }
+    return changed;
+  }
+
+  return { projectsOf, apply };
+}
+
+/** Keeps users' memberships in the organisation's projects in step with their directory. */
+function membershipSync(options: ScimDirectoryOptions, kernel: SessionKernel) {
+  const { store } = options;
+  const { context } = kernel;
+  const now = () => context.now();
+  const { projectsOf, apply } = roleWriter(options, kernel);
+
+  const serialized = serializer();
+
+  /**
+   * Brings a user's memberships in step with what the store holds of them now. Written for an active
+   * user, then read again: a deactivation that landed meanwhile (another request, another replica)
+   * is applied too, so no role outlives it.
+   */
+  function sync(by: ScimCaller, user: ScimUserRecord, reason: string) {
+    return serialized(by, user, async () => {
+      const current = await store.getUser(by.organization, user.id);
+      const changed = await apply(by, current ?? user, current?.active ?? false, reason);
+      if (current?.active && changed > 0 && !(await store.getUser(by.organization, user.id))?.active)
+        await apply(by, current, false, 'deactivated');
+    });
   }
 
   /**
-   * Ends what a user held in the organisation's projects: their memberships there first (no session
-   * can switch into one after), then every session open in one of them; recorded in each project.
+   * Ends what an inactive or deleted user held in the organisation: their memberships in its projects
+   * first (no session can switch into one after), then every session open in one of them, then their
+   * place among its admins. Idempotent: a directory that retries after a failure finishes it. Recorded
+   * in each project when it changed anything, or when the user was active before.
    */
-  async function deprovision(by: ScimCaller, user: ScimUserRecord, reason: 'deactivated' | 'deleted') {
-    await sync(by, { ...user, active: false }, reason);
+  async function deprovision(
+    by: ScimCaller,
+    user: ScimUserRecord,
+    reason: 'deactivated' | 'deleted',
+    wasActive: boolean,
+  ) {
+    const removed = await serialized(by, user, () => apply(by, user, false, reason));
     const projects = new Set(await projectsOf(by.organization));
     let ended = 0;
     for (const session of await context.store.listByUser(user.userId))
       if (projects.has(session.projectKey) && (await context.store.delete(session.id))) ended += 1;
+    const admins = kernel.module<OrganizationsPort>('team')?.organizationAdmins;
+    const revoked = (await admins?.revoke(by.organization, user.userId, `scim-user-${reason}`)) ?? false;
+    if (!wasActive && removed === 0 && ended === 0 && !revoked && reason === 'deactivated') return;
     for (const projectKey of projects)
       await kernel.audit?.append({
         projectKey,
@@ -169,7 +233,14 @@ function membershipSync(options: ScimDirectoryOptions, kernel: SessionKernel) {
         actor: null,
         session: null,
         subject: user.userId,
-        data: { organization: by.organization, token: by.tokenId, scimUser: user.id, sessionsEnded: ended },
+        data: {
+          organization: by.organization,
+          token: by.tokenId,
+          scimUser: user.id,
+          membershipsRemoved: removed,
+          sessionsEnded: ended,
+          adminRevoked: revoked,
+        },
         at: now(),
       });
   }
@@ -191,18 +262,6 @@ type MembershipSync = ReturnType<typeof membershipSync>;
 function userOperations(options: ScimDirectoryOptions, kernel: SessionKernel, { sync, deprovision }: MembershipSync) {
   const { store, directory } = options;
   const now = () => kernel.context.now();
-
-  /** Refuses (400) an address outside the organisation's domains. */
-  async function checkEmail(organization: string, email: string) {
-    const domain = emailShape.exec(email)?.[1];
-    const owned = new Set(await options.domains(organization));
-    if (!domain || !owned.has(domain))
-      throw new ScimProblem(
-        400,
-        "The user's email (the primary of emails, else userName) must be an address in one of the organisation's domains.",
-        'invalidValue',
-      );
-  }
 
   /** The account with this address, created (no password anyone knows, no membership) when there is none. */
   async function bindAccount(email: string, input: UserInput) {
@@ -246,8 +305,9 @@ function userOperations(options: ScimDirectoryOptions, kernel: SessionKernel, { 
       if (outcome === 'user_name_taken') throw conflict('Another user has this userName.');
       if (outcome === 'external_id_taken') throw conflict('Another user has this externalId.');
       if (outcome === 'replaced') {
-        if (before.active && !after.active) await deprovision(by, after, 'deactivated');
-        else if (!before.active && after.active) await sync(by, after, 'reactivated');
+        // Every time it is written inactive, not only when it becomes so: a retry finishes what failed.
+        if (!after.active) await deprovision(by, after, 'deactivated', before.active);
+        else if (!before.active) await sync(by, after, 'reactivated');
         return after;
       }
       if (attempt >= 4) throw new ScimProblem(409, 'The user keeps changing: try again.');
@@ -258,7 +318,7 @@ function userOperations(options: ScimDirectoryOptions, kernel: SessionKernel, { 
     async createUser(by: ScimCaller, body: unknown): Promise<ScimUserRecord> {
       const input = readResource(userInput, body);
       const email = emailOf(input);
-      await checkEmail(by.organization, email);
+      await checkEmail(options, by.organization, email);
       const userId = await bindAccount(email, input);
       const at = now();
       const user: ScimUserRecord = {
@@ -277,7 +337,7 @@ function userOperations(options: ScimDirectoryOptions, kernel: SessionKernel, { 
       if (outcome === 'user_name_taken') throw conflict('A user with this userName exists.');
       if (outcome === 'external_id_taken') throw conflict('A user with this externalId exists.');
       if (outcome === 'account_taken') throw conflict("This email's account is already a user of this directory.");
-      if (!user.active) await deprovision(by, user, 'deactivated');
+      if (!user.active) await deprovision(by, user, 'deactivated', false);
       return user;
     },
 
@@ -286,12 +346,23 @@ function userOperations(options: ScimDirectoryOptions, kernel: SessionKernel, { 
       replaceUser(by, id, () => readResource(userInput, body)),
 
     patchUser: (by: ScimCaller, id: string, operations: readonly PatchOperation[]) =>
-      replaceUser(by, id, (before) => readResource(userInput, applyPatch(patchable(before), operations))),
+      replaceUser(by, id, (before) => readResource(userInput, applyPatch('user', patchable(before), operations))),
 
+    /**
+     * DELETE: written inactive first, deprovisioned, then deleted: a failure on the way leaves the user
+     * inactive and in the store, and the directory's retry finishes it.
+     */
     async deleteUser(by: ScimCaller, id: string) {
       const user = await store.getUser(by.organization, id);
-      if (!user || !(await store.deleteUser(by.organization, id))) throw notFound('User', id);
-      await deprovision(by, user, 'deleted');
+      if (!user) throw notFound('User', id);
+      const inactive = { ...user, active: false, updatedAt: now(), version: user.version + 1 };
+      if (user.active) {
+        const outcome = await store.replaceUser(inactive);
+        if (outcome === 'not_found') throw notFound('User', id);
+        if (outcome !== 'replaced') throw new ScimProblem(409, 'The user changed meanwhile: try again.');
+      }
+      await deprovision(by, inactive, 'deleted', user.active);
+      await store.deleteUser(by.organization, id);
     },
   };
 }
@@ -307,12 +378,12 @@ function groupOperations(options: ScimDirectoryOptions, kernel: SessionKernel, {
     id: string,
     change: { add: readonly string[]; remove: readonly string[]; replace?: boolean },
   ) {
-    const before = change.replace ? (await store.members(by.organization, id)).map((member) => member.value) : [];
     const outcome = await store.changeMembers(by.organization, id, change);
     if (outcome === 'not_found') throw notFound('Group', id);
     if (outcome === 'unknown_member')
       throw new ScimProblem(400, 'A member is not a user of this directory.', 'invalidValue');
-    await syncMembers(by, [...before, ...change.add, ...change.remove], 'groups');
+    // Only those whose membership changed: an id added again, or removed while not a member, costs nothing.
+    await syncMembers(by, outcome.changed, 'groups');
   }
 
   /** Renames a group (or changes its externalId) from what was read; its members' roles follow. */
@@ -323,12 +394,17 @@ function groupOperations(options: ScimDirectoryOptions, kernel: SessionKernel, {
     if (outcome === 'not_found') throw notFound('Group', before.id);
     if (outcome === 'external_id_taken') throw conflict('Another group has this externalId.');
     if (outcome === 'conflict') throw new ScimProblem(409, 'The group changed meanwhile: try again.');
-    const members = await store.members(by.organization, before.id);
-    await syncMembers(
-      by,
-      members.map((member) => member.value),
-      'groups',
-    );
+    // Its members' roles change only when the mapping names it, by its old name or its new one.
+    const names = [before.displayName, before.externalId, displayName, externalId];
+    const rules = (await options.groupRoles?.(by.organization)) ?? [];
+    if (rules.some((rule) => names.includes(rule.group))) {
+      const members = await store.members(by.organization, before.id);
+      await syncMembers(
+        by,
+        members.map((member) => member.value),
+        'groups',
+      );
+    }
     return after;
   }
 
@@ -374,6 +450,7 @@ function groupOperations(options: ScimDirectoryOptions, kernel: SessionKernel, {
       const patched = readResource(
         groupInput,
         applyPatch(
+          'group',
           { displayName: before.displayName, ...(before.externalId === null ? {} : { externalId: before.externalId }) },
           attributes,
         ),

@@ -21,44 +21,151 @@ const patchMessage = z.object({
 
 export type PatchOperation = { op: 'add' | 'remove' | 'replace'; path?: string | undefined; value?: unknown };
 
-/** Names no path may reach: scim-patch would follow them into `Object.prototype`. */
-const forbidden = /(^|[.:[\]\s"])(__proto__|constructor|prototype)($|[.:[\]\s"])/i;
+/** An attribute PATCH may reach: a simple one (null), or a complex one with its sub-attributes. */
+type Attributes = Readonly<Record<string, readonly string[] | null>>;
 
-function hasForbiddenKey(value: unknown, depth = 0): boolean {
-  if (depth > 10) return true;
-  if (Array.isArray(value)) return value.some((entry) => hasForbiddenKey(entry, depth + 1));
-  if (typeof value !== 'object' || value === null) return false;
-  return Object.keys(value).some(
-    (key) =>
-      key === '__proto__' ||
-      key === 'constructor' ||
-      key === 'prototype' ||
-      hasForbiddenKey((value as never)[key], depth + 1),
+const multiValued = ['value', 'type', 'primary', 'display'] as const;
+const userAttributes: Attributes = {
+  userName: null,
+  externalId: null,
+  active: null,
+  displayName: null,
+  nickName: null,
+  title: null,
+  userType: null,
+  preferredLanguage: null,
+  locale: null,
+  timezone: null,
+  name: ['formatted', 'familyName', 'givenName', 'middleName', 'honorificPrefix', 'honorificSuffix'],
+  emails: multiValued,
+  phoneNumbers: multiValued,
+};
+const enterpriseAttributes: Attributes = {
+  employeeNumber: null,
+  costCenter: null,
+  organization: null,
+  division: null,
+  department: null,
+  manager: ['value', 'displayName'],
+};
+/** What PATCH may reach of a resource: its attributes, and its extension's. */
+export const patchable = {
+  user: { attributes: userAttributes, extension: enterpriseAttributes },
+  group: { attributes: { displayName: null, externalId: null } as Attributes, extension: undefined },
+};
+type Patchable = (typeof patchable)[keyof typeof patchable];
+
+const invalidPath = (path: string) => new ScimProblem(400, `No such path: ${path}`, 'invalidPath');
+const invalidValue = () =>
+  new ScimProblem(400, 'A value names an attribute this resource does not have.', 'invalidValue');
+const isPrimitive = (value: unknown) => value === null || ['string', 'number', 'boolean'].includes(typeof value);
+const own = (attributes: Attributes, name: string) => Object.hasOwn(attributes, name);
+
+/** A value for one attribute: a simple one's a primitive; a complex one's objects of its sub-attributes. */
+function checkAttributeValue(subAttributes: readonly string[] | null, value: unknown): void {
+  if (subAttributes === null) {
+    if (!isPrimitive(value)) throw invalidValue();
+    return;
+  }
+  for (const entry of Array.isArray(value) ? value : [value]) {
+    if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) throw invalidValue();
+    for (const [key, inner] of Object.entries(entry))
+      if (!subAttributes.includes(key) || !isPrimitive(inner)) throw invalidValue();
+  }
+}
+
+/** A value without a path: an object of the resource's attributes (its extension's under its URN). */
+function checkResourceValue(resource: Patchable, value: unknown): void {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw invalidValue();
+  for (const [key, inner] of Object.entries(value)) {
+    if (key === 'id' || key === 'schemas') continue;
+    if (resource.extension && key === schemaUrns.enterprise) {
+      if (typeof inner !== 'object' || inner === null || Array.isArray(inner)) throw invalidValue();
+      for (const [name, leaf] of Object.entries(inner))
+        if (own(resource.extension, name)) checkAttributeValue(resource.extension[name]!, leaf);
+        else throw invalidValue();
+    } else if (own(resource.attributes, key)) checkAttributeValue(resource.attributes[key]!, inner);
+    else throw invalidValue();
+  }
+}
+
+/** A filter inside a path (`emails[type eq "work"]`): comparisons of the attribute's sub-attributes only. */
+function checkPathFilter(text: string, subAttributes: readonly string[], path: string): void {
+  let filter: Filter;
+  try {
+    filter = parseFilter(text);
+  } catch {
+    throw invalidPath(path);
+  }
+  const walk = (node: Filter): void => {
+    if ('filters' in node) return node.filters.forEach(walk);
+    if ('filter' in node) return walk(node.filter);
+    if (!('attrPath' in node) || !subAttributes.includes(node.attrPath) || 'valFilter' in node) throw invalidPath(path);
+  };
+  walk(filter);
+}
+
+const pathShape = /^([A-Za-z][A-Za-z0-9]*)(?:\[(.+)\])?(?:\.([A-Za-z][A-Za-z0-9]*))?$/s;
+
+/**
+ * Holds an operation to the attributes the resource has: its path (`name.givenName`,
+ * `emails[type eq "work"].value`, the extension's `urn:…:User:department`) and every key of its value.
+ * scim-patch follows any name it is given, `__proto__` and `hasOwnProperty` included: nothing else
+ * reaches it.
+ */
+function checkOperation(resource: Patchable, operation: PatchOperation): void {
+  const path = operation.path?.trim();
+  if (path === undefined || path === '') {
+    if (operation.op !== 'remove') checkResourceValue(resource, operation.value);
+    return;
+  }
+  let attributes = resource.attributes;
+  let rest = path;
+  if (resource.extension && path.startsWith(`${schemaUrns.enterprise}:`)) {
+    attributes = resource.extension;
+    rest = path.slice(schemaUrns.enterprise.length + 1);
+  } else if (resource.extension && path === schemaUrns.enterprise) {
+    if (operation.op !== 'remove') checkResourceValue(resource, { [schemaUrns.enterprise]: operation.value });
+    return;
+  } else if (path.startsWith(`${schemaUrns.user}:`)) rest = path.slice(schemaUrns.user.length + 1);
+  const [, name, filter, sub] = pathShape.exec(rest) ?? [];
+  if (name === undefined || !own(attributes, name)) throw invalidPath(path);
+  const subAttributes = attributes[name]!;
+  if ((filter !== undefined || sub !== undefined) && subAttributes === null) throw invalidPath(path);
+  if (filter !== undefined) checkPathFilter(filter, subAttributes!, path);
+  if (sub !== undefined && !subAttributes!.includes(sub)) throw invalidPath(path);
+  if (operation.op === 'remove' && operation.value === undefined) return;
+  checkAttributeValue(
+    sub !== undefined || (filter !== undefined && subAttributes === null) ? null : subAttributes,
+    operation.value,
   );
 }
 
-/** The operations of a PatchOp body, `op` in lower case; 400 `invalidSyntax` or `invalidPath` otherwise. */
+/** The operations of a PatchOp body, `op` in lower case; 400 `invalidSyntax` otherwise. */
 export function patchOperations(body: unknown): PatchOperation[] {
   const result = z.safeParse(patchMessage, body);
   if (!result.success) {
     const issue = result.error.issues[0]!;
     throw new ScimProblem(400, `${issue.path.map(String).join('.')}: ${issue.message}`, 'invalidSyntax');
   }
-  return result.data.Operations.map(({ op, path, value }) => {
-    if (path !== undefined && forbidden.test(path)) throw new ScimProblem(400, `No such path: ${path}`, 'invalidPath');
-    if (hasForbiddenKey(value)) throw new ScimProblem(400, 'A value names a key no resource has.', 'invalidValue');
-    return { op: op.toLowerCase() as PatchOperation['op'], path, value };
-  });
+  return result.data.Operations.map(({ op, path, value }) => ({
+    op: op.toLowerCase() as PatchOperation['op'],
+    path,
+    value,
+  }));
 }
 
 /**
- * Applies `operations` to `resource` (a copy: `resource` is left as it was) with scim-patch; a
- * refused operation is 400 with its `scimType` (`invalidPath`, `noTarget`, `invalidValue`).
+ * Applies `operations` to `resource` (a copy: `resource` is left as it was) with scim-patch, each held
+ * to the attributes the resource `kind` has first; a refused operation is 400 with its `scimType`
+ * (`invalidPath`, `noTarget`, `invalidValue`).
  */
 export function applyPatch<T extends object>(
+  kind: keyof typeof patchable,
   resource: T,
   operations: readonly PatchOperation[],
 ): Record<string, unknown> {
+  for (const operation of operations) checkOperation(patchable[kind], operation);
   if (operations.length === 0) return { ...resource } as Record<string, unknown>;
   const document = {
     schemas: [schemaUrns.user],
@@ -126,9 +233,10 @@ export interface GroupPatch {
 /**
  * Splits a group's PATCH: operations on `members` — add by value, remove by value (Entra ID) or by
  * `members[value eq "…"]` (Okta), replace, remove all — become one change of members, applied in the
- * order given; the rest (`displayName`, `externalId`) are patched onto the group.
+ * order given, at most `maxMembers` of them in one request; the rest (`displayName`, `externalId`) are
+ * patched onto the group.
  */
-export function groupPatch(operations: readonly PatchOperation[]): GroupPatch {
+export function groupPatch(operations: readonly PatchOperation[], maxMembers = 1000): GroupPatch {
   const attributes: PatchOperation[] = [];
   let members: GroupPatch['members'];
   const change = () => (members ??= { add: new Set(), remove: new Set(), replace: false });
@@ -158,5 +266,12 @@ export function groupPatch(operations: readonly PatchOperation[]): GroupPatch {
       remove(filteredMembers(path));
     } else attributes.push(operation);
   }
+  const touched = members ? members.add.size + members.remove.size : 0;
+  if (touched > maxMembers)
+    throw new ScimProblem(
+      400,
+      `A PATCH changes at most ${maxMembers} members: send the rest in another.`,
+      'invalidValue',
+    );
   return { attributes, members };
 }

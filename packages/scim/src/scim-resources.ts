@@ -217,8 +217,10 @@ export function listQuery(search: URLSearchParams, resource: keyof typeof filter
   } catch {
     throw new ScimProblem(400, 'The filter is not a SCIM filter.', 'invalidFilter');
   }
-  const attribute =
-    parsed.op === 'eq' && 'attrPath' in parsed ? filterable[resource][parsed.attrPath.toLowerCase()] : undefined;
+  const names = filterable[resource];
+  const name = 'attrPath' in parsed ? parsed.attrPath.toLowerCase() : '';
+  // Own names only: `constructor` names no attribute, whatever Object.prototype holds.
+  const attribute = parsed.op === 'eq' && Object.hasOwn(names, name) ? names[name] : undefined;
   const value = 'compValue' in parsed ? parsed.compValue : undefined;
   if (!attribute || typeof value !== 'string')
     throw new ScimProblem(

@@ -76,7 +76,8 @@ export interface ScimPage<T> {
 export type ScimUserCreateResult = 'created' | 'user_name_taken' | 'external_id_taken' | 'account_taken';
 export type ScimReplaceResult = 'replaced' | 'not_found' | 'conflict' | 'user_name_taken' | 'external_id_taken';
 export type ScimGroupCreateResult = 'created' | 'external_id_taken' | 'unknown_member';
-export type ScimMembersResult = 'changed' | 'not_found' | 'unknown_member';
+/** A change of members: the users whose membership it changed (added or removed), or why nothing changed. */
+export type ScimMembersResult = { changed: string[] } | 'not_found' | 'unknown_member';
 
 /**
  * Storage port of the SCIM module: the organisations' tokens, users, groups and group members. Data in,
@@ -85,7 +86,8 @@ export type ScimMembersResult = 'changed' | 'not_found' | 'unknown_member';
  * surrogate) finds nothing, never an error. Run `testScimStore` from `@deskpilot/scim/testing`.
  */
 export interface ScimStore {
-  addToken(token: ScimTokenRecord): Promise<void>;
+  /** Adds a token while its organisation has fewer than `max` (of concurrent additions at the edge, one wins). */
+  addToken(token: ScimTokenRecord, max: number): Promise<'added' | 'limit'>;
   /** The token with this hash, or null. */
   tokenByHash(hash: string): Promise<ScimTokenRecord | null>;
   /** An organisation's tokens, oldest first. */
@@ -114,7 +116,8 @@ export interface ScimStore {
   replaceGroup(group: ScimGroupRecord): Promise<Exclude<ScimReplaceResult, 'user_name_taken'>>;
   /**
    * Adds and removes members (`replace`: the members become exactly `add`), in one transaction; every
-   * one added must be a user of the organisation, or nothing changes (`unknown_member`).
+   * one added must be a user of the organisation, or nothing changes (`unknown_member`). Answers the
+   * users whose membership changed: an id added twice, or removed while not a member, is none of them.
    */
   changeMembers(
     organization: string,
@@ -193,9 +196,12 @@ function memoryTokens({
   copy,
 }: MemoryState): Pick<ScimStore, 'addToken' | 'tokenByHash' | 'listTokens' | 'deleteToken' | 'tokenUsed'> {
   return {
-    async addToken(token) {
+    async addToken(token, max) {
       if (tokens.has(token.id)) throw new Error(`token ${token.id} exists`);
+      if ([...tokens.values()].filter((other) => other.organization === token.organization).length >= max)
+        return 'limit';
       tokens.set(token.id, copy(token));
+      return 'added';
     },
     async tokenByHash(hash) {
       for (const token of tokens.values()) if (token.hash === hash) return copy(token);
@@ -307,10 +313,14 @@ function memoryGroups({
       const members = groupOf(organization, id) && memberships.get(id);
       if (!members) return 'not_found';
       if (change.add.some((member) => !userOf(organization, member))) return 'unknown_member';
+      const before = new Set(members);
+      const adding = new Set(change.add);
       if (change.replace) members.clear();
-      for (const member of change.remove) members.delete(member);
-      for (const member of change.add) members.add(member);
-      return 'changed';
+      for (const member of change.remove) if (!adding.has(member)) members.delete(member);
+      for (const member of adding) members.add(member);
+      const changed = [...before].filter((member) => !members.has(member));
+      for (const member of members) if (!before.has(member)) changed.push(member);
+      return { changed };
     },
     async members(organization, id) {
       const members = groupOf(organization, id) && memberships.get(id);

@@ -12,6 +12,7 @@ const tables = [
   'deskpilot_scim_groups',
   'deskpilot_scim_users',
   'deskpilot_scim_tokens',
+  'deskpilot_scim_directories',
 ];
 
 describe('createMemoryScimStore', () => {

@@ -116,6 +116,7 @@ export async function scimSetup(
     audit,
     clock,
     directory,
+    organizations,
     aliceCookie,
     membershipsOf,
     fixture,

@@ -1,5 +1,7 @@
+import { createMemoryAuditStore } from '@deskpilot/core/session';
 import { testUsers } from '@deskpilot/core/testing';
 import { describe, expect, it } from 'vitest';
+import { createScimModule } from './create-scim-module.js';
 import { createMemoryScimStore } from './scim-store.js';
 import { dana, json, scimSetup } from './scim.test-support.js';
 
@@ -84,6 +86,100 @@ describe('deprovisioning', () => {
     expect(user.active).toBe(false);
     await scimCall('POST', '/Groups', { displayName: 'Agents', members: [{ value: user.id }] });
     expect(await membershipsOf(dana.email)).toEqual([{ projectKey: 'globex-b2c', clientId: 'globex', role: 'agent' }]);
+  });
+});
+
+describe('deprovisioning holds', () => {
+  it('a deactivated admin of the organisation is one no longer: no token from another tenant’s session', async () => {
+    const { scimCall, call, signIn, organizations, directory, user, audit } = await danaInAgents();
+    const danaId = (await directory.findUserByEmail(dana.email))!.id;
+    await organizations.setAdmin('acme', danaId, true);
+    const inGlobex = (await signIn(dana, 'globex-b2c'))!;
+    await scimCall('PATCH', `/Users/${user.id}`, {
+      schemas: [patchOp],
+      Operations: [{ op: 'replace', value: { active: false } }],
+    });
+    expect(await organizations.admins('acme')).not.toContain(danaId);
+    const minted = await call(
+      'POST',
+      '/sessions/organizations/scim/tokens',
+      { organization: 'acme', name: 'x' },
+      inGlobex,
+    );
+    expect(minted.status).toBe(404);
+    expect((await audit.list({ projectKey: 'acme-b2b' })).map((record) => record.type)).toContain(
+      'organization-admin-revoked',
+    );
+  });
+
+  it('a deprovisioning that fails part way is finished by the directory’s retry', async () => {
+    const audit = createMemoryAuditStore();
+    const append = audit.append.bind(audit);
+    let failures = 1;
+    audit.append = async (event) => {
+      if (event.type === 'scim-membership-removed' && failures-- > 0) throw new Error('the trail is down');
+      return append(event);
+    };
+    const setup = await scimSetup({ audit });
+    const { scimCall, call, signIn, membershipsOf } = setup;
+    const user = await json(await scimCall('POST', '/Users', { schemas: [userSchema], userName: dana.email }));
+    await scimCall('POST', '/Groups', { displayName: 'Agents', members: [{ value: user.id }] });
+    const session = (await signIn(dana, 'acme-b2c'))!;
+    const failed = await scimCall('DELETE', `/Users/${user.id}`);
+    expect(failed.status).toBe(500);
+    expect(await json(failed)).toMatchObject({ schemas: [scimError], status: '500' });
+    // Still there, inactive: the retry finds it and finishes.
+    expect((await json(await scimCall('GET', `/Users/${user.id}`))).active).toBe(false);
+    expect((await scimCall('DELETE', `/Users/${user.id}`)).status).toBe(204);
+    expect((await call('GET', '/sessions/current', undefined, session)).status).toBe(401);
+    expect((await membershipsOf(dana.email)).filter((membership) => membership.clientId === 'acme')).toEqual([]);
+    expect((await scimCall('GET', `/Users/${user.id}`)).status).toBe(404);
+  });
+
+  it('a deactivation racing a group change leaves no role behind', async () => {
+    const { scimCall, membershipsOf } = await scimSetup();
+    for (let round = 0; round < 10; round += 1) {
+      const user = await json(
+        await scimCall('POST', '/Users', { schemas: [userSchema], userName: `racer${round}@acme.com` }),
+      );
+      const group = await json(await scimCall('POST', '/Groups', { displayName: 'Support Leads' }));
+      await Promise.all([
+        scimCall('PATCH', `/Groups/${group.id}`, {
+          schemas: [patchOp],
+          Operations: [{ op: 'add', path: 'members', value: [{ value: user.id }] }],
+        }),
+        scimCall('PATCH', `/Users/${user.id}`, {
+          schemas: [patchOp],
+          Operations: [{ op: 'replace', value: { active: false } }],
+        }),
+      ]);
+      expect(await membershipsOf(`racer${round}@acme.com`)).toEqual([]);
+    }
+  });
+
+  it('bounds a PATCH of members, and syncs only those whose membership changed', async () => {
+    const { scimCall } = await danaInAgents();
+    const group = await json(await scimCall('POST', '/Groups', { displayName: 'Big' }));
+    const many = Array.from({ length: 1001 }, (_, index) => ({ value: `made-up-${index}` }));
+    const refused = await scimCall('PATCH', `/Groups/${group.id}`, {
+      schemas: [patchOp],
+      Operations: [{ op: 'remove', path: 'members', value: many }],
+    });
+    expect(refused.status).toBe(400);
+    const ignored = await scimCall('PATCH', `/Groups/${group.id}`, {
+      schemas: [patchOp],
+      Operations: [{ op: 'remove', path: 'members', value: many.slice(0, 1000) }],
+    });
+    expect(ignored.status).toBe(204);
+  });
+
+  it('needs the team module with organisations, given before it', async () => {
+    const { createTestSessionService } = await import('@deskpilot/core/testing');
+    await expect(
+      createTestSessionService({
+        modules: [createScimModule({ store: createMemoryScimStore(), directory: {} as never, domains: () => [] })],
+      }),
+    ).rejects.toThrow(/team module with organisations/);
   });
 });
 
@@ -264,16 +360,36 @@ describe('refusals, in SCIM’s error schema', () => {
   it('refuses a PATCH path or value that reaches Object.prototype, and pollutes nothing', async () => {
     const { scimCall } = await scimSetup();
     const user = await json(await scimCall('POST', '/Users', { schemas: [userSchema], userName: dana.email }));
+    const group = await json(await scimCall('POST', '/Groups', { displayName: 'G' }));
     for (const operation of [
       { op: 'add', path: '__proto__.polluted', value: 'yes' },
       { op: 'add', path: 'constructor.prototype.polluted', value: 'yes' },
       { op: 'add', path: 'name.__proto__.polluted', value: 'yes' },
+      { op: 'add', path: 'hasOwnProperty.call', value: 'yes' },
+      { op: 'add', path: 'emails[__proto__ eq "x"].value', value: 'yes' },
       { op: 'add', value: { constructor: { prototype: { polluted: 'yes' } } } },
+      { op: 'add', value: { '__proto__.polluted': true } },
+      { op: 'add', path: 'name', value: { '__proto__:polluted': 'yes' } },
+      {
+        op: 'add',
+        path: 'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:__proto__',
+        value: { polluted: 1 },
+      },
     ]) {
       const response = await scimCall('PATCH', `/Users/${user.id}`, { schemas: [patchOp], Operations: [operation] });
-      expect(response.status).toBe(400);
+      expect(response.status, JSON.stringify(operation)).toBe(400);
+    }
+    for (const operation of [
+      { op: 'replace', value: { 'constructor.prototype.polluted': 'yes' } },
+      { op: 'replace', path: 'toString', value: 'yes' },
+    ]) {
+      const response = await scimCall('PATCH', `/Groups/${group.id}`, { schemas: [patchOp], Operations: [operation] });
+      expect(response.status, JSON.stringify(operation)).toBe(400);
     }
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    expect(Object.prototype.hasOwnProperty.call).toBe(Function.prototype.call);
+    // Nor is a name Object.prototype holds an attribute to filter on.
+    expect((await scimCall('GET', '/Users?filter=constructor%20eq%20%22x%22')).status).toBe(400);
   });
 
   it('limits requests per token: 429 with Retry-After', async () => {

@@ -20,8 +20,9 @@ export const scimSchema: SqliteModuleSchema = {
     {
       version: 1,
       name: 'directories',
-      // Tokens kept as digests; users and groups in the order they came (the rowid), each uniqueness
-      // a constraint; a group's members rows of their own, deleted with the group or the user.
+      // Tokens kept as digests; each directory's running totals, kept in the transaction of the row
+      // they count; users and groups in the order they came (the rowid), each uniqueness a constraint;
+      // a group's members rows of their own, deleted with the group or the user.
       sql: `
         CREATE TABLE deskpilot_scim_tokens (
           id TEXT PRIMARY KEY,
@@ -32,6 +33,11 @@ export const scimSchema: SqliteModuleSchema = {
           last_used_at INTEGER
         ) STRICT;
         CREATE INDEX deskpilot_scim_tokens_organization ON deskpilot_scim_tokens (organization, created_at);
+        CREATE TABLE deskpilot_scim_directories (
+          organization TEXT PRIMARY KEY,
+          users INTEGER NOT NULL DEFAULT 0,
+          groups INTEGER NOT NULL DEFAULT 0
+        ) STRICT;
         CREATE TABLE deskpilot_scim_users (
           position INTEGER PRIMARY KEY,
           id TEXT NOT NULL UNIQUE,
@@ -100,7 +106,7 @@ function statements(database: SqliteDatabase) {
   const all = (text: string, ...values: unknown[]) =>
     database.run(() => sql(text).all(...(values as never[]))) as Row[];
   const page = <T>(
-    table: string,
+    table: 'deskpilot_scim_users' | 'deskpilot_scim_groups',
     columns: readonly string[],
     organization: string,
     query: ScimListQuery,
@@ -108,20 +114,22 @@ function statements(database: SqliteDatabase) {
   ) => {
     const { where, values } = listWhere(query);
     if (!storable(organization, ...values)) return { total: 0, resources: [] };
+    const totals = table === 'deskpilot_scim_users' ? 'users' : 'groups';
     return database.run(() => {
-      const total = Number(
-        (sql(`SELECT count(*) AS total FROM ${table} WHERE ${where}`).get(organization, ...values) as Row).total,
-      );
+      // The directory's running total, or the few rows a filter on an indexed key matches.
+      const counted = query.filter
+        ? sql(`SELECT count(*) AS total FROM ${table} WHERE ${where}`).get(organization, ...values)
+        : sql(`SELECT ${totals} AS total FROM deskpilot_scim_directories WHERE organization = ?`).get(organization);
+      // The page's first position found in the index alone: the rows before it are never read.
       const rows =
         query.count === 0
           ? []
-          : (sql(`SELECT ${columns.join(', ')} FROM ${table} WHERE ${where} ORDER BY position LIMIT ? OFFSET ?`).all(
-              organization,
-              ...values,
-              query.count,
-              query.startIndex - 1,
-            ) as Row[]);
-      return { total, resources: rows.map(read) };
+          : (sql(
+              `SELECT ${columns.join(', ')} FROM ${table} WHERE ${where} AND position >= (
+                 SELECT position FROM ${table} WHERE ${where} ORDER BY position LIMIT 1 OFFSET ?)
+               ORDER BY position LIMIT ?`,
+            ).all(organization, ...values, organization, ...values, query.startIndex - 1, query.count) as Row[]);
+      return { total: Number((counted as Row | undefined)?.total ?? 0), resources: rows.map(read) };
     });
   };
   const allUsers = (organization: string, members: readonly string[]) => {
@@ -130,15 +138,22 @@ function statements(database: SqliteDatabase) {
     const found = sql('SELECT 1 FROM deskpilot_scim_users WHERE organization = ? AND id = ?');
     return distinct.every((member) => found.get(organization, member) !== undefined);
   };
-  const addMembers = (id: string, members: readonly string[]) => {
+  /** Adds members to a group: the ones it did not have. */
+  const addMembers = (id: string, members: Iterable<string>) => {
     const insert = sql(
       'INSERT INTO deskpilot_scim_group_members (group_id, member_id) VALUES (?, ?) ON CONFLICT DO NOTHING',
     );
-    for (const member of new Set(members)) insert.run(id, member);
+    return [...new Set(members)].filter((member) => Number(insert.run(id, member).changes) === 1);
   };
   const groupExists = (organization: string, id: string) =>
     sql('SELECT 1 FROM deskpilot_scim_groups WHERE organization = ? AND id = ?').get(organization, id) !== undefined;
-  return { sql, all, page, allUsers, addMembers, groupExists };
+  /** Moves a directory's running total, inside the caller's transaction. */
+  const count = (organization: string, column: 'users' | 'groups', by: 1 | -1) =>
+    sql(
+      `INSERT INTO deskpilot_scim_directories (organization, ${column}) VALUES (?, ?)
+       ON CONFLICT (organization) DO UPDATE SET ${column} = ${column} + excluded.${column}`,
+    ).run(organization, by);
+  return { sql, all, page, allUsers, addMembers, groupExists, count };
 }
 
 type Statements = ReturnType<typeof statements>;
@@ -149,12 +164,18 @@ function tokenStore(
   { sql, all }: Statements,
 ): Pick<ScimStore, 'addToken' | 'tokenByHash' | 'listTokens' | 'deleteToken' | 'tokenUsed'> {
   return {
-    async addToken(token) {
-      database.run(() =>
+    async addToken(token, max) {
+      // One write transaction: the count and the insert see the same tokens.
+      return database.transaction(() => {
+        const { live } = sql('SELECT count(*) AS live FROM deskpilot_scim_tokens WHERE organization = ?').get(
+          token.organization,
+        ) as { live: number };
+        if (Number(live) >= max) return 'limit';
         sql(
           'INSERT INTO deskpilot_scim_tokens (id, organization, hash, name, created_at, last_used_at) VALUES (?, ?, ?, ?, ?, ?)',
-        ).run(token.id, token.organization, token.hash, token.name, token.createdAt, token.lastUsedAt),
-      );
+        ).run(token.id, token.organization, token.hash, token.name, token.createdAt, token.lastUsedAt);
+        return 'added';
+      });
     },
     async tokenByHash(hash) {
       if (!storable(hash)) return null;
@@ -186,18 +207,19 @@ function tokenStore(
 }
 
 /** The users' part of the store. */
-function userStore(database: SqliteDatabase, { sql, all, page }: Statements) {
+function userStore(database: SqliteDatabase, { sql, all, page, count }: Statements) {
   const store: Pick<
     ScimStore,
     'createUser' | 'getUser' | 'userByAccount' | 'listUsers' | 'replaceUser' | 'deleteUser'
   > = {
     async createUser(user) {
       try {
-        database.run(() =>
+        database.transaction(() => {
           sql(
             `INSERT INTO deskpilot_scim_users (${userColumns.join(', ')}) VALUES (${userColumns.map(() => '?').join(', ')})`,
-          ).run(...(userRow(userRowValues({ ...user, version: 1 })) as never[])),
-        );
+          ).run(...(userRow(userRowValues({ ...user, version: 1 })) as never[]));
+          count(user.organization, 'users', 1);
+        });
         return 'created';
       } catch (error) {
         const conflict = isConstraint(error) ? userConflict(error) : undefined;
@@ -269,7 +291,7 @@ function userStore(database: SqliteDatabase, { sql, all, page }: Statements) {
 }
 
 /** The groups' part of the store. */
-function groupStore(database: SqliteDatabase, { sql, all, page, allUsers, addMembers }: Statements) {
+function groupStore(database: SqliteDatabase, { sql, all, page, allUsers, addMembers, count }: Statements) {
   const store: Pick<ScimStore, 'createGroup' | 'getGroup' | 'listGroups' | 'replaceGroup' | 'deleteGroup' | 'counts'> =
     {
       async createGroup(group, members) {
@@ -286,6 +308,7 @@ function groupStore(database: SqliteDatabase, { sql, all, page, allUsers, addMem
             }
             if (!allUsers(group.organization, members)) throw new Refused('unknown_member');
             addMembers(group.id, members);
+            count(group.organization, 'groups', 1);
             return 'created' as const;
           });
         } catch (error) {
@@ -336,17 +359,13 @@ function groupStore(database: SqliteDatabase, { sql, all, page, allUsers, addMem
           );
           if (Number(changes) !== 1) return false;
           sql('DELETE FROM deskpilot_scim_group_members WHERE group_id = ?').run(id);
+          count(organization, 'groups', -1);
           return true;
         });
       },
       async counts(organization) {
         if (!storable(organization)) return { users: 0, groups: 0 };
-        const [row] = all(
-          `SELECT (SELECT count(*) FROM deskpilot_scim_users WHERE organization = ?) AS users,
-                (SELECT count(*) FROM deskpilot_scim_groups WHERE organization = ?) AS groups`,
-          organization,
-          organization,
-        );
+        const [row] = all('SELECT users, groups FROM deskpilot_scim_directories WHERE organization = ?', organization);
         return { users: Number(row?.users ?? 0), groups: Number(row?.groups ?? 0) };
       },
     };
@@ -364,12 +383,20 @@ function memberStore(
       return database.transaction(() => {
         if (!groupExists(organization, id)) return 'not_found';
         if (!allUsers(organization, change.add)) return 'unknown_member';
-        if (change.replace) sql('DELETE FROM deskpilot_scim_group_members WHERE group_id = ?').run(id);
+        const adding = new Set(change.add);
+        const changed: string[] = [];
         const remove = sql('DELETE FROM deskpilot_scim_group_members WHERE group_id = ? AND member_id = ?');
-        for (const member of change.remove)
-          if (storable(member) && !change.add.includes(member)) remove.run(id, member);
-        addMembers(id, change.add);
-        return 'changed';
+        const removing = change.replace
+          ? (
+              sql('SELECT member_id FROM deskpilot_scim_group_members WHERE group_id = ?').all(id) as Array<{
+                member_id: string;
+              }>
+            ).map((row) => row.member_id)
+          : change.remove.filter((member) => storable(member));
+        for (const member of removing)
+          if (!adding.has(member) && Number(remove.run(id, member).changes) === 1) changed.push(member);
+        changed.push(...addMembers(id, adding));
+        return { changed };
       });
     },
     async members(organization, id) {

@@ -71,9 +71,10 @@ export function testScimStore(make: () => ScimStore | Promise<ScimStore>): void 
 function tokens(make: () => ScimStore | Promise<ScimStore>): void {
   it('keeps tokens by hash, per organisation, and their last use never moves back', async () => {
     const store = await make();
-    await store.addToken(token());
-    await store.addToken(token({ id: 'scimtok_2', hash: 'hash-2', createdAt: 2_000 }));
-    await store.addToken(token({ id: 'scimtok_3', organization: 'globex', hash: 'hash-3' }));
+    expect(await store.addToken(token(), 2)).toBe('added');
+    expect(await store.addToken(token({ id: 'scimtok_2', hash: 'hash-2', createdAt: 2_000 }), 2)).toBe('added');
+    expect(await store.addToken(token({ id: 'scimtok_4', hash: 'hash-4' }), 2)).toBe('limit');
+    expect(await store.addToken(token({ id: 'scimtok_3', organization: 'globex', hash: 'hash-3' }), 2)).toBe('added');
     expect(await store.tokenByHash('hash-1')).toEqual(token());
     expect(await store.tokenByHash('hash-x')).toBeNull();
     expect((await store.listTokens('acme')).map((record) => record.id)).toEqual(['scimtok_1', 'scimtok_2']);
@@ -89,6 +90,17 @@ function tokens(make: () => ScimStore | Promise<ScimStore>): void {
       expect(await store.deleteToken('acme', input)).toBe(false);
       await store.tokenUsed(input, 1);
     }
+  });
+
+  it('of concurrent additions at the limit, only as many as the limit are added', async () => {
+    const store = await make();
+    const outcomes = await Promise.all(
+      Array.from({ length: 10 }, (_, index) =>
+        store.addToken(token({ id: `scimtok_${index}`, hash: `hash-${index}` }), 2),
+      ),
+    );
+    expect(outcomes.filter((outcome) => outcome === 'added')).toHaveLength(2);
+    expect(await store.listTokens('acme')).toHaveLength(2);
   });
 }
 
@@ -210,13 +222,18 @@ function groups(make: () => ScimStore | Promise<ScimStore>): void {
     const store = await make();
     await seed(store);
     await store.createGroup(group(), ['u-1']);
-    expect(await store.changeMembers('acme', 'g-1', { add: ['u-2', 'u-3'], remove: ['u-1'] })).toBe('changed');
+    const changed = async (change: Parameters<ScimStore['changeMembers']>[2]) => {
+      const outcome = await store.changeMembers('acme', 'g-1', change);
+      return typeof outcome === 'string' ? outcome : outcome.changed.sort();
+    };
+    expect(await changed({ add: ['u-2', 'u-3'], remove: ['u-1', 'u-9', 'nobody'] })).toEqual(['u-1', 'u-2', 'u-3']);
     expect((await store.members('acme', 'g-1')).map((member) => member.value)).toEqual(['u-2', 'u-3']);
-    expect(await store.changeMembers('acme', 'g-1', { add: ['u-9', 'u-1'], remove: ['u-2'] })).toBe('unknown_member');
+    expect(await changed({ add: ['u-9', 'u-1'], remove: ['u-2'] })).toBe('unknown_member');
     expect((await store.members('acme', 'g-1')).map((member) => member.value)).toEqual(['u-2', 'u-3']);
-    expect(await store.changeMembers('acme', 'g-1', { add: ['u-1'], remove: [], replace: true })).toBe('changed');
-    expect((await store.members('acme', 'g-1')).map((member) => member.value)).toEqual(['u-1']);
-    expect(await store.changeMembers('acme', 'g-1', { add: ['u-1'], remove: [] })).toBe('changed');
+    expect(await changed({ add: ['u-1', 'u-2'], remove: [], replace: true })).toEqual(['u-1', 'u-3']);
+    expect((await store.members('acme', 'g-1')).map((member) => member.value)).toEqual(['u-1', 'u-2']);
+    expect(await changed({ add: ['u-1'], remove: [] })).toEqual([]);
+    expect(await changed({ add: ['u-3'], remove: ['u-3', 'u-2'] })).toEqual(['u-2', 'u-3']);
     expect(await store.changeMembers('globex', 'g-1', { add: [], remove: [] })).toBe('not_found');
     for (const input of hostile)
       expect(await store.changeMembers('acme', 'g-1', { add: [input], remove: [input] })).toBe('unknown_member');

@@ -101,6 +101,13 @@ export interface OrganizationAdmins {
     organization: string,
     userId: string,
   ): Promise<OrganizationResult<null>>;
+  /**
+   * The user is an admin of the organisation no longer on its directory's word (a SCIM deprovisioning),
+   * even its last one: an organisation left without admins gets its first ones from the operator's
+   * configuration again. Recorded in each of its projects' trails (`organization-admin-revoked`, by
+   * the system, with `reason`); false when they were not one.
+   */
+  revoke(organization: string, userId: string, reason: string): Promise<boolean>;
 }
 
 /** What {@link createOrganizationAdmins} works on: the session service's context, stores and trail. */
@@ -189,6 +196,22 @@ export function createOrganizationAdmins(dependencies: OrganizationAdminsDepende
       const undo = () => organizations.setAdmin(organization, userId, true);
       await record(organization, by, { type: 'organization-admin-removed', user, undo });
       return { ok: true, value: null };
+    },
+    async revoke(organization, userId, reason) {
+      if (!(await organizations.admins(organization)).includes(userId)) return false;
+      await organizations.setAdmin(organization, userId, false);
+      const at = context.now();
+      for (const projectKey of await organizations.projects(organization))
+        await audit?.append({
+          projectKey,
+          type: 'organization-admin-revoked',
+          actor: null,
+          session: null,
+          subject: userId,
+          data: { organization, reason },
+          at,
+        });
+      return true;
     },
   };
 }

@@ -34,6 +34,36 @@ export interface GrantSessionsOptions {
   cacheMs?: number;
   /** Most sessions whose answer is kept (the least recently checked go first). @default 10000 */
   maxEntries?: number;
+  /**
+   * How often a running answer reads its grant's session again: one that ended meanwhile (signed out,
+   * revoked, its user deprovisioned or removed from the project) stops the answer — an `error` part,
+   * then `finish`, the turn saved `aborted`. A read that fails keeps the answer going (an approval
+   * still reads the session when it is answered). @default cacheMs, at least 1000
+   */
+  watchMs?: number;
+}
+
+/** Why a running answer was stopped: its grant's session ended (the `cut` signal's reason). */
+export const grantSessionEnded = 'grant-session-ended';
+
+/** Watches a running answer's grant session: aborts `cut` when it ended; the returned function stops watching. */
+export type GrantSessionWatch = (sessionId: string, cut: AbortController) => () => void;
+
+/** The watch of running answers, every `watchMs`, over `check` (each read fresh). */
+export function createGrantSessionWatch(options: GrantSessionsOptions, check: GrantSessionCheck): GrantSessionWatch {
+  const everyMs = options.watchMs ?? Math.max(options.cacheMs ?? 5_000, 1_000);
+  if (!Number.isFinite(everyMs) || everyMs <= 0) throw new TypeError('grantSessions.watchMs must be a positive number');
+  return (sessionId, cut) => {
+    const timer = setInterval(() => {
+      check(sessionId, { fresh: true }).catch((error: unknown) => {
+        if (DeskpilotError.isInstance(error) && error.code === 'unauthenticated' && !cut.signal.aborted)
+          cut.abort(grantSessionEnded);
+      });
+    }, everyMs);
+    // A watch never keeps a process alive on its own.
+    (timer as { unref?: () => void }).unref?.();
+    return () => clearInterval(timer);
+  };
 }
 
 /** How a grant's session is checked: `fresh` reads it now, past any answer kept or under way. */

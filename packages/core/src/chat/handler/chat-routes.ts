@@ -31,6 +31,7 @@ import type { RunningTurn } from './create-turn-tracker.js';
 import { discardRefusedConversation, openConversation, type OpenConversationResult } from './open-conversation.js';
 import { pickChatModel, type ChatModel, type ChatModels } from './pick-chat-model.js';
 import type { ResolveChatContextResult } from './resolve-chat-context.js';
+import type { GrantSessionWatch } from '../context/grant-sessions.js';
 import type { ChatContext } from '../context/parse-chat-context.js';
 import { branchRequestOf, startBranch, type BranchRequest, type UserIntent } from './start-branch.js';
 import { startUserTurn, storedUserMessage } from './start-user-turn.js';
@@ -62,6 +63,8 @@ export interface ChatRouteDependencies {
   ) => Promise<ResolveChatContextResult>;
   /** Who calls the tools from outside a conversation (`handler.tools`); absent: nobody may. */
   resolveToolCaller?: ((request: HttpRequest) => Promise<ResolveChatContextResult>) | undefined;
+  /** With `grantSessions`: a running answer stops when its grant's session ends. */
+  watchGrantSession?: GrantSessionWatch | undefined;
   bodyLimits: { maxBytes: number; maxDepth: number };
   bodySchema: ReturnType<typeof chatBodySchema>;
   userMessageSchema: ReturnType<typeof userMessageSchema>;
@@ -251,7 +254,7 @@ export async function serveChat(
   // A request that answers approval cards may run a write: its flags are read now, not from a cache.
   const resolved = await deps.resolveContext(body.context, request, { answersApprovals: answersApprovals(body) });
   if (!resolved.ok) throw resolved.error;
-  const { context, signInSessionId } = resolved;
+  const { context, signInSessionId, grantSessionId } = resolved;
   const picked = pickChatModel({ models: deps.models, provider: body.provider });
   if (!picked.ok) throw picked.error;
   const last = await parseLastMessage(deps, body);
@@ -265,6 +268,7 @@ export async function serveChat(
       body,
       context,
       signInSessionId,
+      grantSessionId,
       picked: picked.model,
       last,
       headers: admission.headers,
@@ -285,6 +289,7 @@ async function runTurn(
     body: { sessionId: string; stepUp?: Record<string, string> | undefined };
     context: ChatContext;
     signInSessionId: string | undefined;
+    grantSessionId?: string | undefined;
     picked: ChatModel;
     last: LastMessage;
     headers: Record<string, string>;
@@ -342,6 +347,9 @@ async function runTurn(
   const turnId = `${deps.now()}-${crypto.randomUUID()}`;
   await markRunning(deps, session.id, turnId);
   const recording = await recordingOf(deps, session.id, turnId);
+  // A session that ends while the answer runs (signed out, deprovisioned) stops it.
+  const stopWatching =
+    admitted.grantSessionId === undefined ? undefined : deps.watchGrantSession?.(admitted.grantSessionId, turn.cut);
   try {
     return await streamAssistantTurn({
       recording,
@@ -356,34 +364,48 @@ async function runTurn(
       modelCall: deps.modelCall,
       contextBudget: deps.contextBudget,
       recordUsage: hold && ((usage) => hold.settle(usage)),
-      onApprovalRequest: async (call) => {
-        const capability = deps.toolSet.capabilityOf(call.toolName) ?? '';
-        const record = await deps.gate.propose(scope, { ...call, capability });
-        const card = turnTools.cardOf(call.toolCallId);
-        // The card asks the browser for a fresh user verification over this approval's binding.
-        if (deps.stepUp && asksStepUp(deps.stepUp.policy, { ...call, capability, card }, deps.onError))
-          stepUps.set(call.toolCallId, { binding: stepUpBinding(record) });
-        deps.emit({ type: 'approval-proposed', tool: call.toolName });
-        return record.id;
-      },
+      onApprovalRequest: proposeApproval(deps, scope, turnTools, stepUps),
       store: deps.store,
       sessionId: session.id,
       headers: admitted.headers,
       cut: turn.cut.signal,
       afterSaved: async (message) => (await clearRunning(deps, session.id, turnId), afterSaved(message)),
       title,
-      onSettled: turn.settle,
+      onSettled: () => {
+        stopWatching?.();
+        turn.settle();
+      },
       now: deps.now,
       onError: deps.onError,
       emit: deps.emit,
     });
   } catch (error) {
     // The turn did not start: nothing will be recorded, and a reader is told rather than left waiting.
+    stopWatching?.();
     if (recording?.fail) recording.fail();
     else recording?.close();
     await clearRunning(deps, session.id, turnId);
     throw error;
   }
+}
+
+/** Records each approval a turn's model asks for (the card), and the step-up it asks of the browser. */
+function proposeApproval(
+  deps: ChatRouteDependencies,
+  scope: ApprovalScope,
+  turnTools: ReturnType<ChatToolSet['forTurn']>,
+  stepUps: Map<string, StepUpRequest>,
+) {
+  return async (call: { toolCallId: string; toolName: string; input: unknown }) => {
+    const capability = deps.toolSet.capabilityOf(call.toolName) ?? '';
+    const record = await deps.gate.propose(scope, { ...call, capability });
+    const card = turnTools.cardOf(call.toolCallId);
+    // The card asks the browser for a fresh user verification over this approval's binding.
+    if (deps.stepUp && asksStepUp(deps.stepUp.policy, { ...call, capability, card }, deps.onError))
+      stepUps.set(call.toolCallId, { binding: stepUpBinding(record) });
+    deps.emit({ type: 'approval-proposed', tool: call.toolName });
+    return record.id;
+  };
 }
 
 /** With `markRunningTurns`, the store records that this turn runs (what a restart after a crash aborts). */

@@ -4,6 +4,9 @@ import { describe, expect, it } from 'vitest';
 import { readAll, scriptedModel, sessionId, setupChat, textStep, userMessage } from './chat.test-support.js';
 import type { LanguageModelV4StreamPart } from '../../demo/model/language-model-v4.js';
 import { createMemoryChatStore } from '../conversation/memory-chat-store.js';
+import { signChatGrant } from '../context/chat-grant.js';
+import { isSessionActive } from '../context/grant-sessions.js';
+import { alice, cookiePair, createTestSessions } from '../../session/session.test-support.js';
 
 const body = (message: UIMessage) => ({
   messages: [message],
@@ -163,5 +166,87 @@ describe.each([
     expect(savedAnswer(store)).toBeUndefined();
     expect(store.dump().sessions[0]!.lastTurnStatus).toBe('failed');
     expect(chat.errors).toEqual([expect.objectContaining({ message: 'connection reset while saving' })]);
+  });
+});
+
+describe('a running answer whose session ends', () => {
+  const secret = 'a-chat-context-secret-of-32-chars!!';
+
+  it('stops: an error part saying the session ended, then finish; saved aborted; the next request refused', async () => {
+    const held = heldModel();
+    const sessions = await createTestSessions();
+    const chat = await setupChat(held.model, {
+      contextSecret: secret,
+      grantSessions: { isActive: isSessionActive(sessions.store, sessions.clock.now), cacheMs: 5_000, watchMs: 10 },
+    });
+    sessions.clock.advance(chat.clock.now() - sessions.clock.now());
+    const login = await sessions.service.login(alice);
+    if (!login.ok) throw new Error('login failed');
+    const grant = await signChatGrant(
+      {
+        userEmail: 'alice@example.com',
+        userRole: 'admin',
+        projectKey: 'acme-b2c',
+        businessType: 'b2c',
+        sessionId: login.session.id,
+        capabilities: {},
+      },
+      secret,
+      { now: chat.clock.now },
+    );
+    const response = await chat.post({ messages: [userMessage('hello')], sessionId, context: { grant } });
+    expect(response.status).toBe(200);
+    const reading = readAll(response);
+    await held.streaming;
+    // Deprovisioned, or signed out everywhere, while the answer runs.
+    expect(await sessions.service.logoutEverywhere(cookiePair(login.setCookie))).toBe(1);
+    const chunks = await reading;
+    expect(chunks.slice(-2)).toEqual([
+      { type: 'error', errorText: 'Your session has ended: this answer was stopped. Sign in again.' },
+      { type: 'finish' },
+    ]);
+    expect(textOf(savedAnswer(chat.store))).toBe('Working on it');
+    expect(savedAnswer(chat.store)?.metadata).toMatchObject({ status: 'aborted' });
+    // The answer's cached "live" was replaced by the watch's fresh read: the next turn is refused at once.
+    const next = await chat.post({ messages: [userMessage('again')], sessionId, context: { grant } });
+    expect(next.status).toBe(401);
+  });
+
+  it('runs to its end while the session stays live, the watch reading it meanwhile', async () => {
+    const held = heldModel();
+    const sessions = await createTestSessions();
+    let reads = 0;
+    const isActive = isSessionActive(sessions.store, sessions.clock.now);
+    const chat = await setupChat(held.model, {
+      contextSecret: secret,
+      grantSessions: { isActive: (id) => ((reads += 1), isActive(id)), watchMs: 5 },
+    });
+    sessions.clock.advance(chat.clock.now() - sessions.clock.now());
+    const login = await sessions.service.login(alice);
+    if (!login.ok) throw new Error('login failed');
+    const grant = await signChatGrant(
+      {
+        userEmail: 'alice@example.com',
+        userRole: 'admin',
+        projectKey: 'acme-b2c',
+        businessType: 'b2c',
+        sessionId: login.session.id,
+        capabilities: {},
+      },
+      secret,
+      { now: chat.clock.now },
+    );
+    const reading = readAll(await chat.post({ messages: [userMessage('hello')], sessionId, context: { grant } }));
+    await held.streaming;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(reads).toBeGreaterThan(2);
+    held.release();
+    const chunks = await reading;
+    expect(chunks.some((chunk) => chunk.type === 'error')).toBe(false);
+    expect(textOf(savedAnswer(chat.store))).toBe('Working on it, done.');
+    const settled = reads;
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    // The watch stopped with the answer.
+    expect(reads).toBe(settled);
   });
 });

@@ -19,7 +19,11 @@ import type { CommerceBackend } from '../backends/commerce-backend.js';
 import type { TicketBackend } from '../backends/ticket-backend.js';
 import { builtinCapabilities, defineCapabilities, type CapabilityRegistry } from '../../capabilities/capabilities.js';
 import { resolveChatGrantPolicy, type ChatGrantPolicy } from '../context/chat-grant.js';
-import { createGrantSessionCheck, type GrantSessionsOptions } from '../context/grant-sessions.js';
+import {
+  createGrantSessionCheck,
+  createGrantSessionWatch,
+  type GrantSessionsOptions,
+} from '../context/grant-sessions.js';
 import type { ContextBudget } from '../context/bound-model-input.js';
 import { createTokenBudget, estimateTokens } from './token-budget.js';
 import type { ChatStore, StorageQuota } from '../conversation/chat-store.js';
@@ -450,6 +454,7 @@ function resolveDependencies(
         ...(options.resolveContext ? { host: await options.resolveContext(request, turn) } : {}),
       }),
     resolveToolCaller: toolCallerOf(options, { capabilities, grantPolicy, checkGrantSession, now }),
+    watchGrantSession: checkGrantSession && createGrantSessionWatch(options.grantSessions!, checkGrantSession),
     bodyLimits: { maxBytes: limits.maxBodyBytes ?? 1024 * 1024, maxDepth: limits.maxBodyDepth ?? 64 },
     bodySchema: chatBodySchema(limits.maxMessages ?? 200),
     userMessageSchema: userMessageSchema(limits.maxTextLength ?? 16_000, limits.files),

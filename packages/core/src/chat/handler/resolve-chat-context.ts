@@ -60,6 +60,8 @@ export type ResolveChatContextResult =
       context: ChatContext;
       /** The sign-in session the request comes from, when known (a grant's `sid`, the host's `sessionId`). */
       signInSessionId?: string | undefined;
+      /** The grant's session, when the handler checks grants' sessions: a running answer watches it. */
+      grantSessionId?: string | undefined;
     }
   | { ok: false; error: DeskpilotError };
 
@@ -111,5 +113,6 @@ export async function resolveChatContext(options: ResolveChatContextOptions): Pr
     ok: true,
     context: live ? heldTo(granted.data, live.capabilities) : granted.data,
     signInSessionId: grant.sessionId,
+    ...(options.checkGrantSession ? { grantSessionId: grant.sessionId } : {}),
   };
 }

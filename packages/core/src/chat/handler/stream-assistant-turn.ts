@@ -14,6 +14,7 @@ import type { ChatTurnTools } from './create-chat-tool-set.js';
 import type { ChatModel } from './pick-chat-model.js';
 import { addUsage, estimateTokens, turnUsageOf, type TurnUsage } from './token-budget.js';
 import { persistTurn, turnStatusOf } from './persist-turn.js';
+import { grantSessionEnded } from '../context/grant-sessions.js';
 
 /** Options of {@link streamAssistantTurn}. */
 export interface StreamAssistantTurnOptions {
@@ -167,7 +168,8 @@ export async function streamAssistantTurn(options: StreamAssistantTurnOptions): 
     headers: options.headers,
     signal: cut,
     recording: options.recording,
-    beforeFinish: () => closingErrors({ streamFailed, unsaved, cut: cut.aborted }),
+    beforeFinish: () =>
+      closingErrors({ streamFailed, unsaved, cut: cut.aborted, sessionEnded: cut.reason === grantSessionEnded }),
   });
 }
 
@@ -182,13 +184,17 @@ function errorTextOf(error: unknown, onError: (error: unknown) => void): string 
   return 'The assistant could not answer. Please try again.';
 }
 
-/** The `error` parts that go out before `finish`: the stream failed, the answer was not saved, or a drain cut it. */
-function closingErrors(turn: { streamFailed: boolean; unsaved: boolean; cut: boolean }) {
+/**
+ * The `error` parts that go out before `finish`: the stream failed, the answer was not saved, or it
+ * was cut (by a drain, or because its session ended).
+ */
+function closingErrors(turn: { streamFailed: boolean; unsaved: boolean; cut: boolean; sessionEnded: boolean }) {
+  const cut = turn.sessionEnded
+    ? 'Your session has ended: this answer was stopped. Sign in again.'
+    : 'The service is restarting: this answer was cut short. Please send your message again.';
   const texts = [
     turn.streamFailed && 'The assistant could not answer. Please try again.',
-    turn.unsaved
-      ? 'The answer could not be saved. Please send your message again.'
-      : turn.cut && 'The service is restarting: this answer was cut short. Please send your message again.',
+    turn.unsaved ? 'The answer could not be saved. Please send your message again.' : turn.cut && cut,
   ];
   return texts.filter((text) => text !== false).map((errorText) => ({ type: 'error' as const, errorText }));
 }
