@@ -214,6 +214,8 @@ export async function createApp(config: ServerConfig, logger: Logger) {
                       store: storage.modules.sso.connections,
                       secrets: createSecretBox({ keys: config.SSO_CONNECTION_KEYS }),
                       domains: (organization: string) => config.ORGANIZATIONS?.[organization]?.domains ?? [],
+                      // A connection's roles (its groups claim → project roles) are written here at each sign-in.
+                      memberships: userDirectory,
                     },
                   }
                 : {}),
@@ -228,7 +230,16 @@ export async function createApp(config: ServerConfig, logger: Logger) {
               store: storage.modules.scim,
               directory: userDirectory,
               domains: (organization: string) => config.ORGANIZATIONS?.[organization]?.domains ?? [],
-              groupRoles: (organization: string) => config.ORGANIZATIONS?.[organization]?.groups ?? [],
+              // ORGANIZATIONS' groups, then those of the organisation's enabled connections: one mapping
+              // for its directory's groups and its provider's groups claim.
+              groupRoles: async (organization: string) => [
+                ...(config.ORGANIZATIONS?.[organization]?.groups ?? []),
+                ...(config.SSO_CONNECTION_KEYS
+                  ? (await storage.modules.sso.connections.listByOrganization(organization))
+                      .filter((connection) => connection.enabled)
+                      .flatMap((connection) => connection.settings.roles?.rules ?? [])
+                  : []),
+              ],
               baseUrl: config.SCIM_BASE_URL ?? `http://localhost:${config.PORT}/scim/v2`,
             }),
           ]

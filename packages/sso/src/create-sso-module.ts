@@ -45,7 +45,15 @@ export function createSsoModule(options: SsoModuleOptions): SessionModule<'sso',
     name: 'sso',
     create(kernel) {
       const team = () => kernel.module<{ organizationAdmins: OrganizationAdmins | null }>('team')?.organizationAdmins;
-      const source = options.connections && connectionProviders(options.connections, team, kernel.logger);
+      const source =
+        options.connections &&
+        connectionProviders(options.connections, team, {
+          logger: kernel.logger,
+          audit: kernel.audit,
+          getAccount: (userId) => kernel.context.directory.getAccount(userId),
+          now: kernel.context.now,
+          provisions: options.addUser !== undefined,
+        });
       const sso = sessionSso(options, kernel, source);
       const connectionRoutes =
         options.connections &&

@@ -62,6 +62,37 @@ export interface SsoProvider {
     memberships: readonly Membership[];
     byClaim?: { claim: string; values: Readonly<Record<string, readonly Membership[]>> };
   };
+  /**
+   * Roles kept in step with a claim of the ID token (`groups`) at every sign-in, in the projects its
+   * rules name (an organisation's connection; written by the provider source's `applyRoles`): the
+   * first rule whose group the claim lists gives the role there, and none takes the membership away.
+   */
+  roles?: RoleMapping;
+}
+
+/** A provider's mapping from the values of one claim (its groups) to project roles. */
+export interface RoleMapping {
+  /** The claim that lists the groups: a string, or a list of them. */
+  claim: string;
+  rules: ReadonlyArray<{ group: string; projectKey: string; clientId: string; role: string }>;
+}
+
+/**
+ * What `mapping` gives someone whose ID token carries `claims`: for each project its rules name, the
+ * first rule whose group the claim lists (its role and client), or null (no membership there).
+ */
+export function mappedRoles(
+  mapping: RoleMapping,
+  claims: Record<string, unknown>,
+): Array<{ projectKey: string; clientId: string; role: string | null }> {
+  const claimed = claims[mapping.claim];
+  const groups = new Set((Array.isArray(claimed) ? claimed : [claimed]).filter((value) => typeof value === 'string'));
+  const projects = [...new Set(mapping.rules.map((rule) => rule.projectKey))];
+  return projects.map((projectKey) => {
+    const rule = mapping.rules.find((candidate) => candidate.projectKey === projectKey && groups.has(candidate.group));
+    const clientId = (rule ?? mapping.rules.find((candidate) => candidate.projectKey === projectKey)!).clientId;
+    return { projectKey, clientId, role: rule?.role ?? null };
+  });
 }
 
 /** Options of the session service's `sso`: OpenID Connect single sign-on on `openid-client`. */
@@ -312,7 +343,14 @@ async function accountFor(
   const existing = credentials && (await directory.getAccount(credentials.userId));
   // A tenant's provider binds no one it may not sign in: someone of no project of its tenant stays unbound.
   const tenant = provider.projects;
-  if (existing && tenant && !existing.memberships.some((membership) => tenant.includes(membership.projectKey)))
+  // A role its groups give in one of the tenant's projects counts as one held (written at sign-in).
+  const granted = provider.roles !== undefined && mappedRoles(provider.roles, claims).some((mapped) => mapped.role);
+  if (
+    existing &&
+    tenant &&
+    !granted &&
+    !existing.memberships.some((membership) => tenant.includes(membership.projectKey))
+  )
     return { ok: false, reason: 'forbidden' };
   if (existing) {
     // A user bound to another person at this provider: the address went to someone else.
@@ -418,6 +456,11 @@ export interface SsoProviderSource {
   byId(id: string): Promise<SsoProvider | undefined>;
   /** The provider that is the authority for this lower-case email domain, or null. */
   byDomain(domain: string): Promise<SsoProvider | null>;
+  /**
+   * Brings an account's roles in step with a provider's `roles` and the ID token's claims, at a sign-in
+   * through it: the account as it is then. Without it, a provider's `roles` are not applied.
+   */
+  applyRoles?(provider: SsoProvider, account: Account, claims: Record<string, unknown>): Promise<Account>;
 }
 
 /** The configured providers, then the source's: by id, and by an email's domain (home-realm discovery). */
@@ -868,9 +911,14 @@ export function createSingleSignOn(
         return { ok: false, reason: 'provider_error' };
       const outcome = await accountFor(provider, claims, context.directory, provision);
       if (!outcome.ok) return outcome;
+      // The provider's groups decide the roles it maps, at every sign-in: a group left, a role gone.
+      const account =
+        provider.roles && source?.applyRoles
+          ? await source.applyRoles(provider, outcome.account, claims)
+          : outcome.account;
       return {
         ok: true,
-        account: outcome.account,
+        account,
         providerId: provider.id,
         projects: provider.projects,
         idToken,

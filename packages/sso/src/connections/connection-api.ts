@@ -49,6 +49,14 @@ const settings = z.strictObject({
       .record(line(100), z.union([line(500), z.boolean(), z.array(line(500)).check(z.maxLength(20))]))
       .check(z.refine((claims) => Object.keys(claims).length <= 20, 'At most 20 claims')),
   ),
+  roles: z.optional(
+    z.strictObject({
+      claim: line(100),
+      rules: z
+        .array(z.strictObject({ group: line(200), projectKey: line(200), clientId: line(200), role: line(100) }))
+        .check(z.minLength(1), z.maxLength(200)),
+    }),
+  ),
 });
 
 const connectionFields = {
@@ -84,7 +92,12 @@ export const updateConnectionBody = z.strictObject({
   enabled: connectionFields.enabled,
 });
 /** The body of `POST /sessions/organizations/sso-connections/test`. */
-export const testConnectionBody = z.strictObject({ organization: line(200), id: line(200) });
+export const testConnectionBody = z.strictObject({
+  organization: line(200),
+  id: line(200),
+  /** A dry run of the connection's `roles`: the groups someone's ID token would list. */
+  groups: z.optional(z.array(line(200)).check(z.maxLength(200))),
+});
 /** The body of `POST /sessions/organizations/sso-connections/delete`. */
 export const deleteConnectionBody = z.strictObject({ organization: line(200), id: line(200) });
 
@@ -101,6 +114,12 @@ const connection = z.object({
     scopes: z.optional(z.array(z.string())),
     emailVerifiedClaim: z.optional(z.string()),
     requiredClaims: z.optional(z.record(z.string(), z.unknown())),
+    roles: z.optional(
+      z.object({
+        claim: z.string(),
+        rules: z.array(z.object({ group: z.string(), projectKey: z.string(), clientId: z.string(), role: z.string() })),
+      }),
+    ),
   }),
   enabled: z.boolean(),
   createdAt: z.string(),
@@ -155,7 +174,7 @@ export const ssoConnectionRoutes = {
     method: 'POST',
     path: '/sessions/organizations/sso-connections/test',
     summary:
-      'One of its admins tests a connection now, enabled or not: its secret opens, its discovery document, its signing keys, its token-endpoint authentication; and which of its domains count and which projects a sign-in through it may open. Changes nothing.',
+      'One of its admins tests a connection now, enabled or not: its secret opens, its discovery document, its signing keys, its token-endpoint authentication; which of its domains count and which projects a sign-in through it may open; and with `groups`, a dry run of its `roles`: the role someone in those groups would hold in each project they name. Changes nothing.',
     auth: 'session',
     body: testConnectionBody,
     answer: {
@@ -173,6 +192,9 @@ export const ssoConnectionRoutes = {
         ),
         domains: z.array(z.string()),
         projects: z.array(z.string()),
+        roles: z.optional(
+          z.array(z.object({ projectKey: z.string(), clientId: z.string(), role: z.nullable(z.string()) })),
+        ),
       }),
     },
     errors: ['not_found', 'store_unavailable'],

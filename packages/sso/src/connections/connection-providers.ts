@@ -1,6 +1,6 @@
-import type { Logger } from '@deskpilot/core/session';
+import type { Account, AuditEvent, AuditStore, Logger, Membership } from '@deskpilot/core/session';
 import type { OrganizationAdmins } from '@deskpilot/core/team';
-import type { SsoProvider, SsoProviderSource } from '../single-sign-on.js';
+import { mappedRoles, type RoleMapping, type SsoProvider, type SsoProviderSource } from '../single-sign-on.js';
 import type { SsoConnectionsOptions } from './connection-routes.js';
 import { secretContext, type SsoConnectionRecord } from './sso-connection-store.js';
 
@@ -11,15 +11,24 @@ import { secretContext, type SsoConnectionRecord } from './sso-connection-store.
  *   stops counting at once);
  * - into its organisation's projects only (a connection of an organisation without projects, or of a
  *   service that keeps no organisations, is offered to nobody);
- * - people who have an account already (connections provision no one yet);
+ * - people who have an account already, or (with `addUser`) whose groups give them a role there;
+ * - with `roles`, the roles their groups give, written at every sign-in (`applyRoles`);
  * and one whose secret does not open (its key dropped too early, or its issuer changed under it)
  * signs nobody in, and is logged.
  */
 export function connectionProviders(
   options: SsoConnectionsOptions,
   organizations: () => OrganizationAdmins | null | undefined,
-  logger: Logger,
+  service: {
+    logger: Logger;
+    audit: AuditStore | undefined;
+    getAccount: (userId: string) => Promise<Account | null>;
+    now: () => number;
+    /** Whether a person with no account may get one (the module has `addUser`). */
+    provisions: boolean;
+  },
 ): SsoProviderSource {
+  const { logger } = service;
   const providerOf = async (record: SsoConnectionRecord | null): Promise<SsoProvider | undefined> => {
     if (!record?.enabled) return undefined;
     const owned = new Set(await options.domains(record.organization));
@@ -34,6 +43,7 @@ export function connectionProviders(
       return undefined;
     }
     const { scopes = ['email', 'profile'], emailVerifiedClaim, requiredClaims } = record.settings;
+    const roles = options.memberships ? record.settings.roles : undefined;
     return {
       id: record.id,
       name: record.name,
@@ -46,10 +56,60 @@ export function connectionProviders(
       projects,
       ...(emailVerifiedClaim === undefined ? {} : { emailVerifiedClaim }),
       ...(requiredClaims === undefined ? {} : { requiredClaims }),
+      ...(roles
+        ? { roles: { claim: roles.claim, rules: roles.rules.filter((rule) => projects.includes(rule.projectKey)) } }
+        : {}),
+      ...(roles && service.provisions ? { provisioning: provisioningOf(roles) } : {}),
     };
   };
   return {
     byId: async (id) => (id.startsWith('conn_') ? providerOf(await options.store.get(id)) : undefined),
     byDomain: async (domain) => (await providerOf(await options.store.findByDomain(domain))) ?? null,
+    applyRoles: (provider, account, claims) => applyRoles(options, service, provider, account, claims),
   };
+}
+
+/** A first sign-in's memberships from the mapping: each group's rules (the roles are set right after). */
+function provisioningOf(roles: RoleMapping): NonNullable<SsoProvider['provisioning']> {
+  const values: Record<string, Membership[]> = {};
+  for (const { group, projectKey, clientId, role } of roles.rules)
+    (values[group] ??= []).push({ projectKey, clientId, role });
+  return { memberships: [], byClaim: { claim: roles.claim, values } };
+}
+
+/**
+ * Writes the roles a connection's mapping gives for the ID token's claims, each change in its project's
+ * trail (`sso-role-set`, `sso-membership-removed`): the account as it is then.
+ */
+async function applyRoles(
+  options: SsoConnectionsOptions,
+  service: Parameters<typeof connectionProviders>[2],
+  provider: SsoProvider,
+  account: Account,
+  claims: Record<string, unknown>,
+): Promise<Account> {
+  if (!provider.roles || !options.memberships) return account;
+  let changed = false;
+  for (const { projectKey, clientId, role } of mappedRoles(provider.roles, claims)) {
+    const held = account.memberships.filter((membership) => membership.projectKey === projectKey);
+    if (role ? held.length > 0 && held.every((membership) => membership.role === role) : held.length === 0) continue;
+    const event = (before: Membership[]): AuditEvent => ({
+      projectKey,
+      type: role ? 'sso-role-set' : 'sso-membership-removed',
+      actor: null,
+      session: null,
+      subject: account.user.id,
+      data: { connection: provider.id, before: before.map((membership) => membership.role), after: role },
+      at: service.now(),
+    });
+    const result = await options.memberships.changeMembership(
+      role
+        ? { userId: account.user.id, projectKey, role, clientId }
+        : { userId: account.user.id, projectKey, remove: true },
+      event,
+    );
+    if (result.ok && !result.audited) await service.audit?.append(event(result.before));
+    changed ||= result.ok;
+  }
+  return changed ? ((await service.getAccount(account.user.id)) ?? account) : account;
 }

@@ -12,11 +12,12 @@ import {
   type OrganizationAdmins,
   type OrganizationCaller,
   type OrganizationChange,
+  type TeamDirectory,
 } from '@deskpilot/core/team';
 import { base64url } from 'jose';
 import type { RouteInput } from '@deskpilot/core/routes';
 import { ssoConnectionRoutes } from './connection-api.js';
-import type { ProviderCheck, SsoProvider } from '../single-sign-on.js';
+import { mappedRoles, type ProviderCheck, type SsoProvider } from '../single-sign-on.js';
 import type { SecretBox } from './secret-box.js';
 import { secretContext, type SsoConnectionRecord, type SsoConnectionStore } from './sso-connection-store.js';
 
@@ -33,6 +34,11 @@ export interface SsoConnectionsOptions {
   domains: (organization: string) => readonly string[] | Promise<readonly string[]>;
   /** Most connections of one organisation. @default 10 */
   maxPerOrganization?: number;
+  /**
+   * Where the roles a connection's `roles` give are written at each sign-in through it (the directory
+   * the team module is given). Without it, no connection may have `roles`.
+   */
+  memberships?: Pick<TeamDirectory, 'changeMembership'>;
 }
 
 /** What of the team module the connections' routes use: who administers which organisation. */
@@ -45,10 +51,10 @@ type Connection = SsoConnectionRecord;
 /** A connection as its organisation's admins see it: never its secret, sealed or not. */
 function summary(record: Connection) {
   const { sealedClientSecret: _sealed, settings, createdAt, updatedAt, ...rest } = record;
-  const { scopes, emailVerifiedClaim, requiredClaims } = settings;
+  const { scopes, emailVerifiedClaim, requiredClaims, roles } = settings;
   return {
     ...rest,
-    settings: { scopes, emailVerifiedClaim, requiredClaims },
+    settings: { scopes, emailVerifiedClaim, requiredClaims, roles },
     createdAt: new Date(createdAt).toISOString(),
     updatedAt: new Date(updatedAt).toISOString(),
   };
@@ -157,6 +163,7 @@ async function testConnection(
   options: SsoConnectionsOptions,
   kernel: SessionKernel,
   checkProvider: (provider: SsoProvider) => Promise<ProviderCheck[]>,
+  groups: readonly string[] | undefined,
 ) {
   const owned = new Set(await options.domains(connection.organization));
   const domains = connection.domains.filter((domain) => owned.has(domain));
@@ -172,7 +179,10 @@ async function testConnection(
       ]
     : [{ check: 'secret' as const, ok: false, detail: 'The client secret does not open: give it again' }];
   const ok = checks.every((check) => check.ok) && domains.length > 0 && projects.length > 0;
-  return { id: connection.id, ok, checks, domains, projects };
+  // The dry run: what someone in these groups would hold, as a sign-in would write it.
+  const roles = connection.settings.roles;
+  const dryRun = groups && roles ? { roles: mappedRoles(roles, { [roles.claim]: [...groups] }) } : {};
+  return { id: connection.id, ok, checks, domains, projects, ...dryRun };
 }
 
 /** What the trail says of a connection (never its secret). */
@@ -195,6 +205,17 @@ function connectionAccess(options: SsoConnectionsOptions, kernel: SessionKernel)
     if (foreign !== undefined) throw refused.notOwned(foreign);
   };
 
+  /** Refuses (400) roles in a project that is not the organisation's, or without a place to write them. */
+  const checkRoles = (by: OrganizationCaller, settings: Connection['settings'] | undefined) => {
+    const rules = settings?.roles?.rules ?? [];
+    if (rules.length > 0 && !options.memberships)
+      throw new DeskpilotError('invalid_request', { detail: 'This service keeps no roles from a connection.' });
+    const outside = rules.find((rule) => !by.projects.includes(rule.projectKey));
+    if (outside)
+      throw new DeskpilotError('invalid_request', {
+        detail: `${outside.projectKey} is not a project of this organisation: a connection gives roles in its projects only.`,
+      });
+  };
   /** The signed-in admin of `organization`, or the refusal as a problem. */
   const authorize = async (request: HttpRequest, organization: string): Promise<OrganizationCaller> => {
     const admins = organizationAdmins();
@@ -210,7 +231,7 @@ function connectionAccess(options: SsoConnectionsOptions, kernel: SessionKernel)
     if (record?.organization !== organization) throw refused.notFound();
     return record;
   };
-  return { checkOwned, authorize, connectionOf };
+  return { checkOwned, checkRoles, authorize, connectionOf };
 }
 
 /**
@@ -225,7 +246,7 @@ export function servedConnectionRoutes(
 ): Array<ServedRoute<SessionRouteDependencies>> {
   const { store, secrets } = options;
   const { context } = kernel;
-  const { checkOwned, authorize, connectionOf } = connectionAccess(options, kernel);
+  const { checkOwned, checkRoles, authorize, connectionOf } = connectionAccess(options, kernel);
   const record = (organization: string, by: OrganizationCaller, change: OrganizationChange) =>
     recordOrganizationChange(kernel.audit, organization, by, change, context.now());
 
@@ -242,6 +263,7 @@ export function servedConnectionRoutes(
       const by = await authorize(request, body.organization);
       checkIssuer(body.issuer, allowInsecureRequests);
       await checkOwned(body.organization, body.domains);
+      checkRoles(by, body.settings);
       const max = options.maxPerOrganization ?? 10;
       if ((await store.listByOrganization(body.organization)).length >= max) throw refused.tooMany(max);
       const id = `conn_${base64url.encode(context.randomBytes(16))}`;
@@ -270,6 +292,7 @@ export function servedConnectionRoutes(
       const issuer = body.issuer ?? before.issuer;
       if (issuer !== before.issuer && body.clientSecret === undefined) throw refused.secretNeeded();
       if (body.domains) await checkOwned(body.organization, body.domains);
+      checkRoles(by, body.settings);
       const sealed =
         body.clientSecret === undefined
           ? undefined
@@ -297,7 +320,7 @@ export function servedConnectionRoutes(
       const body = await input.body();
       await authorize(request, body.organization);
       const connection = await connectionOf(body.organization, body.id);
-      return jsonResponse(200, await testConnection(connection, options, kernel, checkProvider));
+      return jsonResponse(200, await testConnection(connection, options, kernel, checkProvider, body.groups));
     }),
 
     serveRoute(ssoConnectionRoutes.deleteSsoConnection, async (_deps, request, input) => {

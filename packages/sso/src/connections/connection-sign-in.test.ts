@@ -3,7 +3,11 @@ import { createMemoryAuditStore, createSessionHandler } from '@deskpilot/core/se
 import { createMemoryInvitationStore, createMemoryOrganizationStore, createTeamModule } from '@deskpilot/core/team';
 import { checkDeclaredAnswers, cookiePair, createTestSessionService, testUsers } from '@deskpilot/core/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { followToCallback, startOpenIdProvider } from '../../../../examples/test-support/openid-provider.ts';
+import {
+  followToCallback,
+  startOpenIdProvider,
+  testPeople,
+} from '../../../../examples/test-support/openid-provider.ts';
 import { createMemoryIdentityLinkStore } from '../identity-link-store.js';
 import { createSsoModule } from '../create-sso-module.js';
 import { createSecretBox } from './secret-box.js';
@@ -52,7 +56,10 @@ async function setup() {
           secrets: createSecretBox({ keys: [{ id: 'k1', key: randomBytes(32).toString('base64url') }] }),
           domains: (organization) => ownedDomains[organization] ?? [],
           store: connections,
+          // Where a connection's roles are written.
+          memberships: directory,
         },
+        addUser: (user) => directory.addUser(user),
       }),
     ],
   });
@@ -102,7 +109,7 @@ async function setup() {
       { organization: 'acme', id: connection.id, ...body },
       admin,
     );
-  return { call, connection, signIn, update, store: connections };
+  return { call, connection, signIn, update, store: connections, directory, admin };
 }
 
 describe('sign-in through an organisation’s own connection, at a real OpenID Provider', () => {
@@ -214,5 +221,82 @@ describe('sign-in through an organisation’s own connection, at a real OpenID P
       'replaced',
     );
     expect((await signIn('alice')).status).toBe(404);
+  });
+});
+
+describe('roles from the groups an organisation’s provider lists, at every sign-in', () => {
+  const roles = {
+    claim: 'groups',
+    rules: [
+      { group: 'desk-admins', projectKey: 'acme-b2c', clientId: 'acme', role: 'admin' },
+      { group: 'desk-agents', projectKey: 'acme-b2c', clientId: 'acme', role: 'agent' },
+      { group: 'desk-agents', projectKey: 'acme-b2b', clientId: 'acme', role: 'agent' },
+    ],
+  };
+  const acmeOf = async (directory: Awaited<ReturnType<typeof setup>>['directory'], email: string) => {
+    const user = await directory.findUserByEmail(email);
+    const account = user && (await directory.getAccount(user.id));
+    return (account?.memberships ?? []).filter((membership) => membership.clientId === 'acme');
+  };
+
+  it('gives, changes and takes away roles as the groups change; a dry run says the same beforehand', async () => {
+    const { call, connection, signIn, update, directory, admin } = await setup();
+    expect((await update({ version: connection.version, settings: { roles } })).status).toBe(200);
+    const dryRun = await call(
+      'POST',
+      '/sessions/organizations/sso-connections/test',
+      { organization: 'acme', id: connection.id, groups: ['desk-agents'] },
+      admin,
+    );
+    expect((await dryRun.json()).roles).toEqual([
+      { projectKey: 'acme-b2c', clientId: 'acme', role: 'agent' },
+      { projectKey: 'acme-b2b', clientId: 'acme', role: 'agent' },
+    ]);
+    const person = testPeople.bob!;
+    try {
+      // Bob is a member of Globex's project only: his groups at acme's provider make him an agent in both.
+      person.groups = ['desk-agents'];
+      const first = await signIn('bob');
+      expect(first.location).toBe(`${studio}/`);
+      expect(await acmeOf(directory, 'bob@example.com')).toEqual([
+        { projectKey: 'acme-b2c', clientId: 'acme', role: 'agent' },
+        { projectKey: 'acme-b2b', clientId: 'acme', role: 'agent' },
+      ]);
+      // Promoted at the provider: the first rule wins in the storefront.
+      person.groups = ['desk-admins', 'desk-agents'];
+      const promoted = await signIn('bob');
+      const current = await call('GET', '/sessions/current', undefined, promoted.session!);
+      expect(await current.json()).toMatchObject({ projectKey: 'acme-b2c', role: 'admin' });
+      // Out of every group: no role left, and the provider opens none of acme's projects.
+      person.groups = [];
+      const removed = await signIn('bob');
+      expect(removed.session).toBeFalsy();
+      expect(removed.location).toBe(`${studio}/#sso-error=forbidden`);
+      expect(await acmeOf(directory, 'bob@example.com')).toEqual([]);
+    } finally {
+      delete person.groups;
+    }
+  });
+
+  it('gives someone with no account one when their groups give a role, and refuses rules outside the organisation', async () => {
+    const { connection, signIn, update, directory } = await setup();
+    const outside = await update({
+      version: connection.version,
+      settings: {
+        roles: { claim: 'groups', rules: [{ group: 'x', projectKey: 'globex-b2c', clientId: 'g', role: 'agent' }] },
+      },
+    });
+    expect(outside.status).toBe(400);
+    expect((await update({ version: connection.version, settings: { roles } })).status).toBe(200);
+    testPeople.carol = { email: 'carol@example.com', email_verified: true, name: 'Carol', groups: ['desk-admins'] };
+    try {
+      const first = await signIn('carol');
+      expect(first.session).toBeTruthy();
+      expect(await acmeOf(directory, 'carol@example.com')).toEqual([
+        { projectKey: 'acme-b2c', clientId: 'acme', role: 'admin' },
+      ]);
+    } finally {
+      delete testPeople.carol;
+    }
   });
 });

@@ -10,6 +10,12 @@ export interface SsoConnectionSettings {
   emailVerifiedClaim?: string;
   /** Claims the ID token must carry with these values (Google: `{ hd }`, Entra ID: `{ tid }`). */
   requiredClaims?: Record<string, string | boolean | string[]>;
+  /**
+   * Project roles from a claim of the ID token (`groups`), at every sign-in: for each project a rule
+   * names (one of the organisation's), the first rule whose group the claim lists gives the role, and
+   * none takes the membership away. A person with no account whose groups give a role gets one.
+   */
+  roles?: { claim: string; rules: Array<{ group: string; projectKey: string; clientId: string; role: string }> };
 }
 
 /**
