@@ -95,15 +95,22 @@ interface Served {
   maxResults: number;
 }
 
+/** A request on `/Users` or `/Groups`, authenticated, as the routes read it. */
+interface ResourceRequest {
+  request: HttpRequest;
+  method: string;
+  /** The resource's id, when the path names one. */
+  id: string | undefined;
+  by: ScimCaller;
+  /** The endpoint's absolute URL, for `meta.location`. */
+  base: string;
+  search: URLSearchParams;
+}
+
 /** `/Users` and `/Users/{id}`. */
 async function users(
   { store, scim, body, maxResults }: Served,
-  request: HttpRequest,
-  method: string,
-  id: string | undefined,
-  by: ScimCaller,
-  base: string,
-  search: URLSearchParams,
+  { request, method, id, by, base, search }: ResourceRequest,
 ): Promise<HttpResponse> {
   if (!id && method === 'GET') {
     const query = listQuery(search, 'Users', maxResults);
@@ -138,12 +145,7 @@ async function users(
 /** `/Groups` and `/Groups/{id}`. */
 async function groups(
   { store, scim, body, maxResults }: Served,
-  request: HttpRequest,
-  method: string,
-  id: string | undefined,
-  by: ScimCaller,
-  base: string,
-  search: URLSearchParams,
+  { request, method, id, by, base, search }: ResourceRequest,
 ): Promise<HttpResponse> {
   const withMembers = !/(^|,)\s*members\s*(,|$)/i.test(search.get('excludedAttributes') ?? '');
   const resource = async (group: Parameters<typeof groupResource>[0]) =>
@@ -254,7 +256,7 @@ export function createScimHandler(
       throw new ScimProblem(404, 'No such endpoint.');
     const by = await authenticate(request);
     const served: Served = { store, scim, body, maxResults };
-    return (collection === 'Users' ? users : groups)(served, request, method, id, by, base, search);
+    return (collection === 'Users' ? users : groups)(served, { request, method, id, by, base, search });
   }
 
   return async function handle(request: HttpRequest): Promise<HttpResponse> {

@@ -171,6 +171,22 @@ describe.each([
 
 describe('a running answer whose session ends', () => {
   const secret = 'a-chat-context-secret-of-32-chars!!';
+  /** Alice signed in at the session service (its clock set to the chat's), and a grant naming her session. */
+  const signedIn = async (sessions: Awaited<ReturnType<typeof createTestSessions>>, clock: { now(): number }) => {
+    sessions.clock.advance(clock.now() - sessions.clock.now());
+    const login = await sessions.service.login(alice);
+    if (!login.ok) throw new Error('login failed');
+    const claims = {
+      userEmail: 'alice@example.com',
+      userRole: 'admin',
+      projectKey: 'acme-b2c',
+      businessType: 'b2c' as const,
+    };
+    const grant = await signChatGrant({ ...claims, sessionId: login.session.id, capabilities: {} }, secret, {
+      now: clock.now,
+    });
+    return { login, grant };
+  };
 
   it('stops: an error part saying the session ended, then finish; saved aborted; the next request refused', async () => {
     const held = heldModel();
@@ -179,21 +195,7 @@ describe('a running answer whose session ends', () => {
       contextSecret: secret,
       grantSessions: { isActive: isSessionActive(sessions.store, sessions.clock.now), cacheMs: 5_000, watchMs: 10 },
     });
-    sessions.clock.advance(chat.clock.now() - sessions.clock.now());
-    const login = await sessions.service.login(alice);
-    if (!login.ok) throw new Error('login failed');
-    const grant = await signChatGrant(
-      {
-        userEmail: 'alice@example.com',
-        userRole: 'admin',
-        projectKey: 'acme-b2c',
-        businessType: 'b2c',
-        sessionId: login.session.id,
-        capabilities: {},
-      },
-      secret,
-      { now: chat.clock.now },
-    );
+    const { login, grant } = await signedIn(sessions, chat.clock);
     const response = await chat.post({ messages: [userMessage('hello')], sessionId, context: { grant } });
     expect(response.status).toBe(200);
     const reading = readAll(response);
@@ -221,21 +223,7 @@ describe('a running answer whose session ends', () => {
       contextSecret: secret,
       grantSessions: { isActive: (id) => ((reads += 1), isActive(id)), watchMs: 5 },
     });
-    sessions.clock.advance(chat.clock.now() - sessions.clock.now());
-    const login = await sessions.service.login(alice);
-    if (!login.ok) throw new Error('login failed');
-    const grant = await signChatGrant(
-      {
-        userEmail: 'alice@example.com',
-        userRole: 'admin',
-        projectKey: 'acme-b2c',
-        businessType: 'b2c',
-        sessionId: login.session.id,
-        capabilities: {},
-      },
-      secret,
-      { now: chat.clock.now },
-    );
+    const { grant } = await signedIn(sessions, chat.clock);
     const reading = readAll(await chat.post({ messages: [userMessage('hello')], sessionId, context: { grant } }));
     await held.streaming;
     await new Promise((resolve) => setTimeout(resolve, 50));
