@@ -229,6 +229,8 @@ export async function createApp(config: ServerConfig, logger: Logger) {
             createScimModule({
               store: storage.modules.scim,
               directory: userDirectory,
+              // A deprovisioned address's pending invitations to the organisation's projects go too.
+              invitations: storage.invitationStore,
               domains: (organization: string) => config.ORGANIZATIONS?.[organization]?.domains ?? [],
               // ORGANIZATIONS' groups, then those of the organisation's enabled connections: one mapping
               // for its directory's groups and its provider's groups claim.

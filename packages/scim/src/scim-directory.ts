@@ -1,6 +1,6 @@
 import type { SessionKernel } from '@deskpilot/core/module';
 import { hashPassword, normalizeEmail, type AuditEvent, type Membership } from '@deskpilot/core/session';
-import type { OrganizationAdmins, TeamDirectory } from '@deskpilot/core/team';
+import type { InvitationStore, OrganizationAdmins, TeamDirectory } from '@deskpilot/core/team';
 import { applyPatch, groupPatch, type PatchOperation } from './scim-patching.js';
 import {
   groupInput,
@@ -34,6 +34,12 @@ export interface ScimDirectoryOptions {
   domains: (organization: string) => readonly string[] | Promise<readonly string[]>;
   /** The organisation's group → role mapping. @default no mapping: memberships are left to the admins */
   groupRoles?: ((organization: string) => readonly GroupRole[] | Promise<readonly GroupRole[]>) | undefined;
+  /**
+   * The team module's invitations: a deprovisioned user's pending invitations to the organisation's
+   * projects are revoked, or accepting one would give back a membership. Give it whenever the team
+   * module has invitations.
+   */
+  invitations?: Pick<InvitationStore, 'list' | 'revoke' | 'appendsAudit'> | undefined;
 }
 
 /** Who made a change, for the trail: the token the directory called with. */
@@ -206,6 +212,31 @@ function membershipSync(options: ScimDirectoryOptions, kernel: SessionKernel) {
     });
   }
 
+  /** Revokes the user's pending invitations to the organisation's projects, each in its trail: how many. */
+  async function revokeInvitations(by: ScimCaller, user: ScimUserRecord, projects: ReadonlySet<string>) {
+    const { invitations } = options;
+    const account = invitations && (await context.directory.getAccount(user.userId));
+    if (!invitations || !account) return 0;
+    let revoked = 0;
+    for (const projectKey of projects)
+      for (const invitation of await invitations.list(projectKey, now()))
+        if (invitation.email === account.user.email) {
+          const event = (record: { id: string; role: string }): AuditEvent => ({
+            projectKey,
+            type: 'invitation-revoked',
+            actor: null,
+            session: null,
+            subject: record.id,
+            data: { organization: by.organization, reason: 'scim-deprovisioned', role: record.role },
+            at: now(),
+          });
+          const gone = await invitations.revoke(projectKey, invitation.id, event);
+          if (gone && !invitations.appendsAudit) await kernel.audit?.append(event(gone));
+          if (gone) revoked += 1;
+        }
+    return revoked;
+  }
+
   /**
    * Ends what an inactive or deleted user held in the organisation: their memberships in its projects
    * first (no session can switch into one after), then every session open in one of them, then their
@@ -223,9 +254,11 @@ function membershipSync(options: ScimDirectoryOptions, kernel: SessionKernel) {
     let ended = 0;
     for (const session of await context.store.listByUser(user.userId))
       if (projects.has(session.projectKey) && (await context.store.delete(session.id))) ended += 1;
+    const invitationsRevoked = await revokeInvitations(by, user, projects);
     const admins = kernel.module<OrganizationsPort>('team')?.organizationAdmins;
     const revoked = (await admins?.revoke(by.organization, user.userId, `scim-user-${reason}`)) ?? false;
-    if (!wasActive && removed === 0 && ended === 0 && !revoked && reason === 'deactivated') return;
+    if (!wasActive && removed === 0 && ended === 0 && invitationsRevoked === 0 && !revoked && reason === 'deactivated')
+      return;
     for (const projectKey of projects)
       await kernel.audit?.append({
         projectKey,
@@ -239,6 +272,7 @@ function membershipSync(options: ScimDirectoryOptions, kernel: SessionKernel) {
           scimUser: user.id,
           membershipsRemoved: removed,
           sessionsEnded: ended,
+          invitationsRevoked,
           adminRevoked: revoked,
         },
         at: now(),

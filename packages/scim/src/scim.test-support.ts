@@ -33,6 +33,7 @@ export async function scimSetup(
   const audit = options.audit ?? createMemoryAuditStore();
   const store = options.store ?? createMemoryScimStore();
   const organizations = createMemoryOrganizationStore();
+  const invitations = createMemoryInvitationStore();
   const fixture = await createTestSessionService({ audit });
   const { directory } = fixture;
   await directory.addUser({
@@ -53,12 +54,13 @@ export async function scimSetup(
     directory,
     audit,
     modules: [
-      createTeamModule({ directory, invitations: createMemoryInvitationStore(), organizations }),
+      createTeamModule({ directory, invitations, organizations }),
       createScimModule({
         store,
         directory,
         domains: (organization) => ownedDomains[organization] ?? [],
         groupRoles: (organization) => (organization === 'acme' ? acmeGroupRoles : []),
+        invitations,
         baseUrl: scimBase,
         ...(options.rateLimit ? { rateLimit: options.rateLimit } : {}),
       }),

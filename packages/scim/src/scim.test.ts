@@ -112,6 +112,27 @@ describe('deprovisioning holds', () => {
     );
   });
 
+  it('revokes the pending invitations of a deprovisioned address to the organisation’s projects', async () => {
+    const { scimCall, call, aliceCookie, signIn, membershipsOf } = await scimSetup();
+    const user = await json(await scimCall('POST', '/Users', { schemas: [userSchema], userName: dana.email }));
+    const invited = await call(
+      'POST',
+      '/sessions/team/invitations',
+      { projectKey: 'acme-b2b', email: dana.email, role: 'admin', clientId: 'acme' },
+      aliceCookie,
+    );
+    expect(invited.status).toBe(201);
+    const { token } = (await invited.json()) as { token: string };
+    await scimCall('PATCH', `/Users/${user.id}`, {
+      schemas: [patchOp],
+      Operations: [{ op: 'replace', value: { active: false } }],
+    });
+    const inGlobex = (await signIn(dana, 'globex-b2c'))!;
+    const accepted = await call('POST', '/sessions/invitations/accept', { token }, inGlobex);
+    expect(accepted.status).toBeGreaterThanOrEqual(400);
+    expect((await membershipsOf(dana.email)).filter((membership) => membership.clientId === 'acme')).toEqual([]);
+  });
+
   it('a deprovisioning that fails part way is finished by the directory’s retry', async () => {
     const audit = createMemoryAuditStore();
     const append = audit.append.bind(audit);
