@@ -214,8 +214,15 @@ export async function createApp(config: ServerConfig, logger: Logger) {
                       store: storage.modules.sso.connections,
                       secrets: createSecretBox({ keys: config.SSO_CONNECTION_KEYS }),
                       domains: (organization: string) => config.ORGANIZATIONS?.[organization]?.domains ?? [],
-                      // A connection's roles (its groups claim → project roles) are written here at each sign-in.
+                      // A connection's roles (its groups claim → project roles) are written here at each sign-in;
+                      // someone the organisation's SCIM directory deprovisioned gets none back.
                       memberships: userDirectory,
+                      ...(config.SCIM
+                        ? {
+                            deprovisioned: async (organization: string, userId: string) =>
+                              (await storage.modules.scim.userByAccount(organization, userId))?.active === false,
+                          }
+                        : {}),
                     },
                   }
                 : {}),

@@ -268,8 +268,10 @@ function userStore(client: SqlClient) {
     async deleteUser(organization, id) {
       if (!storable(organization, id)) return false;
       const { rowCount } = await client.query(
-        `WITH gone AS (DELETE FROM deskpilot_scim_users WHERE organization = $1 AND id = $2 RETURNING organization)
-         UPDATE deskpilot_scim_directories d SET users = d.users - 1 FROM gone WHERE d.organization = gone.organization`,
+        `WITH gone AS (DELETE FROM deskpilot_scim_users WHERE organization = $1 AND id = $2 RETURNING organization),
+           counted AS (UPDATE deskpilot_scim_directories d SET users = d.users - 1 FROM gone
+             WHERE d.organization = gone.organization)
+         SELECT organization FROM gone`,
         [organization, id],
       );
       return rowCount === 1;
@@ -367,8 +369,10 @@ function groupStore(client: SqlClient) {
       async deleteGroup(organization, id) {
         if (!storable(organization, id)) return false;
         const { rowCount } = await client.query(
-          `WITH gone AS (DELETE FROM deskpilot_scim_groups WHERE organization = $1 AND id = $2 RETURNING organization)
-           UPDATE deskpilot_scim_directories d SET groups = d.groups - 1 FROM gone WHERE d.organization = gone.organization`,
+          `WITH gone AS (DELETE FROM deskpilot_scim_groups WHERE organization = $1 AND id = $2 RETURNING organization),
+             counted AS (UPDATE deskpilot_scim_directories d SET groups = d.groups - 1 FROM gone
+               WHERE d.organization = gone.organization)
+           SELECT organization FROM gone`,
           [organization, id],
         );
         return rowCount === 1;

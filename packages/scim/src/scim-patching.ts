@@ -101,9 +101,16 @@ function checkPathFilter(text: string, subAttributes: readonly string[], path: s
     if ('filters' in node) return node.filters.forEach(walk);
     if ('filter' in node) return walk(node.filter);
     if (!('attrPath' in node) || !subAttributes.includes(node.attrPath) || 'valFilter' in node) throw invalidPath(path);
+    // scim-patch reads a path with its own, looser parser: brackets, quotes and colons inside a value
+    // would end the filter early for it, and the rest would be followed as names.
+    if ('compValue' in node && typeof node.compValue === 'string' && /["[\]:]/.test(node.compValue))
+      throw invalidPath(path);
   };
   walk(filter);
 }
+
+/** The names no path may hold a piece of: what every object inherits. */
+const inherited = new Set([...Object.getOwnPropertyNames(Object.prototype), 'prototype']);
 
 const pathShape = /^([A-Za-z][A-Za-z0-9]*)(?:\[(.+)\])?(?:\.([A-Za-z][A-Za-z0-9]*))?$/s;
 
@@ -115,6 +122,8 @@ const pathShape = /^([A-Za-z][A-Za-z0-9]*)(?:\[(.+)\])?(?:\.([A-Za-z][A-Za-z0-9]
  */
 function checkOperation(resource: Patchable, operation: PatchOperation): void {
   const path = operation.path?.trim();
+  // Whatever any parser makes of the path, no piece of it may name what Object.prototype holds.
+  if (path !== undefined && path.split(/[\s.:[\]"]+/).some((piece) => inherited.has(piece))) throw invalidPath(path);
   if (path === undefined || path === '') {
     if (operation.op !== 'remove') checkResourceValue(resource, operation.value);
     return;
@@ -156,6 +165,38 @@ export function patchOperations(body: unknown): PatchOperation[] {
 }
 
 /**
+ * Runs `work`, then holds `Object.prototype` and `Array.prototype` to what they were: defence in depth
+ * behind the checks that keep scim-patch off them. Should it ever reach them, what it added goes, what
+ * it replaced comes back, and the patch is refused.
+ */
+export function untouchedPrototypes<T>(work: () => T): T {
+  const prototypes = [Object.prototype, Array.prototype];
+  // Maps, not objects: a snapshot that inherited from Object.prototype would see what was added to it.
+  const before = prototypes.map(
+    (prototype) =>
+      new Map(Reflect.ownKeys(prototype).map((key) => [key, Object.getOwnPropertyDescriptor(prototype, key)!])),
+  );
+  let touched = false;
+  try {
+    return work();
+  } finally {
+    // Also when `work` threw half way.
+    prototypes.forEach((prototype, index) => {
+      const kept = before[index]!;
+      for (const key of Reflect.ownKeys(prototype)) {
+        const was = kept.get(key);
+        const now = Object.getOwnPropertyDescriptor(prototype, key)!;
+        if (was && was.value === now.value && was.get === now.get && was.set === now.set) continue;
+        touched = true;
+        if (was) Object.defineProperty(prototype, key, was);
+        else delete (prototype as Record<PropertyKey, unknown>)[key];
+      }
+    });
+    if (touched) throw new ScimProblem(400, 'The patch reaches what every object inherits.', 'invalidPath');
+  }
+}
+
+/**
  * Applies `operations` to `resource` (a copy: `resource` is left as it was) with scim-patch, each held
  * to the attributes the resource `kind` has first; a refused operation is 400 with its `scimType`
  * (`invalidPath`, `noTarget`, `invalidValue`).
@@ -173,10 +214,9 @@ export function applyPatch<T extends object>(
     ...resource,
   };
   try {
-    const patched = scimPatch(document, operations as ScimPatchOperation[], {
-      mutateDocument: false,
-      treatMissingAsAdd: true,
-    });
+    const patched = untouchedPrototypes(() =>
+      scimPatch(document, operations as ScimPatchOperation[], { mutateDocument: false, treatMissingAsAdd: true }),
+    );
     const { schemas: _schemas, meta: _meta, ...rest } = patched as Record<string, unknown>;
     return rest;
   } catch (error) {

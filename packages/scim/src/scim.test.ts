@@ -2,6 +2,7 @@ import { createMemoryAuditStore } from '@deskpilot/core/session';
 import { testUsers } from '@deskpilot/core/testing';
 import { describe, expect, it } from 'vitest';
 import { createScimModule } from './create-scim-module.js';
+import { untouchedPrototypes } from './scim-patching.js';
 import { createMemoryScimStore } from './scim-store.js';
 import { dana, json, scimSetup } from './scim.test-support.js';
 
@@ -396,6 +397,9 @@ describe('refusals, in SCIM’s error schema', () => {
         path: 'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:__proto__',
         value: { polluted: 1 },
       },
+      { op: 'add', path: 'emails[value eq "[value eq true].x]"].value', value: true },
+      { op: 'add', path: 'emails[value eq "[value eq true].__proto__.polluted[value eq true].z]"].value', value: true },
+      { op: 'replace', path: 'emails[value eq "x.__proto__.polluted"].value', value: 'yes' },
     ]) {
       const response = await scimCall('PATCH', `/Users/${user.id}`, { schemas: [patchOp], Operations: [operation] });
       expect(response.status, JSON.stringify(operation)).toBe(400);
@@ -411,6 +415,27 @@ describe('refusals, in SCIM’s error schema', () => {
     expect(Object.prototype.hasOwnProperty.call).toBe(Function.prototype.call);
     // Nor is a name Object.prototype holds an attribute to filter on.
     expect((await scimCall('GET', '/Users?filter=constructor%20eq%20%22x%22')).status).toBe(400);
+  });
+
+  it('puts back whatever reaches Object.prototype or Array.prototype, and refuses the patch', () => {
+    const toString = Object.prototype.toString;
+    expect(() =>
+      untouchedPrototypes(() => {
+        (Object.prototype as Record<string, unknown>).polluted = 'yes';
+        (Array.prototype as unknown as Record<string, unknown>).polluted = 'yes';
+        Object.prototype.toString = () => 'replaced';
+      }),
+    ).toThrow(/inherits/);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    expect(([] as unknown as Record<string, unknown>).polluted).toBeUndefined();
+    expect(Object.prototype.toString).toBe(toString);
+    expect(() =>
+      untouchedPrototypes(() => {
+        (Object.prototype as Record<string, unknown>).polluted = 'yes';
+        throw new Error('half way');
+      }),
+    ).toThrow(/inherits/);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
 
   it('limits requests per token: 429 with Retry-After', async () => {

@@ -283,6 +283,7 @@ function userStore(database: SqliteDatabase, { sql, all, page, count }: Statemen
         );
         if (Number(changes) !== 1) return false;
         sql('DELETE FROM deskpilot_scim_group_members WHERE member_id = ?').run(id);
+        count(organization, 'users', -1);
         return true;
       });
     },

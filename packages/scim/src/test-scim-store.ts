@@ -250,9 +250,14 @@ function groups(make: () => ScimStore | Promise<ScimStore>): void {
     expect(await store.deleteUser('globex', 'u-1')).toBe(false);
     expect(await store.deleteUser('acme', 'u-1')).toBe(true);
     expect(await store.getUser('acme', 'u-1')).toBeNull();
+    // The running totals follow deletions too: what a provider pages by.
+    expect(await store.counts('acme')).toEqual({ users: 2, groups: 1 });
+    expect((await store.listUsers('acme', all)).total).toBe(2);
     expect((await store.members('acme', 'g-1')).map((member) => member.value)).toEqual(['u-2']);
     expect(await store.deleteGroup('acme', 'g-1')).toBe(true);
     expect(await store.deleteGroup('acme', 'g-1')).toBe(false);
+    expect(await store.counts('acme')).toEqual({ users: 2, groups: 0 });
+    expect((await store.listGroups('acme', all)).total).toBe(0);
     expect(await store.groupsOf('acme', 'u-2')).toEqual([]);
     expect(await store.members('acme', 'g-1')).toEqual([]);
     for (const input of hostile) {

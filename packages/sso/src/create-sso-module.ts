@@ -53,6 +53,9 @@ export function createSsoModule(options: SsoModuleOptions): SessionModule<'sso',
           getAccount: (userId) => kernel.context.directory.getAccount(userId),
           now: kernel.context.now,
           provisions: options.addUser !== undefined,
+          get adminRole() {
+            return kernel.module<{ adminRole?: string }>('team')?.adminRole;
+          },
         });
       const sso = sessionSso(options, kernel, source);
       const connectionRoutes =

@@ -343,15 +343,15 @@ async function accountFor(
   const existing = credentials && (await directory.getAccount(credentials.userId));
   // A tenant's provider binds no one it may not sign in: someone of no project of its tenant stays unbound.
   const tenant = provider.projects;
-  // A role its groups give in one of the tenant's projects counts as one held (written at sign-in).
+  // A role its groups give in one of the tenant's projects counts as one held (written at sign-in) —
+  // for an account of this tenant alone: one that is a member elsewhere is never bound on a tenant's
+  // say-so, or its provider would open another tenant's projects to it.
   const granted = provider.roles !== undefined && mappedRoles(provider.roles, claims).some((mapped) => mapped.role);
-  if (
-    existing &&
-    tenant &&
-    !granted &&
-    !existing.memberships.some((membership) => tenant.includes(membership.projectKey))
-  )
-    return { ok: false, reason: 'forbidden' };
+  if (existing && tenant) {
+    const inTenant = existing.memberships.some((membership) => tenant.includes(membership.projectKey));
+    const elsewhere = existing.memberships.some((membership) => !tenant.includes(membership.projectKey));
+    if (!inTenant && !(granted && !elsewhere)) return { ok: false, reason: 'forbidden' };
+  }
   if (existing) {
     // A user bound to another person at this provider: the address went to someone else.
     if (!(await bind(provision.links, person, existing.user.id, provision.now())))

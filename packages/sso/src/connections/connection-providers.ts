@@ -26,9 +26,13 @@ export function connectionProviders(
     now: () => number;
     /** Whether a person with no account may get one (the module has `addUser`). */
     provisions: boolean;
+    /** The team's admin role: a sign-in never takes it from a project's last admin. */
+    adminRole: string | undefined;
   },
 ): SsoProviderSource {
   const { logger } = service;
+  /** The organisation of each provider made from a connection: what its roles are written for. */
+  const organizationOf = new WeakMap<SsoProvider, string>();
   const providerOf = async (record: SsoConnectionRecord | null): Promise<SsoProvider | undefined> => {
     if (!record?.enabled) return undefined;
     const owned = new Set(await options.domains(record.organization));
@@ -44,7 +48,7 @@ export function connectionProviders(
     }
     const { scopes = ['email', 'profile'], emailVerifiedClaim, requiredClaims } = record.settings;
     const roles = options.memberships ? record.settings.roles : undefined;
-    return {
+    const provider: SsoProvider = {
       id: record.id,
       name: record.name,
       issuer: record.issuer,
@@ -61,17 +65,26 @@ export function connectionProviders(
         : {}),
       ...(roles && service.provisions ? { provisioning: provisioningOf(roles) } : {}),
     };
+    organizationOf.set(provider, record.organization);
+    return provider;
   };
   return {
     byId: async (id) => (id.startsWith('conn_') ? providerOf(await options.store.get(id)) : undefined),
     byDomain: async (domain) => (await providerOf(await options.store.findByDomain(domain))) ?? null,
-    applyRoles: (provider, account, claims) => applyRoles(options, service, provider, account, claims),
+    applyRoles: async (provider, account, claims) => {
+      const organization = organizationOf.get(provider);
+      if (organization === undefined) return account;
+      // Deprovisioned by the organisation's directory: its groups give nothing back at a sign-in.
+      const deprovisioned = (await options.deprovisioned?.(organization, account.user.id)) ?? false;
+      return applyRoles(options, service, provider, account, deprovisioned ? {} : claims);
+    },
   };
 }
 
 /** A first sign-in's memberships from the mapping: each group's rules (the roles are set right after). */
 function provisioningOf(roles: RoleMapping): NonNullable<SsoProvider['provisioning']> {
-  const values: Record<string, Membership[]> = {};
+  // No prototype: a group named `__proto__` or `constructor` is a group like any other.
+  const values = Object.create(null) as Record<string, Membership[]>;
   for (const { group, projectKey, clientId, role } of roles.rules)
     (values[group] ??= []).push({ projectKey, clientId, role });
   return { memberships: [], byClaim: { claim: roles.claim, values } };
@@ -102,10 +115,12 @@ async function applyRoles(
       data: { connection: provider.id, before: before.map((membership) => membership.role), after: role },
       at: service.now(),
     });
+    // A sign-in never takes the project's last admin away: its admins decide that.
+    const keepRole = service.adminRole;
     const result = await options.memberships.changeMembership(
       role
-        ? { userId: account.user.id, projectKey, role, clientId }
-        : { userId: account.user.id, projectKey, remove: true },
+        ? { userId: account.user.id, projectKey, role, clientId, keepRole }
+        : { userId: account.user.id, projectKey, remove: true, keepRole },
       event,
     );
     if (result.ok && !result.audited) await service.audit?.append(event(result.before));

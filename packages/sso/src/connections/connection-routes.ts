@@ -39,6 +39,11 @@ export interface SsoConnectionsOptions {
    * the team module is given). Without it, no connection may have `roles`.
    */
   memberships?: Pick<TeamDirectory, 'changeMembership'>;
+  /**
+   * Whether the organisation's directory deprovisioned this account (`@deskpilot/scim`: its user there
+   * is inactive): then a sign-in's groups give it no role back.
+   */
+  deprovisioned?: (organization: string, userId: string) => Promise<boolean>;
 }
 
 /** What of the team module the connections' routes use: who administers which organisation. */
@@ -210,6 +215,10 @@ function connectionAccess(options: SsoConnectionsOptions, kernel: SessionKernel)
     const rules = settings?.roles?.rules ?? [];
     if (rules.length > 0 && !options.memberships)
       throw new DeskpilotError('invalid_request', { detail: 'This service keeps no roles from a connection.' });
+    const roles = kernel.module<{ roles?: readonly string[] }>('team')?.roles ?? [];
+    const unknown = rules.find((rule) => !roles.includes(rule.role));
+    if (unknown)
+      throw new DeskpilotError('invalid_request', { detail: `${unknown.role} is not a role of this service's teams.` });
     const outside = rules.find((rule) => !by.projects.includes(rule.projectKey));
     if (outside)
       throw new DeskpilotError('invalid_request', {

@@ -29,6 +29,9 @@ beforeAll(async () => {
 });
 afterAll(() => op?.close());
 
+/** The accounts acme's directory deprovisioned (as `@deskpilot/scim` would say). */
+const deprovisioned = new Set<string>();
+
 async function setup() {
   const organizations = createMemoryOrganizationStore();
   const connections = createMemorySsoConnectionStore();
@@ -58,6 +61,7 @@ async function setup() {
           store: connections,
           // Where a connection's roles are written.
           memberships: directory,
+          deprovisioned: async (_organization, userId) => deprovisioned.has(userId),
         },
         addUser: (user) => directory.addUser(user),
       }),
@@ -252,34 +256,83 @@ describe('roles from the groups an organisation’s provider lists, at every sig
       { projectKey: 'acme-b2c', clientId: 'acme', role: 'agent' },
       { projectKey: 'acme-b2b', clientId: 'acme', role: 'agent' },
     ]);
-    const person = testPeople.bob!;
+    // Rep has an account and no membership anywhere: acme's groups make them an agent in both projects.
+    await directory.addUser({ email: 'rep@example.com', name: 'Rep', password: 'rep-password-long', memberships: [] });
+    const person = testPeople.rep!;
     try {
-      // Bob is a member of Globex's project only: his groups at acme's provider make him an agent in both.
       person.groups = ['desk-agents'];
-      const first = await signIn('bob');
+      const first = await signIn('rep');
       expect(first.location).toBe(`${studio}/`);
-      expect(await acmeOf(directory, 'bob@example.com')).toEqual([
+      expect(await acmeOf(directory, 'rep@example.com')).toEqual([
         { projectKey: 'acme-b2c', clientId: 'acme', role: 'agent' },
         { projectKey: 'acme-b2b', clientId: 'acme', role: 'agent' },
       ]);
       // Promoted at the provider: the first rule wins in the storefront.
       person.groups = ['desk-admins', 'desk-agents'];
-      const promoted = await signIn('bob');
+      const promoted = await signIn('rep');
       const current = await call('GET', '/sessions/current', undefined, promoted.session!);
       expect(await current.json()).toMatchObject({ projectKey: 'acme-b2c', role: 'admin' });
       // Out of every group: no role left, and the provider opens none of acme's projects.
       person.groups = [];
-      const removed = await signIn('bob');
+      const removed = await signIn('rep');
       expect(removed.session).toBeFalsy();
       expect(removed.location).toBe(`${studio}/#sso-error=forbidden`);
-      expect(await acmeOf(directory, 'bob@example.com')).toEqual([]);
+      expect(await acmeOf(directory, 'rep@example.com')).toEqual([]);
     } finally {
       delete person.groups;
     }
   });
 
+  it('never binds a member of another tenant on its groups, nor takes a project’s last admin away', async () => {
+    const { signIn, update, connection, directory, call } = await setup();
+    expect((await update({ version: connection.version, settings: { roles } })).status).toBe(200);
+    // Bob is Globex's: acme's provider listing him in a group opens nothing of his to acme.
+    testPeople.bob!.groups = ['desk-agents'];
+    try {
+      const bob = await signIn('bob');
+      expect(bob.location).toBe(`${studio}/#sso-error=forbidden`);
+      expect(await acmeOf(directory, 'bob@example.com')).toEqual([]);
+    } finally {
+      delete testPeople.bob!.groups;
+    }
+    // Alice, acme-b2c's only admin, in no group: she stays its admin (its admins decide that).
+    const alice = await signIn('alice');
+    const current = await call('GET', '/sessions/current', undefined, alice.session!);
+    expect(await current.json()).toMatchObject({ projectKey: 'acme-b2c', role: 'admin' });
+  });
+
+  it('gives nothing back to someone the organisation’s directory deprovisioned', async () => {
+    const { signIn, update, connection, directory } = await setup();
+    expect((await update({ version: connection.version, settings: { roles } })).status).toBe(200);
+    const account = await directory.addUser({
+      email: 'rep@example.com',
+      name: 'Rep',
+      password: 'rep-password-long',
+      memberships: [],
+    });
+    deprovisioned.add(account.user.id);
+    testPeople.rep!.groups = ['desk-admins'];
+    try {
+      expect((await signIn('rep')).location).toBe(`${studio}/#sso-error=forbidden`);
+      expect(await acmeOf(directory, 'rep@example.com')).toEqual([]);
+    } finally {
+      delete testPeople.rep!.groups;
+      deprovisioned.delete(account.user.id);
+    }
+  });
+
   it('gives someone with no account one when their groups give a role, and refuses rules outside the organisation', async () => {
     const { connection, signIn, update, directory } = await setup();
+    const superuser = await update({
+      version: connection.version,
+      settings: {
+        roles: {
+          claim: 'groups',
+          rules: [{ group: 'x', projectKey: 'acme-b2c', clientId: 'acme', role: 'superuser' }],
+        },
+      },
+    });
+    expect(superuser.status).toBe(400);
     const outside = await update({
       version: connection.version,
       settings: {

@@ -52,13 +52,21 @@ export type GrantSessionWatch = (sessionId: string, cut: AbortController) => () 
 /** The watch of running answers, every `watchMs`, over `check` (each read fresh). */
 export function createGrantSessionWatch(options: GrantSessionsOptions, check: GrantSessionCheck): GrantSessionWatch {
   const everyMs = options.watchMs ?? Math.max(options.cacheMs ?? 5_000, 1_000);
-  if (!Number.isFinite(everyMs) || everyMs <= 0) throw new TypeError('grantSessions.watchMs must be a positive number');
+  // setInterval takes at most 2^31 - 1 ms (about 24.8 days); past it, Node fires every millisecond.
+  if (!Number.isFinite(everyMs) || everyMs <= 0 || everyMs > 2 ** 31 - 1)
+    throw new TypeError('grantSessions.watchMs must be a positive number of milliseconds, at most 2^31 - 1');
   return (sessionId, cut) => {
+    // One read at a time: a store that hangs is not asked again and again.
+    let reading = false;
     const timer = setInterval(() => {
-      check(sessionId, { fresh: true }).catch((error: unknown) => {
-        if (DeskpilotError.isInstance(error) && error.code === 'unauthenticated' && !cut.signal.aborted)
-          cut.abort(grantSessionEnded);
-      });
+      if (reading) return;
+      reading = true;
+      check(sessionId, { fresh: true })
+        .catch((error: unknown) => {
+          if (DeskpilotError.isInstance(error) && error.code === 'unauthenticated' && !cut.signal.aborted)
+            cut.abort(grantSessionEnded);
+        })
+        .finally(() => (reading = false));
     }, everyMs);
     // A watch never keeps a process alive on its own.
     (timer as { unref?: () => void }).unref?.();
