@@ -12,7 +12,8 @@ import {
 } from '@deskpilot/client';
 import { magicLinkRoutes } from '@deskpilot/magic-link/routes';
 import { passkeyRoutes } from '@deskpilot/passkeys/routes';
-import { ssoRoutes } from '@deskpilot/sso/routes';
+import { scimRoutes } from '@deskpilot/scim/routes';
+import { ssoConnectionRoutes, ssoRoutes } from '@deskpilot/sso/routes';
 
 export type { AuditRecord, Session, SessionSummary, Team, TeamMember, TeamPolicy };
 
@@ -22,6 +23,9 @@ export const client = createDeskpilotClient();
 export const passkeys = client.routes(passkeyRoutes);
 export const sso = client.routes(ssoRoutes);
 export const magicLink = client.routes(magicLinkRoutes);
+/** An organisation's own connections and SCIM directory, for its admins. */
+export const ssoConnections = client.routes(ssoConnectionRoutes);
+export const scim = client.routes(scimRoutes);
 /** A passkey as its owner sees it. */
 export type Passkey = Awaited<ReturnType<typeof passkeys.registerPasskey>>;
 

@@ -9,6 +9,7 @@ import {
   type TeamPolicy,
 } from './studio-api.ts';
 import { OrganizationAdmins } from './organization-admins.tsx';
+import { OrganizationConnections, OrganizationDirectory } from './organization.tsx';
 
 /** What every panel of the Team page shares: the project, and one way to run a change and report it. */
 interface TeamContext {
@@ -78,6 +79,8 @@ export function TeamPage({ projectKey, session }: { projectKey: string; session:
           <Invitations context={context} team={team} />
           {policy && <Policy key={policy.version} context={context} policy={policy} roles={team.roles} />}
           <OrganizationAdmins projectKey={projectKey} me={session.user.id} />
+          <OrganizationConnections projectKey={projectKey} />
+          <OrganizationDirectory projectKey={projectKey} />
         </>
       )}
     </main>

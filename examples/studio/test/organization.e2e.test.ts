@@ -1,0 +1,165 @@
+import { randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startOpenIdProvider } from '../../test-support/openid-provider.ts';
+import { freePort, hasChromium, launchChromium, startPlatform, type Platform, watchPageErrors } from './platform.ts';
+
+const skipReason = hasChromium ? '' : ' (SKIPPED: Chromium is not installed; `apt-get install chromium`)';
+const timeout = 90_000;
+const patchOp = 'urn:ietf:params:scim:api:messages:2.0:PatchOp';
+const artifacts = fileURLToPath(new URL('../test-results/', import.meta.url));
+
+// An organisation runs its own identity, from the studio in Chromium: Acme's admin (the demo's Alice)
+// connects Acme's identity provider (a real oidc-provider in this process) on the Team page and tests
+// it, then makes a SCIM token there. With it, Acme's directory pushes Bob and puts him in its Agents
+// group (an agent in acme-b2b, by ORGANIZATIONS' mapping); Bob signs in through the connection; then
+// the directory deactivates him, and his next request finds his session ended.
+describe.skipIf(!hasChromium)(`studio in Chromium: an organisation runs its own identity${skipReason}`, () => {
+  let provider: Awaited<ReturnType<typeof startOpenIdProvider>>;
+  let platform: Platform;
+  let browser: Browser;
+  let admin: Page;
+  let member: Page;
+  const pageErrors: string[] = [];
+  const client = { clientId: 'acme-desk', clientSecret: 'acme-desk-secret-registered-at-the-provider' };
+
+  beforeAll(async () => {
+    const studioPort = await freePort();
+    const studioUrl = `http://localhost:${studioPort}`;
+    provider = await startOpenIdProvider([
+      {
+        ...client,
+        redirectUris: [`${studioUrl}/sessions/sso/callback`],
+        tokenEndpointAuthMethod: 'client_secret_post',
+      },
+    ]);
+    platform = await startPlatform(
+      {},
+      {
+        APP_URL: studioUrl,
+        SSO_ALLOW_HTTP: 'true',
+        SSO_CONNECTION_KEYS: JSON.stringify([{ id: 'k1', key: randomBytes(32).toString('base64url') }]),
+        SCIM: 'true',
+        ORGANIZATIONS: JSON.stringify({
+          acme: {
+            projects: ['acme-b2c', 'acme-b2b'],
+            admins: ['alice@example.com'],
+            domains: ['example.com'],
+            groups: [{ group: 'Agents', projectKey: 'acme-b2b', clientId: 'acme', role: 'agent' }],
+          },
+          globex: { projects: ['globex-b2c'] },
+        }),
+      },
+      { studioPort },
+    );
+    browser = await launchChromium();
+    admin = await (await browser.newContext()).newPage();
+    member = await (await browser.newContext()).newPage();
+    watchPageErrors(admin, pageErrors);
+    watchPageErrors(member, pageErrors);
+  }, timeout);
+  afterAll(async () => {
+    await browser?.close();
+    platform?.close();
+    await provider?.close();
+  });
+
+  /** A SCIM request as the organisation's identity provider sends it, to the session service itself. */
+  const scim = (token: string, method: string, path: string, body?: unknown) =>
+    fetch(`${platform.session.url}/scim/v2${path}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/scim+json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+
+  it(
+    'the admin connects the provider and tests it, makes a SCIM token; the directory pushes a member who signs in through the connection; a deactivation ends his session',
+    async () => {
+      // Alice, Acme's admin, on the Team page.
+      await admin.goto(platform.studioUrl);
+      await admin.getByLabel('Email').fill('alice@example.com');
+      await admin.getByLabel('Password').fill('alice-demo-password');
+      await admin.getByRole('button', { name: 'Sign in', exact: true }).click();
+      await admin.getByTestId('role').waitFor();
+      await admin.getByRole('button', { name: 'Team' }).click();
+      const connections = admin.getByRole('region', { name: 'Single sign-on connections' });
+      await connections.waitFor();
+
+      // Connect Acme's provider, and test it.
+      const form = connections.getByRole('form', { name: 'Add a connection' });
+      await form.getByLabel('Connection name').fill('Acme');
+      await form.getByLabel('Issuer URL').fill(provider.issuer);
+      await form.getByLabel('Client id').fill(client.clientId);
+      await form.getByLabel('Client secret').fill(client.clientSecret);
+      await form.getByLabel('Email domains').fill('example.com');
+      await form.getByRole('button', { name: 'Add connection' }).click();
+      await expect.poll(() => connections.getByRole('status').textContent()).toBe('Acme is connected.');
+      await connections.getByRole('button', { name: 'Test Acme' }).click();
+      await expect
+        .poll(() => connections.getByRole('status').textContent(), { timeout: 20_000 })
+        .toBe('Acme passed every check.');
+      const checks = await connections
+        .getByRole('list', { name: 'Checks of Acme' })
+        .getByRole('listitem')
+        .allTextContents();
+      expect(checks.map((check) => check.split(':')[0])).toEqual([
+        '✓ secret',
+        '✓ discovery',
+        '✓ keys',
+        '✓ token_endpoint_auth',
+      ]);
+      // The secret never comes back to the page.
+      expect(await admin.content()).not.toContain(client.clientSecret);
+
+      // A SCIM token for the provider, shown once.
+      const directory = admin.getByRole('region', { name: 'Directory (SCIM)' });
+      await directory.getByLabel('Token name').fill('Acme directory');
+      await directory.getByRole('button', { name: 'Make token' }).click();
+      const token = (await directory.getByTestId('scim-secret').textContent())!;
+      expect(token).toMatch(/^scim_/);
+
+      // Acme's directory pushes Bob (his account is Globex's too) and puts him in Agents.
+      const created = await scim(token, 'POST', '/Users', {
+        schemas: ['urn:ietf:params:scim:schemas:core:2.0:User'],
+        userName: 'bob@example.com',
+        emails: [{ primary: true, value: 'bob@example.com', type: 'work' }],
+        active: true,
+      });
+      expect(created.status).toBe(201);
+      const bob = (await created.json()) as { id: string };
+      expect(
+        (await scim(token, 'POST', '/Groups', { displayName: 'Agents', members: [{ value: bob.id }] })).status,
+      ).toBe(201);
+      await admin.reload();
+      await admin.getByRole('button', { name: 'Team' }).click();
+      await expect
+        .poll(() => admin.getByTestId('directory-summary').textContent())
+        .toMatch(/^1 users, 1 groups; last sync (?!never)/);
+      await admin.getByRole('region', { name: 'Single sign-on connections' }).scrollIntoViewIfNeeded();
+      await admin.screenshot({ path: `${artifacts}studio-organization.png`, fullPage: true });
+
+      // Bob signs in through Acme's connection, into Acme's project.
+      provider.signIn('bob');
+      await member.goto(platform.studioUrl);
+      await member.getByLabel('Email').fill('bob@example.com');
+      await member.getByRole('button', { name: 'Company sign-in (SSO)' }).click();
+      await expect.poll(() => member.getByTestId('role').textContent(), { timeout: 20_000 }).toBe('agent');
+      const before = await member.evaluate(async () => (await fetch('/sessions/current')).status);
+      expect(before).toBe(200);
+
+      // The directory deactivates him: his next request finds his session ended.
+      const deactivated = await scim(token, 'PATCH', `/Users/${bob.id}`, {
+        schemas: [patchOp],
+        Operations: [{ op: 'Replace', path: 'active', value: 'False' }],
+      });
+      expect(deactivated.status).toBe(200);
+      const after = await member.evaluate(async () => (await fetch('/sessions/current')).status);
+      expect(after).toBe(401);
+      await member.reload();
+      await member.getByLabel('Email').waitFor();
+      expect(pageErrors).toEqual([]);
+    },
+    timeout,
+  );
+});

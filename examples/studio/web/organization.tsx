@@ -1,0 +1,245 @@
+import { useCallback, useEffect, useState, type FormEvent, type ReactNode } from 'react';
+import { client, explain, scim, ssoConnections } from './studio-api.ts';
+
+type Connection = Awaited<ReturnType<typeof ssoConnections.ssoConnections>>['connections'][number];
+type ConnectionTest = Awaited<ReturnType<typeof ssoConnections.testSsoConnection>>;
+type Directory = Awaited<ReturnType<typeof scim.scimDirectory>>;
+type Message = { text: string; error: boolean } | null;
+
+/** The organisation a project belongs to, when the signed-in user administers it; null otherwise. */
+function useAdministeredOrganization(projectKey: string): string | null {
+  const [organization, setOrganization] = useState<string | null>(null);
+  useEffect(() => {
+    setOrganization(null);
+    void client
+      .organizations()
+      .then((administered) =>
+        setOrganization(
+          administered.find((candidate) => candidate.projects.includes(projectKey))?.organization ?? null,
+        ),
+      )
+      .catch(() => setOrganization(null));
+  }, [projectKey]);
+  return organization;
+}
+
+/** Runs an action, then says what it did (or why not) and refreshes what it changed. */
+function useAction(refresh: () => Promise<unknown>) {
+  const [message, setMessage] = useState<Message>(null);
+  const [busy, setBusy] = useState(false);
+  const run = async (action: () => Promise<string>) => {
+    setBusy(true);
+    setMessage(null);
+    let outcome: { text: string; error: boolean };
+    try {
+      outcome = { text: await action(), error: false };
+    } catch (error) {
+      outcome = { text: explain(error), error: true };
+    }
+    await refresh().catch(() => {});
+    setMessage(outcome);
+    setBusy(false);
+  };
+  return { message, busy, run };
+}
+
+function Said({ message }: { message: Message }): ReactNode {
+  if (!message) return null;
+  return (
+    <p className={message.error ? 'admin-message bad' : 'admin-message'} role={message.error ? 'alert' : 'status'}>
+      {message.text}
+    </p>
+  );
+}
+
+/**
+ * The organisation's own identity provider connections, for its admins: add one (its client secret
+ * goes to the session service, sealed there, never shown again), test it, enable or disable it,
+ * delete it. Shown only where the session service serves connections.
+ */
+export function OrganizationConnections({ projectKey }: { projectKey: string }) {
+  const organization = useAdministeredOrganization(projectKey);
+  const [connections, setConnections] = useState<Connection[] | null>(null);
+  const [tests, setTests] = useState<Record<string, ConnectionTest>>({});
+  const [form, setForm] = useState({ name: '', issuer: '', clientId: '', clientSecret: '', domains: '' });
+  const refresh = useCallback(async () => {
+    if (organization) setConnections((await ssoConnections.ssoConnections({ organization })).connections);
+  }, [organization]);
+  useEffect(() => {
+    setConnections(null);
+    // A service without connections answers 404: the panel stays hidden.
+    void refresh().catch(() => setConnections(null));
+  }, [refresh]);
+  const { message, busy, run } = useAction(refresh);
+  if (!organization || connections === null) return null;
+
+  const field = (name: keyof typeof form, label: string, type = 'text') => (
+    <label>
+      {label}
+      <input
+        type={type}
+        value={form[name]}
+        autoComplete="off"
+        onChange={(event) => setForm({ ...form, [name]: event.target.value })}
+      />
+    </label>
+  );
+  const add = (event: FormEvent) => {
+    event.preventDefault();
+    void run(async () => {
+      const domains = form.domains.split(/[\s,]+/).filter(Boolean);
+      const { connection } = await ssoConnections.createSsoConnection({ organization, ...form, domains });
+      setForm({ name: '', issuer: '', clientId: '', clientSecret: '', domains: '' });
+      return `${connection.name} is connected.`;
+    });
+  };
+  const test = (connection: Connection) =>
+    void run(async () => {
+      const result = await ssoConnections.testSsoConnection({ organization, id: connection.id });
+      setTests((before) => ({ ...before, [connection.id]: result }));
+      return result.ok ? `${connection.name} passed every check.` : `${connection.name} did not pass every check.`;
+    });
+  return (
+    <section className="panel admin-section" aria-label="Single sign-on connections">
+      <h2>Single sign-on for {organization}</h2>
+      <p>Its people sign in through its own identity provider, into its projects only.</p>
+      <Said message={message} />
+      <ul className="admin-list">
+        {connections.map((connection) => (
+          <li key={connection.id} data-testid="connection">
+            <strong>{connection.name}</strong> · {connection.issuer} · {connection.domains.join(', ')} ·{' '}
+            {connection.enabled ? 'enabled' : 'disabled'}{' '}
+            <button type="button" disabled={busy} onClick={() => test(connection)}>
+              Test {connection.name}
+            </button>{' '}
+            <button
+              type="button"
+              disabled={busy}
+              onClick={() =>
+                void run(async () => {
+                  const enabled = !connection.enabled;
+                  await ssoConnections.updateSsoConnection({
+                    organization,
+                    id: connection.id,
+                    version: connection.version,
+                    enabled,
+                  });
+                  return `${connection.name} is ${enabled ? 'enabled' : 'disabled'}.`;
+                })
+              }
+            >
+              {connection.enabled ? 'Disable' : 'Enable'} {connection.name}
+            </button>{' '}
+            <button
+              type="button"
+              disabled={busy}
+              onClick={() =>
+                void run(async () => {
+                  await ssoConnections.deleteSsoConnection({ organization, id: connection.id });
+                  return `${connection.name} is deleted.`;
+                })
+              }
+            >
+              Delete {connection.name}
+            </button>
+            {tests[connection.id] && (
+              <ul aria-label={`Checks of ${connection.name}`}>
+                {tests[connection.id]!.checks.map((check) => (
+                  <li key={check.check} className={check.ok ? '' : 'bad'}>
+                    {check.ok ? '✓' : '✗'} {check.check}: {check.detail}
+                  </li>
+                ))}
+              </ul>
+            )}
+          </li>
+        ))}
+      </ul>
+      <form className="admin-form" onSubmit={add} aria-label="Add a connection">
+        {field('name', 'Connection name')}
+        {field('issuer', 'Issuer URL')}
+        {field('clientId', 'Client id')}
+        {field('clientSecret', 'Client secret', 'password')}
+        {field('domains', 'Email domains')}
+        <button type="submit" disabled={busy}>
+          Add connection
+        </button>
+      </form>
+    </section>
+  );
+}
+
+/**
+ * The organisation's SCIM directory, for its admins: the endpoint and tokens for its identity
+ * provider (a new token shown once), when the provider last called, how many users and groups it
+ * pushed. Shown only where the session service serves SCIM.
+ */
+export function OrganizationDirectory({ projectKey }: { projectKey: string }) {
+  const organization = useAdministeredOrganization(projectKey);
+  const [directory, setDirectory] = useState<Directory | null>(null);
+  const [secret, setSecret] = useState<string | null>(null);
+  const [name, setName] = useState('');
+  const refresh = useCallback(async () => {
+    if (organization) setDirectory(await scim.scimDirectory({ organization }));
+  }, [organization]);
+  useEffect(() => {
+    setDirectory(null);
+    void refresh().catch(() => setDirectory(null));
+  }, [refresh]);
+  const { message, busy, run } = useAction(refresh);
+  if (!organization || directory === null) return null;
+
+  const create = (event: FormEvent) => {
+    event.preventDefault();
+    void run(async () => {
+      const created = await scim.createScimToken({ organization, name });
+      setSecret(created.secret);
+      setName('');
+      return `${created.token.name}'s token is made: copy it now, it is not shown again.`;
+    });
+  };
+  return (
+    <section className="panel admin-section" aria-label="Directory (SCIM)">
+      <h2>Directory of {organization}</h2>
+      <p data-testid="directory-summary">
+        {directory.users} users, {directory.groups} groups; last sync{' '}
+        {directory.lastSync ? new Date(directory.lastSync).toLocaleString() : 'never'}.
+      </p>
+      <Said message={message} />
+      {secret && (
+        <p>
+          Bearer token: <code data-testid="scim-secret">{secret}</code>
+        </p>
+      )}
+      <ul className="admin-list">
+        {directory.tokens.map((token) => (
+          <li key={token.id}>
+            {token.name}, made {new Date(token.createdAt).toLocaleString()}
+            {token.lastUsedAt ? `, last used ${new Date(token.lastUsedAt).toLocaleString()}` : ', never used'}{' '}
+            <button
+              type="button"
+              disabled={busy}
+              onClick={() =>
+                void run(async () => {
+                  await scim.revokeScimToken({ organization, id: token.id });
+                  setSecret(null);
+                  return `${token.name}'s token is revoked.`;
+                })
+              }
+            >
+              Revoke {token.name}
+            </button>
+          </li>
+        ))}
+      </ul>
+      <form className="admin-form" onSubmit={create} aria-label="Make a SCIM token">
+        <label>
+          Token name
+          <input value={name} onChange={(event) => setName(event.target.value)} placeholder="Okta" />
+        </label>
+        <button type="submit" disabled={busy || name.trim() === ''}>
+          Make token
+        </button>
+      </form>
+    </section>
+  );
+}
