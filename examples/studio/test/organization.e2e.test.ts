@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startOpenIdProvider } from '../../test-support/openid-provider.ts';
+import { temporaryDataDir } from '../../test-support/spawn-example.ts';
 import { freePort, hasChromium, launchChromium, startPlatform, type Platform, watchPageErrors } from './platform.ts';
 
 const skipReason = hasChromium ? '' : ' (SKIPPED: Chromium is not installed; `apt-get install chromium`)';
@@ -22,6 +23,7 @@ describe.skipIf(!hasChromium)(`studio in Chromium: an organisation runs its own 
   let admin: Page;
   let member: Page;
   const pageErrors: string[] = [];
+  const cleanups: Array<() => void> = [];
   const client = { clientId: 'acme-desk', clientSecret: 'acme-desk-secret-registered-at-the-provider' };
 
   beforeAll(async () => {
@@ -34,9 +36,16 @@ describe.skipIf(!hasChromium)(`studio in Chromium: an organisation runs its own 
         tokenEndpointAuthMethod: 'client_secret_post',
       },
     ]);
+    // One SQLite file for both services, signed grants: the chat checks a grant's session in it (as
+    // `npm start` runs them), so a deprovisioning reaches the chat too.
+    const shared = {
+      DATA_DIR: temporaryDataDir((cleanup) => void cleanups.push(cleanup)),
+      CHAT_CONTEXT_SECRET: 'e2e-chat-context-secret-of-at-least-32-chars',
+    };
     platform = await startPlatform(
-      {},
+      { ...shared, SHARED_SESSIONS: 'true' },
       {
+        ...shared,
         APP_URL: studioUrl,
         SSO_ALLOW_HTTP: 'true',
         SSO_CONNECTION_KEYS: JSON.stringify([{ id: 'k1', key: randomBytes(32).toString('base64url') }]),
@@ -63,6 +72,7 @@ describe.skipIf(!hasChromium)(`studio in Chromium: an organisation runs its own 
     await browser?.close();
     platform?.close();
     await provider?.close();
+    for (const cleanup of cleanups) cleanup();
   });
 
   /** A SCIM request as the organisation's identity provider sends it, to the session service itself. */
@@ -147,8 +157,15 @@ describe.skipIf(!hasChromium)(`studio in Chromium: an organisation runs its own 
       await expect.poll(() => member.getByTestId('role').textContent(), { timeout: 20_000 }).toBe('agent');
       const before = await member.evaluate(async () => (await fetch('/sessions/current')).status);
       expect(before).toBe(200);
+      // He asks for a ticket: its card waits for his Approve.
+      const message = member.getByLabel('Message');
+      await message.fill('create a ticket: urgent, parcel for ORD-1001 never arrived');
+      await message.press('Enter');
+      const card = member.getByTestId('approval-card');
+      await card.waitFor({ timeout: 20_000 });
 
-      // The directory deactivates him: his next request finds his session ended.
+      // The directory deactivates him: his next request finds his session ended, and the card he
+      // approves now runs nothing.
       const deactivated = await scim(token, 'PATCH', `/Users/${bob.id}`, {
         schemas: [patchOp],
         Operations: [{ op: 'Replace', path: 'active', value: 'False' }],
@@ -156,6 +173,10 @@ describe.skipIf(!hasChromium)(`studio in Chromium: an organisation runs its own 
       expect(deactivated.status).toBe(200);
       const after = await member.evaluate(async () => (await fetch('/sessions/current')).status);
       expect(after).toBe(401);
+      await card.getByRole('button', { name: 'Approve' }).click();
+      await expect.poll(() => member.getByRole('alert').first().textContent(), { timeout: 20_000 }).toMatch(/session/i);
+      // Nothing was decided: an approval that ran would show who approved it under the card.
+      expect(await member.getByTestId('approval-decision').count()).toBe(0);
       await member.reload();
       await member.getByLabel('Email').waitFor();
       expect(pageErrors).toEqual([]);
