@@ -43,7 +43,8 @@ describe.skipIf(!hasChromium)(`studio in Chromium: an organisation runs its own 
       CHAT_CONTEXT_SECRET: 'e2e-chat-context-secret-of-at-least-32-chars',
     };
     platform = await startPlatform(
-      { ...shared, SHARED_SESSIONS: 'true' },
+      // The demo model slowed to a part a second: an answer still runs when the directory acts.
+      { ...shared, SHARED_SESSIONS: 'true', DEMO_MODEL_DELAY_MS: '1000' },
       {
         ...shared,
         APP_URL: studioUrl,
@@ -84,7 +85,7 @@ describe.skipIf(!hasChromium)(`studio in Chromium: an organisation runs its own 
     });
 
   it(
-    'the admin connects the provider and tests it, makes a SCIM token; the directory pushes a member who signs in through the connection; a deactivation ends his session',
+    'the admin connects the provider and tests it, makes a SCIM token; the directory pushes members who sign in through the connection; a deactivation ends a session, refuses a pending card, stops a running answer',
     async () => {
       // Alice, Acme's admin, on the Team page.
       await admin.goto(platform.studioUrl);
@@ -138,9 +139,9 @@ describe.skipIf(!hasChromium)(`studio in Chromium: an organisation runs its own 
       });
       expect(created.status).toBe(201);
       const bob = (await created.json()) as { id: string };
-      expect(
-        (await scim(token, 'POST', '/Groups', { displayName: 'Agents', members: [{ value: bob.id }] })).status,
-      ).toBe(201);
+      const agents = await scim(token, 'POST', '/Groups', { displayName: 'Agents', members: [{ value: bob.id }] });
+      expect(agents.status).toBe(201);
+      const agentsGroup = (await agents.json()) as { id: string };
       await admin.reload();
       await admin.getByRole('button', { name: 'Team' }).click();
       await expect
@@ -177,6 +178,40 @@ describe.skipIf(!hasChromium)(`studio in Chromium: an organisation runs its own 
       await expect.poll(() => member.getByRole('alert').first().textContent(), { timeout: 20_000 }).toMatch(/session/i);
       // Nothing was decided: an approval that ran would show who approved it under the card.
       expect(await member.getByTestId('approval-decision').count()).toBe(0);
+
+      // Rep, pushed by the directory too (an account made for him, no password) and put in Agents,
+      // signs in through the connection and asks; the directory deactivates him while the answer runs.
+      const rep = (await (
+        await scim(token, 'POST', '/Users', {
+          schemas: ['urn:ietf:params:scim:schemas:core:2.0:User'],
+          userName: 'rep@example.com',
+          emails: [{ primary: true, value: 'rep@example.com', type: 'work' }],
+        })
+      ).json()) as { id: string };
+      const joined = await scim(token, 'PATCH', `/Groups/${agentsGroup.id}`, {
+        schemas: [patchOp],
+        Operations: [{ op: 'Add', path: 'members', value: [{ value: rep.id }] }],
+      });
+      expect(joined.status).toBe(204);
+      const repPage = await (await browser.newContext()).newPage();
+      watchPageErrors(repPage, pageErrors);
+      provider.signIn('rep');
+      await repPage.goto(platform.studioUrl);
+      await repPage.getByLabel('Email').fill('rep@example.com');
+      await repPage.getByRole('button', { name: 'Company sign-in (SSO)' }).click();
+      await expect.poll(() => repPage.getByTestId('role').textContent(), { timeout: 20_000 }).toBe('agent');
+      await repPage.getByLabel('Message').fill('Show order ORD-1001');
+      await repPage.getByLabel('Message').press('Enter');
+      await repPage.locator('article[data-role="assistant"]').first().waitFor({ timeout: 20_000 });
+      const stopped = await scim(token, 'PATCH', `/Users/${rep.id}`, {
+        schemas: [patchOp],
+        Operations: [{ op: 'replace', value: { active: false } }],
+      });
+      expect(stopped.status).toBe(200);
+      await expect
+        .poll(() => repPage.locator('.chat').textContent(), { timeout: 20_000 })
+        .toContain('Your session has ended: this answer was stopped.');
+      expect(await repPage.evaluate(async () => (await fetch('/sessions/current')).status)).toBe(401);
       await member.reload();
       await member.getByLabel('Email').waitFor();
       expect(pageErrors).toEqual([]);

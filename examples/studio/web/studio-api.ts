@@ -69,6 +69,10 @@ export const chatClient = (chatServiceUrl: string) => createDeskpilotClient({ ch
 
 /** One sentence a representative can act on, for any error the page meets. */
 export function explain(error: unknown): string {
+  // An `error` part of the chat's stream arrives as a plain Error with the service's own sentence
+  // (always one written for people: "Your session has ended: this answer was stopped. Sign in again.").
+  if (error instanceof Error && Object.getPrototypeOf(error) === Error.prototype && error.message.length > 0)
+    return error.message;
   if (!DeskpilotClientError.isInstance(error)) return 'Something went wrong. Try again.';
   switch (error.code) {
     case 'network_error':
