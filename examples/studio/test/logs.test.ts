@@ -117,6 +117,8 @@ function logLines(output: string): Array<Record<string, unknown>> {
 describe('a full studio scenario, as an operator sees it', () => {
   it('hold no token, cookie, grant, password or raw email in any service, and one request id across studio, session service and data API', async () => {
     const secrets = await studioScenario();
+    // A child's lines reach us through a pipe, after its answers: wait for the scenario's last one.
+    await expect.poll(() => platform.session.output(), { timeout: 10_000 }).toContain('"magic-link-sign-in"');
     const outputs = {
       session: platform.session.output(),
       chat: platform.chat.output(),
