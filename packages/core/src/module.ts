@@ -6,6 +6,8 @@
 
 // The seam
 export type {
+  Admission,
+  SessionAdmission,
   SessionKernel,
   SessionModule,
   SessionModuleApis,
@@ -13,6 +15,7 @@ export type {
   SessionRouteDependencies,
   SignInClient,
   SignInMethod,
+  SignInRequired,
 } from './session/session-service.js';
 
 // Routes served, bound to the handler's dependencies (their declarations: `@deskpilot/core/routes`)
@@ -29,6 +32,7 @@ export { jsonResponse } from './http/http-request.js';
 // What a module's routes share with the kernel's: the answer without a session, where a sign-in comes
 // from, and the throttles by address and by account
 export { noSessionError } from './session/require-session.js';
+export { signInRequiredError } from './session/sign-in-required.js';
 export { signInClient, throttleAddress, throttleLogin, throttleSignInAddress } from './session/session-routes.js';
 
 // What step-up asks of the `passkeys` and `sso` modules

@@ -4,11 +4,13 @@ import {
   jsonResponse,
   serveRoute,
   signInClient,
+  signInRequiredError,
   throttleSignInAddress,
   type SessionKernel,
   type SessionModule,
   type SessionRouteDependencies,
   type SignInClient,
+  type SignInRequired,
 } from '@deskpilot/core/module';
 import {
   createSlidingWindowLimiter,
@@ -53,7 +55,7 @@ export type MagicLinkRequestOutcome = 'sent' | 'unknown_email' | 'signs_in_elsew
 
 /** Outcome of a sign-in with a link. */
 export type MagicLinkSignInResult =
-  Extract<LoginResult, { ok: true }> | { ok: false; reason: 'invalid_token' | 'forbidden' };
+  Extract<LoginResult, { ok: true }> | { ok: false; reason: 'invalid_token' | 'forbidden' } | SignInRequired;
 
 /** The module's API (`service.modules.magicLink`). */
 export interface SessionMagicLink {
@@ -142,7 +144,8 @@ export function createMagicLinkModule(options: MagicLinkOptions): SessionModule<
               client: signInClient(deps, request),
             });
             deps.emit({ type: 'magic-link-sign-in', outcome: result.ok ? 'succeeded' : result.reason });
-            if (!result.ok) throw refusals[result.reason]();
+            if (!result.ok)
+              throw result.reason === 'sso_required' ? signInRequiredError(result) : refusals[result.reason]();
             const response = jsonResponse(201, result.session);
             response.headers.push(['set-cookie', result.setCookie]);
             if (result.setDeviceCookie) response.headers.push(['set-cookie', result.setDeviceCookie]);
@@ -162,7 +165,7 @@ export function createMagicLinkModule(options: MagicLinkOptions): SessionModule<
   };
 }
 
-const refusals: Record<Exclude<MagicLinkSignInResult, { ok: true }>['reason'], () => DeskpilotError> = {
+const refusals: Record<'invalid_token' | 'forbidden', () => DeskpilotError> = {
   invalid_token: () =>
     new DeskpilotError('invalid_token', {
       detail: 'This sign-in link is not valid: it may have been used already or have expired. Ask for a new one.',
@@ -214,7 +217,7 @@ function sessionMagicLink(options: MagicLinkOptions, kernel: SessionKernel, ttlM
       const verified = await context.directory.setEmailVerified(account.user.id, record.email);
       const signingIn = verified ? { ...account, user: { ...account.user, emailVerified: true } } : account;
       const started = await kernel.startSession(signingIn, { ...input, method: 'magic-link' });
-      if (started.ok) return started;
+      if (started.ok || started.reason === 'sso_required') return started;
       return { ok: false, reason: started.reason === 'forbidden' ? 'forbidden' : 'invalid_token' };
     },
   };

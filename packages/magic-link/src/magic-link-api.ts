@@ -37,6 +37,6 @@ export const magicLinkRoutes = {
       schema: sessionSchema,
       headers: ['set-cookie'],
     },
-    errors: ['invalid_token', 'forbidden', 'rate_limited', 'store_unavailable', 'not_found'],
+    errors: ['invalid_token', 'forbidden', 'sso_required', 'rate_limited', 'store_unavailable', 'not_found'],
   }),
 };

@@ -17,7 +17,7 @@ export type MagicLinkEvent =
       email: string;
     }
   /** A sign-in with a link: let in, or refused (used, expired, voided or unknown; no access to the project). */
-  | { type: 'magic-link-sign-in'; outcome: 'succeeded' | 'invalid_token' | 'forbidden' };
+  | { type: 'magic-link-sign-in'; outcome: 'succeeded' | 'invalid_token' | 'forbidden' | 'sso_required' };
 
 // The module's events join the session handler's (`SessionEvent`) wherever this package is installed.
 declare module '@deskpilot/core/session' {

@@ -24,9 +24,18 @@ async function setup(options: Partial<MagicLinkOptions> = {}, handlerOptions: Pa
   const sent: EmailMessage[] = [];
   /** Users another module signs in at an identity provider (as `@deskpilot/sso` answers the kernel). */
   const elsewhere = new Set<string>();
+  /** Projects whose organisation requires its provider (as `@deskpilot/sso` admits sessions). */
+  const required = new Set<string>();
   const identityProvider: SessionModule<'identityProvider', object> = {
     name: 'identityProvider',
-    create: () => ({ api: {}, signsInElsewhere: async (userId) => elsewhere.has(userId) }),
+    create: () => ({
+      api: {},
+      signsInElsewhere: async (userId) => elsewhere.has(userId),
+      admit: async ({ projectKey }) =>
+        required.has(projectKey)
+          ? { ok: false, reason: 'sso_required', provider: { id: 'conn_acme', name: 'Acme Okta' } }
+          : { ok: true },
+    }),
   };
   const tokens = createMemoryAccountTokenStore();
   const audit = createMemoryAuditStore();
@@ -68,7 +77,7 @@ async function setup(options: Partial<MagicLinkOptions> = {}, handlerOptions: Pa
   const code = async (response: Response) => ((await response.json()) as { code: string }).code;
   /** The module's events so far (the kernel's left out). */
   const moduleEvents = () => events.filter((event) => event.type.startsWith('magic-link-'));
-  return { ...fixture, handler, tokens, audit, sent, elsewhere, post, nextToken, code, moduleEvents };
+  return { ...fixture, handler, tokens, audit, sent, elsewhere, required, post, nextToken, code, moduleEvents };
 }
 
 describe('sign-in by magic link', () => {
@@ -197,6 +206,22 @@ describe('sign-in by magic link', () => {
     });
     const moved = await post('/sessions/magic-link/confirm', { token: token2 });
     expect([moved.status, await code(moved)]).toEqual([400, 'invalid_token']);
+  });
+
+  it('refuses a project whose organisation requires its provider, naming it, and opens another', async () => {
+    const { post, nextToken, required, moduleEvents } = await setup();
+    required.add('acme-b2c');
+    await post('/sessions/magic-link', { email: alice });
+    const refused = await post('/sessions/magic-link/confirm', { token: await nextToken(1), projectKey: 'acme-b2c' });
+    expect(refused.status).toBe(403);
+    expect(await refused.json()).toMatchObject({
+      code: 'sso_required',
+      provider: { id: 'conn_acme', name: 'Acme Okta' },
+    });
+    expect(moduleEvents().at(-1)).toEqual({ type: 'magic-link-sign-in', outcome: 'sso_required' });
+    await post('/sessions/magic-link', { email: alice });
+    const opened = await post('/sessions/magic-link/confirm', { token: await nextToken(2) });
+    expect([opened.status, (await opened.json()).projectKey]).toEqual([201, 'acme-b2b']);
   });
 
   it('throttles links per account (same answer, no email) and requests per address', async () => {

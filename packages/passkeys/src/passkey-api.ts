@@ -169,6 +169,6 @@ export const passkeyRoutes = {
       component: 'Session',
       headers: ['set-cookie'],
     },
-    errors: ['invalid_passkey', 'forbidden', 'rate_limited', 'store_unavailable', 'not_found'],
+    errors: ['invalid_passkey', 'forbidden', 'sso_required', 'rate_limited', 'store_unavailable', 'not_found'],
   }),
 };

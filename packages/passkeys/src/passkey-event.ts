@@ -6,7 +6,7 @@ import type {} from '@deskpilot/core/session';
  */
 export type PasskeyEvent =
   /** A sign-in with a passkey: let in, or refused (not a valid answer to a live challenge; no access to the project). */
-  | { type: 'passkey-sign-in'; outcome: 'succeeded' | 'invalid_passkey' | 'forbidden' }
+  | { type: 'passkey-sign-in'; outcome: 'succeeded' | 'invalid_passkey' | 'forbidden' | 'sso_required' }
   /** A passkey registered by a signed-in user (`email`: whose account gained a way in), or refused. */
   | {
       type: 'passkey-registration';

@@ -5,6 +5,7 @@ import {
   passkeysBefore,
   serveRoute,
   signInClient,
+  signInRequiredError,
   throttleSignInAddress,
   type RouteRequestInput,
   type ServedRoute,
@@ -163,10 +164,10 @@ async function servePasskeySignIn(
     client: signInClient(deps, request),
   });
   if (!result.ok) {
-    deps.emit({
-      type: 'passkey-sign-in',
-      outcome: result.reason === 'invalid_passkey' ? 'invalid_passkey' : 'forbidden',
-    });
+    const outcome =
+      result.reason === 'invalid_passkey' || result.reason === 'sso_required' ? result.reason : 'forbidden';
+    deps.emit({ type: 'passkey-sign-in', outcome });
+    if (result.reason === 'sso_required') throw signInRequiredError(result);
     throw result.reason === 'invalid_passkey'
       ? new DeskpilotError('invalid_passkey', {
           detail: 'This passkey was not accepted. Try again, or sign in with your password.',

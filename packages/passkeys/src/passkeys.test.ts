@@ -5,7 +5,9 @@ import {
   createRecoveryModule,
   createSessionHandler,
   hashPassword,
+  type Admission,
   type EmailMessage,
+  type SessionModule,
 } from '@deskpilot/core/session';
 import { createMemoryPasskeyStore } from './passkey-store.js';
 import {
@@ -26,8 +28,21 @@ const studio = 'http://localhost:3000';
 
 async function setup(passkeyOptions: Partial<PasskeyOptions> = {}, counts = true) {
   const store = createMemoryPasskeyStore();
+  /** Projects whose organisation requires its identity provider (as `@deskpilot/sso` admits sessions). */
+  const required = new Set<string>();
+  const organisationRules: SessionModule<'organisationRules', null> = {
+    name: 'organisationRules',
+    create: () => ({
+      api: null,
+      admit: async ({ projectKey }): Promise<Admission> =>
+        required.has(projectKey)
+          ? { ok: false, reason: 'sso_required', provider: { id: 'conn_acme', name: 'Acme Okta' } }
+          : { ok: true },
+    }),
+  };
   const fixture = await createTestSessionService({
     modules: [
+      organisationRules,
       createPasskeysModule({
         store,
         challenges: createMemoryAccountTokenStore(),
@@ -69,7 +84,7 @@ async function setup(passkeyOptions: Partial<PasskeyOptions> = {}, counts = true
   const signInOptions = async () => (await call('/sessions/passkey/options', {})).json();
   const signIn = async (overrides: Parameters<typeof authenticator.authenticate>[1] = {}) =>
     call('/sessions/passkey', { response: authenticator.authenticate(await signInOptions(), overrides) });
-  return { ...fixture, store, events, call, login, authenticator, register, signInOptions, signIn };
+  return { ...fixture, store, events, call, login, authenticator, register, signInOptions, signIn, required };
 }
 
 async function code(response: Response) {
@@ -122,6 +137,20 @@ describe('passkeys: registration and sign-in', () => {
     const signedIn = await call('/sessions/passkey', { response, projectKey: 'acme-b2b' }, cookie);
     expect(await signedIn.json()).toMatchObject({ projectKey: 'acme-b2b', role: 'agent' });
     expect((await call('/sessions/current', undefined, cookie)).status).toBe(401);
+  });
+
+  it('refuses a project whose organisation requires its identity provider, naming it', async () => {
+    const { login, register, call, authenticator, signInOptions, required, events } = await setup();
+    await register(await login());
+    required.add('acme-b2b');
+    const response = authenticator.authenticate(await signInOptions());
+    const refused = await call('/sessions/passkey', { response, projectKey: 'acme-b2b' });
+    expect(refused.status).toBe(403);
+    expect(await refused.json()).toMatchObject({
+      code: 'sso_required',
+      provider: { id: 'conn_acme', name: 'Acme Okta' },
+    });
+    expect(events.at(-1)).toEqual({ type: 'passkey-sign-in', outcome: 'sso_required' });
   });
 });
 

@@ -10,6 +10,7 @@ import {
 } from './single-sign-on.js';
 import { servedConnectionRoutes, type SsoConnectionsOptions } from './connections/connection-routes.js';
 import { servedSsoRoutes } from './sso-routes.js';
+import { requiredSignIn } from './connections/required-sign-in.js';
 
 /** Options of {@link createSsoModule}: single sign-on's own, and its routes' throttle. */
 export interface SsoModuleOptions extends SingleSignOnOptions {
@@ -72,6 +73,9 @@ export function createSsoModule(options: SsoModuleOptions): SessionModule<'sso',
         ],
         signsInElsewhere: (userId) => options.identityLinks.isLinked(userId),
         clearOnSignOut: [sso.clearSignOut],
+        admit:
+          options.connections &&
+          requiredSignIn({ store: options.connections.store, organizations: team, signedInAt: sso.signedInAt }),
       };
     },
   };
@@ -99,8 +103,14 @@ function sessionSso(options: SingleSignOnOptions, kernel: SessionKernel, source?
       if (signal?.aborted) return { ok: false, reason: 'provider_error' };
       const projectKey = ssoLanding(finished);
       if (projectKey === null) return { ok: false, reason: 'forbidden' };
-      const started = await kernel.startSession(finished.account, { projectKey, cookieHeader, method: 'sso', client });
-      if (!started.ok) return { ok: false, reason: 'forbidden' };
+      const started = await kernel.startSession(finished.account, {
+        projectKey,
+        cookieHeader,
+        method: 'sso',
+        provider: finished.providerId,
+        client,
+      });
+      if (!started.ok) return { ok: false, reason: started.reason === 'sso_required' ? 'sso_required' : 'forbidden' };
       // Gone while the session was made: ended again (signed in, then out, in the trail), never left behind.
       if (signal?.aborted) {
         await endUndelivered(started.setCookie);

@@ -145,7 +145,8 @@ export type SsoRefusal =
   | 'unverified_email' // the provider does not say the email is verified
   | 'no_account' // nobody with that email, and no provisioning
   | 'identity_conflict' // the account of that email is bound to another person at this provider (a reassigned address)
-  | 'forbidden'; // no membership in the asked project
+  | 'forbidden' // no membership in the asked project
+  | 'sso_required'; // the project's organisation signs its members in at another provider (its own)
 
 /** One check of a provider, as an organisation's admin tests a connection: passed, and what was found. */
 export interface ProviderCheck {

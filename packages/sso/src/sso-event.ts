@@ -14,7 +14,8 @@ export type SsoEvent =
         | 'unverified_email'
         | 'no_account'
         | 'identity_conflict'
-        | 'forbidden';
+        | 'forbidden'
+        | 'sso_required';
     }
   /** A logout through `POST /sessions/sso/logout`: also at the identity provider (`provider`), or here only (`local`). */
   | { type: 'sso-sign-out'; outcome: 'provider' | 'local' };

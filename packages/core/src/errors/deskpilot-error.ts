@@ -8,6 +8,7 @@ export type ErrorCode =
   | 'invalid_passkey'
   | 'forbidden'
   | 'reauthentication_required'
+  | 'sso_required'
   | 'cross_site_request'
   | 'not_found'
   | 'method_not_allowed'
@@ -37,6 +38,7 @@ export const errorStatus: Record<ErrorCode, number> = {
   invalid_passkey: 401,
   forbidden: 403,
   reauthentication_required: 403,
+  sso_required: 403,
   cross_site_request: 403,
   not_found: 404,
   method_not_allowed: 405,
@@ -66,6 +68,7 @@ export const errorTitle: Record<ErrorCode, string> = {
   invalid_passkey: 'Passkey not accepted',
   forbidden: 'Forbidden',
   reauthentication_required: 'Sign in again first',
+  sso_required: 'Sign in through your identity provider',
   cross_site_request: 'Cross-site request refused',
   not_found: 'Not found',
   method_not_allowed: 'Method not allowed',
@@ -99,6 +102,8 @@ export interface DeskpilotErrorOptions {
   errors?: FieldError[];
   /** Extra response headers (e.g. `Retry-After`, `Allow`). */
   headers?: Record<string, string>;
+  /** For `sso_required`: the identity provider to sign in at (`GET /sessions/sso/start?provider=<id>`). */
+  provider?: { id: string; name: string };
   /** The underlying error; logged, never sent to the client. */
   cause?: unknown;
 }
@@ -129,6 +134,7 @@ export class DeskpilotError extends Error {
   readonly detail: string;
   readonly errors: FieldError[] | undefined;
   readonly headers: Record<string, string> | undefined;
+  readonly provider: { id: string; name: string } | undefined;
 
   constructor(code: ErrorCode, options: DeskpilotErrorOptions = {}) {
     super(options.detail ?? errorTitle[code], options.cause === undefined ? undefined : { cause: options.cause });
@@ -137,6 +143,7 @@ export class DeskpilotError extends Error {
     this.detail = options.detail ?? errorTitle[code];
     this.errors = options.errors;
     this.headers = options.headers;
+    this.provider = options.provider;
   }
 }
 

@@ -8,6 +8,8 @@ export interface ProblemDetails {
   code: DeskpilotError['code'];
   detail: string;
   errors?: FieldError[];
+  /** For `sso_required`: the identity provider to sign in at. */
+  provider?: { id: string; name: string };
 }
 
 /** Media type of every error response. */
@@ -26,5 +28,6 @@ export function toProblemDetails(error: unknown): ProblemDetails {
     code: known.code,
     detail: known.detail,
     ...(known.errors ? { errors: known.errors } : {}),
+    ...(known.provider ? { provider: { id: known.provider.id, name: known.provider.name } } : {}),
   };
 }

@@ -36,6 +36,13 @@ export function problemSchema(): Record<string, unknown> {
           properties: { path: { type: 'string' }, message: { type: 'string' } },
         },
       },
+      provider: {
+        type: 'object',
+        description:
+          'For `sso_required`: the identity provider to sign in at (`GET /sessions/sso/start?provider=<id>`).',
+        required: ['id', 'name'],
+        properties: { id: { type: 'string' }, name: { type: 'string' } },
+      },
     },
   };
 }

@@ -6,7 +6,7 @@ import { createSessionCookie, type SessionCookieOptions } from './session-cookie
 import { createSessionLookup, type SessionLookup } from './session-lookup.js';
 import type { SessionRecord, SessionStore } from './session-store.js';
 import { createSecretHasher, createSessionToken, secureRandomBytes, type RandomBytes } from './session-token.js';
-import type { Account, UserDirectory } from './user-directory.js';
+import type { Account, Membership, UserDirectory } from './user-directory.js';
 import { checkPassword } from './verify-credentials.js';
 import { verifyPassword } from './password.js';
 import { createHashGate, type HashGate } from './create-hash-gate.js';
@@ -20,7 +20,9 @@ import { hashPassword } from './password.js';
 import { listOwnSessions, revokeOwnSession } from './own-sessions.js';
 import { createAccountAudit, type AccountAudit } from './account-audit.js';
 import type {
+  Admission,
   LoginResult,
+  SessionAdmission,
   SessionKernel,
   SessionModule,
   SessionModuleApis,
@@ -136,12 +138,13 @@ export function createSessionService<const Modules extends readonly SessionModul
   const device = deviceCookieOf(options, context.now);
   const issue = (base: SessionBase, now: number) => issueSession(context, base, now);
 
-  const startSession: StartSession = (account, projectKey, cookieHeader, method, client) =>
-    startSessionFor(context, { device, audit: options.audit }, account, { projectKey, cookieHeader, method, client });
+  const parts: Array<SessionModuleParts<unknown>> = [];
+  const admit = (request: SessionAdmission) => admitted(parts, request);
+  const startSession: StartSession = (account, input) =>
+    startSessionFor(context, { device, audit: options.audit, admit }, account, input);
   const accountAudit = createAccountAudit(options.audit, context, options.logger ?? consoleLogger);
 
   const pruneAudit = auditRetention(options, context.now);
-  const parts: Array<SessionModuleParts<unknown>> = [];
   const modules = createModules(
     options.modules ?? [],
     kernelOf(options, context, {
@@ -174,13 +177,12 @@ export function createSessionService<const Modules extends readonly SessionModul
         if (options.audit) auditFailedSignIn(context, options.audit, email, options.logger ?? consoleLogger);
         return { ok: false, reason: 'invalid_credentials' };
       }
-      const result = await startSession(
-        checked.account,
-        input.projectKey,
-        input.cookieHeader,
-        'password',
-        input.client,
-      );
+      const result = await startSession(checked.account, {
+        projectKey: input.projectKey,
+        cookieHeader: input.cookieHeader,
+        method: 'password',
+        client: input.client,
+      });
       // The password checked may have been replaced (a reset) while it was checked: then the reset's
       // revocation may have run before this session existed. It must not outlive the password.
       if (result.ok && !(await stillTheirPassword(directory, email, input.password, checked.passwordHash))) {
@@ -198,6 +200,14 @@ export function createSessionService<const Modules extends readonly SessionModul
         if (!current) return { ok: false, reason: 'unauthenticated' };
         const membership = findMembership(current.account, target.projectKey, target.clientId);
         if (!membership) return { ok: false, reason: 'forbidden' };
+        const admission = await admit({
+          kind: 'switch',
+          account: current.account,
+          projectKey: membership.projectKey,
+          cookieHeader,
+          session: { id: current.record.id, signedInAt: current.record.createdAt },
+        });
+        if (!admission.ok) return admission;
         // Rotation keeps the absolute expiry: switching projects never extends a session.
         const { record, setCookie } = issue(
           {
@@ -308,14 +318,54 @@ function deviceCookieOf(options: SessionServiceOptions, now: () => number) {
   });
 }
 
+/** What a verified sign-in asks of the kernel's one way in. */
+interface SignInInput {
+  projectKey?: string | undefined;
+  cookieHeader?: string | null | undefined;
+  method: SignInMethod;
+  /** The identity provider a single sign-on went through. */
+  provider?: string | undefined;
+  client?: SignInClient | undefined;
+}
+
 /** Starts a session for a verified sign-in. */
-type StartSession = (
+type StartSession = (account: Account, input: SignInInput) => Promise<LoginResult>;
+
+/** Every module's answer to a session about to open: the first refusal, else what their audit records add. */
+async function admitted(
+  parts: ReadonlyArray<SessionModuleParts<unknown>>,
+  request: SessionAdmission,
+): Promise<Admission> {
+  let audit: Record<string, string | boolean> = {};
+  for (const part of parts) {
+    if (!part.admit) continue;
+    const answer = await part.admit(request);
+    if (!answer.ok) return answer;
+    audit = { ...audit, ...answer.audit };
+  }
+  return { ok: true, audit };
+}
+
+/**
+ * The membership a sign-in opens, and what its audit record adds: the one asked for, or the first the
+ * modules let in; the first refusal when they let in none.
+ */
+async function landing(
   account: Account,
-  projectKey: string | undefined,
-  cookieHeader: string | null | undefined,
-  method: SignInMethod,
-  client?: SignInClient,
-) => Promise<LoginResult>;
+  { projectKey, cookieHeader, method, provider }: SignInInput,
+  admit: (request: SessionAdmission) => Promise<Admission>,
+): Promise<{ membership: Membership; audit: Record<string, string | boolean> } | Exclude<LoginResult, { ok: true }>> {
+  const asked = projectKey === undefined ? undefined : findMembership(account, projectKey);
+  const candidates = projectKey === undefined ? account.memberships : asked ? [asked] : [];
+  let refusal: Exclude<Admission, { ok: true }> | undefined;
+  for (const membership of candidates) {
+    const request = { kind: 'sign-in', account, projectKey: membership.projectKey, cookieHeader, method, provider };
+    const answer = await admit(request as SessionAdmission);
+    if (answer.ok) return { membership, audit: answer.audit ?? {} };
+    refusal ??= answer;
+  }
+  return refusal ?? { ok: false, reason: 'forbidden' };
+}
 
 /** Where a session was signed in from, as its record keeps it (bounded: headers are the client's to fill). */
 function signedInFrom(client: {
@@ -334,22 +384,22 @@ function signedInFrom(client: {
  */
 async function startSessionFor(
   context: SessionContext,
-  { device, audit }: { device: ReturnType<typeof deviceCookieOf>; audit: AuditStore | undefined },
-  account: Account,
   {
-    projectKey,
-    cookieHeader,
-    method,
-    client,
+    device,
+    audit,
+    admit,
   }: {
-    projectKey: string | undefined;
-    cookieHeader: string | null | undefined;
-    method: SignInMethod;
-    client: SignInClient | undefined;
+    device: ReturnType<typeof deviceCookieOf>;
+    audit: AuditStore | undefined;
+    admit: (request: SessionAdmission) => Promise<Admission>;
   },
+  account: Account,
+  input: SignInInput,
 ): Promise<LoginResult> {
-  const membership = projectKey === undefined ? account.memberships[0] : findMembership(account, projectKey);
-  if (!membership) return { ok: false, reason: 'forbidden' };
+  const { cookieHeader, method, client } = input;
+  const landed = await landing(account, input, admit);
+  if (!('membership' in landed)) return landed;
+  const { membership } = landed;
 
   // A session that came with the sign-in request is revoked, never adopted or reused.
   const previousToken = context.cookie.read(cookieHeader);
@@ -378,7 +428,7 @@ async function startSessionFor(
         actor: account.user.email,
         session: record.id,
         subject: account.user.id,
-        data: { method },
+        data: { method, ...landed.audit },
         at: now,
       });
     } catch (error) {
@@ -432,8 +482,7 @@ function kernelOf(
     logger: options.logger ?? consoleLogger,
     cookie: { prefix: options.cookie?.prefix ?? 'deskpilot', secure: options.cookie?.secure ?? true },
     pepper: options.pepper,
-    startSession: (account, input) =>
-      startSession(account, input.projectKey, input.cookieHeader, input.method, input.client),
+    startSession,
     signOut: signOutCookie,
     hashPassword: (password) => checkCredentials(hashGate, false, () => hashPassword(password, options.passwordHash)),
     checkPassword: async (email, password) => {

@@ -9,7 +9,15 @@ export {
   type SignInMethod,
 } from './create-session-service.js';
 export type { SessionContext } from './session-context.js';
-export type { SessionKernel, SessionModule, SessionModuleApis, SessionModuleParts } from './session-service.js';
+export type {
+  Admission,
+  SessionAdmission,
+  SessionKernel,
+  SessionModule,
+  SessionModuleApis,
+  SessionModuleParts,
+  SignInRequired,
+} from './session-service.js';
 export type { SessionSummary } from './session-summary.js';
 export type { RevokeSessionResult } from './own-sessions.js';
 export { createHashGate, type HashGate, type HashGateOptions, type HashGatePass } from './create-hash-gate.js';

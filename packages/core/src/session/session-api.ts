@@ -42,11 +42,12 @@ export const sessionRoutes = {
     operationId: 'login',
     method: 'POST',
     path: '/sessions',
-    summary: 'Sign in: a new session and its cookie (a session cookie sent along is revoked, never reused).',
+    summary:
+      "Sign in: a new session and its cookie (a session cookie sent along is revoked, never reused). 403 `sso_required` when the project's organisation requires its identity provider (the problem's `provider`).",
     auth: 'none',
     body: loginBody,
     answer: { ...signedIn, status: 201, description: 'Signed in.', headers: ['set-cookie'] },
-    errors: ['invalid_credentials', 'forbidden', 'rate_limited', 'store_unavailable', 'unavailable'],
+    errors: ['invalid_credentials', 'forbidden', 'sso_required', 'rate_limited', 'store_unavailable', 'unavailable'],
   }),
   logoutEverywhere: declareRoute({
     operationId: 'logoutEverywhere',
@@ -79,11 +80,12 @@ export const sessionRoutes = {
     operationId: 'switchProject',
     method: 'POST',
     path: '/sessions/current/project',
-    summary: 'Switch the active project: a new token (the old one revoked), the role from the membership.',
+    summary:
+      'Switch the active project: a new token (the old one revoked), the role from the membership. 403 `sso_required` into a project whose organisation requires its identity provider when this session did not sign in there: sign in there (`provider`) for that project.',
     auth: 'session',
     body: selectProjectBody,
     answer: { ...signedIn, description: 'Switched.', headers: ['set-cookie'] },
-    errors: ['forbidden', 'conflict', 'store_unavailable'],
+    errors: ['forbidden', 'sso_required', 'conflict', 'store_unavailable'],
   }),
   listSessions: declareRoute({
     operationId: 'listSessions',

@@ -25,7 +25,11 @@ export interface SessionModuleEvents {}
 export type SessionEvent =
   | SessionModuleEvents[keyof SessionModuleEvents]
   /** A sign-in attempt: let in, or refused (wrong credentials, no access to the project, throttled). */
-  | { type: 'login'; outcome: 'succeeded' | 'invalid_credentials' | 'forbidden' | 'throttled' | 'busy'; email: string }
+  | {
+      type: 'login';
+      outcome: 'succeeded' | 'invalid_credentials' | 'forbidden' | 'sso_required' | 'throttled' | 'busy';
+      email: string;
+    }
   /**
    * A password reset link asked for, once its background work is done: `sent`, no such account
    * (`unknown_email`), the store or the mail system `failed`, or not tried (`throttled`: the account's

@@ -5,7 +5,13 @@ import { jsonResponse } from '../http/http-request.js';
 import { declareRoute } from '../routes/declare-route.js';
 import { bindRoutes, serveRoute } from '../routes/route-table.js';
 import { createSessionHandler } from './create-session-handler.js';
-import type { SessionKernel, SessionModule, SessionRouteDependencies } from './session-service.js';
+import type {
+  Admission,
+  SessionAdmission,
+  SessionKernel,
+  SessionModule,
+  SessionRouteDependencies,
+} from './session-service.js';
 import { alice, cookiePair, createTestSessions } from './session.test-support.js';
 
 const studio = 'http://localhost:3000';
@@ -123,5 +129,91 @@ describe('session modules: the seam', () => {
     await expect(createTestSessions({ modules: [asks, later] })).rejects.toThrow(
       'The session module asks uses later: give later before it.',
     );
+  });
+});
+
+/** A module that keeps `acme-b2c` for sign-ins by `greeting` (and the switches of their sessions): what it was asked, in order. */
+function createGatekeeper(asked: SessionAdmission[]): SessionModule<'gatekeeper', null> {
+  const provider = { id: 'conn_acme', name: 'Acme Okta' };
+  return {
+    name: 'gatekeeper',
+    create: () => ({
+      api: null,
+      async admit(request): Promise<Admission> {
+        asked.push(request);
+        if (request.projectKey !== 'acme-b2c') return { ok: true, audit: { checked: true } };
+        if (request.kind === 'sign-in' && request.method === 'greeting')
+          return { ok: true, audit: { via: 'greeting' } };
+        return { ok: false, reason: 'sso_required', provider };
+      },
+    }),
+  };
+}
+
+describe('session modules: admission', () => {
+  it('refuses a sign-in a module does not let in, with where to sign in, and opens the first project it does', async () => {
+    const asked: SessionAdmission[] = [];
+    const audit = createMemoryAuditStore();
+    const { service } = await createTestSessions({ audit, modules: [createGatekeeper(asked)] });
+    const handler = createSessionHandler({ service, allowedOrigins: [studio] });
+    const login = (body: object) =>
+      handler.fetch(
+        new Request('http://sessions.test/sessions', {
+          method: 'POST',
+          headers: { origin: studio, 'content-type': 'application/json' },
+          body: JSON.stringify({ ...alice, ...body }),
+        }),
+        { clientAddress: '203.0.113.7' },
+      );
+
+    const refused = await login({ projectKey: 'acme-b2c' });
+    expect(refused.status).toBe(403);
+    expect(refused.headers.get('content-type')).toBe('application/problem+json');
+    expect(await refused.json()).toMatchObject({
+      code: 'sso_required',
+      provider: { id: 'conn_acme', name: 'Acme Okta' },
+    });
+    expect(asked.at(-1)).toMatchObject({ kind: 'sign-in', method: 'password', projectKey: 'acme-b2c' });
+    expect(await audit.list({ projectKey: 'acme-b2c' })).toEqual([]);
+
+    // No project named: acme-b2c (her first) is refused, acme-b2b (her second) opens, and its record says what the module added.
+    const landed = await login({});
+    expect(landed.status).toBe(201);
+    expect(await landed.json()).toMatchObject({ projectKey: 'acme-b2b' });
+    const [signIn] = await audit.list({ projectKey: 'acme-b2b' });
+    expect(signIn).toMatchObject({ type: 'sign-in', data: { method: 'password', checked: true } });
+
+    // The switch into the refused project is refused too, the session left as it was.
+    const cookie = cookiePair(landed.headers.get('set-cookie')!);
+    const switched = await service.selectProject(cookie, { projectKey: 'acme-b2c' });
+    expect(switched).toEqual({ ok: false, reason: 'sso_required', provider: { id: 'conn_acme', name: 'Acme Okta' } });
+    expect(asked.at(-1)).toMatchObject({ kind: 'switch', projectKey: 'acme-b2c', cookieHeader: cookie });
+    expect((await service.resolve(cookie))?.session.projectKey).toBe('acme-b2b');
+    const answer = await handler.fetch(
+      new Request('http://sessions.test/sessions/current/project', {
+        method: 'POST',
+        headers: { origin: studio, 'content-type': 'application/json', cookie },
+        body: JSON.stringify({ projectKey: 'acme-b2c' }),
+      }),
+    );
+    expect(answer.status).toBe(403);
+    expect(await answer.json()).toMatchObject({ code: 'sso_required', provider: { id: 'conn_acme' } });
+  });
+
+  it('asks every module, and a sign-in the module lets in opens the project', async () => {
+    const asked: SessionAdmission[] = [];
+    const { service } = await createTestSessions({ modules: [createGreetingModule([]), createGatekeeper(asked)] });
+    const handler = createSessionHandler({ service, allowedOrigins: [studio] });
+    const greeted = await handler.fetch(
+      new Request('http://sessions.test/sessions/greeting', {
+        method: 'POST',
+        headers: { origin: studio, 'content-type': 'application/json' },
+        body: JSON.stringify({ email: alice.email }),
+      }),
+    );
+    expect(greeted.status).toBe(201);
+    const session = await service.resolve(cookiePair(greeted.headers.get('set-cookie')!));
+    expect(session?.session.projectKey).toBe('acme-b2c');
+    expect(asked).toEqual([expect.objectContaining({ kind: 'sign-in', method: 'greeting', projectKey: 'acme-b2c' })]);
   });
 });

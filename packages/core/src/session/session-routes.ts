@@ -5,7 +5,8 @@ import { jsonResponse, type HttpRequest, type HttpResponse } from '../http/http-
 import { missingClientAddressError } from '../http/missing-client-address-error.js';
 import { retryAfterSeconds, type RateLimiter } from '../limiter/rate-limit-decision.js';
 import { serveRoute, type ServedRoute } from '../routes/route-table.js';
-import type { LoginResult, SessionRouteDependencies, SignInClient } from './session-service.js';
+import type { LoginResult, SessionRouteDependencies, SignInClient, SignInRequired } from './session-service.js';
+import { signInRequiredError } from './sign-in-required.js';
 
 export type { SessionRouteDependencies } from './session-service.js';
 import { normalizeEmail } from './user-directory.js';
@@ -95,7 +96,10 @@ export const throttleSignInAddress = (deps: SessionRouteDependencies, request: H
   });
 
 /** The answer to each refused login. */
-const loginRefusal: Record<Exclude<LoginResult, { ok: true }>['reason'], () => DeskpilotError> = {
+const loginRefusal: Record<
+  Exclude<LoginResult, { ok: true }>['reason'],
+  (refusal: Exclude<LoginResult, { ok: true }>) => DeskpilotError
+> = {
   invalid_credentials: () => new DeskpilotError('invalid_credentials', { detail: 'Invalid email or password.' }),
   forbidden: () => new DeskpilotError('forbidden', { detail: 'No access to this project.' }),
   // Refused before any work: the password was not checked, and the answer says so whatever it was.
@@ -104,6 +108,7 @@ const loginRefusal: Record<Exclude<LoginResult, { ok: true }>['reason'], () => D
       detail: 'Too many sign-ins are being checked right now. Try again in a moment.',
       headers: { 'retry-after': '1' },
     }),
+  sso_required: (refusal) => signInRequiredError(refusal as SignInRequired),
 };
 
 type Served = ServedRoute<SessionRouteDependencies>;
@@ -119,7 +124,7 @@ const login: Served = serveRoute(sessionRoutes.login, async (deps: SessionRouteD
   });
   const email = normalizeEmail(body.email);
   deps.emit({ type: 'login', outcome: result.ok ? 'succeeded' : result.reason, email });
-  if (!result.ok) throw loginRefusal[result.reason]();
+  if (!result.ok) throw loginRefusal[result.reason](result);
   const response = withCookie(jsonResponse(201, result.session), result.setCookie);
   return result.setDeviceCookie ? withCookie(response, result.setDeviceCookie) : response;
 });
@@ -156,6 +161,7 @@ const switchProject: Served = serveRoute(
   async (deps: SessionRouteDependencies, request, input) => {
     const result = await deps.service.selectProject(cookieHeader(request), await input.body());
     if (!result.ok) {
+      if (result.reason === 'sso_required') throw signInRequiredError(result);
       // One answer for "no such project" and "not a member": nothing to probe.
       throw result.reason === 'forbidden'
         ? new DeskpilotError('forbidden', { detail: 'No access to this project.' })

@@ -41,14 +41,51 @@ export type LoginResult =
   | { ok: true; session: Session; setCookie: string; setDeviceCookie?: string }
   | { ok: false; reason: 'invalid_credentials' | 'forbidden' }
   /** Too many password checks under way in this process: nothing was checked; try again shortly. */
-  | { ok: false; reason: 'busy' };
+  | { ok: false; reason: 'busy' }
+  | SignInRequired;
+
+/**
+ * A module refused the session (see {@link SessionModuleParts.admit}): its project's organisation signs
+ * its members in through its identity provider, `provider` (`GET /sessions/sso/start?provider=…`).
+ */
+export interface SignInRequired {
+  ok: false;
+  reason: 'sso_required';
+  provider: { id: string; name: string };
+}
+
+/** A session a sign-in or a project switch is about to open, as {@link SessionModuleParts.admit} is asked about it. */
+export type SessionAdmission = {
+  account: Account;
+  /** The project the session would be active in: one of the account's memberships. */
+  projectKey: string;
+  /** The request's `Cookie` header (a module's own cookies: single sign-on's sealed hint). */
+  cookieHeader: string | null | undefined;
+} & (
+  | {
+      kind: 'sign-in';
+      method: SignInMethod;
+      /** The identity provider a single sign-on went through (its id). */
+      provider?: string | undefined;
+    }
+  | {
+      kind: 'switch';
+      /** The session that switches: its id, and when it was signed in (epoch ms, kept through switches). */
+      session: { id: string; signedInAt: number };
+    }
+);
+
+/** A module's answer to a {@link SessionAdmission}: let in (with what the sign-in's audit record adds), or why not. */
+export type Admission = { ok: true; audit?: Record<string, string | boolean> } | SignInRequired;
 
 /** How a session began: what the audit trail records of a sign-in (a module names its own: `magic-link`). */
 export type SignInMethod = 'password' | 'passkey' | 'sso' | 'invitation' | (string & {});
 
 /** Outcome of a project switch. */
 export type SelectProjectResult =
-  { ok: true; session: Session; setCookie: string } | { ok: false; reason: 'unauthenticated' | 'forbidden' };
+  | { ok: true; session: Session; setCookie: string }
+  | { ok: false; reason: 'unauthenticated' | 'forbidden' }
+  | SignInRequired;
 
 /** The session service: every operation of DESIGN §2 over a store and a directory, and its modules. */
 export interface SessionService<Modules extends readonly SessionModule[] = readonly SessionModule[]> {
@@ -119,6 +156,8 @@ export interface SessionKernel {
       projectKey?: string | undefined;
       cookieHeader?: string | null | undefined;
       method: SignInMethod;
+      /** The identity provider a single sign-on went through (its id): what a module's `admit` may ask of it. */
+      provider?: string | undefined;
       client?: SignInClient | undefined;
     },
   ): Promise<LoginResult>;
@@ -158,6 +197,13 @@ export interface SessionModuleParts<Api> {
   readonly signsInElsewhere?: ((userId: string) => Promise<boolean>) | undefined;
   /** `Set-Cookie` values that clear the module's own cookies when its user signs out (single sign-on's hint). */
   readonly clearOnSignOut?: readonly string[] | undefined;
+  /**
+   * May refuse a session before it exists: asked at every sign-in (by any method) and every project
+   * switch, after the membership is checked. Every module that has one must let it in (single sign-on:
+   * an organisation that requires its identity provider). A sign-in that names no project opens the
+   * first membership every module lets in.
+   */
+  readonly admit?: ((request: SessionAdmission) => Promise<Admission>) | undefined;
 }
 
 /**

@@ -1,5 +1,6 @@
 import { DeskpilotError } from '../errors/deskpilot-error.js';
 import { bindRoutes } from '../routes/route-table.js';
+import { signInRequiredError } from '../session/sign-in-required.js';
 import type { SessionModule } from '../session/session-service.js';
 import { createTeamAdmin, type TeamOptions } from './create-team-admin.js';
 import type { SessionTeam } from './session-team.js';
@@ -41,6 +42,9 @@ export function createTeamModule(options: TeamOptions): SessionModule<'team', Se
             method: 'invitation',
             client,
           });
+          // Its organisation signs its members in at its identity provider: the account is theirs, the
+          // session is the provider's to give.
+          if (!started.ok && started.reason === 'sso_required') throw signInRequiredError(started);
           // The account has its one membership: a refusal here is a store that changed under us.
           if (!started.ok)
             throw new DeskpilotError('conflict', { detail: 'The new account could not sign in. Try signing in.' });

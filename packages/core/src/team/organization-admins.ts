@@ -87,6 +87,10 @@ export interface OrganizationAdmins {
   ): Promise<OrganizationResult<OrganizationCaller>>;
   /** The organisation's projects (none for no such organisation): what a sign-in through its own provider may open. */
   projects(organization: string): Promise<string[]>;
+  /** The organisation a project belongs to, or null: whose sign-in rules hold for a session there. */
+  organizationOf(projectKey: string): Promise<string | null>;
+  /** Whether the user is one of the organisation's admins (no session needed: for the service's own checks). */
+  isAdmin(organization: string, userId: string): Promise<boolean>;
   /** The organisation's admins, for one of them; `not_found` for anyone else (no such organisation alike). */
   list(cookieHeader: string | null | undefined, organization: string): Promise<OrganizationResult<User[]>>;
   /**
@@ -159,6 +163,8 @@ export function createOrganizationAdmins(dependencies: OrganizationAdminsDepende
     );
   return {
     projects: async (organization) => [...(await organizations.projects(organization))],
+    organizationOf: (projectKey) => organizations.organizationOf(projectKey),
+    isAdmin: async (organization, userId) => (await organizations.administeredBy(userId)).includes(organization),
     async authorize(cookieHeader, organization) {
       const by = await caller(cookieHeader, organization);
       if (!by.ok) return by;

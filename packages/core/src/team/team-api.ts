@@ -256,7 +256,7 @@ export const teamRoutes = {
     method: 'POST',
     path: '/sessions/invitations/accept',
     summary:
-      'Accept an invitation: signed in as the invited address (the token alone), or without an account (the token, a name and a password: the account is made and signed in).',
+      "Accept an invitation: signed in as the invited address (the token alone), or without an account (the token, a name and a password: the account is made and signed in; 403 `sso_required` when the project's organisation signs its members in at its identity provider, the account made).",
     auth: 'none',
     body: acceptInvitationBody,
     answer: {
@@ -274,6 +274,7 @@ export const teamRoutes = {
     errors: [
       'unauthenticated',
       'forbidden',
+      'sso_required',
       'invalid_token',
       'conflict',
       'rate_limited',

@@ -57,6 +57,7 @@ const settings = z.strictObject({
         .check(z.minLength(1), z.maxLength(200)),
     }),
   ),
+  signInRequired: z.optional(z.boolean()),
 });
 
 const connectionFields = {
@@ -120,6 +121,7 @@ const connection = z.object({
         rules: z.array(z.object({ group: z.string(), projectKey: z.string(), clientId: z.string(), role: z.string() })),
       }),
     ),
+    signInRequired: z.optional(z.boolean()),
   }),
   enabled: z.boolean(),
   createdAt: z.string(),

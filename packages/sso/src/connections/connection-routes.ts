@@ -56,10 +56,10 @@ type Connection = SsoConnectionRecord;
 /** A connection as its organisation's admins see it: never its secret, sealed or not. */
 function summary(record: Connection) {
   const { sealedClientSecret: _sealed, settings, createdAt, updatedAt, ...rest } = record;
-  const { scopes, emailVerifiedClaim, requiredClaims, roles } = settings;
+  const { scopes, emailVerifiedClaim, requiredClaims, roles, signInRequired } = settings;
   return {
     ...rest,
-    settings: { scopes, emailVerifiedClaim, requiredClaims, roles },
+    settings: { scopes, emailVerifiedClaim, requiredClaims, roles, signInRequired },
     createdAt: new Date(createdAt).toISOString(),
     updatedAt: new Date(updatedAt).toISOString(),
   };

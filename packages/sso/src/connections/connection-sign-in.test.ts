@@ -40,14 +40,23 @@ async function setup() {
   // Acme's projects, Alice its admin; Bob is a member of Globex's project only.
   for (const project of ['acme-b2c', 'acme-b2b']) await organizations.addProject('acme', project);
   await organizations.setAdmin('acme', (await directory.findCredentials(testUsers.alice.email))!.userId, true);
+  const audit = createMemoryAuditStore();
+  /** The emails the team module sent (invitations). */
+  const mail: string[] = [];
   const { service } = await createTestSessionService({
     store: fixture.store,
     directory,
-    audit: createMemoryAuditStore(),
+    audit,
     // The provider's clock is the real one: so must the service's be, to check its ID tokens.
     now: Date.now,
     modules: [
-      createTeamModule({ directory, invitations: createMemoryInvitationStore(), organizations }),
+      createTeamModule({
+        directory,
+        invitations: createMemoryInvitationStore(),
+        organizations,
+        email: { send: async (message) => void mail.push(message.text) },
+        invitationLink: (token) => `${studio}/#invitation=${token}`,
+      }),
       createSsoModule({
         providers: [],
         redirectUri,
@@ -87,9 +96,9 @@ async function setup() {
   expect(created.status).toBe(201);
   const { connection } = (await created.json()) as { connection: { id: string; version: number } };
   /** A person's sign-in through the connection: where the callback sends the browser, and the session cookie it sets. */
-  const signIn = async (person: string) => {
+  const signIn = async (person: string, query = '') => {
     op.signIn(person);
-    const start = await call('GET', `/sessions/sso/start?provider=${connection.id}`);
+    const start = await call('GET', `/sessions/sso/start?provider=${connection.id}${query}`);
     if (start.status !== 302) return { status: start.status, location: null, session: null, cookies: '' };
     const callback = await followToCallback(start.headers.get('location')!, redirectUri);
     const done = await handler.fetch(
@@ -113,7 +122,7 @@ async function setup() {
       { organization: 'acme', id: connection.id, ...body },
       admin,
     );
-  return { call, connection, signIn, update, store: connections, directory, admin };
+  return { call, connection, signIn, update, store: connections, directory, admin, audit, mail };
 }
 
 describe('sign-in through an organisation’s own connection, at a real OpenID Provider', () => {
@@ -351,5 +360,120 @@ describe('roles from the groups an organisation’s provider lists, at every sig
     } finally {
       delete testPeople.carol;
     }
+  });
+});
+
+describe('sign-in an organisation requires: its connection, for its projects', () => {
+  /** Rep: an agent of acme-b2c (Acme's) and a viewer of globex-b2c (no organisation's), with a password too. */
+  async function withRequirement(required = true) {
+    const fixture = await setup();
+    await fixture.directory.addUser({
+      email: 'rep@example.com',
+      name: 'Rep',
+      password: 'rep-password-of-old',
+      memberships: [
+        { projectKey: 'acme-b2c', clientId: 'acme', role: 'agent' },
+        { projectKey: 'globex-b2c', clientId: 'globex', role: 'viewer' },
+      ],
+    });
+    const answer = await fixture.update({ version: 1, settings: { signInRequired: required } });
+    expect(answer.status).toBe(200);
+    expect(await answer.json()).toMatchObject({ connection: { settings: { signInRequired: required } } });
+    const password = (projectKey?: string) =>
+      fixture.call('POST', '/sessions', { email: 'rep@example.com', password: 'rep-password-of-old', projectKey });
+    return { ...fixture, password };
+  }
+
+  it('refuses its members’ passwords for its projects, naming the provider, and lets them in elsewhere', async () => {
+    const { password, connection } = await withRequirement();
+    const refused = await password('acme-b2c');
+    expect(refused.status).toBe(403);
+    expect(await refused.json()).toMatchObject({
+      code: 'sso_required',
+      provider: { id: connection.id, name: 'Acme' },
+    });
+    // No project named: the one the organisation keeps is passed over for the one it does not.
+    const elsewhere = await password();
+    expect(elsewhere.status).toBe(201);
+    expect(await elsewhere.json()).toMatchObject({ projectKey: 'globex-b2c' });
+  });
+
+  it('lets a sign-in through its connection in, and asks a switch into its projects for one', async () => {
+    const { call, password, signIn, connection } = await withRequirement();
+    const elsewhere = cookiePair((await password()).headers.get('set-cookie')!);
+    const switched = await call('POST', '/sessions/current/project', { projectKey: 'acme-b2c' }, elsewhere);
+    expect(switched.status).toBe(403);
+    expect(await switched.json()).toMatchObject({ code: 'sso_required', provider: { id: connection.id } });
+    expect(await (await call('GET', '/sessions/current', undefined, elsewhere)).json()).toMatchObject({
+      projectKey: 'globex-b2c',
+    });
+
+    // What the page does with that answer: a sign-in at the provider now, for that project.
+    const through = await signIn('rep', '&projectKey=acme-b2c&reauthenticate=true');
+    expect([through.status, through.location]).toEqual([302, `${studio}/`]);
+    expect(await (await call('GET', '/sessions/current', undefined, through.session!)).json()).toMatchObject({
+      projectKey: 'acme-b2c',
+      user: { email: 'rep@example.com' },
+    });
+    // That session goes out of the organisation's projects and back in: it signed in at its provider.
+    const out = await call('POST', '/sessions/current/project', { projectKey: 'globex-b2c' }, through.cookies);
+    expect(out.status).toBe(200);
+    const hint = through.cookies.split('; ').find((cookie) => cookie.startsWith('__Host-deskpilot_sso_out='))!;
+    const cookies = [cookiePair(out.headers.get('set-cookie')!), hint].join('; ');
+    const back = await call('POST', '/sessions/current/project', { projectKey: 'acme-b2c' }, cookies);
+    expect(back.status).toBe(200);
+    // The session alone, without the single sign-on's sealed hint, does not say where it signed in: refused.
+    const again = await call(
+      'POST',
+      '/sessions/current/project',
+      { projectKey: 'globex-b2c' },
+      cookiePair(back.headers.get('set-cookie')!),
+    );
+    const bare = cookiePair(again.headers.get('set-cookie')!);
+    const refused = await call('POST', '/sessions/current/project', { projectKey: 'acme-b2c' }, bare);
+    expect((await refused.json()).code).toBe('sso_required');
+  });
+
+  it('keeps every way in for its admins, the break-glass, recorded as such', async () => {
+    const { call, audit } = await withRequirement();
+    const glass = await call('POST', '/sessions', { ...testUsers.alice, projectKey: 'acme-b2c' });
+    expect(glass.status).toBe(201);
+    const [signedIn] = await audit.list({ projectKey: 'acme-b2c', type: 'sign-in' });
+    expect(signedIn).toMatchObject({ actor: 'alice@example.com', data: { method: 'password', breakGlass: true } });
+  });
+
+  it('fails closed: with its connection disabled, only its admins get in', async () => {
+    const { call, password, signIn, update } = await withRequirement();
+    expect((await update({ version: 2, enabled: false })).status).toBe(200);
+    expect((await password('acme-b2c')).status).toBe(403);
+    expect((await signIn('rep')).status).toBe(404);
+    expect((await call('POST', '/sessions', { ...testUsers.alice, projectKey: 'acme-b2c' })).status).toBe(201);
+  });
+
+  it('holds for an invitation accepted without an account: the account is made, the session is the provider’s', async () => {
+    const { call, admin, mail, directory } = await withRequirement();
+    const invited = await call(
+      'POST',
+      '/sessions/team/invitations',
+      { projectKey: 'acme-b2c', email: 'newcomer@example.com', role: 'agent' },
+      admin,
+    );
+    expect(invited.status).toBe(201);
+    const token = /#invitation=([\w-]+)/.exec(mail.at(-1)!)![1]!;
+    const accepted = await call('POST', '/sessions/invitations/accept', {
+      token,
+      name: 'Newcomer',
+      password: 'a-newcomer-password',
+    });
+    expect(accepted.status).toBe(403);
+    expect(accepted.headers.get('set-cookie')).toBeNull();
+    expect(await accepted.json()).toMatchObject({ code: 'sso_required', provider: { name: 'Acme' } });
+    // The link proved the address: a sign-in at the provider finds the account by it.
+    expect(await directory.findUserByEmail('newcomer@example.com')).toMatchObject({ emailVerified: true });
+  });
+
+  it('is off unless an admin turns it on: a member’s password opens the organisation’s project', async () => {
+    const { password } = await withRequirement(false);
+    expect((await password('acme-b2c')).status).toBe(201);
   });
 });

@@ -16,6 +16,13 @@ export interface SsoConnectionSettings {
    * none takes the membership away. A person with no account whose groups give a role gets one.
    */
   roles?: { claim: string; rules: Array<{ group: string; projectKey: string; clientId: string; role: string }> };
+  /**
+   * The organisation requires its connections: a session in one of its projects comes from a single
+   * sign-on through one of its enabled connections (password, passkey and the rest refused, a project
+   * switch into it asks for a sign-in there), except for the organisation's admins (the break-glass,
+   * recorded). Holds from each member's next sign-in or switch.
+   */
+  signInRequired?: boolean;
 }
 
 /**
