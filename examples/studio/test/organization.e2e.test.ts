@@ -25,6 +25,8 @@ describe.skipIf(!hasChromium)(`studio in Chromium: an organisation runs its own 
   const pageErrors: string[] = [];
   const cleanups: Array<() => void> = [];
   const client = { clientId: 'acme-desk', clientSecret: 'acme-desk-secret-registered-at-the-provider' };
+  /** What the first walk-through leaves for the next: the directory's token, and Bob's user there. */
+  const made = { token: '', bob: '' };
 
   beforeAll(async () => {
     const studioPort = await freePort();
@@ -139,6 +141,7 @@ describe.skipIf(!hasChromium)(`studio in Chromium: an organisation runs its own 
       });
       expect(created.status).toBe(201);
       const bob = (await created.json()) as { id: string };
+      Object.assign(made, { token, bob: bob.id });
       const agents = await scim(token, 'POST', '/Groups', { displayName: 'Agents', members: [{ value: bob.id }] });
       expect(agents.status).toBe(201);
       const agentsGroup = (await agents.json()) as { id: string };
@@ -214,6 +217,52 @@ describe.skipIf(!hasChromium)(`studio in Chromium: an organisation runs its own 
       expect(await repPage.evaluate(async () => (await fetch('/sessions/current')).status)).toBe(401);
       await member.reload();
       await member.getByLabel('Email').waitFor();
+      expect(pageErrors).toEqual([]);
+    },
+    timeout,
+  );
+
+  it(
+    'the admin requires the connection: a member’s password no longer opens Acme’s projects, and switching into one signs in at the provider',
+    async () => {
+      await admin.reload();
+      await admin.getByRole('button', { name: 'Team' }).click();
+      const connections = admin.getByRole('region', { name: 'Single sign-on connections' });
+      await connections.getByRole('button', { name: 'Require Acme' }).click();
+      await expect
+        .poll(() => connections.getByRole('status').textContent())
+        .toMatch(/^Members of acme now sign in to its projects through Acme/);
+      await expect.poll(() => connections.getByTestId('connection').textContent()).toContain('required for members');
+
+      // The directory re-activates Bob: his Agents group gives him acme-b2b again. He has a password.
+      const reactivated = await scim(made.token, 'PATCH', `/Users/${made.bob}`, {
+        schemas: [patchOp],
+        Operations: [{ op: 'replace', path: 'active', value: true }],
+      });
+      expect(reactivated.status).toBe(200);
+      const bob = await (await browser.newContext()).newPage();
+      watchPageErrors(bob, pageErrors);
+      await bob.goto(platform.studioUrl);
+      // His password names Acme's project: refused, naming the provider.
+      const refused = await bob.evaluate(async () => {
+        const response = await fetch('/sessions', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ email: 'bob@example.com', password: 'bob-demo-password', projectKey: 'acme-b2b' }),
+        });
+        return { status: response.status, body: await response.json() };
+      });
+      expect(refused).toMatchObject({ status: 403, body: { code: 'sso_required', provider: { name: 'Acme' } } });
+      // The sign-in form: his password opens Globex's project, which Acme does not rule.
+      await bob.getByLabel('Email').fill('bob@example.com');
+      await bob.getByLabel('Password').fill('bob-demo-password');
+      await bob.getByRole('button', { name: 'Sign in', exact: true }).click();
+      await expect.poll(() => bob.getByTestId('role').textContent()).toBe('viewer');
+      // Switching into Acme's project sends him to sign in at Acme's provider, and back into it.
+      provider.signIn('bob');
+      await bob.getByRole('combobox', { name: 'Project', exact: true }).selectOption('acme-b2b/acme');
+      await expect.poll(() => bob.getByTestId('role').textContent(), { timeout: 20_000 }).toBe('agent');
+      expect(await bob.getByRole('combobox', { name: 'Project', exact: true }).inputValue()).toBe('acme-b2b/acme');
       expect(pageErrors).toEqual([]);
     },
     timeout,

@@ -16,6 +16,8 @@ const ssoErrors: Record<string, string> = {
   identity_conflict:
     'This address’s account belongs to another person at your identity provider. Ask your administrator.',
   forbidden: 'Your account has no access to this project.',
+  sso_required:
+    'This project’s organisation signs its members in through its own identity provider. Use your work email.',
 };
 
 /** A single sign-on refusal in the address bar, taken out of it: the sentence to show, or null. */

@@ -14,7 +14,15 @@ import { LoginForm } from './login-form.tsx';
 import { TeamPage } from './team.tsx';
 import { PasskeyManager } from './passkeys.tsx';
 import { Sidebar } from './sidebar.tsx';
-import { DeskpilotClientError, client, currentSession, explain, sso, type Session } from './studio-api.ts';
+import {
+  DeskpilotClientError,
+  client,
+  currentSession,
+  explain,
+  signInWhereRequired,
+  sso,
+  type Session,
+} from './studio-api.ts';
 
 type View =
   | { state: 'loading' }
@@ -180,15 +188,18 @@ export function App() {
               const membership = session.memberships.find(
                 (candidate) => membershipKey(candidate) === event.target.value,
               )!;
-              void run(async () =>
-                setView({
-                  state: 'signed-in',
-                  session: await client.switchProject({
+              void run(async () => {
+                try {
+                  const switched = await client.switchProject({
                     projectKey: membership.projectKey,
                     clientId: membership.clientId,
-                  }),
-                }),
-              );
+                  });
+                  setView({ state: 'signed-in', session: switched });
+                } catch (error) {
+                  // Its organisation signs its members in at its provider: a sign-in there, for that project.
+                  if (!signInWhereRequired(error, membership.projectKey)) throw error;
+                }
+              });
             }}
           >
             {session.memberships.map((membership) => (

@@ -2,7 +2,15 @@ import { useState, type FormEvent, type ReactNode } from 'react';
 import { passkeysSupported, signInWithPasskey } from './passkeys.tsx';
 import { explainMagicLink } from './account-recovery.tsx';
 import { ssoRoutes } from '@deskpilot/sso/routes';
-import { DeskpilotClientError, client, explain, magicLink, sso, type Session } from './studio-api.ts';
+import {
+  DeskpilotClientError,
+  client,
+  explain,
+  magicLink,
+  signInWhereRequired,
+  sso,
+  type Session,
+} from './studio-api.ts';
 
 /** The identity provider of an address's domain, or null when it has none (a password sign-in). */
 async function discoverProvider(email: string): Promise<{ id: string; name: string } | null> {
@@ -41,6 +49,8 @@ export function LoginForm({
     try {
       onSignedIn(await client.login({ email, password }));
     } catch (failure) {
+      // Its organisation signs its members in at its provider: on to it.
+      if (signInWhereRequired(failure)) return;
       setError(explain(failure));
       setPassword('');
     } finally {

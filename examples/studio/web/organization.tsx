@@ -108,7 +108,8 @@ export function OrganizationConnections({ projectKey }: { projectKey: string }) 
         {connections.map((connection) => (
           <li key={connection.id} data-testid="connection">
             <strong>{connection.name}</strong> · {connection.issuer} · {connection.domains.join(', ')} ·{' '}
-            {connection.enabled ? 'enabled' : 'disabled'}{' '}
+            {connection.enabled ? 'enabled' : 'disabled'}
+            {connection.settings.signInRequired ? ' · required for members' : ''}{' '}
             <button type="button" disabled={busy} onClick={() => test(connection)}>
               Test {connection.name}
             </button>{' '}
@@ -129,6 +130,26 @@ export function OrganizationConnections({ projectKey }: { projectKey: string }) 
               }
             >
               {connection.enabled ? 'Disable' : 'Enable'} {connection.name}
+            </button>{' '}
+            <button
+              type="button"
+              disabled={busy}
+              onClick={() =>
+                void run(async () => {
+                  const signInRequired = connection.settings.signInRequired !== true;
+                  await ssoConnections.updateSsoConnection({
+                    organization,
+                    id: connection.id,
+                    version: connection.version,
+                    settings: { ...connection.settings, signInRequired },
+                  });
+                  return signInRequired
+                    ? `Members of ${organization} now sign in to its projects through ${connection.name} (its admins keep their password, the break-glass).`
+                    : `${connection.name} is no longer required.`;
+                })
+              }
+            >
+              {connection.settings.signInRequired ? 'Stop requiring' : 'Require'} {connection.name}
             </button>{' '}
             <button
               type="button"

@@ -67,6 +67,21 @@ export const dataApi = <T>(path: string) => studioGet<T>(`/api${path}`, 'data AP
 /** A client for the chat service the studio names. */
 export const chatClient = (chatServiceUrl: string) => createDeskpilotClient({ chatBaseUrl: chatServiceUrl });
 
+/**
+ * An `sso_required` answer (the project's organisation signs its members in at its identity provider):
+ * the browser goes to sign in there, for `projectKey` when a switch asked for it (authenticating there
+ * now). False for any other error.
+ */
+export function signInWhereRequired(error: unknown, projectKey?: string): boolean {
+  if (!DeskpilotClientError.isInstance(error, 'sso_required') || !error.provider) return false;
+  const query =
+    projectKey === undefined
+      ? { provider: error.provider.id }
+      : { provider: error.provider.id, projectKey, reauthenticate: 'true' as const };
+  window.location.assign(client.url(ssoRoutes.startSingleSignOn, query));
+  return true;
+}
+
 /** One sentence a representative can act on, for any error the page meets. */
 export function explain(error: unknown): string {
   // An `error` part of the chat's stream arrives as a plain Error with the service's own sentence

@@ -31,7 +31,9 @@ import { describe, expect, it } from 'vitest';
 import { createDeskpilotClient, DeskpilotClientError } from './index.js';
 
 /** The real handlers in process, behind a `fetch` that keeps cookies like a browser on one origin. */
-async function deployment(options: { rateLimit?: number; delayMs?: number; stepUpSecret?: string } = {}) {
+async function deployment(
+  options: { rateLimit?: number; delayMs?: number; stepUpSecret?: string; ssoRequiredIn?: string[] } = {},
+) {
   const passwordHash = { cost: 1024 };
   const directory = createMemoryUserDirectory({ passwordHash });
   for (const user of demoUsers) await directory.addUser(user);
@@ -53,6 +55,21 @@ async function deployment(options: { rateLimit?: number; delayMs?: number; stepU
     cookie: { secure: false },
     audit: createMemoryAuditStore(),
     modules: [
+      // Projects whose organisation requires its identity provider, as `@deskpilot/sso` admits sessions.
+      {
+        name: 'organisationRules',
+        create: () => ({
+          api: null,
+          admit: async ({ projectKey }: { projectKey: string }) =>
+            options.ssoRequiredIn?.includes(projectKey)
+              ? {
+                  ok: false as const,
+                  reason: 'sso_required' as const,
+                  provider: { id: 'conn_acme', name: 'Acme Okta' },
+                }
+              : { ok: true as const },
+        }),
+      },
       createPasskeysModule(passkeys),
       ...(options.stepUpSecret ? [createStepUpModule({ secret: options.stepUpSecret })] : []),
       createTeamModule({
@@ -307,6 +324,19 @@ describe('createDeskpilotClient: sessions', () => {
       code: 'forbidden',
       status: 403,
     });
+  });
+
+  it('names the identity provider to sign in at when the project’s organisation requires it', async () => {
+    const client = await deployment({ ssoRequiredIn: ['acme-b2b'] });
+    await client.login(alice);
+    const refused = await client.switchProject({ projectKey: 'acme-b2b' }).catch((error: unknown) => error);
+    expect(refused).toMatchObject({
+      code: 'sso_required',
+      status: 403,
+      provider: { id: 'conn_acme', name: 'Acme Okta' },
+    });
+    const other = await client.switchProject({ projectKey: 'globex-b2c' }).catch((error: unknown) => error);
+    expect((other as DeskpilotClientError).provider).toBeUndefined();
   });
 
   it('says network_error when nothing answers, and unexpected_response for an answer that is not ours', async () => {

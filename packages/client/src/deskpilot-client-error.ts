@@ -12,6 +12,8 @@ export class DeskpilotClientError extends Error {
   readonly retryAfterSeconds: number | undefined;
   /** Field errors of a 400 (`invalid_request`). */
   readonly errors: ReadonlyArray<{ path: string; message: string }>;
+  /** Where to sign in, for `sso_required`: `client.url(ssoRoutes.startSingleSignOn, { provider: provider.id })`. */
+  readonly provider: { id: string; name: string } | undefined;
 
   constructor(
     code: string,
@@ -21,6 +23,7 @@ export class DeskpilotClientError extends Error {
       title?: string;
       retryAfterSeconds?: number;
       errors?: ReadonlyArray<{ path: string; message: string }>;
+      provider?: { id: string; name: string };
     } = {},
   ) {
     super(message);
@@ -30,6 +33,7 @@ export class DeskpilotClientError extends Error {
     this.title = details.title;
     this.retryAfterSeconds = details.retryAfterSeconds;
     this.errors = details.errors ?? [];
+    this.provider = details.provider;
   }
 
   /** Whether `error` is one, optionally with `code` (works across copies of the package). */
@@ -51,6 +55,7 @@ export async function errorFromResponse(response: Response, service: string): Pr
         title?: unknown;
         detail?: unknown;
         errors?: unknown;
+        provider?: unknown;
       } | null)
     : (await response.body?.cancel(), null);
   const code = typeof problem?.code === 'string' ? problem.code : 'unexpected_response';
@@ -59,5 +64,13 @@ export async function errorFromResponse(response: Response, service: string): Pr
     title: typeof problem?.title === 'string' ? problem.title : undefined,
     retryAfterSeconds: Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : undefined,
     errors: Array.isArray(problem?.errors) ? (problem.errors as Array<{ path: string; message: string }>) : undefined,
+    provider: providerOf(problem?.provider),
   });
+}
+
+/** A problem's `provider` (`sso_required`): its id and name, when both are strings. */
+function providerOf(value: unknown): { id: string; name: string } | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const { id, name } = value as { id?: unknown; name?: unknown };
+  return typeof id === 'string' && typeof name === 'string' ? { id, name } : undefined;
 }

@@ -114,7 +114,7 @@ const connection = z.object({
   settings: z.object({
     scopes: z.optional(z.array(z.string())),
     emailVerifiedClaim: z.optional(z.string()),
-    requiredClaims: z.optional(z.record(z.string(), z.unknown())),
+    requiredClaims: z.optional(z.record(z.string(), z.union([z.string(), z.boolean(), z.array(z.string())]))),
     roles: z.optional(
       z.object({
         claim: z.string(),
