@@ -124,6 +124,11 @@ describe.skipIf(!hasChromium)(`studio in Chromium: an organisation runs its own 
       ]);
       // The secret never comes back to the page.
       expect(await admin.content()).not.toContain(client.clientSecret);
+      // The domains the operator lists for Acme, each with the connection that now signs its people in.
+      const domains = admin.getByRole('region', { name: 'Domains' });
+      await expect
+        .poll(() => domains.getByTestId('domain').allTextContents())
+        .toEqual(['example.com · signs in at Acme']);
 
       // A SCIM token for the provider, shown once.
       const directory = admin.getByRole('region', { name: 'Directory (SCIM)' });

@@ -3,6 +3,7 @@ import { client, explain, scim, ssoConnections } from './studio-api.ts';
 
 type Connection = Awaited<ReturnType<typeof ssoConnections.ssoConnections>>['connections'][number];
 type ConnectionTest = Awaited<ReturnType<typeof ssoConnections.testSsoConnection>>;
+type Domain = Awaited<ReturnType<typeof ssoConnections.ssoDomains>>['domains'][number];
 type Directory = Awaited<ReturnType<typeof scim.scimDirectory>>;
 type Message = { text: string; error: boolean } | null;
 
@@ -60,10 +61,17 @@ function Said({ message }: { message: Message }): ReactNode {
 export function OrganizationConnections({ projectKey }: { projectKey: string }) {
   const organization = useAdministeredOrganization(projectKey);
   const [connections, setConnections] = useState<Connection[] | null>(null);
+  const [domains, setDomains] = useState<Domain[]>([]);
   const [tests, setTests] = useState<Record<string, ConnectionTest>>({});
   const [form, setForm] = useState({ name: '', issuer: '', clientId: '', clientSecret: '', domains: '' });
   const refresh = useCallback(async () => {
-    if (organization) setConnections((await ssoConnections.ssoConnections({ organization })).connections);
+    if (!organization) return;
+    const [listed, owned] = await Promise.all([
+      ssoConnections.ssoConnections({ organization }),
+      ssoConnections.ssoDomains({ organization }),
+    ]);
+    setConnections(listed.connections);
+    setDomains(owned.domains);
   }, [organization]);
   useEffect(() => {
     setConnections(null);
@@ -100,91 +108,121 @@ export function OrganizationConnections({ projectKey }: { projectKey: string }) 
       return result.ok ? `${connection.name} passed every check.` : `${connection.name} did not pass every check.`;
     });
   return (
-    <section className="panel admin-section" aria-label="Single sign-on connections">
-      <h2>Single sign-on for {organization}</h2>
-      <p>Its people sign in through its own identity provider, into its projects only.</p>
-      <Said message={message} />
-      <ul className="admin-list">
-        {connections.map((connection) => (
-          <li key={connection.id} data-testid="connection">
-            <strong>{connection.name}</strong> · {connection.issuer} · {connection.domains.join(', ')} ·{' '}
-            {connection.enabled ? 'enabled' : 'disabled'}
-            {connection.settings.signInRequired ? ' · required for members' : ''}{' '}
-            <button type="button" disabled={busy} onClick={() => test(connection)}>
-              Test {connection.name}
-            </button>{' '}
-            <button
-              type="button"
-              disabled={busy}
-              onClick={() =>
-                void run(async () => {
-                  const enabled = !connection.enabled;
-                  await ssoConnections.updateSsoConnection({
-                    organization,
-                    id: connection.id,
-                    version: connection.version,
-                    enabled,
-                  });
-                  return `${connection.name} is ${enabled ? 'enabled' : 'disabled'}.`;
-                })
-              }
-            >
-              {connection.enabled ? 'Disable' : 'Enable'} {connection.name}
-            </button>{' '}
-            <button
-              type="button"
-              disabled={busy}
-              onClick={() =>
-                void run(async () => {
-                  const signInRequired = connection.settings.signInRequired !== true;
-                  await ssoConnections.updateSsoConnection({
-                    organization,
-                    id: connection.id,
-                    version: connection.version,
-                    settings: { ...connection.settings, signInRequired },
-                  });
-                  return signInRequired
-                    ? `Members of ${organization} now sign in to its projects through ${connection.name} (its admins keep their password, the break-glass).`
-                    : `${connection.name} is no longer required.`;
-                })
-              }
-            >
-              {connection.settings.signInRequired ? 'Stop requiring' : 'Require'} {connection.name}
-            </button>{' '}
-            <button
-              type="button"
-              disabled={busy}
-              onClick={() =>
-                void run(async () => {
-                  await ssoConnections.deleteSsoConnection({ organization, id: connection.id });
-                  return `${connection.name} is deleted.`;
-                })
-              }
-            >
-              Delete {connection.name}
-            </button>
-            {tests[connection.id] && (
-              <ul aria-label={`Checks of ${connection.name}`}>
-                {tests[connection.id]!.checks.map((check) => (
-                  <li key={check.check} className={check.ok ? '' : 'bad'}>
-                    {check.ok ? '✓' : '✗'} {check.check}: {check.detail}
-                  </li>
-                ))}
-              </ul>
-            )}
-          </li>
-        ))}
-      </ul>
-      <form className="admin-form" onSubmit={add} aria-label="Add a connection">
-        {field('name', 'Connection name')}
-        {field('issuer', 'Issuer URL')}
-        {field('clientId', 'Client id')}
-        {field('clientSecret', 'Client secret', 'password')}
-        {field('domains', 'Email domains')}
-        <button type="submit" disabled={busy}>
-          Add connection
-        </button>
-      </form>
+    <>
+      <section className="panel admin-section" aria-label="Single sign-on connections">
+        <h2>Single sign-on for {organization}</h2>
+        <p>Its people sign in through its own identity provider, into its projects only.</p>
+        <Said message={message} />
+        <ul className="admin-list">
+          {connections.map((connection) => (
+            <li key={connection.id} data-testid="connection">
+              <strong>{connection.name}</strong> · {connection.issuer} · {connection.domains.join(', ')} ·{' '}
+              {connection.enabled ? 'enabled' : 'disabled'}
+              {connection.settings.signInRequired ? ' · required for members' : ''}{' '}
+              <button type="button" disabled={busy} onClick={() => test(connection)}>
+                Test {connection.name}
+              </button>{' '}
+              <button
+                type="button"
+                disabled={busy}
+                onClick={() =>
+                  void run(async () => {
+                    const enabled = !connection.enabled;
+                    await ssoConnections.updateSsoConnection({
+                      organization,
+                      id: connection.id,
+                      version: connection.version,
+                      enabled,
+                    });
+                    return `${connection.name} is ${enabled ? 'enabled' : 'disabled'}.`;
+                  })
+                }
+              >
+                {connection.enabled ? 'Disable' : 'Enable'} {connection.name}
+              </button>{' '}
+              <button
+                type="button"
+                disabled={busy}
+                onClick={() =>
+                  void run(async () => {
+                    const signInRequired = connection.settings.signInRequired !== true;
+                    await ssoConnections.updateSsoConnection({
+                      organization,
+                      id: connection.id,
+                      version: connection.version,
+                      settings: { ...connection.settings, signInRequired },
+                    });
+                    return signInRequired
+                      ? `Members of ${organization} now sign in to its projects through ${connection.name} (its admins keep their password, the break-glass).`
+                      : `${connection.name} is no longer required.`;
+                  })
+                }
+              >
+                {connection.settings.signInRequired ? 'Stop requiring' : 'Require'} {connection.name}
+              </button>{' '}
+              <button
+                type="button"
+                disabled={busy}
+                onClick={() =>
+                  void run(async () => {
+                    await ssoConnections.deleteSsoConnection({ organization, id: connection.id });
+                    return `${connection.name} is deleted.`;
+                  })
+                }
+              >
+                Delete {connection.name}
+              </button>
+              {tests[connection.id] && (
+                <ul aria-label={`Checks of ${connection.name}`}>
+                  {tests[connection.id]!.checks.map((check) => (
+                    <li key={check.check} className={check.ok ? '' : 'bad'}>
+                      {check.ok ? '✓' : '✗'} {check.check}: {check.detail}
+                    </li>
+                  ))}
+                </ul>
+              )}
+            </li>
+          ))}
+        </ul>
+        <form className="admin-form" onSubmit={add} aria-label="Add a connection">
+          {field('name', 'Connection name')}
+          {field('issuer', 'Issuer URL')}
+          {field('clientId', 'Client id')}
+          {field('clientSecret', 'Client secret', 'password')}
+          {field('domains', 'Email domains')}
+          <button type="submit" disabled={busy}>
+            Add connection
+          </button>
+        </form>
+      </section>
+      <OrganizationDomains organization={organization} domains={domains} />
+    </>
+  );
+}
+
+/**
+ * The email domains the operator lists for the organisation — the only ones a connection may claim —
+ * each with the connection that signs its people in, if any.
+ */
+function OrganizationDomains({ organization, domains }: { organization: string; domains: Domain[] }) {
+  return (
+    <section className="panel admin-section" aria-label="Domains">
+      <h2>Domains of {organization}</h2>
+      <p>The operator lists the email domains each organisation owns: a connection may claim those only.</p>
+      {domains.length === 0 ? (
+        <p>None listed yet: ask the operator.</p>
+      ) : (
+        <ul className="admin-list">
+          {domains.map(({ domain, connection }) => (
+            <li key={domain} data-testid="domain">
+              <strong>{domain}</strong> ·{' '}
+              {connection
+                ? `signs in at ${connection.name}${connection.enabled ? '' : ' (disabled)'}`
+                : 'no connection: its people sign in by password'}
+            </li>
+          ))}
+        </ul>
+      )}
     </section>
   );
 }

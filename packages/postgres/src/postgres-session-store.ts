@@ -54,14 +54,8 @@ interface PendingRenewal {
 // Thrown inside the replace transaction to roll its delete back; never leaves this module.
 const rollback = Symbol('rollback');
 
-/**
- * Creates a {@link SessionStore} on Postgres or PGlite. Every check-then-write is one statement with
- * the version check in its `WHERE` clause; `replace` deletes and inserts in one transaction.
- *
- * @example
- * const store = createPostgresSessionStore(client, { cache: db.kind === 'pglite' });
- */
-export function createPostgresSessionStore(client: SqlClient, options: PostgresSessionStoreOptions = {}): SessionStore {
+/** The store's read cache (a no-op unless `cache`), and how its records are kept: frozen when shared. */
+function sessionCache(options: PostgresSessionStoreOptions) {
   const cacheOptions = options.cache === true ? {} : options.cache || undefined;
   const cache = cacheOptions
     ? createReadCache<SessionRecord>({
@@ -72,16 +66,28 @@ export function createPostgresSessionStore(client: SqlClient, options: PostgresS
     : noReadCache<SessionRecord>();
   // Cached records are shared by every caller, so they are frozen: nobody can change them.
   const freeze = (record: SessionRecord) => (cacheOptions ? Object.freeze(record) : record);
+  return { cacheOptions, cache, freeze };
+}
+
+/**
+ * Creates a {@link SessionStore} on Postgres or PGlite. Every check-then-write is one statement with
+ * the version check in its `WHERE` clause; `replace` deletes and inserts in one transaction.
+ *
+ * @example
+ * const store = createPostgresSessionStore(client, { cache: db.kind === 'pglite' });
+ */
+export function createPostgresSessionStore(client: SqlClient, options: PostgresSessionStoreOptions = {}): SessionStore {
+  const { cacheOptions, cache, freeze } = sessionCache(options);
 
   const load = async (id: string) => {
     const { rows } = await client.query(`SELECT ${columns} FROM deskpilot_sessions WHERE id = $1`, [id]);
     return rows[0] ? freeze(toSessionRecord(rows[0])) : null;
   };
   // `keys` are the ids the cache forgets if the delete fails; undefined (unknown) forgets them all.
-  const deleteWhere = async (where: string, param: unknown, keys?: string[]) => {
+  const deleteWhere = async (where: string, params: unknown[], keys?: string[]) => {
     const { rows } = await cache.write(
       keys,
-      () => client.query<{ id: string }>(`DELETE FROM deskpilot_sessions WHERE ${where} RETURNING id`, [param]),
+      () => client.query<{ id: string }>(`DELETE FROM deskpilot_sessions WHERE ${where} RETURNING id`, params),
       ({ rows }) => ({ remove: rows.map((row) => row.id) }),
     );
     return rows.length;
@@ -150,8 +156,13 @@ export function createPostgresSessionStore(client: SqlClient, options: PostgresS
         (replaced) => (replaced ? { remove: [id], set: [[stored.id, stored]] } : { remove: [id] }),
       );
     },
-    delete: async (id) => (await deleteWhere('id = $1', id, [id])) > 0,
-    deleteByUser: (userId) => deleteWhere('user_id = $1', userId),
+    delete: async (id) => (await deleteWhere('id = $1', [id], [id])) > 0,
+    deleteByUser: (userId) => deleteWhere('user_id = $1', [userId]),
+    deleteInProjects: (projectKeys, exceptUserIds) =>
+      deleteWhere('project_key = ANY($1::text[]) AND NOT (user_id = ANY($2::text[]))', [
+        projectKeys.filter(canBeStored),
+        exceptUserIds.filter(canBeStored),
+      ]),
     async listByUser(userId) {
       if (!canBeStored(userId)) return [];
       const { rows } = await client.query(
@@ -160,7 +171,7 @@ export function createPostgresSessionStore(client: SqlClient, options: PostgresS
       );
       return rows.map(toSessionRecord);
     },
-    deleteExpired: (now) => deleteWhere('least(expires_at, idle_expires_at) <= $1', now),
+    deleteExpired: (now) => deleteWhere('least(expires_at, idle_expires_at) <= $1', [now]),
   };
 }
 

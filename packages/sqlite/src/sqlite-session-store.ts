@@ -85,6 +85,17 @@ export function createSqliteSessionStore(database: SqliteDatabase): SessionStore
     },
     delete: async (id) => canBeStored(id) && deleteWhere('id = ?', id) > 0,
     deleteByUser: async (userId) => (canBeStored(userId) ? deleteWhere('user_id = ?', userId) : 0),
+    async deleteInProjects(projectKeys, exceptUserIds) {
+      const projects = projectKeys.filter(canBeStored);
+      if (projects.length === 0) return 0;
+      const ended = database.run(() =>
+        sql(
+          'DELETE FROM deskpilot_sessions WHERE project_key IN (SELECT value FROM json_each(?)) ' +
+            'AND user_id NOT IN (SELECT value FROM json_each(?))',
+        ).run(JSON.stringify(projects), JSON.stringify(exceptUserIds.filter(canBeStored))),
+      );
+      return Number(ended.changes);
+    },
     async listByUser(userId) {
       if (!canBeStored(userId)) return [];
       const rows = database.run(() =>

@@ -22,6 +22,7 @@ import { createAccountAudit, type AccountAudit } from './account-audit.js';
 import type {
   Admission,
   LoginResult,
+  SelectProjectResult,
   SessionAdmission,
   SessionKernel,
   SessionModule,
@@ -132,11 +133,10 @@ export function createSessionService<const Modules extends readonly SessionModul
 ): SessionService<Modules> {
   refuseRetiredOptions(options);
   const context = resolveSessionContext(options);
-  const { store, directory, cookie } = context;
+  const { store, directory } = context;
   const credentialOptions = { passwordHash: options.passwordHash };
   const hashGate = options.hashGate === false ? undefined : (options.hashGate ?? createHashGate());
   const device = deviceCookieOf(options, context.now);
-  const issue = (base: SessionBase, now: number) => issueSession(context, base, now);
 
   const parts: Array<SessionModuleParts<unknown>> = [];
   const admit = (request: SessionAdmission) => admitted(parts, request);
@@ -150,6 +150,7 @@ export function createSessionService<const Modules extends readonly SessionModul
     kernelOf(options, context, {
       hashGate,
       startSession,
+      admit,
       signOut: (cookie) => signOut(context, accountAudit, cookie),
       accountAudit,
       parts: () => parts,
@@ -192,43 +193,8 @@ export function createSessionService<const Modules extends readonly SessionModul
       return result;
     },
 
-    async selectProject(cookieHeader, target) {
-      const token = cookie.read(cookieHeader);
-      if (token === null) return { ok: false, reason: 'unauthenticated' };
-      for (let attempt = 0; attempt < maxRotationAttempts; attempt++) {
-        const current = await authenticateToken(token, context);
-        if (!current) return { ok: false, reason: 'unauthenticated' };
-        const membership = findMembership(current.account, target.projectKey, target.clientId);
-        if (!membership) return { ok: false, reason: 'forbidden' };
-        const admission = await admit({
-          kind: 'switch',
-          account: current.account,
-          projectKey: membership.projectKey,
-          cookieHeader,
-          session: { id: current.record.id, signedInAt: current.record.createdAt },
-        });
-        if (!admission.ok) return admission;
-        // Rotation keeps the absolute expiry: switching projects never extends a session.
-        const { record, setCookie } = issue(
-          {
-            userId: current.record.userId,
-            projectKey: membership.projectKey,
-            clientId: membership.clientId,
-            createdAt: current.record.createdAt,
-            expiresAt: current.record.expiresAt,
-            ...signedInFrom(current.record),
-          },
-          context.now(),
-        );
-        if (await store.replace(current.record.id, current.record.version, record)) {
-          return { ok: true, session: toSession(record, current.account, membership), setCookie };
-        }
-        // Another request wrote this session since we read it: read it again and retry.
-      }
-      throw new DeskpilotError('conflict', {
-        detail: 'The session kept changing during the project switch. Try again.',
-      });
-    },
+    selectProject: (cookieHeader, target) =>
+      switchProject(context, { admit, audit: options.audit }, cookieHeader, target),
 
     logout: (cookieHeader) => signOut(context, accountAudit, cookieHeader),
 
@@ -239,6 +205,50 @@ export function createSessionService<const Modules extends readonly SessionModul
 
     deleteExpired: () => deleteExpiredRecords(options, context, pruneAudit, modules.parts),
   };
+}
+
+/** Switches the cookie's session to another of its memberships, as the modules let it: a new token, the same expiry. */
+async function switchProject(
+  context: SessionContext,
+  { admit, audit }: { admit: (request: SessionAdmission) => Promise<Admission>; audit: AuditStore | undefined },
+  cookieHeader: string | null | undefined,
+  target: { projectKey: string; clientId?: string | undefined },
+): Promise<SelectProjectResult> {
+  const token = context.cookie.read(cookieHeader);
+  if (token === null) return { ok: false, reason: 'unauthenticated' };
+  for (let attempt = 0; attempt < maxRotationAttempts; attempt++) {
+    const current = await authenticateToken(token, context);
+    if (!current) return { ok: false, reason: 'unauthenticated' };
+    const membership = findMembership(current.account, target.projectKey, target.clientId);
+    if (!membership) return { ok: false, reason: 'forbidden' };
+    const admission = await admit({
+      kind: 'switch',
+      account: current.account,
+      projectKey: membership.projectKey,
+      cookieHeader,
+      session: { id: current.record.id, signedInAt: current.record.createdAt },
+    });
+    if (!admission.ok) return admission;
+    // Rotation keeps the absolute expiry: switching projects never extends a session.
+    const { record, setCookie } = issueSession(
+      context,
+      {
+        userId: current.record.userId,
+        projectKey: membership.projectKey,
+        clientId: membership.clientId,
+        createdAt: current.record.createdAt,
+        expiresAt: current.record.expiresAt,
+        ...signedInFrom(current.record),
+      },
+      context.now(),
+    );
+    if (await context.store.replace(current.record.id, current.record.version, record)) {
+      await recordAdmittedSwitch(context, audit, current.account, record, admission.audit);
+      return { ok: true, session: toSession(record, current.account, membership), setCookie };
+    }
+    // Another request wrote this session since we read it: read it again and retry.
+  }
+  throw new DeskpilotError('conflict', { detail: 'The session kept changing during the project switch. Try again.' });
 }
 
 /** The live session of a `Cookie` header, without renewing it. */
@@ -428,7 +438,7 @@ async function startSessionFor(
         actor: account.user.email,
         session: record.id,
         subject: account.user.id,
-        data: { method, ...landed.audit },
+        data: { ...landed.audit, method },
         at: now,
       });
     } catch (error) {
@@ -440,6 +450,35 @@ async function startSessionFor(
   const session = toSession(record, account, membership);
   const setDeviceCookie = device?.issue(account.user.email);
   return { ok: true, session, setCookie, ...(setDeviceCookie === undefined ? {} : { setDeviceCookie }) };
+}
+
+/**
+ * A switch a module let in on terms of its own (`breakGlass`: an organisation's admin into a project
+ * its provider rules) is recorded in the project's trail as a sign-in is; a switch the trail cannot
+ * record does not happen (the session ends).
+ */
+async function recordAdmittedSwitch(
+  context: SessionContext,
+  audit: AuditStore | undefined,
+  account: Account,
+  record: SessionRecord,
+  terms: Record<string, string | boolean> | undefined,
+): Promise<void> {
+  if (!audit || !terms || Object.keys(terms).length === 0) return;
+  try {
+    await audit.append({
+      projectKey: record.projectKey,
+      type: 'project-switch',
+      actor: account.user.email,
+      session: record.id,
+      subject: account.user.id,
+      data: terms,
+      at: context.now(),
+    });
+  } catch (error) {
+    await context.store.delete(record.id).catch(() => {});
+    throw error;
+  }
 }
 
 /**
@@ -464,12 +503,14 @@ function kernelOf(
   {
     hashGate,
     startSession,
+    admit,
     signOut: signOutCookie,
     accountAudit,
     parts,
   }: {
     hashGate: HashGate | undefined;
     startSession: StartSession;
+    admit: (request: SessionAdmission) => Promise<Admission>;
     signOut: (cookieHeader: string | null | undefined) => Promise<boolean>;
     accountAudit: AccountAudit;
     /** The modules' parts, once they are all created. */
@@ -483,6 +524,7 @@ function kernelOf(
     cookie: { prefix: options.cookie?.prefix ?? 'deskpilot', secure: options.cookie?.secure ?? true },
     pepper: options.pepper,
     startSession,
+    admit,
     signOut: signOutCookie,
     hashPassword: (password) => checkCredentials(hashGate, false, () => hashPassword(password, options.passwordHash)),
     checkPassword: async (email, password) => {

@@ -62,6 +62,13 @@ export function createMemorySessionStore(): MemorySessionStore {
       for (const id of ids) remove(byId.get(id)!);
       return ids.length;
     },
+    async deleteInProjects(projectKeys, exceptUserIds) {
+      const ended = [...byId.values()].filter(
+        (record) => projectKeys.includes(record.projectKey) && !exceptUserIds.includes(record.userId),
+      );
+      for (const record of ended) remove(record);
+      return ended.length;
+    },
     async listByUser(userId) {
       return [...(byUser.get(userId) ?? [])]
         .map((id) => byId.get(id)!)

@@ -179,6 +179,11 @@ export interface SessionKernel {
   revokeCredentials(userId: string): Promise<string[]>;
   /** Whether the user signs in at an identity provider: their password is not the service's to reset. */
   signsInElsewhere(userId: string): Promise<boolean>;
+  /**
+   * Every module's answer to a session about to open in a project, or acting in one it is not active in
+   * (a project's admin managing it from another): the first refusal, else let in.
+   */
+  admit(request: SessionAdmission): Promise<Admission>;
   /** The API of a module given before this one, by name; undefined when the service has none of that name. */
   module<Api>(name: string): Api | undefined;
 }

@@ -50,6 +50,11 @@ export interface SessionStore {
   delete(id: string): Promise<boolean>;
   /** Deletes every session of a user; returns how many. */
   deleteByUser(userId: string): Promise<number>;
+  /**
+   * Deletes every session active in one of `projectKeys`, but those of the users in `exceptUserIds`;
+   * returns how many (an organisation that now requires its identity provider: everyone signs in again).
+   */
+  deleteInProjects(projectKeys: readonly string[], exceptUserIds: readonly string[]): Promise<number>;
   /** Every stored session of a user (expired ones not yet deleted included), oldest first. */
   listByUser(userId: string): Promise<SessionRecord[]>;
   /** Deletes sessions past their absolute or idle expiry at `now`; returns how many. */

@@ -10,6 +10,8 @@ import {
 import type { EmailMessage, EmailSender } from '../session/email-sender.js';
 import { authenticateCookie } from '../session/resolve-session.js';
 import type { SessionContext } from '../session/session-context.js';
+import type { Admission, SessionAdmission } from '../session/session-service.js';
+import { signInRequiredError } from '../session/sign-in-required.js';
 import { isLive, toSessionSummary, type SessionSummary } from '../session/session-summary.js';
 import { normalizeEmail, type Account, type Membership } from '../session/user-directory.js';
 import type { InvitationRecord, InvitationStore } from './invitation-store.js';
@@ -117,6 +119,8 @@ export interface TeamDependencies {
   audit: AuditStore | undefined;
   /** Hashes a new account's password through the service's hash gate: `busy` when it is full. */
   hashPassword: (password: string) => Promise<string | 'busy'>;
+  /** The modules' answer to a session acting in a project (`kernel.admit`). @default every session let in */
+  admit?: ((request: SessionAdmission) => Promise<Admission>) | undefined;
 }
 
 /** Team administration over the session service's stores (see {@link TeamOptions}). */
@@ -239,7 +243,16 @@ export function createTeamAdmin(options: TeamOptions, dependencies: TeamDependen
         (candidate) => candidate.projectKey === projectKey && candidate.role === adminRole,
       );
       const caller = { projectKey, account, membership, sessionId: current.record.id };
-      if (isAdmin) return { ok: true, value: { ...caller, organization: null } };
+      if (isAdmin) {
+        // From a session active in another project: as if it switched there (an organisation that
+        // requires its identity provider asks for a sign-in there first).
+        if (current.record.projectKey !== projectKey) {
+          const session = { id: current.record.id, signedInAt: current.record.createdAt };
+          const admission = await dependencies.admit?.({ kind: 'switch', account, projectKey, cookieHeader, session });
+          if (admission && !admission.ok) throw signInRequiredError(admission);
+        }
+        return { ok: true, value: { ...caller, organization: null } };
+      }
       // An admin of the project's organisation administers it, member or not.
       const organization = await organizationAdministered(team, projectKey, account.user.id);
       if (organization !== null) return { ok: true, value: { ...caller, organization } };

@@ -30,6 +30,7 @@ export function createTeamModule(options: TeamOptions): SessionModule<'team', Se
         context: kernel.context,
         audit: kernel.audit,
         hashPassword: kernel.hashPassword,
+        admit: kernel.admit,
       });
       const team: SessionTeam = {
         ...admin,

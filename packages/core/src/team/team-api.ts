@@ -177,7 +177,7 @@ export const policySchema = z.object({
   ),
 });
 
-const admin = ['forbidden', 'not_found', 'store_unavailable'] as const;
+const admin = ['forbidden', 'sso_required', 'not_found', 'store_unavailable'] as const;
 const done = { status: 204, description: 'Done.' } as const;
 
 /** The team routes, served when the session service has `team` (404 `not_found` otherwise). */

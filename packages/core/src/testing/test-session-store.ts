@@ -145,6 +145,22 @@ export function testSessionStore(make: () => SessionStore | Promise<SessionStore
       expect(await store.deleteByUser('user-1')).toBe(0);
     });
 
+    it('deletes the sessions active in some projects, but those of the users kept', async () => {
+      const store = await make();
+      const inAcme = record({ projectKey: 'acme-b2c' });
+      const inAcmeToo = record({ projectKey: 'acme-b2b', userId: 'user-2' });
+      const admins = record({ projectKey: 'acme-b2c', userId: 'admin-1' });
+      const elsewhere = record({ projectKey: 'globex-b2c' });
+      for (const item of [inAcme, inAcmeToo, admins, elsewhere]) await store.create(item);
+      expect(await store.deleteInProjects(['acme-b2c', 'acme-b2b', '\u0000'], ['admin-1', '\u0000'])).toBe(2);
+      expect(await store.get(inAcme.id)).toBeNull();
+      expect(await store.get(inAcmeToo.id)).toBeNull();
+      expect(await store.get(admins.id)).toEqual(admins);
+      expect(await store.get(elsewhere.id)).toEqual(elsewhere);
+      expect(await store.deleteInProjects([], [])).toBe(0);
+      expect(await store.deleteInProjects(['acme-b2c'], [])).toBe(1);
+    });
+
     it('deletes records past their absolute or idle expiry', async () => {
       const store = await make();
       const live = record({ expiresAt: 10_000, idleExpiresAt: 9_000 });

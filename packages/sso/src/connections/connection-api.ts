@@ -171,6 +171,29 @@ export const ssoConnectionRoutes = {
     answer: { status: 200, description: 'The connection as it now is.', schema: z.object({ connection }) },
     errors: ['not_found', 'forbidden', 'conflict', 'store_unavailable'],
   }),
+  ssoDomains: declareRoute({
+    operationId: 'ssoDomains',
+    method: 'GET',
+    path: '/sessions/organizations/sso-domains',
+    summary:
+      "The email domains the operator lists for an organisation (its admins only), each with the organisation's connection that is its authority, if any: what a connection may claim.",
+    auth: 'session',
+    query: connectionsQuery,
+    answer: {
+      status: 200,
+      description: 'The domains, in order.',
+      schema: z.object({
+        organization: z.string(),
+        domains: z.array(
+          z.object({
+            domain: z.string(),
+            connection: z.nullable(z.object({ id: z.string(), name: z.string(), enabled: z.boolean() })),
+          }),
+        ),
+      }),
+    },
+    errors: ['not_found', 'store_unavailable'],
+  }),
   testSsoConnection: declareRoute({
     operationId: 'testSsoConnection',
     method: 'POST',

@@ -171,6 +171,27 @@ describe("organisations' connections, edited by their admins", () => {
       ).then((response) => expect(response.status).toBe(index === 1 ? 201 : 409));
   });
 
+  it('lists the domains the operator gives the organisation, each with its connection, to its admins only', async () => {
+    const { call, aliceCookie, bobCookie } = await setup();
+    const domains = (cookie: string, organization = 'acme') =>
+      call('GET', `/sessions/organizations/sso-domains?organization=${organization}`, undefined, cookie);
+    expect(await (await domains(aliceCookie)).json()).toEqual({
+      organization: 'acme',
+      domains: ['acme.com', 'acme.test', 'support.acme.com'].map((domain) => ({ domain, connection: null })),
+    });
+    const created = await call('POST', '/sessions/organizations/sso-connections', acme, aliceCookie);
+    const { connection } = (await created.json()) as { connection: { id: string } };
+    const listed = (await (await domains(aliceCookie)).json()) as { domains: unknown[] };
+    expect(listed.domains).toEqual([
+      { domain: 'acme.com', connection: { id: connection.id, name: 'Acme Okta', enabled: true } },
+      { domain: 'acme.test', connection: null },
+      { domain: 'support.acme.com', connection: { id: connection.id, name: 'Acme Okta', enabled: true } },
+    ]);
+    // Globex's admin: 404 for Acme's, as for no such organisation; its own domains for Globex.
+    expect((await domains(bobCookie)).status).toBe(404);
+    expect((await (await domains(bobCookie, 'globex')).json()).domains).toHaveLength(2);
+  });
+
   it('never sends a secret to an issuer it was not given for: a new issuer needs its secret', async () => {
     const { call, store, secrets, aliceCookie } = await setup();
     const { connection } = (await json(

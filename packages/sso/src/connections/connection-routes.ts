@@ -19,7 +19,12 @@ import type { RouteInput } from '@deskpilot/core/routes';
 import { ssoConnectionRoutes } from './connection-api.js';
 import { mappedRoles, type ProviderCheck, type SsoProvider } from '../single-sign-on.js';
 import type { SecretBox } from './secret-box.js';
-import { secretContext, type SsoConnectionRecord, type SsoConnectionStore } from './sso-connection-store.js';
+import {
+  secretContext,
+  type SsoConnectionRecord,
+  type SsoConnectionReplaceResult,
+  type SsoConnectionStore,
+} from './sso-connection-store.js';
 
 /** The `connections` option of the single sign-on module: where organisations' connections are kept, and the box that seals their secrets. */
 export interface SsoConnectionsOptions {
@@ -118,6 +123,30 @@ const changeable = [
   'enabled',
 ] as const;
 
+/**
+ * An update's new client secret sealed for the issuer the connection has after it; undefined when it
+ * keeps its secret. Refused: an issuer that is not one, a new issuer without its secret.
+ */
+async function sealedUpdate(
+  secrets: SecretBox,
+  allowInsecure: boolean,
+  before: Connection,
+  body: UpdateBody,
+): Promise<string | undefined> {
+  if (body.issuer !== undefined) checkIssuer(body.issuer, allowInsecure);
+  const issuer = body.issuer ?? before.issuer;
+  if (issuer !== before.issuer && body.clientSecret === undefined) throw refused.secretNeeded();
+  if (body.clientSecret === undefined) return undefined;
+  return secrets.seal(body.clientSecret, secretContext({ id: before.id, issuer }));
+}
+
+/** Refuses a replacement that did not happen: no such connection, another version, a domain that is another's. */
+function checkReplaced(outcome: SsoConnectionReplaceResult): void {
+  if (outcome === 'not_found') throw refused.notFound();
+  if (outcome === 'conflict') throw refused.changed();
+  if (outcome === 'domain_taken') throw refused.domainTaken();
+}
+
 /** A new connection at version 1, its domains once each and sorted. */
 function newConnection(id: string, body: CreateBody, sealedClientSecret: string, now: number): Connection {
   return {
@@ -190,12 +219,26 @@ async function testConnection(
   return { id: connection.id, ok, checks, domains, projects, ...dryRun };
 }
 
+/** The domains the operator lists for an organisation, in order, each with its connection (if any). */
+async function domainsOf(options: SsoConnectionsOptions, organization: string) {
+  const connections = await options.store.listByOrganization(organization);
+  const owned = [...new Set(await options.domains(organization))].sort();
+  return owned.map((domain) => {
+    const authority = connections.find((connection) => connection.domains.includes(domain));
+    return {
+      domain,
+      connection: authority ? { id: authority.id, name: authority.name, enabled: authority.enabled } : null,
+    };
+  });
+}
+
 /** What the trail says of a connection (never its secret). */
 const described = (connection: Connection) => ({
   name: connection.name,
   issuer: connection.issuer,
   domains: connection.domains,
   enabled: connection.enabled,
+  signInRequired: connection.settings.signInRequired === true,
 });
 
 /** Who may edit what: the organisation's admins, its connections, the domains the operator lists for it. */
@@ -240,8 +283,26 @@ function connectionAccess(options: SsoConnectionsOptions, kernel: SessionKernel)
     if (record?.organization !== organization) throw refused.notFound();
     return record;
   };
-  return { checkOwned, checkRoles, authorize, connectionOf };
+  /** Whether the organisation requires its connections (one of them says so). */
+  const isRequired = async (organization: string) =>
+    (await store.listByOrganization(organization)).some(requiresSignIn);
+  /**
+   * When the organisation requires its connections now and did not before (`required`: whether it did):
+   * every session active in its projects ends but its admins' (everyone signs in again, through the
+   * provider); as many as ended.
+   */
+  const endSessionsOnceRequired = async (request: HttpRequest, organization: string, required: boolean) => {
+    const admins = organizationAdmins();
+    if (required || !admins || !(await isRequired(organization))) return 0;
+    const listed = await admins.list(request.headers.get('cookie'), organization);
+    if (!listed.ok) return 0;
+    const keep = listed.value.map((user) => user.id);
+    return kernel.context.store.deleteInProjects(await admins.projects(organization), keep);
+  };
+  return { checkOwned, checkRoles, authorize, connectionOf, endSessionsOnceRequired, isRequired };
 }
+
+const requiresSignIn = (connection: Connection) => connection.settings.signInRequired === true;
 
 /**
  * The routes through which an organisation's admins edit its connections: each change made, then
@@ -255,7 +316,10 @@ export function servedConnectionRoutes(
 ): Array<ServedRoute<SessionRouteDependencies>> {
   const { store, secrets } = options;
   const { context } = kernel;
-  const { checkOwned, checkRoles, authorize, connectionOf } = connectionAccess(options, kernel);
+  const { checkOwned, checkRoles, authorize, connectionOf, endSessionsOnceRequired, isRequired } = connectionAccess(
+    options,
+    kernel,
+  );
   const record = (organization: string, by: OrganizationCaller, change: OrganizationChange) =>
     recordOrganizationChange(kernel.audit, organization, by, change, context.now());
 
@@ -267,6 +331,12 @@ export function servedConnectionRoutes(
       return jsonResponse(200, { organization, connections: connections.map(summary) });
     }),
 
+    serveRoute(ssoConnectionRoutes.ssoDomains, async (_deps, request, input) => {
+      const { organization } = input.query();
+      await authorize(request, organization);
+      return jsonResponse(200, { organization, domains: await domainsOf(options, organization) });
+    }),
+
     serveRoute(ssoConnectionRoutes.createSsoConnection, async (_deps, request, input) => {
       const body = await input.body();
       const by = await authorize(request, body.organization);
@@ -274,17 +344,19 @@ export function servedConnectionRoutes(
       await checkOwned(body.organization, body.domains);
       checkRoles(by, body.settings);
       const max = options.maxPerOrganization ?? 10;
-      if ((await store.listByOrganization(body.organization)).length >= max) throw refused.tooMany(max);
+      const existing = await store.listByOrganization(body.organization);
+      if (existing.length >= max) throw refused.tooMany(max);
       const id = `conn_${base64url.encode(context.randomBytes(16))}`;
       const sealed = await secrets.seal(body.clientSecret, secretContext({ id, issuer: body.issuer }));
       const created = newConnection(id, body, sealed, context.now());
       const outcome = await store.create(created);
       if (outcome === 'domain_taken') throw refused.domainTaken();
       if (outcome !== 'created') throw refused.changed();
+      const sessionsEnded = await endSessionsOnceRequired(request, body.organization, existing.some(requiresSignIn));
       await record(body.organization, by, {
         type: 'sso-connection-created',
         subject: id,
-        data: described(created),
+        data: { ...described(created), sessionsEnded },
         undo: async () => {
           if (!(await store.delete(id))) throw new Error(`connection ${id} could not be deleted again`);
         },
@@ -297,25 +369,18 @@ export function servedConnectionRoutes(
       const by = await authorize(request, body.organization);
       const before = await connectionOf(body.organization, body.id);
       if (before.version !== body.version) throw refused.changed();
-      if (body.issuer !== undefined) checkIssuer(body.issuer, allowInsecureRequests);
-      const issuer = body.issuer ?? before.issuer;
-      if (issuer !== before.issuer && body.clientSecret === undefined) throw refused.secretNeeded();
       if (body.domains) await checkOwned(body.organization, body.domains);
       checkRoles(by, body.settings);
-      const sealed =
-        body.clientSecret === undefined
-          ? undefined
-          : await secrets.seal(body.clientSecret, secretContext({ id: before.id, issuer }));
+      const sealed = await sealedUpdate(secrets, allowInsecureRequests, before, body);
       const after = changedConnection(before, body, sealed, context.now());
-      const outcome = await store.replace(after);
-      if (outcome === 'not_found') throw refused.notFound();
-      if (outcome === 'conflict') throw refused.changed();
-      if (outcome === 'domain_taken') throw refused.domainTaken();
+      const required = await isRequired(body.organization);
+      checkReplaced(await store.replace(after));
       const changed = changeable.filter((field) => body[field] !== undefined);
+      const sessionsEnded = await endSessionsOnceRequired(request, body.organization, required);
       await record(body.organization, by, {
         type: 'sso-connection-changed',
         subject: before.id,
-        data: { ...described(after), changed },
+        data: { ...described(after), changed, sessionsEnded },
         // Put back as it was, as a newer version (an edit made since wins over the undo).
         undo: async () => {
           const undone = await store.replace({ ...before, version: after.version + 1 });

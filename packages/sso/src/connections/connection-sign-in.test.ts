@@ -365,23 +365,28 @@ describe('roles from the groups an organisation’s provider lists, at every sig
 
 describe('sign-in an organisation requires: its connection, for its projects', () => {
   /** Rep: an agent of acme-b2c (Acme's) and a viewer of globex-b2c (no organisation's), with a password too. */
-  async function withRequirement(required = true) {
+  async function withRequirement(required = true, role = 'agent') {
     const fixture = await setup();
     await fixture.directory.addUser({
       email: 'rep@example.com',
       name: 'Rep',
       password: 'rep-password-of-old',
       memberships: [
-        { projectKey: 'acme-b2c', clientId: 'acme', role: 'agent' },
+        { projectKey: 'acme-b2c', clientId: 'acme', role },
         { projectKey: 'globex-b2c', clientId: 'globex', role: 'viewer' },
       ],
     });
+    const password = (projectKey?: string) =>
+      fixture.call('POST', '/sessions', { email: 'rep@example.com', password: 'rep-password-of-old', projectKey });
+    // Sessions from before: Rep's in Acme's project and in Globex's.
+    const before = {
+      inAcme: cookiePair((await password('acme-b2c')).headers.get('set-cookie')!),
+      elsewhere: cookiePair((await password('globex-b2c')).headers.get('set-cookie')!),
+    };
     const answer = await fixture.update({ version: 1, settings: { signInRequired: required } });
     expect(answer.status).toBe(200);
     expect(await answer.json()).toMatchObject({ connection: { settings: { signInRequired: required } } });
-    const password = (projectKey?: string) =>
-      fixture.call('POST', '/sessions', { email: 'rep@example.com', password: 'rep-password-of-old', projectKey });
-    return { ...fixture, password };
+    return { ...fixture, password, before };
   }
 
   it('refuses its members’ passwords for its projects, naming the provider, and lets them in elsewhere', async () => {
@@ -434,12 +439,43 @@ describe('sign-in an organisation requires: its connection, for its projects', (
     expect((await refused.json()).code).toBe('sso_required');
   });
 
-  it('keeps every way in for its admins, the break-glass, recorded as such', async () => {
+  it('keeps every way in for its admins, the break-glass, each use recorded as such', async () => {
     const { call, audit } = await withRequirement();
     const glass = await call('POST', '/sessions', { ...testUsers.alice, projectKey: 'acme-b2c' });
     expect(glass.status).toBe(201);
     const [signedIn] = await audit.list({ projectKey: 'acme-b2c', type: 'sign-in' });
     expect(signedIn).toMatchObject({ actor: 'alice@example.com', data: { method: 'password', breakGlass: true } });
+    const cookie = cookiePair(glass.headers.get('set-cookie')!);
+    expect((await call('POST', '/sessions/current/project', { projectKey: 'acme-b2b' }, cookie)).status).toBe(200);
+    const [switched] = await audit.list({ projectKey: 'acme-b2b', type: 'project-switch' });
+    expect(switched).toMatchObject({ actor: 'alice@example.com', data: { breakGlass: true } });
+  });
+
+  it('ends the sessions in its projects when an admin turns it on, but its admins’, and says how many', async () => {
+    const { call, before, admin, audit } = await withRequirement();
+    expect((await call('GET', '/sessions/current', undefined, before.inAcme)).status).toBe(401);
+    expect((await call('GET', '/sessions/current', undefined, before.elsewhere)).status).toBe(200);
+    expect((await call('GET', '/sessions/current', undefined, admin)).status).toBe(200);
+    const [changed] = await audit.list({ projectKey: 'acme-b2c', type: 'sso-connection-changed' });
+    expect(changed).toMatchObject({ data: { signInRequired: true, sessionsEnded: 1, changed: ['settings'] } });
+  });
+
+  it('lets a project’s admin manage it only from a session its provider let in', async () => {
+    const { call, password, signIn } = await withRequirement(true, 'admin');
+    const elsewhere = cookiePair((await password()).headers.get('set-cookie')!);
+    const members = (cookie: string) => call('GET', '/sessions/team/members?projectKey=acme-b2c', undefined, cookie);
+    const refused = await members(elsewhere);
+    expect(refused.status).toBe(403);
+    expect(await refused.json()).toMatchObject({ code: 'sso_required', provider: { name: 'Acme' } });
+    const invited = await call(
+      'POST',
+      '/sessions/team/invitations',
+      { projectKey: 'acme-b2c', email: 'x@example.com', role: 'admin' },
+      elsewhere,
+    );
+    expect(invited.status).toBe(403);
+    const through = await signIn('rep', '&projectKey=acme-b2c');
+    expect((await members(through.session!)).status).toBe(200);
   });
 
   it('fails closed: with its connection disabled, only its admins get in', async () => {
