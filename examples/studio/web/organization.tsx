@@ -5,6 +5,7 @@ type Connection = Awaited<ReturnType<typeof ssoConnections.ssoConnections>>['con
 type ConnectionTest = Awaited<ReturnType<typeof ssoConnections.testSsoConnection>>;
 type Domain = Awaited<ReturnType<typeof ssoConnections.ssoDomains>>['domains'][number];
 type Directory = Awaited<ReturnType<typeof scim.scimDirectory>>;
+type DirectoryUsers = Awaited<ReturnType<typeof scim.scimDirectoryUsers>>;
 type Message = { text: string; error: boolean } | null;
 
 /** The organisation a project belongs to, when the signed-in user administers it; null otherwise. */
@@ -235,10 +236,17 @@ function OrganizationDomains({ organization, domains }: { organization: string; 
 export function OrganizationDirectory({ projectKey }: { projectKey: string }) {
   const organization = useAdministeredOrganization(projectKey);
   const [directory, setDirectory] = useState<Directory | null>(null);
+  const [users, setUsers] = useState<DirectoryUsers | null>(null);
   const [secret, setSecret] = useState<string | null>(null);
   const [name, setName] = useState('');
   const refresh = useCallback(async () => {
-    if (organization) setDirectory(await scim.scimDirectory({ organization }));
+    if (!organization) return;
+    const [summary, page] = await Promise.all([
+      scim.scimDirectory({ organization }),
+      scim.scimDirectoryUsers({ organization }),
+    ]);
+    setDirectory(summary);
+    setUsers(page);
   }, [organization]);
   useEffect(() => {
     setDirectory(null);
@@ -290,6 +298,33 @@ export function OrganizationDirectory({ projectKey }: { projectKey: string }) {
           </li>
         ))}
       </ul>
+      {users && users.users.length > 0 && (
+        <ul className="admin-list" aria-label="Directory users">
+          {users.users.map((user) => (
+            <li key={user.id} data-testid="directory-user">
+              {user.userName} · {user.active ? 'active' : 'deactivated'}
+            </li>
+          ))}
+        </ul>
+      )}
+      {users && users.startIndex + users.users.length <= users.total && (
+        <button
+          type="button"
+          disabled={busy}
+          onClick={() =>
+            void run(async () => {
+              const next = await scim.scimDirectoryUsers({
+                organization,
+                startIndex: String(users.startIndex + users.users.length),
+              });
+              setUsers({ ...next, startIndex: users.startIndex, users: [...users.users, ...next.users] });
+              return `${users.users.length + next.users.length} of ${next.total} users shown.`;
+            })
+          }
+        >
+          More users
+        </button>
+      )}
       <form className="admin-form" onSubmit={create} aria-label="Make a SCIM token">
         <label>
           Token name

@@ -68,6 +68,21 @@ function tokenRoutes(options: ScimModuleOptions, kernel: SessionKernel) {
       const lastSync = used.length > 0 && Math.max(...used) > 0 ? Math.max(...used) : null;
       return jsonResponse(200, { organization, tokens: tokens.map(summary), lastSync: iso(lastSync), ...counts });
     }),
+    serveRoute(scimRoutes.scimDirectoryUsers, async (_deps, request, input) => {
+      const query = input.query();
+      const { organization } = query;
+      const [startIndex, count] = [Number(query.startIndex ?? 1), Number(query.count ?? 50)];
+      await authorize(request, organization);
+      const page = await store.listUsers(organization, { startIndex, count });
+      const users = page.resources.map((user) => ({
+        id: user.id,
+        userName: user.userName,
+        externalId: user.externalId,
+        active: user.active,
+        updatedAt: iso(user.updatedAt)!,
+      }));
+      return jsonResponse(200, { organization, total: page.total, startIndex, users });
+    }),
     serveRoute(scimRoutes.createScimToken, async (_deps, request, input) => {
       const body = await input.body();
       const by = await authorize(request, body.organization);

@@ -14,6 +14,13 @@ const line = (max: number) =>
     z.refine(wellFormed, 'Must be valid text'),
   );
 
+/** A whole number in a query, 1 to `max`. */
+const whole = (max: number) =>
+  z.string().check(
+    z.regex(/^[1-9][0-9]{0,15}$/, 'Must be a whole number'),
+    z.refine((value) => Number(value) <= max, `At most ${max}`),
+  );
+
 const token = z.object({
   id: z.string(),
   name: z.string(),
@@ -43,6 +50,38 @@ export const scimRoutes = {
         lastSync: z.nullable(z.string()),
         users: z.number(),
         groups: z.number(),
+      }),
+    },
+    errors: ['not_found', 'store_unavailable'],
+  }),
+  scimDirectoryUsers: declareRoute({
+    operationId: 'scimDirectoryUsers',
+    method: 'GET',
+    path: '/sessions/organizations/scim/users',
+    summary:
+      "A page of the users an organisation's directory pushed (its admins only), in the order they came: each one's userName, whether it is active, and when it last changed.",
+    auth: 'session',
+    query: z.strictObject({
+      organization: line(200),
+      startIndex: z.optional(whole(1_000_000_000)),
+      count: z.optional(whole(100)),
+    }),
+    answer: {
+      status: 200,
+      description: 'The page (`startIndex` 1-based, as SCIM counts; `count` 50 unless given, at most 100).',
+      schema: z.object({
+        organization: z.string(),
+        total: z.number(),
+        startIndex: z.number(),
+        users: z.array(
+          z.object({
+            id: z.string(),
+            userName: z.string(),
+            externalId: z.nullable(z.string()),
+            active: z.boolean(),
+            updatedAt: z.string(),
+          }),
+        ),
       }),
     },
     errors: ['not_found', 'store_unavailable'],

@@ -288,6 +288,29 @@ describe('tokens', () => {
     expect(types).toEqual(expect.arrayContaining(['scim-token-created', 'scim-token-revoked']));
   });
 
+  it('lists the users the directory pushed to the organisation’s admins, a page at a time', async () => {
+    const { call, scimCall, aliceCookie, signIn } = await scimSetup();
+    for (const userName of ['one@acme.com', 'two@acme.com', 'three@acme.com'])
+      expect(
+        (await scimCall('POST', '/Users', { schemas: [userSchema], userName, active: userName !== 'two@acme.com' }))
+          .status,
+      ).toBe(201);
+    const page = (query: string, cookie: string | undefined = aliceCookie) =>
+      call('GET', `/sessions/organizations/scim/users?organization=acme${query}`, undefined, cookie);
+    const first = await json(await page('&count=2'));
+    expect(first).toMatchObject({ organization: 'acme', total: 3, startIndex: 1 });
+    expect(first.users.map((user: { userName: string; active: boolean }) => [user.userName, user.active])).toEqual([
+      ['one@acme.com', true],
+      ['two@acme.com', false],
+    ]);
+    const next = await json(await page('&startIndex=3&count=2'));
+    expect(next.users.map((user: { userName: string }) => user.userName)).toEqual(['three@acme.com']);
+    for (const bad of ['&count=0', '&count=101', '&startIndex=-1', '&count=x'])
+      expect((await page(bad)).status).toBe(400);
+    expect((await page('', (await signIn(testUsers.bob))!)).status).toBe(404);
+    expect((await call('GET', '/sessions/organizations/scim/users?organization=acme')).status).toBe(401);
+  });
+
   it('a token of one organisation sees and changes nothing of another', async () => {
     const { scimCall, call, signIn, store } = await scimSetup();
     const bob = (await signIn(testUsers.bob))!;

@@ -221,13 +221,14 @@ async function switchProject(
     if (!current) return { ok: false, reason: 'unauthenticated' };
     const membership = findMembership(current.account, target.projectKey, target.clientId);
     if (!membership) return { ok: false, reason: 'forbidden' };
-    const admission = await admit({
+    const request: SessionAdmission = {
       kind: 'switch',
       account: current.account,
       projectKey: membership.projectKey,
       cookieHeader,
       session: { id: current.record.id, signedInAt: current.record.createdAt },
-    });
+    };
+    const admission = await admit(request);
     if (!admission.ok) return admission;
     // Rotation keeps the absolute expiry: switching projects never extends a session.
     const { record, setCookie } = issueSession(
@@ -243,12 +244,34 @@ async function switchProject(
       context.now(),
     );
     if (await context.store.replace(current.record.id, current.record.version, record)) {
+      const refused = await admittedStill(context, admit, request, record.id);
+      if (refused) return refused;
       await recordAdmittedSwitch(context, audit, current.account, record, admission.audit);
       return { ok: true, session: toSession(record, current.account, membership), setCookie };
     }
     // Another request wrote this session since we read it: read it again and retry.
   }
   throw new DeskpilotError('conflict', { detail: 'The session kept changing during the project switch. Try again.' });
+}
+
+/**
+ * Asks the modules again once the session exists, and ends it if they now refuse: a rule taken up
+ * between the first answer and the write (an organisation now requiring its provider, whose sweep of
+ * its sessions ran before this one was written) holds for it too. Null when still let in.
+ */
+async function admittedStill(
+  context: SessionContext,
+  admit: (request: SessionAdmission) => Promise<Admission>,
+  request: SessionAdmission,
+  sessionId: string,
+): Promise<Exclude<Admission, { ok: true }> | null> {
+  const answer = await admit(request).catch(async (error: unknown) => {
+    await context.store.delete(sessionId).catch(() => {});
+    throw error;
+  });
+  if (answer.ok) return null;
+  await context.store.delete(sessionId);
+  return answer;
 }
 
 /** The live session of a `Cookie` header, without renewing it. */
@@ -430,6 +453,17 @@ async function startSessionFor(
     now,
   );
   await context.store.create(record);
+  const { projectKey } = membership;
+  const request: SessionAdmission = {
+    kind: 'sign-in',
+    account,
+    projectKey,
+    cookieHeader,
+    method,
+    provider: input.provider,
+  };
+  const refused = await admittedStill(context, admit, request, record.id);
+  if (refused) return refused;
   if (audit) {
     try {
       await audit.append({

@@ -214,6 +214,30 @@ describe('session modules: admission', () => {
     expect(greeted.status).toBe(201);
     const session = await service.resolve(cookiePair(greeted.headers.get('set-cookie')!));
     expect(session?.session.projectKey).toBe('acme-b2c');
-    expect(asked).toEqual([expect.objectContaining({ kind: 'sign-in', method: 'greeting', projectKey: 'acme-b2c' })]);
+    // Asked before the session was written, and again after it.
+    const request = expect.objectContaining({ kind: 'sign-in', method: 'greeting', projectKey: 'acme-b2c' });
+    expect(asked).toEqual([request, request]);
+  });
+});
+
+describe('session modules: admission, once more after the write', () => {
+  it('ends a session whose project a module stopped letting in while it was written (a rule taken up meanwhile)', async () => {
+    let answers = 0;
+    /** Lets the first question of each sign-in or switch in, and refuses the second: a rule that came in between. */
+    const changingMind: SessionModule<'changingMind', null> = {
+      name: 'changingMind',
+      create: () => ({
+        api: null,
+        admit: async (): Promise<Admission> =>
+          answers++ % 2 === 0
+            ? { ok: true }
+            : { ok: false, reason: 'sso_required', provider: { id: 'conn_acme', name: 'Acme Okta' } },
+      }),
+    };
+    const { service, store } = await createTestSessions({ modules: [changingMind] });
+    const login = await service.login({ ...alice, projectKey: 'acme-b2c' });
+    expect(login).toEqual({ ok: false, reason: 'sso_required', provider: { id: 'conn_acme', name: 'Acme Okta' } });
+    const aliceId = (await service.context.directory.findCredentials(alice.email))!.userId;
+    expect(await store.listByUser(aliceId)).toEqual([]);
   });
 });

@@ -91,6 +91,8 @@ export interface OrganizationAdmins {
   organizationOf(projectKey: string): Promise<string | null>;
   /** Whether the user is one of the organisation's admins (no session needed: for the service's own checks). */
   isAdmin(organization: string, userId: string): Promise<boolean>;
+  /** The user ids of the organisation's admins (no session needed: for the service's own checks). */
+  adminIds(organization: string): Promise<string[]>;
   /** The organisation's admins, for one of them; `not_found` for anyone else (no such organisation alike). */
   list(cookieHeader: string | null | undefined, organization: string): Promise<OrganizationResult<User[]>>;
   /**
@@ -161,8 +163,18 @@ export function createOrganizationAdmins(dependencies: OrganizationAdminsDepende
       { type: change.type, subject: change.user.id, data: { email: change.user.email }, undo: change.undo },
       context.now(),
     );
+  /**
+   * Ends a former admin's sessions in the organisation's projects (but `keep`, the session removing
+   * itself): they were let in on rights they no longer hold (an organisation's break-glass).
+   */
+  const endSessionsIn = async (organization: string, userId: string, keep?: string) => {
+    const projects = new Set(await organizations.projects(organization));
+    for (const session of await context.store.listByUser(userId))
+      if (projects.has(session.projectKey) && session.id !== keep) await context.store.delete(session.id);
+  };
   return {
     projects: async (organization) => [...(await organizations.projects(organization))],
+    adminIds: (organization) => organizations.admins(organization),
     organizationOf: (projectKey) => organizations.organizationOf(projectKey),
     isAdmin: async (organization, userId) => (await organizations.administeredBy(userId)).includes(organization),
     async authorize(cookieHeader, organization) {
@@ -201,11 +213,13 @@ export function createOrganizationAdmins(dependencies: OrganizationAdminsDepende
       if (removed === 'not_admin') return { ok: false, reason: 'not_found' };
       const undo = () => organizations.setAdmin(organization, userId, true);
       await record(organization, by, { type: 'organization-admin-removed', user, undo });
+      await endSessionsIn(organization, userId, by.sessionId);
       return { ok: true, value: null };
     },
     async revoke(organization, userId, reason) {
       if (!(await organizations.admins(organization)).includes(userId)) return false;
       await organizations.setAdmin(organization, userId, false);
+      await endSessionsIn(organization, userId);
       const at = context.now();
       for (const projectKey of await organizations.projects(organization))
         await audit?.append({

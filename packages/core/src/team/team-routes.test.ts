@@ -959,6 +959,27 @@ describe("an organisation's admins", () => {
     expect(await organizations.admins('acme')).toEqual([aliceId]);
   });
 
+  it('end a former admin’s sessions in the organisation’s projects: the rights they were let in on are gone', async () => {
+    const { post, get, login, userId, organizations } = await setup();
+    const [aliceId, bobId] = [await userId(alice.email), await userId(bob.email)];
+    for (const id of [aliceId, bobId]) await organizations.setAdmin('acme', id, true);
+    const [aliceCookie, bobCookie] = [await login(alice), await login(bob)];
+    const removed = await post(
+      '/sessions/organizations/admins/remove',
+      { organization: 'acme', userId: aliceId },
+      bobCookie,
+    );
+    expect(removed.status).toBe(204);
+    expect((await get('/sessions/current', aliceCookie)).status).toBe(401);
+    expect((await get('/sessions/current', bobCookie)).status).toBe(200);
+    // Removing oneself keeps the session it is done from.
+    await organizations.setAdmin('acme', aliceId, true);
+    const again = await login(alice);
+    const left = await post('/sessions/organizations/admins/remove', { organization: 'acme', userId: aliceId }, again);
+    expect(left.status).toBe(204);
+    expect((await get('/sessions/current', again)).status).toBe(200);
+  });
+
   it('of an organisation with no project administer nothing: its admins are no one to list or change', async () => {
     const { get, login, userId, organizations } = await setup();
     await organizations.setAdmin('initech', await userId(bob.email), true);

@@ -291,13 +291,17 @@ function connectionAccess(options: SsoConnectionsOptions, kernel: SessionKernel)
    * every session active in its projects ends but its admins' (everyone signs in again, through the
    * provider); as many as ended.
    */
-  const endSessionsOnceRequired = async (request: HttpRequest, organization: string, required: boolean) => {
+  const endSessionsOnceRequired = async (organization: string, required: boolean, undo: () => Promise<void>) => {
     const admins = organizationAdmins();
-    if (required || !admins || !(await isRequired(organization))) return 0;
-    const listed = await admins.list(request.headers.get('cookie'), organization);
-    if (!listed.ok) return 0;
-    const keep = listed.value.map((user) => user.id);
-    return kernel.context.store.deleteInProjects(await admins.projects(organization), keep);
+    try {
+      if (required || !admins || !(await isRequired(organization))) return 0;
+      const [projects, keep] = await Promise.all([admins.projects(organization), admins.adminIds(organization)]);
+      return await kernel.context.store.deleteInProjects(projects, keep);
+    } catch (error) {
+      // Required, with the sessions of before still open: not so. The change is undone, and fails.
+      await undo().catch(() => {});
+      throw error;
+    }
   };
   return { checkOwned, checkRoles, authorize, connectionOf, endSessionsOnceRequired, isRequired };
 }
@@ -316,10 +320,8 @@ export function servedConnectionRoutes(
 ): Array<ServedRoute<SessionRouteDependencies>> {
   const { store, secrets } = options;
   const { context } = kernel;
-  const { checkOwned, checkRoles, authorize, connectionOf, endSessionsOnceRequired, isRequired } = connectionAccess(
-    options,
-    kernel,
-  );
+  const access = connectionAccess(options, kernel);
+  const { checkOwned, checkRoles, authorize, connectionOf, endSessionsOnceRequired } = access;
   const record = (organization: string, by: OrganizationCaller, change: OrganizationChange) =>
     recordOrganizationChange(kernel.audit, organization, by, change, context.now());
 
@@ -352,14 +354,15 @@ export function servedConnectionRoutes(
       const outcome = await store.create(created);
       if (outcome === 'domain_taken') throw refused.domainTaken();
       if (outcome !== 'created') throw refused.changed();
-      const sessionsEnded = await endSessionsOnceRequired(request, body.organization, existing.some(requiresSignIn));
+      const undo = async () => {
+        if (!(await store.delete(id))) throw new Error(`connection ${id} could not be deleted again`);
+      };
+      const sessionsEnded = await endSessionsOnceRequired(body.organization, existing.some(requiresSignIn), undo);
       await record(body.organization, by, {
         type: 'sso-connection-created',
         subject: id,
         data: { ...described(created), sessionsEnded },
-        undo: async () => {
-          if (!(await store.delete(id))) throw new Error(`connection ${id} could not be deleted again`);
-        },
+        undo,
       });
       return jsonResponse(201, { connection: summary(created) });
     }),
@@ -373,19 +376,20 @@ export function servedConnectionRoutes(
       checkRoles(by, body.settings);
       const sealed = await sealedUpdate(secrets, allowInsecureRequests, before, body);
       const after = changedConnection(before, body, sealed, context.now());
-      const required = await isRequired(body.organization);
+      const required = await access.isRequired(body.organization);
       checkReplaced(await store.replace(after));
       const changed = changeable.filter((field) => body[field] !== undefined);
-      const sessionsEnded = await endSessionsOnceRequired(request, body.organization, required);
+      // Put back as it was, as a newer version (an edit made since wins over the undo).
+      const undo = async () => {
+        const undone = await store.replace({ ...before, version: after.version + 1 });
+        if (undone !== 'replaced') throw new Error(`connection ${before.id} could not be put back (${undone})`);
+      };
+      const sessionsEnded = await endSessionsOnceRequired(body.organization, required, undo);
       await record(body.organization, by, {
         type: 'sso-connection-changed',
         subject: before.id,
         data: { ...described(after), changed, sessionsEnded },
-        // Put back as it was, as a newer version (an edit made since wins over the undo).
-        undo: async () => {
-          const undone = await store.replace({ ...before, version: after.version + 1 });
-          if (undone !== 'replaced') throw new Error(`connection ${before.id} could not be put back (${undone})`);
-        },
+        undo,
       });
       return jsonResponse(200, { connection: summary(after) });
     }),
