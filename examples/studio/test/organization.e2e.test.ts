@@ -155,6 +155,7 @@ describe.skipIf(!hasChromium)(`studio in Chromium: an organisation runs its own 
       await expect
         .poll(() => admin.getByTestId('directory-summary').textContent())
         .toMatch(/^1 users, 1 groups; last sync (?!never)/);
+      expect(await admin.getByTestId('directory-user').allTextContents()).toEqual(['bob@example.com · active']);
       await admin.getByRole('region', { name: 'Single sign-on connections' }).scrollIntoViewIfNeeded();
       await admin.screenshot({ path: `${artifacts}studio-organization.png`, fullPage: true });
 
