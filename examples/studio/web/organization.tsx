@@ -102,6 +102,21 @@ export function OrganizationConnections({ projectKey }: { projectKey: string }) 
       return `${connection.name} is connected.`;
     });
   };
+  /** Changes a connection from the version shown, then says what changed. */
+  const change = (
+    connection: Connection,
+    fields: Pick<Parameters<typeof ssoConnections.updateSsoConnection>[0], 'enabled' | 'settings'>,
+    said: () => string,
+  ) =>
+    void run(async () => {
+      await ssoConnections.updateSsoConnection({
+        organization,
+        id: connection.id,
+        version: connection.version,
+        ...fields,
+      });
+      return said();
+    });
   const test = (connection: Connection) =>
     void run(async () => {
       const result = await ssoConnections.testSsoConnection({ organization, id: connection.id });
@@ -127,16 +142,9 @@ export function OrganizationConnections({ projectKey }: { projectKey: string }) 
                 type="button"
                 disabled={busy}
                 onClick={() =>
-                  void run(async () => {
-                    const enabled = !connection.enabled;
-                    await ssoConnections.updateSsoConnection({
-                      organization,
-                      id: connection.id,
-                      version: connection.version,
-                      enabled,
-                    });
-                    return `${connection.name} is ${enabled ? 'enabled' : 'disabled'}.`;
-                  })
+                  change(connection, { enabled: !connection.enabled }, () =>
+                    connection.enabled ? `${connection.name} is disabled.` : `${connection.name} is enabled.`,
+                  )
                 }
               >
                 {connection.enabled ? 'Disable' : 'Enable'} {connection.name}
@@ -144,20 +152,14 @@ export function OrganizationConnections({ projectKey }: { projectKey: string }) 
               <button
                 type="button"
                 disabled={busy}
-                onClick={() =>
-                  void run(async () => {
-                    const signInRequired = connection.settings.signInRequired !== true;
-                    await ssoConnections.updateSsoConnection({
-                      organization,
-                      id: connection.id,
-                      version: connection.version,
-                      settings: { ...connection.settings, signInRequired },
-                    });
-                    return signInRequired
+                onClick={() => {
+                  const signInRequired = connection.settings.signInRequired !== true;
+                  change(connection, { settings: { ...connection.settings, signInRequired } }, () =>
+                    signInRequired
                       ? `Members of ${organization} now sign in to its projects through ${connection.name} (its admins keep their password, the break-glass).`
-                      : `${connection.name} is no longer required.`;
-                  })
-                }
+                      : `${connection.name} is no longer required.`,
+                  );
+                }}
               >
                 {connection.settings.signInRequired ? 'Stop requiring' : 'Require'} {connection.name}
               </button>{' '}

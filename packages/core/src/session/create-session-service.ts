@@ -15,7 +15,7 @@ import { normalizeEmail } from './user-directory.js';
 import { DeskpilotError } from '../errors/deskpilot-error.js';
 import { withStoreSpans } from '../telemetry/spans.js';
 import { consoleLogger, type Logger } from '../logging/logger.js';
-import { pruneAuditTrails, type AuditStore } from '../audit/audit-store.js';
+import { pruneAuditTrails, type AuditEvent, type AuditStore } from '../audit/audit-store.js';
 import { hashPassword } from './password.js';
 import { listOwnSessions, revokeOwnSession } from './own-sessions.js';
 import { createAccountAudit, type AccountAudit } from './account-audit.js';
@@ -464,23 +464,16 @@ async function startSessionFor(
   };
   const refused = await admittedStill(context, admit, request, record.id);
   if (refused) return refused;
-  if (audit) {
-    try {
-      await audit.append({
-        projectKey: membership.projectKey,
-        type: 'sign-in',
-        actor: account.user.email,
-        session: record.id,
-        subject: account.user.id,
-        data: { ...landed.audit, method },
-        at: now,
-      });
-    } catch (error) {
-      // A sign-in the trail cannot record does not happen: fail closed.
-      await context.store.delete(record.id).catch(() => {});
-      throw error;
-    }
-  }
+  // A sign-in the trail cannot record does not happen: fail closed.
+  await recordOrEnd(context, audit, {
+    projectKey: membership.projectKey,
+    type: 'sign-in',
+    actor: account.user.email,
+    session: record.id,
+    subject: account.user.id,
+    data: { ...landed.audit, method },
+    at: now,
+  });
   const session = toSession(record, account, membership);
   const setDeviceCookie = device?.issue(account.user.email);
   return { ok: true, session, setCookie, ...(setDeviceCookie === undefined ? {} : { setDeviceCookie }) };
@@ -498,19 +491,29 @@ async function recordAdmittedSwitch(
   record: SessionRecord,
   terms: Record<string, string | boolean> | undefined,
 ): Promise<void> {
-  if (!audit || !terms || Object.keys(terms).length === 0) return;
+  if (!terms || Object.keys(terms).length === 0) return;
+  await recordOrEnd(context, audit, {
+    projectKey: record.projectKey,
+    type: 'project-switch',
+    actor: account.user.email,
+    session: record.id,
+    subject: account.user.id,
+    data: terms,
+    at: context.now(),
+  });
+}
+
+/** Appends the record of a session just opened (`event.session`); a trail that cannot record it ends the session. */
+async function recordOrEnd(
+  context: SessionContext,
+  audit: AuditStore | undefined,
+  event: AuditEvent & { session: string },
+): Promise<void> {
+  if (!audit) return;
   try {
-    await audit.append({
-      projectKey: record.projectKey,
-      type: 'project-switch',
-      actor: account.user.email,
-      session: record.id,
-      subject: account.user.id,
-      data: terms,
-      at: context.now(),
-    });
+    await audit.append(event);
   } catch (error) {
-    await context.store.delete(record.id).catch(() => {});
+    await context.store.delete(event.session).catch(() => {});
     throw error;
   }
 }
