@@ -31,6 +31,7 @@ export default defineConfig({
       { find: /^@deskpilot\/magic-link$/, replacement: source('./packages/magic-link/src/index.ts') },
       { find: /^@deskpilot\/magic-link\/routes$/, replacement: source('./packages/magic-link/src/routes.ts') },
       { find: /^@deskpilot\/scim$/, replacement: source('./packages/scim/src/index.ts') },
+      { find: /^@deskpilot\/usage$/, replacement: source('./packages/usage/src/index.ts') },
       { find: /^@deskpilot\/scim\/routes$/, replacement: source('./packages/scim/src/routes.ts') },
       { find: /^@deskpilot\/scim\/postgres$/, replacement: source('./packages/scim/src/postgres.ts') },
       { find: /^@deskpilot\/scim\/sqlite$/, replacement: source('./packages/scim/src/sqlite.ts') },

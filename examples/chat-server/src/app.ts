@@ -28,6 +28,7 @@ import { chatOpenApi } from '@deskpilot/core/openapi';
 import { defaultSettingsMiddleware, wrapLanguageModel } from 'ai';
 import express from 'express';
 import type { Logger } from 'pino';
+import { createPriceCatalogue } from '@deskpilot/usage';
 import type { ServerConfig } from './config.ts';
 import { coreLogger, logEvents, requestLogging } from '../../shared/logging.ts';
 import { allListeners, mountMetrics, routeLabels } from '../../shared/metrics.ts';
@@ -201,6 +202,8 @@ export async function createApp(config: ServerConfig, logger: Logger) {
     trustedProxies: config.TRUSTED_PROXIES,
     stepBudget: config.STEP_BUDGET,
     titles: titlesFrom(config, models),
+    // Each turn priced: the operator's prices first, then the maintained catalogue's.
+    priceTurn: createPriceCatalogue({ prices: config.MODEL_PRICES ?? {} }),
     ...(resumableStreams ? { resumableStreams } : {}),
     markRunningTurns: embedded,
     // Silence is what a hung provider looks like: before the first chunk, and between two.

@@ -134,6 +134,25 @@ export const environment = z.object({
    * (headers, OAuth client credentials, allow/deny lists, timeouts and bounds as in @deskpilot/mcp).
    */
   MCP_SERVERS: z.optional(z.pipe(json, z.array(mcpServer))),
+  /**
+   * The operator's own model prices, per million tokens, as JSON, looked up before the maintained
+   * catalogue (`@deskpilot/usage`): `{"openai:gpt-4o":{"inputPerMillion":2.5,"outputPerMillion":10,"asOf":"2026-11-01"}}`.
+   */
+  MODEL_PRICES: z.optional(
+    z.pipe(
+      json,
+      z.record(
+        text,
+        z.strictObject({
+          inputPerMillion: z.number().check(z.nonnegative()),
+          outputPerMillion: z.number().check(z.nonnegative()),
+          cachedInputPerMillion: z.optional(z.number().check(z.nonnegative())),
+          currency: z.optional(matching(/^[A-Z]{3}$/, 'an ISO 4217 code: EUR')),
+          asOf: matching(/^\d{4}-\d{2}-\d{2}$/, 'a date: YYYY-MM-DD'),
+        }),
+      ),
+    ),
+  ),
   /** Serve the chat's tools over MCP at `/mcp` to callers with a signed grant (needs CHAT_CONTEXT_SECRET). */
   MCP_ENDPOINT: z._default(flag, true),
   /**

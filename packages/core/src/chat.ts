@@ -34,6 +34,9 @@ export {
   type TokenBudgetOptions,
   type TokenBudgetPolicy,
   type TurnUsage,
+  type PricedModel,
+  type PriceTurn,
+  type TurnCost,
 } from './chat/handler/index.js';
 export {
   applyWorkingMemoryChange,

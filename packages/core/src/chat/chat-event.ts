@@ -2,13 +2,27 @@ import type { SharedEvent } from '../events/deskpilot-event.js';
 import type { SessionEvent } from '../session/session-event.js';
 import type { ApprovalDenialReason } from './approval/create-approval-gate.js';
 import type { TurnStatus } from './conversation/chat-store.js';
+import type { TurnUsage } from './handler/token-budget.js';
+import type { TurnCost } from './handler/turn-cost.js';
 
 /** What the chat handler reports as it works, for metrics and audit logs (`onEvent`). Plain data. */
 export type ChatEvent =
   /** The model began answering a chat turn: its stream is open. */
   | { type: 'turn-started'; model: string }
-  /** A chat turn's stream ended and its answer was saved (`saved: false`: saving failed). */
-  | { type: 'turn-ended'; model: string; status: TurnStatus; durationMs: number; saved: boolean }
+  /**
+   * A chat turn's stream ended and its answer was saved (`saved: false`: saving failed): the tokens
+   * this request's model calls used (estimated when the provider reported none), and what they cost
+   * when the handler prices turns (`priceTurn`) and knows the model.
+   */
+  | {
+      type: 'turn-ended';
+      model: string;
+      status: TurnStatus;
+      durationMs: number;
+      saved: boolean;
+      usage?: TurnUsage;
+      cost?: TurnCost;
+    }
   /** A tool ran (`succeeded`, `failed`), or was refused before running (no permission, no approval). */
   | { type: 'tool-executed'; tool: string; outcome: 'succeeded' | 'failed' | 'refused' }
   /** The model proposed a write that waits for the user's approval. */

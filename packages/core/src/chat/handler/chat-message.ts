@@ -1,9 +1,19 @@
 import { isToolUIPart, type DynamicToolUIPart, type ToolUIPart, type UIMessage } from 'ai';
 import type { TurnStatus } from '../conversation/chat-store.js';
 import type { TurnUsage } from './token-budget.js';
+import type { TurnCost } from './turn-cost.js';
 
-/** A chat message as stored and streamed, with the metadata Deskpilot records on assistant turns (`usage`: tokens of all its model calls). */
-export type ChatMessage = UIMessage<{ status?: TurnStatus; model?: string; createdAt?: number; usage?: TurnUsage }>;
+/**
+ * A chat message as stored and streamed, with the metadata Deskpilot records on assistant turns
+ * (`usage`: tokens of all its model calls; `cost`: what they cost, when the handler prices turns).
+ */
+export type ChatMessage = UIMessage<{
+  status?: TurnStatus;
+  model?: string;
+  createdAt?: number;
+  usage?: TurnUsage;
+  cost?: TurnCost;
+}>;
 
 /** A new user message as validated at the edge: text parts, and inline file parts within the limits. */
 export type UserMessage = {

@@ -40,6 +40,7 @@ import { sourcedTools } from './sourced-tools.js';
 import { streamAssistantTurn } from './stream-assistant-turn.js';
 import { textOf, titleConversation, titleFromText, type ConversationTitleOptions } from './title-conversation.js';
 import type { TokenBudget, TokenHold } from './token-budget.js';
+import type { PriceTurn } from './turn-cost.js';
 
 /** What the chat routes run on: the handler's options, normalised once when it is created. */
 export interface ChatRouteDependencies {
@@ -74,6 +75,8 @@ export interface ChatRouteDependencies {
   contextBudget: Required<ContextBudget>;
   /** The per-user token budget, when configured. */
   tokenBudget?: TokenBudget | undefined;
+  /** Prices each turn's usage, when configured. */
+  priceTurn?: PriceTurn | undefined;
   /** What a new user message must fit. */
   storageQuota: StorageQuota;
   /** Where running answers are recorded for pages that re-attach; false: nowhere. */
@@ -364,6 +367,7 @@ async function runTurn(
       modelCall: deps.modelCall,
       contextBudget: deps.contextBudget,
       recordUsage: hold && ((usage) => hold.settle(usage)),
+      priceTurn: deps.priceTurn,
       onApprovalRequest: proposeApproval(deps, scope, turnTools, stepUps),
       store: deps.store,
       sessionId: session.id,

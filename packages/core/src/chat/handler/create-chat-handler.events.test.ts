@@ -35,8 +35,49 @@ describe('createChatHandler: onEvent', () => {
     expect(chat.events).toEqual([
       { type: 'turn-started', model: 'mock-provider:mock-model-id' },
       { type: 'tool-executed', tool: 'getOrder', outcome: 'succeeded' },
-      { type: 'turn-ended', model: 'mock-provider:mock-model-id', status: 'complete', durationMs: 0, saved: true },
+      {
+        type: 'turn-ended',
+        model: 'mock-provider:mock-model-id',
+        status: 'complete',
+        durationMs: 0,
+        saved: true,
+        // Both model calls of the turn.
+        usage: { inputTokens: 20, outputTokens: 10, totalTokens: 30 },
+      },
     ]);
+  });
+
+  it('prices a turn with priceTurn: its cost on the turn-ended event and in the answer’s metadata, with source and date', async () => {
+    const asked: unknown[] = [];
+    const chat = await recordedChat([textStep('Hello.')], {
+      priceTurn: (usage, model) => {
+        asked.push(model);
+        const amount = (usage.inputTokens * 2 + usage.outputTokens * 8) / 1_000_000;
+        return { currency: 'EUR', amount, source: 'operator', asOf: '2026-11-01' };
+      },
+    });
+    const chunks = await readAll(await chat.post(body([userMessage('hi')])));
+    const cost = { currency: 'EUR', amount: 0.00006, source: 'operator', asOf: '2026-11-01' };
+    expect(chat.events.at(-1)).toMatchObject({ type: 'turn-ended', usage: { totalTokens: 15 }, cost });
+    expect(asked[0]).toEqual({ provider: 'mock-provider', modelId: 'mock-model-id' });
+    const finish = chunks.find((chunk) => chunk.type === 'finish') as { messageMetadata?: { cost?: unknown } };
+    expect(finish.messageMetadata?.cost).toEqual(cost);
+    const [stored] = (await chat.store.getMessages(sessionId)).filter((message) => message.role === 'assistant');
+    expect((stored?.metadata as { cost?: unknown } | undefined)?.cost).toEqual(cost);
+  });
+
+  it('keeps a turn going when pricing throws: no cost, the error reported', async () => {
+    const errors: unknown[] = [];
+    const chat = await recordedChat([textStep('Hello.')], {
+      priceTurn: () => {
+        throw new Error('catalogue broken');
+      },
+      onError: (error) => void errors.push(error),
+    });
+    await readAll(await chat.post(body([userMessage('hi')])));
+    const ended = chat.events.at(-1) as { cost?: unknown; status?: string };
+    expect([ended.status, ended.cost]).toEqual(['complete', undefined]);
+    expect(errors.map((error) => (error as Error).message)).toContain('catalogue broken');
   });
 
   it('reports a failing tool as failed, and runs nothing for a tool the user may not use', async () => {

@@ -26,6 +26,7 @@ import {
 } from '../context/grant-sessions.js';
 import type { ContextBudget } from '../context/bound-model-input.js';
 import { createTokenBudget, estimateTokens } from './token-budget.js';
+import type { PriceTurn } from './turn-cost.js';
 import type { ChatStore, StorageQuota } from '../conversation/chat-store.js';
 import { builtinChatTools } from '../tools/builtin-tools.js';
 import type { ChatToolDefinition } from '../tools/chat-tool.js';
@@ -194,6 +195,13 @@ export interface ChatHandlerOptions {
    * saved. A rename always wins. `false`: no titles. @default {} (first words)
    */
   titles?: ConversationTitleOptions | false;
+  /**
+   * Prices each turn's usage on its model: the answer's metadata (`cost`, beside `usage`) and the
+   * `turn-ended` event carry what it cost, with the prices' source and date. `createPriceCatalogue()`
+   * of `@deskpilot/usage` prices from a maintained catalogue, with the operator's own prices first.
+   * @default none: usage only
+   */
+  priceTurn?: PriceTurn;
   /**
    * Where running answers are recorded, so that a reloaded page or a second tab re-attaches to one
    * (`GET /chat/:sessionId/stream`, the AI SDK's `resume`) and receives it from its start, then live.
@@ -471,6 +479,7 @@ function resolveDependencies(
     contextBudget,
     storageQuota: storageQuotaOf(limits),
     titles: options.titles ?? {},
+    priceTurn: options.priceTurn,
     stepUp: options.stepUp,
     resumableStreams: options.resumableStreams ?? createMemoryResumableStreams(),
     markRunningTurns: options.markRunningTurns === true,

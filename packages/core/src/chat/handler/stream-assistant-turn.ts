@@ -13,6 +13,7 @@ import type { ChatMessage } from './chat-message.js';
 import type { ChatTurnTools } from './create-chat-tool-set.js';
 import type { ChatModel } from './pick-chat-model.js';
 import { addUsage, estimateTokens, turnUsageOf, type TurnUsage } from './token-budget.js';
+import { costOf, type PriceTurn, type TurnCost } from './turn-cost.js';
 import { persistTurn, turnStatusOf } from './persist-turn.js';
 import { grantSessionEnded } from '../context/grant-sessions.js';
 
@@ -36,6 +37,8 @@ export interface StreamAssistantTurnOptions {
    * when the provider reported none; awaited before `finish`, and called for every turn that ends.
    */
   recordUsage?: ((usage: TurnUsage | undefined) => Promise<void> | undefined) | undefined;
+  /** Prices the turn's usage on its model (the answer's `cost`, the `turn-ended` event's). @default none */
+  priceTurn?: PriceTurn | undefined;
   /** Records the answer's bytes for pages that re-attach (`GET /chat/:sessionId/stream`). */
   recording?: StreamRecording | undefined;
   /** Chunks streamed right after `start`, before the model's (already in the stored message `history` ends with). */
@@ -85,6 +88,7 @@ export async function streamAssistantTurn(options: StreamAssistantTurnOptions): 
     onApprovalRequest: options.onApprovalRequest,
   });
   const modelLabel = `${options.model.provider}:${options.model.modelId}`;
+  const priced = { provider: options.model.provider, modelId: options.model.modelId };
   // The turn's span (when the host traces): this runs in it, and its ending is known here.
   const turnSpan = activeSpan();
   turnSpan?.setAttributes({ 'deskpilot.model': modelLabel });
@@ -104,7 +108,8 @@ export async function streamAssistantTurn(options: StreamAssistantTurnOptions): 
       if (part.type !== 'finish') return undefined;
       usage = turnUsageOf(part.totalUsage) ?? estimateUsage(loop);
       const total = addUsage(continued, usage);
-      return total && { usage: total };
+      const cost = costOf(options.priceTurn, total, priced, onError);
+      return total && { usage: total, ...(cost ? { cost } : {}) };
     },
     onError: (error) => errorTextOf(error, onError),
     approvalDescriptorOf: options.approvalDescriptorOf ?? turnTools.cardOf,
@@ -125,7 +130,8 @@ export async function streamAssistantTurn(options: StreamAssistantTurnOptions): 
       failed: loop.failed || streamFailed,
     });
     // A turn cut before its `finish` (a client gone, a drain, a failed call) is counted by estimate.
-    await options.recordUsage?.(usage ?? estimateUsage(loop));
+    const used = usage ?? estimateUsage(loop);
+    await options.recordUsage?.(used);
     const saved = await persistTurn({
       store: options.store,
       sessionId: options.sessionId,
@@ -150,6 +156,7 @@ export async function streamAssistantTurn(options: StreamAssistantTurnOptions): 
       status,
       durationMs: options.now() - startedAt,
       saved: saved.kind === 'saved',
+      ...turnSpend(used, costOf(options.priceTurn, used, priced, onError)),
     });
     turnSpan?.setAttributes({ 'deskpilot.turn.status': status, 'deskpilot.turn.saved': saved.kind === 'saved' });
     // Not awaited: the client's `finish` does not wait for it.
@@ -209,4 +216,9 @@ export function estimateUsage(loop: Pick<RunToolLoopResult, 'calls' | 'outputCha
   const inputTokens = estimateTokens(loop.calls.reduce((sum, call) => sum + call.chars, 0));
   const outputTokens = estimateTokens(loop.outputChars);
   return { inputTokens, outputTokens, totalTokens: inputTokens + outputTokens, estimated: true };
+}
+
+/** What a turn used and cost, as its `turn-ended` event carries them (each only when known). */
+function turnSpend(usage: TurnUsage | undefined, cost: TurnCost | undefined): { usage?: TurnUsage; cost?: TurnCost } {
+  return { ...(usage ? { usage } : {}), ...(cost ? { cost } : {}) };
 }

@@ -1,0 +1,7 @@
+export {
+  catalogue,
+  createPriceCatalogue,
+  providerFamily,
+  type ModelPrice,
+  type PriceCatalogueOptions,
+} from './price-catalogue.js';
