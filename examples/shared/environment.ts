@@ -102,6 +102,11 @@ export const metricsVariables = {
   METRICS_PORT: z.optional(port),
   /** Address of the `METRICS_PORT` listener. */
   METRICS_HOST: z._default(z.string(), '127.0.0.1'),
+  /**
+   * The projects the model tokens and cost series name (a `project` label; any other is `other`):
+   * a label set the operator bounds. Unset: those series have no `project` label.
+   */
+  METRICS_PROJECTS: z.optional(commaList),
 };
 
 /** The OpenTelemetry variables every server checks (the SDK reads the rest itself): tracing is on when an endpoint is set. */

@@ -259,11 +259,19 @@ export function logEvents(logger: Logger, hashEmail?: (email: string) => string)
           {
             event: event.type,
             model: event.model,
+            projectKey: event.projectKey,
             status: event.status,
             durationMs: event.durationMs,
             saved: event.saved,
+            usage: event.usage,
+            cost: event.cost,
           },
           `chat turn ${event.status}`,
+        );
+      case 'title-written':
+        return logger.info(
+          { event: event.type, model: event.model, projectKey: event.projectKey, usage: event.usage, cost: event.cost },
+          'conversation title written',
         );
       case 'tool-executed':
         return logger.info(

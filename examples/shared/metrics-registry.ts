@@ -7,7 +7,12 @@ const durationBuckets = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10
 const streamBuckets = [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
 
 /** Creates the metrics of the server `service` (a `service` label on every series). */
-export function createMetrics(options: { service: string; routeOf: RouteOf }): Metrics {
+export function createMetrics(options: {
+  service: string;
+  routeOf: RouteOf;
+  /** The projects the model series name (others are `other`); none: no `project` label. */
+  projects?: readonly string[] | undefined;
+}): Metrics {
   const registry = new Registry();
   registry.setDefaultLabels({ service: options.service });
   collectDefaultMetrics({ register: registry });
@@ -57,7 +62,13 @@ export function createMetrics(options: { service: string; routeOf: RouteOf }): M
       () => res.writeHead(500).end(),
     );
   };
-  return { registry, middleware, onEvent: eventMetrics(registry), handler };
+  const events = eventMetrics(registry);
+  const spend = spendMetrics(registry, options.projects);
+  const onEvent: DeskpilotEventListener = (event) => {
+    events(event);
+    spend(event);
+  };
+  return { registry, middleware, onEvent, handler };
 }
 
 /** The handlers' events as series. */
@@ -132,5 +143,42 @@ function eventMetrics(registry: Registry): DeskpilotEventListener {
       case 'login':
         return logins.inc({ outcome: event.outcome });
     }
+  };
+}
+
+/**
+ * What the model calls used and cost, from the turns' and titles' events: tokens by model and kind,
+ * cost by currency. A `project` label only for the projects the operator lists (`other` for the rest),
+ * never a user: a label set the operator bounds.
+ */
+function spendMetrics(registry: Registry, projects: readonly string[] | undefined): DeskpilotEventListener {
+  const registers = [registry];
+  const named = projects && new Set(projects);
+  const projectLabel = (projectKey: string) => (named?.has(projectKey) ? projectKey : 'other');
+  const tokens = new Counter({
+    name: 'deskpilot_model_tokens_total',
+    help: 'Model tokens of chat turns and title calls, by model and kind (input, cached_input, output; estimated when a provider reported none).',
+    labelNames: named ? ['model', 'kind', 'project'] : ['model', 'kind'],
+    registers,
+  });
+  const cost = new Counter({
+    name: 'deskpilot_model_cost_total',
+    help: 'What the model calls of chat turns and titles cost, by currency, as priced (a model without a price adds nothing).',
+    labelNames: named ? ['currency', 'project'] : ['currency'],
+    registers,
+  });
+  return (event) => {
+    if (event.type !== 'turn-ended' && event.type !== 'title-written') return;
+    const project = named ? { project: projectLabel(event.projectKey) } : {};
+    const { usage } = event;
+    if (usage) {
+      // A provider's figures, kept to what a counter takes: never below zero.
+      const cached = Math.min(Math.max(usage.cachedInputTokens ?? 0, 0), Math.max(usage.inputTokens, 0));
+      tokens.inc({ model: event.model, kind: 'input', ...project }, usage.inputTokens - cached);
+      if (cached > 0) tokens.inc({ model: event.model, kind: 'cached_input', ...project }, cached);
+      tokens.inc({ model: event.model, kind: 'output', ...project }, Math.max(usage.outputTokens, 0));
+    }
+    if (event.cost && event.cost.amount >= 0)
+      cost.inc({ currency: event.cost.currency, ...project }, event.cost.amount);
   };
 }

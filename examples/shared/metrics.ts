@@ -67,6 +67,8 @@ export interface MetricsConfig {
   METRICS: boolean;
   METRICS_PORT?: number | undefined;
   METRICS_HOST: string;
+  /** The projects the model tokens and cost series name; unset: no `project` label. */
+  METRICS_PROJECTS?: readonly string[] | undefined;
 }
 
 /**
@@ -81,7 +83,7 @@ export async function mountMetrics(
 ): Promise<Metrics | undefined> {
   if (!config.METRICS && config.METRICS_PORT === undefined) return undefined;
   const { createMetrics } = await import('./metrics-registry.ts');
-  const metrics = createMetrics(options);
+  const metrics = createMetrics({ ...options, projects: config.METRICS_PROJECTS });
   app.use(metrics.middleware);
   if (config.METRICS_PORT === undefined) app.get('/metrics', metrics.handler);
   return metrics;

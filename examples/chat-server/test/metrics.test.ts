@@ -60,6 +60,42 @@ describe('chat server metrics', () => {
     expect(scraped.get('process_cpu_seconds_total')).toBeGreaterThan(0);
   });
 
+  it('count the model tokens and cost of turns, by model, with a project label only for the projects listed', async () => {
+    const price = { inputPerMillion: 1000, outputPerMillion: 2000, currency: 'EUR', asOf: '2026-11-01' };
+    const server = await spawnExample(serverFile, {
+      METRICS: '1',
+      METRICS_PROJECTS: 'acme-b2c',
+      MODEL_PRICES: JSON.stringify({ 'deskpilot:offline-demo': price }),
+    });
+    const turn = (projectKey: string) =>
+      postJson(server.url, '/chat', {
+        sessionId: crypto.randomUUID(),
+        context: { userEmail: 'metrics@example.com', projectKey, canRefundOrders: true },
+        messages: [userMessage('hello')],
+      }).then(readChunks);
+    const [acme, globex] = [await turn('acme-b2c'), await turn('globex-b2c')];
+    // What each answer says it used and cost, in its `finish` part's metadata.
+    type Spend = { usage: { inputTokens: number; outputTokens: number }; cost: { amount: number; currency: string } };
+    const spendOf = (chunks: Array<{ type: string }>) =>
+      (chunks.find((chunk) => chunk.type === 'finish') as unknown as { messageMetadata: Spend }).messageMetadata;
+    const [a, g] = [spendOf(acme), spendOf(globex)];
+    expect(a.cost).toMatchObject({ currency: 'EUR', source: 'operator', asOf: '2026-11-01' });
+    expect(a.cost.amount).toBeCloseTo((a.usage.inputTokens * 1000 + a.usage.outputTokens * 2000) / 1_000_000, 6);
+
+    const scraped = await scrape(`${server.url}/metrics`);
+    const model = 'deskpilot:offline-demo';
+    expect(seriesOf(scraped, 'deskpilot_model_tokens_total')).toEqual({
+      [`{kind="input",model="${model}",project="acme-b2c"}`]: a.usage.inputTokens,
+      [`{kind="output",model="${model}",project="acme-b2c"}`]: a.usage.outputTokens,
+      [`{kind="input",model="${model}",project="other"}`]: g.usage.inputTokens,
+      [`{kind="output",model="${model}",project="other"}`]: g.usage.outputTokens,
+    });
+    const costs = seriesOf(scraped, 'deskpilot_model_cost_total');
+    expect(Object.keys(costs)).toEqual(['{currency="EUR",project="acme-b2c"}', '{currency="EUR",project="other"}']);
+    expect(costs['{currency="EUR",project="acme-b2c"}']).toBeCloseTo(a.cost.amount, 6);
+    expect(costs['{currency="EUR",project="other"}']).toBeCloseTo(g.cost.amount, 6);
+  });
+
   it('on METRICS_PORT serve /metrics there only, and close it on SIGTERM', async () => {
     const port = await freePort();
     const server = await spawnExample(serverFile, { METRICS_PORT: String(port) });

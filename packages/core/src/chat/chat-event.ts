@@ -17,12 +17,16 @@ export type ChatEvent =
   | {
       type: 'turn-ended';
       model: string;
+      /** The project the turn ran in. */
+      projectKey: string;
       status: TurnStatus;
       durationMs: number;
       saved: boolean;
       usage?: TurnUsage;
       cost?: TurnCost;
     }
+  /** A conversation's title was written by a model (`titles.model`): what the call used, and cost when priced. */
+  | { type: 'title-written'; model: string; projectKey: string; usage: TurnUsage; cost?: TurnCost }
   /** A tool ran (`succeeded`, `failed`), or was refused before running (no permission, no approval). */
   | { type: 'tool-executed'; tool: string; outcome: 'succeeded' | 'failed' | 'refused' }
   /** The model proposed a write that waits for the user's approval. */

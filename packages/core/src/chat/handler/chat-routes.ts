@@ -368,6 +368,7 @@ async function runTurn(
       contextBudget: deps.contextBudget,
       recordUsage: hold && ((usage) => hold.settle(usage)),
       priceTurn: deps.priceTurn,
+      projectKey: context.projectKey,
       onApprovalRequest: proposeApproval(deps, scope, turnTools, stepUps),
       store: deps.store,
       sessionId: session.id,
@@ -457,6 +458,9 @@ function afterSavedOf(
             answer,
             signal,
             onError: deps.onError,
+            // Priced and reported as a turn is.
+            priceTurn: deps.priceTurn,
+            emit: (written) => deps.emit({ ...written, projectKey: session.projectKey }),
             // The same budget as the user's turns: a title is one more model call of theirs.
             ...(deps.tokenBudget
               ? {

@@ -38,6 +38,7 @@ describe('createChatHandler: onEvent', () => {
       {
         type: 'turn-ended',
         model: 'mock-provider:mock-model-id',
+        projectKey: 'acme-b2c',
         status: 'complete',
         durationMs: 0,
         saved: true,

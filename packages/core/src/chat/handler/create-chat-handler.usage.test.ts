@@ -12,6 +12,7 @@ import {
   userMessage,
 } from './chat.test-support.js';
 import type { ChatHandlerOptions } from './create-chat-handler.js';
+import type { DeskpilotEvent } from '../chat-event.js';
 
 // The meters' own clock, frozen: a test that crosses a wall-clock window boundary must not split its counts.
 const frozen = () => Date.UTC(2026, 0, 1, 12);
@@ -235,6 +236,37 @@ describe('POST /chat: token budget', () => {
     await silent.handler.drain();
     // The instructions and the exchange it was sent, at 3 characters a token, and the title it wrote.
     expect(silentMeter.used('rep@example.com').used).toBeGreaterThan(perCall.totalTokens + 40);
+  });
+
+  it('prices the title call as a turn, and reports it with its project: the title-written event', async () => {
+    const events: DeskpilotEvent[] = [];
+    const { post, store, handler } = await setupChat(
+      scriptedModel(() => textStep('Shipped.')),
+      {
+        titles: { model: scriptedModel(() => textStep('Order ORD-1001')) },
+        priceTurn: (usage) => ({
+          currency: 'USD',
+          amount: usage.totalTokens / 1000,
+          source: 'operator',
+          asOf: '2026-11-01',
+        }),
+        onEvent: (event) => void events.push(event),
+      },
+    );
+    await readAll(await post(body('where is ORD-1001?')));
+    await expect.poll(() => store.getSession(sessionId).then((session) => session?.title)).toBe('Order ORD-1001');
+    await handler.drain();
+    const cost = (amount: number) => ({ currency: 'USD', amount, source: 'operator', asOf: '2026-11-01' });
+    expect(events.filter((event) => event.type === 'title-written' || event.type === 'turn-ended')).toEqual([
+      expect.objectContaining({ type: 'turn-ended', projectKey: 'acme-b2c', usage: perCall, cost: cost(0.015) }),
+      {
+        type: 'title-written',
+        model: 'mock-provider:mock-model-id',
+        projectKey: 'acme-b2c',
+        usage: perCall,
+        cost: cost(0.015),
+      },
+    ]);
   });
 
   it('makes no title call once the budget is used up: the first words instead, and no 429 counted', async () => {

@@ -39,6 +39,8 @@ export interface StreamAssistantTurnOptions {
   recordUsage?: ((usage: TurnUsage | undefined) => Promise<void> | undefined) | undefined;
   /** Prices the turn's usage on its model (the answer's `cost`, the `turn-ended` event's). @default none */
   priceTurn?: PriceTurn | undefined;
+  /** The project the turn runs in (what its `turn-ended` event names). */
+  projectKey: string;
   /** Records the answer's bytes for pages that re-attach (`GET /chat/:sessionId/stream`). */
   recording?: StreamRecording | undefined;
   /** Chunks streamed right after `start`, before the model's (already in the stored message `history` ends with). */
@@ -153,6 +155,7 @@ export async function streamAssistantTurn(options: StreamAssistantTurnOptions): 
     options.emit?.({
       type: 'turn-ended',
       model: modelLabel,
+      projectKey: options.projectKey,
       status,
       durationMs: options.now() - startedAt,
       saved: saved.kind === 'saved',

@@ -4,6 +4,7 @@ import { isValidText } from '../../validation/valid-text.js';
 import type { ChatStore } from '../conversation/chat-store.js';
 import type { ChatMessage } from './chat-message.js';
 import { estimateTokens, turnUsageOf, type TokenHold, type TurnUsage } from './token-budget.js';
+import { costOf, type PriceTurn, type TurnCost } from './turn-cost.js';
 
 /** How conversations get their title from the first exchange. */
 export interface ConversationTitleOptions {
@@ -104,7 +105,17 @@ export interface TitleConversationOptions extends ConversationTitleOptions {
    * (`tokens`), and settles to what it used. A refusal means no call: the first words instead.
    */
   reserve?: ((tokens: number) => Promise<TokenHold>) | undefined;
+  /** Prices the call's usage, as a turn's. @default none */
+  priceTurn?: PriceTurn | undefined;
+  /** Told what the model's call used and cost, once it settled. */
+  emit?: ((written: { type: 'title-written'; model: string; usage: TurnUsage; cost?: TurnCost }) => void) | undefined;
 }
+
+/** The model a title call ran on, as a turn's is named and priced (a model id alone: a gateway's). */
+const modelOf = (model: LanguageModel) =>
+  typeof model === 'string'
+    ? { provider: 'gateway', modelId: model }
+    : { provider: model.provider, modelId: model.modelId };
 
 /**
  * The model's title, within the user's token budget: reserved before the call (what it is sent and may
@@ -126,14 +137,20 @@ async function titleByModel(
     return null;
   }
   const signal = AbortSignal.any([options.signal, AbortSignal.timeout(options.timeoutMs ?? 10_000)]);
+  let usage = estimatedUsage(prompt, '');
   try {
-    const { title, usage } = await modelTitle(model, prompt, signal);
-    await hold?.settle(usage);
-    return title;
+    const written = await modelTitle(model, prompt, signal);
+    usage = written.usage;
+    return written.title;
   } catch (error) {
-    await hold?.settle(estimatedUsage(prompt, ''));
     if (!signal.aborted) options.onError(error);
     return null;
+  } finally {
+    await hold?.settle(usage);
+    const priced = modelOf(model);
+    const cost = costOf(options.priceTurn, usage, priced, options.onError);
+    const label = `${priced.provider}:${priced.modelId}`;
+    options.emit?.({ type: 'title-written', model: label, usage, ...(cost ? { cost } : {}) });
   }
 }
 
