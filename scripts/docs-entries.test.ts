@@ -4,7 +4,7 @@ import { platformPorts } from './platform-ports.ts';
 
 // The entries table of each package's README, checked against its manifest's `exports`: an entry added
 // or removed fails here until its row is.
-const packagesWithEntries = ['core', 'passkeys', 'sso', 'magic-link', 'scim'];
+const packagesWithEntries = ['core', 'passkeys', 'sso', 'magic-link', 'scim', 'usage'];
 
 describe('README entry tables', () => {
   it.each(packagesWithEntries)('%s: one row for each entry of its exports, and no other', (folder) => {

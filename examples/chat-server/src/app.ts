@@ -29,6 +29,8 @@ import { defaultSettingsMiddleware, wrapLanguageModel } from 'ai';
 import express from 'express';
 import type { Logger } from 'pino';
 import { createPriceCatalogue } from '@deskpilot/usage';
+import { createPostgresUsageStore, usageSchema } from '@deskpilot/usage/postgres';
+import { createSqliteUsageStore, usageSchema as sqliteUsageSchema } from '@deskpilot/usage/sqlite';
 import type { ServerConfig } from './config.ts';
 import { coreLogger, logEvents, requestLogging } from '../../shared/logging.ts';
 import { allListeners, mountMetrics, routeLabels } from '../../shared/metrics.ts';
@@ -36,6 +38,14 @@ import { openStorage } from '../../shared/storage.ts';
 
 /** The chat service's own routes, as metrics label them beside the chat handler's (anything else is `other`). */
 const routes = ['/healthz', '/readyz', '/metrics', '/openapi.json', '/mcp'];
+
+/** The chat service's feature modules' stores, in its own database: the usage roll-ups. */
+const chatModules = {
+  usage: {
+    sqlite: { schema: sqliteUsageSchema, open: createSqliteUsageStore },
+    postgres: { schema: usageSchema, open: createPostgresUsageStore },
+  },
+};
 
 /**
  * A Responses API model that sends the whole conversation on every call (`store: false`), as this
@@ -103,7 +113,7 @@ export async function createApp(config: ServerConfig, logger: Logger) {
   const redis = config.REDIS_URL ? await connectSharedRedis(config.REDIS_URL) : undefined;
   if (config.SHARED_SESSIONS && !config.DATABASE_URL && config.EMBEDDED_DATABASE === 'pglite')
     throw new Error('SHARED_SESSIONS: a PGlite directory belongs to one service; share SQLite or Postgres instead');
-  const storage = await openStorage(config, 'chat').catch(async (error: unknown) => {
+  const storage = await openStorage(config, 'chat', chatModules).catch(async (error: unknown) => {
     await redis?.client.close();
     throw error;
   });
@@ -204,6 +214,8 @@ export async function createApp(config: ServerConfig, logger: Logger) {
     titles: titlesFrom(config, models),
     // Each turn priced: the operator's prices first, then the maintained catalogue's.
     priceTurn: createPriceCatalogue({ prices: config.MODEL_PRICES ?? {} }),
+    // Each turn and title rolled up per project, user, model, tool and day, in the chat's database.
+    usage: storage.modules.usage,
     ...(resumableStreams ? { resumableStreams } : {}),
     markRunningTurns: embedded,
     // Silence is what a hung provider looks like: before the first chunk, and between two.

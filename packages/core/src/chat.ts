@@ -37,6 +37,8 @@ export {
   type PricedModel,
   type PriceTurn,
   type TurnCost,
+  type UsageEntry,
+  type UsageRecorder,
 } from './chat/handler/index.js';
 export {
   applyWorkingMemoryChange,

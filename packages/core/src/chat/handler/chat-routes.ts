@@ -41,6 +41,7 @@ import { streamAssistantTurn } from './stream-assistant-turn.js';
 import { textOf, titleConversation, titleFromText, type ConversationTitleOptions } from './title-conversation.js';
 import type { TokenBudget, TokenHold } from './token-budget.js';
 import type { PriceTurn } from './turn-cost.js';
+import type { UsageEntry, UsageRecorder } from './usage-recorder.js';
 
 /** What the chat routes run on: the handler's options, normalised once when it is created. */
 export interface ChatRouteDependencies {
@@ -77,6 +78,8 @@ export interface ChatRouteDependencies {
   tokenBudget?: TokenBudget | undefined;
   /** Prices each turn's usage, when configured. */
   priceTurn?: PriceTurn | undefined;
+  /** Where each settled turn and title call goes (the usage roll-ups), when configured. */
+  usage?: UsageRecorder | undefined;
   /** What a new user message must fit. */
   storageQuota: StorageQuota;
   /** Where running answers are recorded for pages that re-attach; false: nowhere. */
@@ -369,6 +372,7 @@ async function runTurn(
       recordUsage: hold && ((usage) => hold.settle(usage)),
       priceTurn: deps.priceTurn,
       projectKey: context.projectKey,
+      spent: deps.usage && ((spend) => recordSpend(deps, session, { ...spend, kind: 'turn' })),
       onApprovalRequest: proposeApproval(deps, scope, turnTools, stepUps),
       store: deps.store,
       sessionId: session.id,
@@ -460,7 +464,10 @@ function afterSavedOf(
             onError: deps.onError,
             // Priced and reported as a turn is.
             priceTurn: deps.priceTurn,
-            emit: (written) => deps.emit({ ...written, projectKey: session.projectKey }),
+            spent: async (written) => {
+              deps.emit({ ...written, projectKey: session.projectKey });
+              await recordSpend(deps, session, { ...written, kind: 'title', tools: [] });
+            },
             // The same budget as the user's turns: a title is one more model call of theirs.
             ...(deps.tokenBudget
               ? {
@@ -552,4 +559,22 @@ export async function serveChatHistory(
 /** A card with the step-up it asks for (`approval.descriptor.stepUp`), when its approval needs one. */
 function withStepUp(card: unknown, stepUp: StepUpRequest | undefined): unknown {
   return stepUp ? { ...(card as object | undefined), stepUp } : card;
+}
+
+/** Hands a settled turn or title call to the usage roll-ups, when the handler keeps them; a failure is reported, never thrown. */
+async function recordSpend(
+  deps: ChatRouteDependencies,
+  session: { projectKey: string; userEmail: string },
+  spend: Pick<UsageEntry, 'model' | 'usage' | 'cost' | 'kind' | 'tools'>,
+): Promise<void> {
+  if (!deps.usage) return;
+  const { cost, ...rest } = spend;
+  const entry: UsageEntry = {
+    projectKey: session.projectKey,
+    user: session.userEmail,
+    at: deps.now(),
+    ...rest,
+    ...(cost ? { cost } : {}),
+  };
+  await deps.usage.record(entry).catch(deps.onError);
 }

@@ -2,6 +2,7 @@ import type { UIMessage } from 'ai';
 import { describe, expect, it } from 'vitest';
 import { DeskpilotError } from '../../errors/deskpilot-error.js';
 import type { DeskpilotEvent } from '../chat-event.js';
+import type { UsageEntry } from './usage-recorder.js';
 import {
   answerApprovals,
   assistantFrom,
@@ -120,6 +121,50 @@ describe('createChatHandler: onEvent', () => {
       { type: 'approval-reviewed', tool: 'refundOrder', outcome: 'approved' },
       { type: 'tool-executed', tool: 'refundOrder', outcome: 'succeeded' },
     ]);
+  });
+
+  it('hands each settled turn to the usage recorder: project, user, model, tokens, cost and the tools it ran', async () => {
+    const recorded: UsageEntry[] = [];
+    const chat = await recordedChat(
+      [
+        toolStep({ name: 'getOrder', input: { orderId: 'ORD-1001' } }),
+        toolStep({ name: 'refundOrder', input: { orderId: 'ORD-1001', reason: 'damaged' } }),
+        textStep('Done.'),
+      ],
+      {
+        stepBudget: 4,
+        priceTurn: () => ({ currency: 'USD', amount: 0.01, source: 'operator', asOf: '2026-11-01' }),
+        usage: { record: async (entry) => void recorded.push(entry) },
+      },
+    );
+    const question = userMessage('refund order ORD-1001');
+    const card = assistantFrom(await readAll(await chat.post(body([question]))));
+    await readAll(await chat.post(body([question, answerApprovals(card, true)])));
+    const entry = {
+      projectKey: 'acme-b2c',
+      user: 'rep@example.com',
+      model: 'mock-provider:mock-model-id',
+      at: expect.any(Number),
+      kind: 'turn',
+      cost: { currency: 'USD', amount: 0.01, source: 'operator', asOf: '2026-11-01' },
+    };
+    // The read ran in the first request, the approved write in the second: each counted once.
+    expect(recorded).toEqual([
+      { ...entry, usage: expect.objectContaining({ totalTokens: 30 }), tools: ['getOrder'] },
+      { ...entry, usage: expect.objectContaining({ totalTokens: 15 }), tools: ['refundOrder'] },
+    ]);
+  });
+
+  it('keeps a turn going when the usage recorder fails: the error reported, the answer saved', async () => {
+    const errors: unknown[] = [];
+    const chat = await recordedChat([textStep('Hello.')], {
+      usage: { record: async () => Promise.reject(new Error('roll-ups down')) },
+      onError: (error) => void errors.push(error),
+    });
+    const chunks = await readAll(await chat.post(body([userMessage('hi')])));
+    expect(chunks.at(-1)).toMatchObject({ type: 'finish' });
+    expect(chat.events.at(-1)).toMatchObject({ type: 'turn-ended', status: 'complete', saved: true });
+    expect(errors.map((error) => (error as Error).message)).toContain('roll-ups down');
   });
 
   it('reports a denied card with its reason, and an expired one as expired', async () => {

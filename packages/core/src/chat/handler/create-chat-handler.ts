@@ -27,6 +27,7 @@ import {
 import type { ContextBudget } from '../context/bound-model-input.js';
 import { createTokenBudget, estimateTokens } from './token-budget.js';
 import type { PriceTurn } from './turn-cost.js';
+import type { UsageRecorder } from './usage-recorder.js';
 import type { ChatStore, StorageQuota } from '../conversation/chat-store.js';
 import { builtinChatTools } from '../tools/builtin-tools.js';
 import type { ChatToolDefinition } from '../tools/chat-tool.js';
@@ -202,6 +203,13 @@ export interface ChatHandlerOptions {
    * @default none: usage only
    */
   priceTurn?: PriceTurn;
+  /**
+   * Where each settled turn and title call goes — its project, user, model, tokens, cost and tools —
+   * to be rolled up per project, user, model, tool and day (`createPostgresUsageStore` of
+   * `@deskpilot/usage`, …). Awaited before the answer's `finish`; a failure is reported to `onError`,
+   * never the turn's. @default none
+   */
+  usage?: UsageRecorder;
   /**
    * Where running answers are recorded, so that a reloaded page or a second tab re-attaches to one
    * (`GET /chat/:sessionId/stream`, the AI SDK's `resume`) and receives it from its start, then live.
@@ -480,6 +488,7 @@ function resolveDependencies(
     storageQuota: storageQuotaOf(limits),
     titles: options.titles ?? {},
     priceTurn: options.priceTurn,
+    usage: options.usage,
     stepUp: options.stepUp,
     resumableStreams: options.resumableStreams ?? createMemoryResumableStreams(),
     markRunningTurns: options.markRunningTurns === true,

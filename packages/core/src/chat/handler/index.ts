@@ -18,6 +18,7 @@ export {
 } from './create-chat-handler.js';
 export { type TokenBudgetOptions, type TokenBudgetPolicy, type TurnUsage } from './token-budget.js';
 export type { PricedModel, PriceTurn, TurnCost } from './turn-cost.js';
+export type { UsageEntry, UsageRecorder } from './usage-recorder.js';
 export type { ChatRateLimit, ChatRateLimitPolicy } from './create-chat-admission.js';
 export type { ConversationJson, ConversationRecordJson } from './conversation-routes.js';
 export type { ApprovalDecisionData } from './answer-approvals.js';

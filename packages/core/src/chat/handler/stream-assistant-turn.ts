@@ -1,4 +1,11 @@
-import { InvalidToolInputError, NoSuchToolError, convertToModelMessages, type UIMessageChunk } from 'ai';
+import {
+  InvalidToolInputError,
+  NoSuchToolError,
+  convertToModelMessages,
+  getToolName,
+  isToolUIPart,
+  type UIMessageChunk,
+} from 'ai';
 import type { ChatEventListener } from '../chat-event.js';
 import type { HttpResponse } from '../../http/http-request.js';
 import type { ContextBudget } from '../context/bound-model-input.js';
@@ -41,6 +48,8 @@ export interface StreamAssistantTurnOptions {
   priceTurn?: PriceTurn | undefined;
   /** The project the turn runs in (what its `turn-ended` event names). */
   projectKey: string;
+  /** Told what the turn used, cost and called once it is saved (the usage roll-ups); awaited, never throws. */
+  spent?: ((spend: { model: string; usage: TurnUsage; cost?: TurnCost; tools: string[] }) => Promise<void>) | undefined;
   /** Records the answer's bytes for pages that re-attach (`GET /chat/:sessionId/stream`). */
   recording?: StreamRecording | undefined;
   /** Chunks streamed right after `start`, before the model's (already in the stored message `history` ends with). */
@@ -99,7 +108,8 @@ export async function streamAssistantTurn(options: StreamAssistantTurnOptions): 
   let unsaved = false;
   let usage: TurnUsage | undefined;
   // A continued answer (after an approval) adds its calls' tokens to what the message already used.
-  const continued = history.at(-1)?.id === options.assistantId ? history.at(-1)!.metadata?.usage : undefined;
+  const continuedMessage = history.at(-1)?.id === options.assistantId ? history.at(-1) : undefined;
+  const continued = continuedMessage?.metadata?.usage;
   // The loop's parts become UI message chunks, and the answer is assembled from them, in the stage
   // that writes the SSE: what `toUIMessageStream` with `onEnd` does in stream stages of its own.
   const chunker = createUIMessageChunker<ChatMessage>({
@@ -147,6 +157,11 @@ export async function streamAssistantTurn(options: StreamAssistantTurnOptions): 
     // An unsaved answer: the client is told (below, before `finish`).
     if (saved.kind === 'unsaved') unsaved = true;
     if (saved.kind !== 'saved') onError(saved.error);
+    const cost = costOf(options.priceTurn, used, priced, onError);
+    if (used && options.spent) {
+      const tools = toolsRun(continuedMessage, message);
+      await options.spent({ model: modelLabel, usage: used, ...(cost ? { cost } : {}), tools });
+    }
     const largest = loop.calls.reduce((max, call) => Math.max(max, call.chars), 0);
     turnSpan?.setAttributes({
       'deskpilot.model_input.chars': largest,
@@ -159,7 +174,7 @@ export async function streamAssistantTurn(options: StreamAssistantTurnOptions): 
       status,
       durationMs: options.now() - startedAt,
       saved: saved.kind === 'saved',
-      ...turnSpend(used, costOf(options.priceTurn, used, priced, onError)),
+      ...turnSpend(used, cost),
     });
     turnSpan?.setAttributes({ 'deskpilot.turn.status': status, 'deskpilot.turn.saved': saved.kind === 'saved' });
     // Not awaited: the client's `finish` does not wait for it.
@@ -224,4 +239,16 @@ export function estimateUsage(loop: Pick<RunToolLoopResult, 'calls' | 'outputCha
 /** What a turn used and cost, as its `turn-ended` event carries them (each only when known). */
 function turnSpend(usage: TurnUsage | undefined, cost: TurnCost | undefined): { usage?: TurnUsage; cost?: TurnCost } {
   return { ...(usage ? { usage } : {}), ...(cost ? { cost } : {}) };
+}
+
+/** The tools this request ran: the answer's tool calls with an output now that had none before it (a continued answer's earlier ones not again). */
+function toolsRun(before: ChatMessage | undefined, after: ChatMessage): string[] {
+  const ran = (message: ChatMessage | undefined) =>
+    (message?.parts ?? [])
+      .filter(isToolUIPart)
+      .filter((part) => part.state === 'output-available' || part.state === 'output-error');
+  const ranBefore = new Set(ran(before).map((part) => part.toolCallId));
+  return ran(after)
+    .filter((part) => !ranBefore.has(part.toolCallId))
+    .map((part) => getToolName(part));
 }

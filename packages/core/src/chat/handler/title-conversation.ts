@@ -107,8 +107,10 @@ export interface TitleConversationOptions extends ConversationTitleOptions {
   reserve?: ((tokens: number) => Promise<TokenHold>) | undefined;
   /** Prices the call's usage, as a turn's. @default none */
   priceTurn?: PriceTurn | undefined;
-  /** Told what the model's call used and cost, once it settled. */
-  emit?: ((written: { type: 'title-written'; model: string; usage: TurnUsage; cost?: TurnCost }) => void) | undefined;
+  /** Told what the model's call used and cost, once it settled (the event, then the roll-ups: awaited, never throws). */
+  spent?:
+    | ((written: { type: 'title-written'; model: string; usage: TurnUsage; cost?: TurnCost }) => Promise<void>)
+    | undefined;
 }
 
 /** The model a title call ran on, as a turn's is named and priced (a model id alone: a gateway's). */
@@ -150,7 +152,7 @@ async function titleByModel(
     const priced = modelOf(model);
     const cost = costOf(options.priceTurn, usage, priced, options.onError);
     const label = `${priced.provider}:${priced.modelId}`;
-    options.emit?.({ type: 'title-written', model: label, usage, ...(cost ? { cost } : {}) });
+    await options.spent?.({ type: 'title-written', model: label, usage, ...(cost ? { cost } : {}) });
   }
 }
 

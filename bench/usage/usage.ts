@@ -1,0 +1,163 @@
+// The usage roll-ups (issue 46): what recording a turn costs — SQL statements per chat turn on Postgres
+// with and without the roll-ups and pricing, and the time of one record — and a month's series read
+// back at 100,000 recorded turns (3 projects, 50 users, 3 models, 30 days) beside a project with a
+// twentieth of the turns over the same days, users and models, on SQLite and Postgres. What must not grow with the data: a record's time, and a period's read.
+//   node bench/usage/usage.ts            the full run (needs Postgres at 127.0.0.1, or DATABASE_URL)
+//   node bench/usage/usage.ts --quick    a brief run, to check that the harness works
+import { availableParallelism, cpus } from 'node:os';
+import { createChatHandler } from '@deskpilot/core';
+import type { UsageEntry } from '@deskpilot/core/chat';
+import { createDemoCommerceBackend, createDemoTicketBackend } from '@deskpilot/core/demo';
+import { createPostgresStores, type SqlClient, type SqlExecutor } from '@deskpilot/postgres';
+import { openTestDatabase } from '@deskpilot/postgres/testing';
+import { openSqliteDatabase } from '@deskpilot/sqlite';
+import { createPriceCatalogue, type UsageStore } from '@deskpilot/usage';
+import { createPostgresUsageStore, usageSchema } from '@deskpilot/usage/postgres';
+import { createSqliteUsageStore, usageSchema as sqliteUsageSchema } from '@deskpilot/usage/sqlite';
+import { createBenchModel } from '../shared/chat-bench-model.ts';
+
+const quick = process.argv.includes('--quick');
+const monthTurns = quick ? 5_000 : 100_000;
+const turnsPerSide = quick ? 20 : 200;
+const reads = quick ? 20 : 200;
+const rounds = quick ? 1 : 5;
+const databaseUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+if (new URL(databaseUrl).hostname !== '127.0.0.1') throw new Error('DATABASE_URL must point at 127.0.0.1.');
+
+const counter = { statements: 0 };
+function countingSql(client: SqlClient): SqlClient {
+  const counted = (executor: SqlExecutor): SqlExecutor => ({
+    query: (sql, params) => {
+      counter.statements += 1;
+      return executor.query(sql, params);
+    },
+  });
+  return {
+    ...counted(client),
+    transaction: (fn) => client.transaction((transaction) => fn(counted(transaction))),
+    close: () => client.close(),
+  };
+}
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
+/** SQL statements per chat turn on Postgres: the chat alone, then with pricing and the roll-ups. */
+async function statementsPerTurn(): Promise<{ before: number; after: number }> {
+  const database = await openTestDatabase({ databaseUrl, modules: [usageSchema] });
+  const client = countingSql(database.client);
+  const { chatStore, approvalStore } = createPostgresStores(client);
+  const handlerOf = (withUsage: boolean) =>
+    createChatHandler({
+      identity: 'trust-request-body',
+      store: chatStore,
+      approvalStore,
+      models: { fallback: createBenchModel({ textChunks: 20, chunkDelayMs: 0 }) },
+      commerce: createDemoCommerceBackend(),
+      tickets: createDemoTicketBackend(),
+      limits: { user: { policy: { limit: 1_000_000_000 } } },
+      ...(withUsage ? { priceTurn: createPriceCatalogue(), usage: createPostgresUsageStore(client) } : {}),
+    });
+  const perTurn = async (withUsage: boolean) => {
+    const chat = handlerOf(withUsage);
+    const before = counter.statements;
+    for (let index = 0; index < turnsPerSide; index++) {
+      const response = await chat.fetch(
+        new Request('http://chat.bench/chat', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({
+            sessionId: crypto.randomUUID(),
+            context: { userEmail: `rep${index % 50}@example.com`, projectKey: 'acme-b2c' },
+            messages: [
+              { id: crypto.randomUUID(), role: 'user', parts: [{ type: 'text', text: 'where is ORD-1001?' }] },
+            ],
+          }),
+        }),
+        { clientAddress: '127.0.0.1' },
+      );
+      await response.text();
+    }
+    await chat.drain();
+    return (counter.statements - before) / turnsPerSide;
+  };
+  const before = await perTurn(false);
+  const after = await perTurn(true);
+  await database.close();
+  return { before, after };
+}
+
+const day = (index: number) => Date.UTC(2026, 10, 1 + (index % 30), 12);
+const tools = ['getOrder', 'showOrderCard', 'refundOrder', 'createTicket'];
+const models = ['openai.responses:gpt-4o', 'openai.responses:gpt-4o-mini', 'anthropic.messages:claude-sonnet-4-5'];
+/** The `index`th synthetic turn of the month: 3 projects, 50 users, 3 models, a tool or two, spread by a hash. */
+function syntheticTurn(index: number, projectKey?: string): UsageEntry {
+  const hash = Math.imul(index + 1, 2654435761) >>> 0;
+  return {
+    projectKey: projectKey ?? ['acme-b2c', 'acme-b2b', 'globex-b2c'][hash % 3]!,
+    user: `rep${(hash >>> 4) % 50}@example.com`,
+    model: models[(hash >>> 12) % models.length]!,
+    at: day(index),
+    kind: index % 20 === 0 ? 'title' : 'turn',
+    usage: { inputTokens: 2_000 + (index % 500), outputTokens: 300, totalTokens: 2_300 + (index % 500) },
+    cost: { currency: 'USD', amount: 0.0087, source: 'bench', asOf: '2026-11-01' },
+    tools: index % 3 === 0 ? [tools[index % tools.length]!] : [],
+  };
+}
+
+/** One store's row: a record's time, and a month's series (by day, user, model; tools) for the big project and the small. */
+async function storeRow(name: string, store: UsageStore) {
+  const started = performance.now();
+  const chunk = 50;
+  for (let index = 0; index < monthTurns; index += chunk)
+    await Promise.all(Array.from({ length: chunk }, (_, offset) => store.record(syntheticTurn(index + offset))));
+  const seedSeconds = (performance.now() - started) / 1000;
+  // The anchor: a project with the same days, users and models, and a twentieth of the turns.
+  for (let index = 0; index < monthTurns / 20; index++) await store.record(syntheticTurn(index, 'initech-b2c'));
+  const month = { from: '2026-11-01', to: '2026-11-30' };
+  const readAll = async (projectKey: string) => {
+    const query = { projectKey, ...month };
+    await store.totals(query, 'day');
+    await store.totals(query, 'user');
+    await store.totals(query, 'model');
+    await store.tools(query);
+  };
+  const ratios: number[] = [];
+  const bigTimes: number[] = [];
+  const recordTimes: number[] = [];
+  for (let round = 0; round < rounds; round++) {
+    const time = async (projectKey: string) => {
+      const at = performance.now();
+      for (let index = 0; index < reads; index++) await readAll(projectKey);
+      return (performance.now() - at) / reads;
+    };
+    const order = round % 2 === 0 ? ['acme-b2c', 'initech-b2c'] : ['initech-b2c', 'acme-b2c'];
+    const [first, second] = [await time(order[0]!), await time(order[1]!)];
+    const big = order[0] === 'acme-b2c' ? first : second;
+    const small = order[0] === 'acme-b2c' ? second : first;
+    ratios.push(big / small);
+    bigTimes.push(big);
+    const at = performance.now();
+    for (let index = 0; index < reads; index++) await store.record(syntheticTurn(index));
+    recordTimes.push((performance.now() - at) / reads);
+  }
+  return { name, seedSeconds, monthMs: median(bigTimes), ratio: median(ratios), recordMs: median(recordTimes) };
+}
+
+console.log(`usage roll-ups — ${cpus()[0]?.model ?? 'cpu'} × ${availableParallelism()}, Node ${process.version}`);
+const statements = await statementsPerTurn();
+console.log(
+  `statements per chat turn on Postgres: ${statements.before.toFixed(2)} without, ${statements.after.toFixed(2)} with pricing and roll-ups`,
+);
+const sqlite = await openSqliteDatabase({ modules: [sqliteUsageSchema] });
+const postgres = await openTestDatabase({ databaseUrl, modules: [usageSchema] });
+for (const row of [
+  await storeRow('SQLite', createSqliteUsageStore(sqlite)),
+  await storeRow('Postgres', createPostgresUsageStore(postgres.client)),
+])
+  console.log(
+    `${row.name}: ${monthTurns.toLocaleString('en')} turns recorded in ${row.seedSeconds.toFixed(1)} s; ` +
+      `a record ${row.recordMs.toFixed(3)} ms; a month's series (by day, user, model, tools) ${row.monthMs.toFixed(2)} ms, ` +
+      `${row.ratio.toFixed(2)}× a project with a twentieth of its turns`,
+  );
+await sqlite.close();
+await postgres.close();

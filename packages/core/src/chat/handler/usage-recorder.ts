@@ -1,0 +1,28 @@
+import type { TurnUsage } from './token-budget.js';
+import type { TurnCost } from './turn-cost.js';
+
+/** One model call's worth of usage as the chat handler hands it on: a turn's, or a title's. */
+export interface UsageEntry {
+  projectKey: string;
+  /** The user the turn's context names (its `userEmail`). */
+  user: string;
+  /** `<provider>:<modelId>`, as the answer's metadata names it. */
+  model: string;
+  /** When it settled, epoch milliseconds. */
+  at: number;
+  kind: 'turn' | 'title';
+  usage: TurnUsage;
+  /** What it cost, when the handler prices turns and knows the model. */
+  cost?: TurnCost;
+  /** The tools the turn called, by name, once per call (none for a title). */
+  tools: readonly string[];
+}
+
+/**
+ * Where the chat handler hands each settled turn and title call (`usage` of `createChatHandler`): the
+ * roll-ups of `@deskpilot/usage` (`createPostgresUsageStore`, …). A failure is reported to `onError`,
+ * never the turn's.
+ */
+export interface UsageRecorder {
+  record(entry: UsageEntry): Promise<void>;
+}

@@ -1,0 +1,143 @@
+// @deskpilot/usage/postgres: the usage roll-ups on Postgres or PGlite (`@deskpilot/postgres`) and
+// their part of the schema.
+import type { ModuleSchema, SqlClient } from '@deskpilot/postgres';
+import {
+  checkStorable,
+  contributionOf,
+  dayOf,
+  foldRows,
+  type DayRow,
+  type ToolUsageRow,
+  type UsageDimension,
+  type UsageQuery,
+  type UsageStore,
+} from './usage-store.js';
+
+/**
+ * The usage roll-ups' tables on Postgres and PGlite: give it to `openDatabase` or `migrate` as one of
+ * `modules` (`deskpilot-migrate --module @deskpilot/usage/postgres` prints or applies it).
+ */
+export const usageSchema: ModuleSchema = {
+  module: 'usage',
+  migrations: [
+    {
+      version: 1,
+      name: 'daily roll-ups',
+      // One row per project, day, user, model and currency (`''`: calls without a price), and one per
+      // project, day, user and tool: a period's totals read from these, never from the turns.
+      statements: [
+        `CREATE TABLE deskpilot_usage_daily (
+          project_key text NOT NULL,
+          day date NOT NULL,
+          user_email text NOT NULL,
+          model text NOT NULL,
+          currency text NOT NULL,
+          turns integer NOT NULL,
+          titles integer NOT NULL,
+          estimated integer NOT NULL,
+          input_tokens bigint NOT NULL,
+          cached_input_tokens bigint NOT NULL,
+          output_tokens bigint NOT NULL,
+          cost_micros bigint NOT NULL,
+          PRIMARY KEY (project_key, day, user_email, model, currency)
+        )`,
+        `CREATE TABLE deskpilot_usage_tools (
+          project_key text NOT NULL,
+          day date NOT NULL,
+          user_email text NOT NULL,
+          tool text NOT NULL,
+          calls integer NOT NULL,
+          PRIMARY KEY (project_key, day, user_email, tool)
+        )`,
+      ],
+    },
+  ],
+};
+
+const keyColumn: Record<UsageDimension, string> = {
+  day: "to_char(day, 'YYYY-MM-DD')",
+  user: 'user_email',
+  model: 'model',
+};
+
+/** `WHERE` of a query: its project, days and user (`$1`…`$4`). */
+const where = 'project_key = $1 AND day BETWEEN $2::date AND $3::date AND ($4::text IS NULL OR user_email = $4)';
+const paramsOf = (query: UsageQuery) => [query.projectKey, query.from, query.to, query.user ?? null];
+
+/**
+ * Creates a {@link UsageStore} on Postgres or PGlite (`usageSchema`): a turn is one statement, its day
+ * row and its tools' rows upserted together; a period's totals one grouped read of the day rows.
+ */
+export function createPostgresUsageStore(client: SqlClient): UsageStore {
+  return {
+    async record(entry) {
+      checkStorable(entry);
+      const add = contributionOf(entry);
+      await client.query(
+        `WITH tools AS (
+           INSERT INTO deskpilot_usage_tools (project_key, day, user_email, tool, calls)
+           SELECT $1, $2::date, $3, tool, count(*) FROM unnest($13::text[]) AS tool GROUP BY tool
+           ON CONFLICT (project_key, day, user_email, tool)
+           DO UPDATE SET calls = deskpilot_usage_tools.calls + excluded.calls
+         )
+         INSERT INTO deskpilot_usage_daily AS d (project_key, day, user_email, model, currency, turns, titles,
+           estimated, input_tokens, cached_input_tokens, output_tokens, cost_micros)
+         VALUES ($1, $2::date, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+         ON CONFLICT (project_key, day, user_email, model, currency) DO UPDATE SET
+           turns = d.turns + excluded.turns, titles = d.titles + excluded.titles,
+           estimated = d.estimated + excluded.estimated, input_tokens = d.input_tokens + excluded.input_tokens,
+           cached_input_tokens = d.cached_input_tokens + excluded.cached_input_tokens,
+           output_tokens = d.output_tokens + excluded.output_tokens, cost_micros = d.cost_micros + excluded.cost_micros`,
+        [
+          entry.projectKey,
+          dayOf(entry.at),
+          entry.user,
+          entry.model,
+          add.currency,
+          add.turns,
+          add.titles,
+          add.estimated,
+          add.inputTokens,
+          add.cachedInputTokens,
+          add.outputTokens,
+          add.costMicros,
+          entry.tools,
+        ],
+      );
+    },
+    async totals(query, by) {
+      const { rows } = await client.query(
+        `SELECT ${keyColumn[by]} AS key, currency, sum(turns)::float8 AS turns, sum(titles)::float8 AS titles,
+           sum(estimated)::float8 AS estimated, sum(input_tokens)::float8 AS input_tokens,
+           sum(cached_input_tokens)::float8 AS cached_input_tokens, sum(output_tokens)::float8 AS output_tokens,
+           sum(cost_micros)::float8 AS cost_micros
+         FROM deskpilot_usage_daily WHERE ${where} GROUP BY 1, 2`,
+        paramsOf(query),
+      );
+      return foldRows(rows.map(dayRowOf));
+    },
+    async tools(query) {
+      const { rows } = await client.query(
+        `SELECT tool, sum(calls)::float8 AS calls FROM deskpilot_usage_tools WHERE ${where}
+         GROUP BY tool ORDER BY calls DESC, tool`,
+        paramsOf(query),
+      );
+      return rows.map((row): ToolUsageRow => ({ tool: String(row.tool), calls: Number(row.calls) }));
+    },
+  };
+}
+
+/** A grouped row as {@link foldRows} takes it. */
+export function dayRowOf(row: Record<string, unknown>): DayRow {
+  return {
+    key: String(row.key),
+    currency: String(row.currency),
+    turns: Number(row.turns),
+    titles: Number(row.titles),
+    estimated: Number(row.estimated),
+    inputTokens: Number(row.input_tokens),
+    cachedInputTokens: Number(row.cached_input_tokens),
+    outputTokens: Number(row.output_tokens),
+    costMicros: Number(row.cost_micros),
+  };
+}

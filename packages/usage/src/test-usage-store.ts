@@ -1,0 +1,125 @@
+import type { UsageEntry } from '@deskpilot/core/chat';
+import { describe, expect, it } from 'vitest';
+import type { UsageStore } from './usage-store.js';
+
+const day = (date: string, hour = 12) => Date.parse(`${date}T${String(hour).padStart(2, '0')}:00:00Z`);
+
+/** A settled turn of `user` in acme-b2c on gpt-4o, 100 in and 20 out, priced at $0.0015; override any field. */
+export function makeUsageEntry(overrides: Partial<UsageEntry> = {}): UsageEntry {
+  return {
+    projectKey: 'acme-b2c',
+    user: 'rep@example.com',
+    model: 'openai.responses:gpt-4o',
+    at: day('2026-11-02'),
+    kind: 'turn',
+    usage: { inputTokens: 100, outputTokens: 20, totalTokens: 120 },
+    cost: { currency: 'USD', amount: 0.0015, source: '@pydantic/genai-prices 0.1.8', asOf: '2026-09-23' },
+    tools: [],
+    ...overrides,
+  };
+}
+
+/**
+ * Conformance suite for a {@link UsageStore}: call it inside a test file with a factory returning a
+ * fresh, empty store.
+ */
+export function testUsageStore(make: () => UsageStore | Promise<UsageStore>): void {
+  describe('UsageStore conformance', () => {
+    it('adds turns and titles to their day, user and model, tokens and cost summed exactly', async () => {
+      const store = await make();
+      for (let index = 0; index < 10; index++) await store.record(makeUsageEntry());
+      await store.record(
+        makeUsageEntry({ kind: 'title', usage: { inputTokens: 30, outputTokens: 5, totalTokens: 35 } }),
+      );
+      await store.record(
+        makeUsageEntry({
+          user: 'lead@example.com',
+          usage: { inputTokens: 50, outputTokens: 10, totalTokens: 60, cachedInputTokens: 40 },
+        }),
+      );
+      const query = { projectKey: 'acme-b2c', from: '2026-11-01', to: '2026-11-30' };
+      const [total] = await store.totals(query, 'day');
+      expect(total).toEqual({
+        key: '2026-11-02',
+        turns: 11,
+        titles: 1,
+        estimated: 0,
+        inputTokens: 1_080,
+        cachedInputTokens: 40,
+        outputTokens: 215,
+        // 12 × 0.0015, kept in millionths: no float drift.
+        cost: [{ currency: 'USD', amount: 0.018 }],
+        pricedCalls: 12,
+      });
+      expect((await store.totals(query, 'user')).map((row) => [row.key, row.turns, row.titles])).toEqual([
+        ['lead@example.com', 1, 0],
+        ['rep@example.com', 10, 1],
+      ]);
+      expect((await store.totals({ ...query, user: 'lead@example.com' }, 'model')).map((row) => row.key)).toEqual([
+        'openai.responses:gpt-4o',
+      ]);
+    });
+
+    it('keeps days (UTC), projects and currencies apart, and counts unpriced and estimated calls', async () => {
+      const store = await make();
+      await store.record(makeUsageEntry({ at: day('2026-11-02', 23) }));
+      await store.record(makeUsageEntry({ at: day('2026-11-03', 0) }));
+      await store.record(makeUsageEntry({ projectKey: 'globex-b2c' }));
+      await store.record(
+        makeUsageEntry({ cost: { currency: 'EUR', amount: 0.25, source: 'operator', asOf: '2026-11-01' } }),
+      );
+      const { cost: _none, ...unpriced } = makeUsageEntry({ model: 'vllm:llama', at: day('2026-11-03') });
+      await store.record({ ...unpriced, usage: { ...unpriced.usage, estimated: true } });
+      const query = { projectKey: 'acme-b2c', from: '2026-11-01', to: '2026-11-30' };
+      const days = await store.totals(query, 'day');
+      expect(days.map((row) => [row.key, row.turns, row.pricedCalls, row.estimated, row.cost])).toEqual([
+        [
+          '2026-11-02',
+          2,
+          2,
+          0,
+          [
+            { currency: 'EUR', amount: 0.25 },
+            { currency: 'USD', amount: 0.0015 },
+          ],
+        ],
+        ['2026-11-03', 2, 1, 1, [{ currency: 'USD', amount: 0.0015 }]],
+      ]);
+      expect(
+        (await store.totals({ ...query, from: '2026-11-03', to: '2026-11-03' }, 'day')).map((row) => row.key),
+      ).toEqual(['2026-11-03']);
+      expect(await store.totals({ ...query, projectKey: 'initech' }, 'day')).toEqual([]);
+    });
+
+    it('counts the tools each turn ran, by tool, most called first', async () => {
+      const store = await make();
+      await store.record(makeUsageEntry({ tools: ['getOrder', 'getOrder', 'refundOrder'] }));
+      await store.record(makeUsageEntry({ tools: ['getOrder'], user: 'lead@example.com' }));
+      await store.record(makeUsageEntry({ tools: ['createTicket'], at: day('2026-12-01') }));
+      const query = { projectKey: 'acme-b2c', from: '2026-11-01', to: '2026-11-30' };
+      expect(await store.tools(query)).toEqual([
+        { tool: 'getOrder', calls: 3 },
+        { tool: 'refundOrder', calls: 1 },
+      ]);
+      expect(await store.tools({ ...query, user: 'lead@example.com' })).toEqual([{ tool: 'getOrder', calls: 1 }]);
+    });
+
+    it('loses nothing to concurrent records of one row', async () => {
+      const store = await make();
+      await Promise.all(Array.from({ length: 25 }, () => store.record(makeUsageEntry({ tools: ['getOrder'] }))));
+      const query = { projectKey: 'acme-b2c', from: '2026-11-02', to: '2026-11-02' };
+      const [row] = await store.totals(query, 'day');
+      expect([row?.turns, row?.inputTokens, row?.cost]).toEqual([25, 2_500, [{ currency: 'USD', amount: 0.0375 }]]);
+      expect(await store.tools(query)).toEqual([{ tool: 'getOrder', calls: 25 }]);
+    });
+
+    it('refuses text no store can keep, and keeps what it had', async () => {
+      const store = await make();
+      await store.record(makeUsageEntry());
+      await expect(store.record(makeUsageEntry({ user: 'a\u0000b' }))).rejects.toThrow();
+      await expect(store.record(makeUsageEntry({ tools: ['\ud800'] }))).rejects.toThrow();
+      const [row] = await store.totals({ projectKey: 'acme-b2c', from: '2026-11-02', to: '2026-11-02' }, 'user');
+      expect([row?.key, row?.turns]).toEqual(['rep@example.com', 1]);
+    });
+  });
+}

@@ -1,0 +1,1 @@
+export { makeUsageEntry, testUsageStore } from './test-usage-store.js';

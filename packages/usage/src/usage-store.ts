@@ -1,0 +1,209 @@
+import type { UsageEntry, UsageRecorder } from '@deskpilot/core/chat';
+import { canBeStored } from '@deskpilot/core/storage';
+
+/** What a roll-up row is keyed by besides its project and days. */
+export type UsageDimension = 'day' | 'user' | 'model';
+
+/** A query of the roll-ups: one project's, between two days (UTC, both included), one user's alone when `user` is given. */
+export interface UsageQuery {
+  projectKey: string;
+  /** `YYYY-MM-DD`, included. */
+  from: string;
+  /** `YYYY-MM-DD`, included. */
+  to: string;
+  user?: string | undefined;
+}
+
+/** The totals of a day, a user or a model: calls, tokens, and cost per currency. */
+export interface UsageRow {
+  /** The day (`YYYY-MM-DD`), user or model the row is of. */
+  key: string;
+  turns: number;
+  titles: number;
+  /** Calls whose usage was estimated by characters (a provider reported none). */
+  estimated: number;
+  inputTokens: number;
+  cachedInputTokens: number;
+  outputTokens: number;
+  /** What they cost, per currency (none for calls of a model without a price), to the millionth. */
+  cost: Array<{ currency: string; amount: number }>;
+  /** Calls priced, of `turns + titles`: the rest had no price. */
+  pricedCalls: number;
+}
+
+/** How often a tool ran in the period. */
+export interface ToolUsageRow {
+  tool: string;
+  calls: number;
+}
+
+/**
+ * Storage port for the usage roll-ups: each settled turn or title call added to its project's totals
+ * per day, user, model and currency, and its tools' counts per day and user — one write, whatever
+ * the history holds; a period's totals read from the day rows, never the turns. Run `testUsageStore`
+ * from `@deskpilot/usage/testing` against an implementation.
+ */
+export interface UsageStore extends UsageRecorder {
+  /** Adds a turn or title call to its day's totals (atomic: concurrent calls lose nothing). */
+  record(entry: UsageEntry): Promise<void>;
+  /** The period's totals by day, user or model, in key order. */
+  totals(query: UsageQuery, by: UsageDimension): Promise<UsageRow[]>;
+  /** The period's tool calls by tool, most called first (then by name). */
+  tools(query: UsageQuery): Promise<ToolUsageRow[]>;
+}
+
+/** The UTC day of an instant, `YYYY-MM-DD`. */
+export const dayOf = (at: number) => new Date(at).toISOString().slice(0, 10);
+
+/** An amount kept in millionths: sums exact, whatever their number. */
+export const toMicros = (amount: number) => Math.round(amount * 1_000_000);
+export const fromMicros = (micros: number) => micros / 1_000_000;
+
+/** What one entry adds to its day row. */
+export function contributionOf(entry: UsageEntry) {
+  const cached = Math.min(Math.max(entry.usage.cachedInputTokens ?? 0, 0), Math.max(entry.usage.inputTokens, 0));
+  return {
+    turns: entry.kind === 'turn' ? 1 : 0,
+    titles: entry.kind === 'title' ? 1 : 0,
+    estimated: entry.usage.estimated ? 1 : 0,
+    inputTokens: Math.max(entry.usage.inputTokens, 0),
+    cachedInputTokens: cached,
+    outputTokens: Math.max(entry.usage.outputTokens, 0),
+    // No price: its own currency-less row, so that calls and tokens are counted all the same.
+    currency: entry.cost?.currency ?? '',
+    costMicros: entry.cost ? toMicros(entry.cost.amount) : 0,
+  };
+}
+
+/** Whether every text of an entry can be kept (a NUL or a lone surrogate cannot, on any store): refused otherwise. */
+export function checkStorable(entry: UsageEntry): void {
+  const texts = [entry.projectKey, entry.user, entry.model, entry.cost?.currency ?? '', ...entry.tools];
+  if (!texts.every(canBeStored)) throw new TypeError('A usage entry holds text no store can keep.');
+}
+
+/** One stored day row, as every store reads it back. */
+export interface DayRow {
+  key: string;
+  currency: string;
+  turns: number;
+  titles: number;
+  estimated: number;
+  inputTokens: number;
+  cachedInputTokens: number;
+  outputTokens: number;
+  costMicros: number;
+}
+
+/** Day rows of one key and several currencies folded into one {@link UsageRow} each, in key order. */
+export function foldRows(rows: readonly DayRow[]): UsageRow[] {
+  const byKey = new Map<string, UsageRow & { micros: Map<string, number> }>();
+  for (const row of rows) {
+    const folded = byKey.get(row.key) ?? {
+      key: row.key,
+      turns: 0,
+      titles: 0,
+      estimated: 0,
+      inputTokens: 0,
+      cachedInputTokens: 0,
+      outputTokens: 0,
+      cost: [],
+      pricedCalls: 0,
+      micros: new Map<string, number>(),
+    };
+    folded.turns += row.turns;
+    folded.titles += row.titles;
+    folded.estimated += row.estimated;
+    folded.inputTokens += row.inputTokens;
+    folded.cachedInputTokens += row.cachedInputTokens;
+    folded.outputTokens += row.outputTokens;
+    if (row.currency !== '') {
+      folded.pricedCalls += row.turns + row.titles;
+      folded.micros.set(row.currency, (folded.micros.get(row.currency) ?? 0) + row.costMicros);
+    }
+    byKey.set(row.key, folded);
+  }
+  return [...byKey.values()]
+    .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
+    .map(({ micros, ...row }) => ({
+      ...row,
+      cost: [...micros]
+        .sort(([a], [b]) => (a < b ? -1 : 1))
+        .map(([currency, amount]) => ({ currency, amount: fromMicros(amount) })),
+    }));
+}
+
+/** Tool counts sorted as {@link UsageStore.tools} answers them. */
+export const sortTools = (rows: ToolUsageRow[]) =>
+  rows.sort((a, b) => b.calls - a.calls || (a.tool < b.tool ? -1 : a.tool > b.tool ? 1 : 0));
+
+/**
+ * Creates a {@link UsageStore} in process memory: for tests and single-process development.
+ *
+ * @example
+ * const usage = createMemoryUsageStore();
+ * createChatHandler({ …, usage });
+ */
+export function createMemoryUsageStore(): UsageStore {
+  const days = new Map<string, DayRow & { projectKey: string; day: string; user: string; model: string }>();
+  const toolCalls = new Map<string, { projectKey: string; day: string; user: string; tool: string; calls: number }>();
+  const within = (query: UsageQuery, row: { projectKey: string; day: string; user: string }) =>
+    row.projectKey === query.projectKey &&
+    row.day >= query.from &&
+    row.day <= query.to &&
+    (query.user === undefined || row.user === query.user);
+  return {
+    async record(entry) {
+      checkStorable(entry);
+      const day = dayOf(entry.at);
+      const add = contributionOf(entry);
+      const id = JSON.stringify([entry.projectKey, day, entry.user, entry.model, add.currency]);
+      const row = days.get(id) ?? {
+        projectKey: entry.projectKey,
+        day,
+        user: entry.user,
+        model: entry.model,
+        key: '',
+        currency: add.currency,
+        turns: 0,
+        titles: 0,
+        estimated: 0,
+        inputTokens: 0,
+        cachedInputTokens: 0,
+        outputTokens: 0,
+        costMicros: 0,
+      };
+      row.turns += add.turns;
+      row.titles += add.titles;
+      row.estimated += add.estimated;
+      row.inputTokens += add.inputTokens;
+      row.cachedInputTokens += add.cachedInputTokens;
+      row.outputTokens += add.outputTokens;
+      row.costMicros += add.costMicros;
+      days.set(id, row);
+      for (const tool of entry.tools) {
+        const toolId = JSON.stringify([entry.projectKey, day, entry.user, tool]);
+        const counted = toolCalls.get(toolId) ?? {
+          projectKey: entry.projectKey,
+          day,
+          user: entry.user,
+          tool,
+          calls: 0,
+        };
+        counted.calls += 1;
+        toolCalls.set(toolId, counted);
+      }
+    },
+    async totals(query, by) {
+      const rows = [...days.values()].filter((row) => within(query, row));
+      return foldRows(
+        rows.map((row) => ({ ...row, key: by === 'day' ? row.day : by === 'user' ? row.user : row.model })),
+      );
+    },
+    async tools(query) {
+      const counts = new Map<string, number>();
+      for (const row of toolCalls.values())
+        if (within(query, row)) counts.set(row.tool, (counts.get(row.tool) ?? 0) + row.calls);
+      return sortTools([...counts].map(([tool, calls]) => ({ tool, calls })));
+    },
+  };
+}
