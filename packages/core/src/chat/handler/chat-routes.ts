@@ -370,9 +370,7 @@ async function runTurn(
       modelCall: deps.modelCall,
       contextBudget: deps.contextBudget,
       recordUsage: hold && ((usage) => hold.settle(usage)),
-      priceTurn: deps.priceTurn,
-      projectKey: context.projectKey,
-      spent: deps.usage && ((spend) => recordSpend(deps, session, { ...spend, kind: 'turn' })),
+      ...spendOptions(deps, session),
       onApprovalRequest: proposeApproval(deps, scope, turnTools, stepUps),
       store: deps.store,
       sessionId: session.id,
@@ -559,6 +557,18 @@ export async function serveChatHistory(
 /** A card with the step-up it asks for (`approval.descriptor.stepUp`), when its approval needs one. */
 function withStepUp(card: unknown, stepUp: StepUpRequest | undefined): unknown {
   return stepUp ? { ...(card as object | undefined), stepUp } : card;
+}
+
+/** How a turn of `session` is priced, and where what it used goes. */
+function spendOptions(deps: ChatRouteDependencies, session: { projectKey: string; userEmail: string }) {
+  return {
+    priceTurn: deps.priceTurn,
+    projectKey: session.projectKey,
+    spent:
+      deps.usage &&
+      ((spend: Omit<UsageEntry, 'projectKey' | 'user' | 'at' | 'kind'>) =>
+        recordSpend(deps, session, { ...spend, kind: 'turn' })),
+  };
 }
 
 /** Hands a settled turn or title call to the usage roll-ups, when the handler keeps them; a failure is reported, never thrown. */

@@ -9,7 +9,7 @@ import {
 import type { ChatEventListener } from '../chat-event.js';
 import type { HttpResponse } from '../../http/http-request.js';
 import type { ContextBudget } from '../context/bound-model-input.js';
-import type { ChatStore } from '../conversation/chat-store.js';
+import type { ChatStore, TurnStatus } from '../conversation/chat-store.js';
 import { createChatStreamResponse } from '../stream/create-chat-stream-response.js';
 import type { StreamRecording } from '../stream/resumable-streams.js';
 import { createUIMessageChunker } from '../stream/ui-message-chunker.js';
@@ -157,25 +157,12 @@ export async function streamAssistantTurn(options: StreamAssistantTurnOptions): 
     // An unsaved answer: the client is told (below, before `finish`).
     if (saved.kind === 'unsaved') unsaved = true;
     if (saved.kind !== 'saved') onError(saved.error);
-    const cost = costOf(options.priceTurn, used, priced, onError);
-    if (used && options.spent) {
-      const tools = toolsRun(continuedMessage, message);
-      await options.spent({ model: modelLabel, usage: used, ...(cost ? { cost } : {}), tools });
-    }
-    const largest = loop.calls.reduce((max, call) => Math.max(max, call.chars), 0);
     turnSpan?.setAttributes({
-      'deskpilot.model_input.chars': largest,
+      'deskpilot.model_input.chars': loop.calls.reduce((max, call) => Math.max(max, call.chars), 0),
       'deskpilot.model_input.omitted_messages': loop.calls.at(-1)?.omittedMessages ?? 0,
     });
-    options.emit?.({
-      type: 'turn-ended',
-      model: modelLabel,
-      projectKey: options.projectKey,
-      status,
-      durationMs: options.now() - startedAt,
-      saved: saved.kind === 'saved',
-      ...turnSpend(used, cost),
-    });
+    const ended = { status, saved: saved.kind === 'saved', durationMs: options.now() - startedAt };
+    await reportTurn(options, { model: modelLabel, priced, used, before: continuedMessage, message, ...ended });
     turnSpan?.setAttributes({ 'deskpilot.turn.status': status, 'deskpilot.turn.saved': saved.kind === 'saved' });
     // Not awaited: the client's `finish` does not wait for it.
     if (saved.kind === 'saved' && options.afterSaved) void options.afterSaved(message).finally(options.onSettled);
@@ -234,6 +221,40 @@ export function estimateUsage(loop: Pick<RunToolLoopResult, 'calls' | 'outputCha
   const inputTokens = estimateTokens(loop.calls.reduce((sum, call) => sum + call.chars, 0));
   const outputTokens = estimateTokens(loop.outputChars);
   return { inputTokens, outputTokens, totalTokens: inputTokens + outputTokens, estimated: true };
+}
+
+/**
+ * What a turn used, cost and called, told once it is saved: to the usage roll-ups (awaited), then in
+ * its `turn-ended` event.
+ */
+async function reportTurn(
+  options: StreamAssistantTurnOptions,
+  turn: {
+    model: string;
+    priced: { provider: string; modelId: string };
+    used: TurnUsage | undefined;
+    before: ChatMessage | undefined;
+    message: ChatMessage;
+    status: TurnStatus;
+    saved: boolean;
+    durationMs: number;
+  },
+): Promise<void> {
+  const cost = costOf(options.priceTurn, turn.used, turn.priced, options.onError);
+  if (turn.used && options.spent) {
+    const tools = toolsRun(turn.before, turn.message);
+    await options.spent({ model: turn.model, usage: turn.used, ...(cost ? { cost } : {}), tools });
+  }
+  const { model, status, saved, durationMs } = turn;
+  options.emit?.({
+    type: 'turn-ended',
+    model,
+    projectKey: options.projectKey,
+    status,
+    durationMs,
+    saved,
+    ...turnSpend(turn.used, cost),
+  });
 }
 
 /** What a turn used and cost, as its `turn-ended` event carries them (each only when known). */
