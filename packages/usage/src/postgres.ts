@@ -2,6 +2,7 @@
 // their part of the schema.
 import type { ModuleSchema, SqlClient } from '@deskpilot/postgres';
 import {
+  checkQuery,
   checkStorable,
   contributionOf,
   dayOf,
@@ -11,6 +12,7 @@ import {
   type UsageDimension,
   type UsageQuery,
   type UsageStore,
+  toolsOf,
 } from './usage-store.js';
 
 /**
@@ -101,11 +103,12 @@ export function createPostgresUsageStore(client: SqlClient): UsageStore {
           add.cachedInputTokens,
           add.outputTokens,
           add.costMicros,
-          entry.tools,
+          toolsOf(entry),
         ],
       );
     },
     async totals(query, by) {
+      checkQuery(query, by);
       const { rows } = await client.query(
         `SELECT ${keyColumn[by]} AS key, currency, sum(turns)::float8 AS turns, sum(titles)::float8 AS titles,
            sum(estimated)::float8 AS estimated, sum(input_tokens)::float8 AS input_tokens,
@@ -117,6 +120,7 @@ export function createPostgresUsageStore(client: SqlClient): UsageStore {
       return foldRows(rows.map(dayRowOf));
     },
     async tools(query) {
+      checkQuery(query);
       const { rows } = await client.query(
         `SELECT tool, sum(calls)::float8 AS calls FROM deskpilot_usage_tools WHERE ${where}
          GROUP BY tool ORDER BY calls DESC, tool`,

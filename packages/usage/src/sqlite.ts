@@ -2,6 +2,7 @@
 import type { SqliteDatabase, SqliteModuleSchema } from '@deskpilot/sqlite';
 import { dayRowOf } from './postgres.js';
 import {
+  checkQuery,
   checkStorable,
   contributionOf,
   dayOf,
@@ -10,6 +11,7 @@ import {
   type UsageDimension,
   type UsageQuery,
   type UsageStore,
+  toolsOf,
 } from './usage-store.js';
 
 /** The usage roll-ups' tables on SQLite: give it to `openSqliteDatabase` as one of `modules`. */
@@ -94,10 +96,11 @@ export function createSqliteUsageStore(database: SqliteDatabase): UsageStore {
           `INSERT INTO deskpilot_usage_tools (project_key, day, user_email, tool, calls) VALUES (?, ?, ?, ?, 1)
            ON CONFLICT (project_key, day, user_email, tool) DO UPDATE SET calls = calls + 1`,
         );
-        for (const name of entry.tools) tool.run(entry.projectKey, day, entry.user, name);
+        for (const name of toolsOf(entry)) tool.run(entry.projectKey, day, entry.user, name);
       });
     },
     async totals(query, by) {
+      checkQuery(query, by);
       const rows = database.run(() =>
         sql(
           `SELECT ${keyColumn[by]} AS key, currency, sum(turns) AS turns, sum(titles) AS titles, sum(estimated) AS estimated,
@@ -109,6 +112,7 @@ export function createSqliteUsageStore(database: SqliteDatabase): UsageStore {
       return foldRows(rows.map((row) => dayRowOf(row as Record<string, unknown>)));
     },
     async tools(query) {
+      checkQuery(query);
       const rows = database.run(() =>
         sql(
           `SELECT tool, sum(calls) AS calls FROM deskpilot_usage_tools WHERE ${where}

@@ -61,24 +61,40 @@ export const fromMicros = (micros: number) => micros / 1_000_000;
 
 /** What one entry adds to its day row. */
 export function contributionOf(entry: UsageEntry) {
-  const cached = Math.min(Math.max(entry.usage.cachedInputTokens ?? 0, 0), Math.max(entry.usage.inputTokens, 0));
+  // A provider's counts, kept to what a column holds: whole, never below zero.
+  const count = (value: number | undefined) => (Number.isFinite(value) ? Math.max(Math.round(value!), 0) : 0);
+  const input = count(entry.usage.inputTokens);
+  const cached = Math.min(count(entry.usage.cachedInputTokens), input);
   return {
     turns: entry.kind === 'turn' ? 1 : 0,
     titles: entry.kind === 'title' ? 1 : 0,
     estimated: entry.usage.estimated ? 1 : 0,
-    inputTokens: Math.max(entry.usage.inputTokens, 0),
+    inputTokens: input,
     cachedInputTokens: cached,
-    outputTokens: Math.max(entry.usage.outputTokens, 0),
+    outputTokens: count(entry.usage.outputTokens),
     // No price: its own currency-less row, so that calls and tokens are counted all the same.
     currency: entry.cost?.currency ?? '',
     costMicros: entry.cost ? toMicros(entry.cost.amount) : 0,
   };
 }
 
-/** Whether every text of an entry can be kept (a NUL or a lone surrogate cannot, on any store): refused otherwise. */
+/** Whether the texts an entry is keyed by can be kept (a NUL or a lone surrogate cannot, on any store): refused otherwise. */
 export function checkStorable(entry: UsageEntry): void {
-  const texts = [entry.projectKey, entry.user, entry.model, entry.cost?.currency ?? '', ...entry.tools];
+  const texts = [entry.projectKey, entry.user, entry.model, entry.cost?.currency ?? ''];
   if (!texts.every(canBeStored)) throw new TypeError('A usage entry holds text no store can keep.');
+}
+
+/** The tool names of an entry a store counts: those it can keep, of at most 200 characters (others dropped, the turn still counted). */
+export const toolsOf = (entry: UsageEntry) =>
+  entry.tools.filter((tool) => tool.length > 0 && tool.length <= 200 && canBeStored(tool));
+
+const isDay = (value: string) =>
+  /^\d{4}-\d{2}-\d{2}$/.test(value) && new Date(`${value}T00:00:00Z`).toISOString().startsWith(value);
+
+/** Refuses a query whose days are not days (`YYYY-MM-DD`, a real date), or whose `by` is not one: the same on every store. */
+export function checkQuery(query: UsageQuery, by?: string): void {
+  if (!isDay(query.from) || !isDay(query.to)) throw new TypeError('from and to must be days: YYYY-MM-DD');
+  if (by !== undefined && !['day', 'user', 'model'].includes(by)) throw new TypeError('by must be day, user or model');
 }
 
 /** One stored day row, as every store reads it back. */
@@ -180,7 +196,7 @@ export function createMemoryUsageStore(): UsageStore {
       row.outputTokens += add.outputTokens;
       row.costMicros += add.costMicros;
       days.set(id, row);
-      for (const tool of entry.tools) {
+      for (const tool of toolsOf(entry)) {
         const toolId = JSON.stringify([entry.projectKey, day, entry.user, tool]);
         const counted = toolCalls.get(toolId) ?? {
           projectKey: entry.projectKey,
@@ -194,12 +210,14 @@ export function createMemoryUsageStore(): UsageStore {
       }
     },
     async totals(query, by) {
+      checkQuery(query, by);
       const rows = [...days.values()].filter((row) => within(query, row));
       return foldRows(
         rows.map((row) => ({ ...row, key: by === 'day' ? row.day : by === 'user' ? row.user : row.model })),
       );
     },
     async tools(query) {
+      checkQuery(query);
       const counts = new Map<string, number>();
       for (const row of toolCalls.values())
         if (within(query, row)) counts.set(row.tool, (counts.get(row.tool) ?? 0) + row.calls);

@@ -586,5 +586,26 @@ async function recordSpend(
     ...rest,
     ...(cost ? { cost } : {}),
   };
-  await deps.usage.record(entry).catch(deps.onError);
+  const usage = deps.usage;
+  // A failure is a value here (a recorder may even throw before it returns a promise).
+  const recording = Promise.resolve()
+    .then(() => usage.record(entry))
+    .then(
+      () => undefined,
+      (error: unknown) => error ?? new Error('the usage recorder failed'),
+    );
+  // Awaited before the answer's `finish`, so bounded: a recorder that hangs is reported, not waited for.
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<Error>((resolve) => {
+    timer = setTimeout(() => resolve(new Error(`the usage recorder took over ${recordTimeoutMs} ms`)), recordTimeoutMs);
+  });
+  const outcome = await Promise.race([recording, late]);
+  clearTimeout(timer);
+  if (outcome === undefined) return;
+  deps.onError(outcome);
+  // Gone past the wait: its own failure, if it fails later, is reported too.
+  void recording.then((error) => error !== undefined && error !== outcome && deps.onError(error));
 }
+
+/** How long the answer's `finish` waits for the usage recorder. */
+const recordTimeoutMs = 5_000;

@@ -146,13 +146,74 @@ describe('createChatHandler: onEvent', () => {
       model: 'mock-provider:mock-model-id',
       at: expect.any(Number),
       kind: 'turn',
-      cost: { currency: 'USD', amount: 0.01, source: 'operator', asOf: '2026-11-01' },
     };
-    // The read ran in the first request, the approved write in the second: each counted once.
+    const cost = (amount: number) => ({ currency: 'USD', amount, source: 'operator', asOf: '2026-11-01' });
+    // The read ran in the first request (two calls, each priced), the approved write in the second: each counted once.
     expect(recorded).toEqual([
-      { ...entry, usage: expect.objectContaining({ totalTokens: 30 }), tools: ['getOrder'] },
-      { ...entry, usage: expect.objectContaining({ totalTokens: 15 }), tools: ['refundOrder'] },
+      { ...entry, usage: expect.objectContaining({ totalTokens: 30 }), cost: cost(0.02), tools: ['getOrder'] },
+      { ...entry, usage: expect.objectContaining({ totalTokens: 15 }), cost: cost(0.01), tools: ['refundOrder'] },
     ]);
+  });
+
+  it('prices each model call of a turn on its own, as providers bill tiered prices, and an answer continued after an approval as the sum', async () => {
+    const priced: number[] = [];
+    const recorded: UsageEntry[] = [];
+    const chat = await recordedChat(
+      [
+        toolStep({ name: 'getOrder', input: { orderId: 'ORD-1001' } }),
+        toolStep({ name: 'refundOrder', input: { orderId: 'ORD-1001', reason: 'damaged' } }),
+        textStep('Done.'),
+      ],
+      {
+        stepBudget: 4,
+        // A tiered price: a call over 25 tokens costs ten times as much per token.
+        priceTurn: (usage) => {
+          priced.push(usage.totalTokens);
+          const rate = usage.totalTokens > 25 ? 10 : 1;
+          return { currency: 'USD', amount: usage.totalTokens * rate, source: 'operator', asOf: '2026-11-01' };
+        },
+        usage: { record: async (entry) => void recorded.push(entry) },
+      },
+    );
+    const question = userMessage('refund order ORD-1001');
+    const metadataOf = (chunks: Array<{ type: string }>) =>
+      (chunks.find((chunk) => chunk.type === 'finish') as { messageMetadata?: unknown }).messageMetadata;
+    const first = await readAll(await chat.post(body([question])));
+    // Two calls of 15 tokens: 15 + 15, not 30 at the higher tier.
+    expect(priced).toEqual([15, 15]);
+    expect(metadataOf(first)).toMatchObject({ cost: { amount: 30 } });
+    const second = await readAll(await chat.post(body([question, answerApprovals(assistantFrom(first), true)])));
+    expect(recorded.map((entry) => entry.cost?.amount)).toEqual([30, 15]);
+    // The whole answer: what it cost before the approval and after.
+    expect(metadataOf(second)).toMatchObject({ usage: { totalTokens: 45 }, cost: { amount: 45 } });
+  });
+
+  it('counts only the tools the turn offered: a name the model made up ran nothing', async () => {
+    const recorded: UsageEntry[] = [];
+    const chat = await recordedChat(
+      [
+        toolStep({ name: 'getOrder', input: { orderId: 'ORD-1001' } }, { name: 'madeUpTool', input: {} }),
+        textStep('ok'),
+      ],
+      { stepBudget: 3, usage: { record: async (entry) => void recorded.push(entry) } },
+    );
+    await readAll(await chat.post(body([userMessage('show ORD-1001')])));
+    expect(recorded.map((entry) => entry.tools)).toEqual([['getOrder']]);
+  });
+
+  it('keeps a turn going when the usage recorder throws before it returns a promise', async () => {
+    const errors: unknown[] = [];
+    const chat = await recordedChat([textStep('Hello.')], {
+      usage: {
+        record: () => {
+          throw new Error('recorder broken');
+        },
+      },
+      onError: (error) => void errors.push(error),
+    });
+    const chunks = await readAll(await chat.post(body([userMessage('hi')])));
+    expect(chunks.at(-1)).toMatchObject({ type: 'finish' });
+    expect(errors.map((error) => (error as Error).message)).toContain('recorder broken');
   });
 
   it('keeps a turn going when the usage recorder fails: the error reported, the answer saved', async () => {

@@ -20,7 +20,7 @@ import type { ChatMessage } from './chat-message.js';
 import type { ChatTurnTools } from './create-chat-tool-set.js';
 import type { ChatModel } from './pick-chat-model.js';
 import { addUsage, estimateTokens, turnUsageOf, type TurnUsage } from './token-budget.js';
-import { costOf, type PriceTurn, type TurnCost } from './turn-cost.js';
+import { addCost, createCallPricing, type PriceTurn, type TurnCost } from './turn-cost.js';
 import { persistTurn, turnStatusOf } from './persist-turn.js';
 import { grantSessionEnded } from '../context/grant-sessions.js';
 
@@ -99,7 +99,11 @@ export async function streamAssistantTurn(options: StreamAssistantTurnOptions): 
     onApprovalRequest: options.onApprovalRequest,
   });
   const modelLabel = `${options.model.provider}:${options.model.modelId}`;
-  const priced = { provider: options.model.provider, modelId: options.model.modelId };
+  const pricing = createCallPricing(
+    options.priceTurn,
+    { provider: options.model.provider, modelId: options.model.modelId },
+    onError,
+  );
   // The turn's span (when the host traces): this runs in it, and its ending is known here.
   const turnSpan = activeSpan();
   turnSpan?.setAttributes({ 'deskpilot.model': modelLabel });
@@ -120,7 +124,10 @@ export async function streamAssistantTurn(options: StreamAssistantTurnOptions): 
       if (part.type !== 'finish') return undefined;
       usage = turnUsageOf(part.totalUsage) ?? estimateUsage(loop);
       const total = addUsage(continued, usage);
-      const cost = costOf(options.priceTurn, total, priced, onError);
+      // The whole answer's: what it cost before (a continued one) and this request's, when both are known.
+      const requestCost = pricing.total(usage);
+      const before = continuedMessage?.metadata?.cost;
+      const cost = continuedMessage ? before && requestCost && addCost(before, requestCost) : requestCost;
       return total && { usage: total, ...(cost ? { cost } : {}) };
     },
     onError: (error) => errorTextOf(error, onError),
@@ -162,7 +169,9 @@ export async function streamAssistantTurn(options: StreamAssistantTurnOptions): 
       'deskpilot.model_input.omitted_messages': loop.calls.at(-1)?.omittedMessages ?? 0,
     });
     const ended = { status, saved: saved.kind === 'saved', durationMs: options.now() - startedAt };
-    await reportTurn(options, { model: modelLabel, priced, used, before: continuedMessage, message, ...ended });
+    const cost = pricing.total(used);
+    const tools = toolsRun(continuedMessage, message, turnTools.tools);
+    await reportTurn(options, { model: modelLabel, cost, used, tools, ...ended });
     turnSpan?.setAttributes({ 'deskpilot.turn.status': status, 'deskpilot.turn.saved': saved.kind === 'saved' });
     // Not awaited: the client's `finish` does not wait for it.
     if (saved.kind === 'saved' && options.afterSaved) void options.afterSaved(message).finally(options.onSettled);
@@ -174,6 +183,7 @@ export async function streamAssistantTurn(options: StreamAssistantTurnOptions): 
     stream: loop,
     translate: (part, send) => {
       chunker.translate(part, send);
+      if (part.type === 'finish-step') pricing.call(turnUsageOf(part.usage));
       if (part.type === 'start') for (const chunk of options.leadingChunks ?? []) send(chunk);
     },
     onEnd,
@@ -231,20 +241,17 @@ async function reportTurn(
   options: StreamAssistantTurnOptions,
   turn: {
     model: string;
-    priced: { provider: string; modelId: string };
+    cost: TurnCost | undefined;
     used: TurnUsage | undefined;
-    before: ChatMessage | undefined;
-    message: ChatMessage;
+    tools: string[];
     status: TurnStatus;
     saved: boolean;
     durationMs: number;
   },
 ): Promise<void> {
-  const cost = costOf(options.priceTurn, turn.used, turn.priced, options.onError);
-  if (turn.used && options.spent) {
-    const tools = toolsRun(turn.before, turn.message);
-    await options.spent({ model: turn.model, usage: turn.used, ...(cost ? { cost } : {}), tools });
-  }
+  const { cost } = turn;
+  if (turn.used)
+    await options.spent?.({ model: turn.model, usage: turn.used, ...(cost ? { cost } : {}), tools: turn.tools });
   const { model, status, saved, durationMs } = turn;
   options.emit?.({
     type: 'turn-ended',
@@ -263,13 +270,15 @@ function turnSpend(usage: TurnUsage | undefined, cost: TurnCost | undefined): { 
 }
 
 /** The tools this request ran: the answer's tool calls with an output now that had none before it (a continued answer's earlier ones not again). */
-function toolsRun(before: ChatMessage | undefined, after: ChatMessage): string[] {
+function toolsRun(before: ChatMessage | undefined, after: ChatMessage, offered: object): string[] {
   const ran = (message: ChatMessage | undefined) =>
     (message?.parts ?? [])
       .filter(isToolUIPart)
       .filter((part) => part.state === 'output-available' || part.state === 'output-error');
   const ranBefore = new Set(ran(before).map((part) => part.toolCallId));
+  // Only the tools the turn offered: a name the model made up ran nothing.
   return ran(after)
     .filter((part) => !ranBefore.has(part.toolCallId))
-    .map((part) => getToolName(part));
+    .map((part) => getToolName(part))
+    .filter((name) => Object.hasOwn(offered, name));
 }

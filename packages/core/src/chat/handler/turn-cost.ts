@@ -42,3 +42,40 @@ export function costOf(
     return undefined;
   }
 }
+
+/** Two costs of one answer summed (same currency; undefined when they differ, rather than a wrong sum). */
+export function addCost(a: TurnCost | undefined, b: TurnCost | undefined): TurnCost | undefined {
+  if (!a || !b) return a ?? b;
+  if (a.currency !== b.currency) return undefined;
+  return {
+    currency: b.currency,
+    amount: Math.round((a.amount + b.amount) * 1_000_000) / 1_000_000,
+    source: b.source,
+    asOf: b.asOf,
+    ...(a.estimated || b.estimated ? { estimated: true } : {}),
+  };
+}
+
+/**
+ * A request's cost, priced call by call as providers bill (a tiered price applies to each call's
+ * tokens, not to the request's sum): each model call's usage as it ends, then the total — the calls'
+ * when they all reported usage and had a price, else the estimate's.
+ */
+export function createCallPricing(price: PriceTurn | undefined, model: PricedModel, onError: (error: unknown) => void) {
+  let calls: TurnCost | undefined;
+  let reported = false;
+  let unpriced = false;
+  return {
+    call(usage: TurnUsage | undefined): void {
+      if (!price || !usage) return;
+      reported = true;
+      const cost = costOf(price, usage, model, onError);
+      if (cost) calls = addCost(calls, cost);
+      else unpriced = true;
+    },
+    total(used: TurnUsage | undefined): TurnCost | undefined {
+      if (reported && !used?.estimated) return unpriced ? undefined : calls;
+      return costOf(price, used, model, onError);
+    },
+  };
+}
