@@ -113,31 +113,36 @@ export function testUsageStore(make: () => UsageStore | Promise<UsageStore>): vo
       expect(await store.tools(query)).toEqual([{ tool: 'getOrder', calls: 25 }]);
     });
 
-    it('refuses text no store can keep, and keeps what it had; drops a tool name it cannot keep, not the turn', async () => {
-      const store = await make();
-      await store.record(makeUsageEntry());
-      await expect(store.record(makeUsageEntry({ user: 'a\u0000b' }))).rejects.toThrow();
-      await store.record(makeUsageEntry({ tools: ['\ud800', 'x'.repeat(201), 'getOrder'] }));
-      const query = { projectKey: 'acme-b2c', from: '2026-11-02', to: '2026-11-02' };
-      const [row] = await store.totals(query, 'user');
-      expect([row?.key, row?.turns]).toEqual(['rep@example.com', 2]);
-      expect(await store.tools(query)).toEqual([{ tool: 'getOrder', calls: 1 }]);
-    });
+    testUsageInput(make);
+  });
+}
 
-    it('takes whole, non-negative token counts, and refuses days that are not days', async () => {
-      const store = await make();
-      await store.record(
-        makeUsageEntry({ usage: { inputTokens: 10.6, outputTokens: -3, totalTokens: 8, cachedInputTokens: 99 } }),
-      );
-      const query = { projectKey: 'acme-b2c', from: '2026-11-02', to: '2026-11-02' };
-      expect(await store.totals(query, 'day')).toMatchObject([
-        { inputTokens: 11, cachedInputTokens: 11, outputTokens: 0 },
-      ]);
-      for (const bad of [{ to: '2026-11-31' }, { from: '2026-11-01T00:00:00Z' }, { from: 'yesterday' }]) {
-        await expect(store.totals({ ...query, ...bad }, 'day')).rejects.toThrow('YYYY-MM-DD');
-        await expect(store.tools({ ...query, ...bad })).rejects.toThrow('YYYY-MM-DD');
-      }
-      await expect(store.totals(query, 'constructor' as 'day')).rejects.toThrow('by must be');
-    });
+/** What a store refuses or mends of what it is given: the same on every store. */
+function testUsageInput(make: () => UsageStore | Promise<UsageStore>): void {
+  it('refuses text no store can keep, and keeps what it had; drops a tool name it cannot keep, not the turn', async () => {
+    const store = await make();
+    await store.record(makeUsageEntry());
+    await expect(store.record(makeUsageEntry({ user: 'a\u0000b' }))).rejects.toThrow();
+    await store.record(makeUsageEntry({ tools: ['\ud800', 'x'.repeat(201), 'getOrder'] }));
+    const query = { projectKey: 'acme-b2c', from: '2026-11-02', to: '2026-11-02' };
+    const [row] = await store.totals(query, 'user');
+    expect([row?.key, row?.turns]).toEqual(['rep@example.com', 2]);
+    expect(await store.tools(query)).toEqual([{ tool: 'getOrder', calls: 1 }]);
+  });
+
+  it('takes whole, non-negative token counts, and refuses days that are not days', async () => {
+    const store = await make();
+    await store.record(
+      makeUsageEntry({ usage: { inputTokens: 10.6, outputTokens: -3, totalTokens: 8, cachedInputTokens: 99 } }),
+    );
+    const query = { projectKey: 'acme-b2c', from: '2026-11-02', to: '2026-11-02' };
+    expect(await store.totals(query, 'day')).toMatchObject([
+      { inputTokens: 11, cachedInputTokens: 11, outputTokens: 0 },
+    ]);
+    for (const bad of [{ to: '2026-11-31' }, { from: '2026-11-01T00:00:00Z' }, { from: 'yesterday' }]) {
+      await expect(store.totals({ ...query, ...bad }, 'day')).rejects.toThrow('YYYY-MM-DD');
+      await expect(store.tools({ ...query, ...bad })).rejects.toThrow('YYYY-MM-DD');
+    }
+    await expect(store.totals(query, 'constructor' as 'day')).rejects.toThrow('by must be');
   });
 }
