@@ -9,7 +9,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { createSessionService } from '@deskpilot/core/session';
 import { createTeamModule } from '@deskpilot/core/team';
-import { createPostgresStores, type SqlClient, type SqlExecutor } from '@deskpilot/postgres';
+import { createPostgresStores } from '@deskpilot/postgres';
+import { counter, countingSql } from '../shared/counting-sql.ts';
 import { openTestDatabase } from '@deskpilot/postgres/testing';
 import { createScimModule, type ScimModule, type ScimStore } from '@deskpilot/scim';
 import { createPostgresScimStore, scimSchema } from '@deskpilot/scim/postgres';
@@ -25,23 +26,6 @@ const rounds = quick ? 1 : 5;
 const smallUsers = 200;
 const databaseUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 if (new URL(databaseUrl).hostname !== '127.0.0.1') throw new Error('DATABASE_URL must point at 127.0.0.1.');
-
-/** Counts the statements a store sends. */
-const counter = { statements: 0 };
-
-function countingSql(client: SqlClient): SqlClient {
-  const counted = (executor: SqlExecutor): SqlExecutor => ({
-    query: (sql, params) => {
-      counter.statements += 1;
-      return executor.query(sql, params);
-    },
-  });
-  return {
-    ...counted(client),
-    transaction: (fn) => client.transaction((transaction) => fn(counted(transaction))),
-    close: () => client.close(),
-  };
-}
 
 function countingSqlite(database: SqliteDatabase): SqliteDatabase {
   const statement = database.statement.bind(database);

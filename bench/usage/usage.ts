@@ -8,13 +8,14 @@ import { availableParallelism, cpus } from 'node:os';
 import { createChatHandler } from '@deskpilot/core';
 import type { UsageEntry } from '@deskpilot/core/chat';
 import { createDemoCommerceBackend, createDemoTicketBackend } from '@deskpilot/core/demo';
-import { createPostgresStores, type SqlClient, type SqlExecutor } from '@deskpilot/postgres';
+import { createPostgresStores } from '@deskpilot/postgres';
 import { openTestDatabase } from '@deskpilot/postgres/testing';
 import { openSqliteDatabase } from '@deskpilot/sqlite';
 import { createPriceCatalogue, type UsageStore } from '@deskpilot/usage';
 import { createPostgresUsageStore, usageSchema } from '@deskpilot/usage/postgres';
 import { createSqliteUsageStore, usageSchema as sqliteUsageSchema } from '@deskpilot/usage/sqlite';
 import { createBenchModel } from '../shared/chat-bench-model.ts';
+import { counter, countingSql } from '../shared/counting-sql.ts';
 
 const quick = process.argv.includes('--quick');
 const monthTurns = quick ? 5_000 : 100_000;
@@ -23,21 +24,6 @@ const reads = quick ? 20 : 200;
 const rounds = quick ? 1 : 5;
 const databaseUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 if (new URL(databaseUrl).hostname !== '127.0.0.1') throw new Error('DATABASE_URL must point at 127.0.0.1.');
-
-const counter = { statements: 0 };
-function countingSql(client: SqlClient): SqlClient {
-  const counted = (executor: SqlExecutor): SqlExecutor => ({
-    query: (sql, params) => {
-      counter.statements += 1;
-      return executor.query(sql, params);
-    },
-  });
-  return {
-    ...counted(client),
-    transaction: (fn) => client.transaction((transaction) => fn(counted(transaction))),
-    close: () => client.close(),
-  };
-}
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
