@@ -147,6 +147,7 @@ export const environment = z.object({
           inputPerMillion: z.number().check(z.nonnegative()),
           outputPerMillion: z.number().check(z.nonnegative()),
           cachedInputPerMillion: z.optional(z.number().check(z.nonnegative())),
+          cacheWriteInputPerMillion: z.optional(z.number().check(z.nonnegative())),
           currency: z.optional(matching(/^[A-Z]{3}$/, 'an ISO 4217 code: EUR')),
           asOf: matching(/^\d{4}-\d{2}-\d{2}$/, 'a date: YYYY-MM-DD'),
         }),

@@ -28,6 +28,18 @@ describe('createPriceCatalogue', () => {
     );
   });
 
+  it('prices input written to the provider’s cache at its cache-write rate, from the catalogue and the operator', () => {
+    const written = { ...usage(100_000, 0), cacheWriteInputTokens: 100_000 };
+    const claude = { provider: 'anthropic.messages', modelId: 'claude-sonnet-4-5' };
+    // $3.75 per million written, against $3 for plain input.
+    expect(createPriceCatalogue()(written, claude)?.amount).toBe(0.375);
+    expect(createPriceCatalogue()(usage(100_000, 0), claude)?.amount).toBe(0.3);
+    const mine = { inputPerMillion: 1, outputPerMillion: 1, cacheWriteInputPerMillion: 2, asOf: '2026-11-01' };
+    expect(
+      createPriceCatalogue({ prices: { 'vllm:m': mine } })(written, { provider: 'vllm', modelId: 'm' })?.amount,
+    ).toBe(0.2);
+  });
+
   it('prices the operator’s models first, by the AI SDK’s name, the provider family, or the model id', () => {
     const mine = { inputPerMillion: 1, outputPerMillion: 2, cachedInputPerMillion: 0.5, asOf: '2026-11-01' };
     const price = createPriceCatalogue({

@@ -12,6 +12,8 @@ export interface ModelPrice {
   outputPerMillion: number;
   /** Input tokens read from the provider's prompt cache. @default inputPerMillion */
   cachedInputPerMillion?: number;
+  /** Input tokens written to the provider's prompt cache. @default inputPerMillion */
+  cacheWriteInputPerMillion?: number;
   /** ISO 4217. @default 'USD' */
   currency?: string;
   /** The date of these prices (`YYYY-MM-DD`): shown with every figure priced from them. */
@@ -65,20 +67,23 @@ function operatorPrice(prices: Map<string, ModelPrice>, { provider, modelId }: P
 }
 
 function priced(usage: TurnUsage, price: ModelPrice): TurnCost {
-  const cached = Math.min(usage.cachedInputTokens ?? 0, usage.inputTokens);
+  const { cached, written } = cacheTokensOf(usage);
   const amount =
-    ((usage.inputTokens - cached) * price.inputPerMillion +
+    ((usage.inputTokens - cached - written) * price.inputPerMillion +
       cached * (price.cachedInputPerMillion ?? price.inputPerMillion) +
+      written * (price.cacheWriteInputPerMillion ?? price.inputPerMillion) +
       usage.outputTokens * price.outputPerMillion) /
     million;
   return { currency: price.currency ?? 'USD', amount: rounded(amount), source: 'operator', asOf: price.asOf };
 }
 
 function cataloguePrice(usage: TurnUsage, { provider, modelId }: PricedModel): TurnCost | undefined {
+  const { cached, written } = cacheTokensOf(usage);
   const tokens = {
     input_tokens: usage.inputTokens,
     output_tokens: usage.outputTokens,
-    ...(usage.cachedInputTokens ? { cache_read_tokens: Math.min(usage.cachedInputTokens, usage.inputTokens) } : {}),
+    ...(cached ? { cache_read_tokens: cached } : {}),
+    ...(written ? { cache_write_tokens: written } : {}),
   };
   const family = providerFamily(provider);
   // A provider the catalogue does not know by name (a gateway, a compatible server): the model's own.
@@ -89,8 +94,20 @@ function cataloguePrice(usage: TurnUsage, { provider, modelId }: PricedModel): T
   return { currency: 'USD', amount: rounded(result.total_price), source: catalogue.source, asOf: catalogue.asOf };
 }
 
+/** The input tokens read from and written to the provider's cache: parts of the input, never more than it. */
+function cacheTokensOf(usage: TurnUsage): { cached: number; written: number } {
+  const cached = Math.min(Math.max(usage.cachedInputTokens ?? 0, 0), usage.inputTokens);
+  const written = Math.min(Math.max(usage.cacheWriteInputTokens ?? 0, 0), usage.inputTokens - cached);
+  return { cached, written };
+}
+
 function checkPrice(key: string, price: ModelPrice): void {
-  const rates = [price.inputPerMillion, price.outputPerMillion, price.cachedInputPerMillion ?? 0];
+  const rates = [
+    price.inputPerMillion,
+    price.outputPerMillion,
+    price.cachedInputPerMillion ?? 0,
+    price.cacheWriteInputPerMillion ?? 0,
+  ];
   if (!rates.every((rate) => Number.isFinite(rate) && rate >= 0))
     throw new TypeError(`prices["${key}"]: each rate must be a number ≥ 0 (per million tokens)`);
   if (!/^\d{4}-\d{2}-\d{2}$/.test(price.asOf) || Number.isNaN(Date.parse(price.asOf)))

@@ -9,6 +9,8 @@ export interface TurnUsage {
   totalTokens: number;
   /** Input tokens read from the provider's prompt cache, when it reports them. */
   cachedInputTokens?: number;
+  /** Input tokens written to the provider's prompt cache (billed above the input rate by some), when it reports them. */
+  cacheWriteInputTokens?: number;
   /** Output tokens spent on reasoning, when the provider reports them. */
   reasoningTokens?: number;
   /**
@@ -38,12 +40,14 @@ export function turnUsageOf(usage: LanguageModelUsage | undefined): TurnUsage | 
   const inputTokens = usage.inputTokens ?? 0;
   const outputTokens = usage.outputTokens ?? 0;
   const cached = usage.inputTokenDetails?.cacheReadTokens;
+  const written = usage.inputTokenDetails?.cacheWriteTokens;
   const reasoning = usage.outputTokenDetails?.reasoningTokens;
   return {
     inputTokens,
     outputTokens,
     totalTokens: usage.totalTokens ?? inputTokens + outputTokens,
     ...(cached === undefined ? {} : { cachedInputTokens: cached }),
+    ...(written ? { cacheWriteInputTokens: written } : {}),
     ...(reasoning === undefined ? {} : { reasoningTokens: reasoning }),
   };
 }
@@ -51,13 +55,14 @@ export function turnUsageOf(usage: LanguageModelUsage | undefined): TurnUsage | 
 /** Two usages summed (an answer continued after an approval adds its calls to the message's). */
 export function addUsage(a: TurnUsage | undefined, b: TurnUsage | undefined): TurnUsage | undefined {
   if (!a || !b) return a ?? b;
-  const optional = (key: 'cachedInputTokens' | 'reasoningTokens') =>
+  const optional = (key: 'cachedInputTokens' | 'cacheWriteInputTokens' | 'reasoningTokens') =>
     a[key] === undefined && b[key] === undefined ? {} : { [key]: (a[key] ?? 0) + (b[key] ?? 0) };
   return {
     inputTokens: a.inputTokens + b.inputTokens,
     outputTokens: a.outputTokens + b.outputTokens,
     totalTokens: a.totalTokens + b.totalTokens,
     ...optional('cachedInputTokens'),
+    ...optional('cacheWriteInputTokens'),
     ...optional('reasoningTokens'),
     ...(a.estimated || b.estimated ? { estimated: true } : {}),
   };
