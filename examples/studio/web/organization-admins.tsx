@@ -1,5 +1,6 @@
 import { useCallback, useEffect, useState, type FormEvent } from 'react';
-import { client, explain } from './studio-api.ts';
+import { Said, useAction } from './admin-action.tsx';
+import { client } from './studio-api.ts';
 
 interface Admin {
   id: string;
@@ -15,8 +16,6 @@ export function OrganizationAdmins({ projectKey, me }: { projectKey: string; me:
   const [organization, setOrganization] = useState<string | null>(null);
   const [admins, setAdmins] = useState<Admin[]>([]);
   const [email, setEmail] = useState('');
-  const [message, setMessage] = useState<{ text: string; error: boolean } | null>(null);
-  const [busy, setBusy] = useState(false);
 
   const refresh = useCallback(async (name: string) => setAdmins(await client.organizationAdmins(name)), []);
   useEffect(() => {
@@ -31,23 +30,13 @@ export function OrganizationAdmins({ projectKey, me }: { projectKey: string; me:
       })
       .catch(() => setOrganization(null));
   }, [projectKey, refresh]);
+  // The list is fresh before the message says what changed. Someone who removed themself administers
+  // it no longer: the panel goes.
+  const { message, busy, run } = useAction(async () => {
+    if (organization !== null) await refresh(organization).catch(() => setOrganization(null));
+  });
   if (organization === null) return null;
 
-  const run = async (action: () => Promise<string>) => {
-    setBusy(true);
-    setMessage(null);
-    let outcome: { text: string; error: boolean };
-    try {
-      outcome = { text: await action(), error: false };
-    } catch (error) {
-      outcome = { text: explain(error), error: true };
-    }
-    // The list is fresh before the message says what changed. Someone who removed themself
-    // administers it no longer: the panel goes.
-    await refresh(organization).catch(() => setOrganization(null));
-    setMessage(outcome);
-    setBusy(false);
-  };
   const add = (event: FormEvent) => {
     event.preventDefault();
     void run(async () => {
@@ -60,11 +49,7 @@ export function OrganizationAdmins({ projectKey, me }: { projectKey: string; me:
     <section className="panel admin-section" aria-label="Organisation admins">
       <h2>Admins of {organization}</h2>
       <p>They administer each of its projects, member or not.</p>
-      {message && (
-        <p className={message.error ? 'admin-message bad' : 'admin-message'} role={message.error ? 'alert' : 'status'}>
-          {message.text}
-        </p>
-      )}
+      <Said message={message} />
       <ul>
         {admins.map((admin) => (
           <li key={admin.id}>

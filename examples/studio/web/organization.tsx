@@ -1,12 +1,12 @@
-import { useCallback, useEffect, useState, type FormEvent, type ReactNode } from 'react';
-import { client, explain, scim, ssoConnections } from './studio-api.ts';
+import { useCallback, useEffect, useState, type FormEvent } from 'react';
+import { Said, useAction } from './admin-action.tsx';
+import { client, scim, ssoConnections } from './studio-api.ts';
 
 type Connection = Awaited<ReturnType<typeof ssoConnections.ssoConnections>>['connections'][number];
 type ConnectionTest = Awaited<ReturnType<typeof ssoConnections.testSsoConnection>>;
 type Domain = Awaited<ReturnType<typeof ssoConnections.ssoDomains>>['domains'][number];
 type Directory = Awaited<ReturnType<typeof scim.scimDirectory>>;
 type DirectoryUsers = Awaited<ReturnType<typeof scim.scimDirectoryUsers>>;
-type Message = { text: string; error: boolean } | null;
 
 /** The organisation a project belongs to, when the signed-in user administers it; null otherwise. */
 function useAdministeredOrganization(projectKey: string): string | null {
@@ -23,35 +23,6 @@ function useAdministeredOrganization(projectKey: string): string | null {
       .catch(() => setOrganization(null));
   }, [projectKey]);
   return organization;
-}
-
-/** Runs an action, then says what it did (or why not) and refreshes what it changed. */
-function useAction(refresh: () => Promise<unknown>) {
-  const [message, setMessage] = useState<Message>(null);
-  const [busy, setBusy] = useState(false);
-  const run = async (action: () => Promise<string>) => {
-    setBusy(true);
-    setMessage(null);
-    let outcome: { text: string; error: boolean };
-    try {
-      outcome = { text: await action(), error: false };
-    } catch (error) {
-      outcome = { text: explain(error), error: true };
-    }
-    await refresh().catch(() => {});
-    setMessage(outcome);
-    setBusy(false);
-  };
-  return { message, busy, run };
-}
-
-function Said({ message }: { message: Message }): ReactNode {
-  if (!message) return null;
-  return (
-    <p className={message.error ? 'admin-message bad' : 'admin-message'} role={message.error ? 'alert' : 'status'}>
-      {message.text}
-    </p>
-  );
 }
 
 /**
