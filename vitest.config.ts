@@ -33,6 +33,7 @@ export default defineConfig({
       { find: /^@deskpilot\/scim$/, replacement: source('./packages/scim/src/index.ts') },
       { find: /^@deskpilot\/usage$/, replacement: source('./packages/usage/src/index.ts') },
       { find: /^@deskpilot\/usage\/postgres$/, replacement: source('./packages/usage/src/postgres.ts') },
+      { find: /^@deskpilot\/usage\/routes$/, replacement: source('./packages/usage/src/routes.ts') },
       { find: /^@deskpilot\/usage\/sqlite$/, replacement: source('./packages/usage/src/sqlite.ts') },
       { find: /^@deskpilot\/usage\/testing$/, replacement: source('./packages/usage/src/testing.ts') },
       { find: /^@deskpilot\/scim\/routes$/, replacement: source('./packages/scim/src/routes.ts') },

@@ -1,3 +1,11 @@
+/** A project's budget as a refusal names it: per `day` or `month`, of `tokens` or of `cost` in `currency`. */
+export interface ClientProblemBudget {
+  period: 'day' | 'month';
+  kind: 'tokens' | 'cost';
+  limit: number;
+  currency?: string;
+}
+
 /**
  * A failed call: the problem+json answer's stable `code` (`unauthenticated`, `rate_limited`…), or
  * `network_error` when nothing answered, `unexpected_response` when the answer was not one of ours.
@@ -14,6 +22,8 @@ export class DeskpilotClientError extends Error {
   readonly errors: ReadonlyArray<{ path: string; message: string }>;
   /** Where to sign in, for `sso_required`: `client.url(ssoRoutes.startSingleSignOn, { provider: provider.id })`. */
   readonly provider: { id: string; name: string } | undefined;
+  /** The project's budget that refused a turn (`project_budget_exceeded`, `budget_unpriced`). */
+  readonly budget: ClientProblemBudget | undefined;
 
   constructor(
     code: string,
@@ -24,6 +34,7 @@ export class DeskpilotClientError extends Error {
       retryAfterSeconds?: number;
       errors?: ReadonlyArray<{ path: string; message: string }>;
       provider?: { id: string; name: string };
+      budget?: ClientProblemBudget;
     } = {},
   ) {
     super(message);
@@ -34,6 +45,7 @@ export class DeskpilotClientError extends Error {
     this.retryAfterSeconds = details.retryAfterSeconds;
     this.errors = details.errors ?? [];
     this.provider = details.provider;
+    this.budget = details.budget;
   }
 
   /** Whether `error` is one, optionally with `code` (works across copies of the package). */
@@ -56,6 +68,7 @@ export async function errorFromResponse(response: Response, service: string): Pr
         detail?: unknown;
         errors?: unknown;
         provider?: unknown;
+        budget?: unknown;
       } | null)
     : (await response.body?.cancel(), null);
   const code = typeof problem?.code === 'string' ? problem.code : 'unexpected_response';
@@ -65,6 +78,7 @@ export async function errorFromResponse(response: Response, service: string): Pr
     retryAfterSeconds: Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : undefined,
     errors: Array.isArray(problem?.errors) ? (problem.errors as Array<{ path: string; message: string }>) : undefined,
     provider: providerOf(problem?.provider),
+    budget: budgetOf(problem?.budget),
   });
 }
 
@@ -73,4 +87,13 @@ function providerOf(value: unknown): { id: string; name: string } | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
   const { id, name } = value as { id?: unknown; name?: unknown };
   return typeof id === 'string' && typeof name === 'string' ? { id, name } : undefined;
+}
+
+/** A problem's `budget` (`project_budget_exceeded`): read only when well formed. */
+function budgetOf(value: unknown): ClientProblemBudget | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const { period, kind, limit, currency } = value as Record<string, unknown>;
+  if ((period !== 'day' && period !== 'month') || (kind !== 'tokens' && kind !== 'cost') || typeof limit !== 'number')
+    return undefined;
+  return { period, kind, limit, ...(typeof currency === 'string' ? { currency } : {}) };
 }

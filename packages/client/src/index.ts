@@ -21,5 +21,5 @@ export {
   type TeamMember,
   type TurnStatus,
 } from './create-deskpilot-client.js';
-export { DeskpilotClientError } from './deskpilot-client-error.js';
+export { DeskpilotClientError, type ClientProblemBudget } from './deskpilot-client-error.js';
 export type { RouteCall, RouteCallInit, RouteCalls } from './route-calls.js';

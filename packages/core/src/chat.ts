@@ -39,6 +39,16 @@ export {
   type TurnCost,
   type UsageEntry,
   type UsageRecorder,
+  type ApprovalUsageEntry,
+  type BudgetLimit,
+  type BudgetWarning,
+  type TurnBudget,
+  type TurnBudgetAnswer,
+  type TurnBudgetHold,
+  type TurnBudgetRequest,
+  type ChatModule,
+  type ChatModuleCaller,
+  type ChatModuleKit,
 } from './chat/handler/index.js';
 export {
   applyWorkingMemoryChange,

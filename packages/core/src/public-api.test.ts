@@ -35,6 +35,7 @@ const rootValues = [
   'createMemoryAuditStore',
   'createMemorySessionStore',
   'createMemoryTokenMeter',
+  'meterWindows',
   'createMemoryUserDirectory',
   'createReadinessCheck',
   'createRecoveryModule',

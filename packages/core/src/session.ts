@@ -15,6 +15,7 @@ export {
   type DeskpilotErrorOptions,
   type ErrorCode,
   type FieldError,
+  type ProblemBudget,
   type ProblemDetails,
 } from './errors/index.js';
 export { consoleLogger, type Logger } from './logging/logger.js';
@@ -59,8 +60,11 @@ export { readJsonBody, type ReadJsonBodyOptions } from './http/read-json-body.js
 export {
   createMemoryTokenMeter,
   createSlidingWindowLimiter,
+  meterWindows,
   retryAfterSeconds,
   type MemoryTokenMeter,
+  type MeterWindowLength,
+  type MeterWindows,
   type MemoryTokenMeterOptions,
   type RateLimitDecision,
   type RateLimiter,

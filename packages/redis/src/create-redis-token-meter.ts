@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
 import {
   DeskpilotError,
+  meterWindows,
+  type MeterWindowLength,
   type TokenMeter,
   type TokenMeterReading,
   type TokenReservation,
@@ -11,8 +13,8 @@ import { withDeadline, type RedisCommandClient } from './create-redis-rate-limit
 export interface RedisTokenMeterOptions {
   /** A connected node-redis client (or pool, or `fromIoRedis(…)`); the meter never connects or closes it. */
   client: RedisCommandClient;
-  /** Window length: windows start at multiples of it since the epoch (the same value as `limits.tokens.policy.windowMs`). */
-  windowMs: number;
+  /** Window length: windows start at multiples of it since the epoch (the same value as `limits.tokens.policy.windowMs`); `'month'`: calendar months in UTC. */
+  windowMs: MeterWindowLength;
   /** Prepended to every key. @default 'deskpilot:tokens:' */
   prefix?: string;
   /** Longest a read or a count waits for Redis. @default 500 */
@@ -63,13 +65,14 @@ const scripts = {
  * createChatHandler({ …, limits: { tokens: { policy: { limit: 200_000, windowMs: 86_400_000 }, limiter: meter } } });
  */
 export function createRedisTokenMeter(options: RedisTokenMeterOptions): TokenMeter {
-  const { client, windowMs } = options;
+  const { client } = options;
+  const windows = meterWindows(options.windowMs);
   const prefix = options.prefix ?? 'deskpilot:tokens:';
   const timeoutMs = options.timeoutMs ?? 500;
   const now = options.now ?? Date.now;
-  if (!Number.isSafeInteger(windowMs) || windowMs < 1) throw new TypeError('windowMs must be a positive integer');
   if (!(timeoutMs > 0) || !Number.isFinite(timeoutMs)) throw new TypeError('timeoutMs must be a positive number');
-  const ttl = String(2 * windowMs);
+  const ttl = String(2 * windows.maxMs);
+  const resetMs = (window: number, time: number) => windows.start(window + 1) - time;
   const keyOf = (key: string, window: number) =>
     `${prefix}${createHash('sha256').update(key).digest('base64url')}:${window}`;
   const send = (args: string[]) => withDeadline(client.sendCommand(args, { timeout: timeoutMs }), timeoutMs);
@@ -87,18 +90,18 @@ export function createRedisTokenMeter(options: RedisTokenMeterOptions): TokenMet
   return {
     async used(key): Promise<TokenMeterReading> {
       const time = now();
-      const window = Math.floor(time / windowMs);
+      const window = windows.of(time);
       try {
         const reply = await send(['GET', keyOf(key, window)]);
         const used = reply === null ? 0 : Number(String(reply));
         if (!Number.isFinite(used)) throw new Error('Unexpected reply from the token meter.');
-        return { used, resetMs: (window + 1) * windowMs - time };
+        return { used, resetMs: resetMs(window, time) };
       } catch (cause) {
         throw unavailable(cause);
       }
     },
     async add(key, tokens, window) {
-      const current = Math.floor(now() / windowMs);
+      const current = windows.of(now());
       // A past window's refund is dropped; its overrun counts in the current window.
       if (
         !Number.isFinite(tokens) ||
@@ -111,7 +114,7 @@ export function createRedisTokenMeter(options: RedisTokenMeterOptions): TokenMet
     },
     async reserve(key, tokens, limit): Promise<TokenReservation> {
       const time = now();
-      const window = Math.floor(time / windowMs);
+      const window = windows.of(time);
       const amount = Math.max(0, Math.round(tokens));
       try {
         const reply = await run(scripts.reserve, ['1', keyOf(key, window), String(amount), String(limit), ttl]);
@@ -119,8 +122,8 @@ export function createRedisTokenMeter(options: RedisTokenMeterOptions): TokenMet
         const [reserved, used] = reply.map((value) => Number(String(value)));
         if (!Number.isFinite(used)) throw new Error('Unexpected reply from the token meter.');
         return reserved === 1
-          ? { reserved: true, tokens: amount, window }
-          : { reserved: false, used: used!, resetMs: (window + 1) * windowMs - time };
+          ? { reserved: true, tokens: amount, window, used: used! }
+          : { reserved: false, used: used!, resetMs: resetMs(window, time) };
       } catch (cause) {
         throw unavailable(cause);
       }

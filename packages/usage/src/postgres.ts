@@ -2,6 +2,12 @@
 // their part of the schema.
 import type { ModuleSchema, SqlClient } from '@deskpilot/postgres';
 import {
+  approvalRowOf,
+  budgetOf,
+  budgetRowOf,
+  checkApproval,
+  sortApprovals,
+  waitOf,
   checkQuery,
   checkStorable,
   contributionOf,
@@ -53,6 +59,33 @@ export const usageSchema: ModuleSchema = {
         )`,
       ],
     },
+    {
+      version: 2,
+      name: 'approvals and budgets',
+      // Approvals by project, day, user, tool and outcome, with their waits summed (the mean) and the
+      // longest; and one budget per project.
+      statements: [
+        `CREATE TABLE deskpilot_usage_approvals (
+          project_key text NOT NULL,
+          day date NOT NULL,
+          user_email text NOT NULL,
+          tool text NOT NULL,
+          outcome text NOT NULL,
+          decisions integer NOT NULL,
+          waited_ms bigint NOT NULL,
+          max_waited_ms bigint NOT NULL,
+          PRIMARY KEY (project_key, day, user_email, tool, outcome)
+        )`,
+        `CREATE TABLE deskpilot_usage_budgets (
+          project_key text PRIMARY KEY,
+          period text NOT NULL,
+          tokens bigint,
+          currency text,
+          cost_micros bigint,
+          warn_at double precision NOT NULL
+        )`,
+      ],
+    },
   ],
 };
 
@@ -71,6 +104,11 @@ const paramsOf = (query: UsageQuery) => [query.projectKey, query.from, query.to,
  * row and its tools' rows upserted together; a period's totals one grouped read of the day rows.
  */
 export function createPostgresUsageStore(client: SqlClient): UsageStore {
+  return { ...postgresRollUps(client), ...postgresApprovalsAndBudgets(client) };
+}
+
+/** The turns' and tools' roll-ups on Postgres. */
+function postgresRollUps(client: SqlClient): Pick<UsageStore, 'record' | 'totals' | 'tools'> {
   return {
     async record(entry) {
       checkStorable(entry);
@@ -127,6 +165,56 @@ export function createPostgresUsageStore(client: SqlClient): UsageStore {
         paramsOf(query),
       );
       return rows.map((row): ToolUsageRow => ({ tool: String(row.tool), calls: Number(row.calls) }));
+    },
+  };
+}
+
+/** The approvals' counts and the budgets on Postgres. */
+function postgresApprovalsAndBudgets(
+  client: SqlClient,
+): Pick<UsageStore, 'recordApproval' | 'approvals' | 'budget' | 'setBudget'> {
+  return {
+    async recordApproval(entry) {
+      checkApproval(entry);
+      await client.query(
+        `INSERT INTO deskpilot_usage_approvals AS a (project_key, day, user_email, tool, outcome, decisions, waited_ms,
+           max_waited_ms)
+         VALUES ($1, $2::date, $3, $4, $5, 1, $6, $6)
+         ON CONFLICT (project_key, day, user_email, tool, outcome) DO UPDATE SET decisions = a.decisions + 1,
+           waited_ms = a.waited_ms + excluded.waited_ms, max_waited_ms = greatest(a.max_waited_ms, excluded.max_waited_ms)`,
+        [entry.projectKey, dayOf(entry.at), entry.user, entry.tool, entry.outcome, waitOf(entry)],
+      );
+    },
+    async approvals(query) {
+      checkQuery(query);
+      const { rows } = await client.query(
+        `SELECT tool, outcome, sum(decisions)::float8 AS decisions, sum(waited_ms)::float8 AS waited_ms,
+           max(max_waited_ms)::float8 AS max_waited_ms
+         FROM deskpilot_usage_approvals WHERE ${where} GROUP BY tool, outcome`,
+        paramsOf(query),
+      );
+      return sortApprovals(rows.map(approvalRowOf));
+    },
+    async budget(projectKey) {
+      const { rows } = await client.query(
+        `SELECT period, tokens::float8 AS tokens, currency, cost_micros::float8 AS cost_micros, warn_at
+         FROM deskpilot_usage_budgets WHERE project_key = $1`,
+        [projectKey],
+      );
+      return rows[0] ? budgetOf(rows[0]) : null;
+    },
+    async setBudget(projectKey, budget) {
+      if (budget === null) {
+        await client.query('DELETE FROM deskpilot_usage_budgets WHERE project_key = $1', [projectKey]);
+        return;
+      }
+      await client.query(
+        `INSERT INTO deskpilot_usage_budgets (project_key, period, tokens, currency, cost_micros, warn_at)
+         VALUES ($1, $2, $3, $4, $5, $6)
+         ON CONFLICT (project_key) DO UPDATE SET period = excluded.period, tokens = excluded.tokens,
+           currency = excluded.currency, cost_micros = excluded.cost_micros, warn_at = excluded.warn_at`,
+        [projectKey, ...Object.values(budgetRowOf(budget))],
+      );
     },
   };
 }

@@ -2,6 +2,12 @@
 import type { SqliteDatabase, SqliteModuleSchema } from '@deskpilot/sqlite';
 import { dayRowOf } from './postgres.js';
 import {
+  approvalRowOf,
+  budgetOf,
+  budgetRowOf,
+  checkApproval,
+  sortApprovals,
+  waitOf,
   checkQuery,
   checkStorable,
   contributionOf,
@@ -47,6 +53,31 @@ export const usageSchema: SqliteModuleSchema = {
         ) STRICT;
       `,
     },
+    {
+      version: 2,
+      name: 'approvals and budgets',
+      sql: `
+        CREATE TABLE deskpilot_usage_approvals (
+          project_key TEXT NOT NULL,
+          day TEXT NOT NULL,
+          user_email TEXT NOT NULL,
+          tool TEXT NOT NULL,
+          outcome TEXT NOT NULL,
+          decisions INTEGER NOT NULL,
+          waited_ms INTEGER NOT NULL,
+          max_waited_ms INTEGER NOT NULL,
+          PRIMARY KEY (project_key, day, user_email, tool, outcome)
+        ) STRICT;
+        CREATE TABLE deskpilot_usage_budgets (
+          project_key TEXT PRIMARY KEY,
+          period TEXT NOT NULL,
+          tokens INTEGER,
+          currency TEXT,
+          cost_micros INTEGER,
+          warn_at REAL NOT NULL
+        ) STRICT;
+      `,
+    },
   ],
 };
 
@@ -62,6 +93,11 @@ const paramsOf = (query: UsageQuery) => [
 
 /** Creates a {@link UsageStore} on SQLite (`usageSchema`): a turn's day row and tools' rows in one write transaction. */
 export function createSqliteUsageStore(database: SqliteDatabase): UsageStore {
+  return { ...sqliteRollUps(database), ...sqliteApprovalsAndBudgets(database) };
+}
+
+/** The turns' and tools' roll-ups on SQLite. */
+function sqliteRollUps(database: SqliteDatabase): Pick<UsageStore, 'record' | 'totals' | 'tools'> {
   const sql = (text: string) => database.statement(text);
   return {
     async record(entry) {
@@ -120,6 +156,61 @@ export function createSqliteUsageStore(database: SqliteDatabase): UsageStore {
         ).all(...paramsOf(query)),
       );
       return rows.map((row): ToolUsageRow => ({ tool: String(row.tool), calls: Number(row.calls) }));
+    },
+  };
+}
+
+/** The approvals' counts and the budgets on SQLite. */
+function sqliteApprovalsAndBudgets(
+  database: SqliteDatabase,
+): Pick<UsageStore, 'recordApproval' | 'approvals' | 'budget' | 'setBudget'> {
+  const sql = (text: string) => database.statement(text);
+  return {
+    async recordApproval(entry) {
+      checkApproval(entry);
+      database.run(() =>
+        sql(
+          `INSERT INTO deskpilot_usage_approvals (project_key, day, user_email, tool, outcome, decisions, waited_ms,
+             max_waited_ms)
+           VALUES (?, ?, ?, ?, ?, 1, ?, ?)
+           ON CONFLICT (project_key, day, user_email, tool, outcome) DO UPDATE SET decisions = decisions + 1,
+             waited_ms = waited_ms + excluded.waited_ms, max_waited_ms = max(max_waited_ms, excluded.max_waited_ms)`,
+        ).run(entry.projectKey, dayOf(entry.at), entry.user, entry.tool, entry.outcome, waitOf(entry), waitOf(entry)),
+      );
+    },
+    async approvals(query) {
+      checkQuery(query);
+      const rows = database.run(() =>
+        sql(
+          `SELECT tool, outcome, sum(decisions) AS decisions, sum(waited_ms) AS waited_ms,
+             max(max_waited_ms) AS max_waited_ms
+           FROM deskpilot_usage_approvals WHERE ${where} GROUP BY tool, outcome`,
+        ).all(...paramsOf(query)),
+      );
+      return sortApprovals(rows.map((row) => approvalRowOf(row as Record<string, unknown>)));
+    },
+    async budget(projectKey) {
+      const row = database.run(() =>
+        sql(
+          'SELECT period, tokens, currency, cost_micros, warn_at FROM deskpilot_usage_budgets WHERE project_key = ?',
+        ).get(projectKey),
+      );
+      return row ? budgetOf(row as Record<string, unknown>) : null;
+    },
+    async setBudget(projectKey, budget) {
+      database.run(() => {
+        if (budget === null) {
+          sql('DELETE FROM deskpilot_usage_budgets WHERE project_key = ?').run(projectKey);
+          return;
+        }
+        const row = budgetRowOf(budget);
+        sql(
+          `INSERT INTO deskpilot_usage_budgets (project_key, period, tokens, currency, cost_micros, warn_at)
+           VALUES (?, ?, ?, ?, ?, ?)
+           ON CONFLICT (project_key) DO UPDATE SET period = excluded.period, tokens = excluded.tokens,
+             currency = excluded.currency, cost_micros = excluded.cost_micros, warn_at = excluded.warn_at`,
+        ).run(projectKey, row.period, row.tokens, row.currency, row.cost_micros, row.warn_at);
+      });
     },
   };
 }

@@ -1,4 +1,4 @@
-import type { UsageEntry } from '@deskpilot/core/chat';
+import type { ApprovalUsageEntry, UsageEntry } from '@deskpilot/core/chat';
 import { describe, expect, it } from 'vitest';
 import type { UsageStore } from './usage-store.js';
 
@@ -114,6 +114,7 @@ export function testUsageStore(make: () => UsageStore | Promise<UsageStore>): vo
     });
 
     testUsageInput(make);
+    testApprovalsAndBudgets(make);
   });
 }
 
@@ -144,5 +145,66 @@ function testUsageInput(make: () => UsageStore | Promise<UsageStore>): void {
       await expect(store.tools({ ...query, ...bad })).rejects.toThrow('YYYY-MM-DD');
     }
     await expect(store.totals(query, 'constructor' as 'day')).rejects.toThrow('by must be');
+  });
+}
+
+/** The approvals' counts and the budgets, on the same store. */
+function testApprovalsAndBudgets(make: () => UsageStore | Promise<UsageStore>): void {
+  it('counts approvals by tool and outcome, with the mean and longest wait, and one user alone', async () => {
+    const store = await make();
+    const decided = (overrides: Partial<ApprovalUsageEntry>): ApprovalUsageEntry => ({
+      projectKey: 'acme-b2c',
+      user: 'rep@example.com',
+      tool: 'refundOrder',
+      outcome: 'approved',
+      waitedMs: 1_000,
+      at: day('2026-11-02'),
+      ...overrides,
+    });
+    await store.recordApproval(decided({}));
+    await store.recordApproval(decided({ waitedMs: 3_000, at: day('2026-11-03') }));
+    await store.recordApproval(decided({ outcome: 'denied', waitedMs: 500, user: 'lead@example.com' }));
+    await store.recordApproval(decided({ tool: 'cancelOrder', outcome: 'expired', waitedMs: 900_000.4 }));
+    await store.recordApproval(decided({ projectKey: 'globex-b2c' }));
+    await store.recordApproval(decided({ at: day('2026-12-01') }));
+    const query = { projectKey: 'acme-b2c', from: '2026-11-01', to: '2026-11-30' };
+    expect(await store.approvals(query)).toEqual([
+      { tool: 'cancelOrder', outcome: 'expired', decisions: 1, meanWaitMs: 900_000, maxWaitMs: 900_000 },
+      { tool: 'refundOrder', outcome: 'approved', decisions: 2, meanWaitMs: 2_000, maxWaitMs: 3_000 },
+      { tool: 'refundOrder', outcome: 'denied', decisions: 1, meanWaitMs: 500, maxWaitMs: 500 },
+    ]);
+    expect(await store.approvals({ ...query, user: 'lead@example.com' })).toEqual([
+      { tool: 'refundOrder', outcome: 'denied', decisions: 1, meanWaitMs: 500, maxWaitMs: 500 },
+    ]);
+    await expect(store.recordApproval(decided({ tool: 'bad\u0000tool' }))).rejects.toThrow(TypeError);
+    await expect(store.recordApproval(decided({ outcome: 'maybe' as 'approved' }))).rejects.toThrow(TypeError);
+    await expect(store.approvals({ ...query, to: '2026-02-30' })).rejects.toThrow('YYYY-MM-DD');
+  });
+
+  it('keeps one budget per project: set, replaced, read back to the millionth, and removed', async () => {
+    const store = await make();
+    expect(await store.budget('acme-b2c')).toBeNull();
+    await store.setBudget('acme-b2c', { period: 'month', cost: { currency: 'EUR', amount: 200.1234567 }, warnAt: 0.8 });
+    await store.setBudget('globex-b2c', { period: 'day', tokens: 2_000_000, warnAt: 0.9 });
+    expect(await store.budget('acme-b2c')).toEqual({
+      period: 'month',
+      cost: { currency: 'EUR', amount: 200.123457 },
+      warnAt: 0.8,
+    });
+    await store.setBudget('acme-b2c', {
+      period: 'day',
+      tokens: 5_000,
+      cost: { currency: 'USD', amount: 3 },
+      warnAt: 1,
+    });
+    expect(await store.budget('acme-b2c')).toEqual({
+      period: 'day',
+      tokens: 5_000,
+      cost: { currency: 'USD', amount: 3 },
+      warnAt: 1,
+    });
+    await store.setBudget('acme-b2c', null);
+    expect(await store.budget('acme-b2c')).toBeNull();
+    expect(await store.budget('globex-b2c')).toEqual({ period: 'day', tokens: 2_000_000, warnAt: 0.9 });
   });
 }

@@ -1,4 +1,4 @@
-import type { UsageEntry, UsageRecorder } from '@deskpilot/core/chat';
+import type { ApprovalUsageEntry, UsageEntry, UsageRecorder } from '@deskpilot/core/chat';
 import { canBeStored } from '@deskpilot/core/storage';
 
 /** What a roll-up row is keyed by besides its project and days. */
@@ -37,6 +37,31 @@ export interface ToolUsageRow {
   calls: number;
 }
 
+/** How the approvals of one tool ended in the period: how many, and how long they waited for the decision. */
+export interface ApprovalUsageRow {
+  tool: string;
+  outcome: ApprovalUsageEntry['outcome'];
+  decisions: number;
+  /** Mean milliseconds from proposal to decision. */
+  meanWaitMs: number;
+  /** Longest milliseconds from proposal to decision. */
+  maxWaitMs: number;
+}
+
+/**
+ * A project's budget: per `day` or `month` (UTC), of model `tokens` and/or of `cost` in one currency,
+ * with a warning past `warnAt` of either limit.
+ */
+export interface ProjectBudget {
+  period: 'day' | 'month';
+  /** Model tokens (input + output, as reported, or estimated) the project's turns may use per period. */
+  tokens?: number | undefined;
+  /** What the project's turns may cost per period, in `currency` (ISO 4217: `USD` for the maintained catalogue). */
+  cost?: { currency: string; amount: number } | undefined;
+  /** The share of a limit past which a `budget-warning` event is told (0.8: 80 %). */
+  warnAt: number;
+}
+
 /**
  * Storage port for the usage roll-ups: each settled turn or title call added to its project's totals
  * per day, user, model and currency, and its tools' counts per day and user — one write, whatever
@@ -50,7 +75,66 @@ export interface UsageStore extends UsageRecorder {
   totals(query: UsageQuery, by: UsageDimension): Promise<UsageRow[]>;
   /** The period's tool calls by tool, most called first (then by name). */
   tools(query: UsageQuery): Promise<ToolUsageRow[]>;
+  /** Adds an approval's decision to its day's counts by tool and outcome (atomic). */
+  recordApproval(entry: ApprovalUsageEntry): Promise<void>;
+  /** The period's approvals by tool and outcome, in that order. */
+  approvals(query: UsageQuery): Promise<ApprovalUsageRow[]>;
+  /** The project's budget, or null when it has none. */
+  budget(projectKey: string): Promise<ProjectBudget | null>;
+  /** Sets the project's budget (null: none). */
+  setBudget(projectKey: string, budget: ProjectBudget | null): Promise<void>;
 }
+
+/** The outcomes an approval is counted under. */
+export const approvalOutcomes = ['approved', 'denied', 'expired'] as const;
+
+/** Refuses an approval entry a store cannot keep (its texts, its outcome): the same on every store. */
+export function checkApproval(entry: ApprovalUsageEntry): void {
+  if (![entry.projectKey, entry.user, entry.tool].every(canBeStored) || entry.tool.length > 200)
+    throw new TypeError('An approval entry holds text no store can keep.');
+  if (!approvalOutcomes.includes(entry.outcome)) throw new TypeError('outcome must be approved, denied or expired');
+}
+
+/** An approval's wait, kept whole and never below zero. */
+export const waitOf = (entry: ApprovalUsageEntry) =>
+  Number.isFinite(entry.waitedMs) ? Math.max(0, Math.round(entry.waitedMs)) : 0;
+
+/** Approval rows as every store answers them: by tool, then outcome. */
+export const sortApprovals = (rows: ApprovalUsageRow[]) =>
+  rows.sort((a, b) => (a.tool < b.tool ? -1 : a.tool > b.tool ? 1 : a.outcome < b.outcome ? -1 : 1));
+
+/** A grouped approval row (`tool`, `outcome`, `decisions`, `waited_ms`, `max_waited_ms`) as an {@link ApprovalUsageRow}. */
+export function approvalRowOf(row: Record<string, unknown>): ApprovalUsageRow {
+  const decisions = Number(row.decisions);
+  return {
+    tool: String(row.tool),
+    outcome: String(row.outcome) as ApprovalUsageRow['outcome'],
+    decisions,
+    meanWaitMs: decisions === 0 ? 0 : Math.round(Number(row.waited_ms) / decisions),
+    maxWaitMs: Number(row.max_waited_ms),
+  };
+}
+
+/** A stored budget row (`period`, `tokens`, `currency`, `cost_micros`, `warn_at`) as a {@link ProjectBudget}. */
+export function budgetOf(row: Record<string, unknown>): ProjectBudget {
+  return {
+    period: row.period === 'month' ? 'month' : 'day',
+    ...(row.tokens === null || row.tokens === undefined ? {} : { tokens: Number(row.tokens) }),
+    ...(row.currency === null || row.currency === undefined
+      ? {}
+      : { cost: { currency: String(row.currency), amount: fromMicros(Number(row.cost_micros)) } }),
+    warnAt: Number(row.warn_at),
+  };
+}
+
+/** A budget as its stored row: `period`, `tokens`, `currency`, `cost_micros`, `warn_at` (the columns in that order). */
+export const budgetRowOf = (budget: ProjectBudget) => ({
+  period: budget.period,
+  tokens: budget.tokens ?? null,
+  currency: budget.cost?.currency ?? null,
+  cost_micros: budget.cost ? toMicros(budget.cost.amount) : null,
+  warn_at: budget.warnAt,
+});
 
 /** The UTC day of an instant, `YYYY-MM-DD`. */
 export const dayOf = (at: number) => new Date(at).toISOString().slice(0, 10);
@@ -160,13 +244,20 @@ export const sortTools = (rows: ToolUsageRow[]) =>
  * createChatHandler({ …, usage });
  */
 export function createMemoryUsageStore(): UsageStore {
+  return { ...memoryRollUps(), ...memoryApprovalsAndBudgets() };
+}
+
+/** Whether a kept row is in a query's project, days and user. */
+const within = (query: UsageQuery, row: { projectKey: string; day: string; user: string }) =>
+  row.projectKey === query.projectKey &&
+  row.day >= query.from &&
+  row.day <= query.to &&
+  (query.user === undefined || row.user === query.user);
+
+/** The turns' and tools' roll-ups in memory. */
+function memoryRollUps(): Pick<UsageStore, 'record' | 'totals' | 'tools'> {
   const days = new Map<string, DayRow & { projectKey: string; day: string; user: string; model: string }>();
   const toolCalls = new Map<string, { projectKey: string; day: string; user: string; tool: string; calls: number }>();
-  const within = (query: UsageQuery, row: { projectKey: string; day: string; user: string }) =>
-    row.projectKey === query.projectKey &&
-    row.day >= query.from &&
-    row.day <= query.to &&
-    (query.user === undefined || row.user === query.user);
   return {
     async record(entry) {
       checkStorable(entry);
@@ -222,6 +313,70 @@ export function createMemoryUsageStore(): UsageStore {
       for (const row of toolCalls.values())
         if (within(query, row)) counts.set(row.tool, (counts.get(row.tool) ?? 0) + row.calls);
       return sortTools([...counts].map(([tool, calls]) => ({ tool, calls })));
+    },
+  };
+}
+
+/** The approvals' counts and the budgets in memory. */
+function memoryApprovalsAndBudgets(): Pick<UsageStore, 'recordApproval' | 'approvals' | 'budget' | 'setBudget'> {
+  const approvals = new Map<
+    string,
+    ApprovalUsageRow & { projectKey: string; day: string; user: string; waitedMs: number }
+  >();
+  const budgets = new Map<string, ProjectBudget>();
+  return {
+    async recordApproval(entry) {
+      checkApproval(entry);
+      const day = dayOf(entry.at);
+      const id = JSON.stringify([entry.projectKey, day, entry.user, entry.tool, entry.outcome]);
+      const row = approvals.get(id) ?? {
+        projectKey: entry.projectKey,
+        day,
+        user: entry.user,
+        tool: entry.tool,
+        outcome: entry.outcome,
+        decisions: 0,
+        waitedMs: 0,
+        meanWaitMs: 0,
+        maxWaitMs: 0,
+      };
+      row.decisions += 1;
+      row.waitedMs += waitOf(entry);
+      row.maxWaitMs = Math.max(row.maxWaitMs, waitOf(entry));
+      approvals.set(id, row);
+    },
+    async approvals(query) {
+      checkQuery(query);
+      const grouped = new Map<
+        string,
+        { tool: string; outcome: string; decisions: number; waited_ms: number; max_waited_ms: number }
+      >();
+      for (const row of approvals.values()) {
+        if (!within(query, row)) continue;
+        const id = JSON.stringify([row.tool, row.outcome]);
+        const sum = grouped.get(id) ?? {
+          tool: row.tool,
+          outcome: row.outcome,
+          decisions: 0,
+          waited_ms: 0,
+          max_waited_ms: 0,
+        };
+        sum.decisions += row.decisions;
+        sum.waited_ms += row.waitedMs;
+        sum.max_waited_ms = Math.max(sum.max_waited_ms, row.maxWaitMs);
+        grouped.set(id, sum);
+      }
+      return sortApprovals([...grouped.values()].map(approvalRowOf));
+    },
+    async budget(projectKey) {
+      const budget = budgets.get(projectKey);
+      return budget ? structuredClone(budget) : null;
+    },
+    async setBudget(projectKey, budget) {
+      if (!canBeStored(projectKey)) throw new TypeError('The project key holds text no store can keep.');
+      if (budget === null) budgets.delete(projectKey);
+      // Kept as a store keeps it: an amount to the millionth.
+      else budgets.set(projectKey, budgetOf(budgetRowOf(budget)));
     },
   };
 }

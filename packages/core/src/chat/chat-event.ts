@@ -4,6 +4,7 @@ import type { ApprovalDenialReason } from './approval/create-approval-gate.js';
 import type { TurnStatus } from './conversation/chat-store.js';
 import type { TurnUsage } from './handler/token-budget.js';
 import type { TurnCost } from './handler/turn-cost.js';
+import type { BudgetWarning } from './handler/turn-budget.js';
 
 /** What the chat handler reports as it works, for metrics and audit logs (`onEvent`). Plain data. */
 export type ChatEvent =
@@ -27,6 +28,11 @@ export type ChatEvent =
     }
   /** A conversation's title was written by a model (`titles.model`): what the call used, and cost when priced. */
   | { type: 'title-written'; model: string; projectKey: string; usage: TurnUsage; cost?: TurnCost }
+  /**
+   * A turn's reservation took its project's count for the period past a budget's warning threshold
+   * (`createProjectBudgets`' `warnAt`): told once per crossing, before the budget refuses.
+   */
+  | ({ type: 'budget-warning' } & BudgetWarning)
   /** A tool ran (`succeeded`, `failed`), or was refused before running (no permission, no approval). */
   | { type: 'tool-executed'; tool: string; outcome: 'succeeded' | 'failed' | 'refused' }
   /** The model proposed a write that waits for the user's approval. */

@@ -20,6 +20,8 @@ export type ErrorCode =
   | 'unsupported_media_type'
   | 'rate_limited'
   | 'token_budget_exceeded'
+  | 'project_budget_exceeded'
+  | 'budget_unpriced'
   | 'provider_unavailable'
   | 'internal'
   | 'upstream_unavailable'
@@ -50,10 +52,12 @@ export const errorStatus: Record<ErrorCode, number> = {
   unsupported_media_type: 415,
   rate_limited: 429,
   token_budget_exceeded: 429,
+  project_budget_exceeded: 429,
   internal: 500,
   upstream_unavailable: 502,
   store_unavailable: 503,
   audit_unavailable: 503,
+  budget_unpriced: 503,
   unavailable: 503,
 };
 
@@ -80,12 +84,24 @@ export const errorTitle: Record<ErrorCode, string> = {
   unsupported_media_type: 'Unsupported media type',
   rate_limited: 'Too many requests',
   token_budget_exceeded: 'Token budget used up',
+  project_budget_exceeded: 'The project’s budget is used up',
+  budget_unpriced: 'The model has no price for the project’s budget',
   internal: 'Internal error',
   upstream_unavailable: 'Upstream service unavailable',
   store_unavailable: 'Storage unavailable',
   audit_unavailable: 'Audit trail unavailable',
   unavailable: 'Service unavailable',
 };
+
+/** A project's budget as a refusal names it: per `day` or `month`, of model `tokens` or of `cost` in `currency`. */
+export interface ProblemBudget {
+  period: 'day' | 'month';
+  kind: 'tokens' | 'cost';
+  /** Tokens, or an amount in `currency`. */
+  limit: number;
+  /** For a `cost` budget: ISO 4217. */
+  currency?: string;
+}
 
 /** One field-level problem inside an `invalid_request` error. */
 export interface FieldError {
@@ -104,6 +120,8 @@ export interface DeskpilotErrorOptions {
   headers?: Record<string, string>;
   /** For `sso_required`: the identity provider to sign in at (`GET /sessions/sso/start?provider=<id>`). */
   provider?: { id: string; name: string };
+  /** For `project_budget_exceeded` and `budget_unpriced`: which of the project's budgets refused the turn. */
+  budget?: ProblemBudget;
   /** The underlying error; logged, never sent to the client. */
   cause?: unknown;
 }
@@ -135,6 +153,7 @@ export class DeskpilotError extends Error {
   readonly errors: FieldError[] | undefined;
   readonly headers: Record<string, string> | undefined;
   readonly provider: { id: string; name: string } | undefined;
+  readonly budget: ProblemBudget | undefined;
 
   constructor(code: ErrorCode, options: DeskpilotErrorOptions = {}) {
     super(options.detail ?? errorTitle[code], options.cause === undefined ? undefined : { cause: options.cause });
@@ -144,6 +163,7 @@ export class DeskpilotError extends Error {
     this.errors = options.errors;
     this.headers = options.headers;
     this.provider = options.provider;
+    this.budget = options.budget;
   }
 }
 

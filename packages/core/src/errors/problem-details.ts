@@ -1,4 +1,4 @@
-import { DeskpilotError, errorTitle, type FieldError } from './deskpilot-error.js';
+import { DeskpilotError, errorTitle, type FieldError, type ProblemBudget } from './deskpilot-error.js';
 
 /** RFC 9457 problem details, as Deskpilot sends them. */
 export interface ProblemDetails {
@@ -10,6 +10,8 @@ export interface ProblemDetails {
   errors?: FieldError[];
   /** For `sso_required`: the identity provider to sign in at. */
   provider?: { id: string; name: string };
+  /** For `project_budget_exceeded` and `budget_unpriced`: the budget that refused. */
+  budget?: ProblemBudget;
 }
 
 /** Media type of every error response. */
@@ -29,5 +31,12 @@ export function toProblemDetails(error: unknown): ProblemDetails {
     detail: known.detail,
     ...(known.errors ? { errors: known.errors } : {}),
     ...(known.provider ? { provider: { id: known.provider.id, name: known.provider.name } } : {}),
+    ...(known.budget ? { budget: budgetOf(known.budget) } : {}),
   };
+}
+
+/** The budget's public fields only. */
+function budgetOf(budget: ProblemBudget): ProblemBudget {
+  const { period, kind, limit, currency } = budget;
+  return { period, kind, limit, ...(currency === undefined ? {} : { currency }) };
 }

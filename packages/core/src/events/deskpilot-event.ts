@@ -5,6 +5,7 @@ export type RateLimitName =
   | 'chat'
   | 'chat-address'
   | 'chat-tokens'
+  | 'project-budget'
   | 'chat-history'
   | 'chat-history-address'
   | 'chat-tools'

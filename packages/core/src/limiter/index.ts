@@ -6,7 +6,10 @@ export {
 export { retryAfterSeconds, type RateLimitDecision, type RateLimiter } from './rate-limit-decision.js';
 export {
   createMemoryTokenMeter,
+  meterWindows,
   type MemoryTokenMeter,
+  type MeterWindowLength,
+  type MeterWindows,
   type MemoryTokenMeterOptions,
   type TokenMeter,
   type TokenMeterReading,

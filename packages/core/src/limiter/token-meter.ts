@@ -10,7 +10,40 @@ export interface TokenMeterReading {
  * having used its limit this window.
  */
 export type TokenReservation =
-  { reserved: true; tokens: number; window: number } | { reserved: false; used: number; resetMs: number };
+  | { reserved: true; tokens: number; window: number; /** The key's count with the reservation in it. */ used: number }
+  | { reserved: false; used: number; resetMs: number };
+
+/**
+ * How long a meter's windows are: milliseconds (windows start at multiples of it since the epoch: a
+ * day from midnight UTC for 86400000), or `'month'`, calendar months in UTC (a budget per month).
+ */
+export type MeterWindowLength = number | 'month';
+
+/** Which window a time falls in, and where a window starts, for windows of one {@link MeterWindowLength}. */
+export interface MeterWindows {
+  /** The window `time` (epoch milliseconds) falls in. */
+  of(time: number): number;
+  /** Where `window` starts, epoch milliseconds (it ends where `window + 1` starts). */
+  start(window: number): number;
+  /** The longest a window lasts, in milliseconds. */
+  readonly maxMs: number;
+}
+
+/** The windows of `length`; throws a TypeError for a length that is neither a positive whole number of milliseconds nor `'month'`. */
+export function meterWindows(length: MeterWindowLength): MeterWindows {
+  if (length === 'month')
+    return {
+      of: (time) => {
+        const date = new Date(time);
+        return date.getUTCFullYear() * 12 + date.getUTCMonth();
+      },
+      start: (window) => Date.UTC(Math.floor(window / 12), window % 12, 1),
+      maxMs: 31 * 86_400_000,
+    };
+  if (!Number.isSafeInteger(length) || length < 1)
+    throw new TypeError("windowMs must be a positive integer or 'month'");
+  return { of: (time) => Math.floor(time / length), start: (window) => window * length, maxMs: length };
+}
 
 /**
  * Counts model tokens per key (a user) in fixed windows aligned on the epoch (window `n` runs from
@@ -37,8 +70,8 @@ export interface TokenMeter {
 
 /** Options of {@link createMemoryTokenMeter}. */
 export interface MemoryTokenMeterOptions {
-  /** Window length: windows start at multiples of it since the epoch (a day from midnight UTC for 86400000). */
-  windowMs: number;
+  /** Window length: windows start at multiples of it since the epoch (a day from midnight UTC for 86400000); `'month'`: calendar months in UTC. */
+  windowMs: MeterWindowLength;
   /** Most keys kept; past it the least recently counted key is forgotten (its count starts again). @default 100000 */
   maxKeys?: number;
   now?: () => number;
@@ -53,13 +86,13 @@ export interface MemoryTokenMeter extends TokenMeter {
 
 /** A {@link TokenMeter} in this process's memory. */
 export function createMemoryTokenMeter(options: MemoryTokenMeterOptions): MemoryTokenMeter {
-  const { windowMs } = options;
+  const windows = meterWindows(options.windowMs);
   const maxKeys = options.maxKeys ?? 100_000;
   const now = options.now ?? Date.now;
-  if (!Number.isSafeInteger(windowMs) || windowMs < 1) throw new TypeError('windowMs must be a positive integer');
   if (!Number.isSafeInteger(maxKeys) || maxKeys < 1) throw new TypeError('maxKeys must be a positive integer');
   const counts = new Map<string, { window: number; used: number }>();
-  const windowOf = (time: number) => Math.floor(time / windowMs);
+  const windowOf = windows.of;
+  const resetMs = (window: number, time: number) => windows.start(window + 1) - time;
   const usedIn = (key: string, window: number) => {
     const entry = counts.get(key);
     return entry?.window === window ? entry.used : 0;
@@ -73,7 +106,7 @@ export function createMemoryTokenMeter(options: MemoryTokenMeterOptions): Memory
   return {
     used(key) {
       const time = now();
-      return { used: usedIn(key, windowOf(time)), resetMs: (windowOf(time) + 1) * windowMs - time };
+      return { used: usedIn(key, windowOf(time)), resetMs: resetMs(windowOf(time), time) };
     },
     add(key, tokens, window) {
       const current = windowOf(now());
@@ -85,9 +118,10 @@ export function createMemoryTokenMeter(options: MemoryTokenMeterOptions): Memory
       const time = now();
       const window = windowOf(time);
       const used = usedIn(key, window);
-      if (used >= limit) return { reserved: false, used, resetMs: (window + 1) * windowMs - time };
-      count(key, window, used + Math.max(0, Math.round(tokens)));
-      return { reserved: true, tokens: Math.max(0, Math.round(tokens)), window };
+      if (used >= limit) return { reserved: false, used, resetMs: resetMs(window, time) };
+      const amount = Math.max(0, Math.round(tokens));
+      count(key, window, used + amount);
+      return { reserved: true, tokens: amount, window, used: used + amount };
     },
   };
 }

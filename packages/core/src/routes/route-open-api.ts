@@ -43,6 +43,17 @@ export function problemSchema(): Record<string, unknown> {
         required: ['id', 'name'],
         properties: { id: { type: 'string' }, name: { type: 'string' } },
       },
+      budget: {
+        type: 'object',
+        description: 'For `project_budget_exceeded` and `budget_unpriced`: the project’s budget that refused the turn.',
+        required: ['period', 'kind', 'limit'],
+        properties: {
+          period: { type: 'string', enum: ['day', 'month'] },
+          kind: { type: 'string', enum: ['tokens', 'cost'] },
+          limit: { type: 'number', description: 'Tokens, or an amount in `currency`.' },
+          currency: { type: 'string', description: 'For a `cost` budget: ISO 4217.' },
+        },
+      },
     },
   };
 }

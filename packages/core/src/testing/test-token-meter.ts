@@ -1,8 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import type { TokenMeter } from '../limiter/token-meter.js';
+import type { MeterWindowLength, TokenMeter } from '../limiter/token-meter.js';
 
 /** Builds a fresh meter for the suite (keys of its own), reading time from `now`. */
-export type TokenMeterFactory = (options: { windowMs: number; now: () => number }) => TokenMeter | Promise<TokenMeter>;
+export type TokenMeterFactory = (options: {
+  windowMs: MeterWindowLength;
+  now: () => number;
+}) => TokenMeter | Promise<TokenMeter>;
 
 /**
  * Conformance suite for a {@link TokenMeter}: the in-memory meter runs it, and so must any shared
@@ -32,10 +35,10 @@ export function testTokenMeter(make: TokenMeterFactory): void {
 
     it('reserves while the key is under the limit, counting the reservation at once', async () => {
       const { meter, window } = await setup();
-      expect(await meter.reserve('a', 300, 500)).toEqual({ reserved: true, tokens: 300, window: window() });
+      expect(await meter.reserve('a', 300, 500)).toEqual({ reserved: true, tokens: 300, window: window(), used: 300 });
       expect((await meter.used('a')).used).toBe(300);
       // Still under: a reservation may take the count past the limit (the bound is one reservation).
-      expect(await meter.reserve('a', 300, 500)).toMatchObject({ reserved: true });
+      expect(await meter.reserve('a', 300, 500)).toMatchObject({ reserved: true, used: 600 });
       expect(await meter.reserve('a', 1, 500)).toEqual({ reserved: false, used: 600, resetMs: 10_000 });
       expect((await meter.used('a')).used).toBe(600);
     });
@@ -64,6 +67,21 @@ export function testTokenMeter(make: TokenMeterFactory): void {
       expect((await meter.used('a')).used).toBe(0);
       await meter.add('a', 4_000, late.window);
       expect((await meter.used('a')).used).toBe(4_000);
+    });
+
+    it("with 'month' windows, counts per calendar month in UTC, whatever its length", async () => {
+      // 23:59:50 on 28 February 2027: 10 s to March.
+      let time = Date.UTC(2027, 1, 28, 23, 59, 50);
+      const meter = await make({ windowMs: 'month', now: () => time });
+      const reservation = await meter.reserve('a', 700, 1_000);
+      expect(reservation).toMatchObject({ reserved: true, used: 700 });
+      expect(await meter.used('a')).toEqual({ used: 700, resetMs: 10_000 });
+      time += 10_000;
+      expect(await meter.used('a')).toEqual({ used: 0, resetMs: 31 * 86_400_000 });
+      // February's refund is dropped; its overrun counts in March.
+      if (!reservation.reserved) throw new Error('expected a reservation');
+      await meter.add('a', 900 - 700, reservation.window);
+      expect((await meter.used('a')).used).toBe(200);
     });
   });
 }

@@ -14,7 +14,7 @@ import { buildInstructions } from '../context/build-instructions.js';
 import type { ChatSessionRecord, ChatStore, StorageQuota } from '../conversation/chat-store.js';
 import { createChatStreamResponse } from '../stream/create-chat-stream-response.js';
 import type { ResumableStreams, StreamRecording } from '../stream/resumable-streams.js';
-import { answerApprovals } from './answer-approvals.js';
+import { answerApprovals, type ApprovalDecided } from './answer-approvals.js';
 import { historyJson } from './history-json.js';
 import { ownConversation } from './own-conversation.js';
 import { denyAwaitingApprovals, isAwaitingApproval, isUnsettledApproval, type ChatMessage } from './chat-message.js';
@@ -39,7 +39,9 @@ import type { ModelCallOptions } from '../tool-loop/run-tool-loop.js';
 import { sourcedTools } from './sourced-tools.js';
 import { streamAssistantTurn } from './stream-assistant-turn.js';
 import { textOf, titleConversation, titleFromText, type ConversationTitleOptions } from './title-conversation.js';
-import type { TokenBudget, TokenHold } from './token-budget.js';
+import type { TokenBudget } from './token-budget.js';
+import type { TurnBudget } from './turn-budget.js';
+import { reserveSpend, type SpendHold } from './reserve-spend.js';
 import type { PriceTurn } from './turn-cost.js';
 import type { UsageEntry, UsageRecorder } from './usage-recorder.js';
 
@@ -76,6 +78,10 @@ export interface ChatRouteDependencies {
   contextBudget: Required<ContextBudget>;
   /** The per-user token budget, when configured. */
   tokenBudget?: TokenBudget | undefined;
+  /** The project's budget, when configured (a module's, `createUsageModule`). */
+  budget?: TurnBudget | undefined;
+  /** What a whole turn can be sent at most, in tokens: what a project budget reserves for it. */
+  turnReserveTokens: number;
   /** Prices each turn's usage, when configured. */
   priceTurn?: PriceTurn | undefined;
   /** Where each settled turn and title call goes (the usage roll-ups), when configured. */
@@ -186,7 +192,8 @@ async function beginTurn(
     !opened.created &&
     stored.some((message) => message.role === 'assistant' && message.parts.some(isUnsettledApproval));
   if (last.kind === 'answers') {
-    return answerApprovals({
+    const decisions: ApprovalDecided[] = [];
+    const answered = await answerApprovals({
       store: deps.store,
       gate: deps.gate,
       sessionId: session.id,
@@ -200,7 +207,10 @@ async function beginTurn(
       onError: deps.onError,
       now: deps.now,
       emit: deps.emit,
+      decided: (decision) => decisions.push(decision),
     });
+    await recordDecisions(deps, scope, decisions);
+    return answered;
   }
   // An edit or a regeneration of a message the conversation does not have (refused before it was
   // stored, say) is a new message like any other.
@@ -266,9 +276,14 @@ export async function serveChat(
   const last = await parseLastMessage(deps, body);
   const admission = await deps.admission.admit(request, context.userEmail);
   if (!admission.allowed) throw admission.error;
-  // Before anything is stored: a refused turn leaves the conversation as it was. The reservation is
-  // taken atomically here and settled when the turn ends, so parallel turns cannot all pass.
-  const hold = await deps.tokenBudget?.reserve(context.userEmail);
+  // Before anything is stored: a refused turn leaves the conversation as it was. The reservations (the
+  // user's, the project's) are taken atomically here and settled when the turn ends, so parallel turns
+  // cannot all pass.
+  const hold = await reserveSpend(deps, {
+    projectKey: context.projectKey,
+    user: context.userEmail,
+    model: { provider: picked.model.provider, modelId: picked.model.modelId },
+  });
   try {
     return await runTurn(deps, turn, {
       body,
@@ -299,7 +314,7 @@ async function runTurn(
     picked: ChatModel;
     last: LastMessage;
     headers: Record<string, string>;
-    hold: TokenHold | undefined;
+    hold: SpendHold | undefined;
   },
 ): Promise<HttpResponse> {
   const { body, context, last, hold } = admitted;
@@ -369,7 +384,7 @@ async function runTurn(
       stepBudget: deps.stepBudget,
       modelCall: deps.modelCall,
       contextBudget: deps.contextBudget,
-      recordUsage: hold && ((usage) => hold.settle(usage)),
+      recordUsage: hold && ((usage, cost) => hold.settle(usage, cost)),
       ...spendOptions(deps, session),
       onApprovalRequest: proposeApproval(deps, scope, turnTools, stepUps),
       store: deps.store,
@@ -466,13 +481,15 @@ function afterSavedOf(
               deps.emit({ ...written, projectKey: session.projectKey });
               await recordSpend(deps, session, { ...written, kind: 'title', tools: [] });
             },
-            // The same budget as the user's turns: a title is one more model call of theirs.
-            ...(deps.tokenBudget
-              ? {
-                  reserve: (tokens: number) =>
-                    deps.tokenBudget!.reserve(session.userEmail, { tokens, background: true }),
-                }
-              : {}),
+            // The same budgets as the user's turns: a title is one more model call of theirs.
+            reserve: (tokens, model) =>
+              reserveSpend(deps, {
+                projectKey: session.projectKey,
+                user: session.userEmail,
+                model,
+                tokens,
+                background: true,
+              }),
           })
       : undefined;
   const title = untitled && !byModel ? (titleFromText(textOf(untitled)) ?? undefined) : undefined;
@@ -577,7 +594,8 @@ async function recordSpend(
   session: { projectKey: string; userEmail: string },
   spend: Pick<UsageEntry, 'model' | 'usage' | 'cost' | 'kind' | 'tools'>,
 ): Promise<void> {
-  if (!deps.usage) return;
+  const usage = deps.usage;
+  if (!usage) return;
   const { cost, ...rest } = spend;
   const entry: UsageEntry = {
     projectKey: session.projectKey,
@@ -586,10 +604,32 @@ async function recordSpend(
     ...rest,
     ...(cost ? { cost } : {}),
   };
+  await recordBounded(deps, () => usage.record(entry));
+}
+
+/** Hands the approvals a request decided to the usage roll-ups, when the recorder keeps them; never throws. */
+async function recordDecisions(
+  deps: ChatRouteDependencies,
+  scope: ApprovalScope,
+  decisions: readonly ApprovalDecided[],
+): Promise<void> {
   const usage = deps.usage;
+  if (!usage?.recordApproval || decisions.length === 0) return;
+  const at = deps.now();
+  await recordBounded(deps, () =>
+    Promise.all(
+      decisions.map((decision) =>
+        usage.recordApproval!({ projectKey: scope.projectKey, user: scope.userEmail, at, ...decision }),
+      ),
+    ),
+  );
+}
+
+/** Runs a recorder's write, waited for at most {@link recordTimeoutMs}: a failure or a hang is reported, never thrown. */
+async function recordBounded(deps: ChatRouteDependencies, write: () => Promise<unknown>): Promise<void> {
   // A failure is a value here (a recorder may even throw before it returns a promise).
   const recording = Promise.resolve()
-    .then(() => usage.record(entry))
+    .then(write)
     .then(
       () => undefined,
       (error: unknown) => error ?? new Error('the usage recorder failed'),

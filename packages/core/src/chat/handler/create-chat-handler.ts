@@ -28,6 +28,8 @@ import type { ContextBudget } from '../context/bound-model-input.js';
 import { createTokenBudget, estimateTokens } from './token-budget.js';
 import type { PriceTurn } from './turn-cost.js';
 import type { UsageRecorder } from './usage-recorder.js';
+import type { TurnBudget } from './turn-budget.js';
+import { chatModulePorts, type ChatModule, type ChatModuleKit } from './chat-module.js';
 import type { ChatStore, StorageQuota } from '../conversation/chat-store.js';
 import { builtinChatTools } from '../tools/builtin-tools.js';
 import type { ChatToolDefinition } from '../tools/chat-tool.js';
@@ -210,6 +212,20 @@ export interface ChatHandlerOptions {
    * never the turn's. @default none
    */
   usage?: UsageRecorder;
+  /**
+   * A budget per project every turn and title call reserves from before its model runs (what a whole
+   * turn can be sent at most, priced on its model for a budget of cost) and settles to what it used and
+   * cost: `createProjectBudgets` of `@deskpilot/usage`, a budget of tokens or money per day or month. A
+   * turn refused gets 429 `project_budget_exceeded` naming the budget; the user's token budget
+   * (`limits.tokens`) still applies. @default none
+   */
+  budget?: TurnBudget;
+  /**
+   * Features in rooms of their own (`createUsageModule` of `@deskpilot/usage`): their routes, served
+   * beside the chat's on the same identity, limits, CORS and errors, and the ports of a turn they fill
+   * (`priceTurn`, `usage`, `budget`: each given once, by an option or a module). @default []
+   */
+  modules?: readonly ChatModule[];
   /**
    * Where running answers are recorded, so that a reloaded page or a second tab re-attaches to one
    * (`GET /chat/:sessionId/stream`, the AI SDK's `resume`) and receives it from its start, then live.
@@ -437,6 +453,9 @@ function resolveDependencies(
   const addressing = { trustedProxies: options.trustedProxies, requireClientAddress: options.requireClientAddress };
   const onRefused = (limit: RateLimitName) => emit({ type: 'rate-limited', limit });
   const contextBudget = contextBudgetOf(options);
+  const ports = chatModulePorts(options, options.modules ?? []);
+  // What a whole turn can be sent at most: every step a full context budget.
+  const turnReserveTokens = (options.stepBudget ?? 6) * estimateTokens(contextBudget.maxChars);
   return {
     store,
     approvalStore,
@@ -481,14 +500,13 @@ function resolveDependencies(
       now,
       onError,
       onRefused: () => emit({ type: 'rate-limited', limit: 'chat-tokens' }),
-      // What a whole turn can be sent at most: every step a full context budget.
-      defaultReserveTokens: (options.stepBudget ?? 6) * estimateTokens(contextBudget.maxChars),
+      defaultReserveTokens: turnReserveTokens,
     }),
+    turnReserveTokens,
     contextBudget,
     storageQuota: storageQuotaOf(limits),
     titles: options.titles ?? {},
-    priceTurn: options.priceTurn,
-    usage: options.usage,
+    ...ports,
     stepUp: options.stepUp,
     resumableStreams: options.resumableStreams ?? createMemoryResumableStreams(),
     markRunningTurns: options.markRunningTurns === true,
@@ -555,7 +573,10 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
   const dependencies = resolveDependencies(options, logger, onError);
   const cors = createChatCors(options.allowedOrigins ?? [], options.cors);
   const tracker = createTurnTracker();
-  const table = createRouteTable(bindRoutes(servedChatRoutes, { ...dependencies, tracker }), {
+  const moduleRoutes = (options.modules ?? []).flatMap((module) =>
+    bindRoutes(module.routes ?? [], moduleKitOf(options, dependencies)),
+  );
+  const table = createRouteTable([...bindRoutes(servedChatRoutes, { ...dependencies, tracker }), ...moduleRoutes], {
     maxBodyBytes: dependencies.bodyLimits.maxBytes,
     maxBodyDepth: dependencies.bodyLimits.maxDepth,
   });
@@ -593,6 +614,24 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
     drain: (drainOptions) => tracker.drain(drainOptions),
     abortAbandonedTurns: (abortOptions) => abortAbandonedTurns(dependencies, abortOptions),
     tools: createChatToolAccess(dependencies),
+  };
+}
+
+/** What the modules' routes run on: the caller's identity as the chat reads it, admitted under the reads' limit. */
+function moduleKitOf(options: ChatHandlerOptions, deps: ChatRouteDependencies): ChatModuleKit {
+  return {
+    async caller(request, input) {
+      const resolved = await deps.resolveContext(input, request);
+      if (!resolved.ok) throw resolved.error;
+      const admission = await deps.historyAdmission.admit(request, resolved.context.userEmail);
+      if (!admission.allowed) throw admission.error;
+      return { context: resolved.context, signInSessionId: resolved.signInSessionId, headers: admission.headers };
+    },
+    audit: options.audit,
+    verifiedIdentity: options.contextSecret !== undefined || options.resolveContext !== undefined,
+    now: deps.now,
+    onError: deps.onError,
+    emit: deps.emit,
   };
 }
 

@@ -114,7 +114,7 @@ describe('POST /chat: token budget', () => {
     const meter = createMemoryTokenMeter({ windowMs: 60_000, now: frozen });
     const failing = {
       used: () => ({ used: 0, resetMs: 1 }),
-      reserve: (_key: string, tokens: number) => ({ reserved: true as const, tokens, window: 0 }),
+      reserve: (_key: string, tokens: number) => ({ reserved: true as const, tokens, window: 0, used: tokens }),
       add: () => Promise.reject(new Error('meter down')),
     };
     const counted = await setupChat(

@@ -43,7 +43,7 @@ export interface StreamAssistantTurnOptions {
    * Counts the tokens this request's model calls used (against the user's token budget), estimated
    * when the provider reported none; awaited before `finish`, and called for every turn that ends.
    */
-  recordUsage?: ((usage: TurnUsage | undefined) => Promise<void> | undefined) | undefined;
+  recordUsage?: ((usage: TurnUsage | undefined, cost: TurnCost | undefined) => Promise<void> | undefined) | undefined;
   /** Prices the turn's usage on its model (the answer's `cost`, the `turn-ended` event's). @default none */
   priceTurn?: PriceTurn | undefined;
   /** The project the turn runs in (what its `turn-ended` event names). */
@@ -150,7 +150,8 @@ export async function streamAssistantTurn(options: StreamAssistantTurnOptions): 
     });
     // A turn cut before its `finish` (a client gone, a drain, a failed call) is counted by estimate.
     const used = usage ?? estimateUsage(loop);
-    await options.recordUsage?.(used);
+    const cost = pricing.total(used);
+    await options.recordUsage?.(used, cost);
     const saved = await persistTurn({
       store: options.store,
       sessionId: options.sessionId,
@@ -169,7 +170,6 @@ export async function streamAssistantTurn(options: StreamAssistantTurnOptions): 
       'deskpilot.model_input.omitted_messages': loop.calls.at(-1)?.omittedMessages ?? 0,
     });
     const ended = { status, saved: saved.kind === 'saved', durationMs: options.now() - startedAt };
-    const cost = pricing.total(used);
     const tools = toolsRun(continuedMessage, message, turnTools.tools);
     await reportTurn(options, { model: modelLabel, cost, used, tools, ...ended });
     turnSpan?.setAttributes({ 'deskpilot.turn.status': status, 'deskpilot.turn.saved': saved.kind === 'saved' });

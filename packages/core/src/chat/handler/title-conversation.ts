@@ -3,8 +3,9 @@ import { DeskpilotError } from '../../errors/deskpilot-error.js';
 import { isValidText } from '../../validation/valid-text.js';
 import type { ChatStore } from '../conversation/chat-store.js';
 import type { ChatMessage } from './chat-message.js';
-import { estimateTokens, turnUsageOf, type TokenHold, type TurnUsage } from './token-budget.js';
-import { costOf, type PriceTurn, type TurnCost } from './turn-cost.js';
+import { estimateTokens, turnUsageOf, type TurnUsage } from './token-budget.js';
+import { costOf, type PricedModel, type PriceTurn, type TurnCost } from './turn-cost.js';
+import type { SpendHold } from './reserve-spend.js';
 
 /** How conversations get their title from the first exchange. */
 export interface ConversationTitleOptions {
@@ -101,10 +102,11 @@ export interface TitleConversationOptions extends ConversationTitleOptions {
   signal: AbortSignal;
   onError: (error: unknown) => void;
   /**
-   * The user's token budget, when the handler has one: the call reserves what it may use
-   * (`tokens`), and settles to what it used. A refusal means no call: the first words instead.
+   * The user's token budget and the project's, when the handler has them: the call reserves what it
+   * may use (`tokens`) on its model, and settles to what it used and cost. A refusal means no call: the
+   * first words instead.
    */
-  reserve?: ((tokens: number) => Promise<TokenHold>) | undefined;
+  reserve?: ((tokens: number, model: PricedModel) => Promise<SpendHold | undefined>) | undefined;
   /** Prices the call's usage, as a turn's. @default none */
   priceTurn?: PriceTurn | undefined;
   /** Told what the model's call used and cost, once it settled (the event, then the roll-ups: awaited, never throws). */
@@ -112,6 +114,9 @@ export interface TitleConversationOptions extends ConversationTitleOptions {
     | ((written: { type: 'title-written'; model: string; usage: TurnUsage; cost?: TurnCost }) => Promise<void>)
     | undefined;
 }
+
+/** A budget's refusal: the first words are the title, and no call is made. */
+const refusals = new Set<string>(['token_budget_exceeded', 'project_budget_exceeded', 'budget_unpriced']);
 
 /** The model a title call ran on, as a turn's is named and priced (a model id alone: a gateway's). */
 const modelOf = (model: LanguageModel) =>
@@ -130,12 +135,13 @@ async function titleByModel(
   options: TitleConversationOptions,
 ): Promise<string | null> {
   const prompt = titlePrompt({ question, answer: textOf(options.answer) });
-  let hold: TokenHold | undefined;
+  const priced = modelOf(model);
+  let hold: SpendHold | undefined;
   try {
-    hold = await options.reserve?.(estimatedUsage(prompt, '').totalTokens + maxTitleTokens);
+    hold = await options.reserve?.(estimatedUsage(prompt, '').totalTokens + maxTitleTokens, priced);
   } catch (error) {
     // Used up: the first words, and no call. A meter that cannot answer is the operator's to know.
-    if (!(DeskpilotError.isInstance(error) && error.code === 'token_budget_exceeded')) options.onError(error);
+    if (!(DeskpilotError.isInstance(error) && refusals.has(error.code))) options.onError(error);
     return null;
   }
   const signal = AbortSignal.any([options.signal, AbortSignal.timeout(options.timeoutMs ?? 10_000)]);
@@ -148,9 +154,8 @@ async function titleByModel(
     if (!signal.aborted) options.onError(error);
     return null;
   } finally {
-    await hold?.settle(usage);
-    const priced = modelOf(model);
     const cost = costOf(options.priceTurn, usage, priced, options.onError);
+    await hold?.settle(usage, cost);
     const label = `${priced.provider}:${priced.modelId}`;
     await options.spent?.({ type: 'title-written', model: label, usage, ...(cost ? { cost } : {}) });
   }

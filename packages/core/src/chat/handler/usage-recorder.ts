@@ -18,6 +18,20 @@ export interface UsageEntry {
   tools: readonly string[];
 }
 
+/** An approval decided, as the chat handler hands it on: who was asked, on which tool, the outcome, and the wait. */
+export interface ApprovalUsageEntry {
+  projectKey: string;
+  /** The user the approval was proposed to (its `userEmail`). */
+  user: string;
+  tool: string;
+  /** `denied` covers every refusal but an expiry: by the user, an altered or revoked card, a step-up that failed. */
+  outcome: 'approved' | 'denied' | 'expired';
+  /** Milliseconds from the proposal to the decision. */
+  waitedMs: number;
+  /** When it was decided, epoch milliseconds. */
+  at: number;
+}
+
 /**
  * Where the chat handler hands each settled turn and title call (`usage` of `createChatHandler`): the
  * roll-ups of `@deskpilot/usage` (`createPostgresUsageStore`, …). A failure is reported to `onError`,
@@ -25,4 +39,6 @@ export interface UsageEntry {
  */
 export interface UsageRecorder {
   record(entry: UsageEntry): Promise<void>;
+  /** Each approval's first decision (approved, denied, expired), when the recorder keeps them. */
+  recordApproval?(entry: ApprovalUsageEntry): Promise<void>;
 }

@@ -1,0 +1,223 @@
+import type {
+  BudgetLimit,
+  BudgetWarning,
+  PriceTurn,
+  TurnBudget,
+  TurnBudgetAnswer,
+  TurnBudgetHold,
+  TurnBudgetRequest,
+} from '@deskpilot/core/chat';
+import { createMemoryTokenMeter, meterWindows, type TokenMeter } from '@deskpilot/core/session';
+import { fromMicros, toMicros, type ProjectBudget, type UsageStore } from './usage-store.js';
+
+/** Options of {@link createProjectBudgets}. */
+export interface ProjectBudgetsOptions {
+  /** Where each project's budget is kept (`setBudget` of a {@link UsageStore}). */
+  store: Pick<UsageStore, 'budget'>;
+  /**
+   * What each period's counts live in: a meter with day windows and one with `'month'` windows. Shared
+   * meters count across replicas: `createRedisTokenMeter({ client, windowMs: 86_400_000, prefix:
+   * 'deskpilot:project-day:' })` and `createRedisTokenMeter({ client, windowMs: 'month', prefix:
+   * 'deskpilot:project-month:' })`. @default in this process (one count per replica)
+   */
+  meters?: { day: TokenMeter; month: TokenMeter };
+  /**
+   * Prices a turn's reservation (its tokens, at the model's input rate) for a budget of cost: the
+   * catalogue the turns are priced with (`createPriceCatalogue()`). Without it, or for a model it does
+   * not price in the budget's currency, a project with a budget of cost refuses turns (`budget_unpriced`).
+   */
+  priceTurn?: PriceTurn | undefined;
+  /** How long a project's budget is reused before it is read again: a change made elsewhere holds within it. @default 5000 */
+  cacheMs?: number;
+  now?: () => number;
+}
+
+/** A project's budget and what it used this period (reservations of running turns included). */
+export interface ProjectBudgetStatus {
+  budget: ProjectBudget;
+  /** The period the counts are of: its first instant and the next period's, ISO 8601. */
+  period: { start: string; end: string };
+  /** Tokens counted this period, when the budget has a limit of tokens. */
+  tokens?: number;
+  /** The amount counted this period in the budget's currency, when it has a limit of cost. */
+  cost?: number;
+}
+
+/** The per-project budgets a chat handler's turns reserve from (`budget`), and what the Usage API reads of them. */
+export interface ProjectBudgets extends TurnBudget {
+  /** The project's budget and this period's counts; null when it has none. */
+  status(projectKey: string): Promise<ProjectBudgetStatus | null>;
+  /** Forgets the project's cached budget: call it after changing the budget in this process. */
+  forget(projectKey: string): void;
+}
+
+/** A limit of a budget, as a meter counts it: tokens, or millionths of the currency. */
+interface MeteredLimit {
+  kind: 'tokens' | 'cost';
+  key: string;
+  limit: number;
+}
+
+/** Projects whose budget is kept in memory at most (the oldest read is forgotten first). */
+const maxCachedProjects = 10_000;
+
+/**
+ * Budgets per project (`createUsageModule` gives them to the chat handler): each turn reserves what it
+ * can be sent at most — tokens, and for a budget of cost those tokens priced at the model's input rate
+ * — while the project's count for the day or month (UTC) is under the limit, and settles to what it
+ * used and cost. Parallel turns at the edge overspend by at most one reservation. A reservation that
+ * takes a count past `warnAt` of its limit returns a warning (the `budget-warning` event).
+ *
+ * @example
+ * const budgets = createProjectBudgets({ store: usageStore, priceTurn: createPriceCatalogue() });
+ * createChatHandler({ …, budget: budgets });
+ */
+export function createProjectBudgets(options: ProjectBudgetsOptions): ProjectBudgets {
+  const now = options.now ?? Date.now;
+  const cacheMs = options.cacheMs ?? 5_000;
+  if (!Number.isFinite(cacheMs) || cacheMs < 0) throw new TypeError('cacheMs must be a non-negative number');
+  const meters = options.meters ?? {
+    day: createMemoryTokenMeter({ windowMs: 86_400_000, now }),
+    month: createMemoryTokenMeter({ windowMs: 'month', now }),
+  };
+  const cache = new Map<string, { budget: ProjectBudget | null; until: number }>();
+  const budgetOf = async (projectKey: string): Promise<ProjectBudget | null> => {
+    const cached = cache.get(projectKey);
+    if (cached && cached.until > now()) return cached.budget;
+    const budget = await options.store.budget(projectKey);
+    cache.delete(projectKey);
+    cache.set(projectKey, { budget, until: now() + cacheMs });
+    if (cache.size > maxCachedProjects) cache.delete(cache.keys().next().value!);
+    return budget;
+  };
+  return {
+    async reserve(request) {
+      const budget = await budgetOf(request.projectKey);
+      if (!budget) return { ok: true, hold: settled, warnings: [] };
+      return reserveWithin(budget, request, meters[budget.period], options.priceTurn);
+    },
+    async status(projectKey) {
+      const budget = await budgetOf(projectKey);
+      if (!budget) return null;
+      const meter = meters[budget.period];
+      const windows = meterWindows(budget.period === 'day' ? 86_400_000 : 'month');
+      const window = windows.of(now());
+      const counted = async (limit: MeteredLimit | undefined) =>
+        limit === undefined ? undefined : (await meter.used(limit.key)).used;
+      const [tokens, cost] = await Promise.all([
+        counted(tokenLimitOf(budget, projectKey)),
+        counted(costLimitOf(budget, projectKey)),
+      ]);
+      return {
+        budget,
+        period: {
+          start: new Date(windows.start(window)).toISOString(),
+          end: new Date(windows.start(window + 1)).toISOString(),
+        },
+        ...(tokens === undefined ? {} : { tokens }),
+        ...(cost === undefined ? {} : { cost: fromMicros(cost) }),
+      };
+    },
+    forget: (projectKey) => void cache.delete(projectKey),
+  };
+}
+
+/** A hold with nothing reserved. */
+const settled: TurnBudgetHold = { settle: async () => {} };
+
+/** Where a project's counts are kept: one key per kind (and currency), apart from every other project's. */
+const tokensKey = (projectKey: string) => JSON.stringify([projectKey, 'tokens']);
+const costKey = (projectKey: string, currency: string) => JSON.stringify([projectKey, 'cost', currency]);
+
+/** The budget's limit of tokens, as its meter counts it. */
+const tokenLimitOf = (budget: ProjectBudget, projectKey: string): MeteredLimit | undefined =>
+  budget.tokens === undefined ? undefined : { kind: 'tokens', key: tokensKey(projectKey), limit: budget.tokens };
+
+/** The budget's limit of cost, in millionths of its currency, as its meter counts it. */
+const costLimitOf = (budget: ProjectBudget, projectKey: string): MeteredLimit | undefined =>
+  budget.cost === undefined
+    ? undefined
+    : { kind: 'cost', key: costKey(projectKey, budget.cost.currency), limit: toMicros(budget.cost.amount) };
+
+/** The budget as a refusal or a warning names it. */
+function limitOf(budget: ProjectBudget, projectKey: string, kind: 'tokens' | 'cost'): BudgetLimit {
+  return kind === 'tokens'
+    ? { projectKey, period: budget.period, kind, limit: budget.tokens! }
+    : { projectKey, period: budget.period, kind, limit: budget.cost!.amount, currency: budget.cost!.currency };
+}
+
+/** Reserves a turn from each limit of `budget`, in turn; a refusal gives back what the others reserved. */
+async function reserveWithin(
+  budget: ProjectBudget,
+  turn: TurnBudgetRequest,
+  meter: TokenMeter,
+  priceTurn: PriceTurn | undefined,
+): Promise<TurnBudgetAnswer> {
+  const tokens = Math.max(0, Math.ceil(turn.tokens));
+  const metered: Array<MeteredLimit & { amount: number }> = [];
+  const tokenLimit = tokenLimitOf(budget, turn.projectKey);
+  if (tokenLimit) metered.push({ ...tokenLimit, amount: tokens });
+  const costLimit = costLimitOf(budget, turn.projectKey);
+  if (costLimit) {
+    const price = priceTurn?.({ inputTokens: tokens, outputTokens: 0, totalTokens: tokens }, turn.model);
+    // A turn a budget of cost cannot count is not let through uncounted.
+    if (!price || price.currency !== budget.cost!.currency)
+      return {
+        ok: false,
+        reason: 'unpriced',
+        budget: limitOf(budget, turn.projectKey, 'cost'),
+        used: 0,
+        retryAfterMs: 0,
+      };
+    metered.push({ ...costLimit, amount: toMicros(price.amount) });
+  }
+  const taken: Array<MeteredLimit & { amount: number; window: number }> = [];
+  const warnings: BudgetWarning[] = [];
+  for (const limit of metered) {
+    const reservation = await meter.reserve(limit.key, limit.amount, limit.limit);
+    if (!reservation.reserved) {
+      await Promise.all(taken.map((held) => meter.add(held.key, -held.amount, held.window)));
+      const used = limit.kind === 'cost' ? fromMicros(reservation.used) : reservation.used;
+      return {
+        ok: false,
+        reason: 'exceeded',
+        budget: limitOf(budget, turn.projectKey, limit.kind),
+        used,
+        retryAfterMs: reservation.resetMs,
+      };
+    }
+    taken.push({ ...limit, amount: reservation.tokens, window: reservation.window });
+    const threshold = budget.warnAt * limit.limit;
+    if (reservation.used >= threshold && reservation.used - reservation.tokens < threshold)
+      warnings.push({
+        budget: limitOf(budget, turn.projectKey, limit.kind),
+        used: limit.kind === 'cost' ? fromMicros(reservation.used) : reservation.used,
+        threshold: budget.warnAt,
+      });
+  }
+  return { ok: true, hold: holdOf(meter, taken, budget.cost?.currency), warnings };
+}
+
+/**
+ * The hold of a turn's reservations: settled to the tokens it used and what it cost; a turn that used
+ * something but has no cost in the budget's currency keeps its reservation counted.
+ */
+function holdOf(
+  meter: TokenMeter,
+  taken: ReadonlyArray<MeteredLimit & { amount: number; window: number }>,
+  currency: string | undefined,
+): TurnBudgetHold {
+  let done = false;
+  return {
+    async settle({ usage, cost }) {
+      if (done) return;
+      done = true;
+      const spent = (held: (typeof taken)[number]) => {
+        if (!usage || usage.totalTokens <= 0) return 0;
+        if (held.kind === 'tokens') return usage.totalTokens;
+        return cost && cost.currency === currency ? toMicros(cost.amount) : held.amount;
+      };
+      await Promise.all(taken.map((held) => meter.add(held.key, spent(held) - held.amount, held.window)));
+    },
+  };
+}
