@@ -4,7 +4,8 @@
 //   node scripts/openapi.ts --check   exits 1 when a committed file is stale
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { chatOpenApi, sessionOpenApi, sessionRouteDeclarations } from '@deskpilot/core/openapi';
+import { chatOpenApi, chatRouteDeclarations, sessionOpenApi, sessionRouteDeclarations } from '@deskpilot/core/openapi';
+import { usageRoutes } from '@deskpilot/usage/routes';
 import { magicLinkRoutes } from '@deskpilot/magic-link';
 import { passkeyRoutes } from '@deskpilot/passkeys';
 import { scimRoutes } from '@deskpilot/scim';
@@ -26,11 +27,14 @@ export const referenceSessionRoutes = [
   ...Object.values(scimRoutes),
 ];
 
+/** Every route the reference chat server serves: the chat's, and the usage module's. */
+export const referenceChatRoutes = [...chatRouteDeclarations, ...Object.values(usageRoutes)];
+
 /** The documents as committed: 2-space JSON and a final newline. */
 export function openApiFiles(): Array<{ name: string; text: string }> {
   return [
     { name: 'session.json', text: `${JSON.stringify(sessionOpenApi({ routes: referenceSessionRoutes }), null, 2)}\n` },
-    { name: 'chat.json', text: `${JSON.stringify(chatOpenApi(), null, 2)}\n` },
+    { name: 'chat.json', text: `${JSON.stringify(chatOpenApi({ routes: referenceChatRoutes }), null, 2)}\n` },
   ];
 }
 

@@ -248,6 +248,23 @@ export function logEvents(logger: Logger, hashEmail?: (email: string) => string)
         return logger.info({ event: event.type, outcome: event.outcome }, `email verification ${event.outcome}`);
       case 'rate-limited':
         return logger.warn({ event: event.type, limit: event.limit }, `rate limit ${event.limit} refused a request`);
+      case 'budget-warning': {
+        const { projectKey, period, kind, limit, currency } = event.budget;
+        const unit = kind === 'cost' ? ` ${currency}` : ' tokens';
+        return logger.warn(
+          {
+            event: event.type,
+            projectKey,
+            period,
+            kind,
+            limit,
+            currency,
+            used: event.used,
+            threshold: event.threshold,
+          },
+          `project ${projectKey} used ${event.used}${unit} of its ${period}'s ${limit}${unit}`,
+        );
+      }
       case 'store-error':
         return logger.error({ event: event.type }, 'a store failed');
       case 'audit-error':

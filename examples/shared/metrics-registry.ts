@@ -114,6 +114,12 @@ function eventMetrics(registry: Registry): DeskpilotEventListener {
     help: 'Changes refused because the audit trail could not record them (a row stored past its head).',
     registers,
   });
+  const budgetWarnings = new Counter({
+    name: 'deskpilot_budget_warnings_total',
+    help: 'Project budgets a turn took past their warning threshold, by period (day, month) and kind (tokens, cost).',
+    labelNames: ['period', 'kind'],
+    registers,
+  });
   const logins = new Counter({
     name: 'deskpilot_logins_total',
     help: 'Sign-in attempts, by outcome (succeeded, invalid_credentials, forbidden, throttled).',
@@ -136,6 +142,8 @@ function eventMetrics(registry: Registry): DeskpilotEventListener {
         return approvals.inc({ outcome: event.outcome });
       case 'rate-limited':
         return refusals.inc({ limit: event.limit });
+      case 'budget-warning':
+        return budgetWarnings.inc({ period: event.budget.period, kind: event.budget.kind });
       case 'store-error':
         return storeErrors.inc();
       case 'audit-error':

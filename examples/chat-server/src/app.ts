@@ -28,7 +28,7 @@ import { chatOpenApi } from '@deskpilot/core/openapi';
 import { defaultSettingsMiddleware, wrapLanguageModel } from 'ai';
 import express from 'express';
 import type { Logger } from 'pino';
-import { createPriceCatalogue } from '@deskpilot/usage';
+import { createUsageModule } from '@deskpilot/usage';
 import { createPostgresUsageStore, usageSchema } from '@deskpilot/usage/postgres';
 import { createSqliteUsageStore, usageSchema as sqliteUsageSchema } from '@deskpilot/usage/sqlite';
 import type { ServerConfig } from './config.ts';
@@ -212,10 +212,10 @@ export async function createApp(config: ServerConfig, logger: Logger) {
     trustedProxies: config.TRUSTED_PROXIES,
     stepBudget: config.STEP_BUDGET,
     titles: titlesFrom(config, models),
-    // Each turn priced: the operator's prices first, then the maintained catalogue's.
-    priceTurn: createPriceCatalogue({ prices: config.MODEL_PRICES ?? {} }),
-    // Each turn and title rolled up per project, user, model, tool and day, in the chat's database.
-    usage: storage.modules.usage,
+    // What the assistant costs: each turn priced (the operator's prices first, then the maintained
+    // catalogue's) and rolled up per project, user, model, tool and day in the chat's database, each
+    // project's budget, and the Usage API (/chat/usage…).
+    modules: [usageModule(config, storage.modules.usage, redis)],
     ...(resumableStreams ? { resumableStreams } : {}),
     markRunningTurns: embedded,
     // Silence is what a hung provider looks like: before the first chunk, and between two.
@@ -258,7 +258,7 @@ export async function createApp(config: ServerConfig, logger: Logger) {
   app.get('/healthz', (_req, res) => writeResponse(res, healthResponse()));
   app.get('/readyz', async (_req, res) => writeResponse(res, readinessResponse(await readiness())));
   // The contract, from the schemas the handler validates with (also committed under docs/openapi).
-  const openApi = JSON.stringify(chatOpenApi());
+  const openApi = JSON.stringify(chatOpenApi({ routes: chat.routes }));
   app.get(
     '/openapi.json',
     (_req, res) => void res.type('application/json').set('cache-control', 'no-cache').send(openApi),
@@ -312,6 +312,24 @@ export async function createApp(config: ServerConfig, logger: Logger) {
     cleanUp,
     close,
   };
+}
+
+/**
+ * The usage module: prices, roll-ups, budgets and the Usage API. The budgets' counts are shared on
+ * Redis when it is configured (every replica sees one count per project), else kept in this process.
+ */
+function usageModule(
+  config: ServerConfig,
+  store: Parameters<typeof createUsageModule>[0]['store'],
+  redis: Awaited<ReturnType<typeof connectSharedRedis>> | undefined,
+) {
+  const meter = (windowMs: number | 'month', name: string) =>
+    redis!.createRedisTokenMeter({ client: redis!.client, windowMs, prefix: `deskpilot:project-${name}:` });
+  return createUsageModule({
+    store,
+    prices: { prices: config.MODEL_PRICES ?? {} },
+    budgets: redis ? { meters: { day: meter(86_400_000, 'day'), month: meter('month', 'month') } } : {},
+  });
 }
 
 /** The Redis client and what is built on it, loaded only when REDIS_URL is set: the client is ≈ 12 MiB of an idle process. */

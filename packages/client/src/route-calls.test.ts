@@ -1,5 +1,6 @@
 import { chatRoutes } from '@deskpilot/core/chat-routes';
 import { teamRoutes } from '@deskpilot/core/routes';
+import { usageRoutes } from '@deskpilot/usage/routes';
 import { describe, expect, it } from 'vitest';
 import { callRoute, routeUrl } from './route-calls.js';
 
@@ -36,5 +37,13 @@ describe('calls derived from route declarations', () => {
     expect(
       await callRoute(send, '', teamRoutes.changeMemberRole, { projectKey: 'p', userId: 'u', role: 'agent' }),
     ).toEqual({ user: { id: 'u1' } });
+  });
+
+  it('answers a route declared to answer text (a CSV export) with the text', async () => {
+    const csv = 'tool,calls\r\ngetOrder,7\r\n';
+    const send = async () => new Response(csv, { headers: { 'content-type': 'text/csv; charset=utf-8' } });
+    const input = { from: '2026-11-01', to: '2026-11-30', by: 'tool' } as const;
+    const text: string = await callRoute(send, '', usageRoutes.exportUsage, input);
+    expect(text).toBe(csv);
   });
 });

@@ -47,7 +47,8 @@ export function routeUrl(route: RouteDeclaration, input: object | undefined): { 
 
 /**
  * Calls a route as declared: its method and path, its input as the query of a `GET` or the JSON body
- * of a write, its JSON answer parsed (nothing for an answer without a body).
+ * of a write, its JSON answer parsed, a declared text answer (CSV) as a string, nothing for an answer
+ * without a body.
  */
 export async function callRoute<Route extends RouteDeclaration>(
   send: SendRequest,
@@ -64,8 +65,13 @@ export async function callRoute<Route extends RouteDeclaration>(
     ...(route.method === 'POST' ? { headers: { 'content-type': 'application/json' }, body: JSON.stringify(rest) } : {}),
   };
   const response = await send(`${baseUrl}${url}`, request);
-  if (!response.headers.get('content-type')?.includes('json')) return undefined as RouteOutput<Route>;
-  return (await response.json()) as RouteOutput<Route>;
+  const type = response.headers.get('content-type') ?? '';
+  if (type.includes('json')) return (await response.json()) as RouteOutput<Route>;
+  // A route declared to answer text (a CSV export) answers it as a string.
+  if (route.answer.contentType?.startsWith('text/') && route.answer.contentType !== 'text/event-stream')
+    return (await response.text()) as RouteOutput<Route>;
+  await response.body?.cancel();
+  return undefined as RouteOutput<Route>;
 }
 
 /** Where a route's service is: how to send to it, and its base URL. */

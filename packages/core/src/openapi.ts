@@ -2,6 +2,7 @@
 // zod schemas the handlers validate with.
 export {
   chatOpenApi,
+  chatRouteDeclarations,
   sessionOpenApi,
   sessionRouteDeclarations,
   type OpenApiDocument,

@@ -80,9 +80,17 @@ export function sessionOpenApi(options: OpenApiOptions = {}): OpenApiDocument {
   return document('Deskpilot session service', description, options, paths, components);
 }
 
-/** The chat service's routes (`createChatHandler`) as an OpenAPI 3.1 document, from the schemas the handler validates with. */
-export function chatOpenApi(options: Omit<OpenApiOptions, 'routes'> = {}): OpenApiDocument {
+/** The chat's own routes, as declared: what {@link chatOpenApi} documents by default. */
+export const chatRouteDeclarations: readonly RouteDeclaration[] = Object.values(chatRoutes);
+
+/**
+ * The chat service's routes (`createChatHandler`) as an OpenAPI 3.1 document, from the schemas the
+ * handler validates with: `routes` a handler's (`handler.routes`, its modules' included), or the
+ * chat's own by default.
+ */
+export function chatOpenApi(options: Omit<OpenApiOptions, 'cookiePrefix'> = {}): OpenApiDocument {
   const description =
     'Assistant chat. Identity comes from `context` (a signed `context.grant` when the service has a context secret) or from the host session (`resolveContext`).';
-  return document('Deskpilot chat service', description, options, openApiPaths(Object.values(chatRoutes)), {});
+  const paths = openApiPaths(options.routes ?? chatRouteDeclarations);
+  return document('Deskpilot chat service', description, options, paths, {});
 }
