@@ -87,12 +87,12 @@ describe.skipIf(!hasChromium)(`studio in Chromium: the company's MCP tools behin
         .poll(() => assistantMessages(page).last().textContent())
         .toMatch(/You don't have permission to publish knowledge-base articles/);
 
-      await page.getByRole('navigation', { name: 'Administration' }).getByRole('button', { name: 'Team' }).click();
+      await page.getByRole('navigation', { name: 'Pages' }).getByRole('button', { name: 'Team' }).click();
       const policy = page.getByRole('region', { name: 'Role policy' });
       await policy.getByLabel('admin canUseKb').check();
       await policy.getByRole('button', { name: 'Save policy' }).click();
       await expect.poll(() => page.getByRole('status').textContent()).toBe('The role policy was saved.');
-      await page.getByRole('navigation', { name: 'Administration' }).getByRole('button', { name: 'Chat' }).click();
+      await page.getByRole('navigation', { name: 'Pages' }).getByRole('button', { name: 'Chat' }).click();
       // The conversation comes back as it was: two answers so far.
       await expect.poll(() => assistantMessages(page).count()).toBe(2);
 

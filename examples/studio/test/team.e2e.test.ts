@@ -64,12 +64,14 @@ describe.skipIf(!hasChromium)(`studio in Chromium: a team lead runs her team${sk
     'shows the admin pages to admins only',
     async () => {
       await signIn(agent, platform.studioUrl, 'bob@example.com', 'bob-demo-password');
-      expect(await agent.getByRole('navigation', { name: 'Administration' }).count()).toBe(0);
+      const pages = agent.getByRole('navigation', { name: 'Pages' });
+      await pages.getByRole('button', { name: 'Usage' }).waitFor();
+      expect(await pages.getByRole('button', { name: 'Team' }).count()).toBe(0);
       await agent.getByRole('button', { name: 'Log out' }).click();
       await agent.getByLabel('Email').waitFor();
 
       await signIn(lead, platform.studioUrl, 'alice@example.com', 'alice-demo-password');
-      await lead.getByRole('navigation', { name: 'Administration' }).getByRole('button', { name: 'Team' }).click();
+      await lead.getByRole('navigation', { name: 'Pages' }).getByRole('button', { name: 'Team' }).click();
       const members = lead.getByRole('region', { name: 'Members' });
       await expect.poll(() => members.locator('tr[data-member]').count()).toBe(1);
       expect(await members.textContent()).toContain('alice@example.com');
@@ -126,7 +128,7 @@ describe.skipIf(!hasChromium)(`studio in Chromium: a team lead runs her team${sk
       await approval.getByRole('button', { name: 'Approve' }).click();
       await expect.poll(() => assistantMessages(agent).last().textContent()).toMatch(/refunded ORD-1001/);
 
-      await lead.getByRole('navigation', { name: 'Administration' }).getByRole('button', { name: 'Activity' }).click();
+      await lead.getByRole('navigation', { name: 'Pages' }).getByRole('button', { name: 'Activity' }).click();
       const activity = lead.getByRole('main', { name: 'Activity' });
       await activity.getByLabel('Type').selectOption('approval-executed');
       await activity.getByRole('button', { name: 'Apply' }).click();
@@ -184,7 +186,7 @@ describe.skipIf(!hasChromium)(`studio in Chromium: a team lead runs her team${sk
   it(
     "takes the right back on the agent's next request, then ends her sessions",
     async () => {
-      await lead.getByRole('navigation', { name: 'Administration' }).getByRole('button', { name: 'Team' }).click();
+      await lead.getByRole('navigation', { name: 'Pages' }).getByRole('button', { name: 'Team' }).click();
       await lead.getByLabel('Role of Dana').selectOption('viewer');
       await expect.poll(() => lead.getByRole('status').textContent()).toBe('Dana is now viewer.');
       expect(await chatContextOf(agent)).toMatchObject({ userRole: 'viewer', canRefundOrders: false });
@@ -215,7 +217,7 @@ describe.skipIf(!hasChromium)(`studio in Chromium: a team lead runs her team${sk
       await expect.poll(() => lead.getByRole('status').textContent()).toBe('Dana was removed from acme-b2c.');
       await expect.poll(() => row.count()).toBe(0);
 
-      await lead.getByRole('navigation', { name: 'Administration' }).getByRole('button', { name: 'Activity' }).click();
+      await lead.getByRole('navigation', { name: 'Pages' }).getByRole('button', { name: 'Activity' }).click();
       const activity = lead.getByRole('main', { name: 'Activity' });
       await activity.getByLabel('Type').selectOption('member-removed');
       await activity.getByRole('button', { name: 'Apply' }).click();
@@ -258,7 +260,7 @@ describe.skipIf(!hasChromium)(`studio in Chromium: an organisation's admin${skip
     async () => {
       await signIn(page, platform.studioUrl, 'bob@example.com', 'bob-demo-password');
       expect(await page.getByTestId('role').textContent()).toBe('viewer');
-      await page.getByRole('navigation', { name: 'Administration' }).getByRole('button', { name: 'Team' }).click();
+      await page.getByRole('navigation', { name: 'Pages' }).getByRole('button', { name: 'Team' }).click();
       const picker = page.getByLabel('Project to administer');
       expect(await picker.locator('option').allTextContents()).toEqual(['acme-b2b', 'acme-b2c']);
       await picker.selectOption('acme-b2b');
@@ -266,7 +268,7 @@ describe.skipIf(!hasChromium)(`studio in Chromium: an organisation's admin${skip
       await page.getByLabel('Role of Alice Martin').selectOption('admin');
       await expect.poll(() => page.getByRole('status').textContent()).toBe('Alice Martin is now admin.');
 
-      await page.getByRole('navigation', { name: 'Administration' }).getByRole('button', { name: 'Activity' }).click();
+      await page.getByRole('navigation', { name: 'Pages' }).getByRole('button', { name: 'Activity' }).click();
       const changed = page.getByRole('main', { name: 'Activity' }).locator('tr[data-type="member-role-changed"]');
       await expect.poll(() => changed.textContent()).toMatch(/bob@example\.com.*alice@example\.com: agent → admin/);
       expect(pageErrors).toEqual([]);
@@ -277,7 +279,7 @@ describe.skipIf(!hasChromium)(`studio in Chromium: an organisation's admin${skip
   it(
     'cannot remove the organisation’s last admin; makes Alice an admin of it beside him, then no longer',
     async () => {
-      await page.getByRole('navigation', { name: 'Administration' }).getByRole('button', { name: 'Team' }).click();
+      await page.getByRole('navigation', { name: 'Pages' }).getByRole('button', { name: 'Team' }).click();
       const panel = page.getByRole('region', { name: 'Organisation admins' });
       await expect.poll(() => panel.getByRole('heading').textContent()).toBe('Admins of acme');
       const remove = (email: string) => panel.getByRole('button', { name: `Remove ${email} as an admin of acme` });
@@ -298,7 +300,7 @@ describe.skipIf(!hasChromium)(`studio in Chromium: an organisation's admin${skip
         .poll(() => panel.getByRole('listitem').allTextContents())
         .toEqual([expect.stringMatching(/^Bob Keller \(bob@example\.com\) · you/)]);
 
-      await page.getByRole('navigation', { name: 'Administration' }).getByRole('button', { name: 'Activity' }).click();
+      await page.getByRole('navigation', { name: 'Pages' }).getByRole('button', { name: 'Activity' }).click();
       const activity = page.getByRole('main', { name: 'Activity' });
       await expect
         .poll(async () =>

@@ -12,6 +12,7 @@ import { ActivityPage } from './activity.tsx';
 import { InvitationForm, acceptPendingInvitation, dropInvitation, pendingInvitation } from './invitation.tsx';
 import { LoginForm } from './login-form.tsx';
 import { TeamPage } from './team.tsx';
+import { UsagePage } from './usage.tsx';
 import { PasskeyManager } from './passkeys.tsx';
 import { Sidebar } from './sidebar.tsx';
 import {
@@ -23,6 +24,9 @@ import {
   sso,
   type Session,
 } from './studio-api.ts';
+
+/** The pages of the workspace, as the navigation names them. */
+const pageNames = { chat: 'Chat', usage: 'Usage', team: 'Team', activity: 'Activity' } as const;
 
 type View =
   | { state: 'loading' }
@@ -39,7 +43,7 @@ export function App() {
   const [notice, setNotice] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const [managingPasskeys, setManagingPasskeys] = useState(false);
-  const [page, setPage] = useState<'chat' | 'team' | 'activity'>('chat');
+  const [page, setPage] = useState<'chat' | 'usage' | 'team' | 'activity'>('chat');
   // The projects this person administers: their own as admin, and every project of an organisation
   // they administer; the admin pages work on one of them.
   const [administrable, setAdministrable] = useState<string[]>([]);
@@ -235,20 +239,21 @@ export function App() {
             Verify email
           </button>
         )}
-        {administrable.length > 0 && (
-          <nav className="admin-nav" aria-label="Administration">
-            {(['chat', 'team', 'activity'] as const).map((target) => (
-              <button
-                key={target}
-                type="button"
-                aria-current={page === target ? 'page' : undefined}
-                onClick={() => setPage(target)}
-              >
-                {target === 'chat' ? 'Chat' : target === 'team' ? 'Team' : 'Activity'}
-              </button>
-            ))}
-          </nav>
-        )}
+        <nav className="admin-nav" aria-label="Pages">
+          {(administrable.length > 0
+            ? (['chat', 'usage', 'team', 'activity'] as const)
+            : (['chat', 'usage'] as const)
+          ).map((target) => (
+            <button
+              key={target}
+              type="button"
+              aria-current={page === target ? 'page' : undefined}
+              onClick={() => setPage(target)}
+            >
+              {pageNames[target]}
+            </button>
+          ))}
+        </nav>
         <button type="button" aria-expanded={managingPasskeys} onClick={() => setManagingPasskeys(!managingPasskeys)}>
           Passkeys
         </button>
@@ -296,7 +301,7 @@ export function App() {
         </div>
       )}
       {managingPasskeys && <PasskeyManager onClose={() => setManagingPasskeys(false)} />}
-      {page !== 'chat' && adminProject && administrable.length > 1 && (
+      {(page === 'team' || page === 'activity') && adminProject && administrable.length > 1 && (
         <label className="admin-project">
           Project to administer
           <select value={adminProject} onChange={(event) => setAdminProject(event.target.value)}>
@@ -308,7 +313,9 @@ export function App() {
           </select>
         </label>
       )}
-      {page === 'team' && adminProject ? (
+      {page === 'usage' ? (
+        <UsagePage key={`${session.projectKey}/${session.role}`} session={session} />
+      ) : page === 'team' && adminProject ? (
         <TeamPage key={adminProject} projectKey={adminProject} session={session} />
       ) : page === 'activity' && adminProject ? (
         <ActivityPage key={adminProject} projectKey={adminProject} />

@@ -82,7 +82,8 @@ export const usageSchema: ModuleSchema = {
           tokens bigint,
           currency text,
           cost_micros bigint,
-          warn_at double precision NOT NULL
+          warn_at double precision NOT NULL,
+          since bigint
         )`,
       ],
     },
@@ -197,7 +198,8 @@ function postgresApprovalsAndBudgets(
     },
     async budget(projectKey) {
       const { rows } = await client.query(
-        `SELECT period, tokens::float8 AS tokens, currency, cost_micros::float8 AS cost_micros, warn_at
+        `SELECT period, tokens::float8 AS tokens, currency, cost_micros::float8 AS cost_micros, warn_at,
+           since::float8 AS since
          FROM deskpilot_usage_budgets WHERE project_key = $1`,
         [projectKey],
       );
@@ -209,10 +211,11 @@ function postgresApprovalsAndBudgets(
         return;
       }
       await client.query(
-        `INSERT INTO deskpilot_usage_budgets (project_key, period, tokens, currency, cost_micros, warn_at)
-         VALUES ($1, $2, $3, $4, $5, $6)
+        `INSERT INTO deskpilot_usage_budgets (project_key, period, tokens, currency, cost_micros, warn_at, since)
+         VALUES ($1, $2, $3, $4, $5, $6, $7)
          ON CONFLICT (project_key) DO UPDATE SET period = excluded.period, tokens = excluded.tokens,
-           currency = excluded.currency, cost_micros = excluded.cost_micros, warn_at = excluded.warn_at`,
+           currency = excluded.currency, cost_micros = excluded.cost_micros, warn_at = excluded.warn_at,
+           since = excluded.since`,
         [projectKey, ...Object.values(budgetRowOf(budget))],
       );
     },

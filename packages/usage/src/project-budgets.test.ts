@@ -119,7 +119,10 @@ describe('createProjectBudgets', () => {
     // Nothing stays reserved from the limit of tokens either.
     expect((await budgets.status('acme-b2c'))?.tokens).toBe(0);
     const dollars = createProjectBudgets({
-      store: { budget: async () => ({ period: 'day', cost: { currency: 'USD', amount: 1 }, warnAt: 0.8 }) },
+      store: {
+        budget: async () => ({ period: 'day', cost: { currency: 'USD', amount: 1 }, warnAt: 0.8 }),
+        totals: async () => [],
+      },
       priceTurn: euros,
     });
     expect(await dollars.reserve(turn())).toMatchObject({ ok: false, reason: 'unpriced' });
@@ -150,16 +153,46 @@ describe('createProjectBudgets', () => {
     ]);
   });
 
-  it('reads a budget changed elsewhere within cacheMs, and at once after forget', async () => {
+  it('reads a budget changed elsewhere within cacheMs, and at once after start', async () => {
     const { budgets, store, advance } = await setup({ period: 'day', tokens: 1_000, warnAt: 0.8 });
     await reserved(budgets);
     await store.setBudget('acme-b2c', null);
     expect((await budgets.reserve(turn())).ok).toBe(false);
     advance(5_001);
     expect((await budgets.reserve(turn())).ok).toBe(true);
-    await store.setBudget('acme-b2c', { period: 'day', tokens: 1, warnAt: 0.8 });
-    budgets.forget('acme-b2c');
+    await store.setBudget('acme-b2c', { period: 'day', tokens: 1, warnAt: 0.8, since: 5 });
+    await budgets.start('acme-b2c');
+    // A new budget (by its since) counts afresh: under its limit, then past it.
+    expect((await budgets.reserve(turn())).ok).toBe(true);
     expect((await budgets.reserve(turn())).ok).toBe(false);
+  });
+
+  it('starts a new budget’s counts from the period’s roll-ups, apart from the budget before it', async () => {
+    const { budgets, store } = await setup({ period: 'month', tokens: 10_000, warnAt: 1, since: 1 });
+    await reserved(budgets);
+    // Spent this month before the new budget: 2 days of turns in the roll-ups (one in October: not counted).
+    const entry = (at: number, inputTokens: number) => ({
+      projectKey: 'acme-b2c',
+      user: 'rep@example.com',
+      model: 'openai.responses:gpt-4o',
+      at,
+      kind: 'turn' as const,
+      usage: { inputTokens, outputTokens: 100, totalTokens: inputTokens + 100 },
+      cost: { currency: 'EUR', amount: 0.5, source: 'operator', asOf: '2026-11-01' },
+      tools: [],
+    });
+    await store.record(entry(Date.UTC(2026, 10, 2), 900));
+    await store.record(entry(Date.UTC(2026, 10, 15, 9), 1_900));
+    await store.record(entry(Date.UTC(2026, 9, 31), 50_000));
+    await store.setBudget('acme-b2c', {
+      period: 'month',
+      tokens: 10_000,
+      cost: { currency: 'EUR', amount: 5 },
+      warnAt: 1,
+      since: 2,
+    });
+    await budgets.start('acme-b2c');
+    expect(await budgets.status('acme-b2c')).toMatchObject({ tokens: 3_000, cost: 1 });
   });
 });
 

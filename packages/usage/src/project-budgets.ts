@@ -12,8 +12,8 @@ import { fromMicros, toMicros, type ProjectBudget, type UsageStore } from './usa
 
 /** Options of {@link createProjectBudgets}. */
 export interface ProjectBudgetsOptions {
-  /** Where each project's budget is kept (`setBudget` of a {@link UsageStore}). */
-  store: Pick<UsageStore, 'budget'>;
+  /** Where each project's budget is kept (`setBudget` of a {@link UsageStore}), and the roll-ups a new budget's counts start from. */
+  store: Pick<UsageStore, 'budget' | 'totals'>;
   /**
    * What each period's counts live in: a meter with day windows and one with `'month'` windows. Shared
    * meters count across replicas: `createRedisTokenMeter({ client, windowMs: 86_400_000, prefix:
@@ -47,8 +47,12 @@ export interface ProjectBudgetStatus {
 export interface ProjectBudgets extends TurnBudget {
   /** The project's budget and this period's counts; null when it has none. */
   status(projectKey: string): Promise<ProjectBudgetStatus | null>;
-  /** Forgets the project's cached budget: call it after changing the budget in this process. */
-  forget(projectKey: string): void;
+  /**
+   * After the project's budget changed (in this process): forgets the cached one, and starts the new
+   * budget's counts (its own, by its `since`) from what the roll-ups hold for its period so far — a
+   * budget set mid-month counts the month's spend before it. Turns running then count in the old one.
+   */
+  start(projectKey: string): Promise<void>;
 }
 
 /** A limit of a budget, as a meter counts it: tokens, or millionths of the currency. */
@@ -118,26 +122,58 @@ export function createProjectBudgets(options: ProjectBudgetsOptions): ProjectBud
         ...(cost === undefined ? {} : { cost: fromMicros(cost) }),
       };
     },
-    forget: (projectKey) => void cache.delete(projectKey),
+    async start(projectKey) {
+      cache.delete(projectKey);
+      const budget = await budgetOf(projectKey);
+      if (!budget) return;
+      const meter = meters[budget.period];
+      const time = now();
+      const windows = meterWindows(budget.period === 'day' ? 86_400_000 : 'month');
+      const from = new Date(windows.start(windows.of(time))).toISOString().slice(0, 10);
+      const rows = await options.store.totals(
+        { projectKey, from, to: new Date(time).toISOString().slice(0, 10) },
+        'day',
+      );
+      const tokenLimit = tokenLimitOf(budget, projectKey);
+      const costLimit = costLimitOf(budget, projectKey);
+      const tokens = rows.reduce((sum, row) => sum + row.inputTokens + row.outputTokens, 0);
+      const currency = budget.cost?.currency;
+      const cost = rows.reduce(
+        (sum, row) => sum + (row.cost.find((each) => each.currency === currency)?.amount ?? 0),
+        0,
+      );
+      if (tokenLimit && tokens > 0) await meter.add(tokenLimit.key, tokens);
+      if (costLimit && cost > 0) await meter.add(costLimit.key, toMicros(cost));
+    },
   };
 }
 
 /** A hold with nothing reserved. */
 const settled: TurnBudgetHold = { settle: async () => {} };
 
-/** Where a project's counts are kept: one key per kind (and currency), apart from every other project's. */
-const tokensKey = (projectKey: string) => JSON.stringify([projectKey, 'tokens']);
-const costKey = (projectKey: string, currency: string) => JSON.stringify([projectKey, 'cost', currency]);
+/**
+ * Where a project's counts are kept: one key per kind (and currency), apart from every other project's
+ * and from an earlier budget's (by when each was set).
+ */
+const tokensKey = (projectKey: string, since: number) => JSON.stringify([projectKey, since, 'tokens']);
+const costKey = (projectKey: string, since: number, currency: string) =>
+  JSON.stringify([projectKey, since, 'cost', currency]);
 
 /** The budget's limit of tokens, as its meter counts it. */
 const tokenLimitOf = (budget: ProjectBudget, projectKey: string): MeteredLimit | undefined =>
-  budget.tokens === undefined ? undefined : { kind: 'tokens', key: tokensKey(projectKey), limit: budget.tokens };
+  budget.tokens === undefined
+    ? undefined
+    : { kind: 'tokens', key: tokensKey(projectKey, budget.since ?? 0), limit: budget.tokens };
 
 /** The budget's limit of cost, in millionths of its currency, as its meter counts it. */
 const costLimitOf = (budget: ProjectBudget, projectKey: string): MeteredLimit | undefined =>
   budget.cost === undefined
     ? undefined
-    : { kind: 'cost', key: costKey(projectKey, budget.cost.currency), limit: toMicros(budget.cost.amount) };
+    : {
+        kind: 'cost',
+        key: costKey(projectKey, budget.since ?? 0, budget.cost.currency),
+        limit: toMicros(budget.cost.amount),
+      };
 
 /** The budget as a refusal or a warning names it. */
 function limitOf(budget: ProjectBudget, projectKey: string, kind: 'tokens' | 'cost'): BudgetLimit {

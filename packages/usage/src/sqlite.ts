@@ -74,7 +74,8 @@ export const usageSchema: SqliteModuleSchema = {
           tokens INTEGER,
           currency TEXT,
           cost_micros INTEGER,
-          warn_at REAL NOT NULL
+          warn_at REAL NOT NULL,
+          since INTEGER
         ) STRICT;
       `,
     },
@@ -192,7 +193,7 @@ function sqliteApprovalsAndBudgets(
     async budget(projectKey) {
       const row = database.run(() =>
         sql(
-          'SELECT period, tokens, currency, cost_micros, warn_at FROM deskpilot_usage_budgets WHERE project_key = ?',
+          'SELECT period, tokens, currency, cost_micros, warn_at, since FROM deskpilot_usage_budgets WHERE project_key = ?',
         ).get(projectKey),
       );
       return row ? budgetOf(row as Record<string, unknown>) : null;
@@ -205,11 +206,12 @@ function sqliteApprovalsAndBudgets(
         }
         const row = budgetRowOf(budget);
         sql(
-          `INSERT INTO deskpilot_usage_budgets (project_key, period, tokens, currency, cost_micros, warn_at)
-           VALUES (?, ?, ?, ?, ?, ?)
+          `INSERT INTO deskpilot_usage_budgets (project_key, period, tokens, currency, cost_micros, warn_at, since)
+           VALUES (?, ?, ?, ?, ?, ?, ?)
            ON CONFLICT (project_key) DO UPDATE SET period = excluded.period, tokens = excluded.tokens,
-             currency = excluded.currency, cost_micros = excluded.cost_micros, warn_at = excluded.warn_at`,
-        ).run(projectKey, row.period, row.tokens, row.currency, row.cost_micros, row.warn_at);
+             currency = excluded.currency, cost_micros = excluded.cost_micros, warn_at = excluded.warn_at,
+             since = excluded.since`,
+        ).run(projectKey, row.period, row.tokens, row.currency, row.cost_micros, row.warn_at, row.since);
       });
     },
   };

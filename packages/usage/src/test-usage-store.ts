@@ -196,12 +196,14 @@ function testApprovalsAndBudgets(make: () => UsageStore | Promise<UsageStore>): 
       tokens: 5_000,
       cost: { currency: 'USD', amount: 3 },
       warnAt: 1,
+      since: 1_790_000_000_000,
     });
     expect(await store.budget('acme-b2c')).toEqual({
       period: 'day',
       tokens: 5_000,
       cost: { currency: 'USD', amount: 3 },
       warnAt: 1,
+      since: 1_790_000_000_000,
     });
     await store.setBudget('acme-b2c', null);
     expect(await store.budget('acme-b2c')).toBeNull();

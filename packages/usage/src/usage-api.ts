@@ -110,7 +110,13 @@ export const projectBudgetSchema = z
 /** A project's budget with this period's counts. */
 export const budgetStatusSchema = z.object({
   projectKey: z.string(),
-  budget: z.nullable(z.object({ ...budgetFields, warnAt: z.number() })),
+  budget: z.nullable(
+    z.object({
+      ...budgetFields,
+      warnAt: z.number(),
+      since: z.optional(described(z.number(), 'When it was set (epoch milliseconds): its counts start there.')),
+    }),
+  ),
   period: z.nullable(z.object({ start: z.string(), end: z.string() })),
   used: described(
     z.nullable(z.object({ tokens: z.optional(z.number()), cost: z.optional(z.number()) })),

@@ -250,7 +250,7 @@ describe('the usage module in a chat handler', () => {
     expect(set.status).toBe(200);
     expect(await set.json()).toEqual({
       projectKey: 'acme-b2c',
-      budget: { period: 'day', tokens: 1, warnAt: 0.8 },
+      budget: { period: 'day', tokens: 1, warnAt: 0.8, since: Date.UTC(2026, 10, 15, 12) },
       period: { start: '2026-11-15T00:00:00.000Z', end: '2026-11-16T00:00:00.000Z' },
       used: { tokens: 0 },
     });

@@ -226,7 +226,7 @@ async function serveBudgetUpdate(
     });
   const { projectKey, userEmail } = caller.context;
   const before = await deps.store.budget(projectKey);
-  const after: ProjectBudget | null = body.budget;
+  const after: ProjectBudget | null = body.budget && { ...body.budget, since: kit.now() };
   await deps.store.setBudget(projectKey, after);
   try {
     await kit.audit?.append({
@@ -246,9 +246,9 @@ async function serveBudgetUpdate(
           detail: 'The change could not be recorded: nothing changed.',
           cause: error,
         });
-  } finally {
-    deps.budgets?.forget(projectKey);
   }
+  // Its counts start from what the period's roll-ups already hold.
+  await deps.budgets?.start(projectKey);
   const status = await budgetStatus(deps, projectKey);
   return jsonResponse(200, status, [...Object.entries(caller.headers), noStore]);
 }

@@ -60,6 +60,11 @@ export interface ProjectBudget {
   cost?: { currency: string; amount: number } | undefined;
   /** The share of a limit past which a `budget-warning` event is told (0.8: 80 %). */
   warnAt: number;
+  /**
+   * When it was set (epoch milliseconds): its counts start from what the roll-ups hold for its period
+   * at that moment (`ProjectBudgets.start`), apart from an earlier budget's.
+   */
+  since?: number | undefined;
 }
 
 /**
@@ -115,7 +120,7 @@ export function approvalRowOf(row: Record<string, unknown>): ApprovalUsageRow {
   };
 }
 
-/** A stored budget row (`period`, `tokens`, `currency`, `cost_micros`, `warn_at`) as a {@link ProjectBudget}. */
+/** A stored budget row (`period`, `tokens`, `currency`, `cost_micros`, `warn_at`, `since`) as a {@link ProjectBudget}. */
 export function budgetOf(row: Record<string, unknown>): ProjectBudget {
   return {
     period: row.period === 'month' ? 'month' : 'day',
@@ -124,16 +129,18 @@ export function budgetOf(row: Record<string, unknown>): ProjectBudget {
       ? {}
       : { cost: { currency: String(row.currency), amount: fromMicros(Number(row.cost_micros)) } }),
     warnAt: Number(row.warn_at),
+    ...(row.since === null || row.since === undefined ? {} : { since: Number(row.since) }),
   };
 }
 
-/** A budget as its stored row: `period`, `tokens`, `currency`, `cost_micros`, `warn_at` (the columns in that order). */
+/** A budget as its stored row: `period`, `tokens`, `currency`, `cost_micros`, `warn_at`, `since` (the columns in that order). */
 export const budgetRowOf = (budget: ProjectBudget) => ({
   period: budget.period,
   tokens: budget.tokens ?? null,
   currency: budget.cost?.currency ?? null,
   cost_micros: budget.cost ? toMicros(budget.cost.amount) : null,
   warn_at: budget.warnAt,
+  since: budget.since ?? null,
 });
 
 /** The UTC day of an instant, `YYYY-MM-DD`. */
