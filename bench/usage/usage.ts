@@ -6,12 +6,12 @@
 //   node bench/usage/usage.ts --quick    a brief run, to check that the harness works
 import { availableParallelism, cpus } from 'node:os';
 import { createChatHandler } from '@deskpilot/core';
-import type { UsageEntry } from '@deskpilot/core/chat';
+import { createMemoryApprovalStore, createMemoryChatStore, signChatGrant, type UsageEntry } from '@deskpilot/core/chat';
 import { createDemoCommerceBackend, createDemoTicketBackend } from '@deskpilot/core/demo';
 import { createPostgresStores } from '@deskpilot/postgres';
 import { openTestDatabase } from '@deskpilot/postgres/testing';
 import { openSqliteDatabase } from '@deskpilot/sqlite';
-import { createPriceCatalogue, type UsageStore } from '@deskpilot/usage';
+import { createUsageModule, type UsageStore } from '@deskpilot/usage';
 import { createPostgresUsageStore, usageSchema } from '@deskpilot/usage/postgres';
 import { createSqliteUsageStore, usageSchema as sqliteUsageSchema } from '@deskpilot/usage/sqlite';
 import { createBenchModel } from '../shared/chat-bench-model.ts';
@@ -27,12 +27,13 @@ if (new URL(databaseUrl).hostname !== '127.0.0.1') throw new Error('DATABASE_URL
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
-/** SQL statements per chat turn on Postgres: the chat alone, then with pricing and the roll-ups. */
-async function statementsPerTurn(): Promise<{ before: number; after: number }> {
+/** SQL statements per chat turn on Postgres: the chat alone, with the usage module (pricing and roll-ups), and with a project budget too. */
+async function statementsPerTurn(): Promise<{ before: number; after: number; budgeted: number }> {
   const database = await openTestDatabase({ databaseUrl, modules: [usageSchema] });
   const client = countingSql(database.client);
   const { chatStore, approvalStore } = createPostgresStores(client);
-  const handlerOf = (withUsage: boolean) =>
+  const usageStore = createPostgresUsageStore(client);
+  const handlerOf = (withUsage: boolean, budgets: boolean) =>
     createChatHandler({
       identity: 'trust-request-body',
       store: chatStore,
@@ -41,10 +42,10 @@ async function statementsPerTurn(): Promise<{ before: number; after: number }> {
       commerce: createDemoCommerceBackend(),
       tickets: createDemoTicketBackend(),
       limits: { user: { policy: { limit: 1_000_000_000 } } },
-      ...(withUsage ? { priceTurn: createPriceCatalogue(), usage: createPostgresUsageStore(client) } : {}),
+      ...(withUsage ? { modules: [createUsageModule({ store: usageStore, budgets: budgets ? {} : false })] } : {}),
     });
-  const perTurn = async (withUsage: boolean) => {
-    const chat = handlerOf(withUsage);
+  const perTurn = async (withUsage: boolean, budgets = false) => {
+    const chat = handlerOf(withUsage, budgets);
     const before = counter.statements;
     for (let index = 0; index < turnsPerSide; index++) {
       const response = await chat.fetch(
@@ -68,8 +69,11 @@ async function statementsPerTurn(): Promise<{ before: number; after: number }> {
   };
   const before = await perTurn(false);
   const after = await perTurn(true);
+  // A budget of tokens per day for the project: read once per 5 s (cached), then counted in memory.
+  await usageStore.setBudget('acme-b2c', { period: 'day', tokens: 1_000_000_000_000, warnAt: 0.8 });
+  const budgeted = await perTurn(true, true);
   await database.close();
-  return { before, after };
+  return { before, after, budgeted };
 }
 
 const day = (index: number) => Date.UTC(2026, 10, 1 + (index % 30), 12);
@@ -90,7 +94,65 @@ function syntheticTurn(index: number, projectKey?: string): UsageEntry {
   };
 }
 
-/** One store's row: a record's time, and a month's series (by day, user, model; tools) for the big project and the small. */
+const secret = 'bench-usage-context-secret-0123456789abcdef';
+
+/**
+ * The Usage API on `store`: `POST /chat/usage` by day for a month, as a project admin with a signed
+ * grant, through the chat handler (identity, the read limit, the report, JSON).
+ */
+function usageApi(store: UsageStore) {
+  const chat = createChatHandler({
+    contextSecret: secret,
+    store: createMemoryChatStore(),
+    approvalStore: createMemoryApprovalStore(),
+    models: { fallback: createBenchModel({ textChunks: 1, chunkDelayMs: 0 }) },
+    commerce: createDemoCommerceBackend(),
+    limits: { history: { policy: { limit: 1_000_000_000 } } },
+    modules: [createUsageModule({ store, budgets: false })],
+  });
+  return async (projectKey: string) => {
+    const grant = await signChatGrant(
+      { userEmail: 'lead@example.com', userRole: 'admin', projectKey, businessType: 'b2c', capabilities: {} },
+      secret,
+    );
+    const body = JSON.stringify({ context: { grant }, from: '2026-11-01', to: '2026-11-30', by: 'day' });
+    return async () => {
+      const response = await chat.fetch(
+        new Request('http://chat.bench/chat/usage', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body,
+        }),
+        { clientAddress: '127.0.0.1' },
+      );
+      if (response.status !== 200) throw new Error(`the Usage API answered ${response.status}`);
+      await response.json();
+    };
+  };
+}
+
+/** Median milliseconds of `reads` calls of `call`, over the rounds (the big project and the small alternating), and their ratio. */
+async function timeBoth(call: (projectKey: string) => Promise<() => Promise<unknown>>) {
+  const ratios: number[] = [];
+  const bigTimes: number[] = [];
+  for (let round = 0; round < rounds; round++) {
+    const time = async (projectKey: string) => {
+      const run = await call(projectKey);
+      const at = performance.now();
+      for (let index = 0; index < reads; index++) await run();
+      return (performance.now() - at) / reads;
+    };
+    const order = round % 2 === 0 ? ['acme-b2c', 'initech-b2c'] : ['initech-b2c', 'acme-b2c'];
+    const [first, second] = [await time(order[0]!), await time(order[1]!)];
+    const big = order[0] === 'acme-b2c' ? first : second;
+    const small = order[0] === 'acme-b2c' ? second : first;
+    ratios.push(big / small);
+    bigTimes.push(big);
+  }
+  return { ms: median(bigTimes), ratio: median(ratios) };
+}
+
+/** One store's row: a record's time, a month's series (by day, user, model; tools) and the Usage API's answer for the big project and the small. */
 async function storeRow(name: string, store: UsageStore) {
   const started = performance.now();
   const chunk = 50;
@@ -126,13 +188,25 @@ async function storeRow(name: string, store: UsageStore) {
     for (let index = 0; index < reads; index++) await store.record(syntheticTurn(index));
     recordTimes.push((performance.now() - at) / reads);
   }
-  return { name, seedSeconds, monthMs: median(bigTimes), ratio: median(ratios), recordMs: median(recordTimes) };
+  // The API's answer beside its anchor, the same series read from the store directly.
+  const direct = await timeBoth(async (projectKey) => () => store.totals({ projectKey, ...month }, 'day'));
+  const api = await timeBoth(usageApi(store));
+  return {
+    name,
+    seedSeconds,
+    monthMs: median(bigTimes),
+    ratio: median(ratios),
+    recordMs: median(recordTimes),
+    api,
+    direct,
+  };
 }
 
 console.log(`usage roll-ups — ${cpus()[0]?.model ?? 'cpu'} × ${availableParallelism()}, Node ${process.version}`);
 const statements = await statementsPerTurn();
 console.log(
-  `statements per chat turn on Postgres: ${statements.before.toFixed(2)} without, ${statements.after.toFixed(2)} with pricing and roll-ups`,
+  `statements per chat turn on Postgres: ${statements.before.toFixed(2)} without, ${statements.after.toFixed(2)} with pricing and roll-ups, ` +
+    `${statements.budgeted.toFixed(2)} with a project budget too`,
 );
 const sqlite = await openSqliteDatabase({ modules: [sqliteUsageSchema] });
 const postgres = await openTestDatabase({ databaseUrl, modules: [usageSchema] });
@@ -143,7 +217,10 @@ for (const row of [
   console.log(
     `${row.name}: ${monthTurns.toLocaleString('en')} turns recorded in ${row.seedSeconds.toFixed(1)} s; ` +
       `a record ${row.recordMs.toFixed(3)} ms; a month's series (by day, user, model, tools) ${row.monthMs.toFixed(2)} ms, ` +
-      `${row.ratio.toFixed(2)}× a project with a twentieth of its turns`,
+      `${row.ratio.toFixed(2)}× a project with a twentieth of its turns\n` +
+      `  the Usage API, a month by day (POST /chat/usage, signed grant): ${row.api.ms.toFixed(2)} ms, ` +
+      `${row.api.ratio.toFixed(2)}× the small project; the same series read from the store ${row.direct.ms.toFixed(2)} ms ` +
+      `(the API ${(row.api.ms / row.direct.ms).toFixed(2)}× its store read)`,
   );
 await sqlite.close();
 await postgres.close();
