@@ -2,7 +2,8 @@
 export interface ClientProblemBudget {
   period: 'day' | 'month';
   kind: 'tokens' | 'cost';
-  limit: number;
+  /** Told to the project's admins only. */
+  limit?: number;
   currency?: string;
 }
 
@@ -93,7 +94,11 @@ function providerOf(value: unknown): { id: string; name: string } | undefined {
 function budgetOf(value: unknown): ClientProblemBudget | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
   const { period, kind, limit, currency } = value as Record<string, unknown>;
-  if ((period !== 'day' && period !== 'month') || (kind !== 'tokens' && kind !== 'cost') || typeof limit !== 'number')
-    return undefined;
-  return { period, kind, limit, ...(typeof currency === 'string' ? { currency } : {}) };
+  if ((period !== 'day' && period !== 'month') || (kind !== 'tokens' && kind !== 'cost')) return undefined;
+  return {
+    period,
+    kind,
+    ...(typeof limit === 'number' ? { limit } : {}),
+    ...(typeof currency === 'string' ? { currency } : {}),
+  };
 }

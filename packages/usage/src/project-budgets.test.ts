@@ -140,10 +140,10 @@ describe('createProjectBudgets', () => {
     expect((await budgets.status('acme-b2c'))?.tokens).toBe(1_000);
   });
 
-  it('warns once, when a reservation takes the count past warnAt of the limit', async () => {
-    const { budgets } = await setup({ period: 'day', tokens: 5_000, warnAt: 0.5 });
+  it('warns once a period, at the first turn that finds the count past warnAt of the limit', async () => {
+    const { budgets, advance } = await setup({ period: 'day', tokens: 5_000, warnAt: 0.5 });
     const warnings = [];
-    for (let index = 0; index < 4; index++) warnings.push(...(await reserved(budgets)).warnings);
+    for (let index = 0; index < 5; index++) warnings.push(...(await reserved(budgets)).warnings);
     expect(warnings).toEqual([
       {
         budget: { projectKey: 'acme-b2c', period: 'day', kind: 'tokens', limit: 5_000 },
@@ -151,9 +151,40 @@ describe('createProjectBudgets', () => {
         threshold: 0.5,
       },
     ]);
+    // The next day starts afresh.
+    advance(86_400_000);
+    for (let index = 0; index < 4; index++) warnings.push(...(await reserved(budgets)).warnings);
+    expect(warnings).toHaveLength(2);
   });
 
-  it('reads a budget changed elsewhere within cacheMs, and at once after start', async () => {
+  it('reserves at most the limit, so a budget smaller than a turn still lets one in at a time', async () => {
+    const { budgets } = await setup({ period: 'day', tokens: 600, warnAt: 1 });
+    const first = await reserved(budgets, turn({ tokens: 400_000 }));
+    expect((await budgets.status('acme-b2c'))?.tokens).toBe(600);
+    expect(await budgets.reserve(turn({ tokens: 400_000 }))).toMatchObject({ ok: false, used: 600 });
+    await first.hold.settle({ usage: { inputTokens: 100, outputTokens: 50, totalTokens: 150 } });
+    expect((await reserved(budgets, turn({ tokens: 400_000 }))).ok).toBe(true);
+  });
+
+  it('refuses with store_unavailable, reserving nothing, when a meter fails midway', async () => {
+    const inner = createMemoryTokenMeter({ windowMs: 'month', now: () => Date.UTC(2026, 10, 15, 12) });
+    const failing: TokenMeter = {
+      used: (key) => inner.used(key),
+      add: (key, tokens, window) => inner.add(key, tokens, window),
+      reserve: (key, tokens, limit) => {
+        if (key.includes('"cost"')) throw new Error('redis down');
+        return inner.reserve(key, tokens, limit);
+      },
+    };
+    const { budgets } = await setup(
+      { period: 'month', tokens: 10_000, cost: { currency: 'EUR', amount: 1 }, warnAt: 1 },
+      { day: failing, month: failing },
+    );
+    await expect(budgets.reserve(turn())).rejects.toMatchObject({ code: 'store_unavailable' });
+    expect((await budgets.status('acme-b2c'))?.tokens).toBe(0);
+  });
+
+  it('reads a budget changed elsewhere within cacheMs, and at once after forget', async () => {
     const { budgets, store, advance } = await setup({ period: 'day', tokens: 1_000, warnAt: 0.8 });
     await reserved(budgets);
     await store.setBudget('acme-b2c', null);
@@ -161,7 +192,7 @@ describe('createProjectBudgets', () => {
     advance(5_001);
     expect((await budgets.reserve(turn())).ok).toBe(true);
     await store.setBudget('acme-b2c', { period: 'day', tokens: 1, warnAt: 0.8, since: 5 });
-    await budgets.start('acme-b2c');
+    budgets.forget('acme-b2c');
     // A new budget (by its since) counts afresh: under its limit, then past it.
     expect((await budgets.reserve(turn())).ok).toBe(true);
     expect((await budgets.reserve(turn())).ok).toBe(false);
@@ -184,14 +215,16 @@ describe('createProjectBudgets', () => {
     await store.record(entry(Date.UTC(2026, 10, 2), 900));
     await store.record(entry(Date.UTC(2026, 10, 15, 9), 1_900));
     await store.record(entry(Date.UTC(2026, 9, 31), 50_000));
-    await store.setBudget('acme-b2c', {
+    const next = {
       period: 'month',
       tokens: 10_000,
       cost: { currency: 'EUR', amount: 5 },
       warnAt: 1,
       since: 2,
-    });
-    await budgets.start('acme-b2c');
+    } as const;
+    await budgets.seed('acme-b2c', next);
+    await store.setBudget('acme-b2c', next);
+    budgets.forget('acme-b2c');
     expect(await budgets.status('acme-b2c')).toMatchObject({ tokens: 3_000, cost: 1 });
   });
 });

@@ -7,7 +7,7 @@ import type {
   TurnBudgetHold,
   TurnBudgetRequest,
 } from '@deskpilot/core/chat';
-import { createMemoryTokenMeter, meterWindows, type TokenMeter } from '@deskpilot/core/session';
+import { DeskpilotError, createMemoryTokenMeter, meterWindows, type TokenMeter } from '@deskpilot/core/session';
 import { fromMicros, toMicros, type ProjectBudget, type UsageStore } from './usage-store.js';
 
 /** Options of {@link createProjectBudgets}. */
@@ -48,11 +48,13 @@ export interface ProjectBudgets extends TurnBudget {
   /** The project's budget and this period's counts; null when it has none. */
   status(projectKey: string): Promise<ProjectBudgetStatus | null>;
   /**
-   * After the project's budget changed (in this process): forgets the cached one, and starts the new
-   * budget's counts (its own, by its `since`) from what the roll-ups hold for its period so far — a
-   * budget set mid-month counts the month's spend before it. Turns running then count in the old one.
+   * Starts the counts of a budget about to be set (its own, by its `since`) from what the roll-ups hold
+   * for its period so far: a budget set mid-month counts the month's spend before it. Call it before
+   * the budget is stored (a failure then changes nothing); turns running meanwhile count in the old one.
    */
-  start(projectKey: string): Promise<void>;
+  seed(projectKey: string, budget: ProjectBudget): Promise<void>;
+  /** Forgets the project's cached budget: call it once a budget changed in this process. */
+  forget(projectKey: string): void;
 }
 
 /** A limit of a budget, as a meter counts it: tokens, or millionths of the currency. */
@@ -68,9 +70,10 @@ const maxCachedProjects = 10_000;
 /**
  * Budgets per project (`createUsageModule` gives them to the chat handler): each turn reserves what it
  * can be sent at most — tokens, and for a budget of cost those tokens priced at the model's input rate
- * — while the project's count for the day or month (UTC) is under the limit, and settles to what it
- * used and cost. Parallel turns at the edge overspend by at most one reservation. A reservation that
- * takes a count past `warnAt` of its limit returns a warning (the `budget-warning` event).
+ * (at most the limit) — while the project's count for the day or month (UTC) is under the limit, and
+ * settles to what it used and cost. Parallel turns at the edge overspend by at most one reservation
+ * (and what a turn writes past it). The first turn that finds a count past `warnAt` of its limit in a
+ * period gets a warning (the `budget-warning` event), once per process.
  *
  * @example
  * const budgets = createProjectBudgets({ store: usageStore, priceTurn: createPriceCatalogue() });
@@ -85,6 +88,7 @@ export function createProjectBudgets(options: ProjectBudgetsOptions): ProjectBud
     month: createMemoryTokenMeter({ windowMs: 'month', now }),
   };
   const cache = new Map<string, { budget: ProjectBudget | null; until: number }>();
+  const warned: Warned = new Map();
   const budgetOf = async (projectKey: string): Promise<ProjectBudget | null> => {
     const cached = cache.get(projectKey);
     if (cached && cached.until > now()) return cached.budget;
@@ -98,7 +102,7 @@ export function createProjectBudgets(options: ProjectBudgetsOptions): ProjectBud
     async reserve(request) {
       const budget = await budgetOf(request.projectKey);
       if (!budget) return { ok: true, hold: settled, warnings: [] };
-      return reserveWithin(budget, request, meters[budget.period], options.priceTurn);
+      return reserveWithin(budget, request, meters[budget.period], options.priceTurn, warned);
     },
     async status(projectKey) {
       const budget = await budgetOf(projectKey);
@@ -122,18 +126,13 @@ export function createProjectBudgets(options: ProjectBudgetsOptions): ProjectBud
         ...(cost === undefined ? {} : { cost: fromMicros(cost) }),
       };
     },
-    async start(projectKey) {
-      cache.delete(projectKey);
-      const budget = await budgetOf(projectKey);
-      if (!budget) return;
-      const meter = meters[budget.period];
+    async seed(projectKey, budget) {
       const time = now();
       const windows = meterWindows(budget.period === 'day' ? 86_400_000 : 'month');
       const from = new Date(windows.start(windows.of(time))).toISOString().slice(0, 10);
-      const rows = await options.store.totals(
-        { projectKey, from, to: new Date(time).toISOString().slice(0, 10) },
-        'day',
-      );
+      const to = new Date(time).toISOString().slice(0, 10);
+      const rows = await options.store.totals({ projectKey, from, to }, 'day');
+      const meter = meters[budget.period];
       const tokenLimit = tokenLimitOf(budget, projectKey);
       const costLimit = costLimitOf(budget, projectKey);
       const tokens = rows.reduce((sum, row) => sum + row.inputTokens + row.outputTokens, 0);
@@ -145,6 +144,7 @@ export function createProjectBudgets(options: ProjectBudgetsOptions): ProjectBud
       if (tokenLimit && tokens > 0) await meter.add(tokenLimit.key, tokens);
       if (costLimit && cost > 0) await meter.add(costLimit.key, toMicros(cost));
     },
+    forget: (projectKey) => void cache.delete(projectKey),
   };
 }
 
@@ -182,54 +182,88 @@ function limitOf(budget: ProjectBudget, projectKey: string, kind: 'tokens' | 'co
     : { projectKey, period: budget.period, kind, limit: budget.cost!.amount, currency: budget.cost!.currency };
 }
 
-/** Reserves a turn from each limit of `budget`, in turn; a refusal gives back what the others reserved. */
+/** Warnings already told, by meter key and window: once per budget and period in a process. */
+type Warned = Map<string, true>;
+
+/** The limits of `budget` a turn reserves from, with what it reserves from each; `unpriced` when a budget of cost cannot price it. */
+function meteredOf(
+  budget: ProjectBudget,
+  turn: TurnBudgetRequest,
+  priceTurn: PriceTurn | undefined,
+): Array<MeteredLimit & { amount: number }> | 'unpriced' {
+  const tokens = Math.max(0, Math.ceil(turn.tokens));
+  const metered: Array<MeteredLimit & { amount: number }> = [];
+  // Never more than the limit: a small budget still lets a turn in.
+  const tokenLimit = tokenLimitOf(budget, turn.projectKey);
+  if (tokenLimit) metered.push({ ...tokenLimit, amount: Math.min(tokens, tokenLimit.limit) });
+  const costLimit = costLimitOf(budget, turn.projectKey);
+  if (costLimit) {
+    const price = priceTurn?.({ inputTokens: tokens, outputTokens: 0, totalTokens: tokens }, turn.model);
+    // A turn a budget of cost cannot count is not let through uncounted.
+    if (!price || price.currency !== budget.cost!.currency) return 'unpriced';
+    metered.push({ ...costLimit, amount: Math.min(toMicros(price.amount), costLimit.limit) });
+  }
+  return metered;
+}
+
+/**
+ * Reserves a turn from each limit of `budget`, in turn; a refusal, or a meter that fails, gives back
+ * what the others reserved. A meter that fails refuses the turn (`store_unavailable`): the cap holds.
+ */
 async function reserveWithin(
   budget: ProjectBudget,
   turn: TurnBudgetRequest,
   meter: TokenMeter,
   priceTurn: PriceTurn | undefined,
+  warned: Warned,
 ): Promise<TurnBudgetAnswer> {
-  const tokens = Math.max(0, Math.ceil(turn.tokens));
-  const metered: Array<MeteredLimit & { amount: number }> = [];
-  const tokenLimit = tokenLimitOf(budget, turn.projectKey);
-  if (tokenLimit) metered.push({ ...tokenLimit, amount: tokens });
-  const costLimit = costLimitOf(budget, turn.projectKey);
-  if (costLimit) {
-    const price = priceTurn?.({ inputTokens: tokens, outputTokens: 0, totalTokens: tokens }, turn.model);
-    // A turn a budget of cost cannot count is not let through uncounted.
-    if (!price || price.currency !== budget.cost!.currency)
-      return {
-        ok: false,
-        reason: 'unpriced',
-        budget: limitOf(budget, turn.projectKey, 'cost'),
-        used: 0,
-        retryAfterMs: 0,
-      };
-    metered.push({ ...costLimit, amount: toMicros(price.amount) });
-  }
+  const metered = meteredOf(budget, turn, priceTurn);
+  if (metered === 'unpriced')
+    return {
+      ok: false,
+      reason: 'unpriced',
+      budget: limitOf(budget, turn.projectKey, 'cost'),
+      used: 0,
+      retryAfterMs: 0,
+    };
   const taken: Array<MeteredLimit & { amount: number; window: number }> = [];
+  const giveBack = () =>
+    Promise.all(taken.map((held) => Promise.resolve(meter.add(held.key, -held.amount, held.window)).catch(() => {})));
   const warnings: BudgetWarning[] = [];
-  for (const limit of metered) {
-    const reservation = await meter.reserve(limit.key, limit.amount, limit.limit);
-    if (!reservation.reserved) {
-      await Promise.all(taken.map((held) => meter.add(held.key, -held.amount, held.window)));
-      const used = limit.kind === 'cost' ? fromMicros(reservation.used) : reservation.used;
-      return {
-        ok: false,
-        reason: 'exceeded',
-        budget: limitOf(budget, turn.projectKey, limit.kind),
-        used,
-        retryAfterMs: reservation.resetMs,
-      };
+  try {
+    for (const limit of metered) {
+      const reservation = await meter.reserve(limit.key, limit.amount, limit.limit);
+      const shown = (count: number) => (limit.kind === 'cost' ? fromMicros(count) : count);
+      if (!reservation.reserved) {
+        await giveBack();
+        const named = limitOf(budget, turn.projectKey, limit.kind);
+        return {
+          ok: false,
+          reason: 'exceeded',
+          budget: named,
+          used: shown(reservation.used),
+          retryAfterMs: reservation.resetMs,
+        };
+      }
+      taken.push({ ...limit, amount: reservation.tokens, window: reservation.window });
+      // Judged on what was counted before this turn's reservation (settled turns and those running), once per period.
+      const before = reservation.used - reservation.tokens;
+      const once = `${limit.key}\u0000${reservation.window}`;
+      if (before >= budget.warnAt * limit.limit && !warned.has(once)) {
+        warned.set(once, true);
+        if (warned.size > maxCachedProjects) warned.delete(warned.keys().next().value!);
+        warnings.push({
+          budget: limitOf(budget, turn.projectKey, limit.kind),
+          used: shown(before),
+          threshold: budget.warnAt,
+        });
+      }
     }
-    taken.push({ ...limit, amount: reservation.tokens, window: reservation.window });
-    const threshold = budget.warnAt * limit.limit;
-    if (reservation.used >= threshold && reservation.used - reservation.tokens < threshold)
-      warnings.push({
-        budget: limitOf(budget, turn.projectKey, limit.kind),
-        used: limit.kind === 'cost' ? fromMicros(reservation.used) : reservation.used,
-        threshold: budget.warnAt,
-      });
+  } catch (cause) {
+    await giveBack();
+    throw DeskpilotError.isInstance(cause)
+      ? cause
+      : new DeskpilotError('store_unavailable', { detail: 'The project’s budget is unavailable.', cause });
   }
   return { ok: true, hold: holdOf(meter, taken, budget.cost?.currency), warnings };
 }

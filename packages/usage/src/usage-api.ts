@@ -82,7 +82,10 @@ const budgetFields = {
           z.string().check(z.regex(/^[A-Z]{3}$/, 'Must be an ISO 4217 code')),
           'ISO 4217 (`USD` for the maintained catalogue).',
         ),
-        amount: z.number().check(z.positive(), z.maximum(1_000_000_000)),
+        amount: described(
+          z.number().check(z.gte(0.000001), z.maximum(1_000_000_000)),
+          'At least 0.000001: amounts are kept to the millionth.',
+        ),
       }),
       'What the turns may cost per period.',
     ),

@@ -139,6 +139,8 @@ describe('the usage module in a chat handler', () => {
       [{ by: 'day', from: '2025-01-01', to: '2026-11-30' }, 'to'],
       [{ by: 'week' }, 'by'],
       [{ by: 'day', from: 'yesterday' }, 'from'],
+      [{ by: 'day', from: '0000-01-01' }, 'from'],
+      [{ by: 'user', user: '   ' }, 'user'],
     ] as const) {
       const response = await report(alice, body);
       expect(response.status).toBe(400);
@@ -194,19 +196,24 @@ describe('the usage module in a chat handler', () => {
           },
         ],
       };
-      const response = await post('/chat', {
-        sessionId: proposed.sessionId,
-        context: { grant: await grant(alice) },
-        messages: [answered],
-      });
-      for await (const _chunk of readChatStream(response));
-      // Answered again (a double submit): decided once.
+      // Answered three times at once (a double submit, another tab): decided once.
+      const answers = await Promise.all(
+        [1, 2, 3].map(async () =>
+          post('/chat', {
+            sessionId: proposed.sessionId,
+            context: { grant: await grant(alice) },
+            messages: [answered],
+          }),
+        ),
+      );
+      for (const response of answers) if (response.ok) for await (const _chunk of readChatStream(response));
+      // And once more, after the others ended.
       const again = await post('/chat', {
         sessionId: proposed.sessionId,
         context: { grant: await grant(alice) },
         messages: [answered],
       });
-      for await (const _chunk of readChatStream(again));
+      if (again.ok) for await (const _chunk of readChatStream(again));
     };
     await decide(true, 'ORD-1001');
     await decide(false, 'ORD-1002');
@@ -219,7 +226,7 @@ describe('the usage module in a chat handler', () => {
   });
 
   it('lets a project admin set the budget, recorded in the trail; turns past it are refused with 429 naming it', async () => {
-    const { post, grant, chat, audit, events, usage } = setup();
+    const { post, grant, chat, audit, events, usage, report } = setup();
     const budget = async (who: typeof alice, body: object = {}) =>
       post(body && 'budget' in body ? '/chat/usage/budget/update' : '/chat/usage/budget', {
         context: { grant: await grant(who) },
@@ -241,35 +248,55 @@ describe('the usage module in a chat handler', () => {
       { period: 'day', cost: { currency: 'eur', amount: 5 } },
       { period: 'day', tokens: -1 },
       { period: 'day', tokens: 5, warnAt: 2 },
+      { period: 'day', cost: { currency: 'EUR', amount: 1e-9 } },
     ]) {
       const response = await budget(alice, { budget: bad });
       expect(response.status).toBe(400);
       expect(await response.json()).toMatchObject({ code: 'invalid_request' });
     }
-    const set = await budget(alice, { budget: { period: 'day', tokens: 1 } });
+    // A turn before the budget: what a budget set now starts from.
+    const early = await chat(carol, 'hello');
+    expect(early.response.status).toBe(200);
+    const spent = (
+      (await (await report(alice, { by: 'day' })).json()) as {
+        rows: Array<{ inputTokens: number; outputTokens: number }>;
+      }
+    ).rows.reduce((sum, row) => sum + row.inputTokens + row.outputTokens, 0);
+    expect(spent).toBeGreaterThan(0);
+    const set = await budget(alice, { budget: { period: 'day', tokens: spent + 1, warnAt: 0.5 } });
     expect(set.status).toBe(200);
     expect(await set.json()).toEqual({
       projectKey: 'acme-b2c',
-      budget: { period: 'day', tokens: 1, warnAt: 0.8, since: Date.UTC(2026, 10, 15, 12) },
+      budget: { period: 'day', tokens: spent + 1, warnAt: 0.5, since: Date.UTC(2026, 10, 15, 12) },
       period: { start: '2026-11-15T00:00:00.000Z', end: '2026-11-16T00:00:00.000Z' },
-      used: { tokens: 0 },
+      used: { tokens: spent },
     });
     const [record] = await audit.list({ projectKey: 'acme-b2c', type: 'usage-budget-changed' });
     expect(record).toMatchObject({
       actor: 'alice@example.com',
       subject: 'acme-b2c',
-      data: { before: null, after: { period: 'day', tokens: 1, warnAt: 0.8 } },
+      data: { before: null, after: { period: 'day', tokens: spent + 1, warnAt: 0.5 } },
     });
-    // Under the limit: let in (its reservation takes the count past it, and past the warning).
+    // Under the limit, past the warning: let in, and warned once.
     const first = await chat(carol, 'hello');
     expect(first.response.status).toBe(200);
-    expect(events).toContainEqual(expect.objectContaining({ type: 'budget-warning', threshold: 0.8 }));
+    expect(events.filter((event) => event.type === 'budget-warning')).toEqual([
+      {
+        type: 'budget-warning',
+        budget: { projectKey: 'acme-b2c', period: 'day', kind: 'tokens', limit: spent + 1 },
+        used: spent,
+        threshold: 0.5,
+      },
+    ]);
     const second = await chat(carol, 'hello again');
     expect(second.response.status).toBe(429);
     expect(second.response.headers.get('retry-after')).toBe(String(12 * 3600));
-    expect(await second.response.json()).toMatchObject({
-      code: 'project_budget_exceeded',
-      budget: { period: 'day', kind: 'tokens', limit: 1 },
+    // A member is told which budget, not its limit; an admin is told the limit too.
+    const refused = (await second.response.json()) as { code: string; budget: object };
+    expect(refused).toMatchObject({ code: 'project_budget_exceeded', budget: { period: 'day', kind: 'tokens' } });
+    expect(refused.budget).not.toHaveProperty('limit');
+    expect(await (await chat(alice, 'and me?')).response.json()).toMatchObject({
+      budget: { period: 'day', kind: 'tokens', limit: spent + 1 },
     });
     // Another project is not capped.
     expect(await usage.budgets!.status('globex-b2c')).toBeNull();
@@ -285,6 +312,42 @@ describe('the usage module in a chat handler', () => {
     });
     expect(claimed.status).toBe(403);
     expect(await trusting.store.budget('acme-b2c')).toBeNull();
+    // A body that claims to be an admin reads its own usage only.
+    await trusting.store.record({
+      projectKey: 'acme-b2c',
+      user: 'carol@example.com',
+      model: 'deskpilot:offline-demo',
+      at: Date.UTC(2026, 10, 15, 12),
+      kind: 'turn',
+      usage: { inputTokens: 10, outputTokens: 5, totalTokens: 15 },
+      tools: [],
+    });
+    const claimedReport = await trusting.post('/chat/usage', {
+      context: { ...alice, projectKey: 'acme-b2c' },
+      from: '2026-11-01',
+      to: '2026-11-30',
+      by: 'user',
+    });
+    expect(await claimedReport.json()).toMatchObject({ user: 'alice@example.com', rows: [] });
+    // Without an audit trail, a budget is not set through the API.
+    const unaudited = setup({ audit: undefined });
+    const refused = await unaudited.post('/chat/usage/budget/update', {
+      context: { grant: await unaudited.grant(alice) },
+      budget: { period: 'day', tokens: 5 },
+    });
+    expect(refused.status).toBe(403);
+    expect(await unaudited.store.budget('acme-b2c')).toBeNull();
+    // The period's roll-ups cannot be read to start its counts: 503, nothing changed.
+    const unreadable = setup();
+    unreadable.store.totals = () => Promise.reject(new Error('database down'));
+    const unseeded = await unreadable.post('/chat/usage/budget/update', {
+      context: { grant: await unreadable.grant(alice) },
+      budget: { period: 'day', tokens: 5 },
+    });
+    expect(unseeded.status).toBe(503);
+    expect(await unseeded.json()).toMatchObject({ code: 'store_unavailable' });
+    expect(await unreadable.store.budget('acme-b2c')).toBeNull();
+    expect(await unreadable.audit.list({ projectKey: 'acme-b2c' })).toEqual([]);
     const broken: AuditStore = {
       ...createMemoryAuditStore(),
       append: () => Promise.reject(new Error('disk full')),

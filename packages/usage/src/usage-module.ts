@@ -96,29 +96,39 @@ function pricingOf(prices: PriceCatalogueOptions | false | undefined): z.output<
 }
 
 const noStore: [string, string] = ['cache-control', 'no-store'];
-const isAdmin = (context: ChatContext) => context.userRole === 'admin';
+/**
+ * Whether the caller administers the project: its role says so, and a signed grant or the host's
+ * session vouches for it (a body's claim reads its own usage only).
+ */
+const isAdmin = (kit: ChatModuleKit, context: ChatContext) => kit.verifiedIdentity && context.userRole === 'admin';
 
-/** A day's instant, or NaN when the text is no real date. */
+/** A day's instant, or NaN when the text is no real date from 1970 on. */
 const dayAt = (day: string) => {
   const at = Date.parse(`${day}T00:00:00Z`);
-  return Number.isNaN(at) || new Date(at).toISOString().slice(0, 10) !== day ? Number.NaN : at;
+  return Number.isNaN(at) || at < 0 || new Date(at).toISOString().slice(0, 10) !== day ? Number.NaN : at;
 };
 
 /** The query a report runs: the caller's project, a period that is one, and the caller's own rows unless an admin asks for more. */
-function reportQuery(context: ChatContext, body: z.output<typeof usageReportBodySchema>): UsageQuery {
+function reportQuery(
+  kit: ChatModuleKit,
+  context: ChatContext,
+  body: z.output<typeof usageReportBodySchema>,
+): UsageQuery {
   const from = dayAt(body.from);
   const to = dayAt(body.to);
   const invalid = (path: string, message: string) =>
     new DeskpilotError('invalid_request', { detail: 'The period is invalid.', errors: [{ path, message }] });
-  if (Number.isNaN(from)) throw invalid('from', 'Must be a real date');
-  if (Number.isNaN(to)) throw invalid('to', 'Must be a real date');
+  if (Number.isNaN(from)) throw invalid('from', 'Must be a real date, from 1970 on');
+  if (Number.isNaN(to)) throw invalid('to', 'Must be a real date, from 1970 on');
   if (to < from) throw invalid('to', 'Must not be before from');
   if ((to - from) / 86_400_000 + 1 > maxReportDays)
     throw invalid('to', `A report covers at most ${maxReportDays} days`);
   const asked = body.user?.trim().toLowerCase();
-  if (!isAdmin(context) && asked !== undefined && asked !== context.userEmail)
+  if (asked === '') throw invalid('user', 'Must not be blank');
+  const admin = isAdmin(kit, context);
+  if (!admin && asked !== undefined && asked !== context.userEmail)
     throw new DeskpilotError('forbidden', { detail: 'Only a project admin reads another user’s usage.' });
-  const user = isAdmin(context) ? asked : context.userEmail;
+  const user = admin ? asked : context.userEmail;
   return { projectKey: context.projectKey, from: body.from, to: body.to, ...(user === undefined ? {} : { user }) };
 }
 
@@ -134,7 +144,7 @@ type ReportInput = RouteRequestInput<(typeof usageRoutes)['usageReport']>;
 async function serveReport(deps: UsageRouteDeps, kit: ChatModuleKit, request: HttpRequest, input: ReportInput) {
   const body = await input.body();
   const caller = await kit.caller(request, body.context);
-  const query = reportQuery(caller.context, body);
+  const query = reportQuery(kit, caller.context, body);
   const rows = await reportOf(deps, query, body.by);
   const report = { ...query, by: body.by, user: query.user ?? null, rows, pricing: deps.pricing };
   return jsonResponse(200, report, [...Object.entries(caller.headers), noStore]);
@@ -148,7 +158,7 @@ async function serveExport(
 ): Promise<HttpResponse> {
   const body = await input.body();
   const caller = await kit.caller(request, body.context);
-  const query = reportQuery(caller.context, body);
+  const query = reportQuery(kit, caller.context, body);
   const rows = await reportOf(deps, query, body.by);
   // The file's name: the project's key kept to safe characters.
   const name = `usage-${query.projectKey.replace(/[^\w.-]+/g, '_')}-${query.from}-${query.to}-${body.by}.csv`;
@@ -164,10 +174,10 @@ async function serveExport(
   };
 }
 
-/** The caller, who must be an admin of the project. */
-async function adminCaller(kit: ChatModuleKit, request: HttpRequest, context: unknown) {
-  const caller = await kit.caller(request, context);
-  if (!isAdmin(caller.context))
+/** The caller, who must be an admin of the project (with a verified identity). */
+async function adminCaller(kit: ChatModuleKit, request: HttpRequest, context: unknown, options?: { fresh: boolean }) {
+  const caller = await kit.caller(request, context, options);
+  if (!isAdmin(kit, caller.context))
     throw new DeskpilotError('forbidden', { detail: 'Only a project admin reads or sets its budget.' });
   return caller;
 }
@@ -207,9 +217,16 @@ async function serveBudget(
   return jsonResponse(200, status, [...Object.entries(caller.headers), noStore]);
 }
 
+/** The store's or meter's failure as the client sees it: 503, nothing changed. */
+const unavailable = (cause: unknown) =>
+  DeskpilotError.isInstance(cause)
+    ? cause
+    : new DeskpilotError('store_unavailable', { detail: 'The budget could not be changed: nothing changed.', cause });
+
 /**
- * Sets the budget, then records it in the project's trail; a record that cannot be written undoes the
- * change (503 `audit_unavailable`): a budget never changes unrecorded.
+ * Sets the budget: its counts started from the period's roll-ups first (a failure changes nothing),
+ * then stored, then recorded in the project's trail — a change the trail cannot take is undone (503
+ * `audit_unavailable`): a budget never changes unrecorded, and never on an identity a body claims.
  */
 async function serveBudgetUpdate(
   deps: UsageRouteDeps,
@@ -218,18 +235,21 @@ async function serveBudgetUpdate(
   input: RouteRequestInput<(typeof usageRoutes)['updateUsageBudget']>,
 ) {
   const body = await input.body();
-  const caller = await adminCaller(kit, request, body.context);
-  // A budget caps what a tenant may spend: never set on an identity the body merely claims.
-  if (!kit.verifiedIdentity)
+  // A write: the role is read as it is now, not from a cache.
+  const caller = await adminCaller(kit, request, body.context, { fresh: true });
+  if (!kit.audit)
     throw new DeskpilotError('forbidden', {
-      detail: 'Budgets are set only with a verified identity (a signed grant or the host’s session).',
+      detail: 'Budgets are set here only when the chat service keeps an audit trail (`audit`).',
     });
+  const audit = kit.audit;
   const { projectKey, userEmail } = caller.context;
-  const before = await deps.store.budget(projectKey);
   const after: ProjectBudget | null = body.budget && { ...body.budget, since: kit.now() };
-  await deps.store.setBudget(projectKey, after);
+  const before = await deps.store.budget(projectKey).catch((cause: unknown) => Promise.reject(unavailable(cause)));
+  if (after) await deps.budgets?.seed(projectKey, after).catch((cause: unknown) => Promise.reject(unavailable(cause)));
+  await deps.store.setBudget(projectKey, after).catch((cause: unknown) => Promise.reject(unavailable(cause)));
+  deps.budgets?.forget(projectKey);
   try {
-    await kit.audit?.append({
+    await audit.append({
       projectKey,
       type: 'usage-budget-changed',
       actor: userEmail,
@@ -239,7 +259,11 @@ async function serveBudgetUpdate(
       at: kit.now(),
     });
   } catch (error) {
-    await deps.store.setBudget(projectKey, before);
+    // Undone only while it is still this change (another admin's, recorded since, stays).
+    const current = await deps.store.budget(projectKey).catch(() => undefined);
+    if (current !== undefined && (current?.since ?? null) === (after?.since ?? null))
+      await deps.store.setBudget(projectKey, before).catch(kit.onError);
+    deps.budgets?.forget(projectKey);
     throw DeskpilotError.isInstance(error)
       ? error
       : new DeskpilotError('audit_unavailable', {
@@ -247,8 +271,6 @@ async function serveBudgetUpdate(
           cause: error,
         });
   }
-  // Its counts start from what the period's roll-ups already hold.
-  await deps.budgets?.start(projectKey);
   const status = await budgetStatus(deps, projectKey);
   return jsonResponse(200, status, [...Object.entries(caller.headers), noStore]);
 }

@@ -179,8 +179,9 @@ export function checkStorable(entry: UsageEntry): void {
 export const toolsOf = (entry: UsageEntry) =>
   entry.tools.filter((tool) => tool.length > 0 && tool.length <= 200 && canBeStored(tool));
 
+// A real date from 1970 on (what every store's date type takes).
 const isDay = (value: string) =>
-  /^\d{4}-\d{2}-\d{2}$/.test(value) && new Date(`${value}T00:00:00Z`).toISOString().startsWith(value);
+  /^(19[7-9]\d|[2-9]\d{3})-\d{2}-\d{2}$/.test(value) && new Date(`${value}T00:00:00Z`).toISOString().startsWith(value);
 
 /** Refuses a query whose days are not days (`YYYY-MM-DD`, a real date), or whose `by` is not one: the same on every store. */
 export function checkQuery(query: UsageQuery, by?: string): void {

@@ -97,8 +97,8 @@ export const errorTitle: Record<ErrorCode, string> = {
 export interface ProblemBudget {
   period: 'day' | 'month';
   kind: 'tokens' | 'cost';
-  /** Tokens, or an amount in `currency`. */
-  limit: number;
+  /** Tokens, or an amount in `currency`: told to the project's admins only. */
+  limit?: number;
   /** For a `cost` budget: ISO 4217. */
   currency?: string;
 }

@@ -38,5 +38,5 @@ export function toProblemDetails(error: unknown): ProblemDetails {
 /** The budget's public fields only. */
 function budgetOf(budget: ProblemBudget): ProblemBudget {
   const { period, kind, limit, currency } = budget;
-  return { period, kind, limit, ...(currency === undefined ? {} : { currency }) };
+  return { period, kind, ...(limit === undefined ? {} : { limit }), ...(currency === undefined ? {} : { currency }) };
 }

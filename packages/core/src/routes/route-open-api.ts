@@ -46,11 +46,14 @@ export function problemSchema(): Record<string, unknown> {
       budget: {
         type: 'object',
         description: 'For `project_budget_exceeded` and `budget_unpriced`: the project’s budget that refused the turn.',
-        required: ['period', 'kind', 'limit'],
+        required: ['period', 'kind'],
         properties: {
           period: { type: 'string', enum: ['day', 'month'] },
           kind: { type: 'string', enum: ['tokens', 'cost'] },
-          limit: { type: 'number', description: 'Tokens, or an amount in `currency`.' },
+          limit: {
+            type: 'number',
+            description: 'Tokens, or an amount in `currency`: told to the project’s admins only.',
+          },
           currency: { type: 'string', description: 'For a `cost` budget: ISO 4217.' },
         },
       },

@@ -34,6 +34,19 @@ export interface ApprovalGateOptions {
    * right after it. An approval the trail could not record as approved does not run.
    */
   audit?: AuditStore;
+  /**
+   * Told each approval's decision once, by the request whose transition made it: `approved` when its
+   * run is claimed, `denied` or `expired` when it is denied (a replayed or concurrent answer that loses
+   * the transition tells nothing). Awaited; it must not throw (the usage roll-ups, bounded). @default none
+   */
+  onDecided?: ((record: ApprovalRecord, decided: ApprovalDecided) => Promise<void>) | undefined;
+}
+
+/** An approval's decision as {@link ApprovalGateOptions.onDecided} is told it. */
+export interface ApprovalDecided {
+  outcome: 'approved' | 'denied' | 'expired';
+  /** When it was decided, epoch milliseconds. */
+  at: number;
 }
 
 /** Who is asking: an approval only ever serves the conversation, user and project that proposed it. */
@@ -176,7 +189,10 @@ export function createApprovalGate(options: ApprovalGateOptions): ApprovalGate {
     },
 
     async deny(id, reason, decision) {
-      await transition(id, 'pending', 'denied', { reason, ...(decision ? { decision } : {}) }, 'approval-denied');
+      const changes = { reason, ...(decision ? { decision } : {}) };
+      const denied = await transition(id, 'pending', 'denied', changes, 'approval-denied');
+      if (denied)
+        await options.onDecided?.(denied, { outcome: reason === 'expired' ? 'expired' : 'denied', at: now() });
     },
 
     async execute(id, run, decision) {
@@ -189,6 +205,7 @@ export function createApprovalGate(options: ApprovalGateOptions): ApprovalGate {
         'approval-approved',
       );
       if (!claimed) return waitForOutcome(id);
+      await options.onDecided?.(claimed, { outcome: 'approved', at: now() });
       let outcome: ApprovalOutcome;
       try {
         outcome = { type: 'output', output: await run(claimed) };

@@ -35,16 +35,6 @@ export interface AnswerApprovalsOptions {
   now: () => number;
   /** Receives each card's review. @default none */
   emit?: ChatEventListener | undefined;
-  /** Told each approval this request decided first (not a replay), with how long it waited since it was proposed. @default none */
-  decided?: ((decision: ApprovalDecided) => void) | undefined;
-}
-
-/** An approval decided by a request: its tool, the outcome, and how long it waited for it. */
-export interface ApprovalDecided {
-  tool: string;
-  outcome: 'approved' | 'denied' | 'expired';
-  /** Milliseconds from the proposal to this decision. */
-  waitedMs: number;
 }
 
 /** The decision line a conversation keeps for an answered card (`data-approval-decision`, stored with the message). */
@@ -170,12 +160,6 @@ export async function answerApprovals(options: AnswerApprovalsOptions): Promise<
               };
           span.setAttribute('deskpilot.approval.outcome', event.outcome);
           options.emit?.(event);
-          if (review.record?.state === 'pending')
-            options.decided?.({
-              tool: event.tool,
-              outcome: event.outcome,
-              waitedMs: Math.max(0, options.now() - review.record.createdAt),
-            });
           return [part.toolCallId, review] as const;
         }),
       ),

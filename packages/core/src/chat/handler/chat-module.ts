@@ -22,9 +22,10 @@ export interface ChatModuleKit {
    * The caller of a request whose body carries `context`: identity and flags read as the chat's own
    * routes read them (a signed grant, the host's session, or the body when the handler trusts it),
    * then admitted under the per-user limit of reads (`limits.history`). Throws `unauthenticated`,
-   * `invalid_request` or `rate_limited`.
+   * `invalid_request` or `rate_limited`. With `fresh`, identity and flags are read as they are now,
+   * never from a cache (a route that writes: a role just taken away must not write).
    */
-  caller(request: HttpRequest, context: unknown): Promise<ChatModuleCaller>;
+  caller(request: HttpRequest, context: unknown, options?: { fresh?: boolean }): Promise<ChatModuleCaller>;
   /** The chat's audit trail (`audit`), when it keeps one: only with a verified identity. */
   audit: AuditStore | undefined;
   /** Whether identity is verified (a context secret or the host's session), not claimed by the body. */

@@ -14,7 +14,7 @@ import { buildInstructions } from '../context/build-instructions.js';
 import type { ChatSessionRecord, ChatStore, StorageQuota } from '../conversation/chat-store.js';
 import { createChatStreamResponse } from '../stream/create-chat-stream-response.js';
 import type { ResumableStreams, StreamRecording } from '../stream/resumable-streams.js';
-import { answerApprovals, type ApprovalDecided } from './answer-approvals.js';
+import { answerApprovals } from './answer-approvals.js';
 import { historyJson } from './history-json.js';
 import { ownConversation } from './own-conversation.js';
 import { denyAwaitingApprovals, isAwaitingApproval, isUnsettledApproval, type ChatMessage } from './chat-message.js';
@@ -43,7 +43,7 @@ import type { TokenBudget } from './token-budget.js';
 import type { TurnBudget } from './turn-budget.js';
 import { reserveSpend, type SpendHold } from './reserve-spend.js';
 import type { PriceTurn } from './turn-cost.js';
-import type { UsageEntry, UsageRecorder } from './usage-recorder.js';
+import { recordBounded, type UsageEntry, type UsageRecorder } from './usage-recorder.js';
 
 /** What the chat routes run on: the handler's options, normalised once when it is created. */
 export interface ChatRouteDependencies {
@@ -192,8 +192,7 @@ async function beginTurn(
     !opened.created &&
     stored.some((message) => message.role === 'assistant' && message.parts.some(isUnsettledApproval));
   if (last.kind === 'answers') {
-    const decisions: ApprovalDecided[] = [];
-    const answered = await answerApprovals({
+    return answerApprovals({
       store: deps.store,
       gate: deps.gate,
       sessionId: session.id,
@@ -207,10 +206,7 @@ async function beginTurn(
       onError: deps.onError,
       now: deps.now,
       emit: deps.emit,
-      decided: (decision) => decisions.push(decision),
     });
-    await recordDecisions(deps, scope, decisions);
-    return answered;
   }
   // An edit or a regeneration of a message the conversation does not have (refused before it was
   // stored, say) is a new message like any other.
@@ -283,6 +279,7 @@ export async function serveChat(
     projectKey: context.projectKey,
     user: context.userEmail,
     model: { provider: picked.model.provider, modelId: picked.model.modelId },
+    admin: context.userRole === 'admin',
   });
   try {
     return await runTurn(deps, turn, {
@@ -604,48 +601,5 @@ async function recordSpend(
     ...rest,
     ...(cost ? { cost } : {}),
   };
-  await recordBounded(deps, () => usage.record(entry));
+  await recordBounded(() => usage.record(entry), deps.onError);
 }
-
-/** Hands the approvals a request decided to the usage roll-ups, when the recorder keeps them; never throws. */
-async function recordDecisions(
-  deps: ChatRouteDependencies,
-  scope: ApprovalScope,
-  decisions: readonly ApprovalDecided[],
-): Promise<void> {
-  const usage = deps.usage;
-  if (!usage?.recordApproval || decisions.length === 0) return;
-  const at = deps.now();
-  await recordBounded(deps, () =>
-    Promise.all(
-      decisions.map((decision) =>
-        usage.recordApproval!({ projectKey: scope.projectKey, user: scope.userEmail, at, ...decision }),
-      ),
-    ),
-  );
-}
-
-/** Runs a recorder's write, waited for at most {@link recordTimeoutMs}: a failure or a hang is reported, never thrown. */
-async function recordBounded(deps: ChatRouteDependencies, write: () => Promise<unknown>): Promise<void> {
-  // A failure is a value here (a recorder may even throw before it returns a promise).
-  const recording = Promise.resolve()
-    .then(write)
-    .then(
-      () => undefined,
-      (error: unknown) => error ?? new Error('the usage recorder failed'),
-    );
-  // Awaited before the answer's `finish`, so bounded: a recorder that hangs is reported, not waited for.
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<Error>((resolve) => {
-    timer = setTimeout(() => resolve(new Error(`the usage recorder took over ${recordTimeoutMs} ms`)), recordTimeoutMs);
-  });
-  const outcome = await Promise.race([recording, late]);
-  clearTimeout(timer);
-  if (outcome === undefined) return;
-  deps.onError(outcome);
-  // Gone past the wait: its own failure, if it fails later, is reported too.
-  void recording.then((error) => error !== undefined && error !== outcome && deps.onError(error));
-}
-
-/** How long the answer's `finish` waits for the usage recorder. */
-const recordTimeoutMs = 5_000;

@@ -75,14 +75,21 @@ describe('POST /chat: a project budget', () => {
     expect(response.headers.get('content-type')).toBe('application/problem+json');
     expect(response.headers.get('retry-after')).toBe('91');
     const problem = (await response.json()) as Record<string, unknown>;
+    // A member is told which budget refused, not its limit.
     expect(problem).toMatchObject({
       code: 'project_budget_exceeded',
-      budget: { period: 'month', kind: 'cost', limit: 200, currency: 'EUR' },
+      budget: { period: 'month', kind: 'cost', currency: 'EUR' },
     });
+    expect(problem.budget).not.toHaveProperty('limit');
     expect(problem.budget).not.toHaveProperty('projectKey');
     expect(await store.getSession(sessionId)).toBeNull();
     expect(meter.used('rep@example.com').used).toBe(0);
     expect(events).toContainEqual({ type: 'rate-limited', limit: 'project-budget' });
+    // The project's admin is told the limit too.
+    const admin = await post({ ...body('hi'), context: { ...context, userRole: 'admin' } });
+    expect(await admin.json()).toMatchObject({
+      budget: { period: 'month', kind: 'cost', limit: 200, currency: 'EUR' },
+    });
   });
 
   it('refuses a turn a budget of cost cannot price: 503 budget_unpriced', async () => {

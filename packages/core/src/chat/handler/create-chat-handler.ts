@@ -12,8 +12,8 @@ import {
 import { consoleLogger, type Logger } from '../../logging/logger.js';
 import { createEventEmitter, storeErrorEvent, type RateLimitName } from '../../events/deskpilot-event.js';
 import type { ChatEventListener } from '../chat-event.js';
-import type { ApprovalStore } from '../approval/approval-store.js';
-import { createApprovalGate } from '../approval/create-approval-gate.js';
+import type { ApprovalRecord, ApprovalStore } from '../approval/approval-store.js';
+import { createApprovalGate, type ApprovalDecided } from '../approval/create-approval-gate.js';
 import { checkStepUpTools, type ChatStepUpOptions } from '../approval/step-up.js';
 import type { CommerceBackend } from '../backends/commerce-backend.js';
 import type { TicketBackend } from '../backends/ticket-backend.js';
@@ -27,7 +27,7 @@ import {
 import type { ContextBudget } from '../context/bound-model-input.js';
 import { createTokenBudget, estimateTokens } from './token-budget.js';
 import type { PriceTurn } from './turn-cost.js';
-import type { UsageRecorder } from './usage-recorder.js';
+import { recordBounded, type UsageRecorder } from './usage-recorder.js';
 import type { TurnBudget } from './turn-budget.js';
 import { chatModulePorts, type ChatModule, type ChatModuleKit } from './chat-module.js';
 import type { ChatStore, StorageQuota } from '../conversation/chat-store.js';
@@ -438,12 +438,14 @@ function resolveDependencies(
   // Each store call a span of its own when the host traces; a no-op otherwise.
   const store = withStoreSpans(options.store, 'chat_store');
   const approvalStore = withStoreSpans(options.approvalStore, 'approval_store');
+  const ports = chatModulePorts(options, options.modules ?? []);
   const gate = createApprovalGate({
     store: approvalStore,
     ttlMs: options.approvalTtlMs,
     now,
     onError,
     audit: options.audit,
+    onDecided: approvalRecorderOf(ports.usage, onError),
   });
   const definitions = toolDefinitionsOf(options);
   checkIdentitySource(options);
@@ -453,7 +455,6 @@ function resolveDependencies(
   const addressing = { trustedProxies: options.trustedProxies, requireClientAddress: options.requireClientAddress };
   const onRefused = (limit: RateLimitName) => emit({ type: 'rate-limited', limit });
   const contextBudget = contextBudgetOf(options);
-  const ports = chatModulePorts(options, options.modules ?? []);
   // What a whole turn can be sent at most: every step a full context budget.
   const turnReserveTokens = (options.stepBudget ?? 6) * estimateTokens(contextBudget.maxChars);
   return {
@@ -617,11 +618,30 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
   };
 }
 
+/** Hands each approval's decision to the usage roll-ups, when the recorder keeps them: bounded, never thrown. */
+function approvalRecorderOf(usage: UsageRecorder | undefined, onError: (error: unknown) => void) {
+  const record = usage?.recordApproval?.bind(usage);
+  if (!record) return undefined;
+  return (approval: ApprovalRecord, decided: ApprovalDecided) =>
+    recordBounded(
+      () =>
+        record({
+          projectKey: approval.projectKey,
+          user: approval.userEmail,
+          tool: approval.toolName,
+          outcome: decided.outcome,
+          waitedMs: Math.max(0, decided.at - approval.createdAt),
+          at: decided.at,
+        }),
+      onError,
+    );
+}
+
 /** What the modules' routes run on: the caller's identity as the chat reads it, admitted under the reads' limit. */
 function moduleKitOf(options: ChatHandlerOptions, deps: ChatRouteDependencies): ChatModuleKit {
   return {
-    async caller(request, input) {
-      const resolved = await deps.resolveContext(input, request);
+    async caller(request, input, options) {
+      const resolved = await deps.resolveContext(input, request, { answersApprovals: options?.fresh === true });
       if (!resolved.ok) throw resolved.error;
       const admission = await deps.historyAdmission.admit(request, resolved.context.userEmail);
       if (!admission.allowed) throw admission.error;

@@ -29,7 +29,15 @@ export interface SpendBudgets {
  */
 export async function reserveSpend(
   budgets: SpendBudgets,
-  request: { projectKey: string; user: string; model: PricedModel; tokens?: number; background?: boolean },
+  request: {
+    projectKey: string;
+    user: string;
+    model: PricedModel;
+    tokens?: number;
+    background?: boolean;
+    /** The caller administers the project: a refusal tells them the budget's limit. */
+    admin?: boolean;
+  },
 ): Promise<SpendHold | undefined> {
   const background = request.background === true;
   const userHold = await budgets.tokenBudget?.reserve(request.user, {
@@ -48,6 +56,7 @@ export async function reserveSpend(
         background,
       },
       budgets.emit,
+      request.admin === true,
     );
   } catch (error) {
     // Refused by the project: the user's reservation goes back.

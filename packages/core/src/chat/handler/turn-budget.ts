@@ -6,6 +6,7 @@ import type { PricedModel, TurnCost } from './turn-cost.js';
 /** A project's budget as a refusal or a warning names it: per day or month, of tokens or of cost. */
 export interface BudgetLimit extends ProblemBudget {
   projectKey: string;
+  limit: number;
 }
 
 /** What a turn (or a title call) asks of a {@link TurnBudget} before its model runs. */
@@ -63,6 +64,8 @@ export async function reserveTurnBudget(
   budget: TurnBudget | undefined,
   request: TurnBudgetRequest,
   emit: ChatEventListener,
+  /** Whether the refusal tells the budget's limit: to the project's admins, not to every member. */
+  revealLimit = false,
 ): Promise<TurnBudgetHold | undefined> {
   if (!budget) return undefined;
   const answer = await budget.reserve(request);
@@ -70,7 +73,8 @@ export async function reserveTurnBudget(
     for (const warning of answer.warnings) emit({ type: 'budget-warning', ...warning });
     return answer.hold;
   }
-  const { projectKey: _projectKey, ...named } = answer.budget;
+  const { projectKey: _projectKey, limit, ...rest } = answer.budget;
+  const named: ProblemBudget = revealLimit ? { ...rest, limit } : rest;
   if (!request.background) emit({ type: 'rate-limited', limit: 'project-budget' });
   if (answer.reason === 'unpriced')
     throw new DeskpilotError('budget_unpriced', {

@@ -42,3 +42,30 @@ export interface UsageRecorder {
   /** Each approval's first decision (approved, denied, expired), when the recorder keeps them. */
   recordApproval?(entry: ApprovalUsageEntry): Promise<void>;
 }
+
+/** How long a recorder's write is waited for (the answer's `finish`, an approval's decision). */
+const recordTimeoutMs = 5_000;
+
+/**
+ * Runs a recorder's write, waited for at most 5 s: a failure or a hang is reported to `onError`, never
+ * thrown (the turn or the approval goes on).
+ */
+export async function recordBounded(write: () => Promise<unknown>, onError: (error: unknown) => void): Promise<void> {
+  // A failure is a value here (a recorder may even throw before it returns a promise).
+  const recording = Promise.resolve()
+    .then(write)
+    .then(
+      () => undefined,
+      (error: unknown) => error ?? new Error('the usage recorder failed'),
+    );
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<Error>((resolve) => {
+    timer = setTimeout(() => resolve(new Error(`the usage recorder took over ${recordTimeoutMs} ms`)), recordTimeoutMs);
+  });
+  const outcome = await Promise.race([recording, late]);
+  clearTimeout(timer);
+  if (outcome === undefined) return;
+  onError(outcome);
+  // Gone past the wait: its own failure, if it fails later, is reported too.
+  void recording.then((error) => error !== undefined && error !== outcome && onError(error));
+}
