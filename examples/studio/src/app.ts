@@ -18,7 +18,8 @@ import express from 'express';
 import type { Logger } from 'pino';
 import { requestLogging } from '../../shared/logging.ts';
 import { mountMetrics, routeLabels } from '../../shared/metrics.ts';
-import { chatContextFor, fetchChatIdentity, toolsGrantFor } from './chat-context.ts';
+import { chatContextFor, fetchChatIdentity, toolsGrantFor, usageContextFor } from './chat-context.ts';
+import { createDeskpilotClient, DeskpilotClientError } from '@deskpilot/client';
 import type { StudioConfig } from './config.ts';
 import { createDataApi } from './data-api.ts';
 
@@ -101,6 +102,26 @@ export async function createStudioApp(config: StudioConfig, logger: Logger) {
       requestHeaders: req.headers,
     });
 
+  // The organisations the signed-in user administers, asked of the session service with their session
+  // cookie alone (none when it keeps no organisations).
+  const organizationsOf = async (cookieHeader: string | undefined) => {
+    const cookie = (cookieHeader ?? '')
+      .split(';')
+      .map((pair) => pair.trim())
+      .filter((pair) => pair.slice(0, pair.indexOf('=')) === `${prefix}_session`)
+      .join('; ');
+    const sessions = createDeskpilotClient({
+      sessionBaseUrl: config.SESSION_SERVICE_URL.replace(/\/$/, ''),
+      fetch: (url, init) => fetch(url, { ...init, headers: { ...init?.headers, cookie } }),
+    });
+    try {
+      return await sessions.organizations();
+    } catch (error) {
+      if (DeskpilotClientError.isInstance(error, 'not_found')) return [];
+      throw new DeskpilotError('upstream_unavailable', { detail: 'The session service cannot answer.', cause: error });
+    }
+  };
+
   // Who is signed in, for the page's first look: `{ session: null }` when no one is, a 200 either way
   // (the session service's 401 would show in the browser console on every signed-out load).
   app.get('/studio/session', async (req, res) => {
@@ -117,7 +138,12 @@ export async function createStudioApp(config: StudioConfig, logger: Logger) {
    * policy as it is now: a change shows on the next request), or 401. Never cached: it follows the session.
    */
   const forSignedIn =
-    (answer: (identity: NonNullable<Awaited<ReturnType<typeof fetchChatIdentity>>>) => Promise<unknown>) =>
+    (
+      answer: (
+        identity: NonNullable<Awaited<ReturnType<typeof fetchChatIdentity>>>,
+        req: express.Request,
+      ) => Promise<unknown>,
+    ) =>
     async (req: express.Request, res: express.Response) => {
       res.set('cache-control', 'no-store');
       try {
@@ -128,7 +154,7 @@ export async function createStudioApp(config: StudioConfig, logger: Logger) {
         });
         const required = await requireSession(req.headers.cookie, async () => identity?.session ?? null);
         if (!required.ok) return await writeResponse(res, required.response);
-        res.json(await answer(identity!));
+        res.json(await answer(identity!, req));
       } catch (error) {
         await writeResponse(res, problemResponse(error));
       }
@@ -142,6 +168,22 @@ export async function createStudioApp(config: StudioConfig, logger: Logger) {
       chatServiceUrl: config.CHAT_SERVICE_URL,
       context: await chatContextFor(session, config.CHAT_CONTEXT_SECRET, capabilities),
     })),
+  );
+
+  // The Usage page's context for a project: the chat context for the session's own, or, for a project
+  // the user administers from here (an admin membership, an admin of its organisation), a grant for the
+  // Usage API alone.
+  app.get(
+    '/studio/usage-context',
+    forSignedIn(async (identity, req) => {
+      const asked = req.query.projectKey;
+      const projectKey = typeof asked === 'string' && asked !== '' ? asked : identity.session.projectKey;
+      const organizations = () => organizationsOf(req.headers.cookie);
+      return {
+        chatServiceUrl: config.CHAT_SERVICE_URL,
+        context: await usageContextFor(identity, projectKey, config.CHAT_CONTEXT_SECRET, organizations),
+      };
+    }),
   );
 
   // A grant for another agent (an IDE assistant, a desktop client) to call the chat's tools over MCP

@@ -1,7 +1,7 @@
 import { type Session } from '@deskpilot/core';
 import { verifyChatGrant } from '@deskpilot/core/chat';
 import { describe, expect, it } from 'vitest';
-import { businessTypeOf, capabilitiesFor, chatContextFor } from './chat-context.ts';
+import { businessTypeOf, capabilitiesFor, chatContextFor, usageContextFor } from './chat-context.ts';
 
 const reads = { canViewOrders: true, canViewCustomers: true, canViewProducts: true, canViewTickets: true };
 const session = (role: string, projectKey = 'acme-b2c'): Session => ({
@@ -71,9 +71,54 @@ describe('chatContextFor', () => {
       capabilities: capabilitiesFor('admin'),
       // Bound to the session it was built from: a chat service that sees the session store refuses it once that ends.
       sessionId: session('admin').id,
+      use: 'chat',
     });
     await expect(verifyChatGrant(context.grant, 'another-secret-that-is-32-chars-long')).rejects.toMatchObject({
       code: 'unauthenticated',
     });
+  });
+});
+
+describe('usageContextFor', () => {
+  const secret = 'a-chat-context-secret-of-32-chars!';
+  // Alice is an agent in acme-b2b (her session's project) and admin of acme-b2c.
+  const alice: Session = {
+    ...session('agent', 'acme-b2b'),
+    memberships: [
+      { projectKey: 'acme-b2b', clientId: 'acme', role: 'agent' },
+      { projectKey: 'acme-b2c', clientId: 'acme', role: 'admin' },
+    ],
+  };
+  const identity = { session: alice, capabilities: capabilitiesFor('agent') };
+  const none = async () => [];
+
+  it('gives the session’s own project its chat context', async () => {
+    const context = await usageContextFor(identity, 'acme-b2b', secret, none);
+    expect(await verifyChatGrant(context.grant, secret)).toMatchObject({ use: 'chat', userRole: 'agent' });
+  });
+
+  it('signs a usage grant, as its admin, for a project administered by membership or by organisation', async () => {
+    const byMembership = await usageContextFor(identity, 'acme-b2c', secret, none);
+    expect(byMembership).toMatchObject({ userRole: 'admin', projectKey: 'acme-b2c' });
+    expect(await verifyChatGrant(byMembership.grant, secret, { use: ['chat', 'usage'] })).toMatchObject({
+      use: 'usage',
+      userRole: 'admin',
+      projectKey: 'acme-b2c',
+      sessionId: alice.id,
+      capabilities: {},
+    });
+    // Not a chat grant: the chat refuses it.
+    await expect(verifyChatGrant(byMembership.grant, secret)).rejects.toMatchObject({ code: 'unauthenticated' });
+    const organizations = async () => [{ projects: ['globex-b2c'] }];
+    const byOrganization = await usageContextFor(identity, 'globex-b2c', secret, organizations);
+    expect(await verifyChatGrant(byOrganization.grant, secret, { use: 'usage' })).toMatchObject({
+      projectKey: 'globex-b2c',
+      userRole: 'admin',
+    });
+  });
+
+  it('refuses a project the user does not administer (403), and any other project without a secret (404)', async () => {
+    await expect(usageContextFor(identity, 'initech-b2c', secret, none)).rejects.toMatchObject({ code: 'forbidden' });
+    await expect(usageContextFor(identity, 'acme-b2c', undefined, none)).rejects.toMatchObject({ code: 'not_found' });
   });
 });

@@ -93,3 +93,37 @@ export async function fetchChatIdentity(
     return session && { session, capabilities: capabilitiesFor(session.role) };
   }
 }
+
+/**
+ * The context of the Usage page for `projectKey`: the page's own chat context for the session's
+ * project; for another project the user administers — an admin membership, or an admin of its
+ * organisation (`organizations`, as the session service answers them) — a grant for the `usage` use
+ * as its admin (the Usage API's routes take it; no chat route does). Throws `forbidden` for any other
+ * project, and `not_found` without a secret (only a grant can name another project).
+ */
+export async function usageContextFor(
+  identity: { session: Session; capabilities: Record<string, boolean> },
+  projectKey: string,
+  secret: string | undefined,
+  organizations: () => Promise<ReadonlyArray<{ projects: readonly string[] }>>,
+): Promise<PageChatContext> {
+  const { session } = identity;
+  if (projectKey === session.projectKey) return chatContextFor(session, secret, identity.capabilities);
+  if (!secret)
+    throw new DeskpilotError('not_found', { detail: 'The chat service signs no grants (CHAT_CONTEXT_SECRET).' });
+  const administers =
+    session.memberships.some((membership) => membership.projectKey === projectKey && membership.role === 'admin') ||
+    (await organizations()).some((organization) => organization.projects.includes(projectKey));
+  if (!administers) throw new DeskpilotError('forbidden', { detail: 'You do not administer this project.' });
+  const identityThere = {
+    userEmail: session.user.email,
+    userRole: 'admin',
+    projectKey,
+    businessType: businessTypeOf(projectKey),
+  };
+  const grant = await signChatGrant({ ...identityThere, capabilities: {}, sessionId: session.id }, secret, {
+    expiresInSeconds: 300,
+    use: 'usage',
+  });
+  return { ...identityThere, grant };
+}

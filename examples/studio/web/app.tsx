@@ -314,7 +314,11 @@ export function App() {
         </label>
       )}
       {page === 'usage' ? (
-        <UsagePage key={`${session.projectKey}/${session.role}`} session={session} />
+        <UsagePage
+          key={`${session.projectKey}/${session.role}`}
+          session={session}
+          projects={[...new Set([session.projectKey, ...administrable])]}
+        />
       ) : page === 'team' && adminProject ? (
         <TeamPage key={adminProject} projectKey={adminProject} session={session} />
       ) : page === 'activity' && adminProject ? (

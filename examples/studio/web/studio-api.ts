@@ -61,6 +61,10 @@ export const currentSession = async () =>
 /** Where the chat service is, and the context (with a fresh grant when the chat requires one) for the signed-in user. */
 export const chatSetup = () => studioGet<ChatSetup>('/studio/chat-context', 'studio');
 
+/** The Usage page's chat context for a project: the session's own, or one the user administers from here. */
+export const usageSetup = (projectKey: string) =>
+  studioGet<ChatSetup>(`/studio/usage-context?projectKey=${encodeURIComponent(projectKey)}`, 'studio');
+
 /** The data API through the studio's identity proxy. */
 export const dataApi = <T>(path: string) => studioGet<T>(`/api${path}`, 'data API');
 

@@ -54,6 +54,7 @@ function Gauge({
 
 /** Spend this period against the project's budget, and the form that sets it (recorded in the trail). */
 export function BudgetPanel(props: {
+  projectKey: string;
   status: BudgetStatus | null;
   /** The currency a new budget of money is in unless changed: the one the page counts in. */
   currency: string;
@@ -67,7 +68,7 @@ export function BudgetPanel(props: {
   const save = async (next: ReturnType<typeof budgetOf> | null) => {
     setBusy(true);
     try {
-      const { calls, context } = await usageCalls();
+      const { calls, context } = await usageCalls(props.projectKey);
       const saved = await calls.updateUsageBudget({ context, budget: next });
       setFields(fieldsOf(saved.budget, props.currency));
       setMessage({ text: next ? 'Budget saved, and recorded in the project’s trail.' : 'Budget removed.', bad: false });

@@ -1,10 +1,10 @@
 // The Usage API of the chat service (`@deskpilot/usage/routes`), called with the studio's chat context.
 import { usageRoutes } from '@deskpilot/usage/routes';
-import { chatClient, chatSetup } from './studio-api.ts';
+import { chatClient, usageSetup } from './studio-api.ts';
 
-/** The Usage API's calls, and the context (a fresh grant) to send with them. */
-export async function usageCalls() {
-  const { chatServiceUrl, context } = await chatSetup();
+/** The Usage API's calls for a project, and the context (a fresh grant) to send with them. */
+export async function usageCalls(projectKey: string) {
+  const { chatServiceUrl, context } = await usageSetup(projectKey);
   return { calls: chatClient(chatServiceUrl).routes(usageRoutes), context };
 }
 

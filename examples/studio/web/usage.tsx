@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useState } from 'react';
+import { useCallback, useEffect, useRef, useState } from 'react';
 import { Bar, BarChart, CartesianGrid, LabelList, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
 import { explain, type Session } from './studio-api.ts';
 import { BudgetPanel } from './usage-budget.tsx';
@@ -43,14 +43,18 @@ function currencyOf(data: UsageData): string | null {
 const tokensOf = (row: Row) => row.inputTokens + row.outputTokens;
 const costIn = (row: Row, currency: string | null) => row.cost.find((cost) => cost.currency === currency)?.amount ?? 0;
 
-/** The studio's Usage page: what the assistant cost this month, against the budget, at a glance. */
-export function UsagePage({ session }: { session: Session }) {
-  const isAdmin = session.role === 'admin';
+/**
+ * The studio's Usage page: what the assistant cost this month, against the budget, at a glance — in
+ * the session's project, or in one the user administers from here (`projects`).
+ */
+export function UsagePage({ session, projects }: { session: Session; projects: readonly string[] }) {
+  const [projectKey, setProjectKey] = useState(session.projectKey);
+  const isAdmin = projectKey !== session.projectKey || session.role === 'admin';
   const [month, setMonth] = useState(() => new Date().toISOString().slice(0, 7));
   const [data, setData] = useState<UsageData | null>(null);
   const [error, setError] = useState<string | null>(null);
   const load = useCallback(async () => {
-    const { calls, context } = await usageCalls();
+    const { calls, context } = await usageCalls(projectKey);
     const period = { context, ...monthDays(month) };
     const [byDay, byUser, byModel, tools, approvals, budget] = await Promise.all([
       calls.usageReport({ ...period, by: 'day' }),
@@ -69,21 +73,32 @@ export function UsagePage({ session }: { session: Session }) {
       pricing: byDay.pricing,
       budget,
     };
-  }, [month, isAdmin]);
-  const refresh = useCallback(
-    () =>
-      load().then(
-        (loaded) => (setData(loaded), setError(null)),
-        (failure: unknown) => setError(explain(failure)),
-      ),
-    [load],
-  );
+  }, [month, isAdmin, projectKey]);
+  // Only the latest load shows: one for a project or month since left is dropped.
+  const latest = useRef(0);
+  const refresh = useCallback(() => {
+    const loading = ++latest.current;
+    return load().then(
+      (loaded) => loading === latest.current && (setData(loaded), setError(null)),
+      (failure: unknown) => loading === latest.current && setError(explain(failure)),
+    );
+  }, [load]);
   useEffect(() => void refresh(), [refresh]);
   const currency = data && currencyOf(data);
   return (
     <main className="admin-page usage-page" aria-label="Usage">
       <div className="admin-head">
-        <h1>{isAdmin ? `Usage in ${session.projectKey}` : `Your usage in ${session.projectKey}`}</h1>
+        <h1>{isAdmin ? `Usage in ${projectKey}` : `Your usage in ${projectKey}`}</h1>
+        {projects.length > 1 && (
+          <label className="usage-month">
+            Project
+            <select value={projectKey} onChange={(event) => (setData(null), setProjectKey(event.target.value))}>
+              {projects.map((project) => (
+                <option key={project}>{project}</option>
+              ))}
+            </select>
+          </label>
+        )}
         <label className="usage-month">
           Month
           <input type="month" value={month} onChange={(event) => event.target.value && setMonth(event.target.value)} />
@@ -97,7 +112,15 @@ export function UsagePage({ session }: { session: Session }) {
       {data && (
         <>
           <SpendSummary data={data} currency={currency} month={month} />
-          {isAdmin && <BudgetPanel status={data.budget} currency={currency ?? 'USD'} onSaved={refresh} />}
+          {isAdmin && (
+            <BudgetPanel
+              key={projectKey}
+              projectKey={projectKey}
+              status={data.budget}
+              currency={currency ?? 'USD'}
+              onSaved={refresh}
+            />
+          )}
           <div className="usage-grid">
             <DailyChart rows={data.byDay} currency={currency} month={month} />
             {isAdmin && <TopChart title="Top users" rows={topOf(data.byUser, currency)} currency={currency} />}
@@ -110,7 +133,7 @@ export function UsagePage({ session }: { session: Session }) {
             />
             <ApprovalsPanel rows={data.approvals} />
           </div>
-          <ExportPanel month={month} />
+          <ExportPanel month={month} projectKey={projectKey} />
           <Pricing pricing={data.pricing} />
         </>
       )}
@@ -282,11 +305,11 @@ function Pricing({ pricing }: { pricing: Report['pricing'] }) {
 }
 
 /** Downloads a report as CSV. */
-function ExportPanel({ month }: { month: string }) {
+function ExportPanel({ month, projectKey }: { month: string; projectKey: string }) {
   const [by, setBy] = useState<'day' | 'user' | 'model' | 'tool' | 'approval'>('day');
   const [error, setError] = useState<string | null>(null);
   const download = async () => {
-    const { calls, context } = await usageCalls();
+    const { calls, context } = await usageCalls(projectKey);
     const csv = await calls.exportUsage({ context, ...monthDays(month), by });
     const link = document.createElement('a');
     link.href = URL.createObjectURL(new Blob([csv], { type: 'text/csv' }));

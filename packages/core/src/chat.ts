@@ -118,6 +118,7 @@ export {
   type ChatGrantClaims,
   type ChatGrantPolicy,
   type ChatGrantUse,
+  type VerifiedChatGrant,
   type ContextBudget,
   type GrantSessionsOptions,
   type LiveSession,

@@ -143,7 +143,7 @@ type ReportInput = RouteRequestInput<(typeof usageRoutes)['usageReport']>;
 
 async function serveReport(deps: UsageRouteDeps, kit: ChatModuleKit, request: HttpRequest, input: ReportInput) {
   const body = await input.body();
-  const caller = await kit.caller(request, body.context);
+  const caller = await kit.caller(request, body.context, { grantUse: 'usage' });
   const query = reportQuery(kit, caller.context, body);
   const rows = await reportOf(deps, query, body.by);
   const report = { ...query, by: body.by, user: query.user ?? null, rows, pricing: deps.pricing };
@@ -157,7 +157,7 @@ async function serveExport(
   input: RouteRequestInput<(typeof usageRoutes)['exportUsage']>,
 ): Promise<HttpResponse> {
   const body = await input.body();
-  const caller = await kit.caller(request, body.context);
+  const caller = await kit.caller(request, body.context, { grantUse: 'usage' });
   const query = reportQuery(kit, caller.context, body);
   const rows = await reportOf(deps, query, body.by);
   // The file's name: the project's key kept to safe characters.
@@ -176,7 +176,7 @@ async function serveExport(
 
 /** The caller, who must be an admin of the project (with a verified identity). */
 async function adminCaller(kit: ChatModuleKit, request: HttpRequest, context: unknown, options?: { fresh: boolean }) {
-  const caller = await kit.caller(request, context, options);
+  const caller = await kit.caller(request, context, { ...options, grantUse: 'usage' });
   if (!isAdmin(kit, caller.context))
     throw new DeskpilotError('forbidden', { detail: 'Only a project admin reads or sets its budget.' });
   return caller;

@@ -4,7 +4,7 @@ import type { ApprovalDenialReason } from './approval/create-approval-gate.js';
 import type { TurnStatus } from './conversation/chat-store.js';
 import type { TurnUsage } from './handler/token-budget.js';
 import type { TurnCost } from './handler/turn-cost.js';
-import type { BudgetWarning } from './handler/turn-budget.js';
+import type { BudgetWarning } from './handler/budget-warning.js';
 
 /** What the chat handler reports as it works, for metrics and audit logs (`onEvent`). Plain data. */
 export type ChatEvent =
@@ -29,8 +29,8 @@ export type ChatEvent =
   /** A conversation's title was written by a model (`titles.model`): what the call used, and cost when priced. */
   | { type: 'title-written'; model: string; projectKey: string; usage: TurnUsage; cost?: TurnCost }
   /**
-   * A turn's reservation took its project's count for the period past a budget's warning threshold
-   * (`createProjectBudgets`' `warnAt`): told once per crossing, before the budget refuses.
+   * A turn found its project's count for the period past a budget's warning threshold
+   * (`createProjectBudgets`' `warnAt`): told once per period, before the budget refuses.
    */
   | ({ type: 'budget-warning' } & BudgetWarning)
   /** A tool ran (`succeeded`, `failed`), or was refused before running (no permission, no approval). */

@@ -32,6 +32,20 @@ describe('chat grants', () => {
     expect(await verifyChatGrant(grant, secret, { now: clock.now })).toEqual({
       ...claims,
       userEmail: 'rep@example.com',
+      use: 'chat',
+    });
+  });
+
+  it('takes a grant signed for one of the uses asked for, says which, and refuses the others', async () => {
+    const clock = createFakeClock();
+    const usage = await signChatGrant(claims, secret, { now: clock.now, use: 'usage' });
+    expect(await verifyChatGrant(usage, secret, { now: clock.now, use: ['chat', 'usage'] })).toMatchObject({
+      use: 'usage',
+    });
+    await expect(verifyChatGrant(usage, secret, { now: clock.now })).rejects.toMatchObject({ code: 'unauthenticated' });
+    const tools = await signChatGrant(claims, secret, { now: clock.now, use: 'tools' });
+    await expect(verifyChatGrant(tools, secret, { now: clock.now, use: ['chat', 'usage'] })).rejects.toMatchObject({
+      code: 'unauthenticated',
     });
   });
 
@@ -246,8 +260,8 @@ describe('createChatHandler with a context secret', () => {
       capabilities: {},
     };
     const bound = await signChatGrant({ ...claims, sessionId: 'session-id-1' }, 'x'.repeat(32));
-    expect(await verifyChatGrant(bound, 'x'.repeat(32))).toEqual({ ...claims, sessionId: 'session-id-1' });
+    expect(await verifyChatGrant(bound, 'x'.repeat(32))).toEqual({ ...claims, sessionId: 'session-id-1', use: 'chat' });
     const unbound = await signChatGrant(claims, 'x'.repeat(32));
-    expect(await verifyChatGrant(unbound, 'x'.repeat(32))).toEqual(claims);
+    expect(await verifyChatGrant(unbound, 'x'.repeat(32))).toEqual({ ...claims, use: 'chat' });
   });
 });

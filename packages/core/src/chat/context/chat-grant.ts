@@ -20,12 +20,21 @@ export interface ChatGrantClaims {
 
 /**
  * What a grant may be used for: `chat`, the page's chat requests (`context.grant`); `tools`, another
- * agent's calls of the chat's tools (an MCP client's bearer token). Each is refused where the other is
- * expected: an agent holding a tools grant cannot answer the approval cards its calls propose.
+ * agent's calls of the chat's tools (an MCP client's bearer token); `usage`, a chat module's routes
+ * for a project its holder administers from a session in another (the Usage API: a project's admin,
+ * or its organisation's). Each is refused where another is expected: an agent holding a tools grant
+ * cannot answer the approval cards its calls propose, and a usage grant opens no conversation.
  */
-export type ChatGrantUse = 'chat' | 'tools';
+export type ChatGrantUse = 'chat' | 'tools' | 'usage';
 
-const audiences: Record<ChatGrantUse, string> = { chat: 'deskpilot-chat', tools: 'deskpilot-tools' };
+const audiences: Record<ChatGrantUse, string> = {
+  chat: 'deskpilot-chat',
+  tools: 'deskpilot-tools',
+  usage: 'deskpilot-usage',
+};
+
+/** A verified grant: what it vouches for, and the use it was signed for. */
+export type VerifiedChatGrant = ChatGrantClaims & { use: ChatGrantUse };
 const claimsSchema = z.object({
   sub: z.string().min(3).max(320),
   role: z.string().min(1).max(64),
@@ -55,8 +64,8 @@ export interface SignChatGrantOptions extends Pick<ChatGrantPolicy, 'maxLifetime
 
 /** Options of {@link verifyChatGrant}. */
 export interface VerifyChatGrantOptions extends ChatGrantPolicy {
-  /** What the grant must be for: one signed for another use is refused. @default 'chat' */
-  use?: ChatGrantUse;
+  /** What the grant must be for (one of them): one signed for another use is refused. @default 'chat' */
+  use?: ChatGrantUse | readonly ChatGrantUse[];
   /** Clock in epoch milliseconds. @default Date.now */
   now?: () => number;
 }
@@ -123,8 +132,9 @@ export async function verifyChatGrant(
   grant: unknown,
   secret: string,
   options: VerifyChatGrantOptions = {},
-): Promise<ChatGrantClaims> {
+): Promise<VerifiedChatGrant> {
   const { maxLifetimeSeconds, clockToleranceSeconds } = resolveChatGrantPolicy(options);
+  const uses: readonly ChatGrantUse[] = typeof options.use === 'string' ? [options.use] : (options.use ?? ['chat']);
   if (typeof grant !== 'string' || grant.length === 0 || grant.length > 8192) {
     throw new DeskpilotError('unauthenticated', { detail: 'A signed chat grant is required.' });
   }
@@ -133,7 +143,7 @@ export async function verifyChatGrant(
     // older than the maximum lifetime or later than now plus the tolerance.
     const { payload } = await jwtVerify(grant, key(secret), {
       algorithms: ['HS256'],
-      audience: audiences[options.use ?? 'chat'],
+      audience: uses.map((use) => audiences[use]),
       currentDate: new Date((options.now ?? Date.now)()),
       requiredClaims: ['sub', 'exp', 'iat'],
       maxTokenAge: maxLifetimeSeconds,
@@ -144,7 +154,9 @@ export async function verifyChatGrant(
     if (!(lifetime > 0 && lifetime <= maxLifetimeSeconds))
       throw new DeskpilotError('unauthenticated', { detail: 'The chat grant lives longer than allowed.' });
     const claims = claimsSchema.parse(payload);
+    const audience = [payload.aud].flat();
     return {
+      use: uses.find((use) => audience.includes(audiences[use]))!,
       userEmail: claims.sub,
       userRole: claims.role,
       projectKey: claims.project,

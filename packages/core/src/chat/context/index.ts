@@ -23,6 +23,7 @@ export {
   type ChatGrantClaims,
   type ChatGrantPolicy,
   type ChatGrantUse,
+  type VerifiedChatGrant,
   type SignChatGrantOptions,
   type VerifyChatGrantOptions,
 } from './chat-grant.js';

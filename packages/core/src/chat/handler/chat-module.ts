@@ -3,6 +3,7 @@ import type { HttpRequest } from '../../http/http-request.js';
 import type { ServedRoute } from '../../routes/route-table.js';
 import type { ChatEventListener } from '../chat-event.js';
 import type { ChatContext } from '../context/parse-chat-context.js';
+import type { ChatGrantUse } from '../context/chat-grant.js';
 import type { TurnBudget } from './turn-budget.js';
 import type { PriceTurn } from './turn-cost.js';
 import type { UsageRecorder } from './usage-recorder.js';
@@ -23,9 +24,15 @@ export interface ChatModuleKit {
    * routes read them (a signed grant, the host's session, or the body when the handler trusts it),
    * then admitted under the per-user limit of reads (`limits.history`). Throws `unauthenticated`,
    * `invalid_request` or `rate_limited`. With `fresh`, identity and flags are read as they are now,
-   * never from a cache (a route that writes: a role just taken away must not write).
+   * never from a cache (a route that writes: a role just taken away must not write). With `grantUse`,
+   * a grant signed for that use is taken beside a chat grant (`usage`: for a project its holder
+   * administers from a session in another); no chat route takes one.
    */
-  caller(request: HttpRequest, context: unknown, options?: { fresh?: boolean }): Promise<ChatModuleCaller>;
+  caller(
+    request: HttpRequest,
+    context: unknown,
+    options?: { fresh?: boolean; grantUse?: Exclude<ChatGrantUse, 'chat' | 'tools'> },
+  ): Promise<ChatModuleCaller>;
   /** The chat's audit trail (`audit`), when it keeps one: only with a verified identity. */
   audit: AuditStore | undefined;
   /** Whether identity is verified (a context secret or the host's session), not claimed by the body. */

@@ -32,6 +32,7 @@ import { discardRefusedConversation, openConversation, type OpenConversationResu
 import { pickChatModel, type ChatModel, type ChatModels } from './pick-chat-model.js';
 import type { ResolveChatContextResult } from './resolve-chat-context.js';
 import type { GrantSessionWatch } from '../context/grant-sessions.js';
+import type { ChatGrantUse } from '../context/chat-grant.js';
 import type { ChatContext } from '../context/parse-chat-context.js';
 import { branchRequestOf, startBranch, type BranchRequest, type UserIntent } from './start-branch.js';
 import { startUserTurn, storedUserMessage } from './start-user-turn.js';
@@ -63,7 +64,7 @@ export interface ChatRouteDependencies {
   resolveContext: (
     input: unknown,
     request: HttpRequest,
-    turn?: { answersApprovals: boolean },
+    turn?: { answersApprovals: boolean; grantUse?: ChatGrantUse | readonly ChatGrantUse[] | undefined },
   ) => Promise<ResolveChatContextResult>;
   /** Who calls the tools from outside a conversation (`handler.tools`); absent: nobody may. */
   resolveToolCaller?: ((request: HttpRequest) => Promise<ResolveChatContextResult>) | undefined;

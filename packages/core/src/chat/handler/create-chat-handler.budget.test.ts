@@ -7,6 +7,7 @@ import * as z from 'zod/mini';
 import type { DeskpilotEvent } from '../chat-event.js';
 import { readAll, scriptedModel, sessionId, setupChat, textStep, userMessage } from './chat.test-support.js';
 import type { ChatModule, ChatModuleKit } from './chat-module.js';
+import { signChatGrant } from '../context/chat-grant.js';
 import type { TurnBudget, TurnBudgetRequest } from './turn-budget.js';
 
 const context = { userEmail: 'rep@example.com', projectKey: 'acme-b2c' };
@@ -103,7 +104,7 @@ describe('POST /chat: a project budget', () => {
     expect(await response.json()).toMatchObject({ code: 'budget_unpriced', budget: { kind: 'cost', currency: 'EUR' } });
   });
 
-  it('tells a warning its reservation crossed as a budget-warning event', async () => {
+  it('tells a warning the budget found due as a budget-warning event', async () => {
     const { budget } = scriptedBudget('ok', true);
     const events: DeskpilotEvent[] = [];
     const { post } = await setupChat(
@@ -198,5 +199,57 @@ describe('createChatHandler: modules', () => {
       routes: [{ ...echoModule.routes![0]!, declaration: { ...echoRoute, path: '/usage' } }],
     };
     await expect(setupChat(model, { modules: [outside] })).rejects.toThrow('must be under /chat/');
+  });
+
+  it('takes a usage grant on a module route that asks for one, and on no chat route', async () => {
+    const secret = 'usage-grant-test-secret-0123456789abcdef';
+    const usageEcho: ChatModule = {
+      name: 'usage-echo',
+      routes: [
+        serveRoute(
+          { ...echoRoute, operationId: 'usageEcho', path: '/chat/usage-echo' },
+          async (kit: ChatModuleKit, request, input) => {
+            const { context: caller } = await kit.caller(request, (await input.body()).context, { grantUse: 'usage' });
+            return jsonResponse(200, { user: caller.userEmail, project: caller.projectKey, role: caller.userRole });
+          },
+        ),
+      ],
+    };
+    // The admin's session is in acme-b2b, where she is an agent; the usage grant is for acme-b2c.
+    const live = { projectKey: 'acme-b2b', userEmail: 'alice@example.com', role: 'agent', capabilities: {} };
+    const { post, clock } = await setupChat(
+      scriptedModel(() => textStep('Hello.')),
+      {
+        contextSecret: secret,
+        grantSessions: { capabilities: async (id) => (id === 'sess-1' ? live : null) },
+        modules: [echoModule, usageEcho],
+      },
+    );
+    const claims = {
+      userEmail: 'alice@example.com',
+      userRole: 'admin',
+      projectKey: 'acme-b2c',
+      businessType: 'b2c' as const,
+      capabilities: {},
+      sessionId: 'sess-1',
+    };
+    const usage = await signChatGrant(claims, secret, { use: 'usage', now: clock.now });
+    const answered = await post({ context: { grant: usage } }, '/chat/usage-echo');
+    expect(await answered.json()).toEqual({ user: 'alice@example.com', project: 'acme-b2c', role: 'admin' });
+    // Refused where no usage grant is asked for: the chat, its history, another module's route.
+    expect((await post({ ...body('hi'), context: { grant: usage } })).status).toBe(401);
+    expect((await post({ sessionId, context: { grant: usage } }, '/chat/history')).status).toBe(401);
+    expect((await post({ context: { grant: usage } }, '/chat/echo')).status).toBe(401);
+    // A chat grant for a project other than its session's is refused, on the module route too.
+    const chat = await signChatGrant(claims, secret, { now: clock.now });
+    expect((await post({ context: { grant: chat } }, '/chat/usage-echo')).status).toBe(401);
+    // A usage grant of another user than its session's, or of an ended session, is refused.
+    const other = await signChatGrant({ ...claims, userEmail: 'mallory@example.com' }, secret, {
+      use: 'usage',
+      now: clock.now,
+    });
+    expect((await post({ context: { grant: other } }, '/chat/usage-echo')).status).toBe(401);
+    const ended = await signChatGrant({ ...claims, sessionId: 'sess-2' }, secret, { use: 'usage', now: clock.now });
+    expect((await post({ context: { grant: ended } }, '/chat/usage-echo')).status).toBe(401);
   });
 });

@@ -486,6 +486,7 @@ function resolveDependencies(
         grantPolicy,
         checkGrantSession,
         fresh: turn.answersApprovals,
+        grantUse: turn.grantUse,
         now,
         ...(options.resolveContext ? { host: await options.resolveContext(request, turn) } : {}),
       }),
@@ -641,7 +642,10 @@ function approvalRecorderOf(usage: UsageRecorder | undefined, onError: (error: u
 function moduleKitOf(options: ChatHandlerOptions, deps: ChatRouteDependencies): ChatModuleKit {
   return {
     async caller(request, input, options) {
-      const resolved = await deps.resolveContext(input, request, { answersApprovals: options?.fresh === true });
+      const resolved = await deps.resolveContext(input, request, {
+        answersApprovals: options?.fresh === true,
+        grantUse: options?.grantUse ? ['chat', options.grantUse] : 'chat',
+      });
       if (!resolved.ok) throw resolved.error;
       const admission = await deps.historyAdmission.admit(request, resolved.context.userEmail);
       if (!admission.allowed) throw admission.error;

@@ -31,8 +31,8 @@ export interface ResolveChatContextOptions {
   contextSecret?: string | undefined;
   grantPolicy: Required<ChatGrantPolicy>;
   now: () => number;
-  /** What the grant must be for. @default 'chat' */
-  grantUse?: ChatGrantUse | undefined;
+  /** What the grant must be for (one of them). @default 'chat' */
+  grantUse?: ChatGrantUse | readonly ChatGrantUse[] | undefined;
   /** Checks that a verified grant's session is live, when the handler has `grantSessions`. */
   checkGrantSession?: GrantSessionCheck | undefined;
   /** The request answers approval cards (a write may run on it): the grant's session is read now, not from a cache. */
@@ -90,17 +90,22 @@ export async function resolveChatContext(options: ResolveChatContextOptions): Pr
     { ...options.grantPolicy, now: options.now, use: options.grantUse ?? 'chat' },
   );
   const live = (await options.checkGrantSession?.(grant.sessionId, { fresh: options.fresh === true }))?.session;
+  // A usage grant is for a project its holder administers from a session in another: the studio
+  // vouched for the role there; the session must still be theirs and live.
+  const elsewhere = grant.use === 'usage';
   // A grant for another project or user than the session it names is no grant of that session.
   if (
     live &&
-    (live.projectKey !== grant.projectKey || normalizeEmail(live.userEmail) !== normalizeEmail(grant.userEmail))
+    ((!elsewhere && live.projectKey !== grant.projectKey) ||
+      normalizeEmail(live.userEmail) !== normalizeEmail(grant.userEmail))
   )
     return { ok: false, error: new DeskpilotError('unauthenticated', { detail: 'The chat grant is invalid.' }) };
+  const { use: _use, ...claims } = grant;
   const granted = safeParseChatContext(
     {
-      ...grant,
+      ...claims,
       ...grant.capabilities,
-      ...(live ? { userRole: live.role } : {}),
+      ...(live && !elsewhere ? { userRole: live.role } : {}),
       pageContext,
       proactiveHint,
       workingMemoryBlock,
@@ -111,7 +116,7 @@ export async function resolveChatContext(options: ResolveChatContextOptions): Pr
     return { ok: false, error: new DeskpilotError('unauthenticated', { detail: 'The chat grant is invalid.' }) };
   return {
     ok: true,
-    context: live ? heldTo(granted.data, live.capabilities) : granted.data,
+    context: live && !elsewhere ? heldTo(granted.data, live.capabilities) : granted.data,
     signInSessionId: grant.sessionId,
     ...(options.checkGrantSession ? { grantSessionId: grant.sessionId } : {}),
   };

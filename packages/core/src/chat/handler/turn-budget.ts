@@ -2,12 +2,9 @@ import { DeskpilotError, type ProblemBudget } from '../../errors/deskpilot-error
 import type { ChatEventListener } from '../chat-event.js';
 import type { TurnUsage } from './token-budget.js';
 import type { PricedModel, TurnCost } from './turn-cost.js';
+import type { BudgetLimit, BudgetWarning } from './budget-warning.js';
 
-/** A project's budget as a refusal or a warning names it: per day or month, of tokens or of cost. */
-export interface BudgetLimit extends ProblemBudget {
-  projectKey: string;
-  limit: number;
-}
+export type { BudgetLimit, BudgetWarning } from './budget-warning.js';
 
 /** What a turn (or a title call) asks of a {@link TurnBudget} before its model runs. */
 export interface TurnBudgetRequest {
@@ -22,15 +19,6 @@ export interface TurnBudgetRequest {
   background: boolean;
 }
 
-/** A reservation's count past a budget's warning threshold: told once per crossing. */
-export interface BudgetWarning {
-  budget: BudgetLimit;
-  /** The period's count with the reservation in it (tokens, or an amount in the budget's currency). */
-  used: number;
-  /** The share of the limit past which a warning is told (0.8: 80 %). */
-  threshold: number;
-}
-
 /** A turn let in: its reservation, settled once when it ends. */
 export interface TurnBudgetHold {
   /** Counts what the turn used and cost in place of the reservation; nothing used gives it back. Settles once; a failure rejects (the handler reports it). */
@@ -38,7 +26,7 @@ export interface TurnBudgetHold {
 }
 
 /**
- * A budget's answer: the turn let in with its hold (and the warnings its reservation crossed), or
+ * A budget's answer: the turn let in with its hold (and the warnings it found due), or
  * refused: `exceeded` while the period's count is at the limit, `unpriced` when a budget of cost cannot
  * price the turn's model (it fails closed rather than let an uncounted turn through).
  */
