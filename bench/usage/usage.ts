@@ -169,21 +169,9 @@ async function storeRow(name: string, store: UsageStore) {
     await store.totals(query, 'model');
     await store.tools(query);
   };
-  const ratios: number[] = [];
-  const bigTimes: number[] = [];
+  const series = await timeBoth(async (projectKey) => () => readAll(projectKey));
   const recordTimes: number[] = [];
   for (let round = 0; round < rounds; round++) {
-    const time = async (projectKey: string) => {
-      const at = performance.now();
-      for (let index = 0; index < reads; index++) await readAll(projectKey);
-      return (performance.now() - at) / reads;
-    };
-    const order = round % 2 === 0 ? ['acme-b2c', 'initech-b2c'] : ['initech-b2c', 'acme-b2c'];
-    const [first, second] = [await time(order[0]!), await time(order[1]!)];
-    const big = order[0] === 'acme-b2c' ? first : second;
-    const small = order[0] === 'acme-b2c' ? second : first;
-    ratios.push(big / small);
-    bigTimes.push(big);
     const at = performance.now();
     for (let index = 0; index < reads; index++) await store.record(syntheticTurn(index));
     recordTimes.push((performance.now() - at) / reads);
@@ -194,8 +182,8 @@ async function storeRow(name: string, store: UsageStore) {
   return {
     name,
     seedSeconds,
-    monthMs: median(bigTimes),
-    ratio: median(ratios),
+    monthMs: series.ms,
+    ratio: series.ratio,
     recordMs: median(recordTimes),
     api,
     direct,

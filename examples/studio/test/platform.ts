@@ -148,3 +148,12 @@ export async function startPlatform(
   };
   return platform;
 }
+
+/** Signs in through the page's form, and waits for the workspace (its role badge). */
+export async function signIn(page: Page, studioUrl: string, email: string, password: string): Promise<void> {
+  await page.goto(studioUrl);
+  await page.getByLabel('Email').fill(email);
+  await page.getByLabel('Password').fill(password);
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+  await page.getByTestId('role').waitFor();
+}

@@ -2,7 +2,7 @@ import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { temporaryDataDir } from '../../test-support/spawn-example.ts';
-import { hasChromium, launchChromium, startPlatform, type Platform, watchPageErrors } from './platform.ts';
+import { hasChromium, launchChromium, signIn, startPlatform, type Platform, watchPageErrors } from './platform.ts';
 
 const skipReason = hasChromium ? '' : ' (SKIPPED: Chromium is not installed; `apt-get install chromium`)';
 const timeout = 90_000;
@@ -10,14 +10,6 @@ const timeout = 90_000;
 const screenshots = fileURLToPath(new URL('../test-results/', import.meta.url));
 
 const assistantMessages = (page: Page) => page.locator('article[data-role="assistant"]');
-
-async function signIn(page: Page, studioUrl: string, email: string, password: string) {
-  await page.goto(studioUrl);
-  await page.getByLabel('Email').fill(email);
-  await page.getByLabel('Password').fill(password);
-  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
-  await page.getByTestId('role').waitFor();
-}
 
 async function send(page: Page, text: string) {
   const message = page.getByLabel('Message');
