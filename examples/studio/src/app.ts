@@ -20,6 +20,7 @@ import { requestLogging } from '../../shared/logging.ts';
 import { mountMetrics, routeLabels } from '../../shared/metrics.ts';
 import { chatContextFor, fetchChatIdentity, toolsGrantFor, usageContextFor } from './chat-context.ts';
 import { createDeskpilotClient, DeskpilotClientError } from '@deskpilot/client';
+import { teamRoutes } from '@deskpilot/core/routes';
 import type { StudioConfig } from './config.ts';
 import { createDataApi } from './data-api.ts';
 
@@ -33,6 +34,7 @@ const routes = [
   '/studio/session',
   '/studio/chat-context',
   '/studio/tools-grant',
+  '/studio/usage-context',
   '/sessions',
   '/sessions/current',
   '/sessions/current/project',
@@ -102,22 +104,34 @@ export async function createStudioApp(config: StudioConfig, logger: Logger) {
       requestHeaders: req.headers,
     });
 
-  // The organisations the signed-in user administers, asked of the session service with their session
-  // cookie alone (none when it keeps no organisations).
-  const organizationsOf = async (cookieHeader: string | undefined) => {
+  // Whether the signed-in user administers a project from this session, as the session service
+  // decides for its own team routes (an admin membership, an admin of its organisation, the sign-in its
+  // organisation requires): a read of the project's role policy, asked with the session cookie alone.
+  const administersFrom = (cookieHeader: string | undefined) => async (projectKey: string) => {
     const cookie = (cookieHeader ?? '')
       .split(';')
       .map((pair) => pair.trim())
       .filter((pair) => pair.slice(0, pair.indexOf('=')) === `${prefix}_session`)
       .join('; ');
-    const sessions = createDeskpilotClient({
+    const team = createDeskpilotClient({
       sessionBaseUrl: config.SESSION_SERVICE_URL.replace(/\/$/, ''),
-      fetch: (url, init) => fetch(url, { ...init, headers: { ...init?.headers, cookie } }),
-    });
+      fetch: (url, init) => {
+        const headers = new Headers(init?.headers);
+        headers.set('cookie', cookie);
+        return fetch(url, { ...init, headers, signal: AbortSignal.timeout(5_000) });
+      },
+    }).routes(teamRoutes);
     try {
-      return await sessions.organizations();
+      await team.teamPolicy({ projectKey });
+      return true;
     } catch (error) {
-      if (DeskpilotClientError.isInstance(error, 'not_found')) return [];
+      if (DeskpilotClientError.isInstance(error, 'forbidden') || DeskpilotClientError.isInstance(error, 'not_found'))
+        return false;
+      if (DeskpilotClientError.isInstance(error, 'sso_required'))
+        throw new DeskpilotError('sso_required', {
+          detail: error.message,
+          ...(error.provider ? { provider: error.provider } : {}),
+        });
       throw new DeskpilotError('upstream_unavailable', { detail: 'The session service cannot answer.', cause: error });
     }
   };
@@ -171,17 +185,16 @@ export async function createStudioApp(config: StudioConfig, logger: Logger) {
   );
 
   // The Usage page's context for a project: the chat context for the session's own, or, for a project
-  // the user administers from here (an admin membership, an admin of its organisation), a grant for the
-  // Usage API alone.
+  // the session service says the user administers from here, a grant for the Usage API alone.
   app.get(
     '/studio/usage-context',
     forSignedIn(async (identity, req) => {
       const asked = req.query.projectKey;
       const projectKey = typeof asked === 'string' && asked !== '' ? asked : identity.session.projectKey;
-      const organizations = () => organizationsOf(req.headers.cookie);
+      const administers = administersFrom(req.headers.cookie);
       return {
         chatServiceUrl: config.CHAT_SERVICE_URL,
-        context: await usageContextFor(identity, projectKey, config.CHAT_CONTEXT_SECRET, organizations),
+        context: await usageContextFor(identity, projectKey, config.CHAT_CONTEXT_SECRET, administers),
       };
     }),
   );

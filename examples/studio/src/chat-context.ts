@@ -96,33 +96,34 @@ export async function fetchChatIdentity(
 
 /**
  * The context of the Usage page for `projectKey`: the page's own chat context for the session's
- * project; for another project the user administers — an admin membership, or an admin of its
- * organisation (`organizations`, as the session service answers them) — a grant for the `usage` use
- * as its admin (the Usage API's routes take it; no chat route does). Throws `forbidden` for any other
- * project, and `not_found` without a secret (only a grant can name another project).
+ * project; for another project the session service says the user administers from this session
+ * (`administers`: its own check — an admin membership, or an admin of the project's organisation, and
+ * whatever sign-in that organisation requires), a one-minute grant for the `usage` use as its admin
+ * (the Usage API's routes take it; no chat route does). Throws `forbidden` for any other project, and
+ * `not_found` without a secret (only a grant can name another project).
  */
 export async function usageContextFor(
   identity: { session: Session; capabilities: Record<string, boolean> },
   projectKey: string,
   secret: string | undefined,
-  organizations: () => Promise<ReadonlyArray<{ projects: readonly string[] }>>,
+  administers: (projectKey: string) => Promise<boolean>,
 ): Promise<PageChatContext> {
   const { session } = identity;
   if (projectKey === session.projectKey) return chatContextFor(session, secret, identity.capabilities);
   if (!secret)
     throw new DeskpilotError('not_found', { detail: 'The chat service signs no grants (CHAT_CONTEXT_SECRET).' });
-  const administers =
-    session.memberships.some((membership) => membership.projectKey === projectKey && membership.role === 'admin') ||
-    (await organizations()).some((organization) => organization.projects.includes(projectKey));
-  if (!administers) throw new DeskpilotError('forbidden', { detail: 'You do not administer this project.' });
+  if (!(await administers(projectKey)))
+    throw new DeskpilotError('forbidden', { detail: 'You do not administer this project.' });
   const identityThere = {
     userEmail: session.user.email,
     userRole: 'admin',
     projectKey,
     businessType: businessTypeOf(projectKey),
   };
+  // Short: the chat service cannot see whether its holder still administers the project, so a grant
+  // outlives a lost right by this long at most (the page asks for a fresh one for every call).
   const grant = await signChatGrant({ ...identityThere, capabilities: {}, sessionId: session.id }, secret, {
-    expiresInSeconds: 300,
+    expiresInSeconds: 60,
     use: 'usage',
   });
   return { ...identityThere, grant };

@@ -642,6 +642,9 @@ function approvalRecorderOf(usage: UsageRecorder | undefined, onError: (error: u
 function moduleKitOf(options: ChatHandlerOptions, deps: ChatRouteDependencies): ChatModuleKit {
   return {
     async caller(request, input, options) {
+      // Only a grant meant for modules: never a tools grant (an agent's), whatever a module passes.
+      if (options?.grantUse !== undefined && options.grantUse !== 'usage')
+        throw new TypeError(`kit.caller: grantUse must be 'usage', not ${String(options.grantUse)}`);
       const resolved = await deps.resolveContext(input, request, {
         answersApprovals: options?.fresh === true,
         grantUse: options?.grantUse ? ['chat', options.grantUse] : 'chat',
