@@ -116,7 +116,7 @@ function eventMetrics(registry: Registry): DeskpilotEventListener {
   });
   const budgetWarnings = new Counter({
     name: 'deskpilot_budget_warnings_total',
-    help: 'Project budgets a turn took past their warning threshold, by period (day, month) and kind (tokens, cost).',
+    help: 'Project budgets found past their warning threshold, once per budget and period, by period (day, month) and kind (tokens, cost).',
     labelNames: ['period', 'kind'],
     registers,
   });

@@ -86,6 +86,7 @@ export {
   type ApprovalDenialReason,
   type ApprovalGate,
   type ApprovalGateOptions,
+  type ApprovalDecided,
   type ApprovalOutcome,
   type ApprovalRecord,
   type ApprovalReview,

@@ -157,6 +157,26 @@ describe('createProjectBudgets', () => {
     expect(warnings).toHaveLength(2);
   });
 
+  it('keeps a warning due for the next turn let in when another limit refuses the turn that found it', async () => {
+    // A warning past 1,000 tokens; €0.002 (one turn's reservation) of money.
+    const { budgets } = await setup({
+      period: 'day',
+      tokens: 10_000,
+      cost: { currency: 'EUR', amount: 0.002 },
+      warnAt: 0.1,
+    });
+    const first = await reserved(budgets);
+    // Past the tokens' threshold, but the money is all reserved: refused, and no warning told.
+    expect(await budgets.reserve(turn())).toMatchObject({ ok: false, budget: { kind: 'cost' } });
+    const cost = { currency: 'EUR', amount: 0.001, source: 'operator', asOf: '2026-11-01' };
+    await first.hold.settle({ usage: { inputTokens: 900, outputTokens: 100, totalTokens: 1_000 }, cost });
+    // Both are due now: the tokens' (kept from the refused turn) and the money's.
+    expect((await reserved(budgets)).warnings).toMatchObject([
+      { budget: { kind: 'tokens' }, used: 1_000 },
+      { budget: { kind: 'cost' }, used: 0.001 },
+    ]);
+  });
+
   it('reserves at most the limit, so a budget smaller than a turn still lets one in at a time', async () => {
     const { budgets } = await setup({ period: 'day', tokens: 600, warnAt: 1 });
     const first = await reserved(budgets, turn({ tokens: 400_000 }));

@@ -25,10 +25,12 @@ export interface ProjectBudgetsOptions {
    * Prices a turn's reservation (its tokens, at the model's input rate) for a budget of cost: the
    * catalogue the turns are priced with (`createPriceCatalogue()`). Without it, or for a model it does
    * not price in the budget's currency, a project with a budget of cost refuses turns (`budget_unpriced`).
+   * @default none
    */
   priceTurn?: PriceTurn | undefined;
   /** How long a project's budget is reused before it is read again: a change made elsewhere holds within it. @default 5000 */
   cacheMs?: number;
+  /** Clock in epoch milliseconds. @default Date.now */
   now?: () => number;
 }
 
@@ -66,6 +68,8 @@ interface MeteredLimit {
 
 /** Projects whose budget is kept in memory at most (the oldest read is forgotten first). */
 const maxCachedProjects = 10_000;
+/** Budgets and periods whose warning is remembered as told, at most (the oldest forgotten first). */
+const maxWarnedPeriods = 10_000;
 
 /**
  * Budgets per project (`createUsageModule` gives them to the chat handler): each turn reserves what it
@@ -229,7 +233,7 @@ async function reserveWithin(
   const taken: Array<MeteredLimit & { amount: number; window: number }> = [];
   const giveBack = () =>
     Promise.all(taken.map((held) => Promise.resolve(meter.add(held.key, -held.amount, held.window)).catch(() => {})));
-  const warnings: BudgetWarning[] = [];
+  const due: Array<{ once: string; warning: BudgetWarning }> = [];
   try {
     for (const limit of metered) {
       const reservation = await meter.reserve(limit.key, limit.amount, limit.limit);
@@ -246,18 +250,18 @@ async function reserveWithin(
         };
       }
       taken.push({ ...limit, amount: reservation.tokens, window: reservation.window });
-      // Judged on what was counted before this turn's reservation (settled turns and those running), once per period.
+      // Judged on what was counted before this turn's reservation (settled turns and those running).
       const before = reservation.used - reservation.tokens;
       const once = `${limit.key}\u0000${reservation.window}`;
-      if (before >= budget.warnAt * limit.limit && !warned.has(once)) {
-        warned.set(once, true);
-        if (warned.size > maxCachedProjects) warned.delete(warned.keys().next().value!);
-        warnings.push({
-          budget: limitOf(budget, turn.projectKey, limit.kind),
-          used: shown(before),
-          threshold: budget.warnAt,
+      if (before >= budget.warnAt * limit.limit && !warned.has(once))
+        due.push({
+          once,
+          warning: {
+            budget: limitOf(budget, turn.projectKey, limit.kind),
+            used: shown(before),
+            threshold: budget.warnAt,
+          },
         });
-      }
     }
   } catch (cause) {
     await giveBack();
@@ -265,7 +269,12 @@ async function reserveWithin(
       ? cause
       : new DeskpilotError('store_unavailable', { detail: 'The project’s budget is unavailable.', cause });
   }
-  return { ok: true, hold: holdOf(meter, taken, budget.cost?.currency), warnings };
+  // Told once per budget and period, and only by a turn let in (a refused one tells the next).
+  for (const { once } of due) {
+    warned.set(once, true);
+    if (warned.size > maxWarnedPeriods) warned.delete(warned.keys().next().value!);
+  }
+  return { ok: true, hold: holdOf(meter, taken, budget.cost?.currency), warnings: due.map(({ warning }) => warning) };
 }
 
 /**

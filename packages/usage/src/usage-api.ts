@@ -99,7 +99,7 @@ export const projectBudgetSchema = z
     warnAt: z._default(
       described(
         z.number().check(z.gt(0), z.maximum(1)),
-        'The share of a limit past which a `budget-warning` event is told.',
+        'The share of a limit past which a `budget-warning` event is told (1: none, the budget refuses first).',
       ),
       0.8,
     ),

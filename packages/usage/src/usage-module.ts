@@ -19,6 +19,7 @@ export interface UsageModuleOptions {
    * long a budget is cached; `false`: none enforced (the routes still set them). @default counts in this process
    */
   budgets?: Omit<ProjectBudgetsOptions, 'store' | 'priceTurn' | 'now'> | false;
+  /** Clock in epoch milliseconds. @default Date.now */
   now?: () => number;
 }
 
@@ -235,7 +236,7 @@ async function serveBudgetUpdate(
   input: RouteRequestInput<(typeof usageRoutes)['updateUsageBudget']>,
 ) {
   const body = await input.body();
-  // A write: the role is read as it is now, not from a cache.
+  // A write: the grant's session is read now, not from a cache (a usage grant's role is its own).
   const caller = await adminCaller(kit, request, body.context, { fresh: true });
   if (!kit.audit)
     throw new DeskpilotError('forbidden', {

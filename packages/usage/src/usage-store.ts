@@ -58,11 +58,11 @@ export interface ProjectBudget {
   tokens?: number | undefined;
   /** What the project's turns may cost per period, in `currency` (ISO 4217: `USD` for the maintained catalogue). */
   cost?: { currency: string; amount: number } | undefined;
-  /** The share of a limit past which a `budget-warning` event is told (0.8: 80 %). */
+  /** The share of a limit past which a `budget-warning` event is told (0.8: 80 %; 1: none, the budget refuses first). */
   warnAt: number;
   /**
    * When it was set (epoch milliseconds): its counts start from what the roll-ups hold for its period
-   * at that moment (`ProjectBudgets.start`), apart from an earlier budget's.
+   * at that moment (`ProjectBudgets.seed`), apart from an earlier budget's.
    */
   since?: number | undefined;
 }

@@ -30,7 +30,7 @@ export type ChatEvent =
   | { type: 'title-written'; model: string; projectKey: string; usage: TurnUsage; cost?: TurnCost }
   /**
    * A turn found its project's count for the period past a budget's warning threshold
-   * (`createProjectBudgets`' `warnAt`): told once per period, before the budget refuses.
+   * (`createProjectBudgets`' `warnAt`): told once per budget and period in a process, before the budget refuses.
    */
   | ({ type: 'budget-warning' } & BudgetWarning)
   /** A tool ran (`succeeded`, `failed`), or was refused before running (no permission, no approval). */

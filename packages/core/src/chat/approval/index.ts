@@ -14,6 +14,7 @@ export {
   type ApprovalDenialReason,
   type ApprovalGate,
   type ApprovalGateOptions,
+  type ApprovalDecided,
   type ApprovalReview,
   type ApprovalScope,
 } from './create-approval-gate.js';

@@ -96,6 +96,8 @@ export const chatRoutes = {
       'provider_unavailable',
       'rate_limited',
       'token_budget_exceeded',
+      'project_budget_exceeded',
+      'budget_unpriced',
       'store_unavailable',
       'unavailable',
     ],

@@ -23,8 +23,9 @@ export interface ChatModuleKit {
    * The caller of a request whose body carries `context`: identity and flags read as the chat's own
    * routes read them (a signed grant, the host's session, or the body when the handler trusts it),
    * then admitted under the per-user limit of reads (`limits.history`). Throws `unauthenticated`,
-   * `invalid_request` or `rate_limited`. With `fresh`, identity and flags are read as they are now,
-   * never from a cache (a route that writes: a role just taken away must not write). With `grantUse`,
+   * `invalid_request` or `rate_limited`. With `fresh`, the grant's session is read now, never from
+   * a cache (a route that writes: a role just taken away in the session's project must not write; a
+   * `usage` grant's role is its own, as of its signing). With `grantUse`,
    * a grant signed for that use is taken beside a chat grant (`usage`: for a project its holder
    * administers from a session in another); no chat route takes one.
    */
@@ -37,6 +38,7 @@ export interface ChatModuleKit {
   audit: AuditStore | undefined;
   /** Whether identity is verified (a context secret or the host's session), not claimed by the body. */
   verifiedIdentity: boolean;
+  /** The handler's clock, epoch milliseconds. */
   now(): number;
   /** Reports an unexpected error (clients only get safe messages). */
   onError(error: unknown): void;

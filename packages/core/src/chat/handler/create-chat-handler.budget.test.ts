@@ -95,13 +95,19 @@ describe('POST /chat: a project budget', () => {
 
   it('refuses a turn a budget of cost cannot price: 503 budget_unpriced', async () => {
     const { budget } = scriptedBudget('unpriced');
+    const events: DeskpilotEvent[] = [];
     const { post } = await setupChat(
       scriptedModel(() => textStep('Hello.')),
-      { budget },
+      {
+        budget,
+        onEvent: (event) => events.push(event),
+      },
     );
     const response = await post(body('hi'));
     expect(response.status).toBe(503);
     expect(await response.json()).toMatchObject({ code: 'budget_unpriced', budget: { kind: 'cost', currency: 'EUR' } });
+    // An operator's matter, not a rate limit's refusal.
+    expect(events.map((event) => event.type)).not.toContain('rate-limited');
   });
 
   it('tells a warning the budget found due as a budget-warning event', async () => {

@@ -26,7 +26,7 @@ export interface TurnBudgetHold {
 }
 
 /**
- * A budget's answer: the turn let in with its hold (and the warnings it found due), or
+ * A budget's answer: the turn let in with its hold (and the warnings now due), or
  * refused: `exceeded` while the period's count is at the limit, `unpriced` when a budget of cost cannot
  * price the turn's model (it fails closed rather than let an uncounted turn through).
  */
@@ -40,13 +40,14 @@ export type TurnBudgetAnswer =
  * `@deskpilot/usage` keeps each project's budget of tokens or cost per day or month.
  */
 export interface TurnBudget {
+  /** Reserves for a turn before its model runs: the hold to settle when it ends, or the refusal. */
   reserve(request: TurnBudgetRequest): Promise<TurnBudgetAnswer>;
 }
 
 /**
  * Reserves a turn from `budget`: the hold, or throws `project_budget_exceeded` (429, `Retry-After` the
- * period's end) or `budget_unpriced` (503) naming the budget. Each warning crossed and each refusal of
- * a user's request is an event.
+ * period's end) or `budget_unpriced` (503) naming the budget. Each warning the budget found due, and
+ * each refusal of a user's request past the budget (a 429), is an event.
  */
 export async function reserveTurnBudget(
   budget: TurnBudget | undefined,
@@ -63,7 +64,7 @@ export async function reserveTurnBudget(
   }
   const { projectKey: _projectKey, limit, ...rest } = answer.budget;
   const named: ProblemBudget = revealLimit ? { ...rest, limit } : rest;
-  if (!request.background) emit({ type: 'rate-limited', limit: 'project-budget' });
+  if (!request.background && answer.reason === 'exceeded') emit({ type: 'rate-limited', limit: 'project-budget' });
   if (answer.reason === 'unpriced')
     throw new DeskpilotError('budget_unpriced', {
       detail: `This project's budget is in ${named.currency ?? 'money'}, and the model ${request.model.modelId} has no price in it. An operator must price the model.`,
