@@ -178,6 +178,16 @@ describe.skipIf(!hasChromium)(`studio in Chromium: the Usage page${skipReason}`,
         return ((await response.json()) as { records: Array<{ actor: string }> }).records;
       });
       expect(records.map((record) => record.actor)).toEqual(['bob@example.com', 'alice@example.com']);
+      // Alice reads both changes on her Activity page.
+      await lead.setViewportSize({ width: 1366, height: 900 });
+      await lead.getByRole('navigation', { name: 'Pages' }).getByRole('button', { name: 'Activity' }).click();
+      const activity = lead.getByRole('main', { name: 'Activity' });
+      await activity.getByLabel('Type').selectOption('usage-budget-changed');
+      await activity.getByRole('button', { name: 'Apply' }).click();
+      await expect.poll(() => activity.locator('tr[data-type="usage-budget-changed"]').count()).toBe(2);
+      expect(await activity.locator('tr[data-type="usage-budget-changed"]').first().textContent()).toContain(
+        'bob@example.com',
+      );
       // Not a project of his: the studio refuses to vouch for him there.
       const refused = await viewer.evaluate(
         async () => (await fetch('/studio/usage-context?projectKey=initech-b2c')).status,

@@ -5,6 +5,7 @@ import { client, explain, type AuditRecord } from './studio-api.ts';
 const types = [
   'sign-in',
   'sign-in-failed',
+  'project-switch',
   'sign-out',
   'password-reset',
   'passkey-added',
@@ -22,6 +23,7 @@ const types = [
   'policy-changed',
   'organization-admin-added',
   'organization-admin-removed',
+  'usage-budget-changed',
 ];
 
 interface Filters {
