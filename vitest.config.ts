@@ -32,6 +32,7 @@ export default defineConfig({
       { find: /^@deskpilot\/magic-link\/routes$/, replacement: source('./packages/magic-link/src/routes.ts') },
       { find: /^@deskpilot\/scim$/, replacement: source('./packages/scim/src/index.ts') },
       { find: /^@deskpilot\/usage$/, replacement: source('./packages/usage/src/index.ts') },
+      { find: /^@deskpilot\/evals$/, replacement: source('./packages/evals/src/index.ts') },
       { find: /^@deskpilot\/usage\/postgres$/, replacement: source('./packages/usage/src/postgres.ts') },
       { find: /^@deskpilot\/usage\/routes$/, replacement: source('./packages/usage/src/routes.ts') },
       { find: /^@deskpilot\/usage\/sqlite$/, replacement: source('./packages/usage/src/sqlite.ts') },

@@ -1,0 +1,26 @@
+export type { EvalCategory, EvalExpectations, EvalScenario, EvalTurn, ExpectedCall } from './eval-scenario.js';
+export {
+  runScenario,
+  type EvalCall,
+  type EvalRequest,
+  type EvalRun,
+  type EvalWrite,
+  type RunScenarioOptions,
+} from './run-scenario.js';
+export {
+  approvalRespected,
+  argumentsMatch,
+  asksFirst,
+  evalScorers,
+  grounded,
+  languageKept,
+  languageOf,
+  noForbiddenTool,
+  noUnapprovedWrite,
+  toolChosen,
+  withinBudget,
+  type EvalScore,
+  type EvalScorer,
+} from './eval-scorers.js';
+export { formatReport, runEvals, type EvalReport, type EvalResult, type RunEvalsOptions } from './run-evals.js';
+export { supportScenarios } from './support-scenarios.js';
