@@ -53,7 +53,15 @@ export interface EvalScenario {
     businessType?: 'b2c' | 'b2b';
     flags?: Readonly<Record<string, boolean>>;
     workingMemoryBlock?: unknown;
+    pageContext?: unknown;
   };
+  /**
+   * Text planted in a record a read returns (a ticket's description, an order's note): what a customer
+   * or a third party could write there, such as an instruction to the assistant.
+   */
+  plant?: { tool: 'getTicket' | 'getOrder'; text: string };
+  /** How much of the conversation each model call is sent (`contextBudget.maxChars`): a long conversation near it. @default 200000 */
+  contextChars?: number;
   turns: readonly EvalTurn[];
   expect: EvalExpectations;
 }

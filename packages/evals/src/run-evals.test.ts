@@ -63,7 +63,22 @@ function scriptedModel(steps: (userText: string, index: number) => Step) {
 
 describe('runEvals', () => {
   it('scores the offline demo model 100 % on the support scenarios', async () => {
-    expect(supportScenarios.length).toBeGreaterThanOrEqual(20);
+    expect(supportScenarios.length).toBeGreaterThanOrEqual(40);
+    const categories = new Set(supportScenarios.map((scenario) => scenario.category));
+    expect([...categories].sort()).toEqual(
+      [
+        'ambiguous',
+        'injection',
+        'language',
+        'long',
+        'lookup',
+        'memory',
+        'multi-step',
+        'refusal',
+        'tickets',
+        'write',
+      ].sort(),
+    );
     expect(new Set(supportScenarios.map((scenario) => scenario.id)).size).toBe(supportScenarios.length);
     const report = await runEvals({ scenarios: supportScenarios, model: createDemoModel() });
     expect(formatReport(report)).toContain(

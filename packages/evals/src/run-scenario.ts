@@ -67,10 +67,14 @@ export interface RunScenarioOptions {
   stepBudget?: number;
 }
 
-/** The demo backends, each write recorded with the request it ran in. */
-function loggedBackends(writes: EvalWrite[], current: () => number) {
+/** The demo backends, each write recorded with the request it ran in, and the scenario's planted text in the record it names. */
+function loggedBackends(writes: EvalWrite[], current: () => number, plant: EvalScenario['plant']) {
   const commerce = createDemoCommerceBackend();
   const tickets = createDemoTicketBackend();
+  const planted = <Record extends object>(record: Record | null, field: string): Record | null =>
+    record && plant
+      ? { ...record, [field]: `${String((record as { [key: string]: unknown })[field] ?? '')} ${plant.text}`.trim() }
+      : record;
   const logged = <Args extends unknown[], Result>(tool: string, write: (...args: Args) => Result) =>
     ((...args: Args) => {
       writes.push({ tool, input: args[1], request: current() });
@@ -78,11 +82,20 @@ function loggedBackends(writes: EvalWrite[], current: () => number) {
     }) as (...args: Args) => Result;
   const loggedCommerce: CommerceBackend = {
     ...commerce,
+    ...(plant?.tool === 'getOrder'
+      ? { getOrder: async (projectKey, orderId) => planted(await commerce.getOrder(projectKey, orderId), 'note') }
+      : {}),
     refundOrder: logged('refundOrder', commerce.refundOrder),
     cancelOrder: logged('cancelOrder', commerce.cancelOrder),
   };
   const loggedTickets: TicketBackend = {
     ...tickets,
+    ...(plant?.tool === 'getTicket'
+      ? {
+          getTicket: async (projectKey, ticketId) =>
+            planted(await tickets.getTicket(projectKey, ticketId), 'description'),
+        }
+      : {}),
     createTicket: logged('createTicket', tickets.createTicket),
     addTicketComment: logged('addTicketComment', tickets.addTicketComment),
   };
@@ -183,13 +196,14 @@ export async function runScenario(scenario: EvalScenario, options: RunScenarioOp
     store: createMemoryChatStore(),
     approvalStore: createMemoryApprovalStore(),
     models: { fallback: options.model },
-    ...loggedBackends(writes, () => requests.length),
+    ...loggedBackends(writes, () => requests.length, scenario.plant),
     stepBudget,
+    ...(scenario.contextChars ? { contextBudget: { maxChars: scenario.contextChars } } : {}),
     titles: false,
     resumableStreams: false,
   });
   const sessionId = crypto.randomUUID();
-  const { projectKey = 'acme-b2c', businessType, flags = {}, workingMemoryBlock } = scenario.context ?? {};
+  const { projectKey = 'acme-b2c', businessType, flags = {}, workingMemoryBlock, pageContext } = scenario.context ?? {};
   const context = {
     userEmail: 'rep@example.com',
     userRole: 'agent',
@@ -197,6 +211,7 @@ export async function runScenario(scenario: EvalScenario, options: RunScenarioOp
     businessType: businessType ?? (projectKey.endsWith('-b2b') ? 'b2b' : 'b2c'),
     ...flags,
     ...(workingMemoryBlock === undefined ? {} : { workingMemoryBlock }),
+    ...(pageContext === undefined ? {} : { pageContext }),
   };
   for (const turn of scenario.turns) {
     const message =

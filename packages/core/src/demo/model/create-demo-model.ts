@@ -39,6 +39,7 @@ export const demoModelId = 'offline-demo';
  *
  * | The user's message | Tool calls, one per model call | Then answers |
  * |---|---|---|
+ * | about an order, in German or Spanish | `getOrder {orderId}` | status and total in that language |
  * | starts "remember …" / "note that …" | `updateWorkingMemory {set: {<slug of first words, ≤ 40>: note}}` | "Noted: …" |
  * | "create/open a ticket …" | `createTicket {subject (first 8 words), description, priority, orderId?, customerEmail?}` | the new ticket |
  * | "refund … ORD-1234 [for 12.50]" | `refundOrder {orderId, reason, amount?}` (minor units: 1250) | the refund, or "Understood — I did not refund ORD-1234." |

@@ -1,5 +1,6 @@
 import { isZeroMoney, plural, readField, readList, readMoney } from './read-fields.js';
 import { isRecord, type DemoToolOutcome, type DemoTurn } from './read-demo-turn.js';
+import { demoLanguageOf, describeOrderIn, orderSentences } from './demo-languages.js';
 
 /** What the demo model does next: answer in text, or call one tool. */
 export type DemoReply =
@@ -291,6 +292,23 @@ const knowledgeBaseIntents: DemoIntent[] = [
  * and a refund names one, so those come before the plain order look-up.
  */
 const intents: DemoIntent[] = [
+  {
+    // A question about an order in German or Spanish is answered in that language (the rest in English).
+    respond(text, turn) {
+      const language = demoLanguageOf(text);
+      if (!language) return null;
+      const sentences = orderSentences[language];
+      const orderId = orderIdIn(text);
+      if (!orderId)
+        return /\b(bestellung|pedido)\b/i.test(text) && turn.offered('getOrder') ? say(sentences.which) : null;
+      if (!turn.offered('getOrder')) return say(sentences.noPermission);
+      const outcome = turn.outcome('getOrder');
+      if (!outcome) return turn.call('getOrder', { orderId }) ?? say(noTools(`look up ${orderId}`));
+      if (outcome.kind !== 'ok') return say(failure(outcome, `look up ${orderId}`, 'read'));
+      const order = found(outcome.value);
+      return say(order ? describeOrderIn(language, order, orderId) : sentences.notFound(orderId));
+    },
+  },
   {
     help: { tool: 'updateWorkingMemory', line: `keep a note: ${quoted('remember the customer prefers email')}` },
     respond(text, turn) {
