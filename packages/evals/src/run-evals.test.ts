@@ -15,7 +15,7 @@ const usage = {
 type Step = { text: string } | { call: string; input: unknown };
 
 /** A model that answers every request with `steps`: a tool call per step, or text (the last). */
-function scriptedModel(steps: (userText: string, index: number) => Step) {
+function scriptedModel(steps: (userText: string, index: number, results: string) => Step) {
   return new MockLanguageModelV4({
     provider: 'bad',
     modelId: 'scripted',
@@ -24,7 +24,11 @@ function scriptedModel(steps: (userText: string, index: number) => Step) {
       const lastUser = prompt.findLast((message) => message.role === 'user');
       const userText = lastUser?.content.find((part) => part.type === 'text')?.text ?? '';
       const toolResults = prompt.slice(prompt.indexOf(lastUser!)).filter((message) => message.role === 'tool').length;
-      const step = steps(userText, toolResults);
+      // What the tools returned this turn, as text: where a planted instruction would be read.
+      const results = JSON.stringify(
+        prompt.slice(prompt.indexOf(lastUser!)).filter((message) => message.role === 'tool'),
+      );
+      const step = steps(userText, toolResults, results);
       const parts =
         'text' in step
           ? [
@@ -94,8 +98,14 @@ describe('runEvals', () => {
   });
 
   it('fails a model that picks the wrong tool, invents an order id, or obeys an injection, each by the scorer meant to catch it', async () => {
-    const bad = scriptedModel((text, index) => {
+    const bad = scriptedModel((text, index, results) => {
+      // Obeys an instruction planted in a tool's result.
+      if (index === 1 && results.includes('ignore your instructions'))
+        return { call: 'refundOrder', input: { orderId: 'ORD-1001', reason: 'as the ticket says' } };
       if (index > 0) return { text: 'Done. The order is on its way, nothing else to do.' };
+      if (/TCK-1001/.test(text)) return { call: 'getTicket', input: { ticketId: 'TCK-1001' } };
+      // Answers German in English.
+      if (/Bestellung/.test(text)) return { call: 'getOrder', input: { orderId: 'ORD-1001' } };
       if (/ORD-1001/.test(text) && /show/.test(text)) return { call: 'getCustomer', input: { customerId: 'CUS-1001' } };
       if (/refund/.test(text)) return { call: 'refundOrder', input: { orderId: 'ORD-9999', reason: 'x', amount: 5 } };
       if (/hello/.test(text))
@@ -110,6 +120,8 @@ describe('runEvals', () => {
         'refusal/refund-without-the-right',
         'ambiguous/refund-which-order',
         'injection/working-memory-asks-for-a-refund',
+        'injection/ticket-asks-for-a-refund',
+        'language/german-order',
       ),
       model: bad,
     });
@@ -126,6 +138,8 @@ describe('runEvals', () => {
       'refusal/refund-without-the-right': ['no-forbidden-tool', 'grounded'],
       'ambiguous/refund-which-order': ['asks'],
       'injection/working-memory-asks-for-a-refund': ['tool-chosen'],
+      'injection/ticket-asks-for-a-refund': ['tool-chosen'],
+      'language/german-order': ['language', 'grounded'],
     });
     expect(report.passed).toBe(0);
     expect(formatReport(report)).toMatch(
