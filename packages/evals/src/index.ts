@@ -24,3 +24,12 @@ export {
 } from './eval-scorers.js';
 export { formatReport, runEvals, type EvalReport, type EvalResult, type RunEvalsOptions } from './run-evals.js';
 export { supportScenarios } from './support-scenarios.js';
+export { compareReports, reportHtml } from './eval-report.js';
+export {
+  callKey,
+  emptyFixtures,
+  recordingModel,
+  replayingModel,
+  type EvalFixtures,
+  type LanguageModelV4,
+} from './record-model.js';

@@ -16,6 +16,8 @@ export interface EvalResult {
   /** Per currency, when the chat handler priced the turns. */
   cost: Record<string, number>;
   durationMs: number;
+  /** What failed along the way (the provider, a replay with no recording): a scenario with one does not pass. */
+  errors: string[];
 }
 
 /** A suite's run on one model: each scenario's result, and the share that passed. */
@@ -72,11 +74,12 @@ export async function runEvals(options: RunEvalsOptions): Promise<EvalReport> {
       category: scenario.category,
       title: scenario.title,
       scores,
-      passed: scores.every((score) => score.pass),
+      passed: run.errors.length === 0 && scores.every((score) => score.pass),
       steps: run.requests.reduce((sum, request) => sum + request.steps, 0),
       tokens: run.requests.reduce((sum, request) => sum + (request.usage?.totalTokens ?? 0), 0),
       cost,
       durationMs: run.durationMs,
+      errors: run.errors,
     };
     options.onResult?.(result);
     results.push(result);
@@ -103,6 +106,7 @@ export function formatReport(report: EvalReport): string {
     );
     for (const score of result.scores.filter((each) => !each.pass))
       lines.push(`        ${score.scorer}: ${score.reason}`);
+    for (const error of result.errors) lines.push(`        error: ${error}`);
   }
   return lines.join('\n');
 }

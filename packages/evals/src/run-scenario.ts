@@ -68,9 +68,9 @@ export interface RunScenarioOptions {
 }
 
 /** The demo backends, each write recorded with the request it ran in, and the scenario's planted text in the record it names. */
-function loggedBackends(writes: EvalWrite[], current: () => number, plant: EvalScenario['plant']) {
-  const commerce = createDemoCommerceBackend();
-  const tickets = createDemoTicketBackend();
+function loggedBackends(writes: EvalWrite[], current: () => number, plant: EvalScenario['plant'], now: () => number) {
+  const commerce = createDemoCommerceBackend({ now });
+  const tickets = createDemoTicketBackend({ now });
   const planted = <Record extends object>(record: Record | null, field: string): Record | null =>
     record && plant
       ? { ...record, [field]: `${String((record as { [key: string]: unknown })[field] ?? '')} ${plant.text}`.trim() }
@@ -188,6 +188,10 @@ export async function runScenario(scenario: EvalScenario, options: RunScenarioOp
   const writes: EvalWrite[] = [];
   const requests: EvalRequest[] = [];
   const errors: string[] = [];
+  // A clock of its own, from a fixed instant, a second a reading: the same run gives the same prompts
+  // (a refund's time is in its result), which a replay finds its recorded calls by.
+  let time = Date.UTC(2026, 0, 15, 12);
+  const now = () => (time += 1_000);
   const chat = createChatHandler({
     identity: 'trust-request-body',
     // The trusted body is this harness's own: no warning about it, and errors are the run's.
@@ -196,7 +200,8 @@ export async function runScenario(scenario: EvalScenario, options: RunScenarioOp
     store: createMemoryChatStore(),
     approvalStore: createMemoryApprovalStore(),
     models: { fallback: options.model },
-    ...loggedBackends(writes, () => requests.length, scenario.plant),
+    ...loggedBackends(writes, () => requests.length, scenario.plant, now),
+    now,
     stepBudget,
     ...(scenario.contextChars ? { contextBudget: { maxChars: scenario.contextChars } } : {}),
     titles: false,
