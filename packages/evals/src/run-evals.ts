@@ -1,4 +1,4 @@
-import type { ChatModel } from '@deskpilot/core/chat';
+import type { ChatModel, PriceTurn } from '@deskpilot/core/chat';
 import type { EvalScenario } from './eval-scenario.js';
 import { evalScorers, type EvalScore, type EvalScorer } from './eval-scorers.js';
 import { runScenario } from './run-scenario.js';
@@ -42,6 +42,8 @@ export interface RunEvalsOptions {
   scorers?: readonly EvalScorer[];
   /** Model steps per turn. @default 6 */
   stepBudget?: number;
+  /** Prices each turn (`createPriceCatalogue()` of `@deskpilot/usage`): each result's cost. @default none */
+  priceTurn?: PriceTurn;
   /** Told each scenario's result as it ends (a progress line). */
   onResult?: (result: EvalResult) => void;
 }
@@ -61,7 +63,11 @@ export async function runEvals(options: RunEvalsOptions): Promise<EvalReport> {
   const scorers = options.scorers ?? evalScorers;
   const results: EvalResult[] = [];
   for (const scenario of options.scenarios) {
-    const run = await runScenario(scenario, { model: options.model, stepBudget: options.stepBudget });
+    const run = await runScenario(scenario, {
+      model: options.model,
+      stepBudget: options.stepBudget,
+      priceTurn: options.priceTurn,
+    });
     const scores = scorers.flatMap((scorer) => {
       const verdict = scorer.score(run);
       return verdict ? [{ scorer: scorer.name, ...verdict }] : [];

@@ -5,6 +5,7 @@ import {
   readChatStream,
   type ChatModel,
   type CommerceBackend,
+  type PriceTurn,
   type TicketBackend,
 } from '@deskpilot/core/chat';
 import { createDemoCommerceBackend, createDemoTicketBackend } from '@deskpilot/core/demo';
@@ -65,6 +66,8 @@ export interface RunScenarioOptions {
   model: ChatModel;
   /** Model steps per turn, as the chat server runs them. @default 6 */
   stepBudget?: number;
+  /** Prices each turn (`createPriceCatalogue()` of `@deskpilot/usage`): the report's cost. @default none */
+  priceTurn?: PriceTurn | undefined;
 }
 
 /** The demo backends, each write recorded with the request it ran in, and the scenario's planted text in the record it names. */
@@ -203,6 +206,7 @@ export async function runScenario(scenario: EvalScenario, options: RunScenarioOp
     ...loggedBackends(writes, () => requests.length, scenario.plant, now),
     now,
     stepBudget,
+    ...(options.priceTurn ? { priceTurn: options.priceTurn } : {}),
     ...(scenario.contextChars ? { contextBudget: { maxChars: scenario.contextChars } } : {}),
     titles: false,
     resumableStreams: false,
