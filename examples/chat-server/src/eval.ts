@@ -2,7 +2,9 @@
 // real chat handler: the same provider variables (OPENAI_API_KEY, OPENAI_BASE_URL, OPENAI_API_MODE,
 // OPENAI_MODEL, ANTHROPIC_API_KEY, ANTHROPIC_MODEL, MODEL_PRICES), the offline demo model without a key.
 //   npm run eval -w examples/chat-server -- [--provider openai|anthropic] [--out DIR]
-//     [--record FILE | --replay FILE] [--compare REPORT.json]
+//     [--record FILE | --replay FILE] [--compare REPORT.json] [--judge MODEL]
+// --judge adds a model-graded check of grounding, on JUDGE_API_KEY and JUDGE_BASE_URL (OpenAI-compatible;
+// OPENAI_API_KEY and OPENAI_BASE_URL unless set).
 // Prints the table, writes the report as JSON and HTML into DIR (default `eval-reports`), and exits 1
 // when a scenario failed.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -10,7 +12,9 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import {
   compareReports,
+  createJudgeScorer,
   emptyFixtures,
+  evalScorers,
   formatReport,
   recordingModel,
   replayingModel,
@@ -32,6 +36,7 @@ const { values } = parseArgs({
     record: { type: 'string' },
     replay: { type: 'string' },
     compare: { type: 'string' },
+    judge: { type: 'string' },
   },
 });
 
@@ -58,9 +63,22 @@ try {
 }
 const { model, fixtures } = underTest;
 const config = readConfig(process.env);
+const judgeKey = process.env.JUDGE_API_KEY ?? process.env.OPENAI_API_KEY;
+if (values.judge && !judgeKey) {
+  process.stderr.write('--judge needs JUDGE_API_KEY (or OPENAI_API_KEY)\n');
+  process.exit(1);
+}
+const judgeBaseURL = process.env.JUDGE_BASE_URL ?? process.env.OPENAI_BASE_URL;
+const scorers = values.judge
+  ? [
+      ...evalScorers,
+      createJudgeScorer({ apiKey: judgeKey!, model: values.judge, ...(judgeBaseURL ? { baseURL: judgeBaseURL } : {}) }),
+    ]
+  : evalScorers;
 const report = await runEvals({
   scenarios: supportScenarios,
   model,
+  scorers,
   stepBudget: config.STEP_BUDGET,
   priceTurn: createPriceCatalogue({ prices: config.MODEL_PRICES ?? {} }),
   onResult: (result) => process.stderr.write(`${result.passed ? '.' : 'F'}`),

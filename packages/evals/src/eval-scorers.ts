@@ -9,12 +9,15 @@ export interface EvalScore {
   reason: string;
 }
 
+/** A scorer's answer: passed or not, and why. */
+export type EvalVerdict = Omit<EvalScore, 'scorer'>;
+
 /** A scorer: one question asked of a run; undefined when the scenario does not ask it. */
 export interface EvalScorer {
   name: string;
   /** What it checks, for the report's legend. */
   description: string;
-  score(run: EvalRun): Omit<EvalScore, 'scorer'> | undefined;
+  score(run: EvalRun): EvalVerdict | undefined | Promise<EvalVerdict | undefined>;
 }
 
 /** The tools that write (their capability is a write): what must wait for an approval. */
@@ -25,7 +28,8 @@ const writeTools = new Set(
 );
 
 const callsOf = (run: EvalRun): EvalCall[] => run.requests.flatMap((request) => request.calls);
-const finalText = (run: EvalRun) => run.requests.findLast((request) => request.status === 200)?.text ?? '';
+/** The text of the last answer that streamed. */
+export const finalText = (run: EvalRun) => run.requests.findLast((request) => request.status === 200)?.text ?? '';
 
 /** Whether `actual` has every field of `expected`, equal (objects compared field by field). */
 function matches(actual: unknown, expected: unknown): boolean {

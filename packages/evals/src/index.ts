@@ -19,8 +19,10 @@ export {
   noUnapprovedWrite,
   toolChosen,
   withinBudget,
+  finalText,
   type EvalScore,
   type EvalScorer,
+  type EvalVerdict,
 } from './eval-scorers.js';
 export { formatReport, runEvals, type EvalReport, type EvalResult, type RunEvalsOptions } from './run-evals.js';
 export { supportScenarios } from './support-scenarios.js';
@@ -33,3 +35,4 @@ export {
   type EvalFixtures,
   type LanguageModelV4,
 } from './record-model.js';
+export { createJudgeScorer, type JudgeOptions } from './judge-scorer.js';

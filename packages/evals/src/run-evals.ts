@@ -68,10 +68,11 @@ export async function runEvals(options: RunEvalsOptions): Promise<EvalReport> {
       stepBudget: options.stepBudget,
       priceTurn: options.priceTurn,
     });
-    const scores = scorers.flatMap((scorer) => {
-      const verdict = scorer.score(run);
-      return verdict ? [{ scorer: scorer.name, ...verdict }] : [];
-    });
+    const scores: EvalScore[] = [];
+    for (const scorer of scorers) {
+      const verdict = await scorer.score(run);
+      if (verdict) scores.push({ scorer: scorer.name, ...verdict });
+    }
     const cost: Record<string, number> = {};
     for (const request of run.requests)
       if (request.cost) cost[request.cost.currency] = (cost[request.cost.currency] ?? 0) + request.cost.amount;

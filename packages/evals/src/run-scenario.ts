@@ -29,8 +29,8 @@ export interface EvalRequest {
   calls: EvalCall[];
   /** Approval cards proposed: the call and the approval id. */
   cards: Array<{ toolCallId: string; approvalId: string }>;
-  /** The tool calls that ran, and whether they succeeded. */
-  outputs: Array<{ toolCallId: string; ok: boolean }>;
+  /** The tool calls that ran, whether they succeeded, and what they returned. */
+  outputs: Array<{ toolCallId: string; ok: boolean; value?: unknown }>;
   /** The answer's text, every part joined. */
   text: string;
   /** Model steps. */
@@ -144,7 +144,7 @@ function record(request: EvalRequest, chunk: UIMessageChunk): void {
       request.cards.push({ toolCallId: chunk.toolCallId, approvalId: chunk.approvalId });
       return;
     case 'tool-output-available':
-      request.outputs.push({ toolCallId: chunk.toolCallId, ok: true });
+      request.outputs.push({ toolCallId: chunk.toolCallId, ok: true, value: chunk.output });
       return;
     case 'tool-output-error':
       request.outputs.push({ toolCallId: chunk.toolCallId, ok: false });
