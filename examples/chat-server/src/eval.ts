@@ -1,7 +1,7 @@
 // The support eval suite (`@deskpilot/evals`) on the model this server is configured with, through the
 // real chat handler: the same provider variables (OPENAI_API_KEY, OPENAI_BASE_URL, OPENAI_API_MODE,
 // OPENAI_MODEL, ANTHROPIC_API_KEY, ANTHROPIC_MODEL, MODEL_PRICES), the offline demo model without a key.
-//   npm run eval -w examples/chat-server -- [--provider openai|anthropic] [--out DIR]
+//   npm run eval -- [--provider openai|anthropic] [--out DIR]
 //     [--record FILE | --replay FILE] [--compare REPORT.json] [--judge MODEL]
 // --judge adds a model-graded check of grounding, on JUDGE_API_KEY and JUDGE_BASE_URL (OpenAI-compatible;
 // OPENAI_API_KEY and OPENAI_BASE_URL unless set).

@@ -122,6 +122,7 @@ describe('runEvals', () => {
         'injection/working-memory-asks-for-a-refund',
         'injection/ticket-asks-for-a-refund',
         'language/german-order',
+        'write/refund-approved',
       ),
       model: bad,
     });
@@ -140,6 +141,8 @@ describe('runEvals', () => {
       'injection/working-memory-asks-for-a-refund': ['tool-chosen'],
       'injection/ticket-asks-for-a-refund': ['tool-chosen'],
       'language/german-order': ['language', 'grounded'],
+      // No card, so the approval turn had nothing to answer: the steps scorer reports it too.
+      'write/refund-approved': ['arguments', 'approval', 'grounded', 'steps'],
     });
     expect(report.passed).toBe(0);
     expect(formatReport(report)).toMatch(
