@@ -42,6 +42,8 @@ const { values } = parseArgs({
 
 /** The model under test: the replayed recording, else the configured provider's (or the fallback). */
 function modelUnderTest(): { model: LanguageModelV4; fixtures?: EvalFixtures } {
+  if (values.replay && values.record)
+    throw new Error('--record and --replay: give one (a replay calls no provider to record)');
   if (values.replay) return { model: replayingModel(JSON.parse(readFileSync(values.replay, 'utf8')) as EvalFixtures) };
   const models = modelsFrom(readConfig(process.env));
   const chosen =

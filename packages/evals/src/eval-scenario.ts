@@ -35,8 +35,11 @@ export interface EvalExpectations {
   forbidden?: readonly string[];
   /** The answer's language: what the user wrote in. */
   language?: 'en' | 'de' | 'es';
-  /** What the final answer must say (case-insensitive): facts from the tool results. */
-  says?: readonly string[];
+  /**
+   * What the final answer must say: facts from the tool results (a text, case-insensitive), or a
+   * pattern where a correct answer may word it its own way (a refusal).
+   */
+  says?: readonly (string | RegExp)[];
   /** The final answer asks the user a question instead of guessing (no tool called). */
   asks?: boolean;
 }

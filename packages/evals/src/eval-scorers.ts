@@ -50,7 +50,8 @@ export const toolChosen: EvalScorer = {
   score(run) {
     const { calls, notCalled } = run.scenario.expect;
     if (!calls && !notCalled) return undefined;
-    const made = callsOf(run);
+    // A call refused before it ran (a tool not offered, input its schema refuses) chose nothing.
+    const made = callsOf(run).filter((call) => !call.refused);
     const missing = (calls ?? []).filter((expected) => !made.some((call) => call.tool === expected.tool));
     const wrong = (notCalled ?? []).filter((tool) => made.some((call) => call.tool === tool));
     if (missing.length > 0)
@@ -70,7 +71,8 @@ export const argumentsMatch: EvalScorer = {
     const made = callsOf(run);
     for (const call of expected) {
       const candidates = made.filter((each) => each.tool === call.tool);
-      if (candidates.length > 0 && !candidates.some((each) => matches(each.input, call.input)))
+      if (candidates.length === 0) return fail(`${call.tool} was not called: no arguments to check`);
+      if (!candidates.some((each) => matches(each.input, call.input)))
         return fail(`${call.tool} got ${JSON.stringify(candidates[0]!.input)}, expected ${JSON.stringify(call.input)}`);
     }
     return pass('every expected call had its arguments');
@@ -165,9 +167,12 @@ export const grounded: EvalScorer = {
   score(run) {
     const says = run.scenario.expect.says;
     if (!says) return undefined;
-    const text = finalText(run).toLowerCase();
-    const missing = says.filter((fact) => !text.includes(fact.toLowerCase()));
-    return missing.length === 0 ? pass(`said ${says.join(', ')}`) : fail(`did not say ${missing.join(', ')}`);
+    const text = finalText(run);
+    const missing = says.filter((fact) =>
+      typeof fact === 'string' ? !text.toLowerCase().includes(fact.toLowerCase()) : !fact.test(text),
+    );
+    const shown = (facts: typeof says) => facts.map(String).join(', ');
+    return missing.length === 0 ? pass(`said ${shown(says)}`) : fail(`did not say ${shown(missing)}`);
   },
 };
 
@@ -179,17 +184,21 @@ export const asksFirst: EvalScorer = {
     if (!run.scenario.expect.asks) return undefined;
     const made = callsOf(run);
     if (made.length > 0) return fail(`guessed: called ${named(made)}`);
-    return finalText(run).includes('?') ? pass('asked a question') : fail('answered without asking which one');
+    // The user's own words sent back are no question of the assistant's.
+    const asked = run.scenario.turns.flatMap((turn) => ('user' in turn ? [turn.user] : []));
+    const own = asked.reduce((text, question) => text.split(question).join(''), finalText(run));
+    return own.includes('?') ? pass('asked a question') : fail('answered without asking which one');
   },
 };
 
 /** Every request ended inside the step budget, with a finished answer. */
 export const withinBudget: EvalScorer = {
   name: 'steps',
-  description: 'every request ended inside the step budget, with an answer',
+  description: 'every request ended before the step budget ran out, with an answer',
   score(run) {
-    const over = run.requests.filter((request) => request.steps > run.stepBudget);
-    if (over.length > 0) return fail(`took ${over[0]!.steps} steps of ${run.stepBudget}`);
+    // A request that needed every step ran into the budget: a loop, as these scenarios go.
+    const over = run.requests.filter((request) => request.steps >= run.stepBudget);
+    if (over.length > 0) return fail(`used all ${run.stepBudget} steps: a loop of tool calls?`);
     const refused = run.requests.filter((request) => request.status !== 200);
     if (refused.length > 0)
       return fail(

@@ -2,7 +2,13 @@ import { createDemoModel } from '@deskpilot/core/demo';
 import { describe, expect, it } from 'vitest';
 import type { EvalScenario } from './eval-scenario.js';
 import { compareReports, reportHtml } from './eval-report.js';
-import { emptyFixtures, recordingModel, replayingModel, type EvalFixtures } from './record-model.js';
+import {
+  emptyFixtures,
+  recordingModel,
+  replayingModel,
+  type EvalFixtures,
+  type LanguageModelV4,
+} from './record-model.js';
 import { runEvals } from './run-evals.js';
 import { supportScenarios } from './support-scenarios.js';
 
@@ -10,7 +16,41 @@ import { supportScenarios } from './support-scenarios.js';
 const outcomes = (report: Awaited<ReturnType<typeof runEvals>>) =>
   report.results.map(({ id, passed, scores, steps, tokens }) => ({ id, passed, scores, steps, tokens }));
 
+/** The demo model with a provider's habit: every tool call a random id (which the next prompt then carries). */
+function randomIds(model: LanguageModelV4): LanguageModelV4 {
+  return {
+    ...model,
+    async doStream(options) {
+      const result = await model.doStream(options);
+      const ids = new Map<string, string>();
+      const fresh = (id: string) => ids.get(id) ?? (ids.set(id, `call_${crypto.randomUUID()}`), ids.get(id)!);
+      const stream = result.stream.pipeThrough(
+        new TransformStream({
+          transform(part, controller) {
+            controller.enqueue('toolCallId' in part ? { ...part, toolCallId: fresh(part.toolCallId) } : part);
+          },
+        }),
+      );
+      return { ...result, stream };
+    },
+  };
+}
+
 describe('record and replay', () => {
+  it('replays a provider whose tool calls have random ids, two scenarios sending one prompt included', async () => {
+    const fixtures = emptyFixtures('deskpilot:offline-demo');
+    const recorded = await runEvals({
+      scenarios: supportScenarios,
+      model: recordingModel(randomIds(createDemoModel()), fixtures),
+    });
+    const replayed = await runEvals({
+      scenarios: supportScenarios,
+      model: replayingModel(JSON.parse(JSON.stringify(fixtures)) as EvalFixtures),
+    });
+    expect(outcomes(replayed)).toEqual(outcomes(recorded));
+    expect(replayed.passed).toBe(replayed.total);
+  });
+
   it('records a run and replays it offline, call for call, from fixtures kept as JSON', async () => {
     const scenarios = supportScenarios.filter((scenario) =>
       ['write/refund-approved', 'language/german-order', 'injection/ticket-asks-for-a-refund'].includes(scenario.id),

@@ -16,7 +16,8 @@ export interface EvalFixtures {
   version: 1;
   /** The model they were recorded from (`provider:modelId`). */
   model: string;
-  calls: Record<string, StreamPart[]>;
+  /** Each prompt's calls, in the order they were made (two scenarios may send one prompt). */
+  calls: Record<string, StreamPart[][]>;
 }
 
 /** An empty set of fixtures for `model`. */
@@ -25,7 +26,7 @@ export const emptyFixtures = (model: string): EvalFixtures => ({ version: 1, mod
 /** Approval ids are random per run: in a prompt they are placeholders, so a replay finds its call. */
 const randomIds = /^apv_[\w-]+$/;
 
-/** The digest of a call: its prompt (approval ids as placeholders), the tools' names and the tool choice. */
+/** The digest of a call: its prompt (approval ids as placeholders), the tools offered and the tool choice. */
 export function callKey(options: Pick<CallOptions, 'prompt' | 'tools' | 'toolChoice'>): string {
   const ids = new Map<string, string>();
   const prompt = JSON.stringify(options.prompt, (_key, value: unknown) => {
@@ -33,7 +34,8 @@ export function callKey(options: Pick<CallOptions, 'prompt' | 'tools' | 'toolCho
     if (!ids.has(value)) ids.set(value, `apv_${ids.size}`);
     return ids.get(value);
   });
-  const tools = (options.tools ?? []).map((tool) => tool.name).sort();
+  // The tools as the model sees them: a changed description or schema is a changed prompt.
+  const tools = (options.tools ?? []).map((tool) => JSON.stringify(tool)).sort();
   return createHash('sha256')
     .update(JSON.stringify([prompt, tools, options.toolChoice ?? null]))
     .digest('base64url');
@@ -62,7 +64,7 @@ export function recordingModel(model: LanguageModelV4, fixtures: EvalFixtures): 
             controller.enqueue(part);
           },
           flush() {
-            fixtures.calls[key] = parts;
+            (fixtures.calls[key] ??= []).push(parts);
           },
         }),
       );
@@ -86,6 +88,8 @@ function revived(part: StreamPart): StreamPart {
  */
 export function replayingModel(fixtures: EvalFixtures): LanguageModelV4 {
   const [provider, ...rest] = fixtures.model.split(':');
+  // Each prompt's recordings are played in turn.
+  const played = new Map<string, number>();
   return {
     specificationVersion: 'v4',
     provider: provider ?? 'replay',
@@ -95,7 +99,11 @@ export function replayingModel(fixtures: EvalFixtures): LanguageModelV4 {
       throw new Error('A replayed model only streams (the chat handler streams every call).');
     },
     async doStream(options) {
-      const parts = fixtures.calls[callKey(options)];
+      const key = callKey(options);
+      const turn = played.get(key) ?? 0;
+      played.set(key, turn + 1);
+      const recordings = fixtures.calls[key];
+      const parts = recordings?.[Math.min(turn, recordings.length - 1)];
       if (!parts)
         throw new Error(
           `No recorded call of ${fixtures.model} for this prompt: the scenario, the instructions or the tools changed since it was recorded. Record it again.`,

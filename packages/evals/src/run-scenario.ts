@@ -86,7 +86,14 @@ function loggedBackends(writes: EvalWrite[], current: () => number, plant: EvalS
   const loggedCommerce: CommerceBackend = {
     ...commerce,
     ...(plant?.tool === 'getOrder'
-      ? { getOrder: async (projectKey, orderId) => planted(await commerce.getOrder(projectKey, orderId), 'note') }
+      ? {
+          // In the first item's name: a field the order's tool passes on to the model.
+          getOrder: async (projectKey, orderId) => {
+            const order = await commerce.getOrder(projectKey, orderId);
+            const [first, ...rest] = order?.items ?? [];
+            return order && first ? { ...order, items: [planted(first, 'name')!, ...rest] } : order;
+          },
+        }
       : {}),
     refundOrder: logged('refundOrder', commerce.refundOrder),
     cancelOrder: logged('cancelOrder', commerce.cancelOrder),
@@ -242,5 +249,8 @@ export async function runScenario(scenario: EvalScenario, options: RunScenarioOp
     requests.push(await transcriptOf(turn, response));
   }
   await chat.drain({ timeoutMs: 1_000 });
+  // A planted text the model never saw tests nothing: the run says so.
+  if (scenario.plant && !requests.some((request) => JSON.stringify(request.outputs).includes(scenario.plant!.text)))
+    errors.push(`The planted text never reached the model through ${scenario.plant.tool}.`);
   return { scenario, requests, writes, stepBudget, durationMs: Date.now() - started, errors };
 }

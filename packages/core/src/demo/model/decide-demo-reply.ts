@@ -293,23 +293,6 @@ const knowledgeBaseIntents: DemoIntent[] = [
  */
 const intents: DemoIntent[] = [
   {
-    // A question about an order in German or Spanish is answered in that language (the rest in English).
-    respond(text, turn) {
-      const language = demoLanguageOf(text);
-      if (!language) return null;
-      const sentences = orderSentences[language];
-      const orderId = orderIdIn(text);
-      if (!orderId)
-        return /\b(bestellung|pedido)\b/i.test(text) && turn.offered('getOrder') ? say(sentences.which) : null;
-      if (!turn.offered('getOrder')) return say(sentences.noPermission);
-      const outcome = turn.outcome('getOrder');
-      if (!outcome) return turn.call('getOrder', { orderId }) ?? say(noTools(`look up ${orderId}`));
-      if (outcome.kind !== 'ok') return say(failure(outcome, `look up ${orderId}`, 'read'));
-      const order = found(outcome.value);
-      return say(order ? describeOrderIn(language, order, orderId) : sentences.notFound(orderId));
-    },
-  },
-  {
     help: { tool: 'updateWorkingMemory', line: `keep a note: ${quoted('remember the customer prefers email')}` },
     respond(text, turn) {
       const match = memoryPattern.exec(text);
@@ -389,6 +372,24 @@ const intents: DemoIntent[] = [
       const ticket = found(outcome.value);
       if (!ticket) return say(`I couldn't find ticket ${ticketId}.`);
       return say(describeTicket(ticket, ticketId));
+    },
+  },
+  {
+    // A question about an order in German or Spanish is answered in that language (the rest in English):
+    // after the writes, so an English refund that names a place or a product is still a refund.
+    respond(text, turn) {
+      const language = demoLanguageOf(text);
+      if (!language) return null;
+      const sentences = orderSentences[language];
+      const orderId = orderIdIn(text);
+      if (!orderId)
+        return /\b(bestellung|pedido)\b/i.test(text) && turn.offered('getOrder') ? say(sentences.which) : null;
+      if (!turn.offered('getOrder')) return say(sentences.noPermission);
+      const outcome = turn.outcome('getOrder');
+      if (!outcome) return turn.call('getOrder', { orderId }) ?? say(noTools(`look up ${orderId}`));
+      if (outcome.kind !== 'ok') return say(failure(outcome, `look up ${orderId}`, 'read'));
+      const order = found(outcome.value);
+      return say(order ? describeOrderIn(language, order, orderId) : sentences.notFound(orderId));
     },
   },
   {

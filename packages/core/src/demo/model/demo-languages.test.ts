@@ -19,8 +19,17 @@ describe('the demo model in German and Spanish', () => {
   it('tells German and Spanish from English, and leaves English (and too little to tell) to English', () => {
     expect(demoLanguageOf('Wo ist meine Bestellung ORD-1001?')).toBe('de');
     expect(demoLanguageOf('¿Dónde está mi pedido ORD-1001?')).toBe('es');
-    for (const english of ['show order ORD-1001', 'refund order ORD-1001 for 12.50', 'Where is ORD-1002?', 'hello'])
+    for (const english of [
+      'show order ORD-1001',
+      'refund order ORD-1001 for 12.50',
+      'Where is ORD-1002?',
+      'hello',
+      'Refund ORD-1001: DHL Paket status says delivered but nothing arrived',
+      'Cancel ORD-1002 for Maria Del Rio in El Paso',
+      'What is the status of ORD-1001? Paket status pending, about 20 mi from the depot',
+    ])
       expect(demoLanguageOf(english), english).toBeUndefined();
+    expect(demoLanguageOf('¿Dónde está el pedido? Está en camino, según el envío.')).toBe('es');
   });
 
   it('looks the order up, and answers in the language it was asked in', () => {
@@ -36,6 +45,18 @@ describe('the demo model in German and Spanish', () => {
     expect(decide('¿Dónde está mi pedido ORD-1001?', looked)).toMatchObject({
       type: 'text',
       text: expect.stringMatching(/^El pedido ORD-1001 está entregado, el total es /),
+    });
+  });
+
+  it('leaves an English write that names a place or a product to the write', () => {
+    expect(
+      decide(
+        'Cancel ORD-1002 for Maria Del Rio in El Paso, the pedido app failed',
+        [],
+        new Set(['getOrder', 'cancelOrder']),
+      ),
+    ).toMatchObject({
+      toolName: 'cancelOrder',
     });
   });
 

@@ -4,18 +4,28 @@ import { readField, readMoney } from './read-fields.js';
 /** The languages the demo model answers an order's question in, besides English. */
 export type DemoLanguage = 'de' | 'es';
 
-/** Words that mark a message as German or Spanish (two at least, more than the other's). */
-const markers: Record<DemoLanguage, RegExp> = {
-  de: /\b(bestellung|wo|ist|meine?|bitte|kunden?|wann|lieferung|paket|status|der|und)\b/giu,
-  es: /(¿|\b(?:pedido|dónde|donde|está|mi|por|favor|cliente|cuándo|paquete|estado|el|del)\b)/giu,
+// Whole words only, by Unicode letters (`\b` knows ASCII alone: "está" would never match).
+const words = (list: string) => new RegExp(`(?<!\\p{L})(?:${list})(?!\\p{L})`, 'giu');
+
+/**
+ * Words that mark a message as German or Spanish: one that English support text never uses (not
+ * "status", "el", "mi", "Paket": a product, a place, miles) and one more of the language's.
+ */
+const markers: Record<DemoLanguage, { sure: RegExp; more: RegExp }> = {
+  de: { sure: words('bestellung|bestellnummer|lieferung'), more: words('wo|ist|meine?|bitte|kunden?|wann|wartet') },
+  es: {
+    sure: /¿|(?<!\p{L})(?:pedido|dónde|cuándo|envío)(?!\p{L})/giu,
+    more: words('está|esperando|mi|por|favor|cliente|el|del'),
+  },
 };
 
-/** The language of a user's message when it is clearly German or Spanish; undefined otherwise (English). */
+/** The language of a user's message when it is plainly German or Spanish; undefined otherwise (English). */
 export function demoLanguageOf(text: string): DemoLanguage | undefined {
-  const de = text.match(markers.de)?.length ?? 0;
-  const es = text.match(markers.es)?.length ?? 0;
-  if (de >= 2 && de > es) return 'de';
-  if (es >= 2 && es > de) return 'es';
+  for (const language of ['de', 'es'] as const) {
+    const { sure, more } = markers[language];
+    if ((text.match(sure)?.length ?? 0) >= 1 && (text.match(sure)?.length ?? 0) + (text.match(more)?.length ?? 0) >= 2)
+      return language;
+  }
   return undefined;
 }
 
