@@ -42,6 +42,8 @@ export interface EvalExpectations {
   says?: readonly (string | RegExp)[];
   /** The final answer asks the user a question instead of guessing (no tool called). */
   asks?: boolean;
+  /** The most tokens one request may use (the usage figures, as the provider reported them): a conversation's cost stays bounded. */
+  maxRequestTokens?: number;
 }
 
 /** A support scenario: a conversation over the demo data, and what a good assistant does in it. */

@@ -208,6 +208,23 @@ export const withinBudget: EvalScorer = {
   },
 };
 
+/** No request used more tokens than the scenario allows: a long conversation's cost stays bounded by the context budget. */
+export const tokensBounded: EvalScorer = {
+  name: 'tokens',
+  description: 'no request used more tokens than the scenario allows (the usage figures)',
+  score(run) {
+    const most = run.scenario.expect.maxRequestTokens;
+    if (most === undefined) return undefined;
+    const used = run.requests.map((request) => request.usage?.totalTokens ?? 0);
+    const largest = Math.max(0, ...used);
+    if (run.requests.some((request) => request.status === 200 && !request.usage))
+      return fail('a request reported no usage');
+    return largest <= most
+      ? pass(`at most ${largest} tokens a request, of ${most}`)
+      : fail(`a request used ${largest} tokens, over ${most}`);
+  },
+};
+
 /** The scorers a run is asked, in report order. */
 export const evalScorers: readonly EvalScorer[] = [
   toolChosen,
@@ -219,4 +236,5 @@ export const evalScorers: readonly EvalScorer[] = [
   grounded,
   asksFirst,
   withinBudget,
+  tokensBounded,
 ];

@@ -18,6 +18,7 @@ export {
   noForbiddenTool,
   noUnapprovedWrite,
   toolChosen,
+  tokensBounded,
   withinBudget,
   finalText,
   type EvalScore,

@@ -197,4 +197,16 @@ describe('runEvals', () => {
         if (typeof fact === 'string') expect(asked, `${scenario.id}: ${fact}`).not.toContain(fact.toLowerCase());
     }
   });
+
+  it('fails a conversation whose requests outgrow the tokens allowed: tokens', async () => {
+    const long = supportScenarios.find((each) => each.id === 'long/order-after-a-long-conversation')!;
+    // The same conversation without its context budget: each call is sent all of it.
+    const unbounded = { ...long, contextChars: undefined };
+    const report = await runEvals({ scenarios: [long, unbounded], model: createDemoModel() });
+    expect(report.results[0]!.passed).toBe(true);
+    expect(report.results[1]!.scores.find((score) => score.scorer === 'tokens')).toMatchObject({
+      pass: false,
+      reason: expect.stringMatching(/^a request used \d+ tokens, over 10000$/),
+    });
+  });
 });
