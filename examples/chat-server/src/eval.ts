@@ -42,6 +42,8 @@ const { values } = parseArgs({
 
 /** The model under test: the replayed recording, else the configured provider's (or the fallback). */
 function modelUnderTest(): { model: LanguageModelV4; fixtures?: EvalFixtures } {
+  if (values.provider !== undefined && values.provider !== 'openai' && values.provider !== 'anthropic')
+    throw new Error(`--provider ${values.provider}: the providers are openai and anthropic`);
   if (values.replay && values.record)
     throw new Error('--record and --replay: give one (a replay calls no provider to record)');
   if (values.replay) return { model: replayingModel(JSON.parse(readFileSync(values.replay, 'utf8')) as EvalFixtures) };
@@ -56,7 +58,9 @@ function modelUnderTest(): { model: LanguageModelV4; fixtures?: EvalFixtures } {
 }
 
 let underTest: ReturnType<typeof modelUnderTest>;
+let config: ReturnType<typeof readConfig>;
 try {
+  config = readConfig(process.env);
   underTest = modelUnderTest();
 } catch (error) {
   // A configuration the command cannot run with: said plainly, no stack.
@@ -64,7 +68,6 @@ try {
   process.exit(1);
 }
 const { model, fixtures } = underTest;
-const config = readConfig(process.env);
 const judgeKey = process.env.JUDGE_API_KEY ?? process.env.OPENAI_API_KEY;
 if (values.judge && !judgeKey) {
   process.stderr.write('--judge needs JUDGE_API_KEY (or OPENAI_API_KEY)\n');

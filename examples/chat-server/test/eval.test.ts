@@ -34,6 +34,11 @@ describe('npm run eval', () => {
     const failed = await run(['--provider', 'openai']).catch((error: { code: number; stderr: string }) => error);
     expect(failed).toMatchObject({ code: 1 });
     expect((failed as { stderr: string }).stderr).toContain('--provider openai: that provider has no key');
+    const misnamed = await run(['--provider', 'antropic']).catch((error: { code: number; stderr: string }) => error);
+    expect(misnamed).toMatchObject({
+      code: 1,
+      stderr: '--provider antropic: the providers are openai and anthropic\n',
+    });
     const unjudged = await run(['--judge', 'gpt-5.4-mini']).catch((error: { code: number; stderr: string }) => error);
     expect(unjudged).toMatchObject({ code: 1, stderr: '--judge needs JUDGE_API_KEY (or OPENAI_API_KEY)\n' });
   });
